@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { CorruptStateError } from '../errors/corrupt-state.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import type { Clock } from '../gatekeeper/clock';
+import type { NextPermitState, PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
+import { DenyReason } from '../gatekeeper/deny-reason';
+import { decideAcquire, decideRefresh, decideRelease } from '../gatekeeper/gatekeeper.rules';
+import { initialPermitState, livePermits, type NodeIdentity, type Permit, type PermitState } from '../gatekeeper/permit';
+import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { PermitStore } from '../store/permit-store';
+import type { AcquireResult } from './acquire-result';
+
+/** One semaphore as seen in the cluster: its definition (if any) and its live permits. */
+export interface SemaphoreStatus {
+  /** The semaphore's name. */
+  readonly name: string;
+  /** Its definition, or `undefined` if permits exist for a semaphore that is no longer defined. */
+  readonly definition: SemaphoreDefinition | undefined;
+  /** Live permits, oldest grant first. */
+  readonly permits: readonly Permit[];
+  /** The highest fencing token granted so far (`undefined` if none was ever granted). */
+  readonly lastToken: number | undefined;
+}
+
+/**
+ * Applies the gatekeeper rules to the store for one node: read the semaphore's permit state, decide, and
+ * compare-and-set the result, re-reading and deciding again when another node wrote in between. Fails closed:
+ * store errors become denials. Framework-free, so it can be used without Nest.
+ */
+export class PermitEngine {
+  private readonly held = new Map<string, Permit>();
+
+  constructor(
+    private readonly store: PermitStore,
+    /** Who this node is. */
+    readonly identity: NodeIdentity,
+    private readonly clock: Clock,
+    private readonly maxAttempts = 16,
+  ) {}
+
+  /** Grants a permit, or refreshes the one this node holds (the seed-000 decision). */
+  tryAcquire(semaphore: string): Promise<AcquireResult> {
+    return this.decide(semaphore, (def, state, now) => decideAcquire(def, state, this.identity, now));
+  }
+
+  /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. */
+  refresh(permit: Permit): Promise<AcquireResult> {
+    return this.decide(permit.semaphore, (def, state, now) =>
+      decideRefresh(def, state, this.identity, permit.fencingToken, now),
+    );
+  }
+
+  /**
+   * Releases this node's permit by compare-and-set on its fencing token. With `notBefore` ahead, the permit is
+   * shortened to end then. Throws {@link StoreUnavailableError} or {@link CorruptStateError} when it cannot tell.
+   */
+  async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
+    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+      const read = await this.store.readPermitState(permit.semaphore);
+      if (!read.state) return this.forget(permit, 'not-held');
+      const decision = decideRelease(read.state, this.identity, permit.fencingToken, this.clock.now(), notBefore);
+      if (decision.next && !(await this.store.compareAndSetPermitState(permit.semaphore, read, this.stamp(read.state, decision.next)))) {
+        continue;
+      }
+      return this.forget(permit, decision.outcome);
+    }
+    throw new StoreUnavailableError(`Semaphore "${permit.semaphore}": release kept conflicting with other writers`);
+  }
+
+  /** The permits this node believes it holds (as of its last successful grant or refresh). */
+  heldPermits(): Permit[] {
+    return [...this.held.values()];
+  }
+
+  /** Every semaphore with a definition or a permit state, with its live permits. */
+  async status(): Promise<SemaphoreStatus[]> {
+    const now = this.clock.now();
+    const states = new Map((await this.store.listPermitStates()).map((s) => [s.name, s.state]));
+    const names = new Set([...this.store.listDefinitions().map((d) => d.name), ...states.keys()]);
+    return [...names].sort().map((name) => {
+      const state = states.get(name);
+      return {
+        name,
+        definition: this.store.getDefinition(name),
+        permits: state ? livePermits(state, now) : [],
+        lastToken: state && state.revision > 0 ? state.lastToken : undefined,
+      };
+    });
+  }
+
+  private async decide(
+    semaphore: string,
+    rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
+  ): Promise<AcquireResult> {
+    try {
+      for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+        const read = await this.store.readPermitState(semaphore);
+        const now = this.clock.now();
+        const state = read.state ?? initialPermitState(now);
+        const decision = rule(this.store.getDefinition(semaphore), state, now);
+        if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next)))) {
+          continue; // another node wrote in between: decide again on what it wrote
+        }
+        if (decision.outcome === 'denied') {
+          this.held.delete(semaphore);
+          return { granted: false, semaphore, reason: decision.reason, message: decision.message };
+        }
+        this.held.set(semaphore, decision.permit);
+        return { granted: true, outcome: decision.outcome, permit: decision.permit };
+      }
+      return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
+      if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
+      throw error;
+    }
+  }
+
+  private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {
+    return { granted: false, semaphore, reason, message };
+  }
+
+  private stamp(state: PermitState, next: NextPermitState): PermitState {
+    return { revision: state.revision + 1, lastToken: next.lastToken, writeId: randomUUID(), permits: next.permits };
+  }
+
+  private forget<T extends ReleaseDecision['outcome']>(permit: Permit, outcome: T): T {
+    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
+    return outcome;
+  }
+}

@@ -1,0 +1,43 @@
+// Nest integration
+export { GatekeeperModule } from './nest/gatekeeper.module';
+export type { GatekeeperModuleExtras } from './nest/gatekeeper.module-definition';
+export { GATEKEEPER_MODULE_OPTIONS } from './nest/gatekeeper.module-definition';
+export type { GatekeeperModuleOptions } from './nest/gatekeeper.options';
+export {
+  GatekeeperService,
+  type AcquireOptions,
+  type SemaphoreDefinitionPatch,
+  type WithPermitResult,
+} from './nest/gatekeeper.service';
+export { ClusterSingleton } from './nest/cluster-singleton.decorator';
+export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
+export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
+
+// Permits and decisions
+export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
+export { PermitEngine, type SemaphoreStatus } from './engine/permit.engine';
+export { PermitLease, PermitLostError } from './engine/permit-lease';
+export { DenyReason } from './gatekeeper/deny-reason';
+export type { NodeIdentity, Permit, PermitState } from './gatekeeper/permit';
+export type {
+  DurationInput,
+  SemaphoreDefinition,
+  SemaphoreDefinitionInput,
+} from './gatekeeper/semaphore-definition';
+export { validateDefinition } from './gatekeeper/definition.validator';
+export { parseDuration } from './gatekeeper/duration';
+export { systemClock, type Clock } from './gatekeeper/clock';
+
+// Stores
+export type { PermitStore, PermitStoreEvents, VersionedPermitState, DefinitionChange } from './store/permit-store';
+export { MemoryPermitStore, MemoryStoreBackend } from './store/memory-permit.store';
+export { HazelcastPermitStore, type HazelcastStoreOptions } from './store/hazelcast-permit.store';
+
+// Errors
+export { GatekeeperError } from './errors/gatekeeper.error';
+export { InvalidDefinitionError } from './errors/invalid-definition.error';
+export { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
+export { PermitNotHeldError } from './errors/permit-not-held.error';
+export { PermitTimeoutError } from './errors/permit-timeout.error';
+export { StoreUnavailableError } from './errors/store-unavailable.error';
+export { CorruptStateError } from './errors/corrupt-state.error';

@@ -1,0 +1,26 @@
+import type { PermitDenied } from '../engine/acquire-result';
+import type { Permit } from '../gatekeeper/permit';
+
+/** Log and error texts, in one place. */
+export const messages = {
+  connected: (kind: string, group: string, acquirer: string) =>
+    `Connected to the ${kind} store as ${acquirer} (group ${group})`,
+  unavailable: (detail: string) =>
+    `Cluster unreachable: denying every permit until it is back (fail closed). ${detail}`,
+  available: () => 'Cluster reachable again: permits are granted as usual',
+  corruptValue: (key: string, reason: string) =>
+    `Ignoring unreadable value under "${key}" (${reason}); repair it with GatekeeperService.resetPermits() or putDefinition()`,
+  skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
+  overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
+  lost: (where: string, denied: PermitDenied) => `${where} no longer holds "${denied.semaphore}": ${denied.reason} (${denied.message})`,
+  granted: (where: string, permit: Permit) =>
+    `${where} holds "${permit.semaphore}" (fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
+  releaseFailed: (semaphore: string, error: unknown) =>
+    `Could not release "${semaphore}"; it will expire on its own: ${(error as Error).message ?? String(error)}`,
+  shutdownRunning: (count: number) =>
+    `${count} job(s) still running after the shutdown timeout keep their permits until they expire`,
+  autoDefined: (name: string, where: string, durationMs: number) =>
+    `Auto-defined semaphore "${name}" for ${where} (1 permit, any group, any acquirer, ${durationMs} ms)`,
+  missingDuration: (where: string) =>
+    'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
+} as const;

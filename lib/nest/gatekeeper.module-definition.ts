@@ -1,0 +1,21 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { GatekeeperModuleOptions } from './gatekeeper.options';
+
+/** Extra options of `forRoot` / `forRootAsync` besides {@link GatekeeperModuleOptions}. */
+export interface GatekeeperModuleExtras {
+  /** Register the module globally, so every module can inject `GatekeeperService` and use `@ClusterSingleton`. Default `true`. */
+  isGlobal?: boolean;
+}
+
+export const {
+  ConfigurableModuleClass: GatekeeperConfigurableModule,
+  MODULE_OPTIONS_TOKEN: GATEKEEPER_MODULE_OPTIONS,
+  OPTIONS_TYPE: GATEKEEPER_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: GATEKEEPER_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
+  .setClassMethodName('forRoot')
+  .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal ?? true,
+  }))
+  .build();

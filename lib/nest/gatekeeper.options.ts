@@ -1,0 +1,89 @@
+import { hostname } from 'node:os';
+import type { Clock } from '../gatekeeper/clock';
+import { systemClock } from '../gatekeeper/clock';
+import { validateDefinition } from '../gatekeeper/definition.validator';
+import { parseDuration } from '../gatekeeper/duration';
+import type { NodeIdentity } from '../gatekeeper/permit';
+import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
+import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import type { HazelcastStoreOptions } from '../store/hazelcast-permit.store';
+import type { PermitStore } from '../store/permit-store';
+
+/** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
+export interface GatekeeperModuleOptions {
+  /** This node's identity. Default group `'default'`, acquirer `<hostname>-<pid>`. */
+  identity?: Partial<NodeIdentity>;
+  /** Semaphore definitions to load into the cluster at startup. Validated; a bad one stops the app with an error naming it. */
+  definitions?: SemaphoreDefinitionInput[];
+  /**
+   * What to do when the cluster already has a definition of the same name: `'keep'` it (default: live edits made
+   * by operators survive restarts and rolling deploys) or `'overwrite'` it with these options.
+   */
+  definitionsPolicy?: 'keep' | 'overwrite';
+  /**
+   * Whether a `@ClusterSingleton` whose semaphore has no definition defines one (1 permit, any group, any
+   * acquirer, the decorator's duration). Default `true`. With `false`, such a decorator stops the app at startup.
+   */
+  autoDefine?: boolean;
+  /**
+   * Where permits live: `'hazelcast'` (default), `'memory'` (this process only: single instance, local
+   * development, tests), or your own {@link PermitStore} instance (e.g. a shared `MemoryPermitStore`).
+   */
+  store?: 'hazelcast' | 'memory' | PermitStore;
+  /** How to reach Hazelcast when `store` is `'hazelcast'`: an existing client, or config for one the module owns. */
+  hazelcast?: HazelcastStoreOptions;
+  /** How long shutdown waits for running jobs before releasing permits. Default `'10s'`. A job still running
+   * then keeps its permit until it expires, so no other node starts it twice. */
+  shutdownTimeout?: DurationInput;
+  /** Where time is read. Default: the system clock. */
+  clock?: Clock;
+}
+
+/** The module options after defaults and validation. */
+export interface ResolvedGatekeeperOptions {
+  readonly identity: NodeIdentity;
+  readonly definitions: SemaphoreDefinition[];
+  readonly definitionsPolicy: 'keep' | 'overwrite';
+  readonly autoDefine: boolean;
+  readonly store: 'hazelcast' | 'memory' | PermitStore;
+  readonly hazelcast: HazelcastStoreOptions;
+  readonly shutdownTimeoutMs: number;
+  readonly clock: Clock;
+}
+
+/** Merges defaults and validates, once, at boot. Throws {@link InvalidDefinitionError} naming the field. */
+export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
+  const identity = {
+    group: options.identity?.group ?? 'default',
+    acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}`,
+  };
+  for (const field of ['group', 'acquirer'] as const) {
+    if (typeof identity[field] !== 'string' || identity[field].trim() === '') {
+      throw new InvalidDefinitionError('<module options>', `identity.${field}`, 'must be a non-empty string');
+    }
+  }
+  const definitions = (options.definitions ?? []).map(validateDefinition);
+  const seen = new Set<string>();
+  for (const { name } of definitions) {
+    if (seen.has(name)) throw new InvalidDefinitionError(name, 'name', 'is defined twice in the module options');
+    seen.add(name);
+  }
+  const policy = options.definitionsPolicy ?? 'keep';
+  if (policy !== 'keep' && policy !== 'overwrite') {
+    throw new InvalidDefinitionError('<module options>', 'definitionsPolicy', `must be 'keep' or 'overwrite', got '${String(policy)}'`);
+  }
+  const store = options.store ?? 'hazelcast';
+  if (typeof store === 'string' && store !== 'hazelcast' && store !== 'memory') {
+    throw new InvalidDefinitionError('<module options>', 'store', `must be 'hazelcast', 'memory' or a PermitStore, got '${store}'`);
+  }
+  return {
+    identity,
+    definitions,
+    definitionsPolicy: policy,
+    autoDefine: options.autoDefine ?? true,
+    store,
+    hazelcast: options.hazelcast ?? {},
+    shutdownTimeoutMs: parseDuration(options.shutdownTimeout ?? '10s', '<module options>', 'shutdownTimeout', { allowZero: true }),
+    clock: options.clock ?? systemClock,
+  };
+}

@@ -1,0 +1,285 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
+import { PermitEngine, type SemaphoreStatus } from '../engine/permit.engine';
+import { PermitLease } from '../engine/permit-lease';
+import { PermitNotHeldError } from '../errors/permit-not-held.error';
+import { PermitTimeoutError } from '../errors/permit-timeout.error';
+import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
+import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { toDefinitionInput, validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
+import { DenyReason } from '../gatekeeper/deny-reason';
+import { parseDuration } from '../gatekeeper/duration';
+import { initialPermitState, type NodeIdentity, type Permit } from '../gatekeeper/permit';
+import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
+import type { PermitStore } from '../store/permit-store';
+import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import { messages } from './gatekeeper.messages';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { permitContext } from './permit-context';
+
+/** Options of {@link GatekeeperService.acquire}. */
+export interface AcquireOptions {
+  /** How long to keep trying. Default `'30s'`. */
+  timeout?: DurationInput;
+  /** Pause between attempts. Default: a tenth of the timeout, between 50 ms and 1 s. */
+  pollInterval?: DurationInput;
+}
+
+/** The result of {@link GatekeeperService.withPermit}: the function ran under a permit, or the permit was denied. */
+export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
+
+/** A change to a definition: any field but the name. */
+export type SemaphoreDefinitionPatch = Partial<Omit<SemaphoreDefinitionInput, 'name'>>;
+
+/**
+ * The gatekeeper's API for your code: permits by hand, the permit of the running job, definitions (validated,
+ * applied cluster-wide at once) and the state of every permit. Connects on module init; on shutdown waits for
+ * running jobs, releases this node's permits and disconnects.
+ */
+@Injectable()
+export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly engine: PermitEngine;
+  private readonly leases = new Set<PermitLease>();
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly autoDefined: SemaphoreDefinition[] = [];
+  private readonly reportedCorrupt = new Set<string>();
+  private phase: 'starting' | 'ready' | 'closing' = 'starting';
+  private unavailable = false;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    private readonly explorer: ClusterSingletonExplorer,
+  ) {
+    this.engine = new PermitEngine(store, options.identity, options.clock);
+  }
+
+  /** This node's group and acquirer name. */
+  get identity(): NodeIdentity {
+    return this.options.identity;
+  }
+
+  /** @internal Connects, loads definitions into the cluster and checks every `@ClusterSingleton`. */
+  async onModuleInit(): Promise<void> {
+    await this.store.connect({
+      disconnected: () => this.noteAvailability(false, 'connection lost'),
+      reconnected: (fresh) => void this.onReconnected(fresh),
+      corruptValue: (key, reason) => this.reportCorrupt(key, reason),
+    });
+    this.logger.log(messages.connected(this.store.constructor.name, this.identity.group, this.identity.acquirer));
+    await this.publish(this.options.definitions, this.options.definitionsPolicy === 'keep');
+    await this.defineDecoratedSemaphores();
+    this.phase = 'ready';
+  }
+
+  /** @internal Waits for running jobs (up to `shutdownTimeout`), releases held permits and disconnects. */
+  async onApplicationShutdown(): Promise<void> {
+    this.phase = 'closing';
+    const drained = await Promise.race([
+      Promise.allSettled([...this.running]).then(() => true),
+      sleep(this.options.shutdownTimeoutMs, false, { ref: false }),
+    ]);
+    const busy = new Set<number>();
+    if (!drained) {
+      this.logger.warn(messages.shutdownRunning(this.leases.size));
+      for (const lease of this.leases) busy.add(lease.permit.fencingToken);
+    }
+    for (const lease of this.leases) lease.end('this node is shutting down');
+    for (const permit of this.engine.heldPermits()) {
+      if (!busy.has(permit.fencingToken)) await this.releaseQuietly(permit);
+    }
+    await this.store.close();
+  }
+
+  /** Grants a permit of `semaphore`, or refreshes the one this node holds; otherwise says why not. Never throws for a denial. */
+  async tryAcquire(semaphore: string): Promise<AcquireResult> {
+    validateSemaphoreName(semaphore);
+    if (this.phase !== 'ready') {
+      return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+    }
+    return this.noted(await this.engine.tryAcquire(semaphore));
+  }
+
+  /** Like {@link tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`. */
+  async acquire(semaphore: string, { timeout = '30s', pollInterval }: AcquireOptions = {}): Promise<Permit> {
+    const timeoutMs = parseDuration(timeout, semaphore, 'timeout', { allowZero: true });
+    const pollMs = pollInterval === undefined
+      ? Math.min(1000, Math.max(50, Math.floor(timeoutMs / 10)))
+      : parseDuration(pollInterval, semaphore, 'pollInterval');
+    const deadline = this.options.clock.now() + timeoutMs;
+    for (;;) {
+      const result = await this.tryAcquire(semaphore);
+      if (result.granted) return result.permit;
+      const left = deadline - this.options.clock.now();
+      if (left <= 0) throw new PermitTimeoutError(semaphore, timeoutMs, result.reason);
+      await sleep(Math.min(pollMs, left));
+    }
+  }
+
+  /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
+  async refresh(permit: Permit): Promise<AcquireResult> {
+    if (this.phase !== 'ready') {
+      return { granted: false, semaphore: permit.semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+    }
+    return this.noted(await this.engine.refresh(permit));
+  }
+
+  /** Releases a permit this node holds. Throws {@link PermitNotHeldError} if it does not hold it (any more). */
+  async release(permit: Permit): Promise<void> {
+    const outcome = permit.acquirer === this.identity.acquirer ? await this.engine.release(permit) : 'not-held';
+    if (outcome === 'not-held') throw new PermitNotHeldError(permit.semaphore, permit.fencingToken, this.identity.acquirer);
+  }
+
+  /**
+   * Runs `fn` only if a permit is granted, keeps the permit alive while it runs and releases it afterwards.
+   * Inside `fn`, {@link currentPermit} and {@link currentLease} return it.
+   */
+  async withPermit<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>): Promise<WithPermitResult<T>> {
+    const result = await this.tryAcquire(semaphore);
+    if (!result.granted) return { ran: false, denied: result };
+    try {
+      const value = await this.runUnderPermit(result.permit, fn);
+      return { ran: true, value, permit: result.permit };
+    } finally {
+      await this.releaseQuietly(result.permit);
+    }
+  }
+
+  /** The permit of the job running in the current async context (decorated method or `withPermit`), if any. */
+  currentPermit(): Permit | undefined {
+    return permitContext.getStore()?.permit;
+  }
+
+  /** The lease of the running job: its permit, an `AbortSignal` that fires if the permit is lost, and `assertValid()`. */
+  currentLease(): PermitLease | undefined {
+    return permitContext.getStore();
+  }
+
+  /** @internal Runs `fn` under `permit`: keeps it alive, exposes it through async context, tracks it for shutdown. */
+  async runUnderPermit<T>(permit: Permit, fn: (lease: PermitLease) => T | Promise<T>): Promise<T> {
+    const lease = new PermitLease(permit, (p) => this.refresh(p), this.options.clock, true);
+    this.leases.add(lease);
+    const run = permitContext.run(lease, async () => fn(lease));
+    this.running.add(run);
+    try {
+      return await run;
+    } finally {
+      lease.end();
+      this.leases.delete(lease);
+      this.running.delete(run);
+    }
+  }
+
+  /** @internal Releases after a run, never throwing: a permit that cannot be released simply expires. */
+  async releaseQuietly(permit: Permit, notBefore = 0): Promise<void> {
+    try {
+      await this.engine.release(permit, notBefore);
+    } catch (error) {
+      this.logger.warn(messages.releaseFailed(permit.semaphore, error));
+    }
+  }
+
+  /** Every definition, sorted by name (from the local cache the store keeps current). */
+  listDefinitions(): SemaphoreDefinition[] {
+    return this.store.listDefinitions();
+  }
+
+  /** The definition with this name, if any. */
+  getDefinition(name: string): SemaphoreDefinition | undefined {
+    return this.store.getDefinition(name);
+  }
+
+  /** Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError} and nothing is stored. */
+  async putDefinition(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
+    const definition = validateDefinition(input);
+    await this.store.saveDefinition(definition);
+    return definition;
+  }
+
+  /** Changes some fields of an existing definition. Throws {@link UnknownSemaphoreError} if there is none. */
+  async updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
+    const existing = this.store.getDefinition(validateSemaphoreName(name));
+    if (!existing) throw new UnknownSemaphoreError(name);
+    if (patch && 'name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
+    return this.putDefinition({ ...toDefinitionInput(existing), ...patch, name });
+  }
+
+  /** Removes a definition; returns whether it existed. Live permits then lapse at their holders' next refresh. */
+  async removeDefinition(name: string): Promise<boolean> {
+    return this.store.deleteDefinition(validateSemaphoreName(name));
+  }
+
+  /** Every semaphore with its definition, live permits (holder, group, expiry, fencing token) and last token. */
+  permits(): Promise<SemaphoreStatus[]> {
+    return this.engine.status();
+  }
+
+  /** The permits this node holds. */
+  heldPermits(): Permit[] {
+    return this.engine.heldPermits();
+  }
+
+  /**
+   * Operator repair: drops every permit of `semaphore` (e.g. a value written by hand that nodes cannot read).
+   * Fencing tokens restart from the clock's milliseconds, so they still only grow.
+   */
+  async resetPermits(semaphore: string): Promise<void> {
+    await this.store.resetPermitState(validateSemaphoreName(semaphore), {
+      ...initialPermitState(this.options.clock.now()),
+      revision: 1,
+    });
+    this.reportedCorrupt.delete(semaphore);
+  }
+
+  private async publish(definitions: SemaphoreDefinition[], ifAbsent: boolean): Promise<void> {
+    for (const definition of definitions) await this.store.saveDefinition(definition, { ifAbsent });
+  }
+
+  private async defineDecoratedSemaphores(): Promise<void> {
+    for (const { where, options } of this.explorer.discover()) {
+      if (this.store.getDefinition(options.semaphore)) continue;
+      if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
+      if (options.durationMs === undefined) {
+        throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
+      }
+      const definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
+      if (await this.store.saveDefinition(definition, { ifAbsent: true })) {
+        this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
+      }
+      this.autoDefined.push(definition);
+    }
+  }
+
+  private async onReconnected(freshCluster: boolean): Promise<void> {
+    if (freshCluster) {
+      // A full cluster restart loses every map: put back what this node knows, without overwriting what
+      // another node may already have restored.
+      await this.publish([...this.options.definitions, ...this.autoDefined], true).catch(() => undefined);
+    }
+    this.noteAvailability(true);
+  }
+
+  private noted(result: AcquireResult): AcquireResult {
+    if (!result.granted && result.reason === DenyReason.STORE_UNAVAILABLE) this.noteAvailability(false, result.message);
+    else this.noteAvailability(true);
+    if (!result.granted && result.reason === DenyReason.CORRUPT_STATE) this.reportCorrupt(result.semaphore, result.message);
+    return result;
+  }
+
+  /** Logs the transitions only, not every denied tick. */
+  private noteAvailability(available: boolean, detail = ''): void {
+    if (available === !this.unavailable) return;
+    this.unavailable = !available;
+    if (available) this.logger.log(messages.available());
+    else this.logger.warn(messages.unavailable(detail));
+  }
+
+  private reportCorrupt(key: string, reason: string): void {
+    if (this.reportedCorrupt.has(key)) return;
+    this.reportedCorrupt.add(key);
+    this.logger.error(messages.corruptValue(key, reason));
+  }
+}

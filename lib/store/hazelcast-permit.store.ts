@@ -1,0 +1,215 @@
+import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-client';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import type { PermitState } from '../gatekeeper/permit';
+import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import { decodeDefinition, decodePermitState, encodeDefinition, encodePermitState } from './permit-state.codec';
+import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
+
+/** How the Hazelcast store reaches the cluster. */
+export interface HazelcastStoreOptions {
+  /**
+   * A client the application already has. The store uses it but never shuts it down. Lifecycle events can only be
+   * registered in a client's config, so with an injected client reconnects are noticed on the next failed call.
+   */
+  client?: Client;
+  /**
+   * Config for a client the store creates and owns (shut down on close). Merged over the store's defaults:
+   * `connectionStrategy.reconnectMode: 'ASYNC'`, so calls fail fast while disconnected instead of blocking
+   * for the 120 s invocation timeout.
+   */
+  clientConfig?: ClientConfig;
+  /** Prefix of the two IMaps: `<prefix>.definitions` and `<prefix>.permits`. Default `'gatekeeper'`. */
+  mapPrefix?: string;
+}
+
+/**
+ * The product store: definitions and permit states in two Hazelcast IMaps, written with optimistic
+ * compare-and-set (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Definitions are cached locally and
+ * kept current by an entry listener, and re-read after every reconnect because missed events are not replayed.
+ */
+export class HazelcastPermitStore implements PermitStore {
+  private client?: Client;
+  private definitions?: IMap<string, string>;
+  private permits?: IMap<string, string>;
+  private listenerId?: string;
+  private cache = new Map<string, SemaphoreDefinition>();
+  private events: PermitStoreEvents = {};
+  private connected = false;
+  private wasDisconnected = false;
+  private freshCluster = false;
+  private readonly mapPrefix: string;
+
+  constructor(private readonly options: HazelcastStoreOptions = {}) {
+    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+  }
+
+  async connect(events: PermitStoreEvents = {}): Promise<void> {
+    this.events = events;
+    this.client = this.options.client ?? (await Client.newHazelcastClient(this.ownedClientConfig()));
+    this.definitions = await this.client.getMap<string, string>(`${this.mapPrefix}.definitions`);
+    this.permits = await this.client.getMap<string, string>(`${this.mapPrefix}.permits`);
+    const reload = (name: string, value: string | null) => this.apply(name, value);
+    this.listenerId = await this.definitions.addEntryListener(
+      {
+        added: (e) => reload(e.key, e.value),
+        updated: (e) => reload(e.key, e.value),
+        merged: (e) => reload(e.key, e.value),
+        removed: (e) => reload(e.key, null),
+        evicted: (e) => reload(e.key, null),
+        expired: (e) => reload(e.key, null),
+        mapCleared: () => void this.reloadDefinitions().catch(() => undefined),
+        mapEvicted: () => void this.reloadDefinitions().catch(() => undefined),
+      },
+      undefined,
+      true,
+    );
+    await this.reloadDefinitions();
+    this.connected = true;
+  }
+
+  async close(): Promise<void> {
+    this.connected = false;
+    if (this.listenerId && this.definitions) {
+      await this.definitions.removeEntryListener(this.listenerId).catch(() => undefined);
+    }
+    if (this.client && !this.options.client) await this.client.shutdown();
+    this.client = undefined;
+  }
+
+  isConnected(): boolean {
+    return this.connected && (this.client?.getLifecycleService().isRunning() ?? false);
+  }
+
+  getDefinition(name: string): SemaphoreDefinition | undefined {
+    return this.cache.get(name);
+  }
+
+  listDefinitions(): SemaphoreDefinition[] {
+    return [...this.cache.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async saveDefinition(definition: SemaphoreDefinition, { ifAbsent = false } = {}): Promise<boolean> {
+    const map = this.map('definitions');
+    const raw = encodeDefinition(definition);
+    const saved = await this.call(async () =>
+      ifAbsent ? (await map.putIfAbsent(definition.name, raw)) === null : (await map.set(definition.name, raw), true),
+    );
+    // The entry listener will say the same, but the writer should see its own write at once.
+    if (saved) this.apply(definition.name, raw);
+    return saved;
+  }
+
+  async deleteDefinition(name: string): Promise<boolean> {
+    const map = this.map('definitions');
+    const existed = await this.call(async () => (await map.remove(name)) !== null);
+    this.apply(name, null);
+    return existed;
+  }
+
+  async readPermitState(name: string): Promise<VersionedPermitState> {
+    const map = this.map('permits');
+    const raw = await this.call(() => map.get(name));
+    return { raw, state: raw === null ? undefined : decodePermitState(name, raw) };
+  }
+
+  async compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean> {
+    const map = this.map('permits');
+    const raw = encodePermitState(next);
+    try {
+      return expected.raw === null
+        ? (await map.putIfAbsent(name, raw)) === null
+        : await map.replaceIfSame(name, expected.raw, raw);
+    } catch (writeError) {
+      // Writes are not retried by the client, so the outcome is unknown. The state carries a unique writeId:
+      // if the stored value is exactly ours, the write landed.
+      const stored = await this.call(() => map.get(name), writeError);
+      return stored === raw;
+    }
+  }
+
+  async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
+    const map = this.map('permits');
+    const entries = await this.call(() => map.entrySet());
+    const states: Array<{ name: string; state: PermitState }> = [];
+    for (const [name, raw] of entries) {
+      try {
+        states.push({ name, state: decodePermitState(name, raw) });
+      } catch (error) {
+        this.events.corruptValue?.(name, (error as Error).message);
+      }
+    }
+    return states.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async resetPermitState(name: string, state: PermitState): Promise<void> {
+    const map = this.map('permits');
+    await this.call(() => map.set(name, encodePermitState(state)));
+  }
+
+  private ownedClientConfig(): ClientConfig {
+    const config = this.options.clientConfig ?? {};
+    return {
+      ...config,
+      connectionStrategy: { ...config.connectionStrategy, reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC' },
+      lifecycleListeners: [...(config.lifecycleListeners ?? []), (state) => this.onLifecycle(state)],
+    } as ClientConfig;
+  }
+
+  private onLifecycle(state: LifecycleState): void {
+    if (state === LifecycleState.DISCONNECTED) {
+      this.wasDisconnected = true;
+      this.events.disconnected?.();
+    } else if (state === LifecycleState.CHANGED_CLUSTER) {
+      this.freshCluster = true;
+    } else if (state === LifecycleState.CONNECTED && this.wasDisconnected) {
+      this.wasDisconnected = false;
+      const fresh = this.freshCluster;
+      this.freshCluster = false;
+      // Events missed while disconnected are not replayed: re-read before saying we are back.
+      void this.reloadDefinitions()
+        .catch(() => undefined)
+        .then(() => this.events.reconnected?.(fresh));
+    }
+  }
+
+  private async reloadDefinitions(): Promise<void> {
+    const map = this.map('definitions');
+    const entries = await this.call(() => map.entrySet());
+    const names = new Set(entries.map(([name]) => name));
+    for (const name of [...this.cache.keys()]) if (!names.has(name)) this.apply(name, null);
+    for (const [name, raw] of entries) this.apply(name, raw);
+  }
+
+  private apply(name: string, raw: string | null): void {
+    const before = this.cache.get(name);
+    if (raw === null) {
+      this.cache.delete(name);
+    } else {
+      try {
+        this.cache.set(name, decodeDefinition(name, raw));
+      } catch (error) {
+        this.cache.delete(name);
+        this.events.corruptValue?.(name, (error as Error).message);
+      }
+    }
+    const after = this.cache.get(name);
+    if (before === after || (before && after && encodeDefinition(before) === encodeDefinition(after))) return;
+    this.events.definitionChanged?.({ name, definition: after });
+  }
+
+  private map(which: 'definitions' | 'permits'): IMap<string, string> {
+    const map = which === 'definitions' ? this.definitions : this.permits;
+    if (!map) throw new StoreUnavailableError('The Hazelcast store is not connected yet');
+    return map;
+  }
+
+  /** Runs a cluster call, turning any client failure into {@link StoreUnavailableError} (callers fail closed). */
+  private async call<T>(operation: () => Promise<T>, earlier?: unknown): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      const cause = earlier ?? error;
+      throw new StoreUnavailableError(`Hazelcast call failed: ${(cause as Error).message ?? String(cause)}`, { cause });
+    }
+  }
+}

@@ -1,0 +1,426 @@
+#!/usr/bin/env node
+// Fetches the open-source Hazelcast member jar from Maven Central and runs
+// real members on 127.0.0.1 for tests, benchmarks and the sample app.
+//
+//   node scripts/hazelcast.mjs fetch
+//   node scripts/hazelcast.mjs start --members 3 --port 5701
+//
+// Anything that needs a cluster should try clusterFromEnv() first, so it can be
+// pointed at an existing cluster with GATEKEEPER_HZ_MEMBERS instead.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import hz from 'hazelcast-client';
+
+const { Client } = hz;
+
+/** Hazelcast member version to run; override with env GATEKEEPER_HZ_VERSION. */
+export const HAZELCAST_VERSION = process.env.GATEKEEPER_HZ_VERSION || '5.6.0';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const HOST = '127.0.0.1';
+const MAIN_CLASS = 'com.hazelcast.core.server.HazelcastMemberStarter';
+const JAVA = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
+
+const JVM_FLAGS = [
+  // Simple GC and C1 only: members start noticeably faster.
+  '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1',
+  // What Hazelcast's own start script passes on JDK 9+; silences its warnings.
+  '--add-modules', 'java.se', '--add-exports', 'java.base/jdk.internal.ref=ALL-UNNAMED',
+  ...['java.base/java.lang', 'java.base/sun.nio.ch', 'java.management/sun.management',
+    'jdk.management/com.sun.management.internal'].flatMap((p) => ['--add-opens', `${p}=ALL-UNNAMED`]),
+  '-Dhazelcast.phone.home.enabled=false',
+  '-Dhazelcast.wait.seconds.before.join=0',
+  '-Dhazelcast.shutdownhook.policy=GRACEFUL',
+  '-Dhazelcast.logging.type=jdk',
+  // Listen on loopback only and advertise 127.0.0.1 rather than whatever
+  // interface Hazelcast would pick; clients connect to advertised addresses.
+  '-Dhazelcast.socket.bind.any=false',
+  '-Dhazelcast.local.localAddress=127.0.0.1',
+];
+
+/**
+ * Returns the absolute path of `hazelcast-<version>.jar`, downloading it with
+ * `mvn dependency:copy` (no pom needed) if it is not cached yet. Safe to call
+ * concurrently: the jar is copied under a temporary name and renamed into place.
+ * @param {{ cacheDir?: string }} [options] defaults to `<repo>/.cache/hazelcast`
+ * @returns {Promise<string>}
+ */
+export async function ensureJar({ cacheDir = join(REPO_ROOT, '.cache', 'hazelcast') } = {}) {
+  const jarName = `hazelcast-${HAZELCAST_VERSION}.jar`;
+  const jarPath = resolve(cacheDir, jarName);
+  const size = await stat(jarPath).then((s) => s.size, () => 0);
+  if (size > 1024 * 1024) return jarPath;
+
+  await mkdir(cacheDir, { recursive: true });
+  // Same directory as the target, so the rename below cannot cross filesystems.
+  const tmp = await mkdtemp(join(cacheDir, '.download-'));
+  try {
+    const args = ['-B', '-q', '-Dstyle.color=never', 'dependency:copy',
+      `-Dartifact=com.hazelcast:hazelcast:${HAZELCAST_VERSION}`, `-DoutputDirectory=${tmp}`];
+    const child = spawn('mvn', args, { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
+    // 'error' (e.g. ENOENT: no mvn on PATH) rejects; report it like a failed run.
+    const code = await once(child, 'close').then(([c]) => c, (err) => { output += err.message; return err.code; });
+    if (code !== 0) {
+      const tail = output.trim().split('\n').slice(-20).join('\n');
+      throw new Error(`Could not fetch Hazelcast ${HAZELCAST_VERSION}: "mvn ${args.join(' ')}" failed (${code}). `
+        + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${tail}`);
+    }
+    await rename(join(tmp, jarName), jarPath);
+    return jarPath;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+// Members still running, killed if this process exits without stopping them
+// (process.exit(), uncaught error) so no JVMs are left behind.
+const liveMembers = new Set();
+process.on('exit', () => { for (const child of liveMembers) child.kill('SIGKILL'); });
+
+function memberYaml(clusterName, port, memberPorts) {
+  // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
+  const members = JSON.stringify(memberPorts.map((p) => `${HOST}:${p}`));
+  // connection-timeout-seconds: members starting together ask each other for a
+  // master this long before one claims mastership; the default 5 s makes a
+  // 2-member start take ~8 s instead of ~4 s.
+  return `hazelcast:
+  cluster-name: ${JSON.stringify(clusterName)}
+  network:
+    port: { port: ${port}, auto-increment: false }
+    join:
+      auto-detection: { enabled: false }
+      multicast: { enabled: false }
+      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }
+`;
+}
+
+/**
+ * @typedef {object} MemberHandle
+ * @property {number} port
+ * @property {string} address `127.0.0.1:<port>`
+ * @property {number} pid
+ * @property {import('node:child_process').ChildProcess} process
+ * @property {(timeoutMs?: number) => Promise<number|null>} stop SIGTERM (graceful
+ *   shutdown hook), SIGKILL after `timeoutMs` (default 15000); resolves to the exit code
+ * @property {(signal?: NodeJS.Signals) => Promise<number|null>} kill sends `signal`
+ *   (default SIGKILL, i.e. a crash) and resolves once the process is gone
+ * @property {Promise<number|null>} exited exit code, `null` if ended by a signal
+ */
+
+/**
+ * Starts one Hazelcast member JVM on 127.0.0.1:`port` with TCP/IP join to
+ * `memberPorts` (default `[port]`). Does not wait until the member is ready;
+ * use waitForCluster() for that.
+ * @param {{ clusterName: string, port: number, memberPorts?: number[], logFile?: string,
+ *   heap?: string, jarPath?: string }} options `logFile` gets stdout/stderr appended
+ *   (discarded if omitted); `jarPath` defaults to ensureJar()
+ * @returns {Promise<MemberHandle>}
+ */
+export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath }) {
+  if (!clusterName || !Number.isInteger(port)) throw new TypeError('startMember needs clusterName and an integer port');
+  jarPath ??= await ensureJar();
+  const configDir = await mkdtemp(join(tmpdir(), 'gatekeeper-hz-'));
+  const configFile = join(configDir, 'hazelcast.yaml');
+  await writeFile(configFile, memberYaml(clusterName, port, memberPorts));
+
+  let out = 'ignore';
+  if (logFile) {
+    await mkdir(dirname(logFile), { recursive: true });
+    out = openSync(logFile, 'a');
+    writeSync(out, `\n==== ${new Date().toISOString()} starting member ${HOST}:${port} (${clusterName})\n`);
+  }
+  let child;
+  try {
+    child = spawn(JAVA, [`-Xmx${heap}`, ...JVM_FLAGS, `-Dhazelcast.config=${configFile}`, '-cp', jarPath, MAIN_CLASS],
+      { stdio: ['ignore', out, out] });
+  } finally {
+    if (typeof out === 'number') closeSync(out); // the child holds its own copy
+  }
+  const exited = new Promise((res) => child.once('exit', (code) => res(code)));
+  exited.then(() => {
+    liveMembers.delete(child);
+    return rm(configDir, { recursive: true, force: true });
+  }).catch(() => {});
+  try {
+    await once(child, 'spawn'); // rejects with ENOENT if java is missing
+  } catch (err) {
+    await rm(configDir, { recursive: true, force: true });
+    throw new Error(`Could not start "${JAVA}" for a Hazelcast member (is a JDK on PATH?): ${err.message}`, { cause: err });
+  }
+  liveMembers.add(child);
+
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    port,
+    address: `${HOST}:${port}`,
+    pid: child.pid,
+    process: child,
+    exited,
+    async stop(timeoutMs = 15_000) {
+      if (!running()) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try { return await exited; } finally { clearTimeout(timer); }
+    },
+    async kill(signal = 'SIGKILL') {
+      if (running()) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/**
+ * Polls the cluster with short-lived clients until it reports at least `count`
+ * members. Connection failures are retried until the deadline.
+ * @param {{ clusterName: string, addresses: string[], count: number, timeoutMs?: number,
+ *   signal?: AbortSignal }} options `signal` aborts the wait early
+ * @returns {Promise<number>} the member count seen
+ */
+export async function waitForCluster({ clusterName, addresses, count, timeoutMs = 60_000, signal }) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError;
+  let seen = 0;
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
+    let client;
+    try {
+      client = await Client.newHazelcastClient({
+        clusterName,
+        network: { clusterMembers: addresses },
+        connectionStrategy: {
+          connectionRetry: {
+            clusterConnectTimeoutMillis: Math.max(500, Math.min(2000, deadline - Date.now())),
+            initialBackoffMillis: 200,
+            maxBackoffMillis: 500,
+          },
+        },
+        properties: { 'hazelcast.logging.level': 'OFF' },
+      });
+      // One connection can watch the member list grow; reconnect only if it drops.
+      while (Date.now() < deadline && !signal?.aborted && client.getLifecycleService().isRunning()) {
+        seen = client.getCluster().getMembers().length;
+        if (seen >= count) return seen;
+        await sleep(200);
+      }
+    } catch (err) {
+      lastError = err;
+    } finally {
+      await client?.shutdown().catch(() => {});
+    }
+    await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
+  }
+  throw new Error(`Hazelcast cluster "${clusterName}" at ${addresses.join(', ')} did not reach ${count} member(s) `
+    + `within ${timeoutMs} ms (last saw ${seen})${lastError ? `; last error: ${lastError.message}` : ''}`,
+  { cause: lastError });
+}
+
+/**
+ * Finds `n` distinct free TCP ports on 127.0.0.1. Holds them all open at once so
+ * they differ; something else may still grab one before it is used.
+ * @param {number} n
+ * @returns {Promise<number[]>}
+ */
+export async function freePorts(n) {
+  const servers = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const server = createServer();
+      servers.push(server);
+      server.listen(0, HOST);
+      await once(server, 'listening');
+    }
+    return servers.map((s) => s.address().port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((res) => s.close(() => res()))));
+  }
+}
+
+async function logTail(file, lines = 15) {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).map((l) => `    ${l}`).join('\n');
+}
+
+/**
+ * Starts `members` members concurrently and waits until all have joined.
+ * Without `logDir`, member logs go to a temp dir that stop() deletes, but that
+ * is kept (and named in the error) when startup fails.
+ * @param {{ members?: number, clusterName?: string, ports?: number[], logDir?: string,
+ *   heap?: string }} [options] `members` defaults to `ports.length` or 1
+ * @returns {Promise<{ clusterName: string, addresses: string[], members: MemberHandle[],
+ *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>}
+ */
+export async function startCluster({ members: size, clusterName, ports, logDir, heap } = {}) {
+  size ??= ports?.length ?? 1;
+  if (ports && ports.length !== size) throw new TypeError(`got ${ports.length} ports for ${size} members`);
+  clusterName ??= `gatekeeper-${Math.random().toString(36).slice(2, 10)}`;
+  const jarPath = await ensureJar();
+  ports ??= await freePorts(size);
+  const ownLogDir = !logDir;
+  logDir = logDir ? resolve(logDir) : await mkdtemp(join(tmpdir(), 'gatekeeper-hz-logs-'));
+  const logFile = (port) => join(logDir, `member-${port}.log`);
+  const addresses = ports.map((p) => `${HOST}:${p}`);
+  const launch = (port) => startMember({ clusterName, port, memberPorts: ports, logFile: logFile(port), heap, jarPath });
+
+  // Wait for the full count, but give up as soon as one of `handles` exits.
+  async function awaitMembers(handles, probeAddresses) {
+    const aborter = new AbortController();
+    const firstExit = Promise.race(handles.map((m) => m.exited.then((code) => ({ m, code }))));
+    const result = await Promise.race([
+      waitForCluster({ clusterName, addresses: probeAddresses, count: size, signal: aborter.signal }).then(() => null),
+      firstExit,
+    ]).finally(() => aborter.abort());
+    if (result) {
+      throw new Error(`member ${result.m.address} exited early (code ${result.code}); `
+        + `log ${logFile(result.m.port)} ends with:\n${await logTail(logFile(result.m.port))}`);
+    }
+  }
+
+  const started = await Promise.allSettled(ports.map(launch));
+  const handles = started.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  try {
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    await awaitMembers(handles, addresses);
+  } catch (err) {
+    await Promise.all(handles.map((m) => m.stop()));
+    throw new Error(`Hazelcast cluster "${clusterName}" failed to start: ${err.message}\n`
+      + `Member logs: ${ports.map(logFile).join(', ')}`, { cause: err });
+  }
+
+  let stopped = false;
+  return {
+    clusterName,
+    addresses,
+    members: handles,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all(handles.map((m) => m.stop()));
+      if (ownLogDir) await rm(logDir, { recursive: true, force: true });
+    },
+    async restartMember(i) {
+      const old = handles[i];
+      if (!old) throw new RangeError(`no member ${i} (cluster has ${handles.length})`);
+      await old.stop(); // no-op if it was already stopped or killed
+      handles[i] = await launch(old.port);
+      // Probe via the restarted member only: the survivors may still list the
+      // dead member, so their count could reach `size` before the new one joins.
+      await awaitMembers([handles[i]], [handles[i].address]);
+      return handles[i];
+    },
+  };
+}
+
+/**
+ * The existing cluster named by env GATEKEEPER_HZ_MEMBERS (comma-separated
+ * host:port) and GATEKEEPER_HZ_CLUSTER_NAME (default 'dev'), or `undefined`.
+ * @returns {{ clusterName: string, addresses: string[] } | undefined}
+ */
+export function clusterFromEnv() {
+  const addresses = (process.env.GATEKEEPER_HZ_MEMBERS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+  if (addresses.length === 0) return undefined;
+  return { clusterName: process.env.GATEKEEPER_HZ_CLUSTER_NAME || 'dev', addresses };
+}
+
+const USAGE = `Usage: node scripts/hazelcast.mjs <command> [options]
+
+Commands:
+  fetch    download hazelcast-${HAZELCAST_VERSION}.jar with mvn (if needed) and print its path
+  start    run a local cluster in the foreground until Ctrl-C
+
+Options for start:
+  -n, --members N          number of members (default 1)
+  -p, --port P             ports P, P+1, ... (default 5701)
+      --cluster-name NAME  cluster name (default dev)
+      --log-dir DIR        write member-<port>.log files to DIR
+  -h, --help               show this help
+`;
+
+function positiveInt(value, flag) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${flag} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        members: { type: 'string', short: 'n', default: '1' },
+        port: { type: 'string', short: 'p', default: '5701' },
+        'cluster-name': { type: 'string', default: 'dev' },
+        'log-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    if (parsed.values.help) { process.stdout.write(USAGE); return 0; }
+    const [command, ...extra] = parsed.positionals;
+    if (!['fetch', 'start'].includes(command)) throw new Error(command ? `unknown command "${command}"` : 'missing command');
+    if (extra.length) throw new Error(`unexpected argument "${extra[0]}"`);
+    parsed.command = command;
+    parsed.members = positiveInt(parsed.values.members, '--members');
+    parsed.port = positiveInt(parsed.values.port, '--port');
+  } catch (err) {
+    process.stderr.write(`${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+
+  if (parsed.command === 'fetch') {
+    console.log(await ensureJar());
+    return 0;
+  }
+
+  const { members, port } = parsed;
+  const cluster = await startCluster({
+    members,
+    ports: Array.from({ length: members }, (_, i) => port + i),
+    clusterName: parsed.values['cluster-name'],
+    logDir: parsed.values['log-dir'],
+  });
+  let stopping = false;
+  cluster.members.forEach((m, i) => {
+    console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
+    m.exited.then((code) => { if (!stopping) console.error(`member ${m.address} exited unexpectedly (code ${code})`); });
+  });
+  console.log(`export GATEKEEPER_HZ_MEMBERS=${cluster.addresses.join(',')}`);
+  console.log(`export GATEKEEPER_HZ_CLUSTER_NAME=${cluster.clusterName}`);
+  console.error('Cluster is up; press Ctrl-C to stop.');
+
+  await new Promise((res) => {
+    const onSignal = (signal) => {
+      if (stopping) { // second Ctrl-C: don't wait for graceful shutdown
+        console.error('Killing members.');
+        for (const m of cluster.members) m.kill();
+        return;
+      }
+      stopping = true;
+      console.error(`${signal}: stopping members...`);
+      res();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  await cluster.stop();
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => { console.error(err.message); process.exit(1); },
+  );
+}

@@ -1,0 +1,2 @@
+// Placeholder until the member script lands: only unit tests run.
+export default async function globalSetup() {}
