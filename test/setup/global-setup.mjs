@@ -1,2 +1,11 @@
-// Placeholder until the member script lands: only unit tests run.
-export default async function globalSetup() {}
+// Starts one real Hazelcast member for the whole run, unless GATEKEEPER_HZ_MEMBERS points at an existing
+// cluster. Workers are forked after this runs, so they inherit the environment variables set here.
+import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
+
+export default async function globalSetup() {
+  if (clusterFromEnv()) return;
+  const cluster = await startCluster({ members: 1, logDir: '.cache/test-logs' });
+  globalThis.__GATEKEEPER_TEST_CLUSTER__ = cluster;
+  process.env.GATEKEEPER_HZ_MEMBERS = cluster.addresses.join(',');
+  process.env.GATEKEEPER_HZ_CLUSTER_NAME = cluster.clusterName;
+}

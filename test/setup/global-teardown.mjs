@@ -1,1 +1,3 @@
-export default async function globalTeardown() {}
+export default async function globalTeardown() {
+  await globalThis.__GATEKEEPER_TEST_CLUSTER__?.stop();
+}

@@ -1,0 +1,38 @@
+import { Client } from 'hazelcast-client';
+import { HazelcastPermitStore } from '../../lib/store/hazelcast-permit.store';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+import { describePermitStoreContract } from './permit-store.contract';
+
+describe('against a real Hazelcast member', () => {
+  let raw: Client;
+  beforeAll(async () => {
+    raw = await Client.newHazelcastClient(testClientConfig());
+  });
+  afterAll(async () => {
+    await raw.shutdown();
+  });
+
+  describePermitStoreContract('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('contract');
+    return {
+      // Two clients, as two nodes would have.
+      stores: [
+        new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
+        new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
+      ],
+      async writeRaw(map, key, value) {
+        await (await raw.getMap<string, string>(`${mapPrefix}.${map}`)).set(key, value);
+      },
+      async close() {
+        for (const map of ['definitions', 'permits']) await (await raw.getMap(`${mapPrefix}.${map}`)).destroy();
+      },
+    };
+  });
+
+  it('leaves an injected client running when it closes', async () => {
+    const store = new HazelcastPermitStore({ client: raw, mapPrefix: uniquePrefix('injected') });
+    await store.connect();
+    await store.close();
+    expect(raw.getLifecycleService().isRunning()).toBe(true);
+  });
+});
