@@ -101,7 +101,7 @@ function memberYaml(clusterName, port, memberPorts) {
     join:
       auto-detection: { enabled: false }
       multicast: { enabled: false }
-      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }
+      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members}${process.env.HZ_REQ ? `, required-member: "127.0.0.1:${memberPorts[0]}"` : ''} }
 `;
 }
 

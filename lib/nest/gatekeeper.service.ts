@@ -70,8 +70,14 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
       corruptValue: (key, reason) => this.reportCorrupt(key, reason),
     });
     this.logger.log(messages.connected(this.store.constructor.name, this.identity.group, this.identity.acquirer));
-    await this.publish(this.options.definitions, this.options.definitionsPolicy === 'keep');
-    await this.defineDecoratedSemaphores();
+    try {
+      await this.publish(this.options.definitions, this.options.definitionsPolicy === 'keep');
+      await this.defineDecoratedSemaphores();
+    } catch (error) {
+      // A failed boot must not leave a client running that keeps the process alive.
+      await this.store.close().catch(() => undefined);
+      throw error;
+    }
     this.phase = 'ready';
   }
 

@@ -1,0 +1,111 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Client } from 'hazelcast-client';
+import {
+  ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidDefinitionError, UnknownSemaphoreError,
+} from '../../lib';
+import { startNode } from '../fixtures/gatekeeper-node.fixture';
+import { CapturingLogger } from '../support/capturing-logger';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+@Injectable()
+class UndefinedJob {
+  @ClusterSingleton('nowhere')
+  run() {}
+}
+
+@Injectable()
+class AppConfig {
+  readonly acquirer = 'from-config';
+  readonly mapPrefix = uniquePrefix('async');
+}
+@Module({ providers: [AppConfig], exports: [AppConfig] })
+class ConfigModule {}
+
+async function boot(options: Parameters<typeof GatekeeperModule.forRoot>[0], providers: Array<new (...a: never[]) => unknown> = []) {
+  const app = await Test.createTestingModule({ imports: [GatekeeperModule.forRoot(options)], providers })
+    .setLogger(new CapturingLogger())
+    .compile();
+  await app.init();
+  return app;
+}
+
+describe('GatekeeperModule', () => {
+  it('forRootAsync builds options from injected providers', async () => {
+    const app = await Test.createTestingModule({
+      imports: [
+        GatekeeperModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({
+            identity: { acquirer: config.acquirer, group: 'dr-site' },
+            hazelcast: { clientConfig: testClientConfig(), mapPrefix: config.mapPrefix },
+            definitions: [{ name: 'async-job', duration: '1m' }],
+          }),
+        }),
+      ],
+    }).setLogger(new CapturingLogger()).compile();
+    await app.init();
+    const gatekeeper = app.get(GatekeeperService);
+    expect(gatekeeper.identity).toEqual({ acquirer: 'from-config', group: 'dr-site' });
+    expect(await gatekeeper.tryAcquire('async-job')).toMatchObject({ granted: true });
+    await app.close();
+  });
+
+  it('fails at startup naming Class.method when a decorated semaphore has no definition and autoDefine is off', async () => {
+    const promise = boot({ store: 'memory', autoDefine: false }, [UndefinedJob]);
+    await expect(promise).rejects.toThrow(UnknownSemaphoreError);
+    await expect(boot({ store: 'memory', autoDefine: false }, [UndefinedJob])).rejects.toThrow(/UndefinedJob\.run uses semaphore "nowhere"/);
+  });
+
+  it('asks for a duration when it must auto-define a semaphore whose decorator has none', async () => {
+    await expect(boot({ store: 'memory' }, [UndefinedJob])).rejects.toThrow(/Semaphore "nowhere": invalid duration: needs a duration.*UndefinedJob\.run/);
+  });
+
+  it('auto-defines a decorated semaphore with 1 permit and the decorator\'s duration', async () => {
+    const node = await startNode({ mapPrefix: uniquePrefix('auto') });
+    expect(node.gatekeeper.getDefinition('billing')).toEqual({
+      name: 'billing', permits: 1, durationMs: 3000, groupPattern: '.*', acquirerPattern: '.*',
+    });
+    await node.close();
+  });
+
+  it.each([
+    ['an invalid regex', { definitions: [{ name: 'billing', duration: '1m', groupPattern: '(' }] }, /"billing": invalid groupPattern/],
+    ['negative permits', { definitions: [{ name: 'billing', duration: '1m', permits: -1 }] }, /"billing": invalid permits/],
+    ['a bad duration', { definitions: [{ name: 'billing', duration: 'soon' }] }, /"billing": invalid duration/],
+    ['a duplicate name', { definitions: [{ name: 'x', duration: 1 }, { name: 'x', duration: 2 }] }, /"x": invalid name: is defined twice/],
+    ['an empty acquirer', { identity: { acquirer: '' } }, /invalid identity.acquirer/],
+    ['an unknown store', { store: 'redis' as never }, /invalid store/],
+    ['an unknown policy', { definitionsPolicy: 'merge' as never }, /invalid definitionsPolicy/],
+  ])('refuses to start with %s, naming the field', async (_, options, message) => {
+    await expect(boot({ store: 'memory', ...options })).rejects.toThrow(InvalidDefinitionError);
+    await expect(boot({ store: 'memory', ...options })).rejects.toThrow(message);
+  });
+
+  it('keeps definitions edited in the cluster by default, and overwrites them when told to', async () => {
+    const mapPrefix = uniquePrefix('policy');
+    const first = await startNode({ mapPrefix, definitions: [{ name: 'billing', duration: '1m' }] });
+    await first.gatekeeper.updateDefinition('billing', { permits: 0 });
+    const keep = await startNode({ mapPrefix, definitions: [{ name: 'billing', duration: '1m' }] });
+    expect(keep.gatekeeper.getDefinition('billing')?.permits).toBe(0);
+    const overwrite = await startNode({ mapPrefix, definitionsPolicy: 'overwrite', definitions: [{ name: 'billing', duration: '1m' }] });
+    expect(overwrite.gatekeeper.getDefinition('billing')?.permits).toBe(1);
+    await Promise.all([first.close(), keep.close(), overwrite.close()]);
+  });
+
+  it('uses an existing Hazelcast client and leaves it running on shutdown', async () => {
+    const client = await Client.newHazelcastClient(testClientConfig());
+    const node = await startNode({ hazelcast: { client, mapPrefix: uniquePrefix('client') } });
+    expect(await node.gatekeeper.tryAcquire('billing')).toMatchObject({ granted: true });
+    await node.close();
+    expect(client.getLifecycleService().isRunning()).toBe(true);
+    await client.shutdown();
+  });
+
+  it('shuts down the client it created', async () => {
+    const node = await startNode({ mapPrefix: uniquePrefix('owned') });
+    await node.close();
+    expect(await node.gatekeeper.tryAcquire('billing')).toMatchObject({ granted: false, reason: 'NOT_READY' });
+  });
+});

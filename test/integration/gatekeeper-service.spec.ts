@@ -1,0 +1,111 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DenyReason, InvalidDefinitionError, PermitNotHeldError, PermitTimeoutError, UnknownSemaphoreError, type Permit,
+} from '../../lib';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { uniquePrefix } from '../support/test-cluster';
+
+describe('GatekeeperService on a real member', () => {
+  let a: TestNode;
+  let b: TestNode;
+
+  beforeEach(async () => {
+    const mapPrefix = uniquePrefix('service');
+    const definitions = [
+      { name: 'manual', duration: '2s' },
+      { name: 'short', duration: 300 },
+    ];
+    a = await startNode({ identity: { acquirer: 'node-a' }, mapPrefix, definitions });
+    b = await startNode({ identity: { acquirer: 'node-b' }, mapPrefix, definitions });
+  });
+  afterEach(async () => {
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('tryAcquire grants, refreshes, and denies with a reason', async () => {
+    const granted = await a.gatekeeper.tryAcquire('manual');
+    expect(granted).toMatchObject({ granted: true, outcome: 'granted', permit: { acquirer: 'node-a', group: 'default' } });
+    expect(await a.gatekeeper.tryAcquire('manual')).toMatchObject({ granted: true, outcome: 'refreshed' });
+    expect(await b.gatekeeper.tryAcquire('manual')).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
+    expect(await b.gatekeeper.tryAcquire('missing')).toMatchObject({ granted: false, reason: DenyReason.UNKNOWN_SEMAPHORE });
+  });
+
+  it('acquire waits for a permit, or times out naming the last denial', async () => {
+    await a.gatekeeper.tryAcquire('short');
+    const permit = await b.gatekeeper.acquire('short', { timeout: '3s', pollInterval: 50 });
+    expect(permit.acquirer).toBe('node-b');
+    const failure = await a.gatekeeper.acquire('short', { timeout: 100 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PermitTimeoutError);
+    expect((failure as PermitTimeoutError).message).toMatch(/"short": no permit within 100 ms \(last denial: NO_PERMIT_AVAILABLE\)/);
+  });
+
+  it('refresh keeps the token and says PERMIT_LOST once the permit was taken', async () => {
+    const permit = (await a.gatekeeper.acquire('short')) as Permit;
+    const refreshed = await a.gatekeeper.refresh(permit);
+    expect(refreshed).toMatchObject({ granted: true, permit: { fencingToken: permit.fencingToken } });
+    const takeover = await b.gatekeeper.acquire('short', { timeout: '2s', pollInterval: 50 });
+    expect(takeover.fencingToken).toBeGreaterThan(permit.fencingToken);
+    expect(await a.gatekeeper.refresh(permit)).toMatchObject({ granted: false, reason: DenyReason.PERMIT_LOST });
+  });
+
+  it('release frees the permit; releasing one not held is an error naming it', async () => {
+    const permit = await a.gatekeeper.acquire('manual');
+    await expect(b.gatekeeper.release(permit)).rejects.toThrow(PermitNotHeldError);
+    await a.gatekeeper.release(permit);
+    await expect(a.gatekeeper.release(permit)).rejects.toThrow(`Semaphore "manual": permit with fencing token ${permit.fencingToken} is not held by "node-a"`);
+    expect(await b.gatekeeper.tryAcquire('manual')).toMatchObject({ granted: true });
+  });
+
+  it('withPermit runs under the permit, exposes it in async context, keeps it alive and releases it', async () => {
+    const seen: Array<number | undefined> = [];
+    const result = await a.gatekeeper.withPermit('short', async (lease) => {
+      seen.push(a.gatekeeper.currentPermit()?.fencingToken);
+      await sleep(700); // more than twice the 300 ms permit: only keep-alive keeps it
+      seen.push(a.gatekeeper.currentPermit()?.fencingToken);
+      expect(lease.isValid()).toBe(true);
+      expect(() => lease.assertValid()).not.toThrow();
+      expect(await b.gatekeeper.tryAcquire('short')).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
+      return 'done';
+    });
+    expect(result).toMatchObject({ ran: true, value: 'done' });
+    expect(result.ran && seen).toEqual([result.ran && result.permit.fencingToken, result.ran && result.permit.fencingToken]);
+    expect(a.gatekeeper.currentPermit()).toBeUndefined();
+    expect(await b.gatekeeper.tryAcquire('short')).toMatchObject({ granted: true });
+    const denied = await a.gatekeeper.withPermit('short', () => 'never');
+    expect(denied).toMatchObject({ ran: false, denied: { reason: DenyReason.NO_PERMIT_AVAILABLE } });
+  });
+
+  it('fires the lease signal when a live edit takes the permit away mid-run', async () => {
+    const outcome = await a.gatekeeper.withPermit('short', async (lease) => {
+      await b.gatekeeper.updateDefinition('short', { permits: 0 });
+      await new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
+      return { valid: lease.isValid(), reason: String((lease.signal.reason as Error).message) };
+    });
+    expect(outcome).toMatchObject({ ran: true, value: { valid: false, reason: expect.stringContaining('PAUSED') } });
+  });
+
+  it('edits definitions cluster-wide with validation, and a bad edit changes nothing', async () => {
+    const created = await a.gatekeeper.putDefinition({ name: 'nightly', duration: '1h', groupPattern: 'prod.*' });
+    expect(created).toMatchObject({ name: 'nightly', durationMs: 3_600_000 });
+    const updated = await b.gatekeeper.updateDefinition('nightly', { permits: 2 });
+    expect(updated).toEqual({ ...created, permits: 2 });
+    const before = b.gatekeeper.getDefinition('nightly');
+    await expect(b.gatekeeper.updateDefinition('nightly', { acquirerPattern: '[' })).rejects.toThrow(InvalidDefinitionError);
+    await expect(b.gatekeeper.updateDefinition('nightly', { permits: -1 })).rejects.toThrow('"nightly": invalid permits');
+    await expect(b.gatekeeper.putDefinition({ name: 'nightly', duration: 'soon' })).rejects.toThrow('"nightly": invalid duration');
+    await expect(b.gatekeeper.updateDefinition('ghost', { permits: 1 })).rejects.toThrow(UnknownSemaphoreError);
+    expect(b.gatekeeper.getDefinition('nightly')).toEqual(before);
+    expect(a.gatekeeper.listDefinitions().map((d) => d.name)).toContain('nightly');
+    expect(await a.gatekeeper.removeDefinition('nightly')).toBe(true);
+    expect(a.gatekeeper.getDefinition('nightly')).toBeUndefined();
+  });
+
+  it('reports every permit with holder, group, expiry and fencing token', async () => {
+    const permit = await a.gatekeeper.acquire('manual');
+    const status = await b.gatekeeper.permits();
+    const manual = status.find((s) => s.name === 'manual');
+    expect(manual).toMatchObject({ definition: { name: 'manual' }, lastToken: permit.fencingToken });
+    expect(manual?.permits).toEqual([permit]);
+    expect(status.find((s) => s.name === 'short')).toMatchObject({ permits: [], lastToken: undefined });
+  });
+});
