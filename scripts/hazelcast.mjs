@@ -72,7 +72,10 @@ export async function ensureJar({ cacheDir = join(REPO_ROOT, '.cache', 'hazelcas
     // 'error' (e.g. ENOENT: no mvn on PATH) rejects; report it like a failed run.
     const code = await once(child, 'close').then(([c]) => c, (err) => { output += err.message; return err.code; });
     if (code !== 0) {
-      const tail = output.trim().split('\n').slice(-20).join('\n');
+      // With -q Maven prints only errors, and the first ones say what went wrong
+      // (the rest is generic advice), so show those rather than the tail.
+      const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => !/^(\[ERROR\])?\s*$/.test(l));
+      const tail = lines.slice(0, 8).join('\n');
       throw new Error(`Could not fetch Hazelcast ${HAZELCAST_VERSION}: "mvn ${args.join(' ')}" failed (${code}). `
         + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${tail}`);
     }
@@ -101,7 +104,7 @@ function memberYaml(clusterName, port, memberPorts) {
     join:
       auto-detection: { enabled: false }
       multicast: { enabled: false }
-      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members}${process.env.HZ_REQ ? `, required-member: "127.0.0.1:${memberPorts[0]}"` : ''} }
+      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }
 `;
 }
 

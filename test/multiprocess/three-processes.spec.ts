@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventually } from '../support/eventually';
+import { HazelcastPermitStore } from '../../lib';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+interface Entry { tick: number; acquirer: string; token: number }
+
+const APP = join(__dirname, '../fixtures/ledger-app.ts');
+
+function startApp(name: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', APP], {
+    env: { ...process.env, ...env, NODE_NAME: name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c) => (output += String(c)));
+  child.stderr?.on('data', (c) => (output += String(c)));
+  return { child, output: () => output };
+}
+
+describe('three Node processes, one member, a job every second', () => {
+  it('runs every tick exactly once over at least 15 seconds', async () => {
+    const ledgerFile = join(mkdtempSync(join(tmpdir(), 'gatekeeper-ledger-')), 'ledger.jsonl');
+    const env = { LEDGER_FILE: ledgerFile, MAP_PREFIX: uniquePrefix('multiprocess') };
+    const apps = ['app-3000', 'app-3001', 'app-3002'].map((name) => startApp(name, env));
+    const read = (): Entry[] =>
+      existsSync(ledgerFile) ? readFileSync(ledgerFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+    try {
+      for (const app of apps) {
+        await eventually(`an app to start (${app.output()})`, () => app.output().includes('READY'), { timeoutMs: 30_000, intervalMs: 100 });
+      }
+      const started = Math.ceil(Date.now() / 1000);
+      await eventually('18 seconds of ticks in the ledger', () => read().some((e) => e.tick >= started + 18), { timeoutMs: 40_000, intervalMs: 250 });
+    } finally {
+      for (const { child } of apps) child.kill('SIGTERM');
+      await Promise.all(apps.map(({ child }) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+    }
+    const entries = read();
+    const perTick = new Map<number, Entry[]>();
+    for (const e of entries) perTick.set(e.tick, [...(perTick.get(e.tick) ?? []), e]);
+    const duplicated = [...perTick.entries()].filter(([, runs]) => runs.length > 1);
+    expect(duplicated).toEqual([]);
+    const ticks = [...perTick.keys()].sort((x, y) => x - y);
+    const first = ticks[0];
+    const last = ticks[ticks.length - 1];
+    const missing = [];
+    for (let t = first; t <= last; t++) if (!perTick.has(t)) missing.push(t);
+    expect(missing).toEqual([]);
+    expect(last - first + 1).toBeGreaterThanOrEqual(15);
+    expect(entries.every((e) => typeof e.token === 'number')).toBe(true);
+    // Nest re-raises the signal after its shutdown hooks ran, so a clean stop shows as killed by SIGTERM.
+    for (const { child } of apps) expect([child.exitCode, child.signalCode]).toEqual([null, 'SIGTERM']);
+    for (const app of apps) expect(app.output()).not.toMatch(/ERROR/);
+    // Graceful shutdown released the holder's permit instead of leaving it to expire.
+    const store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix: env.MAP_PREFIX });
+    await store.connect();
+    const { state } = await store.readPermitState('every-second');
+    await store.close();
+    expect(state?.permits).toEqual([]);
+  });
+});
