@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only the store talks to Hazelcast.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only the store talks to Hazelcast.' }] }],
     },
   },
 );

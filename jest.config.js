@@ -1,9 +1,10 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test', '<rootDir>/lib'],
+  roots: ['<rootDir>/test', '<rootDir>/lib', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  moduleNameMapper: { '^nestjs-gatekeeper$': '<rootDir>/lib/index.ts' },
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   testTimeout: 60_000,

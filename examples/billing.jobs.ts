@@ -1,0 +1,25 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { ClusterSingleton, GatekeeperService } from 'nestjs-gatekeeper';
+
+@Injectable()
+export class BillingJobs {
+  private readonly logger = new Logger(BillingJobs.name);
+
+  constructor(private readonly gatekeeper: GatekeeperService) {}
+
+  // Every minute, on exactly one node: the one holding the 'billing' permit.
+  @Cron(CronExpression.EVERY_MINUTE)
+  @ClusterSingleton('billing', '2m')
+  async chargeCustomers(): Promise<void> {
+    const permit = this.gatekeeper.currentPermit()!;
+    this.logger.log(`charging as ${permit.acquirer}, fencing token ${permit.fencingToken}`);
+  }
+
+  // ShedLock-style: release after each run, but hold at least 50 s so late ticks elsewhere skip.
+  @Cron(CronExpression.EVERY_MINUTE)
+  @ClusterSingleton({ semaphore: 'export', duration: '10m', mode: 'release', lockAtLeastFor: '50s' })
+  async exportLedger(): Promise<void> {
+    this.logger.log('exporting');
+  }
+}

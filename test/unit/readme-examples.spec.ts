@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Every ```ts block in the README that follows an `<!-- example: path -->` marker must appear verbatim in that
+ * file, which `npm run typecheck` compiles. So README code cannot drift from code that builds.
+ */
+describe('README examples', () => {
+  const root = join(__dirname, '../..');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/<!-- example: (\S+) -->\s*```ts\n([\s\S]*?)```/g)];
+
+  it('has checked examples', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it.each(blocks.map((m) => [m[1], m[2]]))('%s contains the README block verbatim', (file, code) => {
+    expect(readFileSync(join(root, file), 'utf8')).toContain(code);
+  });
+
+  it('has no unchecked ts blocks', () => {
+    const all = [...readme.matchAll(/```ts\n/g)].length;
+    expect(all).toBe(blocks.length);
+  });
+});
