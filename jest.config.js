@@ -7,8 +7,7 @@ module.exports = {
   moduleNameMapper: { '^nestjs-gatekeeper$': '<rootDir>/lib/index.ts' },
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
+  reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   testTimeout: 60_000,
   maxWorkers: 2,
-  // Member and Nest loggers are noisy; tests read state, not logs.
-  silent: false,
 };

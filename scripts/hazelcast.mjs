@@ -13,10 +13,10 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, stripVTControlCharacters } from 'node:util';
 import hz from 'hazelcast-client';
 
 const { Client } = hz;
@@ -46,6 +46,8 @@ const JVM_FLAGS = [
   '-Dhazelcast.local.localAddress=127.0.0.1',
 ];
 
+const downloads = new Map(); // jar path -> in-flight download
+
 /**
  * Returns the absolute path of `hazelcast-<version>.jar`, downloading it with
  * `mvn dependency:copy` (no pom needed) if it is not cached yet. Safe to call
@@ -54,11 +56,17 @@ const JVM_FLAGS = [
  * @returns {Promise<string>}
  */
 export async function ensureJar({ cacheDir = join(REPO_ROOT, '.cache', 'hazelcast') } = {}) {
-  const jarName = `hazelcast-${HAZELCAST_VERSION}.jar`;
-  const jarPath = resolve(cacheDir, jarName);
+  const jarPath = resolve(cacheDir, `hazelcast-${HAZELCAST_VERSION}.jar`);
   const size = await stat(jarPath).then((s) => s.size, () => 0);
   if (size > 1024 * 1024) return jarPath;
+  // One download per jar per process; other processes are covered by the rename.
+  if (!downloads.has(jarPath)) {
+    downloads.set(jarPath, download(cacheDir, jarPath).finally(() => downloads.delete(jarPath)));
+  }
+  return downloads.get(jarPath);
+}
 
+async function download(cacheDir, jarPath) {
   await mkdir(cacheDir, { recursive: true });
   // Same directory as the target, so the rename below cannot cross filesystems.
   const tmp = await mkdtemp(join(cacheDir, '.download-'));
@@ -74,12 +82,11 @@ export async function ensureJar({ cacheDir = join(REPO_ROOT, '.cache', 'hazelcas
     if (code !== 0) {
       // With -q Maven prints only errors, and the first ones say what went wrong
       // (the rest is generic advice), so show those rather than the tail.
-      const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => !/^(\[ERROR\])?\s*$/.test(l));
-      const tail = lines.slice(0, 8).join('\n');
+      const lines = stripVTControlCharacters(output).split('\n').filter((l) => !/^(\[ERROR\])?\s*$/.test(l));
       throw new Error(`Could not fetch Hazelcast ${HAZELCAST_VERSION}: "mvn ${args.join(' ')}" failed (${code}). `
-        + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${tail}`);
+        + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${lines.slice(0, 8).join('\n')}`);
     }
-    await rename(join(tmp, jarName), jarPath);
+    await rename(join(tmp, basename(jarPath)), jarPath);
     return jarPath;
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -249,9 +256,12 @@ export async function freePorts(n) {
   }
 }
 
-async function logTail(file, lines = 15) {
+// Last lines of a member log without Java stack frames, which crowd out the
+// "Caused by: ..." lines that explain a failed start.
+async function logTail(file, lines = 12) {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.trimEnd().split('\n').slice(-lines).map((l) => `    ${l}`).join('\n');
+  return text.trimEnd().split('\n').filter((l) => !/^\s+(at |\.\.\. \d+ more)/.test(l))
+    .slice(-lines).map((l) => `    ${l}`).join('\n');
 }
 
 /**
