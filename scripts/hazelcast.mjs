@@ -84,7 +84,7 @@ async function download(cacheDir, jarPath) {
       // (the rest is generic advice), so show those rather than the tail.
       const lines = stripVTControlCharacters(output).split('\n').filter((l) => !/^(\[ERROR\])?\s*$/.test(l));
       throw new Error(`Could not fetch Hazelcast ${HAZELCAST_VERSION}: "mvn ${args.join(' ')}" failed (${code}). `
-        + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${lines.slice(0, 8).join('\n')}`);
+        + `Check that Maven and a JDK are installed and Maven Central is reachable.\n${lines.slice(0, 4).join('\n')}`);
     }
     await rename(join(tmp, basename(jarPath)), jarPath);
     return jarPath;
@@ -366,58 +366,57 @@ function positiveInt(value, flag) {
   return n;
 }
 
+function parseCli(argv) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      members: { type: 'string', short: 'n', default: '1' },
+      port: { type: 'string', short: 'p', default: '5701' },
+      'cluster-name': { type: 'string', default: 'dev' },
+      'log-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return { command: 'help' };
+  const [command, ...extra] = positionals;
+  if (!['fetch', 'start'].includes(command)) throw new Error(command ? `unknown command "${command}"` : 'missing command');
+  if (extra.length) throw new Error(`unexpected argument "${extra[0]}"`);
+  const members = positiveInt(values.members, '--members');
+  const port = positiveInt(values.port, '--port');
+  return {
+    command,
+    ports: Array.from({ length: members }, (_, i) => port + i),
+    clusterName: values['cluster-name'],
+    logDir: values['log-dir'],
+  };
+}
+
 async function main(argv) {
-  let parsed;
+  let options;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        members: { type: 'string', short: 'n', default: '1' },
-        port: { type: 'string', short: 'p', default: '5701' },
-        'cluster-name': { type: 'string', default: 'dev' },
-        'log-dir': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-    if (parsed.values.help) { process.stdout.write(USAGE); return 0; }
-    const [command, ...extra] = parsed.positionals;
-    if (!['fetch', 'start'].includes(command)) throw new Error(command ? `unknown command "${command}"` : 'missing command');
-    if (extra.length) throw new Error(`unexpected argument "${extra[0]}"`);
-    parsed.command = command;
-    parsed.members = positiveInt(parsed.values.members, '--members');
-    parsed.port = positiveInt(parsed.values.port, '--port');
+    options = parseCli(argv);
   } catch (err) {
     process.stderr.write(`${err.message}\n\n${USAGE}`);
     return 2;
   }
-
-  if (parsed.command === 'fetch') {
+  if (options.command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (options.command === 'fetch') {
     console.log(await ensureJar());
     return 0;
   }
 
-  const { members, port } = parsed;
-  const cluster = await startCluster({
-    members,
-    ports: Array.from({ length: members }, (_, i) => port + i),
-    clusterName: parsed.values['cluster-name'],
-    logDir: parsed.values['log-dir'],
-  });
+  // Listen for signals before starting, so Ctrl-C during startup still stops
+  // the members (the process 'exit' hook does not run when a signal kills us).
   let stopping = false;
-  cluster.members.forEach((m, i) => {
-    console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
-    m.exited.then((code) => { if (!stopping) console.error(`member ${m.address} exited unexpectedly (code ${code})`); });
-  });
-  console.log(`export GATEKEEPER_HZ_MEMBERS=${cluster.addresses.join(',')}`);
-  console.log(`export GATEKEEPER_HZ_CLUSTER_NAME=${cluster.clusterName}`);
-  console.error('Cluster is up; press Ctrl-C to stop.');
-
-  await new Promise((res) => {
+  const stopRequested = new Promise((res) => {
     const onSignal = (signal) => {
       if (stopping) { // second Ctrl-C: don't wait for graceful shutdown
         console.error('Killing members.');
-        for (const m of cluster.members) m.kill();
+        for (const child of liveMembers) child.kill('SIGKILL');
         return;
       }
       stopping = true;
@@ -427,6 +426,17 @@ async function main(argv) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+
+  const { command: _, ...clusterOptions } = options;
+  const cluster = await startCluster(clusterOptions);
+  cluster.members.forEach((m, i) => {
+    console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
+    m.exited.then((code) => { if (!stopping) console.error(`member ${m.address} exited unexpectedly (code ${code})`); });
+  });
+  console.log(`export GATEKEEPER_HZ_MEMBERS=${cluster.addresses.join(',')}`);
+  console.log(`export GATEKEEPER_HZ_CLUSTER_NAME=${cluster.clusterName}`);
+  if (!stopping) console.error('Cluster is up; press Ctrl-C to stop.');
+  await stopRequested;
   await cluster.stop();
   return 0;
 }
