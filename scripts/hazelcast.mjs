@@ -384,12 +384,8 @@ function parseCli(argv) {
   if (extra.length) throw new Error(`unexpected argument "${extra[0]}"`);
   const members = positiveInt(values.members, '--members');
   const port = positiveInt(values.port, '--port');
-  return {
-    command,
-    ports: Array.from({ length: members }, (_, i) => port + i),
-    clusterName: values['cluster-name'],
-    logDir: values['log-dir'],
-  };
+  const ports = Array.from({ length: members }, (_, i) => port + i);
+  return { command, cluster: { ports, clusterName: values['cluster-name'], logDir: values['log-dir'] } };
 }
 
 async function main(argv) {
@@ -427,15 +423,16 @@ async function main(argv) {
     process.on('SIGTERM', onSignal);
   });
 
-  const { command: _, ...clusterOptions } = options;
-  const cluster = await startCluster(clusterOptions);
-  cluster.members.forEach((m, i) => {
-    console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
-    m.exited.then((code) => { if (!stopping) console.error(`member ${m.address} exited unexpectedly (code ${code})`); });
-  });
-  console.log(`export GATEKEEPER_HZ_MEMBERS=${cluster.addresses.join(',')}`);
-  console.log(`export GATEKEEPER_HZ_CLUSTER_NAME=${cluster.clusterName}`);
-  if (!stopping) console.error('Cluster is up; press Ctrl-C to stop.');
+  const cluster = await startCluster(options.cluster);
+  if (!stopping) { // else a signal came during startup: don't announce a cluster that is going away
+    cluster.members.forEach((m, i) => {
+      console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
+      m.exited.then((code) => { if (!stopping) console.error(`member ${m.address} exited unexpectedly (code ${code})`); });
+    });
+    console.log(`export GATEKEEPER_HZ_MEMBERS=${cluster.addresses.join(',')}`);
+    console.log(`export GATEKEEPER_HZ_CLUSTER_NAME=${cluster.clusterName}`);
+    console.error('Cluster is up; press Ctrl-C to stop.');
+  }
   await stopRequested;
   await cluster.stop();
   return 0;

@@ -205,9 +205,12 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     return definition;
   }
 
-  /** Changes some fields of an existing definition. Throws {@link UnknownSemaphoreError} if there is none. */
+  /**
+   * Changes some fields of an existing definition, read from the cluster (not the local cache, which may not have
+   * seen an edit made a moment ago on another node). Throws {@link UnknownSemaphoreError} if there is none.
+   */
   async updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
-    const existing = this.store.getDefinition(validateSemaphoreName(name));
+    const existing = await this.store.readDefinition(validateSemaphoreName(name));
     if (!existing) throw new UnknownSemaphoreError(name);
     if (patch && 'name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
     return this.putDefinition({ ...toDefinitionInput(existing), ...patch, name });

@@ -5,6 +5,8 @@ import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 import { decodeDefinition, decodePermitState, encodeDefinition, encodePermitState } from './permit-state.codec';
 import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
 
+const OWN_WRITE_EVENT_WAIT_MS = 5_000;
+
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
   /**
@@ -38,6 +40,8 @@ export class HazelcastPermitStore implements PermitStore {
   private wasDisconnected = false;
   private freshCluster = false;
   private readonly mapPrefix: string;
+  /** This node's own definition writes whose entry events have not arrived yet (see {@link onEvent}). */
+  private readonly ownWrites = new Map<string, { raw: string | null; at: number; landed: boolean }>();
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
@@ -48,7 +52,7 @@ export class HazelcastPermitStore implements PermitStore {
     this.client = this.options.client ?? (await Client.newHazelcastClient(this.ownedClientConfig()));
     this.definitions = await this.client.getMap<string, string>(`${this.mapPrefix}.definitions`);
     this.permits = await this.client.getMap<string, string>(`${this.mapPrefix}.permits`);
-    const reload = (name: string, value: string | null) => this.apply(name, value);
+    const reload = (name: string, value: string | null) => this.onEvent(name, value);
     this.listenerId = await this.definitions.addEntryListener(
       {
         added: (e) => reload(e.key, e.value),
@@ -84,6 +88,12 @@ export class HazelcastPermitStore implements PermitStore {
     return this.cache.get(name);
   }
 
+  async readDefinition(name: string): Promise<SemaphoreDefinition | undefined> {
+    const map = this.map('definitions');
+    const raw = await this.call(() => map.get(name));
+    return raw === null ? undefined : decodeDefinition(name, raw);
+  }
+
   listDefinitions(): SemaphoreDefinition[] {
     return [...this.cache.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -91,19 +101,14 @@ export class HazelcastPermitStore implements PermitStore {
   async saveDefinition(definition: SemaphoreDefinition, { ifAbsent = false } = {}): Promise<boolean> {
     const map = this.map('definitions');
     const raw = encodeDefinition(definition);
-    const saved = await this.call(async () =>
+    return this.ownWrite(definition.name, raw, async () =>
       ifAbsent ? (await map.putIfAbsent(definition.name, raw)) === null : (await map.set(definition.name, raw), true),
     );
-    // The entry listener will say the same, but the writer should see its own write at once.
-    if (saved) this.apply(definition.name, raw);
-    return saved;
   }
 
   async deleteDefinition(name: string): Promise<boolean> {
     const map = this.map('definitions');
-    const existed = await this.call(async () => (await map.remove(name)) !== null);
-    this.apply(name, null);
-    return existed;
+    return this.ownWrite(name, null, async () => (await map.remove(name)) !== null);
   }
 
   async readPermitState(name: string): Promise<VersionedPermitState> {
@@ -172,7 +177,44 @@ export class HazelcastPermitStore implements PermitStore {
     }
   }
 
+  /**
+   * The writer sees its own write at once, before its entry event arrives. Events for one key arrive in write
+   * order, so once our write has landed, any event for that key until our own comes back is older than what
+   * the cache holds and is skipped; otherwise a late event would briefly undo the edit just made.
+   */
+  private async ownWrite(name: string, raw: string | null, write: () => Promise<boolean>): Promise<boolean> {
+    // Marked before writing: our own event can arrive before the call returns.
+    const mark = { raw, at: Date.now(), landed: false };
+    this.ownWrites.set(name, mark);
+    let changed = false;
+    try {
+      changed = await this.call(write);
+    } finally {
+      if (this.ownWrites.get(name) === mark) {
+        if (changed) {
+          mark.landed = true;
+          this.apply(name, raw);
+        } else {
+          this.ownWrites.delete(name); // nothing was written, so no event of ours will come
+        }
+      }
+    }
+    return changed;
+  }
+
+  private onEvent(name: string, raw: string | null): void {
+    const own = this.ownWrites.get(name);
+    if (own?.raw === raw) {
+      this.ownWrites.delete(name);
+    } else if (own?.landed && Date.now() - own.at < OWN_WRITE_EVENT_WAIT_MS) {
+      // Older than our landed write. The time bound keeps a write whose event never comes from muting the key.
+      return;
+    }
+    this.apply(name, raw);
+  }
+
   private async reloadDefinitions(): Promise<void> {
+    this.ownWrites.clear();
     const map = this.map('definitions');
     const entries = await this.call(() => map.entrySet());
     const names = new Set(entries.map(([name]) => name));

@@ -62,6 +62,11 @@ export class MemoryPermitStore implements PermitStore {
     return this.cache.get(name);
   }
 
+  async readDefinition(name: string): Promise<SemaphoreDefinition | undefined> {
+    const raw = this.backend.definitions.get(name);
+    return raw === undefined ? undefined : decodeDefinition(name, raw);
+  }
+
   listDefinitions(): SemaphoreDefinition[] {
     return [...this.cache.values()].sort((a, b) => a.name.localeCompare(b.name));
   }

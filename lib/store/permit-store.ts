@@ -46,6 +46,8 @@ export interface PermitStore {
 
   /** The cached definition with this name. */
   getDefinition(name: string): SemaphoreDefinition | undefined;
+  /** Reads a definition from the store itself, not the cache: for read-modify-write edits. */
+  readDefinition(name: string): Promise<SemaphoreDefinition | undefined>;
   /** Every cached definition, sorted by name. */
   listDefinitions(): SemaphoreDefinition[];
   /** Writes a definition. With `ifAbsent`, keeps an existing one and returns false. */

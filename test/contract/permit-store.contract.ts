@@ -59,7 +59,9 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect(await b.saveDefinition(edited, { ifAbsent: true })).toBe(false);
         expect(b.getDefinition('billing')).toEqual(billing);
         expect(await b.saveDefinition(edited)).toBe(true);
+        expect(await a.readDefinition('billing')).toEqual(edited);
         await eventually('a to see the edit', () => a.getDefinition('billing')?.permits === 3);
+        expect(await a.readDefinition('nothing')).toBeUndefined();
       });
 
       it('skips and reports a definition it cannot read, and takes the repaired one', async () => {
