@@ -9,7 +9,7 @@
 // pointed at an existing cluster with GATEKEEPER_HZ_MEMBERS instead.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -95,8 +95,13 @@ async function download(cacheDir, jarPath) {
 
 // Members still running, killed if this process exits without stopping them
 // (process.exit(), uncaught error) so no JVMs are left behind.
-const liveMembers = new Set();
-process.on('exit', () => { for (const child of liveMembers) child.kill('SIGKILL'); });
+const liveMembers = new Map(); // child process -> its temp config dir
+process.on('exit', () => {
+  for (const [child, configDir] of liveMembers) {
+    child.kill('SIGKILL');
+    rmSync(configDir, { recursive: true, force: true });
+  }
+});
 
 function memberYaml(clusterName, port, memberPorts) {
   // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
@@ -157,18 +162,19 @@ export async function startMember({ clusterName, port, memberPorts = [port], log
   } finally {
     if (typeof out === 'number') closeSync(out); // the child holds its own copy
   }
-  const exited = new Promise((res) => child.once('exit', (code) => res(code)));
-  exited.then(() => {
+  // Resolve only after cleanup, so a caller that exits right after stop()
+  // leaves no temp dir behind.
+  const exited = new Promise((res) => child.once('exit', (code) => {
     liveMembers.delete(child);
-    return rm(configDir, { recursive: true, force: true });
-  }).catch(() => {});
+    rm(configDir, { recursive: true, force: true }).catch(() => {}).then(() => res(code));
+  }));
   try {
     await once(child, 'spawn'); // rejects with ENOENT if java is missing
   } catch (err) {
     await rm(configDir, { recursive: true, force: true });
     throw new Error(`Could not start "${JAVA}" for a Hazelcast member (is a JDK on PATH?): ${err.message}`, { cause: err });
   }
-  liveMembers.add(child);
+  liveMembers.set(child, configDir);
 
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
@@ -412,7 +418,7 @@ async function main(argv) {
     const onSignal = (signal) => {
       if (stopping) { // second Ctrl-C: don't wait for graceful shutdown
         console.error('Killing members.');
-        for (const child of liveMembers) child.kill('SIGKILL');
+        for (const child of liveMembers.keys()) child.kill('SIGKILL');
         return;
       }
       stopping = true;

@@ -7,6 +7,10 @@ export interface GatekeeperModuleExtras {
   isGlobal?: boolean;
 }
 
+/**
+ * Built by Nest's `ConfigurableModuleBuilder`: `GatekeeperConfigurableModule` gives `forRoot` / `forRootAsync`;
+ * `GATEKEEPER_MODULE_OPTIONS` is the token of the raw options as given (inject it to read them back).
+ */
 export const {
   ConfigurableModuleClass: GatekeeperConfigurableModule,
   MODULE_OPTIONS_TOKEN: GATEKEEPER_MODULE_OPTIONS,

@@ -2,7 +2,9 @@ import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import type { PermitState } from '../gatekeeper/permit';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import { decodeDefinition, decodePermitState, encodeDefinition, encodePermitState } from './permit-state.codec';
+import {
+  decodeDefinition, decodePermitState, decodePermitStates, encodeDefinition, encodePermitState,
+} from './permit-state.codec';
 import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
 
 const OWN_WRITE_EVENT_WAIT_MS = 5_000;
@@ -135,15 +137,7 @@ export class HazelcastPermitStore implements PermitStore {
   async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
     const map = this.map('permits');
     const entries = await this.call(() => map.entrySet());
-    const states: Array<{ name: string; state: PermitState }> = [];
-    for (const [name, raw] of entries) {
-      try {
-        states.push({ name, state: decodePermitState(name, raw) });
-      } catch (error) {
-        this.events.corruptValue?.(name, (error as Error).message);
-      }
-    }
-    return states.sort((a, b) => a.name.localeCompare(b.name));
+    return decodePermitStates(entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
   async resetPermitState(name: string, state: PermitState): Promise<void> {

@@ -1,6 +1,8 @@
 import type { PermitState } from '../gatekeeper/permit';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import { decodeDefinition, decodePermitState, encodeDefinition, encodePermitState } from './permit-state.codec';
+import {
+  decodeDefinition, decodePermitState, decodePermitStates, encodeDefinition, encodePermitState,
+} from './permit-state.codec';
 import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
 
 /**
@@ -97,15 +99,7 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
-    const states: Array<{ name: string; state: PermitState }> = [];
-    for (const [name, raw] of this.backend.permits) {
-      try {
-        states.push({ name, state: decodePermitState(name, raw) });
-      } catch (error) {
-        this.events.corruptValue?.(name, (error as Error).message);
-      }
-    }
-    return states.sort((a, b) => a.name.localeCompare(b.name));
+    return decodePermitStates(this.backend.permits, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
   async resetPermitState(name: string, state: PermitState): Promise<void> {

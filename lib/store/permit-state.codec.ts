@@ -40,6 +40,22 @@ export function decodePermitState(key: string, raw: unknown): PermitState {
   return { revision, lastToken, writeId, permits: permits.map((p, i) => decodePermit(key, i, p)) };
 }
 
+/** Decodes every readable entry, sorted by name; unreadable ones go to `onCorrupt` and are skipped. */
+export function decodePermitStates(
+  entries: Iterable<[string, string]>,
+  onCorrupt: (key: string, reason: string) => void,
+): Array<{ name: string; state: PermitState }> {
+  const states: Array<{ name: string; state: PermitState }> = [];
+  for (const [name, raw] of entries) {
+    try {
+      states.push({ name, state: decodePermitState(name, raw) });
+    } catch (error) {
+      onCorrupt(name, (error as Error).message);
+    }
+  }
+  return states.sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /** Encodes a definition canonically. */
 export function encodeDefinition(definition: SemaphoreDefinition): string {
   return JSON.stringify({
