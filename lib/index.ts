@@ -6,16 +6,18 @@ export type { GatekeeperModuleOptions } from './nest/gatekeeper.options';
 export {
   GatekeeperService,
   type AcquireOptions,
-  type SemaphoreDefinitionPatch,
   type WithPermitResult,
 } from './nest/gatekeeper.service';
 export { ClusterSingleton } from './nest/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 
+export { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from './admin/semaphore-admin';
+
 // Permits and decisions
 export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
-export { PermitEngine, type SemaphoreStatus } from './engine/permit.engine';
+export { PermitEngine } from './engine/permit.engine';
+export type { SemaphoreStatus } from './engine/semaphore-status';
 export { PermitLease, PermitLostError } from './engine/permit-lease';
 export { DenyReason } from './gatekeeper/deny-reason';
 export type { NodeIdentity, Permit, PermitState } from './gatekeeper/permit';

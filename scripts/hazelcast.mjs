@@ -130,7 +130,8 @@ function memberYaml(clusterName, port, memberPorts) {
  *   shutdown hook), SIGKILL after `timeoutMs` (default 15000); resolves to the exit code
  * @property {(signal?: NodeJS.Signals) => Promise<number|null>} kill sends `signal`
  *   (default SIGKILL, i.e. a crash) and resolves once the process is gone
- * @property {Promise<number|null>} exited exit code, `null` if ended by a signal
+ * @property {Promise<number|null>} exited exit code (143 after a graceful SIGTERM stop),
+ *   `null` if killed by a signal the JVM does not handle (SIGKILL)
  */
 
 /**

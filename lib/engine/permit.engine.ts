@@ -4,23 +4,13 @@ import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import type { Clock } from '../gatekeeper/clock';
 import type { NextPermitState, PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
 import { DenyReason } from '../gatekeeper/deny-reason';
-import { decideAcquire, decideRefresh, decideRelease } from '../gatekeeper/gatekeeper.rules';
-import { initialPermitState, livePermits, type NodeIdentity, type Permit, type PermitState } from '../gatekeeper/permit';
+import { decideAcquire, decideForceRelease, decideRefresh, decideRelease } from '../gatekeeper/gatekeeper.rules';
+import { initialPermitState, type NodeIdentity, type Permit, type PermitState } from '../gatekeeper/permit';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 import type { PermitStore } from '../store/permit-store';
 import type { AcquireResult } from './acquire-result';
+import { readSemaphoreStatus, type SemaphoreStatus } from './semaphore-status';
 
-/** One semaphore as seen in the cluster: its definition (if any) and its live permits. */
-export interface SemaphoreStatus {
-  /** The semaphore's name. */
-  readonly name: string;
-  /** Its definition, or `undefined` if permits exist for a semaphore that is no longer defined. */
-  readonly definition: SemaphoreDefinition | undefined;
-  /** Live permits, oldest grant first. */
-  readonly permits: readonly Permit[];
-  /** The highest fencing token granted so far (`undefined` if none was ever granted). */
-  readonly lastToken: number | undefined;
-}
 
 /**
  * Applies the gatekeeper rules to the store for one node: read the semaphore's permit state, decide, and
@@ -55,16 +45,15 @@ export class PermitEngine {
    * shortened to end then. Throws {@link StoreUnavailableError} or {@link CorruptStateError} when it cannot tell.
    */
   async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const read = await this.store.readPermitState(permit.semaphore);
-      if (!read.state) return this.forget(permit, 'not-held');
-      const decision = decideRelease(read.state, this.identity, permit.fencingToken, this.clock.now(), notBefore);
-      if (decision.next && !(await this.store.compareAndSetPermitState(permit.semaphore, read, this.stamp(read.state, decision.next)))) {
-        continue;
-      }
-      return this.forget(permit, decision.outcome);
-    }
-    throw new StoreUnavailableError(`Semaphore "${permit.semaphore}": release kept conflicting with other writers`);
+    const outcome = await this.releaseBy(permit.semaphore, (state, now) =>
+      decideRelease(state, this.identity, permit.fencingToken, now, notBefore),
+    );
+    return this.forget(permit, outcome);
+  }
+
+  /** Operator action: removes the permit with `fencingToken` from `semaphore`, whoever holds it. */
+  forceRelease(semaphore: string, fencingToken: number): Promise<ReleaseDecision['outcome']> {
+    return this.releaseBy(semaphore, (state, now) => decideForceRelease(state, fencingToken, now));
   }
 
   /** The permits this node believes it holds (as of its last successful grant or refresh). */
@@ -73,19 +62,24 @@ export class PermitEngine {
   }
 
   /** Every semaphore with a definition or a permit state, with its live permits. */
-  async status(): Promise<SemaphoreStatus[]> {
-    const now = this.clock.now();
-    const states = new Map((await this.store.listPermitStates()).map((s) => [s.name, s.state]));
-    const names = new Set([...this.store.listDefinitions().map((d) => d.name), ...states.keys()]);
-    return [...names].sort().map((name) => {
-      const state = states.get(name);
-      return {
-        name,
-        definition: this.store.getDefinition(name),
-        permits: state ? livePermits(state, now) : [],
-        lastToken: state && state.revision > 0 ? state.lastToken : undefined,
-      };
-    });
+  status(): Promise<SemaphoreStatus[]> {
+    return readSemaphoreStatus(this.store, this.clock.now());
+  }
+
+  private async releaseBy(
+    semaphore: string,
+    rule: (state: PermitState, now: number) => ReleaseDecision,
+  ): Promise<ReleaseDecision['outcome']> {
+    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+      const read = await this.store.readPermitState(semaphore);
+      if (!read.state) return 'not-held';
+      const decision = rule(read.state, this.clock.now());
+      if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(read.state, decision.next)))) {
+        continue;
+      }
+      return decision.outcome;
+    }
+    throw new StoreUnavailableError(`Semaphore "${semaphore}": release kept conflicting with other writers`);
   }
 
   private async decide(

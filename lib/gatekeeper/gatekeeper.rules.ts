@@ -81,6 +81,12 @@ export function decideRelease(
   return { outcome: 'released', next: prune(state, now, own) };
 }
 
+/** An operator removes the permit with `fencingToken`, whoever holds it. */
+export function decideForceRelease(state: PermitState, fencingToken: number, now: number): ReleaseDecision {
+  const target = livePermits(state, now).find((p) => p.fencingToken === fencingToken);
+  return target ? { outcome: 'released', next: prune(state, now, target) } : { outcome: 'not-held' };
+}
+
 type Admitted = { def: SemaphoreDefinition; live: Permit[]; own: Permit | undefined };
 
 /** The checks acquire and refresh share. A denial here also withdraws the acquirer's own permit, so that a live

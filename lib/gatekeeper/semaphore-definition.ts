@@ -27,6 +27,8 @@ export interface SemaphoreDefinition {
   readonly groupPattern: string;
   /** Regex (full match) for the node's acquirer name. */
   readonly acquirerPattern: string;
+  /** Set while paused by `pause()`: the permits that `resume()` restores. */
+  readonly pausedFrom?: number;
 }
 
 /** The most characters a semaphore name may have. */

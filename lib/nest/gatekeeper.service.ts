@@ -1,16 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
-import { PermitEngine, type SemaphoreStatus } from '../engine/permit.engine';
+import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
+import { PermitEngine } from '../engine/permit.engine';
+import type { SemaphoreStatus } from '../engine/semaphore-status';
 import { PermitLease } from '../engine/permit-lease';
 import { PermitNotHeldError } from '../errors/permit-not-held.error';
 import { PermitTimeoutError } from '../errors/permit-timeout.error';
 import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
 import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { toDefinitionInput, validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
+import { validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
 import { DenyReason } from '../gatekeeper/deny-reason';
 import { parseDuration } from '../gatekeeper/duration';
-import { initialPermitState, type NodeIdentity, type Permit } from '../gatekeeper/permit';
+import type { NodeIdentity, Permit } from '../gatekeeper/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
 import type { PermitStore } from '../store/permit-store';
 import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
@@ -30,8 +32,6 @@ export interface AcquireOptions {
 /** The result of {@link GatekeeperService.withPermit}: the function ran under a permit, or the permit was denied. */
 export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
 
-/** A change to a definition: any field but the name. */
-export type SemaphoreDefinitionPatch = Partial<Omit<SemaphoreDefinitionInput, 'name'>>;
 
 /**
  * The gatekeeper's API for your code: permits by hand, the permit of the running job, definitions (validated,
@@ -42,6 +42,7 @@ export type SemaphoreDefinitionPatch = Partial<Omit<SemaphoreDefinitionInput, 'n
 export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly engine: PermitEngine;
+  private readonly admin: SemaphoreAdmin;
   private readonly leases = new Set<PermitLease>();
   private readonly running = new Set<Promise<unknown>>();
   private readonly autoDefined: SemaphoreDefinition[] = [];
@@ -55,6 +56,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     private readonly explorer: ClusterSingletonExplorer,
   ) {
     this.engine = new PermitEngine(store, options.identity, options.clock);
+    this.admin = new SemaphoreAdmin(store, options.clock);
   }
 
   /** This node's group and acquirer name. */
@@ -190,40 +192,55 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
 
   /** Every definition, sorted by name (from the local cache the store keeps current). */
   listDefinitions(): SemaphoreDefinition[] {
-    return this.store.listDefinitions();
+    return this.admin.list();
   }
 
-  /** The definition with this name, if any. */
+  /** The definition with this name, if any (from the local cache). */
   getDefinition(name: string): SemaphoreDefinition | undefined {
     return this.store.getDefinition(name);
   }
 
   /** Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError} and nothing is stored. */
-  async putDefinition(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
-    const definition = validateDefinition(input);
-    await this.store.saveDefinition(definition);
-    return definition;
+  putDefinition(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
+    return this.admin.put(input);
   }
 
   /**
    * Changes some fields of an existing definition, read from the cluster (not the local cache, which may not have
    * seen an edit made a moment ago on another node). Throws {@link UnknownSemaphoreError} if there is none.
    */
-  async updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
-    const existing = await this.store.readDefinition(validateSemaphoreName(name));
-    if (!existing) throw new UnknownSemaphoreError(name);
-    if (patch && 'name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
-    return this.putDefinition({ ...toDefinitionInput(existing), ...patch, name });
+  updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
+    return this.admin.update(name, patch);
   }
 
   /** Removes a definition; returns whether it existed. Live permits then lapse at their holders' next refresh. */
-  async removeDefinition(name: string): Promise<boolean> {
-    return this.store.deleteDefinition(validateSemaphoreName(name));
+  removeDefinition(name: string): Promise<boolean> {
+    return this.admin.remove(name);
+  }
+
+  /** Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. */
+  pause(name: string): Promise<SemaphoreDefinition> {
+    return this.admin.pause(name);
+  }
+
+  /** Resumes a paused semaphore with the permits it had (or `permits`). */
+  resume(name: string, permits?: number): Promise<SemaphoreDefinition> {
+    return this.admin.resume(name, permits);
+  }
+
+  /** Moves every semaphore whose group pattern admits `fromGroup` to `toGroup`; `dryRun` only reports. */
+  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
+    return this.admin.migrate(fromGroup, toGroup, options);
   }
 
   /** Every semaphore with its definition, live permits (holder, group, expiry, fencing token) and last token. */
   permits(): Promise<SemaphoreStatus[]> {
-    return this.engine.status();
+    return this.admin.permits();
+  }
+
+  /** Operator action: removes the permit with this fencing token, whoever holds it. Returns whether there was one. */
+  forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
+    return this.admin.forceRelease(semaphore, fencingToken);
   }
 
   /** The permits this node holds. */
@@ -236,10 +253,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
    * Fencing tokens restart from the clock's milliseconds, so they still only grow.
    */
   async resetPermits(semaphore: string): Promise<void> {
-    await this.store.resetPermitState(validateSemaphoreName(semaphore), {
-      ...initialPermitState(this.options.clock.now()),
-      revision: 1,
-    });
+    await this.admin.resetPermits(semaphore);
     this.reportedCorrupt.delete(semaphore);
   }
 

@@ -65,6 +65,7 @@ export function encodeDefinition(definition: SemaphoreDefinition): string {
     durationMs: definition.durationMs,
     groupPattern: definition.groupPattern,
     acquirerPattern: definition.acquirerPattern,
+    pausedFrom: definition.pausedFrom,
   });
 }
 
@@ -74,13 +75,14 @@ export function decodeDefinition(key: string, raw: unknown): SemaphoreDefinition
   if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
   if (value.name !== key) throw new CorruptStateError(key, `holds the definition of ${JSON.stringify(value.name)}`);
   try {
-    return validateDefinition({
+    const definition = validateDefinition({
       name: value.name as string,
       permits: value.permits as number,
       duration: value.durationMs as number,
       groupPattern: value.groupPattern as string,
       acquirerPattern: value.acquirerPattern as string,
     });
+    return isInt(value.pausedFrom) && value.pausedFrom > 0 ? { ...definition, pausedFrom: value.pausedFrom } : definition;
   } catch (error) {
     throw new CorruptStateError(key, (error as Error).message);
   }
