@@ -9,6 +9,8 @@ export {
   type WithPermitResult,
 } from './nest/gatekeeper.service';
 export { ClusterSingleton } from './nest/cluster-singleton.decorator';
+export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
+export { AdminTokenGuard } from './nest/admin/admin-token.guard';
 export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 

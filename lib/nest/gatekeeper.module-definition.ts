@@ -1,10 +1,14 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { GatekeeperModuleOptions } from './gatekeeper.options';
+import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
+import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 
 /** Extra options of `forRoot` / `forRootAsync` besides {@link GatekeeperModuleOptions}. */
 export interface GatekeeperModuleExtras {
   /** Register the module globally, so every module can inject `GatekeeperService` and use `@ClusterSingleton`. Default `true`. */
   isGlobal?: boolean;
+  /** Mount the admin HTTP API (off by default). Needs a guard or a token; see {@link GatekeeperAdminOptions}. */
+  admin?: GatekeeperAdminOptions;
 }
 
 /**
@@ -18,8 +22,13 @@ export const {
   ASYNC_OPTIONS_TYPE: GATEKEEPER_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
   .setClassMethodName('forRoot')
-  .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal ?? true,
-  }))
+  .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => {
+    const admin = gatekeeperAdminParts(extras.admin);
+    return {
+      ...definition,
+      global: extras.isGlobal ?? true,
+      controllers: [...(definition.controllers ?? []), ...admin.controllers],
+      providers: [...(definition.providers ?? []), ...admin.providers],
+    };
+  })
   .build();

@@ -35,6 +35,11 @@ export interface GatekeeperModuleOptions {
   /** How long shutdown waits for running jobs before releasing permits. Default `'10s'`. A job still running
    * then keeps its permit until it expires, so no other node starts it twice. */
   shutdownTimeout?: DurationInput;
+  /**
+   * Log the state of every semaphore at this interval (`'1m'`): one line each with holders, groups, expiries,
+   * fencing tokens and this node's denials since the last dump. Off by default.
+   */
+  stateDumpInterval?: DurationInput;
   /** Where time is read. Default: the system clock. */
   clock?: Clock;
 }
@@ -48,6 +53,7 @@ export interface ResolvedGatekeeperOptions {
   readonly store: 'hazelcast' | 'memory' | PermitStore;
   readonly hazelcast: HazelcastStoreOptions;
   readonly shutdownTimeoutMs: number;
+  readonly stateDumpIntervalMs: number | undefined;
   readonly clock: Clock;
 }
 
@@ -84,6 +90,10 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     store,
     hazelcast: options.hazelcast ?? {},
     shutdownTimeoutMs: parseDuration(options.shutdownTimeout ?? '10s', '<module options>', 'shutdownTimeout', { allowZero: true }),
+    stateDumpIntervalMs:
+      options.stateDumpInterval === undefined
+        ? undefined
+        : parseDuration(options.stateDumpInterval, '<module options>', 'stateDumpInterval'),
     clock: options.clock ?? systemClock,
   };
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
 import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
+import { formatStateLine } from '../admin/state-dump.format';
 import { PermitEngine } from '../engine/permit.engine';
 import type { SemaphoreStatus } from '../engine/semaphore-status';
 import { PermitLease } from '../engine/permit-lease';
@@ -47,6 +48,8 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
   private readonly running = new Set<Promise<unknown>>();
   private readonly autoDefined: SemaphoreDefinition[] = [];
   private readonly reportedCorrupt = new Set<string>();
+  private readonly deniedSinceDump = new Map<string, number>();
+  private dumpTimer?: NodeJS.Timeout;
   private phase: 'starting' | 'ready' | 'closing' = 'starting';
   private unavailable = false;
 
@@ -81,11 +84,29 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
       throw error;
     }
     this.phase = 'ready';
+    if (this.options.stateDumpIntervalMs) {
+      this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
+      this.dumpTimer.unref();
+    }
+  }
+
+  /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
+  async dumpState(): Promise<void> {
+    try {
+      const now = this.options.clock.now();
+      for (const status of await this.permits()) {
+        this.logger.log(`state ${formatStateLine(status, now, this.deniedSinceDump.get(status.name) ?? 0)}`);
+      }
+      this.deniedSinceDump.clear();
+    } catch (error) {
+      this.logger.warn(`state dump failed: ${(error as Error).message}`);
+    }
   }
 
   /** @internal Waits for running jobs (up to `shutdownTimeout`), releases held permits and disconnects. */
   async onApplicationShutdown(): Promise<void> {
     this.phase = 'closing';
+    clearInterval(this.dumpTimer);
     const drained = await Promise.race([
       Promise.allSettled([...this.running]).then(() => true),
       sleep(this.options.shutdownTimeoutMs, false, { ref: false }),
@@ -200,6 +221,11 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     return this.store.getDefinition(name);
   }
 
+  /** The definition as stored in the cluster now. Throws {@link UnknownSemaphoreError} if there is none. */
+  readDefinition(name: string): Promise<SemaphoreDefinition> {
+    return this.admin.get(name);
+  }
+
   /** Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError} and nothing is stored. */
   putDefinition(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
     return this.admin.put(input);
@@ -286,6 +312,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private noted(result: AcquireResult): AcquireResult {
+    if (!result.granted) this.deniedSinceDump.set(result.semaphore, (this.deniedSinceDump.get(result.semaphore) ?? 0) + 1);
     if (!result.granted && result.reason === DenyReason.STORE_UNAVAILABLE) this.noteAvailability(false, result.message);
     else this.noteAvailability(true);
     if (!result.granted && result.reason === DenyReason.CORRUPT_STATE) this.reportCorrupt(result.semaphore, result.message);

@@ -1,0 +1,117 @@
+import {
+  BadRequestException, Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
+  ServiceUnavailableException, UseGuards, type CanActivate, type Type,
+} from '@nestjs/common';
+import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
+import { StoreUnavailableError } from '../../errors/store-unavailable.error';
+import { UnknownSemaphoreError } from '../../errors/unknown-semaphore.error';
+import type { SemaphoreDefinitionInput } from '../../gatekeeper/semaphore-definition';
+import { GatekeeperService } from '../gatekeeper.service';
+
+/** Turns the library's errors into HTTP answers: 400 naming the field, 404, 503. Nothing is stored on error. */
+async function answer<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof InvalidDefinitionError) {
+      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, semaphore: error.semaphore, field: error.field });
+    }
+    if (error instanceof UnknownSemaphoreError) throw new NotFoundException(error.message);
+    if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
+    throw error;
+  }
+}
+
+function body(value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidDefinitionError('<request>', 'body', 'must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Builds the admin controller for a route prefix and guard (Nest takes both from decorators, so per module). */
+export function createGatekeeperAdminController(path: string, guard: Type<CanActivate>): Type {
+  @Controller(path)
+  @UseGuards(guard)
+  class GatekeeperAdminController {
+    constructor(private readonly gatekeeper: GatekeeperService) {}
+
+    @Get('definitions')
+    list() {
+      return this.gatekeeper.listDefinitions();
+    }
+
+    @Get('definitions/:name')
+    get(@Param('name') name: string) {
+      return answer(() => this.gatekeeper.readDefinition(name));
+    }
+
+    @Put('definitions/:name')
+    put(@Param('name') name: string, @Body() input: unknown) {
+      return answer(async () => {
+        const fields = body(input);
+        if (fields.name !== undefined && fields.name !== name) {
+          throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
+        }
+        return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput);
+      });
+    }
+
+    @Patch('definitions/:name')
+    update(@Param('name') name: string, @Body() patch: unknown) {
+      return answer(() => this.gatekeeper.updateDefinition(name, body(patch)));
+    }
+
+    @Delete('definitions/:name')
+    @HttpCode(204)
+    remove(@Param('name') name: string) {
+      return answer(async () => {
+        if (!(await this.gatekeeper.removeDefinition(name))) throw new UnknownSemaphoreError(name);
+      });
+    }
+
+    @Post('definitions/:name/pause')
+    @HttpCode(200)
+    pause(@Param('name') name: string) {
+      return answer(() => this.gatekeeper.pause(name));
+    }
+
+    @Post('definitions/:name/resume')
+    @HttpCode(200)
+    resume(@Param('name') name: string, @Body() input: unknown) {
+      return answer(() => {
+        const { permits } = input === undefined || input === null || (typeof input === 'object' && !Object.keys(input).length) ? { permits: undefined } : body(input);
+        if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
+          throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
+        }
+        return this.gatekeeper.resume(name, permits);
+      });
+    }
+
+    @Post('migrate')
+    @HttpCode(200)
+    migrate(@Body() input: unknown) {
+      return answer(() => {
+        const { fromGroup, toGroup, dryRun } = body(input);
+        return this.gatekeeper.migrate(fromGroup as string, toGroup as string, { dryRun: dryRun === true });
+      });
+    }
+
+    @Get('permits')
+    permits() {
+      return answer(() => this.gatekeeper.permits());
+    }
+
+    @Delete('permits/:name/:token')
+    @HttpCode(204)
+    forceRelease(@Param('name') name: string, @Param('token') token: string) {
+      return answer(async () => {
+        if (!/^\d+$/.test(token)) throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got "${token}"`);
+        if (!(await this.gatekeeper.forceRelease(name, Number(token)))) {
+          throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
+        }
+      });
+    }
+  }
+  return GatekeeperAdminController;
+}

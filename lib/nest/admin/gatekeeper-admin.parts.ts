@@ -1,0 +1,28 @@
+import type { ModuleMetadata } from '@nestjs/common';
+import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
+import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
+import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
+import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
+
+/** The controllers and providers the admin API adds to the module. Validates its options at module definition. */
+export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined): Required<Pick<ModuleMetadata, 'controllers' | 'providers'>> {
+  if (!options) return { controllers: [], providers: [] };
+  const path = options.path ?? 'gatekeeper';
+  if (typeof path !== 'string' || path.trim() === '') {
+    throw new InvalidDefinitionError('<module options>', 'admin.path', 'must be a non-empty route prefix');
+  }
+  if (options.guard) {
+    return { controllers: [createGatekeeperAdminController(path, options.guard)], providers: [options.guard] };
+  }
+  if (typeof options.token !== 'string' || options.token.length < 16) {
+    throw new InvalidDefinitionError(
+      '<module options>',
+      'admin.token',
+      'the admin API must be protected: give admin.guard, or admin.token of at least 16 characters',
+    );
+  }
+  return {
+    controllers: [createGatekeeperAdminController(path, AdminTokenGuard)],
+    providers: [{ provide: GATEKEEPER_ADMIN_TOKEN, useValue: options.token }, AdminTokenGuard],
+  };
+}
