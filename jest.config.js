@@ -8,6 +8,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
-  testTimeout: 60_000,
+  testTimeout: 120_000,
   maxWorkers: 2,
 };

@@ -50,7 +50,8 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
   private readonly reportedCorrupt = new Set<string>();
   private readonly deniedSinceDump = new Map<string, number>();
   private dumpTimer?: NodeJS.Timeout;
-  private phase: 'starting' | 'ready' | 'closing' = 'starting';
+  /** `draining`: shutting down, no new permits, but running jobs keep theirs alive until they finish. */
+  private phase: 'starting' | 'ready' | 'draining' | 'closed' = 'starting';
   private unavailable = false;
 
   constructor(
@@ -105,7 +106,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
 
   /** @internal Waits for running jobs (up to `shutdownTimeout`), releases held permits and disconnects. */
   async onApplicationShutdown(): Promise<void> {
-    this.phase = 'closing';
+    this.phase = 'draining';
     clearInterval(this.dumpTimer);
     const drained = await Promise.race([
       Promise.allSettled([...this.running]).then(() => true),
@@ -116,6 +117,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(messages.shutdownRunning(this.leases.size));
       for (const lease of this.leases) busy.add(lease.permit.fencingToken);
     }
+    this.phase = 'closed';
     for (const lease of this.leases) lease.end('this node is shutting down');
     for (const permit of this.engine.heldPermits()) {
       if (!busy.has(permit.fencingToken)) await this.releaseQuietly(permit);
@@ -150,7 +152,7 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
 
   /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
   async refresh(permit: Permit): Promise<AcquireResult> {
-    if (this.phase !== 'ready') {
+    if (this.phase !== 'ready' && this.phase !== 'draining') {
       return { granted: false, semaphore: permit.semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
     }
     return this.noted(await this.engine.refresh(permit));

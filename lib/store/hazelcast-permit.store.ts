@@ -74,6 +74,8 @@ export class HazelcastPermitStore implements PermitStore {
   }
 
   async close(): Promise<void> {
+    // Our own shutdown disconnects the client: that is not an outage to report.
+    this.events = {};
     this.connected = false;
     if (this.listenerId && this.definitions) {
       await this.definitions.removeEntryListener(this.listenerId).catch(() => undefined);

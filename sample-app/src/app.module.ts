@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { GatekeeperModule } from 'nestjs-gatekeeper';
+import { BillingJob } from './jobs/billing.job';
+import { DrCheckJob } from './jobs/dr-check.job';
+import { ExportJob } from './jobs/export.job';
+import { ReportsJob } from './jobs/reports.job';
+import { ReindexController } from './reindex.controller';
+import { gatekeeperOptions, sampleConfig } from './sample.config';
+
+@Module({
+  imports: [
+    ScheduleModule.forRoot(),
+    GatekeeperModule.forRoot({
+      ...gatekeeperOptions(),
+      // The admin API under /gatekeeper, protected by a bearer token.
+      admin: { path: 'gatekeeper', token: sampleConfig.adminToken },
+    }),
+  ],
+  controllers: [ReindexController],
+  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob],
+})
+export class AppModule {}

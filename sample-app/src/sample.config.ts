@@ -1,0 +1,37 @@
+import type { GatekeeperModuleOptions } from 'nestjs-gatekeeper';
+
+/** Everything an instance takes from its environment (the sample runner sets these per instance). */
+export const sampleConfig = {
+  port: Number(process.env.PORT ?? 3000),
+  acquirer: process.env.SAMPLE_ACQUIRER ?? `app-${process.env.PORT ?? 3000}`,
+  group: process.env.SAMPLE_GROUP ?? 'production',
+  adminToken: process.env.SAMPLE_ADMIN_TOKEN ?? 'sample-admin-token-change-me',
+};
+
+/** The gatekeeper options of the sample: one definition per job, so each shows a feature. */
+export function gatekeeperOptions(): GatekeeperModuleOptions {
+  return {
+    identity: { group: sampleConfig.group, acquirer: sampleConfig.acquirer },
+    hazelcast: {
+      mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper',
+      clientConfig: {
+        clusterName: process.env.GATEKEEPER_HZ_CLUSTER_NAME ?? 'dev',
+        network: { clusterMembers: (process.env.GATEKEEPER_HZ_MEMBERS ?? '127.0.0.1:5701').split(',') },
+        properties: { 'hazelcast.logging.level': 'WARN' },
+      },
+    },
+    definitions: [
+      // One node at a time runs billing; the holder keeps it as long as it refreshes.
+      { name: 'billing', permits: 1, duration: '6s', groupPattern: 'production|dr-site' },
+      // Two nodes at a time run reports.
+      { name: 'reports', permits: 2, duration: '9s' },
+      // Only the DR site runs the DR check.
+      { name: 'dr-check', permits: 1, duration: '15s', groupPattern: 'dr-site' },
+      // A run longer than its permit: kept alive while it runs, released after (release mode).
+      { name: 'export', permits: 1, duration: '4s' },
+      // Taken by hand through GatekeeperService in the controller.
+      { name: 'reindex', permits: 1, duration: '5s' },
+    ],
+    stateDumpInterval: process.env.SAMPLE_STATE_DUMP ?? '30s',
+  };
+}

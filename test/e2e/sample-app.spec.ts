@@ -1,0 +1,110 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { testCluster, uniquePrefix } from '../support/test-cluster';
+
+interface Run { job: string; node: string; group: string; token: number; tick: number }
+
+const ROOT = join(__dirname, '../..');
+const RUN_LINE = /ran (\S+) on (\S+) \(group (\S+), fencing token (\d+), tick (\d+)\)/;
+const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+const nowTick = () => Math.floor(Date.now() / 1000);
+
+/**
+ * The real three-instance sample (`node scripts/sample.mjs`, as `npm run sample` runs it) attached to the test
+ * member. Everything is read from the instances' "ran <job> on <node> ... tick <t>" log lines; the only clock the
+ * test reads is to note when it acted.
+ */
+describe('the three-instance sample app', () => {
+  const { clusterName, addresses } = testCluster();
+  const env = {
+    ...process.env,
+    GATEKEEPER_HZ_MEMBERS: addresses.join(','),
+    GATEKEEPER_HZ_CLUSTER_NAME: clusterName,
+    SAMPLE_MAP_PREFIX: uniquePrefix('sample'),
+  };
+  let sample: ChildProcess;
+  let output = '';
+  const runs = (job: string) =>
+    stripAnsi(output).split('\n').flatMap((line) => {
+      const m = RUN_LINE.exec(line);
+      return m && m[1] === job ? [{ job, node: m[2], group: m[3], token: Number(m[4]), tick: Number(m[5]) }] : [];
+    });
+  const byTick = (list: Run[]) => {
+    const map = new Map<number, Run[]>();
+    for (const r of list) map.set(r.tick, [...(map.get(r.tick) ?? []), r]);
+    return map;
+  };
+  const cli = async (...args: string[]) => {
+    await promisify(execFile)(process.execPath, [join(ROOT, 'dist/cli/gatekeeper.cli.js'), '--map-prefix', env.SAMPLE_MAP_PREFIX, ...args], { env });
+    return nowTick();
+  };
+  const waitForTick = (job: string, atLeast: number, what: string) =>
+    eventually(what, () => runs(job).some((r) => r.tick >= atLeast) || (nowTick() > atLeast + 1 && nowTick()), { timeoutMs: 30_000, intervalMs: 200 });
+
+  afterAll(async () => {
+    if (sample && sample.exitCode === null) {
+      sample.kill('SIGTERM');
+      await once(sample, 'exit');
+    }
+  });
+
+  it('runs billing once per tick, reports on two, follows pause, migrate and a killed holder', async () => {
+    const ports = [await freePort(), await freePort(), await freePort()];
+    sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    sample.stdout?.on('data', (c) => (output += String(c)));
+    sample.stderr?.on('data', (c) => (output += String(c)));
+    await eventually('all three instances to listen', () => (output.match(/listening on http/g) ?? []).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
+    const pids = new Map([...stripAnsi(output).matchAll(/instance (app-\d+) \(group \S+\) pid (\d+)/g)].map((m) => [m[1], Number(m[2])]));
+    const drNode = `app-${ports[2]}`;
+    const allUp = nowTick();
+
+    // 1. Billing on exactly one instance per tick; reports on two.
+    await waitForTick('reports', allUp + 7, 'a few ticks of every job');
+    expect([...byTick(runs('billing')).values()].every((r) => r.length === 1)).toBe(true);
+    const reportTicks = [...byTick(runs('reports').filter((r) => r.tick > allUp)).values()];
+    expect(reportTicks.length).toBeGreaterThanOrEqual(2);
+    for (const tick of reportTicks) expect(new Set(tick.map((r) => r.node)).size).toBe(2);
+    expect(new Set(runs('dr-check').map((r) => r.node))).toEqual(new Set([drNode]));
+
+    // 2. Pausing through the CLI stops billing everywhere within one tick (2 s); resuming starts it again.
+    const paused = await cli('pause', 'billing');
+    await waitForTick('reports', paused + 7, 'ticks after the pause');
+    expect(runs('billing').filter((r) => r.tick >= paused + 2)).toEqual([]);
+    const resumed = await cli('resume', 'billing');
+    await eventually('billing to run again after resume', () => runs('billing').some((r) => r.tick >= resumed), { timeoutMs: 10_000, intervalMs: 200 });
+
+    // 3. Migrating production to dr-site moves billing to the dr-site instance at the holder's next refresh.
+    const migrated = await cli('migrate', '--from-group', 'production', '--to-group', 'dr-site');
+    await waitForTick('billing', migrated + 6, 'billing ticks after the migration');
+    const afterMigration = runs('billing').filter((r) => r.tick >= migrated + 4);
+    expect(afterMigration.length).toBeGreaterThan(0);
+    expect(new Set(afterMigration.map((r) => r.node))).toEqual(new Set([drNode]));
+
+    // 4. Open billing to every group again, then SIGKILL its holder: another instance takes over within the
+    //    permit's duration (6 s) plus one tick (2 s).
+    await cli('set', 'billing', '--group-pattern', '.*');
+    const holder = runs('billing').at(-1)!.node;
+    process.kill(pids.get(holder)!, 'SIGKILL');
+    const killed = nowTick();
+    await waitForTick('billing', killed + 10, 'a billing run by another instance');
+    const takeover = runs('billing').find((r) => r.tick > killed && r.node !== holder);
+    expect(takeover).toBeDefined();
+    expect(takeover!.tick - killed).toBeLessThanOrEqual(6 + 2 + 1);
+    expect(takeover!.token).toBeGreaterThan(Math.max(...runs('billing').filter((r) => r.node === holder).map((r) => r.token)));
+
+    process.stdout.write(`sample e2e: takeover ${takeover!.tick - killed} s after SIGKILL of ${holder}; ` +
+      `first dr-site billing tick ${afterMigration[0].tick - migrated} s after migrate; ${runs('billing').length} billing runs\n`);
+    // Over the whole run: no billing tick ran twice.
+    expect([...byTick(runs('billing')).entries()].filter(([, r]) => r.length > 1)).toEqual([]);
+
+    // Ctrl-C stops everything cleanly.
+    sample.kill('SIGINT');
+    const [code] = await once(sample, 'exit');
+    expect(code).toBe(0);
+    expect(stripAnsi(output)).toContain('Stopped.');
+  });
+});
