@@ -10,7 +10,9 @@ interface Run { job: string; node: string; group: string; token: number; tick: n
 
 const ROOT = join(__dirname, '../..');
 const RUN_LINE = /ran (\S+) on (\S+) \(group (\S+), fencing token (\d+), tick (\d+)\)/;
-const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+// Colour codes start with ESC; built from its code so the regex holds no control character.
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+const stripAnsi = (text: string) => text.replace(ANSI, '');
 const nowTick = () => Math.floor(Date.now() / 1000);
 
 /**
