@@ -12,6 +12,16 @@ import type { AcquireResult } from './acquire-result';
 import { readSemaphoreStatus, type SemaphoreStatus } from './semaphore-status';
 
 
+/** Tuning of a {@link PermitEngine}. */
+export interface PermitEngineOptions {
+  /** Compare-and-set attempts before a decision gives up with `CONTENTION`. Default 16. */
+  maxAttempts?: number;
+  /** Bound on how far nodes' clocks may disagree, in ms: permits count as live that much longer. Default 0. */
+  clockSkewMs?: number;
+  /** Least number of cluster members that must be visible to grant or refresh. Default: no check. */
+  quorum?: number;
+}
+
 /**
  * Applies the gatekeeper rules to the store for one node: read the semaphore's permit state, decide, and
  * compare-and-set the result, re-reading and deciding again when another node wrote in between. Fails closed:
@@ -20,23 +30,31 @@ import { readSemaphoreStatus, type SemaphoreStatus } from './semaphore-status';
 export class PermitEngine {
   private readonly held = new Map<string, Permit>();
 
+  private readonly maxAttempts: number;
+  private readonly skewMs: number;
+  private readonly quorum: number | undefined;
+
   constructor(
     private readonly store: PermitStore,
     /** Who this node is. */
     readonly identity: NodeIdentity,
     private readonly clock: Clock,
-    private readonly maxAttempts = 16,
-  ) {}
+    options: PermitEngineOptions = {},
+  ) {
+    this.maxAttempts = options.maxAttempts ?? 16;
+    this.skewMs = options.clockSkewMs ?? 0;
+    this.quorum = options.quorum;
+  }
 
   /** Grants a permit, or refreshes the one this node holds (the seed-000 decision). */
   tryAcquire(semaphore: string): Promise<AcquireResult> {
-    return this.decide(semaphore, (def, state, now) => decideAcquire(def, state, this.identity, now));
+    return this.decide(semaphore, (def, state, now) => decideAcquire(def, state, this.identity, now, this.skewMs));
   }
 
   /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. */
   refresh(permit: Permit): Promise<AcquireResult> {
     return this.decide(permit.semaphore, (def, state, now) =>
-      decideRefresh(def, state, this.identity, permit.fencingToken, now),
+      decideRefresh(def, state, this.identity, permit.fencingToken, now, this.skewMs),
     );
   }
 
@@ -46,14 +64,14 @@ export class PermitEngine {
    */
   async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
     const outcome = await this.releaseBy(permit.semaphore, (state, now) =>
-      decideRelease(state, this.identity, permit.fencingToken, now, notBefore),
+      decideRelease(state, this.identity, permit.fencingToken, now, notBefore, this.skewMs),
     );
     return this.forget(permit, outcome);
   }
 
   /** Operator action: removes the permit with `fencingToken` from `semaphore`, whoever holds it. */
   forceRelease(semaphore: string, fencingToken: number): Promise<ReleaseDecision['outcome']> {
-    return this.releaseBy(semaphore, (state, now) => decideForceRelease(state, fencingToken, now));
+    return this.releaseBy(semaphore, (state, now) => decideForceRelease(state, fencingToken, now, this.skewMs));
   }
 
   /** The permits this node believes it holds (as of its last successful grant or refresh). */
@@ -86,6 +104,11 @@ export class PermitEngine {
     semaphore: string,
     rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
+    const members = this.quorum === undefined ? undefined : this.store.memberCount();
+    if (members !== undefined && this.quorum !== undefined && members < this.quorum) {
+      this.held.delete(semaphore);
+      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
+    }
     try {
       for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
         const read = await this.store.readPermitState(semaphore);

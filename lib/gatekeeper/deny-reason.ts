@@ -12,6 +12,7 @@
  * - `STORE_UNAVAILABLE`: the cluster could not be reached (fail closed).
  * - `CORRUPT_STATE`: the stored permit state is unreadable; an operator must repair it.
  * - `NOT_READY`: the module has not connected yet, or is shutting down.
+ * - `QUORUM_NOT_MET`: fewer cluster members are visible than the `quorum` option asks for.
  */
 export const DenyReason = {
   UNKNOWN_SEMAPHORE: 'UNKNOWN_SEMAPHORE',
@@ -25,6 +26,7 @@ export const DenyReason = {
   STORE_UNAVAILABLE: 'STORE_UNAVAILABLE',
   CORRUPT_STATE: 'CORRUPT_STATE',
   NOT_READY: 'NOT_READY',
+  QUORUM_NOT_MET: 'QUORUM_NOT_MET',
 } as const;
 
 /** One of the {@link DenyReason} codes. */

@@ -8,14 +8,18 @@ import type { SemaphoreDefinition } from './semaphore-definition';
  * The gatekeeper's decision for "give me a permit" (seed 000): unknown semaphore, group mismatch and acquirer
  * mismatch deny; a live permit already held by the acquirer is refreshed; a free permit is granted with the next
  * fencing token; otherwise deny. Pure: everything it needs is passed in.
+ *
+ * `skewMs` is the bound on clock disagreement between nodes: a permit counts as live until `expiresAt + skewMs`
+ * by this node's clock, so a node whose clock runs ahead never takes a permit its holder still believes in.
  */
 export function decideAcquire(
   definition: SemaphoreDefinition | undefined,
   state: PermitState,
   node: NodeIdentity,
   now: number,
+  skewMs = 0,
 ): PermitDecision {
-  const admitted = admit(definition, state, node, now);
+  const admitted = admit(definition, state, node, now - skewMs);
   if ('outcome' in admitted) return admitted;
   const { def, live, own } = admitted;
   if (own) return refreshed(def, state, live, own, now);
@@ -45,8 +49,9 @@ export function decideRefresh(
   node: NodeIdentity,
   fencingToken: number,
   now: number,
+  skewMs = 0,
 ): PermitDecision {
-  const admitted = admit(definition, state, node, now);
+  const admitted = admit(definition, state, node, now - skewMs);
   if ('outcome' in admitted) return admitted;
   const { def, live, own } = admitted;
   if (!own || own.fencingToken !== fencingToken) {
@@ -69,34 +74,39 @@ export function decideRelease(
   fencingToken: number,
   now: number,
   notBefore = 0,
+  skewMs = 0,
 ): ReleaseDecision {
+  const horizon = now - skewMs;
   const own = state.permits.find((p) => p.acquirer === node.acquirer && p.fencingToken === fencingToken);
-  if (!own || own.expiresAt <= now) return { outcome: 'not-held', next: own ? prune(state, now, own) : undefined };
+  if (!own || own.expiresAt <= horizon) return { outcome: 'not-held', next: own ? prune(state, horizon, own) : undefined };
   if (notBefore > now) {
     const expiresAt = Math.min(own.expiresAt, notBefore);
     if (expiresAt === own.expiresAt) return { outcome: 'shortened' };
     const shortened = { ...own, expiresAt };
-    return { outcome: 'shortened', next: { lastToken: state.lastToken, permits: replace(livePermits(state, now), shortened) } };
+    return { outcome: 'shortened', next: { lastToken: state.lastToken, permits: replace(livePermits(state, horizon), shortened) } };
   }
-  return { outcome: 'released', next: prune(state, now, own) };
+  return { outcome: 'released', next: prune(state, horizon, own) };
 }
 
 /** An operator removes the permit with `fencingToken`, whoever holds it. */
-export function decideForceRelease(state: PermitState, fencingToken: number, now: number): ReleaseDecision {
-  const target = livePermits(state, now).find((p) => p.fencingToken === fencingToken);
-  return target ? { outcome: 'released', next: prune(state, now, target) } : { outcome: 'not-held' };
+export function decideForceRelease(state: PermitState, fencingToken: number, now: number, skewMs = 0): ReleaseDecision {
+  const horizon = now - skewMs;
+  const target = livePermits(state, horizon).find((p) => p.fencingToken === fencingToken);
+  return target ? { outcome: 'released', next: prune(state, horizon, target) } : { outcome: 'not-held' };
 }
 
 type Admitted = { def: SemaphoreDefinition; live: Permit[]; own: Permit | undefined };
 
 /** The checks acquire and refresh share. A denial here also withdraws the acquirer's own permit, so that a live
- * edit that excludes the holder takes effect at its next refresh rather than at expiry. */
+ * edit that excludes the holder takes effect at its next refresh rather than at expiry. `horizon` is the time
+ * against which liveness is judged (now less the clock-skew bound). */
 function admit(
   definition: SemaphoreDefinition | undefined,
   state: PermitState,
   node: NodeIdentity,
-  now: number,
+  horizon: number,
 ): Admitted | DenyDecision {
+  const now = horizon;
   const live = livePermits(state, now);
   const own = live.find((p) => p.acquirer === node.acquirer);
   const withdraw = (reason: DenyReason, message: string): DenyDecision =>

@@ -21,6 +21,8 @@ export interface ClusterSingletonOptions {
   /** Release mode: the least time a permit is kept after it was taken, so nodes whose clocks or ticks run a bit
    * late do not run the same tick again. Default `0`, as in ShedLock: set it to a little less than the interval. */
   lockAtLeastFor?: DurationInput;
+  /** Refresh the permit in the background while a run takes longer than a third of its duration. Default `true`. */
+  keepAlive?: boolean;
 }
 
 /** Decorator options after validation. */
@@ -29,6 +31,7 @@ export interface ResolvedClusterSingletonOptions {
   readonly durationMs: number | undefined;
   readonly mode: 'hold' | 'release';
   readonly lockAtLeastForMs: number;
+  readonly keepAlive: boolean;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */
@@ -50,5 +53,12 @@ export function resolveClusterSingletonOptions(
     durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
     mode,
     lockAtLeastForMs: parseDuration(options.lockAtLeastFor ?? 0, semaphore, 'lockAtLeastFor', { allowZero: true }),
+    keepAlive: resolveKeepAlive(semaphore, options.keepAlive),
   };
+}
+
+function resolveKeepAlive(semaphore: string, keepAlive: unknown): boolean {
+  if (keepAlive === undefined) return true;
+  if (typeof keepAlive !== 'boolean') throw new InvalidDefinitionError(semaphore, 'keepAlive', `must be true or false, got ${JSON.stringify(keepAlive)}`);
+  return keepAlive;
 }

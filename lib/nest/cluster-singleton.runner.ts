@@ -33,7 +33,7 @@ export class ClusterSingletonRunner {
     }
     this.active.add(where);
     try {
-      return await this.gatekeeper.runUnderPermit(permit, invoke);
+      return await this.gatekeeper.runUnderPermit(permit, invoke, options.keepAlive);
     } finally {
       this.active.delete(where);
       if (options.mode === 'release') {

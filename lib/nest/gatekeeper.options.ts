@@ -36,6 +36,18 @@ export interface GatekeeperModuleOptions {
    * then keeps its permit until it expires, so no other node starts it twice. */
   shutdownTimeout?: DurationInput;
   /**
+   * Bound on how far the nodes' clocks may disagree. Permits count as live this much longer when another node
+   * decides, and a running job's lease stops vouching for its permit this much earlier, so no two nodes hold a
+   * permit at once while clocks stay within the bound. Costs up to twice this in takeover delay. Default `'500ms'`.
+   */
+  maxClockSkew?: DurationInput;
+  /**
+   * Least number of Hazelcast members this node must see to grant or refresh any permit (a soft split-brain
+   * guard; configure the members' own split-brain protection too). Below it: deny `QUORUM_NOT_MET`, and running
+   * jobs' leases fire their signal. Default: no check.
+   */
+  quorum?: number;
+  /**
    * Log the state of every semaphore at this interval (`'1m'`): one line each with holders, groups, expiries,
    * fencing tokens and this node's denials since the last dump. Off by default.
    */
@@ -54,6 +66,8 @@ export interface ResolvedGatekeeperOptions {
   readonly hazelcast: HazelcastStoreOptions;
   readonly shutdownTimeoutMs: number;
   readonly stateDumpIntervalMs: number | undefined;
+  readonly clockSkewMs: number;
+  readonly quorum: number | undefined;
   readonly clock: Clock;
 }
 
@@ -94,6 +108,16 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
       options.stateDumpInterval === undefined
         ? undefined
         : parseDuration(options.stateDumpInterval, '<module options>', 'stateDumpInterval'),
+    clockSkewMs: parseDuration(options.maxClockSkew ?? '500ms', '<module options>', 'maxClockSkew', { allowZero: true }),
+    quorum: resolveQuorum(options.quorum),
     clock: options.clock ?? systemClock,
   };
+}
+
+function resolveQuorum(quorum: number | undefined): number | undefined {
+  if (quorum === undefined) return undefined;
+  if (!Number.isSafeInteger(quorum) || quorum < 1) {
+    throw new InvalidDefinitionError('<module options>', 'quorum', `must be a whole number, 1 or more, got ${JSON.stringify(quorum)}`);
+  }
+  return quorum;
 }

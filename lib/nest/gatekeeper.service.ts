@@ -59,7 +59,10 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     private readonly explorer: ClusterSingletonExplorer,
   ) {
-    this.engine = new PermitEngine(store, options.identity, options.clock);
+    this.engine = new PermitEngine(store, options.identity, options.clock, {
+      clockSkewMs: options.clockSkewMs,
+      quorum: options.quorum,
+    });
     this.admin = new SemaphoreAdmin(store, options.clock);
   }
 
@@ -190,8 +193,11 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** @internal Runs `fn` under `permit`: keeps it alive, exposes it through async context, tracks it for shutdown. */
-  async runUnderPermit<T>(permit: Permit, fn: (lease: PermitLease) => T | Promise<T>): Promise<T> {
-    const lease = new PermitLease(permit, (p) => this.refresh(p), this.options.clock, true);
+  async runUnderPermit<T>(permit: Permit, fn: (lease: PermitLease) => T | Promise<T>, keepAlive = true): Promise<T> {
+    const lease = new PermitLease(permit, (p) => this.refresh(p), this.options.clock, {
+      keepAlive,
+      clockSkewMs: this.options.clockSkewMs,
+    });
     this.leases.add(lease);
     const run = permitContext.run(lease, async () => fn(lease));
     this.running.add(run);

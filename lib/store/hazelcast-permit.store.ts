@@ -88,6 +88,11 @@ export class HazelcastPermitStore implements PermitStore {
     return this.connected && (this.client?.getLifecycleService().isRunning() ?? false);
   }
 
+  memberCount(): number | undefined {
+    // The client's member list goes stale while disconnected; count nobody then.
+    return this.isConnected() && !this.wasDisconnected ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
+  }
+
   getDefinition(name: string): SemaphoreDefinition | undefined {
     return this.cache.get(name);
   }

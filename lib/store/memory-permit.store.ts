@@ -60,6 +60,10 @@ export class MemoryPermitStore implements PermitStore {
     return this.connected;
   }
 
+  memberCount(): number | undefined {
+    return undefined;
+  }
+
   getDefinition(name: string): SemaphoreDefinition | undefined {
     return this.cache.get(name);
   }

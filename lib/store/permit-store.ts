@@ -43,6 +43,8 @@ export interface PermitStore {
   close(): Promise<void>;
   /** Whether the store is connected right now. */
   isConnected(): boolean;
+  /** How many cluster members the store can see now, or `undefined` when it has no cluster (memory). */
+  memberCount(): number | undefined;
 
   /** The cached definition with this name. */
   getDefinition(name: string): SemaphoreDefinition | undefined;

@@ -16,8 +16,9 @@ describe('GatekeeperService on a real member', () => {
       { name: 'manual', duration: '2s' },
       { name: 'short', duration: 300 },
     ];
-    a = await startNode({ identity: { acquirer: 'node-a' }, mapPrefix, definitions });
-    b = await startNode({ identity: { acquirer: 'node-b' }, mapPrefix, definitions });
+    // A 300 ms permit needs a clock-skew bound well below it (the default 500 ms would leave no valid lease).
+    a = await startNode({ identity: { acquirer: 'node-a' }, mapPrefix, definitions, maxClockSkew: 30 });
+    b = await startNode({ identity: { acquirer: 'node-b' }, mapPrefix, definitions, maxClockSkew: 30 });
   });
   afterEach(async () => {
     await Promise.all([a.close(), b.close()]);

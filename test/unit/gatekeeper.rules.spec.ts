@@ -187,3 +187,22 @@ describe('decideRelease', () => {
     expect(d).toMatchObject({ outcome: 'not-held', next: { permits: [] } });
   });
 });
+
+describe('clock-skew bound', () => {
+  const skew = 500;
+  const s1 = apply(empty, decideAcquire(def(), empty, node('a'), T0, skew));
+
+  it('counts another holder\'s permit as live until expiry plus the bound', () => {
+    expect(decideAcquire(def(), s1, node('b'), T0 + 10_000, skew)).toMatchObject({ reason: DenyReason.NO_PERMIT_AVAILABLE });
+    expect(decideAcquire(def(), s1, node('b'), T0 + 10_499, skew)).toMatchObject({ reason: DenyReason.NO_PERMIT_AVAILABLE });
+    expect(granted(decideAcquire(def(), s1, node('b'), T0 + 10_500, skew)).permit.acquirer).toBe('b');
+  });
+
+  it('lets the holder refresh inside the window, since no one else can have taken it', () => {
+    expect(granted(decideRefresh(def(), s1, node('a'), T0 + 1, T0 + 10_200, skew)).permit.expiresAt).toBe(T0 + 20_200);
+  });
+
+  it('releases a permit still inside the window', () => {
+    expect(decideRelease(s1, node('a'), T0 + 1, T0 + 10_200, 0, skew)).toMatchObject({ outcome: 'released' });
+  });
+});
