@@ -63,7 +63,11 @@ export class SemaphoreAdmin {
       throw new InvalidDefinitionError(name, 'definition', 'an update must be an object of fields');
     }
     if ('name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
-    return this.put({ ...toDefinitionInput(existing), ...patch, name });
+    const updated = validateDefinition({ ...toDefinitionInput(existing), ...patch, name });
+    // A paused semaphore edited while still paused (e.g. migrated) keeps what resume should restore.
+    const kept = updated.permits === 0 && existing.pausedFrom ? { ...updated, pausedFrom: existing.pausedFrom } : updated;
+    await this.store.saveDefinition(kept);
+    return kept;
   }
 
   /** Removes a definition; returns whether it existed. Its permits lapse at their holders' next refresh. */

@@ -25,20 +25,24 @@ export class PermitLostError extends GatekeeperError {
  */
 export class PermitLease {
   private readonly controller = new AbortController();
-  private timer?: NodeJS.Timeout;
+  /** Refreshes the permit (keep-alive). */
+  private refreshTimer?: NodeJS.Timeout;
+  /** Fires the signal at `validUntil`, whatever a refresh in flight is doing (it may hang for a long time). */
+  private expiryTimer?: NodeJS.Timeout;
   private current: Permit;
   private readonly skewMs: number;
+  private ended = false;
 
   constructor(
     permit: Permit,
     private readonly refresh: (permit: Permit) => Promise<AcquireResult>,
     private readonly clock: Clock,
-    { keepAlive = true, clockSkewMs = 0 }: { keepAlive?: boolean; clockSkewMs?: number } = {},
+    private readonly options: { keepAlive?: boolean; clockSkewMs?: number } = {},
   ) {
     this.current = permit;
-    this.skewMs = clockSkewMs;
-    const durationMs = Math.max(1, permit.expiresAt - permit.refreshedAt - clockSkewMs);
-    if (keepAlive) this.schedule(Math.max(20, Math.floor(durationMs / 3)));
+    this.skewMs = options.clockSkewMs ?? 0;
+    this.armExpiry();
+    this.scheduleRefresh();
   }
 
   /** Until when (this node's clock) the lease vouches for the permit. */
@@ -69,31 +73,55 @@ export class PermitLease {
 
   /** Stops keeping the permit alive; with a reason, also fires the signal. */
   end(reason?: string): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.ended = true;
+    clearTimeout(this.refreshTimer);
+    clearTimeout(this.expiryTimer);
     if (reason) this.lose(reason);
   }
 
-  private schedule(intervalMs: number): void {
-    this.timer = setTimeout(() => void this.tick(intervalMs), intervalMs);
-    this.timer.unref();
+  /** Next refresh at a third of what is left of the permit, so a live cut of the duration is followed. */
+  private scheduleRefresh(): void {
+    if (this.options.keepAlive === false || this.ended) return;
+    const left = this.validUntil - this.clock.now();
+    const durationMs = Math.max(1, this.current.expiresAt - this.current.refreshedAt - this.skewMs);
+    const delay = Math.max(10, Math.min(Math.floor(durationMs / 3), Math.floor(left / 2)));
+    this.refreshTimer = setTimeout(() => void this.tick(), delay);
+    this.refreshTimer.unref();
   }
 
-  private async tick(intervalMs: number): Promise<void> {
-    if (this.controller.signal.aborted || !this.timer) return;
-    if (this.clock.now() >= this.validUntil) return this.end('expired without a successful refresh');
-    const result = await this.refresh(this.current);
-    if (!this.timer) return; // ended while the refresh was in flight
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    const left = this.validUntil - this.clock.now();
+    if (left <= 0) return this.lose('expired without a successful refresh');
+    this.expiryTimer = setTimeout(() => {
+      if (this.clock.now() >= this.validUntil) this.lose('expired without a successful refresh');
+      else this.armExpiry();
+    }, left);
+    this.expiryTimer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ended || this.controller.signal.aborted) return;
+    let result: AcquireResult;
+    try {
+      result = await this.refresh(this.current);
+    } catch (error) {
+      // A store that throws instead of denying: treat as transient, the expiry timer still guards.
+      result = { granted: false, semaphore: this.current.semaphore, reason: 'STORE_UNAVAILABLE', message: String(error) };
+    }
+    if (this.ended || this.controller.signal.aborted) return;
     if (result.granted) {
       this.current = result.permit;
+      this.armExpiry();
     } else if (result.reason !== 'STORE_UNAVAILABLE' && result.reason !== 'CONTENTION') {
       return this.end(`${result.reason}: ${result.message}`);
     }
-    // On a transient failure keep trying until expiry, then give up.
-    this.schedule(Math.max(10, Math.min(intervalMs, this.validUntil - this.clock.now())));
+    this.scheduleRefresh();
   }
 
   private lose(reason: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(new PermitLostError(this.current.semaphore, reason));
+    clearTimeout(this.refreshTimer);
+    clearTimeout(this.expiryTimer);
   }
 }

@@ -21,6 +21,9 @@ export const messages = {
     `${count} job(s) still running after the shutdown timeout keep their permits until they expire`,
   autoDefined: (name: string, where: string, durationMs: number) =>
     `Auto-defined semaphore "${name}" for ${where} (1 permit, any group, any acquirer, ${durationMs} ms)`,
+  durationBelowSkew: (name: string, durationMs: number, skewMs: number) =>
+    `Semaphore "${name}" lasts ${durationMs} ms, not more than twice maxClockSkew (${skewMs} ms): a running job's ` +
+    'lease can vouch for its permit only briefly or not at all; lengthen the duration or lower maxClockSkew',
   missingDuration: (where: string) =>
     'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
 } as const;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../gatekeeper/clock';
 import { systemClock } from '../gatekeeper/clock';
@@ -11,7 +12,10 @@ import type { PermitStore } from '../store/permit-store';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
-  /** This node's identity. Default group `'default'`, acquirer `<hostname>-<pid>`. */
+  /**
+   * This node's identity. Default group `'default'`, acquirer `<hostname>-<pid>-<random>`. An acquirer you set
+   * must be unique per running process: two processes with one name would share one permit.
+   */
   identity?: Partial<NodeIdentity>;
   /** Semaphore definitions to load into the cluster at startup. Validated; a bad one stops the app with an error naming it. */
   definitions?: SemaphoreDefinitionInput[];
@@ -75,7 +79,9 @@ export interface ResolvedGatekeeperOptions {
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
   const identity = {
     group: options.identity?.group ?? 'default',
-    acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}`,
+    // The random part keeps a restarted process (pid 1 again, in a container) from adopting its frozen
+    // predecessor's permit, which would give both the same fencing token.
+    acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
   };
   for (const field of ['group', 'acquirer'] as const) {
     if (typeof identity[field] !== 'string' || identity[field].trim() === '') {

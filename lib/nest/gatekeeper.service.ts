@@ -1,4 +1,6 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
+} from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
 import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
@@ -40,7 +42,7 @@ export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ra
  * running jobs, releases this node's permits and disconnects.
  */
 @Injectable()
-export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
+export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly engine: PermitEngine;
   private readonly admin: SemaphoreAdmin;
@@ -88,6 +90,11 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
       throw error;
     }
     this.phase = 'ready';
+    for (const definition of this.store.listDefinitions()) {
+      if (definition.durationMs <= 2 * this.options.clockSkewMs) {
+        this.logger.warn(messages.durationBelowSkew(definition.name, definition.durationMs, this.options.clockSkewMs));
+      }
+    }
     if (this.options.stateDumpIntervalMs) {
       this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
       this.dumpTimer.unref();
@@ -107,19 +114,24 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** @internal Waits for running jobs (up to `shutdownTimeout`), releases held permits and disconnects. */
-  async onApplicationShutdown(): Promise<void> {
-    this.phase = 'draining';
+  /** @internal Shutdown begins: no new permits from here on (ticks may still fire until schedules stop). */
+  onModuleDestroy(): void {
+    if (this.phase === 'ready') this.phase = 'draining';
     clearInterval(this.dumpTimer);
+  }
+
+  /** @internal Waits for running jobs, up to `shutdownTimeout`, while their leases keep their permits alive. */
+  async beforeApplicationShutdown(): Promise<void> {
     const drained = await Promise.race([
       Promise.allSettled([...this.running]).then(() => true),
       sleep(this.options.shutdownTimeoutMs, false, { ref: false }),
     ]);
-    const busy = new Set<number>();
-    if (!drained) {
-      this.logger.warn(messages.shutdownRunning(this.leases.size));
-      for (const lease of this.leases) busy.add(lease.permit.fencingToken);
-    }
+    if (!drained) this.logger.warn(messages.shutdownRunning(this.leases.size));
+  }
+
+  /** @internal Releases the permits of finished work (a job still running keeps its permit until it expires) and disconnects. */
+  async onApplicationShutdown(): Promise<void> {
+    const busy = new Set([...this.leases].map((lease) => lease.permit.fencingToken));
     this.phase = 'closed';
     for (const lease of this.leases) lease.end('this node is shutting down');
     for (const permit of this.engine.heldPermits()) {
@@ -210,8 +222,15 @@ export class GatekeeperService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** @internal Releases after a run, never throwing: a permit that cannot be released simply expires. */
+  /**
+   * @internal Releases after a run, never throwing: a permit that cannot be released simply expires. A permit
+   * another run on this node still uses (same semaphore, same acquirer, so the same permit) is left alone.
+   */
   async releaseQuietly(permit: Permit, notBefore = 0): Promise<void> {
+    const inUse = [...this.leases].some(
+      (lease) => lease.permit.semaphore === permit.semaphore && lease.permit.fencingToken === permit.fencingToken,
+    );
+    if (inUse) return;
     try {
       await this.engine.release(permit, notBefore);
     } catch (error) {

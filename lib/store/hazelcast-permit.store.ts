@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-client';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import type { PermitState } from '../gatekeeper/permit';
@@ -8,6 +9,7 @@ import {
 import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
 
 const OWN_WRITE_EVENT_WAIT_MS = 5_000;
+const EPOCH_KEY = 'epoch';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -22,7 +24,7 @@ export interface HazelcastStoreOptions {
    * for the 120 s invocation timeout.
    */
   clientConfig?: ClientConfig;
-  /** Prefix of the two IMaps: `<prefix>.definitions` and `<prefix>.permits`. Default `'gatekeeper'`. */
+  /** Prefix of the IMaps: `<prefix>.definitions`, `<prefix>.permits` and `<prefix>.meta`. Default `'gatekeeper'`. */
   mapPrefix?: string;
 }
 
@@ -38,9 +40,16 @@ export class HazelcastPermitStore implements PermitStore {
   private listenerId?: string;
   private cache = new Map<string, SemaphoreDefinition>();
   private events: PermitStoreEvents = {};
+  private meta?: IMap<string, string>;
   private connected = false;
-  private wasDisconnected = false;
-  private freshCluster = false;
+  /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
+  private suspect = false;
+  private resyncing?: Promise<void>;
+  /** A random id this cluster's data carries; if it is gone or different after a reconnect, the data was lost. */
+  private epoch?: string;
+  /** Counts definition events, per key the last one seen, so a reload never overwrites a newer event. */
+  private eventCount = 0;
+  private readonly lastEvent = new Map<string, number>();
   private readonly mapPrefix: string;
   /** This node's own definition writes whose entry events have not arrived yet (see {@link onEvent}). */
   private readonly ownWrites = new Map<string, { raw: string | null; at: number; landed: boolean }>();
@@ -54,6 +63,9 @@ export class HazelcastPermitStore implements PermitStore {
     this.client = this.options.client ?? (await Client.newHazelcastClient(this.ownedClientConfig()));
     this.definitions = await this.client.getMap<string, string>(`${this.mapPrefix}.definitions`);
     this.permits = await this.client.getMap<string, string>(`${this.mapPrefix}.permits`);
+    this.meta = await this.client.getMap<string, string>(`${this.mapPrefix}.meta`);
+    const candidate = randomUUID();
+    this.epoch = (await this.meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
     const reload = (name: string, value: string | null) => this.onEvent(name, value);
     this.listenerId = await this.definitions.addEntryListener(
       {
@@ -90,7 +102,7 @@ export class HazelcastPermitStore implements PermitStore {
 
   memberCount(): number | undefined {
     // The client's member list goes stale while disconnected; count nobody then.
-    return this.isConnected() && !this.wasDisconnected ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
+    return this.isConnected() && !this.suspect ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
   }
 
   getDefinition(name: string): SemaphoreDefinition | undefined {
@@ -162,20 +174,38 @@ export class HazelcastPermitStore implements PermitStore {
   }
 
   private onLifecycle(state: LifecycleState): void {
+    if (!this.connected) return;
     if (state === LifecycleState.DISCONNECTED) {
-      this.wasDisconnected = true;
+      this.suspect = true;
       this.events.disconnected?.();
-    } else if (state === LifecycleState.CHANGED_CLUSTER) {
-      this.freshCluster = true;
-    } else if (state === LifecycleState.CONNECTED && this.wasDisconnected) {
-      this.wasDisconnected = false;
-      const fresh = this.freshCluster;
-      this.freshCluster = false;
-      // Events missed while disconnected are not replayed: re-read before saying we are back.
-      void this.reloadDefinitions()
-        .catch(() => undefined)
-        .then(() => this.events.reconnected?.(fresh));
+    } else if (state === LifecycleState.CONNECTED && this.suspect) {
+      void this.resync();
     }
+  }
+
+  /**
+   * After a disconnect (noticed by a lifecycle event, or by a failed call with an injected client): events missed
+   * meanwhile are not replayed, so re-read the definitions; and if the epoch is gone or changed, the cluster was
+   * restarted and lost its maps, which the owner repairs by publishing its definitions again.
+   */
+  private resync(): Promise<void> {
+    this.resyncing ??= (async () => {
+      try {
+        const meta = this.map('meta');
+        const candidate = randomUUID();
+        const current = (await meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
+        const fresh = current !== this.epoch;
+        this.epoch = current;
+        await this.reloadDefinitions();
+        this.suspect = false;
+        this.events.reconnected?.(fresh);
+      } catch {
+        // Still unreachable: the next reconnect or successful call tries again.
+      } finally {
+        this.resyncing = undefined;
+      }
+    })();
+    return this.resyncing;
   }
 
   /**
@@ -204,6 +234,7 @@ export class HazelcastPermitStore implements PermitStore {
   }
 
   private onEvent(name: string, raw: string | null): void {
+    this.lastEvent.set(name, ++this.eventCount);
     const own = this.ownWrites.get(name);
     if (own?.raw === raw) {
       this.ownWrites.delete(name);
@@ -217,10 +248,13 @@ export class HazelcastPermitStore implements PermitStore {
   private async reloadDefinitions(): Promise<void> {
     this.ownWrites.clear();
     const map = this.map('definitions');
+    const startedAt = this.eventCount;
     const entries = await this.call(() => map.entrySet());
+    // A key with an event newer than the snapshot already holds a fresher value than the snapshot's.
+    const stale = (name: string) => (this.lastEvent.get(name) ?? 0) > startedAt;
     const names = new Set(entries.map(([name]) => name));
-    for (const name of [...this.cache.keys()]) if (!names.has(name)) this.apply(name, null);
-    for (const [name, raw] of entries) this.apply(name, raw);
+    for (const name of [...this.cache.keys()]) if (!names.has(name) && !stale(name)) this.apply(name, null);
+    for (const [name, raw] of entries) if (!stale(name)) this.apply(name, raw);
   }
 
   private apply(name: string, raw: string | null): void {
@@ -240,8 +274,8 @@ export class HazelcastPermitStore implements PermitStore {
     this.events.definitionChanged?.({ name, definition: after });
   }
 
-  private map(which: 'definitions' | 'permits'): IMap<string, string> {
-    const map = which === 'definitions' ? this.definitions : this.permits;
+  private map(which: 'definitions' | 'permits' | 'meta'): IMap<string, string> {
+    const map = which === 'definitions' ? this.definitions : which === 'permits' ? this.permits : this.meta;
     if (!map) throw new StoreUnavailableError('The Hazelcast store is not connected yet');
     return map;
   }
@@ -249,8 +283,13 @@ export class HazelcastPermitStore implements PermitStore {
   /** Runs a cluster call, turning any client failure into {@link StoreUnavailableError} (callers fail closed). */
   private async call<T>(operation: () => Promise<T>, earlier?: unknown): Promise<T> {
     try {
-      return await operation();
+      const result = await operation();
+      // With an injected client there are no lifecycle events: a call that works after one that failed is the
+      // sign that the connection is back.
+      if (this.suspect && this.connected) void this.resync();
+      return result;
     } catch (error) {
+      this.suspect = this.connected;
       const cause = earlier ?? error;
       throw new StoreUnavailableError(`Hazelcast call failed: ${(cause as Error).message ?? String(cause)}`, { cause });
     }

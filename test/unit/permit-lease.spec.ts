@@ -32,7 +32,10 @@ describe('PermitLease', () => {
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh).toHaveBeenCalledTimes(1);
     expect(lease.permit.expiresAt).toBe(permit.expiresAt + 1000);
-    await jest.advanceTimersByTimeAsync(1000);
+    // The next refresh follows the refreshed permit: a third of its 4 s.
+    await jest.advanceTimersByTimeAsync(1300);
+    expect(refresh).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(100);
     expect(refresh).toHaveBeenCalledTimes(2);
     expect(lease.signal.aborted).toBe(true);
     expect((lease.signal.reason as Error).message).toContain('PAUSED');
@@ -53,6 +56,26 @@ describe('PermitLease', () => {
     await jest.advanceTimersByTimeAsync(200);
     expect(lease.signal.aborted).toBe(true);
     expect((lease.signal.reason as Error).message).toContain('expired');
+  });
+
+  it('fires at expiry even while a refresh hangs', async () => {
+    const refresh = jest.fn(() => new Promise<AcquireResult>(() => undefined));
+    const start = clock.now();
+    const t0 = Date.now();
+    const lease = new PermitLease(permit, refresh, { now: () => start + (Date.now() - t0) }, { clockSkewMs: 500 });
+    await jest.advanceTimersByTimeAsync(2_499);
+    expect(lease.signal.aborted).toBe(false);
+    expect(refresh).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(lease.signal.aborted).toBe(true);
+  });
+
+  it('fires at expiry without keep-alive', async () => {
+    const start = clock.now();
+    const t0 = Date.now();
+    const lease = new PermitLease(permit, jest.fn(), { now: () => start + (Date.now() - t0) }, { keepAlive: false });
+    await jest.advanceTimersByTimeAsync(3_000);
+    expect(lease.signal.aborted).toBe(true);
   });
 
   it('stops refreshing when ended without a reason, and does not fire', async () => {

@@ -93,6 +93,9 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     migrate(@Body() input: unknown) {
       return answer(() => {
         const { fromGroup, toGroup, dryRun } = body(input);
+        if (dryRun !== undefined && typeof dryRun !== 'boolean') {
+          throw new InvalidDefinitionError('<migration>', 'dryRun', `must be true or false, got ${JSON.stringify(dryRun)}`);
+        }
         return this.gatekeeper.migrate(fromGroup as string, toGroup as string, { dryRun: dryRun === true });
       });
     }
