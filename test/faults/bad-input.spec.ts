@@ -1,0 +1,87 @@
+import { Client } from 'hazelcast-client';
+import {
+  InvalidDefinitionError, PermitNotHeldError, UnknownSemaphoreError, type GatekeeperService, type Permit,
+} from '../../lib';
+import { startNode, TickJobs, type LedgerEntry, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { eventually } from '../support/eventually';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+type Call = (a: GatekeeperService, held: Permit) => unknown;
+
+/** Every bad call gets an error naming the thing and the field, and the cluster's maps are byte-for-byte unchanged. */
+describe('bad input and foreign data', () => {
+  const mapPrefix = uniquePrefix('bad');
+  const ledger: LedgerEntry[] = [];
+  let a: TestNode;
+  let b: TestNode;
+  let raw: Client;
+  let held: Permit;
+
+  const snapshot = async () => {
+    const read = async (map: string) => (await (await raw.getMap<string, string>(`${mapPrefix}.${map}`)).entrySet()).sort();
+    return { definitions: await read('definitions'), permits: await read('permits') };
+  };
+
+  beforeAll(async () => {
+    raw = await Client.newHazelcastClient(testClientConfig());
+    const definitions = [{ name: 'billing', duration: '1m' }, { name: 'reports', duration: '1m', permits: 2 }];
+    a = await startNode({ identity: { acquirer: 'node-a' }, mapPrefix, definitions, ledger });
+    b = await startNode({ identity: { acquirer: 'node-b' }, mapPrefix, definitions, ledger });
+    held = await b.gatekeeper.acquire('reports');
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    await raw.shutdown();
+  });
+
+  const cases: Array<[string, Call, new (...args: never[]) => Error, RegExp]> = [
+    ['an invalid group regex', (g) => g.putDefinition({ name: 'billing', duration: '1m', groupPattern: 'prod(' }), InvalidDefinitionError, /"billing": invalid groupPattern/],
+    ['an invalid acquirer regex', (g) => g.updateDefinition('billing', { acquirerPattern: '*' }), InvalidDefinitionError, /"billing": invalid acquirerPattern/],
+    ['negative permits', (g) => g.updateDefinition('billing', { permits: -1 }), InvalidDefinitionError, /"billing": invalid permits/],
+    ['fractional permits', (g) => g.putDefinition({ name: 'billing', duration: '1m', permits: 1.5 }), InvalidDefinitionError, /"billing": invalid permits/],
+    ['an unparsable duration', (g) => g.putDefinition({ name: 'billing', duration: 'soon' }), InvalidDefinitionError, /"billing": invalid duration/],
+    ['a zero duration', (g) => g.updateDefinition('billing', { duration: 0 }), InvalidDefinitionError, /"billing": invalid duration/],
+    ['an empty name', (g) => g.putDefinition({ name: '', duration: '1m' }), InvalidDefinitionError, /invalid name/],
+    ['an over-long name', (g) => g.putDefinition({ name: 'n'.repeat(201), duration: '1m' }), InvalidDefinitionError, /invalid name: must be at most 200/],
+    ['an unknown field', (g) => g.updateDefinition('billing', { permit: 2 } as never), InvalidDefinitionError, /"billing": invalid permit: is not a definition field/],
+    ['a rename by update', (g) => g.updateDefinition('billing', { name: 'x' } as never), InvalidDefinitionError, /"billing": invalid name/],
+    ['an update of an unknown semaphore', (g) => g.updateDefinition('ghost', { permits: 1 }), UnknownSemaphoreError, /"ghost" has no definition/],
+    ['a resume of an unknown semaphore', (g) => g.resume('ghost'), UnknownSemaphoreError, /"ghost"/],
+    ['an empty migration group', (g) => g.migrate('', 'dr-site'), InvalidDefinitionError, /invalid fromGroup/],
+    ['a release of another node\'s permit', (g, p) => g.release(p), PermitNotHeldError, /"reports": permit with fencing token \d+ is not held by "node-a"/],
+    ['a release of a forged token', (g, p) => g.release({ ...p, acquirer: 'node-a', fencingToken: 1 }), PermitNotHeldError, /fencing token 1 is not held/],
+    ['a force-release of a non-number', (g) => g.forceRelease('reports', Number.NaN), InvalidDefinitionError, /"reports": invalid fencingToken/],
+    ['an acquire timeout that is no duration', (g) => g.acquire('billing', { timeout: 'soon' }), InvalidDefinitionError, /"billing": invalid timeout/],
+    ['a permit asked by an empty name', (g) => g.tryAcquire(''), InvalidDefinitionError, /invalid name/],
+  ];
+
+  it.each(cases)('rejects %s with a clear error and changes nothing', async (_, call, type, message) => {
+    const before = await snapshot();
+    const error = await (async () => call(a.gatekeeper, held))().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(type);
+    expect((error as Error).message).toMatch(message);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('denies, logs once with the key, and recovers once an operator resets a hand-written permit state', async () => {
+    await (await raw.getMap<string, string>(`${mapPrefix}.permits`)).set('billing', '{"holder":"someone by hand"}');
+    const jobs = a.get(TickJobs);
+    for (let tick = 0; tick < 3; tick++) await jobs.billing(tick);
+    expect(ledger.filter((e) => e.job === 'billing')).toEqual([]);
+    const logged = [a, b].flatMap((n) => n.logger.find('error', /unreadable value under "billing"/));
+    expect(logged).toHaveLength(1);
+    expect(await a.gatekeeper.tryAcquire('billing')).toMatchObject({ granted: false, reason: 'CORRUPT_STATE' });
+    await a.gatekeeper.resetPermits('billing');
+    await jobs.billing(3);
+    expect(ledger.filter((e) => e.job === 'billing').map((e) => e.tick)).toEqual([3]);
+  });
+
+  it('skips a hand-written definition without crashing, and takes the repaired one', async () => {
+    await (await raw.getMap<string, string>(`${mapPrefix}.definitions`)).set('hand-made', 'permits=3');
+    await eventually('the bad definition to be reported', () => [a, b].some((n) => n.logger.find('error', /"hand-made"/).length));
+    expect(a.gatekeeper.getDefinition('hand-made')).toBeUndefined();
+    expect(await a.gatekeeper.tryAcquire('hand-made')).toMatchObject({ granted: false, reason: 'UNKNOWN_SEMAPHORE' });
+    await a.gatekeeper.putDefinition({ name: 'hand-made', duration: '1m', permits: 3 });
+    expect(await a.gatekeeper.tryAcquire('hand-made')).toMatchObject({ granted: true });
+  });
+});
