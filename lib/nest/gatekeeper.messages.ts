@@ -7,6 +7,7 @@ export const messages = {
     `Connected to the ${kind} store as ${acquirer} (group ${group})`,
   unavailable: (detail: string) =>
     `Cluster unreachable: denying every permit until it is back (fail closed). ${detail}`,
+  republished: (count: number) => `The cluster lost its data (full restart): put back ${count} definition(s)`,
   available: () => 'Cluster reachable again: permits are granted as usual',
   corruptValue: (key: string, reason: string) =>
     `Ignoring unreadable value under "${key}" (${reason}); repair it with GatekeeperService.resetPermits() or putDefinition()`,

@@ -77,7 +77,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   async onModuleInit(): Promise<void> {
     await this.store.connect({
       disconnected: () => this.noteAvailability(false, 'connection lost'),
-      reconnected: (fresh) => void this.onReconnected(fresh),
+      reconnected: (fresh) => this.onReconnected(fresh),
       corruptValue: (key, reason) => this.reportCorrupt(key, reason),
     });
     this.logger.log(messages.connected(this.store.constructor.name, this.identity.group, this.identity.acquirer));
@@ -333,7 +333,8 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     if (freshCluster) {
       // A full cluster restart loses every map: put back what this node knows, without overwriting what
       // another node may already have restored.
-      await this.publish([...this.options.definitions, ...this.autoDefined], true).catch(() => undefined);
+      await this.publish([...this.options.definitions, ...this.autoDefined], true);
+      this.logger.log(messages.republished(this.options.definitions.length + this.autoDefined.length));
     }
     this.noteAvailability(true);
   }

@@ -47,6 +47,8 @@ export class HazelcastPermitStore implements PermitStore {
   private resyncing?: Promise<void>;
   /** A random id this cluster's data carries; if it is gone or different after a reconnect, the data was lost. */
   private epoch?: string;
+  /** The cluster lost its data and the owner has not yet put its definitions back. */
+  private lostData = false;
   /** Counts definition events, per key the last one seen, so a reload never overwrites a newer event. */
   private eventCount = 0;
   private readonly lastEvent = new Map<string, number>();
@@ -194,11 +196,18 @@ export class HazelcastPermitStore implements PermitStore {
         const meta = this.map('meta');
         const candidate = randomUUID();
         const current = (await meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
-        const fresh = current !== this.epoch;
+        this.lostData ||= current !== this.epoch;
         this.epoch = current;
-        await this.reloadDefinitions();
+        if (this.lostData) {
+          // Let the owner put its definitions back before the cache is re-read, so it never runs empty.
+          await this.events.reconnected?.(true);
+          this.lostData = false;
+          await this.reloadDefinitions();
+        } else {
+          await this.reloadDefinitions();
+          await this.events.reconnected?.(false);
+        }
         this.suspect = false;
-        this.events.reconnected?.(fresh);
       } catch {
         // Still unreachable: the next reconnect or successful call tries again.
       } finally {

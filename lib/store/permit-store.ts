@@ -21,8 +21,11 @@ export interface DefinitionChange {
 export interface PermitStoreEvents {
   /** The store lost its connection; operations fail until {@link PermitStoreEvents.reconnected}. */
   disconnected?(): void;
-  /** The connection came back. `freshCluster` is true when the cluster lost its data (a full restart). */
-  reconnected?(freshCluster: boolean): void;
+  /**
+   * The connection came back. `freshCluster` is true when the cluster lost its data (a full restart): the owner
+   * should put its definitions back before resolving; if it throws, the store asks again after the next success.
+   */
+  reconnected?(freshCluster: boolean): void | Promise<void>;
   /** A definition was added, changed or removed. */
   definitionChanged?(change: DefinitionChange): void;
   /** A stored value could not be decoded and was skipped. */
