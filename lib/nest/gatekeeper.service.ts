@@ -316,7 +316,8 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   private async defineDecoratedSemaphores(): Promise<void> {
     for (const { where, options } of this.explorer.discover()) {
-      if (this.store.getDefinition(options.semaphore)) continue;
+      // The cache may not have a definition another node wrote a moment ago: ask the cluster before deciding.
+      if (this.store.getDefinition(options.semaphore) || (await this.store.readDefinition(options.semaphore))) continue;
       if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
       if (options.durationMs === undefined) {
         throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));

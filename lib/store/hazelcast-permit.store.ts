@@ -124,9 +124,15 @@ export class HazelcastPermitStore implements PermitStore {
   async saveDefinition(definition: SemaphoreDefinition, { ifAbsent = false } = {}): Promise<boolean> {
     const map = this.map('definitions');
     const raw = encodeDefinition(definition);
-    return this.ownWrite(definition.name, raw, async () =>
-      ifAbsent ? (await map.putIfAbsent(definition.name, raw)) === null : (await map.set(definition.name, raw), true),
-    );
+    let existing: string | null = null;
+    const saved = await this.ownWrite(definition.name, raw, async () => {
+      if (!ifAbsent) return (await map.set(definition.name, raw), true);
+      existing = await map.putIfAbsent(definition.name, raw);
+      return existing === null;
+    });
+    // The cluster just told us its value: a cache that has none yet (its event still on the way) takes it.
+    if (existing !== null && !this.cache.has(definition.name)) this.apply(definition.name, existing);
+    return saved;
   }
 
   async deleteDefinition(name: string): Promise<boolean> {
