@@ -18,7 +18,7 @@ export { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } f
 
 // Permits and decisions
 export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
-export { PermitEngine } from './engine/permit.engine';
+export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './engine/permit.engine';
 export type { SemaphoreStatus } from './engine/semaphore-status';
 export { PermitLease, PermitLostError } from './engine/permit-lease';
 export { DenyReason } from './gatekeeper/deny-reason';

@@ -126,9 +126,10 @@ export class SemaphoreAdmin {
 
   /** Repairs an unreadable permit state by dropping every permit; fencing tokens restart from the clock, so still grow. */
   async resetPermits(semaphore: string): Promise<void> {
+    // The revision jumps to the clock's milliseconds so that nodes' views (which only move to newer revisions) take it.
     await this.store.resetPermitState(validateSemaphoreName(semaphore), {
       ...initialPermitState(this.clock.now()),
-      revision: 1,
+      revision: this.clock.now(),
     });
   }
 }

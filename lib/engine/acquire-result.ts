@@ -5,8 +5,11 @@ import type { Permit } from '../gatekeeper/permit';
 export interface PermitGranted {
   /** Always true. */
   readonly granted: true;
-  /** `granted` for a new permit (new fencing token), `refreshed` for one this node already held. */
-  readonly outcome: 'granted' | 'refreshed';
+  /**
+   * `granted`: a new permit (new fencing token). `refreshed`: this node's permit, with a later expiry written.
+   * `held`: this node's permit, far enough from expiry that nothing needed writing (no round trip).
+   */
+  readonly outcome: 'granted' | 'refreshed' | 'held';
   /** The permit, as stored. */
   readonly permit: Permit;
 }

@@ -7,10 +7,16 @@ import { DenyReason } from '../gatekeeper/deny-reason';
 import { decideAcquire, decideForceRelease, decideRefresh, decideRelease } from '../gatekeeper/gatekeeper.rules';
 import { initialPermitState, type NodeIdentity, type Permit, type PermitState } from '../gatekeeper/permit';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import type { PermitStore } from '../store/permit-store';
+import type { PermitStore, VersionedPermitState } from '../store/permit-store';
 import type { AcquireResult } from './acquire-result';
 import { readSemaphoreStatus, type SemaphoreStatus } from './semaphore-status';
 
+
+/** Options of a single decision. */
+export interface DecideOptions {
+  /** Allow an answer from this node's event-fed view of the permit state, without a round trip. Default false. */
+  local?: boolean;
+}
 
 /** Tuning of a {@link PermitEngine}. */
 export interface PermitEngineOptions {
@@ -46,14 +52,18 @@ export class PermitEngine {
     this.quorum = options.quorum;
   }
 
-  /** Grants a permit, or refreshes the one this node holds (the seed-000 decision). */
-  tryAcquire(semaphore: string): Promise<AcquireResult> {
-    return this.decide(semaphore, (def, state, now) => decideAcquire(def, state, this.identity, now, this.skewMs));
+  /**
+   * Grants a permit, or refreshes the one this node holds (the seed-000 decision). With `local`, it may answer
+   * from what this node already knows, without a round trip (see {@link decideLocally}); without it, every
+   * answer is checked against the store.
+   */
+  tryAcquire(semaphore: string, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
+    return this.decide(semaphore, local, (def, state, now) => decideAcquire(def, state, this.identity, now, this.skewMs));
   }
 
-  /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. */
-  refresh(permit: Permit): Promise<AcquireResult> {
-    return this.decide(permit.semaphore, (def, state, now) =>
+  /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. `local` as for {@link tryAcquire}. */
+  refresh(permit: Permit, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
+    return this.decide(permit.semaphore, local, (def, state, now) =>
       decideRefresh(def, state, this.identity, permit.fencingToken, now, this.skewMs),
     );
   }
@@ -84,6 +94,31 @@ export class PermitEngine {
     return readSemaphoreStatus(this.store, this.clock.now());
   }
 
+  /**
+   * Decides from what this node already knows, without a round trip, when that cannot be wrong for lack of news:
+   * a denial that writes nothing (denying is always safe; a stale view only delays a takeover until the permits
+   * it shows expire), or this node's own permit while more than half its duration is left (others cannot take it
+   * before it expires, and a live edit reaches the definition cache by event). Anything else goes to the store.
+   */
+  private decideLocally(
+    semaphore: string,
+    rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
+  ): AcquireResult | undefined {
+    const view = this.store.peekPermitState(semaphore);
+    if (!view?.state) return undefined;
+    const now = this.clock.now();
+    const definition = this.store.getDefinition(semaphore);
+    const decision = rule(definition, view.state, now);
+    if (decision.outcome === 'denied') {
+      return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
+    }
+    if (decision.outcome !== 'refreshed' || !definition) return undefined;
+    const own = view.state.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
+    if (!own || own.expiresAt - this.skewMs - now <= definition.durationMs / 2) return undefined;
+    this.held.set(semaphore, own);
+    return { granted: true, outcome: 'held', permit: own };
+  }
+
   private async releaseBy(
     semaphore: string,
     rule: (state: PermitState, now: number) => ReleaseDecision,
@@ -102,6 +137,7 @@ export class PermitEngine {
 
   private async decide(
     semaphore: string,
+    local: boolean,
     rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
     const members = this.quorum === undefined ? undefined : this.store.memberCount();
@@ -110,13 +146,28 @@ export class PermitEngine {
       return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
     }
     try {
+      const answer = local ? this.decideLocally(semaphore, rule) : undefined;
+      if (answer) return answer;
+      // The first attempt may compare-and-set against the state this node already knows, saving the read: if
+      // that state was stale, the write fails and the loop reads. An answer that writes nothing is only given
+      // from a state read from the store.
+      let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
+      let fromView = read !== undefined;
       for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-        const read = await this.store.readPermitState(semaphore);
+        if (!read) {
+          read = await this.store.readPermitState(semaphore);
+          fromView = false;
+        }
         const now = this.clock.now();
         const state = read.state ?? initialPermitState(now);
         const decision = rule(this.store.getDefinition(semaphore), state, now);
+        if (!decision.next && fromView) {
+          read = undefined;
+          continue;
+        }
         if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next)))) {
-          continue; // another node wrote in between: decide again on what it wrote
+          read = undefined; // another node wrote in between: read what it wrote and decide again
+          continue;
         }
         if (decision.outcome === 'denied') {
           this.held.delete(semaphore);

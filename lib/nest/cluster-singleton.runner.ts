@@ -20,7 +20,8 @@ export class ClusterSingletonRunner {
       this.logger.debug(messages.overlap(where));
       return undefined;
     }
-    const result = await this.gatekeeper.tryAcquire(options.semaphore);
+    // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
+    const result = await this.gatekeeper.tryAcquire(options.semaphore, { local: true });
     if (!result.granted) {
       if (this.holding.delete(where)) this.logger.log(messages.lost(where, result));
       else this.logger.debug(messages.skipped(where, result));

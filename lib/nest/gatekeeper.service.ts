@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
 import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
 import { formatStateLine } from '../admin/state-dump.format';
-import { PermitEngine } from '../engine/permit.engine';
+import { PermitEngine, type DecideOptions } from '../engine/permit.engine';
 import type { SemaphoreStatus } from '../engine/semaphore-status';
 import { PermitLease } from '../engine/permit-lease';
 import { PermitNotHeldError } from '../errors/permit-not-held.error';
@@ -140,13 +140,17 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     await this.store.close();
   }
 
-  /** Grants a permit of `semaphore`, or refreshes the one this node holds; otherwise says why not. Never throws for a denial. */
-  async tryAcquire(semaphore: string): Promise<AcquireResult> {
+  /**
+   * Grants a permit of `semaphore`, or refreshes the one this node holds; otherwise says why not. Never throws for
+   * a denial. With `local: true` it may answer from this node's event-fed view without a round trip: a denial, or
+   * `outcome: 'held'` for its own permit with more than half its duration left. `@ClusterSingleton` ticks do this.
+   */
+  async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
     validateSemaphoreName(semaphore);
     if (this.phase !== 'ready') {
       return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
     }
-    return this.noted(await this.engine.tryAcquire(semaphore));
+    return this.noted(await this.engine.tryAcquire(semaphore, options));
   }
 
   /** Like {@link tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`. */
@@ -166,11 +170,11 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   }
 
   /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
-  async refresh(permit: Permit): Promise<AcquireResult> {
+  async refresh(permit: Permit, options: DecideOptions = {}): Promise<AcquireResult> {
     if (this.phase !== 'ready' && this.phase !== 'draining') {
       return { granted: false, semaphore: permit.semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
     }
-    return this.noted(await this.engine.refresh(permit));
+    return this.noted(await this.engine.refresh(permit, options));
   }
 
   /** Releases a permit this node holds. Throws {@link PermitNotHeldError} if it does not hold it (any more). */
@@ -206,7 +210,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   /** @internal Runs `fn` under `permit`: keeps it alive, exposes it through async context, tracks it for shutdown. */
   async runUnderPermit<T>(permit: Permit, fn: (lease: PermitLease) => T | Promise<T>, keepAlive = true): Promise<T> {
-    const lease = new PermitLease(permit, (p) => this.refresh(p), this.options.clock, {
+    const lease = new PermitLease(permit, (p) => this.refresh(p, { local: true }), this.options.clock, {
       keepAlive,
       clockSkewMs: this.options.clockSkewMs,
     });

@@ -7,6 +7,7 @@ import {
   decodeDefinition, decodePermitState, decodePermitStates, encodeDefinition, encodePermitState,
 } from './permit-state.codec';
 import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
+import { PermitStateView } from './permit-state.view';
 
 const OWN_WRITE_EVENT_WAIT_MS = 5_000;
 const EPOCH_KEY = 'epoch';
@@ -52,6 +53,10 @@ export class HazelcastPermitStore implements PermitStore {
   /** Counts definition events, per key the last one seen, so a reload never overwrites a newer event. */
   private eventCount = 0;
   private readonly lastEvent = new Map<string, number>();
+  private readonly view = new PermitStateView();
+  private permitListenerId?: string;
+  private membershipListenerId?: string;
+  private operations = 0;
   private readonly mapPrefix: string;
   /** This node's own definition writes whose entry events have not arrived yet (see {@link onEvent}). */
   private readonly ownWrites = new Map<string, { raw: string | null; at: number; landed: boolean }>();
@@ -83,6 +88,25 @@ export class HazelcastPermitStore implements PermitStore {
       undefined,
       true,
     );
+    this.permitListenerId = await this.permits.addEntryListener(
+      {
+        added: (e) => this.view.observe(e.key, e.value),
+        updated: (e) => this.view.observe(e.key, e.value),
+        merged: (e) => this.view.observe(e.key, e.value),
+        removed: (e) => this.view.observe(e.key, null),
+        evicted: (e) => this.view.observe(e.key, null),
+        expired: (e) => this.view.observe(e.key, null),
+        mapCleared: () => this.view.clear(),
+        mapEvicted: () => this.view.clear(),
+      },
+      undefined,
+      true,
+    );
+    // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
+    this.membershipListenerId = this.client.getCluster().addMembershipListener({
+      memberAdded: () => undefined,
+      memberRemoved: () => this.distrust(),
+    });
     await this.reloadDefinitions();
     this.connected = true;
   }
@@ -94,6 +118,11 @@ export class HazelcastPermitStore implements PermitStore {
     if (this.listenerId && this.definitions) {
       await this.definitions.removeEntryListener(this.listenerId).catch(() => undefined);
     }
+    if (this.permitListenerId && this.permits) {
+      await this.permits.removeEntryListener(this.permitListenerId).catch(() => undefined);
+    }
+    if (this.membershipListenerId) this.client?.getCluster().removeMembershipListener(this.membershipListenerId);
+    this.view.clear();
     if (this.client && !this.options.client) await this.client.shutdown();
     this.client = undefined;
   }
@@ -143,22 +172,27 @@ export class HazelcastPermitStore implements PermitStore {
   async readPermitState(name: string): Promise<VersionedPermitState> {
     const map = this.map('permits');
     const raw = await this.call(() => map.get(name));
+    this.view.observe(name, raw);
     return { raw, state: raw === null ? undefined : decodePermitState(name, raw) };
   }
 
   async compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean> {
     const map = this.map('permits');
     const raw = encodePermitState(next);
+    let written: boolean;
     try {
-      return expected.raw === null
+      this.operations++;
+      written = expected.raw === null
         ? (await map.putIfAbsent(name, raw)) === null
         : await map.replaceIfSame(name, expected.raw, raw);
     } catch (writeError) {
       // Writes are not retried by the client, so the outcome is unknown. The state carries a unique writeId:
       // if the stored value is exactly ours, the write landed.
       const stored = await this.call(() => map.get(name), writeError);
-      return stored === raw;
+      written = stored === raw;
     }
+    if (written) this.view.observe(name, raw);
+    return written;
   }
 
   async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
@@ -170,6 +204,23 @@ export class HazelcastPermitStore implements PermitStore {
   async resetPermitState(name: string, state: PermitState): Promise<void> {
     const map = this.map('permits');
     await this.call(() => map.set(name, encodePermitState(state)));
+  }
+
+  peekPermitState(name: string): VersionedPermitState | undefined {
+    return this.suspect ? undefined : this.view.peek(name);
+  }
+
+  operationCount(): number {
+    return this.operations;
+  }
+
+  /** Events may have been missed or data lost: stop trusting the view until a resync. */
+  private distrust(): void {
+    this.view.clear();
+    if (this.connected) {
+      this.suspect = true;
+      void this.resync();
+    }
   }
 
   private ownedClientConfig(): ClientConfig {
@@ -185,6 +236,7 @@ export class HazelcastPermitStore implements PermitStore {
     if (!this.connected) return;
     if (state === LifecycleState.DISCONNECTED) {
       this.suspect = true;
+      this.view.clear();
       this.events.disconnected?.();
     } else if (state === LifecycleState.CONNECTED && this.suspect) {
       void this.resync();
@@ -298,6 +350,7 @@ export class HazelcastPermitStore implements PermitStore {
   /** Runs a cluster call, turning any client failure into {@link StoreUnavailableError} (callers fail closed). */
   private async call<T>(operation: () => Promise<T>, earlier?: unknown): Promise<T> {
     try {
+      this.operations++;
       const result = await operation();
       // With an injected client there are no lifecycle events: a call that works after one that failed is the
       // sign that the connection is back.
@@ -305,6 +358,7 @@ export class HazelcastPermitStore implements PermitStore {
       return result;
     } catch (error) {
       this.suspect = this.connected;
+      this.view.clear();
       const cause = earlier ?? error;
       throw new StoreUnavailableError(`Hazelcast call failed: ${(cause as Error).message ?? String(cause)}`, { cause });
     }

@@ -40,6 +40,7 @@ export class MemoryPermitStore implements PermitStore {
   private events: PermitStoreEvents = {};
   private cache = new Map<string, SemaphoreDefinition>();
   private connected = false;
+  private operations = 0;
 
   constructor(private readonly backend: MemoryStoreBackend = new MemoryStoreBackend()) {}
 
@@ -91,11 +92,13 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async readPermitState(name: string): Promise<VersionedPermitState> {
+    this.operations++;
     const raw = this.backend.permits.get(name) ?? null;
     return { raw, state: raw === null ? undefined : decodePermitState(name, raw) };
   }
 
   async compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean> {
+    this.operations++;
     const current = this.backend.permits.get(name) ?? null;
     if (current !== expected.raw) return false;
     this.backend.permits.set(name, encodePermitState(next));
@@ -107,7 +110,23 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   async resetPermitState(name: string, state: PermitState): Promise<void> {
+    this.operations++;
     this.backend.permits.set(name, encodePermitState(state));
+  }
+
+  /** In one process the data itself is at hand: peeking is reading, without the call. */
+  peekPermitState(name: string): VersionedPermitState | undefined {
+    const raw = this.backend.permits.get(name);
+    if (raw === undefined) return undefined;
+    try {
+      return { raw, state: decodePermitState(name, raw) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  operationCount(): number {
+    return this.operations;
   }
 
   /** @internal */

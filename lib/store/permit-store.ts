@@ -72,4 +72,13 @@ export interface PermitStore {
   listPermitStates(): Promise<Array<{ name: string; state: PermitState }>>;
   /** Overwrites a semaphore's permit state unconditionally: the operator's repair for a corrupt value. */
   resetPermitState(name: string, state: PermitState): Promise<void>;
+
+  /**
+   * The newest permit state this node has seen without asking the store (from its reads, writes and the
+   * cluster's events), or `undefined`. Good for decisions that are safe on slightly old news (a deny), never for
+   * a write, which must compare-and-set against it.
+   */
+  peekPermitState(name: string): VersionedPermitState | undefined;
+  /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
+  operationCount(): number;
 }

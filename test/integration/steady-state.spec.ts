@@ -1,0 +1,84 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HazelcastPermitStore, PermitEngine, systemClock, validateDefinition, type PermitStore } from '../../lib';
+import { FakeClock } from '../support/fake-clock';
+import { eventually } from '../support/eventually';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+/**
+ * The steady state of a cron job costs (almost) no round trips: a non-holder denies from its event-fed view and
+ * the holder writes only when its permit is due for refresh (less than half its duration left). Counted on the
+ * real store's own operation counter.
+ */
+describe('steady-state cost on a real member', () => {
+  const stores: HazelcastPermitStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+
+  async function connect(count: number, mapPrefix: string): Promise<HazelcastPermitStore[]> {
+    const made = Array.from({ length: count }, () => new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }));
+    stores.push(...made);
+    await Promise.all(made.map((s) => s.connect()));
+    return made;
+  }
+  const ops = (list: PermitStore[]) => list.reduce((sum, s) => sum + s.operationCount(), 0);
+
+  it('costs 0 round trips for a held or denied tick, 1 for a due refresh, and never runs a tick twice', async () => {
+    const mapPrefix = uniquePrefix('steady');
+    const clock = new FakeClock(Date.now());
+    const nodes = await connect(3, mapPrefix);
+    await nodes[0].saveDefinition(validateDefinition({ name: 'job', duration: '10s' }));
+    await eventually('every node to see the definition', () => nodes.every((s) => s.getDefinition('job')));
+    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g' }, clock, { clockSkewMs: 500 }));
+    const tick = async () => (await Promise.all(engines.map((e) => e.tryAcquire('job', { local: true })))).filter((r) => r.granted);
+
+    expect(await tick()).toHaveLength(1);
+    // Let every node's view catch up with the grant (one event each).
+    await eventually('views to show the holder', async () => {
+      const before = ops(nodes);
+      const runs = await tick();
+      return runs.length === 1 && ops(nodes) === before;
+    });
+
+    const before = ops(nodes);
+    const outcomes: string[] = [];
+    for (let t = 0; t < 20; t++) {
+      clock.advance(1000); // a 1 s tick
+      const runs = await tick();
+      expect(runs).toHaveLength(1);
+      outcomes.push(runs[0].granted ? runs[0].outcome : 'denied');
+      // The refresh event reaches the other nodes before their next tick, as it would in a second.
+      await eventually('views to settle', () => nodes.every((s) => s.peekPermitState('job')?.state?.revision === nodes[0].peekPermitState('job')?.state?.revision));
+    }
+    const perTick = (ops(nodes) - before) / 20;
+    // 10 s permit refreshed when under 5 s are left: one 1-round-trip refresh every 5 or 6 ticks.
+    expect(outcomes.filter((o) => o === 'refreshed').length).toBeGreaterThanOrEqual(3);
+    expect(outcomes.filter((o) => o === 'held').length).toBeGreaterThanOrEqual(14);
+    expect(perTick).toBeLessThanOrEqual(0.5);
+    process.stdout.write(`steady state, 3 nodes, 10 s permit, 1 s ticks: ${perTick} round trips per tick\n`);
+  });
+
+  it('adds no takeover delay beyond expiry when the holder stops: the view shows when its permit lapses', async () => {
+    const mapPrefix = uniquePrefix('takeover');
+    const [a, b] = await connect(2, mapPrefix);
+    await a.saveDefinition(validateDefinition({ name: 'job', duration: '1s' }));
+    await eventually('b to see the definition', () => b.getDefinition('job'));
+    const holder = new PermitEngine(a, { acquirer: 'a', group: 'g' }, systemClock, { clockSkewMs: 100 });
+    const other = new PermitEngine(b, { acquirer: 'b', group: 'g' }, systemClock, { clockSkewMs: 100 });
+    const granted = await holder.tryAcquire('job');
+    if (!granted.granted) throw new Error(granted.message);
+    await eventually('b to see the holder', () => b.peekPermitState('job')?.state?.permits.length === 1);
+    const beforeB = b.operationCount();
+    let result;
+    for (;;) {
+      result = await other.tryAcquire('job', { local: true });
+      if (result.granted) break;
+      await sleep(5); // the other node's ticks, every 5 ms
+    }
+    const takeoverAt = Date.now();
+    // Earliest allowed: expiry plus the skew bound. It happened then, with a single round trip (the grant).
+    expect(takeoverAt).toBeGreaterThanOrEqual(granted.permit.expiresAt + 100);
+    expect(takeoverAt - (granted.permit.expiresAt + 100)).toBeLessThan(200);
+    expect(b.operationCount() - beforeB).toBe(1);
+  });
+});
