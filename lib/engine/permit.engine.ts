@@ -123,11 +123,23 @@ export class PermitEngine {
     semaphore: string,
     rule: (state: PermitState, now: number) => ReleaseDecision,
   ): Promise<ReleaseDecision['outcome']> {
+    // As for grants: a write may compare-and-set against the state this node knows; an answer that writes
+    // nothing is only given from a state read from the store.
+    let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
+    let fromView = read !== undefined;
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const read = await this.store.readPermitState(semaphore);
+      if (!read) {
+        read = await this.store.readPermitState(semaphore);
+        fromView = false;
+      }
       if (!read.state) return 'not-held';
       const decision = rule(read.state, this.clock.now());
+      if (!decision.next && fromView) {
+        read = undefined;
+        continue;
+      }
       if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(read.state, decision.next)))) {
+        read = undefined;
         continue;
       }
       return decision.outcome;

@@ -1,0 +1,115 @@
+import { Redlock } from '@sesamecare-oss/redlock';
+import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
+import Redis from 'ioredis';
+import { HazelcastPermitStore, PermitEngine, systemClock, type Permit } from '../lib';
+
+/**
+ * One node of a system under test: try to get (or keep) the right to run `key` for `durationMs`, and give it
+ * back. Every system counts its own round trips to its store.
+ */
+export interface BenchNode {
+  acquire(key: string, durationMs: number): Promise<boolean>;
+  release(key: string, lockAtLeastForMs?: number): Promise<void>;
+  roundTrips(): number;
+  close(): Promise<void>;
+}
+
+/** Ours: the decorator's path (local answers, compare-and-set), on its own Hazelcast client. */
+export async function gatekeeperNode(name: string, config: ClientConfig, mapPrefix: string, local = true): Promise<BenchNode & { engine: PermitEngine; store: HazelcastPermitStore }> {
+  const store = new HazelcastPermitStore({ clientConfig: config, mapPrefix });
+  await store.connect();
+  const engine = new PermitEngine(store, { acquirer: name, group: 'bench' }, systemClock, { clockSkewMs: 100 });
+  const held = new Map<string, Permit>();
+  return {
+    engine,
+    store,
+    async acquire(key) {
+      const result = await engine.tryAcquire(key, { local });
+      if (result.granted) held.set(key, result.permit);
+      else held.delete(key);
+      return result.granted;
+    },
+    async release(key, lockAtLeastForMs = 0) {
+      const permit = held.get(key);
+      if (permit) await engine.release(permit, permit.refreshedAt + lockAtLeastForMs);
+      held.delete(key);
+    },
+    roundTrips: () => store.operationCount(),
+    close: () => store.close(),
+  };
+}
+
+/** Seed 000's pessimistic baseline: a map lock around read-modify-write of the holder record, on every decision. */
+export async function pessimisticNode(name: string, config: ClientConfig, mapName: string): Promise<BenchNode> {
+  const client = await Client.newHazelcastClient(config);
+  const map: IMap<string, string> = await client.getMap(mapName);
+  let trips = 0;
+  const call = <T>(p: Promise<T>) => (trips++, p);
+  return {
+    async acquire(key, durationMs) {
+      if (!(await call(map.tryLock(key, 2000, 5000)))) return false;
+      try {
+        const raw = await call(map.get(key));
+        const current = raw ? (JSON.parse(raw) as { holder: string; expiresAt: number }) : null;
+        const now = Date.now();
+        if (current && current.holder !== name && current.expiresAt > now) return false;
+        await call(map.set(key, JSON.stringify({ holder: name, expiresAt: now + durationMs })));
+        return true;
+      } finally {
+        await call(map.unlock(key));
+      }
+    },
+    async release(key, lockAtLeastForMs = 0) {
+      await call(map.lock(key));
+      try {
+        const raw = await call(map.get(key));
+        const current = raw ? (JSON.parse(raw) as { holder: string; expiresAt: number }) : null;
+        if (current?.holder === name) {
+          const keepUntil = Date.now() + lockAtLeastForMs;
+          if (lockAtLeastForMs > 0) await call(map.set(key, JSON.stringify({ holder: name, expiresAt: Math.min(current.expiresAt, keepUntil) })));
+          else await call(map.delete(key));
+        }
+      } finally {
+        await call(map.unlock(key));
+      }
+    },
+    roundTrips: () => trips,
+    close: () => client.shutdown(),
+  };
+}
+
+/** What a Nest user would otherwise pick: a redlock-style Redis lock per tick (one Redis, no retries). */
+export async function redlockNode(port: number): Promise<BenchNode> {
+  const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  const redlock = new Redlock([redis], { retryCount: 0, driftFactor: 0.01 });
+  const locks = new Map<string, Awaited<ReturnType<Redlock['acquire']>>>();
+  let trips = 0;
+  return {
+    async acquire(key, durationMs) {
+      trips++;
+      const existing = locks.get(key);
+      try {
+        // A holder extends its own lock (one script call); everyone else tries to take it (one script call).
+        locks.set(key, existing ? await existing.extend(durationMs) : await redlock.acquire([`lock:${key}`], durationMs));
+        return true;
+      } catch {
+        locks.delete(key);
+        return false;
+      }
+    },
+    async release(key, lockAtLeastForMs = 0) {
+      const lock = locks.get(key);
+      locks.delete(key);
+      if (!lock) return;
+      trips++;
+      // lockAtLeastFor in Redis terms: shorten the TTL instead of deleting.
+      if (lockAtLeastForMs > 0) await lock.extend(Math.max(1, lockAtLeastForMs)).catch(() => undefined);
+      else await lock.release().catch(() => undefined);
+    },
+    roundTrips: () => trips,
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}

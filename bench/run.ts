@@ -1,0 +1,210 @@
+/*
+ * npm run bench: the gatekeeper against a real Hazelcast member, with the pessimistic-lock and redlock baselines
+ * on the same machine and workloads, in one process run. Prints a table and writes bench/results/latest.json
+ * (plus a dated copy). Not part of npm test.
+ */
+import 'reflect-metadata';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { ClientConfig } from 'hazelcast-client';
+import { ClusterSingleton, GatekeeperModule, validateDefinition } from '../lib';
+import { freePort } from '../test/support/free-port';
+import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
+import { percentile, round, type BenchRow } from './bench-stats';
+import { gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
+
+const TICK_MS = 1000;
+const TICKS = Number(process.env.BENCH_TICKS ?? 10);
+const WARMUP_TICKS = 2;
+const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
+const rows: BenchRow[] = [];
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await op(i);
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return samples;
+}
+
+function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
+  const total = samples.reduce((a, b) => a + b, 0);
+  return {
+    scenario, system, nodes: 1, semaphores: 1, runs: samples.length,
+    p50Ms: round(percentile(samples, 50)), p99Ms: round(percentile(samples, 99)),
+    opsPerSec: round(samples.length / (total / 1000), 0), storeOpsPerTick: null,
+    roundTripsPerDecision: round(trips / samples.length, 2), exactlyOncePct: null,
+  };
+}
+
+/** Single decisions on a warm client: what a decision that reaches the store costs. */
+async function decisions(system: BenchRow['system'], make: (name: string) => Promise<BenchNode>, prefix: string): Promise<void> {
+  const holder = await make('holder');
+  const other = await make('other');
+  const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
+  await holder.acquire(`${prefix}-held`, 60_000);
+  for (let i = 0; i < 200; i++) await other.acquire(`${prefix}-held`, 60_000); // warm-up
+  const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>) => {
+    const before = node.roundTrips();
+    const samples = await timed(DECISIONS, op);
+    rows.push(decisionRow(scenario, system, samples, node.roundTrips() - before));
+  };
+  await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
+  await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000));
+  await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000));
+  await measure('decision-release', holder, (i) => holder.release(keys[i]));
+  await Promise.all([holder.close(), other.close()]);
+}
+
+/** N nodes x M semaphores ticking every second, as N replicas of an app with M cron jobs would. */
+async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes: number, semaphores: number, make: (name: string) => Promise<BenchNode>, prefix: string): Promise<void> {
+  const members = await Promise.all(Array.from({ length: nodes }, (_, i) => make(`node-${i}`)));
+  const keys = Array.from({ length: semaphores }, (_, i) => `${prefix}-job-${i}`);
+  const runs = new Map<string, number>();
+  let trips = 0;
+  let cpu = 0;
+  for (let tick = 0; tick < TICKS + WARMUP_TICKS; tick++) {
+    const next = Date.now() + TICK_MS;
+    const measured = tick >= WARMUP_TICKS;
+    const tripsBefore = members.reduce((sum, m) => sum + m.roundTrips(), 0);
+    const cpuBefore = process.cpuUsage();
+    await Promise.all(members.flatMap((m) => keys.map(async (key) => {
+      if (!(await m.acquire(key, mode === 'hold' ? 10_000 : 5_000))) return;
+      if (measured) runs.set(`${key}@${tick}`, (runs.get(`${key}@${tick}`) ?? 0) + 1);
+      if (mode === 'release') await m.release(key, TICK_MS - 200);
+    })));
+    if (measured) {
+      const used = process.cpuUsage(cpuBefore);
+      cpu += (used.user + used.system) / 1000;
+      trips += members.reduce((sum, m) => sum + m.roundTrips(), 0) - tripsBefore;
+    }
+    await sleep(Math.max(0, next - Date.now()));
+  }
+  const jobTicks = TICKS * semaphores;
+  const once = [...runs.values()].filter((n) => n === 1).length;
+  rows.push({
+    scenario: mode === 'hold' ? 'cron-hold' : 'cron-release', system, nodes, semaphores, runs: TICKS,
+    p50Ms: null, p99Ms: null, opsPerSec: null,
+    storeOpsPerTick: round(trips / jobTicks, 3),
+    roundTripsPerDecision: round(trips / (jobTicks * nodes), 3),
+    exactlyOncePct: round((100 * once) / jobTicks, 2),
+    cpuMsPerTickPerNode: round(cpu / (TICKS * nodes), 3),
+  });
+  log(`  ${system} ${mode} ${nodes}x${semaphores}: ${round(trips / jobTicks, 3)} store ops per job tick, exactly once ${round((100 * once) / jobTicks, 2)}%`);
+  await Promise.all(members.map((m) => m.close()));
+}
+
+@Injectable()
+class OverheadJobs {
+  count = 0;
+  bare(): void {
+    this.count++;
+  }
+  @ClusterSingleton('overhead', '1m')
+  guarded(): void {
+    this.count++;
+  }
+}
+
+/** What @ClusterSingleton adds to a tick of a job this node holds, against the same method bare. */
+async function decoratorOverhead(config: ClientConfig, mapPrefix: string): Promise<void> {
+  const app = await Test.createTestingModule({
+    imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'bench' }, hazelcast: { clientConfig: config, mapPrefix } })],
+    providers: [OverheadJobs],
+  }).setLogger(false as never).compile();
+  await app.init();
+  const jobs = app.get(OverheadJobs);
+  await jobs.guarded();
+  for (const [system, call] of [['bare-cron', () => jobs.bare()], ['gatekeeper', () => jobs.guarded()]] as const) {
+    const samples = await timed(DECISIONS, async () => call());
+    rows.push({ ...decisionRow('decorator-overhead', system, samples, 0), roundTripsPerDecision: null });
+  }
+  await app.close();
+}
+
+async function startRedis(): Promise<{ port: number; stop: () => Promise<void> } | undefined> {
+  if (spawnSync('redis-server', ['--version']).status !== 0) {
+    log('redis-server not found: redlock rows are left out (apt-get install redis-server to include them)');
+    return undefined;
+  }
+  const port = await freePort();
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; i++) await sleep(50);
+  return { port, stop: async () => { child.kill('SIGTERM'); await once(child, 'exit'); } };
+}
+
+function printTable(): void {
+  const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper' && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
+  const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+    a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
+  const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'vs ours'];
+  const table = rows.map((r) => {
+    const base = ours(r);
+    const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
+    return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, vs].map((v) => (v === null ? '-' : String(v)));
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const member: MemberProcess = await startMemberProcess(await freePort(), `bench-${process.pid}`);
+  const redis = await startRedis();
+  const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
+  try {
+    const prefix = `bench-${Date.now()}`;
+    // Definitions for every key the gatekeeper will use, written once.
+    const admin = await gatekeeperNode('admin', config, prefix, false);
+    const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`),
+      ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
+    for (const name of names) await admin.store.saveDefinition(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
+    await admin.close();
+
+    log('decision latency (warm client, 1 node)');
+    await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd');
+    await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
+    if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
+
+    log(`cron workload (${TICKS} measured ticks of ${TICK_MS} ms after ${WARMUP_TICKS} warm-up ticks)`);
+    for (const semaphores of [1, 100]) {
+      for (const nodes of [1, 3, 6]) {
+        for (const mode of ['hold', 'release'] as const) {
+          const key = `c-${mode}-${nodes}-${semaphores}`;
+          await cron('gatekeeper', mode, nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), key);
+          await cron('pessimistic-lock', mode, nodes, semaphores, (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), `${key}-p`);
+          if (redis) await cron('redlock', mode, nodes, semaphores, () => redlockNode(redis.port), `${key}-r`);
+        }
+      }
+    }
+    log('decorator overhead (a tick of a job this node holds)');
+    await decoratorOverhead(config, `${prefix}-overhead`);
+  } finally {
+    await redis?.stop();
+    await member.stop();
+  }
+
+  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, durationS: Math.round((Date.now() - started) / 1000) };
+  const dir = join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const json = JSON.stringify({ machine, rows }, null, 2);
+  writeFileSync(join(dir, 'latest.json'), json);
+  writeFileSync(join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`), json);
+  log('');
+  printTable();
+  log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; results in bench/results/latest.json`);
+}
+
+main().then(() => process.exit(0), (error) => {
+  console.error(error);
+  process.exit(1);
+});
