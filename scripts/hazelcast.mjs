@@ -44,6 +44,8 @@ const JVM_FLAGS = [
   // interface Hazelcast would pick; clients connect to advertised addresses.
   '-Dhazelcast.socket.bind.any=false',
   '-Dhazelcast.local.localAddress=127.0.0.1',
+  // Extra JVM flags, last so they win: the benchmark asks for full JIT and G1 instead of fast startup.
+  ...(process.env.GATEKEEPER_HZ_JVM_FLAGS ?? '').split(/\s+/).filter(Boolean),
 ];
 
 const downloads = new Map(); // jar path -> in-flight download

@@ -173,12 +173,16 @@ export class PermitEngine {
         const now = this.clock.now();
         const state = read.state ?? initialPermitState(now);
         const decision = rule(this.store.getDefinition(semaphore), state, now);
-        if (!decision.next && fromView) {
+        if (!decision.next && fromView && !local) {
           read = undefined;
           continue;
         }
         if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next)))) {
-          read = undefined; // another node wrote in between: read what it wrote and decide again
+          // Another node wrote in between. With local answers allowed, its write may already have reached this
+          // node's view by event (a lost race then costs no read); otherwise read what it wrote.
+          const seen = local ? this.store.peekPermitState(semaphore) : undefined;
+          read = seen && seen.raw !== read.raw ? seen : undefined;
+          fromView = read !== undefined;
           continue;
         }
         if (decision.outcome === 'denied') {
