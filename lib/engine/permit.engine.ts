@@ -123,28 +123,11 @@ export class PermitEngine {
     semaphore: string,
     rule: (state: PermitState, now: number) => ReleaseDecision,
   ): Promise<ReleaseDecision['outcome']> {
-    // As for grants: a write may compare-and-set against the state this node knows; an answer that writes
-    // nothing is only given from a state read from the store.
-    let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
-    let fromView = read !== undefined;
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      if (!read) {
-        read = await this.store.readPermitState(semaphore);
-        fromView = false;
-      }
-      if (!read.state) return 'not-held';
-      const decision = rule(read.state, this.clock.now());
-      if (!decision.next && fromView) {
-        read = undefined;
-        continue;
-      }
-      if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(read.state, decision.next)))) {
-        read = undefined;
-        continue;
-      }
-      return decision.outcome;
-    }
-    throw new StoreUnavailableError(`Semaphore "${semaphore}": release kept conflicting with other writers`);
+    const decision = await this.apply(semaphore, false, (read, now): ReleaseDecision =>
+      read.state ? rule(read.state, now) : { outcome: 'not-held' },
+    );
+    if (!decision) throw new StoreUnavailableError(`Semaphore "${semaphore}": release kept conflicting with other writers`);
+    return decision.outcome;
   }
 
   private async decide(
@@ -160,44 +143,57 @@ export class PermitEngine {
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
-      // The first attempt may compare-and-set against the state this node already knows, saving the read: if
-      // that state was stale, the write fails and the loop reads. An answer that writes nothing is only given
-      // from a state read from the store.
-      let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
-      let fromView = read !== undefined;
-      for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-        if (!read) {
-          read = await this.store.readPermitState(semaphore);
-          fromView = false;
-        }
-        const now = this.clock.now();
-        const state = read.state ?? initialPermitState(now);
-        const decision = rule(this.store.getDefinition(semaphore), state, now);
-        if (!decision.next && fromView && !local) {
-          read = undefined;
-          continue;
-        }
-        if (decision.next && !(await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next)))) {
-          // Another node wrote in between. With local answers allowed, its write may already have reached this
-          // node's view by event (a lost race then costs no read); otherwise read what it wrote.
-          const seen = local ? this.store.peekPermitState(semaphore) : undefined;
-          read = seen && seen.raw !== read.raw ? seen : undefined;
-          fromView = read !== undefined;
-          continue;
-        }
-        if (decision.outcome === 'denied') {
-          this.held.delete(semaphore);
-          return { granted: false, semaphore, reason: decision.reason, message: decision.message };
-        }
-        this.held.set(semaphore, decision.permit);
-        return { granted: true, outcome: decision.outcome, permit: decision.permit };
+      const decision = await this.apply(semaphore, local, (read, now) =>
+        rule(this.store.getDefinition(semaphore), read.state ?? initialPermitState(now), now),
+      );
+      if (!decision) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
+      if (decision.outcome === 'denied') {
+        this.held.delete(semaphore);
+        return { granted: false, semaphore, reason: decision.reason, message: decision.message };
       }
-      return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
+      this.held.set(semaphore, decision.permit);
+      return { granted: true, outcome: decision.outcome, permit: decision.permit };
     } catch (error) {
       if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
       if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
       throw error;
     }
+  }
+
+  /**
+   * The read-decide-compare-and-set loop. The first attempt may compare-and-set against the state this node
+   * already knows, saving the read: if that state was stale, the write fails and the loop reads. An answer that
+   * writes nothing is only given from a state read from the store, unless `local` allows the view. Returns the
+   * decision that was applied, or `undefined` when every attempt lost a race.
+   */
+  private async apply<D extends { next?: NextPermitState }>(
+    semaphore: string,
+    local: boolean,
+    decide: (read: VersionedPermitState, now: number) => D,
+  ): Promise<D | undefined> {
+    let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
+    let fromView = read !== undefined;
+    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+      if (!read) {
+        read = await this.store.readPermitState(semaphore);
+        fromView = false;
+      }
+      const now = this.clock.now();
+      const decision = decide(read, now);
+      if (!decision.next) {
+        if (!fromView || local) return decision;
+        read = undefined;
+        continue;
+      }
+      const state = read.state ?? initialPermitState(now);
+      if (await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next))) return decision;
+      // Another node wrote in between. With local answers allowed, its write may already have reached this
+      // node's view by event (a lost race then costs no read); otherwise read what it wrote.
+      const seen = local ? this.store.peekPermitState(semaphore) : undefined;
+      read = seen && seen.raw !== read.raw ? seen : undefined;
+      fromView = read !== undefined;
+    }
+    return undefined;
   }
 
   private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {

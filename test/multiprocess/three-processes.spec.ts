@@ -1,38 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../support/eventually';
 import { HazelcastPermitStore } from '../../lib';
+import { readLedger, startApp, type AppProcess } from '../support/app-process';
+import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 interface Entry { tick: number; acquirer: string; token: number }
 
 const APP = join(__dirname, '../fixtures/ledger-app.ts');
 
-function startApp(name: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', APP], {
-    env: { ...process.env, ...env, NODE_NAME: name },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (c) => (output += String(c)));
-  child.stderr?.on('data', (c) => (output += String(c)));
-  return { child, output: () => output };
-}
-
 describe('three Node processes, one member, a job every second', () => {
   it('runs every tick exactly once over at least 15 seconds', async () => {
     const ledgerFile = join(mkdtempSync(join(tmpdir(), 'gatekeeper-ledger-')), 'ledger.jsonl');
     const env = { LEDGER_FILE: ledgerFile, MAP_PREFIX: uniquePrefix('multiprocess') };
-    const apps = ['app-3000', 'app-3001', 'app-3002'].map((name) => startApp(name, env));
-    const read = (): Entry[] =>
-      existsSync(ledgerFile) ? readFileSync(ledgerFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+    const read = () => readLedger<Entry>(ledgerFile);
+    let apps: AppProcess[] = [];
     try {
-      for (const app of apps) {
-        await eventually(`an app to start (${app.output()})`, () => app.output().includes('READY'), { timeoutMs: 30_000, intervalMs: 100 });
-      }
+      apps = await Promise.all(['app-3000', 'app-3001', 'app-3002'].map((name) => startApp(APP, name, env)));
       const started = Math.ceil(Date.now() / 1000);
       await eventually('18 seconds of ticks in the ledger', () => read().some((e) => e.tick >= started + 18), { timeoutMs: 40_000, intervalMs: 250 });
     } finally {
