@@ -46,6 +46,8 @@ export class HazelcastPermitStore implements PermitStore {
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
   private resyncing?: Promise<void>;
+  /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
+  private offline = false;
   /** A random id this cluster's data carries; if it is gone or different after a reconnect, the data was lost. */
   private epoch?: string;
   /** The cluster lost its data and the owner has not yet put its definitions back. */
@@ -133,7 +135,7 @@ export class HazelcastPermitStore implements PermitStore {
 
   memberCount(): number | undefined {
     // The client's member list goes stale while disconnected; count nobody then.
-    return this.isConnected() && !this.suspect ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
+    return this.isConnected() && !this.offline ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
   }
 
   getDefinition(name: string): SemaphoreDefinition | undefined {
@@ -235,11 +237,13 @@ export class HazelcastPermitStore implements PermitStore {
   private onLifecycle(state: LifecycleState): void {
     if (!this.connected) return;
     if (state === LifecycleState.DISCONNECTED) {
+      this.offline = true;
       this.suspect = true;
       this.view.clear();
       this.events.disconnected?.();
-    } else if (state === LifecycleState.CONNECTED && this.suspect) {
-      void this.resync();
+    } else if (state === LifecycleState.CONNECTED) {
+      this.offline = false;
+      if (this.suspect) void this.resync();
     }
   }
 
