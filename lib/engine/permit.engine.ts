@@ -9,7 +9,6 @@ import { initialPermitState, type NodeIdentity, type Permit, type PermitState } 
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 import type { PermitStore, VersionedPermitState } from '../store/permit-store';
 import type { AcquireResult } from './acquire-result';
-import { readSemaphoreStatus, type SemaphoreStatus } from './semaphore-status';
 
 
 /** Options of a single decision. */
@@ -87,11 +86,6 @@ export class PermitEngine {
   /** The permits this node believes it holds (as of its last successful grant or refresh). */
   heldPermits(): Permit[] {
     return [...this.held.values()];
-  }
-
-  /** Every semaphore with a definition or a permit state, with its live permits. */
-  status(): Promise<SemaphoreStatus[]> {
-    return readSemaphoreStatus(this.store, this.clock.now());
   }
 
   /**

@@ -148,7 +148,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
     validateSemaphoreName(semaphore);
     if (this.phase !== 'ready') {
-      return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+      return this.notReady(semaphore);
     }
     return this.noted(await this.engine.tryAcquire(semaphore, options));
   }
@@ -172,7 +172,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
   async refresh(permit: Permit, options: DecideOptions = {}): Promise<AcquireResult> {
     if (this.phase !== 'ready' && this.phase !== 'draining') {
-      return { granted: false, semaphore: permit.semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+      return this.notReady(permit.semaphore);
     }
     return this.noted(await this.engine.refresh(permit, options));
   }
@@ -342,6 +342,10 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
       this.logger.log(messages.republished(this.options.definitions.length + this.autoDefined.length));
     }
     this.noteAvailability(true);
+  }
+
+  private notReady(semaphore: string): AcquireResult {
+    return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
   }
 
   private noted(result: AcquireResult): AcquireResult {

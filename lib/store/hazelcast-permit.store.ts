@@ -75,35 +75,10 @@ export class HazelcastPermitStore implements PermitStore {
     this.meta = await this.client.getMap<string, string>(`${this.mapPrefix}.meta`);
     const candidate = randomUUID();
     this.epoch = (await this.meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
-    const reload = (name: string, value: string | null) => this.onEvent(name, value);
-    this.listenerId = await this.definitions.addEntryListener(
-      {
-        added: (e) => reload(e.key, e.value),
-        updated: (e) => reload(e.key, e.value),
-        merged: (e) => reload(e.key, e.value),
-        removed: (e) => reload(e.key, null),
-        evicted: (e) => reload(e.key, null),
-        expired: (e) => reload(e.key, null),
-        mapCleared: () => void this.reloadDefinitions().catch(() => undefined),
-        mapEvicted: () => void this.reloadDefinitions().catch(() => undefined),
-      },
-      undefined,
-      true,
-    );
-    this.permitListenerId = await this.permits.addEntryListener(
-      {
-        added: (e) => this.view.observe(e.key, e.value),
-        updated: (e) => this.view.observe(e.key, e.value),
-        merged: (e) => this.view.observe(e.key, e.value),
-        removed: (e) => this.view.observe(e.key, null),
-        evicted: (e) => this.view.observe(e.key, null),
-        expired: (e) => this.view.observe(e.key, null),
-        mapCleared: () => this.view.clear(),
-        mapEvicted: () => this.view.clear(),
-      },
-      undefined,
-      true,
-    );
+    this.listenerId = await listenToEntries(this.definitions, (name, raw) => this.onEvent(name, raw), () => {
+      void this.reloadDefinitions().catch(() => undefined);
+    });
+    this.permitListenerId = await listenToEntries(this.permits, (name, raw) => this.view.observe(name, raw), () => this.view.clear());
     // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
     this.membershipListenerId = this.client.getCluster().addMembershipListener({
       memberAdded: () => undefined,
@@ -367,4 +342,29 @@ export class HazelcastPermitStore implements PermitStore {
       throw new StoreUnavailableError(`Hazelcast call failed: ${(cause as Error).message ?? String(cause)}`, { cause });
     }
   }
+}
+
+/**
+ * Subscribes to every change of `map`'s entries with their values: `apply(key, value)` on a write, `apply(key,
+ * null)` when an entry goes, `reset()` when the whole map is cleared or evicted.
+ */
+function listenToEntries(
+  map: IMap<string, string>,
+  apply: (key: string, raw: string | null) => void,
+  reset: () => void,
+): Promise<string> {
+  return map.addEntryListener(
+    {
+      added: (e) => apply(e.key, e.value),
+      updated: (e) => apply(e.key, e.value),
+      merged: (e) => apply(e.key, e.value),
+      removed: (e) => apply(e.key, null),
+      evicted: (e) => apply(e.key, null),
+      expired: (e) => apply(e.key, null),
+      mapCleared: reset,
+      mapEvicted: reset,
+    },
+    undefined,
+    true,
+  );
 }

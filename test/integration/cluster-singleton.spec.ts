@@ -33,6 +33,11 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     await Promise.all(on.map((n) => n.get(TickJobs)[job](i)));
   }
   const runsOf = (job: string, i: number) => ledger.filter((e) => e.job === job && e.tick === i).map((e) => e.acquirer);
+  /** Keeps giving `on` ticks after `from` until `acquirer` runs `job`, for the milliseconds an event takes. */
+  const tickUntilRuns = async (job: 'billing', from: number, acquirer: string, on?: TestNode[]) => {
+    let i = from;
+    await eventually(`${acquirer} to take over`, async () => runsOf(job, i).includes(acquirer) || (await tick(job, ++i, on), false), { timeoutMs: 2000 });
+  };
 
   it('runs a singleton on exactly one node per tick, and the holder keeps it', async () => {
     await node('node-a');
@@ -100,8 +105,7 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     await tick('billing', 1, [a]);
     await tick('billing', 1, [b]);
     expect(runsOf('billing', 1)).not.toContain('node-a');
-    let i = 1;
-    await eventually('node-b to take over', async () => runsOf('billing', i).includes('node-b') || (await tick('billing', ++i), false), { timeoutMs: 2000 });
+    await tickUntilRuns('billing', 1, 'node-b');
     // Seconds before the 30 s permit would have expired; node-a never ran again; never two runners on one tick.
     expect(ledger.filter((e) => e.acquirer === 'node-a').map((e) => e.tick)).toEqual([0]);
     expect(ledger.filter((e) => e.acquirer === 'node-b').every((e) => runsOf('billing', e.tick as number).length === 1)).toBe(true);
@@ -133,8 +137,7 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     expect(runsOf('billing', 0)).toEqual(['node-a']);
     await a.close();
     // node-b learns of the release by event (milliseconds), long before the 60 s permit would expire.
-    let i = 1;
-    await eventually('node-b to take over', async () => runsOf('billing', i).includes('node-b') || (await tick('billing', ++i, [b]), false), { timeoutMs: 2000 });
+    await tickUntilRuns('billing', 1, 'node-b', [b]);
     expect(b.gatekeeper.heldPermits()[0]?.acquirer).toBe('node-b');
   });
 
