@@ -17,8 +17,8 @@ export interface BenchNode {
 /** Ours: the decorator's path (local answers, compare-and-set), on its own Hazelcast client. */
 export async function gatekeeperNode(name: string, config: ClientConfig, mapPrefix: string, local = true): Promise<BenchNode & { engine: PermitEngine; store: HazelcastPermitStore }> {
   const store = new HazelcastPermitStore({ clientConfig: config, mapPrefix });
-  await store.connect();
-  const engine = new PermitEngine(store, { acquirer: name, group: 'bench' }, systemClock, { clockSkewMs: 100 });
+  await store.connect({ clock: systemClock });
+  const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance: `${name}/${process.pid}` }, systemClock, { clockSkewMs: 100 });
   const held = new Map<string, Permit>();
   return {
     engine,

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import type { ClientConfig } from 'hazelcast-client';
-import { ClusterSingleton, GatekeeperModule, validateDefinition } from '../lib';
+import { Client, type ClientConfig } from 'hazelcast-client';
+import { ClusterSingleton, GatekeeperModule, SemaphoreAdmin, declareFreshCluster, systemClock, validateDefinition } from '../lib';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
 import { percentile, round, type BenchRow } from './bench-stats';
@@ -169,13 +169,18 @@ async function main(): Promise<void> {
   const member: MemberProcess = await startMemberProcess(await freePort(), `bench-${process.pid}`);
   const redis = await startRedis();
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
+  // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
+  const declarer = await Client.newHazelcastClient(config);
+  await declareFreshCluster(declarer);
+  await declarer.shutdown();
   try {
     const prefix = `bench-${Date.now()}`;
     // Definitions for every key the gatekeeper will use, written once.
     const admin = await gatekeeperNode('admin', config, prefix, false);
     const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`), ...Array.from({ length: 50 }, (_, i) => `d-warm-${i}`),
       ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
-    for (const name of names) await admin.store.saveDefinition(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
+    const definitions = new SemaphoreAdmin(admin.store, systemClock);
+    for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
     await admin.close();
 
     log('decision latency (warm client, 1 node)');

@@ -6,6 +6,7 @@ export type { GatekeeperModuleOptions } from './nest/gatekeeper.options';
 export {
   GatekeeperService,
   type AcquireOptions,
+  type WithPermitOptions,
   type WithPermitResult,
 } from './nest/gatekeeper.service';
 export { ClusterSingleton } from './nest/cluster-singleton.decorator';
@@ -14,15 +15,16 @@ export { AdminTokenGuard } from './nest/admin/admin-token.guard';
 export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 
-export { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from './admin/semaphore-admin';
+export { SemaphoreAdmin, type MigrationChange, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch } from './admin/semaphore-admin';
 
 // Permits and decisions
 export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
 export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './engine/permit.engine';
 export type { SemaphoreStatus } from './engine/semaphore-status';
-export { PermitLease, PermitLostError } from './engine/permit-lease';
-export { DenyReason } from './gatekeeper/deny-reason';
-export type { NodeIdentity, Permit, PermitState } from './gatekeeper/permit';
+export { PermitLease, PermitLostError, type PermitLeaseOptions } from './engine/permit-lease';
+export { DenyReason, TRANSIENT_DENIALS } from './gatekeeper/deny-reason';
+export type { Holder, NodeIdentity, Permit } from './gatekeeper/permit';
+export type { SemaphoreEntry } from './gatekeeper/semaphore-entry';
 export type {
   DurationInput,
   SemaphoreDefinition,
@@ -33,7 +35,9 @@ export { parseDuration } from './gatekeeper/duration';
 export { systemClock, type Clock } from './gatekeeper/clock';
 
 // Stores
-export type { PermitStore, PermitStoreEvents, VersionedPermitState, DefinitionChange } from './store/permit-store';
+export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './store/permit-store';
+export type { ObservedEntry } from './store/semaphore.view';
+export { declareFreshCluster } from './store/hazelcast-partition-canaries';
 export { MemoryPermitStore, MemoryStoreBackend } from './store/memory-permit.store';
 export { HazelcastPermitStore, type HazelcastStoreOptions } from './store/hazelcast-permit.store';
 
@@ -44,4 +48,6 @@ export { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 export { PermitNotHeldError } from './errors/permit-not-held.error';
 export { PermitTimeoutError } from './errors/permit-timeout.error';
 export { StoreUnavailableError } from './errors/store-unavailable.error';
+export { StoreTimeoutError } from './errors/store-timeout.error';
+export { EditConflictError } from './errors/edit-conflict.error';
 export { CorruptStateError } from './errors/corrupt-state.error';

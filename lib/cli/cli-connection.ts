@@ -1,5 +1,6 @@
 import { HazelcastPermitStore } from '../store/hazelcast-permit.store';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import { systemClock } from '../gatekeeper/clock';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default). */
 export interface CliConnectionOptions {
@@ -22,7 +23,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Ha
     },
   });
   try {
-    await store.connect();
+    await store.connect({ clock: systemClock });
   } catch (error) {
     throw new StoreUnavailableError(
       `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${options.connectTimeout} ms ` +

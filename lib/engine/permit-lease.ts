@@ -1,4 +1,5 @@
 import type { Clock } from '../gatekeeper/clock';
+import { TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
 import type { Permit } from '../gatekeeper/permit';
 import { GatekeeperError } from '../errors/gatekeeper.error';
 import type { AcquireResult } from './acquire-result';
@@ -15,33 +16,54 @@ export class PermitLostError extends GatekeeperError {
   }
 }
 
+/** Options of a {@link PermitLease}. */
+export interface PermitLeaseOptions {
+  /** Refresh the permit in the background while the work runs. Default true. */
+  keepAlive?: boolean;
+  /** The clock-skew bound: the lease vouches until `expiresAt` minus this. Default 0. */
+  clockSkewMs?: number;
+  /** Stop keeping the permit alive this long after the start, and fire the signal (ShedLock's `lockAtMostFor`). */
+  maxRunTimeMs?: number;
+}
+
+/** The most a Node timer can wait (about 24.8 days); longer waits are re-armed in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * A permit in use by running work: keeps it alive by refreshing it at a third of its duration, and fires
- * `signal` when it is lost (refresh denied, expiry reached without a successful refresh, or {@link end} with a
- * reason). Work should check {@link assertValid} or `signal.aborted` before each side effect.
+ * `signal` when it is lost: a refresh denied, expiry reached without a successful refresh, `maxRunTime` reached,
+ * or news that it no longer holds (revoked by an operator, excluded by an edit, its data lost), which arrives by
+ * `watch` before anything withdraws it. Work should check {@link assertValid} or `signal.aborted` before each
+ * side effect.
  *
  * The lease vouches for the permit only until `expiresAt - clockSkewMs` by this node's clock: other nodes wait
  * until `expiresAt + clockSkewMs` by theirs, so with clocks within the bound the two never overlap.
  */
 export class PermitLease {
   private readonly controller = new AbortController();
-  /** Refreshes the permit (keep-alive). */
   private refreshTimer?: NodeJS.Timeout;
-  /** Fires the signal at `validUntil`, whatever a refresh in flight is doing (it may hang for a long time). */
+  /** Fires the signal at `validUntil`, whatever a refresh in flight is doing (it may hang). */
   private expiryTimer?: NodeJS.Timeout;
+  private maxRunTimer?: NodeJS.Timeout;
   private current: Permit;
   private readonly skewMs: number;
+  private readonly stopAt: number | undefined;
   private ended = false;
+  private readonly unwatch: () => void;
 
   constructor(
     permit: Permit,
     private readonly refresh: (permit: Permit) => Promise<AcquireResult>,
+    watch: (permit: Permit, onLost: (reason: string) => void) => () => void,
     private readonly clock: Clock,
-    private readonly options: { keepAlive?: boolean; clockSkewMs?: number } = {},
+    private readonly options: PermitLeaseOptions = {},
   ) {
     this.current = permit;
     this.skewMs = options.clockSkewMs ?? 0;
+    this.stopAt = options.maxRunTimeMs === undefined ? undefined : clock.now() + options.maxRunTimeMs;
+    this.unwatch = watch(permit, (reason) => this.lose(reason));
     this.armExpiry();
+    this.armMaxRunTime();
     this.scheduleRefresh();
   }
 
@@ -74,17 +96,19 @@ export class PermitLease {
   /** Stops keeping the permit alive; with a reason, also fires the signal. */
   end(reason?: string): void {
     this.ended = true;
-    clearTimeout(this.refreshTimer);
-    clearTimeout(this.expiryTimer);
+    this.stopTimers();
+    this.unwatch();
     if (reason) this.lose(reason);
   }
 
   /** Next refresh at a third of what is left of the permit, so a live cut of the duration is followed. */
   private scheduleRefresh(): void {
-    if (this.options.keepAlive === false || this.ended) return;
-    const left = this.validUntil - this.clock.now();
+    if (this.options.keepAlive === false || this.ended || this.controller.signal.aborted) return;
+    const now = this.clock.now();
+    if (this.stopAt !== undefined && now >= this.stopAt) return;
+    const left = this.validUntil - now;
     const durationMs = Math.max(1, this.current.expiresAt - this.current.refreshedAt - this.skewMs);
-    const delay = Math.max(10, Math.min(Math.floor(durationMs / 3), Math.floor(left / 2)));
+    const delay = Math.max(10, Math.min(Math.floor(durationMs / 3), Math.floor(left / 2), MAX_TIMER_MS));
     this.refreshTimer = setTimeout(() => void this.tick(), delay);
     this.refreshTimer.unref();
   }
@@ -96,8 +120,16 @@ export class PermitLease {
     this.expiryTimer = setTimeout(() => {
       if (this.clock.now() >= this.validUntil) this.lose('expired without a successful refresh');
       else this.armExpiry();
-    }, left);
+    }, Math.min(left, MAX_TIMER_MS));
     this.expiryTimer.unref();
+  }
+
+  private armMaxRunTime(): void {
+    if (this.stopAt === undefined) return;
+    const left = this.stopAt - this.clock.now();
+    if (left <= 0) return this.lose(`maxRunTime of ${this.options.maxRunTimeMs} ms reached; the permit is no longer kept alive`);
+    this.maxRunTimer = setTimeout(() => this.armMaxRunTime(), Math.min(left, MAX_TIMER_MS));
+    this.maxRunTimer.unref();
   }
 
   private async tick(): Promise<void> {
@@ -113,15 +145,20 @@ export class PermitLease {
     if (result.granted) {
       this.current = result.permit;
       this.armExpiry();
-    } else if (result.reason !== 'STORE_UNAVAILABLE' && result.reason !== 'CONTENTION') {
-      return this.end(`${result.reason}: ${result.message}`);
+    } else if (!TRANSIENT_DENIALS.has(result.reason)) {
+      return this.lose(`${result.reason}: ${result.message}`);
     }
     this.scheduleRefresh();
   }
 
   private lose(reason: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(new PermitLostError(this.current.semaphore, reason));
+    this.stopTimers();
+  }
+
+  private stopTimers(): void {
     clearTimeout(this.refreshTimer);
     clearTimeout(this.expiryTimer);
+    clearTimeout(this.maxRunTimer);
   }
 }

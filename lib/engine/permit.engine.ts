@@ -1,19 +1,24 @@
-import { randomUUID } from 'node:crypto';
 import { CorruptStateError } from '../errors/corrupt-state.error';
+import { StoreTimeoutError } from '../errors/store-timeout.error';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import type { Clock } from '../gatekeeper/clock';
-import type { NextPermitState, PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
-import { DenyReason } from '../gatekeeper/deny-reason';
-import { decideAcquire, decideForceRelease, decideRefresh, decideRelease } from '../gatekeeper/gatekeeper.rules';
-import { initialPermitState, type NodeIdentity, type Permit, type PermitState } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import type { PermitStore, VersionedPermitState } from '../store/permit-store';
+import type { PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
+import { DenyReason, TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
+import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from '../gatekeeper/gatekeeper.rules';
+import type { Holder, Permit } from '../gatekeeper/permit';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { PermitStore, VersionedEntry } from '../store/permit-store';
 import type { AcquireResult } from './acquire-result';
-
+import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
+import { Deadline } from './deadline';
+import { PermitWatchers } from './permit-watchers';
 
 /** Options of a single decision. */
 export interface DecideOptions {
-  /** Allow an answer from this node's event-fed view of the permit state, without a round trip. Default false. */
+  /**
+   * Allow an answer from this node's view, without a round trip, when that view is young enough (see
+   * {@link PermitEngine}). Default false: every answer is checked against the store.
+   */
   local?: boolean;
 }
 
@@ -25,109 +30,136 @@ export interface PermitEngineOptions {
   clockSkewMs?: number;
   /** Least number of cluster members that must be visible to grant or refresh. Default: no check. */
   quorum?: number;
+  /** Most a decision may take when the semaphore's duration does not ask for less (a quarter of it). Default 5000. */
+  storeTimeoutMs?: number;
+  /**
+   * Called when a semaphore's entry is absent. Returns true if it put the entry back (a definition this node
+   * knows, lost with its partition); the decision is then taken again on the rebuilt entry.
+   */
+  onMissing?: (semaphore: string, read: VersionedEntry) => Promise<boolean>;
 }
 
+/** How long a node may deny an unknown semaphore from its view before asking again. */
+const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
+
 /**
- * Applies the gatekeeper rules to the store for one node: read the semaphore's permit state, decide, and
- * compare-and-set the result, re-reading and deciding again when another node wrote in between. Fails closed:
- * store errors become denials. Framework-free, so it can be used without Nest.
+ * Applies the gatekeeper rules to the store for one instance: read the semaphore's entry, decide, and
+ * compare-and-set the result, deciding again when another node wrote in between. Fails closed: store errors
+ * become denials. Every decision has a deadline of a quarter of the permit's duration (at most `storeTimeoutMs`),
+ * so a stalled member becomes a denial, never a late grant. Framework-free, so it can be used without Nest.
+ *
+ * Local answers (`local: true`) come from the node's view only while it is younger than the permit duration
+ * (events can be lost silently), and only when they cannot be wrong for lack of news: a denial that writes
+ * nothing, or the holder's own permit while more than half of it is left (the holder writes at least that often,
+ * so its knowledge is never older than half a duration). Nothing frees a permit's slot early without its holder
+ * writing it, so a holder's permit stays its own until `expiresAt` whatever it missed.
  */
 export class PermitEngine {
   private readonly held = new Map<string, Permit>();
-
+  private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
   private readonly quorum: number | undefined;
+  private readonly storeTimeoutMs: number;
+  private readonly unwatchStore: () => void;
 
   constructor(
     private readonly store: PermitStore,
-    /** Who this node is. */
-    readonly identity: NodeIdentity,
+    /** Who this instance is. */
+    readonly holder: Holder,
     private readonly clock: Clock,
-    options: PermitEngineOptions = {},
+    private readonly options: PermitEngineOptions = {},
   ) {
     this.maxAttempts = options.maxAttempts ?? 16;
     this.skewMs = options.clockSkewMs ?? 0;
     this.quorum = options.quorum;
+    this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
+    this.watchers = new PermitWatchers();
+    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry));
   }
 
   /**
-   * Grants a permit, or refreshes the one this node holds (the seed-000 decision). With `local`, it may answer
-   * from what this node already knows, without a round trip (see {@link decideLocally}); without it, every
-   * answer is checked against the store.
+   * Grants a permit, or refreshes the one this instance holds (the seed-000 decision). With `local`, it may
+   * answer from what this node already knows, without a round trip; without it, every answer is checked against
+   * the store.
    */
   tryAcquire(semaphore: string, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
-    return this.decide(semaphore, local, (def, state, now) => decideAcquire(def, state, this.identity, now, this.skewMs));
+    return this.decide(semaphore, local, (entry, now) => decideAcquire(entry, this.holder, now, this.skewMs));
   }
 
   /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. `local` as for {@link tryAcquire}. */
   refresh(permit: Permit, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
-    return this.decide(permit.semaphore, local, (def, state, now) =>
-      decideRefresh(def, state, this.identity, permit.fencingToken, now, this.skewMs),
-    );
+    return this.decide(permit.semaphore, local, (entry, now) => decideRefresh(entry, this.holder, permit.fencingToken, now, this.skewMs));
   }
 
   /**
-   * Releases this node's permit by compare-and-set on its fencing token. With `notBefore` ahead, the permit is
-   * shortened to end then. Throws {@link StoreUnavailableError} or {@link CorruptStateError} when it cannot tell.
+   * Releases this instance's permit by compare-and-set on its fencing token. With `notBefore` ahead, the permit
+   * is kept until then, never refreshed again. Throws {@link StoreUnavailableError} or {@link CorruptStateError}
+   * when it cannot tell.
    */
   async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
-    const outcome = await this.releaseBy(permit.semaphore, (state, now) =>
-      decideRelease(state, this.identity, permit.fencingToken, now, notBefore, this.skewMs),
+    this.watchers.notify(permit.semaphore, permit.fencingToken, 'released');
+    const deadline = this.deadlineFor(permit.semaphore, 'release');
+    const outcome = await compareAndSetLoop(
+      this.store,
+      permit.semaphore,
+      (read) => {
+        const now = this.clock.now();
+        const decision = decideRelease(read.entry, this.holder, permit.fencingToken, now, notBefore, this.skewMs);
+        return { result: decision.outcome, write: decision.next && read.entry ? this.stamp(read.entry, decision.next) : undefined };
+      },
+      { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(permit.semaphore) },
     );
-    return this.forget(permit, outcome);
+    if (!outcome) throw new StoreUnavailableError(`Semaphore "${permit.semaphore}": release kept conflicting with other writers`);
+    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
+    return outcome;
   }
 
-  /** Operator action: removes the permit with `fencingToken` from `semaphore`, whoever holds it. */
-  forceRelease(semaphore: string, fencingToken: number): Promise<ReleaseDecision['outcome']> {
-    return this.releaseBy(semaphore, (state, now) => decideForceRelease(state, fencingToken, now, this.skewMs));
+  /**
+   * Calls `onLost(reason)` as soon as this node learns that `permit` no longer holds (revoked, excluded by an
+   * edit, over capacity, its entry lost), before anything withdraws it from the store. Returns the unsubscribe.
+   */
+  watch(permit: Permit, onLost: (reason: string) => void): () => void {
+    return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
   }
 
-  /** The permits this node believes it holds (as of its last successful grant or refresh). */
+  /** The permits this instance believes it holds (as of its last successful grant or refresh). */
   heldPermits(): Permit[] {
     return [...this.held.values()];
   }
 
-  /**
-   * Decides from what this node already knows, without a round trip, when that cannot be wrong for lack of news:
-   * a denial that writes nothing (denying is always safe; a stale view only delays a takeover until the permits
-   * it shows expire), or this node's own permit while more than half its duration is left (others cannot take it
-   * before it expires, and a live edit reaches the definition cache by event). Anything else goes to the store.
-   */
-  private decideLocally(
-    semaphore: string,
-    rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
-  ): AcquireResult | undefined {
-    const view = this.store.peekPermitState(semaphore);
-    if (!view?.state) return undefined;
-    const now = this.clock.now();
-    const definition = this.store.getDefinition(semaphore);
-    const decision = rule(definition, view.state, now);
-    if (decision.outcome === 'denied') {
-      return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
-    }
-    if (decision.outcome !== 'refreshed' || !definition) return undefined;
-    const own = view.state.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
-    if (!own || own.expiresAt - this.skewMs - now <= definition.durationMs / 2) return undefined;
-    this.held.set(semaphore, own);
-    return { granted: true, outcome: 'held', permit: own };
+  /** Stops listening to the store. */
+  dispose(): void {
+    this.unwatchStore();
   }
 
-  private async releaseBy(
-    semaphore: string,
-    rule: (state: PermitState, now: number) => ReleaseDecision,
-  ): Promise<ReleaseDecision['outcome']> {
-    const decision = await this.apply(semaphore, false, (read, now): ReleaseDecision =>
-      read.state ? rule(read.state, now) : { outcome: 'not-held' },
-    );
-    if (!decision) throw new StoreUnavailableError(`Semaphore "${semaphore}": release kept conflicting with other writers`);
-    return decision.outcome;
+  /** The deadline of a decision on `semaphore`: a quarter of its duration, at most `storeTimeoutMs`. */
+  private deadlineFor(semaphore: string, what: string): Deadline {
+    const durationMs = this.store.peek(semaphore)?.entry?.definition?.durationMs;
+    const budget = durationMs === undefined ? this.storeTimeoutMs : Math.min(this.storeTimeoutMs, Math.max(1, Math.floor(durationMs / 4)));
+    return new Deadline(budget, `Semaphore "${semaphore}": ${what}`);
+  }
+
+  private decideLocally(semaphore: string, rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision): AcquireResult | undefined {
+    // While disconnected, or after a failed call until the view was re-read, every answer comes from the store.
+    const view = this.store.isConnected() ? this.store.peek(semaphore) : undefined;
+    if (!view) return undefined;
+    const durationMs = view.entry?.definition?.durationMs;
+    if (view.ageMs > (durationMs ?? UNKNOWN_SEMAPHORE_AGE_MS)) return undefined;
+    const now = this.clock.now();
+    const decision = rule(view.entry, now);
+    if (decision.outcome === 'denied') return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
+    if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
+    const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
+    if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2) return undefined;
+    this.held.set(semaphore, own);
+    return { granted: true, outcome: 'held', permit: own };
   }
 
   private async decide(
     semaphore: string,
     local: boolean,
-    rule: (def: SemaphoreDefinition | undefined, state: PermitState, now: number) => PermitDecision,
+    rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
     const members = this.quorum === undefined ? undefined : this.store.memberCount();
     if (members !== undefined && this.quorum !== undefined && members < this.quorum) {
@@ -137,69 +169,77 @@ export class PermitEngine {
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
-      const decision = await this.apply(semaphore, local, (read, now) =>
-        rule(this.store.getDefinition(semaphore), read.state ?? initialPermitState(now), now),
-      );
+      const deadline = this.deadlineFor(semaphore, 'decision');
+      let decision: PermitDecision | undefined;
+      for (let rebuilt = 0; rebuilt < 2; rebuilt++) {
+        let missing: VersionedEntry | undefined;
+        decision = await compareAndSetLoop(this.store, semaphore, (read) => this.attempt(read, rule, (r) => (missing = r)), {
+          maxAttempts: this.maxAttempts,
+          deadline,
+          known: this.store.peek(semaphore),
+          trustKnown: local,
+        });
+        if (!missing || !(await this.options.onMissing?.(semaphore, missing))) break;
+      }
       if (!decision) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
       if (decision.outcome === 'denied') {
         this.held.delete(semaphore);
-        return { granted: false, semaphore, reason: decision.reason, message: decision.message };
+        return this.denied(semaphore, decision.reason, decision.message);
       }
       this.held.set(semaphore, decision.permit);
       return { granted: true, outcome: decision.outcome, permit: decision.permit };
     } catch (error) {
+      if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
       if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
       if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
       throw error;
     }
   }
 
+  /** One attempt of a decision: a withdrawal of this instance's own permit tells its work before the write. */
+  private attempt(
+    read: VersionedEntry,
+    rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
+    onMissing: (read: VersionedEntry) => void,
+  ): Attempt<PermitDecision> {
+    const decision = rule(read.entry, this.clock.now());
+    if (read.raw === null) onMissing(read);
+    if (!decision.next || !read.entry) return { result: decision };
+    const denial = decision.outcome === 'denied' ? decision : undefined;
+    const withdrawn = denial?.withdrawn;
+    return {
+      result: decision,
+      write: this.stamp(read.entry, decision.next),
+      beforeWrite: withdrawn && denial ? () => this.watchers.notify(withdrawn.semaphore, withdrawn.fencingToken, `${denial.reason}: ${denial.message}`) : undefined,
+    };
+  }
+
   /**
-   * The read-decide-compare-and-set loop. The first attempt may compare-and-set against the state this node
-   * already knows, saving the read: if that state was stale, the write fails and the loop reads. An answer that
-   * writes nothing is only given from a state read from the store, unless `local` allows the view. Returns the
-   * decision that was applied, or `undefined` when every attempt lost a race.
+   * The view learnt of a change: a permit of this instance (held, or in use by running work) that no longer holds
+   * is lost for its work at once (revoked, excluded by an edit, over capacity, entry lost), and then withdrawn
+   * from the store, in that order.
    */
-  private async apply<D extends { next?: NextPermitState }>(
-    semaphore: string,
-    local: boolean,
-    decide: (read: VersionedPermitState, now: number) => D,
-  ): Promise<D | undefined> {
-    let read: VersionedPermitState | undefined = this.store.peekPermitState(semaphore);
-    let fromView = read !== undefined;
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      if (!read) {
-        read = await this.store.readPermitState(semaphore);
-        fromView = false;
-      }
-      const now = this.clock.now();
-      const decision = decide(read, now);
-      if (!decision.next) {
-        if (!fromView || local) return decision;
-        read = undefined;
-        continue;
-      }
-      const state = read.state ?? initialPermitState(now);
-      if (await this.store.compareAndSetPermitState(semaphore, read, this.stamp(state, decision.next))) return decision;
-      // Another node wrote in between. With local answers allowed, its write may already have reached this
-      // node's view by event (a lost race then costs no read); otherwise read what it wrote.
-      const seen = local ? this.store.peekPermitState(semaphore) : undefined;
-      read = seen && seen.raw !== read.raw ? seen : undefined;
-      fromView = read !== undefined;
+  private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
+    const heldToken = this.held.get(name)?.fencingToken;
+    if (!this.watchers.has(name) && heldToken === undefined) return;
+    const now = this.clock.now();
+    const tokens = new Set(this.watchers.tokens(name));
+    if (heldToken !== undefined) tokens.add(heldToken);
+    for (const token of tokens) {
+      const denial = judgeHeld(entry, this.holder, token, now, this.skewMs);
+      if (!denial || TRANSIENT_DENIALS.has(denial.reason)) continue;
+      this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
+      if (heldToken === token) this.held.delete(name);
+      // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
+      if (denial.next) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
-    return undefined;
   }
 
   private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {
     return { granted: false, semaphore, reason, message };
   }
 
-  private stamp(state: PermitState, next: NextPermitState): PermitState {
-    return { revision: state.revision + 1, lastToken: next.lastToken, writeId: randomUUID(), permits: next.permits };
-  }
-
-  private forget<T extends ReleaseDecision['outcome']>(permit: Permit, outcome: T): T {
-    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
-    return outcome;
+  private stamp(entry: SemaphoreEntry, next: Pick<SemaphoreEntry, 'lastToken' | 'permits'>): Omit<SemaphoreEntry, 'writeId'> {
+    return { ...entry, revision: entry.revision + 1, lastToken: next.lastToken, permits: next.permits };
   }
 }

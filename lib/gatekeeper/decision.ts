@@ -1,20 +1,21 @@
 import type { DenyReason } from './deny-reason';
-import type { Permit, PermitState } from './permit';
+import type { Permit } from './permit';
+import type { SemaphoreEntry } from './semaphore-entry';
 
-/** The permit state to write, without the revision and nonce, which the engine adds when it writes. */
-export type NextPermitState = Pick<PermitState, 'lastToken' | 'permits'>;
+/** The permits to write, without revision and nonce, which the engine adds when it writes. */
+export type NextPermits = Pick<SemaphoreEntry, 'lastToken' | 'permits'>;
 
 /** A permit was granted (new fencing token) or refreshed (same token, later expiry). */
 export interface GrantDecision {
-  /** `granted` for a new permit, `refreshed` for one the acquirer already held. */
+  /** `granted` for a new permit, `refreshed` for one the holder already had. */
   readonly outcome: 'granted' | 'refreshed';
   /** The permit as it will be after the write. */
   readonly permit: Permit;
-  /** The state to write. */
-  readonly next: NextPermitState;
+  /** What to write. */
+  readonly next: NextPermits;
 }
 
-/** The request was denied; `next` is set when the denial also drops a permit the acquirer held. */
+/** The request was denied; `next` is set when the denial also drops a permit the holder had. */
 export interface DenyDecision {
   /** Always `denied`. */
   readonly outcome: 'denied';
@@ -22,16 +23,28 @@ export interface DenyDecision {
   readonly reason: DenyReason;
   /** A human-readable detail for logs. */
   readonly message: string;
-  /** The state to write, if the denial changes it (the holder's permit is withdrawn). */
-  readonly next?: NextPermitState;
+  /** What to write, if the denial changes the permits (the holder's own permit is withdrawn). */
+  readonly next?: NextPermits;
+  /** The holder's own permit that `next` withdraws: its running work must be told before the write. */
+  readonly withdrawn?: Permit;
 }
 
 /** The outcome of releasing a permit. */
 export interface ReleaseDecision {
-  /** `released` removed the permit; `shortened` kept it until `lockAtLeastFor` ran out; `not-held` found no such permit. */
+  /** `released` removed the permit; `shortened` keeps it (never refreshed again) until `lockAtLeastFor` ran out; `not-held` found no such permit. */
   readonly outcome: 'released' | 'shortened' | 'not-held';
-  /** The state to write, unless nothing changes. */
-  readonly next?: NextPermitState;
+  /** What to write, unless nothing changes. */
+  readonly next?: NextPermits;
+}
+
+/** The outcome of an operator revoking permits (force-release, reset). */
+export interface RevokeDecision {
+  /** `revoked`: the permits are marked, their holders are told; `not-held`: nothing live to revoke. */
+  readonly outcome: 'revoked' | 'not-held';
+  /** The permits revoked. */
+  readonly revoked: readonly Permit[];
+  /** What to write, unless nothing changes. */
+  readonly next?: NextPermits;
 }
 
 /** Any decision the rules make about an acquire or refresh. */

@@ -1,146 +1,163 @@
 import { DenyReason } from './deny-reason';
-import type { DenyDecision, NextPermitState, PermitDecision, ReleaseDecision } from './decision';
+import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
 import { fullMatch } from './pattern';
-import { livePermits, type NodeIdentity, type Permit, type PermitState } from './permit';
+import { livePermits, type Holder, type Permit } from './permit';
+import type { SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
 
-/**
- * The gatekeeper's decision for "give me a permit" (seed 000): unknown semaphore, group mismatch and acquirer
- * mismatch deny; a live permit already held by the acquirer is refreshed; a free permit is granted with the next
- * fencing token; otherwise deny. Pure: everything it needs is passed in.
- *
- * `skewMs` is the bound on clock disagreement between nodes: a permit counts as live until `expiresAt + skewMs`
- * by this node's clock, so a node whose clock runs ahead never takes a permit its holder still believes in.
+/*
+ * The gatekeeper's rules (seed 000), pure: everything they need is passed in. `skewMs` is the bound on clock
+ * disagreement between nodes: a permit counts as live until `expiresAt + skewMs` by the deciding node's clock,
+ * so a node whose clock runs ahead never takes a permit its holder still believes in. Ownership is by instance.
  */
-export function decideAcquire(
-  definition: SemaphoreDefinition | undefined,
-  state: PermitState,
-  node: NodeIdentity,
-  now: number,
-  skewMs = 0,
-): PermitDecision {
-  const admitted = admit(definition, state, node, now - skewMs);
+
+/**
+ * "Give me a permit": unknown semaphore, group mismatch, acquirer mismatch and pause deny (and withdraw the
+ * holder's own permit, so a live edit takes effect at its next refresh); a live permit the holder already has is
+ * refreshed; a free permit is granted with the next fencing token; otherwise deny.
+ */
+export function decideAcquire(entry: SemaphoreEntry | undefined, holder: Holder, now: number, skewMs = 0): PermitDecision {
+  const admitted = admit(entry, holder, now - skewMs);
   if ('outcome' in admitted) return admitted;
-  const { def, live, own } = admitted;
-  if (own) return refreshed(def, state, live, own, now);
-  if (live.length < def.permits) {
+  const { def, live, own, entry: current } = admitted;
+  if (own && !own.released) return refreshed(def, current, live, own, now);
+  if (current.graceUntil !== undefined && now - skewMs < current.graceUntil) {
+    return deny(
+      DenyReason.RECOVERING,
+      `"${def.name}" was rebuilt after its data may have been lost; nothing is granted before ${new Date(current.graceUntil + skewMs).toISOString()}`,
+    );
+  }
+  if (live.length < def.permits && !own) {
     const permit: Permit = {
       semaphore: def.name,
-      acquirer: node.acquirer,
-      group: node.group,
-      fencingToken: state.lastToken + 1,
+      acquirer: holder.acquirer,
+      group: holder.group,
+      instance: holder.instance,
+      fencingToken: current.revision + 1,
       grantedAt: now,
       refreshedAt: now,
       expiresAt: now + def.durationMs,
     };
     return { outcome: 'granted', permit, next: { lastToken: permit.fencingToken, permits: [...live, permit] } };
   }
-  const holders = live.map((p) => p.acquirer).join(', ');
+  const holders = live.map((p) => (p.released ? `${p.acquirer} (released, kept until lockAtLeastFor)` : p.acquirer)).join(', ');
   return deny(DenyReason.NO_PERMIT_AVAILABLE, `all ${def.permits} permit(s) of "${def.name}" are held (by ${holders})`);
 }
 
 /**
- * Refreshes exactly the permit given (same acquirer, same fencing token). Unlike {@link decideAcquire} it never
+ * Refreshes exactly the permit given (same instance, same fencing token). Unlike {@link decideAcquire} it never
  * grants a new permit: a holder that lost its permit must learn so, because its token is no longer the newest.
  */
 export function decideRefresh(
-  definition: SemaphoreDefinition | undefined,
-  state: PermitState,
-  node: NodeIdentity,
+  entry: SemaphoreEntry | undefined,
+  holder: Holder,
   fencingToken: number,
   now: number,
   skewMs = 0,
 ): PermitDecision {
-  const admitted = admit(definition, state, node, now - skewMs);
+  const admitted = admit(entry, holder, now - skewMs);
   if ('outcome' in admitted) return admitted;
-  const { def, live, own } = admitted;
-  if (!own || own.fencingToken !== fencingToken) {
+  const { def, live, own, entry: current } = admitted;
+  if (!own || own.fencingToken !== fencingToken || own.released) {
     return deny(
       DenyReason.PERMIT_LOST,
-      `permit ${fencingToken} of "${def.name}" is no longer held by "${node.acquirer}" (expired, released or taken)`,
+      `permit ${fencingToken} of "${def.name}" is no longer held by "${holder.acquirer}" (expired, released or taken)`,
     );
   }
-  return refreshed(def, state, live, own, now);
+  return refreshed(def, current, live, own, now);
 }
 
 /**
- * Releases the acquirer's permit with `fencingToken`, compared against the stored state so a holder whose permit
+ * Releases the holder's permit with `fencingToken`, compared against the stored entry so a holder whose permit
  * expired and was taken over can never remove the new holder's permit. With `notBefore` (grant time plus
- * `lockAtLeastFor`) still ahead, the permit is shortened to end then instead of being removed.
+ * `lockAtLeastFor`) still ahead, the permit is kept until then instead, marked released so nobody refreshes it.
  */
 export function decideRelease(
-  state: PermitState,
-  node: NodeIdentity,
+  entry: SemaphoreEntry | undefined,
+  holder: Holder,
   fencingToken: number,
   now: number,
   notBefore = 0,
   skewMs = 0,
 ): ReleaseDecision {
+  if (!entry) return { outcome: 'not-held' };
   const horizon = now - skewMs;
-  const own = state.permits.find((p) => p.acquirer === node.acquirer && p.fencingToken === fencingToken);
-  if (!own || own.expiresAt <= horizon) return { outcome: 'not-held', next: own ? prune(state, horizon, own) : undefined };
+  const own = entry.permits.find((p) => p.instance === holder.instance && p.fencingToken === fencingToken);
+  if (!own || own.expiresAt <= horizon) return { outcome: 'not-held', next: own ? prune(entry, horizon, own) : undefined };
   if (notBefore > now) {
-    const expiresAt = Math.min(own.expiresAt, notBefore);
-    if (expiresAt === own.expiresAt) return { outcome: 'shortened' };
-    const shortened = { ...own, expiresAt };
-    return { outcome: 'shortened', next: { lastToken: state.lastToken, permits: replace(livePermits(state, horizon), shortened) } };
+    if (own.released && own.expiresAt <= notBefore) return { outcome: 'shortened' };
+    const kept: Permit = { ...own, expiresAt: Math.min(own.expiresAt, notBefore), released: true };
+    return { outcome: 'shortened', next: { lastToken: entry.lastToken, permits: replace(livePermits(entry.permits, horizon), kept) } };
   }
-  return { outcome: 'released', next: prune(state, horizon, own) };
+  return { outcome: 'released', next: prune(entry, horizon, own) };
 }
 
-/** An operator removes the permit with `fencingToken`, whoever holds it. */
-export function decideForceRelease(state: PermitState, fencingToken: number, now: number, skewMs = 0): ReleaseDecision {
-  const horizon = now - skewMs;
-  const target = livePermits(state, horizon).find((p) => p.fencingToken === fencingToken);
-  return target ? { outcome: 'released', next: prune(state, horizon, target) } : { outcome: 'not-held' };
+/**
+ * An operator takes permits away: the one with `fencingToken`, or every live one. They are marked revoked, not
+ * removed: the holder is told and removes its own, and until it does (or the permit expires) the slot stays
+ * taken, so nobody else is granted while the old holder may still be acting.
+ */
+export function decideRevoke(entry: SemaphoreEntry | undefined, fencingToken: number | 'all', now: number, skewMs = 0): RevokeDecision {
+  if (!entry) return { outcome: 'not-held', revoked: [] };
+  const live = livePermits(entry.permits, now - skewMs);
+  const targets = live.filter((p) => fencingToken === 'all' || p.fencingToken === fencingToken);
+  if (targets.length === 0) return { outcome: 'not-held', revoked: [] };
+  const fresh = targets.filter((p) => p.revokedAt === undefined);
+  if (fresh.length === 0) return { outcome: 'revoked', revoked: targets };
+  const permits = live.map((p) => (fresh.includes(p) ? { ...p, revokedAt: now } : p));
+  return { outcome: 'revoked', revoked: targets, next: { lastToken: entry.lastToken, permits } };
 }
 
-type Admitted = { def: SemaphoreDefinition; live: Permit[]; own: Permit | undefined };
+/**
+ * Whether the holder may still rely on its permit `fencingToken` given `entry` (as read or seen by event): the
+ * refresh decision without writing. Returns the denial when it may not.
+ */
+export function judgeHeld(entry: SemaphoreEntry | undefined, holder: Holder, fencingToken: number, now: number, skewMs = 0): DenyDecision | undefined {
+  const decision = decideRefresh(entry, holder, fencingToken, now, skewMs);
+  return decision.outcome === 'denied' ? decision : undefined;
+}
 
-/** The checks acquire and refresh share. A denial here also withdraws the acquirer's own permit, so that a live
- * edit that excludes the holder takes effect at its next refresh rather than at expiry. `horizon` is the time
- * against which liveness is judged (now less the clock-skew bound). */
-function admit(
-  definition: SemaphoreDefinition | undefined,
-  state: PermitState,
-  node: NodeIdentity,
-  horizon: number,
-): Admitted | DenyDecision {
-  const now = horizon;
-  const live = livePermits(state, now);
-  const own = live.find((p) => p.acquirer === node.acquirer);
+type Admitted = { def: SemaphoreDefinition; entry: SemaphoreEntry; live: Permit[]; own: Permit | undefined };
+
+/** The checks acquire and refresh share; a denial here also withdraws the holder's own permit. */
+function admit(entry: SemaphoreEntry | undefined, holder: Holder, horizon: number): Admitted | DenyDecision {
+  const live = entry ? livePermits(entry.permits, horizon) : [];
+  const own = live.find((p) => p.instance === holder.instance);
   const withdraw = (reason: DenyReason, message: string): DenyDecision =>
-    deny(reason, message, own ? prune(state, now, own) : undefined);
-  if (!definition) return withdraw(DenyReason.UNKNOWN_SEMAPHORE, 'no definition with this name');
-  const def = definition;
-  if (!fullMatch(def.groupPattern, node.group)) {
-    return withdraw(DenyReason.GROUP_MISMATCH, `group "${node.group}" does not match /${def.groupPattern}/`);
+    own && entry ? { ...deny(reason, message, prune(entry, horizon, own)), withdrawn: own } : deny(reason, message);
+  const def = entry?.definition;
+  if (!entry || !def) return withdraw(DenyReason.UNKNOWN_SEMAPHORE, 'no definition with this name');
+  if (!fullMatch(def.groupPattern, holder.group)) {
+    return withdraw(DenyReason.GROUP_MISMATCH, `group "${holder.group}" does not match /${def.groupPattern}/`);
   }
-  if (!fullMatch(def.acquirerPattern, node.acquirer)) {
-    return withdraw(DenyReason.ACQUIRER_MISMATCH, `acquirer "${node.acquirer}" does not match /${def.acquirerPattern}/`);
+  if (!fullMatch(def.acquirerPattern, holder.acquirer)) {
+    return withdraw(DenyReason.ACQUIRER_MISMATCH, `acquirer "${holder.acquirer}" does not match /${def.acquirerPattern}/`);
   }
   if (def.permits === 0) return withdraw(DenyReason.PAUSED, `"${def.name}" is paused (permits: 0)`);
+  if (own?.revokedAt !== undefined) {
+    return withdraw(DenyReason.PERMIT_REVOKED, `permit ${own.fencingToken} of "${def.name}" was revoked by an operator`);
+  }
   if (own && live.indexOf(own) >= def.permits) {
     return withdraw(
       DenyReason.OVER_CAPACITY,
       `"${def.name}" now has ${def.permits} permit(s) and ${live.length} live holders; older holders keep theirs`,
     );
   }
-  return { def, live, own };
+  return { def, entry, live, own };
 }
 
-function refreshed(def: SemaphoreDefinition, state: PermitState, live: Permit[], own: Permit, now: number): PermitDecision {
+function refreshed(def: SemaphoreDefinition, entry: SemaphoreEntry, live: Permit[], own: Permit, now: number): PermitDecision {
   const permit: Permit = { ...own, refreshedAt: now, expiresAt: now + def.durationMs };
-  return { outcome: 'refreshed', permit, next: { lastToken: state.lastToken, permits: replace(live, permit) } };
+  return { outcome: 'refreshed', permit, next: { lastToken: entry.lastToken, permits: replace(live, permit) } };
 }
 
-function deny(reason: DenyReason, message: string, next?: NextPermitState): DenyDecision {
+function deny(reason: DenyReason, message: string, next?: NextPermits): DenyDecision {
   return next ? { outcome: 'denied', reason, message, next } : { outcome: 'denied', reason, message };
 }
 
 /** Live permits without `dropped`; expired ones are garbage-collected on every write. */
-function prune(state: PermitState, now: number, dropped: Permit): NextPermitState {
-  return { lastToken: state.lastToken, permits: livePermits(state, now).filter((p) => p !== dropped && p.fencingToken !== dropped.fencingToken) };
+function prune(entry: SemaphoreEntry, horizon: number, dropped: Permit): NextPermits {
+  return { lastToken: entry.lastToken, permits: livePermits(entry.permits, horizon).filter((p) => p.fencingToken !== dropped.fencingToken) };
 }
 
 function replace(permits: Permit[], updated: Permit): Permit[] {

@@ -2,11 +2,20 @@
 export interface NodeIdentity {
   /** Zone, site or environment, e.g. `production`, `dr-site`. */
   readonly group: string;
-  /** This node's name, e.g. a host, pod or `app-3001`. Unique per running instance. */
+  /** This node's name, e.g. a host, pod or `app-3001`: what acquirer patterns match and people read. */
   readonly acquirer: string;
 }
 
-/** A granted permit: one of a semaphore's permits, held by one acquirer until `expiresAt` unless refreshed. */
+/**
+ * A holder as the rules see it: the node's identity plus the id of this running instance. Ownership belongs to
+ * the instance, never to the acquirer name, so two processes that share a name never share a permit.
+ */
+export interface Holder extends NodeIdentity {
+  /** Unique per running instance of the module (per process, and per application context in one process). */
+  readonly instance: string;
+}
+
+/** A granted permit: one of a semaphore's permits, held by one instance until `expiresAt` unless refreshed. */
 export interface Permit {
   /** The semaphore this permit belongs to. */
   readonly semaphore: string;
@@ -14,38 +23,29 @@ export interface Permit {
   readonly acquirer: string;
   /** The holder's group. */
   readonly group: string;
+  /** The id of the holding instance (see {@link Holder.instance}). */
+  readonly instance: string;
   /**
-   * Grows with every new grant of this semaphore, so a downstream system that remembers the highest token it
-   * has seen can reject writes from a stale holder. Refreshing keeps the token.
+   * Grows with every new grant of this semaphore, across resets, restarts and data loss, so a downstream system
+   * that remembers the highest token it has seen can reject writes from a stale holder. Refreshing keeps it.
    */
   readonly fencingToken: number;
-  /** When this permit was first granted (epoch ms). */
+  /** When this permit was first granted (epoch ms, granting node's clock). */
   readonly grantedAt: number;
   /** When it was last granted or refreshed (epoch ms). */
   readonly refreshedAt: number;
   /** When it lapses unless refreshed (epoch ms). */
   readonly expiresAt: number;
+  /**
+   * Set when an operator took it away (force-release, reset). The holder is told and removes it; until then,
+   * or until it expires, it still occupies its slot, so nobody else is granted while the holder may still act.
+   */
+  readonly revokedAt?: number;
+  /** Set when the holder released it but kept it until `lockAtLeastFor`: it is never refreshed again. */
+  readonly released?: boolean;
 }
 
-/** The state of one semaphore's permits, as kept in the store under the semaphore's name. */
-export interface PermitState {
-  /** Bumped on every write, so two states that hold the same permits still differ byte for byte. */
-  readonly revision: number;
-  /** The highest fencing token ever granted for this semaphore. */
-  readonly lastToken: number;
-  /** A nonce unique to the write that produced this state; settles writes whose outcome was unknown. */
-  readonly writeId: string;
-  /** Permits as last written; some may have expired since. */
-  readonly permits: readonly Permit[];
-}
-
-/** The state a semaphore starts from before anything was written. Tokens start at the clock's milliseconds so
- * that they keep growing across a full cluster restart that loses the stored counter. */
-export function initialPermitState(now: number): PermitState {
-  return { revision: 0, lastToken: Math.floor(now), writeId: '', permits: [] };
-}
-
-/** The permits in `state` that are still live at `now`, oldest grant first. */
-export function livePermits(state: PermitState, now: number): Permit[] {
-  return state.permits.filter((p) => p.expiresAt > now).sort((a, b) => a.fencingToken - b.fencingToken);
+/** The permits in `permits` that are still live at `horizon`, oldest grant first. */
+export function livePermits(permits: readonly Permit[], horizon: number): Permit[] {
+  return permits.filter((p) => p.expiresAt > horizon).sort((a, b) => a.fencingToken - b.fencingToken);
 }

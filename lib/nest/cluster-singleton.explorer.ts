@@ -9,6 +9,8 @@ export interface ClusterSingletonJob {
   readonly where: string;
   /** The decorator's options. */
   readonly options: ResolvedClusterSingletonOptions;
+  /** The decorated method (with the schedule decorators' metadata). */
+  readonly method: object;
 }
 
 /** Finds every `@ClusterSingleton` method among the app's providers and controllers, so startup can check them. */
@@ -31,7 +33,7 @@ export class ClusterSingletonExplorer {
         const method = instance[key];
         if (typeof method !== 'function') continue;
         const options = Reflect.getMetadata(CLUSTER_SINGLETON_METADATA, method) as ResolvedClusterSingletonOptions | undefined;
-        if (options) jobs.push({ where: `${instance.constructor.name}.${key}`, options });
+        if (options) jobs.push({ where: `${instance.constructor.name}.${key}`, options, method });
       }
     }
     return jobs;

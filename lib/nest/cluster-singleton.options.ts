@@ -23,6 +23,13 @@ export interface ClusterSingletonOptions {
   lockAtLeastFor?: DurationInput;
   /** Refresh the permit in the background while a run takes longer than a third of its duration. Default `true`. */
   keepAlive?: boolean;
+  /**
+   * The most a run may keep the permit (ShedLock's `lockAtMostFor`): keep-alive stops then and the run's lease
+   * fires its signal, so a hung job cannot hold the permit forever. The job should stop at the signal; one that
+   * ignores it runs on without a permit once the permit expires. Default: no limit (a hung job keeps the permit
+   * for as long as keep-alive runs).
+   */
+  maxRunTime?: DurationInput;
 }
 
 /** Decorator options after validation. */
@@ -32,6 +39,7 @@ export interface ResolvedClusterSingletonOptions {
   readonly mode: 'hold' | 'release';
   readonly lockAtLeastForMs: number;
   readonly keepAlive: boolean;
+  readonly maxRunTimeMs: number | undefined;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */
@@ -54,6 +62,7 @@ export function resolveClusterSingletonOptions(
     mode,
     lockAtLeastForMs: parseDuration(options.lockAtLeastFor ?? 0, semaphore, 'lockAtLeastFor', { allowZero: true }),
     keepAlive: resolveKeepAlive(semaphore, options.keepAlive),
+    maxRunTimeMs: options.maxRunTime === undefined ? undefined : parseDuration(options.maxRunTime, semaphore, 'maxRunTime'),
   };
 }
 

@@ -8,6 +8,7 @@ import type { ResolvedClusterSingletonOptions } from './cluster-singleton.option
 @Injectable()
 export class ClusterSingletonRunner {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  /** Methods whose tick is deciding or running now: marked before the decision, so a stall cannot stack them. */
   private readonly active = new Set<string>();
   private readonly holding = new Set<string>();
 
@@ -16,31 +17,32 @@ export class ClusterSingletonRunner {
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
     if (this.active.has(where)) {
-      // A tick that overlaps the previous run must not start a second copy on this node.
+      // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
+      // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
       this.logger.debug(messages.overlap(where));
       return undefined;
     }
-    // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-    const result = await this.gatekeeper.tryAcquire(options.semaphore, { local: true });
-    if (!result.granted) {
-      if (this.holding.delete(where)) this.logger.log(messages.lost(where, result));
-      else this.logger.debug(messages.skipped(where, result));
-      return undefined;
-    }
-    const { permit } = result;
-    if (options.mode === 'hold' && !this.holding.has(where)) {
-      this.holding.add(where);
-      this.logger.log(messages.granted(where, permit));
-    }
     this.active.add(where);
     try {
-      return await this.gatekeeper.runUnderPermit(permit, invoke, options.keepAlive);
+      // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
+      const outcome = await this.gatekeeper.runExclusive(options.semaphore, () => invoke(), {
+        local: true,
+        keepAlive: options.keepAlive,
+        maxRunTimeMs: options.maxRunTimeMs,
+        releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,
+      });
+      if (!outcome.ran) {
+        if (this.holding.delete(where)) this.logger.log(messages.lost(where, outcome.denied));
+        else this.logger.debug(messages.skipped(where, outcome.denied));
+        return undefined;
+      }
+      if (options.mode === 'hold' && !this.holding.has(where)) {
+        this.holding.add(where);
+        this.logger.log(messages.granted(where, outcome.permit));
+      }
+      return outcome.value;
     } finally {
       this.active.delete(where);
-      if (options.mode === 'release') {
-        const current = this.gatekeeper.heldPermits().find((p) => p.semaphore === permit.semaphore) ?? permit;
-        await this.gatekeeper.releaseQuietly(current, permit.refreshedAt + options.lockAtLeastForMs);
-      }
     }
   }
 }

@@ -1,13 +1,25 @@
+import { formatStateLine } from '../admin/state-dump.format';
 import type { PermitDenied } from '../engine/acquire-result';
-import type { Permit } from '../gatekeeper/permit';
+import type { Holder, Permit } from '../gatekeeper/permit';
 
 /** Log and error texts, in one place. */
 export const messages = {
-  connected: (kind: string, group: string, acquirer: string) =>
-    `Connected to the ${kind} store as ${acquirer} (group ${group})`,
+  connected: (kind: string, holder: Holder) =>
+    `Connected to the ${kind} store as ${holder.acquirer} (group ${holder.group}, instance ${holder.instance})`,
   unavailable: (detail: string) =>
     `Cluster unreachable: denying every permit until it is back (fail closed). ${detail}`,
-  republished: (count: number) => `The cluster lost its data (full restart): put back ${count} definition(s)`,
+  recovered: (name: string) =>
+    `The entry of "${name}" was lost with cluster data: put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
+  recoveryFailed: (name: string, error: unknown) => `Could not put back the lost definition of "${name}": ${(error as Error).message ?? String(error)}`,
+  nameClash: (acquirer: string, instance: string, semaphore: string) =>
+    `Another running instance (${instance}) uses this node's acquirer name "${acquirer}" (seen holding "${semaphore}"): ` +
+    'permits belong to instances, so both work, but logs and acquirer patterns cannot tell them apart; give each process its own name',
+  lockAtLeastForTooLong: (where: string, lockAtLeastForMs: number, skewMs: number, intervalMs: number) =>
+    `${where}: lockAtLeastFor (${lockAtLeastForMs} ms) plus maxClockSkew (${skewMs} ms) reaches the interval between ticks ` +
+    `(${intervalMs} ms): the next tick finds the permit still kept and is skipped everywhere; lower lockAtLeastFor`,
+  tooLate: (leftMs: number, marginMs: number) =>
+    `the permit is valid for only ${leftMs} ms more, less than the ${marginMs} ms a run needs to start (the decision or this process stalled)`,
+  stateLine: formatStateLine,
   available: () => 'Cluster reachable again: permits are granted as usual',
   corruptValue: (key: string, reason: string) =>
     `Ignoring unreadable value under "${key}" (${reason}); repair it with GatekeeperService.resetPermits() or putDefinition()`,

@@ -6,6 +6,7 @@ import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperService } from './gatekeeper.service';
+import { GatekeeperStartup } from './gatekeeper.startup';
 import { createPermitStore } from './permit-store.factory';
 
 /**
@@ -27,6 +28,7 @@ import { createPermitStore } from './permit-store.factory';
       inject: [GATEKEEPER_OPTIONS],
     },
     ClusterSingletonExplorer,
+    GatekeeperStartup,
     GatekeeperService,
     ClusterSingletonRunner,
   ],

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../gatekeeper/clock';
 import { systemClock } from '../gatekeeper/clock';
 import { validateDefinition } from '../gatekeeper/definition.validator';
 import { parseDuration } from '../gatekeeper/duration';
-import type { NodeIdentity } from '../gatekeeper/permit';
+import type { Holder, NodeIdentity } from '../gatekeeper/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
 import { InvalidDefinitionError } from '../errors/invalid-definition.error';
 import type { HazelcastStoreOptions } from '../store/hazelcast-permit.store';
@@ -13,8 +13,10 @@ import type { PermitStore } from '../store/permit-store';
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
   /**
-   * This node's identity. Default group `'default'`, acquirer `<hostname>-<pid>-<random>`. An acquirer you set
-   * must be unique per running process: two processes with one name would share one permit.
+   * This node's identity: its `group` (zone, site, environment) and `acquirer` (its name, what acquirer patterns
+   * match and logs show). Default group `'default'`, acquirer `<hostname>-<pid>`. Permits belong to the running
+   * instance (see `GatekeeperService.instanceId`), never to the name, so two processes that share a name never
+   * share a permit; give each its own name anyway, so people can tell them apart (a clash is logged).
    */
   identity?: Partial<NodeIdentity>;
   /** Semaphore definitions to load into the cluster at startup. Validated; a bad one stops the app with an error naming it. */
@@ -56,13 +58,19 @@ export interface GatekeeperModuleOptions {
    * fencing tokens and this node's denials since the last dump. Off by default.
    */
   stateDumpInterval?: DurationInput;
+  /**
+   * Most a decision may wait for the cluster (a quarter of the permit's duration when that is less), so a stalled
+   * member turns into a denial (`STORE_TIMEOUT`) rather than a grant that arrives after it is useful. Default `'5s'`.
+   */
+  storeTimeout?: DurationInput;
   /** Where time is read. Default: the system clock. */
   clock?: Clock;
 }
 
 /** The module options after defaults and validation. */
 export interface ResolvedGatekeeperOptions {
-  readonly identity: NodeIdentity;
+  /** The identity plus this instance's id. */
+  readonly holder: Holder;
   readonly definitions: SemaphoreDefinition[];
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
@@ -72,6 +80,7 @@ export interface ResolvedGatekeeperOptions {
   readonly stateDumpIntervalMs: number | undefined;
   readonly clockSkewMs: number;
   readonly quorum: number | undefined;
+  readonly storeTimeoutMs: number;
   readonly clock: Clock;
 }
 
@@ -79,9 +88,7 @@ export interface ResolvedGatekeeperOptions {
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
   const identity = {
     group: options.identity?.group ?? 'default',
-    // The random part keeps a restarted process (pid 1 again, in a container) from adopting its frozen
-    // predecessor's permit, which would give both the same fencing token.
-    acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}`,
   };
   for (const field of ['group', 'acquirer'] as const) {
     if (typeof identity[field] !== 'string' || identity[field].trim() === '') {
@@ -103,7 +110,9 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     throw new InvalidDefinitionError('<module options>', 'store', `must be 'hazelcast', 'memory' or a PermitStore, got '${store}'`);
   }
   return {
-    identity,
+    // Ownership: unique per instance, so a restarted process (pid 1 again, in a container) or a second process
+    // with the same name never adopts another's permit and fencing token.
+    holder: { ...identity, instance: `${identity.acquirer}/${randomUUID()}` },
     definitions,
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
@@ -116,6 +125,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
         : parseDuration(options.stateDumpInterval, '<module options>', 'stateDumpInterval'),
     clockSkewMs: parseDuration(options.maxClockSkew ?? '500ms', '<module options>', 'maxClockSkew', { allowZero: true }),
     quorum: resolveQuorum(options.quorum),
+    storeTimeoutMs: parseDuration(options.storeTimeout ?? '5s', '<module options>', 'storeTimeout'),
     clock: options.clock ?? systemClock,
   };
 }

@@ -4,24 +4,22 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
 import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
-import { formatStateLine } from '../admin/state-dump.format';
+import { LocalPermits } from '../engine/local-permits';
 import { PermitEngine, type DecideOptions } from '../engine/permit.engine';
 import type { SemaphoreStatus } from '../engine/semaphore-status';
 import { PermitLease } from '../engine/permit-lease';
 import { PermitNotHeldError } from '../errors/permit-not-held.error';
 import { PermitTimeoutError } from '../errors/permit-timeout.error';
-import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
+import { validateSemaphoreName } from '../gatekeeper/definition.validator';
 import { DenyReason } from '../gatekeeper/deny-reason';
 import { parseDuration } from '../gatekeeper/duration';
 import type { NodeIdentity, Permit } from '../gatekeeper/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
 import type { PermitStore } from '../store/permit-store';
-import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { GatekeeperStartup } from './gatekeeper.startup';
 import { permitContext } from './permit-context';
 
 /** Options of {@link GatekeeperService.acquire}. */
@@ -32,69 +30,94 @@ export interface AcquireOptions {
   pollInterval?: DurationInput;
 }
 
+/** Options of {@link GatekeeperService.withPermit}. */
+export interface WithPermitOptions {
+  /** Stop keeping the permit alive after this long and fire the lease's signal (ShedLock's `lockAtMostFor`). Default: no limit. */
+  maxRunTime?: DurationInput;
+  /** Refresh the permit in the background while `fn` runs. Default `true`. */
+  keepAlive?: boolean;
+}
+
 /** The result of {@link GatekeeperService.withPermit}: the function ran under a permit, or the permit was denied. */
 export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
 
+/** @internal How a run under a permit is taken and given back (decorated ticks and withPermit). */
+export interface RunOptions {
+  local?: boolean;
+  keepAlive?: boolean;
+  maxRunTimeMs?: number;
+  /** Release after the run, keeping the permit until this many ms after its grant (release mode, withPermit). */
+  releaseAfter?: { lockAtLeastForMs: number };
+}
+
+/** @internal What a run under a permit came to. */
+export type RunOutcome<T> = { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held' } | { ran: false; denied: PermitDenied };
 
 /**
  * The gatekeeper's API for your code: permits by hand, the permit of the running job, definitions (validated,
- * applied cluster-wide at once) and the state of every permit. Connects on module init; on shutdown waits for
- * running jobs, releases this node's permits and disconnects.
+ * applied cluster-wide by compare-and-set) and the state of every permit. Connects on module init; on shutdown
+ * waits for running jobs and decisions in flight, releases this instance's permits and disconnects.
  */
 @Injectable()
 export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly engine: PermitEngine;
   private readonly admin: SemaphoreAdmin;
-  private readonly leases = new Set<PermitLease>();
-  private readonly running = new Set<Promise<unknown>>();
-  private readonly autoDefined: SemaphoreDefinition[] = [];
+  private readonly local = new LocalPermits();
   private readonly reportedCorrupt = new Set<string>();
   private readonly deniedSinceDump = new Map<string, number>();
+  /** Claims taken by acquire(), given back by release(). */
+  private readonly manualClaims = new Map<string, symbol>();
   private dumpTimer?: NodeJS.Timeout;
-  /** `draining`: shutting down, no new permits, but running jobs keep theirs alive until they finish. */
+  /** `draining`: shutting down, no new runs, but running jobs keep their permits alive until they finish. */
   private phase: 'starting' | 'ready' | 'draining' | 'closed' = 'starting';
   private unavailable = false;
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
-    private readonly explorer: ClusterSingletonExplorer,
+    private readonly startup: GatekeeperStartup,
   ) {
-    this.engine = new PermitEngine(store, options.identity, options.clock, {
+    this.admin = new SemaphoreAdmin(store, options.clock, { clockSkewMs: options.clockSkewMs });
+    this.engine = new PermitEngine(store, options.holder, options.clock, {
       clockSkewMs: options.clockSkewMs,
       quorum: options.quorum,
+      storeTimeoutMs: options.storeTimeoutMs,
+      onMissing: (name) => this.startup.recover(this.admin, name),
     });
-    this.admin = new SemaphoreAdmin(store, options.clock);
   }
 
   /** This node's group and acquirer name. */
   get identity(): NodeIdentity {
-    return this.options.identity;
+    return { group: this.options.holder.group, acquirer: this.options.holder.acquirer };
+  }
+
+  /** The id of this running instance: what owns its permits (unique per process and application context). */
+  get instanceId(): string {
+    return this.options.holder.instance;
   }
 
   /** @internal Connects, loads definitions into the cluster and checks every `@ClusterSingleton`. */
   async onModuleInit(): Promise<void> {
     await this.store.connect({
-      disconnected: () => this.noteAvailability(false, 'connection lost'),
-      reconnected: (fresh) => this.onReconnected(fresh),
-      corruptValue: (key, reason) => this.reportCorrupt(key, reason),
+      clock: this.options.clock,
+      events: {
+        disconnected: () => this.noteAvailability(false, 'connection lost'),
+        reconnected: () => this.noteAvailability(true),
+        entriesLost: (names) => this.startup.recoverAll(this.admin, names),
+        corruptValue: (key, reason) => this.reportCorrupt(key, reason),
+      },
     });
-    this.logger.log(messages.connected(this.store.constructor.name, this.identity.group, this.identity.acquirer));
+    this.logger.log(messages.connected(this.store.constructor.name, this.options.holder));
     try {
-      await this.publish(this.options.definitions, this.options.definitionsPolicy === 'keep');
-      await this.defineDecoratedSemaphores();
+      await this.startup.start(this.admin);
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
+      this.engine.dispose();
       await this.store.close().catch(() => undefined);
       throw error;
     }
     this.phase = 'ready';
-    for (const definition of this.store.listDefinitions()) {
-      if (definition.durationMs <= 2 * this.options.clockSkewMs) {
-        this.logger.warn(messages.durationBelowSkew(definition.name, definition.durationMs, this.options.clockSkewMs));
-      }
-    }
     if (this.options.stateDumpIntervalMs) {
       this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
       this.dumpTimer.unref();
@@ -106,7 +129,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     try {
       const now = this.options.clock.now();
       for (const status of await this.permits()) {
-        this.logger.log(`state ${formatStateLine(status, now, this.deniedSinceDump.get(status.name) ?? 0)}`);
+        this.logger.log(`state ${messages.stateLine(status, now, this.deniedSinceDump.get(status.name) ?? 0)}`);
       }
       this.deniedSinceDump.clear();
     } catch (error) {
@@ -114,46 +137,56 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     }
   }
 
-  /** @internal Shutdown begins: no new permits from here on (ticks may still fire until schedules stop). */
+  /** @internal Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
   onModuleDestroy(): void {
     if (this.phase === 'ready') this.phase = 'draining';
     clearInterval(this.dumpTimer);
   }
 
-  /** @internal Waits for running jobs, up to `shutdownTimeout`, while their leases keep their permits alive. */
+  /** @internal Waits for running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive. */
   async beforeApplicationShutdown(): Promise<void> {
     const drained = await Promise.race([
-      Promise.allSettled([...this.running]).then(() => true),
+      this.local.idle().then(() => true),
       sleep(this.options.shutdownTimeoutMs, false, { ref: false }),
     ]);
-    if (!drained) this.logger.warn(messages.shutdownRunning(this.leases.size));
+    if (!drained) this.logger.warn(messages.shutdownRunning(this.local.leases.size));
   }
 
-  /** @internal Releases the permits of finished work (a job still running keeps its permit until it expires) and disconnects. */
+  /**
+   * @internal Releases the permits of finished work (a job still running keeps its permit until it expires) and
+   * disconnects. Decisions still in flight are waited for first (each has a deadline): a grant that lands after
+   * the release would otherwise be held, or run, while another node holds the permit.
+   */
   async onApplicationShutdown(): Promise<void> {
-    const busy = new Set([...this.leases].map((lease) => lease.permit.fencingToken));
     this.phase = 'closed';
-    for (const lease of this.leases) lease.end('this node is shutting down');
+    await this.local.decisionsSettled();
+    const busy = new Set([...this.local.leases].map((lease) => lease.permit.fencingToken));
+    for (const lease of this.local.leases) lease.end('this node is shutting down');
     for (const permit of this.engine.heldPermits()) {
       if (!busy.has(permit.fencingToken)) await this.releaseQuietly(permit);
     }
+    this.engine.dispose();
     await this.store.close();
   }
 
   /**
-   * Grants a permit of `semaphore`, or refreshes the one this node holds; otherwise says why not. Never throws for
-   * a denial. With `local: true` it may answer from this node's event-fed view without a round trip: a denial, or
-   * `outcome: 'held'` for its own permit with more than half its duration left. `@ClusterSingleton` ticks do this.
+   * Grants a permit of `semaphore`, or refreshes the one this instance holds; otherwise says why not. Never
+   * throws for a denial. With `local: true` it may answer from this node's view without a round trip (a denial,
+   * or `outcome: 'held'` for its own permit with more than half its duration left); `@ClusterSingleton` ticks do
+   * this. While other work in this process uses the permit (a run, `withPermit`, `acquire`), denies `IN_USE`.
    */
   async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
     validateSemaphoreName(semaphore);
-    if (this.phase !== 'ready') {
-      return this.notReady(semaphore);
-    }
-    return this.noted(await this.engine.tryAcquire(semaphore, options));
+    if (this.phase !== 'ready') return this.notReady(semaphore);
+    if (this.local.isClaimed(semaphore)) return this.inUse(semaphore);
+    return this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options)));
   }
 
-  /** Like {@link tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`. */
+  /**
+   * Like {@link tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`.
+   * The permit is this caller's alone in this process until {@link release}d: runs and `withPermit` of the same
+   * semaphore are denied `IN_USE` meanwhile.
+   */
   async acquire(semaphore: string, { timeout = '30s', pollInterval }: AcquireOptions = {}): Promise<Permit> {
     const timeoutMs = parseDuration(timeout, semaphore, 'timeout', { allowZero: true });
     const pollMs = pollInterval === undefined
@@ -161,8 +194,13 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
       : parseDuration(pollInterval, semaphore, 'pollInterval');
     const deadline = this.options.clock.now() + timeoutMs;
     for (;;) {
-      const result = await this.tryAcquire(semaphore);
-      if (result.granted) return result.permit;
+      const key = this.local.claim(validateSemaphoreName(semaphore));
+      const result = key ? await this.decideClaimed(semaphore, {}) : this.inUse(semaphore);
+      if (result.granted) {
+        this.manualClaims.set(claimKey(result.permit), key!);
+        return result.permit;
+      }
+      if (key) this.local.unclaim(semaphore, key);
       const left = deadline - this.options.clock.now();
       if (left <= 0) throw new PermitTimeoutError(semaphore, timeoutMs, result.reason);
       await sleep(Math.min(pollMs, left));
@@ -171,31 +209,37 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
   async refresh(permit: Permit, options: DecideOptions = {}): Promise<AcquireResult> {
-    if (this.phase !== 'ready' && this.phase !== 'draining') {
-      return this.notReady(permit.semaphore);
-    }
-    return this.noted(await this.engine.refresh(permit, options));
+    if (this.phase !== 'ready' && this.phase !== 'draining') return this.notReady(permit.semaphore);
+    return this.noted(await this.local.decision(this.engine.refresh(permit, options)));
   }
 
-  /** Releases a permit this node holds. Throws {@link PermitNotHeldError} if it does not hold it (any more). */
+  /** Releases a permit this instance holds. Throws {@link PermitNotHeldError} if it does not hold it (any more). */
   async release(permit: Permit): Promise<void> {
-    const outcome = permit.acquirer === this.identity.acquirer ? await this.engine.release(permit) : 'not-held';
-    if (outcome === 'not-held') throw new PermitNotHeldError(permit.semaphore, permit.fencingToken, this.identity.acquirer);
+    const key = this.manualClaims.get(claimKey(permit));
+    try {
+      const outcome = permit.instance === this.instanceId ? await this.engine.release(permit) : 'not-held';
+      if (outcome === 'not-held') throw new PermitNotHeldError(permit.semaphore, permit.fencingToken, this.identity.acquirer);
+    } finally {
+      if (key) {
+        this.manualClaims.delete(claimKey(permit));
+        this.local.unclaim(permit.semaphore, key);
+      }
+    }
   }
 
   /**
-   * Runs `fn` only if a permit is granted, keeps the permit alive while it runs and releases it afterwards.
-   * Inside `fn`, {@link currentPermit} and {@link currentLease} return it.
+   * Runs `fn` only if a permit is granted, keeps the permit alive while it runs (up to `maxRunTime`) and releases
+   * it afterwards. Inside `fn`, {@link currentPermit} and {@link currentLease} return it. While `fn` runs, the
+   * permit is its alone in this process too: concurrent calls are denied `IN_USE`.
    */
-  async withPermit<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>): Promise<WithPermitResult<T>> {
-    const result = await this.tryAcquire(semaphore);
-    if (!result.granted) return { ran: false, denied: result };
-    try {
-      const value = await this.runUnderPermit(result.permit, fn);
-      return { ran: true, value, permit: result.permit };
-    } finally {
-      await this.releaseQuietly(result.permit);
-    }
+  async withPermit<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>, options: WithPermitOptions = {}): Promise<WithPermitResult<T>> {
+    const maxRunTimeMs = options.maxRunTime === undefined ? undefined : parseDuration(options.maxRunTime, semaphore, 'maxRunTime');
+    const outcome = await this.runExclusive(semaphore, fn, {
+      keepAlive: options.keepAlive,
+      maxRunTimeMs,
+      releaseAfter: { lockAtLeastForMs: 0 },
+    });
+    return outcome.ran ? { ran: true, value: outcome.value, permit: outcome.permit } : outcome;
   }
 
   /** The permit of the job running in the current async context (decorated method or `withPermit`), if any. */
@@ -208,33 +252,48 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     return permitContext.getStore();
   }
 
-  /** @internal Runs `fn` under `permit`: keeps it alive, exposes it through async context, tracks it for shutdown. */
-  async runUnderPermit<T>(permit: Permit, fn: (lease: PermitLease) => T | Promise<T>, keepAlive = true): Promise<T> {
-    const lease = new PermitLease(permit, (p) => this.refresh(p, { local: true }), this.options.clock, {
-      keepAlive,
-      clockSkewMs: this.options.clockSkewMs,
-    });
-    this.leases.add(lease);
-    const run = permitContext.run(lease, async () => fn(lease));
-    this.running.add(run);
+  /**
+   * @internal One run under the semaphore's permit: claim it in this process, decide, start only on a permit
+   * valid for a quarter of its duration or more, keep it alive while `fn` runs, and release it after if asked.
+   */
+  async runExclusive<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
+    validateSemaphoreName(semaphore);
+    if (this.phase !== 'ready') return { ran: false, denied: this.notReady(semaphore) };
+    const key = this.local.claim(semaphore);
+    if (!key) return { ran: false, denied: this.inUse(semaphore) };
+    let lease: PermitLease | undefined;
     try {
-      return await run;
+      const result = await this.decideClaimed(semaphore, { local: options.local });
+      if (!result.granted) return { ran: false, denied: result };
+      // Decided while ready, but shutdown may have begun meanwhile: never start then (the release follows).
+      if (this.phase !== 'ready') return { ran: false, denied: this.notReady(semaphore) };
+      const { permit } = result;
+      const left = permit.expiresAt - this.options.clockSkewMs - this.options.clock.now();
+      const margin = Math.floor((permit.expiresAt - permit.refreshedAt) / 4);
+      if (left < margin) {
+        return { ran: false, denied: { granted: false, semaphore, reason: DenyReason.PERMIT_LOST, message: messages.tooLate(left, margin) } };
+      }
+      lease = new PermitLease(permit, (p) => this.refresh(p, { local: true }), (p, onLost) => this.engine.watch(p, onLost), this.options.clock, {
+        keepAlive: options.keepAlive,
+        clockSkewMs: this.options.clockSkewMs,
+        maxRunTimeMs: options.maxRunTimeMs,
+      });
+      this.local.leases.add(lease);
+      const running = lease;
+      const value = await this.local.run(permitContext.run(running, async () => fn(running)));
+      return { ran: true, value, permit, outcome: result.outcome };
     } finally {
-      lease.end();
-      this.leases.delete(lease);
-      this.running.delete(run);
+      if (lease) {
+        lease.end();
+        this.local.leases.delete(lease);
+        if (options.releaseAfter) await this.releaseQuietly(lease.permit, lease.permit.grantedAt + options.releaseAfter.lockAtLeastForMs);
+      }
+      this.local.unclaim(semaphore, key);
     }
   }
 
-  /**
-   * @internal Releases after a run, never throwing: a permit that cannot be released simply expires. A permit
-   * another run on this node still uses (same semaphore, same acquirer, so the same permit) is left alone.
-   */
+  /** @internal Releases after a run, never throwing: a permit that cannot be released simply expires. */
   async releaseQuietly(permit: Permit, notBefore = 0): Promise<void> {
-    const inUse = [...this.leases].some(
-      (lease) => lease.permit.semaphore === permit.semaphore && lease.permit.fencingToken === permit.fencingToken,
-    );
-    if (inUse) return;
     try {
       await this.engine.release(permit, notBefore);
     } catch (error) {
@@ -242,14 +301,14 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     }
   }
 
-  /** Every definition, sorted by name (from the local cache the store keeps current). */
+  /** Every definition this node knows, sorted by name (its view of the cluster, kept current by events). */
   listDefinitions(): SemaphoreDefinition[] {
     return this.admin.list();
   }
 
-  /** The definition with this name, if any (from the local cache). */
+  /** The definition with this name as this node knows it, if any. */
   getDefinition(name: string): SemaphoreDefinition | undefined {
-    return this.store.getDefinition(name);
+    return this.store.peek(name)?.entry?.definition ?? undefined;
   }
 
   /** The definition as stored in the cluster now. Throws {@link UnknownSemaphoreError} if there is none. */
@@ -262,10 +321,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     return this.admin.put(input);
   }
 
-  /**
-   * Changes some fields of an existing definition, read from the cluster (not the local cache, which may not have
-   * seen an edit made a moment ago on another node). Throws {@link UnknownSemaphoreError} if there is none.
-   */
+  /** Changes some fields of an existing definition by compare-and-set on what the cluster holds now. */
   updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
     return this.admin.update(name, patch);
   }
@@ -295,62 +351,47 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     return this.admin.permits();
   }
 
-  /** Operator action: removes the permit with this fencing token, whoever holds it. Returns whether there was one. */
+  /**
+   * Operator action: takes the permit with this fencing token away, whoever holds it; returns whether there was
+   * one. Its holder is told first (its job's signal fires); nobody else gets it until the holder let go or it expired.
+   */
   forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
     return this.admin.forceRelease(semaphore, fencingToken);
   }
 
-  /** The permits this node holds. */
+  /** The permits this instance holds. */
   heldPermits(): Permit[] {
     return this.engine.heldPermits();
   }
 
   /**
-   * Operator repair: drops every permit of `semaphore` (e.g. a value written by hand that nodes cannot read).
-   * Fencing tokens restart from the clock's milliseconds, so they still only grow.
+   * Operator repair: takes every permit of `semaphore` away (as {@link forceRelease} does) and rebuilds an
+   * unreadable entry, waiting out every permit it could have held before granting again. Tokens keep growing.
    */
   async resetPermits(semaphore: string): Promise<void> {
-    await this.admin.resetPermits(semaphore);
+    await this.admin.resetPermits(semaphore, { graceDurationMs: this.startup.knownDurationMs(semaphore) });
     this.reportedCorrupt.delete(semaphore);
   }
 
-  private async publish(definitions: SemaphoreDefinition[], ifAbsent: boolean): Promise<void> {
-    for (const definition of definitions) await this.store.saveDefinition(definition, { ifAbsent });
+  private async decideClaimed(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
+    if (this.phase !== 'ready') return this.notReady(semaphore);
+    return this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options)));
   }
 
-  private async defineDecoratedSemaphores(): Promise<void> {
-    for (const { where, options } of this.explorer.discover()) {
-      // The cache may not have a definition another node wrote a moment ago: ask the cluster before deciding.
-      if (this.store.getDefinition(options.semaphore) || (await this.store.readDefinition(options.semaphore))) continue;
-      if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
-      if (options.durationMs === undefined) {
-        throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
-      }
-      const definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
-      if (await this.store.saveDefinition(definition, { ifAbsent: true })) {
-        this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
-      }
-      this.autoDefined.push(definition);
-    }
-  }
-
-  private async onReconnected(freshCluster: boolean): Promise<void> {
-    if (freshCluster) {
-      // A full cluster restart loses every map: put back what this node knows, without overwriting what
-      // another node may already have restored.
-      await this.publish([...this.options.definitions, ...this.autoDefined], true);
-      this.logger.log(messages.republished(this.options.definitions.length + this.autoDefined.length));
-    }
-    this.noteAvailability(true);
-  }
-
-  private notReady(semaphore: string): AcquireResult {
+  private notReady(semaphore: string): PermitDenied {
     return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
   }
 
+  private inUse(semaphore: string): PermitDenied {
+    return { granted: false, semaphore, reason: DenyReason.IN_USE, message: 'another run in this process uses the permit' };
+  }
+
   private noted(result: AcquireResult): AcquireResult {
-    if (!result.granted) this.deniedSinceDump.set(result.semaphore, (this.deniedSinceDump.get(result.semaphore) ?? 0) + 1);
-    if (!result.granted && result.reason === DenyReason.STORE_UNAVAILABLE) this.noteAvailability(false, result.message);
+    if (!result.granted && this.options.stateDumpIntervalMs) {
+      this.deniedSinceDump.set(result.semaphore, (this.deniedSinceDump.get(result.semaphore) ?? 0) + 1);
+    }
+    const unreachable = !result.granted && (result.reason === DenyReason.STORE_UNAVAILABLE || result.reason === DenyReason.STORE_TIMEOUT);
+    if (unreachable) this.noteAvailability(false, result.message);
     else this.noteAvailability(true);
     if (!result.granted && result.reason === DenyReason.CORRUPT_STATE) this.reportCorrupt(result.semaphore, result.message);
     return result;
@@ -369,4 +410,8 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     this.reportedCorrupt.add(key);
     this.logger.error(messages.corruptValue(key, reason));
   }
+}
+
+function claimKey(permit: Permit): string {
+  return `${permit.semaphore}\u0000${permit.fencingToken}`;
 }

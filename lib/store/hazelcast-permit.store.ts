@@ -1,203 +1,195 @@
-import { randomUUID } from 'node:crypto';
 import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-client';
+import { StoreTimeoutError } from '../errors/store-timeout.error';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
-import type { PermitState } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import {
-  decodeDefinition, decodePermitState, decodePermitStates, encodeDefinition, encodePermitState,
-} from './permit-state.codec';
-import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
-import { PermitStateView } from './permit-state.view';
-
-const OWN_WRITE_EVENT_WAIT_MS = 5_000;
-const EPOCH_KEY = 'epoch';
+import type { Clock } from '../gatekeeper/clock';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
+import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
+import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
+import { SemaphoreView, type ObservedEntry } from './semaphore.view';
+import { withDeadline } from './with-deadline';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
   /**
    * A client the application already has. The store uses it but never shuts it down. Lifecycle events can only be
-   * registered in a client's config, so with an injected client reconnects are noticed on the next failed call.
+   * registered in a client's config, so with an injected client a lost connection is noticed on the next failed
+   * call (and the view's age bound covers events missed meanwhile).
    */
   client?: Client;
   /**
    * Config for a client the store creates and owns (shut down on close). Merged over the store's defaults:
-   * `connectionStrategy.reconnectMode: 'ASYNC'`, so calls fail fast while disconnected instead of blocking
-   * for the 120 s invocation timeout.
+   * `connectionStrategy.reconnectMode: 'ASYNC'`, so calls fail fast while disconnected instead of blocking.
    */
   clientConfig?: ClientConfig;
-  /** Prefix of the IMaps: `<prefix>.definitions`, `<prefix>.permits` and `<prefix>.meta`. Default `'gatekeeper'`. */
+  /** Prefix of the IMap: `<prefix>.semaphores`. Default `'gatekeeper'`. */
   mapPrefix?: string;
+  /** Deadline of a store call that serves no particular permit (edits, listings). Default 10 s. */
+  callTimeoutMs?: number;
 }
 
 /**
- * The product store: definitions and permit states in two Hazelcast IMaps, written with optimistic
- * compare-and-set (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Definitions are cached locally and
- * kept current by an entry listener, and re-read after every reconnect because missed events are not replayed.
+ * The product store: one entry per semaphore in a Hazelcast IMap, written with optimistic compare-and-set
+ * (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Every call has a deadline. Each node keeps a view
+ * of the entries fed by an entry listener; it is re-read after every reconnect and whenever a member leaves,
+ * because missed events are not replayed, and the engine never trusts it beyond its age bound.
  */
 export class HazelcastPermitStore implements PermitStore {
   private client?: Client;
-  private definitions?: IMap<string, string>;
-  private permits?: IMap<string, string>;
+  private map?: IMap<string, string>;
+  private canaries?: PartitionCanaries;
   private listenerId?: string;
-  private cache = new Map<string, SemaphoreDefinition>();
+  private membershipListenerId?: string;
   private events: PermitStoreEvents = {};
-  private meta?: IMap<string, string>;
+  private clock?: Clock;
   private connected = false;
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
-  private resyncing?: Promise<void>;
   /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
   private offline = false;
-  /** A random id this cluster's data carries; if it is gone or different after a reconnect, the data was lost. */
-  private epoch?: string;
-  /** The cluster lost its data and the owner has not yet put its definitions back. */
-  private lostData = false;
-  /** Counts definition events, per key the last one seen, so a reload never overwrites a newer event. */
-  private eventCount = 0;
-  private readonly lastEvent = new Map<string, number>();
-  private readonly view = new PermitStateView();
-  private permitListenerId?: string;
-  private membershipListenerId?: string;
+  private resyncing?: Promise<void>;
+  private readonly view = new SemaphoreView();
   private operations = 0;
-  private readonly mapPrefix: string;
-  /** This node's own definition writes whose entry events have not arrived yet (see {@link onEvent}). */
-  private readonly ownWrites = new Map<string, { raw: string | null; at: number; landed: boolean }>();
+  private readonly mapName: string;
+  private readonly callTimeoutMs: number;
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
-    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+    this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.semaphores`;
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
   }
 
-  async connect(events: PermitStoreEvents = {}): Promise<void> {
+  async connect({ clock, events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
+    this.clock = clock;
     this.client = this.options.client ?? (await Client.newHazelcastClient(this.ownedClientConfig()));
-    this.definitions = await this.client.getMap<string, string>(`${this.mapPrefix}.definitions`);
-    this.permits = await this.client.getMap<string, string>(`${this.mapPrefix}.permits`);
-    this.meta = await this.client.getMap<string, string>(`${this.mapPrefix}.meta`);
-    const candidate = randomUUID();
-    this.epoch = (await this.meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
-    this.listenerId = await listenToEntries(this.definitions, (name, raw) => this.onEvent(name, raw), () => {
-      void this.reloadDefinitions().catch(() => undefined);
-    });
-    this.permitListenerId = await listenToEntries(this.permits, (name, raw) => this.view.observe(name, raw), () => this.view.clear());
-    // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
-    this.membershipListenerId = this.client.getCluster().addMembershipListener({
-      memberAdded: () => undefined,
-      memberRemoved: () => this.distrust(),
-    });
-    await this.reloadDefinitions();
-    this.connected = true;
+    try {
+      this.map = await this.client.getMap<string, string>(this.mapName);
+      this.canaries = new PartitionCanaries(this.client, await this.client.getMap<string, string>(CANARY_MAP), clock);
+      this.listenerId = await this.map.addEntryListener(
+        {
+          added: (e) => this.observe(e.key, e.value),
+          updated: (e) => this.observe(e.key, e.value),
+          merged: (e) => this.observe(e.key, e.value),
+          removed: (e) => this.view.observe(e.key, null),
+          evicted: (e) => this.view.observe(e.key, null),
+          expired: (e) => this.view.observe(e.key, null),
+          mapCleared: () => this.distrust(),
+          mapEvicted: () => this.distrust(),
+        },
+        undefined,
+        true,
+      );
+      // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
+      this.membershipListenerId = this.client.getCluster().addMembershipListener({
+        memberAdded: () => undefined,
+        memberRemoved: () => this.distrust(),
+      });
+      await this.reload();
+      await this.canaries.ensure((op) => this.call(op, 'canaries'));
+      this.connected = true;
+    } catch (error) {
+      // A failed start must not leave a client running that keeps the process alive.
+      await this.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   async close(): Promise<void> {
     // Our own shutdown disconnects the client: that is not an outage to report.
     this.events = {};
     this.connected = false;
-    if (this.listenerId && this.definitions) {
-      await this.definitions.removeEntryListener(this.listenerId).catch(() => undefined);
-    }
-    if (this.permitListenerId && this.permits) {
-      await this.permits.removeEntryListener(this.permitListenerId).catch(() => undefined);
-    }
+    if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
     if (this.membershipListenerId) this.client?.getCluster().removeMembershipListener(this.membershipListenerId);
     this.view.clear();
-    if (this.client && !this.options.client) await this.client.shutdown();
+    if (this.client && !this.options.client) await this.client.shutdown().catch(() => undefined);
     this.client = undefined;
   }
 
+  /** Connected, and nothing since the last successful resync suggests this node missed events. */
   isConnected(): boolean {
-    return this.connected && (this.client?.getLifecycleService().isRunning() ?? false);
+    return this.reachable() && !this.suspect;
   }
 
   memberCount(): number | undefined {
     // The client's member list goes stale while disconnected; count nobody then.
-    return this.isConnected() && !this.offline ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
+    return this.reachable() ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
   }
 
-  getDefinition(name: string): SemaphoreDefinition | undefined {
-    return this.cache.get(name);
-  }
-
-  async readDefinition(name: string): Promise<SemaphoreDefinition | undefined> {
-    const map = this.map('definitions');
-    const raw = await this.call(() => map.get(name));
-    return raw === null ? undefined : decodeDefinition(name, raw);
-  }
-
-  listDefinitions(): SemaphoreDefinition[] {
-    return [...this.cache.values()].sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  async saveDefinition(definition: SemaphoreDefinition, { ifAbsent = false } = {}): Promise<boolean> {
-    const map = this.map('definitions');
-    const raw = encodeDefinition(definition);
-    let existing: string | null = null;
-    const saved = await this.ownWrite(definition.name, raw, async () => {
-      if (!ifAbsent) return (await map.set(definition.name, raw), true);
-      existing = await map.putIfAbsent(definition.name, raw);
-      return existing === null;
-    });
-    // The cluster just told us its value: a cache that has none yet (its event still on the way) takes it.
-    if (existing !== null && !this.cache.has(definition.name)) this.apply(definition.name, existing);
-    return saved;
-  }
-
-  async deleteDefinition(name: string): Promise<boolean> {
-    const map = this.map('definitions');
-    return this.ownWrite(name, null, async () => (await map.remove(name)) !== null);
-  }
-
-  async readPermitState(name: string): Promise<VersionedPermitState> {
-    const map = this.map('permits');
-    const raw = await this.call(() => map.get(name));
+  async read(name: string, options: CallOptions = {}): Promise<VersionedEntry> {
+    const map = this.requireMap();
+    const started = Date.now();
+    const raw = await this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
     this.view.observe(name, raw);
-    return { raw, state: raw === null ? undefined : decodePermitState(name, raw) };
+    if (raw !== null) return { raw, entry: decodeEntry(name, raw) };
+    const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
+    const lostSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
+    return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
   }
 
-  async compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean> {
-    const map = this.map('permits');
-    const raw = encodePermitState(next);
+  async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
+    const map = this.requireMap();
+    const raw = encodeEntry(next);
+    const what = `write "${name}"`;
     let written: boolean;
     try {
-      this.operations++;
-      written = expected.raw === null
-        ? (await map.putIfAbsent(name, raw)) === null
-        : await map.replaceIfSame(name, expected.raw, raw);
-    } catch (writeError) {
-      // Writes are not retried by the client, so the outcome is unknown. The state carries a unique writeId:
+      written = await this.call(
+        async () => (expected.raw === null ? (await map.putIfAbsent(name, raw)) === null : map.replaceIfSame(name, expected.raw, raw)),
+        what,
+        options.timeoutMs,
+        { settle: true },
+      );
+    } catch (error) {
+      if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
+      // Writes are not retried by the client, so the outcome is unknown. The entry carries a unique writeId:
       // if the stored value is exactly ours, the write landed.
-      const stored = await this.call(() => map.get(name), writeError);
+      const stored = await this.call(() => map.get(name), what, options.timeoutMs);
       written = stored === raw;
     }
     if (written) this.view.observe(name, raw);
     return written;
   }
 
-  async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
-    const map = this.map('permits');
-    const entries = await this.call(() => map.entrySet());
-    return decodePermitStates(entries, (key, reason) => this.events.corruptValue?.(key, reason));
+  async list(options: CallOptions = {}): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
+    const map = this.requireMap();
+    const entries = await this.call(() => map.entrySet(), 'list', options.timeoutMs);
+    for (const [name, raw] of entries) this.view.observe(name, raw);
+    return decodeEntries(entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
-  async resetPermitState(name: string, state: PermitState): Promise<void> {
-    const map = this.map('permits');
-    await this.call(() => map.set(name, encodePermitState(state)));
+  async readRaw(name: string, options: CallOptions = {}): Promise<string | null> {
+    const map = this.requireMap();
+    return this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
   }
 
-  peekPermitState(name: string): VersionedPermitState | undefined {
-    return this.suspect ? undefined : this.view.peek(name);
+  peek(name: string): ObservedEntry | undefined {
+    return this.view.peek(name);
+  }
+
+  known(): Array<{ name: string; entry: SemaphoreEntry }> {
+    return this.view.entries();
+  }
+
+  remembered(name: string): SemaphoreEntry | undefined {
+    return this.view.remembered(name);
+  }
+
+  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
+    return this.view.subscribe(listener);
   }
 
   operationCount(): number {
     return this.operations;
   }
 
+  private reachable(): boolean {
+    return this.connected && !this.offline && (this.client?.getLifecycleService().isRunning() ?? false);
+  }
+
   /** Events may have been missed or data lost: stop trusting the view until a resync. */
   private distrust(): void {
-    this.view.clear();
-    if (this.connected) {
-      this.suspect = true;
-      void this.resync();
-    }
+    if (!this.connected) return;
+    this.suspect = true;
+    void this.resync();
   }
 
   private ownedClientConfig(): ClientConfig {
@@ -214,7 +206,6 @@ export class HazelcastPermitStore implements PermitStore {
     if (state === LifecycleState.DISCONNECTED) {
       this.offline = true;
       this.suspect = true;
-      this.view.clear();
       this.events.disconnected?.();
     } else if (state === LifecycleState.CONNECTED) {
       this.offline = false;
@@ -223,28 +214,20 @@ export class HazelcastPermitStore implements PermitStore {
   }
 
   /**
-   * After a disconnect (noticed by a lifecycle event, or by a failed call with an injected client): events missed
-   * meanwhile are not replayed, so re-read the definitions; and if the epoch is gone or changed, the cluster was
-   * restarted and lost its maps, which the owner repairs by publishing its definitions again.
+   * After a disconnect, a member loss or a failed call: events missed meanwhile are not replayed, so re-read every
+   * entry. Entries this node knew that are now gone were lost with their partitions: the owner rebuilds the ones
+   * it can. Missing canaries are written again.
    */
   private resync(): Promise<void> {
     this.resyncing ??= (async () => {
       try {
-        const meta = this.map('meta');
-        const candidate = randomUUID();
-        const current = (await meta.putIfAbsent(EPOCH_KEY, candidate)) ?? candidate;
-        this.lostData ||= current !== this.epoch;
-        this.epoch = current;
-        if (this.lostData) {
-          // Let the owner put its definitions back before the cache is re-read, so it never runs empty.
-          await this.events.reconnected?.(true);
-          this.lostData = false;
-          await this.reloadDefinitions();
-        } else {
-          await this.reloadDefinitions();
-          await this.events.reconnected?.(false);
-        }
+        const before = new Set(this.view.entries().map((e) => e.name));
+        const names = await this.reload();
+        await this.canaries?.ensure((op) => this.call(op, 'canaries'));
+        const lost = [...before].filter((name) => !names.has(name));
         this.suspect = false;
+        if (lost.length > 0) await this.events.entriesLost?.(lost);
+        await this.events.reconnected?.();
       } catch {
         // Still unreachable: the next reconnect or successful call tries again.
       } finally {
@@ -254,117 +237,47 @@ export class HazelcastPermitStore implements PermitStore {
     return this.resyncing;
   }
 
-  /**
-   * The writer sees its own write at once, before its entry event arrives. Events for one key arrive in write
-   * order, so once our write has landed, any event for that key until our own comes back is older than what
-   * the cache holds and is skipped; otherwise a late event would briefly undo the edit just made.
-   */
-  private async ownWrite(name: string, raw: string | null, write: () => Promise<boolean>): Promise<boolean> {
-    // Marked before writing: our own event can arrive before the call returns.
-    const mark = { raw, at: Date.now(), landed: false };
-    this.ownWrites.set(name, mark);
-    let changed = false;
-    try {
-      changed = await this.call(write);
-    } finally {
-      if (this.ownWrites.get(name) === mark) {
-        if (changed) {
-          mark.landed = true;
-          this.apply(name, raw);
-        } else {
-          this.ownWrites.delete(name); // nothing was written, so no event of ours will come
-        }
-      }
-    }
-    return changed;
-  }
-
-  private onEvent(name: string, raw: string | null): void {
-    this.lastEvent.set(name, ++this.eventCount);
-    const own = this.ownWrites.get(name);
-    if (own?.raw === raw) {
-      this.ownWrites.delete(name);
-    } else if (own?.landed && Date.now() - own.at < OWN_WRITE_EVENT_WAIT_MS) {
-      // Older than our landed write. The time bound keeps a write whose event never comes from muting the key.
-      return;
-    }
-    this.apply(name, raw);
-  }
-
-  private async reloadDefinitions(): Promise<void> {
-    this.ownWrites.clear();
-    const map = this.map('definitions');
-    const startedAt = this.eventCount;
-    const entries = await this.call(() => map.entrySet());
-    // A key with an event newer than the snapshot already holds a fresher value than the snapshot's.
-    const stale = (name: string) => (this.lastEvent.get(name) ?? 0) > startedAt;
+  /** Re-reads every entry into the view; returns the names present. */
+  private async reload(): Promise<Set<string>> {
+    const map = this.requireMap();
+    const known = this.view.entries().map((e) => e.name);
+    const entries = await this.call(() => map.entrySet(), 'reload');
     const names = new Set(entries.map(([name]) => name));
-    for (const name of [...this.cache.keys()]) if (!names.has(name) && !stale(name)) this.apply(name, null);
-    for (const [name, raw] of entries) if (!stale(name)) this.apply(name, raw);
+    for (const name of known) if (!names.has(name)) this.view.observe(name, null);
+    for (const [name, raw] of entries) this.observe(name, raw);
+    return names;
   }
 
-  private apply(name: string, raw: string | null): void {
-    const before = this.cache.get(name);
-    if (raw === null) {
-      this.cache.delete(name);
-    } else {
-      try {
-        this.cache.set(name, decodeDefinition(name, raw));
-      } catch (error) {
-        this.cache.delete(name);
-        this.events.corruptValue?.(name, (error as Error).message);
-      }
-    }
-    const after = this.cache.get(name);
-    if (before === after || (before && after && encodeDefinition(before) === encodeDefinition(after))) return;
-    this.events.definitionChanged?.({ name, definition: after });
-  }
-
-  private map(which: 'definitions' | 'permits' | 'meta'): IMap<string, string> {
-    const map = which === 'definitions' ? this.definitions : which === 'permits' ? this.permits : this.meta;
-    if (!map) throw new StoreUnavailableError('The Hazelcast store is not connected yet');
-    return map;
-  }
-
-  /** Runs a cluster call, turning any client failure into {@link StoreUnavailableError} (callers fail closed). */
-  private async call<T>(operation: () => Promise<T>, earlier?: unknown): Promise<T> {
+  /** Records a value in the view, and reports it when it cannot be read. */
+  private observe(name: string, raw: string): void {
+    this.view.observe(name, raw);
     try {
-      this.operations++;
-      const result = await operation();
-      // With an injected client there are no lifecycle events: a call that works after one that failed is the
-      // sign that the connection is back.
+      decodeEntry(name, raw);
+    } catch (error) {
+      this.events.corruptValue?.(name, (error as Error).message);
+    }
+  }
+
+  private requireMap(): IMap<string, string> {
+    if (!this.map) throw new StoreUnavailableError('The Hazelcast store is not connected yet');
+    return this.map;
+  }
+
+  /**
+   * Runs a cluster call with a deadline, turning any client failure into {@link StoreUnavailableError} (callers
+   * fail closed). With an injected client there are no lifecycle events: a call that works after one that failed
+   * is the sign that the connection is back, and the view is re-read.
+   */
+  private async call<T>(operation: () => Promise<T>, what: string, timeoutMs = this.callTimeoutMs, { settle = false } = {}): Promise<T> {
+    this.operations++;
+    try {
+      const result = await withDeadline(operation(), timeoutMs, what);
       if (this.suspect && this.connected) void this.resync();
       return result;
     } catch (error) {
-      this.suspect = this.connected;
-      this.view.clear();
-      const cause = earlier ?? error;
-      throw new StoreUnavailableError(`Hazelcast call failed: ${(cause as Error).message ?? String(cause)}`, { cause });
+      if (!settle) this.suspect = this.connected;
+      if (error instanceof StoreUnavailableError) throw error;
+      throw new StoreUnavailableError(`Hazelcast call failed (${what}): ${(error as Error).message ?? String(error)}`, { cause: error });
     }
   }
-}
-
-/**
- * Subscribes to every change of `map`'s entries with their values: `apply(key, value)` on a write, `apply(key,
- * null)` when an entry goes, `reset()` when the whole map is cleared or evicted.
- */
-function listenToEntries(
-  map: IMap<string, string>,
-  apply: (key: string, raw: string | null) => void,
-  reset: () => void,
-): Promise<string> {
-  return map.addEntryListener(
-    {
-      added: (e) => apply(e.key, e.value),
-      updated: (e) => apply(e.key, e.value),
-      merged: (e) => apply(e.key, e.value),
-      removed: (e) => apply(e.key, null),
-      evicted: (e) => apply(e.key, null),
-      expired: (e) => apply(e.key, null),
-      mapCleared: reset,
-      mapEvicted: reset,
-    },
-    undefined,
-    true,
-  );
 }

@@ -1,20 +1,22 @@
-import type { PermitState } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import {
-  decodeDefinition, decodePermitState, decodePermitStates, encodeDefinition, encodePermitState,
-} from './permit-state.codec';
-import type { PermitStore, PermitStoreEvents, VersionedPermitState } from './permit-store';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
+import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
+import { SemaphoreView, type ObservedEntry } from './semaphore.view';
 
 /**
  * The data behind one or more {@link MemoryPermitStore}s. Share one backend between stores to simulate several
  * nodes in a single process (e.g. in your own tests).
  */
 export class MemoryStoreBackend {
-  /** Encoded definitions by name. */
-  readonly definitions = new Map<string, string>();
-  /** Encoded permit states by semaphore name. */
-  readonly permits = new Map<string, string>();
+  /** Encoded entries by semaphore name. */
+  readonly entries = new Map<string, string>();
   private readonly stores = new Set<MemoryPermitStore>();
+
+  /** Stores a raw value as is (for tests that plant values the library did not write). */
+  writeRaw(name: string, raw: string): void {
+    this.entries.set(name, raw);
+    this.publish(name);
+  }
 
   /** @internal */
   attach(store: MemoryPermitStore): void {
@@ -26,34 +28,34 @@ export class MemoryStoreBackend {
     this.stores.delete(store);
   }
 
-  /** @internal Tells every attached store that a definition changed, as Hazelcast's entry listener would. */
+  /** @internal Tells every attached store that an entry changed, as Hazelcast's entry listener would. */
   publish(name: string): void {
-    for (const store of this.stores) store.onBackendChange(name);
+    for (const store of this.stores) store.onBackendChange(name, this.entries.get(name) ?? null);
   }
 }
 
 /**
- * An in-process store: for a single-instance app, local development and unit tests. It keeps the same encoded
- * values and compare-and-set semantics as the Hazelcast store, so code tested against it behaves the same.
+ * A store in this process's memory: for a single instance, local development and tests. Several stores can share
+ * one {@link MemoryStoreBackend} to act as nodes of one cluster. Nothing is ever lost, so no recovery waits.
  */
 export class MemoryPermitStore implements PermitStore {
   private events: PermitStoreEvents = {};
-  private cache = new Map<string, SemaphoreDefinition>();
+  private readonly view = new SemaphoreView();
   private connected = false;
   private operations = 0;
 
   constructor(private readonly backend: MemoryStoreBackend = new MemoryStoreBackend()) {}
 
-  async connect(events: PermitStoreEvents = {}): Promise<void> {
+  async connect({ events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
     this.backend.attach(this);
-    this.cache = new Map();
-    for (const name of this.backend.definitions.keys()) this.load(name);
+    for (const [name, raw] of this.backend.entries) this.view.observe(name, raw);
     this.connected = true;
   }
 
   async close(): Promise<void> {
     this.backend.detach(this);
+    this.view.clear();
     this.connected = false;
   }
 
@@ -65,64 +67,46 @@ export class MemoryPermitStore implements PermitStore {
     return undefined;
   }
 
-  getDefinition(name: string): SemaphoreDefinition | undefined {
-    return this.cache.get(name);
-  }
-
-  async readDefinition(name: string): Promise<SemaphoreDefinition | undefined> {
-    const raw = this.backend.definitions.get(name);
-    return raw === undefined ? undefined : decodeDefinition(name, raw);
-  }
-
-  listDefinitions(): SemaphoreDefinition[] {
-    return [...this.cache.values()].sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  async saveDefinition(definition: SemaphoreDefinition, { ifAbsent = false } = {}): Promise<boolean> {
-    if (ifAbsent && this.backend.definitions.has(definition.name)) return false;
-    this.backend.definitions.set(definition.name, encodeDefinition(definition));
-    this.backend.publish(definition.name);
-    return true;
-  }
-
-  async deleteDefinition(name: string): Promise<boolean> {
-    const existed = this.backend.definitions.delete(name);
-    if (existed) this.backend.publish(name);
-    return existed;
-  }
-
-  async readPermitState(name: string): Promise<VersionedPermitState> {
+  async read(name: string, _options?: CallOptions): Promise<VersionedEntry> {
     this.operations++;
-    const raw = this.backend.permits.get(name) ?? null;
-    return { raw, state: raw === null ? undefined : decodePermitState(name, raw) };
+    const raw = this.backend.entries.get(name) ?? null;
+    this.view.observe(name, raw);
+    return { raw, entry: raw === null ? undefined : decodeEntry(name, raw) };
   }
 
-  async compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean> {
+  async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, _options?: CallOptions): Promise<boolean> {
     this.operations++;
-    const current = this.backend.permits.get(name) ?? null;
+    const current = this.backend.entries.get(name) ?? null;
     if (current !== expected.raw) return false;
-    this.backend.permits.set(name, encodePermitState(next));
+    this.backend.entries.set(name, encodeEntry(next));
+    this.backend.publish(name);
     return true;
   }
 
-  async listPermitStates(): Promise<Array<{ name: string; state: PermitState }>> {
-    return decodePermitStates(this.backend.permits, (key, reason) => this.events.corruptValue?.(key, reason));
-  }
-
-  async resetPermitState(name: string, state: PermitState): Promise<void> {
+  async list(_options?: CallOptions): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
     this.operations++;
-    this.backend.permits.set(name, encodePermitState(state));
+    return decodeEntries(this.backend.entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
-  /** In one process the data itself is at hand: peeking is reading, without the call. */
-  peekPermitState(name: string): VersionedPermitState | undefined {
-    const raw = this.backend.permits.get(name);
-    if (raw === undefined) return undefined;
-    try {
-      return { raw, state: decodePermitState(name, raw) };
-    } catch {
-      return undefined;
-    }
+  async readRaw(name: string, _options?: CallOptions): Promise<string | null> {
+    this.operations++;
+    return this.backend.entries.get(name) ?? null;
+  }
+
+  peek(name: string): ObservedEntry | undefined {
+    return this.view.peek(name);
+  }
+
+  known(): Array<{ name: string; entry: SemaphoreEntry }> {
+    return this.view.entries();
+  }
+
+  remembered(name: string): SemaphoreEntry | undefined {
+    return this.view.remembered(name);
+  }
+
+  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
+    return this.view.subscribe(listener);
   }
 
   operationCount(): number {
@@ -130,21 +114,12 @@ export class MemoryPermitStore implements PermitStore {
   }
 
   /** @internal */
-  onBackendChange(name: string): void {
-    this.load(name);
-    this.events.definitionChanged?.({ name, definition: this.cache.get(name) });
-  }
-
-  private load(name: string): void {
-    const raw = this.backend.definitions.get(name);
-    if (raw === undefined) {
-      this.cache.delete(name);
-      return;
-    }
+  onBackendChange(name: string, raw: string | null): void {
+    this.view.observe(name, raw);
+    if (raw === null) return;
     try {
-      this.cache.set(name, decodeDefinition(name, raw));
+      decodeEntry(name, raw);
     } catch (error) {
-      this.cache.delete(name);
       this.events.corruptValue?.(name, (error as Error).message);
     }
   }

@@ -1,84 +1,85 @@
-import type { PermitState } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { Clock } from '../gatekeeper/clock';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { ObservedEntry } from './semaphore.view';
 
-/** A semaphore's permit state as read, with what the store needs to compare-and-set against it. */
-export interface VersionedPermitState {
-  /** The decoded state, or `undefined` when nothing was ever written for this semaphore. */
-  readonly state: PermitState | undefined;
-  /** The exact stored value the state was decoded from (`null` if absent). Opaque to callers. */
+/** A semaphore's entry as read, with what the store needs to compare-and-set against it. */
+export interface VersionedEntry {
+  /** The decoded entry, or `undefined` when the store has none. */
+  readonly entry: SemaphoreEntry | undefined;
+  /** The exact stored value (`null` if absent). Opaque to callers. */
   readonly raw: string | null;
+  /**
+   * Only for an absent entry: the store cannot rule out that an entry under this name was lost since this time
+   * (epoch ms), because the data around it was rebuilt then. `undefined`: nothing under this name was lost.
+   */
+  readonly lostSince?: number;
 }
 
-/** A change to a definition seen by the store (from this node or another). */
-export interface DefinitionChange {
-  /** The semaphore's name. */
-  readonly name: string;
-  /** The new definition, or `undefined` when it was removed. */
-  readonly definition: SemaphoreDefinition | undefined;
+/** Options of one store call. */
+export interface CallOptions {
+  /** Give up after this many ms with {@link StoreTimeoutError}; the call's outcome is then unknown. */
+  timeoutMs?: number;
 }
 
 /** Events the store reports to whoever owns it. */
 export interface PermitStoreEvents {
   /** The store lost its connection; operations fail until {@link PermitStoreEvents.reconnected}. */
   disconnected?(): void;
-  /**
-   * The connection came back. `freshCluster` is true when the cluster lost its data (a full restart): the owner
-   * should put its definitions back before resolving; if it throws, the store asks again after the next success.
-   */
-  reconnected?(freshCluster: boolean): void | Promise<void>;
-  /** A definition was added, changed or removed. */
-  definitionChanged?(change: DefinitionChange): void;
+  /** The connection came back and this node's knowledge was re-read. */
+  reconnected?(): void | Promise<void>;
+  /** Entries this node knew are gone from the cluster: their data was lost (nothing removes an entry). */
+  entriesLost?(names: string[]): void | Promise<void>;
   /** A stored value could not be decoded and was skipped. */
   corruptValue?(key: string, reason: string): void;
 }
 
+/** What the owner gives the store when connecting. */
+export interface PermitStoreContext {
+  /** Where time is read (for the stamps a store writes itself). */
+  clock: Clock;
+  /** Who to tell. */
+  events?: PermitStoreEvents;
+}
+
 /**
- * Where definitions and permit states live. Implementations: {@link HazelcastPermitStore} (the cluster) and
- * {@link MemoryPermitStore} (one process). Both pass the same contract suite.
+ * Where semaphores live: one entry per semaphore holding its definition and permits, written only by
+ * compare-and-set. Implementations: {@link HazelcastPermitStore} (the cluster) and {@link MemoryPermitStore} (one
+ * process). Both pass the same contract suite.
  *
- * Reads of definitions are served from a local cache that the store keeps current; permit states are always read
- * from the store and written only by compare-and-set.
+ * Each node also keeps a view of the entries it has seen (reads, writes, events), with the age of that knowledge,
+ * for decisions that may be taken without a round trip.
  */
 export interface PermitStore {
-  /** Connects and loads the definition cache. Called once by the owner before any other call. */
-  connect(events?: PermitStoreEvents): Promise<void>;
+  /** Connects and loads the view. Called once by the owner before any other call. */
+  connect(context: PermitStoreContext): Promise<void>;
   /** Disconnects; releases only what the store itself created (an injected client is left open). */
   close(): Promise<void>;
-  /** Whether the store is connected right now. */
+  /** Whether the store is connected right now and this node's view can be trusted (no events missed since it was last re-read). */
   isConnected(): boolean;
   /** How many cluster members the store can see now, or `undefined` when it has no cluster (memory). */
   memberCount(): number | undefined;
 
-  /** The cached definition with this name. */
-  getDefinition(name: string): SemaphoreDefinition | undefined;
-  /** Reads a definition from the store itself, not the cache: for read-modify-write edits. */
-  readDefinition(name: string): Promise<SemaphoreDefinition | undefined>;
-  /** Every cached definition, sorted by name. */
-  listDefinitions(): SemaphoreDefinition[];
-  /** Writes a definition. With `ifAbsent`, keeps an existing one and returns false. */
-  saveDefinition(definition: SemaphoreDefinition, options?: { ifAbsent?: boolean }): Promise<boolean>;
-  /** Removes a definition; returns whether one existed. Permit state is kept so fencing tokens never go back. */
-  deleteDefinition(name: string): Promise<boolean>;
-
-  /** Reads one semaphore's permit state. Throws {@link CorruptStateError} if it cannot be decoded. */
-  readPermitState(name: string): Promise<VersionedPermitState>;
+  /** Reads one entry. Throws {@link CorruptStateError} if it cannot be decoded, {@link StoreUnavailableError} if unreachable. */
+  read(name: string, options?: CallOptions): Promise<VersionedEntry>;
   /**
-   * Writes `next` only if the stored value is still `expected` (compare-and-set). Returns false on conflict.
-   * If the write's outcome is unknown (connection lost mid-call), settles it by re-reading; throws
-   * {@link StoreUnavailableError} when it cannot.
+   * Writes `next` only if the stored value is still `expected` (compare-and-set; `expected.raw === null` creates).
+   * Returns false on conflict. A write whose outcome is unknown (connection lost mid-call) is settled by
+   * re-reading; throws {@link StoreUnavailableError} when it cannot be, {@link StoreTimeoutError} past the deadline.
    */
-  compareAndSetPermitState(name: string, expected: VersionedPermitState, next: PermitState): Promise<boolean>;
-  /** Every semaphore's permit state. Unreadable entries are reported via `corruptValue` and skipped. */
-  listPermitStates(): Promise<Array<{ name: string; state: PermitState }>>;
-  /** Overwrites a semaphore's permit state unconditionally: the operator's repair for a corrupt value. */
-  resetPermitState(name: string, state: PermitState): Promise<void>;
+  compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options?: CallOptions): Promise<boolean>;
+  /** Every entry in the store. Unreadable ones are reported via `corruptValue` and skipped. */
+  list(options?: CallOptions): Promise<Array<{ name: string; entry: SemaphoreEntry }>>;
+  /** The exact stored value under `name`, readable or not (for an operator's repair of a corrupt one). */
+  readRaw(name: string, options?: CallOptions): Promise<string | null>;
 
-  /**
-   * The newest permit state this node has seen without asking the store (from its reads, writes and the
-   * cluster's events), or `undefined`. Good for decisions that are safe on slightly old news (a deny), never for
-   * a write, which must compare-and-set against it.
-   */
-  peekPermitState(name: string): VersionedPermitState | undefined;
+  /** What this node knows of `name` without asking the store, and how old that knowledge is. */
+  peek(name: string): ObservedEntry | undefined;
+  /** Every entry this node knows of, sorted by name. */
+  known(): Array<{ name: string; entry: SemaphoreEntry }>;
+  /** The newest readable entry this node ever saw of `name`, even if it is lost or unreadable now (for rebuilds). */
+  remembered(name: string): SemaphoreEntry | undefined;
+  /** Calls `listener` whenever this node learns that an entry changed; returns the unsubscribe function. */
+  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

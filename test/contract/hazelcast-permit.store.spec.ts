@@ -1,4 +1,5 @@
 import { Client } from 'hazelcast-client';
+import { systemClock } from '../../lib/gatekeeper/clock';
 import { HazelcastPermitStore } from '../../lib/store/hazelcast-permit.store';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 import { describePermitStoreContract } from './permit-store.contract';
@@ -20,18 +21,18 @@ describe('against a real Hazelcast member', () => {
         new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
         new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
       ],
-      async writeRaw(map, key, value) {
-        await (await raw.getMap<string, string>(`${mapPrefix}.${map}`)).set(key, value);
+      async writeRaw(key, value) {
+        await (await raw.getMap<string, string>(`${mapPrefix}.semaphores`)).set(key, value);
       },
       async close() {
-        for (const map of ['definitions', 'permits']) await (await raw.getMap(`${mapPrefix}.${map}`)).destroy();
+        await (await raw.getMap(`${mapPrefix}.semaphores`)).destroy();
       },
     };
   });
 
   it('leaves an injected client running when it closes', async () => {
     const store = new HazelcastPermitStore({ client: raw, mapPrefix: uniquePrefix('injected') });
-    await store.connect();
+    await store.connect({ clock: systemClock });
     await store.close();
     expect(raw.getLifecycleService().isRunning()).toBe(true);
   });

@@ -5,9 +5,8 @@ describePermitStoreContract('memory', async () => {
   const backend = new MemoryStoreBackend();
   return {
     stores: [new MemoryPermitStore(backend), new MemoryPermitStore(backend)],
-    async writeRaw(map, key, value) {
-      backend[map].set(key, value);
-      if (map === 'definitions') backend.publish(key);
+    async writeRaw(key, value) {
+      backend.writeRaw(key, value);
     },
     async close() {},
   };

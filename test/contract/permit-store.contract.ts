@@ -1,39 +1,41 @@
+import { SemaphoreAdmin } from '../../lib/admin/semaphore-admin';
 import { PermitEngine } from '../../lib/engine/permit.engine';
-import { readSemaphoreStatus } from '../../lib/engine/semaphore-status';
 import { DenyReason } from '../../lib/gatekeeper/deny-reason';
 import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import { initialPermitState, type Permit } from '../../lib/gatekeeper/permit';
-import type { PermitStore, PermitStoreEvents } from '../../lib/store/permit-store';
+import type { Permit } from '../../lib/gatekeeper/permit';
+import type { SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
+import type { PermitStore } from '../../lib/store/permit-store';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 
 /** Two stores over the same data (two "nodes"), and a way to plant values the library did not write. */
 export interface ContractFixture {
   stores: [PermitStore, PermitStore];
-  writeRaw(map: 'definitions' | 'permits', key: string, value: string): Promise<void>;
+  writeRaw(key: string, value: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * The behaviour every PermitStore must have, run against each implementation. Store-level compare-and-set
- * first, then the engine on top of the store, as nodes use it.
+ * first, then the engine and the operator's edits on top of the store, as nodes use them.
  */
 export function describePermitStoreContract(name: string, createFixture: () => Promise<ContractFixture>): void {
   describe(`PermitStore contract: ${name}`, () => {
     let fixture: ContractFixture;
     let a: PermitStore;
     let b: PermitStore;
+    const clock = new FakeClock();
     const corrupt: string[] = [];
-    const events: PermitStoreEvents = { corruptValue: (key) => corrupt.push(key) };
+    const context = { clock, events: { corruptValue: (key: string) => void corrupt.push(key) } };
     const billing = validateDefinition({ name: 'billing', duration: '10s' });
-    const reports = validateDefinition({ name: 'reports', duration: '10s', permits: 2 });
+    const entry = (revision: number): SemaphoreEntry => ({ revision, writeId: `w${revision}`, definition: billing, lastToken: 0, permits: [] });
 
     beforeEach(async () => {
       corrupt.length = 0;
       fixture = await createFixture();
       [a, b] = fixture.stores;
-      await a.connect(events);
-      await b.connect(events);
+      await a.connect(context);
+      await b.connect(context);
     });
 
     afterEach(async () => {
@@ -42,81 +44,60 @@ export function describePermitStoreContract(name: string, createFixture: () => P
       await fixture.close();
     });
 
-    describe('definitions', () => {
-      it('saves, reads, lists and deletes, and the other node sees each change', async () => {
-        expect(await a.saveDefinition(billing)).toBe(true);
-        expect(await a.saveDefinition(reports)).toBe(true);
-        expect(a.getDefinition('billing')).toEqual(billing);
-        await eventually('b to see both definitions', () => b.listDefinitions().length === 2);
-        expect(b.listDefinitions().map((d) => d.name)).toEqual(['billing', 'reports']);
-        expect(await b.deleteDefinition('billing')).toBe(true);
-        expect(await b.deleteDefinition('billing')).toBe(false);
-        await eventually('a to see the removal', () => a.getDefinition('billing') === undefined);
-      });
-
-      it('keeps an existing definition with ifAbsent, replaces it without', async () => {
-        await a.saveDefinition(billing);
-        const edited = { ...billing, permits: 3 };
-        expect(await b.saveDefinition(edited, { ifAbsent: true })).toBe(false);
-        expect(b.getDefinition('billing')).toEqual(billing);
-        expect(await b.saveDefinition(edited)).toBe(true);
-        expect(await a.readDefinition('billing')).toEqual(edited);
-        await eventually('a to see the edit', () => a.getDefinition('billing')?.permits === 3);
-        expect(await a.readDefinition('nothing')).toBeUndefined();
-      });
-
-      it('skips and reports a definition it cannot read, and takes the repaired one', async () => {
-        await fixture.writeRaw('definitions', 'broken', '{"name":"broken","permits":"many"}');
-        await eventually('the corrupt definition to be reported', () => corrupt.includes('broken'));
-        expect(a.getDefinition('broken')).toBeUndefined();
-        await a.saveDefinition(validateDefinition({ name: 'broken', duration: 1000 }));
-        await eventually('b to see the repaired definition', () => b.getDefinition('broken')?.durationMs === 1000);
-      });
-    });
-
-    describe('compare-and-set of permit state', () => {
-      const state = (revision: number) => ({ ...initialPermitState(1000), revision, writeId: `w${revision}` });
-
+    describe('compare-and-set of entries', () => {
       it('reads nothing for a semaphore never written', async () => {
-        expect(await a.readPermitState('billing')).toEqual({ state: undefined, raw: null });
+        expect(await a.read('billing')).toEqual({ entry: undefined, raw: null });
       });
 
       it('creates only once', async () => {
-        const absent = await a.readPermitState('billing');
-        expect(await a.compareAndSetPermitState('billing', absent, state(1))).toBe(true);
-        expect(await b.compareAndSetPermitState('billing', absent, state(1))).toBe(false);
-        expect((await b.readPermitState('billing')).state).toEqual(state(1));
+        expect(await a.compareAndSet('billing', { raw: null }, entry(1))).toBe(true);
+        expect(await b.compareAndSet('billing', { raw: null }, entry(1))).toBe(false);
+        expect((await b.read('billing')).entry).toEqual(entry(1));
       });
 
       it('replaces only what it read', async () => {
-        await a.compareAndSetPermitState('billing', await a.readPermitState('billing'), state(1));
-        const readByA = await a.readPermitState('billing');
-        const readByB = await b.readPermitState('billing');
-        expect(await b.compareAndSetPermitState('billing', readByB, state(2))).toBe(true);
-        expect(await a.compareAndSetPermitState('billing', readByA, state(3))).toBe(false);
-        expect((await a.readPermitState('billing')).state?.revision).toBe(2);
+        await a.compareAndSet('billing', { raw: null }, entry(1));
+        const readByA = await a.read('billing');
+        const readByB = await b.read('billing');
+        expect(await b.compareAndSet('billing', readByB, entry(2))).toBe(true);
+        expect(await a.compareAndSet('billing', readByA, entry(3))).toBe(false);
+        expect((await a.read('billing')).entry?.revision).toBe(2);
       });
 
-      it('lists states, skipping and reporting unreadable ones; reset repairs them', async () => {
-        await a.compareAndSetPermitState('billing', await a.readPermitState('billing'), state(1));
-        await fixture.writeRaw('permits', 'junk', 'not json');
-        expect((await a.listPermitStates()).map((s) => s.name)).toEqual(['billing']);
+      it('tells the other node of every write, newest revision wins in its view', async () => {
+        const seen: number[] = [];
+        const unwatch = b.watch((name, e) => name === 'billing' && e && seen.push(e.revision));
+        await a.compareAndSet('billing', { raw: null }, entry(1));
+        await a.compareAndSet('billing', await a.read('billing'), entry(2));
+        await eventually('b to see revision 2', () => b.peek('billing')?.entry?.revision === 2);
+        expect(seen).toContain(2);
+        expect(b.known().map((k) => k.name)).toEqual(['billing']);
+        expect(b.peek('billing')!.ageMs).toBeLessThan(5_000);
+        unwatch();
+      });
+
+      it('lists entries, skipping and reporting unreadable ones, whose raw value stays readable', async () => {
+        await a.compareAndSet('billing', { raw: null }, entry(1));
+        await fixture.writeRaw('junk', 'not json');
+        expect((await a.list()).map((s) => s.name)).toEqual(['billing']);
         expect(corrupt).toContain('junk');
-        await expect(a.readPermitState('junk')).rejects.toThrow(/"junk"/);
-        await a.resetPermitState('junk', state(7));
-        expect((await b.readPermitState('junk')).state?.revision).toBe(7);
+        await expect(a.read('junk')).rejects.toThrow(/"junk"/);
+        expect(await b.readRaw('junk')).toBe('not json');
       });
     });
 
     describe('the gatekeeper on this store', () => {
-      const clock = new FakeClock();
-      const engine = (store: PermitStore, acquirer: string, group = 'production') =>
-        new PermitEngine(store, { acquirer, group }, clock);
+      let adminA: SemaphoreAdmin;
+      let adminB: SemaphoreAdmin;
+      const engine = (store: PermitStore, acquirer: string, group = 'production', instance = `${acquirer}/1`) =>
+        new PermitEngine(store, { acquirer, group, instance }, clock);
 
       beforeEach(async () => {
-        await a.saveDefinition(billing);
-        await a.saveDefinition(reports);
-        await eventually('b to load definitions', () => b.listDefinitions().length === 2);
+        adminA = new SemaphoreAdmin(a, clock);
+        adminB = new SemaphoreAdmin(b, clock);
+        await adminA.put({ name: 'billing', duration: '10s' });
+        await adminA.put({ name: 'reports', duration: '10s', permits: 2 });
+        await eventually('b to know both definitions', () => adminB.list().length === 2);
       });
 
       it('grants once, refreshes the holder, denies the other node', async () => {
@@ -131,6 +112,11 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect(again.granted && first.granted && again.permit.fencingToken).toBe(first.granted && first.permit.fencingToken);
       });
 
+      it('gives a second instance with the same acquirer name no share of the permit', async () => {
+        expect(await engine(a, 'app', 'production', 'app/one').tryAcquire('billing')).toMatchObject({ granted: true });
+        expect(await engine(b, 'app', 'production', 'app/two').tryAcquire('billing')).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
+      });
+
       it('hands over after expiry with a larger fencing token; the old holder cannot refresh or release it', async () => {
         const one = engine(a, 'node-1');
         const two = engine(b, 'node-2');
@@ -142,7 +128,7 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect(secondPermit.fencingToken).toBeGreaterThan(first.permit.fencingToken);
         expect(await one.refresh(first.permit)).toMatchObject({ granted: false, reason: DenyReason.PERMIT_LOST });
         expect(await one.release(first.permit)).toBe('not-held');
-        const status = await readSemaphoreStatus(b, clock.now());
+        const status = await adminB.permits();
         expect(status.find((s) => s.name === 'billing')?.permits.map((p) => p.acquirer)).toEqual(['node-2']);
       });
 
@@ -156,22 +142,63 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect(await two.tryAcquire('billing')).toMatchObject({ granted: true });
       });
 
-      it('keeps a released permit until lockAtLeastFor has passed', async () => {
+      it('keeps a released permit until lockAtLeastFor has passed and never refreshes it', async () => {
         const one = engine(a, 'node-1');
         const two = engine(b, 'node-2');
         const first = (await one.tryAcquire('billing')) as { permit: Permit };
         expect(await one.release(first.permit, clock.now() + 3_000)).toBe('shortened');
         clock.advance(2_999);
+        expect(await one.tryAcquire('billing')).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
         expect(await two.tryAcquire('billing')).toMatchObject({ granted: false });
         clock.advance(1);
+        const next = await one.tryAcquire('billing');
+        expect(next).toMatchObject({ granted: true, outcome: 'granted' });
+        expect(next.granted && next.permit.fencingToken).toBeGreaterThan(first.permit.fencingToken);
+      });
+
+      it('tells the holder of a force-release on another node before its slot is freed', async () => {
+        const one = engine(a, 'node-1');
+        const two = engine(b, 'node-2');
+        const held = (await one.tryAcquire('billing')) as { permit: Permit };
+        const told: string[] = [];
+        one.watch(held.permit, (reason) => told.push(reason));
+        expect(await adminB.forceRelease('billing', held.permit.fencingToken)).toBe(true);
+        // The holder lets go right after telling its work; only then is the other node granted.
+        await eventually('the slot to be freed', async () => (await two.tryAcquire('billing')).granted);
+        expect(told).toHaveLength(1);
+        expect(told[0]).toContain('PERMIT_REVOKED');
+      });
+
+      it('keeps a revoked permit\'s slot taken until it expires when its holder cannot be told', async () => {
+        const one = engine(a, 'node-1');
+        const held = (await one.tryAcquire('billing')) as { permit: Permit };
+        one.dispose(); // a holder that hears nothing (frozen, cut off)
+        expect(await adminB.forceRelease('billing', held.permit.fencingToken)).toBe(true);
+        const two = engine(b, 'node-2');
+        expect(await two.tryAcquire('billing')).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
+        clock.advance(10_000);
         expect(await two.tryAcquire('billing')).toMatchObject({ granted: true });
       });
 
-      it('denies with CORRUPT_STATE on a value it did not write, until an operator resets it', async () => {
-        await fixture.writeRaw('permits', 'billing', '{"hand":"written"}');
+      it('denies with CORRUPT_STATE on a value it did not write, until an operator resets it, and tokens still grow', async () => {
+        const first = (await engine(a, 'node-1').tryAcquire('billing')) as { permit: Permit };
+        await fixture.writeRaw('billing', '{"hand":"written"}');
         expect(await engine(a, 'node-1').tryAcquire('billing')).toMatchObject({ granted: false, reason: DenyReason.CORRUPT_STATE });
-        await a.resetPermitState('billing', { ...initialPermitState(clock.now()), revision: 1 });
-        expect(await engine(a, 'node-1').tryAcquire('billing')).toMatchObject({ granted: true });
+        await adminA.resetPermits('billing');
+        // A rebuilt entry waits out every permit the unreadable one could have held.
+        expect(await engine(b, 'node-2').tryAcquire('billing')).toMatchObject({ granted: false, reason: DenyReason.RECOVERING });
+        clock.advance(10_000);
+        const after = await engine(b, 'node-2').tryAcquire('billing');
+        expect(after).toMatchObject({ granted: true });
+        expect(after.granted && after.permit.fencingToken).toBeGreaterThan(first.permit.fencingToken);
+      });
+
+      it('applies every one of many concurrent edits from two nodes (none is lost)', async () => {
+        const names = Array.from({ length: 20 }, (_, i) => `job-${i}`);
+        for (const n of names) await adminA.put({ name: n, duration: '10s', groupPattern: 'production' });
+        await Promise.all(names.flatMap((n) => [adminA.pause(n), adminB.migrate('production', 'dr-site')]));
+        const final = await adminA.permits();
+        for (const n of names) expect(final.find((s) => s.name === n)?.definition).toMatchObject({ permits: 0, pausedFrom: 1, groupPattern: 'dr-site' });
       });
 
       it('never grants more permits than defined under concurrent requests, and tokens only grow', async () => {
@@ -186,7 +213,7 @@ export function describePermitStoreContract(name: string, createFixture: () => P
           if (tokens.length) expect(roundTokens[0]).toBeGreaterThan(tokens[tokens.length - 1]);
           tokens.push(...roundTokens);
           for (const permit of grants) {
-            const holder = engines.find((e) => e.identity.acquirer === permit.acquirer)!;
+            const holder = engines.find((e) => e.holder.acquirer === permit.acquirer)!;
             expect(await holder.release(permit)).toBe('released');
           }
         }

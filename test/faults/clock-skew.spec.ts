@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HazelcastPermitStore, PermitEngine, PermitLease, validateDefinition, type Clock, type Permit } from '../../lib';
+import { HazelcastPermitStore, PermitEngine, PermitLease, SemaphoreAdmin, type Clock, type Permit } from '../../lib';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
@@ -20,14 +20,14 @@ describe('skewed clocks', () => {
     const fast: Clock = { now: () => Date.now() + 400 };
     const [a, b] = [new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }), new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix })];
     stores.push(a, b);
-    await Promise.all([a.connect(), b.connect()]);
-    await a.saveDefinition(validateDefinition({ name: 'skewed', duration: 1500 }));
-    await eventually('the other node to see the definition', () => b.getDefinition('skewed'));
-    const holder = new PermitEngine(a, { acquirer: 'slow-node', group: 'g' }, slow, { clockSkewMs: boundMs });
-    const taker = new PermitEngine(b, { acquirer: 'fast-node', group: 'g' }, fast, { clockSkewMs: boundMs });
+    await Promise.all([a.connect({ clock: slow }), b.connect({ clock: fast })]);
+    await new SemaphoreAdmin(a, slow).put({ name: 'skewed', duration: 1500 });
+    await eventually('the other node to see the definition', () => b.peek('skewed')?.entry);
+    const holder = new PermitEngine(a, { acquirer: 'slow-node', group: 'g', instance: 'slow' }, slow, { clockSkewMs: boundMs });
+    const taker = new PermitEngine(b, { acquirer: 'fast-node', group: 'g', instance: 'fast' }, fast, { clockSkewMs: boundMs });
     const granted = await holder.tryAcquire('skewed');
     if (!granted.granted) throw new Error(granted.message);
-    const lease = new PermitLease(granted.permit as Permit, async () => ({ granted: false, semaphore: 'skewed', reason: 'STORE_UNAVAILABLE', message: 'holder stopped refreshing' }), slow, { keepAlive: false, clockSkewMs: boundMs });
+    const lease = new PermitLease(granted.permit as Permit, async () => ({ granted: false, semaphore: 'skewed', reason: 'STORE_UNAVAILABLE', message: 'holder stopped refreshing' }), () => () => undefined, slow, { keepAlive: false, clockSkewMs: boundMs });
     // The holder's lease vouches while slow.now() < validUntil, i.e. until this real time:
     const holderValidUntilReal = lease.validUntil + 400;
     lease.end();

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'hazelcast-client';
 import { startNode, TickJobs, type LedgerEntry, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { ControlledCluster } from '../support/cluster-control';
+import { declareFresh } from '../support/fresh-cluster';
 import { eventually } from '../support/eventually';
 
 /** Every member stops, then starts again with empty maps: nodes deny meanwhile and recover without a restart. */
@@ -16,6 +17,7 @@ describe('a full cluster restart', () => {
 
   it('denies while the cluster is down, then resumes and puts the definitions back', async () => {
     cluster = await ControlledCluster.start(1);
+    await declareFresh(cluster.clientConfig());
     const ledger: LedgerEntry[] = [];
     node = await startNode({
       ledger,
@@ -44,14 +46,14 @@ describe('a full cluster restart', () => {
     }, { timeoutMs: 60_000, intervalMs: 250 });
     const recoveredMs = Date.now() - restarted;
 
-    // The fresh cluster got the definition back from the node's module options, unchanged.
+    // The restarted cluster got the definition back, unchanged, with a recovery wait before its first grant.
     const probe = await Client.newHazelcastClient(cluster.clientConfig());
-    const stored = await (await probe.getMap<string, string>('gatekeeper.definitions')).get('billing');
+    const stored = await (await probe.getMap<string, string>('gatekeeper.semaphores')).get('billing');
     await probe.shutdown();
-    expect(JSON.parse(stored ?? 'null')).toMatchObject({ name: 'billing', durationMs: 2000, groupPattern: 'default|production' });
-    // billing from the options, reports and export auto-defined by their decorators.
-    expect(node.logger.find('log', 'put back 3 definition(s)')).toHaveLength(1);
-    // The counter was lost with the data, yet tokens still grow: they restart from the clock.
+    expect(JSON.parse(stored ?? 'null')).toMatchObject({ definition: { name: 'billing', durationMs: 2000, groupPattern: 'default|production' } });
+    expect(JSON.parse(stored ?? 'null').graceUntil).toEqual(expect.any(Number));
+    expect(node.logger.find('warn', 'The entry of "billing" was lost')).toHaveLength(1);
+    // The data was lost, yet tokens still grow: a rebuilt entry starts above the clock in microseconds.
     expect(ledger.at(-1)!.token!).toBeGreaterThan(tokenBefore);
     expect(node.logger.find('log', 'Cluster reachable again').length).toBeGreaterThanOrEqual(1);
     process.stdout.write(`full restart: billing ran again ${recoveredMs} ms after the members were restarted\n`);

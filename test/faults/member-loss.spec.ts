@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'hazelcast-client';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { ControlledCluster } from '../support/cluster-control';
+import { declareFresh } from '../support/fresh-cluster';
 
 /**
  * One of two members is SIGKILLed while two nodes tick six semaphores every 200 ms, then restarted. IMap backups
@@ -19,6 +20,7 @@ describe('losing one of two members', () => {
 
   it('keeps definitions and permits, runs no tick twice, and takes the member back', async () => {
     cluster = await ControlledCluster.start(2);
+    await declareFresh(cluster.clientConfig());
     const definitions = names.map((name) => ({ name, duration: '3s' }));
     nodes = await Promise.all(['node-a', 'node-b'].map((acquirer) =>
       startNode({ identity: { acquirer }, hazelcast: { clientConfig: cluster.clientConfig() }, definitions, providers: [] })));

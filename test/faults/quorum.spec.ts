@@ -1,5 +1,6 @@
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { ControlledCluster } from '../support/cluster-control';
+import { declareFresh } from '../support/fresh-cluster';
 import { eventually } from '../support/eventually';
 
 /** quorum: 2 on a two-member cluster: grants while both are up; when one dies, denies and signals running jobs. */
@@ -13,6 +14,7 @@ describe('quorum', () => {
 
   it('denies QUORUM_NOT_MET below the member count and fires the lease signal of a running job', async () => {
     cluster = await ControlledCluster.start(2);
+    await declareFresh(cluster.clientConfig());
     node = await startNode({
       quorum: 2,
       hazelcast: { clientConfig: cluster.clientConfig() },

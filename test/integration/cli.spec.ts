@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { HazelcastPermitStore, PermitEngine, systemClock } from '../../lib';
+import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 const BIN = join(__dirname, '../../dist/cli/gatekeeper.cli.js');
@@ -66,14 +67,15 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
   it('shows live permits and force-releases one', async () => {
     await json('set', 'manual', '--duration', '1m');
     const store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
-    await store.connect();
-    const granted = await new PermitEngine(store, { acquirer: 'app-3001', group: 'production' }, systemClock).tryAcquire('manual');
-    await store.close();
+    await store.connect({ clock: systemClock });
+    // A holder that stays connected, so it hears of the force-release and lets go.
+    const granted = await new PermitEngine(store, { acquirer: 'app-3001', group: 'production', instance: 'app-3001/1' }, systemClock).tryAcquire('manual');
     if (!granted.granted) throw new Error(granted.message);
     const table = await run('permits', 'manual');
     expect(table.stdout).toMatch(new RegExp(`manual\\s+app-3001\\s+production\\s+${granted.permit.fencingToken}`));
     expect(await json('release', 'manual', String(granted.permit.fencingToken))).toMatchObject({ released: 'manual' });
-    expect((await json('permits', 'manual'))[0].permits).toEqual([]);
+    await eventually('the holder to let go', async () => (await json('permits', 'manual'))[0].permits.length === 0);
+    await store.close();
     const again = await run('release', 'manual', String(granted.permit.fencingToken));
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`no live permit with fencing token ${granted.permit.fencingToken}`);

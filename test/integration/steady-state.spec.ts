@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HazelcastPermitStore, PermitEngine, systemClock, validateDefinition, type PermitStore } from '../../lib';
+import { HazelcastPermitStore, PermitEngine, SemaphoreAdmin, systemClock, type PermitStore } from '../../lib';
 import { FakeClock } from '../support/fake-clock';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -18,7 +18,7 @@ describe('steady-state cost on a real member', () => {
   async function connect(count: number, mapPrefix: string): Promise<HazelcastPermitStore[]> {
     const made = Array.from({ length: count }, () => new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }));
     stores.push(...made);
-    await Promise.all(made.map((s) => s.connect()));
+    await Promise.all(made.map((s) => s.connect({ clock: systemClock })));
     return made;
   }
   const ops = (list: PermitStore[]) => list.reduce((sum, s) => sum + s.operationCount(), 0);
@@ -27,9 +27,9 @@ describe('steady-state cost on a real member', () => {
     const mapPrefix = uniquePrefix('steady');
     const clock = new FakeClock(Date.now());
     const nodes = await connect(3, mapPrefix);
-    await nodes[0].saveDefinition(validateDefinition({ name: 'job', duration: '10s' }));
-    await eventually('every node to see the definition', () => nodes.every((s) => s.getDefinition('job')));
-    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g' }, clock, { clockSkewMs: 500 }));
+    await new SemaphoreAdmin(nodes[0], clock).put({ name: 'job', duration: '10s' });
+    await eventually('every node to see the definition', () => nodes.every((s) => s.peek('job')?.entry));
+    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g', instance: `node-${i}` }, clock, { clockSkewMs: 500 }));
     const tick = async () => (await Promise.all(engines.map((e) => e.tryAcquire('job', { local: true })))).filter((r) => r.granted);
 
     expect(await tick()).toHaveLength(1);
@@ -48,7 +48,7 @@ describe('steady-state cost on a real member', () => {
       expect(runs).toHaveLength(1);
       outcomes.push(runs[0].granted ? runs[0].outcome : 'denied');
       // The refresh event reaches the other nodes before their next tick, as it would in a second.
-      await eventually('views to settle', () => nodes.every((s) => s.peekPermitState('job')?.state?.revision === nodes[0].peekPermitState('job')?.state?.revision));
+      await eventually('views to settle', () => nodes.every((s) => s.peek('job')?.entry?.revision === nodes[0].peek('job')?.entry?.revision));
     }
     const perTick = (ops(nodes) - before) / 20;
     // 10 s permit refreshed when under 5 s are left: one 1-round-trip refresh every 5 or 6 ticks.
@@ -61,13 +61,13 @@ describe('steady-state cost on a real member', () => {
   it('adds no takeover delay beyond expiry when the holder stops: the view shows when its permit lapses', async () => {
     const mapPrefix = uniquePrefix('takeover');
     const [a, b] = await connect(2, mapPrefix);
-    await a.saveDefinition(validateDefinition({ name: 'job', duration: '1s' }));
-    await eventually('b to see the definition', () => b.getDefinition('job'));
-    const holder = new PermitEngine(a, { acquirer: 'a', group: 'g' }, systemClock, { clockSkewMs: 100 });
-    const other = new PermitEngine(b, { acquirer: 'b', group: 'g' }, systemClock, { clockSkewMs: 100 });
+    await new SemaphoreAdmin(a, systemClock).put({ name: 'job', duration: '1s' });
+    await eventually('b to see the definition', () => b.peek('job')?.entry);
+    const holder = new PermitEngine(a, { acquirer: 'a', group: 'g', instance: 'a' }, systemClock, { clockSkewMs: 100 });
+    const other = new PermitEngine(b, { acquirer: 'b', group: 'g', instance: 'b' }, systemClock, { clockSkewMs: 100 });
     const granted = await holder.tryAcquire('job');
     if (!granted.granted) throw new Error(granted.message);
-    await eventually('b to see the holder', () => b.peekPermitState('job')?.state?.permits.length === 1);
+    await eventually('b to see the holder', () => b.peek('job')?.entry?.permits.length === 1);
     const beforeB = b.operationCount();
     let result;
     for (;;) {

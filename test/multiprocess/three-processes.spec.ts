@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HazelcastPermitStore } from '../../lib';
+import { HazelcastPermitStore, systemClock } from '../../lib';
 import { readLedger, startApp, type AppProcess } from '../support/app-process';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -43,9 +43,9 @@ describe('three Node processes, one member, a job every second', () => {
     for (const app of apps) expect(app.output()).not.toMatch(/ERROR/);
     // Graceful shutdown released the holder's permit instead of leaving it to expire.
     const store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix: env.MAP_PREFIX });
-    await store.connect();
-    const { state } = await store.readPermitState('every-second');
+    await store.connect({ clock: systemClock });
+    const { entry } = await store.read('every-second');
     await store.close();
-    expect(state?.permits).toEqual([]);
+    expect(entry?.permits).toEqual([]);
   });
 });

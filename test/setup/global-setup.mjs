@@ -1,10 +1,13 @@
 // Starts one real Hazelcast member for the whole run, unless GATEKEEPER_HZ_MEMBERS points at an existing
 // cluster. Workers are forked after this runs, so they inherit the environment variables set here.
 import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
+import { declareFreshCluster } from '../../scripts/fresh-cluster.mjs';
 
 export default async function globalSetup() {
   if (clusterFromEnv()) return;
   const cluster = await startCluster({ members: 1, logDir: '.cache/test-logs' });
+  // This run started the member itself: nothing was ever granted on it, so first grants need no recovery wait.
+  await declareFreshCluster(cluster);
   globalThis.__GATEKEEPER_TEST_CLUSTER__ = cluster;
   process.env.GATEKEEPER_HZ_MEMBERS = cluster.addresses.join(',');
   process.env.GATEKEEPER_HZ_CLUSTER_NAME = cluster.clusterName;

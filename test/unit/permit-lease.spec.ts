@@ -3,9 +3,12 @@ import type { AcquireResult } from '../../lib/engine/acquire-result';
 import type { Permit } from '../../lib/gatekeeper/permit';
 import { FakeClock } from '../support/fake-clock';
 
+/** A watch that never reports anything, and one the test can fire. */
+const noWatch = () => () => undefined;
+
 const clock = new FakeClock();
 const permit: Permit = {
-  semaphore: 'job', acquirer: 'a', group: 'g', fencingToken: 7,
+  semaphore: 'job', acquirer: 'a', group: 'g', instance: 'a/1', fencingToken: 7,
   grantedAt: clock.now(), refreshedAt: clock.now(), expiresAt: clock.now() + 3000,
 };
 
@@ -14,7 +17,7 @@ describe('PermitLease', () => {
   afterEach(() => jest.useRealTimers());
 
   it('vouches for the permit only until expiry less the clock-skew bound', () => {
-    const lease = new PermitLease(permit, jest.fn(), clock, { keepAlive: false, clockSkewMs: 500 });
+    const lease = new PermitLease(permit, jest.fn(), noWatch, clock, { keepAlive: false, clockSkewMs: 500 });
     expect(lease.validUntil).toBe(permit.expiresAt - 500);
     expect(lease.isValid()).toBe(true);
     clock.advance(2_500);
@@ -28,7 +31,7 @@ describe('PermitLease', () => {
     const refresh = jest.fn<Promise<AcquireResult>, [Permit]>()
       .mockResolvedValueOnce({ granted: true, outcome: 'refreshed', permit: { ...permit, expiresAt: permit.expiresAt + 1000 } })
       .mockResolvedValueOnce({ granted: false, semaphore: 'job', reason: 'PAUSED', message: 'paused' });
-    const lease = new PermitLease(permit, refresh, clock, { clockSkewMs: 0 });
+    const lease = new PermitLease(permit, refresh, noWatch, clock, { clockSkewMs: 0 });
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh).toHaveBeenCalledTimes(1);
     expect(lease.permit.expiresAt).toBe(permit.expiresAt + 1000);
@@ -49,7 +52,7 @@ describe('PermitLease', () => {
     // A clock that follows the fake timers, so expiry arrives as timers advance.
     const start = clock.now();
     const t0 = Date.now();
-    const lease = new PermitLease(permit, refresh, { now: () => start + (Date.now() - t0) }, { clockSkewMs: 0 });
+    const lease = new PermitLease(permit, refresh, noWatch, { now: () => start + (Date.now() - t0) }, { clockSkewMs: 0 });
     await jest.advanceTimersByTimeAsync(2_900);
     expect(lease.signal.aborted).toBe(false);
     expect(refresh.mock.calls.length).toBeGreaterThanOrEqual(2);
@@ -62,7 +65,7 @@ describe('PermitLease', () => {
     const refresh = jest.fn(() => new Promise<AcquireResult>(() => undefined));
     const start = clock.now();
     const t0 = Date.now();
-    const lease = new PermitLease(permit, refresh, { now: () => start + (Date.now() - t0) }, { clockSkewMs: 500 });
+    const lease = new PermitLease(permit, refresh, noWatch, { now: () => start + (Date.now() - t0) }, { clockSkewMs: 500 });
     await jest.advanceTimersByTimeAsync(2_499);
     expect(lease.signal.aborted).toBe(false);
     expect(refresh).toHaveBeenCalledTimes(1);
@@ -73,14 +76,55 @@ describe('PermitLease', () => {
   it('fires at expiry without keep-alive', async () => {
     const start = clock.now();
     const t0 = Date.now();
-    const lease = new PermitLease(permit, jest.fn(), { now: () => start + (Date.now() - t0) }, { keepAlive: false });
+    const lease = new PermitLease(permit, jest.fn(), noWatch, { now: () => start + (Date.now() - t0) }, { keepAlive: false });
     await jest.advanceTimersByTimeAsync(3_000);
     expect(lease.signal.aborted).toBe(true);
   });
 
+  it('fires at once when told the permit was lost, before its expiry', () => {
+    let tell: (reason: string) => void = () => undefined;
+    const unwatch = jest.fn();
+    const lease = new PermitLease(permit, jest.fn(), (_p, onLost) => ((tell = onLost), unwatch), clock, { keepAlive: false });
+    expect(lease.isValid()).toBe(true);
+    tell('PERMIT_REVOKED: force-released');
+    expect(lease.isValid()).toBe(false);
+    expect(() => lease.assertValid()).toThrow(/PERMIT_REVOKED/);
+    lease.end();
+    expect(unwatch).toHaveBeenCalled();
+  });
+
+  it('stops keep-alive at maxRunTime and fires the signal, though refreshes would still be granted', async () => {
+    const start = clock.now();
+    const t0 = Date.now();
+    const now = () => start + (Date.now() - t0);
+    const refresh = jest.fn(async (p: Permit): Promise<AcquireResult> => ({ granted: true, outcome: 'refreshed', permit: { ...p, refreshedAt: now(), expiresAt: now() + 3000 } }));
+    const lease = new PermitLease(permit, refresh, noWatch, { now }, { maxRunTimeMs: 4_000 });
+    await jest.advanceTimersByTimeAsync(3_990);
+    expect(lease.isValid()).toBe(true);
+    const refreshes = refresh.mock.calls.length;
+    expect(refreshes).toBeGreaterThanOrEqual(3);
+    await jest.advanceTimersByTimeAsync(20);
+    expect(lease.signal.aborted).toBe(true);
+    expect((lease.signal.reason as Error).message).toContain('maxRunTime');
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(refresh.mock.calls.length).toBe(refreshes);
+  });
+
+  it('waits out permits longer than a timer can (24.8 days) without spinning', async () => {
+    const long: Permit = { ...permit, expiresAt: clock.now() + 40 * 24 * 3600 * 1000 };
+    const refresh = jest.fn();
+    const timers = jest.spyOn(global, 'setTimeout');
+    const lease = new PermitLease(long, refresh, noWatch, clock, { keepAlive: false });
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(timers.mock.calls.length).toBeLessThanOrEqual(2);
+    timers.mockRestore();
+    expect(lease.isValid()).toBe(true);
+    lease.end();
+  });
+
   it('stops refreshing when ended without a reason, and does not fire', async () => {
     const refresh = jest.fn();
-    const lease = new PermitLease(permit, refresh, clock);
+    const lease = new PermitLease(permit, refresh, noWatch, clock);
     lease.end();
     await jest.advanceTimersByTimeAsync(5000);
     expect(refresh).not.toHaveBeenCalled();

@@ -1,14 +1,15 @@
 import {
-  BadRequestException, Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
+  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
   ServiceUnavailableException, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
+import { EditConflictError } from '../../errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
 import { StoreUnavailableError } from '../../errors/store-unavailable.error';
 import { UnknownSemaphoreError } from '../../errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../gatekeeper/semaphore-definition';
 import { GatekeeperService } from '../gatekeeper.service';
 
-/** Turns the library's errors into HTTP answers: 400 naming the field, 404, 503. Nothing is stored on error. */
+/** Turns the library's errors into HTTP answers: 400 naming the field, 404, 409, 503. Nothing is stored on error. */
 async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
@@ -17,6 +18,7 @@ async function answer<T>(action: () => Promise<T>): Promise<T> {
       throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, semaphore: error.semaphore, field: error.field });
     }
     if (error instanceof UnknownSemaphoreError) throw new NotFoundException(error.message);
+    if (error instanceof EditConflictError) throw new ConflictException(error.message);
     if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
     throw error;
   }

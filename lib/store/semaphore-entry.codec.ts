@@ -1,78 +1,90 @@
 import { CorruptStateError } from '../errors/corrupt-state.error';
 import { validateDefinition } from '../gatekeeper/definition.validator';
-import type { Permit, PermitState } from '../gatekeeper/permit';
+import type { Permit } from '../gatekeeper/permit';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 
 /*
  * One canonical JSON encoding for everything the stores keep. Hazelcast's compare-and-set compares serialized
  * bytes, so the library writes strings it produced itself, with a fixed key order, and passes back the exact
- * string it read. `v` is the format version, so a later format can tell old values apart.
+ * string it read. `v` is the format version: 2 is one entry per semaphore (definition and permits together).
  */
-const FORMAT = 1;
+const FORMAT = 2;
 
-/** Encodes a permit state canonically. */
-export function encodePermitState(state: PermitState): string {
+/** Encodes an entry canonically. */
+export function encodeEntry(entry: SemaphoreEntry): string {
   return JSON.stringify({
     v: FORMAT,
-    revision: state.revision,
-    lastToken: state.lastToken,
-    writeId: state.writeId,
-    permits: state.permits.map((p) => ({
+    revision: entry.revision,
+    writeId: entry.writeId,
+    definition: entry.definition ? definitionFields(entry.definition) : null,
+    lastToken: entry.lastToken,
+    graceUntil: entry.graceUntil,
+    permits: entry.permits.map((p) => ({
       semaphore: p.semaphore,
       acquirer: p.acquirer,
       group: p.group,
+      instance: p.instance,
       fencingToken: p.fencingToken,
       grantedAt: p.grantedAt,
       refreshedAt: p.refreshedAt,
       expiresAt: p.expiresAt,
+      revokedAt: p.revokedAt,
+      released: p.released || undefined,
     })),
   });
 }
 
-/** Decodes a permit state, throwing {@link CorruptStateError} naming `key` for anything it did not write. */
-export function decodePermitState(key: string, raw: unknown): PermitState {
+/** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
+export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parse(key, raw);
   if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
-  const { revision, lastToken, writeId, permits } = value;
+  const { revision, lastToken, writeId, permits, definition, graceUntil } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
     throw new CorruptStateError(key, 'missing or mistyped revision, lastToken, writeId or permits');
   }
-  return { revision, lastToken, writeId, permits: permits.map((p, i) => decodePermit(key, i, p)) };
+  if (graceUntil !== undefined && !isInt(graceUntil)) throw new CorruptStateError(key, 'graceUntil is not a whole number');
+  const entry: SemaphoreEntry = {
+    revision,
+    writeId,
+    definition: definition === null ? null : decodeDefinition(key, definition),
+    lastToken,
+    permits: permits.map((p, i) => decodePermit(key, i, p)),
+  };
+  return graceUntil === undefined ? entry : { ...entry, graceUntil };
 }
 
 /** Decodes every readable entry, sorted by name; unreadable ones go to `onCorrupt` and are skipped. */
-export function decodePermitStates(
+export function decodeEntries(
   entries: Iterable<[string, string]>,
   onCorrupt: (key: string, reason: string) => void,
-): Array<{ name: string; state: PermitState }> {
-  const states: Array<{ name: string; state: PermitState }> = [];
+): Array<{ name: string; entry: SemaphoreEntry }> {
+  const decoded: Array<{ name: string; entry: SemaphoreEntry }> = [];
   for (const [name, raw] of entries) {
     try {
-      states.push({ name, state: decodePermitState(name, raw) });
+      decoded.push({ name, entry: decodeEntry(name, raw) });
     } catch (error) {
       onCorrupt(name, (error as Error).message);
     }
   }
-  return states.sort((a, b) => a.name.localeCompare(b.name));
+  return decoded.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** Encodes a definition canonically. */
-export function encodeDefinition(definition: SemaphoreDefinition): string {
-  return JSON.stringify({
-    v: FORMAT,
+function definitionFields(definition: SemaphoreDefinition): Record<string, unknown> {
+  return {
     name: definition.name,
     permits: definition.permits,
     durationMs: definition.durationMs,
     groupPattern: definition.groupPattern,
     acquirerPattern: definition.acquirerPattern,
     pausedFrom: definition.pausedFrom,
-  });
+  };
 }
 
-/** Decodes and re-validates a stored definition, throwing {@link CorruptStateError} naming `key` if it is not one. */
-export function decodeDefinition(key: string, raw: unknown): SemaphoreDefinition {
-  const value = parse(key, raw);
-  if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
+/** Decodes and re-validates a stored definition. */
+function decodeDefinition(key: string, raw: unknown): SemaphoreDefinition {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new CorruptStateError(key, 'definition is not an object');
+  const value = raw as Record<string, unknown>;
   if (value.name !== key) throw new CorruptStateError(key, `holds the definition of ${JSON.stringify(value.name)}`);
   try {
     const definition = validateDefinition({
@@ -106,9 +118,26 @@ function decodePermit(key: string, index: number, raw: unknown): Permit {
     typeof p.semaphore === 'string' &&
     typeof p.acquirer === 'string' &&
     typeof p.group === 'string' &&
-    [p.fencingToken, p.grantedAt, p.refreshedAt, p.expiresAt].every(isInt);
+    typeof p.instance === 'string' &&
+    [p.fencingToken, p.grantedAt, p.refreshedAt, p.expiresAt].every(isInt) &&
+    (p.revokedAt === undefined || isInt(p.revokedAt)) &&
+    (p.released === undefined || p.released === true);
   if (!ok) throw new CorruptStateError(key, `permit #${index} is malformed`);
-  return p as unknown as Permit;
+  const permit: Permit = {
+    semaphore: p.semaphore as string,
+    acquirer: p.acquirer as string,
+    group: p.group as string,
+    instance: p.instance as string,
+    fencingToken: p.fencingToken as number,
+    grantedAt: p.grantedAt as number,
+    refreshedAt: p.refreshedAt as number,
+    expiresAt: p.expiresAt as number,
+  };
+  return {
+    ...permit,
+    ...(p.revokedAt !== undefined ? { revokedAt: p.revokedAt as number } : {}),
+    ...(p.released ? { released: true } : {}),
+  };
 }
 
 function isInt(value: unknown): value is number {

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { PermitStore, VersionedEntry } from '../store/permit-store';
+import type { Deadline } from './deadline';
+
+/** What one attempt decided: the result, and the entry to write for it (nothing to write: the result stands). */
+export interface Attempt<R> {
+  readonly result: R;
+  /** The entry to write, without `writeId` (added here). Its revision must be the read one plus one. */
+  readonly write?: Omit<SemaphoreEntry, 'writeId'>;
+  /** Called right before the write is sent (e.g. to tell a holder whose permit the write withdraws). */
+  readonly beforeWrite?: () => void;
+}
+
+/**
+ * The one read-decide-compare-and-set loop every writer uses (permit decisions and operator edits alike): read
+ * the entry, decide, compare-and-set, and on conflict read and decide again. The first attempt may start from
+ * `known` (this node's view), saving the read: if it was stale the write fails and the loop reads. A result that
+ * writes nothing is only returned from an entry read in this loop, unless `trustKnown` says the view is enough.
+ * Returns `undefined` when every attempt lost a race.
+ */
+export async function compareAndSetLoop<R>(
+  store: PermitStore,
+  name: string,
+  decide: (read: VersionedEntry) => Attempt<R> | Promise<Attempt<R>>,
+  { maxAttempts, deadline, known, trustKnown = false }: { maxAttempts: number; deadline: Deadline; known?: VersionedEntry; trustKnown?: boolean },
+): Promise<R | undefined> {
+  let read = known;
+  let fromView = read !== undefined;
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    if (!read) {
+      read = await store.read(name, { timeoutMs: deadline.left() });
+      fromView = false;
+    }
+    const decision = await decide(read);
+    if (!decision.write) {
+      if (!fromView || trustKnown) return decision.result;
+      read = undefined;
+      continue;
+    }
+    decision.beforeWrite?.();
+    if (await store.compareAndSet(name, read, { ...decision.write, writeId: randomUUID() }, { timeoutMs: deadline.left() })) {
+      return decision.result;
+    }
+    // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
+    // no read); otherwise read what it wrote.
+    const seen = store.peek(name);
+    read = seen && seen.raw !== read.raw ? seen : undefined;
+    fromView = read !== undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,42 @@
+import type { Permit } from './permit';
+import type { SemaphoreDefinition } from './semaphore-definition';
+
+/**
+ * Everything the cluster keeps about one semaphore, in one entry, so that one compare-and-set covers the
+ * definition and the permits together: a holder's refresh decided on an old definition conflicts with the edit
+ * and is decided again.
+ */
+export interface SemaphoreEntry {
+  /**
+   * Grows by one with every write and never goes back: it orders what nodes see, and the write that grants a
+   * permit gives it its fencing token. A new entry starts from the creator's clock in microseconds, so an entry
+   * rebuilt after data loss starts above everything the lost one handed out (see {@link seedRevision}).
+   */
+  readonly revision: number;
+  /** A nonce unique to the write that produced this entry; settles writes whose outcome was unknown. */
+  readonly writeId: string;
+  /** The definition, or `null` once removed (the entry stays, so tokens never go back). */
+  readonly definition: SemaphoreDefinition | null;
+  /** The highest fencing token ever granted for this semaphore (0 if none). */
+  readonly lastToken: number;
+  /** Permits as last written; some may have expired since. */
+  readonly permits: readonly Permit[];
+  /**
+   * Recovery: the entry was rebuilt after its data may have been lost, and nothing is granted until this time
+   * (the creator's clock; others add the skew bound), when every permit of the lost entry has lapsed.
+   */
+  readonly graceUntil?: number;
+}
+
+/** Revisions (and so fencing tokens) of a new entry start at the clock in microseconds. */
+export const REVISION_PER_MS = 1000;
+
+/**
+ * The first revision of a new entry. Above `knownRevision` (the highest this node saw of an entry that may have
+ * been lost) and above the clock in microseconds: a lost entry's revisions grew by one per write, far slower
+ * than a microsecond each, so they stay below the clock of any node within the skew bound once the recovery
+ * grace (longer than the bound) has passed.
+ */
+export function seedRevision(now: number, knownRevision = 0): number {
+  return Math.max(Math.floor(now) * REVISION_PER_MS, knownRevision + 1);
+}

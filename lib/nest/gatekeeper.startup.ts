@@ -1,0 +1,112 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { SemaphoreAdmin } from '../admin/semaphore-admin';
+import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
+import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { validateDefinition } from '../gatekeeper/definition.validator';
+import { livePermits } from '../gatekeeper/permit';
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { PermitStore } from '../store/permit-store';
+import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import { messages } from './gatekeeper.messages';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { scheduleIntervalMs } from './schedule-interval.reader';
+
+/**
+ * What this node knows of the definitions and does with them: publishes the module's definitions and the
+ * decorated semaphores' at boot, checks the decorators' settings, remembers every definition it has seen, and
+ * puts back the ones whose entries were lost (a cluster restart, or partitions lost with their members), with
+ * the recovery wait that keeps a rebuilt entry from granting while a permit of the lost one may still be held.
+ */
+@Injectable()
+export class GatekeeperStartup {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly autoDefined = new Map<string, SemaphoreDefinition>();
+  /** The newest definition seen per name (an operator's live edit beats the module options). */
+  private readonly remembered = new Map<string, SemaphoreDefinition>();
+  /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
+  private readonly longest = new Map<string, number>();
+  private readonly clashes = new Set<string>();
+  private unwatch?: () => void;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    private readonly explorer: ClusterSingletonExplorer,
+  ) {}
+
+  /** Publishes definitions, defines the decorated semaphores and checks their settings. */
+  async start(admin: SemaphoreAdmin): Promise<void> {
+    this.unwatch?.();
+    this.unwatch = this.store.watch((name, entry) => this.remember(name, entry));
+    for (const { name, entry } of this.store.known()) this.remember(name, entry);
+    for (const definition of this.options.definitions) {
+      await admin.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
+    }
+    for (const { where, options, method } of this.explorer.discover()) {
+      // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
+      const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));
+      let definition = existing ?? undefined;
+      if (!definition) {
+        if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
+        if (options.durationMs === undefined) throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
+        definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
+        if (await admin.define(definition, { graceDurationMs: this.knownDurationMs(definition.name) })) {
+          this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
+        }
+        this.autoDefined.set(definition.name, definition);
+      }
+      this.check(where, options.mode, options.lockAtLeastForMs, method, definition);
+    }
+  }
+
+  /** Puts back the definition of `name` if this node knows one; returns whether the entry now exists again. */
+  async recover(admin: SemaphoreAdmin, name: string): Promise<boolean> {
+    const definition = this.remembered.get(name) ?? this.options.definitions.find((d) => d.name === name) ?? this.autoDefined.get(name);
+    if (!definition) return false;
+    const wrote = await admin.define(definition, { graceDurationMs: this.knownDurationMs(name) });
+    if (wrote) this.logger.warn(messages.recovered(name));
+    return true;
+  }
+
+  /** Puts back every lost entry this node knows a definition of. */
+  async recoverAll(admin: SemaphoreAdmin, names: string[]): Promise<void> {
+    for (const name of names) await this.recover(admin, name).catch((error) => this.logger.warn(messages.recoveryFailed(name, error)));
+  }
+
+  /** The longest duration this node has seen `name` defined with (0 if none). */
+  knownDurationMs(name: string): number {
+    return this.longest.get(name) ?? 0;
+  }
+
+  /** Stops watching the store. */
+  stop(): void {
+    this.unwatch?.();
+  }
+
+  private remember(name: string, entry: SemaphoreEntry | undefined): void {
+    if (!entry) return; // lost, not removed: keep what we knew, to put it back
+    if (entry.definition === null) this.remembered.delete(name);
+    else {
+      this.remembered.set(name, entry.definition);
+      this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
+    }
+    const { acquirer, instance } = this.options.holder;
+    for (const permit of livePermits(entry.permits, this.options.clock.now())) {
+      if (permit.acquirer !== acquirer || permit.instance === instance || this.clashes.has(permit.instance)) continue;
+      this.clashes.add(permit.instance);
+      this.logger.warn(messages.nameClash(acquirer, permit.instance, name));
+    }
+  }
+
+  private check(where: string, mode: 'hold' | 'release', lockAtLeastForMs: number, method: object, definition: SemaphoreDefinition): void {
+    const skewMs = this.options.clockSkewMs;
+    if (definition.durationMs <= 2 * skewMs) this.logger.warn(messages.durationBelowSkew(definition.name, definition.durationMs, skewMs));
+    if (mode !== 'release') return;
+    const intervalMs = scheduleIntervalMs(method);
+    if (intervalMs !== undefined && lockAtLeastForMs + skewMs >= intervalMs) {
+      this.logger.warn(messages.lockAtLeastForTooLong(where, lockAtLeastForMs, skewMs, intervalMs));
+    }
+  }
+}

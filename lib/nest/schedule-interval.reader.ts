@@ -1,0 +1,42 @@
+import { createRequire } from 'node:module';
+
+/* The schedule metadata @nestjs/schedule records on a method (its own keys), read to check release-mode settings. */
+const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
+const SCHEDULE_CRON_OPTIONS = 'SCHEDULE_CRON_OPTIONS';
+const SCHEDULE_INTERVAL_OPTIONS = 'SCHEDULE_INTERVAL_OPTIONS';
+/** Its `SchedulerType` enum values (not exported from the package's entry point). */
+const CRON = 1;
+const INTERVAL = 3;
+
+type CronTimeClass = new (source: string | Date) => { sendAt(count: number): Array<{ toMillis(): number }> };
+
+/**
+ * The shortest time between two ticks of a `@Cron` or `@Interval` method, in ms, or `undefined` when it has none
+ * or it cannot be told. Cron expressions are read with the `cron` package @nestjs/schedule itself uses.
+ */
+export function scheduleIntervalMs(method: object): number | undefined {
+  const type = Reflect.getMetadata(SCHEDULER_TYPE, method) as number | undefined;
+  if (type === INTERVAL) {
+    const interval = (Reflect.getMetadata(SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: number } | undefined)?.timeout;
+    return typeof interval === 'number' ? interval : undefined;
+  }
+  if (type !== CRON) return undefined;
+  const cronTime = (Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as { cronTime?: string | Date } | undefined)?.cronTime;
+  const CronTime = loadCronTime();
+  if (!CronTime || typeof cronTime !== 'string') return undefined;
+  try {
+    const times = new CronTime(cronTime).sendAt(6).map((t) => t.toMillis());
+    return Math.min(...times.slice(1).map((t, i) => t - times[i]));
+  } catch {
+    return undefined;
+  }
+}
+
+function loadCronTime(): CronTimeClass | undefined {
+  try {
+    const fromSchedule = createRequire(require.resolve('@nestjs/schedule'));
+    return (fromSchedule('cron') as { CronTime: CronTimeClass }).CronTime;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Client, IMap } from 'hazelcast-client';
+import type { Clock } from '../gatekeeper/clock';
+
+/** The cluster-wide map of canaries (one per partition, shared by every map prefix: partitions are cluster-wide). */
+export const CANARY_MAP = '__gatekeeper.partition-canaries';
+/** Canary keys are the first `gatekeeper-canary-<n>` that land in each partition. */
+const CANARY_KEY_PREFIX = 'gatekeeper-canary-';
+
+interface Canary {
+  createdAt: number;
+  fresh: boolean;
+}
+
+/**
+ * Tells a never-written entry from a lost one. A partition whose primary and backups all die loses every key in
+ * it, and a cluster restart loses all of them; nothing else in the data says so. Each partition holds a canary
+ * key, written when the partition is first seen without one: a partition that lost its data lost its canary too.
+ * So when an entry is absent, its partition's canary says since when its data is known intact: if that is
+ * recent, an entry under that name may have existed and been lost, and whoever rebuilds it must wait out every
+ * permit the lost one could have granted.
+ *
+ * A brand-new cluster looks exactly like a restarted one. Whoever starts a new cluster and knows no permit was
+ * ever granted on it may write the canaries marked `fresh` (see {@link declareFreshCluster}); the test setup and
+ * the sample do.
+ */
+export class PartitionCanaries {
+  private keys: string[] = [];
+
+  constructor(
+    private readonly client: Client,
+    private readonly map: IMap<string, string>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Computes the canary keys and writes the canaries that are missing (at connect and after a reconnect). */
+  async ensure(call: <T>(op: () => Promise<T>) => Promise<T>): Promise<void> {
+    this.keys = canaryKeys(this.client);
+    const present = await call(() => this.map.getAll(this.keys));
+    const have = new Set(present.map(([key]) => key));
+    const missing = this.keys.filter((key) => !have.has(key));
+    const value = encode({ createdAt: this.clock.now(), fresh: false });
+    await call(() => Promise.all(missing.map((key) => this.map.putIfAbsent(key, value))));
+  }
+
+  /**
+   * Since when the data of `name`'s partition is known intact, or `undefined` when it always was (fresh canary).
+   * A missing canary is written now: the partition was lost (or never seen), so from now on is all we know.
+   */
+  async intactSince(name: string, call: <T>(op: () => Promise<T>) => Promise<T>): Promise<number | undefined> {
+    if (this.keys.length === 0) this.keys = canaryKeys(this.client);
+    const key = this.keys[this.client.getPartitionService().getPartitionId(name)];
+    let raw = await call(() => this.map.get(key));
+    if (raw === null) {
+      const mine = encode({ createdAt: this.clock.now(), fresh: false });
+      raw = (await call(() => this.map.putIfAbsent(key, mine))) ?? mine;
+    }
+    const canary = decode(raw);
+    return canary.fresh ? undefined : canary.createdAt;
+  }
+}
+
+/**
+ * Marks every partition of a cluster that was just started, with nothing ever granted on it, as intact since the
+ * beginning, so its first grants need no recovery wait. Only for whoever started the members (tests, the sample):
+ * on a cluster that held permits before, it would cut the wait that keeps two holders apart.
+ */
+export async function declareFreshCluster(client: Client): Promise<void> {
+  const map = await client.getMap<string, string>(CANARY_MAP);
+  await map.size(); // any call: the partition table arrives with it
+  const value = encode({ createdAt: Date.now(), fresh: true });
+  await Promise.all(canaryKeys(client).map((key) => map.putIfAbsent(key, value)));
+}
+
+function canaryKeys(client: Client): string[] {
+  const partitions = client.getPartitionService();
+  const count = partitions.getPartitionCount();
+  if (count === 0) throw new Error('the partition table has not arrived yet');
+  const keys: string[] = new Array(count);
+  let found = 0;
+  for (let n = 0; found < count; n++) {
+    const key = `${CANARY_KEY_PREFIX}${n}`;
+    const id = partitions.getPartitionId(key);
+    if (keys[id] === undefined) {
+      keys[id] = key;
+      found++;
+    }
+  }
+  return keys;
+}
+
+function encode(canary: Canary): string {
+  return JSON.stringify({ v: 1, createdAt: canary.createdAt, fresh: canary.fresh });
+}
+
+function decode(raw: string): Canary {
+  try {
+    const value = JSON.parse(raw) as Partial<Canary>;
+    if (typeof value.createdAt === 'number') return { createdAt: value.createdAt, fresh: value.fresh === true };
+  } catch {
+    // fall through: an unreadable canary proves nothing, so it counts as just written
+  }
+  return { createdAt: Date.now(), fresh: false };
+}

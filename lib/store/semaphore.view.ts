@@ -1,0 +1,88 @@
+import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import { decodeEntry } from './semaphore-entry.codec';
+
+/** An entry as this node last saw it, and how old that knowledge is. */
+export interface ObservedEntry {
+  /** The decoded entry, or `undefined` when the store had none. */
+  readonly entry: SemaphoreEntry | undefined;
+  /** The exact stored value (`null` if absent), for compare-and-set. */
+  readonly raw: string | null;
+  /** How long ago (ms, this process's monotonic clock) the store last confirmed this value by read, write or event. */
+  readonly ageMs: number;
+}
+
+interface Known {
+  raw: string | null;
+  entry: SemaphoreEntry | undefined;
+  seenAt: number;
+}
+
+/**
+ * The newest entry this node has seen per semaphore, from its own reads and writes and from the cluster's entry
+ * events. It lets a node decide without a round trip, but only from knowledge younger than a stated bound:
+ * events can be lost without any signal, so an entry nobody has confirmed for a while is read again.
+ *
+ * Revisions only grow, so an older event arriving late never overwrites a newer entry. Listeners hear every
+ * change of a known entry (leases use this to learn at once that their permit was revoked or excluded).
+ */
+export class SemaphoreView {
+  private readonly known = new Map<string, Known>();
+  /** The newest readable entry ever seen per name, kept across loss and corruption: what a rebuild starts from. */
+  private readonly remembered_ = new Map<string, SemaphoreEntry>();
+  private readonly listeners = new Set<(name: string, entry: SemaphoreEntry | undefined) => void>();
+
+  constructor(private readonly monotonicNow: () => number = () => performance.now()) {}
+
+  /** What this node knows of `name`, if anything (an unreadable value counts as unknown). */
+  peek(name: string): ObservedEntry | undefined {
+    const known = this.known.get(name);
+    if (!known || (known.raw !== null && !known.entry)) return undefined;
+    return { entry: known.entry, raw: known.raw, ageMs: this.monotonicNow() - known.seenAt };
+  }
+
+  /** Every known, readable entry, sorted by name. */
+  entries(): Array<{ name: string; entry: SemaphoreEntry }> {
+    return [...this.known]
+      .filter(([, k]) => k.entry)
+      .map(([name, k]) => ({ name, entry: k.entry! }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The newest readable entry this node ever saw of `name`, even if it is gone or unreadable now. */
+  remembered(name: string): SemaphoreEntry | undefined {
+    return this.remembered_.get(name);
+  }
+
+  /**
+   * Records a value the store just confirmed by read, write or event (`raw`, or `null` when the entry is absent).
+   * An entry older than the one known is ignored (a late event); absence always counts: nothing removes an
+   * entry, so an absent one was lost.
+   */
+  observe(name: string, raw: string | null): void {
+    const seenAt = this.monotonicNow();
+    const previous = this.known.get(name);
+    let entry: SemaphoreEntry | undefined;
+    if (raw !== null) {
+      try {
+        entry = decodeEntry(name, raw);
+      } catch {
+        entry = undefined; // unreadable: decide from the store, which reports it
+      }
+    }
+    if (previous?.entry && entry && previous.entry.revision > entry.revision) return;
+    if (entry && entry.revision >= (this.remembered_.get(name)?.revision ?? 0)) this.remembered_.set(name, entry);
+    this.known.set(name, { raw, entry, seenAt });
+    if (previous?.raw !== raw) for (const listener of this.listeners) listener(name, entry);
+  }
+
+  /** Calls `listener` on every change of an entry; returns the unsubscribe function. */
+  subscribe(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Forgets everything (events may have been missed); what it remembers for rebuilds is kept. */
+  clear(): void {
+    this.known.clear();
+  }
+}

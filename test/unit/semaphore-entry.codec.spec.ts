@@ -1,0 +1,40 @@
+import { CorruptStateError } from '../../lib/errors/corrupt-state.error';
+import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
+import type { SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
+import { decodeEntry, encodeEntry } from '../../lib/store/semaphore-entry.codec';
+
+const definition = validateDefinition({ name: 's', duration: '1m', groupPattern: 'prod.*' });
+const entry: SemaphoreEntry = {
+  revision: 3, writeId: 'abc', definition, lastToken: 3,
+  permits: [{ semaphore: 's', acquirer: 'a', group: 'g', instance: 'a/1', fencingToken: 3, grantedAt: 1, refreshedAt: 2, expiresAt: 3 }],
+};
+
+describe('semaphore entry codec', () => {
+  it('round-trips and encodes canonically whatever the key order of the input', () => {
+    const shuffled = JSON.parse(JSON.stringify({ permits: entry.permits, lastToken: 3, definition, writeId: 'abc', revision: 3 }));
+    expect(encodeEntry(shuffled)).toBe(encodeEntry(entry));
+    expect(decodeEntry('s', encodeEntry(entry))).toEqual(entry);
+  });
+
+  it('round-trips a removed definition, a recovery wait, and revoked or released permits', () => {
+    const other: SemaphoreEntry = {
+      ...entry, definition: null, graceUntil: 99,
+      permits: [{ ...entry.permits[0], revokedAt: 5 }, { ...entry.permits[0], fencingToken: 4, released: true }],
+    };
+    expect(decodeEntry('s', encodeEntry(other))).toEqual(other);
+  });
+
+  it.each([
+    ['not JSON', '{oops'],
+    ['not an object', '[1,2]'],
+    ['a foreign format version', JSON.stringify({ ...JSON.parse(encodeEntry(entry)), v: 1 })],
+    ['a missing field', JSON.stringify({ v: 2, revision: 1, writeId: 'x', permits: [], definition: null })],
+    ['a permit without its instance', encodeEntry(entry).replace('"instance":"a/1",', '')],
+    ['a definition stored under another name', encodeEntry(entry).replace('"name":"s"', '"name":"t"')],
+    ['a definition failing validation', encodeEntry(entry).replace('"permits":1', '"permits":-2')],
+    ['a number instead of a string', 42],
+  ])('rejects %s, naming the key', (_, raw) => {
+    expect(() => decodeEntry('s', raw)).toThrow(CorruptStateError);
+    expect(() => decodeEntry('s', raw)).toThrow(/"s"/);
+  });
+});
