@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clusterFromEnv, startCluster } from './hazelcast.mjs';
+import { declareFreshCluster } from './fresh-cluster.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'sample-app', 'src', 'main.ts');
@@ -65,6 +66,8 @@ async function main() {
     console.log(`Starting a Hazelcast member on 127.0.0.1:${hzPort} (cluster "dev")...`);
     owned = await startCluster({ members: 1, clusterName: 'dev', ports: [hzPort], logDir: join(ROOT, '.cache', 'sample-logs') });
     cluster = { clusterName: owned.clusterName, addresses: owned.addresses };
+    // A member this script just started has never granted anything: its first grants need no recovery wait.
+    await declareFreshCluster(cluster);
   }
 
   const instances = ports.map((port, i) => {

@@ -211,7 +211,7 @@ export class SemaphoreAdmin {
     const remembered = this.store.remembered(name);
     const known = remembered?.definition ?? null;
     const waitMs = Math.max(graceDurationMs ?? 0, known?.durationMs ?? 0, ...this.list().map((d) => d.durationMs));
-    const revision = seedRevision(now, remembered?.revision);
+    const revision = seedRevision(now, remembered?.revision, this.skewMs);
     const rebuilt: SemaphoreEntry = { revision, writeId: '', definition: known, lastToken: 0, permits: [], graceUntil: now + waitMs + 2 * this.skewMs };
     if (!(await this.store.compareAndSet(name, { raw }, rebuilt, { timeoutMs: this.editTimeoutMs }))) {
       throw new EditConflictError(name, 1);
@@ -244,7 +244,7 @@ export class SemaphoreAdmin {
 
   private created(name: string, definition: SemaphoreDefinition | null, read: VersionedEntry, graceDurationMs?: number): Omit<SemaphoreEntry, 'writeId'> {
     const now = this.clock.now();
-    const revision = seedRevision(now, this.store.remembered(name)?.revision);
+    const revision = seedRevision(now, this.store.remembered(name)?.revision, this.skewMs);
     const entry = { revision, definition, lastToken: 0, permits: [] };
     if (read.lostSince === undefined) return entry;
     const graceUntil = read.lostSince + Math.max(graceDurationMs ?? 0, definition?.durationMs ?? 0) + 2 * this.skewMs;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { PermitStore, VersionedEntry } from '../store/permit-store';
+import type { ObservedEntry } from '../store/semaphore.view';
 import type { Deadline } from './deadline';
 
 /** What one attempt decided: the result, and the entry to write for it (nothing to write: the result stands). */
@@ -12,29 +13,41 @@ export interface Attempt<R> {
   readonly beforeWrite?: () => void;
 }
 
+/** How the loop runs. */
+export interface LoopOptions {
+  /** Attempts before giving up. */
+  maxAttempts: number;
+  /** The decision's deadline; every store call gets what is left of it. */
+  deadline: Deadline;
+  /** What this node already knows of the entry, to try the first write against without reading. */
+  known?: ObservedEntry;
+  /** Whether a result that writes nothing may stand on what this node knew (young enough), without a read. */
+  trust?: (known: ObservedEntry) => boolean;
+}
+
 /**
  * The one read-decide-compare-and-set loop every writer uses (permit decisions and operator edits alike): read
  * the entry, decide, compare-and-set, and on conflict read and decide again. The first attempt may start from
  * `known` (this node's view), saving the read: if it was stale the write fails and the loop reads. A result that
- * writes nothing is only returned from an entry read in this loop, unless `trustKnown` says the view is enough.
+ * writes nothing is only returned from an entry read in this loop, unless `trust` accepts the view's.
  * Returns `undefined` when every attempt lost a race.
  */
 export async function compareAndSetLoop<R>(
   store: PermitStore,
   name: string,
   decide: (read: VersionedEntry) => Attempt<R> | Promise<Attempt<R>>,
-  { maxAttempts, deadline, known, trustKnown = false }: { maxAttempts: number; deadline: Deadline; known?: VersionedEntry; trustKnown?: boolean },
+  { maxAttempts, deadline, known, trust = () => false }: LoopOptions,
 ): Promise<R | undefined> {
-  let read = known;
-  let fromView = read !== undefined;
+  let read: VersionedEntry | undefined = known;
+  let observed: ObservedEntry | undefined = known;
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     if (!read) {
       read = await store.read(name, { timeoutMs: deadline.left() });
-      fromView = false;
+      observed = undefined;
     }
     const decision = await decide(read);
     if (!decision.write) {
-      if (!fromView || trustKnown) return decision.result;
+      if (!observed || trust(observed)) return decision.result;
       read = undefined;
       continue;
     }
@@ -45,8 +58,8 @@ export async function compareAndSetLoop<R>(
     // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
     // no read); otherwise read what it wrote.
     const seen = store.peek(name);
-    read = seen && seen.raw !== read.raw ? seen : undefined;
-    fromView = read !== undefined;
+    observed = seen && seen.raw !== read.raw ? seen : undefined;
+    read = observed;
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from '../gatek
 import type { Holder, Permit } from '../gatekeeper/permit';
 import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { PermitStore, VersionedEntry } from '../store/permit-store';
+import type { ObservedEntry } from '../store/semaphore.view';
 import type { AcquireResult } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from './deadline';
@@ -140,12 +141,19 @@ export class PermitEngine {
     return new Deadline(budget, `Semaphore "${semaphore}": ${what}`);
   }
 
+  /**
+   * Whether an answer may stand on what this node knows of an entry: only while connected with nothing missed
+   * since the view was last re-read, and only if the store confirmed it within one permit duration (events can
+   * be lost silently; the holder writes every half duration, so a node that hears nothing for longer asks).
+   */
+  private young(known: ObservedEntry): boolean {
+    return this.store.isConnected() && known.ageMs <= (known.entry?.definition?.durationMs ?? UNKNOWN_SEMAPHORE_AGE_MS);
+  }
+
   private decideLocally(semaphore: string, rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision): AcquireResult | undefined {
-    // While disconnected, or after a failed call until the view was re-read, every answer comes from the store.
-    const view = this.store.isConnected() ? this.store.peek(semaphore) : undefined;
-    if (!view) return undefined;
+    const view = this.store.peek(semaphore);
+    if (!view || !this.young(view)) return undefined;
     const durationMs = view.entry?.definition?.durationMs;
-    if (view.ageMs > (durationMs ?? UNKNOWN_SEMAPHORE_AGE_MS)) return undefined;
     const now = this.clock.now();
     const decision = rule(view.entry, now);
     if (decision.outcome === 'denied') return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
@@ -177,7 +185,7 @@ export class PermitEngine {
           maxAttempts: this.maxAttempts,
           deadline,
           known: this.store.peek(semaphore),
-          trustKnown: local,
+          trust: (known) => local && this.young(known),
         });
         if (!missing || !(await this.options.onMissing?.(semaphore, missing))) break;
       }

@@ -32,11 +32,11 @@ export interface SemaphoreEntry {
 export const REVISION_PER_MS = 1000;
 
 /**
- * The first revision of a new entry. Above `knownRevision` (the highest this node saw of an entry that may have
- * been lost) and above the clock in microseconds: a lost entry's revisions grew by one per write, far slower
- * than a microsecond each, so they stay below the clock of any node within the skew bound once the recovery
- * grace (longer than the bound) has passed.
+ * The first revision of a new entry: above `knownRevision` (the newest this node saw of an entry that may have
+ * been lost) and above `(now + skewMs)` in microseconds. A lost entry started at its creator's clock in
+ * microseconds and grew by one per write, far slower than one per microsecond, so its revisions stayed below its
+ * creator's clock, which is within `skewMs` of this node's: the new entry starts above all of them.
  */
-export function seedRevision(now: number, knownRevision = 0): number {
-  return Math.max(Math.floor(now) * REVISION_PER_MS, knownRevision + 1);
+export function seedRevision(now: number, knownRevision = 0, skewMs = 0): number {
+  return Math.max(Math.floor(now + skewMs) * REVISION_PER_MS, knownRevision + 1);
 }

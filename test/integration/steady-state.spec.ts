@@ -76,9 +76,10 @@ describe('steady-state cost on a real member', () => {
       await sleep(5); // the other node's ticks, every 5 ms
     }
     const takeoverAt = Date.now();
-    // Earliest allowed: expiry plus the skew bound. It happened then, with a single round trip (the grant).
+    // Earliest allowed: expiry plus the skew bound. It happened then, with at most two round trips: the view
+    // outlived its age bound (one duration with no write from the holder), so one read, then the grant.
     expect(takeoverAt).toBeGreaterThanOrEqual(granted.permit.expiresAt + 100);
     expect(takeoverAt - (granted.permit.expiresAt + 100)).toBeLessThan(200);
-    expect(b.operationCount() - beforeB).toBe(1);
+    expect(b.operationCount() - beforeB).toBeLessThanOrEqual(2);
   });
 });
