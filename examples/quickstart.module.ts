@@ -7,7 +7,8 @@ import { BillingJobs } from './billing.jobs';
   imports: [
     ScheduleModule.forRoot(),
     GatekeeperModule.forRoot({
-      identity: { group: 'production', acquirer: process.env.HOSTNAME ?? 'app-1' },
+      // acquirer defaults to <hostname>-<pid>; set it to a name of this replica (a pod name), never a shared fallback
+      identity: { group: 'production' },
       hazelcast: {
         clientConfig: { clusterName: 'dev', network: { clusterMembers: ['127.0.0.1:5701'] } },
       },
