@@ -191,10 +191,13 @@ export class SemaphoreAdmin {
 
   /**
    * Operator repair: takes every permit of `semaphore` away (revoked, as with {@link forceRelease}); fencing tokens
-   * keep growing. An entry that cannot be read is rebuilt from what this node knows of its definition, and
-   * nothing is granted under it until every permit it could have held has expired.
+   * keep growing. An entry that cannot be read is rebuilt from what this node remembers of its definition (else
+   * `definition`), and nothing is granted under it until every permit it could have held has expired.
    */
-  async resetPermits(semaphore: string, { graceDurationMs }: { graceDurationMs?: number } = {}): Promise<void> {
+  async resetPermits(
+    semaphore: string,
+    { graceDurationMs, definition }: { graceDurationMs?: number; definition?: SemaphoreDefinition } = {},
+  ): Promise<void> {
     const name = validateSemaphoreName(semaphore);
     const raw = await this.store.readRaw(name, { timeoutMs: this.editTimeoutMs });
     let readable = true;
@@ -209,7 +212,7 @@ export class SemaphoreAdmin {
     }
     const now = this.clock.now();
     const remembered = this.store.remembered(name);
-    const known = remembered?.definition ?? null;
+    const known = remembered?.definition ?? definition ?? null;
     const waitMs = Math.max(graceDurationMs ?? 0, known?.durationMs ?? 0, ...this.list().map((d) => d.durationMs));
     const revision = seedRevision(now, remembered?.revision, this.skewMs);
     const rebuilt: SemaphoreEntry = { revision, writeId: '', definition: known, lastToken: 0, permits: [], graceUntil: now + waitMs + 2 * this.skewMs };
@@ -244,11 +247,37 @@ export class SemaphoreAdmin {
 
   private created(name: string, definition: SemaphoreDefinition | null, read: VersionedEntry, graceDurationMs?: number): Omit<SemaphoreEntry, 'writeId'> {
     const now = this.clock.now();
-    const revision = seedRevision(now, this.store.remembered(name)?.revision, this.skewMs);
+    const remembered = this.store.remembered(name);
+    const revision = seedRevision(now, remembered?.revision, this.skewMs);
     const entry = { revision, definition, lastToken: 0, permits: [] };
     if (read.lostSince === undefined) return entry;
-    const graceUntil = read.lostSince + Math.max(graceDurationMs ?? 0, definition?.durationMs ?? 0) + 2 * this.skewMs;
-    return graceUntil > now ? { ...entry, graceUntil } : entry;
+    const waitMs = Math.max(graceDurationMs ?? 0, definition?.durationMs ?? 0, remembered?.definition?.durationMs ?? 0);
+    const graceUntil = read.lostSince + waitMs + 2 * this.skewMs;
+    if (graceUntil <= now) return entry;
+    return { ...entry, graceUntil, rebuilt: { lostSince: read.lostSince, fromRevision: remembered?.revision ?? 0 } };
+  }
+
+  /**
+   * While a rebuilt entry waits out the lost one's permits, brings in what this node knows better than its
+   * rebuilder did: a longer duration extends the wait, a newer definition (by the revision it was seen at)
+   * replaces the one put back. Returns whether it wrote.
+   */
+  async converge(name: string, known: { definition: SemaphoreDefinition | null; revision: number; longestMs: number }): Promise<boolean> {
+    return this.loop(name, (read) => {
+      const entry = read.entry;
+      const now = this.clock.now();
+      if (!entry?.rebuilt || entry.graceUntil === undefined || entry.graceUntil <= now) return { result: false };
+      const graceUntil = Math.max(entry.graceUntil, entry.rebuilt.lostSince + known.longestMs + 2 * this.skewMs);
+      const newer = known.revision > entry.rebuilt.fromRevision;
+      if (graceUntil === entry.graceUntil && !newer) return { result: false };
+      const write = {
+        ...entry,
+        revision: entry.revision + 1,
+        graceUntil,
+        ...(newer && { definition: known.definition, rebuilt: { ...entry.rebuilt, fromRevision: known.revision } }),
+      };
+      return { result: true, write };
+    });
   }
 
   private async loop<R>(name: string, decide: (read: VersionedEntry) => Attempt<R>): Promise<R> {

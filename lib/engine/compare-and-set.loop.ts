@@ -38,8 +38,8 @@ export async function compareAndSetLoop<R>(
   decide: (read: VersionedEntry) => Attempt<R> | Promise<Attempt<R>>,
   { maxAttempts, deadline, known, trust = () => false }: LoopOptions,
 ): Promise<R | undefined> {
-  let read: VersionedEntry | undefined = known;
-  let observed: ObservedEntry | undefined = known;
+  let observed: ObservedEntry | undefined = known?.raw === null ? undefined : known;
+  let read: VersionedEntry | undefined = observed;
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     if (!read) {
       read = await store.read(name, { timeoutMs: deadline.left() });
@@ -56,9 +56,10 @@ export async function compareAndSetLoop<R>(
       return decision.result;
     }
     // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
-    // no read); otherwise read what it wrote.
+    // no read); otherwise read what it wrote. An absence is always read from the store: only a read can say
+    // whether an absent entry may have been lost (and so must be rebuilt with a recovery wait).
     const seen = store.peek(name);
-    observed = seen && seen.raw !== read.raw ? seen : undefined;
+    observed = seen && seen.raw !== null && seen.raw !== read.raw ? seen : undefined;
     read = observed;
   }
   return undefined;

@@ -14,8 +14,9 @@ export class PermitWatchers {
     listeners.add(onLost);
     return () => {
       listeners.delete(onLost);
-      if (listeners.size === 0) tokens.delete(fencingToken);
-      if (tokens.size === 0) this.bySemaphore.delete(semaphore);
+      // Only remove the maps if they are still the ones registered here (a notify may have replaced them).
+      if (listeners.size === 0 && tokens.get(fencingToken) === listeners) tokens.delete(fencingToken);
+      if (tokens.size === 0 && this.bySemaphore.get(semaphore) === tokens) this.bySemaphore.delete(semaphore);
     };
   }
 

@@ -2,7 +2,7 @@ import { CorruptStateError } from '../errors/corrupt-state.error';
 import { StoreTimeoutError } from '../errors/store-timeout.error';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import type { Clock } from '../gatekeeper/clock';
-import type { PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
+import type { NextPermits, PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
 import { DenyReason, TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
 import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from '../gatekeeper/gatekeeper.rules';
 import type { Holder, Permit } from '../gatekeeper/permit';
@@ -57,6 +57,8 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
  */
 export class PermitEngine {
   private readonly held = new Map<string, Permit>();
+  /** Permits this instance released (or tried to): never again `held` from the view, whatever it still shows. */
+  private readonly letGo = new Set<string>();
   private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
@@ -100,6 +102,10 @@ export class PermitEngine {
    */
   async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
     this.watchers.notify(permit.semaphore, permit.fencingToken, 'released');
+    // From here on this instance never answers from its view that it holds this permit: the release may land
+    // late (a stalled member), and a job started on the permit meanwhile would run while another node holds it.
+    this.letGo.add(tokenKey(permit.semaphore, permit.fencingToken));
+    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
     const deadline = this.deadlineFor(permit.semaphore, 'release');
     const outcome = await compareAndSetLoop(
       this.store,
@@ -112,7 +118,6 @@ export class PermitEngine {
       { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(permit.semaphore) },
     );
     if (!outcome) throw new StoreUnavailableError(`Semaphore "${permit.semaphore}": release kept conflicting with other writers`);
-    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
     return outcome;
   }
 
@@ -122,6 +127,18 @@ export class PermitEngine {
    */
   watch(permit: Permit, onLost: (reason: string) => void): () => void {
     return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
+  }
+
+  /**
+   * A denial if this node's view already shows that `permit` no longer holds (revoked, excluded by an edit, its
+   * entry lost) — news that may have arrived before anything watched the permit; `undefined` otherwise.
+   */
+  newsAgainst(permit: Permit): AcquireResult & { granted: false } | undefined {
+    const view = this.store.peek(permit.semaphore);
+    if (!view) return undefined;
+    const denial = judgeHeld(view.entry, this.holder, permit.fencingToken, this.clock.now(), this.skewMs);
+    if (!denial || TRANSIENT_DENIALS.has(denial.reason)) return undefined;
+    return { granted: false, semaphore: permit.semaphore, reason: denial.reason, message: denial.message };
   }
 
   /** The permits this instance believes it holds (as of its last successful grant or refresh). */
@@ -160,6 +177,7 @@ export class PermitEngine {
     if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
     const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
     if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2) return undefined;
+    if (this.letGo.has(tokenKey(semaphore, own.fencingToken))) return undefined; // released, maybe not yet landed
     this.held.set(semaphore, own);
     return { granted: true, outcome: 'held', permit: own };
   }
@@ -187,7 +205,7 @@ export class PermitEngine {
           known: this.store.peek(semaphore),
           trust: (known) => local && this.young(known),
         });
-        if (!missing || !(await this.options.onMissing?.(semaphore, missing))) break;
+        if (!missing || !(await this.rebuild(semaphore, missing))) break;
       }
       if (!decision) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
       if (decision.outcome === 'denied') {
@@ -201,6 +219,15 @@ export class PermitEngine {
       if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
       if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
       throw error;
+    }
+  }
+
+  /** Asks the owner to put back an absent entry; a failure to do so is a denial like any other, not a throw. */
+  private async rebuild(semaphore: string, read: VersionedEntry): Promise<boolean> {
+    try {
+      return (await this.options.onMissing?.(semaphore, read)) ?? false;
+    } catch {
+      return false;
     }
   }
 
@@ -228,6 +255,7 @@ export class PermitEngine {
    * from the store, in that order.
    */
   private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
+    if (this.letGo.size > 0) this.forgetLetGo(name, entry);
     const heldToken = this.held.get(name)?.fencingToken;
     if (!this.watchers.has(name) && heldToken === undefined) return;
     const now = this.clock.now();
@@ -243,11 +271,28 @@ export class PermitEngine {
     }
   }
 
+  /** Forgets released tokens the view shows gone, so the set stays as small as the permits in flight. */
+  private forgetLetGo(name: string, entry: SemaphoreEntry | undefined): void {
+    for (const key of this.letGo) {
+      const [semaphore, token] = splitTokenKey(key);
+      if (semaphore === name && !entry?.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) this.letGo.delete(key);
+    }
+  }
+
   private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {
     return { granted: false, semaphore, reason, message };
   }
 
-  private stamp(entry: SemaphoreEntry, next: Pick<SemaphoreEntry, 'lastToken' | 'permits'>): Omit<SemaphoreEntry, 'writeId'> {
-    return { ...entry, revision: entry.revision + 1, lastToken: next.lastToken, permits: next.permits };
+  private stamp(entry: SemaphoreEntry, next: NextPermits): Omit<SemaphoreEntry, 'writeId'> {
+    return { ...entry, revision: Math.max(entry.revision + 1, next.revision ?? 0), lastToken: next.lastToken, permits: next.permits };
   }
+}
+
+function tokenKey(semaphore: string, token: number): string {
+  return `${token}\u0000${semaphore}`;
+}
+
+function splitTokenKey(key: string): [string, number] {
+  const at = key.indexOf('\u0000');
+  return [key.slice(at + 1), Number(key.slice(0, at))];
 }

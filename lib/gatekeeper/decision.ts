@@ -2,8 +2,11 @@ import type { DenyReason } from './deny-reason';
 import type { Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 
-/** The permits to write, without revision and nonce, which the engine adds when it writes. */
-export type NextPermits = Pick<SemaphoreEntry, 'lastToken' | 'permits'>;
+/**
+ * The permits to write, without nonce, which the engine adds when it writes. `revision` is set by a grant (its
+ * token); otherwise the write takes the read revision plus one.
+ */
+export type NextPermits = Pick<SemaphoreEntry, 'lastToken' | 'permits'> & { readonly revision?: number };
 
 /** A permit was granted (new fencing token) or refreshed (same token, later expiry). */
 export interface GrantDecision {

@@ -2,7 +2,7 @@ import { DenyReason } from './deny-reason';
 import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
 import { fullMatch } from './pattern';
 import { livePermits, type Holder, type Permit } from './permit';
-import type { SemaphoreEntry } from './semaphore-entry';
+import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
 
 /*
@@ -33,12 +33,12 @@ export function decideAcquire(entry: SemaphoreEntry | undefined, holder: Holder,
       acquirer: holder.acquirer,
       group: holder.group,
       instance: holder.instance,
-      fencingToken: current.revision + 1,
+      fencingToken: grantToken(current, now, skewMs),
       grantedAt: now,
       refreshedAt: now,
       expiresAt: now + def.durationMs,
     };
-    return { outcome: 'granted', permit, next: { lastToken: permit.fencingToken, permits: [...live, permit] } };
+    return { outcome: 'granted', permit, next: { revision: permit.fencingToken, lastToken: permit.fencingToken, permits: [...live, permit] } };
   }
   const holders = live.map((p) => (p.released ? `${p.acquirer} (released, kept until lockAtLeastFor)` : p.acquirer)).join(', ');
   return deny(DenyReason.NO_PERMIT_AVAILABLE, `all ${def.permits} permit(s) of "${def.name}" are held (by ${holders})`);
@@ -115,6 +115,16 @@ export function decideRevoke(entry: SemaphoreEntry | undefined, fencingToken: nu
 export function judgeHeld(entry: SemaphoreEntry | undefined, holder: Holder, fencingToken: number, now: number, skewMs = 0): DenyDecision | undefined {
   const decision = decideRefresh(entry, holder, fencingToken, now, skewMs);
   return decision.outcome === 'denied' ? decision : undefined;
+}
+
+/**
+ * The token of a new grant, which is also the revision its write gets: above every revision of the entry, and
+ * at least the granting node's clock (plus the skew bound) in microseconds. So a grant under an entry rebuilt
+ * after data loss, made after its recovery wait, is above every token the lost entry handed out: those were at
+ * most their granter's clock plus the bound, with one-by-one writes after, far slower than one per microsecond.
+ */
+function grantToken(entry: SemaphoreEntry, now: number, skewMs: number): number {
+  return Math.max(entry.revision + 1, seedRevision(now, 0, skewMs));
 }
 
 type Admitted = { def: SemaphoreDefinition; entry: SemaphoreEntry; live: Permit[]; own: Permit | undefined };

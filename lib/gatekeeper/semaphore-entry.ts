@@ -26,6 +26,12 @@ export interface SemaphoreEntry {
    * (the creator's clock; others add the skew bound), when every permit of the lost entry has lapsed.
    */
   readonly graceUntil?: number;
+  /**
+   * Recovery: since when the rebuilt entry's data may have been lost (the wait counts from there), and the
+   * revision of the newest entry its rebuilder remembered (0: none). A node that knows a longer duration or a
+   * newer definition extends the wait or puts the newer definition in, while the wait lasts.
+   */
+  readonly rebuilt?: { readonly lostSince: number; readonly fromRevision: number };
 }
 
 /** Revisions (and so fencing tokens) of a new entry start at the clock in microseconds. */

@@ -114,6 +114,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
       this.engine.dispose();
+      this.startup.stop();
       await this.store.close().catch(() => undefined);
       throw error;
     }
@@ -166,6 +167,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
       if (!busy.has(permit.fencingToken)) await this.releaseQuietly(permit);
     }
     this.engine.dispose();
+    this.startup.stop();
     await this.store.close();
   }
 
@@ -273,6 +275,9 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
       if (left < margin) {
         return { ran: false, denied: { granted: false, semaphore, reason: DenyReason.PERMIT_LOST, message: messages.tooLate(left, margin) } };
       }
+      // News that arrived with (or just before) the grant's answer, before anyone watched: judge it now.
+      const news = this.engine.newsAgainst(permit);
+      if (news) return { ran: false, denied: news };
       lease = new PermitLease(permit, (p) => this.refresh(p, { local: true }), (p, onLost) => this.engine.watch(p, onLost), this.options.clock, {
         keepAlive: options.keepAlive,
         clockSkewMs: this.options.clockSkewMs,
@@ -369,7 +374,10 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
    * unreadable entry, waiting out every permit it could have held before granting again. Tokens keep growing.
    */
   async resetPermits(semaphore: string): Promise<void> {
-    await this.admin.resetPermits(semaphore, { graceDurationMs: this.startup.knownDurationMs(semaphore) });
+    await this.admin.resetPermits(semaphore, {
+      graceDurationMs: this.startup.knownDurationMs(semaphore),
+      definition: this.startup.knownDefinition(semaphore),
+    });
     this.reportedCorrupt.delete(semaphore);
   }
 

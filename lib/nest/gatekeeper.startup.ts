@@ -23,12 +23,13 @@ import { scheduleIntervalMs } from './schedule-interval.reader';
 export class GatekeeperStartup {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly autoDefined = new Map<string, SemaphoreDefinition>();
-  /** The newest definition seen per name (an operator's live edit beats the module options). */
-  private readonly remembered = new Map<string, SemaphoreDefinition>();
+  /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
+  private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number }>();
   /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
   private readonly longest = new Map<string, number>();
   private readonly clashes = new Set<string>();
   private unwatch?: () => void;
+  private admin?: SemaphoreAdmin;
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -38,6 +39,7 @@ export class GatekeeperStartup {
 
   /** Publishes definitions, defines the decorated semaphores and checks their settings. */
   async start(admin: SemaphoreAdmin): Promise<void> {
+    this.admin = admin;
     this.unwatch?.();
     this.unwatch = this.store.watch((name, entry) => this.remember(name, entry));
     for (const { name, entry } of this.store.known()) this.remember(name, entry);
@@ -63,7 +65,7 @@ export class GatekeeperStartup {
 
   /** Puts back the definition of `name` if this node knows one; returns whether the entry now exists again. */
   async recover(admin: SemaphoreAdmin, name: string): Promise<boolean> {
-    const definition = this.remembered.get(name) ?? this.options.definitions.find((d) => d.name === name) ?? this.autoDefined.get(name);
+    const definition = this.knownDefinition(name);
     if (!definition) return false;
     const wrote = await admin.define(definition, { graceDurationMs: this.knownDurationMs(name) });
     if (wrote) this.logger.warn(messages.recovered(name));
@@ -75,6 +77,16 @@ export class GatekeeperStartup {
     for (const name of names) await this.recover(admin, name).catch((error) => this.logger.warn(messages.recoveryFailed(name, error)));
   }
 
+  /**
+   * The definition this node would put back for `name`: the newest it saw, else its module options', else the
+   * one its decorator auto-defined. `undefined` for one it never knew, or saw removed.
+   */
+  knownDefinition(name: string): SemaphoreDefinition | undefined {
+    const seen = this.remembered.get(name);
+    if (seen) return seen.definition ?? undefined;
+    return this.options.definitions.find((d) => d.name === name) ?? this.autoDefined.get(name);
+  }
+
   /** The longest duration this node has seen `name` defined with (0 if none). */
   knownDurationMs(name: string): number {
     return this.longest.get(name) ?? 0;
@@ -83,15 +95,25 @@ export class GatekeeperStartup {
   /** Stops watching the store. */
   stop(): void {
     this.unwatch?.();
+    this.unwatch = undefined;
   }
 
   private remember(name: string, entry: SemaphoreEntry | undefined): void {
     if (!entry) return; // lost, not removed: keep what we knew, to put it back
-    if (entry.definition === null) this.remembered.delete(name);
-    else {
-      this.remembered.set(name, entry.definition);
-      this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
+    const mine = this.remembered.get(name);
+    if (entry.definition) this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
+    const rebuilt = entry.rebuilt && entry.graceUntil !== undefined && entry.graceUntil > this.options.clock.now() ? entry.rebuilt : undefined;
+    if (rebuilt) {
+      // Rebuilt by a node that may have known less than this one: bring in a longer wait or a newer definition.
+      const longestMs = this.longest.get(name) ?? 0;
+      const knowsNewer = mine !== undefined && mine.revision > rebuilt.fromRevision;
+      if (knowsNewer || rebuilt.lostSince + longestMs + 2 * this.options.clockSkewMs > entry.graceUntil!) {
+        const known = knowsNewer ? mine : { definition: entry.definition, revision: rebuilt.fromRevision };
+        void this.admin?.converge(name, { ...known, longestMs }).catch((error) => this.logger.warn(messages.recoveryFailed(name, error)));
+      }
+      if (knowsNewer) return;
     }
+    this.remembered.set(name, { definition: entry.definition, revision: entry.revision });
     const { acquirer, instance } = this.options.holder;
     for (const permit of livePermits(entry.permits, this.options.clock.now())) {
       if (permit.acquirer !== acquirer || permit.instance === instance || this.clashes.has(permit.instance)) continue;

@@ -42,6 +42,13 @@ export class PartitionCanaries {
     await call(() => Promise.all(missing.map((key) => this.map.putIfAbsent(key, value))));
   }
 
+  /** Marks `name`'s partition as intact only from now on (an entry in it vanished without the partition being lost). */
+  async renew(name: string, call: <T>(op: () => Promise<T>) => Promise<T>): Promise<void> {
+    if (this.keys.length === 0) this.keys = canaryKeys(this.client);
+    const key = this.keys[this.client.getPartitionService().getPartitionId(name)];
+    await call(() => this.map.set(key, encode({ createdAt: this.clock.now(), fresh: false })));
+  }
+
   /**
    * Since when the data of `name`'s partition is known intact, or `undefined` when it always was (fresh canary).
    * A missing canary is written now: the partition was lost (or never seen), so from now on is all we know.

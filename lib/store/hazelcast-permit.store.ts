@@ -48,6 +48,8 @@ export class HazelcastPermitStore implements PermitStore {
   /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
   private offline = false;
   private resyncing?: Promise<void>;
+  /** Counts reasons to distrust the view, so a resync that began before the latest one runs again. */
+  private distrusted = 0;
   private readonly view = new SemaphoreView();
   private operations = 0;
   private readonly mapName: string;
@@ -71,8 +73,10 @@ export class HazelcastPermitStore implements PermitStore {
           updated: (e) => this.observe(e.key, e.value),
           merged: (e) => this.observe(e.key, e.value),
           removed: (e) => this.view.observe(e.key, null),
-          evicted: (e) => this.view.observe(e.key, null),
-          expired: (e) => this.view.observe(e.key, null),
+          // An entry that disappears without being lost with its partition (eviction, expiry: misconfigured maps)
+          // leaves its canary: renew it, so whoever rebuilds the entry still waits out its permits.
+          evicted: (e) => this.vanished(e.key),
+          expired: (e) => this.vanished(e.key),
           mapCleared: () => this.distrust(),
           mapEvicted: () => this.distrust(),
         },
@@ -130,6 +134,7 @@ export class HazelcastPermitStore implements PermitStore {
     const map = this.requireMap();
     const raw = encodeEntry(next);
     const what = `write "${name}"`;
+    const started = Date.now();
     let written: boolean;
     try {
       written = await this.call(
@@ -142,7 +147,8 @@ export class HazelcastPermitStore implements PermitStore {
       if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
       // Writes are not retried by the client, so the outcome is unknown. The entry carries a unique writeId:
       // if the stored value is exactly ours, the write landed.
-      const stored = await this.call(() => map.get(name), what, options.timeoutMs);
+      const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
+      const stored = await this.call(() => map.get(name), what, left);
       written = stored === raw;
     }
     if (written) this.view.observe(name, raw);
@@ -181,6 +187,11 @@ export class HazelcastPermitStore implements PermitStore {
     return this.operations;
   }
 
+  private vanished(name: string): void {
+    this.view.observe(name, null);
+    void this.canaries?.renew(name, (op) => this.call(op, 'renew canary')).catch(() => undefined);
+  }
+
   private reachable(): boolean {
     return this.connected && !this.offline && (this.client?.getLifecycleService().isRunning() ?? false);
   }
@@ -189,6 +200,7 @@ export class HazelcastPermitStore implements PermitStore {
   private distrust(): void {
     if (!this.connected) return;
     this.suspect = true;
+    this.distrusted++;
     void this.resync();
   }
 
@@ -196,6 +208,9 @@ export class HazelcastPermitStore implements PermitStore {
     const config = this.options.clientConfig ?? {};
     return {
       ...config,
+      // A write whose backups did not confirm fails instead of passing: it is then settled by re-reading, rather
+      // than trusted while a member loss could still roll it back.
+      properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
       connectionStrategy: { ...config.connectionStrategy, reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC' },
       lifecycleListeners: [...(config.lifecycleListeners ?? []), (state) => this.onLifecycle(state)],
     } as ClientConfig;
@@ -221,12 +236,16 @@ export class HazelcastPermitStore implements PermitStore {
   private resync(): Promise<void> {
     this.resyncing ??= (async () => {
       try {
-        const before = new Set(this.view.entries().map((e) => e.name));
-        const names = await this.reload();
-        await this.canaries?.ensure((op) => this.call(op, 'canaries'));
-        const lost = [...before].filter((name) => !names.has(name));
-        this.suspect = false;
-        if (lost.length > 0) await this.events.entriesLost?.(lost);
+        // A member lost while this runs may have lost entries this reload already saw: run again then.
+        for (let generation = -1; generation !== this.distrusted; ) {
+          generation = this.distrusted;
+          const before = new Set(this.view.entries().map((e) => e.name));
+          const names = await this.reload();
+          await this.canaries?.ensure((op) => this.call(op, 'canaries'));
+          const lost = [...before].filter((name) => !names.has(name));
+          if (generation === this.distrusted) this.suspect = false;
+          if (lost.length > 0) await this.events.entriesLost?.(lost);
+        }
         await this.events.reconnected?.();
       } catch {
         // Still unreachable: the next reconnect or successful call tries again.
@@ -275,7 +294,9 @@ export class HazelcastPermitStore implements PermitStore {
       if (this.suspect && this.connected) void this.resync();
       return result;
     } catch (error) {
-      if (!settle) this.suspect = this.connected;
+      // A timeout means a stalled member: what it will do with the call, and what events it held back, is
+      // unknown, so the view is re-read before the next local answer. Other write failures are settled first.
+      if (!settle || error instanceof StoreTimeoutError) this.suspect = this.connected;
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(`Hazelcast call failed (${what}): ${(error as Error).message ?? String(error)}`, { cause: error });
     }

@@ -20,6 +20,7 @@ export function encodeEntry(entry: SemaphoreEntry): string {
     definition: entry.definition ? definitionFields(entry.definition) : null,
     lastToken: entry.lastToken,
     graceUntil: entry.graceUntil,
+    rebuilt: entry.rebuilt ? { lostSince: entry.rebuilt.lostSince, fromRevision: entry.rebuilt.fromRevision } : undefined,
     permits: entry.permits.map((p) => ({
       semaphore: p.semaphore,
       acquirer: p.acquirer,
@@ -39,11 +40,15 @@ export function encodeEntry(entry: SemaphoreEntry): string {
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parse(key, raw);
   if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
-  const { revision, lastToken, writeId, permits, definition, graceUntil } = value;
+  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
     throw new CorruptStateError(key, 'missing or mistyped revision, lastToken, writeId or permits');
   }
   if (graceUntil !== undefined && !isInt(graceUntil)) throw new CorruptStateError(key, 'graceUntil is not a whole number');
+  const from = rebuilt as { lostSince?: unknown; fromRevision?: unknown } | undefined;
+  if (from !== undefined && (from === null || typeof from !== 'object' || !isInt(from.lostSince) || !isInt(from.fromRevision))) {
+    throw new CorruptStateError(key, 'rebuilt is malformed');
+  }
   const entry: SemaphoreEntry = {
     revision,
     writeId,
@@ -51,7 +56,11 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
     lastToken,
     permits: permits.map((p, i) => decodePermit(key, i, p)),
   };
-  return graceUntil === undefined ? entry : { ...entry, graceUntil };
+  return {
+    ...entry,
+    ...(graceUntil !== undefined && { graceUntil }),
+    ...(from !== undefined && { rebuilt: { lostSince: from.lostSince as number, fromRevision: from.fromRevision as number } }),
+  };
 }
 
 /** Decodes every readable entry, sorted by name; unreadable ones go to `onCorrupt` and are skipped. */

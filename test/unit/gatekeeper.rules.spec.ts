@@ -16,7 +16,9 @@ const edited = (entry: SemaphoreEntry, over: Parameters<typeof def>[0]): Semapho
 
 /** Applies a decision's next permits the way the engine does. */
 function apply(entry: SemaphoreEntry, decision: { next?: NextPermits }): SemaphoreEntry {
-  return decision.next ? { ...entry, revision: entry.revision + 1, writeId: 'w', ...decision.next } : entry;
+  if (!decision.next) return entry;
+  const { revision, ...rest } = decision.next;
+  return { ...entry, writeId: 'w', ...rest, revision: Math.max(entry.revision + 1, revision ?? 0) };
 }
 function granted(d: PermitDecision) {
   if (d.outcome === 'denied') throw new Error(`expected a grant, got ${d.reason}`);
@@ -49,6 +51,13 @@ describe('decideAcquire', () => {
     expect(apply(empty, d).revision).toBe(d.permit.fencingToken);
   });
 
+  it('gives a grant a token of at least the clock (plus the skew bound) in microseconds', () => {
+    const old: SemaphoreEntry = { ...empty, revision: 5 };
+    expect(granted(decideAcquire(old, node('a'), T0, 500)).permit.fencingToken).toBe((T0 + 500) * 1000);
+    const ahead: SemaphoreEntry = { ...empty, revision: (T0 + 9_000) * 1000 };
+    expect(granted(decideAcquire(ahead, node('a'), T0, 500)).permit.fencingToken).toBe(ahead.revision + 1);
+  });
+
   it('refreshes a live permit the same instance holds, keeping its token', () => {
     const s1 = apply(empty, decideAcquire(empty, node('a'), T0));
     const d = granted(decideAcquire(s1, node('a'), T0 + 4000));
@@ -73,7 +82,9 @@ describe('decideAcquire', () => {
     const s1 = apply(empty, decideAcquire(empty, node('a'), T0));
     expect(decideAcquire(s1, node('b'), T0 + 9_999).outcome).toBe('denied');
     const d = granted(decideAcquire(s1, node('b'), T0 + 10_000));
-    expect(d.permit.fencingToken).toBe(R0 + 2);
+    // At least the granter's clock in microseconds: above anything an entry lost before could have handed out.
+    expect(d.permit.fencingToken).toBe((T0 + 10_000) * 1000);
+    expect(d.next).toMatchObject({ revision: d.permit.fencingToken, lastToken: d.permit.fencingToken });
     expect(d.next.permits.map((p) => p.acquirer)).toEqual(['b']);
   });
 
@@ -191,7 +202,7 @@ describe('decideRelease', () => {
     expect(decideAcquire(kept, node('a'), T0 + 2_000)).toMatchObject({ reason: DenyReason.NO_PERMIT_AVAILABLE });
     expect(decideRefresh(kept, node('a'), R0 + 1, T0 + 2_000)).toMatchObject({ reason: DenyReason.PERMIT_LOST });
     // once it lapsed (plus the skew bound) any node, this one included, wins a new grant with a larger token
-    expect(granted(decideAcquire(kept, node('b'), T0 + 3_500, 500)).permit.fencingToken).toBe(kept.revision + 1);
+    expect(granted(decideAcquire(kept, node('b'), T0 + 3_500, 500)).permit.fencingToken).toBeGreaterThan(kept.revision);
   });
 
   it('never extends a permit when lockAtLeastFor reaches past its expiry', () => {
@@ -232,6 +243,7 @@ describe('decideRevoke', () => {
 describe('clock-skew bound', () => {
   const skew = 500;
   const s1 = apply(empty, decideAcquire(empty, node('a'), T0, skew));
+  const token = s1.permits[0].fencingToken;
 
   it('counts another holder\'s permit as live until expiry plus the bound', () => {
     expect(decideAcquire(s1, node('b'), T0 + 10_000, skew)).toMatchObject({ reason: DenyReason.NO_PERMIT_AVAILABLE });
@@ -240,11 +252,11 @@ describe('clock-skew bound', () => {
   });
 
   it('lets the holder refresh inside the window, since no one else can have taken it', () => {
-    expect(granted(decideRefresh(s1, node('a'), R0 + 1, T0 + 10_200, skew)).permit.expiresAt).toBe(T0 + 20_200);
+    expect(granted(decideRefresh(s1, node('a'), token, T0 + 10_200, skew)).permit.expiresAt).toBe(T0 + 20_200);
   });
 
   it('releases a permit still inside the window', () => {
-    expect(decideRelease(s1, node('a'), R0 + 1, T0 + 10_200, 0, skew)).toMatchObject({ outcome: 'released' });
+    expect(decideRelease(s1, node('a'), token, T0 + 10_200, 0, skew)).toMatchObject({ outcome: 'released' });
   });
 });
 
