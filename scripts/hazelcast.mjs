@@ -105,31 +105,48 @@ process.on('exit', () => {
   }
 });
 
-function memberYaml(clusterName, port, memberPorts) {
+function memberYaml(clusterName, port, memberPorts, client) {
   // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
   const members = JSON.stringify(memberPorts.map((p) => `${HOST}:${p}`));
   // connection-timeout-seconds: members starting together ask each other for a
   // master this long before one claims mastership; the default 5 s makes a
   // 2-member start take ~8 s instead of ~4 s.
-  return `hazelcast:
+  const join = `join:
+      auto-detection: { enabled: false }
+      multicast: { enabled: false }
+      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }`;
+  if (!client) {
+    return `hazelcast:
   cluster-name: ${JSON.stringify(clusterName)}
   network:
     port: { port: ${port}, auto-increment: false }
-    join:
-      auto-detection: { enabled: false }
-      multicast: { enabled: false }
-      tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }
+    ${join}
+`;
+  }
+  // Advanced network: members talk to each other directly on `port`, clients on their own port, and
+  // the member advertises `client.publicAddress` to clients (smart clients connect to advertised
+  // addresses), so a fault test can put a proxy in front of each member's client traffic only.
+  return `hazelcast:
+  cluster-name: ${JSON.stringify(clusterName)}
+  advanced-network:
+    enabled: true
+    ${join}
+    member-server-socket-endpoint-config:
+      port: { port: ${port}, auto-increment: false }
+    client-server-socket-endpoint-config:
+      public-address: ${JSON.stringify(client.publicAddress)}
+      port: { port: ${client.port}, auto-increment: false }
 `;
 }
 
 /**
  * @typedef {object} MemberHandle
- * @property {number} port
- * @property {string} address `127.0.0.1:<port>`
+ * @property {number} port the member-to-member port (and the client port, unless `clientPort` was given)
+ * @property {string} address `127.0.0.1:<port>` where clients reach it (`clientPort` if given)
  * @property {number} pid
  * @property {import('node:child_process').ChildProcess} process
- * @property {(timeoutMs?: number) => Promise<number|null>} stop SIGTERM (graceful
- *   shutdown hook), SIGKILL after `timeoutMs` (default 15000); resolves to the exit code
+ * @property {(timeoutMs?: number) => Promise<number|null>} stop SIGCONT (in case it was frozen)
+ *   and SIGTERM (graceful shutdown hook), SIGKILL after `timeoutMs` (default 15000); resolves to the exit code
  * @property {(signal?: NodeJS.Signals) => Promise<number|null>} kill sends `signal`
  *   (default SIGKILL, i.e. a crash) and resolves once the process is gone
  * @property {Promise<number|null>} exited exit code (143 after a graceful SIGTERM stop),
@@ -141,16 +158,22 @@ function memberYaml(clusterName, port, memberPorts) {
  * `memberPorts` (default `[port]`). Does not wait until the member is ready;
  * use waitForCluster() for that.
  * @param {{ clusterName: string, port: number, memberPorts?: number[], logFile?: string,
- *   heap?: string, jarPath?: string }} options `logFile` gets stdout/stderr appended
- *   (discarded if omitted); `jarPath` defaults to ensureJar()
+ *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string }} options
+ *   `logFile` gets stdout/stderr appended (discarded if omitted); `jarPath` defaults to ensureJar();
+ *   `clientPort` + `clientPublicAddress` switch on the advanced network: clients connect to
+ *   `clientPort` and are told the member is at `clientPublicAddress` (a proxy, say)
  * @returns {Promise<MemberHandle>}
  */
-export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath }) {
+export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress }) {
   if (!clusterName || !Number.isInteger(port)) throw new TypeError('startMember needs clusterName and an integer port');
+  if ((clientPort === undefined) !== (clientPublicAddress === undefined)) {
+    throw new TypeError('startMember needs both clientPort and clientPublicAddress, or neither');
+  }
   jarPath ??= await ensureJar();
   const configDir = await mkdtemp(join(tmpdir(), 'gatekeeper-hz-'));
   const configFile = join(configDir, 'hazelcast.yaml');
-  await writeFile(configFile, memberYaml(clusterName, port, memberPorts));
+  const client = clientPort === undefined ? undefined : { port: clientPort, publicAddress: clientPublicAddress };
+  await writeFile(configFile, memberYaml(clusterName, port, memberPorts, client));
 
   let out = 'ignore';
   if (logFile) {
@@ -182,12 +205,13 @@ export async function startMember({ clusterName, port, memberPorts = [port], log
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     port,
-    address: `${HOST}:${port}`,
+    address: `${HOST}:${clientPort ?? port}`,
     pid: child.pid,
     process: child,
     exited,
     async stop(timeoutMs = 15_000) {
       if (!running()) return exited;
+      child.kill('SIGCONT'); // a frozen (SIGSTOPped) JVM cannot run its shutdown hook
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       try { return await exited; } finally { clearTimeout(timer); }
@@ -216,7 +240,10 @@ export async function waitForCluster({ clusterName, addresses, count, timeoutMs 
     try {
       client = await Client.newHazelcastClient({
         clusterName,
-        network: { clusterMembers: addresses },
+        // One connection is enough to read the member list. A smart client would also connect to every address
+        // the members advertise, which may be a proxy not forwarding yet; and a connection closed during its
+        // authentication stalls the client's start for the heartbeat timeout (60 s, Node client 5.6).
+        network: { clusterMembers: addresses, smartRouting: false },
         connectionStrategy: {
           connectionRetry: {
             clusterConnectTimeoutMillis: Math.max(500, Math.min(2000, deadline - Date.now())),
@@ -278,21 +305,33 @@ async function logTail(file, lines = 12) {
  * Without `logDir`, member logs go to a temp dir that stop() deletes, but that
  * is kept (and named in the error) when startup fails.
  * @param {{ members?: number, clusterName?: string, ports?: number[], logDir?: string,
- *   heap?: string }} [options] `members` defaults to `ports.length` or 1
+ *   heap?: string, clientPublicAddresses?: string[] }} [options] `members` defaults to
+ *   `ports.length` or 1; `clientPublicAddresses` (one per member) gives every member a client
+ *   port of its own (advanced network) that advertises that address to clients (see startMember)
  * @returns {Promise<{ clusterName: string, addresses: string[], members: MemberHandle[],
- *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>}
+ *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>} `addresses`
+ *   are where clients reach the members directly (their client ports)
  */
-export async function startCluster({ members: size, clusterName, ports, logDir, heap } = {}) {
-  size ??= ports?.length ?? 1;
+export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses } = {}) {
+  size ??= ports?.length ?? clientPublicAddresses?.length ?? 1;
   if (ports && ports.length !== size) throw new TypeError(`got ${ports.length} ports for ${size} members`);
+  if (clientPublicAddresses && clientPublicAddresses.length !== size) {
+    throw new TypeError(`got ${clientPublicAddresses.length} client public addresses for ${size} members`);
+  }
   clusterName ??= `gatekeeper-${Math.random().toString(36).slice(2, 10)}`;
   const jarPath = await ensureJar();
-  ports ??= await freePorts(size);
+  // Client ports are picked together with member ports, so all of them differ.
+  const picked = await freePorts((ports ? 0 : size) + (clientPublicAddresses ? size : 0));
+  ports ??= picked.splice(0, size);
+  const clientPorts = clientPublicAddresses ? picked : undefined;
   const ownLogDir = !logDir;
   logDir = logDir ? resolve(logDir) : await mkdtemp(join(tmpdir(), 'gatekeeper-hz-logs-'));
   const logFile = (port) => join(logDir, `member-${port}.log`);
-  const addresses = ports.map((p) => `${HOST}:${p}`);
-  const launch = (port) => startMember({ clusterName, port, memberPorts: ports, logFile: logFile(port), heap, jarPath });
+  const addresses = (clientPorts ?? ports).map((p) => `${HOST}:${p}`);
+  const launch = (i) => startMember({
+    clusterName, port: ports[i], memberPorts: ports, logFile: logFile(ports[i]), heap, jarPath,
+    clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i],
+  });
 
   // Wait for the full count, but give up as soon as one of `handles` exits.
   async function awaitMembers(handles, probeAddresses) {
@@ -308,7 +347,7 @@ export async function startCluster({ members: size, clusterName, ports, logDir, 
     }
   }
 
-  const started = await Promise.allSettled(ports.map(launch));
+  const started = await Promise.allSettled(ports.map((_, i) => launch(i)));
   const handles = started.filter((r) => r.status === 'fulfilled').map((r) => r.value);
   try {
     const failed = started.find((r) => r.status === 'rejected');
@@ -335,7 +374,7 @@ export async function startCluster({ members: size, clusterName, ports, logDir, 
       const old = handles[i];
       if (!old) throw new RangeError(`no member ${i} (cluster has ${handles.length})`);
       await old.stop(); // no-op if it was already stopped or killed
-      handles[i] = await launch(old.port);
+      handles[i] = await launch(i);
       // Probe via the restarted member only: the survivors may still list the
       // dead member, so their count could reach `size` before the new one joins.
       await awaitMembers([handles[i]], [handles[i].address]);

@@ -1,0 +1,121 @@
+/*
+ * The history a fault test writes and its checker reads: one JSON object per line, appended by every workload
+ * process, the operator and the nemesis to one file. Appends of one short line are atomic enough on a local
+ * file system (O_APPEND, one write), so processes need no coordination. `at` is always real time (Date.now()),
+ * even on a node whose gatekeeper clock is skewed, so events of different nodes can be ordered.
+ */
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+
+interface Stamped {
+  /** Real time of the event, ms since the epoch. */
+  at: number;
+  /** NODE_NAME of the process that wrote it ('operator', 'nemesis' for the test's own events). */
+  node: string;
+  pid: number;
+}
+
+/** Fields every event of a job run carries. `job` tells apart two jobs of one node on one semaphore. */
+interface RunStamped extends Stamped {
+  semaphore: string;
+  job: string;
+  /** The permit's fencing token. */
+  token: number;
+}
+
+/** A run began under a permit. `tick` numbers the schedule slot the run is for: floor(fire time / intervalMs). */
+export interface StartEvent extends RunStamped {
+  type: 'start';
+  tick: number;
+  /** Until when (real time) the lease vouched for the permit at the start. */
+  validUntil: number;
+  /** `lease.isValid()` at the start. */
+  valid: boolean;
+  /**
+   * When the token was granted (real time; the permit's `grantedAt` less the node's clock offset). With several
+   * permits, grants and starts of different holders can interleave, so token order is checked in grant order.
+   */
+  grantedAt?: number;
+}
+
+/** A side effect, made right after `lease.assertValid()` passed. */
+export interface EffectEvent extends RunStamped {
+  type: 'effect';
+  valid: true;
+}
+
+/** `lease.assertValid()` threw: the run stops before its next side effect. */
+export interface AbortEvent extends RunStamped {
+  type: 'abort';
+  reason: string;
+}
+
+/** The lease's AbortSignal fired while the run was going on. */
+export interface SignalEvent extends RunStamped {
+  type: 'signal';
+  reason: string;
+}
+
+/** The run is over; `valid` is `lease.isValid()` at that moment. */
+export interface EndEvent extends RunStamped {
+  type: 'end';
+  outcome: 'done' | 'aborted';
+  valid: boolean;
+}
+
+/** An operator edit: `at` is when the call returned, `startedAt` when it was made. */
+export interface EditEvent extends Stamped {
+  type: 'edit';
+  op: string;
+  semaphore: string;
+  args: unknown[];
+  startedAt: number;
+  ok: boolean;
+  error?: string;
+  result?: unknown;
+}
+
+/** A fault the test injected (or healed), so bounds can be measured from it. */
+export interface NemesisEvent extends Stamped {
+  type: 'nemesis';
+  action: string;
+  target?: unknown;
+}
+
+export type RunEvent = StartEvent | EffectEvent | AbortEvent | SignalEvent | EndEvent;
+export type HistoryEvent = RunEvent | EditEvent | NemesisEvent;
+
+/** An event as written, before the writer stamps it (distributes over the union, so `type` picks the fields). */
+export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown ? Omit<E, 'at' | 'node' | 'pid'> & Partial<Stamped> : never;
+
+/** Appends one event; `at`, `node` and `pid` default to now, `defaultNode` and this process. */
+export function appendEvent<E extends HistoryEvent = HistoryEvent>(file: string, event: Unstamped<E>, defaultNode = 'test'): E {
+  const stamped = { at: Date.now(), node: defaultNode, pid: process.pid, ...event } as unknown as E;
+  appendFileSync(file, `${JSON.stringify(stamped)}\n`);
+  return stamped;
+}
+
+/** Records a fault of the nemesis (`freeze node-a`, `blackhole member 0`, `heal`, ...). */
+export function recordNemesis(file: string, action: string, target?: unknown): NemesisEvent {
+  return appendEvent<NemesisEvent>(file, { type: 'nemesis', action, target }, 'nemesis');
+}
+
+/**
+ * Every event of a history file, in file order (per process, that is the order they happened in). A torn last
+ * line (a process killed while appending) is skipped.
+ */
+export function readHistory(file: string): HistoryEvent[] {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const events: HistoryEvent[] = [];
+  lines.forEach((line, i) => {
+    try {
+      events.push(JSON.parse(line) as HistoryEvent);
+    } catch (error) {
+      if (i !== lines.length - 1) throw new Error(`${file}:${i + 1}: not a JSON line: ${line}`, { cause: error });
+    }
+  });
+  return events;
+}
+
+export const isRunEvent = (e: HistoryEvent): e is RunEvent =>
+  e.type === 'start' || e.type === 'effect' || e.type === 'abort' || e.type === 'signal' || e.type === 'end';

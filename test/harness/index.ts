@@ -1,0 +1,40 @@
+/*
+ * The fault harness: a nemesis, a workload of real processes writing a history, and a checker that reads only
+ * the history (DESIGN.md, "Safety model"). Every capability's fault tests reuse it the same way:
+ *
+ *   1. Cluster. `ControlledCluster.start(3, { proxied: true })` runs members of your own, each behind a TcpProxy
+ *      (members advertise the proxy to clients; member-to-member traffic is direct). Use `cluster.clientConfig()`
+ *      / `cluster.addresses` for every client. The shared jest member (testCluster()) is fine for tests that
+ *      fault only node processes.
+ *   2. Workload. `startWorkloadNode({ name, historyFile, jobs, cluster, mapPrefix, ... })` starts workload-app.ts
+ *      as a real process: each job is a real `@ClusterSingleton` method ticking at aligned slots, and each run
+ *      appends start / effect / abort / signal / end events. Other capabilities add a workload app of their own
+ *      that writes the same run events (a leadership, a resource or a task claim is a lease too: `semaphore`
+ *      names what is leased, `token` its fencing token or epoch) and start it with `startNodeProcess(script, ...)`.
+ *      Operator actions go through `new Operator(historyFile, serviceOrAdmin)`, which records `edit` events.
+ *   3. Nemesis. Members: `cluster.freeze(i)`, `resume(i)`, `kill(i)`, `killMany([i, j])`, `stop(i)`, `restart(i)`.
+ *      Network: `cluster.proxy(i).delay(ms) | blackhole() | reset() | heal()`, each optionally `{ pid }` to hit one
+ *      node process only (keysOwnedBy / ownerIndex aim at the member owning a key). Nodes: `node.freeze()`,
+ *      `resume()`, `kill()`, `terminate()`. Clocks: `clockOffsetMs` per node. Record what you inject with
+ *      `recordNemesis(historyFile, action, target)` (node faults record themselves) to measure bounds from it.
+ *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, edits })` returns violations
+ *      (overlap, invalid-start, token-order, duplicate-tick, lost-edit) and stats; assert `violations` is empty
+ *      and print the stats. `gaps(events, from, to)` + `summarize` measure a bound (edit → signal, freeze →
+ *      takeover) to compare with the figure in the README's Guarantees table.
+ *
+ * Use eventually() (test/support) rather than sleeps, and `within(promise, ms)` to show a call is stalled.
+ * nemesis.spec.ts proves each fault against real members; workload.spec.ts and checker.spec.ts show the rest.
+ */
+export { ControlledCluster, type ControlledClusterOptions } from '../support/cluster-control';
+export { TcpProxy, type ProxyConnection, type ProxyMode, type ProxyScope } from './tcp-proxy';
+export { canResolvePids, localPortsOf, tcpSocketsOf, type ProcSocket } from './proc-net';
+export { keysOwnedBy, ownerIndex, partitionTableReady } from './key-owner';
+export { within, type Within } from './deadline';
+export { ProbeClient } from './probe-client';
+export { startNodeProcess, startWorkloadNode, type NodeProcess } from './node-process';
+export { workloadEnv, type WorkloadJob, type WorkloadSettings } from './workload';
+export { Operator, type Edit } from './operator';
+export * from './history';
+export { holderOf, runsOf, type Run } from './runs';
+export { checkHistory, type CheckOptions, type CheckResult, type HistoryStats, type Violation, type ViolationKind } from './checker';
+export { gaps, summarize, type Gap } from './bounds';

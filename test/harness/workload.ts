@@ -1,0 +1,59 @@
+/*
+ * What a workload node runs, shared by the process (workload-app.ts) and the test that starts it
+ * (node-process.ts): the job list and settings travel as environment variables.
+ */
+import type { DurationInput, SemaphoreDefinitionInput } from '../../lib';
+
+/** One scheduled job of a workload node: a `@ClusterSingleton` method ticking every `intervalMs`. */
+export interface WorkloadJob {
+  semaphore: string;
+  /** The decorator's permit duration (used when the semaphore gets auto-defined). */
+  duration: DurationInput;
+  /** Tick period. Ticks are aligned to multiples of it in real time, like `@Cron` slots, so nodes agree on tick numbers. */
+  intervalMs: number;
+  /** How long one run works. */
+  runMs: number;
+  /** A side effect every this many ms of a run, each after `lease.assertValid()`. At least 1. */
+  effectEveryMs: number;
+  mode?: 'hold' | 'release';
+  lockAtLeastFor?: DurationInput;
+  keepAlive?: boolean;
+  maxRunTime?: DurationInput;
+  /** Name of the job in the history (default: the semaphore); unique per node. */
+  name?: string;
+}
+
+/** Settings of one workload node. */
+export interface WorkloadSettings {
+  /** NODE_NAME: the acquirer, and the `node` of its history events. */
+  name: string;
+  historyFile: string;
+  jobs: WorkloadJob[];
+  cluster: { clusterName: string; addresses: string[] };
+  mapPrefix: string;
+  group?: string;
+  /** This node's gatekeeper clock runs this far ahead of real time (negative: behind). */
+  clockOffsetMs?: number;
+  maxClockSkew?: DurationInput;
+  /** Definitions the node loads at startup (e.g. `permits: 2`); others are auto-defined from the decorators. */
+  definitions?: SemaphoreDefinitionInput[];
+}
+
+/** The environment a workload process reads (see workload-app.ts). */
+export function workloadEnv(s: WorkloadSettings): NodeJS.ProcessEnv {
+  for (const job of s.jobs) {
+    if (!(job.effectEveryMs >= 1) || !(job.intervalMs >= 1)) throw new RangeError(`job ${job.name ?? job.semaphore}: intervalMs and effectEveryMs must be >= 1`);
+  }
+  return {
+    NODE_NAME: s.name,
+    HISTORY_FILE: s.historyFile,
+    WORKLOAD: JSON.stringify(s.jobs),
+    MAP_PREFIX: s.mapPrefix,
+    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
+    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...(s.group !== undefined && { GROUP: s.group }),
+    ...(s.clockOffsetMs !== undefined && { CLOCK_OFFSET_MS: String(s.clockOffsetMs) }),
+    ...(s.maxClockSkew !== undefined && { MAX_CLOCK_SKEW: String(s.maxClockSkew) }),
+    ...(s.definitions !== undefined && { DEFINITIONS: JSON.stringify(s.definitions) }),
+  };
+}
