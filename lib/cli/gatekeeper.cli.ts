@@ -140,12 +140,12 @@ export function buildProgram(out: (text: string) => void, err: (text: string) =>
       return { json: statuses, text: permitTable(statuses) };
     })(),
   );
-  program.command('release <name> <token>').description('force-release the permit with this fencing token').action((name: string, token: string) =>
+  program.command('release <name> <token>').description('force-release (revoke) the permit with this fencing token: its holder is told and lets go').action((name: string, token: string) =>
     run(async (admin) => {
       if (!(await admin.forceRelease(name, wholeNumber(token)))) {
         throw new GatekeeperError(`Semaphore "${name}" has no live permit with fencing token ${token}`);
       }
-      return { json: { released: name, token: Number(token) }, text: `released ${name} permit ${token}` };
+      return { json: { released: name, token: Number(token) }, text: `revoked ${name} permit ${token}: its holder is told and lets go (or it expires)` };
     })(),
   );
   return { program, exitCode: () => code };

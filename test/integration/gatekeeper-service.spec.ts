@@ -79,8 +79,10 @@ describe('GatekeeperService on a real member', () => {
 
   it('fires the lease signal when a live edit takes the permit away mid-run', async () => {
     const outcome = await a.gatekeeper.withPermit('short', async (lease) => {
+      // Listen first: the signal may fire before the edit's own call returns.
+      const fired = new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
       await b.gatekeeper.updateDefinition('short', { permits: 0 });
-      await new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
+      await fired;
       return { valid: lease.isValid(), reason: String((lease.signal.reason as Error).message) };
     });
     expect(outcome).toMatchObject({ ran: true, value: { valid: false, reason: expect.stringContaining('PAUSED') } });
