@@ -58,7 +58,7 @@ describe('partitions lost with two of three members', () => {
     const back = Date.now() - killed.at;
     await Promise.all(nodes.splice(0).map((n) => n.terminate()));
 
-    const { violations, stats } = checkHistory(readHistory(historyFile), { permits: 1, startMarginMs: DURATION_MS / 4 });
+    const { violations, stats } = checkHistory(readHistory(historyFile), { permits: 1, startMarginMs: DURATION_MS / 5 });
     expect(violations).toEqual([]);
     process.stdout.write(`partition loss (2 of 3 members killed at once): ${lost.length} of ${SEMAPHORES} entries lost and put back; every job ran again within ${back} ms `
       + `(recovery wait ${DURATION_MS} ms + twice the skew bound); ${stats.runs} runs, 0 violations\n`);

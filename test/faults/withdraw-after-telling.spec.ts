@@ -60,7 +60,7 @@ describe('taking a permit from a running job whose node hears late', () => {
   /** The history's verdict, and the times from the operator's action to the holder's signal and the other's start. */
   function verdict(historyFile: string) {
     const history = readHistory(historyFile);
-    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: 2_500 });
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: 2_000 });
     const isAction = (e: HistoryEvent): e is NemesisEvent => e.type === 'nemesis' && e.action === 'operator';
     const holder = history.find((e): e is StartEvent => e.type === 'start')!.node;
     const [told] = gaps(history, isAction, (e): e is SignalEvent => e.type === 'signal' && e.node === holder);
