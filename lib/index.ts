@@ -40,6 +40,8 @@ export type { ObservedEntry } from './store/semaphore.view';
 export { declareFreshCluster } from './store/hazelcast-partition-canaries';
 export { MemoryPermitStore, MemoryStoreBackend } from './store/memory-permit.store';
 export { HazelcastPermitStore, type HazelcastStoreOptions } from './store/hazelcast-permit.store';
+export { ViewedPermitStore } from './store/viewed-permit.store';
+export { SemaphoreView } from './store/semaphore.view';
 
 // Errors
 export { GatekeeperError } from './errors/gatekeeper.error';

@@ -6,7 +6,7 @@ import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
-import { SemaphoreView, type ObservedEntry } from './semaphore.view';
+import { ViewedPermitStore } from './viewed-permit.store';
 import { withDeadline } from './with-deadline';
 
 /** How the Hazelcast store reaches the cluster. */
@@ -34,7 +34,7 @@ export interface HazelcastStoreOptions {
  * of the entries fed by an entry listener; it is re-read after every reconnect and whenever a member leaves,
  * because missed events are not replayed, and the engine never trusts it beyond its age bound.
  */
-export class HazelcastPermitStore implements PermitStore {
+export class HazelcastPermitStore extends ViewedPermitStore implements PermitStore {
   private client?: Client;
   private map?: IMap<string, string>;
   private canaries?: PartitionCanaries;
@@ -50,12 +50,12 @@ export class HazelcastPermitStore implements PermitStore {
   private resyncing?: Promise<void>;
   /** Counts reasons to distrust the view, so a resync that began before the latest one runs again. */
   private distrusted = 0;
-  private readonly view = new SemaphoreView();
   private operations = 0;
   private readonly mapName: string;
   private readonly callTimeoutMs: number;
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
+    super();
     this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.semaphores`;
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
   }
@@ -165,22 +165,6 @@ export class HazelcastPermitStore implements PermitStore {
   async readRaw(name: string, options: CallOptions = {}): Promise<string | null> {
     const map = this.requireMap();
     return this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
-  }
-
-  peek(name: string): ObservedEntry | undefined {
-    return this.view.peek(name);
-  }
-
-  known(): Array<{ name: string; entry: SemaphoreEntry }> {
-    return this.view.entries();
-  }
-
-  remembered(name: string): SemaphoreEntry | undefined {
-    return this.view.remembered(name);
-  }
-
-  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
-    return this.view.subscribe(listener);
   }
 
   operationCount(): number {

@@ -1,7 +1,7 @@
 import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
-import { SemaphoreView, type ObservedEntry } from './semaphore.view';
+import { ViewedPermitStore } from './viewed-permit.store';
 
 /**
  * The data behind one or more {@link MemoryPermitStore}s. Share one backend between stores to simulate several
@@ -38,13 +38,14 @@ export class MemoryStoreBackend {
  * A store in this process's memory: for a single instance, local development and tests. Several stores can share
  * one {@link MemoryStoreBackend} to act as nodes of one cluster. Nothing is ever lost, so no recovery waits.
  */
-export class MemoryPermitStore implements PermitStore {
+export class MemoryPermitStore extends ViewedPermitStore implements PermitStore {
   private events: PermitStoreEvents = {};
-  private readonly view = new SemaphoreView();
   private connected = false;
   private operations = 0;
 
-  constructor(private readonly backend: MemoryStoreBackend = new MemoryStoreBackend()) {}
+  constructor(private readonly backend: MemoryStoreBackend = new MemoryStoreBackend()) {
+    super();
+  }
 
   async connect({ events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
@@ -91,22 +92,6 @@ export class MemoryPermitStore implements PermitStore {
   async readRaw(name: string, _options?: CallOptions): Promise<string | null> {
     this.operations++;
     return this.backend.entries.get(name) ?? null;
-  }
-
-  peek(name: string): ObservedEntry | undefined {
-    return this.view.peek(name);
-  }
-
-  known(): Array<{ name: string; entry: SemaphoreEntry }> {
-    return this.view.entries();
-  }
-
-  remembered(name: string): SemaphoreEntry | undefined {
-    return this.view.remembered(name);
-  }
-
-  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
-    return this.view.subscribe(listener);
   }
 
   operationCount(): number {
