@@ -57,8 +57,8 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
  */
 export class PermitEngine {
   private readonly held = new Map<string, Permit>();
-  /** Permits this instance released (or tried to): never again `held` from the view, whatever it still shows. */
-  private readonly letGo = new Set<string>();
+  /** Tokens this instance released (or tried to), by semaphore: never again `held` from the view, whatever it shows. */
+  private readonly letGo = new Map<string, Set<number>>();
   private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
@@ -104,7 +104,7 @@ export class PermitEngine {
     this.watchers.notify(permit.semaphore, permit.fencingToken, 'released');
     // From here on this instance never answers from its view that it holds this permit: the release may land
     // late (a stalled member), and a job started on the permit meanwhile would run while another node holds it.
-    this.letGo.add(tokenKey(permit.semaphore, permit.fencingToken));
+    this.letGo.set(permit.semaphore, (this.letGo.get(permit.semaphore) ?? new Set()).add(permit.fencingToken));
     if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
     const deadline = this.deadlineFor(permit.semaphore, 'release');
     const outcome = await compareAndSetLoop(
@@ -177,7 +177,7 @@ export class PermitEngine {
     if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
     const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
     if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2) return undefined;
-    if (this.letGo.has(tokenKey(semaphore, own.fencingToken))) return undefined; // released, maybe not yet landed
+    if (this.letGo.get(semaphore)?.has(own.fencingToken)) return undefined; // released, maybe not yet landed
     this.held.set(semaphore, own);
     return { granted: true, outcome: 'held', permit: own };
   }
@@ -255,7 +255,7 @@ export class PermitEngine {
    * from the store, in that order.
    */
   private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
-    if (this.letGo.size > 0) this.forgetLetGo(name, entry);
+    this.forgetLetGo(name, entry);
     const heldToken = this.held.get(name)?.fencingToken;
     if (!this.watchers.has(name) && heldToken === undefined) return;
     const now = this.clock.now();
@@ -271,12 +271,14 @@ export class PermitEngine {
     }
   }
 
-  /** Forgets released tokens the view shows gone, so the set stays as small as the permits in flight. */
+  /** Forgets released tokens the view shows gone, so the sets stay as small as the releases in flight. */
   private forgetLetGo(name: string, entry: SemaphoreEntry | undefined): void {
-    for (const key of this.letGo) {
-      const [semaphore, token] = splitTokenKey(key);
-      if (semaphore === name && !entry?.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) this.letGo.delete(key);
+    const tokens = this.letGo.get(name);
+    if (!tokens) return;
+    for (const token of tokens) {
+      if (!entry?.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) tokens.delete(token);
     }
+    if (tokens.size === 0) this.letGo.delete(name);
   }
 
   private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {
@@ -288,11 +290,3 @@ export class PermitEngine {
   }
 }
 
-function tokenKey(semaphore: string, token: number): string {
-  return `${token}\u0000${semaphore}`;
-}
-
-function splitTokenKey(key: string): [string, number] {
-  const at = key.indexOf('\u0000');
-  return [key.slice(at + 1), Number(key.slice(0, at))];
-}
