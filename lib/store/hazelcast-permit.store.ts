@@ -253,12 +253,8 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
 
   /** Records a value in the view, and reports it when it cannot be read. */
   private observe(name: string, raw: string): void {
-    this.view.observe(name, raw);
-    try {
-      decodeEntry(name, raw);
-    } catch (error) {
-      this.events.corruptValue?.(name, (error as Error).message);
-    }
+    const unreadable = this.view.observe(name, raw);
+    if (unreadable) this.events.corruptValue?.(name, unreadable);
   }
 
   private requireMap(): IMap<string, string> {

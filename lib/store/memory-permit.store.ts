@@ -100,12 +100,7 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
 
   /** @internal */
   onBackendChange(name: string, raw: string | null): void {
-    this.view.observe(name, raw);
-    if (raw === null) return;
-    try {
-      decodeEntry(name, raw);
-    } catch (error) {
-      this.events.corruptValue?.(name, (error as Error).message);
-    }
+    const unreadable = this.view.observe(name, raw);
+    if (unreadable) this.events.corruptValue?.(name, unreadable);
   }
 }

@@ -56,23 +56,30 @@ export class SemaphoreView {
   /**
    * Records a value the store just confirmed by read, write or event (`raw`, or `null` when the entry is absent).
    * An entry older than the one known is ignored (a late event); absence always counts: nothing removes an
-   * entry, so an absent one was lost.
+   * entry, so an absent one was lost. Returns why `raw` cannot be read, if it cannot.
    */
-  observe(name: string, raw: string | null): void {
+  observe(name: string, raw: string | null): string | undefined {
     const seenAt = this.monotonicNow();
     const previous = this.known.get(name);
+    if (previous && previous.raw === raw) {
+      // The same value again (the event of this node's own write, a re-read): confirmed now, nothing to decode.
+      previous.seenAt = seenAt;
+      return undefined;
+    }
     let entry: SemaphoreEntry | undefined;
+    let unreadable: string | undefined;
     if (raw !== null) {
       try {
         entry = decodeEntry(name, raw);
-      } catch {
-        entry = undefined; // unreadable: decide from the store, which reports it
+      } catch (error) {
+        unreadable = (error as Error).message; // decide from the store, which reports it
       }
     }
-    if (previous?.entry && entry && previous.entry.revision > entry.revision) return;
+    if (previous?.entry && entry && previous.entry.revision > entry.revision) return undefined;
     if (entry && entry.revision >= (this.remembered_.get(name)?.revision ?? 0)) this.remembered_.set(name, entry);
     this.known.set(name, { raw, entry, seenAt });
-    if (previous?.raw !== raw) for (const listener of this.listeners) listener(name, entry);
+    for (const listener of this.listeners) listener(name, entry);
+    return unreadable;
   }
 
   /** Calls `listener` on every change of an entry; returns the unsubscribe function. */
