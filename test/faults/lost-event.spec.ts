@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client } from 'hazelcast-client';
 import { HazelcastPermitStore, SemaphoreAdmin, systemClock } from '../../lib';
 import {
-  checkHistory, ControlledCluster, ownerIndex, partitionTableReady, readHistory, recordNemesis, startWorkloadNode,
+  checkHistory, ControlledCluster, ownerIndex, partitionTableStable, readHistory, recordNemesis, startWorkloadNode,
   type NodeProcess, type StartEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
@@ -29,7 +29,7 @@ describe('an edit whose event the holder never receives', () => {
     cluster = await ControlledCluster.start(2, { proxied: true });
     await declareFresh(cluster.clientConfig());
     probe = await Client.newHazelcastClient(cluster.clientConfig());
-    await partitionTableReady(probe);
+    await partitionTableStable(probe);
   });
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.terminate()));

@@ -28,7 +28,7 @@
 export { ControlledCluster, type ControlledClusterOptions } from '../support/cluster-control';
 export { TcpProxy, type ProxyConnection, type ProxyMode, type ProxyScope } from './tcp-proxy';
 export { canResolvePids, localPortsOf, tcpSocketsOf, type ProcSocket } from './proc-net';
-export { keysOwnedBy, ownerIndex, partitionTableReady } from './key-owner';
+export { keysOwnedBy, ownerIndex, partitionTableReady, partitionTableStable } from './key-owner';
 export { within, type Within } from './deadline';
 export { ProbeClient } from './probe-client';
 export { startNodeProcess, startWorkloadNode, type NodeProcess } from './node-process';

@@ -31,6 +31,26 @@ export async function partitionTableReady(client: Client, timeoutMs = 10_000): P
   }, { timeoutMs });
 }
 
+/**
+ * Waits until the partition table has stopped changing (two readings `quietMs` apart agree): right after members
+ * join, partitions still migrate, and a key's owner read too early may not own it a moment later.
+ */
+export async function partitionTableStable(client: Client, { quietMs = 1_000, timeoutMs = 30_000 } = {}): Promise<void> {
+  await partitionTableReady(client, timeoutMs);
+  const snapshot = () => {
+    const partitions = client.getPartitionService();
+    return Array.from({ length: partitions.getPartitionCount() }, (_, p) => String(partitions.getPartitionOwner(p))).join(',');
+  };
+  let last = snapshot();
+  await eventually('the partition table to settle', async () => {
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    const now = snapshot();
+    const settled = now === last;
+    last = now;
+    return settled;
+  }, { timeoutMs, intervalMs: 0 });
+}
+
 /** The first `count` keys `${prefix}0`, `${prefix}1`, ... that member `index` owns. */
 export function keysOwnedBy(client: Client, addresses: string[], index: number, prefix: string, count = 1): string[] {
   const keys: string[] = [];

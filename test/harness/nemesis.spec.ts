@@ -2,7 +2,7 @@ import { Client, type ClientConfig } from 'hazelcast-client';
 import { ControlledCluster } from '../support/cluster-control';
 import { eventually } from '../support/eventually';
 import { within } from './deadline';
-import { keysOwnedBy, ownerIndex, partitionTableReady } from './key-owner';
+import { keysOwnedBy, ownerIndex, partitionTableStable } from './key-owner';
 import { ProbeClient } from './probe-client';
 import { tcpSocketsOf } from './proc-net';
 
@@ -25,7 +25,7 @@ describe('the nemesis against a proxied 3-member cluster', () => {
       lifecycleListeners: [(state) => lifecycle.push({ state, at: Date.now() })],
     };
     client = await Client.newHazelcastClient(config);
-    await partitionTableReady(client);
+    await partitionTableStable(client);
   });
 
   // A failed case must not leave its network fault on for the next one.
