@@ -1,12 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
-  checkHistory, ControlledCluster, readHistory, recordNemesis, runsOf, startWorkloadNode,
-  type NodeProcess, type StartEvent,
+  checkHistory, newHistoryFile, readHistory, recordNemesis, runsOf, startWorkloadNode, useFaultCluster,
+  type StartEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
-import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 const DURATION_MS = 5_000;
@@ -20,19 +16,12 @@ const STALL_MS = 10_000;
  * held up by the stall must not run in a burst afterwards; and no two nodes may run the job at once.
  */
 describe('a frozen member under three ticking processes', () => {
-  let cluster: ControlledCluster;
-  const nodes: NodeProcess[] = [];
-  beforeAll(async () => {
-    cluster = await ControlledCluster.start(1);
-    await declareFresh(cluster.clientConfig());
-  });
-  afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.terminate()));
-    await cluster?.quit();
-  });
+  const scene = useFaultCluster(1);
+  const { nodes } = scene;
 
   it('runs nothing on a late grant, nothing twice, nothing in a burst', async () => {
-    const historyFile = join(mkdtempSync(join(tmpdir(), 'gatekeeper-stall-')), 'history.jsonl');
+    const historyFile = newHistoryFile('stall');
+    const { cluster } = scene;
     const settings = {
       historyFile, cluster, mapPrefix: uniquePrefix('stall'), maxClockSkew: '200ms',
       jobs: [

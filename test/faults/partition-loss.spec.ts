@@ -1,10 +1,6 @@
-import { mkdtempSync } from 'node:fs';
 import { Client } from 'hazelcast-client';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { checkHistory, ControlledCluster, readHistory, recordNemesis, startWorkloadNode, type NodeProcess, type StartEvent } from '../harness';
+import { checkHistory, newHistoryFile, readHistory, recordNemesis, startWorkloadNode, useFaultCluster, type StartEvent } from '../harness';
 import { eventually } from '../support/eventually';
-import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 const SEMAPHORES = 40;
@@ -16,19 +12,12 @@ const DURATION_MS = 3_000;
  * back by the nodes that know it, with a recovery wait, and every decorated job must run again.
  */
 describe('partitions lost with two of three members', () => {
-  let cluster: ControlledCluster;
-  const nodes: NodeProcess[] = [];
-  beforeAll(async () => {
-    cluster = await ControlledCluster.start(3);
-    await declareFresh(cluster.clientConfig());
-  });
-  afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.terminate()));
-    await cluster?.quit();
-  });
+  const scene = useFaultCluster(3);
+  const { nodes } = scene;
 
   it('puts every lost definition back and runs every job again, with no overlap', async () => {
-    const historyFile = join(mkdtempSync(join(tmpdir(), 'gatekeeper-partitions-')), 'history.jsonl');
+    const historyFile = newHistoryFile('partitions');
+    const { cluster } = scene;
     const names = Array.from({ length: SEMAPHORES }, (_, i) => `job-${i}`);
     const settings = {
       historyFile, cluster, mapPrefix: uniquePrefix('partitions'), maxClockSkew: '200ms',

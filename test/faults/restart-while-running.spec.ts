@@ -1,12 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
-  checkHistory, ControlledCluster, gaps, readHistory, recordNemesis, startWorkloadNode,
-  type HistoryEvent, type NemesisEvent, type NodeProcess, type StartEvent,
+  checkHistory, gaps, newHistoryFile, useFaultCluster, readHistory, recordNemesis, startWorkloadNode,
+  type HistoryEvent, type NemesisEvent, type StartEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
-import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 const DURATION_MS = 6_000;
@@ -18,19 +14,12 @@ const DURATION_MS = 6_000;
  * fresh start). Tokens must keep growing, also for a release-mode job granted several times a second before.
  */
 describe('a full cluster restart while a job runs', () => {
-  let cluster: ControlledCluster;
-  const nodes: NodeProcess[] = [];
-  beforeAll(async () => {
-    cluster = await ControlledCluster.start(1, { proxied: true });
-    await declareFresh(cluster.clientConfig());
-  });
-  afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.terminate()));
-    await cluster?.quit();
-  });
+  const scene = useFaultCluster(1, { proxied: true });
+  const { nodes } = scene;
 
   it('grants nothing until the old holder\'s lease has lapsed, and tokens keep growing', async () => {
-    const historyFile = join(mkdtempSync(join(tmpdir(), 'gatekeeper-restart-')), 'history.jsonl');
+    const historyFile = newHistoryFile('restart');
+    const { cluster } = scene;
     const settings = {
       historyFile, cluster, mapPrefix: uniquePrefix('restart'), maxClockSkew: '200ms',
       jobs: [
