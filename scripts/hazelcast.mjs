@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
 import hz from 'hazelcast-client';
+import { declareFreshCluster } from './fresh-cluster.mjs';
 
 const { Client } = hz;
 
@@ -398,7 +399,7 @@ const USAGE = `Usage: node scripts/hazelcast.mjs <command> [options]
 
 Commands:
   fetch    download hazelcast-${HAZELCAST_VERSION}.jar with mvn (if needed) and print its path
-  start    run a local cluster in the foreground until Ctrl-C
+  start    run a new local cluster (declared new: no recovery wait) in the foreground until Ctrl-C
 
 Options for start:
   -n, --members N          number of members (default 1)
@@ -472,6 +473,9 @@ async function main(argv) {
   });
 
   const cluster = await startCluster(options.cluster);
+  // These members were started just now and have never granted anything: declare them new, so the first grants
+  // on them need no recovery wait (see scripts/fresh-cluster.mjs).
+  if (!stopping) await declareFreshCluster(cluster);
   if (!stopping) { // else a signal came during startup: don't announce a cluster that is going away
     cluster.members.forEach((m, i) => {
       console.log(`member ${i + 1}: ${m.address} (pid ${m.pid})`);
