@@ -32,6 +32,10 @@ export function scheduleIntervalMs(method: object): number | undefined {
   }
 }
 
+/**
+ * `cron`'s CronTime, resolved from where @nestjs/schedule is, or `undefined` without it: @nestjs/schedule is an
+ * optional peer (only @Cron/@Interval methods need it, and then it is there), never imported by this library.
+ */
 function loadCronTime(): CronTimeClass | undefined {
   try {
     const fromSchedule = createRequire(require.resolve('@nestjs/schedule'));
