@@ -1,0 +1,346 @@
+#!/usr/bin/env node
+// Installs this library as a user would, from the tarball `npm pack` makes, into fresh Nest apps made of the
+// README's quickstart (examples/quickstart/*.ts), compiles them with tsc, and runs each against a real member:
+// the billing job must log `charging as ...`, and SIGTERM must stop the app cleanly, releasing its permit.
+//
+//   node scripts/packed-app-smoke.mjs                       # every app below
+//   node scripts/packed-app-smoke.mjs --apps nest12-esm     # some of them
+//   node scripts/packed-app-smoke.mjs --keep                # keep the temp dir (printed)
+//
+// Apps (one npm install per Nest major, shared by its apps):
+//   nest12-esm   Nest 12 (ESM-only packages) in an ESM app, as `nest new` makes them in 12: "type": "module", tsc
+//                `module: nodenext`; Node then needs `.js` on relative imports, so `./app.module` is rewritten to
+//                `./app.module.js` (and reported). Our CommonJS package is loaded by Node's import of CommonJS, and
+//                requires @nestjs/* through require(esm): the script checks both sides see one module instance.
+//   nest12-cjs   Nest 12 in a CommonJS app (the quickstart as is), relying on require(esm) (Node >= 20.19).
+//   nest11-cjs   Nest 11 in a CommonJS app, as `nest new` makes them in 11 (`module: nodenext`, no "type").
+//   no-schedule  after the Nest 12 apps: @nestjs/schedule uninstalled, the library still loads, a decorated method
+//                called by hand and withPermit run (memory store).
+// The member is started here on a free port, declared new (no recovery wait) and given to the apps through
+// GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME; --member-port / --cluster-name pick its port and name.
+// hazelcast-client is 5.6 in every app: 5.7 needs Node >= 20.22. The apps' tsc runs with skipLibCheck off, so the
+// package's .d.ts files are checked as well. Prints one summary line; on failure, the output of what failed.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { freePorts, startCluster } from './hazelcast.mjs';
+import { declareFreshCluster } from './fresh-cluster.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const QUICKSTART = join(ROOT, 'examples', 'quickstart');
+const QUICKSTART_FILES = ['app.module.ts', 'billing.jobs.ts', 'main.ts'];
+
+/** What each Nest major's apps install besides the tarball (one install per major). */
+const INSTALLS = {
+  12: ['@nestjs/core@^12', '@nestjs/common@^12', '@nestjs/platform-express@^12', '@nestjs/schedule@^12',
+    'reflect-metadata@^0.2', 'rxjs@^7', 'hazelcast-client@~5.6.0', 'typescript@^7', '@types/node@^20'],
+  // @nestjs/schedule unpinned: what `npm install @nestjs/schedule` gives a Nest 11 app (12.x, whose peers accept
+  // Nest 11). The 6.x line with Nest 11 is the repository's own development set, tested by `npm test`.
+  11: ['@nestjs/core@^11', '@nestjs/common@^11', '@nestjs/platform-express@^11', '@nestjs/schedule',
+    'reflect-metadata@^0.2', 'rxjs@^7', 'hazelcast-client@~5.6.0', 'typescript@^5', '@types/node@^20'],
+};
+const APPS = {
+  'nest12-esm': { major: 12, esm: true },
+  'nest12-cjs': { major: 12, esm: false },
+  'nest11-cjs': { major: 11, esm: false },
+};
+const CHECKS = ['no-schedule'];
+
+const TSCONFIG = {
+  compilerOptions: {
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'ES2023',
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    strict: true,
+    skipLibCheck: false, // check the package's .d.ts files too
+    types: ['node'],
+    rootDir: 'src',
+    outDir: 'dist',
+  },
+  include: ['src'],
+};
+
+const CHARGED = /charging as (\S+), fencing token (\d+)/;
+const INSTALL_TIMEOUT_MS = 300_000;
+const TSC_TIMEOUT_MS = 120_000;
+const CHARGE_TIMEOUT_MS = 45_000; // start-up plus one 10 s tick, with room for a slow machine
+const STOP_TIMEOUT_MS = 20_000;
+
+class SmokeError extends Error {
+  constructor(message, output) {
+    super(output ? `${message}\n---- output ----\n${output.trimEnd()}\n---- end of output ----` : message);
+  }
+}
+
+const children = new Set();
+const log = (line) => console.log(`[packed-app-smoke] ${line}`);
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Runs a command to its end and returns its stdout; rejects with all its output if it fails or outlasts `timeoutMs`. */
+async function run(command, args, { cwd, env = process.env, timeoutMs, what = `${command} ${args.join(' ')}` }) {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  let stdout = '';
+  child.stdout.on('data', (d) => { output += d; stdout += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    const [code, signal] = await once(child, 'close');
+    if (code !== 0) {
+      throw new SmokeError(`${what} (in ${cwd}) ${signal ? `was killed (${signal}; limit ${seconds(timeoutMs)})` : `failed (exit code ${code})`}`, output);
+    }
+    return stdout;
+  } catch (error) {
+    if (error instanceof SmokeError) throw error;
+    throw new SmokeError(`${what} (in ${cwd}) could not run: ${error.message}`, output);
+  } finally {
+    clearTimeout(timer);
+    children.delete(child);
+  }
+}
+
+async function packageVersion(dir, name) {
+  return JSON.parse(await readFile(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+/** `npm pack` (its prepack script cleans and builds dist/): the tarball a publish would upload. */
+async function pack(workDir) {
+  const stdout = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: ROOT, timeoutMs: TSC_TIMEOUT_MS, what: 'npm pack' });
+  const json = stdout.slice(stdout.search(/^\[/m)); // the prepack script's lines come first
+  const [{ filename, entryCount }] = JSON.parse(json);
+  return { tarball: join(workDir, filename), entryCount };
+}
+
+/** One fresh npm project per Nest major, the tarball and that major's packages installed into it. */
+async function install(dir, major, tarball) {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: `smoke-nest${major}`, version: '0.0.0', private: true }, null, 2)}\n`);
+  await run('npm', ['install', '--no-audit', '--no-fund', tarball, ...INSTALLS[major]],
+    { cwd: dir, timeoutMs: INSTALL_TIMEOUT_MS, what: `npm install (Nest ${major})` });
+  const versions = {};
+  for (const name of ['@nestjs/core', '@nestjs/schedule', 'typescript', 'hazelcast-client']) versions[name] = await packageVersion(dir, name);
+  return versions;
+}
+
+/** The quickstart files into `<dir>/src`, relative imports given `.js` for an ESM app; returns the rewrites made. */
+async function writeApp(dir, esm) {
+  await mkdir(join(dir, 'src'), { recursive: true });
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: 'quickstart', private: true, type: esm ? 'module' : 'commonjs' }, null, 2)}\n`);
+  await writeFile(join(dir, 'tsconfig.json'), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  const rewrites = [];
+  for (const file of QUICKSTART_FILES) {
+    let source = await readFile(join(QUICKSTART, file), 'utf8');
+    if (esm) {
+      source = source.replace(/(from\s+|import\s+)(['"])(\.\.?\/[^'"]+?)\2/g, (all, lead, quote, path) => {
+        if (/\.[cm]?js$/.test(path)) return all;
+        rewrites.push(`${file}: ${path} -> ${path}.js`);
+        return `${lead}${quote}${path}.js${quote}`;
+      });
+    }
+    await writeFile(join(dir, 'src', file), source);
+  }
+  return rewrites;
+}
+
+/** In the ESM app: what the app imports and what the library requires must be the very same module instances. */
+async function checkOneInstance(appDir) {
+  const check = `
+    import { createRequire } from 'node:module';
+    import * as common from '@nestjs/common';
+    import * as core from '@nestjs/core';
+    import * as gatekeeper from 'nestjs-gatekeeper';
+    const fromLibrary = createRequire(import.meta.resolve('nestjs-gatekeeper'));
+    const fromApp = createRequire(import.meta.url);
+    const problems = [];
+    if (fromLibrary('@nestjs/common') !== common) problems.push('@nestjs/common imported by the app and required by the library differ');
+    if (fromLibrary('@nestjs/core') !== core) problems.push('@nestjs/core imported by the app and required by the library differ');
+    if (fromApp('nestjs-gatekeeper').GatekeeperService !== gatekeeper.GatekeeperService) problems.push('nestjs-gatekeeper imported and required differ');
+    if (problems.length) { console.error(problems.join('\\n')); process.exit(1); }
+  `;
+  await writeFile(join(appDir, 'one-instance.check.mjs'), check);
+  await run(process.execPath, ['one-instance.check.mjs'], { cwd: appDir, timeoutMs: 30_000, what: 'the one-instance check' });
+}
+
+/** Starts the compiled app, waits for the billing job's line, stops it with SIGTERM. */
+async function runApp(name, appDir, cluster, installDir) {
+  const [port] = await freePorts(1);
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','),
+    GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName,
+    NO_COLOR: '1',
+  };
+  const started = Date.now();
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  let onOutput = () => {};
+  const append = (d) => { output += d; onOutput(); };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  const exited = new Promise((res) => child.once('exit', (code, signal) => { children.delete(child); res({ code, signal }); }));
+  try {
+    const charged = await new Promise((res, rej) => {
+      const timer = setTimeout(() => rej(new SmokeError(`${name}: no "charging as ..." line within ${seconds(CHARGE_TIMEOUT_MS)}`, output)), CHARGE_TIMEOUT_MS);
+      onOutput = () => {
+        const match = CHARGED.exec(output);
+        if (match) { clearTimeout(timer); res({ acquirer: match[1], token: match[2], ms: Date.now() - started }); }
+      };
+      void exited.then(({ code, signal }) => {
+        clearTimeout(timer);
+        rej(new SmokeError(`${name}: the app exited (code ${code}, signal ${signal}) before its billing job ran`, output));
+      });
+      onOutput();
+    });
+    const stopAt = Date.now();
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    const { code, signal } = await exited.finally(() => clearTimeout(timer));
+    const stopMs = Date.now() - stopAt;
+    // enableShutdownHooks() closes the app, then raises the signal again (Nest's default): dying of that same
+    // SIGTERM after the shutdown hooks ran is a clean stop; so is exit code 0 (`useProcessExit`).
+    if (!(code === 0 || signal === 'SIGTERM')) throw new SmokeError(`${name}: SIGTERM did not stop the app cleanly (code ${code}, signal ${signal}, after ${seconds(stopMs)})`, output);
+    if (/\bERROR\b/.test(output)) throw new SmokeError(`${name}: the app logged an error`, output);
+    // The permit was released at shutdown, not left to expire: asked through the package's own CLI binary.
+    const cli = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'),
+      ['permits', 'billing', '--json', '--members', cluster.addresses.join(','), '--cluster-name', cluster.clusterName],
+      { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper permits billing' });
+    const held = JSON.parse(cli).flatMap((s) => s.permits ?? []);
+    if (held.length) throw new SmokeError(`${name}: "billing" still held after the app stopped: ${JSON.stringify(held)}`, output);
+    return { ...charged, stopMs, exit: code === 0 ? 'exit 0' : 'SIGTERM' };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    await writeFile(join(appDir, 'app.log'), output); // kept with --keep (and on failure)
+  }
+}
+
+/** With @nestjs/schedule uninstalled: the library loads; a decorated method called by hand and withPermit run. */
+async function checkWithoutSchedule(installDir) {
+  await run('npm', ['uninstall', '--no-audit', '--no-fund', '@nestjs/schedule'], { cwd: installDir, timeoutMs: INSTALL_TIMEOUT_MS, what: 'npm uninstall @nestjs/schedule' });
+  const dir = join(installDir, 'no-schedule');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+  await writeFile(join(dir, 'check.mjs'), `
+    import 'reflect-metadata';
+    import { createRequire } from 'node:module';
+    import { Injectable, Module } from '@nestjs/common';
+    import { NestFactory } from '@nestjs/core';
+    import { ClusterSingleton, GatekeeperModule, GatekeeperService } from 'nestjs-gatekeeper';
+    const fail = (message) => { console.error(message); process.exit(1); };
+    try { createRequire(import.meta.url).resolve('@nestjs/schedule'); fail('@nestjs/schedule is still installed'); } catch {}
+
+    class Jobs {
+      constructor(gatekeeper) { this.gatekeeper = gatekeeper; }
+      async reindex() { return this.gatekeeper.currentPermit()?.semaphore; }
+    }
+    Object.defineProperty(Jobs.prototype, 'reindex', Reflect.decorate([ClusterSingleton('reindex', '10s')], Jobs.prototype,
+      'reindex', Object.getOwnPropertyDescriptor(Jobs.prototype, 'reindex')));
+    Reflect.defineMetadata('design:paramtypes', [GatekeeperService], Jobs);
+    Injectable()(Jobs);
+    class AppModule {}
+    Module({ imports: [GatekeeperModule.forRoot({ store: 'memory', definitions: [{ name: 'manual', duration: '10s' }] })], providers: [Jobs] })(AppModule);
+
+    const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
+    const ran = await app.get(Jobs).reindex();
+    if (ran !== 'reindex') fail('the decorated method did not run under its permit: ' + ran);
+    const result = await app.get(GatekeeperService).withPermit('manual', () => 42);
+    if (!result.ran || result.value !== 42) fail('withPermit did not run: ' + JSON.stringify(result));
+    await app.close();
+  `);
+  await run(process.execPath, ['check.mjs'], { cwd: dir, timeoutMs: 60_000, what: 'the no-schedule check' });
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      apps: { type: 'string', default: [...Object.keys(APPS), ...CHECKS].join(',') },
+      keep: { type: 'boolean', default: false },
+      'member-port': { type: 'string' },
+      'cluster-name': { type: 'string' },
+    },
+  });
+  const wanted = values.apps.split(',').map((a) => a.trim()).filter(Boolean);
+  const unknown = wanted.filter((a) => !(a in APPS) && !CHECKS.includes(a));
+  if (unknown.length || wanted.length === 0) throw new Error(`--apps: unknown "${unknown.join(', ')}"; choose from ${[...Object.keys(APPS), ...CHECKS].join(', ')}`);
+  const apps = wanted.filter((a) => a in APPS);
+  const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('no-schedule') ? [12] : [])])];
+
+  const began = Date.now();
+  const workDir = await mkdtemp(join(tmpdir(), 'gatekeeper-smoke-'));
+  let cluster;
+  let failed = true;
+  try {
+    const { tarball, entryCount } = await pack(workDir);
+    log(`packed ${tarball} (${entryCount} files) in ${seconds(Date.now() - began)}`);
+
+    const memberPort = values['member-port'] ? Number(values['member-port']) : undefined;
+    const clusterReady = apps.length === 0 ? Promise.resolve() : startCluster({ members: 1, ports: memberPort ? [memberPort] : undefined, clusterName: values['cluster-name'] })
+      .then(async (c) => { cluster = c; await declareFreshCluster(c); return c; });
+    const installs = Object.fromEntries(majors.map((major) => {
+      const dir = join(workDir, `nest${major}`);
+      return [major, install(dir, major, tarball).then((versions) => ({ dir, versions }))];
+    }));
+    // Settle all before going on, so a failure leaves nothing running behind our back.
+    const settled = await Promise.allSettled([clusterReady, ...Object.values(installs)]);
+    const rejected = settled.find((s) => s.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    log(`${cluster ? `member ${cluster.addresses.join(',')} (cluster ${cluster.clusterName}) up and declared new; ` : ''}installs done in ${seconds(Date.now() - began)}`);
+
+    const results = [];
+    for (const name of apps) {
+      const { major, esm } = APPS[name];
+      const { dir: installDir, versions } = await installs[major];
+      const appDir = join(installDir, name);
+      const rewrites = await writeApp(appDir, esm);
+      const compileStart = Date.now();
+      await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: `tsc (${name})` });
+      const compileMs = Date.now() - compileStart;
+      if (esm) await checkOneInstance(appDir);
+      const outcome = await runApp(name, appDir, cluster, installDir);
+      const made = `Nest ${versions['@nestjs/core']}, @nestjs/schedule ${versions['@nestjs/schedule']}, TypeScript ${versions.typescript}, hazelcast-client ${versions['hazelcast-client']}`;
+      log(`${name} (${made}): compiled in ${seconds(compileMs)}${rewrites.length ? ` (ESM: rewrote ${rewrites.join(', ')})` : ''}; `
+        + `charging as ${outcome.acquirer} (token ${outcome.token}) ${seconds(outcome.ms)} after start; stopped by SIGTERM in ${outcome.stopMs} ms (${outcome.exit === 'SIGTERM' ? 'died of the SIGTERM Nest raises again after its shutdown hooks' : outcome.exit}), permit released`);
+      results.push(`${name} ok`);
+    }
+    if (wanted.includes('no-schedule')) {
+      await checkWithoutSchedule((await installs[12]).dir);
+      log('no-schedule: without @nestjs/schedule the library loads, a decorated method called by hand and withPermit ran');
+      results.push('no-schedule ok');
+    }
+    failed = false;
+    console.log(`packed-app smoke passed in ${seconds(Date.now() - began)}: ${results.join(', ')}`);
+  } finally {
+    await cluster?.stop().catch(() => {});
+    if (values.keep || failed) log(`kept ${workDir}`);
+    else await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+// Ctrl-C or a CI timeout: take the apps and the member down with us (process.exit runs hazelcast.mjs's exit hook).
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      for (const child of children) child.kill('SIGKILL');
+      console.error(`packed-app smoke FAILED: ${error.message}`);
+      process.exit(1);
+    },
+  );
+}
