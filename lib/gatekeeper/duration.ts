@@ -36,3 +36,27 @@ export function parseDuration(
 function describe(value: unknown): string {
   return typeof value === 'string' ? `'${value}'` : String(value);
 }
+
+/** Units {@link formatDuration} writes, largest first; each is one `parseDuration` accepts. */
+const UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+];
+
+/**
+ * Writes a duration in milliseconds the way a user writes it: in the largest unit that holds it exactly
+ * (`6000` → `'6s'`, `90000` → `'90s'`, `3600000` → `'1h'`, `1500` → `'1500ms'`, `0` → `'0ms'`). Never lossy:
+ * {@link parseDuration} reads every result back to the same number. A value that is not a whole number of
+ * milliseconds is written as it is, in ms (`'0.5ms'`); a negative one gets a leading `-`.
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return `${String(ms)}ms`;
+  if (ms < 0) return `-${formatDuration(-ms)}`;
+  if (ms === 0 || !Number.isSafeInteger(ms)) return `${ms}ms`;
+  for (const [unit, size] of UNITS) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
