@@ -29,6 +29,29 @@ export interface SemaphoreDefinition {
   readonly acquirerPattern: string;
   /** Set while paused by `pause()`: the permits that `resume()` restores. */
   readonly pausedFrom?: number;
+  /**
+   * Set by a group migration: what it replaced, so that `undoMigration()` can put it back. Kept by edits that
+   * leave the group pattern alone (pause, resume, permits); an edit of the group pattern marks it `editedAt`, and
+   * undo then leaves the semaphore alone. A later migration replaces it; an undo removes it.
+   */
+  readonly migratedFrom?: GroupMigrationMemory;
+}
+
+/** What the last group migration of a semaphore replaced (see {@link SemaphoreDefinition.migratedFrom}). */
+export interface GroupMigrationMemory {
+  /** The group pattern before the migration: what undo restores. */
+  readonly groupPattern: string;
+  /** The migration's source group (`--from-group`). */
+  readonly fromGroup: string;
+  /** The migration's target group (`--to-group`). */
+  readonly toGroup: string;
+  /** When the migration wrote it (epoch ms, the migrating node's clock). */
+  readonly at: number;
+  /**
+   * When the group pattern was edited after the migration (epoch ms): the pattern is no longer the one the
+   * migration wrote, so undo skips the semaphore rather than overwrite the edit.
+   */
+  readonly editedAt?: number;
 }
 
 /** The most characters a semaphore name may have. */

@@ -2,7 +2,7 @@ import { CorruptStateError } from '../errors/corrupt-state.error';
 import { validateDefinition } from '../gatekeeper/definition.validator';
 import type { Permit } from '../gatekeeper/permit';
 import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { GroupMigrationMemory, SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 
 /*
  * One canonical JSON encoding for everything the stores keep. Hazelcast's compare-and-set compares serialized
@@ -87,6 +87,15 @@ function definitionFields(definition: SemaphoreDefinition): Record<string, unkno
     groupPattern: definition.groupPattern,
     acquirerPattern: definition.acquirerPattern,
     pausedFrom: definition.pausedFrom,
+    migratedFrom: definition.migratedFrom
+      ? {
+          groupPattern: definition.migratedFrom.groupPattern,
+          fromGroup: definition.migratedFrom.fromGroup,
+          toGroup: definition.migratedFrom.toGroup,
+          at: definition.migratedFrom.at,
+          editedAt: definition.migratedFrom.editedAt,
+        }
+      : undefined,
   };
 }
 
@@ -103,10 +112,34 @@ function decodeDefinition(key: string, raw: unknown): SemaphoreDefinition {
       groupPattern: value.groupPattern as string,
       acquirerPattern: value.acquirerPattern as string,
     });
-    return isInt(value.pausedFrom) && value.pausedFrom > 0 ? { ...definition, pausedFrom: value.pausedFrom } : definition;
+    const migratedFrom = decodeMigrationMemory(value.migratedFrom);
+    return {
+      ...definition,
+      ...(isInt(value.pausedFrom) && value.pausedFrom > 0 && { pausedFrom: value.pausedFrom }),
+      ...(migratedFrom && { migratedFrom }),
+    };
   } catch (error) {
     throw new CorruptStateError(key, (error as Error).message);
   }
+}
+
+/**
+ * The memory of a group migration, or `undefined` when there is none. Like `pausedFrom`, a malformed one is
+ * dropped rather than making the whole entry unreadable: it only serves undo, never a permit decision.
+ */
+function decodeMigrationMemory(raw: unknown): GroupMigrationMemory | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const m = raw as Record<string, unknown>;
+  const text = (v: unknown): v is string => typeof v === 'string' && v !== '';
+  if (!text(m.groupPattern) || !text(m.fromGroup) || !text(m.toGroup) || !isInt(m.at)) return undefined;
+  if (m.editedAt !== undefined && !isInt(m.editedAt)) return undefined;
+  return {
+    groupPattern: m.groupPattern,
+    fromGroup: m.fromGroup,
+    toGroup: m.toGroup,
+    at: m.at,
+    ...(m.editedAt !== undefined && { editedAt: m.editedAt as number }),
+  };
 }
 
 function parse(key: string, raw: unknown): Record<string, unknown> {
