@@ -4,7 +4,6 @@ import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
 import type { Clock } from '../gatekeeper/clock';
 import { toDefinitionInput, validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
 import { decideRevoke } from '../gatekeeper/gatekeeper.rules';
-import { fullMatch, patternError } from '../gatekeeper/pattern';
 import { livePermits } from '../gatekeeper/permit';
 import { seedRevision, type SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
@@ -13,6 +12,12 @@ import { Deadline } from '../engine/deadline';
 import type { SemaphoreStatus } from '../engine/semaphore-status';
 import type { PermitStore, VersionedEntry } from '../store/permit-store';
 import { decodeEntry } from '../store/semaphore-entry.codec';
+import {
+  carryMigrationMemory, migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
+  type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,
+} from './group-migration.rules';
+
+export type { GroupMigrationRequest, MigrationSelection, MigrationSkipCode, UndoMigrationRequest } from './group-migration.rules';
 
 /** A change to a definition: any field but the name. */
 export type SemaphoreDefinitionPatch = Partial<Omit<SemaphoreDefinitionInput, 'name'>>;
@@ -25,6 +30,54 @@ export interface MigrationChange {
   readonly from: string;
   /** Its group pattern after. */
   readonly to: string;
+}
+
+/** A selected semaphore a migration or undo left alone, and why. */
+export interface MigrationSkip {
+  /** The semaphore. */
+  readonly name: string;
+  /** Its group pattern, unchanged. */
+  readonly groupPattern: string;
+  /** Why, for scripts: see {@link MigrationSkipCode}; `REMOVED` when it was removed while the migration ran. */
+  readonly code: MigrationSkipCode | 'REMOVED';
+  /** Why, for people. */
+  readonly reason: string;
+}
+
+/** What {@link SemaphoreAdmin.migrateGroups} did (or, in a dry run, would do). */
+export interface GroupMigrationReport {
+  /** Whether nothing was written. */
+  readonly dryRun: boolean;
+  /** The source group. */
+  readonly fromGroup: string;
+  /** The target group. */
+  readonly toGroup: string;
+  /** Each moved semaphore with its group pattern before and after, by name. */
+  readonly changes: MigrationChange[];
+  /** Selected semaphores left alone, with the reason (regex patterns unless included; named ones not concerned). */
+  readonly skipped: MigrationSkip[];
+  /**
+   * The target group's known live nodes: the acquirers holding a live permit in it. Until cluster membership is
+   * known, an idle node of that group is not seen, so an empty list is a warning, not proof.
+   */
+  readonly target: { readonly group: string; readonly liveNodes: string[] };
+  /** Whether the request was forced (see {@link GroupMigrationRequest.force}). */
+  readonly forced: boolean;
+  /** What the operator should check, e.g. that no live node is known in the target group. */
+  readonly warnings: string[];
+}
+
+/** What {@link SemaphoreAdmin.undoMigration} did (or, in a dry run, would do). */
+export interface UndoMigrationReport {
+  /** Whether nothing was written. */
+  readonly dryRun: boolean;
+  /** Each restored semaphore: `from` is its pattern before the undo, `to` the one restored. */
+  readonly changes: MigrationChange[];
+  /**
+   * Selected semaphores left alone, with the reason: edited since their migration, migrated between other groups,
+   * or (when named) never migrated.
+   */
+  readonly skipped: MigrationSkip[];
 }
 
 /** Tuning of a {@link SemaphoreAdmin}. */
@@ -77,8 +130,9 @@ export class SemaphoreAdmin {
   /** Creates or replaces a definition. */
   async put(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
     const definition = validateDefinition(input);
-    await this.edit(definition.name, () => definition);
-    return definition;
+    let stored = definition;
+    await this.edit(definition.name, (current) => (stored = carryMigrationMemory(current, definition, this.clock.now())));
+    return stored;
   }
 
   /**
@@ -87,7 +141,11 @@ export class SemaphoreAdmin {
    * duration) plus twice the skew bound before its first grant.
    */
   async define(definition: SemaphoreDefinition, { overwrite = false, graceDurationMs }: { overwrite?: boolean; graceDurationMs?: number } = {}): Promise<boolean> {
-    return this.edit(definition.name, (current) => (current && !overwrite ? undefined : definition), graceDurationMs);
+    return this.edit(
+      definition.name,
+      (current) => (current && !overwrite ? undefined : carryMigrationMemory(current, definition, this.clock.now())),
+      graceDurationMs,
+    );
   }
 
   /** Changes some fields of an existing definition. */
@@ -103,7 +161,9 @@ export class SemaphoreAdmin {
       if (!current) throw new UnknownSemaphoreError(name);
       const next = validateDefinition({ ...toDefinitionInput(current), ...patch, name });
       // A paused semaphore edited while still paused (e.g. migrated) keeps what resume should restore.
-      updated = next.permits === 0 && current.pausedFrom ? { ...next, pausedFrom: current.pausedFrom } : next;
+      const paused = next.permits === 0 && current.pausedFrom ? { ...next, pausedFrom: current.pausedFrom } : next;
+      // The memory of a migration is kept while the group pattern stays the one it wrote, marked edited otherwise.
+      updated = carryMigrationMemory(current, paused, this.clock.now());
       return updated;
     });
     return updated;
@@ -130,39 +190,150 @@ export class SemaphoreAdmin {
     let resumed!: SemaphoreDefinition;
     await this.edit(validateSemaphoreName(name), (current) => {
       if (!current) throw new UnknownSemaphoreError(name);
-      resumed = validateDefinition({ ...toDefinitionInput(current), permits: permits ?? current.pausedFrom ?? (current.permits || 1) });
+      resumed = carryMigrationMemory(
+        current,
+        validateDefinition({ ...toDefinitionInput(current), permits: permits ?? current.pausedFrom ?? (current.permits || 1) }),
+        this.clock.now(),
+      );
       return resumed;
     });
     return resumed;
   }
 
   /**
-   * The mass migration: every definition whose group pattern admits `fromGroup` gets the group pattern `toGroup`
-   * (matched literally), so its job moves to that group at the holders' next refresh. With `dryRun`, only says what
-   * it would change. Reads the cluster, not this node's view; each change is its own compare-and-set.
+   * Moves jobs from one group to another (see {@link migrateGroups}) and returns what it changed. Kept for
+   * `GatekeeperService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
    */
-  async migrate(fromGroup: string, toGroup: string, { dryRun = false } = {}): Promise<MigrationChange[]> {
-    for (const [field, group] of [['fromGroup', fromGroup], ['toGroup', toGroup]] as const) {
-      if (typeof group !== 'string' || group.trim() === '') {
-        throw new InvalidDefinitionError('<migration>', field, 'must be a non-empty group name');
-      }
-    }
-    const toPattern = escapeRegex(toGroup);
-    const moves = (d: SemaphoreDefinition | undefined): d is SemaphoreDefinition =>
-      d !== undefined && !patternError(d.groupPattern) && fullMatch(d.groupPattern, fromGroup) && d.groupPattern !== toPattern;
-    const candidates = (await this.store.list({ timeoutMs: this.editTimeoutMs }))
-      .map(({ entry }) => entry.definition ?? undefined)
-      .filter(moves);
-    if (dryRun) return candidates.map((d) => ({ name: d.name, from: d.groupPattern, to: toPattern }));
+  async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<MigrationChange[]> {
+    return (await this.migrateGroups({ ...options, fromGroup, toGroup })).changes;
+  }
+
+  /**
+   * The group migration. Of the selected semaphores (`names` and/or `namePattern`; neither: all), moves those
+   * whose group pattern is a list of group names containing `fromGroup`: that name is replaced by `toGroup`
+   * (`production|staging` → `dr-site|staging`). A regex pattern that admits `fromGroup` (`.*`, `prod.*`) may admit
+   * other groups too: it is skipped, and reported, unless `includeWildcards` (then it becomes `toGroup`). Each
+   * moved definition remembers the pattern it had, for {@link undoMigration}. The holders of moved jobs let go at
+   * their next refresh. Also reports which nodes are known live in `toGroup` (today: those holding a live permit
+   * there) and warns when there is none. Validated before anything is read (a bad request throws
+   * {@link InvalidDefinitionError}, a named semaphore that does not exist {@link UnknownSemaphoreError}); reads the
+   * cluster, not this node's view; each change is its own compare-and-set, re-decided on conflict.
+   */
+  async migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
+    const r = validateMigrationRequest(request);
+    const listed = await this.store.list({ timeoutMs: this.editTimeoutMs });
+    const definitions = this.selected(listed, r);
     const changes: MigrationChange[] = [];
-    for (const candidate of candidates) {
-      await this.edit(candidate.name, (current) => {
-        if (!moves(current)) return undefined; // edited meanwhile: no longer ours to move
-        changes.push({ name: current.name, from: current.groupPattern, to: toPattern });
-        return { ...current, groupPattern: toPattern };
+    const skipped: MigrationSkip[] = [];
+    for (const { definition, named } of definitions) {
+      const options = { includeWildcards: r.includeWildcards, named };
+      const plan = planMove(definition, r.fromGroup, r.toGroup, options);
+      if (plan.kind === 'skip') skipped.push({ name: definition.name, groupPattern: definition.groupPattern, code: plan.code, reason: plan.reason });
+      if (plan.kind !== 'move') continue;
+      if (r.dryRun) {
+        changes.push({ name: definition.name, from: definition.groupPattern, to: plan.to });
+        continue;
+      }
+      const done = await this.editPattern(definition.name, (current) => {
+        const again = planMove(current, r.fromGroup, r.toGroup, options);
+        if (again.kind !== 'move') return again;
+        return { ...current, groupPattern: again.to, migratedFrom: migrationMemory(current, r.fromGroup, r.toGroup, this.clock.now()) };
       });
+      if ('code' in done) skipped.push({ name: definition.name, groupPattern: done.groupPattern, code: done.code, reason: done.reason });
+      else changes.push(done);
     }
-    return changes;
+    const target = liveNodes(listed, r.toGroup, this.clock.now());
+    const warnings: string[] = [];
+    if (target.liveNodes.length === 0 && changes.length > 0) {
+      const others = target.liveGroups.length ? `groups with live nodes: ${target.liveGroups.join(', ')}` : 'no node holds a live permit in any group';
+      warnings.push(
+        `no live node is known in group "${r.toGroup}" (${others}): the moved jobs stop until a node of that group asks for them; ` +
+          `check the group name` +
+          (r.force ? ' (forced)' : ' (once cluster membership is known, this will be refused without force)'),
+      );
+    }
+    return {
+      dryRun: r.dryRun,
+      fromGroup: r.fromGroup,
+      toGroup: r.toGroup,
+      changes,
+      skipped,
+      target: { group: r.toGroup, liveNodes: target.liveNodes },
+      forced: r.force,
+      warnings,
+    };
+  }
+
+  /**
+   * Puts back the group pattern each selected semaphore's last migration replaced (`names` and/or `namePattern`;
+   * neither: every semaphore that remembers one; `fromGroup`/`toGroup`: only migrations between those groups), and
+   * forgets the migration. A semaphore whose group pattern was edited after its migration is skipped and reported,
+   * never overwritten. Validated like {@link migrateGroups}; each change is its own compare-and-set.
+   */
+  async undoMigration(request: UndoMigrationRequest = {}): Promise<UndoMigrationReport> {
+    const r = validateUndoRequest(request);
+    const filter = { fromGroup: r.fromGroup, toGroup: r.toGroup };
+    const definitions = this.selected(await this.store.list({ timeoutMs: this.editTimeoutMs }), r);
+    const changes: MigrationChange[] = [];
+    const skipped: MigrationSkip[] = [];
+    for (const { definition, named } of definitions) {
+      const plan = planUndo(definition, filter);
+      if (plan.kind === 'skip' && (named || plan.code !== 'NOT_MIGRATED')) {
+        skipped.push({ name: definition.name, groupPattern: definition.groupPattern, code: plan.code, reason: plan.reason });
+      }
+      if (plan.kind !== 'move') continue;
+      if (r.dryRun) {
+        changes.push({ name: definition.name, from: definition.groupPattern, to: plan.to });
+        continue;
+      }
+      const done = await this.editPattern(definition.name, (current) => {
+        const again = planUndo(current, filter);
+        if (again.kind !== 'move') return again;
+        const { migratedFrom: _undone, ...rest } = current;
+        return { ...rest, groupPattern: again.to };
+      });
+      if ('code' in done) skipped.push({ name: definition.name, groupPattern: done.groupPattern, code: done.code, reason: done.reason });
+      else changes.push(done);
+    }
+    return { dryRun: r.dryRun, changes, skipped };
+  }
+
+  /** The selected definitions, sorted by name; a named semaphore that does not exist is rejected before any write. */
+  private selected(
+    listed: Array<{ name: string; entry: SemaphoreEntry }>,
+    selection: { names: string[]; namePattern?: string },
+  ): Array<{ definition: SemaphoreDefinition; named: boolean }> {
+    const defined = new Map(listed.flatMap(({ name, entry }) => (entry.definition ? [[name, entry.definition] as const] : [])));
+    const missing = selection.names.find((name) => !defined.has(name));
+    if (missing !== undefined) throw new UnknownSemaphoreError(missing);
+    return [...defined.values()].flatMap((definition) => {
+      const { selected, named } = selects(selection, definition.name);
+      return selected ? [{ definition, named }] : [];
+    });
+  }
+
+  /**
+   * Changes one definition's group pattern by compare-and-set, re-deciding on the definition read at each
+   * attempt: `decide` returns the new definition, or the plan that says why it is left alone.
+   */
+  private async editPattern(name: string, decide: (current: SemaphoreDefinition) => SemaphoreDefinition | MovePlan): Promise<MigrationChange | MigrationSkip> {
+    let outcome!: MigrationChange | MigrationSkip;
+    await this.edit(name, (current) => {
+      if (!current) {
+        outcome = { name, groupPattern: '', code: 'REMOVED', reason: 'removed meanwhile' };
+        return undefined;
+      }
+      const next = decide(current);
+      if ('kind' in next) {
+        outcome = next.kind === 'skip'
+          ? { name, groupPattern: current.groupPattern, code: next.code, reason: next.reason }
+          : { name, groupPattern: current.groupPattern, code: 'NOT_ADMITTED', reason: 'edited meanwhile: no longer concerned' };
+        return undefined;
+      }
+      outcome = { name, from: current.groupPattern, to: next.groupPattern };
+      return next;
+    });
+    return outcome;
   }
 
   /** Every semaphore in the cluster with its definition, live permits and last fencing token. */
@@ -291,6 +462,14 @@ export class SemaphoreAdmin {
   }
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * The acquirers holding an unexpired permit in `group` (each was alive within its permit's duration), and every
+ * group that has such a holder. Until cluster membership is known, this is all the store can tell of live nodes.
+ */
+function liveNodes(listed: Array<{ entry: SemaphoreEntry }>, group: string, now: number): { liveNodes: string[]; liveGroups: string[] } {
+  const holders = listed.flatMap(({ entry }) => livePermits(entry.permits, now));
+  return {
+    liveNodes: [...new Set(holders.filter((p) => p.group === group).map((p) => p.acquirer))].sort(),
+    liveGroups: [...new Set(holders.map((p) => p.group))].sort(),
+  };
 }

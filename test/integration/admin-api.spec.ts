@@ -83,6 +83,9 @@ describe('admin HTTP API', () => {
     ['a non-object body', 'PATCH', '/definitions/billing', [1, 2], 'body'],
     ['a bad resume count', 'POST', '/definitions/billing/resume', { permits: 0 }, 'permits'],
     ['an empty migration target', 'POST', '/migrate', { fromGroup: 'production', toGroup: '' }, 'toGroup'],
+    ['a mistyped dry-run flag', 'POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', dryrun: true }, 'dryrun'],
+    ['an invalid migration name pattern', 'POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', namePattern: '(' }, 'namePattern'],
+    ['an unknown undo field', 'POST', '/migrate/undo', { all: true }, 'all'],
     ['a non-numeric token', 'DELETE', '/permits/billing/abc', undefined, 'fencingToken'],
   ])('answers 400 naming the field for %s, and changes nothing', async (_, method, path, body, field) => {
     const before = await gatekeeper.readDefinition('billing');
@@ -102,16 +105,23 @@ describe('admin HTTP API', () => {
     expect(await call('POST', '/definitions/ghost/pause')).toMatchObject({ status: 404 });
   });
 
-  it('migrates every semaphore admitting a group, with a dry run first', async () => {
+  it('migrates the semaphores restricted to a group (a wildcard only when asked), with a dry run first, and undoes it', async () => {
     const dry = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', dryRun: true });
-    expect(dry).toMatchObject({ status: 200 });
-    expect(dry.body.map((c: { name: string }) => c.name).sort()).toEqual(['billing', 'reports']);
+    expect(dry).toMatchObject({ status: 200, body: { dryRun: true, changes: [{ name: 'billing', from: 'production', to: 'dr-site' }] } });
+    // reports admits every group ('.*'): not moved unless asked.
+    expect(dry.body.skipped).toEqual([expect.objectContaining({ name: 'reports', groupPattern: '.*', code: 'WILDCARD' })]);
+    // This node (production) holds no permit in dr-site: a warning, not a refusal, until membership is known.
+    expect(dry.body.warnings).toEqual([expect.stringContaining('no live node is known in group "dr-site"')]);
     expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
     const done = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site' });
-    expect(done.body).toEqual(dry.body);
+    expect(done.body).toMatchObject({ dryRun: false, changes: dry.body.changes, skipped: dry.body.skipped });
     expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('dr-site');
-    await call('POST', '/migrate', { fromGroup: 'dr-site', toGroup: 'production' });
-    expect((await gatekeeper.readDefinition('reports')).groupPattern).toBe('production');
+    const wild = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', names: ['reports'], includeWildcards: true });
+    expect(wild.body.changes).toEqual([{ name: 'reports', from: '.*', to: 'dr-site' }]);
+    const undone = await call('POST', '/migrate/undo', { dryRun: false });
+    expect(undone).toMatchObject({ status: 200, body: { changes: [{ name: 'billing', to: 'production' }, { name: 'reports', to: '.*' }], skipped: [] } });
+    expect((await gatekeeper.readDefinition('reports')).groupPattern).toBe('.*');
+    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
   });
 
   it('lists permits with holder, group, expiry and token, and force-releases one', async () => {

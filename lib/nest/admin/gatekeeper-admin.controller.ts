@@ -1,12 +1,16 @@
 import {
-  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
+  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, Patch, Post, Put,
   ServiceUnavailableException, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
+import { SemaphoreAdmin, type GroupMigrationRequest, type UndoMigrationRequest } from '../../admin/semaphore-admin';
 import { EditConflictError } from '../../errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
 import { StoreUnavailableError } from '../../errors/store-unavailable.error';
 import { UnknownSemaphoreError } from '../../errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../gatekeeper/semaphore-definition';
+import type { PermitStore } from '../../store/permit-store';
+import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { GatekeeperService } from '../gatekeeper.service';
 
 /** Turns the library's errors into HTTP answers: 400 naming the field, 404, 409, 503. Nothing is stored on error. */
@@ -31,12 +35,32 @@ function body(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** A body with only these fields: a mistyped `dryrun` must not turn a dry run into a real one. */
+function fieldsOf(value: unknown, allowed: readonly string[], owner: string): Record<string, unknown> {
+  const fields = value === undefined || value === null ? {} : body(value);
+  const unknown = Object.keys(fields).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) throw new InvalidDefinitionError(owner, unknown, `is not a field of this request (expected ${allowed.join(', ')})`);
+  return fields;
+}
+
+const MIGRATE_FIELDS = ['fromGroup', 'toGroup', 'names', 'namePattern', 'includeWildcards', 'force', 'dryRun'] as const;
+const UNDO_FIELDS = ['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun'] as const;
+
 /** Builds the admin controller for a route prefix and guard (Nest takes both from decorators, so per module). */
 export function createGatekeeperAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
   class GatekeeperAdminController {
-    constructor(private readonly gatekeeper: GatekeeperService) {}
+    /** Group migrations need more than the service's `migrate` offers: the whole report, and undo. */
+    private readonly admin: SemaphoreAdmin;
+
+    constructor(
+      private readonly gatekeeper: GatekeeperService,
+      @Inject(GATEKEEPER_STORE) store: PermitStore,
+      @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
+    ) {
+      this.admin = new SemaphoreAdmin(store, options.clock, { clockSkewMs: options.clockSkewMs });
+    }
 
     @Get('definitions')
     list() {
@@ -90,16 +114,18 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
       });
     }
 
+    /** Body: `GroupMigrationRequest`. Answers the whole report: changes (before/after), skipped, target, warnings. */
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return answer(() => {
-        const { fromGroup, toGroup, dryRun } = body(input);
-        if (dryRun !== undefined && typeof dryRun !== 'boolean') {
-          throw new InvalidDefinitionError('<migration>', 'dryRun', `must be true or false, got ${JSON.stringify(dryRun)}`);
-        }
-        return this.gatekeeper.migrate(fromGroup as string, toGroup as string, { dryRun: dryRun === true });
-      });
+      return answer(async () => this.admin.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, '<migration>') as unknown as GroupMigrationRequest));
+    }
+
+    /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
+    @Post('migrate/undo')
+    @HttpCode(200)
+    undoMigration(@Body() input: unknown) {
+      return answer(async () => this.admin.undoMigration(fieldsOf(input, UNDO_FIELDS, '<migration>') as UndoMigrationRequest));
     }
 
     @Get('permits')
