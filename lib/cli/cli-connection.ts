@@ -1,18 +1,25 @@
 import { HazelcastPermitStore } from '../store/hazelcast-permit.store';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import { systemClock } from '../gatekeeper/clock';
+import { formatDuration, parseDuration } from '../gatekeeper/duration';
+import type { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { CliUsageError } from './cli-errors';
 
-/** How the CLI reaches the cluster (flags, else environment, else a local default). */
+/** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
-  members: string;
+  /** Member addresses, `host` or `host:port`. */
+  members: string[];
+  /** The Hazelcast cluster name. */
   clusterName: string;
+  /** The module's `hazelcast.mapPrefix`. */
   mapPrefix: string;
+  /** Give up connecting after this many ms. */
   connectTimeout: number;
 }
 
 /** Connects a store the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
 export async function connectCliStore(options: CliConnectionOptions): Promise<HazelcastPermitStore> {
-  const members = options.members.split(',').map((m) => m.trim()).filter(Boolean);
+  const members = options.members;
   const store = new HazelcastPermitStore({
     mapPrefix: options.mapPrefix,
     clientConfig: {
@@ -26,10 +33,51 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Ha
     await store.connect({ clock: systemClock });
   } catch (error) {
     throw new StoreUnavailableError(
-      `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${options.connectTimeout} ms ` +
+      `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${formatDuration(options.connectTimeout)} ` +
         `(${(error as Error).message}); set --members/--cluster-name or GATEKEEPER_HZ_MEMBERS/GATEKEEPER_HZ_CLUSTER_NAME`,
       { cause: error },
     );
   }
   return store;
+}
+
+/** The connection options as given on the command line or in the environment, before validation. */
+export interface RawCliConnectionOptions {
+  /** Comma-separated member addresses. */
+  members?: string;
+  /** The Hazelcast cluster name. */
+  clusterName?: string;
+  /** The module's `hazelcast.mapPrefix`. */
+  mapPrefix?: string;
+  /** A duration as the user wrote it (`5000`, `1s`). */
+  connectTimeout?: string;
+}
+
+const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
+
+/**
+ * Validates the connection options without contacting anything, throwing {@link CliUsageError} naming the
+ * option: members as `host` or `host:port` (comma-separated), non-empty names, a duration for the timeout
+ * (`5000`, `500ms`, `1s`, `1m`, as in the library).
+ */
+export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionOptions {
+  const members = (raw.members ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+  if (members.length === 0) throw new CliUsageError(`invalid --members: no member address given (host:port,...)`, 'members');
+  for (const member of members) {
+    const match = MEMBER.exec(member);
+    const port = match?.[1] === undefined ? undefined : Number(match[1]);
+    if (!match || (port !== undefined && (port < 1 || port > 65_535))) {
+      throw new CliUsageError(`invalid --members: '${member}' is not host or host:port (port 1 to 65535)`, 'members');
+    }
+  }
+  for (const [field, option, value] of [['clusterName', '--cluster-name', raw.clusterName], ['mapPrefix', '--map-prefix', raw.mapPrefix]] as const) {
+    if (typeof value !== 'string' || value.trim() === '') throw new CliUsageError(`invalid ${option}: must not be empty`, field);
+  }
+  let connectTimeout: number;
+  try {
+    connectTimeout = parseDuration(raw.connectTimeout, '<cli>', 'connectTimeout');
+  } catch (error) {
+    throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidDefinitionError).reason}`, 'connectTimeout');
+  }
+  return { members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

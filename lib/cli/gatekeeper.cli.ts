@@ -1,169 +1,320 @@
 #!/usr/bin/env node
 /*
  * nestjs-gatekeeper: the operator's command line. Talks to the cluster directly (no app needed) to list, edit,
- * pause, resume and migrate semaphore definitions and to show or force-release permits.
+ * pause, resume and migrate semaphore definitions and to show or force-release permits. Every argument is
+ * checked before connecting: a wrong command line exits 2 at once, having contacted nothing.
  */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { validateMigrationRequest, validateUndoRequest } from '../admin/group-migration.rules';
 import { SemaphoreAdmin } from '../admin/semaphore-admin';
 import { GatekeeperError } from '../errors/gatekeeper.error';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
 import { systemClock } from '../gatekeeper/clock';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
-import type { SemaphoreStatus } from '../engine/semaphore-status';
-import { connectCliStore, type CliConnectionOptions } from './cli-connection';
-import { renderTable } from './cli-table';
+import { validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
+import type { SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
+import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
+import { asUsageError, CliUsageError, describeError, EXIT } from './cli-errors';
+import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
 
-/** Exit codes: 0 done, 1 rejected (bad input, unknown semaphore), 2 usage, 3 cluster unreachable. */
-const EXIT = { ok: 0, rejected: 1, usage: 2, unreachable: 3 } as const;
+export { EXIT } from './cli-errors';
 
-type Global = CliConnectionOptions & { json: boolean };
-type Action = (admin: SemaphoreAdmin) => Promise<{ json: unknown; text: string }>;
+/** Where the CLI writes: `out` for results (stdout), `err` for errors and warnings (stderr). */
+export interface CliOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
 
-const wholeNumber = (value: string): number => {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number, 0 or more');
+/** What a command prints: `json` under `--json`, else `text`; `warnings` go to stderr in text mode. */
+interface Outcome {
+  json: unknown;
+  text: string;
+  warnings?: readonly string[];
+}
+
+/** A checked command, ready to run once connected. */
+type Action = (admin: SemaphoreAdmin) => Promise<Outcome>;
+
+const ENVIRONMENT = [
+  ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
+  ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
+  ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix)"],
+] as const;
+
+const EXIT_HELP = [
+  [EXIT.ok, 'done'],
+  [EXIT.rejected, 'rejected by the cluster: unknown semaphore, invalid definition, conflicting edits, no such permit'],
+  [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
+  [EXIT.unreachable, 'the cluster could not be reached, or a call to it timed out'],
+] as const;
+
+function helpFooter(): string {
+  const pad = Math.max(...ENVIRONMENT.map(([name]) => name.length));
+  return [
+    '',
+    'Durations (--duration, --connect-timeout) are milliseconds or 500ms, 30s, 5m, 1h, as in the library.',
+    'Group and name patterns are regexes that must match the whole name.',
+    '',
+    'Environment variables:',
+    ...ENVIRONMENT.map(([name, what]) => `  ${name.padEnd(pad)}  ${what}`),
+    '',
+    'Exit codes:',
+    ...EXIT_HELP.map(([code, what]) => `  ${code}  ${what}`),
+    '',
+    'With --json, results are printed as JSON on stdout, and errors as {"error": {"code", "exitCode", "type", "message", "field"?, "option"?, "semaphore"?}} on stderr.',
+  ].join('\n');
+}
+
+/** The package's version, read from its package.json (two levels above this file in `lib/` and in `dist/`). */
+export function cliVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { name?: string; version?: string };
+    if (pkg.name === 'nestjs-gatekeeper' && typeof pkg.version === 'string') return pkg.version;
+  } catch {
+    // fall through
+  }
+  return 'unknown';
+}
+
+/** A whole number from the command line, at least `min`, or a usage error naming where it was given (`what`). */
+function wholeNumber(value: string, what: string, field: string, min: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new CliUsageError(`${what} '${value}' is invalid: expected a whole number, ${min} or more`, field);
+  }
   return Number(value);
-};
+}
 
-const definitionRow = (d: SemaphoreDefinition) => [
-  d.name,
-  d.permits === 0 ? `0 (paused${d.pausedFrom ? ` from ${d.pausedFrom}` : ''})` : d.permits,
-  `${d.durationMs} ms`,
-  d.groupPattern,
-  d.acquirerPattern,
-];
-const definitionTable = (ds: SemaphoreDefinition[]) =>
-  ds.length ? renderTable(['NAME', 'PERMITS', 'DURATION', 'GROUP', 'ACQUIRER'], ds.map(definitionRow)) : 'no definitions';
-const permitTable = (statuses: SemaphoreStatus[]) => {
-  const now = Date.now();
-  const rows = statuses.flatMap((s) =>
-    s.permits.map((p) => [s.name, p.acquirer, p.group, p.fencingToken, new Date(p.expiresAt).toISOString(), `${((p.expiresAt - now) / 1000).toFixed(1)} s`]),
-  );
-  return rows.length ? renderTable(['SEMAPHORE', 'HOLDER', 'GROUP', 'TOKEN', 'EXPIRES', 'LEFT'], rows) : 'no live permits';
-};
+/** The fields `set` was given, checked as the library checks them (a placeholder duration stands in if absent). */
+function setFields(name: string, o: { permits?: string; duration?: string; groupPattern?: string; acquirerPattern?: string }): Partial<SemaphoreDefinitionInput> {
+  const fields: Partial<SemaphoreDefinitionInput> = {};
+  if (o.permits !== undefined) fields.permits = wholeNumber(o.permits, "option '--permits <n>' argument", 'permits', 0);
+  if (o.duration !== undefined) fields.duration = o.duration;
+  if (o.groupPattern !== undefined) fields.groupPattern = o.groupPattern;
+  if (o.acquirerPattern !== undefined) fields.acquirerPattern = o.acquirerPattern;
+  if (Object.keys(fields).length === 0) {
+    throw new CliUsageError(`nothing to set for "${name}": give --permits, --duration, --group-pattern or --acquirer-pattern`);
+  }
+  validateDefinition({ duration: 1, ...fields, name });
+  return fields;
+}
 
-/** Builds the program; `run` connects, performs one action, prints, and returns the exit code. */
-export function buildProgram(out: (text: string) => void, err: (text: string) => void): { program: Command; exitCode: () => number } {
-  let code: number = EXIT.ok;
-  const program = new Command('nestjs-gatekeeper')
+/** Builds the program. Its actions check their arguments, then connect, run, and print; errors propagate to {@link main}. */
+export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
+  const program = new Command(CLI_NAME)
     .description('Edit and inspect nestjs-gatekeeper semaphores in a Hazelcast cluster')
-    .option('--members <addresses>', 'comma-separated member addresses', process.env.GATEKEEPER_HZ_MEMBERS ?? '127.0.0.1:5701')
-    .option('--cluster-name <name>', 'Hazelcast cluster name', process.env.GATEKEEPER_HZ_CLUSTER_NAME ?? 'dev')
-    .option('--map-prefix <prefix>', 'the module\'s hazelcast.mapPrefix', 'gatekeeper')
-    .option('--connect-timeout <ms>', 'give up connecting after this many ms', wholeNumber, 5000)
-    .option('--json', 'print JSON for scripts instead of tables', false)
-    .configureOutput({ writeOut: out, writeErr: err })
+    .version(cliVersion(), '-V, --version', 'print the version')
+    .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
+    .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
+    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))
+    .option('--connect-timeout <duration>', "give up connecting after this long: '5s', '500ms', or ms", '5s')
+    .option('--json', 'print JSON for scripts instead of tables (errors too, on stderr)', false)
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      // Under --json, main() prints commander's errors as JSON instead.
+      outputError: (text, write) => (json ? undefined : write(text)),
+    })
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError(json ? false : '(add --help for usage)')
+    .addHelpText('after', helpFooter());
 
-  const run = (action: Action) => async () => {
-    const global = program.opts<Global>();
-    let store: Awaited<ReturnType<typeof connectCliStore>> | undefined;
+  /** Checks everything (connection options included) before connecting, then runs and prints. */
+  const execute = async (check: () => Action): Promise<void> => {
+    let action: Action;
+    let connection: ReturnType<typeof parseCliConnection>;
     try {
-      store = await connectCliStore(global);
-      const result = await action(new SemaphoreAdmin(store, systemClock));
-      out(`${global.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
+      connection = parseCliConnection(program.opts<RawCliConnectionOptions>());
+      action = check();
     } catch (error) {
-      code = error instanceof StoreUnavailableError ? EXIT.unreachable : EXIT.rejected;
-      err(`error: ${(error as Error).message}\n`);
+      throw asUsageError(error);
+    }
+    const store = await connectCliStore(connection);
+    try {
+      const outcome = await action(new SemaphoreAdmin(store, systemClock));
+      io.out(`${json ? JSON.stringify(outcome.json, null, 2) : outcome.text}\n`);
+      if (!json) for (const warning of outcome.warnings ?? []) io.err(`warning: ${warning}\n`);
     } finally {
-      await store?.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
     }
   };
+  const checkName = (name: string) => validateSemaphoreName(name);
 
-  program.command('list').description('list every definition').action(
-    run(async (admin) => ({ json: admin.list(), text: definitionTable(admin.list()) })),
+  program.command('list').description('list every definition').action(() =>
+    execute(() => async (admin) => ({ json: admin.list(), text: definitionTable(admin.list()) })),
   );
-  program.command('show <name>').description('show one definition and its live permits').action((name: string) =>
-    run(async (admin) => {
-      const definition = await admin.get(name);
-      const status = (await admin.permits()).filter((s) => s.name === name);
-      return { json: { definition, permits: status[0]?.permits ?? [] }, text: `${definitionTable([definition])}\n\n${permitTable(status)}` };
-    })(),
+
+  program.command('show <name>').description('show one definition, what its last migration replaced, and its live permits').action((name: string) =>
+    execute(() => {
+      checkName(name);
+      return async (admin) => {
+        const definition = await admin.get(name);
+        const status = (await admin.permits()).filter((s) => s.name === name);
+        const note = migrationNote(definition);
+        return {
+          json: { definition, permits: status[0]?.permits ?? [] },
+          text: [definitionTable([definition]), ...(note ? [note] : []), '', permitTable(status, Date.now())].join('\n'),
+        };
+      };
+    }),
   );
+
   program
     .command('set <name>')
     .description('create a definition (needs --duration) or change the given fields of an existing one')
-    .option('--permits <n>', 'permits (0 pauses)', wholeNumber)
+    .option('--permits <n>', 'permits (0 pauses)')
     .option('--duration <duration>', "permit duration: ms or '30s', '5m'")
     .option('--group-pattern <regex>', 'regex the group must match (whole)')
     .option('--acquirer-pattern <regex>', 'regex the acquirer must match (whole)')
-    .action((name: string, o: { permits?: number; duration?: string; groupPattern?: string; acquirerPattern?: string }) =>
-      run(async (admin) => {
-        const fields = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-        const exists = admin.list().some((d) => d.name === name) || (await admin.get(name).then(() => true, () => false));
-        const saved = exists ? await admin.update(name, fields) : await admin.put({ ...fields, name, duration: o.duration as string });
-        return { json: saved, text: definitionTable([saved]) };
-      })(),
+    .action((name: string, o: { permits?: string; duration?: string; groupPattern?: string; acquirerPattern?: string }) =>
+      execute(() => {
+        checkName(name);
+        const fields = setFields(name, o);
+        return async (admin) => {
+          const exists = admin.list().some((d) => d.name === name) || (await admin.get(name).then(() => true, () => false));
+          const saved = exists ? await admin.update(name, fields) : await admin.put({ ...fields, name, duration: o.duration as string });
+          return { json: saved, text: definitionTable([saved]) };
+        };
+      }),
     );
+
   program.command('pause <name>').description('set permits to 0 everywhere (remembered for resume)').action((name: string) =>
-    run(async (admin) => {
-      const d = await admin.pause(name);
-      return { json: d, text: `paused ${name}\n${definitionTable([d])}` };
-    })(),
+    execute(() => {
+      checkName(name);
+      return async (admin) => {
+        const d = await admin.pause(name);
+        return { json: d, text: `paused ${name}\n${definitionTable([d])}` };
+      };
+    }),
   );
+
   program
     .command('resume <name>')
     .description('restore the permits a pause took away')
-    .option('--permits <n>', 'resume with this many permits instead', wholeNumber)
-    .action((name: string, o: { permits?: number }) =>
-      run(async (admin) => {
-        const d = await admin.resume(name, o.permits);
-        return { json: d, text: `resumed ${name}\n${definitionTable([d])}` };
-      })(),
+    .option('--permits <n>', 'resume with this many permits instead')
+    .action((name: string, o: { permits?: string }) =>
+      execute(() => {
+        checkName(name);
+        const permits = o.permits === undefined ? undefined : wholeNumber(o.permits, "option '--permits <n>' argument", 'permits', 1);
+        return async (admin) => {
+          const d = await admin.resume(name, permits);
+          return { json: d, text: `resumed ${name}\n${definitionTable([d])}` };
+        };
+      }),
     );
+
   program.command('remove <name>').description('remove a definition').action((name: string) =>
-    run(async (admin) => {
-      if (!(await admin.remove(name))) throw new UnknownSemaphoreError(name);
-      return { json: { removed: name }, text: `removed ${name}` };
-    })(),
+    execute(() => {
+      checkName(name);
+      return async (admin) => {
+        if (!(await admin.remove(name))) throw new UnknownSemaphoreError(name);
+        return { json: { removed: name }, text: `removed ${name}` };
+      };
+    }),
   );
+
   program
-    .command('migrate')
-    .description('move every semaphore whose group pattern admits --from-group to --to-group')
-    .requiredOption('--from-group <group>', 'the group jobs run in now')
-    .requiredOption('--to-group <group>', 'the group to move them to')
-    .option('--dry-run', 'only show what would change', false)
-    .action((o: { fromGroup: string; toGroup: string; dryRun: boolean }) =>
-      run(async (admin) => {
-        const changes = await admin.migrate(o.fromGroup, o.toGroup, { dryRun: o.dryRun });
-        const verb = o.dryRun ? 'would move' : 'moved';
-        const text = changes.length
-          ? `${verb} ${changes.length} semaphore(s)\n${renderTable(['NAME', 'FROM', 'TO'], changes.map((c) => [c.name, c.from, c.to]))}`
-          : `no semaphore admits group "${o.fromGroup}"`;
-        return { json: { dryRun: o.dryRun, changes }, text };
-      })(),
+    .command('migrate [names...]')
+    .summary('move jobs from one group to another (dry run, undo)')
+    .description(
+      'move jobs from one group to another: the named semaphores and/or those matching --name-pattern (neither: all) whose ' +
+        'group pattern lists --from-group get it replaced by --to-group; a regex pattern (.*, prod.*) only with --include-wildcards. ' +
+        'Each moved semaphore remembers its pattern: --undo puts it back',
+    )
+    .option('--from-group <group>', 'the group the jobs run in now')
+    .option('--to-group <group>', 'the group to move them to')
+    .option('--name-pattern <regex>', 'also select semaphores whose name matches this regex (whole)')
+    .option('--include-wildcards', 'also move semaphores whose group pattern is a regex admitting --from-group (it becomes --to-group)', false)
+    .option('--force', 'go ahead even if no live node is known in --to-group (a warning today; required once membership is known)', false)
+    .option('--undo', 'put back the group patterns the last migration of each selected semaphore replaced (--from-group/--to-group then filter)', false)
+    .option('--dry-run', 'only show what would change: each pattern before and after, and what is skipped', false)
+    .addHelpText(
+      'after',
+      `\nExamples:\n  ${CLI_NAME} migrate --from-group production --to-group dr-site --dry-run\n` +
+        `  ${CLI_NAME} migrate billing reports --from-group production --to-group dr-site\n` +
+        `  ${CLI_NAME} migrate --undo --from-group production --to-group dr-site`,
+    )
+    .action(
+      (
+        names: string[],
+        o: { fromGroup?: string; toGroup?: string; namePattern?: string; includeWildcards: boolean; force: boolean; undo: boolean; dryRun: boolean },
+      ) =>
+        execute(() => {
+          const selection = { names, ...(o.namePattern !== undefined && { namePattern: o.namePattern }) };
+          if (o.undo) {
+            for (const [flag, on] of [['--include-wildcards', o.includeWildcards], ['--force', o.force]] as const) {
+              if (on) throw new CliUsageError(`${flag} does not apply to --undo`);
+            }
+            const request = validateUndoRequest({ ...selection, fromGroup: o.fromGroup, toGroup: o.toGroup, dryRun: o.dryRun });
+            return async (admin) => {
+              const report = await admin.undoMigration(request);
+              return { json: report, text: undoText(report) };
+            };
+          }
+          for (const [option, field, value] of [['--from-group <group>', 'fromGroup', o.fromGroup], ['--to-group <group>', 'toGroup', o.toGroup]] as const) {
+            if (value === undefined) throw new CliUsageError(`required option '${option}' not specified (or give --undo)`, field);
+          }
+          const request = validateMigrationRequest({
+            ...selection, fromGroup: o.fromGroup as string, toGroup: o.toGroup as string,
+            includeWildcards: o.includeWildcards, force: o.force, dryRun: o.dryRun,
+          });
+          return async (admin) => {
+            const report = await admin.migrateGroups(request);
+            return { json: report, text: migrationText(report), warnings: report.warnings };
+          };
+        }),
     );
+
   program.command('permits [name]').description('show live permits (holder, group, token, expiry)').action((name?: string) =>
-    run(async (admin) => {
-      const statuses = (await admin.permits()).filter((s) => !name || s.name === name);
-      return { json: statuses, text: permitTable(statuses) };
-    })(),
+    execute(() => {
+      if (name !== undefined) checkName(name);
+      return async (admin) => {
+        const statuses = (await admin.permits()).filter((s) => !name || s.name === name);
+        return { json: statuses, text: permitTable(statuses, Date.now()) };
+      };
+    }),
   );
-  program.command('release <name> <token>').description('force-release (revoke) the permit with this fencing token: its holder is told and lets go').action((name: string, token: string) =>
-    run(async (admin) => {
-      if (!(await admin.forceRelease(name, wholeNumber(token)))) {
-        throw new GatekeeperError(`Semaphore "${name}" has no live permit with fencing token ${token}`);
-      }
-      return { json: { released: name, token: Number(token) }, text: `revoked ${name} permit ${token}: its holder is told and lets go (or it expires)` };
-    })(),
-  );
-  return { program, exitCode: () => code };
+
+  program
+    .command('release <name> <token>')
+    .description('force-release (revoke) the permit with this fencing token: its holder is told and lets go')
+    .action((name: string, token: string) =>
+      execute(() => {
+        checkName(name);
+        const fencingToken = wholeNumber(token, 'fencing token <token>', 'token', 0);
+        return async (admin) => {
+          if (!(await admin.forceRelease(name, fencingToken))) {
+            throw new GatekeeperError(`Semaphore "${name}" has no live permit with fencing token ${token}`);
+          }
+          return {
+            json: { released: name, token: fencingToken },
+            text: `revoked ${name} permit ${token}: its holder is told and lets go (or it expires)`,
+          };
+        };
+      }),
+    );
+  return program;
 }
 
-/** Runs the CLI with `argv` and returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const { program, exitCode } = buildProgram((t) => process.stdout.write(t), (t) => process.stderr.write(t));
+/** Whether `--json` is among the options (before a `--`), known before commander parses, so its errors are JSON too. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).slice(2).includes('--json');
+}
+
+/** Runs the CLI with `argv` (as `process.argv`: node, script, args...) and returns the exit code. */
+export async function main(argv: string[], io: CliOutput = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }): Promise<number> {
+  const json = wantsJson(argv);
   try {
-    await program.parseAsync(argv);
+    await buildProgram(io, { json }).parseAsync(argv);
+    return EXIT.ok;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    }
-    if (error instanceof InvalidArgumentError) return EXIT.usage;
-    throw error;
+    if (error instanceof CommanderError && error.exitCode === 0) return EXIT.ok; // --help, --version
+    const described = describeError(error);
+    if (json) io.err(`${JSON.stringify(described.json)}\n`);
+    else if (!(error instanceof CommanderError)) io.err(`${described.text}\n`); // commander printed its own
+    return described.exitCode;
   }
-  return exitCode();
 }
 
 if (require.main === module) {

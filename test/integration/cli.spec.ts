@@ -1,22 +1,36 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { HazelcastPermitStore, PermitEngine, systemClock } from '../../lib';
+import { HazelcastPermitStore, PermitEngine, SemaphoreAdmin, systemClock } from '../../lib';
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 const BIN = join(__dirname, '../../dist/cli/gatekeeper.cli.js');
 
-/** Runs the built binary as a user would, against the test member. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the built binary as a user would, against the test member; `ms` is how long it ran. */
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve) => {
+    const started = Date.now();
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += String(c)));
     child.stderr.on('data', (c) => (stderr += String(c)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
   });
+}
+
+/** A TCP listener standing in for a member, counting the connections anyone opens to it. */
+async function countingListener(): Promise<{ server: Server; address: string; connections: () => number }> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { server, address: `127.0.0.1:${port}`, connections: () => count };
 }
 
 describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
@@ -37,7 +51,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
   it('creates, shows, lists, edits and removes definitions', async () => {
     const created = await run('set', 'billing', '--duration', '30s', '--group-pattern', 'production');
     expect(created.code).toBe(0);
-    expect(created.stdout).toMatch(/NAME\s+PERMITS\s+DURATION\s+GROUP\s+ACQUIRER\nbilling\s+1\s+30000 ms\s+production\s+\.\*/);
+    expect(created.stdout).toMatch(/NAME\s+PERMITS\s+DURATION\s+GROUP\s+ACQUIRER\nbilling\s+1\s+30s\s+production\s+\.\*/);
     expect(await json('set', 'billing', '--permits', '2')).toMatchObject({ name: 'billing', permits: 2, groupPattern: 'production' });
     expect(await json('show', 'billing')).toMatchObject({ definition: { permits: 2 }, permits: [] });
     expect((await json('list')).map((d: { name: string }) => d.name)).toEqual(['billing']);
@@ -52,16 +66,102 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     expect(await json('resume', 'reports')).toMatchObject({ permits: 3 });
   });
 
-  it('migrates every semaphore admitting a group, with a dry run that changes nothing', async () => {
-    await json('set', 'export', '--duration', '1m', '--group-pattern', 'prod.*');
-    await json('set', 'dr-only', '--duration', '1m', '--group-pattern', 'dr-site');
-    const dry = await json('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--dry-run');
-    expect(dry.changes).toContainEqual({ name: 'export', from: 'prod.*', to: 'dr-site' });
-    expect(dry.changes.map((c: { name: string }) => c.name)).not.toContain('dr-only');
-    expect((await json('show', 'export')).definition.groupPattern).toBe('prod.*');
-    const done = await json('migrate', '--from-group', 'production', '--to-group', 'dr-site');
-    expect(done.changes).toEqual(dry.changes);
-    expect((await json('show', 'export')).definition.groupPattern).toBe('dr-site');
+  it('prints durations as they are written, not in ms', async () => {
+    await json('set', 'dur-a', '--duration', '6s');
+    await json('set', 'dur-b', '--duration', '90000');
+    await json('set', 'dur-c', '--duration', '1500ms');
+    const table = (await run('list')).stdout;
+    expect(table).toMatch(/dur-a\s+1\s+6s\s/);
+    expect(table).toMatch(/dur-b\s+1\s+90s\s/);
+    expect(table).toMatch(/dur-c\s+1\s+1500ms\s/);
+    expect(table).not.toMatch(/\d ms/);
+    for (const name of ['dur-a', 'dur-b', 'dur-c']) await json('remove', name);
+  });
+
+  describe('migrate', () => {
+    const definitions = { 'm-billing': 'production', 'm-export': 'production|staging', 'm-everywhere': '.*', 'm-prodish': 'prod.*', 'm-staging': 'staging' };
+    const names = Object.keys(definitions);
+    // Set up and cleared through the library, to spend the CLI runs on what is tested.
+    let store: HazelcastPermitStore;
+    let admin: SemaphoreAdmin;
+    beforeAll(async () => {
+      store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
+      await store.connect({ clock: systemClock });
+      admin = new SemaphoreAdmin(store, systemClock);
+    });
+    afterAll(() => store.close());
+    beforeEach(async () => {
+      for (const [name, groupPattern] of Object.entries(definitions)) await admin.put({ name, duration: '1m', groupPattern });
+    });
+    afterEach(async () => {
+      for (const name of names) await admin.remove(name);
+    });
+    const patterns = async () =>
+      Object.fromEntries((await json('list')).filter((d: { name: string }) => names.includes(d.name)).map((d: { name: string; groupPattern: string }) => [d.name, d.groupPattern]));
+
+    it('by default skips wildcard patterns; the dry run shows each pattern before and after and changes nothing', async () => {
+      const before = await patterns();
+      const dry = await run('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--dry-run', '--name-pattern', 'm-.*');
+      expect(dry.code).toBe(0);
+      expect(dry.stdout).toMatch(/^dry run: would move 2 semaphore\(s\) from group "production" to "dr-site"; nothing was written/);
+      expect(dry.stdout).toMatch(/NAME\s+FROM\s+TO\s+NOTE\n/);
+      expect(dry.stdout).toMatch(/m-billing\s+production\s+dr-site\n/);
+      expect(dry.stdout).toMatch(/m-export\s+production\|staging\s+dr-site\|staging\n/);
+      expect(dry.stdout).toMatch(/m-everywhere\s+\.\*\s+\(unchanged\)\s+skipped: group pattern is a regex/);
+      expect(dry.stdout).toMatch(/m-prodish\s+prod\.\*\s+\(unchanged\)\s+skipped: /);
+      expect(dry.stdout).not.toContain('m-staging');
+      expect(await patterns()).toEqual(before);
+
+      const done = await json('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--name-pattern', 'm-.*');
+      expect(done.changes).toEqual([
+        { name: 'm-billing', from: 'production', to: 'dr-site' },
+        { name: 'm-export', from: 'production|staging', to: 'dr-site|staging' },
+      ]);
+      expect(done.skipped.map((x: { name: string; code: string }) => [x.name, x.code])).toEqual([['m-everywhere', 'WILDCARD'], ['m-prodish', 'WILDCARD']]);
+      expect(await patterns()).toEqual({ ...before, 'm-billing': 'dr-site', 'm-export': 'dr-site|staging' });
+      const wild = await json('migrate', 'm-everywhere', '--from-group', 'production', '--to-group', 'dr-site', '--include-wildcards');
+      expect(wild.changes).toEqual([{ name: 'm-everywhere', from: '.*', to: 'dr-site' }]);
+    });
+
+    it('puts the patterns back with one --undo, and shows what a migration replaced', async () => {
+      const before = await patterns();
+      const moved = await run('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--name-pattern', 'm-.*', '--force');
+      expect(moved.code).toBe(0);
+      expect(moved.stdout).toContain('to put them back: nestjs-gatekeeper migrate --undo --from-group production --to-group dr-site m-billing m-export');
+      const shown = await json('show', 'm-export');
+      expect(shown.definition).toMatchObject({ groupPattern: 'dr-site|staging', migratedFrom: { groupPattern: 'production|staging', fromGroup: 'production', toGroup: 'dr-site' } });
+      expect((await run('show', 'm-export')).stdout).toContain('group pattern before: production|staging');
+      expect((await run('list')).stdout).toMatch(/m-export\s+1\s+1m\s+dr-site\|staging \(migrated from production\|staging\)/);
+      const undo = await run('migrate', '--undo');
+      expect(undo.code).toBe(0);
+      expect(undo.stdout).toMatch(/^put back 2 semaphore\(s\)/);
+      expect(undo.stdout).toMatch(/m-billing\s+dr-site\s+production/);
+      expect(await patterns()).toEqual(before);
+      expect((await json('show', 'm-export')).definition.migratedFrom).toBeUndefined();
+    });
+
+    it('--undo skips a semaphore whose group pattern was edited since the migration', async () => {
+      await json('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--name-pattern', 'm-.*');
+      await json('set', 'm-export', '--group-pattern', 'backup');
+      const undo = await json('migrate', '--undo', '--from-group', 'production', '--to-group', 'dr-site');
+      expect(undo.changes).toEqual([{ name: 'm-billing', from: 'dr-site', to: 'production' }]);
+      expect(undo.skipped).toEqual([expect.objectContaining({ name: 'm-export', groupPattern: 'backup', code: 'EDITED_SINCE' })]);
+      expect((await patterns())['m-export']).toBe('backup');
+      expect((await run('migrate', '--undo', 'm-export')).stdout).toMatch(/m-export\s+backup\s+\(unchanged\)\s+skipped: group pattern edited at /);
+    });
+
+    it('warns when no live node is known in the target group, in the dry run and the real run', async () => {
+      const dry = await run('migrate', 'm-billing', '--from-group', 'production', '--to-group', 'dr-stie', '--dry-run');
+      expect(dry.code).toBe(0);
+      expect(dry.stderr).toMatch(/^warning: no live node is known in group "dr-stie"/);
+      const done = await run('--json', 'migrate', 'm-billing', '--from-group', 'production', '--to-group', 'dr-stie');
+      expect([done.code, done.stderr]).toEqual([0, '']);
+      expect(JSON.parse(done.stdout)).toMatchObject({
+        changes: [{ name: 'm-billing', to: 'dr-stie' }],
+        target: { group: 'dr-stie', liveNodes: [] },
+        warnings: [expect.stringContaining('no live node is known in group "dr-stie"')],
+      });
+    });
   });
 
   it('shows live permits and force-releases one', async () => {
@@ -82,8 +182,8 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
   });
 
   it.each([
-    ['an invalid pattern', ['set', 'x', '--duration', '1m', '--group-pattern', '('], 1, /"x": invalid groupPattern/],
-    ['a new definition without duration', ['set', 'y'], 1, /"y": invalid duration/],
+    ['an invalid pattern', ['set', 'x', '--duration', '1m', '--group-pattern', '('], 2, /"x": invalid groupPattern/],
+    ['a new definition without duration', ['set', 'y', '--permits', '2'], 1, /"y": invalid duration/],
     ['an unknown semaphore', ['pause', 'ghost'], 1, /"ghost" has no definition/],
     ['a negative count', ['set', 'x', '--permits', '-1'], 2, /argument '-1' is invalid/],
     ['an unknown command', ['frobnicate'], 2, /unknown command 'frobnicate'/],
@@ -94,9 +194,68 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     expect(result.stderr).toMatch(message as RegExp);
   });
 
-  it('exits 3 with the address when the cluster cannot be reached', async () => {
-    const result = await cli(['--members', '127.0.0.1:1', '--connect-timeout', '500', 'list'], env);
+  it('exits 3 with the address when the cluster cannot be reached, within a connect timeout written as a duration', async () => {
+    const result = await cli(['--members', '127.0.0.1:1', '--connect-timeout', '1s', 'list'], env);
     expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/cannot reach Hazelcast cluster ".*" at 127\.0\.0\.1:1/);
+    expect(result.stderr).toMatch(/cannot reach Hazelcast cluster ".*" at 127\.0\.0\.1:1 within 1s/);
+    const plain = await cli(['--json', '--members', '127.0.0.1:1', '--connect-timeout', '500', 'list'], env);
+    expect(plain.code).toBe(3);
+    expect(JSON.parse(plain.stderr)).toEqual({ error: expect.objectContaining({ code: 'UNREACHABLE', exitCode: 3, message: expect.stringContaining('within 500ms') }) });
+  });
+
+  it.each([
+    ['a fencing token that is no number', ['release', 'billing', 'abc'], 'token'],
+    ['an invalid group pattern', ['set', 'billing', '--group-pattern', '('], 'groupPattern'],
+    ['a duration that is none', ['set', 'billing', '--duration', 'soon'], 'duration'],
+    ['a connect timeout that is no duration', ['--connect-timeout', 'soon', 'list'], 'connectTimeout'],
+    ['an invalid name pattern', ['migrate', '--from-group', 'a', '--to-group', 'b', '--name-pattern', '('], 'namePattern'],
+    ['the same group twice', ['migrate', '--from-group', 'a', '--to-group', 'a'], 'toGroup'],
+    ['an empty semaphore name', ['pause', ''], 'name'],
+  ])('exits 2 at once on %s, without connecting to anything', async (_, args, field) => {
+    const listener = await countingListener();
+    try {
+      const text = await cli(['--members', listener.address, '--connect-timeout', '20s', ...args], env);
+      expect([text.code, text.stdout]).toEqual([2, '']);
+      expect(text.stderr).toMatch(/^error: /);
+      const asJson = await cli(['--json', '--members', listener.address, '--connect-timeout', '20s', ...args], env);
+      expect(asJson.code).toBe(2);
+      expect(JSON.parse(asJson.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', exitCode: 2, field, message: expect.any(String) }) });
+      // Connecting would have waited up to 20 s; and nothing ever opened a connection to the member's address.
+      expect(Math.max(text.ms, asJson.ms)).toBeLessThan(10_000);
+      expect(listener.connections()).toBe(0);
+    } finally {
+      listener.server.close();
+    }
+  });
+
+  it('prints usage errors of the command line itself as JSON under --json', async () => {
+    const unknown = await cli(['--json', '--members', '127.0.0.1:1', 'frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(JSON.parse(unknown.stderr)).toEqual({
+      error: { code: 'USAGE', exitCode: 2, type: 'CommanderError', commanderCode: 'commander.unknownCommand', message: "unknown command 'frobnicate'" },
+    });
+    const rejected = await run('--json', 'pause', 'ghost');
+    expect(rejected.code).toBe(1);
+    expect(JSON.parse(rejected.stderr)).toEqual({
+      error: { code: 'REJECTED', exitCode: 1, type: 'UnknownSemaphoreError', message: 'Semaphore "ghost" has no definition', semaphore: 'ghost' },
+    });
+  });
+
+  it('prints its version, and lists the environment variables and exit codes in --help', async () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+    expect(await cli(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    for (const name of ['GATEKEEPER_HZ_MEMBERS', 'GATEKEEPER_HZ_CLUSTER_NAME', 'GATEKEEPER_MAP_PREFIX']) expect(help.stdout).toContain(name);
+    expect(help.stdout).toMatch(/Exit codes:\n\s+0\s+done\n\s+1\s+rejected.*\n\s+2\s+usage.*\n\s+3\s+the cluster could not be reached/);
+    const migrateHelp = await cli(['migrate', '--help']);
+    for (const flag of ['--undo', '--dry-run', '--name-pattern', '--include-wildcards', '--force']) expect(migrateHelp.stdout).toContain(flag);
+  });
+
+  it('takes the map prefix from GATEKEEPER_MAP_PREFIX', async () => {
+    await json('set', 'by-env', '--duration', '1m');
+    const listed = await cli(['--json', 'list'], { ...env, GATEKEEPER_MAP_PREFIX: mapPrefix });
+    expect(JSON.parse(listed.stdout).map((d: { name: string }) => d.name)).toContain('by-env');
+    await json('remove', 'by-env');
   });
 });

@@ -1,0 +1,87 @@
+import { CommanderError } from 'commander';
+import { GatekeeperError } from '../errors/gatekeeper.error';
+import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
+
+/** Exit codes of the CLI. */
+export const EXIT = {
+  /** Done. */
+  ok: 0,
+  /** The cluster refused it: unknown semaphore, a definition that does not validate, conflicting edits, no such permit. */
+  rejected: 1,
+  /** The command line is wrong; found before connecting, so nothing was contacted. */
+  usage: 2,
+  /** The cluster could not be reached, or a call to it timed out. */
+  unreachable: 3,
+} as const;
+
+/** The CLI option or argument each validated field comes from, to name what the user typed. */
+const OPTION_OF: Readonly<Record<string, string>> = {
+  members: '--members',
+  clusterName: '--cluster-name',
+  mapPrefix: '--map-prefix',
+  connectTimeout: '--connect-timeout',
+  permits: '--permits',
+  duration: '--duration',
+  groupPattern: '--group-pattern',
+  acquirerPattern: '--acquirer-pattern',
+  fromGroup: '--from-group',
+  toGroup: '--to-group',
+  namePattern: '--name-pattern',
+  names: '[names...]',
+  name: '<name>',
+  token: '<token>',
+};
+
+/** A command line that is wrong, found before anything is contacted: exit 2. */
+export class CliUsageError extends Error {
+  constructor(
+    message: string,
+    /** The field that is wrong (`connectTimeout`, `token`, `groupPattern`), when one is. */
+    readonly field?: string,
+    /** The semaphore concerned, when one is. */
+    readonly semaphore?: string,
+  ) {
+    super(message);
+    this.name = 'CliUsageError';
+  }
+}
+
+/** Turns a validation error raised before connecting into a usage error; anything else is passed through. */
+export function asUsageError(error: unknown): unknown {
+  if (error instanceof InvalidDefinitionError) {
+    const semaphore = error.semaphore.startsWith('<') ? undefined : error.semaphore;
+    const message = semaphore ? error.message : `invalid ${OPTION_OF[error.field] ?? error.field}: ${error.reason}`;
+    return new CliUsageError(message, error.field, semaphore);
+  }
+  return error;
+}
+
+/** What an error means for the CLI: its exit code and its JSON form (`{ "error": { ... } }` under `--json`). */
+export function describeError(error: unknown): { exitCode: number; text: string; json: { error: Record<string, unknown> } } {
+  const message = error instanceof Error ? error.message : String(error);
+  let exitCode: number = EXIT.rejected;
+  let code = 'REJECTED';
+  const details: Record<string, unknown> = {};
+  if (error instanceof CliUsageError || error instanceof CommanderError) {
+    exitCode = EXIT.usage;
+    code = 'USAGE';
+    if (error instanceof CommanderError) details.commanderCode = error.code;
+  } else if (error instanceof StoreUnavailableError) {
+    exitCode = EXIT.unreachable;
+    code = 'UNREACHABLE';
+  } else if (!(error instanceof GatekeeperError)) {
+    code = 'FAILED';
+  }
+  const field = (error as { field?: unknown }).field;
+  const semaphore = (error as { semaphore?: unknown }).semaphore;
+  if (typeof field === 'string') {
+    details.field = field;
+    if (OPTION_OF[field]) details.option = OPTION_OF[field];
+  }
+  if (typeof semaphore === 'string') details.semaphore = semaphore;
+  const type = error instanceof Error ? error.name : 'Error';
+  // Commander's messages already start with "error: ".
+  const text = message.startsWith('error: ') ? message : `error: ${message}`;
+  return { exitCode, text, json: { error: { code, exitCode, type, message: message.replace(/^error: /, ''), ...details } } };
+}
