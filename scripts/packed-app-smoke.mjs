@@ -275,6 +275,10 @@ async function main() {
   const apps = wanted.filter((a) => a in APPS);
   const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('no-schedule') ? [12] : [])])];
 
+  const missing = [];
+  for (const file of QUICKSTART_FILES) await readFile(join(QUICKSTART, file)).catch(() => missing.push(file));
+  if (missing.length) throw new Error(`no quickstart to install: ${missing.map((f) => `examples/quickstart/${f}`).join(', ')} missing`);
+
   const began = Date.now();
   const workDir = await mkdtemp(join(tmpdir(), 'gatekeeper-smoke-'));
   let cluster;
