@@ -110,10 +110,10 @@ async function packageVersion(dir, name) {
   return JSON.parse(await readFile(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
-/** `npm pack` (its prepack script cleans and builds dist/): the tarball a publish would upload. */
+/** `npm pack` (its prepack script cleans dist/, prepare builds it): the tarball a publish would upload. */
 async function pack(workDir) {
   const stdout = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: ROOT, timeoutMs: TSC_TIMEOUT_MS, what: 'npm pack' });
-  const json = stdout.slice(stdout.search(/^\[/m)); // the prepack script's lines come first
+  const json = stdout.slice(stdout.search(/^\[/m)); // the scripts' own lines may come first
   const [{ filename, entryCount }] = JSON.parse(json);
   return { tarball: join(workDir, filename), entryCount };
 }

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 // What `npm publish` would upload, read from `npm pack --dry-run` on the built dist/ (`npm test` builds before
-// jest runs). --ignore-scripts: the prepack script would clean and rebuild dist/ under the other tests' feet.
+// jest runs). --ignore-scripts: prepack and prepare would clean and rebuild dist/ under the other tests' feet.
 const ROOT = join(__dirname, '..', '..');
 const DIST = join(ROOT, 'dist');
 
