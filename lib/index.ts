@@ -9,13 +9,17 @@ export {
   type WithPermitOptions,
   type WithPermitResult,
 } from './nest/gatekeeper.service';
-export { ClusterSingleton } from './nest/cluster-singleton.decorator';
+export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/cluster-singleton.decorator';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export { AdminTokenGuard } from './nest/admin/admin-token.guard';
 export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 
-export { SemaphoreAdmin, type MigrationChange, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch } from './admin/semaphore-admin';
+export {
+  SemaphoreAdmin, type GroupMigrationReport, type GroupMigrationRequest, type MigrationChange, type MigrationSelection,
+  type MigrationSkip, type MigrationSkipCode, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch, type UndoMigrationReport,
+  type UndoMigrationRequest,
+} from './admin/semaphore-admin';
 
 // Permits and decisions
 export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
@@ -27,11 +31,12 @@ export type { Holder, NodeIdentity, Permit } from './gatekeeper/permit';
 export type { SemaphoreEntry } from './gatekeeper/semaphore-entry';
 export type {
   DurationInput,
+  GroupMigrationMemory,
   SemaphoreDefinition,
   SemaphoreDefinitionInput,
 } from './gatekeeper/semaphore-definition';
 export { validateDefinition } from './gatekeeper/definition.validator';
-export { parseDuration } from './gatekeeper/duration';
+export { formatDuration, parseDuration } from './gatekeeper/duration';
 export { systemClock, type Clock } from './gatekeeper/clock';
 
 // Stores
@@ -46,6 +51,7 @@ export { SemaphoreView } from './store/semaphore.view';
 // Errors
 export { GatekeeperError } from './errors/gatekeeper.error';
 export { InvalidDefinitionError } from './errors/invalid-definition.error';
+export { InvalidOptionsError } from './errors/invalid-options.error';
 export { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 export { PermitNotHeldError } from './errors/permit-not-held.error';
 export { PermitTimeoutError } from './errors/permit-timeout.error';

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { clusterFromEnv, startCluster } from './hazelcast.mjs';
 import { declareFreshCluster } from './fresh-cluster.mjs';
@@ -56,9 +57,33 @@ function pipeWithPrefix(stream, prefix, out) {
   stream.on('end', () => pending && out.write(`${prefix} ${pending}\n`));
 }
 
+/** Resolves to the ports among `ports` that something on this machine already listens on. */
+async function busyPorts(ports) {
+  const busy = [];
+  for (const port of ports) {
+    const server = createServer();
+    const free = await new Promise((res) => {
+      server.once('error', () => res(false));
+      server.listen(port, '0.0.0.0', () => server.close(() => res(true)));
+    });
+    if (!free) busy.push(port);
+  }
+  return busy;
+}
+
 async function main() {
   const { ports, groups, hzPort } = parse();
   let cluster = clusterFromEnv();
+  // Check before starting anything, so a busy port never leaves two instances running and a third failed.
+  const busy = await busyPorts(ports);
+  if (busy.length > 0) {
+    throw new Error(`port ${busy.join(', ')} ${busy.length > 1 ? 'are' : 'is'} already in use (another \`npm run sample\`?); ` +
+      `pick free ones: npm run sample -- --ports 4000,4001,4002`);
+  }
+  if (!cluster && (await busyPorts([hzPort])).length > 0) {
+    throw new Error(`port ${hzPort} is already in use: if a Hazelcast member runs there, attach to it with ` +
+      `GATEKEEPER_HZ_MEMBERS=127.0.0.1:${hzPort} npm run sample; else pick another port with --hz-port`);
+  }
   let owned;
   if (cluster) {
     console.log(`Attaching to cluster "${cluster.clusterName}" at ${cluster.addresses.join(', ')}`);
@@ -80,6 +105,8 @@ async function main() {
         PORT: String(port),
         SAMPLE_ACQUIRER: name,
         SAMPLE_GROUP: groups[i],
+        // One instance prints the cluster's state every 30 s; the same lines from all three would only repeat it.
+        SAMPLE_STATE_DUMP: process.env.SAMPLE_STATE_DUMP ?? (i === 0 ? '30s' : 'off'),
         GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','),
         GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName,
       },

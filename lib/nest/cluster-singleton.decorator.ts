@@ -4,10 +4,42 @@ import { CLUSTER_SINGLETON_METADATA, CLUSTER_SINGLETON_RUNNER_PROPERTY } from '.
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import { resolveClusterSingletonOptions, type ClusterSingletonOptions } from './cluster-singleton.options';
 
+/** Return types a `@ClusterSingleton` method may declare as they are: nothing, or a Promise of nothing. */
+type NothingReturned = void | undefined | Promise<void | undefined>;
+
+/**
+ * `unknown` (no constraint) for a method whose declared type tells the truth once decorated, else an object type
+ * whose only property explains, in the compiler's error, what to change. Decorated, a method returns a Promise
+ * (the permit is decided first) that resolves to `undefined` when the tick is skipped.
+ */
+export type ClusterSingletonReturnCheck<T> = 0 extends 1 & T
+  ? unknown // an untyped (`any`) method: nothing to check
+  : T extends (...args: never[]) => infer R
+  ? [R] extends [NothingReturned]
+    ? unknown
+    : R extends Promise<infer V>
+      ? undefined extends V
+        ? unknown
+        : { '@ClusterSingleton': 'a skipped tick resolves to undefined: declare Promise<T | undefined>, or Promise<void>' }
+      : { '@ClusterSingleton': 'the decorated method returns a Promise: declare it async, or return void' }
+  : { '@ClusterSingleton': 'applies to methods only' };
+
+/**
+ * The method decorator `@ClusterSingleton` returns. Its type accepts only methods whose declared return type stays
+ * true once wrapped: `void`, `Promise<void>`, or a Promise whose value may be `undefined` (a skipped tick). A
+ * synchronous method that returns a value is a compile error, since the wrapper returns a Promise.
+ */
+export type ClusterSingletonDecorator = <T extends (...args: never[]) => unknown>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<T> & ClusterSingletonReturnCheck<T>,
+) => void;
+
 /**
  * Runs the method only on the node that holds a permit of `semaphore`: on every call (a `@Cron`, `@Interval` or
  * `@Timeout` tick, or a direct call), first acquire or refresh the permit; if denied, skip quietly (debug log
- * with the reason) and return `undefined`.
+ * with the reason) and resolve to `undefined`. The decorated method always returns a Promise; its type must say
+ * so (see {@link ClusterSingletonDecorator}).
  *
  * Works above or below the scheduling decorator, and carries every other decorator's metadata over to the
  * wrapped method. The class must be a Nest provider (the runner is property-injected).
@@ -19,12 +51,12 @@ import { resolveClusterSingletonOptions, type ClusterSingletonOptions } from './
  * async charge() { ... }
  * ```
  */
-export function ClusterSingleton(semaphore: string, duration?: DurationInput): MethodDecorator;
+export function ClusterSingleton(semaphore: string, duration?: DurationInput): ClusterSingletonDecorator;
 /** Options-object form: `@ClusterSingleton({ semaphore: 'export', duration: '10m', mode: 'release', lockAtLeastFor: '50s' })`. */
-export function ClusterSingleton(options: ClusterSingletonOptions): MethodDecorator;
-export function ClusterSingleton(semaphoreOrOptions: string | ClusterSingletonOptions, duration?: DurationInput): MethodDecorator {
+export function ClusterSingleton(options: ClusterSingletonOptions): ClusterSingletonDecorator;
+export function ClusterSingleton(semaphoreOrOptions: string | ClusterSingletonOptions, duration?: DurationInput): ClusterSingletonDecorator {
   const options = resolveClusterSingletonOptions(semaphoreOrOptions, duration);
-  return (target, key, descriptor: PropertyDescriptor) => {
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const where = `${target.constructor.name}.${String(key)}`;
     if (typeof original !== 'function') throw new TypeError(`@ClusterSingleton on ${where}: not a method`);
@@ -49,6 +81,5 @@ export function ClusterSingleton(semaphoreOrOptions: string | ClusterSingletonOp
       Reflect.defineMetadata(CLUSTER_SINGLETON_RUNNER_PROPERTY, true, target);
       Inject(ClusterSingletonRunner)(target, CLUSTER_SINGLETON_RUNNER_PROPERTY);
     }
-    return descriptor;
   };
 }

@@ -1,8 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { PermitLostError, type PermitLease } from '../engine/permit-lease';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import { GatekeeperService } from './gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
+import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
 
 /** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
 @Injectable()
@@ -11,8 +13,15 @@ export class ClusterSingletonRunner {
   /** Methods whose tick is deciding or running now: marked before the decision, so a stall cannot stack them. */
   private readonly active = new Set<string>();
   private readonly holding = new Set<string>();
+  private readonly unheld: UnheldSemaphoreMonitor;
 
-  constructor(private readonly gatekeeper: GatekeeperService) {}
+  constructor(private readonly gatekeeper: GatekeeperService) {
+    this.unheld = new UnheldSemaphoreMonitor(
+      { definition: (name) => gatekeeper.getDefinition(name), livePermits: (name) => gatekeeper.viewedPermits(name) },
+      this.logger,
+      () => gatekeeper.now(),
+    );
+  }
 
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
@@ -25,7 +34,7 @@ export class ClusterSingletonRunner {
     this.active.add(where);
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.gatekeeper.runExclusive(options.semaphore, () => invoke(), {
+      const outcome = await this.gatekeeper.runExclusive(options.semaphore, (lease) => this.invoke(where, lease, invoke), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -34,8 +43,10 @@ export class ClusterSingletonRunner {
       if (!outcome.ran) {
         if (this.holding.delete(where)) this.logger.log(messages.lost(where, outcome.denied));
         else this.logger.debug(messages.skipped(where, outcome.denied));
+        this.unheld.denied(where, outcome.denied);
         return undefined;
       }
+      this.unheld.ran(options.semaphore, outcome.permit);
       if (options.mode === 'hold' && !this.holding.has(where)) {
         this.holding.add(where);
         this.logger.log(messages.granted(where, outcome.permit));
@@ -43,6 +54,20 @@ export class ClusterSingletonRunner {
       return outcome.value;
     } finally {
       this.active.delete(where);
+    }
+  }
+
+  /**
+   * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
+   * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
+   */
+  private async invoke(where: string, lease: PermitLease, invoke: () => unknown): Promise<unknown> {
+    try {
+      return await invoke();
+    } catch (error) {
+      if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
+      this.logger.warn(messages.stoppedOnLostPermit(where, error));
+      return undefined;
     }
   }
 }

@@ -1,9 +1,34 @@
 import { formatStateLine } from '../admin/state-dump.format';
 import type { PermitDenied } from '../engine/acquire-result';
+import { formatDuration } from '../gatekeeper/duration';
 import type { Holder, Permit } from '../gatekeeper/permit';
+
+/** The cluster a node connects to, as its start-up lines name it. */
+interface ClusterTarget {
+  clusterName: string;
+  members: string[];
+}
+
+const tokenOf = (permit: Permit) => `${permit.semaphore} (fencing token ${permit.fencingToken})`;
 
 /** Log and error texts, in one place. */
 export const messages = {
+  connecting: (target: ClusterTarget, timeoutMs: number | undefined) =>
+    `Connecting to Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')}` +
+    (timeoutMs === undefined ? '' : ` (start-up fails if it is not reachable within ${formatDuration(timeoutMs)}; connectTimeout)`),
+  stillConnecting: (target: ClusterTarget, elapsedMs: number, timeoutMs: number | undefined) =>
+    `Still waiting for Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} after ${formatDuration(Math.round(elapsedMs / 1000) * 1000)}` +
+    (timeoutMs === undefined ? ': every permit is denied until it is reached' : ` (gives up at ${formatDuration(timeoutMs)})`),
+  connectingInBackground: (target: ClusterTarget | undefined) =>
+    `Starting without waiting for the cluster (connectInBackground)${target ? `: connecting to Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')}` : ''}; ` +
+    'every permit is denied (NOT_READY) until connected',
+  backgroundStartFailed: (error: unknown) =>
+    `Background start failed, every permit stays denied: ${(error as Error).message ?? String(error)}`,
+  releasedAtShutdown: (released: Permit[], kept: Permit[]) =>
+    [
+      released.length > 0 ? `Released ${released.length} permit(s) at shutdown: ${released.map(tokenOf).join(', ')}` : '',
+      kept.length > 0 ? `kept ${kept.length} of a job still running until it expires: ${kept.map(tokenOf).join(', ')}` : '',
+    ].filter(Boolean).join('; '),
   connected: (kind: string, holder: Holder) =>
     `Connected to the ${kind} store as ${holder.acquirer} (group ${holder.group}, instance ${holder.instance})`,
   unavailable: (detail: string) =>
@@ -24,6 +49,10 @@ export const messages = {
   corruptValue: (key: string, reason: string) =>
     `Ignoring unreadable value under "${key}" (${reason}); repair it with GatekeeperService.resetPermits() or putDefinition()`,
   skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
+  neverRunsHere: (where: string, semaphore: string, holder: Holder, reason: string) =>
+    `${where} can never run on this node (group "${holder.group}", acquirer "${holder.acquirer}"): semaphore "${semaphore}": ` +
+    `${reason}. Set this node's identity, or edit the definition, if it should`,
+  stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
   lost: (where: string, denied: PermitDenied) => `${where} no longer holds "${denied.semaphore}": ${denied.reason} (${denied.message})`,
   granted: (where: string, permit: Permit) =>

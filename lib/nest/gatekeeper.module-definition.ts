@@ -22,7 +22,8 @@ export const {
   ASYNC_OPTIONS_TYPE: GATEKEEPER_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
   .setClassMethodName('forRoot')
-  .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => {
+  // Every extra is listed in the defaults: Nest strips exactly these keys from the module options.
+  .setExtras<GatekeeperModuleExtras>({ isGlobal: true, admin: undefined }, (definition, extras) => {
     const admin = gatekeeperAdminParts(extras.admin);
     return {
       ...definition,

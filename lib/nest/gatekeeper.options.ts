@@ -7,6 +7,7 @@ import { parseDuration } from '../gatekeeper/duration';
 import type { Holder, NodeIdentity } from '../gatekeeper/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
 import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { InvalidOptionsError } from '../errors/invalid-options.error';
 import type { HazelcastStoreOptions } from '../store/hazelcast-permit.store';
 import type { PermitStore } from '../store/permit-store';
 
@@ -36,8 +37,26 @@ export interface GatekeeperModuleOptions {
    * development, tests), or your own {@link PermitStore} instance (e.g. a shared `MemoryPermitStore`).
    */
   store?: 'hazelcast' | 'memory' | PermitStore;
-  /** How to reach Hazelcast when `store` is `'hazelcast'`: an existing client, or config for one the module owns. */
-  hazelcast?: HazelcastStoreOptions;
+  /**
+   * How to reach Hazelcast when `store` is `'hazelcast'`: an existing client, or config for one the module owns.
+   * What `clientConfig` leaves out is read from the environment: `GATEKEEPER_HZ_MEMBERS` (comma-separated
+   * `host:port`) for `network.clusterMembers` and `GATEKEEPER_HZ_CLUSTER_NAME` for `clusterName`; without them,
+   * Hazelcast's defaults (`127.0.0.1:5701`, cluster `dev`). The client's log lines go through Nest's `Logger`
+   * (context `Hazelcast`) unless `clientConfig.customLogger` is set.
+   */
+  hazelcast?: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  /**
+   * How long start-up waits for the cluster before it fails with an error naming the cluster and its members.
+   * Default `'30s'`. Once connected, a lost connection is retried for as long as it takes (permits are denied
+   * meanwhile). Ignored with an injected `hazelcast.client`, and with `connectInBackground`.
+   */
+  connectTimeout?: DurationInput;
+  /**
+   * Start without waiting for the cluster: the application boots (and listens) at once, while the module keeps
+   * trying to connect, with no time limit, logging what it waits for. Until it is connected and has published its
+   * definitions, every permit is denied (`NOT_READY`): nothing runs (fail closed). Default `false`.
+   */
+  connectInBackground?: boolean;
   /** How long shutdown waits for running jobs before releasing permits. Default `'10s'`. A job still running
    * then keeps its permit until it expires, so no other node starts it twice. */
   shutdownTimeout?: DurationInput;
@@ -75,7 +94,9 @@ export interface ResolvedGatekeeperOptions {
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
-  readonly hazelcast: HazelcastStoreOptions;
+  readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  readonly connectTimeoutMs: number;
+  readonly connectInBackground: boolean;
   readonly shutdownTimeoutMs: number;
   readonly stateDumpIntervalMs: number | undefined;
   readonly clockSkewMs: number;
@@ -86,13 +107,22 @@ export interface ResolvedGatekeeperOptions {
 
 /** Merges defaults and validates, once, at boot. Throws {@link InvalidDefinitionError} naming the field. */
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionsError('options', `must be an object, got ${String(options)}`);
+  }
+  rejectUnknownKeys(options as Record<string, unknown>, OPTION_KEYS, '');
+  if (options.identity !== undefined) rejectUnknownKeys(options.identity as Record<string, unknown>, IDENTITY_KEYS, 'identity.');
+  if (options.hazelcast !== undefined) rejectUnknownKeys(options.hazelcast as Record<string, unknown>, HAZELCAST_KEYS, 'hazelcast.');
+  if (options.connectInBackground !== undefined && typeof options.connectInBackground !== 'boolean') {
+    throw new InvalidOptionsError('connectInBackground', `must be true or false, got ${JSON.stringify(options.connectInBackground)}`);
+  }
   const identity = {
     group: options.identity?.group ?? 'default',
     acquirer: options.identity?.acquirer ?? `${hostname()}-${process.pid}`,
   };
   for (const field of ['group', 'acquirer'] as const) {
     if (typeof identity[field] !== 'string' || identity[field].trim() === '') {
-      throw new InvalidDefinitionError('<module options>', `identity.${field}`, 'must be a non-empty string');
+      throw new InvalidOptionsError(`identity.${field}`, `must be a non-empty string, got ${JSON.stringify(identity[field])}`);
     }
   }
   const definitions = (options.definitions ?? []).map(validateDefinition);
@@ -103,11 +133,11 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   }
   const policy = options.definitionsPolicy ?? 'keep';
   if (policy !== 'keep' && policy !== 'overwrite') {
-    throw new InvalidDefinitionError('<module options>', 'definitionsPolicy', `must be 'keep' or 'overwrite', got '${String(policy)}'`);
+    throw new InvalidOptionsError('definitionsPolicy', `must be 'keep' or 'overwrite', got '${String(policy)}'`);
   }
   const store = options.store ?? 'hazelcast';
   if (typeof store === 'string' && store !== 'hazelcast' && store !== 'memory') {
-    throw new InvalidDefinitionError('<module options>', 'store', `must be 'hazelcast', 'memory' or a PermitStore, got '${store}'`);
+    throw new InvalidOptionsError('store', `must be 'hazelcast', 'memory' or a PermitStore, got '${store}'`);
   }
   return {
     // Ownership: unique per instance, so a restarted process (pid 1 again, in a container) or a second process
@@ -118,6 +148,8 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     autoDefine: options.autoDefine ?? true,
     store,
     hazelcast: options.hazelcast ?? {},
+    connectTimeoutMs: parseDuration(options.connectTimeout ?? '30s', '<module options>', 'connectTimeout'),
+    connectInBackground: options.connectInBackground ?? false,
     shutdownTimeoutMs: parseDuration(options.shutdownTimeout ?? '10s', '<module options>', 'shutdownTimeout', { allowZero: true }),
     stateDumpIntervalMs:
       options.stateDumpInterval === undefined
@@ -133,7 +165,30 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
 function resolveQuorum(quorum: number | undefined): number | undefined {
   if (quorum === undefined) return undefined;
   if (!Number.isSafeInteger(quorum) || quorum < 1) {
-    throw new InvalidDefinitionError('<module options>', 'quorum', `must be a whole number, 1 or more, got ${JSON.stringify(quorum)}`);
+    throw new InvalidOptionsError('quorum', `must be a whole number, 1 or more, got ${JSON.stringify(quorum)}`);
   }
   return quorum;
+}
+
+/** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
+const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
+  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
+  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock',
+];
+const IDENTITY_KEYS: ReadonlyArray<keyof NodeIdentity> = ['group', 'acquirer'];
+const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
+/** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */
+const EXTRAS = new Set(['isGlobal', 'admin']);
+
+function rejectUnknownKeys(value: Record<string, unknown>, known: readonly string[], prefix: string): void {
+  if (value === null || typeof value !== 'object') {
+    throw new InvalidOptionsError(prefix.slice(0, -1), `must be an object, got ${String(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const hint = prefix === '' && EXTRAS.has(key)
+      ? `is an option of forRoot/forRootAsync itself: pass it next to useFactory, not in the factory's result`
+      : `is not an option (expected one of ${known.join(', ')})`;
+    throw new InvalidOptionsError(`${prefix}${key}`, hint);
+  }
 }

@@ -3,7 +3,10 @@ import {
 } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
-import { SemaphoreAdmin, type MigrationChange, type SemaphoreDefinitionPatch } from '../admin/semaphore-admin';
+import {
+  SemaphoreAdmin, type GroupMigrationReport, type GroupMigrationRequest, type MigrationChange, type SemaphoreDefinitionPatch,
+  type UndoMigrationReport, type UndoMigrationRequest,
+} from '../admin/semaphore-admin';
 import { LocalPermits } from '../engine/local-permits';
 import { PermitEngine, type DecideOptions } from '../engine/permit.engine';
 import type { SemaphoreStatus } from '../engine/semaphore-status';
@@ -13,14 +16,18 @@ import { PermitTimeoutError } from '../errors/permit-timeout.error';
 import { validateSemaphoreName } from '../gatekeeper/definition.validator';
 import { DenyReason } from '../gatekeeper/deny-reason';
 import { parseDuration } from '../gatekeeper/duration';
-import type { NodeIdentity, Permit } from '../gatekeeper/permit';
+import { livePermits, type NodeIdentity, type Permit } from '../gatekeeper/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
 import type { PermitStore } from '../store/permit-store';
+import { HazelcastPermitStore } from '../store/hazelcast-permit.store';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperStartup } from './gatekeeper.startup';
 import { permitContext } from './permit-context';
+
+/** While start-up waits for the cluster, how often it says so. */
+const WAITING_REPORT_MS = 5_000;
 
 /** Options of {@link GatekeeperService.acquire}. */
 export interface AcquireOptions {
@@ -71,6 +78,8 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   private dumpTimer?: NodeJS.Timeout;
   /** `draining`: shutting down, no new runs, but running jobs keep their permits alive until they finish. */
   private phase: 'starting' | 'ready' | 'draining' | 'closed' = 'starting';
+  /** The start in progress when connecting in the background. */
+  private starting?: Promise<void>;
   private unavailable = false;
 
   constructor(
@@ -97,19 +106,41 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     return this.options.holder.instance;
   }
 
-  /** @internal Connects, loads definitions into the cluster and checks every `@ClusterSingleton`. */
+  /**
+   * @internal Connects, loads definitions into the cluster and checks every `@ClusterSingleton`; with
+   * `connectInBackground`, starts doing so and returns at once (every permit is denied until it is done).
+   */
   async onModuleInit(): Promise<void> {
-    await this.store.connect({
-      clock: this.options.clock,
-      events: {
-        disconnected: () => this.noteAvailability(false, 'connection lost'),
-        reconnected: () => this.noteAvailability(true),
-        entriesLost: (names) => this.startup.recoverAll(this.admin, names),
-        corruptValue: (key, reason) => this.reportCorrupt(key, reason),
-      },
+    if (!this.options.connectInBackground) return this.start();
+    this.logger.log(messages.connectingInBackground(this.target()));
+    this.starting = this.start().catch((error: unknown) => {
+      if (this.phase !== 'closed') this.logger.error(messages.backgroundStartFailed(error));
     });
+  }
+
+  /** @internal The background start, for tests and shutdown: settles once connected (or given up). */
+  get started(): Promise<void> {
+    return this.starting ?? Promise.resolve();
+  }
+
+  private async start(): Promise<void> {
+    const stopWaiting = this.reportWaiting();
+    try {
+      await this.store.connect({
+        clock: this.options.clock,
+        events: {
+          disconnected: () => this.noteAvailability(false, 'connection lost'),
+          reconnected: () => this.noteAvailability(true),
+          entriesLost: (names) => this.startup.recoverAll(this.admin, names),
+          corruptValue: (key, reason) => this.reportCorrupt(key, reason),
+        },
+      });
+    } finally {
+      stopWaiting();
+    }
     this.logger.log(messages.connected(this.store.constructor.name, this.options.holder));
     try {
+      if (this.phase === 'closed') throw new Error('shut down while starting');
       await this.startup.start(this.admin);
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
@@ -118,11 +149,29 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
       await this.store.close().catch(() => undefined);
       throw error;
     }
+    if (this.phase !== 'starting') return; // shut down meanwhile
     this.phase = 'ready';
     if (this.options.stateDumpIntervalMs) {
       this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
       this.dumpTimer.unref();
     }
+  }
+
+  /** The cluster a Hazelcast store connects to, for the start-up lines; `undefined` for other stores. */
+  private target(): { clusterName: string; members: string[] } | undefined {
+    return this.store instanceof HazelcastPermitStore && !this.options.hazelcast.client ? this.store.target() : undefined;
+  }
+
+  /** Says what start-up waits for, then again every few seconds until connected; returns the stop. */
+  private reportWaiting(): () => void {
+    const target = this.target();
+    if (!target) return () => undefined;
+    const timeoutMs = this.options.connectInBackground ? undefined : this.options.connectTimeoutMs;
+    if (!this.options.connectInBackground) this.logger.log(messages.connecting(target, timeoutMs));
+    const started = Date.now();
+    const timer = setInterval(() => this.logger.warn(messages.stillConnecting(target, Date.now() - started, timeoutMs)), WAITING_REPORT_MS);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
@@ -163,12 +212,17 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     await this.local.decisionsSettled();
     const busy = new Set([...this.local.leases].map((lease) => lease.permit.fencingToken));
     for (const lease of this.local.leases) lease.end('this node is shutting down');
+    const released: Permit[] = [];
+    const kept: Permit[] = [];
     for (const permit of this.engine.heldPermits()) {
-      if (!busy.has(permit.fencingToken)) await this.releaseQuietly(permit);
+      if (busy.has(permit.fencingToken)) kept.push(permit);
+      else if (await this.releaseQuietly(permit)) released.push(permit);
     }
+    if (released.length > 0 || kept.length > 0) this.logger.log(messages.releasedAtShutdown(released, kept));
     this.engine.dispose();
     this.startup.stop();
     await this.store.close();
+    await this.starting;
   }
 
   /**
@@ -297,12 +351,16 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     }
   }
 
-  /** @internal Releases after a run, never throwing: a permit that cannot be released simply expires. */
-  async releaseQuietly(permit: Permit, notBefore = 0): Promise<void> {
+  /**
+   * @internal Releases after a run, never throwing: a permit that cannot be released simply expires. Returns
+   * whether it was released by this call.
+   */
+  async releaseQuietly(permit: Permit, notBefore = 0): Promise<boolean> {
     try {
-      await this.engine.release(permit, notBefore);
+      return (await this.engine.release(permit, notBefore)) === 'released';
     } catch (error) {
       this.logger.warn(messages.releaseFailed(permit.semaphore, error));
+      return false;
     }
   }
 
@@ -346,9 +404,26 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     return this.admin.resume(name, permits);
   }
 
-  /** Moves every semaphore whose group pattern admits `fromGroup` to `toGroup`; `dryRun` only reports. */
+  /**
+   * Moves the semaphores whose group pattern lists `fromGroup` (a plain list of group names, never a `.*`) to
+   * `toGroup`; `dryRun` only reports. See {@link migrateGroups} for selection, wildcards and the full report.
+   */
   migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
     return this.admin.migrate(fromGroup, toGroup, options);
+  }
+
+  /**
+   * A group migration with every choice: which semaphores (names, a name pattern), wildcard patterns too or not,
+   * a dry run. Reports each change (pattern before and after), what it skipped and why, and a warning when no
+   * live node is known in the target group. Each definition remembers what it replaced, for {@link undoMigration}.
+   */
+  migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
+    return this.admin.migrateGroups(request);
+  }
+
+  /** Puts back the group patterns the last migration of each selected semaphore replaced, unless edited since. */
+  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
+    return this.admin.undoMigration(request);
   }
 
   /** Every semaphore with its definition, live permits (holder, group, expiry, fencing token) and last token. */
@@ -362,6 +437,17 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
    */
   forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
     return this.admin.forceRelease(semaphore, fencingToken);
+  }
+
+  /** @internal The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
+  viewedPermits(semaphore: string): Permit[] {
+    const entry = this.store.peek(semaphore)?.entry;
+    return entry ? livePermits(entry.permits, this.options.clock.now()) : [];
+  }
+
+  /** @internal Now, on the module's clock. */
+  now(): number {
+    return this.options.clock.now();
   }
 
   /** The permits this instance holds. */

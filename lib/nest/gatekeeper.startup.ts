@@ -3,6 +3,7 @@ import type { SemaphoreAdmin } from '../admin/semaphore-admin';
 import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
 import { InvalidDefinitionError } from '../errors/invalid-definition.error';
 import { validateDefinition } from '../gatekeeper/definition.validator';
+import { fullMatch } from '../gatekeeper/pattern';
 import { livePermits } from '../gatekeeper/permit';
 import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
 import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
@@ -46,6 +47,7 @@ export class GatekeeperStartup {
     for (const definition of this.options.definitions) {
       await admin.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
     }
+    const notRunnable = new Set<string>();
     for (const { where, options, method } of this.explorer.discover()) {
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
       const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));
@@ -60,7 +62,24 @@ export class GatekeeperStartup {
         this.autoDefined.set(definition.name, definition);
       }
       this.check(where, options.mode, options.lockAtLeastForMs, method, definition);
+      if (!notRunnable.has(definition.name)) {
+        const reason = this.excludes(definition);
+        if (reason) {
+          notRunnable.add(definition.name);
+          this.logger.warn(messages.neverRunsHere(where, definition.name, this.options.holder, reason));
+        }
+      }
     }
+  }
+
+  /** Why this node's identity can never be granted `definition` (a pattern that does not admit it), if so. */
+  private excludes(definition: SemaphoreDefinition): string | undefined {
+    const { group, acquirer } = this.options.holder;
+    if (!fullMatch(definition.groupPattern, group)) return `its groupPattern "${definition.groupPattern}" does not admit group "${group}"`;
+    if (!fullMatch(definition.acquirerPattern, acquirer)) {
+      return `its acquirerPattern "${definition.acquirerPattern}" does not admit acquirer "${acquirer}"`;
+    }
+    return undefined;
   }
 
   /** Puts back the definition of `name` if this node knows one; returns whether the entry now exists again. */

@@ -7,7 +7,9 @@ import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { withDeadline } from './with-deadline';
+import { formatDuration } from '../gatekeeper/duration';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -26,6 +28,13 @@ export interface HazelcastStoreOptions {
   mapPrefix?: string;
   /** Deadline of a store call that serves no particular permit (edits, listings). Default 10 s. */
   callTimeoutMs?: number;
+  /**
+   * How long `connect()` waits for an owned client to reach the cluster before it gives up with a
+   * {@link StoreUnavailableError} naming the cluster and its members. Default: no limit. Only the first connection
+   * is bounded: once connected, the client keeps trying to reconnect for as long as it takes (unless `clientConfig`
+   * sets `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, after which the client shuts down).
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +52,9 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private events: PermitStoreEvents = {};
   private clock?: Clock;
   private connected = false;
+  /** Set by close(): a connect() still waiting for the cluster gives up. */
+  private closed = false;
+  private firstConnection?: { resolve: () => void; reject: (error: Error) => void };
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
   /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
@@ -63,8 +75,19 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   async connect({ clock, events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
     this.clock = clock;
-    this.client = this.options.client ?? (await Client.newHazelcastClient(this.ownedClientConfig()));
+    this.closed = false;
     try {
+      if (this.options.client) {
+        this.client = this.options.client;
+      } else {
+        // Started without waiting for the cluster (asyncStart), so this store holds the client, and can bound the
+        // first connection and shut the client down, while the client's own retry stays unbounded for later outages.
+        const firstConnection = new Promise<void>((resolve, reject) => (this.firstConnection = { resolve, reject }));
+        firstConnection.catch(() => undefined);
+        this.client = await Client.newHazelcastClient(this.ownedClientConfig());
+        if (this.closed) throw new StoreUnavailableError('the store was closed while connecting');
+        await this.awaitFirstConnection(firstConnection);
+      }
       this.map = await this.client.getMap<string, string>(this.mapName);
       this.canaries = new PartitionCanaries(this.client, await this.client.getMap<string, string>(CANARY_MAP), clock);
       this.listenerId = await this.map.addEntryListener(
@@ -98,8 +121,41 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     }
   }
 
+  /** The cluster an owned client is configured for (name and member addresses), for logs and errors. */
+  target(): { clusterName: string; members: string[] } {
+    const config = this.options.clientConfig ?? {};
+    return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? ['127.0.0.1:5701'] };
+  }
+
+  private async awaitFirstConnection(connected: Promise<void>): Promise<void> {
+    const timeoutMs = this.options.connectTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      if (timeoutMs === undefined) return;
+      timer = setTimeout(() => reject(new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`))), timeoutMs);
+    });
+    try {
+      await Promise.race([connected, deadline]);
+      // The member list arrives just after the first connection; quorum checks and routing need it.
+      while (this.client!.getCluster().getMembers().length === 0) {
+        await Promise.race([sleep(10), deadline]);
+        if (this.closed) throw new StoreUnavailableError('the store was closed before it reached the cluster');
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private unreachable(detail: string): string {
+    const { clusterName, members } = this.target();
+    return `Cannot reach Hazelcast cluster "${clusterName}" at ${members.join(', ')} ${detail}: is a member running there, ` +
+      'with this cluster name? Set GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig';
+  }
+
   async close(): Promise<void> {
     // Our own shutdown disconnects the client: that is not an outage to report.
+    this.closed = true;
+    this.firstConnection?.reject(new StoreUnavailableError('the store was closed before it reached the cluster'));
     this.events = {};
     this.connected = false;
     if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
@@ -195,12 +251,22 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       // A write whose backups did not confirm fails instead of passing: it is then settled by re-reading, rather
       // than trusted while a member loss could still roll it back.
       properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
-      connectionStrategy: { ...config.connectionStrategy, reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC' },
+      connectionStrategy: {
+        ...config.connectionStrategy,
+        reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC',
+        // connect() waits for the first connection itself (see awaitFirstConnection).
+        asyncStart: true,
+      },
       lifecycleListeners: [...(config.lifecycleListeners ?? []), (state) => this.onLifecycle(state)],
     } as ClientConfig;
   }
 
   private onLifecycle(state: LifecycleState): void {
+    if (state === LifecycleState.CONNECTED) this.firstConnection?.resolve();
+    if (state === LifecycleState.SHUTDOWN && !this.closed) {
+      // The client gave up (its own clusterConnectTimeoutMillis ran out) and shut itself down.
+      this.firstConnection?.reject(new StoreUnavailableError(this.unreachable('(the client gave up and shut down)')));
+    }
     if (!this.connected) return;
     if (state === LifecycleState.DISCONNECTED) {
       this.offline = true;

@@ -14,11 +14,8 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
     identity: { group: sampleConfig.group, acquirer: sampleConfig.acquirer },
     hazelcast: {
       mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper',
-      clientConfig: {
-        clusterName: process.env.GATEKEEPER_HZ_CLUSTER_NAME ?? 'dev',
-        network: { clusterMembers: (process.env.GATEKEEPER_HZ_MEMBERS ?? '127.0.0.1:5701').split(',') },
-        properties: { 'hazelcast.logging.level': 'WARN' },
-      },
+      // Cluster name and members come from GATEKEEPER_HZ_CLUSTER_NAME / GATEKEEPER_HZ_MEMBERS (the module's defaults).
+      clientConfig: { properties: { 'hazelcast.logging.level': 'WARN' } },
     },
     definitions: [
       // One node at a time runs billing; the holder keeps it as long as it refreshes.
@@ -32,6 +29,7 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
       // Taken by hand through GatekeeperService in the controller.
       { name: 'reindex', permits: 1, duration: '5s' },
     ],
-    stateDumpInterval: process.env.SAMPLE_STATE_DUMP ?? '30s',
+    // The sample runner turns it on for its first instance only ('off' elsewhere).
+    stateDumpInterval: process.env.SAMPLE_STATE_DUMP === 'off' ? undefined : (process.env.SAMPLE_STATE_DUMP ?? '30s'),
   };
 }

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { eventually } from '../support/eventually';
@@ -51,6 +52,25 @@ describe('the three-instance sample app', () => {
     if (sample && sample.exitCode === null) {
       sample.kill('SIGTERM');
       await once(sample, 'exit');
+    }
+  });
+
+  it('refuses to start when one of its ports is taken, naming it, before starting any instance', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+    const busy = (taken.address() as AddressInfo).port;
+    try {
+      const run = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', `${await freePort()},${busy},${await freePort()}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      run.stdout?.on('data', (c) => (said += String(c)));
+      run.stderr?.on('data', (c) => (said += String(c)));
+      const [code] = await once(run, 'exit');
+      expect(code).toBe(1);
+      expect(said).toContain(`port ${busy} is already in use`);
+      expect(said).toContain('--ports');
+      expect(said).not.toContain('instance app-');
+    } finally {
+      taken.close();
     }
   });
 

@@ -1,16 +1,13 @@
 import {
-  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, Inject, NotFoundException, Param, Patch, Post, Put,
+  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
   ServiceUnavailableException, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
-import { SemaphoreAdmin, type GroupMigrationRequest, type UndoMigrationRequest } from '../../admin/semaphore-admin';
+import type { GroupMigrationRequest, UndoMigrationRequest } from '../../admin/semaphore-admin';
 import { EditConflictError } from '../../errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
 import { StoreUnavailableError } from '../../errors/store-unavailable.error';
 import { UnknownSemaphoreError } from '../../errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../gatekeeper/semaphore-definition';
-import type { PermitStore } from '../../store/permit-store';
-import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { GatekeeperService } from '../gatekeeper.service';
 
 /** Turns the library's errors into HTTP answers: 400 naming the field, 404, 409, 503. Nothing is stored on error. */
@@ -51,16 +48,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
   @Controller(path)
   @UseGuards(guard)
   class GatekeeperAdminController {
-    /** Group migrations need more than the service's `migrate` offers: the whole report, and undo. */
-    private readonly admin: SemaphoreAdmin;
-
-    constructor(
-      private readonly gatekeeper: GatekeeperService,
-      @Inject(GATEKEEPER_STORE) store: PermitStore,
-      @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
-    ) {
-      this.admin = new SemaphoreAdmin(store, options.clock, { clockSkewMs: options.clockSkewMs });
-    }
+    constructor(private readonly gatekeeper: GatekeeperService) {}
 
     @Get('definitions')
     list() {
@@ -118,14 +106,14 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return answer(async () => this.admin.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, '<migration>') as unknown as GroupMigrationRequest));
+      return answer(async () => this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, '<migration>') as unknown as GroupMigrationRequest));
     }
 
     /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
     @Post('migrate/undo')
     @HttpCode(200)
     undoMigration(@Body() input: unknown) {
-      return answer(async () => this.admin.undoMigration(fieldsOf(input, UNDO_FIELDS, '<migration>') as UndoMigrationRequest));
+      return answer(async () => this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, '<migration>') as UndoMigrationRequest));
     }
 
     @Get('permits')

@@ -1,0 +1,66 @@
+import type { Logger } from '@nestjs/common';
+import type { PermitDenied } from '../engine/acquire-result';
+import { DenyReason, TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
+import { formatDuration } from '../gatekeeper/duration';
+import type { Permit } from '../gatekeeper/permit';
+import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+
+/** What the monitor reads of this node's view: the definition and the live permits of a semaphore. */
+export interface UnheldSemaphoreView {
+  definition(semaphore: string): SemaphoreDefinition | undefined;
+  livePermits(semaphore: string): Permit[];
+}
+
+/**
+ * Notices a decorated job that runs nowhere: its ticks here are denied and this node's view shows no holder
+ * anywhere for longer than the semaphore's duration (paused, or no live node that its patterns admit). Warns once
+ * per semaphore, with this node's own reason, and says so again when someone holds it. Denials for an unreachable
+ * cluster are left to the availability warning.
+ */
+export class UnheldSemaphoreMonitor {
+  /** When each semaphore was first seen with no holder (while this node was denied), and whether it was reported. */
+  private readonly unheld = new Map<string, { since: number; warned: boolean }>();
+
+  constructor(
+    private readonly view: UnheldSemaphoreView,
+    private readonly logger: Pick<Logger, 'warn' | 'log'>,
+    private readonly now: () => number,
+  ) {}
+
+  /** A tick of `where` was denied. */
+  denied(where: string, denied: PermitDenied): void {
+    const { semaphore } = denied;
+    if (TRANSIENT_DENIALS.has(denied.reason) || denied.reason === DenyReason.IN_USE) return;
+    const holders = this.view.livePermits(semaphore);
+    if (holders.length > 0) return this.held(semaphore, holders);
+    const definition = this.view.definition(semaphore);
+    if (!definition) return;
+    const now = this.now();
+    const state = this.unheld.get(semaphore) ?? { since: now, warned: false };
+    this.unheld.set(semaphore, state);
+    if (state.warned || now - state.since < definition.durationMs) return;
+    state.warned = true;
+    this.logger.warn(
+      `"${semaphore}" has had no holder on any node for ${formatDuration(Math.round((now - state.since) / 1000) * 1000)} ` +
+        `(longer than its ${formatDuration(definition.durationMs)} duration): ${why(definition)}; here ${where} is denied: ` +
+        `${denied.reason} (${denied.message})`,
+    );
+  }
+
+  /** A tick of `where` ran here. */
+  ran(semaphore: string, holder: Permit): void {
+    this.held(semaphore, [holder]);
+  }
+
+  private held(semaphore: string, holders: Permit[]): void {
+    const state = this.unheld.get(semaphore);
+    if (!state) return;
+    this.unheld.delete(semaphore);
+    if (state.warned) this.logger.log(`"${semaphore}" is held again, by ${holders.map((p) => `${p.acquirer} (group ${p.group})`).join(', ')}`);
+  }
+}
+
+function why(definition: SemaphoreDefinition): string {
+  if (definition.permits === 0) return 'it is paused (permits 0; resume it)';
+  return `no live node admitted by groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}" takes it`;
+}

@@ -1,0 +1,67 @@
+import { HazelcastLoggerBridge } from '../../lib/nest/hazelcast-logger.bridge';
+import { hazelcastStoreOptions } from '../../lib/nest/permit-store.factory';
+import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper.options';
+
+function recorder() {
+  const lines: string[] = [];
+  const at = (level: string) => (message: unknown) => void lines.push(`${level} ${String(message)}`);
+  return { lines, logger: { error: at('error'), warn: at('warn'), verbose: at('verbose'), debug: at('debug') } };
+}
+
+describe('hazelcast-client logs through Nest', () => {
+  it('maps the client levels onto Nest levels and drops lines below the configured level', () => {
+    const { lines, logger } = recorder();
+    const bridge = new HazelcastLoggerBridge(logger as never, 'DEBUG');
+    bridge.error('ConnectionManager', 'boom', new Error('cause'));
+    bridge.warn('ConnectionManager', 'careful');
+    bridge.info('LifecycleService', 'HazelcastClient is STARTED');
+    bridge.debug('Invocation', 'detail');
+    bridge.trace('Invocation', 'too much');
+    expect(lines).toEqual([
+      'error ConnectionManager: boom (cause)',
+      'warn ConnectionManager: careful',
+      'verbose LifecycleService: HazelcastClient is STARTED',
+      'debug Invocation: detail',
+    ]);
+  });
+
+  it('defaults to INFO, honours OFF, and sends WARN to debug while told to stay quiet', () => {
+    const info = recorder();
+    new HazelcastLoggerBridge(info.logger as never, undefined).debug('X', 'hidden');
+    expect(info.lines).toEqual([]);
+    const off = recorder();
+    new HazelcastLoggerBridge(off.logger as never, 'OFF').error('X', 'hidden');
+    expect(off.lines).toEqual([]);
+    const quiet = recorder();
+    let connecting = true;
+    const bridge = new HazelcastLoggerBridge(quiet.logger as never, 'INFO', () => connecting);
+    bridge.warn('ConnectionManager', 'could not connect');
+    connecting = false;
+    bridge.warn('ConnectionManager', 'connection lost');
+    expect(quiet.lines).toEqual(['debug ConnectionManager: could not connect', 'warn ConnectionManager: connection lost']);
+  });
+});
+
+describe('the module\'s Hazelcast client options', () => {
+  const env = { GATEKEEPER_HZ_MEMBERS: '10.0.0.1:5701, 10.0.0.2:5701', GATEKEEPER_HZ_CLUSTER_NAME: 'prod' };
+
+  it('takes members and cluster name from the environment when the client config leaves them out', () => {
+    const options = hazelcastStoreOptions(resolveGatekeeperOptions({}), env);
+    expect(options.clientConfig?.clusterName).toBe('prod');
+    expect(options.clientConfig?.network?.clusterMembers).toEqual(['10.0.0.1:5701', '10.0.0.2:5701']);
+    expect(options.connectTimeoutMs).toBe(30_000);
+    expect(options.clientConfig?.customLogger).toBeInstanceOf(HazelcastLoggerBridge);
+  });
+
+  it('keeps what the client config says, and gives no connect timeout to a background start', () => {
+    const given = resolveGatekeeperOptions({
+      connectInBackground: true,
+      hazelcast: { clientConfig: { clusterName: 'mine', network: { clusterMembers: ['h:1'] } } },
+    });
+    const options = hazelcastStoreOptions(given, env);
+    expect(options.clientConfig?.clusterName).toBe('mine');
+    expect(options.clientConfig?.network?.clusterMembers).toEqual(['h:1']);
+    expect(options.connectTimeoutMs).toBeUndefined();
+    expect(hazelcastStoreOptions(resolveGatekeeperOptions({}), {}).clientConfig?.network).toBeUndefined();
+  });
+});
