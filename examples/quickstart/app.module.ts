@@ -7,14 +7,14 @@ import { BillingJobs } from './billing.jobs';
   imports: [
     ScheduleModule.forRoot(),
     GatekeeperModule.forRoot({
-      // acquirer defaults to <hostname>-<pid>; set it to a name of this replica (a pod name), never a shared fallback
+      // This replica's site. Its acquirer (its name) defaults to <hostname>-<pid>; set it to something unique per
+      // replica, such as the pod name, never to a value two replicas could share.
       identity: { group: 'production' },
-      hazelcast: {
-        clientConfig: { clusterName: 'dev', network: { clusterMembers: ['127.0.0.1:5701'] } },
-      },
+      // No `hazelcast` options: the cluster is GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME, else Hazelcast's
+      // defaults, 127.0.0.1:5701 and cluster "dev" (what a member started with no configuration uses).
       definitions: [
-        { name: 'billing', permits: 1, duration: '2m', groupPattern: 'production' },
-        { name: 'reports', permits: 2, duration: '10m' },
+        { name: 'billing', permits: 1, duration: '1m', groupPattern: 'production' },
+        { name: 'export', permits: 1, duration: '10m' },
       ],
     }),
   ],

@@ -8,9 +8,9 @@ export class BillingJobs {
 
   constructor(private readonly gatekeeper: GatekeeperService) {}
 
-  // Every minute, on exactly one node: the one holding the 'billing' permit.
-  @Cron(CronExpression.EVERY_MINUTE)
-  @ClusterSingleton('billing', '2m')
+  // Every 10 seconds, on exactly one node: the one holding the 'billing' permit.
+  @Cron(CronExpression.EVERY_10_SECONDS)
+  @ClusterSingleton('billing', '1m')
   async chargeCustomers(): Promise<void> {
     const permit = this.gatekeeper.currentPermit()!;
     this.logger.log(`charging as ${permit.acquirer}, fencing token ${permit.fencingToken}`);
