@@ -107,7 +107,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   }
 
   /**
-   * @internal Connects, loads definitions into the cluster and checks every `@ClusterSingleton`; with
+   * Connects, loads definitions into the cluster and checks every `@ClusterSingleton`; with
    * `connectInBackground`, starts doing so and returns at once (every permit is denied until it is done).
    */
   async onModuleInit(): Promise<void> {
@@ -187,13 +187,13 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     }
   }
 
-  /** @internal Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
+  /** Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
   onModuleDestroy(): void {
     if (this.phase === 'ready') this.phase = 'draining';
     clearInterval(this.dumpTimer);
   }
 
-  /** @internal Waits for running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive. */
+  /** Waits for running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive. */
   async beforeApplicationShutdown(): Promise<void> {
     const drained = await Promise.race([
       this.local.idle().then(() => true),
@@ -203,7 +203,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   }
 
   /**
-   * @internal Releases the permits of finished work (a job still running keeps its permit until it expires) and
+   * Releases the permits of finished work (a job still running keeps its permit until it expires) and
    * disconnects. Decisions still in flight are waited for first (each has a deadline): a grant that lands after
    * the release would otherwise be held, or run, while another node holds the permit.
    */
