@@ -6,6 +6,9 @@ import { GatekeeperService } from './gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
 
+/** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
+const STOPPED = Symbol('stopped on a lost permit');
+
 /** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
 @Injectable()
 export class ClusterSingletonRunner {
@@ -17,7 +20,11 @@ export class ClusterSingletonRunner {
 
   constructor(private readonly gatekeeper: GatekeeperService) {
     this.unheld = new UnheldSemaphoreMonitor(
-      { definition: (name) => gatekeeper.getDefinition(name), livePermits: (name) => gatekeeper.viewedPermits(name) },
+      {
+        definition: (name) => gatekeeper.getDefinition(name),
+        livePermits: (name) => gatekeeper.viewedPermits(name),
+        lastToken: (name) => gatekeeper.viewedLastToken(name),
+      },
       this.logger,
       () => gatekeeper.now(),
     );
@@ -46,6 +53,11 @@ export class ClusterSingletonRunner {
         this.unheld.denied(where, outcome.denied);
         return undefined;
       }
+      if (outcome.value === STOPPED) {
+        // The run began on a permit it lost while it ran: neither a result nor a holding to report.
+        this.holding.delete(where);
+        return undefined;
+      }
       this.unheld.ran(options.semaphore, outcome.permit);
       if (options.mode === 'hold' && !this.holding.has(where)) {
         this.holding.add(where);
@@ -67,7 +79,7 @@ export class ClusterSingletonRunner {
     } catch (error) {
       if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
       this.logger.warn(messages.stoppedOnLostPermit(where, error));
-      return undefined;
+      return STOPPED;
     }
   }
 }

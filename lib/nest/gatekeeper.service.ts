@@ -114,7 +114,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     if (!this.options.connectInBackground) return this.start();
     this.logger.log(messages.connectingInBackground(this.target()));
     this.starting = this.start().catch((error: unknown) => {
-      if (this.phase !== 'closed') this.logger.error(messages.backgroundStartFailed(error));
+      if (this.phase === 'starting') this.logger.error(messages.backgroundStartFailed(error));
     });
   }
 
@@ -140,7 +140,7 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     }
     this.logger.log(messages.connected(this.store.constructor.name, this.options.holder));
     try {
-      if (this.phase === 'closed') throw new Error('shut down while starting');
+      if (this.phase !== 'starting') throw new Error('shut down while starting');
       await this.startup.start(this.admin);
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
@@ -189,7 +189,8 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
 
   /** Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
   onModuleDestroy(): void {
-    if (this.phase === 'ready') this.phase = 'draining';
+    // A background start still under way must never turn 'ready' (and start jobs) once shutdown began.
+    if (this.phase === 'ready' || this.phase === 'starting') this.phase = 'draining';
     clearInterval(this.dumpTimer);
   }
 
@@ -221,8 +222,9 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
     if (released.length > 0 || kept.length > 0) this.logger.log(messages.releasedAtShutdown(released, kept));
     this.engine.dispose();
     this.startup.stop();
+    // A background start still waiting for the cluster gives up once the store is closed (its last probe within
+    // a few seconds); shutdown does not wait for it.
     await this.store.close();
-    await this.starting;
   }
 
   /**
@@ -443,6 +445,11 @@ export class GatekeeperService implements OnModuleInit, OnModuleDestroy, BeforeA
   viewedPermits(semaphore: string): Permit[] {
     const entry = this.store.peek(semaphore)?.entry;
     return entry ? livePermits(entry.permits, this.options.clock.now()) : [];
+  }
+
+  /** @internal The last fencing token granted for `semaphore` as this node's view has it (0 if none). */
+  viewedLastToken(semaphore: string): number {
+    return this.store.peek(semaphore)?.entry?.lastToken ?? 0;
   }
 
   /** @internal Now, on the module's clock. */

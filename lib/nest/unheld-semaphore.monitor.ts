@@ -9,17 +9,19 @@ import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
 export interface UnheldSemaphoreView {
   definition(semaphore: string): SemaphoreDefinition | undefined;
   livePermits(semaphore: string): Permit[];
+  /** The last fencing token granted (0 if none): a grant between two looks means someone ran it. */
+  lastToken(semaphore: string): number;
 }
 
 /**
- * Notices a decorated job that runs nowhere: its ticks here are denied and this node's view shows no holder
- * anywhere for longer than the semaphore's duration (paused, or no live node that its patterns admit). Warns once
+ * Notices a decorated job that runs nowhere: its ticks here are denied, and for longer than the semaphore's
+ * duration this node's view shows no holder anywhere and no new grant (its last fencing token did not move) (paused, or no live node that its patterns admit). Warns once
  * per semaphore, with this node's own reason, and says so again when someone holds it. Denials for an unreachable
  * cluster are left to the availability warning.
  */
 export class UnheldSemaphoreMonitor {
   /** When each semaphore was first seen with no holder (while this node was denied), and whether it was reported. */
-  private readonly unheld = new Map<string, { since: number; warned: boolean }>();
+  private readonly unheld = new Map<string, { since: number; warned: boolean; token: number }>();
 
   constructor(
     private readonly view: UnheldSemaphoreView,
@@ -36,8 +38,14 @@ export class UnheldSemaphoreMonitor {
     const definition = this.view.definition(semaphore);
     if (!definition) return;
     const now = this.now();
-    const state = this.unheld.get(semaphore) ?? { since: now, warned: false };
+    const token = this.view.lastToken(semaphore);
+    const state = this.unheld.get(semaphore) ?? { since: now, warned: false, token };
     this.unheld.set(semaphore, state);
+    if (token !== state.token) {
+      // Granted elsewhere meanwhile (a short release-mode run this node never saw held): it runs somewhere.
+      state.since = now;
+      state.token = token;
+    }
     if (state.warned || now - state.since < definition.durationMs) return;
     state.warned = true;
     this.logger.warn(

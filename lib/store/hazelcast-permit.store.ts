@@ -7,9 +7,11 @@ import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { withDeadline } from './with-deadline';
 import { formatDuration } from '../gatekeeper/duration';
+
+/** One attempt of a background start to reach the cluster (and the most a close() leaves a probe running). */
+const PROBE_ATTEMPT_MS = 5_000;
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -30,9 +32,10 @@ export interface HazelcastStoreOptions {
   callTimeoutMs?: number;
   /**
    * How long `connect()` waits for an owned client to reach the cluster before it gives up with a
-   * {@link StoreUnavailableError} naming the cluster and its members. Default: no limit. Only the first connection
-   * is bounded: once connected, the client keeps trying to reconnect for as long as it takes (unless `clientConfig`
-   * sets `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, after which the client shuts down).
+   * {@link StoreUnavailableError} naming the cluster and its members. Default: no limit (it keeps trying until
+   * connected or closed). Only the first connection is bounded: once connected, the client keeps trying to
+   * reconnect for as long as it takes (unless `clientConfig` sets
+   * `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, after which the client shuts down).
    */
   connectTimeoutMs?: number;
 }
@@ -54,7 +57,6 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private connected = false;
   /** Set by close(): a connect() still waiting for the cluster gives up. */
   private closed = false;
-  private firstConnection?: { resolve: () => void; reject: (error: Error) => void };
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
   /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
@@ -80,13 +82,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       if (this.options.client) {
         this.client = this.options.client;
       } else {
-        // Started without waiting for the cluster (asyncStart), so this store holds the client, and can bound the
-        // first connection and shut the client down, while the client's own retry stays unbounded for later outages.
-        const firstConnection = new Promise<void>((resolve, reject) => (this.firstConnection = { resolve, reject }));
-        firstConnection.catch(() => undefined);
-        this.client = await Client.newHazelcastClient(this.ownedClientConfig());
-        if (this.closed) throw new StoreUnavailableError('the store was closed while connecting');
-        await this.awaitFirstConnection(firstConnection);
+        this.client = await this.startOwnedClient();
       }
       this.map = await this.client.getMap<string, string>(this.mapName);
       this.canaries = new PartitionCanaries(this.client, await this.client.getMap<string, string>(CANARY_MAP), clock);
@@ -127,23 +123,54 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? ['127.0.0.1:5701'] };
   }
 
-  private async awaitFirstConnection(connected: Promise<void>): Promise<void> {
-    const timeoutMs = this.options.connectTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      if (timeoutMs === undefined) return;
-      timer = setTimeout(() => reject(new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`))), timeoutMs);
-    });
-    try {
-      await Promise.race([connected, deadline]);
-      // The member list arrives just after the first connection; quorum checks and routing need it.
-      while (this.client!.getCluster().getMembers().length === 0) {
-        await Promise.race([sleep(10), deadline]);
-        if (this.closed) throw new StoreUnavailableError('the store was closed before it reached the cluster');
+  /**
+   * Starts the client this store owns. The first connection is bounded by `connectTimeoutMs` through a probe: a
+   * throwaway client that gives up (and shuts itself down) after that long, so a failed start leaves nothing
+   * running. The real client then starts as the client normally does (connected to every member), and keeps
+   * retrying for as long as it takes when the connection drops later. With no `connectTimeoutMs` (a background
+   * start), probes of {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the store is closed.
+   */
+  private async startOwnedClient(): Promise<Client> {
+    for (;;) {
+      try {
+        await this.probe();
+        const client = await Client.newHazelcastClient(this.ownedClientConfig()).catch((error: unknown) => {
+          throw new StoreUnavailableError(this.unreachable('(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'), { cause: error });
+        });
+        if (this.closed) {
+          await client.shutdown().catch(() => undefined);
+          throw new StoreUnavailableError('the store was closed while connecting');
+        }
+        return client;
+      } catch (error) {
+        if (this.closed || this.options.connectTimeoutMs !== undefined) throw error;
+        // A background start keeps trying; the node denies every permit meanwhile.
       }
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('the store was closed while connecting');
+    const timeoutMs = this.options.connectTimeoutMs ?? PROBE_ATTEMPT_MS;
+    const config = this.options.clientConfig ?? {};
+    let probe: Client;
+    try {
+      probe = await Client.newHazelcastClient({
+        ...config,
+        // The application's own listeners are for the real client, not this one.
+        lifecycleListeners: [],
+        membershipListeners: [],
+        connectionStrategy: {
+          ...config.connectionStrategy,
+          asyncStart: false,
+          reconnectMode: 'OFF',
+          connectionRetry: { ...config.connectionStrategy?.connectionRetry, clusterConnectTimeoutMillis: timeoutMs },
+        },
+      } as ClientConfig);
+    } catch (error) {
+      throw new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`), { cause: error });
+    }
+    await probe.shutdown().catch(() => undefined);
   }
 
   private unreachable(detail: string): string {
@@ -155,7 +182,6 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   async close(): Promise<void> {
     // Our own shutdown disconnects the client: that is not an outage to report.
     this.closed = true;
-    this.firstConnection?.reject(new StoreUnavailableError('the store was closed before it reached the cluster'));
     this.events = {};
     this.connected = false;
     if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
@@ -254,19 +280,12 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       connectionStrategy: {
         ...config.connectionStrategy,
         reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC',
-        // connect() waits for the first connection itself (see awaitFirstConnection).
-        asyncStart: true,
       },
       lifecycleListeners: [...(config.lifecycleListeners ?? []), (state) => this.onLifecycle(state)],
     } as ClientConfig;
   }
 
   private onLifecycle(state: LifecycleState): void {
-    if (state === LifecycleState.CONNECTED) this.firstConnection?.resolve();
-    if (state === LifecycleState.SHUTDOWN && !this.closed) {
-      // The client gave up (its own clusterConnectTimeoutMillis ran out) and shut itself down.
-      this.firstConnection?.reject(new StoreUnavailableError(this.unreachable('(the client gave up and shut down)')));
-    }
     if (!this.connected) return;
     if (state === LifecycleState.DISCONNECTED) {
       this.offline = true;

@@ -1,0 +1,41 @@
+import { DenyReason } from '../../lib';
+import type { PermitDenied } from '../../lib';
+import { UnheldSemaphoreMonitor } from '../../lib/nest/unheld-semaphore.monitor';
+
+describe('UnheldSemaphoreMonitor', () => {
+  const definition = { name: 'export', permits: 1, durationMs: 10_000, groupPattern: 'production', acquirerPattern: '.*' };
+  const denied: PermitDenied = { granted: false, semaphore: 'export', reason: DenyReason.GROUP_MISMATCH, message: 'group "dr" does not match' };
+
+  function setup() {
+    let now = 0;
+    let lastToken = 5;
+    const warnings: string[] = [];
+    const monitor = new UnheldSemaphoreMonitor(
+      { definition: () => definition, livePermits: () => [], lastToken: () => lastToken },
+      { warn: (m: unknown) => void warnings.push(String(m)), log: () => undefined },
+      () => now,
+    );
+    return { monitor, warnings, advance: (ms: number) => (now += ms), grantElsewhere: () => (lastToken += 1) };
+  }
+
+  it('stays quiet about a release-mode job that another node keeps running between this node\'s ticks', () => {
+    const { monitor, warnings, advance, grantElsewhere } = setup();
+    for (let i = 0; i < 10; i++) {
+      monitor.denied('Jobs.export', denied);
+      grantElsewhere(); // a short run elsewhere, never seen held at a tick here
+      advance(6_000);
+    }
+    expect(warnings).toEqual([]);
+  });
+
+  it('warns once when nothing was held or granted anywhere for longer than the duration', () => {
+    const { monitor, warnings, advance } = setup();
+    for (let i = 0; i < 10; i++) {
+      monitor.denied('Jobs.export', denied);
+      advance(6_000);
+    }
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('"export" has had no holder on any node for 12s');
+    expect(warnings[0]).toContain('groupPattern "production"');
+  });
+});
