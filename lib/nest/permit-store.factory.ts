@@ -49,6 +49,6 @@ export function hazelcastStoreOptions(
   return {
     ...given,
     clientConfig: config,
-    connectTimeoutMs: options.connectInBackground ? undefined : options.connectTimeoutMs,
+    connectTimeoutMs: options.connectInBackground ? Infinity : options.connectTimeoutMs,
   };
 }

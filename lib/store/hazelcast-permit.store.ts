@@ -32,10 +32,10 @@ export interface HazelcastStoreOptions {
   callTimeoutMs?: number;
   /**
    * How long `connect()` waits for an owned client to reach the cluster before it gives up with a
-   * {@link StoreUnavailableError} naming the cluster and its members. Default: no limit (it keeps trying until
-   * connected or closed). Only the first connection is bounded: once connected, the client keeps trying to
-   * reconnect for as long as it takes (unless `clientConfig` sets
-   * `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, after which the client shuts down).
+   * {@link StoreUnavailableError} naming the cluster and its members; `Infinity` keeps trying until connected or
+   * closed. Default: `clientConfig`'s `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, else no
+   * limit. Only the first connection is bounded by this option: once connected, the client keeps trying to
+   * reconnect for as long as it takes (unless `clusterConnectTimeoutMillis` is set, after which it shuts down).
    */
   connectTimeoutMs?: number;
 }
@@ -127,8 +127,9 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
    * Starts the client this store owns. The first connection is bounded by `connectTimeoutMs` through a probe: a
    * throwaway client that gives up (and shuts itself down) after that long, so a failed start leaves nothing
    * running. The real client then starts as the client normally does (connected to every member), and keeps
-   * retrying for as long as it takes when the connection drops later. With no `connectTimeoutMs` (a background
-   * start), probes of {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the store is closed.
+   * retrying for as long as it takes when the connection drops later. With no bound at all (`connectTimeoutMs:
+   * Infinity`, a background start), probes of {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the
+   * store is closed.
    */
   private async startOwnedClient(): Promise<Client> {
     for (;;) {
@@ -143,15 +144,22 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
         }
         return client;
       } catch (error) {
-        if (this.closed || this.options.connectTimeoutMs !== undefined) throw error;
-        // A background start keeps trying; the node denies every permit meanwhile.
+        if (this.closed || this.firstConnectionBound() !== undefined) throw error;
+        // No bound (a background start): keep trying; the node denies every permit meanwhile.
       }
     }
   }
 
+  /** The bound on the first connection: `connectTimeoutMs`, else the client config's own; `undefined` for none. */
+  private firstConnectionBound(): number | undefined {
+    const own = this.options.clientConfig?.connectionStrategy?.connectionRetry?.clusterConnectTimeoutMillis;
+    const bound = this.options.connectTimeoutMs ?? (own !== undefined && own >= 0 ? own : undefined);
+    return bound === Infinity ? undefined : bound;
+  }
+
   private async probe(): Promise<void> {
     if (this.closed) throw new StoreUnavailableError('the store was closed while connecting');
-    const timeoutMs = this.options.connectTimeoutMs ?? PROBE_ATTEMPT_MS;
+    const timeoutMs = this.firstConnectionBound() ?? PROBE_ATTEMPT_MS;
     const config = this.options.clientConfig ?? {};
     let probe: Client;
     try {

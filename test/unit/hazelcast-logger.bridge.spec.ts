@@ -61,7 +61,7 @@ describe('the module\'s Hazelcast client options', () => {
     const options = hazelcastStoreOptions(given, env);
     expect(options.clientConfig?.clusterName).toBe('mine');
     expect(options.clientConfig?.network?.clusterMembers).toEqual(['h:1']);
-    expect(options.connectTimeoutMs).toBeUndefined();
+    expect(options.connectTimeoutMs).toBe(Infinity);
     expect(hazelcastStoreOptions(resolveGatekeeperOptions({}), {}).clientConfig?.network).toBeUndefined();
   });
 });
