@@ -18,22 +18,59 @@ export default tseslint.config(
       ],
     },
   },
+  // Rooms (DESIGN.md, "Layout for several capabilities"): core <- hazelcast <- permits <- nest; only lib/nest imports
+  // Nest; only lib/hazelcast and files named hazelcast-* import hazelcast-client; *.rules.ts files are pure.
   {
-    files: ['lib/gatekeeper/**/*.ts', 'lib/store/**/*.ts'],
+    files: ['lib/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*'], message: 'Rules and stores stay free of Nest (DESIGN.md layers).' }] }],
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*', 'hazelcast-client'], message: 'lib/core has no I/O and no framework (DESIGN.md layout).' },
+        { group: ['**/hazelcast/*', '**/permits/*', '**/permits/**', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
+      ] }],
     },
   },
   {
-    files: ['lib/gatekeeper/**/*.ts'],
+    files: ['lib/hazelcast/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*', 'hazelcast-client', '../store/*', '../nest/*'], message: 'The gatekeeper rules are pure: no Nest, no store, no Hazelcast.' }] }],
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
+        { group: ['**/permits/*', '**/permits/**', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/hazelcast serves the capabilities; it imports none of them.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/permits/**/*.ts'],
+    ignores: ['lib/permits/**/hazelcast-*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
+        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
+        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/permits/**/hazelcast-*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
+        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/**/*.rules.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' },
+        { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' },
+      ] }],
     },
   },
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only the store talks to Hazelcast.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' }] }],
     },
   },
 );

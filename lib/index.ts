@@ -19,43 +19,43 @@ export {
   SemaphoreAdmin, type GroupMigrationReport, type GroupMigrationRequest, type MigrationChange, type MigrationSelection,
   type MigrationSkip, type MigrationSkipCode, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch, type UndoMigrationReport,
   type UndoMigrationRequest,
-} from './admin/semaphore-admin';
+} from './permits/semaphore-admin';
 
 // Permits and decisions
-export type { AcquireResult, PermitDenied, PermitGranted } from './engine/acquire-result';
-export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './engine/permit.engine';
-export type { SemaphoreStatus } from './engine/semaphore-status';
-export { PermitLease, PermitLostError, type PermitLeaseOptions } from './engine/permit-lease';
-export { DenyReason, TRANSIENT_DENIALS } from './gatekeeper/deny-reason';
-export type { Holder, NodeIdentity, Permit } from './gatekeeper/permit';
-export type { SemaphoreEntry } from './gatekeeper/semaphore-entry';
+export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
+export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './permits/permit.engine';
+export type { SemaphoreStatus } from './permits/semaphore-status';
+export { PermitLease, PermitLostError, type PermitLeaseOptions } from './permits/permit-lease';
+export { DenyReason, TRANSIENT_DENIALS } from './permits/deny-reason';
+export type { Holder, NodeIdentity, Permit } from './permits/permit';
+export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type {
   DurationInput,
   GroupMigrationMemory,
   SemaphoreDefinition,
   SemaphoreDefinitionInput,
-} from './gatekeeper/semaphore-definition';
-export { validateDefinition } from './gatekeeper/definition.validator';
-export { formatDuration, parseDuration } from './gatekeeper/duration';
-export { systemClock, type Clock } from './gatekeeper/clock';
+} from './permits/semaphore-definition';
+export { validateDefinition } from './permits/definition.validator';
+export { formatDuration, parseDuration } from './core/duration';
+export { systemClock, type Clock } from './core/clock';
 
 // Stores
-export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './store/permit-store';
-export type { ObservedEntry } from './store/semaphore.view';
-export { declareFreshCluster } from './store/hazelcast-partition-canaries';
-export { MemoryPermitStore, MemoryStoreBackend } from './store/memory-permit.store';
-export { HazelcastPermitStore, type HazelcastStoreOptions } from './store/hazelcast-permit.store';
-export { ViewedPermitStore } from './store/viewed-permit.store';
-export { SemaphoreView } from './store/semaphore.view';
+export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
+export type { ObservedEntry } from './permits/semaphore.view';
+export { declareFreshCluster } from './hazelcast/hazelcast-partition-canaries';
+export { MemoryPermitStore, MemoryStoreBackend } from './permits/memory-permit.store';
+export { HazelcastPermitStore, type HazelcastStoreOptions } from './permits/hazelcast-permit.store';
+export { ViewedPermitStore } from './permits/viewed-permit.store';
+export { SemaphoreView } from './permits/semaphore.view';
 
 // Errors
-export { GatekeeperError } from './errors/gatekeeper.error';
-export { InvalidDefinitionError } from './errors/invalid-definition.error';
-export { InvalidOptionsError } from './errors/invalid-options.error';
-export { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
-export { PermitNotHeldError } from './errors/permit-not-held.error';
-export { PermitTimeoutError } from './errors/permit-timeout.error';
-export { StoreUnavailableError } from './errors/store-unavailable.error';
-export { StoreTimeoutError } from './errors/store-timeout.error';
-export { EditConflictError } from './errors/edit-conflict.error';
-export { CorruptStateError } from './errors/corrupt-state.error';
+export { GatekeeperError } from './core/errors/gatekeeper.error';
+export { InvalidDefinitionError } from './core/errors/invalid-definition.error';
+export { InvalidOptionsError } from './core/errors/invalid-options.error';
+export { UnknownSemaphoreError } from './permits/errors/unknown-semaphore.error';
+export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
+export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
+export { StoreUnavailableError } from './core/errors/store-unavailable.error';
+export { StoreTimeoutError } from './core/errors/store-timeout.error';
+export { EditConflictError } from './core/errors/edit-conflict.error';
+export { CorruptStateError } from './core/errors/corrupt-state.error';

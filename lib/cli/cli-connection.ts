@@ -1,8 +1,8 @@
-import { HazelcastPermitStore } from '../store/hazelcast-permit.store';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
-import { systemClock } from '../gatekeeper/clock';
-import { formatDuration, parseDuration } from '../gatekeeper/duration';
-import type { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { systemClock } from '../core/clock';
+import { formatDuration, parseDuration } from '../core/duration';
+import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { CliUsageError } from './cli-errors';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */

@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
-import { GatekeeperError } from '../errors/gatekeeper.error';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import { GatekeeperError } from '../core/errors/gatekeeper.error';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 
 /** Exit codes of the CLI. */
 export const EXIT = {

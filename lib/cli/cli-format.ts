@@ -1,7 +1,7 @@
-import type { GroupMigrationReport, UndoMigrationReport } from '../admin/semaphore-admin';
-import type { SemaphoreStatus } from '../engine/semaphore-status';
-import { formatDuration } from '../gatekeeper/duration';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { GroupMigrationReport, UndoMigrationReport } from '../permits/semaphore-admin';
+import type { SemaphoreStatus } from '../permits/semaphore-status';
+import { formatDuration } from '../core/duration';
+import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import { renderTable } from './cli-table';
 
 /** The CLI's name, as users type it. */

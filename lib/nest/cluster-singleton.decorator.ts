@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import type { DurationInput } from '../gatekeeper/semaphore-definition';
+import type { DurationInput } from '../permits/semaphore-definition';
 import { CLUSTER_SINGLETON_METADATA, CLUSTER_SINGLETON_RUNNER_PROPERTY } from './gatekeeper.constants';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import { resolveClusterSingletonOptions, type ClusterSingletonOptions } from './cluster-singleton.options';

@@ -1,7 +1,7 @@
-import { parseDuration } from '../gatekeeper/duration';
-import { validateSemaphoreName } from '../gatekeeper/definition.validator';
-import type { DurationInput } from '../gatekeeper/semaphore-definition';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
+import { parseDuration } from '../core/duration';
+import { validateSemaphoreName } from '../permits/definition.validator';
+import type { DurationInput } from '../permits/semaphore-definition';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 
 /** Options of `@ClusterSingleton({...})`. */
 export interface ClusterSingletonOptions {

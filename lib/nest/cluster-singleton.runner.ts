@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { PermitLostError, type PermitLease } from '../engine/permit-lease';
+import { PermitLostError, type PermitLease } from '../permits/permit-lease';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import { GatekeeperService } from './gatekeeper.service';

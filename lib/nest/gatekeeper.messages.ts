@@ -1,7 +1,7 @@
-import { formatStateLine } from '../admin/state-dump.format';
-import type { PermitDenied } from '../engine/acquire-result';
-import { formatDuration } from '../gatekeeper/duration';
-import type { Holder, Permit } from '../gatekeeper/permit';
+import { formatStateLine } from '../permits/state-dump.format';
+import type { PermitDenied } from '../permits/acquire-result';
+import { formatDuration } from '../core/duration';
+import type { Holder, Permit } from '../permits/permit';
 
 /** The cluster a node connects to, as its start-up lines name it. */
 interface ClusterTarget {

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Clock } from '../gatekeeper/clock';
-import { systemClock } from '../gatekeeper/clock';
-import { validateDefinition } from '../gatekeeper/definition.validator';
-import { parseDuration } from '../gatekeeper/duration';
-import type { Holder, NodeIdentity } from '../gatekeeper/permit';
-import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { InvalidOptionsError } from '../errors/invalid-options.error';
-import type { HazelcastStoreOptions } from '../store/hazelcast-permit.store';
-import type { PermitStore } from '../store/permit-store';
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
+import { validateDefinition } from '../permits/definition.validator';
+import { parseDuration } from '../core/duration';
+import type { Holder, NodeIdentity } from '../permits/permit';
+import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
+import type { PermitStore } from '../permits/permit-store';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {

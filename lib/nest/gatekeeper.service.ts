@@ -2,24 +2,24 @@ import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
 } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AcquireResult, PermitDenied } from '../engine/acquire-result';
+import type { AcquireResult, PermitDenied } from '../permits/acquire-result';
 import {
   SemaphoreAdmin, type GroupMigrationReport, type GroupMigrationRequest, type MigrationChange, type SemaphoreDefinitionPatch,
   type UndoMigrationReport, type UndoMigrationRequest,
-} from '../admin/semaphore-admin';
-import { LocalPermits } from '../engine/local-permits';
-import { PermitEngine, type DecideOptions } from '../engine/permit.engine';
-import type { SemaphoreStatus } from '../engine/semaphore-status';
-import { PermitLease } from '../engine/permit-lease';
-import { PermitNotHeldError } from '../errors/permit-not-held.error';
-import { PermitTimeoutError } from '../errors/permit-timeout.error';
-import { validateSemaphoreName } from '../gatekeeper/definition.validator';
-import { DenyReason } from '../gatekeeper/deny-reason';
-import { parseDuration } from '../gatekeeper/duration';
-import { livePermits, type NodeIdentity, type Permit } from '../gatekeeper/permit';
-import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
-import type { PermitStore } from '../store/permit-store';
-import { HazelcastPermitStore } from '../store/hazelcast-permit.store';
+} from '../permits/semaphore-admin';
+import { LocalPermits } from '../permits/local-permits';
+import { PermitEngine, type DecideOptions } from '../permits/permit.engine';
+import type { SemaphoreStatus } from '../permits/semaphore-status';
+import { PermitLease } from '../permits/permit-lease';
+import { PermitNotHeldError } from '../permits/errors/permit-not-held.error';
+import { PermitTimeoutError } from '../permits/errors/permit-timeout.error';
+import { validateSemaphoreName } from '../permits/definition.validator';
+import { DenyReason } from '../permits/deny-reason';
+import { parseDuration } from '../core/duration';
+import { livePermits, type NodeIdentity, type Permit } from '../permits/permit';
+import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
+import type { PermitStore } from '../permits/permit-store';
+import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';

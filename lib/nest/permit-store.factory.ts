@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
-import { HazelcastPermitStore, type HazelcastStoreOptions } from '../store/hazelcast-permit.store';
-import { MemoryPermitStore } from '../store/memory-permit.store';
-import type { PermitStore } from '../store/permit-store';
+import { HazelcastPermitStore, type HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
+import { MemoryPermitStore } from '../permits/memory-permit.store';
+import type { PermitStore } from '../permits/permit-store';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 

@@ -1,9 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { PermitDenied } from '../engine/acquire-result';
-import { DenyReason, TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
-import { formatDuration } from '../gatekeeper/duration';
-import type { Permit } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { PermitDenied } from '../permits/acquire-result';
+import { DenyReason, TRANSIENT_DENIALS } from '../permits/deny-reason';
+import { formatDuration } from '../core/duration';
+import type { Permit } from '../permits/permit';
+import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 
 /** What the monitor reads of this node's view: the definition and the live permits of a semaphore. */
 export interface UnheldSemaphoreView {

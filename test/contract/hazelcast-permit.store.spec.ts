@@ -1,6 +1,6 @@
 import { Client } from 'hazelcast-client';
-import { systemClock } from '../../lib/gatekeeper/clock';
-import { HazelcastPermitStore } from '../../lib/store/hazelcast-permit.store';
+import { systemClock } from '../../lib/core/clock';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 import { describePermitStoreContract } from './permit-store.contract';
 

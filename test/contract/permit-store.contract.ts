@@ -1,10 +1,10 @@
-import { SemaphoreAdmin } from '../../lib/admin/semaphore-admin';
-import { PermitEngine } from '../../lib/engine/permit.engine';
-import { DenyReason } from '../../lib/gatekeeper/deny-reason';
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import type { Permit } from '../../lib/gatekeeper/permit';
-import type { SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
-import type { PermitStore } from '../../lib/store/permit-store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { DenyReason } from '../../lib/permits/deny-reason';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { Permit } from '../../lib/permits/permit';
+import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+import type { PermitStore } from '../../lib/permits/permit-store';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 

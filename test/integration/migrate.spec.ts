@@ -1,11 +1,11 @@
-import { SemaphoreAdmin } from '../../lib/admin/semaphore-admin';
-import { PermitEngine } from '../../lib/engine/permit.engine';
-import { InvalidDefinitionError } from '../../lib/errors/invalid-definition.error';
-import { UnknownSemaphoreError } from '../../lib/errors/unknown-semaphore.error';
-import { systemClock } from '../../lib/gatekeeper/clock';
-import type { PermitStore } from '../../lib/store/permit-store';
-import { HazelcastPermitStore } from '../../lib/store/hazelcast-permit.store';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/store/memory-permit.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
+import { UnknownSemaphoreError } from '../../lib/permits/errors/unknown-semaphore.error';
+import { systemClock } from '../../lib/core/clock';
+import type { PermitStore } from '../../lib/permits/permit-store';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/permits/memory-permit.store';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 /**

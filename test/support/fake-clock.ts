@@ -1,4 +1,4 @@
-import type { Clock } from '../../lib/gatekeeper/clock';
+import type { Clock } from '../../lib/core/clock';
 
 /** A clock that only moves when told to. */
 export class FakeClock implements Clock {

@@ -1,7 +1,7 @@
-import { InvalidDefinitionError } from '../../lib/errors/invalid-definition.error';
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import { parseDuration } from '../../lib/gatekeeper/duration';
-import type { SemaphoreDefinitionInput } from '../../lib/gatekeeper/semaphore-definition';
+import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import { parseDuration } from '../../lib/core/duration';
+import type { SemaphoreDefinitionInput } from '../../lib/permits/semaphore-definition';
 
 describe('parseDuration', () => {
   it.each([

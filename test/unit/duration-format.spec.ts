@@ -1,4 +1,4 @@
-import { formatDuration, parseDuration } from '../../lib/gatekeeper/duration';
+import { formatDuration, parseDuration } from '../../lib/core/duration';
 
 describe('formatDuration', () => {
   it.each([

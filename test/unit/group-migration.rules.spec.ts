@@ -1,10 +1,10 @@
 import {
   carryMigrationMemory, escapeGroup, literalGroups, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
-} from '../../lib/admin/group-migration.rules';
-import { InvalidDefinitionError } from '../../lib/errors/invalid-definition.error';
-import { fullMatch } from '../../lib/gatekeeper/pattern';
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import type { SemaphoreDefinition } from '../../lib/gatekeeper/semaphore-definition';
+} from '../../lib/permits/group-migration.rules';
+import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
+import { fullMatch } from '../../lib/core/pattern';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { SemaphoreDefinition } from '../../lib/permits/semaphore-definition';
 
 const def = (groupPattern: string, extra: Partial<SemaphoreDefinition> = {}): SemaphoreDefinition => ({
   ...validateDefinition({ name: 'job', duration: '1m', groupPattern }),

@@ -1,6 +1,6 @@
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import type { SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
-import { decodeEntry, encodeEntry } from '../../lib/store/semaphore-entry.codec';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+import { decodeEntry, encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 
 const memory = { groupPattern: 'production|staging', fromGroup: 'production', toGroup: 'dr-site', at: 1_700_000_000_000 };
 const definition = { ...validateDefinition({ name: 's', duration: '1m', groupPattern: 'dr-site|staging' }), migratedFrom: memory };

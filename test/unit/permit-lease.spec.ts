@@ -1,6 +1,6 @@
-import { PermitLease, PermitLostError } from '../../lib/engine/permit-lease';
-import type { AcquireResult } from '../../lib/engine/acquire-result';
-import type { Permit } from '../../lib/gatekeeper/permit';
+import { PermitLease, PermitLostError } from '../../lib/permits/permit-lease';
+import type { AcquireResult } from '../../lib/permits/acquire-result';
+import type { Permit } from '../../lib/permits/permit';
 import { FakeClock } from '../support/fake-clock';
 
 /** A watch that never reports anything, and one the test can fire. */

@@ -1,7 +1,7 @@
-import { CorruptStateError } from '../../lib/errors/corrupt-state.error';
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
-import type { SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
-import { decodeEntry, encodeEntry } from '../../lib/store/semaphore-entry.codec';
+import { CorruptStateError } from '../../lib/core/errors/corrupt-state.error';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+import { decodeEntry, encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 
 const definition = validateDefinition({ name: 's', duration: '1m', groupPattern: 'prod.*' });
 const entry: SemaphoreEntry = {

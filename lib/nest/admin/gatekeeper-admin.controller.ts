@@ -2,12 +2,12 @@ import {
   BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
   ServiceUnavailableException, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
-import type { GroupMigrationRequest, UndoMigrationRequest } from '../../admin/semaphore-admin';
-import { EditConflictError } from '../../errors/edit-conflict.error';
-import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
-import { StoreUnavailableError } from '../../errors/store-unavailable.error';
-import { UnknownSemaphoreError } from '../../errors/unknown-semaphore.error';
-import type { SemaphoreDefinitionInput } from '../../gatekeeper/semaphore-definition';
+import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/semaphore-admin';
+import { EditConflictError } from '../../core/errors/edit-conflict.error';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
+import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { GatekeeperService } from '../gatekeeper.service';
 
 /** Turns the library's errors into HTTP answers: 400 naming the field, 404, 409, 503. Nothing is stored on error. */

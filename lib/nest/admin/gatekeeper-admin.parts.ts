@@ -1,5 +1,5 @@
 import type { ModuleMetadata } from '@nestjs/common';
-import { InvalidDefinitionError } from '../../errors/invalid-definition.error';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';

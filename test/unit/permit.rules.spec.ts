@@ -1,9 +1,9 @@
-import { DenyReason } from '../../lib/gatekeeper/deny-reason';
-import { decideAcquire, decideRefresh, decideRelease, decideRevoke, judgeHeld } from '../../lib/gatekeeper/gatekeeper.rules';
-import type { NextPermits, PermitDecision } from '../../lib/gatekeeper/decision';
-import type { Holder } from '../../lib/gatekeeper/permit';
-import { seedRevision, type SemaphoreEntry } from '../../lib/gatekeeper/semaphore-entry';
-import { validateDefinition } from '../../lib/gatekeeper/definition.validator';
+import { DenyReason } from '../../lib/permits/deny-reason';
+import { decideAcquire, decideRefresh, decideRelease, decideRevoke, judgeHeld } from '../../lib/permits/permit.rules';
+import type { NextPermits, PermitDecision } from '../../lib/permits/decision';
+import type { Holder } from '../../lib/permits/permit';
+import { seedRevision, type SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 
 const T0 = 1_700_000_000_000;
 const R0 = seedRevision(T0);

@@ -1,4 +1,4 @@
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { SemaphoreEntry } from './semaphore-entry';
 import { SemaphoreView, type ObservedEntry } from './semaphore.view';
 
 /** The part of a {@link PermitStore} that answers from this node's view, the same for every store. */

@@ -1,5 +1,5 @@
-import type { DenyReason } from '../gatekeeper/deny-reason';
-import type { Permit } from '../gatekeeper/permit';
+import type { DenyReason } from './deny-reason';
+import type { Permit } from './permit';
 
 /** A permit was granted or refreshed. */
 export interface PermitGranted {

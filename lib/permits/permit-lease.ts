@@ -1,7 +1,7 @@
-import type { Clock } from '../gatekeeper/clock';
-import { TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
-import type { Permit } from '../gatekeeper/permit';
-import { GatekeeperError } from '../errors/gatekeeper.error';
+import type { Clock } from '../core/clock';
+import { TRANSIENT_DENIALS } from './deny-reason';
+import type { Permit } from './permit';
+import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import type { AcquireResult } from './acquire-result';
 
 /** Thrown by {@link PermitLease.assertValid} once the permit can no longer be vouched for. */

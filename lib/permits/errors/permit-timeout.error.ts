@@ -1,5 +1,5 @@
-import { GatekeeperError } from './gatekeeper.error';
-import type { DenyReason } from '../gatekeeper/deny-reason';
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import type { DenyReason } from '../deny-reason';
 
 /** `acquire()` gave up: no permit was granted before its timeout. */
 export class PermitTimeoutError extends GatekeeperError {

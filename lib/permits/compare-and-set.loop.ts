@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import type { PermitStore, VersionedEntry } from '../store/permit-store';
-import type { ObservedEntry } from '../store/semaphore.view';
-import type { Deadline } from './deadline';
+import type { SemaphoreEntry } from './semaphore-entry';
+import type { PermitStore, VersionedEntry } from './permit-store';
+import type { ObservedEntry } from './semaphore.view';
+import type { Deadline } from '../core/deadline';
 
 /** What one attempt decided: the result, and the entry to write for it (nothing to write: the result stands). */
 export interface Attempt<R> {

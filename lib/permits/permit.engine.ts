@@ -1,17 +1,17 @@
-import { CorruptStateError } from '../errors/corrupt-state.error';
-import { StoreTimeoutError } from '../errors/store-timeout.error';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
-import type { Clock } from '../gatekeeper/clock';
-import type { NextPermits, PermitDecision, ReleaseDecision } from '../gatekeeper/decision';
-import { DenyReason, TRANSIENT_DENIALS } from '../gatekeeper/deny-reason';
-import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from '../gatekeeper/gatekeeper.rules';
-import type { Holder, Permit } from '../gatekeeper/permit';
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import type { PermitStore, VersionedEntry } from '../store/permit-store';
-import type { ObservedEntry } from '../store/semaphore.view';
+import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { StoreTimeoutError } from '../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import type { Clock } from '../core/clock';
+import type { NextPermits, PermitDecision, ReleaseDecision } from './decision';
+import { DenyReason, TRANSIENT_DENIALS } from './deny-reason';
+import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from './permit.rules';
+import type { Holder, Permit } from './permit';
+import type { SemaphoreEntry } from './semaphore-entry';
+import type { PermitStore, VersionedEntry } from './permit-store';
+import type { ObservedEntry } from './semaphore.view';
 import type { AcquireResult } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
-import { Deadline } from './deadline';
+import { Deadline } from '../core/deadline';
 import { PermitWatchers } from './permit-watchers';
 
 /** Options of a single decision. */

@@ -1,4 +1,4 @@
-import type { SemaphoreStatus } from '../engine/semaphore-status';
+import type { SemaphoreStatus } from './semaphore-status';
 
 /**
  * One compact, grep-friendly line per semaphore for the periodic state dump, e.g.

@@ -1,17 +1,17 @@
-import { EditConflictError } from '../errors/edit-conflict.error';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { UnknownSemaphoreError } from '../errors/unknown-semaphore.error';
-import type { Clock } from '../gatekeeper/clock';
-import { toDefinitionInput, validateDefinition, validateSemaphoreName } from '../gatekeeper/definition.validator';
-import { decideRevoke } from '../gatekeeper/gatekeeper.rules';
-import { livePermits } from '../gatekeeper/permit';
-import { seedRevision, type SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../gatekeeper/semaphore-definition';
-import { compareAndSetLoop, type Attempt } from '../engine/compare-and-set.loop';
-import { Deadline } from '../engine/deadline';
-import type { SemaphoreStatus } from '../engine/semaphore-status';
-import type { PermitStore, VersionedEntry } from '../store/permit-store';
-import { decodeEntry } from '../store/semaphore-entry.codec';
+import { EditConflictError } from '../core/errors/edit-conflict.error';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
+import type { Clock } from '../core/clock';
+import { toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
+import { decideRevoke } from './permit.rules';
+import { livePermits } from './permit';
+import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
+import type { SemaphoreDefinition, SemaphoreDefinitionInput } from './semaphore-definition';
+import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
+import { Deadline } from '../core/deadline';
+import type { SemaphoreStatus } from './semaphore-status';
+import type { PermitStore, VersionedEntry } from './permit-store';
+import { decodeEntry } from './semaphore-entry.codec';
 import {
   carryMigrationMemory, migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
   type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,

@@ -1,4 +1,4 @@
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { SemaphoreEntry } from './semaphore-entry';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';

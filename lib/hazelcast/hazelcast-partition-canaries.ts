@@ -1,5 +1,5 @@
 import type { Client, IMap } from 'hazelcast-client';
-import type { Clock } from '../gatekeeper/clock';
+import type { Clock } from '../core/clock';
 
 /** The cluster-wide map of canaries (one per partition, shared by every map prefix: partitions are cluster-wide). */
 export const CANARY_MAP = '__gatekeeper.partition-canaries';

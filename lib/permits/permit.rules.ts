@@ -1,6 +1,6 @@
 import { DenyReason } from './deny-reason';
 import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
-import { fullMatch } from './pattern';
+import { fullMatch } from '../core/pattern';
 import { livePermits, type Holder, type Permit } from './permit';
 import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';

@@ -1,14 +1,14 @@
 import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-client';
-import { StoreTimeoutError } from '../errors/store-timeout.error';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
-import type { Clock } from '../gatekeeper/clock';
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
+import { StoreTimeoutError } from '../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import type { Clock } from '../core/clock';
+import type { SemaphoreEntry } from './semaphore-entry';
+import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
-import { withDeadline } from './with-deadline';
-import { formatDuration } from '../gatekeeper/duration';
+import { withDeadline } from '../core/with-deadline';
+import { formatDuration } from '../core/duration';
 
 /** One attempt of a background start to reach the cluster (and the most a close() leaves a probe running). */
 const PROBE_ATTEMPT_MS = 5_000;

@@ -1,6 +1,6 @@
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { parseDuration } from './duration';
-import { patternError } from './pattern';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { parseDuration } from '../core/duration';
+import { patternError } from '../core/pattern';
 import {
   MAX_SEMAPHORE_NAME_LENGTH,
   type SemaphoreDefinition,

@@ -1,4 +1,4 @@
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { SemaphoreEntry } from './semaphore-entry';
 import { decodeEntry } from './semaphore-entry.codec';
 
 /** An entry as this node last saw it, and how old that knowledge is. */

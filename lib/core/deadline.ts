@@ -1,4 +1,4 @@
-import { StoreTimeoutError } from '../errors/store-timeout.error';
+import { StoreTimeoutError } from './errors/store-timeout.error';
 
 /** A point in this process's monotonic time by which a decision must be done; each store call gets what is left. */
 export class Deadline {

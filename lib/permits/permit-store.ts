@@ -1,5 +1,5 @@
-import type { Clock } from '../gatekeeper/clock';
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
+import type { Clock } from '../core/clock';
+import type { SemaphoreEntry } from './semaphore-entry';
 import type { ObservedEntry } from './semaphore.view';
 
 /** A semaphore's entry as read, with what the store needs to compare-and-set against it. */

@@ -1,8 +1,8 @@
-import { CorruptStateError } from '../errors/corrupt-state.error';
-import { validateDefinition } from '../gatekeeper/definition.validator';
-import type { Permit } from '../gatekeeper/permit';
-import type { SemaphoreEntry } from '../gatekeeper/semaphore-entry';
-import type { GroupMigrationMemory, SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { validateDefinition } from './definition.validator';
+import type { Permit } from './permit';
+import type { SemaphoreEntry } from './semaphore-entry';
+import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
 
 /*
  * One canonical JSON encoding for everything the stores keep. Hazelcast's compare-and-set compares serialized

@@ -2,10 +2,10 @@
  * Pure rules of a group migration and of its undo: which semaphores a migration moves by default, what each
  * group pattern becomes, and what a later edit does to the memory of the migration. No I/O, clock passed in.
  */
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import { validateSemaphoreName } from '../gatekeeper/definition.validator';
-import { fullMatch, patternError } from '../gatekeeper/pattern';
-import type { GroupMigrationMemory, SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { validateSemaphoreName } from './definition.validator';
+import { fullMatch, patternError } from '../core/pattern';
+import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
 
 /** Why a migration or its undo left a selected semaphore alone. */
 export type MigrationSkipCode =

@@ -1,5 +1,5 @@
-import type { Permit } from '../gatekeeper/permit';
-import type { SemaphoreDefinition } from '../gatekeeper/semaphore-definition';
+import type { Permit } from './permit';
+import type { SemaphoreDefinition } from './semaphore-definition';
 
 /** One semaphore as seen in the cluster: its definition (if any) and its live permits. */
 export interface SemaphoreStatus {

@@ -1,5 +1,6 @@
-/** A duration: milliseconds as a number, or a string such as `'30s'`, `'5m'`, `'1h'`, `'1.5h'`. */
-export type DurationInput = number | string;
+import type { DurationInput } from '../core/duration';
+
+export type { DurationInput };
 
 /** A semaphore definition as users write it (module options, service, admin tools). */
 export interface SemaphoreDefinitionInput {

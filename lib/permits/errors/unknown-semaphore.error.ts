@@ -1,4 +1,4 @@
-import { GatekeeperError } from './gatekeeper.error';
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 
 /** A semaphore was used or edited that has no definition in the cluster. */
 export class UnknownSemaphoreError extends GatekeeperError {

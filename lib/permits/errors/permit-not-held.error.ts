@@ -1,4 +1,4 @@
-import { GatekeeperError } from './gatekeeper.error';
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 
 /** A permit was released that this node does not hold (it expired and was taken, was released already, or belongs to another node). */
 export class PermitNotHeldError extends GatekeeperError {

@@ -1,6 +1,8 @@
 import ms from 'ms';
-import { InvalidDefinitionError } from '../errors/invalid-definition.error';
-import type { DurationInput } from './semaphore-definition';
+import { InvalidDefinitionError } from './errors/invalid-definition.error';
+
+/** A duration: milliseconds as a number, or a string such as `'30s'`, `'5m'`, `'1h'`, `'1.5h'`. */
+export type DurationInput = number | string;
 
 /**
  * Parses a duration (`1500`, `'30s'`, `'5m'`, `'1.5h'`) into whole milliseconds.

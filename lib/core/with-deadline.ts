@@ -1,4 +1,4 @@
-import { StoreTimeoutError } from '../errors/store-timeout.error';
+import { StoreTimeoutError } from './errors/store-timeout.error';
 
 /**
  * Waits for `operation` at most `timeoutMs` (no limit when undefined). The operation itself is not cancelled:
