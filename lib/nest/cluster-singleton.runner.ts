@@ -1,6 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PermitLostError, type PermitLease } from '../permits/permit-lease';
-import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
+import { ExclusiveRuns } from './exclusive-runs';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from './gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { PermitRuntime } from './permit-runtime';
 import { messages } from './gatekeeper.messages';
 import { GatekeeperService } from './gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
@@ -18,15 +21,20 @@ export class ClusterSingletonRunner {
   private readonly holding = new Set<string>();
   private readonly unheld: UnheldSemaphoreMonitor;
 
-  constructor(private readonly gatekeeper: GatekeeperService) {
+  constructor(
+    private readonly runs: ExclusiveRuns,
+    runtime: PermitRuntime,
+    gatekeeper: GatekeeperService,
+    @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
+  ) {
     this.unheld = new UnheldSemaphoreMonitor(
       {
         definition: (name) => gatekeeper.getDefinition(name),
-        livePermits: (name) => gatekeeper.viewedPermits(name),
-        lastToken: (name) => gatekeeper.viewedLastToken(name),
+        livePermits: (name) => runtime.viewedPermits(name),
+        lastToken: (name) => runtime.viewedLastToken(name),
       },
       this.logger,
-      () => gatekeeper.now(),
+      () => options.clock.now(),
     );
   }
 
@@ -41,7 +49,7 @@ export class ClusterSingletonRunner {
     this.active.add(where);
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.gatekeeper.runExclusive(options.semaphore, (lease) => this.invoke(where, lease, invoke), {
+      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(where, lease, invoke), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,

@@ -5,7 +5,10 @@ import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { ExclusiveRuns } from './exclusive-runs';
+import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './gatekeeper.service';
+import { PermitRuntime } from './permit-runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
 import { createPermitStore } from './permit-store.factory';
 
@@ -29,6 +32,9 @@ import { createPermitStore } from './permit-store.factory';
     },
     ClusterSingletonExplorer,
     GatekeeperStartup,
+    PermitRuntime,
+    ExclusiveRuns,
+    GatekeeperLifecycle,
     GatekeeperService,
     ClusterSingletonRunner,
   ],

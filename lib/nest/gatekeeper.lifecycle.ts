@@ -1,0 +1,157 @@
+import {
+  Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
+} from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Permit } from '../permits/permit';
+import type { PermitStore } from '../permits/permit-store';
+import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import { messages } from './gatekeeper.messages';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { GatekeeperStartup } from './gatekeeper.startup';
+import { PermitRuntime } from './permit-runtime';
+
+/** While start-up waits for the cluster, how often it says so. */
+const WAITING_REPORT_MS = 5_000;
+
+/**
+ * The module's life: connects on init (or in the background), publishes definitions, says what it
+ * waits for, dumps state at an interval; on shutdown stops new runs, waits for running jobs and decisions in
+ * flight, releases this instance's permits (and says so) and disconnects.
+ * Used inside the module, not by applications.
+ */
+@Injectable()
+export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private dumpTimer?: NodeJS.Timeout;
+  /** The start in progress when connecting in the background. */
+  private starting?: Promise<void>;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    private readonly startup: GatekeeperStartup,
+    private readonly runtime: PermitRuntime,
+  ) {}
+
+  /**
+   * Connects, loads definitions into the cluster and checks every `@ClusterSingleton`; with
+   * `connectInBackground`, starts doing so and returns at once (every permit is denied until it is done).
+   */
+  async onModuleInit(): Promise<void> {
+    if (!this.options.connectInBackground) return this.start();
+    this.logger.log(messages.connectingInBackground(this.target()));
+    this.starting = this.start().catch((error: unknown) => {
+      if (this.runtime.phase === 'starting') this.logger.error(messages.backgroundStartFailed(error));
+    });
+  }
+
+  /** The background start: settles once connected and started (or given up). */
+  get started(): Promise<void> {
+    return this.starting ?? Promise.resolve();
+  }
+
+  /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
+  async dumpState(): Promise<void> {
+    try {
+      const now = this.options.clock.now();
+      for (const status of await this.runtime.admin.permits()) {
+        this.logger.log(`state ${messages.stateLine(status, now, this.runtime.denials(status.name))}`);
+      }
+      this.runtime.clearDenials();
+    } catch (error) {
+      this.logger.warn(`state dump failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
+  onModuleDestroy(): void {
+    // A background start still under way must never turn 'ready' (and start jobs) once shutdown began.
+    if (this.runtime.phase === 'ready' || this.runtime.phase === 'starting') this.runtime.phase = 'draining';
+    clearInterval(this.dumpTimer);
+  }
+
+  /** Waits for running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive. */
+  async beforeApplicationShutdown(): Promise<void> {
+    const { local } = this.runtime;
+    const drained = await Promise.race([local.idle().then(() => true), sleep(this.options.shutdownTimeoutMs, false, { ref: false })]);
+    if (!drained) this.logger.warn(messages.shutdownRunning(local.leases.size));
+  }
+
+  /**
+   * Releases the permits of finished work (a job still running keeps its permit until it expires) and
+   * disconnects. Decisions still in flight are waited for first (each has a deadline): a grant that lands after
+   * the release would otherwise be held, or run, while another node holds the permit.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    const { runtime } = this;
+    runtime.phase = 'closed';
+    await runtime.local.decisionsSettled();
+    const busy = new Set([...runtime.local.leases].map((lease) => lease.permit.fencingToken));
+    for (const lease of runtime.local.leases) lease.end('this node is shutting down');
+    const released: Permit[] = [];
+    const kept: Permit[] = [];
+    for (const permit of runtime.engine.heldPermits()) {
+      if (busy.has(permit.fencingToken)) kept.push(permit);
+      else if (await runtime.releaseQuietly(permit)) released.push(permit);
+    }
+    if (released.length > 0 || kept.length > 0) this.logger.log(messages.releasedAtShutdown(released, kept));
+    runtime.engine.dispose();
+    this.startup.stop();
+    // A background start still waiting for the cluster gives up once the store is closed (its last probe within
+    // a few seconds); shutdown does not wait for it.
+    await this.store.close();
+  }
+
+  private async start(): Promise<void> {
+    const { runtime } = this;
+    const stopWaiting = this.reportWaiting();
+    try {
+      await this.store.connect({
+        clock: this.options.clock,
+        events: {
+          disconnected: () => runtime.noteAvailability(false, 'connection lost'),
+          reconnected: () => runtime.noteAvailability(true),
+          entriesLost: (names) => this.startup.recoverAll(runtime.admin, names),
+          corruptValue: (key, reason) => runtime.reportCorrupt(key, reason),
+        },
+      });
+    } finally {
+      stopWaiting();
+    }
+    this.logger.log(messages.connected(this.store.constructor.name, this.options.holder));
+    try {
+      if (runtime.phase !== 'starting') throw new Error('shut down while starting');
+      await this.startup.start(runtime.admin);
+    } catch (error) {
+      // A failed boot must not leave a client running that keeps the process alive.
+      runtime.engine.dispose();
+      this.startup.stop();
+      await this.store.close().catch(() => undefined);
+      throw error;
+    }
+    if (runtime.phase !== 'starting') return; // shut down meanwhile
+    runtime.phase = 'ready';
+    if (this.options.stateDumpIntervalMs) {
+      this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
+      this.dumpTimer.unref();
+    }
+  }
+
+  /** The cluster a Hazelcast store connects to, for the start-up lines; `undefined` for other stores. */
+  private target(): { clusterName: string; members: string[] } | undefined {
+    return this.store instanceof HazelcastPermitStore && !this.options.hazelcast.client ? this.store.target() : undefined;
+  }
+
+  /** Says what start-up waits for, then again every few seconds until connected; returns the stop. */
+  private reportWaiting(): () => void {
+    const target = this.target();
+    if (!target) return () => undefined;
+    const timeoutMs = this.options.connectInBackground ? undefined : this.options.connectTimeoutMs;
+    if (!this.options.connectInBackground) this.logger.log(messages.connecting(target, timeoutMs));
+    const started = Date.now();
+    const timer = setInterval(() => this.logger.warn(messages.stillConnecting(target, Date.now() - started, timeoutMs)), WAITING_REPORT_MS);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+}
