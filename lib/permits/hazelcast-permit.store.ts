@@ -1,17 +1,14 @@
-import { Client, LifecycleState, type ClientConfig, type IMap } from 'hazelcast-client';
+import type { Client, ClientConfig, IMap } from 'hazelcast-client';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
 import type { SemaphoreEntry } from './semaphore-entry';
+import { HazelcastConnection, type ConnectionState } from '../hazelcast/hazelcast-connection';
 import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
 import { withDeadline } from '../core/with-deadline';
-import { formatDuration } from '../core/duration';
-
-/** One attempt of a background start to reach the cluster (and the most a close() leaves a probe running). */
-const PROBE_ATTEMPT_MS = 5_000;
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -30,14 +27,14 @@ export interface HazelcastStoreOptions {
   mapPrefix?: string;
   /** Deadline of a store call that serves no particular permit (edits, listings). Default 10 s. */
   callTimeoutMs?: number;
-  /**
-   * How long `connect()` waits for an owned client to reach the cluster before it gives up with a
-   * {@link StoreUnavailableError} naming the cluster and its members; `Infinity` keeps trying until connected or
-   * closed. Default: `clientConfig`'s `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, else no
-   * limit. Only the first connection is bounded by this option: once connected, the client keeps trying to
-   * reconnect for as long as it takes (unless `clusterConnectTimeoutMillis` is set, after which it shuts down).
-   */
+  /** How long the first connection may take: see `HazelcastConnectionOptions.connectTimeoutMs`. */
   connectTimeoutMs?: number;
+  /**
+   * A connection shared with the other capabilities of this process (the module passes its own); `client`,
+   * `clientConfig` and `connectTimeoutMs` are then the connection's business. Default: a connection of this
+   * store's own, made from them.
+   */
+  connection?: HazelcastConnection;
 }
 
 /**
@@ -55,8 +52,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private events: PermitStoreEvents = {};
   private clock?: Clock;
   private connected = false;
-  /** Set by close(): a connect() still waiting for the cluster gives up. */
-  private closed = false;
+  private readonly connection: HazelcastConnection;
+  /** Whether connect() opened the connection (so close() must close it). */
+  private opened = false;
+  private unsubscribe?: () => void;
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
   /** Between a DISCONNECTED and the next CONNECTED lifecycle event (owned clients only). */
@@ -72,18 +71,16 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     super();
     this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.semaphores`;
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    this.connection = options.connection ?? new HazelcastConnection(options);
   }
 
   async connect({ clock, events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
     this.clock = clock;
-    this.closed = false;
     try {
-      if (this.options.client) {
-        this.client = this.options.client;
-      } else {
-        this.client = await this.startOwnedClient();
-      }
+      this.client = await this.connection.open();
+      this.opened = true;
+      this.unsubscribe = this.connection.onState((state) => this.onConnectionState(state));
       this.map = await this.client.getMap<string, string>(this.mapName);
       this.canaries = new PartitionCanaries(this.client, await this.client.getMap<string, string>(CANARY_MAP), clock);
       this.listenerId = await this.map.addEntryListener(
@@ -119,84 +116,26 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
 
   /** The cluster an owned client is configured for (name and member addresses), for logs and errors. */
   target(): { clusterName: string; members: string[] } {
-    const config = this.options.clientConfig ?? {};
-    return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? ['127.0.0.1:5701'] };
-  }
-
-  /**
-   * Starts the client this store owns. The first connection is bounded by `connectTimeoutMs` through a probe: a
-   * throwaway client that gives up (and shuts itself down) after that long, so a failed start leaves nothing
-   * running. The real client then starts as the client normally does (connected to every member), and keeps
-   * retrying for as long as it takes when the connection drops later. With no bound at all (`connectTimeoutMs:
-   * Infinity`, a background start), probes of {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the
-   * store is closed.
-   */
-  private async startOwnedClient(): Promise<Client> {
-    for (;;) {
-      try {
-        await this.probe();
-        const client = await Client.newHazelcastClient(this.ownedClientConfig()).catch((error: unknown) => {
-          throw new StoreUnavailableError(this.unreachable('(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'), { cause: error });
-        });
-        if (this.closed) {
-          await client.shutdown().catch(() => undefined);
-          throw new StoreUnavailableError('the store was closed while connecting');
-        }
-        return client;
-      } catch (error) {
-        if (this.closed || this.firstConnectionBound() !== undefined) throw error;
-        // No bound (a background start): keep trying; the node denies every permit meanwhile.
-      }
-    }
-  }
-
-  /** The bound on the first connection: `connectTimeoutMs`, else the client config's own; `undefined` for none. */
-  private firstConnectionBound(): number | undefined {
-    const own = this.options.clientConfig?.connectionStrategy?.connectionRetry?.clusterConnectTimeoutMillis;
-    const bound = this.options.connectTimeoutMs ?? (own !== undefined && own >= 0 ? own : undefined);
-    return bound === Infinity ? undefined : bound;
-  }
-
-  private async probe(): Promise<void> {
-    if (this.closed) throw new StoreUnavailableError('the store was closed while connecting');
-    const timeoutMs = this.firstConnectionBound() ?? PROBE_ATTEMPT_MS;
-    const config = this.options.clientConfig ?? {};
-    let probe: Client;
-    try {
-      probe = await Client.newHazelcastClient({
-        ...config,
-        // The application's own listeners are for the real client, not this one.
-        lifecycleListeners: [],
-        membershipListeners: [],
-        connectionStrategy: {
-          ...config.connectionStrategy,
-          asyncStart: false,
-          reconnectMode: 'OFF',
-          connectionRetry: { ...config.connectionStrategy?.connectionRetry, clusterConnectTimeoutMillis: timeoutMs },
-        },
-      } as ClientConfig);
-    } catch (error) {
-      throw new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`), { cause: error });
-    }
-    await probe.shutdown().catch(() => undefined);
-  }
-
-  private unreachable(detail: string): string {
-    const { clusterName, members } = this.target();
-    return `Cannot reach Hazelcast cluster "${clusterName}" at ${members.join(', ')} ${detail}: is a member running there, ` +
-      'with this cluster name? Set GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig';
+    return this.connection.target();
   }
 
   async close(): Promise<void> {
     // Our own shutdown disconnects the client: that is not an outage to report.
-    this.closed = true;
     this.events = {};
     this.connected = false;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
     if (this.membershipListenerId) this.client?.getCluster().removeMembershipListener(this.membershipListenerId);
+    this.listenerId = undefined;
+    this.membershipListenerId = undefined;
     this.view.clear();
-    if (this.client && !this.options.client) await this.client.shutdown().catch(() => undefined);
     this.client = undefined;
+    // Closes a connection this store opened; one still opening (a background start) gives up.
+    if (this.opened || !this.connection.client) {
+      this.opened = false;
+      await this.connection.close();
+    }
   }
 
   /** Connected, and nothing since the last successful resync suggests this node missed events. */
@@ -278,28 +217,13 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     void this.resync();
   }
 
-  private ownedClientConfig(): ClientConfig {
-    const config = this.options.clientConfig ?? {};
-    return {
-      ...config,
-      // A write whose backups did not confirm fails instead of passing: it is then settled by re-reading, rather
-      // than trusted while a member loss could still roll it back.
-      properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
-      connectionStrategy: {
-        ...config.connectionStrategy,
-        reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC',
-      },
-      lifecycleListeners: [...(config.lifecycleListeners ?? []), (state) => this.onLifecycle(state)],
-    } as ClientConfig;
-  }
-
-  private onLifecycle(state: LifecycleState): void {
+  private onConnectionState(state: ConnectionState): void {
     if (!this.connected) return;
-    if (state === LifecycleState.DISCONNECTED) {
+    if (state === 'disconnected') {
       this.offline = true;
       this.suspect = true;
       this.events.disconnected?.();
-    } else if (state === LifecycleState.CONNECTED) {
+    } else {
       this.offline = false;
       if (this.suspect) void this.resync();
     }

@@ -1,0 +1,183 @@
+import { Client, LifecycleState, type ClientConfig } from 'hazelcast-client';
+import { formatDuration } from '../core/duration';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+
+/** One attempt of an unbounded first connection (and the most a close() leaves a probe running). */
+const PROBE_ATTEMPT_MS = 5_000;
+
+/** How a {@link HazelcastConnection} reaches the cluster. */
+export interface HazelcastConnectionOptions {
+  /**
+   * A client the application already has: used, never shut down. Lifecycle events can only be registered in a
+   * client's config, so with an injected client a lost connection is noticed by its users on their next failed call.
+   */
+  client?: Client;
+  /**
+   * Config of a client the connection creates and owns (shut down when its last user closes it). Merged over
+   * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected) and
+   * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
+   * than passes, so it is settled by re-reading).
+   */
+  clientConfig?: ClientConfig;
+  /**
+   * How long opening waits for the cluster before it gives up with a {@link StoreUnavailableError} naming the
+   * cluster and its members; `Infinity` keeps trying until connected or closed. Default: `clientConfig`'s
+   * `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, else no limit. Only the first connection is
+   * bounded: once connected, the client keeps trying to reconnect for as long as it takes (unless
+   * `clusterConnectTimeoutMillis` is set, after which it shuts down).
+   */
+  connectTimeoutMs?: number;
+}
+
+/** Lifecycle states of an owned client, as its users see them. */
+export type ConnectionState = 'connected' | 'disconnected';
+
+/**
+ * The one Hazelcast client a process's capabilities share: opened once by whichever uses it first, closed when the
+ * last of them closes it (an owned client is then shut down; an injected one is left alone). Its users hear of the
+ * owned client's disconnects and reconnects through {@link onState}.
+ */
+export class HazelcastConnection {
+  private opening?: Promise<Client>;
+  private current?: Client;
+  private users = 0;
+  private closed = false;
+  private readonly listeners = new Set<(state: ConnectionState) => void>();
+
+  constructor(private readonly options: HazelcastConnectionOptions = {}) {}
+
+  /** Whether this connection created the client (and so shuts it down, and reports its lifecycle). */
+  get owned(): boolean {
+    return !this.options.client;
+  }
+
+  /** The client, once opened. */
+  get client(): Client | undefined {
+    return this.current;
+  }
+
+  /** Opens (or joins) the connection; every call must be matched by one {@link close}. */
+  async open(): Promise<Client> {
+    this.users++;
+    this.closed = false;
+    this.opening ??= (this.options.client ? Promise.resolve(this.options.client) : this.startOwnedClient()).then((client) => {
+      this.current = client;
+      return client;
+    });
+    try {
+      return await this.opening;
+    } catch (error) {
+      // A close() while opening has already counted this user out.
+      if (!this.closed) this.users = Math.max(0, this.users - 1);
+      this.opening = undefined;
+      throw error;
+    }
+  }
+
+  /** Leaves the connection; the last user's close shuts an owned client down. */
+  async close(): Promise<void> {
+    this.users = Math.max(0, this.users - 1);
+    if (this.users > 0) return;
+    this.closed = true;
+    const client = this.current;
+    this.current = undefined;
+    this.opening = undefined;
+    if (client && this.owned) await client.shutdown().catch(() => undefined);
+  }
+
+  /** Hears the owned client go offline and come back; returns the unsubscribe. */
+  onState(listener: (state: ConnectionState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Whether the client runs (it may still be reconnecting). */
+  isRunning(): boolean {
+    return this.current?.getLifecycleService().isRunning() ?? false;
+  }
+
+  /** The cluster an owned client is configured for (name and member addresses), for logs and errors. */
+  target(): { clusterName: string; members: string[] } {
+    const config = this.options.clientConfig ?? {};
+    return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? ['127.0.0.1:5701'] };
+  }
+
+  /**
+   * Starts the client this connection owns. The first connection is bounded through a probe: a throwaway client
+   * that gives up (and shuts itself down) after the bound, so a failed start leaves nothing running. The real
+   * client then starts as the client normally does (connected to every member), and keeps retrying for as long as
+   * it takes when the connection drops later. With no bound at all (`connectTimeoutMs: Infinity`), probes of
+   * {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the connection is closed.
+   */
+  private async startOwnedClient(): Promise<Client> {
+    for (;;) {
+      try {
+        await this.probe();
+        const client = await Client.newHazelcastClient(this.ownedClientConfig()).catch((error: unknown) => {
+          throw new StoreUnavailableError(this.unreachable('(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'), { cause: error });
+        });
+        if (this.closed) {
+          await client.shutdown().catch(() => undefined);
+          throw new StoreUnavailableError('the connection was closed while connecting');
+        }
+        return client;
+      } catch (error) {
+        if (this.closed || this.firstConnectionBound() !== undefined) throw error;
+        // No bound (a background start): keep trying; permits are denied meanwhile.
+      }
+    }
+  }
+
+  /** The bound on the first connection: `connectTimeoutMs`, else the client config's own; `undefined` for none. */
+  private firstConnectionBound(): number | undefined {
+    const own = this.options.clientConfig?.connectionStrategy?.connectionRetry?.clusterConnectTimeoutMillis;
+    const bound = this.options.connectTimeoutMs ?? (own !== undefined && own >= 0 ? own : undefined);
+    return bound === Infinity ? undefined : bound;
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closed) throw new StoreUnavailableError('the connection was closed while connecting');
+    const timeoutMs = this.firstConnectionBound() ?? PROBE_ATTEMPT_MS;
+    const config = this.options.clientConfig ?? {};
+    let probe: Client;
+    try {
+      probe = await Client.newHazelcastClient({
+        ...config,
+        // The application's own listeners are for the real client, not this one.
+        lifecycleListeners: [],
+        membershipListeners: [],
+        connectionStrategy: {
+          ...config.connectionStrategy,
+          asyncStart: false,
+          reconnectMode: 'OFF',
+          connectionRetry: { ...config.connectionStrategy?.connectionRetry, clusterConnectTimeoutMillis: timeoutMs },
+        },
+      } as ClientConfig);
+    } catch (error) {
+      throw new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`), { cause: error });
+    }
+    await probe.shutdown().catch(() => undefined);
+  }
+
+  private unreachable(detail: string): string {
+    const { clusterName, members } = this.target();
+    return `Cannot reach Hazelcast cluster "${clusterName}" at ${members.join(', ')} ${detail}: is a member running there, ` +
+      'with this cluster name? Set GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig';
+  }
+
+  private ownedClientConfig(): ClientConfig {
+    const config = this.options.clientConfig ?? {};
+    return {
+      ...config,
+      properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
+      connectionStrategy: { ...config.connectionStrategy, reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC' },
+      lifecycleListeners: [...(config.lifecycleListeners ?? []), (state: LifecycleState) => this.onLifecycle(state)],
+    } as ClientConfig;
+  }
+
+  private onLifecycle(state: LifecycleState): void {
+    const mapped = state === LifecycleState.DISCONNECTED ? 'disconnected' : state === LifecycleState.CONNECTED ? 'connected' : undefined;
+    if (!mapped) return;
+    for (const listener of this.listeners) listener(mapped);
+  }
+}
