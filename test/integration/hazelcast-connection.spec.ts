@@ -2,18 +2,13 @@ import { Client } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
 import { systemClock } from '../../lib/core/clock';
+import { recordNewClients } from '../support/client-spy';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 /** One client per process, shared by every capability's store: opened by the first, shut down after the last. */
 describe('HazelcastConnection on a real member', () => {
   it('gives two stores one client, keeps it while either is open, and shuts it down after the last closes', async () => {
-    const created: Client[] = [];
-    const original = Client.newHazelcastClient.bind(Client);
-    const spy = jest.spyOn(Client, 'newHazelcastClient').mockImplementation(async (config) => {
-      const client = await original(config);
-      created.push(client);
-      return client;
-    });
+    const { created, restore } = recordNewClients();
     try {
       const connection = new HazelcastConnection({ clientConfig: testClientConfig(), connectTimeoutMs: 10_000 });
       const a = new HazelcastPermitStore({ connection, mapPrefix: uniquePrefix('shared-a') });
@@ -30,7 +25,7 @@ describe('HazelcastConnection on a real member', () => {
       await b.close();
       expect(shared.getLifecycleService().isRunning()).toBe(false);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   });
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { Client } from 'hazelcast-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClusterSingleton, DenyReason, GatekeeperService, type PermitLease } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { recordNewClients } from '../support/client-spy';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
 
@@ -109,13 +109,7 @@ describe('runs under a permit', () => {
   });
 
   it('shuts down a client it created when startup fails after connecting', async () => {
-    const created: Client[] = [];
-    const original = Client.newHazelcastClient.bind(Client);
-    const spy = jest.spyOn(Client, 'newHazelcastClient').mockImplementation(async (config) => {
-      const client = await original(config);
-      created.push(client);
-      return client;
-    });
+    const { created, restore } = recordNewClients();
     try {
       const failing = startNode({ mapPrefix: uniquePrefix('boot'), autoDefine: false, providers: [HungJob] });
       await expect(failing).rejects.toThrow(/"hung"/);
@@ -123,7 +117,7 @@ describe('runs under a permit', () => {
       expect(created).toHaveLength(2);
       expect(created.map((c) => c.getLifecycleService().isRunning())).toEqual([false, false]);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   });
 });
