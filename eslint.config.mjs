@@ -39,8 +39,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/permits/**/*.ts'],
-    ignores: ['lib/permits/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts'],
+    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
@@ -50,7 +50,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/permits/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },

@@ -1,17 +1,10 @@
-import { Client } from 'hazelcast-client';
 import { systemClock } from '../../lib/core/clock';
 import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
-import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describePermitStoreContract } from './permit-store.contract';
 
 describe('against a real Hazelcast member', () => {
-  let raw: Client;
-  beforeAll(async () => {
-    raw = await Client.newHazelcastClient(testClientConfig());
-  });
-  afterAll(async () => {
-    await raw.shutdown();
-  });
+  const raw = useRawClient();
 
   describePermitStoreContract('hazelcast', async () => {
     const mapPrefix = uniquePrefix('contract');
@@ -22,18 +15,18 @@ describe('against a real Hazelcast member', () => {
         new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
       ],
       async writeRaw(key, value) {
-        await (await raw.getMap<string, string>(`${mapPrefix}.semaphores`)).set(key, value);
+        await (await raw().getMap<string, string>(`${mapPrefix}.semaphores`)).set(key, value);
       },
       async close() {
-        await (await raw.getMap(`${mapPrefix}.semaphores`)).destroy();
+        await (await raw().getMap(`${mapPrefix}.semaphores`)).destroy();
       },
     };
   });
 
   it('leaves an injected client running when it closes', async () => {
-    const store = new HazelcastPermitStore({ client: raw, mapPrefix: uniquePrefix('injected') });
+    const store = new HazelcastPermitStore({ client: raw(), mapPrefix: uniquePrefix('injected') });
     await store.connect({ clock: systemClock });
     await store.close();
-    expect(raw.getLifecycleService().isRunning()).toBe(true);
+    expect(raw().getLifecycleService().isRunning()).toBe(true);
   });
 });

@@ -23,3 +23,19 @@ export function testClientConfig(): ClientConfig {
 export function uniquePrefix(label: string): string {
   return `test-${label}-${randomUUID().slice(0, 8)}`;
 }
+
+/**
+ * A client of the test cluster for the whole describe block (opened before it, shut down after), for planting
+ * values the library did not write. Call inside `describe`.
+ */
+export function useRawClient(): () => import('hazelcast-client').Client {
+  let raw: import('hazelcast-client').Client | undefined;
+  beforeAll(async () => {
+    const { Client } = await import('hazelcast-client');
+    raw = await Client.newHazelcastClient(testClientConfig());
+  });
+  afterAll(async () => {
+    await raw?.shutdown();
+  });
+  return () => raw!;
+}

@@ -1,0 +1,69 @@
+import type { Presence } from './presence';
+import { encodePresence, PresenceReader } from './presence.codec';
+import type { PresenceCallOptions, PresenceStore, PresenceStoreEvents } from './presence-store';
+
+/** The presence entries behind one or more {@link MemoryPresenceStore}s (share one to simulate several nodes). */
+export class MemoryPresenceBackend {
+  /** Encoded entries by instance id. */
+  readonly entries = new Map<string, string>();
+  private readonly listeners = new Set<(instance: string, raw: string | null) => void>();
+
+  /** Stores a raw value as is (for tests that plant values the library did not write). */
+  writeRaw(instance: string, raw: string | null): void {
+    if (raw === null) this.entries.delete(instance);
+    else this.entries.set(instance, raw);
+    for (const listener of this.listeners) listener(instance, raw);
+  }
+
+  /** Hears every change; returns the unsubscribe. */
+  subscribe(listener: (instance: string, raw: string | null) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** Presence in this process's memory: one instance, development and tests. */
+export class MemoryPresenceStore implements PresenceStore {
+  private events: PresenceStoreEvents = {};
+  private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
+  private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
+  private unsubscribe?: () => void;
+
+  constructor(private readonly backend: MemoryPresenceBackend = new MemoryPresenceBackend()) {}
+
+  async connect(events: PresenceStoreEvents = {}): Promise<void> {
+    this.events = events;
+    this.unsubscribe = this.backend.subscribe((instance, raw) => this.notify(instance, raw));
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  async announce(presence: Presence, _options?: PresenceCallOptions): Promise<void> {
+    this.backend.writeRaw(presence.instance, encodePresence(presence));
+  }
+
+  async withdraw(instance: string, _options?: PresenceCallOptions): Promise<void> {
+    if (this.backend.entries.has(instance)) this.backend.writeRaw(instance, null);
+  }
+
+  async list(_options?: PresenceCallOptions): Promise<Presence[]> {
+    return [...this.backend.entries].flatMap(([instance, raw]) => this.read(instance, raw));
+  }
+
+  watch(listener: (instance: string, presence: Presence | null) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  private notify(instance: string, raw: string | null): void {
+    const presence = raw === null ? null : (this.read(instance, raw)[0] ?? null);
+    for (const watcher of this.watchers) watcher(instance, presence);
+  }
+
+  private read(instance: string, raw: string): Presence[] {
+    return this.reader.read(instance, raw);
+  }
+}

@@ -1,0 +1,33 @@
+import type { Presence } from './presence';
+
+/** Options of one presence-store call. */
+export interface PresenceCallOptions {
+  /** Give up after this many ms; the call's outcome is then unknown. */
+  timeoutMs?: number;
+}
+
+/** What a presence store reports to its owner. */
+export interface PresenceStoreEvents {
+  /** A stored value could not be read and was skipped. */
+  corruptValue?(key: string, reason: string): void;
+}
+
+/**
+ * Where app instances announce themselves: one entry per instance, written only by that instance (so no
+ * compare-and-set is needed) and removed by it at a graceful shutdown. Implementations: the Hazelcast store (the
+ * cluster) and the memory store (one process); both pass the same contract suite.
+ */
+export interface PresenceStore {
+  /** Connects; called once before any other call. */
+  connect(events?: PresenceStoreEvents): Promise<void>;
+  /** Disconnects; releases only what the store itself opened. */
+  close(): Promise<void>;
+  /** Writes (or renews) this instance's entry. */
+  announce(presence: Presence, options?: PresenceCallOptions): Promise<void>;
+  /** Removes an instance's entry (its own, at shutdown). */
+  withdraw(instance: string, options?: PresenceCallOptions): Promise<void>;
+  /** Every readable entry, live or not (unreadable ones are reported and skipped). */
+  list(options?: PresenceCallOptions): Promise<Presence[]>;
+  /** Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read. */
+  watch(listener: (instance: string, presence: Presence | null) => void): () => void;
+}

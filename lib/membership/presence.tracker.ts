@@ -1,0 +1,118 @@
+import type { Clock } from '../core/clock';
+import type { MembershipChanges, Presence, PresenceIdentity } from './presence';
+import { announcement, livePresences, membershipChanges, nameClashes } from './presence.rules';
+import type { PresenceStore } from './presence-store';
+
+/** Timing of presence. */
+export interface PresenceTrackerOptions {
+  /** How often this instance renews its entry and re-reads everyone's. */
+  intervalMs: number;
+  /** How long an announcement holds unless renewed (more than `intervalMs`: a late renewal must not drop out). */
+  ttlMs: number;
+  /** Clock-skew bound: others' entries count as live until their expiry plus this. */
+  clockSkewMs: number;
+  /** Deadline of each store call. Default: `intervalMs`. */
+  callTimeoutMs?: number;
+  /** Told when instances join or leave this node's view of the live ones. */
+  onChange?(changes: MembershipChanges, live: Presence[]): void;
+  /** Told when a renewal or re-read fails (the view then ages; others see this instance expire after `ttlMs`). */
+  onError?(error: unknown): void;
+}
+
+/**
+ * This instance's presence: announces it every `intervalMs` (one write), re-reads every entry at the same
+ * interval (one read of all entries) and follows the map's events in between, so its view of who is live is at
+ * most one interval plus a call behind whether events arrive or not. Another instance that stops renewing drops
+ * out of the view `ttlMs + clockSkewMs` after its last renewal, judged from its entry alone; a graceful stop
+ * withdraws at once.
+ */
+export class PresenceTracker {
+  private readonly seen = new Map<string, Presence>();
+  private lastLive: Presence[] = [];
+  private timer?: NodeJS.Timeout;
+  private unwatch?: () => void;
+  private running = false;
+  private confirmedAt?: number;
+  private ticking?: Promise<void>;
+
+  constructor(
+    private readonly store: PresenceStore,
+    private readonly self: PresenceIdentity,
+    private readonly clock: Clock,
+    private readonly options: PresenceTrackerOptions,
+  ) {
+    if (!(options.ttlMs > options.intervalMs)) throw new RangeError(`presence ttlMs (${options.ttlMs}) must be more than intervalMs (${options.intervalMs})`);
+  }
+
+  /** Announces this instance, reads everyone, and keeps doing both every interval. */
+  async start(): Promise<void> {
+    this.running = true;
+    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence));
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops renewing and withdraws this instance's entry, so others see it leave at once. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    this.unwatch?.();
+    await this.ticking;
+    await this.store.withdraw(this.self.instance, { timeoutMs: this.callTimeout() }).catch((error: unknown) => this.options.onError?.(error));
+  }
+
+  /** The live instances as this node sees them now, oldest first. */
+  live(): Presence[] {
+    return livePresences(this.seen.values(), this.clock.now(), this.options.clockSkewMs);
+  }
+
+  /** Acquirer names used by more than one live instance. */
+  clashes(): Map<string, Presence[]> {
+    return nameClashes(this.live());
+  }
+
+  /** How long ago the cluster last confirmed this view by a full re-read (`undefined` before the first). */
+  ageMs(): number | undefined {
+    return this.confirmedAt === undefined ? undefined : this.clock.now() - this.confirmedAt;
+  }
+
+  /** One renewal and re-read, now (the timer's work; also for tests). */
+  tick(): Promise<void> {
+    this.ticking ??= this.renewAndRead().finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async renewAndRead(): Promise<void> {
+    if (!this.running) return;
+    const timeoutMs = this.callTimeout();
+    try {
+      await this.store.announce(announcement(this.self, this.clock.now(), this.options.ttlMs), { timeoutMs });
+      const everyone = await this.store.list({ timeoutMs });
+      this.seen.clear();
+      for (const p of everyone) this.seen.set(p.instance, p);
+      this.confirmedAt = this.clock.now();
+    } catch (error) {
+      this.options.onError?.(error);
+    }
+    this.report();
+  }
+
+  private observe(instance: string, presence: Presence | null): void {
+    if (presence) this.seen.set(instance, presence);
+    else this.seen.delete(instance);
+    this.report();
+  }
+
+  /** Tells the owner what changed in the live set since the last report (expiries are noticed at each tick). */
+  private report(): void {
+    const live = this.live();
+    const changes = membershipChanges(this.lastLive, live);
+    this.lastLive = live;
+    if (changes.joined.length > 0 || changes.left.length > 0) this.options.onChange?.(changes, live);
+  }
+
+  private callTimeout(): number {
+    return this.options.callTimeoutMs ?? this.options.intervalMs;
+  }
+}

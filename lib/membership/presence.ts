@@ -1,0 +1,28 @@
+/** What a running app instance says about itself in the cluster's presence map. */
+export interface Presence {
+  /** The instance's id (unique per process and application context): the key of its entry. */
+  readonly instance: string;
+  /** Its name (acquirer), as patterns match and logs show it. */
+  readonly acquirer: string;
+  /** Its group (site, zone, environment). */
+  readonly group: string;
+  /** When it started (epoch ms, its own clock). */
+  readonly startedAt: number;
+  /** The library version it runs. */
+  readonly version: string;
+  /** Where its HTTP server answers, if it said. */
+  readonly httpAddress?: string;
+  /** When it last announced itself (epoch ms, its own clock). */
+  readonly refreshedAt: number;
+  /** Until when the announcement holds unless renewed (epoch ms, its own clock). */
+  readonly expiresAt: number;
+}
+
+/** The part of a {@link Presence} that stays the same for an instance's whole life. */
+export type PresenceIdentity = Omit<Presence, 'refreshedAt' | 'expiresAt'>;
+
+/** Who joined and who left between two views of the live instances. */
+export interface MembershipChanges {
+  readonly joined: Presence[];
+  readonly left: Presence[];
+}

@@ -1,0 +1,80 @@
+import type { MembershipChanges, Presence } from '../../lib/membership/presence';
+import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/membership/memory-presence.store';
+import type { PresenceStore } from '../../lib/membership/presence-store';
+import { PresenceTracker } from '../../lib/membership/presence.tracker';
+import { FakeClock } from '../support/fake-clock';
+
+const timing = { intervalMs: 5_000, ttlMs: 15_000, clockSkewMs: 500 };
+const names = (ps: Presence[]) => ps.map((p) => p.acquirer);
+
+/** A store whose events can be cut off: the lost-event case, where only the periodic re-read tells. */
+class DeafStore extends MemoryPresenceStore {
+  deaf = false;
+  override watch(listener: (instance: string, presence: Presence | null) => void): () => void {
+    return super.watch((instance, presence) => !this.deaf && listener(instance, presence));
+  }
+}
+
+describe('PresenceTracker (memory store, a clock moved by hand)', () => {
+  const clock = new FakeClock();
+  const backend = new MemoryPresenceBackend();
+  const trackers: PresenceTracker[] = [];
+  const changes: Array<{ node: string; changes: MembershipChanges }> = [];
+
+  async function node(acquirer: string, store: PresenceStore = new MemoryPresenceStore(backend), instance = `${acquirer}/${trackers.length}`) {
+    await store.connect();
+    const tracker = new PresenceTracker(store, { instance, acquirer, group: 'production', startedAt: clock.now(), version: '0.1.0' }, clock, {
+      ...timing,
+      onChange: (c) => changes.push({ node: acquirer, changes: c }),
+    });
+    trackers.push(tracker);
+    await tracker.start();
+    return tracker;
+  }
+  afterAll(async () => {
+    await Promise.all(trackers.map((t) => t.stop()));
+  });
+
+  it('sees instances join by events, drops one that stops renewing after ttl plus skew, and sees a graceful leave at once', async () => {
+    const a = await node('a');
+    const b = await node('b');
+    expect(names(a.live())).toEqual(['a', 'b']);
+    expect(changes.filter((c) => c.node === 'a').flatMap((c) => names(c.changes.joined))).toEqual(['a', 'b']);
+
+    // c starts, then freezes: it never renews. a renews every interval.
+    const c = await node('c');
+    expect(names(a.live())).toEqual(['a', 'b', 'c']);
+    await c.stop(); // withdraws: a hears it at once
+    expect(names(a.live())).toEqual(['a', 'b']);
+    expect(changes.at(-1)).toEqual({ node: expect.any(String), changes: { joined: [], left: [expect.objectContaining({ acquirer: 'c' })] } });
+
+    // b dies without a word (its timer no longer runs): after ttl + skew it drops out of a's view at a's tick.
+    Object.assign(b, { running: false });
+    for (let t = 0; t < 3; t++) {
+      clock.advance(timing.intervalMs);
+      await a.tick();
+    }
+    expect(names(a.live())).toEqual(['a', 'b']); // 15 s after b's last renewal: within ttl + skew
+    clock.advance(timing.intervalMs);
+    await a.tick();
+    expect(names(a.live())).toEqual(['a']);
+  });
+
+  it('learns of a join it never heard about within one interval, from the re-read', async () => {
+    const deaf = new DeafStore(backend);
+    const d = await node('d', deaf);
+    deaf.deaf = true;
+    await node('e');
+    expect(names(d.live())).not.toContain('e');
+    clock.advance(timing.intervalMs);
+    await d.tick();
+    expect(names(d.live())).toContain('e');
+    expect(d.ageMs()).toBe(0);
+  });
+
+  it('reports two live instances with one acquirer name', async () => {
+    const f1 = await node('f', new MemoryPresenceStore(backend), 'f/one');
+    await node('f', new MemoryPresenceStore(backend), 'f/two');
+    expect([...f1.clashes()].map(([name, ps]) => [name, ps.map((p) => p.instance)])).toEqual([['f', ['f/one', 'f/two']]]);
+  });
+});
