@@ -9,6 +9,13 @@ export {
   type WithPermitOptions,
   type WithPermitResult,
 } from './nest/gatekeeper.service';
+export { ClusterService, type Participant } from './nest/cluster.service';
+export type { MembershipOptions } from './nest/gatekeeper.options';
+export type { Presence, PresenceIdentity, MembershipChanges } from './membership/presence';
+export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './membership/presence-store';
+export { MemoryPresenceStore, MemoryPresenceBackend } from './membership/memory-presence.store';
+export { HazelcastPresenceStore, type HazelcastPresenceStoreOptions } from './membership/hazelcast-presence.store';
+export { HazelcastConnection, type HazelcastConnectionOptions, type ConnectionState } from './hazelcast/hazelcast-connection';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/cluster-singleton.decorator';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export { AdminTokenGuard } from './nest/admin/admin-token.guard';

@@ -4,8 +4,7 @@
  * pause, resume and migrate semaphore definitions and to show or force-release permits. Every argument is
  * checked before connecting: a wrong command line exits 2 at once, having contacted nothing.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { libraryVersion } from '../core/library-version';
 import { Command, CommanderError, Option } from 'commander';
 import { validateMigrationRequest, validateUndoRequest } from '../permits/group-migration.rules';
 import { SemaphoreAdmin } from '../permits/semaphore-admin';
@@ -66,15 +65,9 @@ function helpFooter(): string {
   ].join('\n');
 }
 
-/** The package's version, read from its package.json (two levels above this file in `lib/` and in `dist/`). */
+/** The package's version (see {@link libraryVersion}). */
 export function cliVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { name?: string; version?: string };
-    if (pkg.name === 'nestjs-gatekeeper' && typeof pkg.version === 'string') return pkg.version;
-  } catch {
-    // fall through
-  }
-  return 'unknown';
+  return libraryVersion();
 }
 
 /** A whole number from the command line, at least `min`, or a usage error naming where it was given (`what`). */

@@ -2,6 +2,10 @@
 export const GATEKEEPER_OPTIONS = Symbol('gatekeeper:options');
 /** Injection token of the {@link PermitStore} the module uses. */
 export const GATEKEEPER_STORE = Symbol('gatekeeper:store');
+/** Injection token of the process's shared Hazelcast connection (`undefined` without a Hazelcast store). */
+export const GATEKEEPER_CONNECTION = Symbol('gatekeeper:connection');
+/** Injection token of the presence store (`undefined` with membership off). */
+export const GATEKEEPER_PRESENCE_STORE = Symbol('gatekeeper:presence-store');
 /** Metadata key under which `@ClusterSingleton` records its options on the wrapped method. */
 export const CLUSTER_SINGLETON_METADATA = 'gatekeeper:cluster_singleton';
 /** Property the decorator injects the runner into, on the decorated class's instances. */

@@ -9,6 +9,7 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperStartup } from './gatekeeper.startup';
+import { ClusterService } from './cluster.service';
 import { PermitRuntime } from './permit-runtime';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -32,6 +33,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     private readonly startup: GatekeeperStartup,
     private readonly runtime: PermitRuntime,
+    private readonly cluster: ClusterService,
   ) {}
 
   /**
@@ -98,6 +100,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     if (released.length > 0 || kept.length > 0) this.logger.log(messages.releasedAtShutdown(released, kept));
     runtime.engine.dispose();
     this.startup.stop();
+    // Presence first: others see this instance leave at once.
+    await this.cluster.stop().catch((error: unknown) => this.logger.warn(`presence: ${(error as Error).message}`));
     // A background start still waiting for the cluster gives up once the store is closed (its last probe within
     // a few seconds); shutdown does not wait for it.
     await this.store.close();
@@ -123,6 +127,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     try {
       if (runtime.phase !== 'starting') throw new Error('shut down while starting');
       await this.startup.start(runtime.admin);
+      await this.cluster.start();
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
       runtime.engine.dispose();

@@ -2,7 +2,9 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
-import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { ClusterService } from './cluster.service';
+import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { ExclusiveRuns } from './exclusive-runs';
@@ -10,7 +12,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './gatekeeper.service';
 import { PermitRuntime } from './permit-runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
-import { createPermitStore } from './permit-store.factory';
+import { createConnection, createPermitStore, createPresenceStore } from './permit-store.factory';
 
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
@@ -26,10 +28,21 @@ import { createPermitStore } from './permit-store.factory';
       inject: [GATEKEEPER_MODULE_OPTIONS],
     },
     {
-      provide: GATEKEEPER_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions) => createPermitStore(options),
+      provide: GATEKEEPER_CONNECTION,
+      useFactory: (options: ResolvedGatekeeperOptions) => createConnection(options),
       inject: [GATEKEEPER_OPTIONS],
     },
+    {
+      provide: GATEKEEPER_STORE,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPermitStore(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
+    {
+      provide: GATEKEEPER_PRESENCE_STORE,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPresenceStore(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
+    ClusterService,
     ClusterSingletonExplorer,
     GatekeeperStartup,
     PermitRuntime,
@@ -38,6 +51,6 @@ import { createPermitStore } from './permit-store.factory';
     GatekeeperService,
     ClusterSingletonRunner,
   ],
-  exports: [GatekeeperService, ClusterSingletonRunner],
+  exports: [GatekeeperService, ClusterService, ClusterSingletonRunner],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {}

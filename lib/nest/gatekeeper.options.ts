@@ -10,6 +10,7 @@ import { InvalidDefinitionError } from '../core/errors/invalid-definition.error'
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
+import type { PresenceStore } from '../membership/presence-store';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -84,6 +85,26 @@ export interface GatekeeperModuleOptions {
   storeTimeout?: DurationInput;
   /** Where time is read. Default: the system clock. */
   clock?: Clock;
+  /**
+   * Presence: every app instance announces itself (instance id, acquirer, group, start time, library version,
+   * optional HTTP address) so each node knows who is here (`ClusterService.participants()`). On by default; `false`
+   * turns it off. Costs one write and one read of every entry per node per `interval`.
+   */
+  membership?: false | MembershipOptions;
+}
+
+/** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
+export interface MembershipOptions {
+  /** How often an instance renews its entry and re-reads everyone's. Default `'5s'`. */
+  interval?: DurationInput;
+  /** How long an entry holds unless renewed: a silent instance drops out this long (plus the skew bound) after its last renewal. Default: three intervals. */
+  ttl?: DurationInput;
+  /** Where this instance's HTTP server answers, shown to operators. */
+  httpAddress?: string;
+  /** Refuse to start when an older live instance already uses this node's acquirer name. Default `false` (a warning). */
+  refuseDuplicateName?: boolean;
+  /** Where presence lives instead of the module's store (e.g. a shared `MemoryPresenceStore` in tests). */
+  store?: PresenceStore;
 }
 
 /** The module options after defaults and validation. */
@@ -103,6 +124,14 @@ export interface ResolvedGatekeeperOptions {
   readonly quorum: number | undefined;
   readonly storeTimeoutMs: number;
   readonly clock: Clock;
+  /** Presence, unless turned off. */
+  readonly membership?: {
+    readonly intervalMs: number;
+    readonly ttlMs: number;
+    readonly httpAddress?: string;
+    readonly refuseDuplicateName: boolean;
+    readonly store?: PresenceStore;
+  };
 }
 
 /** Merges defaults and validates, once, at boot. Throws {@link InvalidDefinitionError} naming the field. */
@@ -159,6 +188,27 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     quorum: resolveQuorum(options.quorum),
     storeTimeoutMs: parseDuration(options.storeTimeout ?? '5s', '<module options>', 'storeTimeout'),
     clock: options.clock ?? systemClock,
+    membership: resolveMembership(options.membership),
+  };
+}
+
+function resolveMembership(membership: GatekeeperModuleOptions['membership']): ResolvedGatekeeperOptions['membership'] {
+  if (membership === false) return undefined;
+  const given = membership ?? {};
+  if (given === null || typeof given !== 'object') throw new InvalidOptionsError('membership', `must be false or an object, got ${String(given)}`);
+  rejectUnknownKeys(given as Record<string, unknown>, MEMBERSHIP_KEYS, 'membership.');
+  const intervalMs = parseDuration(given.interval ?? '5s', '<module options>', 'membership.interval');
+  const ttlMs = given.ttl === undefined ? 3 * intervalMs : parseDuration(given.ttl, '<module options>', 'membership.ttl');
+  if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
+  if (given.httpAddress !== undefined && (typeof given.httpAddress !== 'string' || given.httpAddress.trim() === '')) {
+    throw new InvalidOptionsError('membership.httpAddress', `must be a non-empty string, got ${JSON.stringify(given.httpAddress)}`);
+  }
+  return {
+    intervalMs,
+    ttlMs,
+    ...(given.httpAddress !== undefined && { httpAddress: given.httpAddress }),
+    refuseDuplicateName: given.refuseDuplicateName === true,
+    ...(given.store !== undefined && { store: given.store }),
   };
 }
 
@@ -173,8 +223,9 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 /** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
-  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock',
+  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership',
 ];
+const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];
 const IDENTITY_KEYS: ReadonlyArray<keyof NodeIdentity> = ['group', 'acquirer'];
 const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 /** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */

@@ -1,5 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
+import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
+import { MemoryPresenceStore } from '../membership/memory-presence.store';
+import type { PresenceStore } from '../membership/presence-store';
 import { HazelcastPermitStore, type HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import { MemoryPermitStore } from '../permits/memory-permit.store';
 import type { PermitStore } from '../permits/permit-store';
@@ -12,16 +16,30 @@ export const HAZELCAST_ENV = {
   clusterName: 'GATEKEEPER_HZ_CLUSTER_NAME',
 } as const;
 
-/** Builds the store the options ask for. */
-export function createPermitStore(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): PermitStore {
-  if (typeof options.store === 'object') return options.store;
-  if (options.store === 'memory') return new MemoryPermitStore();
-  const holder: { store?: HazelcastPermitStore } = {};
+/** The process's Hazelcast connection, shared by every capability's store; `undefined` without a Hazelcast store. */
+export function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): HazelcastConnection | undefined {
+  if (options.store !== 'hazelcast') return undefined;
+  const holder: { connection?: HazelcastConnection } = {};
   let everConnected = false;
   // The first connection is reported by the gatekeeper itself (what it waits for, and for how long).
-  const quiet = () => !(everConnected ||= holder.store?.isConnected() ?? false);
-  holder.store = new HazelcastPermitStore(hazelcastStoreOptions(options, env, quiet));
-  return holder.store;
+  const quiet = () => !(everConnected ||= holder.connection?.client !== undefined);
+  holder.connection = new HazelcastConnection(hazelcastStoreOptions(options, env, quiet));
+  return holder.connection;
+}
+
+/** Builds the permit store the options ask for, on the shared connection when it is Hazelcast's. */
+export function createPermitStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): PermitStore {
+  if (typeof options.store === 'object') return options.store;
+  if (options.store === 'memory' || !connection) return new MemoryPermitStore();
+  return new HazelcastPermitStore({ ...options.hazelcast, connection });
+}
+
+/** Builds the presence store: the one given, else on the shared connection, else in memory; none with membership off. */
+export function createPresenceStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): PresenceStore | undefined {
+  if (!options.membership) return undefined;
+  if (options.membership.store) return options.membership.store;
+  if (connection) return new HazelcastPresenceStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  return new MemoryPresenceStore();
 }
 
 /**

@@ -1,0 +1,15 @@
+import { Controller, Get } from '@nestjs/common';
+import { ClusterService } from 'nestjs-gatekeeper';
+
+@Controller('cluster')
+export class ClusterStatusController {
+  constructor(private readonly cluster: ClusterService) {}
+
+  /** Who is here: every live app instance (not Hazelcast members), from this node's view, with no round trip. */
+  @Get('participants')
+  participants() {
+    return this.cluster.participants().map(({ acquirer, group, instance, startedAt, version }) => ({
+      acquirer, group, instance, version, upSeconds: Math.round((Date.now() - startedAt) / 1000),
+    }));
+  }
+}

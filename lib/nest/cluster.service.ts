@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { libraryVersion } from '../core/library-version';
+import type { Presence } from '../membership/presence';
+import type { PresenceStore } from '../membership/presence-store';
+import { PresenceTracker } from '../membership/presence.tracker';
+import { GatekeeperError } from '../core/errors/gatekeeper.error';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from './gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+
+/** One app instance in the cluster, as presence reports it. */
+export type Participant = Presence;
+
+/**
+ * Who is here: the live app instances of the cluster (not Hazelcast members), as this node's presence view has
+ * them. Served from the view, with no round trip; the view is at most one `membership.interval` behind, even when
+ * events are lost. (Leader election comes to this service next.)
+ */
+@Injectable()
+export class ClusterService {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly tracker?: PresenceTracker;
+  private readonly warnedClashes = new Set<string>();
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Optional() @Inject(GATEKEEPER_PRESENCE_STORE) private readonly store?: PresenceStore,
+  ) {
+    const membership = options.membership;
+    if (!membership || !store) return;
+    const { holder } = options;
+    this.tracker = new PresenceTracker(
+      store,
+      {
+        instance: holder.instance, acquirer: holder.acquirer, group: holder.group, startedAt: options.clock.now(), version: libraryVersion(),
+        ...(membership.httpAddress !== undefined && { httpAddress: membership.httpAddress }),
+      },
+      options.clock,
+      {
+        intervalMs: membership.intervalMs,
+        ttlMs: membership.ttlMs,
+        clockSkewMs: options.clockSkewMs,
+        onChange: () => this.warnOfClashes(),
+        onError: (error) => this.logger.debug(`presence: ${(error as Error).message}`),
+      },
+    );
+  }
+
+  /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
+  participants(): Participant[] {
+    return this.tracker?.live() ?? [];
+  }
+
+  /** This instance's own entry among {@link participants}, once announced. */
+  current(): Participant | undefined {
+    return this.participants().find((p) => p.instance === this.options.holder.instance);
+  }
+
+  /** Acquirer names more than one live instance uses, with those instances. */
+  nameClashes(): Map<string, Participant[]> {
+    return this.tracker?.clashes() ?? new Map();
+  }
+
+  /** Whether presence is on. */
+  get enabled(): boolean {
+    return this.tracker !== undefined;
+  }
+
+  /**
+   * Connects presence and announces this instance (called by the module at start-up). With
+   * `membership.refuseDuplicateName`, fails when an older live instance already uses this node's acquirer name.
+   */
+  async start(): Promise<void> {
+    if (!this.tracker || !this.store) return;
+    await this.store.connect({ corruptValue: (key, reason) => this.logger.warn(`presence: ignoring unreadable entry "${key}" (${reason})`) });
+    await this.tracker.start();
+    const older = this.olderNamesakes();
+    if (older.length > 0 && this.options.membership?.refuseDuplicateName) {
+      await this.stop();
+      throw new GatekeeperError(
+        `Refusing to start: acquirer name "${this.options.holder.acquirer}" is already used by live instance(s) ` +
+          `${older.map((p) => p.instance).join(', ')} (membership.refuseDuplicateName); give this process its own name`,
+      );
+    }
+    this.warnOfClashes();
+  }
+
+  /** Withdraws this instance, so others see it leave at once, and disconnects presence (called at shutdown). */
+  async stop(): Promise<void> {
+    if (!this.tracker || !this.store) return;
+    await this.tracker.stop();
+    await this.store.close();
+  }
+
+  private olderNamesakes(): Participant[] {
+    const me = this.current();
+    const namesakes = this.nameClashes().get(this.options.holder.acquirer) ?? [];
+    return namesakes.filter((p) => p.instance !== this.options.holder.instance && (!me || p.startedAt < me.startedAt || (p.startedAt === me.startedAt && p.instance < me.instance)));
+  }
+
+  private warnOfClashes(): void {
+    const mine = this.nameClashes().get(this.options.holder.acquirer) ?? [];
+    for (const other of mine) {
+      if (other.instance === this.options.holder.instance || this.warnedClashes.has(other.instance)) continue;
+      this.warnedClashes.add(other.instance);
+      this.logger.warn(
+        `Another live instance (${other.instance}, started ${new Date(other.startedAt).toISOString()}) uses this node's acquirer name ` +
+          `"${this.options.holder.acquirer}": permits belong to instances, so both work, but logs and acquirer patterns cannot tell them apart`,
+      );
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { ClusterService, GatekeeperError } from '../../lib';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { eventually } from '../support/eventually';
+import { uniquePrefix } from '../support/test-cluster';
+
+/** Presence through the module: Nest application contexts, each with its own client, on the real member. */
+describe('ClusterService participants on a real member', () => {
+  const nodes: TestNode[] = [];
+  let mapPrefix: string;
+  const membership = { interval: '500ms', ttl: '1500ms' };
+  beforeEach(() => {
+    mapPrefix = uniquePrefix('presence');
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.close()));
+  });
+  async function node(acquirer: string, extra: { refuseDuplicateName?: boolean } = {}) {
+    const started = await startNode({ identity: { acquirer, group: 'production' }, mapPrefix, membership: { ...membership, ...extra }, providers: [] });
+    nodes.push(started);
+    return started;
+  }
+  const names = (n: TestNode) => n.get(ClusterService).participants().map((p) => p.acquirer);
+
+  it('lists every live instance, oldest first, on every node, and drops one that shuts down at once', async () => {
+    const a = await node('node-a');
+    const b = await node('node-b');
+    await eventually('both nodes to see both', () => names(a).join() === 'node-a,node-b' && names(b).join() === 'node-a,node-b');
+    const self = a.get(ClusterService).current()!;
+    expect(self).toEqual(expect.objectContaining({ acquirer: 'node-a', group: 'production', instance: a.gatekeeper.instanceId }));
+    expect(self.version).toMatch(/^\d+\.\d+\.\d+/);
+    const closed = Date.now();
+    await b.close();
+    await eventually('node-a to see node-b leave', () => names(a).join() === 'node-a', { timeoutMs: 5_000, intervalMs: 20 });
+    process.stdout.write(`presence: a graceful leave seen ${Date.now() - closed} ms after close (interval 500 ms)\n`);
+  });
+
+  it('reports two live instances with one name on both, and refuses a third with the option', async () => {
+    const first = await node('twin');
+    const second = await node('twin');
+    await eventually('both to see the clash', () =>
+      [first, second].every((n) => (n.get(ClusterService).nameClashes().get('twin')?.length ?? 0) === 2));
+    // Nest's Logger is process-wide: the last node's capturing logger gets every node's lines.
+    await eventually('the clash warning', () => [first, second].some((n) => n.logger.find('warn', 'uses this node\'s acquirer name "twin"').length > 0));
+    const refused = await node('twin', { refuseDuplicateName: true }).then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(GatekeeperError);
+    expect((refused as Error).message).toContain('Refusing to start: acquirer name "twin" is already used by live instance(s)');
+  });
+});
