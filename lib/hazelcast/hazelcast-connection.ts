@@ -42,6 +42,8 @@ export class HazelcastConnection {
   private current?: Client;
   private users = 0;
   private closed = false;
+  /** Grows at every final close, so a start begun before it gives up even if the connection is opened again. */
+  private generation = 0;
   private readonly listeners = new Set<(state: ConnectionState) => void>();
 
   constructor(private readonly options: HazelcastConnectionOptions = {}) {}
@@ -60,7 +62,8 @@ export class HazelcastConnection {
   async open(): Promise<Client> {
     this.users++;
     this.closed = false;
-    this.opening ??= (this.options.client ? Promise.resolve(this.options.client) : this.startOwnedClient()).then((client) => {
+    const generation = this.generation;
+    this.opening ??= (this.options.client ? Promise.resolve(this.options.client) : this.startOwnedClient(generation)).then((client) => {
       this.current = client;
       return client;
     });
@@ -79,6 +82,7 @@ export class HazelcastConnection {
     this.users = Math.max(0, this.users - 1);
     if (this.users > 0) return;
     this.closed = true;
+    this.generation++;
     const client = this.current;
     this.current = undefined;
     this.opening = undefined;
@@ -109,20 +113,22 @@ export class HazelcastConnection {
    * it takes when the connection drops later. With no bound at all (`connectTimeoutMs: Infinity`), probes of
    * {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the connection is closed.
    */
-  private async startOwnedClient(): Promise<Client> {
+  private async startOwnedClient(generation: number): Promise<Client> {
+    const closed = () => this.closed || this.generation !== generation;
     for (;;) {
       try {
+        if (closed()) throw new StoreUnavailableError('the connection was closed while connecting');
         await this.probe();
         const client = await Client.newHazelcastClient(this.ownedClientConfig()).catch((error: unknown) => {
           throw new StoreUnavailableError(this.unreachable('(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'), { cause: error });
         });
-        if (this.closed) {
+        if (closed()) {
           await client.shutdown().catch(() => undefined);
           throw new StoreUnavailableError('the connection was closed while connecting');
         }
         return client;
       } catch (error) {
-        if (this.closed || this.firstConnectionBound() !== undefined) throw error;
+        if (closed() || this.firstConnectionBound() !== undefined) throw error;
         // No bound (a background start): keep trying; permits are denied meanwhile.
       }
     }
@@ -136,7 +142,6 @@ export class HazelcastConnection {
   }
 
   private async probe(): Promise<void> {
-    if (this.closed) throw new StoreUnavailableError('the connection was closed while connecting');
     const timeoutMs = this.firstConnectionBound() ?? PROBE_ATTEMPT_MS;
     const config = this.options.clientConfig ?? {};
     let probe: Client;

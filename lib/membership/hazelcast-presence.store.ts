@@ -23,6 +23,8 @@ export interface HazelcastPresenceStoreOptions {
  */
 export class HazelcastPresenceStore implements PresenceStore {
   private map?: IMap<string, string>;
+  /** Whether connect() opened (or is opening) the shared connection, so close() must close it once. */
+  private opened = false;
   private listenerId?: string;
   private events: PresenceStoreEvents = {};
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
@@ -37,10 +39,12 @@ export class HazelcastPresenceStore implements PresenceStore {
 
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    const client = await this.options.connection.open();
+    this.opened = true;
     try {
-      this.map = await client.getMap<string, string>(this.mapName);
-      this.listenerId = await this.map.addEntryListener(
+      const client = await this.options.connection.open();
+      const map = await this.call(() => client.getMap<string, string>(this.mapName), 'open the presence map', {});
+      this.map = map;
+      this.listenerId = await this.call(() => map.addEntryListener(
         {
           added: (e) => this.notify(e.key, e.value),
           updated: (e) => this.notify(e.key, e.value),
@@ -51,7 +55,7 @@ export class HazelcastPresenceStore implements PresenceStore {
         },
         undefined,
         true,
-      );
+      ), 'listen to the presence map', {});
     } catch (error) {
       await this.close();
       throw error;
@@ -60,10 +64,11 @@ export class HazelcastPresenceStore implements PresenceStore {
 
   async close(): Promise<void> {
     if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
-    const opened = this.map !== undefined;
     this.listenerId = undefined;
     this.map = undefined;
-    if (opened) await this.options.connection.close();
+    if (!this.opened) return;
+    this.opened = false;
+    await this.options.connection.close();
   }
 
   async announce(presence: Presence, options: PresenceCallOptions = {}): Promise<void> {

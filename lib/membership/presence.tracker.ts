@@ -21,8 +21,9 @@ export interface PresenceTrackerOptions {
 
 /**
  * This instance's presence: announces it every `intervalMs` (one write), re-reads every entry at the same
- * interval (one read of all entries) and follows the map's events in between, so its view of who is live is at
- * most one interval plus a call behind whether events arrive or not. Another instance that stops renewing drops
+ * interval (one read of all entries) and follows the map's events in between, so while its calls succeed its view
+ * of who is live is at most one interval plus a call behind, whether events arrive or not ({@link ageMs} says how
+ * long ago the cluster last confirmed it; while calls fail, entries still drop out at their expiry). Another instance that stops renewing drops
  * out of the view `ttlMs + clockSkewMs` after its last renewal, judged from its entry alone; a graceful stop
  * withdraws at once.
  */
@@ -49,6 +50,7 @@ export class PresenceTracker {
     this.running = true;
     this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence));
     await this.tick();
+    if (!this.running) return; // stopped during the first tick
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
     this.timer.unref();
   }

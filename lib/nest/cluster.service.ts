@@ -20,6 +20,11 @@ export class ClusterService {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly tracker?: PresenceTracker;
   private readonly warnedClashes = new Set<string>();
+  private starting?: Promise<void>;
+  private retry?: NodeJS.Timeout;
+  private stopped = false;
+  /** Whether the presence store is connected (so stop() must withdraw and close it). */
+  private connected = false;
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -65,30 +70,69 @@ export class ClusterService {
     return this.tracker !== undefined;
   }
 
+  /** How long ago the cluster last confirmed this node's presence view (`undefined` before it first did, or with membership off). */
+  viewAgeMs(): number | undefined {
+    return this.tracker?.ageMs();
+  }
+
   /**
-   * Connects presence and announces this instance (called by the module at start-up). With
-   * `membership.refuseDuplicateName`, fails when an older live instance already uses this node's acquirer name.
+   * Connects presence and announces this instance (called by the module at start-up). A presence that cannot be
+   * reached is not fatal: it is logged and tried again every interval. With `membership.refuseDuplicateName` it is:
+   * start-up fails unless presence confirmed that no older live instance uses this node's acquirer name.
    */
-  async start(): Promise<void> {
-    if (!this.tracker || !this.store) return;
-    await this.store.connect({ corruptValue: (key, reason) => this.logger.warn(`presence: ignoring unreadable entry "${key}" (${reason})`) });
-    await this.tracker.start();
-    const older = this.olderNamesakes();
-    if (older.length > 0 && this.options.membership?.refuseDuplicateName) {
-      await this.stop();
-      throw new GatekeeperError(
-        `Refusing to start: acquirer name "${this.options.holder.acquirer}" is already used by live instance(s) ` +
-          `${older.map((p) => p.instance).join(', ')} (membership.refuseDuplicateName); give this process its own name`,
-      );
-    }
-    this.warnOfClashes();
+  start(): Promise<void> {
+    this.starting ??= this.connect();
+    return this.starting;
   }
 
   /** Withdraws this instance, so others see it leave at once, and disconnects presence (called at shutdown). */
   async stop(): Promise<void> {
-    if (!this.tracker || !this.store) return;
+    this.stopped = true;
+    clearTimeout(this.retry);
+    await this.starting?.catch(() => undefined);
+    await this.disconnect();
+  }
+
+  private async disconnect(): Promise<void> {
+    if (!this.tracker || !this.store || !this.connected) return;
+    this.connected = false;
     await this.tracker.stop();
     await this.store.close();
+  }
+
+  private async connect(): Promise<void> {
+    if (!this.tracker || !this.store || this.stopped) return;
+    const refuse = this.options.membership?.refuseDuplicateName === true;
+    try {
+      await this.store.connect({ corruptValue: (key, reason) => this.logger.warn(`presence: ignoring unreadable entry "${key}" (${reason})`) });
+      this.connected = true;
+      if (this.stopped) return; // stop() closes it
+      await this.tracker.start();
+    } catch (error) {
+      if (this.connected) await this.store.close().catch(() => undefined);
+      this.connected = false;
+      if (refuse) throw new GatekeeperError(`Refusing to start: cannot check the acquirer name against live instances (membership.refuseDuplicateName): ${(error as Error).message}`, { cause: error });
+      this.logger.warn(`Presence is unavailable, trying again in ${this.options.membership!.intervalMs} ms: ${(error as Error).message}`);
+      this.starting = undefined;
+      this.retry = setTimeout(() => void this.start().catch(() => undefined), this.options.membership!.intervalMs);
+      this.retry.unref();
+      return;
+    }
+    if (refuse) {
+      if (this.tracker.ageMs() === undefined) {
+        await this.disconnect();
+        throw new GatekeeperError('Refusing to start: presence could not read the live instances (membership.refuseDuplicateName)');
+      }
+      const older = this.olderNamesakes();
+      if (older.length > 0) {
+        await this.disconnect();
+        throw new GatekeeperError(
+          `Refusing to start: acquirer name "${this.options.holder.acquirer}" is already used by live instance(s) ` +
+            `${older.map((p) => p.instance).join(', ')} (membership.refuseDuplicateName); give this process its own name`,
+        );
+      }
+    }
+    this.warnOfClashes();
   }
 
   private olderNamesakes(): Participant[] {

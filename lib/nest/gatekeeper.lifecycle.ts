@@ -127,15 +127,21 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     try {
       if (runtime.phase !== 'starting') throw new Error('shut down while starting');
       await this.startup.start(runtime.admin);
+      if (runtime.phase !== 'starting') throw new Error('shut down while starting');
       await this.cluster.start();
     } catch (error) {
       // A failed boot must not leave a client running that keeps the process alive.
       runtime.engine.dispose();
       this.startup.stop();
+      await this.cluster.stop().catch(() => undefined);
       await this.store.close().catch(() => undefined);
       throw error;
     }
-    if (runtime.phase !== 'starting') return; // shut down meanwhile
+    if (runtime.phase !== 'starting') {
+      // Shut down meanwhile: the shutdown may have closed before presence started; withdraw it now.
+      await this.cluster.stop().catch(() => undefined);
+      return;
+    }
     runtime.phase = 'ready';
     if (this.options.stateDumpIntervalMs) {
       this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);

@@ -53,8 +53,9 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private clock?: Clock;
   private connected = false;
   private readonly connection: HazelcastConnection;
-  /** Whether connect() opened the connection (so close() must close it). */
+  /** Whether connect() opened the connection, or is opening it (so close() must close it, or cancel the open). */
   private opened = false;
+  private opening = false;
   private unsubscribe?: () => void;
   /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
   private suspect = false;
@@ -78,7 +79,12 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     this.events = events;
     this.clock = clock;
     try {
-      this.client = await this.connection.open();
+      this.opening = true;
+      try {
+        this.client = await this.connection.open();
+      } finally {
+        this.opening = false;
+      }
       this.opened = true;
       this.unsubscribe = this.connection.onState((state) => this.onConnectionState(state));
       this.map = await this.client.getMap<string, string>(this.mapName);
@@ -132,7 +138,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     this.view.clear();
     this.client = undefined;
     // Closes a connection this store opened; one still opening (a background start) gives up.
-    if (this.opened || !this.connection.client) {
+    if (this.opened || this.opening) {
       this.opened = false;
       await this.connection.close();
     }

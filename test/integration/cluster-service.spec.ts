@@ -1,4 +1,4 @@
-import { ClusterService, GatekeeperError } from '../../lib';
+import { ClusterService, GatekeeperError, MemoryPresenceStore } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
@@ -44,5 +44,20 @@ describe('ClusterService participants on a real member', () => {
     const refused = await node('twin', { refuseDuplicateName: true }).then(() => undefined, (error: unknown) => error);
     expect(refused).toBeInstanceOf(GatekeeperError);
     expect((refused as Error).message).toContain('Refusing to start: acquirer name "twin" is already used by live instance(s)');
+  });
+
+  it('starts without presence when its store cannot be reached (a warning, retried), unless the name check is required', async () => {
+    const unreachable = new MemoryPresenceStore();
+    unreachable.connect = async () => {
+      throw new Error('presence map unreachable');
+    };
+    const started = await startNode({ store: 'memory', identity: { acquirer: 'lonely' }, membership: { interval: '1s', store: unreachable }, providers: [] });
+    nodes.push(started);
+    expect(started.get(ClusterService).participants()).toEqual([]);
+    expect(started.logger.find('warn', 'Presence is unavailable, trying again in 1000 ms: presence map unreachable')).toHaveLength(1);
+    const strict = await startNode({
+      store: 'memory', identity: { acquirer: 'strict' }, membership: { interval: '1s', store: unreachable, refuseDuplicateName: true }, providers: [],
+    }).then(() => undefined, (error: unknown) => error);
+    expect((strict as Error).message).toContain('Refusing to start: cannot check the acquirer name against live instances');
   });
 });
