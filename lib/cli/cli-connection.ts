@@ -1,3 +1,6 @@
+import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
+import { livePresences } from '../membership/presence.rules';
 import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock } from '../core/clock';
@@ -17,11 +20,18 @@ export interface CliConnectionOptions {
   connectTimeout: number;
 }
 
-/** Connects a store the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
-export async function connectCliStore(options: CliConnectionOptions): Promise<HazelcastPermitStore> {
+/** What the CLI works with: the permit store, and who is here (presence) on the same connection. */
+export interface CliStores {
+  store: HazelcastPermitStore;
+  /** The live app instances, or `undefined` when none announces itself (membership off everywhere, or unreadable). */
+  liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
+  close(): Promise<void>;
+}
+
+/** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
+export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
   const members = options.members;
-  const store = new HazelcastPermitStore({
-    mapPrefix: options.mapPrefix,
+  const connection = new HazelcastConnection({
     clientConfig: {
       clusterName: options.clusterName,
       network: { clusterMembers: members },
@@ -29,6 +39,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Ha
       properties: { 'hazelcast.logging.level': 'OFF' },
     },
   });
+  const store = new HazelcastPermitStore({ mapPrefix: options.mapPrefix, connection });
+  const presence = new HazelcastPresenceStore({ connection, mapPrefix: options.mapPrefix });
   try {
     await store.connect({ clock: systemClock });
   } catch (error) {
@@ -38,7 +50,24 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Ha
       { cause: error },
     );
   }
-  return store;
+  let presenceOpen = false;
+  return {
+    store,
+    async liveInstances() {
+      try {
+        if (!presenceOpen) await presence.connect();
+        presenceOpen = true;
+        const live = livePresences(await presence.list({ timeoutMs: options.connectTimeout }), Date.now(), 0);
+        return live.length > 0 ? live : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async close() {
+      if (presenceOpen) await presence.close().catch(() => undefined);
+      await store.close();
+    },
+  };
 }
 
 /** The connection options as given on the command line or in the environment, before validation. */

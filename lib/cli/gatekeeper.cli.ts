@@ -122,13 +122,13 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     } catch (error) {
       throw asUsageError(error);
     }
-    const store = await connectCliStore(connection);
+    const stores = await connectCliStore(connection);
     try {
-      const outcome = await action(new SemaphoreAdmin(store, systemClock));
+      const outcome = await action(new SemaphoreAdmin(stores.store, systemClock, { liveInstances: () => stores.liveInstances() }));
       io.out(`${json ? JSON.stringify(outcome.json, null, 2) : outcome.text}\n`);
       if (!json) for (const warning of outcome.warnings ?? []) io.err(`warning: ${warning}\n`);
     } finally {
-      await store.close().catch(() => undefined);
+      await stores.close().catch(() => undefined);
     }
   };
   const checkName = (name: string) => validateSemaphoreName(name);

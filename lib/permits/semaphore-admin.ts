@@ -88,6 +88,12 @@ export interface SemaphoreAdminOptions {
   editTimeoutMs?: number;
   /** Compare-and-set attempts of one edit before it is rejected with {@link EditConflictError}. Default 32. */
   maxAttempts?: number;
+  /**
+   * Who is here (presence): the live app instances, or `undefined` when that is not known right now. When it is
+   * known, a migration to a group with no live instance is refused unless forced; otherwise the live permit
+   * holders stand in for it, and an empty target is only a warning.
+   */
+  liveInstances?: () => Promise<ReadonlyArray<{ readonly acquirer: string; readonly group: string }> | undefined>;
 }
 
 /** What an edit does to the definition it read: the new definition, or `undefined` to leave the entry alone. */
@@ -108,7 +114,7 @@ export class SemaphoreAdmin {
   constructor(
     private readonly store: PermitStore,
     private readonly clock: Clock,
-    options: SemaphoreAdminOptions = {},
+    private readonly options: SemaphoreAdminOptions = {},
   ) {
     this.skewMs = options.clockSkewMs ?? 0;
     this.editTimeoutMs = options.editTimeoutMs ?? 10_000;
@@ -200,6 +206,12 @@ export class SemaphoreAdmin {
     return resumed;
   }
 
+  /** The live instances if presence knows them; an empty answer means presence is not in use, so unknown. */
+  private async liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined> {
+    const present = await this.options.liveInstances?.().catch(() => undefined);
+    return present && present.length > 0 ? present : undefined;
+  }
+
   /**
    * Moves jobs from one group to another (see {@link migrateGroups}) and returns what it changed. Kept for
    * `GatekeeperService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
@@ -223,6 +235,15 @@ export class SemaphoreAdmin {
     const r = validateMigrationRequest(request);
     const listed = await this.store.list({ timeoutMs: this.editTimeoutMs });
     const definitions = this.selected(listed, r);
+    const present = await this.liveInstances();
+    const target = present
+      ? knownInstances(present, r.toGroup)
+      : liveNodes(listed, r.toGroup, this.clock.now());
+    const moves = definitions.some(({ definition, named }) => planMove(definition, r.fromGroup, r.toGroup, { includeWildcards: r.includeWildcards, named }).kind === 'move');
+    const refused = present !== undefined && target.liveNodes.length === 0 && moves && !r.force;
+    if (refused && !r.dryRun) {
+      throw new InvalidDefinitionError('<migration>', 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'));
+    }
     const changes: MigrationChange[] = [];
     const skipped: MigrationSkip[] = [];
     for (const { definition, named } of definitions) {
@@ -242,15 +263,14 @@ export class SemaphoreAdmin {
       if ('code' in done) skipped.push({ name: definition.name, groupPattern: done.groupPattern, code: done.code, reason: done.reason });
       else changes.push(done);
     }
-    const target = liveNodes(listed, r.toGroup, this.clock.now());
     const warnings: string[] = [];
     if (target.liveNodes.length === 0 && changes.length > 0) {
-      const others = target.liveGroups.length ? `groups with live nodes: ${target.liveGroups.join(', ')}` : 'no node holds a live permit in any group';
-      warnings.push(
-        `no live node is known in group "${r.toGroup}" (${others}): the moved jobs stop until a node of that group asks for them; ` +
-          `check the group name` +
-          (r.force ? ' (forced)' : ' (once cluster membership is known, this will be refused without force)'),
-      );
+      const verdict = r.force
+        ? 'forced'
+        : refused
+          ? 'a real run is refused without force'
+          : 'live instances are not known here (membership off, or not reachable): only permit holders were checked';
+      warnings.push(emptyTarget(r.toGroup, target.liveGroups, verdict));
     }
     return {
       dryRun: r.dryRun,
@@ -460,6 +480,20 @@ export class SemaphoreAdmin {
     if (!result) throw new EditConflictError(name, this.maxAttempts);
     return result.value;
   }
+}
+
+/** The live instances of `group` by name, and every group that has one (presence). */
+function knownInstances(present: ReadonlyArray<{ acquirer: string; group: string }>, group: string): { liveNodes: string[]; liveGroups: string[] } {
+  return {
+    liveNodes: [...new Set(present.filter((p) => p.group === group).map((p) => p.acquirer))].sort(),
+    liveGroups: [...new Set(present.map((p) => p.group))].sort(),
+  };
+}
+
+function emptyTarget(group: string, liveGroups: string[], verdict: string): string {
+  const others = liveGroups.length ? `groups with live nodes: ${liveGroups.join(', ')}` : 'no live node in any group';
+  return `no live node is known in group "${group}" (${others}): the moved jobs would stop until a node of that group asks ` +
+    `for them; check the group name (${verdict})`;
 }
 
 /**

@@ -110,13 +110,17 @@ describe('admin HTTP API', () => {
     expect(dry).toMatchObject({ status: 200, body: { dryRun: true, changes: [{ name: 'billing', from: 'production', to: 'dr-site' }] } });
     // reports admits every group ('.*'): not moved unless asked.
     expect(dry.body.skipped).toEqual([expect.objectContaining({ name: 'reports', groupPattern: '.*', code: 'WILDCARD' })]);
-    // This node (production) holds no permit in dr-site: a warning, not a refusal, until membership is known.
+    // Presence knows the only live instance (this node, in production): dr-site has none, so a real run needs force.
     expect(dry.body.warnings).toEqual([expect.stringContaining('no live node is known in group "dr-site"')]);
+    expect(dry.body.warnings[0]).toContain('a real run is refused without force');
     expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
-    const done = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site' });
-    expect(done.body).toMatchObject({ dryRun: false, changes: dry.body.changes, skipped: dry.body.skipped });
+    const refused = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site' });
+    expect(refused).toMatchObject({ status: 400, body: { field: 'toGroup' } });
+    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
+    const done = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', force: true });
+    expect(done.body).toMatchObject({ dryRun: false, changes: dry.body.changes, skipped: dry.body.skipped, forced: true });
     expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('dr-site');
-    const wild = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', names: ['reports'], includeWildcards: true });
+    const wild = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', names: ['reports'], includeWildcards: true, force: true });
     expect(wild.body.changes).toEqual([{ name: 'reports', from: '.*', to: 'dr-site' }]);
     const undone = await call('POST', '/migrate/undo', { dryRun: false });
     expect(undone).toMatchObject({ status: 200, body: { changes: [{ name: 'billing', to: 'production' }, { name: 'reports', to: '.*' }], skipped: [] } });

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { HazelcastPermitStore, PermitEngine, SemaphoreAdmin, systemClock } from '../../lib';
+import { HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock } from '../../lib';
+import { announcement } from '../../lib/membership/presence.rules';
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
@@ -161,6 +162,27 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
         target: { group: 'dr-stie', liveNodes: [] },
         warnings: [expect.stringContaining('no live node is known in group "dr-stie"')],
       });
+    });
+
+    it('refuses a target group with no live instance once instances announce themselves, unless --force', async () => {
+      // An app instance of the dr-site group, as presence shows it (what a running module writes).
+      const presence = new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+      await presence.connect();
+      try {
+        await presence.announce(announcement({ instance: 'app-3/x', acquirer: 'app-3', group: 'dr-site', startedAt: Date.now(), version: '0.1.0' }, Date.now(), 60_000));
+        const refused = await run('migrate', 'm-billing', '--from-group', 'production', '--to-group', 'dr-stie');
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('no live node is known in group "dr-stie" (groups with live nodes: dr-site)');
+        expect(await patterns()).toMatchObject({ 'm-billing': 'production' });
+        const live = await run('--json', 'migrate', 'm-billing', '--from-group', 'production', '--to-group', 'dr-site');
+        expect(JSON.parse(live.stdout)).toMatchObject({ target: { group: 'dr-site', liveNodes: ['app-3'] }, warnings: [] });
+        const forced = await run('migrate', 'm-staging', '--from-group', 'staging', '--to-group', 'dr-stie', '--force');
+        expect(forced.code).toBe(0);
+        expect(forced.stderr).toContain('(forced)');
+      } finally {
+        await presence.withdraw('app-3/x');
+        await presence.close();
+      }
     });
   });
 

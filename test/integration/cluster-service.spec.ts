@@ -60,4 +60,15 @@ describe('ClusterService participants on a real member', () => {
     }).then(() => undefined, (error: unknown) => error);
     expect((strict as Error).message).toContain('Refusing to start: cannot check the acquirer name against live instances');
   });
+
+  it('lets a migration through GatekeeperService refuse a group in which presence knows no live instance', async () => {
+    const a = await startNode({
+      identity: { acquirer: 'node-a', group: 'production' }, mapPrefix, membership, providers: [],
+      definitions: [{ name: 'moved', duration: '5s', groupPattern: 'production' }],
+    });
+    nodes.push(a);
+    const refused = await a.gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (e: unknown) => e);
+    expect((refused as Error).message).toContain('no live node is known in group "dr-stie" (groups with live nodes: production)');
+    expect((await a.gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie', force: true })).changes).toHaveLength(1);
+  });
 });

@@ -147,4 +147,25 @@ describe.each([
     expect(await admin.migrate('production', 'dr-site', { dryRun: true })).toHaveLength(3);
     await expect(admin.migrate('', 'dr-site')).rejects.toThrow(/invalid fromGroup/);
   });
+
+  it('refuses, when presence knows the live instances, a target group with none of them, unless forced; a dry run says so', async () => {
+    const present = [{ acquirer: 'app-1', group: 'production' }, { acquirer: 'app-3', group: 'dr-site' }];
+    const known = new SemaphoreAdmin(store, systemClock, { liveInstances: async () => present });
+    const before = await patterns();
+    const refused = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidDefinitionError);
+    expect(refused).toMatchObject({ field: 'toGroup' });
+    expect((refused as Error).message).toContain('no live node is known in group "dr-stie" (groups with live nodes: dr-site, production)');
+    expect(await patterns()).toEqual(before);
+    const dry = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie', dryRun: true });
+    expect(dry.warnings).toEqual([expect.stringContaining('a real run is refused without force')]);
+    const toLive = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site' });
+    expect(toLive).toMatchObject({ warnings: [], target: { group: 'dr-site', liveNodes: ['app-3'] } });
+    const forced = await known.migrateGroups({ fromGroup: 'staging', toGroup: 'nowhere', force: true });
+    expect(forced.changes.map((c) => c.name)).toEqual(['export', 'staging-only']);
+    expect(forced.warnings).toEqual([expect.stringContaining('(forced)')]);
+    // Presence not in use (nobody announces): an empty target is a warning, as without presence.
+    const unknown = new SemaphoreAdmin(store, systemClock, { liveInstances: async () => [] });
+    expect((await unknown.migrateGroups({ fromGroup: 'dr-site', toGroup: 'dr-stie' })).warnings).toEqual([expect.stringContaining('live instances are not known here')]);
+  });
 });
