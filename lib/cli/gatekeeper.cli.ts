@@ -65,11 +65,6 @@ function helpFooter(): string {
   ].join('\n');
 }
 
-/** The package's version (see {@link libraryVersion}). */
-export function cliVersion(): string {
-  return libraryVersion();
-}
-
 /** A whole number from the command line, at least `min`, or a usage error naming where it was given (`what`). */
 function wholeNumber(value: string, what: string, field: string, min: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
@@ -96,7 +91,7 @@ function setFields(name: string, o: { permits?: string; duration?: string; group
 export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
   const program = new Command(CLI_NAME)
     .description('Edit and inspect nestjs-gatekeeper semaphores in a Hazelcast cluster')
-    .version(cliVersion(), '-V, --version', 'print the version')
+    .version(libraryVersion(), '-V, --version', 'print the version')
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
     .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))

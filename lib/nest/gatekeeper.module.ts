@@ -12,7 +12,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './gatekeeper.service';
 import { PermitRuntime } from './permit-runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
-import { createConnection, createPermitStore, createPresenceStore } from './permit-store.factory';
+import { createConnection, createPermitStore, createPresenceStore } from './gatekeeper-stores.factory';
 
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.

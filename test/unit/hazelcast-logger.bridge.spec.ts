@@ -1,5 +1,5 @@
 import { HazelcastLoggerBridge } from '../../lib/nest/hazelcast-logger.bridge';
-import { hazelcastStoreOptions } from '../../lib/nest/permit-store.factory';
+import { hazelcastStoreOptions } from '../../lib/nest/gatekeeper-stores.factory';
 import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper.options';
 
 function recorder() {
