@@ -9,6 +9,12 @@ import {
 
 const KNOWN_FIELDS = new Set(['name', 'permits', 'duration', 'groupPattern', 'acquirerPattern']);
 
+/**
+ * Names that start with this back leader elections: such a semaphore takes at most one permit (0 pauses the
+ * election), whoever edits it, so no edit can ever make two leaders.
+ */
+export const ELECTION_SEMAPHORE_PREFIX = 'election:';
+
 /** Checks a semaphore name, throwing {@link InvalidDefinitionError} on `name` when it is empty, too long or not a string. */
 export function validateSemaphoreName(name: unknown): string {
   if (typeof name !== 'string' || name.trim() === '') {
@@ -41,6 +47,9 @@ export function validateDefinition(input: SemaphoreDefinitionInput): SemaphoreDe
   const permits = input.permits ?? 1;
   if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 0) {
     throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 0 or more, got ${JSON.stringify(permits)}`);
+  }
+  if (permits > 1 && name.startsWith(ELECTION_SEMAPHORE_PREFIX)) {
+    throw new InvalidDefinitionError(name, 'permits', `must be 0 (paused) or 1: it backs a leader election, which has one leader at most, got ${permits}`);
   }
   const durationMs = parseDuration(input.duration, name, 'duration');
   const groupPattern = validatePattern(name, 'groupPattern', input.groupPattern);

@@ -1,0 +1,234 @@
+import type { Clock } from '../core/clock';
+import type { AcquireResult } from '../permits/acquire-result';
+import { DenyReason } from '../permits/deny-reason';
+import type { Permit } from '../permits/permit';
+import { PermitLease } from '../permits/permit-lease';
+import type { SemaphoreEntry } from '../permits/semaphore-entry';
+import type { PermitEngine } from '../permits/permit.engine';
+import type { PermitStore } from '../permits/permit-store';
+import { nextAttemptAt } from './election.rules';
+import { LeaderLease } from './leader-lease';
+
+/** What a candidate needs of the permit layer (a `PermitEngine` and its store, or the Nest runtime over them). */
+export interface CandidatePermits {
+  /** Grants or refreshes the semaphore's permit; may answer from the node's view (no round trip). */
+  acquire(semaphore: string): Promise<AcquireResult>;
+  /** Refreshes exactly this permit. */
+  refresh(permit: Permit): Promise<AcquireResult>;
+  /** Releases this permit (never throws: one that cannot be released simply expires). */
+  release(permit: Permit): Promise<void>;
+  /** Calls `onLost` as soon as the node learns the permit no longer holds; returns the unsubscribe. */
+  watch(permit: Permit, onLost: (reason: string) => void): () => void;
+  /** A denial if the node's view already shows the permit no longer holds. */
+  newsAgainst(permit: Permit): AcquireResult | undefined;
+  /** The node's view of the semaphore's entry. */
+  peek(semaphore: string): SemaphoreEntry | undefined;
+  /** Calls `listener` whenever the view of the semaphore's entry changes; returns the unsubscribe. */
+  watchEntry(semaphore: string, listener: (entry: SemaphoreEntry | undefined) => void): () => void;
+}
+
+/** Timing and callbacks of a {@link LeaderCandidate}. */
+export interface LeaderCandidateOptions {
+  clock: Clock;
+  /** The clock-skew bound: the lease stops vouching this much before expiry, and others wait this much after it. */
+  clockSkewMs: number;
+  /** Most time between two attempts while another node leads (the renewal interval). Default: a third of the lease. */
+  retryMs?: number;
+  /** Called when this node becomes leader. */
+  onElected?(lease: LeaderLease): void;
+  /** Called when this node's leadership ends (its signal has fired). */
+  onLost?(lease: LeaderLease, reason: string): void;
+  /** Called when an attempt throws (it is retried). */
+  onError?(error: unknown): void;
+}
+
+/** Lease when the view does not know the election's definition yet. */
+const UNKNOWN_LEASE_MS = 10_000;
+
+/**
+ * One node's candidacy in one election. It stands by acquiring the election's one permit: when the view shows
+ * the slot free (at once, woken by the entry's events), when the holder's permit lapses for every node (its
+ * expiry plus the skew bound), and at least every retry interval (answered from the view, with no round trip,
+ * while another node leads). Elected, it holds the permit with a {@link PermitLease} that renews it every third
+ * of the lease and steps down (the signal fires) at expiry minus the skew bound if renewals fail, which is before
+ * any other node can be granted. A lost leadership is never resumed on its old epoch: a new term takes a new one.
+ */
+export class LeaderCandidate {
+  private current?: { lease: LeaderLease; permit: PermitLease };
+  private timer?: NodeJS.Timeout;
+  private attempting?: Promise<void>;
+  private unwatch?: () => void;
+  private running = false;
+  /** Until when (this node's clock) it stands back after resigning or being revoked, so others take over. */
+  private standBackUntil = 0;
+  /** Set while stop() or resign() steps down: they release the permit themselves, after the work stopped. */
+  private steppingDown = false;
+  /** Epochs this node led and lost: never resumed. */
+  private readonly ended = new Set<number>();
+
+  constructor(
+    /** The election's semaphore. */
+    readonly semaphore: string,
+    /** The election's name (for leases and messages). */
+    readonly election: string,
+    private readonly permits: CandidatePermits,
+    private readonly options: LeaderCandidateOptions,
+  ) {}
+
+  /** The leadership while this node holds it. */
+  get lease(): LeaderLease | undefined {
+    return this.current?.lease.isValid() ? this.current.lease : undefined;
+  }
+
+  /** Starts standing: tries at once, then as the view says. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unwatch = this.permits.watchEntry(this.semaphore, () => {
+      if (this.running && !this.current) this.schedule();
+    });
+    this.schedule(0);
+  }
+
+  /**
+   * Steps down if leading and stands back for one retry interval, so another candidate takes over (or this one
+   * again, if it is alone). Returns whether it was leading.
+   */
+  async resign(reason = 'resigned'): Promise<boolean> {
+    const current = this.current;
+    if (!current) return false;
+    this.standBackUntil = this.options.clock.now() + this.retryMs();
+    await this.stepDown(reason, async () => undefined);
+    if (this.running) this.schedule();
+    return true;
+  }
+
+  /**
+   * Stops standing. If leading: the signal fires, `drain` waits for the leader's work to stop (the caller bounds
+   * it), and then the permit is released, so the next leader is elected at once (a clean handover).
+   */
+  async stop(drain: (lease: LeaderLease) => Promise<void> = async () => undefined, reason = 'this node is shutting down'): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.unwatch?.();
+    this.unwatch = undefined;
+    await this.attempting;
+    await this.stepDown(reason, drain);
+  }
+
+  private async stepDown(reason: string, drain: (lease: LeaderLease) => Promise<void>): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    // Tell the work first (the signal fires), keep the permit renewed while it stops, then let the permit go.
+    this.steppingDown = true;
+    try {
+      current.lease.end(reason);
+      await drain(current.lease);
+    } finally {
+      this.steppingDown = false;
+      current.permit.end();
+      await this.permits.release(current.permit.permit);
+    }
+  }
+
+  private retryMs(): number {
+    const leaseMs = this.permits.peek(this.semaphore)?.definition?.durationMs ?? UNKNOWN_LEASE_MS;
+    return this.options.retryMs ?? Math.max(10, Math.floor(leaseMs / 3));
+  }
+
+  /** Arms the next attempt: after `delayMs`, or when the view says one can succeed (at most a retry interval away). */
+  private schedule(delayMs?: number): void {
+    if (!this.running || this.current) return;
+    const now = this.options.clock.now();
+    const due = delayMs ?? Math.max(nextAttemptAt(this.permits.peek(this.semaphore), now, this.options.clockSkewMs), this.standBackUntil) - now;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.attempt(), Math.max(0, Math.min(due, this.retryMs())));
+    this.timer.unref();
+  }
+
+  private attempt(): Promise<void> {
+    this.attempting ??= this.stand().finally(() => {
+      this.attempting = undefined;
+      this.schedule();
+    });
+    return this.attempting;
+  }
+
+  private async stand(): Promise<void> {
+    if (!this.running || this.current) return;
+    let result: AcquireResult;
+    try {
+      result = await this.permits.acquire(this.semaphore);
+    } catch (error) {
+      this.options.onError?.(error);
+      return;
+    }
+    if (!result.granted) return;
+    const { permit } = result;
+    if (!this.running || this.ended.has(permit.fencingToken) || this.options.clock.now() < this.standBackUntil) {
+      // Stopped meanwhile, an epoch this node already lost (a refresh of its old permit), or standing back:
+      // give it up, so the next term (here or elsewhere) starts on a new epoch.
+      this.ended.add(permit.fencingToken);
+      await this.permits.release(permit);
+      return;
+    }
+    const news = this.permits.newsAgainst(permit);
+    const left = permit.expiresAt - this.options.clockSkewMs - this.options.clock.now();
+    if (news || left < (permit.expiresAt - permit.refreshedAt) / 2) return;
+    this.elect(permit);
+  }
+
+  private elect(permit: Permit): void {
+    const permitLease = new PermitLease(
+      permit,
+      (p) => this.permits.refresh(p),
+      (p, onLost) => this.permits.watch(p, onLost),
+      this.options.clock,
+      { keepAlive: true, clockSkewMs: this.options.clockSkewMs },
+    );
+    const lease = new LeaderLease(this.election, permitLease);
+    const current = { lease, permit: permitLease };
+    this.current = current;
+    clearTimeout(this.timer);
+    lease.signal.addEventListener('abort', () => this.lost(current), { once: true });
+    if (!lease.signal.aborted) this.options.onElected?.(lease);
+  }
+
+  private lost(current: { lease: LeaderLease; permit: PermitLease }): void {
+    if (this.current !== current) return;
+    this.current = undefined;
+    this.ended.add(current.lease.epoch);
+    if (!this.steppingDown) {
+      // Lost without a step-down (not renewed in time, revoked, paused, moved): let go of whatever is left of it.
+      current.permit.end();
+      void this.permits.release(current.permit.permit);
+    }
+    const reason = (current.lease.signal.reason as Error).message;
+    // Taken away by an operator (revoked, paused, moved): stand back a retry interval so the others take over.
+    if (reason.includes(DenyReason.PERMIT_REVOKED)) {
+      this.standBackUntil = Math.max(this.standBackUntil, this.options.clock.now() + this.retryMs());
+    }
+    this.options.onLost?.(current.lease, reason);
+    if (this.running) this.schedule();
+  }
+}
+
+/** The {@link CandidatePermits} of a framework-free `PermitEngine` on its store (decisions may answer from the view). */
+export function candidatePermitsOf(
+  engine: Pick<PermitEngine, 'tryAcquire' | 'refresh' | 'release' | 'watch' | 'newsAgainst'>,
+  store: Pick<PermitStore, 'peek' | 'watch'>,
+): CandidatePermits {
+  return {
+    acquire: (semaphore) => engine.tryAcquire(semaphore, { local: true }),
+    refresh: (permit) => engine.refresh(permit, { local: true }),
+    release: async (permit) => {
+      await engine.release(permit).catch(() => undefined);
+    },
+    watch: (permit, onLost) => engine.watch(permit, onLost),
+    newsAgainst: (permit) => engine.newsAgainst(permit),
+    peek: (semaphore) => store.peek(semaphore)?.entry,
+    watchEntry: (semaphore, listener) => store.watch((name, entry) => {
+      if (name === semaphore) listener(entry);
+    }),
+  };
+}
