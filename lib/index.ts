@@ -9,7 +9,18 @@ export {
   type WithPermitOptions,
   type WithPermitResult,
 } from './nest/gatekeeper.service';
-export { ClusterService, type Participant } from './nest/cluster.service';
+export { ClusterService, type ClusterStatus, type Participant } from './nest/cluster.service';
+export { LeaderOnly } from './nest/leader-only.decorator';
+export type { LeaderWork } from './nest/leader-elections';
+export { LeaderLease } from './membership/leader-lease';
+export { LeaderCandidate, candidatePermitsOf, type CandidatePermits, type LeaderCandidateOptions } from './membership/leader-candidate';
+export { DEFAULT_ELECTION, electionSemaphore, type ElectionInput, type Leader } from './membership/election';
+export type {
+  ClusterChange, LeaderChangedChange, LeaderElectedChange, LeaderLostChange, ParticipantChange,
+} from './membership/cluster-change';
+export { LeadershipLostError } from './membership/errors/leadership-lost.error';
+export { UnknownElectionError } from './membership/errors/unknown-election.error';
+export { LeaderTimeoutError } from './membership/errors/leader-timeout.error';
 export type { MembershipOptions } from './nest/gatekeeper.options';
 export type { Presence, PresenceIdentity, MembershipChanges } from './membership/presence';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './membership/presence-store';

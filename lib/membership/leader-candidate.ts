@@ -105,9 +105,11 @@ export class LeaderCandidate {
 
   /**
    * Stops standing. If leading: the signal fires, `drain` waits for the leader's work to stop (the caller bounds
-   * it), and then the permit is released, so the next leader is elected at once (a clean handover).
+   * it), and then the permit is released, so the next leader is elected at once (a clean handover). When `drain`
+   * resolves to `false` (work still running) the permit is not released but left to expire, so no other node
+   * leads while that work may still act.
    */
-  async stop(drain: (lease: LeaderLease) => Promise<void> = async () => undefined, reason = 'this node is shutting down'): Promise<void> {
+  async stop(drain: (lease: LeaderLease) => Promise<boolean | void> = async () => undefined, reason = 'this node is shutting down'): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
     this.unwatch?.();
@@ -116,18 +118,19 @@ export class LeaderCandidate {
     await this.stepDown(reason, drain);
   }
 
-  private async stepDown(reason: string, drain: (lease: LeaderLease) => Promise<void>): Promise<void> {
+  private async stepDown(reason: string, drain: (lease: LeaderLease) => Promise<boolean | void>): Promise<void> {
     const current = this.current;
     if (!current) return;
     // Tell the work first (the signal fires), keep the permit renewed while it stops, then let the permit go.
     this.steppingDown = true;
+    let stopped: boolean | void = false;
     try {
       current.lease.end(reason);
-      await drain(current.lease);
+      stopped = await drain(current.lease);
     } finally {
       this.steppingDown = false;
       current.permit.end();
-      await this.permits.release(current.permit.permit);
+      if (stopped !== false) await this.permits.release(current.permit.permit);
     }
   }
 
@@ -174,7 +177,7 @@ export class LeaderCandidate {
     }
     const news = this.permits.newsAgainst(permit);
     const left = permit.expiresAt - this.options.clockSkewMs - this.options.clock.now();
-    if (news || left < (permit.expiresAt - permit.refreshedAt) / 2) return;
+    if (news || left < (permit.expiresAt - permit.refreshedAt) / 4) return;
     this.elect(permit);
   }
 

@@ -1,155 +1,175 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { libraryVersion } from '../core/library-version';
-import type { Presence } from '../membership/presence';
-import type { PresenceStore } from '../membership/presence-store';
-import { PresenceTracker } from '../membership/presence.tracker';
-import { GatekeeperError } from '../core/errors/gatekeeper.error';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from './gatekeeper.constants';
+import { Inject, Injectable } from '@nestjs/common';
+import { firstValueFrom, filter, map, timeout as rxTimeout, type Observable, startWith } from 'rxjs';
+import { parseDuration, type DurationInput } from '../core/duration';
+import type { ClusterChange } from '../membership/cluster-change';
+import { DEFAULT_ELECTION, type Leader } from '../membership/election';
+import { LeaderTimeoutError } from '../membership/errors/leader-timeout.error';
+import type { LeaderLease } from '../membership/leader-lease';
+import { GATEKEEPER_OPTIONS } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { leaderContext } from './leader-context';
+import { LeaderElections, type LeaderWork } from './leader-elections';
+import { MembershipRuntime, type Participant } from './membership.runtime';
 
-/** One app instance in the cluster, as presence reports it. */
-export type Participant = Presence;
+export type { Participant } from './membership.runtime';
+
+/** The answer of {@link ClusterService.status}: the seed's `ClusterStatus`, from this node's view. */
+export interface ClusterStatus {
+  /** The election asked about. */
+  readonly election: string;
+  /** This instance, once announced (with membership off: `undefined`). */
+  readonly current: Participant | undefined;
+  /** The leader, or `undefined` while nobody leads. */
+  readonly leader: Leader | undefined;
+  /** The leader's entry among the participants, when it announces itself. */
+  readonly leaderParticipant: Participant | undefined;
+  /** Whether this node is the leader (its own lease: exact, not a view). */
+  readonly isLeader: boolean;
+  /** The live app instances, oldest first (the same order on every node). */
+  readonly participants: Participant[];
+  /** The leader's epoch (fencing token), or `undefined` while nobody leads. */
+  readonly epoch: number | undefined;
+}
 
 /**
- * Who is here: the live app instances of the cluster (not Hazelcast members), as this node's presence view has
- * them. Served from the view, with no round trip; the view is at most one `membership.interval` behind, even when
- * events are lost. (Leader election comes to this service next.)
+ * Who is here and who leads (the seed's `ClusterService`): the live app instances of the cluster (presence, not
+ * Hazelcast members) and the leader of each election this node stands in. Everything is served from this node's
+ * view, with no round trip: whether this node leads is exact (its own lease); who else leads and who is here is at
+ * most one renewal (elections) or one `membership.interval` (presence) behind, even when events are lost.
+ *
+ * @example
+ * ```ts
+ * @Cron(CronExpression.EVERY_30_SECONDS)
+ * distributeEvents() {
+ *   if (!this.cluster.isLeader()) return;
+ *   ...
+ * }
+ * ```
  */
 @Injectable()
 export class ClusterService {
-  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
-  private readonly tracker?: PresenceTracker;
-  private readonly warnedClashes = new Set<string>();
-  private starting?: Promise<void>;
-  private retry?: NodeJS.Timeout;
-  private stopped = false;
-  /** Whether the presence store is connected (so stop() must withdraw and close it). */
-  private connected = false;
-
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
-    @Optional() @Inject(GATEKEEPER_PRESENCE_STORE) private readonly store?: PresenceStore,
-  ) {
-    const membership = options.membership;
-    if (!membership || !store) return;
-    const { holder } = options;
-    this.tracker = new PresenceTracker(
-      store,
-      {
-        instance: holder.instance, acquirer: holder.acquirer, group: holder.group, startedAt: options.clock.now(), version: libraryVersion(),
-        ...(membership.httpAddress !== undefined && { httpAddress: membership.httpAddress }),
-      },
-      options.clock,
-      {
-        intervalMs: membership.intervalMs,
-        ttlMs: membership.ttlMs,
-        clockSkewMs: options.clockSkewMs,
-        onChange: () => this.warnOfClashes(),
-        onError: (error) => this.logger.debug(`presence: ${(error as Error).message}`),
-      },
-    );
-  }
+    private readonly membership: MembershipRuntime,
+    private readonly elections: LeaderElections,
+  ) {}
 
   /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
   participants(): Participant[] {
-    return this.tracker?.live() ?? [];
+    return this.membership.participants();
   }
 
   /** This instance's own entry among {@link participants}, once announced. */
   current(): Participant | undefined {
-    return this.participants().find((p) => p.instance === this.options.holder.instance);
+    return this.membership.current();
   }
 
   /** Acquirer names more than one live instance uses, with those instances. */
   nameClashes(): Map<string, Participant[]> {
-    return this.tracker?.clashes() ?? new Map();
+    return this.membership.nameClashes();
   }
 
   /** Whether presence is on. */
   get enabled(): boolean {
-    return this.tracker !== undefined;
+    return this.membership.enabled;
   }
 
   /** How long ago the cluster last confirmed this node's presence view (`undefined` before it first did, or with membership off). */
   viewAgeMs(): number | undefined {
-    return this.tracker?.ageMs();
+    return this.membership.viewAgeMs();
   }
 
   /**
-   * Connects presence and announces this instance (called by the module at start-up). A presence that cannot be
-   * reached is not fatal: it is logged and tried again every interval. With `membership.refuseDuplicateName` it is:
-   * start-up fails unless presence confirmed that no older live instance uses this node's acquirer name.
+   * The seed's cluster status for `election` (default `'leader'`): this instance, the leader and its epoch, and
+   * the participants. Throws `UnknownElectionError` for an election this node does not stand in.
    */
-  start(): Promise<void> {
-    this.starting ??= this.connect();
-    return this.starting;
+  status(election: string = DEFAULT_ELECTION): ClusterStatus {
+    const leader = this.elections.leader(election);
+    const participants = this.participants();
+    return {
+      election,
+      current: this.current(),
+      leader,
+      leaderParticipant: leader && participants.find((p) => p.instance === leader.instance),
+      isLeader: this.elections.lease(election) !== undefined,
+      participants,
+      epoch: leader?.epoch,
+    };
   }
 
-  /** Withdraws this instance, so others see it leave at once, and disconnects presence (called at shutdown). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retry);
-    await this.starting?.catch(() => undefined);
-    await this.disconnect();
+  /** Whether this node leads `election` now (default `'leader'`): its own lease, valid and not past its renew deadline. */
+  isLeader(election: string = DEFAULT_ELECTION): boolean {
+    return this.elections.lease(election) !== undefined;
   }
 
-  private async disconnect(): Promise<void> {
-    if (!this.tracker || !this.store || !this.connected) return;
-    this.connected = false;
-    await this.tracker.stop();
-    await this.store.close();
+  /** The leader of `election` as this node knows it (itself while it leads, else its view), or `undefined`. */
+  leader(election: string = DEFAULT_ELECTION): Leader | undefined {
+    return this.elections.leader(election);
   }
 
-  private async connect(): Promise<void> {
-    if (!this.tracker || !this.store || this.stopped) return;
-    const refuse = this.options.membership?.refuseDuplicateName === true;
-    try {
-      await this.store.connect({ corruptValue: (key, reason) => this.logger.warn(`presence: ignoring unreadable entry "${key}" (${reason})`) });
-      this.connected = true;
-      if (this.stopped) return; // stop() closes it
-      await this.tracker.start();
-    } catch (error) {
-      if (this.connected) await this.store.close().catch(() => undefined);
-      this.connected = false;
-      if (refuse) throw new GatekeeperError(`Refusing to start: cannot check the acquirer name against live instances (membership.refuseDuplicateName): ${(error as Error).message}`, { cause: error });
-      this.logger.warn(`Presence is unavailable, trying again in ${this.options.membership!.intervalMs} ms: ${(error as Error).message}`);
-      this.starting = undefined;
-      this.retry = setTimeout(() => void this.start().catch(() => undefined), this.options.membership!.intervalMs);
-      this.retry.unref();
-      return;
-    }
-    if (refuse) {
-      if (this.tracker.ageMs() === undefined) {
-        await this.disconnect();
-        throw new GatekeeperError('Refusing to start: presence could not read the live instances (membership.refuseDuplicateName)');
-      }
-      const older = this.olderNamesakes();
-      if (older.length > 0) {
-        await this.disconnect();
-        throw new GatekeeperError(
-          `Refusing to start: acquirer name "${this.options.holder.acquirer}" is already used by live instance(s) ` +
-            `${older.map((p) => p.instance).join(', ')} (membership.refuseDuplicateName); give this process its own name`,
-        );
-      }
-    }
-    this.warnOfClashes();
+  /**
+   * This node's leadership of `election` while it leads: its epoch (fencing token), a `signal` that fires when it
+   * ends, and `assertValid()` to call before each side effect. `undefined` when it does not lead.
+   */
+  leadership(election: string = DEFAULT_ELECTION): LeaderLease | undefined {
+    return this.elections.lease(election);
   }
 
-  private olderNamesakes(): Participant[] {
-    const me = this.current();
-    const namesakes = this.nameClashes().get(this.options.holder.acquirer) ?? [];
-    return namesakes.filter((p) => p.instance !== this.options.holder.instance && (!me || p.startedAt < me.startedAt || (p.startedAt === me.startedAt && p.instance < me.instance)));
+  /** The leadership lease of the `@LeaderOnly` method or `whileLeader` work running now (async context), if any. */
+  currentLeadership(): LeaderLease | undefined {
+    return leaderContext.getStore();
   }
 
-  private warnOfClashes(): void {
-    const mine = this.nameClashes().get(this.options.holder.acquirer) ?? [];
-    for (const other of mine) {
-      if (other.instance === this.options.holder.instance || this.warnedClashes.has(other.instance)) continue;
-      this.warnedClashes.add(other.instance);
-      this.logger.warn(
-        `Another live instance (${other.instance}, started ${new Date(other.startedAt).toISOString()}) uses this node's acquirer name ` +
-          `"${this.options.holder.acquirer}": permits belong to instances, so both work, but logs and acquirer patterns cannot tell them apart`,
-      );
-    }
+  /**
+   * Leader elected / lost (this node), leader changed (any node, as this node's view sees it) and participant
+   * joined / left. Hot: subscribers see changes from the moment they subscribe; read {@link status} for the state.
+   */
+  changes(): Observable<ClusterChange> {
+    return this.elections.changes();
+  }
+
+  /**
+   * Resolves with the leader of `election` once there is one (at once if there is), or rejects with
+   * `LeaderTimeoutError` after `timeout` (default `'30s'`).
+   */
+  async waitForLeader({ election = DEFAULT_ELECTION, timeout = '30s' }: { election?: string; timeout?: DurationInput } = {}): Promise<Leader> {
+    const timeoutMs = parseDuration(timeout, election, 'timeout');
+    const now = this.leader(election);
+    if (now) return now;
+    return firstValueFrom(
+      this.changes().pipe(
+        startWith(undefined),
+        map(() => this.leader(election)),
+        filter((leader): leader is Leader => leader !== undefined),
+        rxTimeout({ first: timeoutMs, with: () => { throw new LeaderTimeoutError(election, timeoutMs); } }),
+      ),
+    );
+  }
+
+  /**
+   * Runs `work(lease)` each time this node becomes leader of `election` (default `'leader'`), for leader-only
+   * background work: start it there, and stop it when `lease.signal` fires (this node stopped being leader). At
+   * shutdown, leadership is released only after the work returned (up to `shutdownTimeout`), so a clean handover
+   * never overlaps. Joins the election if this node does not stand in it yet. Returns the unsubscribe.
+   */
+  whileLeader(work: LeaderWork): () => void;
+  whileLeader(election: string, work: LeaderWork): () => void;
+  whileLeader(electionOrWork: string | LeaderWork, work?: LeaderWork): () => void {
+    return typeof electionOrWork === 'string' ? this.elections.whileLeader(electionOrWork, work!) : this.elections.whileLeader(DEFAULT_ELECTION, electionOrWork);
+  }
+
+  /** Steps down from `election` if this node leads it, and stands back one renewal so another node takes over. Whether it led. */
+  resign(election: string = DEFAULT_ELECTION): Promise<boolean> {
+    return this.elections.resign(election);
+  }
+
+  /** The elections this node stands in. */
+  electionNames(): string[] {
+    return this.elections.elections();
+  }
+
+  /** This node's identity, for messages. */
+  get instanceId(): string {
+    return this.options.holder.instance;
   }
 }

@@ -12,3 +12,7 @@ export const CLUSTER_SINGLETON_METADATA = 'gatekeeper:cluster_singleton';
 export const CLUSTER_SINGLETON_RUNNER_PROPERTY = Symbol('gatekeeper:runner');
 /** Logger context. */
 export const GATEKEEPER_LOGGER_CONTEXT = 'Gatekeeper';
+/** Metadata key under which `@LeaderOnly` records its election on the wrapped method. */
+export const LEADER_ONLY_METADATA = 'gatekeeper:leader_only';
+/** Property the `@LeaderOnly` decorator injects the elections into, on the decorated class's instances. */
+export const LEADER_ONLY_ELECTIONS_PROPERTY = Symbol('gatekeeper:elections');

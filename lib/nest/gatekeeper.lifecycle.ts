@@ -9,7 +9,8 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperStartup } from './gatekeeper.startup';
-import { ClusterService } from './cluster.service';
+import { MembershipRuntime } from './membership.runtime';
+import { LeaderElections } from './leader-elections';
 import { PermitRuntime } from './permit-runtime';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -33,7 +34,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     private readonly startup: GatekeeperStartup,
     private readonly runtime: PermitRuntime,
-    private readonly cluster: ClusterService,
+    private readonly cluster: MembershipRuntime,
+    private readonly elections: LeaderElections,
   ) {}
 
   /**
@@ -73,8 +75,12 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     clearInterval(this.dumpTimer);
   }
 
-  /** Waits for running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive. */
+  /**
+   * Hands leadership over (leader work told, waited for up to `shutdownTimeout`, then released), then waits for
+   * running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive.
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.elections.stop().catch((error: unknown) => this.logger.warn(`elections: ${(error as Error).message}`));
     const { local } = this.runtime;
     const drained = await Promise.race([local.idle().then(() => true), sleep(this.options.shutdownTimeoutMs, false, { ref: false })]);
     if (!drained) this.logger.warn(messages.shutdownRunning(local.leases.size));
@@ -87,6 +93,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    */
   async onApplicationShutdown(): Promise<void> {
     const { runtime } = this;
+    await this.elections.stop().catch(() => undefined); // when beforeApplicationShutdown did not run (app.close() of a context)
     runtime.phase = 'closed';
     await runtime.local.decisionsSettled();
     const busy = new Set([...runtime.local.leases].map((lease) => lease.permit.fencingToken));
@@ -130,11 +137,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       if (runtime.phase !== 'starting') throw new Error('shut down while starting');
       await this.cluster.start();
     } catch (error) {
-      // A failed boot must not leave a client running that keeps the process alive.
-      runtime.engine.dispose();
-      this.startup.stop();
-      await this.cluster.stop().catch(() => undefined);
-      await this.store.close().catch(() => undefined);
+      await this.abandonStart();
       throw error;
     }
     if (runtime.phase !== 'starting') {
@@ -143,10 +146,26 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       return;
     }
     runtime.phase = 'ready';
+    try {
+      await this.elections.start();
+    } catch (error) {
+      runtime.phase = 'draining';
+      await this.abandonStart();
+      throw error;
+    }
     if (this.options.stateDumpIntervalMs) {
       this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
       this.dumpTimer.unref();
     }
+  }
+
+  /** A failed boot must not leave a client running that keeps the process alive. */
+  private async abandonStart(): Promise<void> {
+    await this.elections.stop().catch(() => undefined);
+    this.runtime.engine.dispose();
+    this.startup.stop();
+    await this.cluster.stop().catch(() => undefined);
+    await this.store.close().catch(() => undefined);
   }
 
   /** The cluster a Hazelcast store connects to, for the start-up lines; `undefined` for other stores. */

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
+import { GatekeeperExplorer } from './gatekeeper.explorer';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { ClusterService } from './cluster.service';
+import { MembershipRuntime } from './membership.runtime';
+import { LeaderElections } from './leader-elections';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -42,8 +44,10 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPresenceStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
+    MembershipRuntime,
+    LeaderElections,
     ClusterService,
-    ClusterSingletonExplorer,
+    GatekeeperExplorer,
     GatekeeperStartup,
     PermitRuntime,
     ExclusiveRuns,
@@ -51,6 +55,6 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
     GatekeeperService,
     ClusterSingletonRunner,
   ],
-  exports: [GatekeeperService, ClusterService, ClusterSingletonRunner],
+  exports: [GatekeeperService, ClusterService, ClusterSingletonRunner, LeaderElections],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {}

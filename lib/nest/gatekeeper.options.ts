@@ -11,6 +11,7 @@ import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../membership/presence-store';
+import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../membership/election';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -91,6 +92,13 @@ export interface GatekeeperModuleOptions {
    * turns it off. Costs one write and one read of every entry per node per `interval`.
    */
   membership?: false | MembershipOptions;
+  /**
+   * Leader elections this node stands in: names (`['leader']`) or {@link ElectionInput}s with a lease and the
+   * group and acquirer patterns that say who may lead. Each is stored as a one-permit semaphore
+   * `election:<name>` (kept across restarts like `definitions`, so operators' live edits win). An election named by
+   * `@LeaderOnly` or `ClusterService.whileLeader` is added with the defaults (10 s lease, anyone). Default: none.
+   */
+  elections?: Array<string | ElectionInput>;
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -112,6 +120,8 @@ export interface ResolvedGatekeeperOptions {
   /** The identity plus this instance's id. */
   readonly holder: Holder;
   readonly definitions: SemaphoreDefinition[];
+  /** The declared elections (their definitions are among `definitions`), by election name. */
+  readonly elections: ReadonlyMap<string, SemaphoreDefinition>;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -154,7 +164,8 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
       throw new InvalidOptionsError(`identity.${field}`, `must be a non-empty string, got ${JSON.stringify(identity[field])}`);
     }
   }
-  const definitions = (options.definitions ?? []).map(validateDefinition);
+  const elections = resolveElections(options.elections);
+  const definitions = [...(options.definitions ?? []).map(validateDefinition), ...elections.values()];
   const seen = new Set<string>();
   for (const { name } of definitions) {
     if (seen.has(name)) throw new InvalidDefinitionError(name, 'name', 'is defined twice in the module options');
@@ -173,6 +184,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     // with the same name never adopts another's permit and fencing token.
     holder: { ...identity, instance: `${identity.acquirer}/${randomUUID()}` },
     definitions,
+    elections,
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
     store,
@@ -212,6 +224,40 @@ function resolveMembership(membership: GatekeeperModuleOptions['membership']): R
   };
 }
 
+/** The `elections` option, validated into one-permit definitions keyed by election name. */
+function resolveElections(elections: GatekeeperModuleOptions['elections']): Map<string, SemaphoreDefinition> {
+  if (elections === undefined) return new Map();
+  if (!Array.isArray(elections)) throw new InvalidOptionsError('elections', `must be an array of names or { name, lease, groupPattern, acquirerPattern }, got ${JSON.stringify(elections)}`);
+  const resolved = new Map<string, SemaphoreDefinition>();
+  elections.forEach((given, i) => {
+    const input: ElectionInput = typeof given === 'string' ? { name: given } : given;
+    if (input === null || typeof input !== 'object') throw new InvalidOptionsError(`elections[${i}]`, `must be a name or an object, got ${JSON.stringify(given)}`);
+    rejectUnknownKeys(input as unknown as Record<string, unknown>, ELECTION_KEYS, `elections[${i}].`);
+    if (typeof input.name !== 'string' || input.name.trim() === '') {
+      throw new InvalidOptionsError(`elections[${i}].name`, `must be a non-empty string, got ${JSON.stringify(input.name)}`);
+    }
+    if (resolved.has(input.name)) throw new InvalidOptionsError(`elections[${i}].name`, `"${input.name}" is declared twice`);
+    try {
+      resolved.set(input.name, electionDefinition(input));
+    } catch (error) {
+      if (!(error instanceof InvalidDefinitionError)) throw error;
+      throw new InvalidOptionsError(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`);
+    }
+  });
+  return resolved;
+}
+
+/** The one-permit semaphore definition that backs an election (validated, naming the election's semaphore). */
+export function electionDefinition(input: ElectionInput): SemaphoreDefinition {
+  return validateDefinition({
+    name: electionSemaphore(input.name),
+    permits: 1,
+    duration: input.lease ?? DEFAULT_ELECTION_LEASE,
+    ...(input.groupPattern !== undefined && { groupPattern: input.groupPattern }),
+    ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
+  });
+}
+
 function resolveQuorum(quorum: number | undefined): number | undefined {
   if (quorum === undefined) return undefined;
   if (!Number.isSafeInteger(quorum) || quorum < 1) {
@@ -223,8 +269,9 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 /** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
-  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership',
+  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
 ];
+const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];
 const IDENTITY_KEYS: ReadonlyArray<keyof NodeIdentity> = ['group', 'acquirer'];
 const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];

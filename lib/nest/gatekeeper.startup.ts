@@ -8,7 +8,7 @@ import { livePermits } from '../permits/permit';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import type { PermitStore } from '../permits/permit-store';
-import { ClusterSingletonExplorer } from './cluster-singleton.explorer';
+import { GatekeeperExplorer } from './gatekeeper.explorer';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -35,7 +35,7 @@ export class GatekeeperStartup {
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
-    private readonly explorer: ClusterSingletonExplorer,
+    private readonly explorer: GatekeeperExplorer,
   ) {}
 
   /** Publishes definitions, defines the decorated semaphores and checks their settings. */

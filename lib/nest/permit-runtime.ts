@@ -9,7 +9,7 @@ import { SemaphoreAdmin } from '../permits/semaphore-admin';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
-import { ClusterService } from './cluster.service';
+import { MembershipRuntime } from './membership.runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
 
 /** Where the module is in its life: decisions are made only while `ready`; `draining` still refreshes running work. */
@@ -36,14 +36,14 @@ export class PermitRuntime {
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     startup: GatekeeperStartup,
-    cluster: ClusterService,
+    membership: MembershipRuntime,
   ) {
     this.admin = new SemaphoreAdmin(store, options.clock, {
       clockSkewMs: options.clockSkewMs,
       // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
       liveInstances: async () => {
-        const age = cluster.viewAgeMs();
-        return age !== undefined && age <= 2 * (options.membership?.intervalMs ?? 0) ? cluster.participants() : undefined;
+        const age = membership.viewAgeMs();
+        return age !== undefined && age <= 2 * (options.membership?.intervalMs ?? 0) ? membership.participants() : undefined;
       },
     });
     this.engine = new PermitEngine(store, options.holder, options.clock, {
