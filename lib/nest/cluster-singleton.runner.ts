@@ -8,6 +8,7 @@ import { messages } from './gatekeeper.messages';
 import { GatekeeperService } from './gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
+import { MembershipRuntime } from './membership.runtime';
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
@@ -26,12 +27,14 @@ export class ClusterSingletonRunner {
     runtime: PermitRuntime,
     gatekeeper: GatekeeperService,
     @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
+    membership: MembershipRuntime,
   ) {
     this.unheld = new UnheldSemaphoreMonitor(
       {
         definition: (name) => gatekeeper.getDefinition(name),
         livePermits: (name) => runtime.viewedPermits(name),
         lastToken: (name) => runtime.viewedLastToken(name),
+        liveInstances: () => membership.confirmedParticipants(),
       },
       this.logger,
       () => options.clock.now(),

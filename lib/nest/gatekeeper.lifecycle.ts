@@ -146,6 +146,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       return;
     }
     runtime.phase = 'ready';
+    this.startup.warnRunsNowhere(this.cluster.confirmedParticipants());
     try {
       await this.elections.start();
     } catch (error) {

@@ -52,6 +52,9 @@ export const messages = {
   neverRunsHere: (where: string, semaphore: string, holder: Holder, reason: string) =>
     `${where} can never run on this node (group "${holder.group}", acquirer "${holder.acquirer}"): semaphore "${semaphore}": ` +
     `${reason}. Set this node's identity, or edit the definition, if it should`,
+  runsNowhere: (semaphore: string, definition: { groupPattern: string; acquirerPattern: string }, live: string, count: number) =>
+    `"${semaphore}" runs nowhere: its groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}" ` +
+    `admit none of the ${count} live instance(s) (${live}). Edit the definition or start a node it admits`,
   stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
   lost: (where: string, denied: PermitDenied) => `${where} no longer holds "${denied.semaphore}": ${denied.reason} (${denied.message})`,

@@ -13,6 +13,9 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { scheduleIntervalMs } from './schedule-interval.reader';
+import { admittedBy } from '../permits/permit.rules';
+import type { NodeIdentity } from '../permits/permit';
+import { describeInstances } from './unheld-semaphore.monitor';
 
 /**
  * What this node knows of the definitions and does with them: publishes the module's definitions and the
@@ -29,6 +32,8 @@ export class GatekeeperStartup {
   /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
   private readonly longest = new Map<string, number>();
   private readonly clashes = new Set<string>();
+  /** The semaphores this node's options and decorators use: what the runs-nowhere check looks at. */
+  private readonly used = new Set<string>();
   private unwatch?: () => void;
   private admin?: SemaphoreAdmin;
 
@@ -47,8 +52,10 @@ export class GatekeeperStartup {
     for (const definition of this.options.definitions) {
       await admin.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
     }
+    for (const { name } of this.options.definitions) this.used.add(name);
     const notRunnable = new Set<string>();
     for (const { where, options, method } of this.explorer.discover()) {
+      this.used.add(options.semaphore);
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
       const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));
       let definition = existing ?? undefined;
@@ -69,6 +76,19 @@ export class GatekeeperStartup {
           this.logger.warn(messages.neverRunsHere(where, definition.name, this.options.holder, reason));
         }
       }
+    }
+  }
+
+  /**
+   * Warns, once each, of the semaphores this node uses (options, decorators) that no live instance can run: not
+   * paused, yet their patterns admit none of the instances presence confirms live. Called once presence has a view.
+   */
+  warnRunsNowhere(live: readonly NodeIdentity[] | undefined): void {
+    if (!live || live.length === 0) return;
+    for (const name of this.used) {
+      const definition = this.store.peek(name)?.entry?.definition ?? this.knownDefinition(name);
+      if (!definition || definition.permits === 0 || admittedBy(definition, live).length > 0) continue;
+      this.logger.warn(messages.runsNowhere(name, definition, describeInstances(live), live.length));
     }
   }
 

@@ -60,6 +60,15 @@ export class MembershipRuntime {
     return this.tracker?.live() ?? [];
   }
 
+  /**
+   * The live instances while the view is confirmed (by the cluster within two intervals), else `undefined`:
+   * what warnings and `migrate` may trust to say that nobody can run something.
+   */
+  confirmedParticipants(): Participant[] | undefined {
+    const age = this.viewAgeMs();
+    return age !== undefined && age <= 2 * (this.options.membership?.intervalMs ?? 0) ? this.participants() : undefined;
+  }
+
   /** This instance's own entry among {@link participants}, once announced. */
   current(): Participant | undefined {
     return this.participants().find((p) => p.instance === this.options.holder.instance);

@@ -41,10 +41,7 @@ export class PermitRuntime {
     this.admin = new SemaphoreAdmin(store, options.clock, {
       clockSkewMs: options.clockSkewMs,
       // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
-      liveInstances: async () => {
-        const age = membership.viewAgeMs();
-        return age !== undefined && age <= 2 * (options.membership?.intervalMs ?? 0) ? membership.participants() : undefined;
-      },
+      liveInstances: async () => membership.confirmedParticipants(),
     });
     this.engine = new PermitEngine(store, options.holder, options.clock, {
       clockSkewMs: options.clockSkewMs,

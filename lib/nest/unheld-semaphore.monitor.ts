@@ -4,6 +4,8 @@ import { DenyReason, TRANSIENT_DENIALS } from '../permits/deny-reason';
 import { formatDuration } from '../core/duration';
 import type { Permit } from '../permits/permit';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import { admittedBy } from '../permits/permit.rules';
+import type { NodeIdentity } from '../permits/permit';
 
 /** What the monitor reads of this node's view: the definition and the live permits of a semaphore. */
 export interface UnheldSemaphoreView {
@@ -11,6 +13,8 @@ export interface UnheldSemaphoreView {
   livePermits(semaphore: string): Permit[];
   /** The last fencing token granted (0 if none): a grant between two looks means someone ran it. */
   lastToken(semaphore: string): number;
+  /** The live app instances if presence knows them (confirmed recently), else `undefined`. */
+  liveInstances?(): readonly NodeIdentity[] | undefined;
 }
 
 /**
@@ -50,7 +54,7 @@ export class UnheldSemaphoreMonitor {
     state.warned = true;
     this.logger.warn(
       `"${semaphore}" has had no holder on any node for ${formatDuration(Math.round((now - state.since) / 1000) * 1000)} ` +
-        `(longer than its ${formatDuration(definition.durationMs)} duration): ${why(definition)}; here ${where} is denied: ` +
+        `(longer than its ${formatDuration(definition.durationMs)} duration): ${why(definition, this.view.liveInstances?.())}; here ${where} is denied: ` +
         `${denied.reason} (${denied.message})`,
     );
   }
@@ -68,7 +72,17 @@ export class UnheldSemaphoreMonitor {
   }
 }
 
-function why(definition: SemaphoreDefinition): string {
+function why(definition: SemaphoreDefinition, live: readonly NodeIdentity[] | undefined): string {
   if (definition.permits === 0) return 'it is paused (permits 0; resume it)';
-  return `no live node admitted by groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}" takes it`;
+  const patterns = `groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}"`;
+  if (!live || live.length === 0) return `no live node admitted by ${patterns} takes it`;
+  const admitted = admittedBy(definition, live);
+  if (admitted.length === 0) return `no live instance can run it: ${patterns} admit none of the ${live.length} live instance(s) (${describeInstances(live)})`;
+  return `live instance(s) ${describeInstances(admitted)} are admitted by ${patterns} but none holds it (are their jobs scheduled?)`;
+}
+
+/** `a (group g), b (group h)`, at most five, for log lines. */
+export function describeInstances(instances: readonly NodeIdentity[]): string {
+  const shown = instances.slice(0, 5).map((p) => `${p.acquirer} (group ${p.group})`).join(', ');
+  return instances.length > 5 ? `${shown} and ${instances.length - 5} more` : shown;
 }

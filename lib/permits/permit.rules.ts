@@ -1,7 +1,7 @@
 import { DenyReason } from './deny-reason';
 import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
 import { fullMatch } from '../core/pattern';
-import { livePermits, type Holder, type Permit } from './permit';
+import { livePermits, type Holder, type NodeIdentity, type Permit } from './permit';
 import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
 
@@ -172,4 +172,9 @@ function prune(entry: SemaphoreEntry, horizon: number, dropped: Permit): NextPer
 
 function replace(permits: Permit[], updated: Permit): Permit[] {
   return permits.map((p) => (p.fencingToken === updated.fencingToken ? updated : p));
+}
+
+/** The identities among `identities` that `definition`'s group and acquirer patterns admit (who could hold its permits). */
+export function admittedBy<T extends NodeIdentity>(definition: SemaphoreDefinition, identities: readonly T[]): T[] {
+  return identities.filter((who) => fullMatch(definition.groupPattern, who.group) && fullMatch(definition.acquirerPattern, who.acquirer));
 }

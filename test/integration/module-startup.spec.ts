@@ -157,4 +157,25 @@ describe('GatekeeperModule start-up', () => {
       await app.close();
     }
   });
+
+  it('warns at start-up of a semaphore that no live instance can run, naming the live instances presence knows', async () => {
+    const logger = new CapturingLogger();
+    const app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        store: 'memory',
+        identity: { group: 'dr-site', acquirer: 'dr-1' },
+        membership: { interval: '1s' },
+        definitions: [{ name: 'prod-only', duration: '5s', groupPattern: 'production' }, { name: 'anywhere', duration: '5s' }],
+      })],
+    }).setLogger(logger).compile();
+    await app.init();
+    try {
+      expect(logger.find('warn', 'runs nowhere')).toEqual([
+        '"prod-only" runs nowhere: its groupPattern "production" and acquirerPattern ".*" admit none of the 1 live instance(s) ' +
+          '(dr-1 (group dr-site)). Edit the definition or start a node it admits',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
 });

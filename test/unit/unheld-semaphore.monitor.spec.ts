@@ -38,4 +38,25 @@ describe('UnheldSemaphoreMonitor', () => {
     expect(warnings[0]).toContain('"export" has had no holder on any node for 12s');
     expect(warnings[0]).toContain('groupPattern "production"');
   });
+
+  it('names the live instances when presence knows them: none admitted, or admitted but not holding', () => {
+    for (const [live, expected] of [
+      [[{ acquirer: 'dr-1', group: 'dr' }, { acquirer: 'dr-2', group: 'dr' }], 'no live instance can run it: groupPattern "production" and acquirerPattern ".*" admit none of the 2 live instance(s) (dr-1 (group dr), dr-2 (group dr))'],
+      [[{ acquirer: 'dr-1', group: 'dr' }, { acquirer: 'prod-1', group: 'production' }], 'live instance(s) prod-1 (group production) are admitted by groupPattern "production"'],
+    ] as const) {
+      let now = 0;
+      const warnings: string[] = [];
+      const monitor = new UnheldSemaphoreMonitor(
+        { definition: () => definition, livePermits: () => [], lastToken: () => 5, liveInstances: () => live },
+        { warn: (m: unknown) => void warnings.push(String(m)), log: () => undefined },
+        () => now,
+      );
+      for (let i = 0; i < 3; i++) {
+        monitor.denied('Jobs.export', denied);
+        now += 6_000;
+      }
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(expected);
+    }
+  });
 });
