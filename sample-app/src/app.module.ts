@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { GatekeeperModule } from 'nestjs-gatekeeper';
 import { BillingJob } from './jobs/billing.job';
+import { DigestJob } from './jobs/digest.job';
 import { DrCheckJob } from './jobs/dr-check.job';
 import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
@@ -18,6 +19,6 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
     }),
   ],
   controllers: [ReindexController],
-  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob],
+  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob],
 })
 export class AppModule {}

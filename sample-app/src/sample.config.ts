@@ -29,6 +29,10 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
       // Taken by hand through GatekeeperService in the controller.
       { name: 'reindex', permits: 1, duration: '5s' },
     ],
+    // One leader among the three instances, for the leader-only digest job (a crashed leader is replaced within ~8 s).
+    elections: [{ name: 'leader', lease: '6s' }],
+    // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster).
+    membership: { interval: '2s', httpAddress: `http://localhost:${sampleConfig.port}` },
     // The sample runner turns it on for its first instance only ('off' elsewhere).
     stateDumpInterval: process.env.SAMPLE_STATE_DUMP === 'off' ? undefined : (process.env.SAMPLE_STATE_DUMP ?? '30s'),
   };

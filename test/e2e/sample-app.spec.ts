@@ -74,7 +74,7 @@ describe('the three-instance sample app', () => {
     }
   });
 
-  it('runs billing once per tick, reports on two, follows pause, migrate and a killed holder', async () => {
+  it('runs billing once per tick, reports on two, the digest on the leader, follows pause, migrate and a killed holder', async () => {
     const ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     sample.stdout?.on('data', (c) => (output += String(c)));
@@ -127,6 +127,14 @@ describe('the three-instance sample app', () => {
       `first dr-site billing tick ${afterMigration[0].tick - migrated} s after migrate; ${runs('billing').length} billing runs\n`);
     // Over the whole run: no billing tick ran twice.
     expect([...byTick(runs('billing')).entries()].filter(([, r]) => r.length > 1)).toEqual([]);
+
+    // 5. The leader-only digest: on one instance per tick (the leader), its epoch never going back, still running
+    //    after the kill (which may have hit the leader), and the log names the leader.
+    await waitForTick('digest', killed + 10, 'a digest after the kill');
+    const digests = runs('digest').sort((a, b) => a.tick - b.tick);
+    expect([...byTick(digests).entries()].filter(([, r]) => new Set(r.map((d) => d.node)).size > 1)).toEqual([]);
+    expect(digests.filter((d, i) => i > 0 && d.token < digests[i - 1].token)).toEqual([]);
+    expect(stripAnsi(output)).toMatch(/Elected leader of "leader" \(epoch \d+\)/);
 
     // Ctrl-C stops everything cleanly.
     sample.kill('SIGINT');
