@@ -12,4 +12,11 @@ export class ClusterStatusController {
       acquirer, group, instance, version, upSeconds: Math.round((Date.now() - startedAt) / 1000),
     }));
   }
+
+  /** The seed's cluster status: am I the leader, who is, who is here (needs an election, e.g. elections: ['leader']). */
+  @Get('status')
+  status() {
+    const { current, leader, isLeader, epoch, participants } = this.cluster.status();
+    return { me: current?.acquirer, isLeader, leader: leader?.acquirer, epoch, participants: participants.map((p) => p.acquirer) };
+  }
 }
