@@ -17,6 +17,8 @@ export interface CandidatePermits {
   refresh(permit: Permit): Promise<AcquireResult>;
   /** Releases this permit (never throws: one that cannot be released simply expires). */
   release(permit: Permit): Promise<void>;
+  /** Told that this permit is left to lapse (leader work may still act on it): nothing may release it early. */
+  keep?(permit: Permit): void;
   /** Calls `onLost` as soon as the node learns the permit no longer holds; returns the unsubscribe. */
   watch(permit: Permit, onLost: (reason: string) => void): () => void;
   /** A denial if the node's view already shows the permit no longer holds. */
@@ -40,6 +42,8 @@ export interface LeaderCandidateOptions {
   onLost?(lease: LeaderLease, reason: string): void;
   /** Called when an attempt throws (it is retried). */
   onError?(error: unknown): void;
+  /** Called once when a grant leaves too little of the lease after the skew bound to lead on it (lease ≲ 4/3 × skew). */
+  onUnusableLease?(message: string): void;
 }
 
 /** Lease when the view does not know the election's definition yet. */
@@ -59,8 +63,15 @@ export class LeaderCandidate {
   private attempting?: Promise<void>;
   private unwatch?: () => void;
   private running = false;
-  /** Until when (this node's clock) it stands back after resigning or being revoked, so others take over. */
+  /**
+   * Until when it stands back after resigning or being revoked, so others take over: on the monotonic clock
+   * (`performance.now()`), so a step of the wall clock cannot stretch it.
+   */
   private standBackUntil = 0;
+  /** The step-down in progress (resign or stop), which a stop waits for. */
+  private stepping?: Promise<void>;
+  /** Whether the lease being too short for the skew bound was reported (once). */
+  private reportedShortLease = false;
   /** Set while stop() or resign() steps down: they release the permit themselves, after the work stopped. */
   private steppingDown = false;
   /** Epochs this node led and lost: never resumed. */
@@ -94,11 +105,10 @@ export class LeaderCandidate {
    * Steps down if leading and stands back for one retry interval, so another candidate takes over (or this one
    * again, if it is alone). Returns whether it was leading.
    */
-  async resign(reason = 'resigned'): Promise<boolean> {
-    const current = this.current;
-    if (!current) return false;
-    this.standBackUntil = this.options.clock.now() + this.retryMs();
-    await this.stepDown(reason, async () => undefined);
+  async resign(reason = 'resigned', drain: (lease: LeaderLease) => Promise<boolean | void> = async () => undefined): Promise<boolean> {
+    if (!this.current) return false;
+    this.standBackUntil = performance.now() + this.retryMs();
+    await this.stepDown(reason, drain);
     if (this.running) this.schedule();
     return true;
   }
@@ -115,12 +125,22 @@ export class LeaderCandidate {
     this.unwatch?.();
     this.unwatch = undefined;
     await this.attempting;
+    // A resign stepping down now: wait for it (its drain, its release) rather than return ahead of it.
+    if (this.stepping) return this.stepping;
     await this.stepDown(reason, drain);
   }
 
-  private async stepDown(reason: string, drain: (lease: LeaderLease) => Promise<boolean | void>): Promise<void> {
-    const current = this.current;
-    if (!current) return;
+  private stepDown(reason: string, drain: (lease: LeaderLease) => Promise<boolean | void>): Promise<void> {
+    if (!this.current) return this.stepping ?? Promise.resolve();
+    this.stepping = this.stepDownNow(this.current, reason, drain).finally(() => (this.stepping = undefined));
+    return this.stepping;
+  }
+
+  private async stepDownNow(
+    current: { lease: LeaderLease; permit: PermitLease },
+    reason: string,
+    drain: (lease: LeaderLease) => Promise<boolean | void>,
+  ): Promise<void> {
     // Tell the work first (the signal fires), keep the permit renewed while it stops, then let the permit go.
     this.steppingDown = true;
     let stopped: boolean | void = false;
@@ -130,7 +150,15 @@ export class LeaderCandidate {
     } finally {
       this.steppingDown = false;
       current.permit.end();
-      if (stopped !== false) await this.permits.release(current.permit.permit);
+      if (stopped !== false) {
+        await this.permits.release(current.permit.permit);
+      } else {
+        // Work still running: leave the permit to lapse, and do not stand again before it has for every node.
+        const { permit } = current.permit;
+        this.permits.keep?.(permit);
+        const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();
+        this.standBackUntil = Math.max(this.standBackUntil, performance.now() + lapsesInMs);
+      }
     }
   }
 
@@ -143,7 +171,7 @@ export class LeaderCandidate {
   private schedule(delayMs?: number): void {
     if (!this.running || this.current) return;
     const now = this.options.clock.now();
-    const due = delayMs ?? Math.max(nextAttemptAt(this.permits.peek(this.semaphore), now, this.options.clockSkewMs), this.standBackUntil) - now;
+    const due = delayMs ?? Math.max(nextAttemptAt(this.permits.peek(this.semaphore), now, this.options.clockSkewMs) - now, this.standBackUntil - performance.now());
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.attempt(), Math.max(0, Math.min(due, this.retryMs())));
     this.timer.unref();
@@ -158,7 +186,7 @@ export class LeaderCandidate {
   }
 
   private async stand(): Promise<void> {
-    if (!this.running || this.current) return;
+    if (!this.running || this.current || performance.now() < this.standBackUntil) return;
     let result: AcquireResult;
     try {
       result = await this.permits.acquire(this.semaphore);
@@ -168,7 +196,7 @@ export class LeaderCandidate {
     }
     if (!result.granted) return;
     const { permit } = result;
-    if (!this.running || this.ended.has(permit.fencingToken) || this.options.clock.now() < this.standBackUntil) {
+    if (!this.running || this.ended.has(permit.fencingToken) || performance.now() < this.standBackUntil) {
       // Stopped meanwhile, an epoch this node already lost (a refresh of its old permit), or standing back:
       // give it up, so the next term (here or elsewhere) starts on a new epoch.
       this.ended.add(permit.fencingToken);
@@ -177,7 +205,19 @@ export class LeaderCandidate {
     }
     const news = this.permits.newsAgainst(permit);
     const left = permit.expiresAt - this.options.clockSkewMs - this.options.clock.now();
-    if (news || left < (permit.expiresAt - permit.refreshedAt) / 4) return;
+    if (news) return;
+    if (left < (permit.expiresAt - permit.refreshedAt) / 4) {
+      // The skew bound leaves too little of this lease to lead on: let the slot go rather than sit on it.
+      if (!this.reportedShortLease) {
+        this.reportedShortLease = true;
+        this.options.onUnusableLease?.(
+          `a grant leaves ${left} ms of its ${permit.expiresAt - permit.refreshedAt} ms lease after the clock-skew bound (${this.options.clockSkewMs} ms): ` +
+            'too little to lead on; nobody can lead until the lease is lengthened well above twice the skew bound',
+        );
+      }
+      await this.permits.release(permit);
+      return;
+    }
     this.elect(permit);
   }
 
@@ -193,8 +233,9 @@ export class LeaderCandidate {
     const current = { lease, permit: permitLease };
     this.current = current;
     clearTimeout(this.timer);
+    if (lease.signal.aborted) return this.lost(current);
     lease.signal.addEventListener('abort', () => this.lost(current), { once: true });
-    if (!lease.signal.aborted) this.options.onElected?.(lease);
+    this.options.onElected?.(lease);
   }
 
   private lost(current: { lease: LeaderLease; permit: PermitLease }): void {
@@ -209,10 +250,11 @@ export class LeaderCandidate {
     const reason = (current.lease.signal.reason as Error).message;
     // Taken away by an operator (revoked, paused, moved): stand back a retry interval so the others take over.
     if (reason.includes(DenyReason.PERMIT_REVOKED)) {
-      this.standBackUntil = Math.max(this.standBackUntil, this.options.clock.now() + this.retryMs());
+      this.standBackUntil = Math.max(this.standBackUntil, performance.now() + this.retryMs());
     }
     this.options.onLost?.(current.lease, reason);
-    if (this.running) this.schedule();
+    // A step-down in progress schedules when it is done (after its release), not while its drain still holds the permit.
+    if (this.running && !this.steppingDown) this.schedule();
   }
 }
 

@@ -4,6 +4,7 @@ import { parseDuration, type DurationInput } from '../core/duration';
 import type { ClusterChange } from '../membership/cluster-change';
 import { DEFAULT_ELECTION, type Leader } from '../membership/election';
 import { LeaderTimeoutError } from '../membership/errors/leader-timeout.error';
+import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import type { LeaderLease } from '../membership/leader-lease';
 import { GATEKEEPER_OPTIONS } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -34,8 +35,9 @@ export interface ClusterStatus {
 /**
  * Who is here and who leads (the seed's `ClusterService`): the live app instances of the cluster (presence, not
  * Hazelcast members) and the leader of each election this node stands in. Everything is served from this node's
- * view, with no round trip: whether this node leads is exact (its own lease); who else leads and who is here is at
- * most one renewal (elections) or one `membership.interval` (presence) behind, even when events are lost.
+ * view, with no round trip: whether this node leads is exact (its own lease); who else leads is what the last event
+ * or read showed (a missed handover is seen at the latest when the old leader's lease lapses, one lease plus the
+ * skew bound), and who is here is at most one `membership.interval` behind, even when events are lost.
  *
  * @example
  * ```ts
@@ -136,14 +138,17 @@ export class ClusterService {
     const timeoutMs = parseDuration(timeout, election, 'timeout');
     const now = this.leader(election);
     if (now) return now;
-    return firstValueFrom(
+    const leader = await firstValueFrom(
       this.changes().pipe(
         startWith(undefined),
         map(() => this.leader(election)),
-        filter((leader): leader is Leader => leader !== undefined),
+        filter((found): found is Leader => found !== undefined),
         rxTimeout({ first: timeoutMs, with: () => { throw new LeaderTimeoutError(election, timeoutMs); } }),
       ),
+      { defaultValue: undefined },
     );
+    if (!leader) throw new GatekeeperError(`Election "${election}": the module shut down while waiting for a leader`);
+    return leader;
   }
 
   /**

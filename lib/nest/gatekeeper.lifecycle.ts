@@ -97,6 +97,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     runtime.phase = 'closed';
     await runtime.local.decisionsSettled();
     const busy = new Set([...runtime.local.leases].map((lease) => lease.permit.fencingToken));
+    // Leadership whose work outlived the drain is left to lapse too: releasing it would elect another leader now.
+    for (const token of this.elections.keptTokens()) busy.add(token);
     for (const lease of runtime.local.leases) lease.end('this node is shutting down');
     const released: Permit[] = [];
     const kept: Permit[] = [];

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Subject, type Observable } from 'rxjs';
 import type { ClusterChange } from '../membership/cluster-change';
@@ -40,11 +41,16 @@ export class LeaderElections {
   private readonly standings = new Map<string, Standing>();
   private readonly joining = new Map<string, Promise<void>>();
   private readonly work = new Map<string, Set<LeaderWork>>();
-  private readonly running = new Map<string, Set<Promise<unknown>>>();
+  private readonly running = new Map<string, Map<symbol, Promise<unknown>>>();
   private readonly viewLeaders = new Map<string, Leader | undefined>();
   private readonly subject = new Subject<ClusterChange>();
   private unsubscribe: Array<() => void> = [];
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
+  private stopping?: Promise<void>;
+  /** Epochs whose work outlived the drain: their permits are left to lapse, never released (see {@link keptTokens}). */
+  private readonly kept = new Set<number>();
+  /** Which leader-work run the current async context belongs to (a resign from inside leader work must not wait on itself). */
+  private readonly runId = new AsyncLocalStorage<symbol>();
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -126,13 +132,17 @@ export class LeaderElections {
 
   /** Runs `invoke` with the lease in async context if this node leads `election`; `undefined` (and a debug line) if not. */
   async runIfLeader(election: string, where: string, invoke: () => unknown): Promise<unknown> {
+    if (this.phase !== 'started') {
+      this.logger.debug(`${where}: skipped, elections are not running (${this.phase === 'idle' ? 'starting' : 'shutting down'})`);
+      return undefined;
+    }
     const lease = this.lease(election);
     if (!lease) {
       this.logger.debug(`${where}: skipped, not the leader of "${election}"`);
       return undefined;
     }
     try {
-      return await this.track(election, leaderContext.run(lease, async () => invoke()));
+      return await this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => invoke())));
     } catch (error) {
       if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
@@ -143,15 +153,25 @@ export class LeaderElections {
   /** Makes this node step down from `election` and stand back one retry interval. Whether it was leading. */
   resign(election: string): Promise<boolean> {
     this.assertDeclared(election);
-    return this.standings.get(election)?.candidate.resign('resigned by request') ?? Promise.resolve(false);
+    const except = this.runId.getStore(); // leader work resigning must not wait for itself
+    return this.standings.get(election)?.candidate.resign('resigned by request', (lease) => this.drain(election, lease, except)) ?? Promise.resolve(false);
   }
 
   /**
    * Stops standing everywhere. Where it leads: the signal fires, the leader work is waited for (up to
    * `shutdownTimeout`), then the permit is released, so another node is elected at once.
    */
-  async stop(): Promise<void> {
-    if (this.phase === 'stopped') return;
+  stop(): Promise<void> {
+    this.stopping ??= this.stopAll();
+    return this.stopping;
+  }
+
+  /** The epochs whose permits are left to lapse (leader work outlived the drain): shutdown must not release them. */
+  keptTokens(): ReadonlySet<number> {
+    return this.kept;
+  }
+
+  private async stopAll(): Promise<void> {
     this.phase = 'stopped';
     await Promise.allSettled([...this.joining.values()]);
     await Promise.all(
@@ -188,6 +208,7 @@ export class LeaderElections {
       onElected: (lease) => this.elected(election, lease),
       onLost: (lease, reason) => this.lost(election, lease, reason),
       onError: (error) => this.logger.debug(`election "${election}": ${(error as Error).message}`),
+      onUnusableLease: (message) => this.logger.warn(`Election "${election}": ${message}`),
     });
     this.standings.set(election, { candidate, claim });
     this.viewLeaders.set(election, leaderIn(election, this.store.peek(semaphore)?.entry, this.options.clock.now()));
@@ -214,6 +235,7 @@ export class LeaderElections {
       release: async (permit) => {
         await runtime.releaseQuietly(permit);
       },
+      keep: (permit) => this.kept.add(permit.fencingToken),
       watch: (permit, onLost) => runtime.engine.watch(permit, onLost),
       newsAgainst: (permit) => runtime.engine.newsAgainst(permit),
       peek: (semaphore) => store.peek(semaphore)?.entry,
@@ -229,7 +251,11 @@ export class LeaderElections {
     const semaphore = electionSemaphore(election);
     const permit = this.store.peek(semaphore)?.entry?.permits.find((p) => p.fencingToken === lease.epoch);
     if (permit) this.noteLeader(election, leaderOf(election, permit));
-    for (const work of this.work.get(election) ?? []) this.launch(election, work, lease);
+    // A copy: work registered by work started here is launched once, by whileLeader; none once the lease ended.
+    for (const work of [...(this.work.get(election) ?? [])]) {
+      if (!lease.isValid()) break;
+      this.launch(election, work, lease);
+    }
   }
 
   private lost(election: string, lease: LeaderLease, reason: string): void {
@@ -245,22 +271,25 @@ export class LeaderElections {
   }
 
   private launch(election: string, work: LeaderWork, lease: LeaderLease): void {
-    void this.track(election, leaderContext.run(lease, async () => work(lease))).catch((error: unknown) => {
+    void this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => work(lease)))).catch((error: unknown) => {
       if (error instanceof LeadershipLostError && !lease.isValid()) return;
       this.logger.error(`Leader work of "${election}" failed: ${(error as Error).message}`, (error as Error).stack);
     });
   }
 
-  private track<T>(election: string, pending: Promise<T>): Promise<T> {
-    const set = this.running.get(election) ?? new Set<Promise<unknown>>();
-    this.running.set(election, set);
-    set.add(pending);
-    return pending.finally(() => set.delete(pending));
+  /** Runs and tracks one piece of leader work (shutdown and resign wait for it); `start` gets the run's id. */
+  private track<T>(election: string, start: (id: symbol) => Promise<T>): Promise<T> {
+    const runs = this.running.get(election) ?? new Map<symbol, Promise<unknown>>();
+    this.running.set(election, runs);
+    const id = Symbol(election);
+    const pending = start(id);
+    runs.set(id, pending);
+    return pending.finally(() => runs.delete(id));
   }
 
   /** Waits for the election's leader work to stop, up to `shutdownTimeout`; whether it did. */
-  private async drain(election: string, lease: LeaderLease): Promise<boolean> {
-    const pending = [...(this.running.get(election) ?? [])];
+  private async drain(election: string, lease: LeaderLease, except?: symbol): Promise<boolean> {
+    const pending = [...(this.running.get(election) ?? [])].filter(([id]) => id !== except).map(([, run]) => run);
     if (pending.length === 0) return true;
     const done = await Promise.race([
       Promise.allSettled(pending).then(() => true),
