@@ -31,6 +31,7 @@ export class HazelcastPresenceStore implements PresenceStore {
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
   private readonly mapName: string;
   private readonly callTimeoutMs: number;
+  private operations = 0;
 
   constructor(private readonly options: HazelcastPresenceStoreOptions) {
     this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.presence`;
@@ -93,6 +94,10 @@ export class HazelcastPresenceStore implements PresenceStore {
     return () => this.watchers.delete(listener);
   }
 
+  operationCount(): number {
+    return this.operations;
+  }
+
   private notify(instance: string, raw: string | null | undefined): void {
     const presence = raw === null || raw === undefined ? null : (this.read(instance, raw)[0] ?? null);
     for (const watcher of this.watchers) watcher(instance, presence);
@@ -108,6 +113,7 @@ export class HazelcastPresenceStore implements PresenceStore {
   }
 
   private async call<T>(operation: () => Promise<T>, what: string, options: PresenceCallOptions): Promise<T> {
+    this.operations++;
     try {
       return await withDeadline(operation(), options.timeoutMs ?? this.callTimeoutMs, what);
     } catch (error) {

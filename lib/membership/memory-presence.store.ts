@@ -28,6 +28,7 @@ export class MemoryPresenceStore implements PresenceStore {
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
   private unsubscribe?: () => void;
+  private operations = 0;
 
   constructor(private readonly backend: MemoryPresenceBackend = new MemoryPresenceBackend()) {}
 
@@ -42,20 +43,27 @@ export class MemoryPresenceStore implements PresenceStore {
   }
 
   async announce(presence: Presence, _options?: PresenceCallOptions): Promise<void> {
+    this.operations++;
     this.backend.writeRaw(presence.instance, encodePresence(presence));
   }
 
   async withdraw(instance: string, _options?: PresenceCallOptions): Promise<void> {
+    this.operations++;
     if (this.backend.entries.has(instance)) this.backend.writeRaw(instance, null);
   }
 
   async list(_options?: PresenceCallOptions): Promise<Presence[]> {
+    this.operations++;
     return [...this.backend.entries].flatMap(([instance, raw]) => this.read(instance, raw));
   }
 
   watch(listener: (instance: string, presence: Presence | null) => void): () => void {
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
+  }
+
+  operationCount(): number {
+    return this.operations;
   }
 
   private notify(instance: string, raw: string | null): void {

@@ -30,4 +30,6 @@ export interface PresenceStore {
   list(options?: PresenceCallOptions): Promise<Presence[]>;
   /** Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read. */
   watch(listener: (instance: string, presence: Presence | null) => void): () => void;
+  /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
+  operationCount(): number;
 }

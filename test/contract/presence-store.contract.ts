@@ -39,6 +39,16 @@ export function describePresenceStoreContract(name: string, setup: () => Promise
       expect(listed[1].expiresAt).toBeGreaterThan(Date.now() + 80_000);
     });
 
+    it('counts one operation per announce, list and withdraw, and none for events heard', async () => {
+      const [a, b] = fixture.stores;
+      b.watch(() => undefined);
+      const before = [a.operationCount(), b.operationCount()];
+      await a.announce(presence('a/1'));
+      await a.list();
+      await a.withdraw('a/1');
+      expect([a.operationCount() - before[0], b.operationCount() - before[1]]).toEqual([3, 0]);
+    });
+
     it('tells the other node of an announcement and of a withdrawal by events', async () => {
       const [a, b] = fixture.stores;
       const heard: Array<[string, boolean]> = [];
