@@ -12,7 +12,8 @@ export function round(value: number | null, digits = 3): number | null {
 
 /** One result row, in the format other tools read (see README, Performance). */
 export interface BenchRow {
-  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead';
+  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
+    | 'leader-failover-kill' | 'leader-handover' | 'leader-steady';
   system: 'gatekeeper' | 'pessimistic-lock' | 'redlock' | 'bare-cron';
   nodes: number;
   semaphores: number;
@@ -24,4 +25,13 @@ export interface BenchRow {
   roundTripsPerDecision: number | null;
   exactlyOncePct: number | null;
   cpuMsPerTickPerNode?: number | null;
+  /**
+   * Leader failover rows: ms from the signal (SIGKILL or SIGTERM) to the new leader's leader work starting, over
+   * `runs` repetitions, with the bound (crash: lease + 2 x skew + one renewal) or target (handover: 1 s).
+   */
+  failoverMs?: { p50: number; max: number; boundMs: number; runs: number[] } | null;
+  /** Leader steady rows: the whole cluster's store operations per second, by store, over a window of `windowS`. */
+  storeOpsPerSec?: { total: number; permits: number; presence: number; perNode: number; windowS: number } | null;
+  /** Leader rows: the election's lease, the skew bound and the presence interval the nodes ran with. */
+  settings?: { leaseMs: number; maxClockSkewMs: number; presenceIntervalMs: number };
 }

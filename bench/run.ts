@@ -2,12 +2,16 @@
  * npm run bench: the gatekeeper against a real Hazelcast member, with the pessimistic-lock and redlock baselines
  * on the same machine and workloads, in one process run. Prints a table and writes bench/results/latest.json
  * (plus a dated copy). Not part of npm test.
+ *
+ * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions,
+ * cron, overhead and leader (leader-failover and leader-steady). A filtered run prints its table and writes its JSON to the temp directory, leaving
+ * bench/results alone.
  */
 import 'reflect-metadata';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
@@ -18,6 +22,7 @@ import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
 import { percentile, round, type BenchRow } from './bench-stats';
 import { gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
+import { leaderFailover, leaderSteady } from './leader';
 
 const TICK_MS = 1000;
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
@@ -25,6 +30,11 @@ const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
+const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady'] as const;
+const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
+for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
+const runs = (group: (typeof GROUPS)[number]) => only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader'));
+const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 
 async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
@@ -152,11 +162,26 @@ function printTable(): void {
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'vs ours'];
-  const table = rows.map((r) => {
+  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, vs].map((v) => (v === null ? '-' : String(v)));
   });
+  if (table.length === 0) return;
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
+/** The leader rows have columns of their own. */
+function printLeaderTable(): void {
+  const header = ['scenario', 'nodes', 'runs', 'lease/skew/presence ms', 'failover p50 ms', 'max ms', 'bound ms', 'store ops/s', 'presence', 'elections', 'per node'];
+  const table = rows.filter((r) => LEADER_SCENARIOS.includes(r.scenario)).map((r) => [
+    r.scenario, r.nodes, r.runs, r.settings ? `${r.settings.leaseMs}/${r.settings.maxClockSkewMs}/${r.settings.presenceIntervalMs}` : null,
+    r.failoverMs?.p50, r.failoverMs?.max, r.failoverMs?.boundMs,
+    r.storeOpsPerSec?.total, r.storeOpsPerSec?.presence, r.storeOpsPerSec?.permits, r.storeOpsPerSec?.perNode,
+  ].map((v) => (v === null || v === undefined ? '-' : String(v))));
+  if (table.length === 0) return;
+  log('');
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
   for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
 }
@@ -167,7 +192,7 @@ async function main(): Promise<void> {
   // deployment: full JIT and the default collector.
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
   const member: MemberProcess = await startMemberProcess(await freePort(), `bench-${process.pid}`);
-  const redis = await startRedis();
+  const redis = runs('decisions') || runs('cron') ? await startRedis() : undefined;
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
@@ -176,45 +201,73 @@ async function main(): Promise<void> {
   try {
     const prefix = `bench-${Date.now()}`;
     // Definitions for every key the gatekeeper will use, written once.
-    const admin = await gatekeeperNode('admin', config, prefix, false);
-    const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`), ...Array.from({ length: 50 }, (_, i) => `d-warm-${i}`),
-      ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
-    const definitions = new SemaphoreAdmin(admin.store, systemClock);
-    for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
-    await admin.close();
+    if (runs('decisions') || runs('cron')) {
+      const admin = await gatekeeperNode('admin', config, prefix, false);
+      const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`), ...Array.from({ length: 50 }, (_, i) => `d-warm-${i}`),
+        ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
+      const definitions = new SemaphoreAdmin(admin.store, systemClock);
+      for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
+      await admin.close();
+    }
 
-    log('decision latency (warm client, 1 node)');
-    await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd');
-    await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
-    if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
+    if (runs('decisions')) {
+      log('decision latency (warm client, 1 node)');
+      await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd');
+      await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
+      if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
+    }
 
-    log(`cron workload (${TICKS} measured ticks of ${TICK_MS} ms after ${WARMUP_TICKS} warm-up ticks)`);
-    for (const semaphores of [1, 100]) {
-      for (const nodes of [1, 3, 6]) {
-        for (const mode of ['hold', 'release'] as const) {
-          const key = `c-${mode}-${nodes}-${semaphores}`;
-          await cron('gatekeeper', mode, nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), key);
-          await cron('pessimistic-lock', mode, nodes, semaphores, (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), `${key}-p`);
-          if (redis) await cron('redlock', mode, nodes, semaphores, () => redlockNode(redis.port), `${key}-r`);
+    if (runs('cron')) {
+      log(`cron workload (${TICKS} measured ticks of ${TICK_MS} ms after ${WARMUP_TICKS} warm-up ticks)`);
+      for (const semaphores of [1, 100]) {
+        for (const nodes of [1, 3, 6]) {
+          for (const mode of ['hold', 'release'] as const) {
+            const key = `c-${mode}-${nodes}-${semaphores}`;
+            await cron('gatekeeper', mode, nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), key);
+            await cron('pessimistic-lock', mode, nodes, semaphores, (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), `${key}-p`);
+            if (redis) await cron('redlock', mode, nodes, semaphores, () => redlockNode(redis.port), `${key}-r`);
+          }
         }
       }
     }
-    log('decorator overhead (a tick of a job this node holds)');
-    await decoratorOverhead(config, `${prefix}-overhead`);
+
+    if (runs('overhead')) {
+      log('decorator overhead (a tick of a job this node holds)');
+      await decoratorOverhead(config, `${prefix}-overhead`);
+    }
+
+    const cluster = { clusterName: member.clusterName, addresses: member.addresses };
+    if (runs('leader-failover')) {
+      log('leader election: failover after SIGKILL and handover after SIGTERM of the leader (3 node processes)');
+      rows.push(...(await leaderFailover(cluster, `${prefix}-leader`, log)));
+    }
+    if (runs('leader-steady')) {
+      log('leader election: steady-state store operations of the whole cluster (node processes, module defaults)');
+      rows.push(...(await leaderSteady(cluster, `${prefix}-leader`, log)));
+    }
   } finally {
     await redis?.stop();
     await member.stop();
   }
 
   const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, durationS: Math.round((Date.now() - started) / 1000) };
-  const dir = join(__dirname, 'results');
-  mkdirSync(dir, { recursive: true });
   const json = JSON.stringify({ machine, rows }, null, 2);
-  writeFileSync(join(dir, 'latest.json'), json);
-  writeFileSync(join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`), json);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  let where: string;
+  if (only.length === 0) {
+    const dir = join(__dirname, 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'latest.json'), json);
+    writeFileSync(join(dir, `${stamp}.json`), json);
+    where = 'bench/results/latest.json';
+  } else {
+    where = join(tmpdir(), `gatekeeper-bench-${only.join('-')}-${stamp}.json`);
+    writeFileSync(where, json);
+  }
   log('');
   printTable();
-  log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; results in bench/results/latest.json`);
+  printLeaderTable();
+  log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.durationS} s; results in ${where}`);
 }
 
 main().then(() => process.exit(0), (error) => {
