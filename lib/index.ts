@@ -21,6 +21,12 @@ export type {
 export { LeadershipLostError } from './membership/errors/leadership-lost.error';
 export { UnknownElectionError } from './membership/errors/unknown-election.error';
 export { LeaderTimeoutError } from './membership/errors/leader-timeout.error';
+export { ElectionNotFoundError } from './membership/errors/election-not-found.error';
+export {
+  clusterOverview, electionStatusOf, electionStatuses, findElection, participantStatuses, type ClusterOverview,
+  type ElectionDefinitionStatus, type ElectionLeader, type ElectionStatus, type ParticipantStatus,
+} from './membership/election-status';
+export { readElection, resignLeader, validateElectionName, type ElectionAdminPort, type ResignResult } from './membership/election-admin';
 export type { MembershipOptions } from './nest/gatekeeper.options';
 export type { Presence, PresenceIdentity, MembershipChanges } from './membership/presence';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './membership/presence-store';
