@@ -1,29 +1,12 @@
 import {
-  BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put,
-  ServiceUnavailableException, UseGuards, type CanActivate, type Type,
+  Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/semaphore-admin';
-import { EditConflictError } from '../../core/errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { GatekeeperService } from '../gatekeeper.service';
-
-/** Turns the library's errors into HTTP answers: 400 naming the field, 404, 409, 503. Nothing is stored on error. */
-async function answer<T>(action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) {
-      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, semaphore: error.semaphore, field: error.field });
-    }
-    if (error instanceof UnknownSemaphoreError) throw new NotFoundException(error.message);
-    if (error instanceof EditConflictError) throw new ConflictException(error.message);
-    if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
-    throw error;
-  }
-}
+import { answer } from './admin-answer';
 
 function body(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -5,7 +5,7 @@ import type { CanActivate, Type } from '@nestjs/common';
  * send as `Authorization: Bearer <token>`. With neither, the module refuses to start.
  */
 export interface GatekeeperAdminOptions {
-  /** Route prefix. Default `'gatekeeper'`, so routes are `/gatekeeper/definitions`, `/gatekeeper/permits`, .... */
+  /** Route prefix. Default `'gatekeeper'`, so routes are `/gatekeeper/definitions`, `/gatekeeper/permits`, `/gatekeeper/cluster`, `/gatekeeper/elections/:name`, .... */
   path?: string;
   /** A guard class of yours (resolved by Nest, so it may inject what your app provides globally). */
   guard?: Type<CanActivate>;

@@ -1,6 +1,7 @@
-import type { ModuleMetadata } from '@nestjs/common';
+import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
+import { createClusterAdminController } from './cluster-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
 
@@ -12,7 +13,7 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
     throw new InvalidDefinitionError('<module options>', 'admin.path', 'must be a non-empty route prefix');
   }
   if (options.guard) {
-    return { controllers: [createGatekeeperAdminController(path, options.guard)], providers: [options.guard] };
+    return { controllers: controllers(path, options.guard), providers: [options.guard] };
   }
   if (typeof options.token !== 'string' || options.token.length < 16) {
     throw new InvalidDefinitionError(
@@ -22,7 +23,12 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
     );
   }
   return {
-    controllers: [createGatekeeperAdminController(path, AdminTokenGuard)],
+    controllers: controllers(path, AdminTokenGuard),
     providers: [{ provide: GATEKEEPER_ADMIN_TOKEN, useValue: options.token }, AdminTokenGuard],
   };
+}
+
+/** The admin controllers under one prefix and guard: definitions and permits, then the cluster and its elections. */
+function controllers(path: string, guard: Type<CanActivate>): Type[] {
+  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard)];
 }

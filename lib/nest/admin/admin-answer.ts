@@ -1,0 +1,27 @@
+import { BadRequestException, ConflictException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { EditConflictError } from '../../core/errors/edit-conflict.error';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { ElectionNotFoundError } from '../../membership/errors/election-not-found.error';
+import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
+
+/**
+ * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
+ * semaphore or election), 409, 503. Nothing is stored on error.
+ */
+export async function answer<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof InvalidDefinitionError) {
+      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, semaphore: error.semaphore, field: error.field });
+    }
+    if (error instanceof UnknownSemaphoreError) throw new NotFoundException(error.message);
+    if (error instanceof ElectionNotFoundError) {
+      throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, election: error.election, elections: error.known });
+    }
+    if (error instanceof EditConflictError) throw new ConflictException(error.message);
+    if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { readElection, resignLeader, type ResignResult } from '../../membership/election-admin';
+import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../membership/election-status';
+import { ClusterService } from '../cluster.service';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { GatekeeperService } from '../gatekeeper.service';
+import { answer } from './admin-answer';
+
+/**
+ * Builds the admin controller of the cluster and its elections, under the same prefix and guard as the
+ * definitions and permits routes. Participants come from this node's presence view (the answer says how old it
+ * may be); elections are read from the cluster (one round trip), so they are exact, and resign works from any node.
+ */
+export function createClusterAdminController(path: string, guard: Type<CanActivate>): Type {
+  @Controller(path)
+  @UseGuards(guard)
+  class ClusterAdminController {
+    constructor(
+      private readonly cluster: ClusterService,
+      private readonly gatekeeper: GatekeeperService,
+      @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    ) {}
+
+    /** The live app instances (with their age) and every election (leader, epoch, lease left, definition). */
+    @Get('cluster')
+    status(): Promise<ClusterOverview> {
+      return answer(async () => {
+        const semaphores = await this.gatekeeper.permits();
+        const participants = this.cluster.participants();
+        return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.clock.now());
+      });
+    }
+
+    /** One election: its leader, epoch, lease left and definition; 404 naming it if the cluster has no such election. */
+    @Get('elections/:name')
+    election(@Param('name') name: string): Promise<ElectionStatus> {
+      return answer(() => readElection(this.gatekeeper, name, this.options.clock));
+    }
+
+    /** Makes the election's current leader step down (its lease is revoked); another node takes over. */
+    @Post('elections/:name/resign')
+    @HttpCode(200)
+    resign(@Param('name') name: string): Promise<ResignResult> {
+      return answer(() => resignLeader(this.gatekeeper, name, this.options.clock));
+    }
+  }
+  return ClusterAdminController;
+}
