@@ -1,5 +1,6 @@
 import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
+import type { Presence } from '../membership/presence';
 import { livePresences } from '../membership/presence.rules';
 import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
@@ -22,9 +23,13 @@ export interface CliConnectionOptions {
 
 /** What the CLI works with: the permit store, and who is here (presence) on the same connection. */
 export interface CliStores {
+  /** The permit store, connected. */
   store: HazelcastPermitStore;
   /** The live app instances, or `undefined` when none announces itself (membership off everywhere, or unreadable). */
   liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
+  /** The live app instances as they announce themselves, oldest first; `undefined` when presence cannot be read. */
+  presences(): Promise<Presence[] | undefined>;
+  /** Disconnects both stores. */
   close(): Promise<void>;
 }
 
@@ -51,17 +56,21 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     );
   }
   let presenceOpen = false;
+  const presences = async (): Promise<Presence[] | undefined> => {
+    try {
+      if (!presenceOpen) await presence.connect();
+      presenceOpen = true;
+      return livePresences(await presence.list({ timeoutMs: options.connectTimeout }), Date.now(), 0);
+    } catch {
+      return undefined;
+    }
+  };
   return {
     store,
+    presences,
     async liveInstances() {
-      try {
-        if (!presenceOpen) await presence.connect();
-        presenceOpen = true;
-        const live = livePresences(await presence.list({ timeoutMs: options.connectTimeout }), Date.now(), 0);
-        return live.length > 0 ? live : undefined;
-      } catch {
-        return undefined;
-      }
+      const live = await presences();
+      return live && live.length > 0 ? live : undefined;
     },
     async close() {
       if (presenceOpen) await presence.close().catch(() => undefined);

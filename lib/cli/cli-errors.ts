@@ -7,7 +7,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 export const EXIT = {
   /** Done. */
   ok: 0,
-  /** The cluster refused it: unknown semaphore, a definition that does not validate, conflicting edits, no such permit. */
+  /** The cluster refused it: unknown semaphore or election, a definition that does not validate, conflicting edits, no such permit. */
   rejected: 1,
   /** The command line is wrong; found before connecting, so nothing was contacted. */
   usage: 2,
@@ -31,6 +31,7 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   names: '[names...]',
   name: '<name>',
   token: '<token>',
+  election: '[election]',
 };
 
 /** A command line that is wrong, found before anything is contacted: exit 2. */
@@ -80,6 +81,8 @@ export function describeError(error: unknown): { exitCode: number; text: string;
     if (OPTION_OF[field]) details.option = OPTION_OF[field];
   }
   if (typeof semaphore === 'string') details.semaphore = semaphore;
+  const election = (error as { election?: unknown }).election;
+  if (typeof election === 'string') details.election = election;
   const type = error instanceof Error ? error.name : 'Error';
   // Commander's messages already start with "error: ".
   const text = message.startsWith('error: ') ? message : `error: ${message}`;

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /*
  * nestjs-gatekeeper: the operator's command line. Talks to the cluster directly (no app needed) to list, edit,
- * pause, resume and migrate semaphore definitions and to show or force-release permits. Every argument is
- * checked before connecting: a wrong command line exits 2 at once, having contacted nothing.
+ * pause, resume and migrate semaphore definitions, to show or force-release permits, and to show the cluster's
+ * live instances and elections and make a leader resign. Every argument is checked before connecting: a wrong
+ * command line exits 2 at once, having contacted nothing.
  */
 import { libraryVersion } from '../core/library-version';
 import { Command, CommanderError, Option } from 'commander';
@@ -13,6 +14,8 @@ import { UnknownSemaphoreError } from '../permits/errors/unknown-semaphore.error
 import { systemClock } from '../core/clock';
 import { validateDefinition, validateSemaphoreName } from '../permits/definition.validator';
 import type { SemaphoreDefinitionInput } from '../permits/semaphore-definition';
+import type { Action } from './cli-command';
+import { addClusterCommands } from './cluster.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
@@ -25,16 +28,6 @@ export interface CliOutput {
   err: (text: string) => void;
 }
 
-/** What a command prints: `json` under `--json`, else `text`; `warnings` go to stderr in text mode. */
-interface Outcome {
-  json: unknown;
-  text: string;
-  warnings?: readonly string[];
-}
-
-/** A checked command, ready to run once connected. */
-type Action = (admin: SemaphoreAdmin) => Promise<Outcome>;
-
 const ENVIRONMENT = [
   ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
   ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
@@ -43,7 +36,7 @@ const ENVIRONMENT = [
 
 const EXIT_HELP = [
   [EXIT.ok, 'done'],
-  [EXIT.rejected, 'rejected by the cluster: unknown semaphore, invalid definition, conflicting edits, no such permit'],
+  [EXIT.rejected, 'rejected by the cluster: unknown semaphore or election, invalid definition, conflicting edits, no such permit'],
   [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
   [EXIT.unreachable, 'the cluster could not be reached, or a call to it timed out'],
 ] as const;
@@ -61,7 +54,7 @@ function helpFooter(): string {
     'Exit codes:',
     ...EXIT_HELP.map(([code, what]) => `  ${code}  ${what}`),
     '',
-    'With --json, results are printed as JSON on stdout, and errors as {"error": {"code", "exitCode", "type", "message", "field"?, "option"?, "semaphore"?}} on stderr.',
+    'With --json, results are printed as JSON on stdout, and errors as {"error": {"code", "exitCode", "type", "message", "field"?, "option"?, "semaphore"?, "election"?}} on stderr.',
   ].join('\n');
 }
 
@@ -90,7 +83,7 @@ function setFields(name: string, o: { permits?: string; duration?: string; group
 /** Builds the program. Its actions check their arguments, then connect, run, and print; errors propagate to {@link main}. */
 export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
   const program = new Command(CLI_NAME)
-    .description('Edit and inspect nestjs-gatekeeper semaphores in a Hazelcast cluster')
+    .description('Edit and inspect nestjs-gatekeeper semaphores, and inspect the cluster and its elections, in a Hazelcast cluster')
     .version(libraryVersion(), '-V, --version', 'print the version')
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
@@ -119,7 +112,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     }
     const stores = await connectCliStore(connection);
     try {
-      const outcome = await action(new SemaphoreAdmin(stores.store, systemClock, { liveInstances: () => stores.liveInstances() }));
+      const outcome = await action(new SemaphoreAdmin(stores.store, systemClock, { liveInstances: () => stores.liveInstances() }), stores);
       io.out(`${json ? JSON.stringify(outcome.json, null, 2) : outcome.text}\n`);
       if (!json) for (const warning of outcome.warnings ?? []) io.err(`warning: ${warning}\n`);
     } finally {
@@ -281,6 +274,8 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
         };
       }),
     );
+
+  addClusterCommands(program, execute);
   return program;
 }
 

@@ -1,13 +1,16 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { GatekeeperModule, GatekeeperService, InvalidDefinitionError } from '../../lib';
+import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, type ClusterOverview, type ElectionStatus } from '../../lib';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 const TOKEN = 'a-long-enough-admin-token';
 
-async function startApp(admin: Parameters<typeof GatekeeperModule.forRoot>[0]['admin']) {
+type ModuleOptions = Parameters<typeof GatekeeperModule.forRoot>[0];
+
+async function startApp(admin: ModuleOptions['admin'], extra: ModuleOptions = {}) {
   const moduleRef = await Test.createTestingModule({
     imports: [
       GatekeeperModule.forRoot({
@@ -18,6 +21,7 @@ async function startApp(admin: Parameters<typeof GatekeeperModule.forRoot>[0]['a
           { name: 'reports', duration: '30s', permits: 2 },
         ],
         admin,
+        ...extra,
       }),
     ],
   }).setLogger(new CapturingLogger()).compile();
@@ -26,12 +30,10 @@ async function startApp(admin: Parameters<typeof GatekeeperModule.forRoot>[0]['a
   return app;
 }
 
-describe('admin HTTP API', () => {
-  let app: INestApplication;
-  let base: string;
-  let gatekeeper: GatekeeperService;
-  const call = async (method: string, path: string, body?: unknown, token: string | null = TOKEN) => {
-    const response = await fetch(`${base}${path}`, {
+/** Calls the admin API under `base` (with the token unless told otherwise) and parses the JSON answer. */
+function adminClient(base: () => string) {
+  return async (method: string, path: string, body?: unknown, token: string | null = TOKEN) => {
+    const response = await fetch(`${base()}${path}`, {
       method,
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -39,6 +41,13 @@ describe('admin HTTP API', () => {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
+}
+
+describe('admin HTTP API', () => {
+  let app: INestApplication;
+  let base: string;
+  let gatekeeper: GatekeeperService;
+  const call = adminClient(() => base);
 
   beforeAll(async () => {
     app = await startApp({ path: 'ops/gatekeeper', token: TOKEN });
@@ -138,6 +147,107 @@ describe('admin HTTP API', () => {
     // The holder (this node) is told and lets go; then there is nothing left to release.
     await eventually('the holder to let go', async () => (await call('DELETE', `/permits/billing/${granted.permit.fencingToken}`)).status === 404);
     expect(await gatekeeper.refresh(granted.permit)).toMatchObject({ granted: false, reason: 'PERMIT_LOST' });
+  });
+});
+
+describe('admin HTTP API: cluster status and elections', () => {
+  const mapPrefix = uniquePrefix('admin-elections');
+  const electionOptions = (): ModuleOptions => ({ elections: [{ name: 'leader', lease: '2s' }], maxClockSkew: '100ms' });
+  let app: INestApplication;
+  let peer: TestNode;
+  let base: string;
+  const call = adminClient(() => base);
+  /** Each node's ClusterService, to check the API against what the nodes themselves know. */
+  const serviceOf = (instance: string): ClusterService => {
+    const found = [app.get(ClusterService), peer.get(ClusterService)].find((c) => c.instanceId === instance);
+    if (!found) throw new Error(`no node has instance ${instance}`);
+    return found;
+  };
+  const led = (what: string, check: (e: ElectionStatus) => boolean = () => true) =>
+    eventually(what, async () => {
+      const { status, body } = await call('GET', '/elections/leader');
+      return status === 200 && body.leader && check(body) ? (body as ElectionStatus) : undefined;
+    });
+
+  beforeAll(async () => {
+    [app, peer] = await Promise.all([
+      startApp({ token: TOKEN }, {
+        ...electionOptions(),
+        hazelcast: { clientConfig: testClientConfig(), mapPrefix },
+        membership: { interval: '500ms', httpAddress: 'http://10.0.0.1:3001' },
+      }),
+      startNode({ ...electionOptions(), mapPrefix, providers: [], identity: { acquirer: 'admin-peer', group: 'dr-site' }, membership: { interval: '500ms' } }),
+    ]);
+    base = `${await app.getUrl()}/gatekeeper`.replace('[::1]', '127.0.0.1');
+  });
+  afterAll(async () => {
+    await Promise.all([app?.close(), peer?.close()]);
+  });
+
+  it('shows the live instances with their age and how old that view is, and each election with its leader, epoch and lease left', async () => {
+    const status: ClusterOverview = await eventually('both instances and a leader in the status', async () => {
+      const { body } = await call('GET', '/cluster');
+      return body?.participants?.length === 2 && body.elections[0]?.leader ? body : undefined;
+    });
+    expect(status.participants.map((p) => [p.acquirer, p.group])).toEqual(expect.arrayContaining([['admin-node', 'production'], ['admin-peer', 'dr-site']]));
+    expect(status.participants.find((p) => p.acquirer === 'admin-node')).toMatchObject({
+      instance: app.get(ClusterService).instanceId, httpAddress: 'http://10.0.0.1:3001', version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+    });
+    for (const p of status.participants) expect(p.ageMs).toBe(status.at - p.startedAt);
+    expect(status.viewAgeMs).toEqual(expect.any(Number));
+    // billing and reports are ordinary semaphores: only election:* ones are elections.
+    expect(status.elections).toHaveLength(1);
+    const [election] = status.elections;
+    expect(election).toMatchObject({
+      name: 'leader', semaphore: 'election:leader', lastEpoch: election.epoch,
+      definition: { leaseMs: 2000, groupPattern: '.*', acquirerPattern: '.*', paused: false },
+    });
+    expect(election.leaseLeftMs).toBeGreaterThan(0);
+    expect(election.leaseLeftMs).toBeLessThanOrEqual(2000);
+    // The leader the API reads from the cluster is the one the leading node knows it is.
+    expect(serviceOf(election.leader!.instance).leader()).toMatchObject({ instance: election.leader!.instance, epoch: election.epoch });
+    const leads = Object.fromEntries(status.participants.map((p) => [p.instance === election.leader!.instance ? 'leader' : 'other', p.leads]));
+    expect(leads).toEqual({ leader: ['leader'], other: [] });
+  });
+
+  it('answers one election, 404 naming an election the cluster does not have, and 400 for a name that cannot be one', async () => {
+    const leader = await led('a leader');
+    expect(leader).toMatchObject({ name: 'leader', leader: { instance: expect.any(String), acquirer: expect.stringMatching(/^admin-(node|peer)$/) } });
+    expect(leader.since).toBeLessThanOrEqual(Date.now());
+    for (const [method, path] of [['GET', '/elections/ghost'], ['POST', '/elections/ghost/resign']]) {
+      const missing = await call(method, path);
+      expect(missing).toMatchObject({ status: 404, body: { election: 'ghost', elections: ['leader'] } });
+      expect(missing.body.message).toBe('Election "ghost" is not in the cluster (no semaphore "election:ghost"); elections: leader');
+    }
+    expect(await call('GET', `/elections/${'x'.repeat(300)}`)).toMatchObject({ status: 400, body: { field: 'election' } });
+    expect((await call('GET', '/cluster', undefined, null)).status).toBe(403);
+    expect((await call('POST', '/elections/leader/resign', undefined, null)).status).toBe(403);
+    expect(await led('the same leader', (e) => e.epoch === leader.epoch)).toMatchObject({ leader: leader.leader });
+  });
+
+  it('makes the leader resign from any node: the other node takes over with a higher epoch, and back', async () => {
+    const first = await led('a leader');
+    const resigned = await call('POST', '/elections/leader/resign');
+    expect(resigned).toEqual({ status: 200, body: { election: 'leader', resigned: true, epoch: first.epoch, leader: first.leader } });
+    const second = await led('the other node to lead', (e) => e.leader!.instance !== first.leader!.instance);
+    expect(second.epoch).toBeGreaterThan(first.epoch!);
+    expect(serviceOf(first.leader!.instance).isLeader()).toBe(false);
+    // This node's API resigned a leader on this node once and on the other node once, whichever led first.
+    expect((await call('POST', '/elections/leader/resign')).body).toMatchObject({ resigned: true, epoch: second.epoch, leader: second.leader });
+    const third = await led('the first node to lead again', (e) => e.leader!.instance !== second.leader!.instance);
+    expect(third.leader).toEqual(first.leader);
+    expect(third.epoch).toBeGreaterThan(second.epoch!);
+  });
+
+  it('says nobody leads a paused election, and that there was nothing to resign', async () => {
+    await app.get(GatekeeperService).pause('election:leader');
+    const paused: ElectionStatus = await eventually('the leader to step down', async () => {
+      const { body } = await call('GET', '/elections/leader');
+      return body.leader === undefined ? body : undefined;
+    });
+    expect(paused).toMatchObject({ definition: { paused: true }, lastEpoch: expect.any(Number) });
+    expect(paused.epoch).toBeUndefined();
+    expect(await call('POST', '/elections/leader/resign')).toEqual({ status: 200, body: { election: 'leader', resigned: false } });
   });
 });
 

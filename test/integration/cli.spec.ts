@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock } from '../../lib';
+import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, type Leader } from '../../lib';
 import { announcement } from '../../lib/membership/presence.rules';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
@@ -233,6 +234,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     ['an invalid name pattern', ['migrate', '--from-group', 'a', '--to-group', 'b', '--name-pattern', '('], 'namePattern'],
     ['the same group twice', ['migrate', '--from-group', 'a', '--to-group', 'a'], 'toGroup'],
     ['an empty semaphore name', ['pause', ''], 'name'],
+    ['an empty election name', ['resign', ''], 'election'],
   ])('exits 2 at once on %s, without connecting to anything', async (_, args, field) => {
     const listener = await countingListener();
     try {
@@ -272,6 +274,81 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     expect(help.stdout).toMatch(/Exit codes:\n\s+0\s+done\n\s+1\s+rejected.*\n\s+2\s+usage.*\n\s+3\s+the cluster could not be reached/);
     const migrateHelp = await cli(['migrate', '--help']);
     for (const flag of ['--undo', '--dry-run', '--name-pattern', '--include-wildcards', '--force']) expect(migrateHelp.stdout).toContain(flag);
+  });
+
+  describe('cluster status and elections', () => {
+    // Its own map prefix: the election's semaphore must not show up in the other tests' lists.
+    const prefix = uniquePrefix('cli-elections');
+    const runHere = (...args: string[]) => cli(['--map-prefix', prefix, ...args], env);
+    const nodes: TestNode[] = [];
+    /** The leader as the leading node itself knows it (its own lease), if a node leads. */
+    const leading = (): Leader | undefined => nodes.map((n) => n.get(ClusterService)).find((c) => c.isLeader())?.leader();
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+    beforeAll(async () => {
+      const common = { mapPrefix: prefix, providers: [], elections: [{ name: 'leader', lease: '2s' }], maxClockSkew: '100ms', membership: { interval: '500ms' } };
+      nodes.push(...(await Promise.all([
+        startNode({ ...common, identity: { acquirer: 'cli-node-a', group: 'production' } }),
+        startNode({ ...common, identity: { acquirer: 'cli-node-b', group: 'dr-site' } }),
+      ])));
+      await eventually('a leader and both nodes present', () => leading() && nodes.every((n) => n.get(ClusterService).participants().length === 2));
+    });
+    afterAll(async () => {
+      await Promise.all(nodes.map((n) => n.close()));
+    });
+
+    it('status lists the live instances and each election with its leader, group, epoch and lease left', async () => {
+      const leader = leading()!;
+      const [text, asJson] = await Promise.all([runHere('status'), runHere('--json', 'status')]);
+      expect([text.code, asJson.code, asJson.stderr]).toEqual([0, 0, '']);
+      expect(text.stdout).toMatch(/^participants: 2 live \(read just now\)\nACQUIRER\s+GROUP\s+INSTANCE\s+AGE\s+VERSION\s+LEADS\n/);
+      for (const node of nodes) {
+        const { acquirer, group } = node.gatekeeper.identity;
+        const instance = node.get(ClusterService).instanceId;
+        const leads = instance === leader.instance ? 'leader' : '';
+        expect(text.stdout).toMatch(new RegExp(`\\n${acquirer}\\s+${group}\\s+${escape(instance)}\\s+\\d+(\\.\\d)?m?s\\s+\\S+\\s*${leads}\\n`));
+      }
+      expect(text.stdout).toMatch(new RegExp(
+        `\\nelections: 1\\nELECTION\\s+LEADER\\s+GROUP\\s+EPOCH\\s+LEASE LEFT\\nleader\\s+${leader.acquirer}\\s+${leader.group}\\s+${leader.epoch}\\s+\\d+(\\.\\d)?m?s\\n$`,
+      ));
+      const status = JSON.parse(asJson.stdout);
+      expect(status).toMatchObject({ viewAgeMs: 0, elections: [{ name: 'leader', epoch: leader.epoch, leader: { instance: leader.instance } }] });
+      expect(status.participants.map((p: { acquirer: string }) => p.acquirer).sort()).toEqual(['cli-node-a', 'cli-node-b']);
+    });
+
+    it('leader shows who leads (the election "leader" unless named); resign hands leadership to the other node with a higher epoch', async () => {
+      const before = leading()!;
+      const [shown, named] = await Promise.all([runHere('leader'), runHere('--json', 'leader', 'leader')]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`leader of "leader": ${before.acquirer} (group ${before.group}, instance ${before.instance}), epoch ${before.epoch}`);
+      expect(shown.stdout).toContain('lease 2s, group pattern .*, acquirer pattern .*');
+      expect(JSON.parse(named.stdout)).toMatchObject({ name: 'leader', epoch: before.epoch, leader: { instance: before.instance }, definition: { leaseMs: 2000, paused: false } });
+      const resigned = await runHere('resign');
+      expect(resigned.code).toBe(0);
+      expect(resigned.stdout).toContain(`${before.acquirer} (instance ${before.instance}) resigned "leader" at epoch ${before.epoch}`);
+      const after = await eventually('the other node to lead', () => {
+        const now = leading();
+        return now && now.instance !== before.instance ? now : undefined;
+      });
+      expect(after.epoch).toBeGreaterThan(before.epoch);
+      const again = await runHere('--json', 'resign', 'leader');
+      expect(JSON.parse(again.stdout)).toEqual({ election: 'leader', resigned: true, epoch: after.epoch, leader: { instance: after.instance, acquirer: after.acquirer, group: after.group } });
+      const back = await eventually('the first node to lead again', () => {
+        const now = leading();
+        return now && now.instance === before.instance ? now : undefined;
+      });
+      expect(back.epoch).toBeGreaterThan(after.epoch);
+    });
+
+    it('names an election the cluster does not have, exits 1, and leaves the leader alone', async () => {
+      const before = leading()!;
+      const [shown, asJson, resigned] = await Promise.all([runHere('leader', 'ghost'), runHere('--json', 'leader', 'ghost'), runHere('resign', 'ghost')]);
+      const message = 'Election "ghost" is not in the cluster (no semaphore "election:ghost"); elections: leader';
+      expect([shown.code, shown.stdout, shown.stderr]).toEqual([1, '', `error: ${message}\n`]);
+      expect([resigned.code, resigned.stderr]).toEqual([1, `error: ${message}\n`]);
+      expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'REJECTED', exitCode: 1, type: 'ElectionNotFoundError', message, election: 'ghost' } });
+      expect(leading()).toMatchObject({ instance: before.instance, epoch: before.epoch });
+    });
   });
 
   it('takes the map prefix from GATEKEEPER_MAP_PREFIX', async () => {

@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { systemClock } from '../core/clock';
+import { DEFAULT_ELECTION } from '../membership/election';
+import { readElection, resignLeader, validateElectionName } from '../membership/election-admin';
+import { clusterOverview } from '../membership/election-status';
+import type { Execute } from './cli-command';
+import { leaderText, resignText, statusText } from './cli-cluster-format';
+
+/**
+ * Adds the cluster commands: `status` (live instances and every election), `leader [election]` and
+ * `resign [election]`. Elections are read from the cluster, so they are exact; resign revokes the leader's lease
+ * by its epoch, so it works whichever node runs the election's work.
+ */
+export function addClusterCommands(program: Command, execute: Execute): void {
+  program.command('status').description('show the live app instances (presence) and every election with its leader, epoch and lease left').action(() =>
+    execute(() => async (admin, stores) => {
+      const [semaphores, participants] = await Promise.all([admin.permits(), stores.presences()]);
+      const overview = clusterOverview({ participants: participants ?? [], viewAgeMs: participants ? 0 : undefined, semaphores }, Date.now());
+      return {
+        json: overview,
+        text: statusText(overview),
+        warnings: participants ? [] : ['presence could not be read: the participants are not known'],
+      };
+    }),
+  );
+
+  program
+    .command('leader [election]')
+    .description(`show who leads an election (default '${DEFAULT_ELECTION}'): instance, group, epoch, since, lease left, definition`)
+    .action((election: string = DEFAULT_ELECTION) =>
+      execute(() => {
+        validateElectionName(election);
+        return async (admin) => {
+          const status = await readElection(admin, election, systemClock);
+          return { json: status, text: leaderText(status) };
+        };
+      }),
+    );
+
+  program
+    .command('resign [election]')
+    .description(
+      `make the leader of an election (default '${DEFAULT_ELECTION}') step down: its lease is revoked, it is told and lets go, ` +
+        'and another node takes over with a higher epoch',
+    )
+    .action((election: string = DEFAULT_ELECTION) =>
+      execute(() => {
+        validateElectionName(election);
+        return async (admin) => {
+          const result = await resignLeader(admin, election, systemClock);
+          return { json: result, text: resignText(result) };
+        };
+      }),
+    );
+}
