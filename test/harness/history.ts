@@ -41,6 +41,12 @@ export interface StartEvent extends RunStamped {
 export interface EffectEvent extends RunStamped {
   type: 'effect';
   valid: true;
+  /**
+   * Until when (real time) the lease vouched at that moment, if the writer records it (renewals move it): a lease
+   * promises that nobody else holds before then unless it is told sooner, which a test can check for a holder that
+   * was frozen and never acted again.
+   */
+  validUntil?: number;
 }
 
 /** `lease.assertValid()` threw: the run stops before its next side effect. */
@@ -81,8 +87,37 @@ export interface NemesisEvent extends Stamped {
   target?: unknown;
 }
 
+/** An app instance as a node's report names it (a presence entry, or an election's leader). */
+export interface ReportedInstance {
+  instance: string;
+  acquirer: string;
+  group: string;
+}
+
+/**
+ * What a node says about who leads and who is here (`ClusterService.status()` and `nameClashes()`), written
+ * periodically and on each change it sees, so tests can measure agreement and convergence from the history alone.
+ * Not a run event: the checker ignores it.
+ */
+export interface ReportEvent extends Stamped {
+  type: 'report';
+  election: string;
+  /** The reporting node's own instance id (its `node` name may be shared by another process). */
+  instance: string;
+  /** Whether this node leads (its own lease). */
+  isLeader: boolean;
+  /** The leader as this node knows it, with its epoch; absent while it knows none. */
+  leader?: ReportedInstance & { epoch: number };
+  /** The live instances this node sees, oldest first. */
+  participants: ReportedInstance[];
+  /** Acquirer names used by more than one live instance, with those instances' ids. */
+  clashes: Record<string, string[]>;
+  /** What made the node write it: `'poll'`, or the type of the change it saw. */
+  cause: string;
+}
+
 export type RunEvent = StartEvent | EffectEvent | AbortEvent | SignalEvent | EndEvent;
-export type HistoryEvent = RunEvent | EditEvent | NemesisEvent;
+export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent;
 
 /** An event as written, before the writer stamps it (distributes over the union, so `type` picks the fields). */
 export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown ? Omit<E, 'at' | 'node' | 'pid'> & Partial<Stamped> : never;
@@ -116,6 +151,8 @@ export function readHistory(file: string): HistoryEvent[] {
   });
   return events;
 }
+
+export const isReportEvent = (e: HistoryEvent): e is ReportEvent => e.type === 'report';
 
 export const isRunEvent = (e: HistoryEvent): e is RunEvent =>
   e.type === 'start' || e.type === 'effect' || e.type === 'abort' || e.type === 'signal' || e.type === 'end';

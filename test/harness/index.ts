@@ -10,7 +10,9 @@
  *      as a real process: each job is a real `@ClusterSingleton` method ticking at aligned slots, and each run
  *      appends start / effect / abort / signal / end events. Other capabilities add a workload app of their own
  *      that writes the same run events (a leadership, a resource or a task claim is a lease too: `semaphore`
- *      names what is leased, `token` its fencing token or epoch) and start it with `startNodeProcess(script, ...)`.
+ *      names what is leased, `token` its fencing token or epoch) and start it with `startNodeProcess(script, ...)`:
+ *      `startLeaderNode(...)` (leader-app.ts) writes each leadership term as a run and `report` events with what
+ *      the node says about who leads and who is here (`ClusterService.status()`).
  *      Operator actions go through `new Operator(historyFile, serviceOrAdmin)`, which records `edit` events.
  *   3. Nemesis. Members: `cluster.freeze(i)`, `resume(i)`, `kill(i)`, `killMany([i, j])`, `stop(i)`, `restart(i)`.
  *      Network: `cluster.proxy(i).delay(ms) | blackhole() | reset() | heal()`, each optionally `{ pid }` to hit one
@@ -33,6 +35,7 @@ export { within, type Within } from './deadline';
 export { ProbeClient } from './probe-client';
 export { startNodeProcess, startWorkloadNode, type NodeProcess } from './node-process';
 export { workloadEnv, type WorkloadJob, type WorkloadSettings } from './workload';
+export { leaderEnv, startLeaderNode, type LeaderNodeSettings } from './leader-app';
 export { Operator, type Edit } from './operator';
 export * from './history';
 export { holderOf, runsOf, type Run } from './runs';
