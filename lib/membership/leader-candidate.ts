@@ -187,6 +187,14 @@ export class LeaderCandidate {
 
   private async stand(): Promise<void> {
     if (!this.running || this.current || performance.now() < this.standBackUntil) return;
+    // A permit of a term this node lost that is still in the view (its release did not land): let it go again, and
+    // never ask for the slot meanwhile, since asking would refresh that permit and keep the old term alive.
+    const now = this.options.clock.now();
+    const stale = this.permits.peek(this.semaphore)?.permits.find((p) => this.ended.has(p.fencingToken) && p.expiresAt + this.options.clockSkewMs > now);
+    if (stale) {
+      await this.permits.release(stale);
+      return;
+    }
     let result: AcquireResult;
     try {
       result = await this.permits.acquire(this.semaphore);

@@ -204,6 +204,32 @@ describe('leader election corner cases', () => {
       expect(() => next.assertValid()).toThrow(/is lost: resigned/);
     });
 
+    it('a leadership lost while its permit could not be released is never resumed on the old epoch', async () => {
+      await define(900);
+      let offset = 0;
+      const clock: Clock = { now: () => Date.now() + offset };
+      const store = new MemoryPermitStore(backend);
+      await store.connect({ clock });
+      const engine = new PermitEngine(store, { acquirer: 'a', group: 'g', instance: 'a/1' }, clock, { clockSkewMs: 20 });
+      // Releases that never land (a cut-off link): the old permit stays in the store, still this instance's.
+      const permits = { ...candidatePermitsOf(engine, store), release: async () => undefined };
+      const a = new LeaderCandidate(semaphore, 'leader', permits, { clock, clockSkewMs: 20 });
+      cleanup.push(async () => {
+        await a.stop();
+        engine.dispose();
+        await store.close();
+      });
+      a.start();
+      const first = await eventually('leader', () => a.lease);
+      offset = 880; // the lease's renew deadline passed (a stall): lost by its own clock...
+      expect(() => first.assertValid()).toThrow(/is lost/);
+      offset = 0; // ...while its permit, never released, still holds in the store
+      expect(stored().permits.map((p) => p.fencingToken)).toEqual([first.epoch]);
+      // Guards: the next attempt refreshing the old permit and leading on its epoch again (two terms, one epoch).
+      const next = await eventually('leading again', () => a.lease, { timeoutMs: 5_000 });
+      expect(next.epoch).toBeGreaterThan(first.epoch);
+    });
+
     it('stop() racing a resign() returns only once the resign let the permit go (shutdown must not run ahead of it)', async () => {
       await define(900);
       const a = await candidate('a', systemClock, 20, 100);
