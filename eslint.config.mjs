@@ -39,8 +39,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts'],
-    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts', 'lib/allocation/**/*.ts'],
+    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
@@ -49,8 +49,33 @@ export default tseslint.config(
       ] }],
     },
   },
+  // Capabilities build on the ones below them only: permits <- membership <- allocation.
   {
-    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/*.ts'],
+    ignores: ['lib/permits/**/hazelcast-*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
+        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
+        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
+        { group: ['**/membership/*', '**/allocation/*'], message: 'Permits are the bottom capability: they import none above them.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/membership/**/*.ts'],
+    ignores: ['lib/membership/**/hazelcast-*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
+        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
+        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
+        { group: ['**/allocation/*'], message: 'Membership sits below allocation: it never imports it.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },

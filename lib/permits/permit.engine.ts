@@ -9,7 +9,7 @@ import type { Holder, Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import type { ObservedEntry } from './semaphore.view';
-import type { AcquireResult } from './acquire-result';
+import type { AcquireResult, PermitDenied } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from '../core/deadline';
 import { PermitWatchers } from './permit-watchers';
@@ -40,6 +40,35 @@ export interface PermitEngineOptions {
   onMissing?: (semaphore: string, read: VersionedEntry) => Promise<boolean>;
 }
 
+/** What {@link PermitEngine.amend} passes to its change: the entry as read, and this permit as the write refreshes it. */
+export interface AmendInput {
+  /** The entry as read (the write replaces it). */
+  readonly entry: SemaphoreEntry;
+  /** The live permits as the write will have them, this instance's one refreshed. */
+  readonly permits: readonly Permit[];
+  /** This instance's permit, refreshed. */
+  readonly permit: Permit;
+  /** The revision the write gets (the read one plus one): the epoch of a resource this write hands out. */
+  readonly revision: number;
+  /** The deciding node's clock. */
+  readonly now: number;
+}
+
+/** What an amendment writes besides the refresh, and what it tells its caller. */
+export interface Amendment<T> {
+  /** The permits to write instead of {@link AmendInput.permits}; must keep this instance's permit (same token). */
+  readonly permits?: readonly Permit[];
+  /** The entry's new annex; `undefined` keeps it. */
+  readonly annex?: Readonly<Record<string, unknown>>;
+  /** Returned to the caller with the written entry. */
+  readonly result: T;
+}
+
+/** The outcome of {@link PermitEngine.amend}: written, or denied (nothing written). */
+export type AmendResult<T> =
+  | { readonly granted: true; readonly permit: Permit; readonly entry: SemaphoreEntry; readonly result: T }
+  | PermitDenied;
+
 /** How long a node may deny an unknown semaphore from its view before asking again. */
 const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
 
@@ -59,6 +88,8 @@ export class PermitEngine {
   private readonly held = new Map<string, Permit>();
   /** Tokens this instance released (or tried to), by semaphore: never again `held` from the view, whatever it shows. */
   private readonly letGo = new Map<string, Set<number>>();
+  /** Permits (`semaphore#token`) whose holder lets go itself once its work stopped: never withdrawn here on news. */
+  private readonly selfReleasing = new Set<string>();
   private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
@@ -124,9 +155,68 @@ export class PermitEngine {
   /**
    * Calls `onLost(reason)` as soon as this node learns that `permit` no longer holds (revoked, excluded by an
    * edit, over capacity, its entry lost), before anything withdraws it from the store. Returns the unsubscribe.
+   * With `withdraw: false` the engine never withdraws it on such news: the holder lets go itself (`release`) once
+   * its work stopped, and until then, or until it lapses, the permit and what it holds stay where they are.
    */
-  watch(permit: Permit, onLost: (reason: string) => void): () => void {
-    return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
+  watch(permit: Permit, onLost: (reason: string) => void, { withdraw = true }: { withdraw?: boolean } = {}): () => void {
+    const key = `${permit.semaphore}#${permit.fencingToken}`;
+    if (!withdraw) this.selfReleasing.add(key);
+    const unwatch = this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
+    return () => {
+      unwatch();
+      this.selfReleasing.delete(key);
+    };
+  }
+
+  /**
+   * Refreshes this instance's `permit` and, in the same compare-and-set, applies `change` (allocations: claim or
+   * give back resources, write the plan in the annex). `change` may run several times (once per conflicting
+   * write) and must be pure. A permit that no longer holds is denied and nothing is written: unlike
+   * {@link refresh}, this never withdraws the permit, since its holder lets go itself once its work stopped.
+   */
+  async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): Promise<AmendResult<T>> {
+    const { semaphore } = permit;
+    try {
+      const deadline = this.deadlineFor(semaphore, 'amend');
+      const outcome = await compareAndSetLoop<{ denied: PermitDenied } | { permit: Permit; entry: SemaphoreEntry; result: T }>(
+        this.store,
+        semaphore,
+        (read) => {
+          const now = this.clock.now();
+          const decision = decideRefresh(read.entry, this.holder, permit.fencingToken, now, this.skewMs);
+          if (decision.outcome === 'denied' || !read.entry) {
+            const denial = decision.outcome === 'denied' ? decision : { reason: DenyReason.UNKNOWN_SEMAPHORE, message: 'no entry' };
+            return { result: { denied: this.denied(semaphore, denial.reason, denial.message) } };
+          }
+          const revision = read.entry.revision + 1;
+          const amendment = change({ entry: read.entry, permits: decision.next.permits, permit: decision.permit, revision, now });
+          const permits = amendment.permits ?? decision.next.permits;
+          const own = permits.find((p) => p.fencingToken === permit.fencingToken && p.instance === this.holder.instance);
+          if (!own) throw new Error(`amend of "${semaphore}" dropped this instance's permit ${permit.fencingToken}`);
+          const write: Omit<SemaphoreEntry, 'writeId'> = {
+            ...read.entry,
+            revision,
+            lastToken: decision.next.lastToken,
+            permits,
+            ...(amendment.annex !== undefined && { annex: amendment.annex }),
+          };
+          return { result: { permit: own, entry: { ...write, writeId: '' }, result: amendment.result }, write };
+        },
+        { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(semaphore) },
+      );
+      if (!outcome) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
+      if ('denied' in outcome) {
+        this.held.delete(semaphore);
+        return outcome.denied;
+      }
+      this.held.set(semaphore, outcome.permit);
+      return { granted: true, ...outcome };
+    } catch (error) {
+      if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
+      if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
+      if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
+      throw error;
+    }
   }
 
   /**
@@ -264,10 +354,11 @@ export class PermitEngine {
     for (const token of tokens) {
       const denial = judgeHeld(entry, this.holder, token, now, this.skewMs);
       if (!denial || TRANSIENT_DENIALS.has(denial.reason)) continue;
+      const lettingGoItself = this.selfReleasing.has(`${name}#${token}`);
       this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
       if (heldToken === token) this.held.delete(name);
       // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
-      if (denial.next) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
+      if (denial.next && !lettingGoItself) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
   }
 
@@ -281,7 +372,7 @@ export class PermitEngine {
     if (tokens.size === 0) this.letGo.delete(name);
   }
 
-  private denied(semaphore: string, reason: DenyReason, message: string): AcquireResult {
+  private denied(semaphore: string, reason: DenyReason, message: string): PermitDenied {
     return { granted: false, semaphore, reason, message };
   }
 

@@ -43,6 +43,12 @@ export interface Permit {
   readonly revokedAt?: number;
   /** Set when the holder released it but kept it until `lockAtLeastFor`: it is never refreshed again. */
   readonly released?: boolean;
+  /**
+   * Resources this permit holds (allocations), each with its epoch: the revision of the write that gave it to this
+   * permit, so a resource's epoch grows with every new owner. While this permit is live no other permit is given a
+   * resource listed here; a released permit keeps its resources reserved for its acquirer until it lapses.
+   */
+  readonly resources?: Readonly<Record<string, number>>;
 }
 
 /** The permits in `permits` that are still live at `horizon`, oldest grant first. */

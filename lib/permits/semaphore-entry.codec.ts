@@ -7,14 +7,19 @@ import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-defi
 /*
  * One canonical JSON encoding for everything the stores keep. Hazelcast's compare-and-set compares serialized
  * bytes, so the library writes strings it produced itself, with a fixed key order, and passes back the exact
- * string it read. `v` is the format version: 2 is one entry per semaphore (definition and permits together).
+ * string it read. `v` is the format version: 2 is one entry per semaphore (definition and permits together); 3
+ * adds permits' resources and the entry's annex (allocations). An entry without either is still written as 2, so
+ * older versions keep reading plain semaphores; one with them is written as 3, which older versions refuse to
+ * read (and so can never rewrite it without the resources, which would hand a resource to two owners).
  */
 const FORMAT = 2;
+const FORMAT_WITH_RESOURCES = 3;
 
 /** Encodes an entry canonically. */
 export function encodeEntry(entry: SemaphoreEntry): string {
+  const extended = entry.annex !== undefined || entry.permits.some((p) => p.resources !== undefined);
   return JSON.stringify({
-    v: FORMAT,
+    v: extended ? FORMAT_WITH_RESOURCES : FORMAT,
     revision: entry.revision,
     writeId: entry.writeId,
     definition: entry.definition ? definitionFields(entry.definition) : null,
@@ -32,15 +37,23 @@ export function encodeEntry(entry: SemaphoreEntry): string {
       expiresAt: p.expiresAt,
       revokedAt: p.revokedAt,
       released: p.released || undefined,
+      resources: p.resources ? sortedResources(p.resources) : undefined,
     })),
+    annex: entry.annex,
   });
+}
+
+function sortedResources(resources: Readonly<Record<string, number>>): Record<string, number> {
+  const sorted: Record<string, number> = {};
+  for (const id of Object.keys(resources).sort()) sorted[id] = resources[id];
+  return sorted;
 }
 
 /** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parse(key, raw);
-  if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
-  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt } = value;
+  if (value.v !== FORMAT && value.v !== FORMAT_WITH_RESOURCES) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
+  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, annex } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
     throw new CorruptStateError(key, 'missing or mistyped revision, lastToken, writeId or permits');
   }
@@ -49,6 +62,7 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   if (from !== undefined && (from === null || typeof from !== 'object' || !isInt(from.lostSince) || !isInt(from.fromRevision))) {
     throw new CorruptStateError(key, 'rebuilt is malformed');
   }
+  if (annex !== undefined && !isPlainObject(annex)) throw new CorruptStateError(key, 'annex is not an object');
   const entry: SemaphoreEntry = {
     revision,
     writeId,
@@ -60,6 +74,7 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
     ...entry,
     ...(graceUntil !== undefined && { graceUntil }),
     ...(from !== undefined && { rebuilt: { lostSince: from.lostSince as number, fromRevision: from.fromRevision as number } }),
+    ...(annex !== undefined && { annex: annex as Record<string, unknown> }),
   };
 }
 
@@ -163,7 +178,8 @@ function decodePermit(key: string, index: number, raw: unknown): Permit {
     typeof p.instance === 'string' &&
     [p.fencingToken, p.grantedAt, p.refreshedAt, p.expiresAt].every(isInt) &&
     (p.revokedAt === undefined || isInt(p.revokedAt)) &&
-    (p.released === undefined || p.released === true);
+    (p.released === undefined || p.released === true) &&
+    (p.resources === undefined || (isPlainObject(p.resources) && Object.values(p.resources).every(isInt)));
   if (!ok) throw new CorruptStateError(key, `permit #${index} is malformed`);
   const permit: Permit = {
     semaphore: p.semaphore as string,
@@ -179,7 +195,12 @@ function decodePermit(key: string, index: number, raw: unknown): Permit {
     ...permit,
     ...(p.revokedAt !== undefined ? { revokedAt: p.revokedAt as number } : {}),
     ...(p.released ? { released: true } : {}),
+    ...(p.resources !== undefined ? { resources: p.resources as Record<string, number> } : {}),
   };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function isInt(value: unknown): value is number {

@@ -32,6 +32,11 @@ export interface SemaphoreEntry {
    * newer definition extends the wait or puts the newer definition in, while the wait lasts.
    */
   readonly rebuilt?: { readonly lostSince: number; readonly fromRevision: number };
+  /**
+   * What a capability keeps with the semaphore (an allocation's plan), written by compare-and-set together with
+   * the permits. The permit rules never read it; it is lost with the entry like everything else.
+   */
+  readonly annex?: Readonly<Record<string, unknown>>;
 }
 
 /** Revisions (and so fencing tokens) of a new entry start at the clock in microseconds. */
