@@ -174,8 +174,10 @@ export class PermitEngine {
    * write) and must be pure. A permit that no longer holds is denied and nothing is written: unlike
    * {@link refresh}, this never withdraws the permit, since its holder lets go itself once its work stopped.
    */
-  async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): Promise<AmendResult<T>> {
+  async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, { local = false }: DecideOptions = {}): Promise<AmendResult<T>> {
     const { semaphore } = permit;
+    const answer = local ? this.amendLocally(permit, change) : undefined;
+    if (answer) return answer;
     try {
       const deadline = this.deadlineFor(semaphore, 'amend');
       const outcome = await compareAndSetLoop<{ denied: PermitDenied } | { permit: Permit; entry: SemaphoreEntry; result: T }>(
@@ -229,6 +231,24 @@ export class PermitEngine {
     const denial = judgeHeld(view.entry, this.holder, permit.fencingToken, this.clock.now(), this.skewMs);
     if (!denial || TRANSIENT_DENIALS.has(denial.reason)) return undefined;
     return { granted: false, semaphore: permit.semaphore, reason: denial.reason, message: denial.message };
+  }
+
+  /**
+   * `amend` without a round trip: only when the view is young, shows this permit held with more than half of it
+   * left (as a local refresh would answer), and `change` on that view changes nothing.
+   */
+  private amendLocally<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): AmendResult<T> | undefined {
+    const view = this.store.peek(permit.semaphore);
+    const durationMs = view?.entry?.definition?.durationMs;
+    if (!view?.entry || durationMs === undefined || !this.young(view)) return undefined;
+    const now = this.clock.now();
+    const decision = decideRefresh(view.entry, this.holder, permit.fencingToken, now, this.skewMs);
+    if (decision.outcome === 'denied') return undefined;
+    const own = view.entry.permits.find((p) => p.fencingToken === permit.fencingToken);
+    if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2 || this.letGo.get(permit.semaphore)?.has(own.fencingToken)) return undefined;
+    const amendment = change({ entry: view.entry, permits: decision.next.permits, permit: decision.permit, revision: view.entry.revision + 1, now });
+    if (amendment.permits !== undefined || amendment.annex !== undefined) return undefined;
+    return { granted: true, permit: own, entry: view.entry, result: amendment.result };
   }
 
   /** The permits this instance believes it holds (as of its last successful grant or refresh). */

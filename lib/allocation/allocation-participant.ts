@@ -1,0 +1,413 @@
+import type { Clock } from '../core/clock';
+import type { AcquireResult } from '../permits/acquire-result';
+import type { Holder, Permit } from '../permits/permit';
+import { PermitLease } from '../permits/permit-lease';
+import type { AmendInput, AmendResult, Amendment, DecideOptions, PermitEngine } from '../permits/permit.engine';
+import type { PermitStore } from '../permits/permit-store';
+import type { SemaphoreEntry } from '../permits/semaphore-entry';
+import { allocationSemaphore, type AllocationPlan } from './allocation';
+import { readAnnex, writeAnnex } from './allocation-annex.codec';
+import { AllocationLease } from './allocation-lease';
+import { amendHoldings, coordinatorOf, decidePlan, reconcile } from './allocation.rules';
+
+/** What a participant needs of the permit layer (a `PermitEngine` and its store: see {@link allocationPermitsOf}). */
+export interface AllocationPermits {
+  /** Grants this node's permit (or answers from the view that it already holds one). */
+  acquire(semaphore: string): Promise<AcquireResult>;
+  /** Refreshes the permit and applies a change in one compare-and-set; never withdraws it (see `PermitEngine.amend`). */
+  amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, options?: DecideOptions): Promise<AmendResult<T>>;
+  /** Releases the permit; with `notBefore` ahead it is kept (released) until then, its resources reserved. Never throws. */
+  release(permit: Permit, notBefore?: number): Promise<void>;
+  /** Calls `onLost` when the node learns the permit no longer holds; nothing withdraws it meanwhile. */
+  watch(permit: Permit, onLost: (reason: string) => void): () => void;
+  /** The node's view of the semaphore's entry. */
+  peek(semaphore: string): SemaphoreEntry | undefined;
+  /** Calls `listener` whenever the view of the semaphore's entry changes; returns the unsubscribe. */
+  watchEntry(semaphore: string, listener: () => void): () => void;
+}
+
+/** What a node brings to an allocation: the resource set, and what to do with its share. */
+export interface AllocationHandlers {
+  /** The whole resource set (every node should return the same; the coordinator's is what counts). */
+  resources(): readonly string[] | Promise<readonly string[]>;
+  /** Resources given to this node, once its permit lists them. `lease.epochOf(id)` fences writes. */
+  onAssigned?(resources: string[], lease: AllocationLease): void | Promise<void>;
+  /**
+   * Resources taken from this node: stop using them before returning. They move to another node only after this
+   * returned (or, if it does not return within the revoke timeout, once this node's lease lapsed).
+   */
+  onRevoked?(resources: string[], reason: string): void | Promise<void>;
+}
+
+/** Timing and hooks of an {@link AllocationParticipant}. */
+export interface AllocationParticipantOptions {
+  clock: Clock;
+  /** The clock-skew bound. */
+  clockSkewMs: number;
+  /** The rebalance delay (see `AllocationInput.rebalanceDelay`). */
+  delayMs: number;
+  /** How often the coordinator re-reads the resource set. Default 30 s. */
+  resourcesIntervalMs?: number;
+  /** How long `onRevoked` may take; past it the node lets its lease lapse instead. Default: the lease. */
+  revokeTimeoutMs?: number;
+  /** Called when this node's coordinator wrote a plan. */
+  onPlan?(plan: AllocationPlan): void;
+  /** Called when this node starts or stops taking part. */
+  onJoined?(lease: AllocationLease): void;
+  /** Called when this node's part ended without a graceful stop. */
+  onLost?(reason: string): void;
+  /** Called when something failed and is retried (a store call, a handler). */
+  onError?(error: unknown, what: string): void;
+}
+
+/** What the node learns when it looks at the allocation. */
+interface Current {
+  readonly lease: AllocationLease;
+  readonly permitLease: PermitLease;
+}
+
+/** When the node has heard nothing for a lease, it looks anyway (a third of it, like a renewal). */
+const LOOK_FRACTION = 3;
+
+/**
+ * One node's part in one allocation. It takes part by holding a permit of `allocation:<name>` (renewed in the
+ * background; its signal fires at expiry minus the skew bound if renewals fail), and moves towards the plan: it
+ * revokes what the plan takes away (`onRevoked` returns first) before giving it up, and claims what the plan gives
+ * it once no other live permit lists it. While it is the oldest participant it also writes the plan. Everything
+ * it writes is a compare-and-set on the allocation's one entry, so no resource is ever listed by two live permits.
+ */
+export class AllocationParticipant {
+  readonly semaphore: string;
+  private current?: Current;
+  private running = false;
+  private timer?: NodeJS.Timeout;
+  private looking?: Promise<void>;
+  private again = false;
+  private unwatch?: () => void;
+  private standBackUntil = 0;
+  /** Tokens of parts this node lost: never resumed (a refresh of such a permit would revive its old holdings). */
+  private readonly ended = new Set<number>();
+  /** Resources revoked here (onRevoked returned) whose release did not land yet. */
+  private readonly releasing = new Set<string>();
+  private resourceSet?: readonly string[];
+  private resourcesReadAt = -Infinity;
+  private resourcesStale = true;
+  private wakeAt?: number;
+  /** A lost part being wound up: its work told (`onRevoked`), then its permit released. */
+  private settling?: Promise<void>;
+
+  constructor(
+    /** The allocation's name. */
+    readonly allocation: string,
+    private readonly holder: Holder,
+    private readonly permits: AllocationPermits,
+    private readonly handlers: AllocationHandlers,
+    private readonly options: AllocationParticipantOptions,
+  ) {
+    this.semaphore = allocationSemaphore(allocation);
+  }
+
+  /** This node's part while it takes part (its resources, their epochs, the signal). */
+  get lease(): AllocationLease | undefined {
+    return this.current?.lease;
+  }
+
+  /** The resources this node owns now. */
+  owned(): string[] {
+    return this.current?.lease.resources() ?? [];
+  }
+
+  /** Starts taking part: joins at once, then follows the entry's events and looks at least every third of the lease. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unwatch = this.permits.watchEntry(this.semaphore, () => this.kick());
+    this.kick();
+  }
+
+  /** The resource set changed: the coordinator re-reads it now; any other node asks the coordinator to. */
+  async resourcesChanged(): Promise<void> {
+    this.resourcesStale = true;
+    if (!this.isCoordinator()) await this.requestRebalance();
+    this.kick();
+  }
+
+  /** Asks the coordinator for a rebalance (it re-reads the resource set first). Returns false if this node does not take part. */
+  async requestRebalance(): Promise<boolean> {
+    const current = this.current;
+    if (!current) return false;
+    const result = await this.permits.amend(current.permitLease.permit, ({ entry }) => {
+      const annex = readAnnex(entry.annex);
+      return { annex: writeAnnex({ ...annex, requests: annex.requests + 1 }), result: undefined };
+    });
+    return result.granted;
+  }
+
+  /**
+   * Stops taking part: the signal fires, `onRevoked` runs for everything this node owns, and then its permit is
+   * released but kept until `delayMs` (capped at its expiry) with its resources reserved for its acquirer name, so
+   * a restart within that moves nothing. If `onRevoked` does not return in time, the permit is left to lapse.
+   */
+  async stop(reason = 'this node is shutting down'): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.unwatch?.();
+    await this.looking;
+    await this.settling;
+    const current = this.current;
+    if (!current) return;
+    this.current = undefined;
+    current.permitLease.end(reason);
+    const permit = current.permitLease.permit;
+    const revoked = await this.revokeAll(current, reason);
+    this.ended.add(permit.fencingToken);
+    if (revoked) await this.permits.release(permit, this.options.clock.now() + this.options.delayMs);
+  }
+
+  private isCoordinator(): boolean {
+    const token = this.current?.permitLease.permit.fencingToken;
+    return token !== undefined && coordinatorOf(this.permits.peek(this.semaphore), this.options.clock.now(), this.options.clockSkewMs)?.fencingToken === token;
+  }
+
+  /** Looks again soon: now, or right after the look in progress. */
+  private kick(): void {
+    if (!this.running) return;
+    if (this.looking) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    if (!this.running) return;
+    this.timer = setTimeout(() => void this.look(), Math.max(0, delayMs));
+    this.timer.unref();
+  }
+
+  private look(): Promise<void> {
+    this.looking ??= this.step()
+      .catch((error) => this.options.onError?.(error, 'allocation step'))
+      .finally(() => {
+        this.looking = undefined;
+        if (!this.running) return;
+        if (this.again) {
+          this.again = false;
+          return this.schedule(0);
+        }
+        const leaseMs = this.permits.peek(this.semaphore)?.definition?.durationMs ?? 10_000;
+        let next = Math.floor(leaseMs / LOOK_FRACTION);
+        if (this.wakeAt !== undefined) next = Math.min(next, this.wakeAt - this.options.clock.now() + 1);
+        const standingBack = this.standBackUntil - performance.now();
+        if (!this.current && standingBack > 0) next = Math.min(next, standingBack + 1);
+        this.schedule(Math.max(10, next));
+      });
+    return this.looking;
+  }
+
+  private async step(): Promise<void> {
+    if (!this.running) return;
+    const current = this.current;
+    if (!current) return this.join();
+    if (!current.permitLease.isValid()) return;
+    const token = current.permitLease.permit.fencingToken;
+    if (this.isCoordinator()) await this.coordinate(current);
+    if (this.current !== current || !current.permitLease.isValid()) return;
+    const now = this.options.clock.now();
+    const entry = this.permits.peek(this.semaphore);
+    const { revoke, claim, held } = reconcile(entry, this.holder, token, now, this.options.clockSkewMs);
+    // Held by the permit but never handed to the work (a claim whose answer was lost): hand it over now.
+    const mine = entry?.permits.find((p) => p.fencingToken === token)?.resources ?? {};
+    const adopt = held.filter((id) => !revoke.includes(id) && !this.releasing.has(id) && !current.lease.held().includes(id));
+    if (adopt.length) await this.assign(current, new Map(adopt.map((id) => [id, mine[id]])));
+    if (revoke.length) await this.revoke(current, revoke);
+    if (claim.length && this.current === current && current.permitLease.isValid()) await this.claim(current, claim);
+  }
+
+  private async join(): Promise<void> {
+    if (this.settling || performance.now() < this.standBackUntil) return;
+    const now = this.options.clock.now();
+    // A permit of a part this node lost that is still in the view (its release did not land): let it go again,
+    // and never ask meanwhile, since asking would refresh it and revive what it held.
+    const stale = this.permits
+      .peek(this.semaphore)
+      ?.permits.find((p) => p.instance === this.holder.instance && this.ended.has(p.fencingToken) && !p.released && p.expiresAt + this.options.clockSkewMs > now);
+    if (stale) return this.permits.release(stale);
+    const result = await this.permits.acquire(this.semaphore);
+    if (!result.granted || !this.running) {
+      if (result.granted) await this.permits.release(result.permit);
+      return;
+    }
+    if (this.ended.has(result.permit.fencingToken)) return this.permits.release(result.permit);
+    const permitLease = new PermitLease(
+      result.permit,
+      (p) => this.refresh(p),
+      (p, onLost) => this.permits.watch(p, onLost),
+      this.options.clock,
+      { keepAlive: true, clockSkewMs: this.options.clockSkewMs },
+    );
+    const current: Current = { permitLease, lease: new AllocationLease(this.allocation, permitLease) };
+    this.current = current;
+    permitLease.signal.addEventListener('abort', () => void this.lost(current), { once: true });
+    this.options.onJoined?.(current.lease);
+    // Resources its permit already lists (a refresh of a permit it held): adopted by the next look.
+    this.again = true;
+  }
+
+  private async refresh(permit: Permit): Promise<AcquireResult> {
+    const result = await this.permits.amend(permit, () => ({ result: undefined }), { local: true });
+    return result.granted ? { granted: true, outcome: 'refreshed', permit: result.permit } : result;
+  }
+
+  private async coordinate(current: Current): Promise<void> {
+    const entry = this.permits.peek(this.semaphore);
+    if (!entry) return;
+    const annex = readAnnex(entry.annex);
+    if (annex.requests > (annex.plan?.answered ?? 0)) this.resourcesStale = true;
+    const resources = await this.resources();
+    if (!resources) return;
+    const token = current.permitLease.permit.fencingToken;
+    const input = { resources, skewMs: this.options.clockSkewMs, delayMs: this.options.delayMs, by: this.holder.acquirer };
+    const first = decidePlan({ ...input, entry, now: this.options.clock.now() });
+    this.wakeAt = first.wakeAt;
+    if (!first.plan) return;
+    const result = await this.permits.amend(current.permitLease.permit, ({ entry: read, now }): Amendment<AllocationPlan | undefined> => {
+      if (coordinatorOf(read, now, this.options.clockSkewMs)?.fencingToken !== token) return { result: undefined };
+      const { plan } = decidePlan({ ...input, entry: read, now });
+      return plan ? { annex: writeAnnex({ ...readAnnex(read.annex), plan }), result: plan } : { result: undefined };
+    });
+    if (result.granted && result.result) this.options.onPlan?.(result.result);
+  }
+
+  /** The resource set, re-read when stale (interval, or told it changed); `undefined` if it was never readable. */
+  private async resources(): Promise<readonly string[] | undefined> {
+    const interval = this.options.resourcesIntervalMs ?? 30_000;
+    if (this.resourcesStale || performance.now() - this.resourcesReadAt >= interval) {
+      try {
+        const set = await this.handlers.resources();
+        if (!Array.isArray(set) || set.some((id) => typeof id !== 'string')) throw new TypeError(`resources() of "${this.allocation}" must return an array of strings`);
+        this.resourceSet = set;
+        this.resourcesReadAt = performance.now();
+        this.resourcesStale = false;
+      } catch (error) {
+        this.options.onError?.(error, 'resources()');
+      }
+    }
+    return this.resourceSet;
+  }
+
+  private async assign(current: Current, resources: ReadonlyMap<string, number>): Promise<void> {
+    current.lease.add(resources);
+    try {
+      await this.handlers.onAssigned?.([...resources.keys()].sort(), current.lease);
+    } catch (error) {
+      this.options.onError?.(error, 'onAssigned');
+    }
+  }
+
+  /** Tells the work (`onRevoked`), then gives the resources up. Returns false if `onRevoked` overran its timeout. */
+  private async revoke(current: Current, resources: readonly string[]): Promise<void> {
+    const told = resources.filter((id) => !this.releasing.has(id));
+    const owned = told.filter((id) => current.lease.held().includes(id));
+    current.lease.remove(told);
+    if (owned.length && !(await this.tell(current, owned, 'the plan moves them to another node'))) return;
+    for (const id of told) this.releasing.add(id);
+    const token = current.permitLease.permit.fencingToken;
+    const result = await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
+      const change = amendHoldings(permits, this.holder, token, { release: resources }, revision);
+      return { permits: change.permits, result: change };
+    });
+    if (result.granted) for (const id of resources) this.releasing.delete(id);
+  }
+
+  private async claim(current: Current, resources: readonly string[]): Promise<void> {
+    const token = current.permitLease.permit.fencingToken;
+    const result = await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
+      const change = amendHoldings(permits, this.holder, token, { claim: resources, release: [...this.releasing] }, revision);
+      return { permits: change.permits, result: change };
+    });
+    if (!result.granted || this.current !== current) return;
+    for (const id of result.result.released) this.releasing.delete(id);
+    const epochs = result.permit.resources ?? {};
+    if (result.result.claimed.length) await this.assign(current, new Map(result.result.claimed.map((id) => [id, epochs[id]])));
+  }
+
+  /** Runs `onRevoked` within the revoke timeout; past it, lets the lease lapse (never released) and returns false. */
+  private async tell(current: Current, resources: string[], reason: string): Promise<boolean> {
+    const timeoutMs = this.options.revokeTimeoutMs ?? Math.max(1, current.permitLease.permit.expiresAt - current.permitLease.permit.refreshedAt);
+    let timer: NodeJS.Timeout | undefined;
+    const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
+    try {
+      const outcome = await Promise.race([Promise.resolve(this.handlers.onRevoked?.(resources, reason)).then(() => 'done' as const), overran]);
+      if (outcome === 'done') return true;
+    } catch (error) {
+      this.options.onError?.(error, 'onRevoked');
+      return true;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.abandon(current, `onRevoked of ${resources.length} resource(s) did not return within ${timeoutMs} ms`);
+    return false;
+  }
+
+  /** Stops renewing and leaves the permit to lapse (work may still act on what it lists): nobody releases it early. */
+  private abandon(current: Current, reason: string): void {
+    const permit = current.permitLease.permit;
+    this.ended.add(permit.fencingToken);
+    if (this.current === current) this.current = undefined;
+    current.permitLease.end(reason);
+    const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();
+    this.standBackUntil = Math.max(this.standBackUntil, performance.now() + lapsesInMs);
+    this.options.onError?.(new Error(reason), 'onRevoked');
+  }
+
+  /** Tells the work about everything it still counts as its own; false if that overran (the lease then lapses). */
+  private async revokeAll(current: Current, reason: string): Promise<boolean> {
+    const all = current.lease.held();
+    current.lease.remove(all);
+    return all.length === 0 || this.tell(current, all, reason);
+  }
+
+  /** The part ended without a graceful stop: tell the work, then let go (the release may not land: then it lapses). */
+  private async lost(current: Current): Promise<void> {
+    if (this.current !== current) return;
+    this.current = undefined;
+    const permit = current.permitLease.permit;
+    this.ended.add(permit.fencingToken);
+    this.releasing.clear();
+    const reason = String((current.permitLease.signal.reason as Error)?.message ?? current.permitLease.signal.reason);
+    this.options.onLost?.(reason);
+    // Until the work stopped and the permit is let go, nothing here may touch that permit (not even to release a
+    // stale copy of it) or take part again.
+    this.settling = (async () => {
+      if (await this.revokeAll(current, reason)) await this.permits.release(permit);
+    })();
+    try {
+      await this.settling;
+    } finally {
+      this.settling = undefined;
+    }
+    this.standBackUntil = Math.max(this.standBackUntil, performance.now() + this.options.delayMs);
+    this.kick();
+  }
+}
+
+/** The {@link AllocationPermits} of a framework-free `PermitEngine` on its store. */
+export function allocationPermitsOf(
+  engine: Pick<PermitEngine, 'tryAcquire' | 'amend' | 'release' | 'watch'>,
+  store: Pick<PermitStore, 'peek' | 'watch'>,
+): AllocationPermits {
+  return {
+    acquire: (semaphore) => engine.tryAcquire(semaphore, { local: true }),
+    amend: (permit, change, options) => engine.amend(permit, change, options),
+    release: async (permit, notBefore) => {
+      await engine.release(permit, notBefore).catch(() => undefined);
+    },
+    watch: (permit, onLost) => engine.watch(permit, onLost, { withdraw: false }),
+    peek: (semaphore) => store.peek(semaphore)?.entry,
+    watchEntry: (semaphore, listener) => store.watch((name) => {
+      if (name === semaphore) listener();
+    }),
+  };
+}
