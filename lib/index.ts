@@ -83,3 +83,16 @@ export { StoreUnavailableError } from './core/errors/store-unavailable.error';
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
+
+// Allocation: resource sets spread evenly over the live nodes
+export { AllocationService } from './nest/allocation.service';
+export { AllocationLease } from './allocation/allocation-lease';
+export { AllocationParticipant, allocationPermitsOf, type AllocationHandlers, type AllocationParticipantOptions, type AllocationPermits } from './allocation/allocation-participant';
+export {
+  ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore, type AllocationAnnex, type AllocationInput, type AllocationPlan, type RebalanceReason,
+} from './allocation/allocation';
+export { allocationStatus, type AllocationOwner, type AllocationStatus } from './allocation/allocation-status';
+export { requestRebalance } from './allocation/allocation-admin';
+export { manualSlice } from './allocation/allocation.rules';
+export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.error';
+export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';

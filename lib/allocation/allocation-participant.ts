@@ -87,6 +87,8 @@ export class AllocationParticipant {
   private standBackUntil = 0;
   /** Tokens of parts this node lost: never resumed (a refresh of such a permit would revive its old holdings). */
   private readonly ended = new Set<number>();
+  /** Tokens of parts left to lapse because their work did not stop in time: nothing may release them early. */
+  private readonly kept = new Set<number>();
   /** Resources revoked here (onRevoked returned) whose release did not land yet. */
   private readonly releasing = new Set<string>();
   private resourceSet?: readonly string[];
@@ -105,6 +107,11 @@ export class AllocationParticipant {
     private readonly options: AllocationParticipantOptions,
   ) {
     this.semaphore = allocationSemaphore(allocation);
+  }
+
+  /** Fencing tokens of parts left to lapse (their `onRevoked` overran): whoever releases at shutdown must skip them. */
+  keptTokens(): number[] {
+    return [...this.kept];
   }
 
   /** This node's part while it takes part (its resources, their epochs, the signal). */
@@ -355,6 +362,7 @@ export class AllocationParticipant {
   private abandon(current: Current, reason: string): void {
     const permit = current.permitLease.permit;
     this.ended.add(permit.fencingToken);
+    this.kept.add(permit.fencingToken);
     if (this.current === current) this.current = undefined;
     current.permitLease.end(reason);
     const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();

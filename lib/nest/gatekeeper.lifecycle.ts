@@ -11,6 +11,7 @@ import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperStartup } from './gatekeeper.startup';
 import { MembershipRuntime } from './membership.runtime';
 import { LeaderElections } from './leader-elections';
+import { Allocations } from './allocations.runtime';
 import { PermitRuntime } from './permit-runtime';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -36,6 +37,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     private readonly runtime: PermitRuntime,
     private readonly cluster: MembershipRuntime,
     private readonly elections: LeaderElections,
+    private readonly allocations: Allocations,
   ) {}
 
   /**
@@ -80,6 +82,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive.
    */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.allocations.stop().catch((error: unknown) => this.logger.warn(`allocations: ${(error as Error).message}`));
     await this.elections.stop().catch((error: unknown) => this.logger.warn(`elections: ${(error as Error).message}`));
     const { local } = this.runtime;
     const drained = await Promise.race([local.idle().then(() => true), sleep(this.options.shutdownTimeoutMs, false, { ref: false })]);
@@ -93,12 +96,15 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    */
   async onApplicationShutdown(): Promise<void> {
     const { runtime } = this;
-    await this.elections.stop().catch(() => undefined); // when beforeApplicationShutdown did not run (app.close() of a context)
+    await this.allocations.stop().catch(() => undefined); // when beforeApplicationShutdown did not run (app.close() of a context)
+    await this.elections.stop().catch(() => undefined);
     runtime.phase = 'closed';
     await runtime.local.decisionsSettled();
     const busy = new Set([...runtime.local.leases].map((lease) => lease.permit.fencingToken));
     // Leadership whose work outlived the drain is left to lapse too: releasing it would elect another leader now.
     for (const token of this.elections.keptTokens()) busy.add(token);
+    // So are allocation parts whose onRevoked overran: their resources stay listed until the permit lapses.
+    for (const token of this.allocations.keptTokens()) busy.add(token);
     for (const lease of runtime.local.leases) lease.end('this node is shutting down');
     const released: Permit[] = [];
     const kept: Permit[] = [];
@@ -151,6 +157,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     this.startup.warnRunsNowhere(this.cluster.confirmedParticipants());
     try {
       await this.elections.start();
+      await this.allocations.start();
     } catch (error) {
       runtime.phase = 'draining';
       await this.abandonStart();
@@ -164,6 +171,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
 
   /** A failed boot must not leave a client running that keeps the process alive. */
   private async abandonStart(): Promise<void> {
+    await this.allocations.stop().catch(() => undefined);
     await this.elections.stop().catch(() => undefined);
     this.runtime.engine.dispose();
     this.startup.stop();

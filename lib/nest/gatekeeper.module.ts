@@ -6,6 +6,8 @@ import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { ClusterService } from './cluster.service';
 import { MembershipRuntime } from './membership.runtime';
 import { LeaderElections } from './leader-elections';
+import { Allocations } from './allocations.runtime';
+import { AllocationService } from './allocation.service';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -47,6 +49,8 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
     MembershipRuntime,
     LeaderElections,
     ClusterService,
+    Allocations,
+    AllocationService,
     GatekeeperExplorer,
     GatekeeperStartup,
     PermitRuntime,
@@ -55,6 +59,6 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
     GatekeeperService,
     ClusterSingletonRunner,
   ],
-  exports: [GatekeeperService, ClusterService, ClusterSingletonRunner, LeaderElections],
+  exports: [GatekeeperService, ClusterService, AllocationService, ClusterSingletonRunner, LeaderElections, Allocations],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {}

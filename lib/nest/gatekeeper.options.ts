@@ -12,6 +12,8 @@ import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../membership/presence-store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../membership/election';
+import type { AllocationInput } from '../allocation/allocation';
+import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -99,6 +101,12 @@ export interface GatekeeperModuleOptions {
    * `@LeaderOnly` or `ClusterService.whileLeader` is added with the defaults (10 s lease, anyone). Default: none.
    */
   elections?: Array<string | ElectionInput>;
+  /**
+   * Allocations this node may take part in: resource sets spread evenly over the live nodes (see
+   * `AllocationService.participate`). Each is stored as the semaphore `allocation:<name>` (kept across restarts like
+   * `definitions`, so operators' live edits win). One named by `participate` alone gets the defaults. Default: none.
+   */
+  allocations?: AllocationInput[];
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -122,6 +130,8 @@ export interface ResolvedGatekeeperOptions {
   readonly definitions: SemaphoreDefinition[];
   /** The declared elections (their definitions are among `definitions`), by election name. */
   readonly elections: ReadonlyMap<string, SemaphoreDefinition>;
+  /** The declared allocations (their definitions are among `definitions`), by allocation name. */
+  readonly allocations: ReadonlyMap<string, ResolvedAllocation>;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -165,7 +175,12 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     }
   }
   const elections = resolveElections(options.elections);
-  const definitions = [...(options.definitions ?? []).map(validateDefinition), ...elections.values()];
+  const allocations = resolveAllocations(options.allocations);
+  const definitions = [
+    ...(options.definitions ?? []).map(validateDefinition),
+    ...elections.values(),
+    ...[...allocations.values()].map((a) => a.definition),
+  ];
   const seen = new Set<string>();
   for (const { name } of definitions) {
     if (seen.has(name)) throw new InvalidDefinitionError(name, 'name', 'is defined twice in the module options');
@@ -185,6 +200,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     holder: { ...identity, instance: `${identity.acquirer}/${randomUUID()}` },
     definitions,
     elections,
+    allocations,
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
     store,
@@ -270,6 +286,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
+  'allocations',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];

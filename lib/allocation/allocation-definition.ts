@@ -1,0 +1,62 @@
+import { parseDuration } from '../core/duration';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import { validateDefinition } from '../permits/definition.validator';
+import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import {
+  allocationSemaphore, DEFAULT_ALLOCATION_LEASE, DEFAULT_ALLOCATION_PARTICIPANTS, DEFAULT_REBALANCE_DELAY, type AllocationInput,
+} from './allocation';
+
+/** An allocation after validation: its semaphore's definition and its rebalance delay. */
+export interface ResolvedAllocation {
+  /** The definition of `allocation:<name>` (`permits`: how many nodes may take part). */
+  readonly definition: SemaphoreDefinition;
+  /** The rebalance delay in ms. */
+  readonly delayMs: number;
+}
+
+const KEYS: ReadonlyArray<keyof AllocationInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern', 'maxParticipants', 'rebalanceDelay'];
+
+/**
+ * Validates one allocation as users declare it. Throws {@link InvalidOptionsError} naming `field` (e.g.
+ * `allocations[0].lease`) and the allocation.
+ */
+export function resolveAllocation(input: AllocationInput, field = 'allocation'): ResolvedAllocation {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidOptionsError(field, `must be an object { name, lease, groupPattern, acquirerPattern, maxParticipants, rebalanceDelay }, got ${JSON.stringify(input)}`);
+  }
+  for (const key of Object.keys(input)) {
+    if (!(KEYS as readonly string[]).includes(key)) throw new InvalidOptionsError(`${field}.${key}`, `is not an option (expected one of ${KEYS.join(', ')})`);
+  }
+  if (typeof input.name !== 'string' || input.name.trim() === '') {
+    throw new InvalidOptionsError(`${field}.name`, `must be a non-empty string, got ${JSON.stringify(input.name)}`);
+  }
+  const fields: Record<string, string> = { duration: 'lease', permits: 'maxParticipants' };
+  try {
+    const definition = validateDefinition({
+      name: allocationSemaphore(input.name),
+      permits: input.maxParticipants ?? DEFAULT_ALLOCATION_PARTICIPANTS,
+      duration: input.lease ?? DEFAULT_ALLOCATION_LEASE,
+      ...(input.groupPattern !== undefined && { groupPattern: input.groupPattern }),
+      ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
+    });
+    const delayMs = parseDuration(input.rebalanceDelay ?? DEFAULT_REBALANCE_DELAY, allocationSemaphore(input.name), 'rebalanceDelay', { allowZero: true });
+    return { definition, delayMs };
+  } catch (error) {
+    if (!(error instanceof InvalidDefinitionError)) throw error;
+    throw new InvalidOptionsError(`${field}.${fields[error.field] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`);
+  }
+}
+
+/** The `allocations` module option, validated, by allocation name. */
+export function resolveAllocations(allocations: readonly AllocationInput[] | undefined): Map<string, ResolvedAllocation> {
+  if (allocations === undefined) return new Map();
+  if (!Array.isArray(allocations)) throw new InvalidOptionsError('allocations', `must be an array of { name, lease, ... }, got ${JSON.stringify(allocations)}`);
+  const resolved = new Map<string, ResolvedAllocation>();
+  allocations.forEach((input, i) => {
+    const allocation = resolveAllocation(input, `allocations[${i}]`);
+    if (resolved.has(input.name)) throw new InvalidOptionsError(`allocations[${i}].name`, `"${input.name}" is declared twice`);
+    resolved.set(input.name, allocation);
+  });
+  return resolved;
+}

@@ -1,0 +1,180 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { parseDuration } from '../core/duration';
+import { allocationSemaphore, DEFAULT_REBALANCE_DELAY, type AllocationPlan } from '../allocation/allocation';
+import { requestRebalance } from '../allocation/allocation-admin';
+import { resolveAllocation } from '../allocation/allocation-definition';
+import type { AllocationLease } from '../allocation/allocation-lease';
+import { AllocationParticipant, type AllocationHandlers, type AllocationPermits } from '../allocation/allocation-participant';
+import { allocationStatus, type AllocationStatus } from '../allocation/allocation-status';
+import { UnknownAllocationError } from '../allocation/errors/unknown-allocation.error';
+import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import type { PermitStore } from '../permits/permit-store';
+import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { PermitRuntime } from './permit-runtime';
+
+/** One allocation this node takes part in. */
+interface Part {
+  readonly participant: AllocationParticipant;
+  /** The claim on the allocation's semaphore in this process (so no other use of it here can release it). */
+  readonly claim: symbol;
+}
+
+/**
+ * The allocations this node takes part in: one {@link AllocationParticipant} each, on the module's permit engine,
+ * started once the module is ready and stopped gracefully (work told, resources reserved for this node's name)
+ * before permits are released at shutdown. `AllocationService` serves it to applications.
+ * Used inside the module, not by applications.
+ */
+@Injectable()
+export class Allocations {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly handlers = new Map<string, AllocationHandlers>();
+  private readonly parts = new Map<string, Part>();
+  private phase: 'idle' | 'started' | 'stopped' = 'idle';
+  private stopping?: Promise<void>;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    private readonly runtime: PermitRuntime,
+  ) {}
+
+  /** Registers this node's part in `name` (once per allocation); it starts when the module is ready, or at once. */
+  participate(name: string, handlers: AllocationHandlers): void {
+    if (typeof name !== 'string' || name.trim() === '') throw new InvalidOptionsError('allocation', `name must be a non-empty string, got ${JSON.stringify(name)}`);
+    if (typeof handlers?.resources !== 'function') throw new InvalidOptionsError(`allocation "${name}".resources`, 'must be a function returning the resource set');
+    if (this.handlers.has(name)) throw new InvalidOptionsError(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
+    if (this.phase === 'stopped') throw new Error(`Allocation "${name}": the module is shutting down`);
+    this.handlers.set(name, handlers);
+    if (this.phase === 'started') {
+      void this.join(name).catch((error: unknown) => this.logger.error(`Allocation "${name}": ${(error as Error).message}`));
+    }
+  }
+
+  /** Starts every registered part. Called by the module once it is ready. */
+  async start(): Promise<void> {
+    if (this.phase !== 'idle') return;
+    this.phase = 'started';
+    for (const name of this.handlers.keys()) await this.join(name);
+  }
+
+  /** Stops every part gracefully (each waits for its `onRevoked`, bounded by the revoke timeout). */
+  stop(): Promise<void> {
+    this.phase = 'stopped';
+    this.stopping ??= (async () => {
+      await Promise.allSettled([...this.parts.values()].map((part) => part.participant.stop()));
+      for (const [name, part] of this.parts) this.runtime.local.unclaim(allocationSemaphore(name), part.claim);
+    })();
+    return this.stopping;
+  }
+
+  /** Tokens of parts left to lapse (their work did not stop in time): never released at shutdown. */
+  keptTokens(): number[] {
+    return [...this.parts.values()].flatMap((part) => part.participant.keptTokens());
+  }
+
+  /** This node's part in `name` while it takes part. */
+  lease(name: string): AllocationLease | undefined {
+    return this.parts.get(name)?.participant.lease;
+  }
+
+  /** The resources this node owns in `name` now. */
+  owned(name: string): string[] {
+    return this.parts.get(name)?.participant.owned() ?? [];
+  }
+
+  /** Who owns what in `name`, from this node's view (no round trip). */
+  status(name: string): AllocationStatus {
+    const semaphore = allocationSemaphore(name);
+    return allocationStatus(semaphore, this.store.peek(semaphore)?.entry, this.options.clock.now(), this.options.clockSkewMs);
+  }
+
+  /** Asks for a rebalance of `name` (from this node's part, or as an operator's edit if it takes no part). */
+  async rebalance(name: string): Promise<void> {
+    const participant = this.parts.get(name)?.participant;
+    if (participant && (await participant.requestRebalance())) return;
+    await requestRebalance(this.store, name, this.options.storeTimeoutMs);
+  }
+
+  /** Says the resource set of `name` changed: re-read now (by the coordinator, asked by this node if need be). */
+  async resourcesChanged(name: string): Promise<void> {
+    const participant = this.parts.get(name)?.participant;
+    if (participant) await participant.resourcesChanged();
+    else await requestRebalance(this.store, name, this.options.storeTimeoutMs);
+  }
+
+  private async join(name: string): Promise<void> {
+    const semaphore = allocationSemaphore(name);
+    const definition = await this.ensureDefined(name, semaphore);
+    if (this.phase !== 'started' || this.parts.has(name)) return;
+    const claim = this.runtime.local.claim(semaphore);
+    if (!claim) throw new Error(`Allocation "${name}": its semaphore "${semaphore}" is in use by other work in this process`);
+    const delayMs = this.options.allocations.get(name)?.delayMs ?? parseDuration(DEFAULT_REBALANCE_DELAY, semaphore, 'rebalanceDelay');
+    const participant = new AllocationParticipant(name, this.options.holder, this.permits(), this.logged(name, this.handlers.get(name)!), {
+      clock: this.options.clock,
+      clockSkewMs: this.options.clockSkewMs,
+      delayMs,
+      onPlan: (plan) => this.logger.log(planLine(name, plan)),
+      onJoined: (lease) => this.logger.log(`Allocation "${name}": taking part (token ${lease.token}, lease ${definition.durationMs} ms)`),
+      onLost: (reason) => this.logger.warn(`Allocation "${name}": this node's part ended: ${reason}`),
+      onError: (error, what) => this.logger.warn(`Allocation "${name}": ${what} failed: ${(error as Error).message}`),
+    });
+    this.parts.set(name, { participant, claim });
+    participant.start();
+  }
+
+  /** The allocation's definition: the module options', the cluster's, or a default one (autoDefine). */
+  private async ensureDefined(name: string, semaphore: string): Promise<SemaphoreDefinition> {
+    const declared = this.options.allocations.get(name);
+    if (declared) return declared.definition; // published at start-up with the other definitions
+    const existing = this.store.peek(semaphore)?.entry?.definition ?? (await this.runtime.admin.get(semaphore).catch(() => undefined));
+    if (existing) return existing;
+    if (!this.options.autoDefine) throw new UnknownAllocationError(name);
+    const { definition } = resolveAllocation({ name });
+    if (await this.runtime.admin.define(definition)) this.logger.log(`Defined allocation "${name}" (${semaphore}, lease ${definition.durationMs} ms, any group)`);
+    return definition;
+  }
+
+  private permits(): AllocationPermits {
+    const { runtime, store } = this;
+    return {
+      acquire: (semaphore) => runtime.decide(semaphore, { local: true }),
+      amend: (permit, change, options) => runtime.engine.amend(permit, change, options),
+      release: async (permit, notBefore) => {
+        await runtime.releaseQuietly(permit, notBefore);
+      },
+      watch: (permit, onLost) => runtime.engine.watch(permit, onLost, { withdraw: false }),
+      peek: (semaphore) => store.peek(semaphore)?.entry,
+      watchEntry: (semaphore, listener) => store.watch((entryName) => {
+        if (entryName === semaphore) listener();
+      }),
+    };
+  }
+
+  /** The user's handlers, with a log line for every hand-over. */
+  private logged(name: string, handlers: AllocationHandlers): AllocationHandlers {
+    return {
+      resources: () => handlers.resources(),
+      onAssigned: async (resources, lease) => {
+        this.logger.log(`Allocation "${name}": assigned ${describe(resources)}; owns ${lease.resources().length}`);
+        await handlers.onAssigned?.(resources, lease);
+      },
+      onRevoked: async (resources, reason) => {
+        this.logger.log(`Allocation "${name}": revoking ${describe(resources)} (${reason})`);
+        await handlers.onRevoked?.(resources, reason);
+      },
+    };
+  }
+}
+
+function describe(resources: readonly string[]): string {
+  const shown = resources.slice(0, 5).join(', ');
+  return `${resources.length} resource(s): ${shown}${resources.length > 5 ? ', …' : ''}`;
+}
+
+function planLine(name: string, plan: AllocationPlan): string {
+  const shares = Object.entries(plan.targets).map(([who, ids]) => `${who}=${ids.length}`).join(' ');
+  return `Allocation "${name}": rebalance #${plan.generation} (${plan.reason}${plan.detail ? `: ${plan.detail}` : ''}): ${plan.moved} to move; ${shares}`;
+}
