@@ -86,7 +86,8 @@ export { CorruptStateError } from './core/errors/corrupt-state.error';
 
 // Allocation: resource sets spread evenly over the live nodes
 export { AllocationService } from './nest/allocation.service';
-export { AllocationLease } from './allocation/allocation-lease';
+export { AllocationLease, type ResourceLease } from './allocation/allocation-lease';
+export { ManualAllocation, type ManualAllocationOptions, type ManualSlot } from './allocation/manual-allocation';
 export { AllocationParticipant, allocationPermitsOf, type AllocationHandlers, type AllocationParticipantOptions, type AllocationPermits } from './allocation/allocation-participant';
 export {
   ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore, type AllocationAnnex, type AllocationInput, type AllocationPlan, type RebalanceReason,

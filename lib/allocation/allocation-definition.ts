@@ -3,6 +3,7 @@ import { InvalidDefinitionError } from '../core/errors/invalid-definition.error'
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { validateDefinition } from '../permits/definition.validator';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import type { ManualSlot } from './manual-allocation';
 import {
   allocationSemaphore, DEFAULT_ALLOCATION_LEASE, DEFAULT_ALLOCATION_PARTICIPANTS, DEFAULT_REBALANCE_DELAY, type AllocationInput,
 } from './allocation';
@@ -13,9 +14,11 @@ export interface ResolvedAllocation {
   readonly definition: SemaphoreDefinition;
   /** The rebalance delay in ms. */
   readonly delayMs: number;
+  /** Manual mode: this node's slice (nothing is stored in the cluster). */
+  readonly manual?: ManualSlot;
 }
 
-const KEYS: ReadonlyArray<keyof AllocationInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern', 'maxParticipants', 'rebalanceDelay'];
+const KEYS: ReadonlyArray<keyof AllocationInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern', 'maxParticipants', 'rebalanceDelay', 'manual'];
 
 /**
  * Validates one allocation as users declare it. Throws {@link InvalidOptionsError} naming `field` (e.g.
@@ -41,7 +44,8 @@ export function resolveAllocation(input: AllocationInput, field = 'allocation'):
       ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
     });
     const delayMs = parseDuration(input.rebalanceDelay ?? DEFAULT_REBALANCE_DELAY, allocationSemaphore(input.name), 'rebalanceDelay', { allowZero: true });
-    return { definition, delayMs };
+    const manual = input.manual === undefined ? undefined : resolveManual(input.manual, `${field}.manual`, input.name);
+    return { definition, delayMs, ...(manual && { manual }) };
   } catch (error) {
     if (!(error instanceof InvalidDefinitionError)) throw error;
     throw new InvalidOptionsError(`${field}.${fields[error.field] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`);
@@ -59,4 +63,22 @@ export function resolveAllocations(allocations: readonly AllocationInput[] | und
     resolved.set(input.name, allocation);
   });
   return resolved;
+}
+
+function resolveManual(manual: unknown, field: string, name: string): ManualSlot {
+  const given = manual as Partial<ManualSlot> | null;
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new InvalidOptionsError(field, `(allocation "${name}") must be { nodeCount, nodeIndex }, got ${JSON.stringify(manual)}`);
+  }
+  for (const key of Object.keys(given)) {
+    if (key !== 'nodeCount' && key !== 'nodeIndex') throw new InvalidOptionsError(`${field}.${key}`, 'is not an option (expected nodeCount, nodeIndex)');
+  }
+  const { nodeCount, nodeIndex } = given;
+  if (!Number.isSafeInteger(nodeCount) || nodeCount! < 1) {
+    throw new InvalidOptionsError(`${field}.nodeCount`, `(allocation "${name}") must be a whole number, 1 or more, got ${JSON.stringify(nodeCount)}`);
+  }
+  if (!Number.isSafeInteger(nodeIndex) || nodeIndex! < 0 || nodeIndex! >= nodeCount!) {
+    throw new InvalidOptionsError(`${field}.nodeIndex`, `(allocation "${name}") must be a whole number from 0 to ${nodeCount! - 1}, got ${JSON.stringify(nodeIndex)}`);
+  }
+  return { nodeCount: nodeCount!, nodeIndex: nodeIndex! };
 }

@@ -1,6 +1,22 @@
 import type { PermitLease } from '../permits/permit-lease';
 import { ResourceNotOwnedError } from './errors/resource-not-owned.error';
 
+/** What `onAssigned` gets: the resources this node owns in one allocation, with their epochs and a signal. */
+export interface ResourceLease {
+  /** The allocation. */
+  readonly allocation: string;
+  /** Fires when this node's part ends as a whole. */
+  readonly signal: AbortSignal;
+  /** The resources this node owns now, sorted. */
+  resources(): string[];
+  /** Whether this node owns `resource` now. */
+  owns(resource: string): boolean;
+  /** The epoch of this node's ownership of `resource` (0 in manual mode), or `undefined` when it does not own it. */
+  epochOf(resource: string): number | undefined;
+  /** Throws {@link ResourceNotOwnedError} unless this node owns `resource` now. */
+  assertOwned(resource: string): void;
+}
+
 /**
  * This node's part in one allocation while it lasts: the resources it owns, each with its epoch (grows with every
  * new owner of that resource, so a store that remembers the highest epoch it saw per resource rejects a stale
@@ -8,7 +24,7 @@ import { ResourceNotOwnedError } from './errors/resource-not-owned.error';
  * revoked, paused or excluded by an operator, its data lost). A resource taken away alone is announced by
  * `onRevoked` before it moves. Check {@link assertOwned} right before each side effect on a resource.
  */
-export class AllocationLease {
+export class AllocationLease implements ResourceLease {
   private readonly owned = new Map<string, number>();
 
   constructor(

@@ -7,7 +7,7 @@ import type { PermitStore } from '../permits/permit-store';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import { allocationSemaphore, type AllocationPlan } from './allocation';
 import { readAnnex, writeAnnex } from './allocation-annex.codec';
-import { AllocationLease } from './allocation-lease';
+import { AllocationLease, type ResourceLease } from './allocation-lease';
 import { amendHoldings, coordinatorOf, decidePlan, reconcile } from './allocation.rules';
 
 /** What a participant needs of the permit layer (a `PermitEngine` and its store: see {@link allocationPermitsOf}). */
@@ -31,7 +31,7 @@ export interface AllocationHandlers {
   /** The whole resource set (every node should return the same; the coordinator's is what counts). */
   resources(): readonly string[] | Promise<readonly string[]>;
   /** Resources given to this node, once its permit lists them. `lease.epochOf(id)` fences writes. */
-  onAssigned?(resources: string[], lease: AllocationLease): void | Promise<void>;
+  onAssigned?(resources: string[], lease: ResourceLease): void | Promise<void>;
   /**
    * Resources taken from this node: stop using them before returning. They move to another node only after this
    * returned (or, if it does not return within the revoke timeout, once this node's lease lapsed).

@@ -40,6 +40,12 @@ export interface AllocationInput {
    * so a restart within it moves nothing. Default `'3s'`.
    */
   rebalanceDelay?: DurationInput;
+  /**
+   * Manual mode (no coordination, nothing stored in the cluster): this node takes slice `nodeIndex` of `nodeCount`
+   * of the sorted set. Every index must run on exactly one node; nothing checks it. The patterns, lease and delay
+   * do not apply.
+   */
+  manual?: { nodeCount: number; nodeIndex: number };
 }
 
 /** Why a rebalance happened. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AllocationLease } from '../allocation/allocation-lease';
+import type { ResourceLease } from '../allocation/allocation-lease';
 import type { AllocationHandlers } from '../allocation/allocation-participant';
 import type { AllocationStatus } from '../allocation/allocation-status';
 import { Allocations } from './allocations.runtime';
@@ -41,7 +41,7 @@ export class AllocationService {
   }
 
   /** This node's part in `name` while it takes part: its resources with their epochs, and the signal. */
-  lease(name: string): AllocationLease | undefined {
+  lease(name: string): ResourceLease | undefined {
     return this.allocations.lease(name);
   }
 

@@ -3,7 +3,8 @@ import { parseDuration } from '../core/duration';
 import { allocationSemaphore, DEFAULT_REBALANCE_DELAY, type AllocationPlan } from '../allocation/allocation';
 import { requestRebalance } from '../allocation/allocation-admin';
 import { resolveAllocation } from '../allocation/allocation-definition';
-import type { AllocationLease } from '../allocation/allocation-lease';
+import type { ResourceLease } from '../allocation/allocation-lease';
+import { ManualAllocation, type ManualSlot } from '../allocation/manual-allocation';
 import { AllocationParticipant, type AllocationHandlers, type AllocationPermits } from '../allocation/allocation-participant';
 import { allocationStatus, type AllocationStatus } from '../allocation/allocation-status';
 import { UnknownAllocationError } from '../allocation/errors/unknown-allocation.error';
@@ -14,7 +15,7 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { PermitRuntime } from './permit-runtime';
 
-/** One allocation this node takes part in. */
+/** One allocation this node takes part in, coordinated through the cluster. */
 interface Part {
   readonly participant: AllocationParticipant;
   /** The claim on the allocation's semaphore in this process (so no other use of it here can release it). */
@@ -32,6 +33,7 @@ export class Allocations {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly handlers = new Map<string, AllocationHandlers>();
   private readonly parts = new Map<string, Part>();
+  private readonly manual = new Map<string, ManualAllocation>();
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
   private stopping?: Promise<void>;
 
@@ -65,6 +67,7 @@ export class Allocations {
     this.phase = 'stopped';
     this.stopping ??= (async () => {
       await Promise.allSettled([...this.parts.values()].map((part) => part.participant.stop()));
+      await Promise.allSettled([...this.manual.values()].map((slice) => slice.stop()));
       for (const [name, part] of this.parts) this.runtime.local.unclaim(allocationSemaphore(name), part.claim);
     })();
     return this.stopping;
@@ -76,13 +79,13 @@ export class Allocations {
   }
 
   /** This node's part in `name` while it takes part. */
-  lease(name: string): AllocationLease | undefined {
-    return this.parts.get(name)?.participant.lease;
+  lease(name: string): ResourceLease | undefined {
+    return this.parts.get(name)?.participant.lease ?? this.manual.get(name)?.lease;
   }
 
   /** The resources this node owns in `name` now. */
   owned(name: string): string[] {
-    return this.parts.get(name)?.participant.owned() ?? [];
+    return this.parts.get(name)?.participant.owned() ?? this.manual.get(name)?.resources() ?? [];
   }
 
   /** Who owns what in `name`, from this node's view (no round trip). */
@@ -100,12 +103,16 @@ export class Allocations {
 
   /** Says the resource set of `name` changed: re-read now (by the coordinator, asked by this node if need be). */
   async resourcesChanged(name: string): Promise<void> {
+    const slice = this.manual.get(name);
+    if (slice) return slice.refresh();
     const participant = this.parts.get(name)?.participant;
     if (participant) await participant.resourcesChanged();
     else await requestRebalance(this.store, name, this.options.storeTimeoutMs);
   }
 
   private async join(name: string): Promise<void> {
+    const manual = this.options.allocations.get(name)?.manual;
+    if (manual) return this.slice(name, manual);
     const semaphore = allocationSemaphore(name);
     const definition = await this.ensureDefined(name, semaphore);
     if (this.phase !== 'started' || this.parts.has(name)) return;
@@ -123,6 +130,18 @@ export class Allocations {
     });
     this.parts.set(name, { participant, claim });
     participant.start();
+  }
+
+  /** Manual mode: this node's slice of the sorted set, with no coordination. */
+  private slice(name: string, slot: ManualSlot): void {
+    if (this.phase !== 'started' || this.manual.has(name)) return;
+    const slice = new ManualAllocation(name, this.logged(name, this.handlers.get(name)!), {
+      ...slot,
+      onError: (error, what) => this.logger.warn(`Allocation "${name}": ${what} failed: ${(error as Error).message}`),
+    });
+    this.manual.set(name, slice);
+    this.logger.log(`Allocation "${name}": manual mode, slice ${slot.nodeIndex} of ${slot.nodeCount}`);
+    slice.start();
   }
 
   /** The allocation's definition: the module options', the cluster's, or a default one (autoDefine). */

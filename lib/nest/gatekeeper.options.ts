@@ -179,7 +179,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const definitions = [
     ...(options.definitions ?? []).map(validateDefinition),
     ...elections.values(),
-    ...[...allocations.values()].map((a) => a.definition),
+    ...[...allocations.values()].filter((a) => !a.manual).map((a) => a.definition),
   ];
   const seen = new Set<string>();
   for (const { name } of definitions) {

@@ -113,7 +113,31 @@ describe('allocation through the module, on a real member (AllocationService)', 
     assertNoOverlap();
   });
 
+  it('manual mode: the slices of three nodes cover the set exactly once, and follow a changed set', async () => {
+    const three = await Promise.all([0, 1, 2].map(async (nodeIndex) => {
+      const started = await startNode({
+        mapPrefix: prefix,
+        identity: { acquirer: `m-${nodeIndex}`, group: 'production' },
+        membership: false,
+        allocations: [{ name: 'queues', manual: { nodeCount: 3, nodeIndex } }],
+        providers: [QueueConsumers],
+      });
+      nodes.push(started);
+      return started;
+    }));
+    const all = () => three.flatMap((n) => [...n.get(QueueConsumers).owned]).sort();
+    await eventually('every queue once', () => all().length === 100);
+    expect(all()).toEqual([...resourceSet].sort());
+    expect(three.map(owned)).toEqual([33, 33, 34]);
+    expect(three[0].get(AllocationService).lease('queues')!.epochOf(three[0].get(AllocationService).owned('queues')[0])).toBe(0);
+    resourceSet = resourceSet.slice(0, 90);
+    await Promise.all(three.map((n) => n.get(AllocationService).resourcesChanged('queues')));
+    await eventually('every remaining queue once', () => all().length === 90 && three.every((n) => owned(n) === 30));
+    expect(all()).toEqual([...resourceSet].sort());
+  });
+
   it('rejects a bad allocation option naming the field', async () => {
+    await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'q', manual: { nodeCount: 2, nodeIndex: 2 } }], providers: [] })).rejects.toThrow(/allocations\[0\]\.manual\.nodeIndex/);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', lease: 'soon' }], providers: [] })).rejects.toThrow(InvalidOptionsError);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', lease: 'soon' }], providers: [] })).rejects.toThrow(/allocations\[0\]\.lease/);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', maxParticipants: -1 }], providers: [] })).rejects.toThrow(/allocations\[0\]\.maxParticipants/);
