@@ -203,9 +203,14 @@ export class AllocationParticipant {
           this.again = false;
           return this.schedule(0);
         }
-        const leaseMs = this.permits.peek(this.semaphore)?.definition?.durationMs ?? 10_000;
+        const entry = this.permits.peek(this.semaphore);
+        const leaseMs = entry?.definition?.durationMs ?? 10_000;
+        const now = this.options.clock.now();
         let next = Math.floor(leaseMs / LOOK_FRACTION);
-        if (this.wakeAt !== undefined) next = Math.min(next, this.wakeAt - this.options.clock.now() + 1);
+        if (this.wakeAt !== undefined) next = Math.min(next, this.wakeAt - now + 1);
+        // A silent node's permit lapses without an event: look right after the next lapse, when its resources are free.
+        const lapses = (entry?.permits ?? []).map((p) => p.expiresAt + this.options.clockSkewMs - now).filter((ms) => ms >= 0);
+        if (lapses.length) next = Math.min(next, Math.min(...lapses) + 1);
         const standingBack = this.standBackUntil - performance.now();
         if (!this.current && standingBack > 0) next = Math.min(next, standingBack + 1);
         this.schedule(Math.max(10, next));

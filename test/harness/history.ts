@@ -116,8 +116,26 @@ export interface ReportEvent extends Stamped {
   cause: string;
 }
 
+/** What an allocation node says about its allocation (`AllocationService.status()`), periodically. Not a run event. */
+export interface AllocationReportEvent extends Stamped {
+  type: 'allocation';
+  allocation: string;
+  /** Resources this node's work holds now. */
+  owned: number;
+  /** Largest minus smallest share among participating nodes, as this node's view has it. */
+  skew: number;
+  /** Resources of the plan nobody owns, as this node's view has it. */
+  unowned: number;
+  /** Nodes taking part, as this node's view has it. */
+  participants: number;
+  /** The plan's generation (0: none yet). */
+  generation: number;
+  /** Whether every member holds what the plan gives it. */
+  settled: boolean;
+}
+
 export type RunEvent = StartEvent | EffectEvent | AbortEvent | SignalEvent | EndEvent;
-export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent;
+export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent | AllocationReportEvent;
 
 /** An event as written, before the writer stamps it (distributes over the union, so `type` picks the fields). */
 export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown ? Omit<E, 'at' | 'node' | 'pid'> & Partial<Stamped> : never;

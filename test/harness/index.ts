@@ -12,7 +12,9 @@
  *      that writes the same run events (a leadership, a resource or a task claim is a lease too: `semaphore`
  *      names what is leased, `token` its fencing token or epoch) and start it with `startNodeProcess(script, ...)`:
  *      `startLeaderNode(...)` (leader-app.ts) writes each leadership term as a run and `report` events with what
- *      the node says about who leads and who is here (`ClusterService.status()`).
+ *      the node says about who leads and who is here (`ClusterService.status()`); `startAllocationNode(...)`
+ *      (allocation-app.ts) writes each resource a node owns as a run (`<allocation>/<resource>`, token = its
+ *      epoch) and `allocation` reports of what `AllocationService.status()` says.
  *      Operator actions go through `new Operator(historyFile, serviceOrAdmin)`, which records `edit` events.
  *   3. Nemesis. Members: `cluster.freeze(i)`, `resume(i)`, `kill(i)`, `killMany([i, j])`, `stop(i)`, `restart(i)`.
  *      Network: `cluster.proxy(i).delay(ms) | blackhole() | reset() | heal()`, each optionally `{ pid }` to hit one
@@ -36,6 +38,7 @@ export { ProbeClient } from './probe-client';
 export { startNodeProcess, startWorkloadNode, type NodeProcess } from './node-process';
 export { workloadEnv, type WorkloadJob, type WorkloadSettings } from './workload';
 export { leaderEnv, startLeaderNode, type LeaderNodeSettings } from './leader-app';
+export { allocationEnv, resourceNames, startAllocationNode, type AllocationNodeSettings } from './allocation-app';
 export { Operator, type Edit } from './operator';
 export * from './history';
 export { holderOf, runsOf, type Run } from './runs';
