@@ -95,7 +95,6 @@ describe('allocation among real processes on the shared member', () => {
   const mapPrefix = uniquePrefix('allocation');
   const common = settings(historyFile, mapPrefix, testCluster());
   const alive = () => nodes.filter((n) => !n.exited()).map((n) => n.pid);
-  const nodeOf = (pid: number) => nodes.find((n) => n.pid === pid)!;
 
   beforeAll(async () => {
     nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startAllocationNode({ ...common, name, group: name === 'node-a' ? 'blue' : 'green' })))));
