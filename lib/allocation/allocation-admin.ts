@@ -1,8 +1,11 @@
 import { Deadline } from '../core/deadline';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { compareAndSetLoop } from '../permits/compare-and-set.loop';
 import type { PermitStore } from '../permits/permit-store';
-import { allocationSemaphore } from './allocation';
+import { ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore } from './allocation';
+import { allocationStatus, type AllocationStatus } from './allocation-status';
+import type { Clock } from '../core/clock';
 import { readAnnex, writeAnnex } from './allocation-annex.codec';
 import { UnknownAllocationError } from './errors/unknown-allocation.error';
 
@@ -25,4 +28,28 @@ export async function requestRebalance(store: PermitStore, name: string, timeout
     { maxAttempts: 16, deadline },
   );
   if (!done) throw new StoreUnavailableError(`Allocation "${name}": the rebalance request kept conflicting with other writers`);
+}
+
+/** Validates an allocation name given by an operator (`<name>`), before anything is contacted. */
+export function validateAllocationName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 180) {
+    throw new InvalidDefinitionError('<allocation>', 'allocation', `must be a non-empty name of at most 180 characters, got ${JSON.stringify(name)}`);
+  }
+  return name;
+}
+
+/** Every allocation in the cluster, read from it (one round trip), sorted by name: who owns what, skew, last rebalance. */
+export async function readAllocations(store: PermitStore, clock: Clock, skewMs = 0, timeoutMs = 10_000): Promise<AllocationStatus[]> {
+  const now = clock.now();
+  return (await store.list({ timeoutMs }))
+    .filter(({ name }) => name.startsWith(ALLOCATION_SEMAPHORE_PREFIX))
+    .map(({ name, entry }) => allocationStatus(name, entry, now, skewMs));
+}
+
+/** One allocation, read from the cluster. Throws {@link UnknownAllocationError} when it is not defined. */
+export async function readAllocation(store: PermitStore, name: string, clock: Clock, skewMs = 0, timeoutMs = 10_000): Promise<AllocationStatus> {
+  const semaphore = allocationSemaphore(validateAllocationName(name));
+  const { entry } = await store.read(semaphore, { timeoutMs });
+  if (!entry?.definition) throw new UnknownAllocationError(name);
+  return allocationStatus(semaphore, entry, clock.now(), skewMs);
 }

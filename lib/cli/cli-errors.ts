@@ -7,7 +7,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 export const EXIT = {
   /** Done. */
   ok: 0,
-  /** The cluster refused it: unknown semaphore or election, a definition that does not validate, conflicting edits, no such permit. */
+  /** The cluster refused it: unknown semaphore, election or allocation, a definition that does not validate, conflicting edits, no such permit. */
   rejected: 1,
   /** The command line is wrong; found before connecting, so nothing was contacted. */
   usage: 2,
@@ -32,6 +32,7 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   name: '<name>',
   token: '<token>',
   election: '[election]',
+  allocation: '<name>',
 };
 
 /** A command line that is wrong, found before anything is contacted: exit 2. */
@@ -83,6 +84,8 @@ export function describeError(error: unknown): { exitCode: number; text: string;
   if (typeof semaphore === 'string') details.semaphore = semaphore;
   const election = (error as { election?: unknown }).election;
   if (typeof election === 'string') details.election = election;
+  const allocation = (error as { allocation?: unknown }).allocation;
+  if (typeof allocation === 'string') details.allocation = allocation;
   const type = error instanceof Error ? error.name : 'Error';
   // Commander's messages already start with "error: ".
   const text = message.startsWith('error: ') ? message : `error: ${message}`;

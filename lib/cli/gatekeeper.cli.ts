@@ -16,6 +16,7 @@ import { validateDefinition, validateSemaphoreName } from '../permits/definition
 import type { SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { Action } from './cli-command';
 import { addClusterCommands } from './cluster.commands';
+import { addAllocationCommands } from './allocation.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
@@ -276,6 +277,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     );
 
   addClusterCommands(program, execute);
+  addAllocationCommands(program, execute);
   return program;
 }
 

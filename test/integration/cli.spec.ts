@@ -1,27 +1,12 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:net';
 import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, type Leader } from '../../lib';
 import { announcement } from '../../lib/membership/presence.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
+import { cli, CLI_BIN as BIN } from '../support/cli-process';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
-
-const BIN = join(__dirname, '../../dist/cli/gatekeeper.cli.js');
-
-/** Runs the built binary as a user would, against the test member; `ms` is how long it ran. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += String(c)));
-    child.stderr.on('data', (c) => (stderr += String(c)));
-    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
-}
 
 /** A TCP listener standing in for a member, counting the connections anyone opens to it. */
 async function countingListener(): Promise<{ server: Server; address: string; connections: () => number }> {

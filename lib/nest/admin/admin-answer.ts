@@ -4,10 +4,11 @@ import { InvalidDefinitionError } from '../../core/errors/invalid-definition.err
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { ElectionNotFoundError } from '../../membership/errors/election-not-found.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
+import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
 
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
- * semaphore or election), 409, 503. Nothing is stored on error.
+ * semaphore, election or allocation), 409, 503. Nothing is stored on error.
  */
 export async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -19,6 +20,9 @@ export async function answer<T>(action: () => Promise<T>): Promise<T> {
     if (error instanceof UnknownSemaphoreError) throw new NotFoundException(error.message);
     if (error instanceof ElectionNotFoundError) {
       throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, election: error.election, elections: error.known });
+    }
+    if (error instanceof UnknownAllocationError) {
+      throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, allocation: error.allocation });
     }
     if (error instanceof EditConflictError) throw new ConflictException(error.message);
     if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);

@@ -2,6 +2,7 @@ import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
 import { createClusterAdminController } from './cluster-admin.controller';
+import { createAllocationAdminController } from './allocation-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
 
@@ -28,7 +29,7 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
   };
 }
 
-/** The admin controllers under one prefix and guard: definitions and permits, then the cluster and its elections. */
+/** The admin controllers under one prefix and guard: definitions and permits, the cluster and its elections, allocations. */
 function controllers(path: string, guard: Type<CanActivate>): Type[] {
-  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard)];
+  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard), createAllocationAdminController(path, guard)];
 }

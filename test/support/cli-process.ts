@@ -1,0 +1,18 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+/** The built CLI (npm test builds it first). */
+export const CLI_BIN = join(__dirname, '../../dist/cli/gatekeeper.cli.js');
+
+/** Runs the built binary as a user would; `ms` is how long it ran. */
+export function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [CLI_BIN, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += String(c)));
+    child.stderr.on('data', (c) => (stderr += String(c)));
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
