@@ -13,8 +13,8 @@ export function round(value: number | null, digits = 3): number | null {
 /** One result row, in the format other tools read (see README, Performance). */
 export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
-    | 'leader-failover-kill' | 'leader-handover' | 'leader-steady';
-  system: 'gatekeeper' | 'pessimistic-lock' | 'redlock' | 'bare-cron';
+    | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady';
+  system: 'gatekeeper' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style';
   nodes: number;
   semaphores: number;
   runs: number;
@@ -34,4 +34,20 @@ export interface BenchRow {
   storeOpsPerSec?: { total: number; permits: number; presence: number; perNode: number; windowS: number } | null;
   /** Leader rows: the election's lease, the skew bound and the presence interval the nodes ran with. */
   settings?: { leaseMs: number; maxClockSkewMs: number; presenceIntervalMs: number };
+  /** Allocation rows: how many resources are spread. */
+  resources?: number;
+  /** Allocation join/kill rows: resources that changed hands. */
+  moved?: number;
+  /** Allocation join/kill rows: the fewest that had to, for an even spread. */
+  minimalMoves?: number;
+  /** Allocation join/kill rows: ms from the joiner being up (or the kill) to every resource owned once, skew ≤ 1; null if one round never gets there. */
+  convergeMs?: number | null;
+  /** Allocation rows: largest minus smallest share once settled (or after the round, for the baseline). */
+  skew?: number;
+  /** Allocation rows: resources nobody alive owns at the end. */
+  unowned?: number;
+  /** Allocation join/kill rows: store round trips of all nodes during the rebalance. */
+  storeOpsPerRebalance?: number | null;
+  /** Allocation rows: the lease, skew bound and rebalance delay the nodes ran with. */
+  allocationSettings?: { leaseMs: number; maxClockSkewMs: number; rebalanceDelayMs: number };
 }

@@ -23,6 +23,7 @@ import { startMemberProcess, type MemberProcess } from '../test/support/member-p
 import { percentile, round, type BenchRow } from './bench-stats';
 import { gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
+import { allocationMoves, allocationSteady } from './allocation';
 
 const TICK_MS = 1000;
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
@@ -30,11 +31,13 @@ const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady'] as const;
+const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady'] as const;
 const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
-const runs = (group: (typeof GROUPS)[number]) => only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader'));
+const runs = (group: (typeof GROUPS)[number]) =>
+  only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader')) || (group.startsWith('allocation-') && only.includes('allocation'));
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
+const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
 
 async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
@@ -162,7 +165,7 @@ function printTable(): void {
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'vs ours'];
-  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario)).map((r) => {
+  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, vs].map((v) => (v === null ? '-' : String(v)));
@@ -179,6 +182,18 @@ function printLeaderTable(): void {
     r.scenario, r.nodes, r.runs, r.settings ? `${r.settings.leaseMs}/${r.settings.maxClockSkewMs}/${r.settings.presenceIntervalMs}` : null,
     r.failoverMs?.p50, r.failoverMs?.max, r.failoverMs?.boundMs,
     r.storeOpsPerSec?.total, r.storeOpsPerSec?.presence, r.storeOpsPerSec?.permits, r.storeOpsPerSec?.perNode,
+  ].map((v) => (v === null || v === undefined ? '-' : String(v))));
+  if (table.length === 0) return;
+  log('');
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
+/** The allocation rows have columns of their own. */
+function printAllocationTable(): void {
+  const header = ['scenario', 'system', 'nodes', 'resources', 'moved', 'minimal', 'converge ms', 'skew', 'unowned', 'ops/rebalance', 'store ops/s'];
+  const table = rows.filter((r) => ALLOCATION_SCENARIOS.includes(r.scenario)).map((r) => [
+    r.scenario, r.system, r.nodes, r.resources, r.moved, r.minimalMoves, r.convergeMs, r.skew, r.unowned, r.storeOpsPerRebalance, r.storeOpsPerSec?.total,
   ].map((v) => (v === null || v === undefined ? '-' : String(v))));
   if (table.length === 0) return;
   log('');
@@ -245,6 +260,14 @@ async function main(): Promise<void> {
       log('leader election: steady-state store operations of the whole cluster (node processes, module defaults)');
       rows.push(...(await leaderSteady(cluster, `${prefix}-leader`, log)));
     }
+    if (runs('allocation-moves')) {
+      log('allocation: a join (3 -> 4) and a SIGKILL (4 -> 3) with 100 and 1000 resources (node processes), and the dalloc-style baseline');
+      rows.push(...(await allocationMoves(cluster, `${prefix}-allocation`, log)));
+    }
+    if (runs('allocation-steady')) {
+      log('allocation: steady-state store operations of the whole cluster (3 node processes, module defaults)');
+      rows.push(...(await allocationSteady(cluster, `${prefix}-allocation`, log)));
+    }
   } finally {
     await redis?.stop();
     await member.stop();
@@ -267,6 +290,7 @@ async function main(): Promise<void> {
   log('');
   printTable();
   printLeaderTable();
+  printAllocationTable();
   log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.durationS} s; results in ${where}`);
 }
 
