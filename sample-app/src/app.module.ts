@@ -6,6 +6,7 @@ import { DigestJob } from './jobs/digest.job';
 import { DrCheckJob } from './jobs/dr-check.job';
 import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
+import { QueueConsumers } from './jobs/queue-consumers';
 import { ReindexController } from './reindex.controller';
 import { gatekeeperOptions, sampleConfig } from './sample.config';
 
@@ -19,6 +20,6 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
     }),
   ],
   controllers: [ReindexController],
-  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob],
+  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob, QueueConsumers],
 })
 export class AppModule {}

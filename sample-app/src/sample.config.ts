@@ -31,6 +31,8 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
     ],
     // One leader among the three instances, for the leader-only digest job (a crashed leader is replaced within ~8 s).
     elections: [{ name: 'leader', lease: '6s' }],
+    // 12 queues spread over the instances (4 each with three); a crashed instance's queues move within ~7 s.
+    allocations: [{ name: 'queues', lease: '6s', rebalanceDelay: '2s' }],
     // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster).
     membership: { interval: '2s', httpAddress: `http://localhost:${sampleConfig.port}` },
     // The sample runner turns it on for its first instance only ('off' elsewhere).

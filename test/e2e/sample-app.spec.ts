@@ -45,6 +45,16 @@ describe('the three-instance sample app', () => {
     await promisify(execFile)(process.execPath, [join(ROOT, 'dist/cli/gatekeeper.cli.js'), '--map-prefix', env.SAMPLE_MAP_PREFIX, ...args], { env });
     return nowTick();
   };
+  const cliJson = async (...args: string[]) => {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'dist/cli/gatekeeper.cli.js'), '--map-prefix', env.SAMPLE_MAP_PREFIX, '--json', ...args], { env });
+    return JSON.parse(stdout);
+  };
+  /** The live owners' shares of the sample's queues, by the CLI (read from the cluster). */
+  const queueShares = async () => {
+    const status = await cliJson('allocations', 'queues');
+    const owners = status.owners.filter((o: { participating: boolean }) => o.participating);
+    return { unowned: status.unowned as number, shares: Object.fromEntries(owners.map((o: { acquirer: string; resources: string[] }) => [o.acquirer, o.resources.length])) as Record<string, number> };
+  };
   const waitForTick = (job: string, atLeast: number, what: string) =>
     eventually(what, () => runs(job).some((r) => r.tick >= atLeast) || (nowTick() > atLeast + 1 && nowTick()), { timeoutMs: 30_000, intervalMs: 200 });
 
@@ -74,7 +84,7 @@ describe('the three-instance sample app', () => {
     }
   });
 
-  it('runs billing once per tick, reports on two, the digest on the leader, follows pause, migrate and a killed holder', async () => {
+  it('runs billing once per tick, reports on two, the digest on the leader, 4 queues each, follows pause, migrate and a killed holder', async () => {
     const ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     sample.stdout?.on('data', (c) => (output += String(c)));
@@ -96,6 +106,13 @@ describe('the three-instance sample app', () => {
     expect(reportSlots.length).toBeGreaterThanOrEqual(2);
     expect(reportSlots.filter(([, rs]) => new Set(rs.map((r) => r.node)).size !== 2)).toEqual([]);
     expect(new Set(runs('dr-check').map((r) => r.node))).toEqual(new Set([drNode]));
+
+    // 1b. The 12 queues: 4 on each instance, as the CLI reads the allocation from the cluster, and in the logs.
+    await eventually('4 queues on each instance', async () => {
+      const { unowned, shares } = await queueShares();
+      return unowned === 0 && Object.keys(shares).length === 3 && Object.values(shares).every((n) => n === 4);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    expect(stripAnsi(output)).toMatch(/app-\d+ consumes \d+ more queue\(s\): queue-\d+@\d+/);
 
     // 2. Pausing through the CLI stops billing everywhere within one tick (2 s); resuming starts it again.
     const paused = await cli('pause', 'billing');
@@ -135,6 +152,12 @@ describe('the three-instance sample app', () => {
     expect([...byTick(digests).entries()].filter(([, r]) => new Set(r.map((d) => d.node)).size > 1)).toEqual([]);
     expect(digests.filter((d, i) => i > 0 && d.token < digests[i - 1].token)).toEqual([]);
     expect(stripAnsi(output)).toMatch(/Elected leader of "leader" \(epoch \d+\)/);
+
+    // 6. The killed instance's 4 queues moved to the two survivors: 6 each, none unowned.
+    await eventually('6 queues on each survivor', async () => {
+      const { unowned, shares } = await queueShares();
+      return unowned === 0 && Object.keys(shares).length === 2 && !(holder in shares) && Object.values(shares).every((n) => n === 6);
+    }, { timeoutMs: 30_000, intervalMs: 500 });
 
     // Ctrl-C stops everything cleanly.
     sample.kill('SIGINT');

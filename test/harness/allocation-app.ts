@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Module, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AllocationService, GatekeeperModule, type AllocationInput, type DurationInput, type ResourceLease } from '../../lib';
-import { bootFixture, env, gatekeeperOptionsFromEnv } from '../fixtures/fixture-process';
+import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type AllocationReportEvent, type RunEvent, type Unstamped } from './history';
 import { startNodeProcess, type NodeProcess } from './node-process';
 
@@ -167,15 +167,7 @@ function main(): void {
   })
   class AllocationAppModule {}
 
-  const parent = process.ppid;
-  const startedAt = Date.now();
-  const lifetimeMs = Number(process.env.LIFETIME_MS ?? 180_000);
-  const watchdog = setInterval(() => {
-    if (process.ppid === parent && Date.now() - startedAt < lifetimeMs) return;
-    clearInterval(watchdog);
-    process.kill(process.pid, 'SIGTERM');
-  }, 1_000);
-  watchdog.unref();
+  stopWhenOrphaned(nodeName);
   void bootFixture(AllocationAppModule);
 }
 

@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { ClusterService, GatekeeperModule, electionSemaphore, type DurationInput, type ElectionInput, type LeaderLease } from '../../lib';
-import { bootFixture, env, gatekeeperOptionsFromEnv } from '../fixtures/fixture-process';
+import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type ReportEvent, type RunEvent, type Unstamped } from './history';
 import { startNodeProcess, type NodeProcess } from './node-process';
 
@@ -175,17 +175,7 @@ function main(): void {
   })
   class LeaderAppModule {}
 
-  // Never outlive the test: stop after LIFETIME_MS, or once the process that started this one is gone.
-  const parent = process.ppid;
-  const startedAt = Date.now();
-  const lifetimeMs = Number(process.env.LIFETIME_MS ?? 180_000);
-  const watchdog = setInterval(() => {
-    if (process.ppid === parent && Date.now() - startedAt < lifetimeMs) return;
-    clearInterval(watchdog);
-    process.stderr.write(`${nodeName}: ${process.ppid === parent ? `lifetime of ${lifetimeMs} ms is over` : 'the test process is gone'}, stopping\n`);
-    process.kill(process.pid, 'SIGTERM');
-  }, 1_000);
-  watchdog.unref();
+  stopWhenOrphaned(nodeName);
   void bootFixture(LeaderAppModule);
 }
 
