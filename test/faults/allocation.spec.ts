@@ -19,6 +19,13 @@ const RESOURCES = 100;
 /** A crashed or frozen node's resources have new owners within its lease plus the skew bound, plus the claim (one write) and the work's start. */
 const MOVE_BOUND_MS = LEASE_MS + SKEW_MS + 400;
 const ALLOCATION = { name: 'queues', lease: LEASE_MS, rebalanceDelay: DELAY_MS };
+/**
+ * Nodes that are up settle within the rebalance delay plus a lease (the plan's writes, every owner's revoke and the
+ * claims take a few round trips and one onRevoked each; the lease is the slack a loaded machine gets).
+ */
+const SETTLE_BOUND_MS = DELAY_MS + LEASE_MS;
+/** After a fault ends, no resource stays unowned longer than a lease lapsing, a stand-back and a joiner's delay. */
+const UNOWNED_BOUND_MS = LEASE_MS + SKEW_MS + 2 * DELAY_MS + REVOKE_MS + 400;
 
 const print = (line: string) => process.stdout.write(`allocation: ${line}\n`);
 
@@ -84,6 +91,28 @@ function expectSafe(history: HistoryEvent[]): ReturnType<typeof checkHistory> {
   return checked;
 }
 
+/**
+ * The longest time, over resources, that nobody owned a resource between `from` and `to`: from the end (or last
+ * vouched moment) of one owner to the start of the next.
+ */
+function longestUnowned(history: HistoryEvent[], from: number, to: number): number {
+  const byResource = new Map<string, Run[]>();
+  for (const r of resourceRuns(history)) byResource.set(r.job, [...(byResource.get(r.job) ?? []), r]);
+  let longest = 0;
+  for (const runs of byResource.values()) {
+    const spans = runs.map((r) => ({ from: r.start.at, to: r.outcome === 'unfinished' ? Infinity : r.events.at(-1)!.at })).sort((a, b) => a.from - b.from);
+    let covered = from;
+    for (const span of spans) {
+      if (span.to < from) continue;
+      if (span.from > covered) longest = Math.max(longest, Math.min(span.from, to) - covered);
+      covered = Math.max(covered, span.to);
+      if (covered >= to) break;
+    }
+    if (covered < to) longest = Math.max(longest, to - covered);
+  }
+  return longest;
+}
+
 /** How long after `from` each resource in `ids` got a new owner (its first start after `from`). */
 function movedAfter(history: HistoryEvent[], ids: string[], from: number): number[] {
   return ids.map((id) => (resourceRuns(history).find((r) => r.job === id && r.start.at > from)?.start.at ?? Infinity) - from);
@@ -108,18 +137,20 @@ describe('allocation among real processes on the shared member', () => {
     const three = await eventually('33/33/34', () => settled(readHistory(historyFile), alive()), { timeoutMs: 20_000 });
     expect([...three].sort()).toEqual([33, 33, 34]);
     const convergedMs = Date.now() - started;
+    expect(convergedMs).toBeLessThanOrEqual(SETTLE_BOUND_MS);
 
     const before = owners(readHistory(historyFile), alive());
-    const joinedAt = Date.now();
     nodes.push(await startAllocationNode({ ...common, name: 'node-d', group: 'green' }));
+    const joinedAt = Date.now(); // the joiner is up: connected and taking part
     const four = await eventually('25 × 4', () => settled(readHistory(historyFile), alive()), { timeoutMs: 20_000 });
     expect(four).toEqual([25, 25, 25, 25]);
+    expect(Date.now() - joinedAt).toBeLessThanOrEqual(SETTLE_BOUND_MS);
     const history = readHistory(historyFile);
     const after = owners(history, alive());
     const moved = resourceNames(RESOURCES).filter((id) => before.get(id)![0] !== after.get(id)![0]);
     expect(moved).toHaveLength(25);
     expectSafe(history);
-    print(`3 processes: 33/33/34 ${convergedMs} ms after they were started; a 4th joined: ${moved.length} moved (minimum 25), 25 × 4 ${Date.now() - joinedAt} ms after it was started`);
+    print(`3 processes: 33/33/34 ${convergedMs} ms after they were up; a 4th joined: ${moved.length} moved (minimum 25), 25 × 4 ${Date.now() - joinedAt} ms after it was up (bound ${SETTLE_BOUND_MS})`);
   });
 
   it('SIGKILL of one: only its 25 move, each within lease + skew + a claim, and no resource ever had two owners', async () => {
@@ -210,15 +241,23 @@ describe('allocation through a member freeze and connection resets (own members 
     await eventually('settled after the freeze', () => settled(readHistory(historyFile), alive()), { timeoutMs: 20_000 });
     const afterFreeze = Date.now() - resumedAt;
 
+    const resetsStart = Date.now();
     for (let i = 0; i < 3; i++) {
       const target = nodes[i % nodes.length];
       recordNemesis(historyFile, 'reset', target.name);
       cluster.proxy(0).reset({ pid: target.pid });
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 2));
     }
+    const resetsFrom = resetsStart;
     await eventually('settled after the resets', () => settled(readHistory(historyFile), alive()), { timeoutMs: 20_000 });
     const history = readHistory(historyFile);
     const checked = expectSafe(history);
-    print(`member frozen ${LEASE_MS + 800} ms, then 3 connection resets: 0 overlaps in ${checked.stats.runs} ownership runs; settled ${afterFreeze} ms after the resume`);
+    expect(afterFreeze).toBeLessThanOrEqual(UNOWNED_BOUND_MS);
+    const unownedAfterFreeze = longestUnowned(history, resumedAt, resetsFrom);
+    const unownedThroughResets = longestUnowned(history, resetsFrom, Date.now());
+    expect(unownedThroughResets).toBeLessThanOrEqual(UNOWNED_BOUND_MS);
+    print(`member frozen ${LEASE_MS + 800} ms, then 3 connection resets: 0 overlaps in ${checked.stats.runs} ownership runs; settled ${afterFreeze} ms `
+      + `after the resume (bound ${UNOWNED_BOUND_MS}; longest unowned after it ${unownedAfterFreeze} ms); through the resets no resource unowned longer than `
+      + `${unownedThroughResets} ms (bound ${UNOWNED_BOUND_MS})`);
   });
 });

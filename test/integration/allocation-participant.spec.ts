@@ -18,11 +18,14 @@ describe('AllocationParticipant', () => {
   const cleanup: Array<() => Promise<void>> = [];
   /** resource → [node, from, to?] in the order they happened. */
   let history: Map<string, Array<{ node: string; from: number; to?: number }>>;
+  /** When the first onRevoked of the test began. */
+  let revokeStartedAt: number | undefined;
 
   beforeEach(() => {
     backend = new MemoryStoreBackend();
     set = Array.from({ length: 100 }, (_, i) => `q${String(i).padStart(3, '0')}`);
     history = new Map();
+    revokeStartedAt = undefined;
   });
   afterEach(async () => {
     for (const close of cleanup.splice(0).reverse()) await close();
@@ -49,6 +52,7 @@ describe('AllocationParticipant', () => {
         }
       },
       onRevoked: async (resources) => {
+        revokeStartedAt ??= performance.now();
         if (revokeMs) await sleep(revokeMs);
         for (const id of resources) {
           const span = [...history.get(id)!].reverse().find((s) => s.node === name);
@@ -136,9 +140,9 @@ describe('AllocationParticipant', () => {
     assertNoOverlap();
   });
 
-  it('a resource moves only after its old owner’s slow onRevoked returned', async () => {
+  it('a resource moves only after its old owner’s slow onRevoked returned (1.5 s)', async () => {
     await define(2_000);
-    const a = await node('a', { revokeMs: 400 });
+    const a = await node('a', { revokeMs: 1_500 });
     a.participant.start();
     await eventually('a has all', () => a.owned.size === 100);
     const b = await node('b');
@@ -148,6 +152,10 @@ describe('AllocationParticipant', () => {
     const handedOver = [...history.values()].filter((spans) => spans.length === 2);
     expect(handedOver).toHaveLength(50);
     for (const [first, second] of handedOver) expect(second.from - first.to!).toBeGreaterThanOrEqual(0);
+    // The whole revoke took its 1.5 s before b started any of them.
+    const firstStart = Math.min(...handedOver.map(([, second]) => second.from));
+    expect(firstStart - Math.min(...handedOver.map(([first]) => first.to!))).toBeGreaterThanOrEqual(0);
+    expect(firstStart - revokeStartedAt!).toBeGreaterThanOrEqual(1_500);
   });
 
   it('follows a changed resource set, and a resourcesChanged() on any node, with skew at most one', async () => {
