@@ -141,25 +141,22 @@ export interface PlanInput {
 }
 
 /**
- * Whether a new plan is due, and which. One is due when slots joined (once they have taken part for the rebalance
- * delay) or left, when the resource set changed, or when a rebalance was asked for; but never while the last
- * plan is still being carried out (at most one rebalance in flight), unless a slot left, since a leaver can never
- * finish it.
+ * Whether a new plan is due, and which. One is due when slots joined or left, when the resource set changed, or when
+ * a rebalance was asked for; but never while the last plan is still being carried out (at most one rebalance in
+ * flight), unless a slot left, since a leaver can never finish it. Joins are damped: while the only news is joins,
+ * the plan waits until the newest joiner has taken part for the rebalance delay (so a rolling start is one
+ * rebalance), but never longer than twice the delay past the first joiner's; a plan written for any reason
+ * includes every slot.
  */
 export function decidePlan({ entry, resources, now, skewMs, delayMs, by }: PlanInput): PlanDecision {
   if (!entry.definition) return {};
   const annex = readAnnex(entry.annex);
   const previous = annex.plan;
   const planned = new Set(Object.keys(previous?.targets ?? {}));
-  const all = slotsOf(entry, now, skewMs);
-  let wakeAt: number | undefined;
-  const slots = all.filter((s) => {
-    if (s.reserved || planned.has(s.name)) return true;
-    const ripeAt = s.member!.grantedAt + delayMs;
-    if (ripeAt <= now) return true;
-    wakeAt = Math.min(wakeAt ?? ripeAt, ripeAt);
-    return false;
-  });
+  const slots = slotsOf(entry, now, skewMs);
+  const fresh = slots.filter((s) => !s.reserved && !planned.has(s.name)).map((s) => s.member!.grantedAt + delayMs);
+  const damping = fresh.length ? Math.min(Math.max(...fresh), Math.min(...fresh) + 2 * delayMs) : undefined;
+  const wakeAt = damping !== undefined && damping > now ? damping : undefined;
   const set = [...new Set(resources)].sort(compare);
   const names = new Set(slots.map((s) => s.name));
   const joined = [...names].filter((n) => !planned.has(n));
@@ -169,9 +166,11 @@ export function decidePlan({ entry, resources, now, skewMs, delayMs, by }: PlanI
   const current = new Set(set);
   const removed = [...before].filter((id) => !current.has(id));
   const requested = annex.requests > (previous?.answered ?? 0);
-  if (!previous && slots.length === 0) return { wakeAt };
-  if (previous && !joined.length && !left.length && !added.length && !removed.length && !requested) return { wakeAt };
-  if (previous && !left.length && inFlight(previous, all)) return { wakeAt, waiting: 'in-flight' };
+  if (!previous && slots.length === 0) return {};
+  if (previous && !joined.length && !left.length && !added.length && !removed.length && !requested) return {};
+  // Only joins (or the first plan): wait for the newest joiner's delay, within the bound.
+  if (wakeAt !== undefined && !left.length && !requested && (!previous || (!added.length && !removed.length))) return { wakeAt };
+  if (previous && !left.length && inFlight(previous, slots)) return { wakeAt, waiting: 'in-flight' };
   const reason: RebalanceReason = !previous
     ? 'initial'
     : left.length

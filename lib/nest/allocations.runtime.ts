@@ -195,5 +195,6 @@ function describe(resources: readonly string[]): string {
 
 function planLine(name: string, plan: AllocationPlan): string {
   const shares = Object.entries(plan.targets).map(([who, ids]) => `${who}=${ids.length}`).join(' ');
-  return `Allocation "${name}": rebalance #${plan.generation} (${plan.reason}${plan.detail ? `: ${plan.detail}` : ''}): ${plan.moved} to move; ${shares}`;
+  const why = plan.reason === 'initial' ? `initial; ${plan.detail}` : plan.detail || plan.reason;
+  return `Allocation "${name}": rebalance #${plan.generation} (${why}): ${plan.moved} to move; ${shares}`;
 }

@@ -155,6 +155,36 @@ describe('allocation rules', () => {
     expect(moved.every(([id]) => afterJoin.get(id) === 'app-2')).toBe(true);
   });
 
+  it('damps joins: a rolling start is one rebalance once the newest joiner waited the delay, at most twice the delay past the first', () => {
+    const c = new Cluster();
+    const nodes = ['a', 'b', 'd'].map((n) => node(n));
+    for (const n of nodes) {
+      c.join(n);
+      c.now += DELAY * 0.3;
+      for (const m of nodes) if (c.tokens.has(m.instance)) c.join(m);
+      expect(c.plan(ids(9))).toBeUndefined();
+    }
+    c.now += DELAY * 0.7; // the last joined DELAY * 0.7 + 0.3 ago
+    expect(c.plan(ids(9))).toMatchObject({ generation: 1, reason: 'initial', detail: 'joined: a, b, d; resources: +9 -0', moved: 0 });
+    // A storm of joins every half delay: planned anyway twice the delay after the first of them became due.
+    c.settle(nodes);
+    const storm: Holder[] = [];
+    for (let i = 0; i < 8; i++) {
+      const n = node(`s${i}`);
+      storm.push(n);
+      c.join(n);
+      const plan = c.plan(ids(9));
+      if (plan) {
+        expect(plan).toMatchObject({ reason: 'joined' });
+        expect(i).toBeGreaterThanOrEqual(5); // the first joiner is due a delay after it joined, planned within three
+        return;
+      }
+      c.now += DELAY / 2;
+      for (const m of [...nodes, ...storm]) c.join(m);
+    }
+    throw new Error('a storm of joins was never planned');
+  });
+
   it('rebalances a changed resource set with skew at most one and minimal movement', () => {
     const c = new Cluster();
     const nodes = ['a', 'b', 'd'].map((n) => node(n));
