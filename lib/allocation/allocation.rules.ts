@@ -186,11 +186,19 @@ export function decidePlan({ entry, resources, now, skewMs, delayMs, by }: PlanI
     added.length || removed.length ? `resources: +${added.length} -${removed.length}` : '',
     requested ? 'requested' : '',
   ].filter(Boolean).join('; ');
-  const { targets, moved } = evenTargets(slots, set);
+  const { targets, moved: taken } = evenTargets(slots, set);
+  // Against the last plan: resources it gives to another node than that plan did (a leaver's included).
+  const moved = previous ? movedBetween(previous.targets, targets) : taken;
   return {
     wakeAt,
     plan: { generation: (previous?.generation ?? 0) + 1, at: now, by, reason, detail, resources: set, targets, moved, answered: annex.requests },
   };
+}
+
+/** How many resources `after` gives to another slot than `before` did (resources new to the set are not counted). */
+function movedBetween(before: Readonly<Record<string, readonly string[]>>, after: Readonly<Record<string, readonly string[]>>): number {
+  const was = new Map(Object.entries(before).flatMap(([slot, ids]) => ids.map((id) => [id, slot] as const)));
+  return Object.entries(after).reduce((sum, [slot, ids]) => sum + ids.filter((id) => was.has(id) && was.get(id) !== slot).length, 0);
 }
 
 /** Whether some member does not hold exactly what the plan gives it yet (reserved slots count as done). */

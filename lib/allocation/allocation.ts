@@ -71,7 +71,7 @@ export interface AllocationPlan {
   readonly resources: readonly string[];
   /** Acquirer name → its resources, sorted. */
   readonly targets: Readonly<Record<string, readonly string[]>>;
-  /** How many resources it takes from one node to give to another (resources that had no owner are not counted). */
+  /** How many resources it gives to another node than the last plan did (a leaver's included; new resources not). */
   readonly moved: number;
   /** The rebalance requests it answers (see {@link AllocationAnnex.requests}). */
   readonly answered: number;

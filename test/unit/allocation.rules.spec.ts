@@ -147,7 +147,7 @@ describe('allocation rules', () => {
     c.now += LEASE / 2;
     for (const n of [a, d, e]) c.join(n); // the others renew (decideAcquire refreshes a held permit)
     c.now += LEASE / 2 + SKEW + 1;
-    expect(c.plan(ids(100))).toMatchObject({ reason: 'left', detail: 'left: app-2', moved: 0 });
+    expect(c.plan(ids(100))).toMatchObject({ reason: 'left', detail: 'left: app-2', moved: 25 });
     c.settle([a, d, e]);
     expect(Object.values(c.shares()).sort()).toEqual([33, 33, 34]);
     const moved = [...c.owners()].filter(([id, owner]) => afterJoin.get(id) !== owner);
