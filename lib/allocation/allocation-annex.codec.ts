@@ -2,20 +2,35 @@ import type { AllocationAnnex, AllocationPlan, RebalanceReason } from './allocat
 
 const REASONS: ReadonlySet<string> = new Set<RebalanceReason>(['initial', 'joined', 'left', 'resources-changed', 'requested']);
 
-/**
- * The allocation data in a semaphore entry's annex. A malformed plan reads as none: the plan only says where
- * resources should go (the permits say who owns what, and safety rests on them alone), so the coordinator simply
- * writes a new one.
- */
-export function readAnnex(annex: Readonly<Record<string, unknown>> | undefined): AllocationAnnex {
-  const requests = Number.isSafeInteger(annex?.requests) ? (annex!.requests as number) : 0;
-  const plan = readPlan(annex?.plan);
-  return plan ? { plan, requests } : { requests };
+/** The annex as read: with whether a plan was there but could not be read, and the fields this version does not know. */
+export interface ReadAnnex extends AllocationAnnex {
+  /** A plan is stored but malformed (or written by a newer version): nodes hold what they have until a new one. */
+  readonly unreadablePlan?: true;
+  /** Fields this version does not know, kept when it writes the annex back. */
+  readonly unknown?: Readonly<Record<string, unknown>>;
 }
 
-/** The annex to write: fields in a fixed order. */
-export function writeAnnex(annex: AllocationAnnex): Record<string, unknown> {
+/**
+ * The allocation data in a semaphore entry's annex. A malformed plan reads as none, marked unreadable: the plan
+ * only says where resources should go (the permits say who owns what, and safety rests on them alone), so nodes
+ * keep what they hold and the coordinator writes a new one.
+ */
+export function readAnnex(annex: Readonly<Record<string, unknown>> | undefined): ReadAnnex {
+  const requests = Number.isSafeInteger(annex?.requests) ? (annex!.requests as number) : 0;
+  const plan = readPlan(annex?.plan);
+  const { requests: _r, plan: _p, ...unknown } = annex ?? {};
   return {
+    requests,
+    ...(plan && { plan }),
+    ...(!plan && annex?.plan !== undefined && { unreadablePlan: true as const }),
+    ...(Object.keys(unknown).length > 0 && { unknown }),
+  };
+}
+
+/** The annex to write: fields in a fixed order, after any this version does not know. */
+export function writeAnnex(annex: ReadAnnex): Record<string, unknown> {
+  return {
+    ...annex.unknown,
     requests: annex.requests,
     ...(annex.plan && {
       plan: {

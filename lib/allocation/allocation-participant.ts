@@ -89,14 +89,14 @@ export class AllocationParticipant {
   private readonly ended = new Set<number>();
   /** Tokens of parts left to lapse because their work did not stop in time: nothing may release them early. */
   private readonly kept = new Set<number>();
-  /** Resources revoked here (onRevoked returned) whose release did not land yet. */
-  private readonly releasing = new Set<string>();
   private resourceSet?: readonly string[];
   private resourcesReadAt = -Infinity;
   private resourcesStale = true;
   private wakeAt?: number;
   /** A lost part being wound up: its work told (`onRevoked`), then its permit released. */
   private settling?: Promise<void>;
+  /** The `onAssigned` call running now, which an `onRevoked` waits for (bounded) before it starts. */
+  private assigning?: Promise<unknown>;
 
   constructor(
     /** The allocation's name. */
@@ -164,11 +164,14 @@ export class AllocationParticipant {
     const current = this.current;
     if (!current) return;
     this.current = undefined;
-    current.permitLease.end(reason);
-    const permit = current.permitLease.permit;
+    // The lease keeps renewing while onRevoked runs, so nothing moves before it returned (or overran its timeout,
+    // when the lease is ended and left to lapse); then the signal fires and the permit is released.
     const revoked = await this.revokeAll(current, reason);
+    const permit = current.permitLease.permit;
     this.ended.add(permit.fencingToken);
-    if (revoked) await this.permits.release(permit, this.options.clock.now() + this.options.delayMs);
+    if (!revoked) return;
+    current.permitLease.end(reason);
+    await this.permits.release(current.permitLease.permit, this.options.clock.now() + this.options.delayMs);
   }
 
   private isCoordinator(): boolean {
@@ -231,7 +234,7 @@ export class AllocationParticipant {
     const { revoke, claim, held } = reconcile(entry, this.holder, token, now, this.options.clockSkewMs);
     // Held by the permit but never handed to the work (a claim whose answer was lost): hand it over now.
     const mine = entry?.permits.find((p) => p.fencingToken === token)?.resources ?? {};
-    const adopt = held.filter((id) => !revoke.includes(id) && !this.releasing.has(id) && !current.lease.held().includes(id));
+    const adopt = held.filter((id) => !revoke.includes(id) && !current.lease.held().includes(id));
     if (adopt.length) await this.assign(current, new Map(adopt.map((id) => [id, mine[id]])));
     if (revoke.length) await this.revoke(current, revoke);
     if (claim.length && this.current === current && current.permitLease.isValid()) await this.claim(current, claim);
@@ -245,13 +248,12 @@ export class AllocationParticipant {
     const stale = this.permits
       .peek(this.semaphore)
       ?.permits.find((p) => p.instance === this.holder.instance && this.ended.has(p.fencingToken) && !p.released && p.expiresAt + this.options.clockSkewMs > now);
-    if (stale) return this.permits.release(stale);
+    // One left to lapse (its work may still act): wait. Any other: release it again.
+    if (stale) return this.kept.has(stale.fencingToken) ? this.standBackUntilLapsed(stale) : this.permits.release(stale);
     const result = await this.permits.acquire(this.semaphore);
-    if (!result.granted || !this.running) {
-      if (result.granted) await this.permits.release(result.permit);
-      return;
-    }
-    if (this.ended.has(result.permit.fencingToken)) return this.permits.release(result.permit);
+    if (!result.granted) return;
+    if (this.kept.has(result.permit.fencingToken)) return this.standBackUntilLapsed(result.permit); // refreshed it: wait longer
+    if (!this.running || this.ended.has(result.permit.fencingToken)) return this.permits.release(result.permit);
     const permitLease = new PermitLease(
       result.permit,
       (p) => this.refresh(p),
@@ -265,6 +267,12 @@ export class AllocationParticipant {
     this.options.onJoined?.(current.lease);
     // Resources its permit already lists (a refresh of a permit it held): adopted by the next look.
     this.again = true;
+  }
+
+  /** Stands back (no join) until `permit` has lapsed for every node. */
+  private standBackUntilLapsed(permit: Permit): void {
+    const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();
+    this.standBackUntil = Math.max(this.standBackUntil, performance.now() + lapsesInMs + 1);
   }
 
   private async refresh(permit: Permit): Promise<AcquireResult> {
@@ -309,56 +317,74 @@ export class AllocationParticipant {
     return this.resourceSet;
   }
 
+  /**
+   * Hands resources to the work. Waited for up to the revoke timeout, so a hanging `onAssigned` cannot stop this node
+   * from giving resources up when the plan says so (its `onRevoked` waits for it, within the same bound).
+   */
   private async assign(current: Current, resources: ReadonlyMap<string, number>): Promise<void> {
     current.lease.add(resources);
+    const call = Promise.resolve()
+      .then(() => this.handlers.onAssigned?.([...resources.keys()].sort(), current.lease))
+      .catch((error: unknown) => this.options.onError?.(error, 'onAssigned'));
+    this.assigning = call;
+    const outcome = await this.bounded(call, this.timeoutFor(current));
+    if (this.assigning === call) this.assigning = undefined;
+    if (outcome === 'overran') this.options.onError?.(new Error(`onAssigned did not return within ${this.timeoutFor(current)} ms; going on`), 'onAssigned');
+  }
+
+  private timeoutFor(current: Current): number {
+    const { permit } = current.permitLease;
+    return this.options.revokeTimeoutMs ?? Math.max(1, permit.expiresAt - permit.refreshedAt);
+  }
+
+  private async bounded(promise: Promise<unknown>, timeoutMs: number): Promise<'done' | 'overran'> {
+    let timer: NodeJS.Timeout | undefined;
+    const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
     try {
-      await this.handlers.onAssigned?.([...resources.keys()].sort(), current.lease);
-    } catch (error) {
-      this.options.onError?.(error, 'onAssigned');
+      return await Promise.race([promise.then(() => 'done' as const), overran]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   /** Tells the work (`onRevoked`), then gives the resources up. Returns false if `onRevoked` overran its timeout. */
+  /**
+   * Gives resources up: the work is told first (`onRevoked`, for those it was told it owns; one told before whose
+   * release did not land is not told twice), then they go off the permit. A release that fails is retried at the
+   * next look, since the permit still lists them.
+   */
   private async revoke(current: Current, resources: readonly string[]): Promise<void> {
-    const told = resources.filter((id) => !this.releasing.has(id));
-    const owned = told.filter((id) => current.lease.held().includes(id));
-    current.lease.remove(told);
+    const owned = resources.filter((id) => current.lease.held().includes(id));
+    current.lease.remove(owned);
     if (owned.length && !(await this.tell(current, owned, 'the plan moves them to another node'))) return;
-    for (const id of told) this.releasing.add(id);
     const token = current.permitLease.permit.fencingToken;
-    const result = await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
+    await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
       const change = amendHoldings(permits, this.holder, token, { release: resources }, revision);
       return { permits: change.permits, result: change };
     });
-    if (result.granted) for (const id of resources) this.releasing.delete(id);
   }
 
   private async claim(current: Current, resources: readonly string[]): Promise<void> {
     const token = current.permitLease.permit.fencingToken;
     const result = await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
-      const change = amendHoldings(permits, this.holder, token, { claim: resources, release: [...this.releasing] }, revision);
+      const change = amendHoldings(permits, this.holder, token, { claim: resources }, revision);
       return { permits: change.permits, result: change };
     });
     if (!result.granted || this.current !== current) return;
-    for (const id of result.result.released) this.releasing.delete(id);
     const epochs = result.permit.resources ?? {};
     if (result.result.claimed.length) await this.assign(current, new Map(result.result.claimed.map((id) => [id, epochs[id]])));
   }
 
   /** Runs `onRevoked` within the revoke timeout; past it, lets the lease lapse (never released) and returns false. */
   private async tell(current: Current, resources: string[], reason: string): Promise<boolean> {
-    const timeoutMs = this.options.revokeTimeoutMs ?? Math.max(1, current.permitLease.permit.expiresAt - current.permitLease.permit.refreshedAt);
-    let timer: NodeJS.Timeout | undefined;
-    const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
-    try {
-      const outcome = await Promise.race([Promise.resolve(this.handlers.onRevoked?.(resources, reason)).then(() => 'done' as const), overran]);
-      if (outcome === 'done') return true;
-    } catch (error) {
-      this.options.onError?.(error, 'onRevoked');
-      return true;
-    } finally {
-      clearTimeout(timer);
-    }
+    const timeoutMs = this.timeoutFor(current);
+    const started = performance.now();
+    // An onAssigned still setting work up finishes first (within the same bound), so the stop comes after the start.
+    if (this.assigning) await this.bounded(this.assigning, timeoutMs);
+    const call = Promise.resolve()
+      .then(() => this.handlers.onRevoked?.(resources, reason))
+      .catch((error: unknown) => this.options.onError?.(error, 'onRevoked'));
+    if ((await this.bounded(call, Math.max(1, timeoutMs - (performance.now() - started)))) === 'done') return true;
     this.abandon(current, `onRevoked of ${resources.length} resource(s) did not return within ${timeoutMs} ms`);
     return false;
   }
@@ -370,8 +396,9 @@ export class AllocationParticipant {
     this.kept.add(permit.fencingToken);
     if (this.current === current) this.current = undefined;
     current.permitLease.end(reason);
-    const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();
-    this.standBackUntil = Math.max(this.standBackUntil, performance.now() + lapsesInMs);
+    // The latest expiry known for it: the lease's, or a later one the view saw (a write that landed unanswered).
+    const seen = this.permits.peek(this.semaphore)?.permits.find((p) => p.fencingToken === permit.fencingToken);
+    this.standBackUntilLapsed(seen && seen.expiresAt > permit.expiresAt ? seen : permit);
     this.options.onError?.(new Error(reason), 'onRevoked');
   }
 
@@ -388,13 +415,15 @@ export class AllocationParticipant {
     this.current = undefined;
     const permit = current.permitLease.permit;
     this.ended.add(permit.fencingToken);
-    this.releasing.clear();
     const reason = String((current.permitLease.signal.reason as Error)?.message ?? current.permitLease.signal.reason);
     this.options.onLost?.(reason);
     // Until the work stopped and the permit is let go, nothing here may touch that permit (not even to release a
     // stale copy of it) or take part again.
     this.settling = (async () => {
-      if (await this.revokeAll(current, reason)) await this.permits.release(permit);
+      if (await this.revokeAll(current, reason)) {
+        current.permitLease.end();
+        await this.permits.release(permit);
+      }
     })();
     try {
       await this.settling;

@@ -231,9 +231,12 @@ export interface Reconciliation {
 export function reconcile(entry: SemaphoreEntry | undefined, self: Holder, token: number, now: number, skewMs: number): Reconciliation {
   const mine = livePermits(entry?.permits ?? [], now - skewMs).find((p) => p.fencingToken === token && p.instance === self.instance);
   const held = Object.keys(mine?.resources ?? {}).sort(compare);
-  const plan = readAnnex(entry?.annex).plan;
+  const annex = readAnnex(entry?.annex);
+  const { plan } = annex;
   const member = participantsOf(entry, now, skewMs).find((p) => p.acquirer === self.acquirer);
-  const target = new Set(mine && plan && member?.fencingToken === token ? (plan.targets[self.acquirer] ?? []) : []);
+  const mineToFollow = mine && member?.fencingToken === token;
+  // An unreadable plan (malformed, or a newer version's): hold what you have until the coordinator writes one.
+  const target = new Set(!mineToFollow ? [] : annex.unreadablePlan ? held : plan ? (plan.targets[self.acquirer] ?? []) : []);
   const owners = ownersOf(entry, now, skewMs);
   const wanted = [...target].filter((id) => !(id in (mine?.resources ?? {}))).sort(compare);
   const free = (id: string) => claimable(owners.get(id), self, token);

@@ -88,8 +88,12 @@ export class PermitEngine {
   private readonly held = new Map<string, Permit>();
   /** Tokens this instance released (or tried to), by semaphore: never again `held` from the view, whatever it shows. */
   private readonly letGo = new Map<string, Set<number>>();
-  /** Permits (`semaphore#token`) whose holder lets go itself once its work stopped: never withdrawn here on news. */
-  private readonly selfReleasing = new Set<string>();
+  /**
+   * Permits whose holder lets go itself once its work stopped, by semaphore: never withdrawn here on news, until
+   * this instance releases them or they are gone from the view (not when their watch ends: the holder may still be
+   * winding its work down).
+   */
+  private readonly selfReleasing = new Map<string, Set<number>>();
   private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
@@ -159,13 +163,8 @@ export class PermitEngine {
    * its work stopped, and until then, or until it lapses, the permit and what it holds stay where they are.
    */
   watch(permit: Permit, onLost: (reason: string) => void, { withdraw = true }: { withdraw?: boolean } = {}): () => void {
-    const key = `${permit.semaphore}#${permit.fencingToken}`;
-    if (!withdraw) this.selfReleasing.add(key);
-    const unwatch = this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
-    return () => {
-      unwatch();
-      this.selfReleasing.delete(key);
-    };
+    if (!withdraw) this.selfReleasing.set(permit.semaphore, (this.selfReleasing.get(permit.semaphore) ?? new Set()).add(permit.fencingToken));
+    return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
   }
 
   /**
@@ -176,6 +175,10 @@ export class PermitEngine {
    */
   async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, { local = false }: DecideOptions = {}): Promise<AmendResult<T>> {
     const { semaphore } = permit;
+    const members = this.quorum === undefined ? undefined : this.store.memberCount();
+    if (members !== undefined && this.quorum !== undefined && members < this.quorum) {
+      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
+    }
     const answer = local ? this.amendLocally(permit, change) : undefined;
     if (answer) return answer;
     try {
@@ -211,7 +214,8 @@ export class PermitEngine {
         this.held.delete(semaphore);
         return outcome.denied;
       }
-      this.held.set(semaphore, outcome.permit);
+      // A refresh that lands after this instance let the permit go must not make it "held" again.
+      if (!this.letGo.get(semaphore)?.has(outcome.permit.fencingToken)) this.held.set(semaphore, outcome.permit);
       return { granted: true, ...outcome };
     } catch (error) {
       if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
@@ -366,6 +370,7 @@ export class PermitEngine {
    */
   private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
     this.forgetLetGo(name, entry);
+    this.forgetSelfReleasing(name, entry);
     const heldToken = this.held.get(name)?.fencingToken;
     if (!this.watchers.has(name) && heldToken === undefined) return;
     const now = this.clock.now();
@@ -374,12 +379,22 @@ export class PermitEngine {
     for (const token of tokens) {
       const denial = judgeHeld(entry, this.holder, token, now, this.skewMs);
       if (!denial || TRANSIENT_DENIALS.has(denial.reason)) continue;
-      const lettingGoItself = this.selfReleasing.has(`${name}#${token}`);
+      const lettingGoItself = this.selfReleasing.get(name)?.has(token) ?? false;
       this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
       if (heldToken === token) this.held.delete(name);
       // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
       if (denial.next && !lettingGoItself) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
+  }
+
+  /** Forgets self-releasing tokens the view shows gone (released, or lapsed and pruned). */
+  private forgetSelfReleasing(name: string, entry: SemaphoreEntry | undefined): void {
+    const tokens = this.selfReleasing.get(name);
+    if (!tokens || !entry) return; // an entry that vanished (data lost) is not news that its permit is gone for good
+    for (const token of tokens) {
+      if (!entry.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) tokens.delete(token);
+    }
+    if (tokens.size === 0) this.selfReleasing.delete(name);
   }
 
   /** Forgets released tokens the view shows gone, so the sets stay as small as the releases in flight. */
