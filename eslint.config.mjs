@@ -39,8 +39,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts', 'lib/allocation/**/*.ts'],
-    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts', 'lib/allocation/**/*.ts', 'lib/tasks/**/*.ts'],
+    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts', 'lib/tasks/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
@@ -58,7 +58,7 @@ export default tseslint.config(
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
         { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
         { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-        { group: ['**/membership/*', '**/allocation/*'], message: 'Permits are the bottom capability: they import none above them.' },
+        { group: ['**/membership/*', '**/allocation/*', '**/tasks/*'], message: 'Permits are the bottom capability: they import none above them.' },
       ] }],
     },
   },
@@ -70,12 +70,12 @@ export default tseslint.config(
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
         { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
         { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-        { group: ['**/allocation/*'], message: 'Membership sits below allocation: it never imports it.' },
+        { group: ['**/allocation/*', '**/tasks/*'], message: 'Membership sits below allocation and tasks: it never imports them.' },
       ] }],
     },
   },
   {
-    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts'],
+    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts', 'lib/tasks/**/hazelcast-*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },

@@ -1,0 +1,241 @@
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import {
+  FINISHED_STATES, GROUP_FINISHED, type BackoffPolicy, type GroupJoinData, type TaskAttempt, type TaskClaim, type TaskGroupRecord,
+  type TaskIdentity, type TaskRecord,
+} from './task';
+
+/*
+ * The task rules (seed 004), pure: everything they need is passed in. `skewMs` is the bound on clock disagreement:
+ * another node counts a claim as live until its expiry plus the skew, and its holder stops vouching for it at its
+ * expiry minus the skew, so a lapsed claim is taken over only once its holder can no longer believe in it.
+ */
+
+/** Who acts: an instance and its acquirer name. */
+export interface TaskActor {
+  readonly instance: string;
+  readonly acquirer: string;
+}
+
+const ID_PART = /^[^:\s][^:]*$/;
+
+/** The id of a task: `<type>:<name>` or `<type>:<group>:<number>`. Throws naming the bad part. */
+export function taskId(identity: TaskIdentity): string {
+  const { type, name, group } = identity;
+  const check = (field: string, value: unknown) => {
+    if (typeof value !== 'string' || !ID_PART.test(value) || value.length > 200) {
+      throw new InvalidDefinitionError(`<task ${String(type)}>`, field, `must be a non-empty string without ':' of at most 200 characters, got ${JSON.stringify(value)}`);
+    }
+  };
+  check('type', type);
+  if ((name === undefined) === (group === undefined)) throw new InvalidDefinitionError(`<task ${type}>`, 'name', 'give either a name (a single task) or a group position');
+  if (name !== undefined) {
+    check('name', name);
+    return `${type}:${name}`;
+  }
+  check('group.name', group!.name);
+  if (!Number.isSafeInteger(group!.number) || group!.number < 1) {
+    throw new InvalidDefinitionError(`<task ${type}>`, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
+  }
+  if (group!.total !== undefined && (!Number.isSafeInteger(group!.total) || group!.total < group!.number)) {
+    throw new InvalidDefinitionError(`<task ${type}>`, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
+  }
+  return `${type}:${group!.name}:${group!.number}`;
+}
+
+/** The id of a group's record: `<type>:<group>`. */
+export function groupId(type: string, group: string): string {
+  return `${type}:${group}`;
+}
+
+/** The id of a group's join task: `<type>:<group>:group-finished`. */
+export function joinTaskId(type: string, group: string): string {
+  return `${type}:${group}:${GROUP_FINISHED}`;
+}
+
+/** What a submit asks for. */
+export interface SubmitInput extends TaskIdentity {
+  readonly priority?: number;
+  readonly data?: unknown;
+  readonly parent?: string;
+  readonly maxAttempts?: number;
+}
+
+/** The outcome of a submit: a new record to create, or the existing task, kept. */
+export type SubmitDecision = { readonly outcome: 'created'; readonly task: TaskRecord } | { readonly outcome: 'exists'; readonly task: TaskRecord };
+
+/**
+ * Submits with an idempotent id: a task whose id exists, pending, running or finished within `retentionMs`, is
+ * kept and returned; otherwise a new pending record (its epoch continues above a purged predecessor's, if known).
+ */
+export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInput, now: number, retentionMs: number): SubmitDecision {
+  const id = taskId(input);
+  if (existing && (!FINISHED_STATES.has(existing.state) || (existing.finishedAt ?? now) + retentionMs > now)) return { outcome: 'exists', task: existing };
+  const priority = input.priority ?? 0;
+  if (!Number.isSafeInteger(priority)) throw new InvalidDefinitionError(`<task ${id}>`, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
+  const maxAttempts = input.maxAttempts ?? 3;
+  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new InvalidDefinitionError(`<task ${id}>`, 'maxAttempts', `must be a whole number, 1 or more, got ${JSON.stringify(maxAttempts)}`);
+  const task: TaskRecord = {
+    id,
+    type: input.type,
+    ...(input.name !== undefined && { name: input.name }),
+    ...(input.group && { group: { ...input.group } }),
+    ...(input.parent !== undefined && { parent: input.parent }),
+    priority,
+    data: input.data ?? null,
+    state: 'pending',
+    seq: now * 1000,
+    submittedAt: now,
+    notBefore: now,
+    maxAttempts,
+    epoch: existing?.epoch ?? 0,
+    attempts: [],
+  };
+  return { outcome: 'created', task };
+}
+
+/** Why a task cannot be claimed now. */
+export type ClaimRefusal = 'finished' | 'backing-off' | 'held';
+
+/** The outcome of a claim. */
+export type ClaimDecision = { readonly outcome: 'claimed'; readonly task: TaskRecord; readonly claim: TaskClaim } | { readonly outcome: 'refused'; readonly reason: ClaimRefusal };
+
+/**
+ * Claims a task for `actor`: a pending task whose backoff is over, or a running one whose claim lapsed for every
+ * node (its expiry plus the skew bound: the abandoned attempt is recorded as `lapsed`). The claim's epoch is above
+ * every earlier one of the task and at least the clock in µs (plus the skew bound), so it grows even across a purge.
+ */
+export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, leaseMs: number, skewMs = 0): ClaimDecision {
+  if (FINISHED_STATES.has(task.state)) return { outcome: 'refused', reason: 'finished' };
+  if (task.state === 'running' && task.claim && task.claim.expiresAt + skewMs > now) return { outcome: 'refused', reason: 'held' };
+  if (task.state === 'pending' && task.notBefore > now) return { outcome: 'refused', reason: 'backing-off' };
+  const attempts = task.state === 'running' ? endAttempt(task.attempts, task.claim?.epoch, now, 'lapsed', 'its lease lapsed: the node stopped renewing') : task.attempts;
+  const epoch = Math.max(task.epoch + 1, Math.floor(now + skewMs) * 1000);
+  const claim: TaskClaim = { instance: actor.instance, acquirer: actor.acquirer, epoch, claimedAt: now, expiresAt: now + leaseMs };
+  const attempt: TaskAttempt = { attempt: attempts.length + 1, epoch, instance: actor.instance, acquirer: actor.acquirer, startedAt: now };
+  return { outcome: 'claimed', claim, task: { ...task, state: 'running', epoch, claim, attempts: [...attempts, attempt] } };
+}
+
+/** The outcome of a fenced write (renew, finish): done, or the claim is no longer this one. */
+export type FencedDecision = { readonly outcome: 'ok'; readonly task: TaskRecord } | { readonly outcome: 'lease-lost'; readonly message: string };
+
+/**
+ * Renews the claim `epoch` of `actor` for `leaseMs` from now, only while it still holds by the holder's own clock
+ * (expiry minus the skew bound): past that, another node may already have claimed the task.
+ */
+export function decideRenew(task: TaskRecord, actor: TaskActor, epoch: number, now: number, leaseMs: number, skewMs = 0): FencedDecision {
+  const lost = fence(task, actor, epoch);
+  if (lost) return lost;
+  if (task.claim!.expiresAt - skewMs <= now) return { outcome: 'lease-lost', message: `the lease of task ${task.id} (epoch ${epoch}) ran out before it was renewed` };
+  return { outcome: 'ok', task: { ...task, claim: { ...task.claim!, expiresAt: now + leaseMs } } };
+}
+
+/** How a handler's run ended. */
+export type TaskOutcome =
+  | { readonly kind: 'done'; readonly result?: unknown }
+  | { readonly kind: 'retry'; readonly error: string; readonly delayMs?: number }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'invalid'; readonly error: string };
+
+/**
+ * Records how the claim `epoch` ended, only if it is still the task's claim (a handler that lost its lease can
+ * never complete or fail a task another node claimed since): `done` stores the result; `failed` and `retry` go back
+ * to pending after the backoff (a retry's own delay if it gave one) while attempts are left, else the task fails;
+ * `invalid` is final at once. A finish by the holder is accepted even past its lease, as long as no one claimed
+ * the task since: its work was done, and nobody else started it.
+ */
+export function decideFinish(task: TaskRecord, actor: TaskActor, epoch: number, outcome: TaskOutcome, now: number, backoff: BackoffPolicy): FencedDecision {
+  const lost = fence(task, actor, epoch);
+  if (lost) return lost;
+  const { claim: _claim, ...rest } = task;
+  if (outcome.kind === 'done') {
+    return { outcome: 'ok', task: { ...rest, state: 'done', result: outcome.result ?? null, finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'done') } };
+  }
+  if (outcome.kind === 'invalid') {
+    return { outcome: 'ok', task: { ...rest, state: 'invalid', finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'invalid', outcome.error) } };
+  }
+  const attempts = endAttempt(task.attempts, epoch, now, outcome.kind === 'retry' ? 'retry' : 'failed', outcome.error);
+  if (attempts.length >= task.maxAttempts) return { outcome: 'ok', task: { ...rest, state: 'failed', finishedAt: now, attempts } };
+  const delay = outcome.kind === 'retry' && outcome.delayMs !== undefined ? outcome.delayMs : backoffDelay(attempts.length, backoff);
+  return { outcome: 'ok', task: { ...rest, state: 'pending', notBefore: now + delay, attempts } };
+}
+
+/** An operator's cancel: a task not finished is cancelled (a running handler learns it at its next renewal). */
+export function decideCancel(task: TaskRecord, now: number): TaskRecord | undefined {
+  if (FINISHED_STATES.has(task.state)) return undefined;
+  const { claim: _claim, ...rest } = task;
+  return { ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts };
+}
+
+/** An operator's retry of a failed, invalid or cancelled task: pending again, with a fresh budget of attempts. */
+export function decideRetry(task: TaskRecord, now: number): TaskRecord | undefined {
+  if (task.state !== 'failed' && task.state !== 'invalid' && task.state !== 'cancelled') return undefined;
+  const { finishedAt: _f, result: _r, ...rest } = task;
+  return { ...rest, state: 'pending', notBefore: now, maxAttempts: task.attempts.length + task.maxAttempts };
+}
+
+/** The delay before attempt `attempt + 1` after `attempt` failed. */
+export function backoffDelay(attempt: number, { baseMs, factor, maxMs }: BackoffPolicy): number {
+  return Math.min(maxMs, Math.round(baseMs * factor ** Math.max(0, attempt - 1)));
+}
+
+/** Claim order: higher priority first, then submit order, then id. */
+export function compareReady(a: Pick<TaskRecord, 'priority' | 'seq' | 'id'>, b: Pick<TaskRecord, 'priority' | 'seq' | 'id'>): number {
+  return b.priority - a.priority || a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** What a group's record becomes when one of its tasks finished, and whether that write must submit the join. */
+export interface GroupProgress {
+  readonly group: TaskGroupRecord;
+  /** Set once: the data of the group's join, for the write that found the group finished. */
+  readonly join?: GroupJoinData;
+  /** Task numbers to cancel (a failure with `failGroupFast`). */
+  readonly cancel: number[];
+}
+
+/**
+ * Records `task`'s end in its group. The group is finished when every number up to its total has finished (the
+ * total comes with whichever task carries it), or, with `failGroupFast`, at the first failure (the rest are to be
+ * cancelled). The write that finds it finished marks `joinSubmittedAt`: compare-and-set makes that one write, so
+ * the join is submitted exactly once (and its id is idempotent besides).
+ */
+export function decideGroupProgress(group: TaskGroupRecord | undefined, task: TaskRecord, now: number): GroupProgress {
+  const position = task.group!;
+  const base: TaskGroupRecord = group ?? {
+    id: groupId(task.type, position.name), type: task.type, name: position.name, failGroupFast: position.failGroupFast === true,
+    ...(task.parent !== undefined && { parent: task.parent }), finished: {},
+  };
+  const total = base.total ?? position.total;
+  const lastError = task.attempts.at(-1)?.error;
+  const entry: TaskGroupRecord['finished'][string] = task.state === 'done' ? { state: task.state, result: task.result } : { state: task.state, error: lastError ?? task.state };
+  const finished: TaskGroupRecord['finished'] = { ...base.finished, [String(position.number)]: entry };
+  const next: TaskGroupRecord = { ...base, ...(total !== undefined && { total }), ...(base.parent === undefined && task.parent !== undefined && { parent: task.parent }), finished };
+  if (next.joinSubmittedAt !== undefined) return { group: next, cancel: [] };
+  const failed = task.state !== 'done';
+  const failedFast = next.failGroupFast && failed;
+  const complete = total !== undefined && Array.from({ length: total }, (_, i) => String(i + 1)).every((n) => n in finished);
+  if (!complete && !failedFast) return { group: next, cancel: [] };
+  const results: Record<string, unknown> = {};
+  const errors: Record<string, string> = {};
+  for (const [n, f] of Object.entries(finished)) {
+    if (f.state === 'done') results[n] = f.result;
+    else errors[n] = f.error ?? f.state;
+  }
+  const cancel = failedFast && total !== undefined ? Array.from({ length: total }, (_, i) => i + 1).filter((n) => !(String(n) in finished)) : [];
+  return {
+    group: { ...next, joinSubmittedAt: now },
+    join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast },
+    cancel,
+  };
+}
+
+function fence(task: TaskRecord, actor: TaskActor, epoch: number): FencedDecision | undefined {
+  if (task.state !== 'running' || !task.claim || task.claim.epoch !== epoch || task.claim.instance !== actor.instance) {
+    const now = task.claim ? `claimed by ${task.claim.acquirer} with epoch ${task.claim.epoch}` : task.state;
+    return { outcome: 'lease-lost', message: `task ${task.id} is no longer held under epoch ${epoch} (now ${now})` };
+  }
+  return undefined;
+}
+
+function endAttempt(attempts: readonly TaskAttempt[], epoch: number | undefined, now: number, outcome: TaskAttempt['outcome'], error?: string): TaskAttempt[] {
+  return attempts.map((a) => (a.epoch === epoch && a.endedAt === undefined ? { ...a, endedAt: now, outcome, ...(error !== undefined && { error }) } : a));
+}

@@ -1,0 +1,141 @@
+/*
+ * Leased distributed tasks (seed 004), the data model. Groundwork of issue 12: the records and their pure rules;
+ * stores, the claiming loop and the Nest API come next.
+ *
+ * A task lives in one record written only by compare-and-set. Claiming it leases it to one instance with an
+ * **epoch** (the fencing token of that claim, growing with every claim of the task), and every later write of the
+ * claim (renew, complete, fail, invalid) is checked against that epoch, so a handler that lost its lease can never
+ * complete or overwrite a task another node claimed since. A group keeps one record of its own, which counts the
+ * finished tasks and submits the group-finished ("join") task exactly once.
+ */
+
+/** Where a task sits in a group (seed 004's GroupedTaskId). */
+export interface TaskGroupPosition {
+  /** The group's name, in the context of the task type (`recon-system-x`). */
+  readonly name: string;
+  /** This task's number in the group, from 1. */
+  readonly number: number;
+  /**
+   * How many tasks the group has. May be known only on the last task (then its number equals the total); the group
+   * is finished once every number up to the total finished.
+   */
+  readonly total?: number;
+  /** One failure stops the rest of the group (they are cancelled) and triggers its join at once. */
+  readonly failGroupFast?: boolean;
+}
+
+/** What a submit names: a type and either a name (a single task) or a place in a group. */
+export interface TaskIdentity {
+  /** The task type: which handler runs it (`recon-record-set`). */
+  readonly type: string;
+  /** A single task's name (`recon-system-x`); its id is `<type>:<name>`. */
+  readonly name?: string;
+  /** A grouped task's place; its id is `<type>:<group>:<number>` (the total is not part of it). */
+  readonly group?: TaskGroupPosition;
+}
+
+/** A task's state. */
+export type TaskState = 'pending' | 'running' | 'done' | 'failed' | 'invalid' | 'cancelled';
+
+/** The states a task does not leave (until it is purged after the retention window). */
+export const FINISHED_STATES: ReadonlySet<TaskState> = new Set<TaskState>(['done', 'failed', 'invalid', 'cancelled']);
+
+/** The lease of a running task. */
+export interface TaskClaim {
+  /** The claiming instance (ownership is per process). */
+  readonly instance: string;
+  /** Its acquirer name (for people). */
+  readonly acquirer: string;
+  /** The claim's fencing token: grows with every claim of this task. */
+  readonly epoch: number;
+  /** When it was claimed (epoch ms, the claimer's clock). */
+  readonly claimedAt: number;
+  /** When the lease lapses unless renewed (epoch ms, the claimer's clock). */
+  readonly expiresAt: number;
+}
+
+/** How one attempt ended. */
+export type AttemptOutcome = 'done' | 'retry' | 'failed' | 'invalid' | 'lapsed' | 'cancelled';
+
+/** One attempt at a task: who ran it under which epoch, and how it ended. */
+export interface TaskAttempt {
+  readonly attempt: number;
+  readonly epoch: number;
+  readonly instance: string;
+  readonly acquirer: string;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+  readonly outcome?: AttemptOutcome;
+  /** The error message, for an attempt that failed. */
+  readonly error?: string;
+}
+
+/** A task as stored. */
+export interface TaskRecord {
+  /** `<type>:<name>` or `<type>:<group>:<number>`. */
+  readonly id: string;
+  readonly type: string;
+  readonly name?: string;
+  readonly group?: TaskGroupPosition;
+  /** The task whose handler submitted this one (sub-tasks): its group's join goes to that task's type. */
+  readonly parent?: string;
+  /** Higher runs first. */
+  readonly priority: number;
+  /** JSON data. */
+  readonly data: unknown;
+  readonly state: TaskState;
+  /** Submit order among tasks of one priority (the submitter's clock in µs, made unique by the id). */
+  readonly seq: number;
+  readonly submittedAt: number;
+  /** Not claimed before this (retry backoff). */
+  readonly notBefore: number;
+  /** How many attempts a failure may use up before the task fails for good. */
+  readonly maxAttempts: number;
+  /** The epoch of the last claim (0 before the first): the next claim's is above it. */
+  readonly epoch: number;
+  readonly claim?: TaskClaim;
+  readonly attempts: readonly TaskAttempt[];
+  /** The handler's return value, once done. */
+  readonly result?: unknown;
+  readonly finishedAt?: number;
+}
+
+/** The record a group keeps: which of its tasks finished and how, and whether its join was submitted. */
+export interface TaskGroupRecord {
+  /** `<type>:<group>`. */
+  readonly id: string;
+  readonly type: string;
+  readonly name: string;
+  /** Known once a task carried it. */
+  readonly total?: number;
+  readonly failGroupFast: boolean;
+  /** The parent task, when the group's tasks were submitted by a handler. */
+  readonly parent?: string;
+  /** Finished tasks by number: their outcome and result or error. */
+  readonly finished: Readonly<Record<string, { readonly state: TaskState; readonly result?: unknown; readonly error?: string }>>;
+  /** Set by the write that found the group finished; that write's caller submits the join, once. */
+  readonly joinSubmittedAt?: number;
+}
+
+/** What a group's join (its group-finished task) is handed. */
+export interface GroupJoinData {
+  readonly group: string;
+  readonly type: string;
+  readonly total: number;
+  /** Results by task number, of the tasks that succeeded. */
+  readonly results: Readonly<Record<string, unknown>>;
+  /** Errors by task number, of the tasks that failed, were invalid or were cancelled. */
+  readonly errors: Readonly<Record<string, string>>;
+  /** Whether the group stopped early because a task failed (`failGroupFast`). */
+  readonly failedFast: boolean;
+}
+
+/** Retry backoff: `base × factor^(attempt − 1)`, at most `max`. */
+export interface BackoffPolicy {
+  readonly baseMs: number;
+  readonly factor: number;
+  readonly maxMs: number;
+}
+
+/** The suffix of a group's join task id. */
+export const GROUP_FINISHED = 'group-finished';

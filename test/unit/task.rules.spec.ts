@@ -1,0 +1,144 @@
+import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
+import {
+  backoffDelay, compareReady, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideRetry, decideSubmit,
+  joinTaskId, taskId, type TaskActor,
+} from '../../lib/tasks/task.rules';
+
+const T0 = 1_700_000_000_000;
+const LEASE = 5_000;
+const SKEW = 100;
+const BACKOFF = { baseMs: 1_000, factor: 2, maxMs: 30_000 };
+const a: TaskActor = { instance: 'a/1', acquirer: 'a' };
+const b: TaskActor = { instance: 'b/1', acquirer: 'b' };
+
+function created(input: Parameters<typeof decideSubmit>[1], now = T0): TaskRecord {
+  const d = decideSubmit(undefined, input, now, 60_000);
+  if (d.outcome !== 'created') throw new Error('expected a new task');
+  return d.task;
+}
+function claimed(task: TaskRecord, actor: TaskActor, now: number) {
+  const d = decideClaim(task, actor, now, LEASE, SKEW);
+  if (d.outcome !== 'claimed') throw new Error(`expected a claim, got ${d.reason}`);
+  return d;
+}
+function ok(d: ReturnType<typeof decideFinish>): TaskRecord {
+  if (d.outcome !== 'ok') throw new Error(d.message);
+  return d.task;
+}
+
+describe('task rules (seed 004)', () => {
+  it('names tasks by type and name, or type, group and number (the total is not part of the id)', () => {
+    expect(taskId({ type: 'recon-parent', name: 'recon-system-x' })).toBe('recon-parent:recon-system-x');
+    expect(taskId({ type: 'recon-record-set', group: { name: 'recon-system-x', number: 7 } })).toBe('recon-record-set:recon-system-x:7');
+    expect(taskId({ type: 'recon-record-set', group: { name: 'recon-system-x', number: 100, total: 100 } })).toBe('recon-record-set:recon-system-x:100');
+    expect(joinTaskId('recon-record-set', 'recon-system-x')).toBe('recon-record-set:recon-system-x:group-finished');
+    expect(() => taskId({ type: 'a:b', name: 'x' })).toThrow(/type/);
+    expect(() => taskId({ type: 't' })).toThrow(/either a name/);
+    expect(() => taskId({ type: 't', group: { name: 'g', number: 5, total: 3 } })).toThrow(/group.total/);
+  });
+
+  it('ignores a submit whose id exists (pending, running, or finished within the retention window) and returns it', () => {
+    const task = created({ type: 'check', name: 'db', data: { n: 1 } });
+    expect(decideSubmit(task, { type: 'check', name: 'db', data: { n: 2 } }, T0 + 10, 60_000)).toEqual({ outcome: 'exists', task });
+    const done = ok(decideFinish(claimed(task, a, T0).task, a, claimed(task, a, T0).claim.epoch, { kind: 'done', result: 42 }, T0 + 1_000, BACKOFF));
+    expect(decideSubmit(done, { type: 'check', name: 'db' }, T0 + 30_000, 60_000).outcome).toBe('exists'); // a redeploy does not run it again
+    const again = decideSubmit(done, { type: 'check', name: 'db' }, T0 + 62_000, 60_000);
+    expect(again.outcome).toBe('created');
+    expect(again.task.epoch).toBe(done.epoch); // the next claim's epoch continues above the purged one's
+  });
+
+  it('claims with an epoch above every earlier claim, refuses a held task, and takes over one whose lease lapsed for every node', () => {
+    const task = created({ type: 't', name: 'n' });
+    const first = claimed(task, a, T0);
+    expect(first.claim.epoch).toBe((T0 + SKEW) * 1000);
+    expect(decideClaim(first.task, b, T0 + LEASE + SKEW - 1, LEASE, SKEW)).toEqual({ outcome: 'refused', reason: 'held' });
+    const second = claimed(first.task, b, T0 + LEASE + SKEW + 1);
+    expect(second.claim.epoch).toBeGreaterThan(first.claim.epoch);
+    expect(second.task.attempts.map((x) => [x.acquirer, x.outcome])).toEqual([['a', 'lapsed'], ['b', undefined]]);
+  });
+
+  it('fences: a handler that lost its lease can neither renew nor finish, and its finish never overwrites the new claim', () => {
+    const task = created({ type: 't', name: 'n' });
+    const first = claimed(task, a, T0);
+    // a renews in time; after its own expiry minus the skew it may not (another node may have claimed it).
+    expect(decideRenew(first.task, a, first.claim.epoch, T0 + 1_000, LEASE, SKEW).outcome).toBe('ok');
+    expect(decideRenew(first.task, a, first.claim.epoch, T0 + LEASE - SKEW, LEASE, SKEW).outcome).toBe('lease-lost');
+    const second = claimed(first.task, b, T0 + LEASE + SKEW + 1);
+    expect(decideRenew(second.task, a, first.claim.epoch, T0 + 6_000, LEASE, SKEW).outcome).toBe('lease-lost');
+    expect(decideFinish(second.task, a, first.claim.epoch, { kind: 'done', result: 'stale' }, T0 + 6_000, BACKOFF)).toMatchObject({
+      outcome: 'lease-lost', message: expect.stringContaining(`claimed by b with epoch ${second.claim.epoch}`),
+    });
+    expect(ok(decideFinish(second.task, b, second.claim.epoch, { kind: 'done', result: 'fresh' }, T0 + 6_100, BACKOFF)).result).toBe('fresh');
+  });
+
+  it('retries with backoff up to maxAttempts, honours a retry-later delay, and sends invalid tasks straight to invalid', () => {
+    let task = created({ type: 't', name: 'n', maxAttempts: 3 });
+    let now = T0;
+    const notBefores: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const c = claimed(task, a, now);
+      task = ok(decideFinish(c.task, a, c.claim.epoch, { kind: 'failed', error: `boom ${i}` }, now, BACKOFF));
+      expect(task.state).toBe('pending');
+      notBefores.push(task.notBefore - now);
+      expect(decideClaim(task, a, now + 1, LEASE, SKEW)).toEqual({ outcome: 'refused', reason: 'backing-off' });
+      now = task.notBefore;
+    }
+    expect(notBefores).toEqual([1_000, 2_000]);
+    const last = claimed(task, a, now);
+    task = ok(decideFinish(last.task, a, last.claim.epoch, { kind: 'failed', error: 'boom 2' }, now, BACKOFF));
+    expect(task.state).toBe('failed');
+    expect(task.attempts.map((x) => x.error)).toEqual(['boom 0', 'boom 1', 'boom 2']);
+
+    const later = claimed(created({ type: 't', name: 'r' }), a, T0);
+    expect(ok(decideFinish(later.task, a, later.claim.epoch, { kind: 'retry', error: 'busy', delayMs: 7_000 }, T0, BACKOFF)).notBefore).toBe(T0 + 7_000);
+    const bad = claimed(created({ type: 't', name: 'i' }), a, T0);
+    expect(ok(decideFinish(bad.task, a, bad.claim.epoch, { kind: 'invalid', error: 'no such record' }, T0, BACKOFF)).state).toBe('invalid');
+    expect(backoffDelay(10, BACKOFF)).toBe(30_000);
+  });
+
+  it('orders claims by priority, then submit order; an operator can cancel a running task and retry a failed one', () => {
+    const low = created({ type: 't', name: 'low', priority: 0 }, T0);
+    const high = created({ type: 't', name: 'high', priority: 5 }, T0 + 2);
+    const early = created({ type: 't', name: 'early', priority: 0 }, T0 - 1);
+    expect([low, high, early].sort(compareReady).map((t) => t.name)).toEqual(['high', 'early', 'low']);
+    const running = claimed(low, a, T0);
+    const cancelled = decideCancel(running.task, T0 + 1)!;
+    expect(cancelled.state).toBe('cancelled');
+    expect(decideRenew(cancelled, a, running.claim.epoch, T0 + 2, LEASE, SKEW).outcome).toBe('lease-lost');
+    const retried = decideRetry(cancelled, T0 + 3)!;
+    expect(retried).toMatchObject({ state: 'pending', notBefore: T0 + 3 });
+    expect(decideRetry(retried, T0 + 4)).toBeUndefined();
+  });
+
+  it('the seed’s recon example: 100 grouped sub-tasks, the total on the last only; exactly one join with 100 results', () => {
+    let group: TaskGroupRecord | undefined;
+    const joins: unknown[] = [];
+    const order = Array.from({ length: 100 }, (_, i) => i + 1).sort((x, y) => ((x * 37) % 101) - ((y * 37) % 101)); // finish out of order
+    for (const n of order) {
+      const task = created({ type: 'recon-record-set', group: { name: 'recon-system-x', number: n, ...(n === 100 && { total: 100 }) }, parent: 'recon-parent:recon-system-x' });
+      const c = claimed(task, n % 2 ? a : b, T0);
+      const done = ok(decideFinish(c.task, n % 2 ? a : b, c.claim.epoch, { kind: 'done', result: { records: n } }, T0 + n, BACKOFF));
+      const progress = decideGroupProgress(group, done, T0 + n);
+      group = progress.group;
+      if (progress.join) joins.push(progress.join);
+      // The same completion seen again (a retried write) never joins twice.
+      expect(decideGroupProgress(group, done, T0 + n).join).toBeUndefined();
+    }
+    expect(joins).toHaveLength(1);
+    expect(joins[0]).toMatchObject({ group: 'recon-system-x', type: 'recon-record-set', total: 100, failedFast: false, errors: {} });
+    expect(Object.keys((joins[0] as { results: object }).results)).toHaveLength(100);
+    expect(group).toMatchObject({ parent: 'recon-parent:recon-system-x', total: 100 });
+  });
+
+  it('failGroupFast: one failure joins at once with the errors and names the tasks to cancel', () => {
+    const position = (number: number) => ({ name: 'g', number, total: 5, failGroupFast: true });
+    const ok1 = created({ type: 't', group: position(1) });
+    const c1 = claimed(ok1, a, T0);
+    let progress = decideGroupProgress(undefined, ok(decideFinish(c1.task, a, c1.claim.epoch, { kind: 'done', result: 1 }, T0, BACKOFF)), T0);
+    const bad = created({ type: 't', group: position(2), maxAttempts: 1 });
+    const c2 = claimed(bad, a, T0);
+    progress = decideGroupProgress(progress.group, ok(decideFinish(c2.task, a, c2.claim.epoch, { kind: 'failed', error: 'broken' }, T0, BACKOFF)), T0);
+    expect(progress.join).toMatchObject({ failedFast: true, results: { 1: 1 }, errors: { 2: 'broken' } });
+    expect(progress.cancel).toEqual([3, 4, 5]);
+  });
+});
