@@ -1,0 +1,188 @@
+import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
+import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { withDeadline } from '../core/with-deadline';
+import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import type { TaskGroupRecord, TaskRecord } from './task';
+import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
+import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
+import { inClaimOrder, matchesQuery } from './task-store.queries';
+
+/** How the Hazelcast task store finds its maps. */
+export interface HazelcastTaskStoreOptions {
+  /** The process's shared connection. */
+  connection: HazelcastConnection;
+  /** Prefix of the IMaps: `<prefix>.tasks` and `<prefix>.task-groups`. Default `'gatekeeper'`. */
+  mapPrefix?: string;
+  /** Deadline of a call given none. Default 10 s. */
+  callTimeoutMs?: number;
+}
+
+/**
+ * Tasks in Hazelcast IMaps: `<prefix>.tasks` holds one JSON value per task (HazelcastJsonValue, so members can
+ * query it, with indexes on `state` and `type`), `<prefix>.task-groups` one per group. Claimable work is found by a
+ * member-side query (no node reads every task), and new work is heard through an entry listener whose predicate
+ * (`state = pending`) the members evaluate, without values: an idle node receives one small event per task that
+ * becomes pending, nothing for renewals or completions.
+ */
+export class HazelcastTaskStore implements TaskStore {
+  private tasks?: IMap<string, HazelcastJsonValue>;
+  private groups?: IMap<string, string>;
+  private opened = false;
+  private listenerId?: string;
+  private events: TaskStoreEvents = {};
+  private readonly listeners = new Set<(type: string, id: string) => void>();
+  private readonly prefix: string;
+  private readonly callTimeoutMs: number;
+  private operations = 0;
+
+  constructor(private readonly options: HazelcastTaskStoreOptions) {
+    this.prefix = options.mapPrefix ?? 'gatekeeper';
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+  }
+
+  async connect(events: TaskStoreEvents = {}): Promise<void> {
+    this.events = events;
+    this.opened = true;
+    try {
+      const client = await this.options.connection.open();
+      const tasks = await this.call(() => client.getMap<string, HazelcastJsonValue>(`${this.prefix}.tasks`), 'open the task map', {});
+      this.groups = await this.call(() => client.getMap<string, string>(`${this.prefix}.task-groups`), 'open the task group map', {});
+      await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['state'] }), 'index task states', {});
+      await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
+      this.tasks = tasks;
+      const pending = (key: string) => {
+        const type = key.slice(0, key.indexOf(':'));
+        for (const listener of this.listeners) listener(type, key);
+      };
+      this.listenerId = await this.call(() => tasks.addEntryListenerWithPredicate(
+        { added: (e) => pending(e.key), updated: (e) => pending(e.key), merged: (e) => pending(e.key) },
+        Predicates.equal('state', 'pending'),
+        undefined,
+        false,
+      ), 'listen for pending tasks', {});
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.listenerId && this.tasks) await this.tasks.removeEntryListener(this.listenerId).catch(() => undefined);
+    this.listenerId = undefined;
+    this.tasks = undefined;
+    this.groups = undefined;
+    if (!this.opened) return;
+    this.opened = false;
+    await this.options.connection.close();
+  }
+
+  async read(id: string, options: TaskCallOptions = {}): Promise<VersionedTask> {
+    const value = await this.call(() => this.taskMap().get(id), `read task ${id}`, options);
+    const raw = value === null || value === undefined ? null : rawOf(value);
+    return { raw, task: raw === null ? undefined : decodeTask(id, raw) };
+  }
+
+  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    const map = this.taskMap();
+    if (next === null) {
+      if (expected.raw === null) return true;
+      return this.call(() => map.remove(id, new HazelcastJsonValue(expected.raw!)) as Promise<boolean>, `remove task ${id}`, options);
+    }
+    const value = new HazelcastJsonValue(encodeTask(next));
+    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected.raw!), value), `write task ${id}`, options);
+  }
+
+  async readGroup(id: string, options: TaskCallOptions = {}): Promise<VersionedGroup> {
+    const raw = (await this.call(() => this.groupMap().get(id), `read task group ${id}`, options)) ?? null;
+    return { raw, group: raw === null ? undefined : decodeGroup(id, raw) };
+  }
+
+  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    const map = this.groupMap();
+    if (next === null) {
+      if (expected.raw === null) return true;
+      return this.call(() => map.remove(id, expected.raw!) as Promise<boolean>, `remove task group ${id}`, options);
+    }
+    const value = encodeGroup(next);
+    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task group ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, expected.raw!, value), `write task group ${id}`, options);
+  }
+
+  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0) return [];
+    const ofTypes = Predicates.inPredicate('type', ...types);
+    const predicate = Predicates.or(
+      Predicates.and(Predicates.equal('state', 'pending'), ofTypes, Predicates.lessEqual('notBefore', now)),
+      Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
+    );
+    const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find claimable tasks', options);
+    return inClaimOrder(this.decodeAll(values.toArray()), limit);
+  }
+
+  async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    const parts = [
+      ...(query.types ? [Predicates.inPredicate('type', ...query.types)] : []),
+      ...(query.states ? [Predicates.inPredicate('state', ...query.states)] : []),
+      ...(query.group !== undefined ? [Predicates.equal('group.name', query.group)] : []),
+    ];
+    const map = this.taskMap();
+    const values = await this.call(() => (parts.length ? map.valuesWithPredicate(parts.length === 1 ? parts[0] : Predicates.and(...parts)) : map.values()), 'list tasks', options);
+    return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
+  }
+
+  watch(listener: (type: string, id: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  operationCount(): number {
+    return this.operations;
+  }
+
+  private decodeAll(values: unknown[]): TaskRecord[] {
+    return values.flatMap((value) => {
+      const raw = rawOf(value);
+      let id = '?';
+      try {
+        id = (JSON.parse(raw) as { id?: string }).id ?? '?';
+        return [decodeTask(id, raw)];
+      } catch (error) {
+        this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
+        return [];
+      }
+    });
+  }
+
+  private taskMap(): IMap<string, HazelcastJsonValue> {
+    if (!this.tasks) throw new StoreUnavailableError('the task store is not connected');
+    return this.tasks;
+  }
+
+  private groupMap(): IMap<string, string> {
+    if (!this.groups) throw new StoreUnavailableError('the task store is not connected');
+    return this.groups;
+  }
+
+  private async call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
+    this.operations++;
+    try {
+      return await withDeadline(operation(), options.timeoutMs ?? this.callTimeoutMs, what);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError || error instanceof CorruptStateError || (error as Error).name === 'StoreTimeoutError') throw error;
+      throw new StoreUnavailableError(`${what}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
+
+/**
+ * The stored JSON of a value as read. A client whose serialization config parses JSON values eagerly (the Node
+ * client's default) hands back an object: written by JSON.stringify of plain data, it turns back into the same
+ * string, so a compare-and-set against it matches the stored bytes.
+ */
+function rawOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof HazelcastJsonValue) return value.toString();
+  return JSON.stringify(value);
+}

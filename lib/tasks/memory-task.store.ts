@@ -1,0 +1,83 @@
+import type { TaskGroupRecord, TaskRecord } from './task';
+import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
+import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
+import { inClaimOrder, isClaimable, matchesQuery } from './task-store.queries';
+
+/** The shared state of memory task stores: one per "cluster" (give the same backend to stores of one process). */
+export class MemoryTaskBackend {
+  /** @internal */ readonly tasks = new Map<string, string>();
+  /** @internal */ readonly groups = new Map<string, string>();
+  /** @internal */ readonly listeners = new Set<(type: string, id: string) => void>();
+}
+
+/** Tasks in this process's memory (one instance, development, tests). Passes the same contract as the Hazelcast store. */
+export class MemoryTaskStore implements TaskStore {
+  private operations = 0;
+  private readonly own = new Set<(type: string, id: string) => void>();
+
+  constructor(private readonly backend: MemoryTaskBackend = new MemoryTaskBackend()) {}
+
+  async connect(_events?: TaskStoreEvents): Promise<void> {}
+
+  async close(): Promise<void> {
+    for (const listener of this.own) this.backend.listeners.delete(listener);
+    this.own.clear();
+  }
+
+  async read(id: string, _options?: TaskCallOptions): Promise<VersionedTask> {
+    this.operations++;
+    const raw = this.backend.tasks.get(id) ?? null;
+    return { raw, task: raw === null ? undefined : decodeTask(id, raw) };
+  }
+
+  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, _options?: TaskCallOptions): Promise<boolean> {
+    this.operations++;
+    if ((this.backend.tasks.get(id) ?? null) !== expected.raw) return false;
+    if (next === null) this.backend.tasks.delete(id);
+    else this.backend.tasks.set(id, encodeTask(next));
+    if (next?.state === 'pending') for (const listener of [...this.backend.listeners]) listener(next.type, id);
+    return true;
+  }
+
+  async readGroup(id: string, _options?: TaskCallOptions): Promise<VersionedGroup> {
+    this.operations++;
+    const raw = this.backend.groups.get(id) ?? null;
+    return { raw, group: raw === null ? undefined : decodeGroup(id, raw) };
+  }
+
+  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, _options?: TaskCallOptions): Promise<boolean> {
+    this.operations++;
+    if ((this.backend.groups.get(id) ?? null) !== expected.raw) return false;
+    if (next === null) this.backend.groups.delete(id);
+    else this.backend.groups.set(id, encodeGroup(next));
+    return true;
+  }
+
+  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
+    this.operations++;
+    const wanted = new Set(types);
+    return inClaimOrder(this.all().filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
+  }
+
+  async query(query: TaskQuery, _options?: TaskCallOptions): Promise<TaskRecord[]> {
+    this.operations++;
+    return inClaimOrder(this.all().filter((t) => matchesQuery(t, query)));
+  }
+
+  watch(listener: (type: string, id: string) => void): () => void {
+    this.backend.listeners.add(listener);
+    this.own.add(listener);
+    return () => {
+      this.backend.listeners.delete(listener);
+      this.own.delete(listener);
+    };
+  }
+
+  operationCount(): number {
+    return this.operations;
+  }
+
+  private all(): TaskRecord[] {
+    return [...this.backend.tasks].map(([id, raw]) => decodeTask(id, raw));
+  }
+}

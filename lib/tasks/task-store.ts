@@ -1,0 +1,71 @@
+import type { TaskGroupRecord, TaskRecord, TaskState } from './task';
+
+/** A task as read, with the exact stored value a compare-and-set is checked against. */
+export interface VersionedTask {
+  /** The decoded task, or `undefined` when there is none. */
+  readonly task: TaskRecord | undefined;
+  /** The stored value (`null` if absent). Opaque to callers. */
+  readonly raw: string | null;
+}
+
+/** A group's record as read. */
+export interface VersionedGroup {
+  readonly group: TaskGroupRecord | undefined;
+  readonly raw: string | null;
+}
+
+/** Options of one task-store call. */
+export interface TaskCallOptions {
+  /** Give up after this many ms; the call's outcome is then unknown. */
+  timeoutMs?: number;
+}
+
+/** A listing's filter (operators' tools). */
+export interface TaskQuery {
+  readonly types?: readonly string[];
+  readonly states?: readonly TaskState[];
+  /** Tasks of this group (by name). */
+  readonly group?: string;
+}
+
+/** What a task store reports to its owner. */
+export interface TaskStoreEvents {
+  /** A stored value could not be read and was skipped. */
+  corruptValue?(key: string, reason: string): void;
+}
+
+/**
+ * Where tasks live: one record per task and one per group, each written only by compare-and-set. Claimable tasks
+ * are found by a query the store answers where the data is (a member-side query with indexes on Hazelcast), so no
+ * node reads every task to find work; new work is signalled by events of tasks becoming pending. Implementations:
+ * the Hazelcast store (the cluster) and the memory store (one process); both pass the same contract suite.
+ */
+export interface TaskStore {
+  /** Connects; called once before any other call. */
+  connect(events?: TaskStoreEvents): Promise<void>;
+  /** Disconnects; releases only what the store itself opened. */
+  close(): Promise<void>;
+  /** Reads one task. */
+  read(id: string, options?: TaskCallOptions): Promise<VersionedTask>;
+  /**
+   * Writes `next` (or removes the task, with `null`) only if the stored value is still `expected.raw` (`null`:
+   * creates). Returns false on conflict.
+   */
+  compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean>;
+  /** Reads one group's record. */
+  readGroup(id: string, options?: TaskCallOptions): Promise<VersionedGroup>;
+  /** Compare-and-set of a group's record, as for tasks. */
+  compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options?: TaskCallOptions): Promise<boolean>;
+  /**
+   * Tasks of `types` that can be claimed at `now`: pending with their backoff over, or running with a claim that
+   * expired before `lapsedBefore` (the caller subtracts the skew bound). Highest priority first, then submit order;
+   * at most `limit`.
+   */
+  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  /** Tasks matching `query` (every task when it is empty), in claim order. */
+  query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  /** Hears a task become pending (submitted, retried, handed back): its type and id. Events may be lost. */
+  watch(listener: (type: string, id: string) => void): () => void;
+  /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
+  operationCount(): number;
+}

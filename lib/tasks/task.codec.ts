@@ -1,0 +1,52 @@
+import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
+
+/*
+ * The stored form of tasks and groups: JSON written by this library (`v` is the format). Compare-and-set compares
+ * the exact stored value, so writers pass back the string they read.
+ */
+const FORMAT = 1;
+const STATES = new Set<TaskState>(['pending', 'running', ...FINISHED_STATES]);
+
+/** Encodes a task. */
+export function encodeTask(task: TaskRecord): string {
+  return JSON.stringify({ v: FORMAT, ...task });
+}
+
+/** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
+export function decodeTask(key: string, raw: string): TaskRecord {
+  const value = parse(key, raw);
+  const ints = ['priority', 'seq', 'submittedAt', 'notBefore', 'maxAttempts', 'epoch'].every((f) => Number.isFinite(value[f]));
+  if (value.id !== key || typeof value.type !== 'string' || !STATES.has(value.state as TaskState) || !ints || !Array.isArray(value.attempts)) {
+    throw new CorruptStateError(key, 'not a task record (id, type, state, priority, seq, notBefore, maxAttempts, epoch, attempts)');
+  }
+  const { v: _v, ...task } = value;
+  return task as unknown as TaskRecord;
+}
+
+/** Encodes a group's record. */
+export function encodeGroup(group: TaskGroupRecord): string {
+  return JSON.stringify({ v: FORMAT, ...group });
+}
+
+/** Decodes a group's record. */
+export function decodeGroup(key: string, raw: string): TaskGroupRecord {
+  const value = parse(key, raw);
+  if (value.id !== key || typeof value.type !== 'string' || typeof value.name !== 'string' || value.finished === null || typeof value.finished !== 'object') {
+    throw new CorruptStateError(key, 'not a task group record (id, type, name, finished)');
+  }
+  const { v: _v, ...group } = value;
+  return group as unknown as TaskGroupRecord;
+}
+
+function parse(key: string, raw: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    throw new CorruptStateError(key, `not JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
+  if ((value as { v?: unknown }).v !== FORMAT) throw new CorruptStateError(key, `unknown format ${JSON.stringify((value as { v?: unknown }).v)}`);
+  return value as Record<string, unknown>;
+}

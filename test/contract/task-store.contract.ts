@@ -1,0 +1,102 @@
+import type { TaskRecord } from '../../lib/tasks/task';
+import type { TaskStore } from '../../lib/tasks/task-store';
+import { decideClaim, decideGroupProgress, decideSubmit } from '../../lib/tasks/task.rules';
+import { eventually } from '../support/eventually';
+
+/** Two stores on one backend (two nodes). */
+export interface TaskStoreFixture {
+  stores: [TaskStore, TaskStore];
+  close(): Promise<void>;
+}
+
+const T0 = Date.now();
+const submit = (type: string, name: string, priority = 0, now = T0): TaskRecord => decideSubmit(undefined, { type, name, priority, data: { name } }, now, 60_000).task;
+
+/** What every task store must do, run against each implementation. */
+export function describeTaskStoreContract(name: string, setup: () => Promise<TaskStoreFixture>): void {
+  describe(`TaskStore contract: ${name}`, () => {
+    let fixture: TaskStoreFixture;
+    beforeEach(async () => {
+      fixture = await setup();
+      await Promise.all(fixture.stores.map((s) => s.connect()));
+    });
+    afterEach(async () => {
+      await Promise.all(fixture.stores.map((s) => s.close()));
+      await fixture.close();
+    });
+
+    it('creates once: a second create of the same id conflicts, and every writer reads what was stored', async () => {
+      const [a, b] = fixture.stores;
+      const task = submit('check', 'db');
+      expect(await a.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+      expect(await b.compareAndSet(task.id, { raw: null }, { ...task, priority: 9 })).toBe(false);
+      expect((await b.read(task.id)).task).toEqual(task);
+      expect(await a.read('check:missing')).toEqual({ raw: null, task: undefined });
+    });
+
+    it('writes only against the value read: of two claims on one read, one wins', async () => {
+      const [a, b] = fixture.stores;
+      const task = submit('t', 'n');
+      await a.compareAndSet(task.id, { raw: null }, task);
+      const readA = await a.read(task.id);
+      const readB = await b.read(task.id);
+      const claimA = decideClaim(readA.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
+      const claimB = decideClaim(readB.task!, { instance: 'b/1', acquirer: 'b' }, T0, 5_000);
+      const results = await Promise.all([a.compareAndSet(task.id, readA, claimA.outcome === 'claimed' ? claimA.task : null), b.compareAndSet(task.id, readB, claimB.outcome === 'claimed' ? claimB.task : null)]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect((await a.read(task.id)).task?.state).toBe('running');
+      // A purge is a compare-and-set too.
+      const current = await b.read(task.id);
+      expect(await a.compareAndSet(task.id, readA, null)).toBe(false);
+      expect(await a.compareAndSet(task.id, current, null)).toBe(true);
+      expect((await b.read(task.id)).raw).toBeNull();
+    });
+
+    it('finds claimable tasks of the given types in claim order, without the rest', async () => {
+      const [a, b] = fixture.stores;
+      const tasks = [submit('x', 'low', 0, T0), submit('x', 'high', 5, T0 + 1), submit('x', 'early', 0, T0 - 5), submit('y', 'other', 9), { ...submit('x', 'later'), notBefore: T0 + 60_000 }];
+      for (const t of tasks) await a.compareAndSet(t.id, { raw: null }, t);
+      const held = submit('x', 'held');
+      const claim = decideClaim(held, { instance: 'a/1', acquirer: 'a' }, T0, 1_000);
+      await a.compareAndSet(held.id, { raw: null }, claim.outcome === 'claimed' ? claim.task : held);
+      expect((await b.claimable(['x'], T0 + 10, T0, 10)).map((t) => t.name)).toEqual(['high', 'early', 'low']);
+      expect((await b.claimable(['x'], T0 + 10, T0, 2)).map((t) => t.name)).toEqual(['high', 'early']);
+      // Once the held task's claim expired before the given horizon, it is claimable too (abandoned).
+      expect((await b.claimable(['x'], T0 + 10, T0 + 2_000, 10)).map((t) => t.name)).toContain('held');
+      expect((await b.claimable([], T0, T0, 10))).toEqual([]);
+      expect((await b.query({ types: ['y'] })).map((t) => t.name)).toEqual(['other']);
+      expect((await b.query({ states: ['running'] })).map((t) => t.name)).toEqual(['held']);
+    });
+
+    it('signals tasks that become pending, by type, to every node', async () => {
+      const [a, b] = fixture.stores;
+      const heard: string[] = [];
+      const stop = b.watch((type, id) => heard.push(`${type} ${id}`));
+      const task = submit('recon', 'x');
+      await a.compareAndSet(task.id, { raw: null }, task);
+      await eventually('the signal', () => heard.includes('recon recon:x'));
+      // A claim (running) is no news for idle nodes; handing the task back (pending) is. Events of one key arrive
+      // in order, so once the second signal is heard, a signal for the claim would have been heard before it.
+      const pending = await a.read(task.id);
+      const claim = decideClaim(pending.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
+      await a.compareAndSet(task.id, pending, claim.outcome === 'claimed' ? claim.task : null);
+      const running = await a.read(task.id);
+      await a.compareAndSet(task.id, running, { ...running.task!, state: 'pending', claim: undefined });
+      await eventually('the second signal', () => heard.length >= 2);
+      expect(heard).toEqual(['recon recon:x', 'recon recon:x']);
+      stop();
+    });
+
+    it('keeps group records by compare-and-set', async () => {
+      const [a, b] = fixture.stores;
+      const member = { ...submit('t', 'ignored'), id: 't:g:1', name: undefined, group: { name: 'g', number: 1, total: 1 }, state: 'done' as const, result: 1 };
+      const { group } = decideGroupProgress(undefined, member, T0);
+      expect(await a.compareAndSetGroup(group.id, { raw: null }, group)).toBe(true);
+      expect(await b.compareAndSetGroup(group.id, { raw: null }, group)).toBe(false);
+      const read = await b.readGroup(group.id);
+      expect(read.group).toEqual(group);
+      expect(await b.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 5 })).toBe(true);
+      expect(await a.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 9 })).toBe(false);
+    });
+  });
+}
