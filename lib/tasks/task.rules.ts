@@ -16,20 +16,23 @@ export interface TaskActor {
   readonly acquirer: string;
 }
 
-const ID_PART = /^[^:\s][^:]*$/;
+const ID_PART = /^[^:#\s][^:#]*$/;
 
 /** The id of a task: `<type>:<name>` or `<type>:<group>:<number>`. Throws naming the bad part. */
 export function taskId(identity: TaskIdentity): string {
   const { type, name, group } = identity;
   const check = (field: string, value: unknown) => {
     if (typeof value !== 'string' || !ID_PART.test(value) || value.length > 200) {
-      throw new InvalidDefinitionError(`<task ${String(type)}>`, field, `must be a non-empty string without ':' of at most 200 characters, got ${JSON.stringify(value)}`);
+      throw new InvalidDefinitionError(`<task ${String(type)}>`, field, `must be a non-empty string without ':' or '#' of at most 200 characters, got ${JSON.stringify(value)}`);
     }
   };
   check('type', type);
   if ((name === undefined) === (group === undefined)) throw new InvalidDefinitionError(`<task ${type}>`, 'name', 'give either a name (a single task) or a group position');
   if (name !== undefined) {
-    check('name', name);
+    // A name may hold ':' (a trigger time): the type, before the first ':', never does.
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
+      throw new InvalidDefinitionError(`<task ${type}>`, 'name', `must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}`);
+    }
     return `${type}:${name}`;
   }
   check('group.name', group!.name);
@@ -47,9 +50,31 @@ export function groupId(type: string, group: string): string {
   return `${type}:${group}`;
 }
 
-/** The id of a group's join task: `<type>:<group>:group-finished`. */
+/**
+ * The type of the join (group-finished) tasks of `type`: claimed only by nodes with a group-finished handler for
+ * `type`, which may differ from those that run its tasks.
+ */
+export function joinTaskType(type: string): string {
+  return `${type}#${GROUP_FINISHED}`;
+}
+
+/** The id of a group's join task: `<type>#group-finished:<group>` (one per group, so its submit is idempotent). */
 export function joinTaskId(type: string, group: string): string {
-  return `${type}:${group}:${GROUP_FINISHED}`;
+  return `${joinTaskType(type)}:${group}`;
+}
+
+/** The task type a join task type belongs to, or `undefined` for an ordinary type. */
+export function joinedType(type: string): string | undefined {
+  return type.endsWith(`#${GROUP_FINISHED}`) ? type.slice(0, -GROUP_FINISHED.length - 1) : undefined;
+}
+
+/** A group's join task, pending: its data is what the group-finished handler receives. */
+export function joinTask(join: GroupJoinData, parent: string | undefined, now: number): TaskRecord {
+  return {
+    id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
+    ...(parent !== undefined && { parent }),
+    priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, maxAttempts: 3, epoch: 0, attempts: [],
+  };
 }
 
 /** What a submit asks for. */

@@ -31,7 +31,7 @@ describe('task rules (seed 004)', () => {
     expect(taskId({ type: 'recon-parent', name: 'recon-system-x' })).toBe('recon-parent:recon-system-x');
     expect(taskId({ type: 'recon-record-set', group: { name: 'recon-system-x', number: 7 } })).toBe('recon-record-set:recon-system-x:7');
     expect(taskId({ type: 'recon-record-set', group: { name: 'recon-system-x', number: 100, total: 100 } })).toBe('recon-record-set:recon-system-x:100');
-    expect(joinTaskId('recon-record-set', 'recon-system-x')).toBe('recon-record-set:recon-system-x:group-finished');
+    expect(joinTaskId('recon-record-set', 'recon-system-x')).toBe('recon-record-set#group-finished:recon-system-x');
     expect(() => taskId({ type: 'a:b', name: 'x' })).toThrow(/type/);
     expect(() => taskId({ type: 't' })).toThrow(/either a name/);
     expect(() => taskId({ type: 't', group: { name: 'g', number: 5, total: 3 } })).toThrow(/group.total/);

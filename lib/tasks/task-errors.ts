@@ -1,0 +1,29 @@
+import { GatekeeperError } from '../core/errors/gatekeeper.error';
+
+/** Thrown by `renewLease()` (and any fenced write) once this node no longer holds the task: stop at once. */
+export class LeaseExpiredError extends GatekeeperError {
+  constructor(
+    /** The task. */
+    readonly taskId: string,
+    /** The epoch of the claim that was lost. */
+    readonly epoch: number,
+    /** Why. */
+    readonly reason: string,
+  ) {
+    super(`Lease of task ${taskId} (epoch ${epoch}) is lost: ${reason}`);
+  }
+}
+
+/** Thrown by a handler: try again later (after `delayMs`, or the backoff), using up one attempt. */
+export class RetryLaterError extends GatekeeperError {
+  constructor(
+    message: string,
+    /** How long to wait before the next attempt; the backoff when absent. */
+    readonly delayMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown by a handler: the task itself is wrong; it is not retried but goes to the invalid-task handler. */
+export class InvalidTaskError extends GatekeeperError {}

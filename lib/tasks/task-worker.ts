@@ -1,0 +1,338 @@
+import type { Clock } from '../core/clock';
+import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
+import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
+import type { TaskStore, VersionedTask } from './task-store';
+import {
+  decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideSubmit, groupId, joinedType, joinTask, joinTaskType,
+  type SubmitInput, type TaskActor, type TaskOutcome,
+} from './task.rules';
+
+/** What a handler gets besides the task's data. */
+export interface TaskContext {
+  /** The task as claimed. */
+  readonly task: TaskRecord;
+  /** The claim's fencing token: pass it to stores that can reject a stale worker's writes. */
+  readonly epoch: number;
+  /** Which attempt this is, from 1. */
+  readonly attempt: number;
+  /** Fires when the lease is lost (not renewed in time, cancelled, taken over) or the node shuts down. */
+  readonly signal: AbortSignal;
+  /** Renews the lease for `leaseMs` (default: the handler's lease); throws {@link LeaseExpiredError} once lost. */
+  renewLease(leaseMs?: number): Promise<void>;
+  /** Submits a sub-task: this task is its parent, and its group's join then triggers this task type's join. */
+  submit(input: SubmitInput): Promise<TaskRecord>;
+}
+
+/** Runs a task of one type; its return value is the result. */
+export type TaskHandler = (data: unknown, context: TaskContext) => unknown;
+/** Runs the join of a group of one type, with every task's result or error. */
+export type GroupFinishedHandler = (join: GroupJoinData, context: TaskContext) => unknown;
+
+/** How a type's tasks are run. */
+export interface TaskHandlerOptions {
+  /** The lease of a claim: renew within it. Default 30 s. */
+  leaseMs?: number;
+  /** Attempts before a failing task fails for good (set on submit). Default 3. */
+  maxAttempts?: number;
+  /** Retry backoff. Default 1 s doubling up to 1 min. */
+  backoff?: BackoffPolicy;
+}
+
+/** Timing and hooks of a {@link TaskWorker}. */
+export interface TaskWorkerOptions {
+  clock: Clock;
+  /** The clock-skew bound: another node's claim counts as live until its expiry plus this. */
+  clockSkewMs: number;
+  /** How long a finished task's id is remembered (a submit of it is ignored meanwhile). Default 24 h. */
+  retentionMs?: number;
+  /** Tasks run at once by this node. Default 4. */
+  concurrency?: number;
+  /** How often it looks for work without being told (new work is signalled; this finds abandoned tasks). Default 5 s. */
+  scanMs?: number;
+  /** Called for a task that ended invalid (default: nothing but the state and the count in its group). */
+  onInvalid?(task: TaskRecord, error: string): void;
+  /** Called when something failed and is retried. */
+  onError?(error: unknown, what: string): void;
+}
+
+const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, factor: 2, maxMs: 60_000 };
+
+interface Registration {
+  readonly run: (data: unknown, context: TaskContext) => unknown;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffPolicy;
+}
+
+/**
+ * One node's part in leased distributed tasks (seed 004): submits with idempotent ids, claims the types it has
+ * handlers for (highest priority first, then submit order) when told of new work and on a slow scan that also
+ * finds tasks whose lease lapsed, runs each under a lease it renews, and records the outcome with a write fenced by
+ * the claim's epoch. Grouped tasks count into their group's record, whose finishing write submits the join once;
+ * a join of sub-tasks then triggers their parent's join.
+ */
+export class TaskWorker {
+  private readonly handlers = new Map<string, Registration>();
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private unwatch?: () => void;
+  private timer?: NodeJS.Timeout;
+  private filling?: Promise<void>;
+  private again = false;
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly actor: TaskActor,
+    private readonly options: TaskWorkerOptions,
+  ) {}
+
+  /** Runs tasks of `type` with `handler` (one handler per type; a node without one never claims the type). */
+  handle(type: string, handler: TaskHandler, options: TaskHandlerOptions = {}): void {
+    this.register(type, handler, options);
+  }
+
+  /** Runs the joins of groups of `type` with `handler`. */
+  onGroupFinished(type: string, handler: GroupFinishedHandler, options: TaskHandlerOptions = {}): void {
+    this.register(joinTaskType(type), (data, context) => handler(data as GroupJoinData, context), options);
+  }
+
+  /** Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead. */
+  async submit(input: SubmitInput): Promise<TaskRecord> {
+    const maxAttempts = input.maxAttempts ?? this.handlers.get(input.type)?.maxAttempts;
+    for (;;) {
+      const now = this.options.clock.now();
+      const decision = decideSubmit(undefined, { ...input, ...(maxAttempts !== undefined && { maxAttempts }) }, now, this.retentionMs());
+      const read = await this.store.read(decision.task.id);
+      const again = decideSubmit(read.task, { ...input, ...(maxAttempts !== undefined && { maxAttempts }) }, now, this.retentionMs());
+      if (again.outcome === 'exists') return again.task;
+      if (await this.store.compareAndSet(again.task.id, read, again.task)) return again.task;
+    }
+  }
+
+  /** Starts claiming: now, on every signal of new work of its types, and every scan interval. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.unwatch = this.store.watch((type) => {
+      if (this.handlers.has(type)) this.kick();
+    });
+    this.timer = setInterval(() => this.kick(), this.options.scanMs ?? 5_000);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /**
+   * Stops claiming, lets running handlers finish for up to `drainMs`, then tells the rest (their signal fires) and
+   * hands their tasks back at once (pending again, with no attempt used up).
+   */
+  async stop(drainMs = 10_000): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    this.unwatch?.();
+    await this.filling;
+    const all = Promise.allSettled([...this.running.values()].map((r) => r.done));
+    const drained = await Promise.race([all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), drainMs).unref())]);
+    if (!drained) for (const run of this.running.values()) run.controller.abort(new Error('this node is shutting down'));
+    await all;
+  }
+
+  /** The tasks this node runs now. */
+  runningTasks(): string[] {
+    return [...this.running.keys()];
+  }
+
+  private register(type: string, run: (data: unknown, context: TaskContext) => unknown, options: TaskHandlerOptions): void {
+    if (this.handlers.has(type)) throw new Error(`A handler for task type "${type}" is registered already`);
+    this.handlers.set(type, { run, leaseMs: options.leaseMs ?? 30_000, maxAttempts: options.maxAttempts ?? 3, backoff: options.backoff ?? DEFAULT_BACKOFF });
+    if (this.started) this.kick();
+  }
+
+  private retentionMs(): number {
+    return this.options.retentionMs ?? 24 * 3_600_000;
+  }
+
+  private kick(): void {
+    if (!this.started || this.stopping) return;
+    if (this.filling) {
+      this.again = true;
+      return;
+    }
+    this.filling = this.fill()
+      .catch((error) => this.options.onError?.(error, 'claim'))
+      .finally(() => {
+        this.filling = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Claims until the node runs `concurrency` tasks or nothing claimable is left. */
+  private async fill(): Promise<void> {
+    const concurrency = this.options.concurrency ?? 4;
+    while (!this.stopping && this.running.size < concurrency) {
+      const now = this.options.clock.now();
+      const candidates = (await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, concurrency - this.running.size))
+        .filter((t) => !this.running.has(t.id));
+      if (candidates.length === 0) return;
+      let claimedAny = false;
+      for (const candidate of candidates) {
+        if (this.stopping || this.running.size >= concurrency) return;
+        if (await this.claim(candidate.id)) claimedAny = true;
+      }
+      if (!claimedAny) return; // others got them first; their events bring the next chance
+    }
+  }
+
+  /** Reads, decides and compare-and-sets a claim; starts the run if it landed. */
+  private async claim(id: string): Promise<boolean> {
+    const read = await this.store.read(id);
+    if (!read.task) return false;
+    const registration = this.handlers.get(read.task.type);
+    if (!registration) return false;
+    const decision = decideClaim(read.task, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs);
+    if (decision.outcome !== 'claimed') return false;
+    if (!(await this.store.compareAndSet(id, read, decision.task))) return false;
+    this.launch(decision.task, registration);
+    return true;
+  }
+
+  private launch(task: TaskRecord, registration: Registration): void {
+    const controller = new AbortController();
+    const epoch = task.claim!.epoch;
+    let expiry: NodeJS.Timeout | undefined;
+    const armExpiry = (expiresAt: number) => {
+      clearTimeout(expiry);
+      const left = expiresAt - this.options.clockSkewMs - this.options.clock.now();
+      expiry = setTimeout(() => controller.abort(new LeaseExpiredError(task.id, epoch, 'the lease ran out before it was renewed')), Math.max(0, left));
+      expiry.unref();
+    };
+    armExpiry(task.claim!.expiresAt);
+    const context: TaskContext = {
+      task,
+      epoch,
+      attempt: task.attempts.length,
+      signal: controller.signal,
+      renewLease: async (leaseMs = registration.leaseMs) => {
+        if (controller.signal.aborted) throw controller.signal.reason;
+        const renewed = await this.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs));
+        if (renewed.outcome !== 'ok') {
+          const error = new LeaseExpiredError(task.id, epoch, renewed.message);
+          controller.abort(error);
+          throw error;
+        }
+        armExpiry(renewed.task.claim!.expiresAt);
+      },
+      submit: (input) => this.submit({ ...input, parent: input.parent ?? task.id }),
+    };
+    const done = (async () => {
+      let outcome: TaskOutcome;
+      try {
+        const result = await registration.run(task.data, context);
+        outcome = { kind: 'done', result: result === undefined ? null : result };
+      } catch (error) {
+        outcome = outcomeOf(error);
+      }
+      clearTimeout(expiry);
+      if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) return; // another node may hold it
+      if (controller.signal.aborted && this.stopping && outcome.kind !== 'done') {
+        await this.handBack(task.id, epoch);
+        return;
+      }
+      await this.finish(task, epoch, outcome, registration);
+    })()
+      .catch((error) => this.options.onError?.(error, `task ${task.id}`))
+      .finally(() => {
+        this.running.delete(task.id);
+        this.kick();
+      });
+    this.running.set(task.id, { controller, done });
+  }
+
+  /** Records the outcome, fenced by the epoch; then the group's progress and, once, its join. */
+  private async finish(task: TaskRecord, epoch: number, outcome: TaskOutcome, registration: Registration): Promise<void> {
+    const finished = await this.fenced(task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, outcome, now, registration.backoff));
+    if (finished.outcome !== 'ok') return; // the lease was lost: the new holder's outcome stands
+    const record = finished.task;
+    if (record.state === 'invalid') this.options.onInvalid?.(record, outcome.kind === 'invalid' ? outcome.error : 'invalid');
+    if (record.state === 'pending') return; // retried later
+    if (record.group) await this.progress(record);
+    const joined = joinedType(record.type);
+    if (joined !== undefined && record.parent && record.state === 'done') await this.joinParent(record);
+  }
+
+  /** Counts a finished grouped task into its group; the write that finds the group finished submits its join. */
+  private async progress(task: TaskRecord): Promise<void> {
+    const id = groupId(task.type, task.group!.name);
+    for (;;) {
+      const read = await this.store.readGroup(id);
+      const progress = decideGroupProgress(read.group, task, this.options.clock.now());
+      if (read.group && JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return;
+      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
+      if (progress.join) await this.create(joinTask(progress.join, progress.group.parent, this.options.clock.now()));
+      for (const number of progress.cancel) await this.cancel(`${task.type}:${task.group!.name}:${number}`);
+      return;
+    }
+  }
+
+  /** A join of sub-tasks finished: the parent's join comes next, with the sub-group's join result. */
+  private async joinParent(join: TaskRecord): Promise<void> {
+    const parent = join.parent!;
+    const colon = parent.indexOf(':');
+    const type = parent.slice(0, colon);
+    const name = parent.slice(colon + 1);
+    const data = join.data as GroupJoinData;
+    await this.create(joinTask({ group: name, type, total: 1, results: { [data.group]: join.result }, errors: {}, failedFast: false }, undefined, this.options.clock.now()));
+  }
+
+  /** Creates a task unless its id exists (idempotent). */
+  private async create(task: TaskRecord): Promise<void> {
+    const read = await this.store.read(task.id);
+    if (read.task) return;
+    await this.store.compareAndSet(task.id, read, task);
+  }
+
+  private async cancel(id: string): Promise<void> {
+    for (;;) {
+      const read = await this.store.read(id);
+      const next = read.task && decideCancel(read.task, this.options.clock.now());
+      if (!next || (await this.store.compareAndSet(id, read, next))) return;
+    }
+  }
+
+  /** At shutdown: a task whose handler did not finish goes back to pending at once, with the attempt not counted. */
+  private async handBack(id: string, epoch: number): Promise<void> {
+    await this.fenced(id, epoch, (current) => {
+      const { claim: _claim, ...rest } = current;
+      return { outcome: 'ok', task: { ...rest, state: 'pending', attempts: current.attempts.filter((a) => a.epoch !== epoch) } };
+    }, true);
+  }
+
+  /** A read-decide-compare-and-set on the task, only while the claim `epoch` is still this node's. */
+  private async fenced(
+    id: string,
+    epoch: number,
+    decide: (task: TaskRecord, now: number) => { outcome: 'ok'; task: TaskRecord } | { outcome: 'lease-lost'; message: string },
+    checkClaim = false,
+  ): Promise<{ outcome: 'ok'; task: TaskRecord } | { outcome: 'lease-lost'; message: string }> {
+    for (;;) {
+      const read: VersionedTask = await this.store.read(id);
+      if (!read.task) return { outcome: 'lease-lost', message: `task ${id} is gone` };
+      if (checkClaim && (read.task.claim?.epoch !== epoch || read.task.claim.instance !== this.actor.instance)) {
+        return { outcome: 'lease-lost', message: `task ${id} is no longer held under epoch ${epoch}` };
+      }
+      const decision = decide(read.task, this.options.clock.now());
+      if (decision.outcome !== 'ok') return decision;
+      if (await this.store.compareAndSet(id, read, decision.task)) return decision;
+    }
+  }
+}
+
+function outcomeOf(error: unknown): TaskOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof InvalidTaskError) return { kind: 'invalid', error: message };
+  if (error instanceof RetryLaterError) return { kind: 'retry', error: message, ...(error.delayMs !== undefined && { delayMs: error.delayMs }) };
+  return { kind: 'failed', error: message };
+}

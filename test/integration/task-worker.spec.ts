@@ -1,0 +1,157 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../../lib';
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import type { TaskStore } from '../../lib/tasks/task-store';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
+import { InvalidTaskError, LeaseExpiredError } from '../../lib/tasks/task-errors';
+import { TaskWorker } from '../../lib/tasks/task-worker';
+import { eventually } from '../support/eventually';
+
+/** A "cluster" of task stores: memory stores on one backend, or Hazelcast stores (a connection each) on one prefix. */
+const STORES: Array<[string, () => () => TaskStore]> = [
+  ['memory', () => {
+    const backend = new MemoryTaskBackend();
+    return () => new MemoryTaskStore(backend);
+  }],
+  ['a real Hazelcast member', () => {
+    const mapPrefix = uniquePrefix('tasks');
+    return () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+  }],
+];
+
+/**
+ * Task workers (nodes in one process), each with a store of its own, through the same rules and store calls a
+ * cluster uses: the seed's recon example across three workers, idempotent submits, priority, retries, invalid
+ * tasks and a worker that stops renewing (its late completion is refused).
+ */
+describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
+  let newStore: () => TaskStore;
+  const workers: TaskWorker[] = [];
+  const stores: TaskStore[] = [];
+  beforeEach(() => {
+    newStore = cluster();
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop(100)));
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+
+  async function worker(name: string, options: Partial<ConstructorParameters<typeof TaskWorker>[2]> = {}): Promise<TaskWorker> {
+    const store = newStore();
+    await store.connect();
+    stores.push(store);
+    const w = new TaskWorker(store, { instance: `${name}/1`, acquirer: name }, { clock: systemClock, clockSkewMs: 20, scanMs: 100, ...options });
+    workers.push(w);
+    return w;
+  }
+  const task = async (id: string): Promise<TaskRecord | undefined> => (await stores[0].read(id)).task;
+
+  it('runs the seed’s recon example across three workers: every sub-task once, one join with 100 results, then the parent’s join', async () => {
+    const ran = new Map<number, string>();
+    const joins: GroupJoinData[] = [];
+    const parentJoins: GroupJoinData[] = [];
+    const nodes = await Promise.all(['a', 'b', 'c'].map((n) => worker(n)));
+    for (const [i, w] of nodes.entries()) {
+      w.handle('recon-parent', async (_data, context) => {
+        for (let n = 1; n <= 100; n++) {
+          await context.submit({ type: 'recon-record-set', group: { name: 'recon-system-x', number: n, ...(n === 100 && { total: 100 }) }, data: { batch: n } });
+        }
+        return 'split into 100';
+      }, { leaseMs: 2_000 });
+      w.handle('recon-record-set', async (data) => {
+        const { batch } = data as { batch: number };
+        if (ran.has(batch)) throw new Error(`batch ${batch} ran twice`);
+        ran.set(batch, `node ${i}`);
+        await sleep(2);
+        return { reconciled: batch };
+      }, { leaseMs: 2_000 });
+      w.onGroupFinished('recon-record-set', (join) => {
+        joins.push(join);
+        return { batches: Object.keys(join.results).length };
+      });
+      w.onGroupFinished('recon-parent', (join) => {
+        parentJoins.push(join);
+      });
+      w.start();
+    }
+    await nodes[0].submit({ type: 'recon-parent', name: 'recon-system-x' });
+    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 20_000 });
+    expect(ran.size).toBe(100);
+    expect(new Set(ran.values()).size).toBeGreaterThan(1); // spread over the workers
+    expect(joins).toHaveLength(1);
+    expect(Object.keys(joins[0].results)).toHaveLength(100);
+    expect(joins[0]).toMatchObject({ group: 'recon-system-x', total: 100, errors: {}, failedFast: false });
+    expect(parentJoins[0]).toMatchObject({ group: 'recon-system-x', type: 'recon-parent', results: { 'recon-system-x': { batches: 100 } } });
+    await sleep(300);
+    expect(joins).toHaveLength(1);
+    expect(parentJoins).toHaveLength(1);
+  });
+
+  it('one id submitted three times, from three workers, is one task and one run', async () => {
+    let runs = 0;
+    const nodes = await Promise.all(['a', 'b', 'c'].map((n) => worker(n)));
+    for (const w of nodes) {
+      w.handle('check', async () => {
+        runs++;
+      });
+      w.start();
+    }
+    const submitted = await Promise.all(nodes.map((w) => w.submit({ type: 'check', name: 'database-2026-11-23T01:00' })));
+    expect(new Set(submitted.map((t) => t.seq)).size).toBe(1);
+    await eventually('done', async () => (await task('check:database-2026-11-23T01:00'))?.state === 'done');
+    await sleep(200);
+    expect(runs).toBe(1);
+  });
+
+  it('claims higher priority first, retries with backoff up to maxAttempts, and hands invalid tasks to the invalid handler', async () => {
+    const order: string[] = [];
+    const invalid: string[] = [];
+    const w = await worker('a', { concurrency: 1, onInvalid: (t, error) => invalid.push(`${t.id}: ${error}`) });
+    w.handle('job', async (data) => {
+      order.push(String(data));
+      if (data === 'flaky') throw new Error('not yet');
+      if (data === 'bad') throw new InvalidTaskError('no such account');
+    }, { maxAttempts: 3, backoff: { baseMs: 50, factor: 2, maxMs: 1_000 } });
+    await w.submit({ type: 'job', name: 'low', data: 'low', priority: 0 });
+    await w.submit({ type: 'job', name: 'high', data: 'high', priority: 9 });
+    await w.submit({ type: 'job', name: 'flaky', data: 'flaky', priority: 5 });
+    await w.submit({ type: 'job', name: 'bad', data: 'bad', priority: 1 });
+    w.start();
+    await eventually('all finished', async () => (await task('job:flaky'))?.state === 'failed' && (await task('job:low'))?.state === 'done');
+    expect(order.slice(0, 3)).toEqual(['high', 'flaky', 'bad']);
+    expect(order.filter((x) => x === 'flaky')).toHaveLength(3);
+    const flaky = (await task('job:flaky'))!;
+    expect(flaky.attempts.map((a) => a.outcome)).toEqual(['failed', 'failed', 'failed']);
+    expect(flaky.attempts[1].startedAt - flaky.attempts[0].endedAt!).toBeGreaterThanOrEqual(50);
+    expect(invalid).toEqual(['job:bad: no such account']);
+    expect((await task('job:bad'))!.state).toBe('invalid');
+  });
+
+  it('a worker that stops renewing loses the task to another after the lease, and its late completion is refused', async () => {
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const lostSignals: string[] = [];
+    const a = await worker('a');
+    a.handle('job', async (_data, context) => {
+      context.signal.addEventListener('abort', () => lostSignals.push(String((context.signal.reason as Error).name)), { once: true });
+      await stuck; // frozen: never renews
+      return 'from a';
+    }, { leaseMs: 300 });
+    a.start();
+    await a.submit({ type: 'job', name: 'x' });
+    await eventually('a runs it', () => a.runningTasks().includes('job:x'));
+    const b = await worker('b');
+    b.handle('job', async () => 'from b', { leaseMs: 300 });
+    b.start();
+    await eventually('b finished it', async () => (await task('job:x'))?.state === 'done', { timeoutMs: 5_000 });
+    expect(lostSignals).toEqual([LeaseExpiredError.name]);
+    release();
+    await eventually('a gave up', () => !a.runningTasks().includes('job:x'));
+    const done = (await task('job:x'))!;
+    expect(done.result).toBe('from b');
+    expect(done.attempts.map((x) => [x.acquirer, x.outcome])).toEqual([['a', 'lapsed'], ['b', 'done']]);
+  });
+});
