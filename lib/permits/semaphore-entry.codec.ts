@@ -1,4 +1,5 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { parseJsonObject } from '../core/json-object';
 import { validateDefinition } from './definition.validator';
 import type { Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
@@ -51,7 +52,7 @@ function sortedResources(resources: Readonly<Record<string, number>>): Record<st
 
 /** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
-  const value = parse(key, raw);
+  const value = parseJsonObject(key, raw);
   if (value.v !== FORMAT && value.v !== FORMAT_WITH_RESOURCES) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
   const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, annex } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
@@ -157,17 +158,6 @@ function decodeMigrationMemory(raw: unknown): GroupMigrationMemory | undefined {
   };
 }
 
-function parse(key: string, raw: unknown): Record<string, unknown> {
-  if (typeof raw !== 'string') throw new CorruptStateError(key, `expected a JSON string, found ${typeof raw}`);
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    throw new CorruptStateError(key, `not JSON (${(error as Error).message})`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
-  return value as Record<string, unknown>;
-}
 
 function decodePermit(key: string, index: number, raw: unknown): Permit {
   const p = (raw ?? {}) as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 
 /*
@@ -40,13 +41,7 @@ export function decodeGroup(key: string, raw: string): TaskGroupRecord {
 }
 
 function parse(key: string, raw: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    throw new CorruptStateError(key, `not JSON (${(error as Error).message})`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
-  if ((value as { v?: unknown }).v !== FORMAT) throw new CorruptStateError(key, `unknown format ${JSON.stringify((value as { v?: unknown }).v)}`);
-  return value as Record<string, unknown>;
+  const value = parseJsonObject(key, raw);
+  if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format ${JSON.stringify(value.v)}`);
+  return value;
 }
