@@ -50,6 +50,7 @@ export class HazelcastTaskStore implements TaskStore {
       this.groups = await this.call(() => client.getMap<string, string>(`${this.prefix}.task-groups`), 'open the task group map', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['state'] }), 'index task states', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
+      await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
       const pending = (key: string) => {
         const type = key.slice(0, key.indexOf(':'));
@@ -118,6 +119,13 @@ export class HazelcastTaskStore implements TaskStore {
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
     );
     const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find claimable tasks', options);
+    return inClaimOrder(this.decodeAll(values.toArray()), limit);
+  }
+
+  async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0) return [];
+    const predicate = Predicates.and(Predicates.equal('uncounted', true), Predicates.inPredicate('type', ...types));
+    const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find uncounted tasks', options);
     return inClaimOrder(this.decodeAll(values.toArray()), limit);
   }
 

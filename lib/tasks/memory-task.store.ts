@@ -59,6 +59,11 @@ export class MemoryTaskStore implements TaskStore {
     return inClaimOrder(this.all().filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
   }
 
+  async uncounted(types: readonly string[], limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
+    this.operations++;
+    return inClaimOrder(this.all().filter((t) => t.uncounted && types.includes(t.type)), limit);
+  }
+
   async query(query: TaskQuery, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     return inClaimOrder(this.all().filter((t) => matchesQuery(t, query)));

@@ -62,6 +62,8 @@ export interface TaskStore {
    * at most `limit`.
    */
   claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  /** Finished grouped tasks of `types` that their group has not counted yet (see `TaskRecord.uncounted`), at most `limit`. */
+  uncounted(types: readonly string[], limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Tasks matching `query` (every task when it is empty), in claim order. */
   query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Hears a task become pending (submitted, retried, handed back): its type and id. Events may be lost. */

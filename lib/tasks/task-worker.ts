@@ -3,7 +3,7 @@ import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
 import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
 import type { TaskStore, VersionedTask } from './task-store';
 import {
-  decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideSubmit, groupId, joinedType, joinTask, joinTaskType,
+  counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideSubmit, groupId, joinedType, joinTask, joinTaskType,
   type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
@@ -117,7 +117,10 @@ export class TaskWorker {
     this.unwatch = this.store.watch((type) => {
       if (this.handlers.has(type)) this.kick();
     });
-    this.timer = setInterval(() => this.kick(), this.options.scanMs ?? 5_000);
+    this.timer = setInterval(() => {
+      this.kick();
+      void this.countStragglers().catch((error) => this.options.onError?.(error, 'group count'));
+    }, this.options.scanMs ?? 5_000);
     this.timer.unref();
     this.kick();
   }
@@ -263,8 +266,29 @@ export class TaskWorker {
     if (joined !== undefined && record.parent && record.state === 'done') await this.joinParent(record);
   }
 
-  /** Counts a finished grouped task into its group; the write that finds the group finished submits its join. */
+  /**
+   * Grouped tasks that finished but were never counted into their group (their node died in between): counted now,
+   * by whichever node's scan finds them, so every group gets its join.
+   */
+  private async countStragglers(): Promise<void> {
+    if (this.stopping) return;
+    for (const task of await this.store.uncounted([...this.handlers.keys()], 50)) await this.progress(task);
+  }
+
+  /**
+   * Counts a finished grouped task into its group (idempotent: counting it again changes nothing), then clears its
+   * mark; the write that finds the group finished submits its join, once.
+   */
   private async progress(task: TaskRecord): Promise<void> {
+    await this.countInGroup(task);
+    for (;;) {
+      const read = await this.store.read(task.id);
+      if (!read.task?.uncounted) return;
+      if (await this.store.compareAndSet(task.id, read, counted(read.task))) return;
+    }
+  }
+
+  private async countInGroup(task: TaskRecord): Promise<void> {
     const id = groupId(task.type, task.group!.name);
     for (;;) {
       const read = await this.store.readGroup(id);

@@ -173,13 +173,13 @@ export function decideFinish(task: TaskRecord, actor: TaskActor, epoch: number, 
   if (lost) return lost;
   const { claim: _claim, ...rest } = task;
   if (outcome.kind === 'done') {
-    return { outcome: 'ok', task: { ...rest, state: 'done', result: outcome.result ?? null, finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'done') } };
+    return { outcome: 'ok', task: { ...rest, state: 'done', result: outcome.result ?? null, finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'done'), ...counting(task) } };
   }
   if (outcome.kind === 'invalid') {
-    return { outcome: 'ok', task: { ...rest, state: 'invalid', finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'invalid', outcome.error) } };
+    return { outcome: 'ok', task: { ...rest, state: 'invalid', finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'invalid', outcome.error), ...counting(task) } };
   }
   const attempts = endAttempt(task.attempts, epoch, now, outcome.kind === 'retry' ? 'retry' : 'failed', outcome.error);
-  if (attempts.length >= task.maxAttempts) return { outcome: 'ok', task: { ...rest, state: 'failed', finishedAt: now, attempts } };
+  if (attempts.length >= task.maxAttempts) return { outcome: 'ok', task: { ...rest, state: 'failed', finishedAt: now, attempts, ...counting(task) } };
   const delay = outcome.kind === 'retry' && outcome.delayMs !== undefined ? outcome.delayMs : backoffDelay(attempts.length, backoff);
   return { outcome: 'ok', task: { ...rest, state: 'pending', notBefore: now + delay, attempts } };
 }
@@ -188,13 +188,13 @@ export function decideFinish(task: TaskRecord, actor: TaskActor, epoch: number, 
 export function decideCancel(task: TaskRecord, now: number): TaskRecord | undefined {
   if (FINISHED_STATES.has(task.state)) return undefined;
   const { claim: _claim, ...rest } = task;
-  return { ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts };
+  return { ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts, ...counting(task) };
 }
 
 /** An operator's retry of a failed, invalid or cancelled task: pending again, with a fresh budget of attempts. */
 export function decideRetry(task: TaskRecord, now: number): TaskRecord | undefined {
   if (task.state !== 'failed' && task.state !== 'invalid' && task.state !== 'cancelled') return undefined;
-  const { finishedAt: _f, result: _r, ...rest } = task;
+  const { finishedAt: _f, result: _r, uncounted: _u, ...rest } = task;
   return { ...rest, state: 'pending', notBefore: now, maxAttempts: task.attempts.length + task.maxAttempts };
 }
 
@@ -251,6 +251,17 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
     join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast },
     cancel,
   };
+}
+
+/** A grouped task that finishes is marked until its group counted it. */
+function counting(task: TaskRecord): { uncounted?: true } {
+  return task.group ? { uncounted: true } : {};
+}
+
+/** The task once its group record counted it. */
+export function counted(task: TaskRecord): TaskRecord {
+  const { uncounted: _u, ...rest } = task;
+  return rest;
 }
 
 function fence(task: TaskRecord, actor: TaskActor, epoch: number): FencedDecision | undefined {

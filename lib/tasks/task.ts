@@ -98,6 +98,11 @@ export interface TaskRecord {
   /** The handler's return value, once done. */
   readonly result?: unknown;
   readonly finishedAt?: number;
+  /**
+   * Set on a grouped task when it finishes, until its group record counted it: whoever finds it set (the finishing
+   * node, or any node's scan if that one died in between) counts it, so no group waits for ever for its join.
+   */
+  readonly uncounted?: true;
 }
 
 /** The record a group keeps: which of its tasks finished and how, and whether its join was submitted. */

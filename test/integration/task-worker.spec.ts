@@ -90,6 +90,31 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect(parentJoins).toHaveLength(1);
   });
 
+  it('a node that dies between a grouped task’s finish and its group write: another node’s scan counts it, and the join comes once', async () => {
+    const a = await worker('a');
+    // a "dies" right after each finish write: its group writes never happen.
+    stores[0].compareAndSetGroup = async () => {
+      throw new Error('a died');
+    };
+    a.handle('part', async (data) => data);
+    a.start();
+    for (const number of [1, 2]) await a.submit({ type: 'part', group: { name: 'g', number, ...(number === 2 && { total: 2 }) }, data: number });
+    await eventually('both done, uncounted', async () => (await stores[0].uncounted(['part'], 10)).length === 2);
+    await a.stop(100);
+    const joins: GroupJoinData[] = [];
+    const b = await worker('b');
+    b.handle('part', async (data) => data);
+    b.onGroupFinished('part', (join) => {
+      joins.push(join);
+    });
+    b.start();
+    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    expect(joins[0]).toMatchObject({ group: 'g', total: 2, results: { 1: 1, 2: 2 } });
+    await eventually('counted', async () => (await stores[1].uncounted(['part'], 10)).length === 0);
+    await sleep(300);
+    expect(joins).toHaveLength(1);
+  });
+
   it('one id submitted three times, from three workers, is one task and one run', async () => {
     let runs = 0;
     const nodes = await Promise.all(['a', 'b', 'c'].map((n) => worker(n)));
