@@ -80,6 +80,8 @@ export class TaskWorker {
   private again = false;
   private started = false;
   private stopping = false;
+  /** A straggler scan in progress (scans never overlap). */
+  private counting = false;
 
   constructor(
     private readonly store: TaskStore,
@@ -197,7 +199,17 @@ export class TaskWorker {
     if (!registration) return false;
     const decision = decideClaim(read.task, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs);
     if (decision.outcome !== 'claimed') return false;
-    if (!(await this.store.compareAndSet(id, read, decision.task))) return false;
+    let landed: boolean;
+    try {
+      landed = await this.store.compareAndSet(id, read, decision.task);
+    } catch (error) {
+      // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
+      // leave it to lapse (and use up an attempt).
+      const again = await this.store.read(id).catch(() => undefined);
+      landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
+      if (!landed) throw error;
+    }
+    if (!landed) return false;
     this.launch(decision.task, registration);
     return true;
   }
@@ -261,9 +273,7 @@ export class TaskWorker {
     const record = finished.task;
     if (record.state === 'invalid') this.options.onInvalid?.(record, outcome.kind === 'invalid' ? outcome.error : 'invalid');
     if (record.state === 'pending') return; // retried later
-    if (record.group) await this.progress(record);
-    const joined = joinedType(record.type);
-    if (joined !== undefined && record.parent && record.state === 'done') await this.joinParent(record);
+    if (record.uncounted) await this.progress(record);
   }
 
   /**
@@ -271,8 +281,15 @@ export class TaskWorker {
    * by whichever node's scan finds them, so every group gets its join.
    */
   private async countStragglers(): Promise<void> {
-    if (this.stopping) return;
-    for (const task of await this.store.uncounted([...this.handlers.keys()], 50)) await this.progress(task);
+    if (this.stopping || this.counting) return;
+    this.counting = true;
+    try {
+      for (const task of await this.store.uncounted([...this.handlers.keys()], 50)) {
+        await this.progress(task).catch((error) => this.options.onError?.(error, `count ${task.id}`)); // one bad record blocks no other
+      }
+    } finally {
+      this.counting = false;
+    }
   }
 
   /**
@@ -280,10 +297,12 @@ export class TaskWorker {
    * mark; the write that finds the group finished submits its join, once.
    */
   private async progress(task: TaskRecord): Promise<void> {
-    await this.countInGroup(task);
+    if (task.group) await this.countInGroup(task);
+    else if (joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
     for (;;) {
       const read = await this.store.read(task.id);
-      if (!read.task?.uncounted) return;
+      // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
+      if (!read.task?.uncounted || read.task.finishedAt !== task.finishedAt) return;
       if (await this.store.compareAndSet(task.id, read, counted(read.task))) return;
     }
   }
@@ -294,8 +313,10 @@ export class TaskWorker {
       const read = await this.store.readGroup(id);
       const progress = decideGroupProgress(read.group, task, this.options.clock.now());
       if (read.group && JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return;
-      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
+      // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
+      // a group marked joined always has its join, whatever fails in between.
       if (progress.join) await this.create(joinTask(progress.join, progress.group.parent, this.options.clock.now()));
+      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
       for (const number of progress.cancel) await this.cancel(`${task.type}:${task.group!.name}:${number}`);
       return;
     }
@@ -308,7 +329,12 @@ export class TaskWorker {
     const type = parent.slice(0, colon);
     const name = parent.slice(colon + 1);
     const data = join.data as GroupJoinData;
-    await this.create(joinTask({ group: name, type, total: 1, results: { [data.group]: join.result }, errors: {}, failedFast: false }, undefined, this.options.clock.now()));
+    const failed = join.state !== 'done';
+    const error = join.attempts.at(-1)?.error ?? join.state;
+    const grandparent = (await this.store.read(parent)).task?.parent;
+    await this.create(joinTask({
+      group: name, type, total: 1, results: failed ? {} : { [data.group]: join.result }, errors: failed ? { [data.group]: error } : {}, failedFast: false,
+    }, grandparent, this.options.clock.now()));
   }
 
   /** Creates a task unless its id exists (idempotent). */

@@ -253,9 +253,12 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
   };
 }
 
-/** A grouped task that finishes is marked until its group counted it. */
+/**
+ * A task whose end others must hear of is marked until they did: a grouped task until its group counted it, a join
+ * of sub-tasks until its parent's join was submitted.
+ */
 function counting(task: TaskRecord): { uncounted?: true } {
-  return task.group ? { uncounted: true } : {};
+  return task.group || (task.parent !== undefined && task.type.endsWith(`#${GROUP_FINISHED}`)) ? { uncounted: true } : {};
 }
 
 /** The task once its group record counted it. */

@@ -99,8 +99,9 @@ export interface TaskRecord {
   readonly result?: unknown;
   readonly finishedAt?: number;
   /**
-   * Set on a grouped task when it finishes, until its group record counted it: whoever finds it set (the finishing
-   * node, or any node's scan if that one died in between) counts it, so no group waits for ever for its join.
+   * Set when a task finishes whose end others must hear of: a grouped task until its group record counted it, a join
+   * of sub-tasks until its parent's join was submitted. Whoever finds it set (the finishing node, or any node's scan
+   * if that one died in between) does it, so no group or parent waits for ever for its join.
    */
   readonly uncounted?: true;
 }

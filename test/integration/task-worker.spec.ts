@@ -115,6 +115,72 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect(joins).toHaveLength(1);
   });
 
+  /** Makes `method` of the last store land its write and then throw, as a call whose answer was lost, while `when` says so. */
+  function loseAnswers(method: 'compareAndSet' | 'compareAndSetGroup', when: (args: unknown[]) => boolean): void {
+    const store = stores.at(-1)! as unknown as Record<string, (...args: unknown[]) => Promise<boolean>>;
+    const real = store[method].bind(store);
+    store[method] = async (...args: unknown[]) => {
+      const landed = await real(...args);
+      if (landed && when(args)) throw new Error('the write landed, its answer was lost');
+      return landed;
+    };
+  }
+
+  it('a group write whose answer was lost still ends in exactly one join', async () => {
+    const joins: GroupJoinData[] = [];
+    const a = await worker('a');
+    loseAnswers('compareAndSetGroup', () => true);
+    a.handle('part', async (data) => data);
+    a.onGroupFinished('part', (join) => {
+      joins.push(join);
+    });
+    a.start();
+    for (const number of [1, 2]) await a.submit({ type: 'part', group: { name: 'g', number, ...(number === 2 && { total: 2 }) }, data: number });
+    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await eventually('both counted', async () => (await stores[0].uncounted(['part'], 10)).length === 0, { timeoutMs: 5_000 });
+    await sleep(300);
+    expect(joins).toHaveLength(1);
+  });
+
+  it('a claim whose answer was lost runs at once, on one attempt', async () => {
+    const runs: number[] = [];
+    const a = await worker('a');
+    loseAnswers('compareAndSet', (args) => (args[2] as TaskRecord | null)?.state === 'running');
+    a.handle('job', async (_data, context) => {
+      runs.push(context.attempt);
+    }, { leaseMs: 5_000 });
+    a.start();
+    await a.submit({ type: 'job', name: 'x' });
+    await eventually('done', async () => (await task('job:x'))?.state === 'done', { timeoutMs: 3_000 }); // well within the 5 s lease
+    expect(runs).toEqual([1]);
+    expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
+  });
+
+  it('the parent’s join comes even when the node that finished the sub-group’s join died right after', async () => {
+    const parentJoins: GroupJoinData[] = [];
+    const a = await worker('a');
+    // a finishes the sub-group's join, and dies before it can submit the parent's join.
+    loseAnswers('compareAndSet', (args) => (args[2] as TaskRecord | null)?.type === 'part#group-finished' && (args[2] as TaskRecord).state === 'done');
+    a.handle('parent', async (_data, context) => {
+      for (const number of [1, 2]) await context.submit({ type: 'part', group: { name: 'p', number, ...(number === 2 && { total: 2 }) }, data: number });
+    });
+    a.handle('part', async (data) => data);
+    a.onGroupFinished('part', (join) => Object.keys(join.results).length);
+    a.start();
+    await a.submit({ type: 'parent', name: 'p' });
+    await eventually('the sub-group’s join done', async () => (await task('part#group-finished:p'))?.state === 'done', { timeoutMs: 5_000 });
+    await a.stop(100);
+    const b = await worker('b');
+    b.handle('part', async (data) => data);
+    b.onGroupFinished('part', (join) => Object.keys(join.results).length);
+    b.onGroupFinished('parent', (join) => {
+      parentJoins.push(join);
+    });
+    b.start();
+    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    expect(parentJoins[0]).toMatchObject({ type: 'parent', group: 'p', results: { p: 2 } });
+  });
+
   it('one id submitted three times, from three workers, is one task and one run', async () => {
     let runs = 0;
     const nodes = await Promise.all(['a', 'b', 'c'].map((n) => worker(n)));
