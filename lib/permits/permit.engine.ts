@@ -175,10 +175,8 @@ export class PermitEngine {
    */
   async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, { local = false }: DecideOptions = {}): Promise<AmendResult<T>> {
     const { semaphore } = permit;
-    const members = this.quorum === undefined ? undefined : this.store.memberCount();
-    if (members !== undefined && this.quorum !== undefined && members < this.quorum) {
-      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
-    }
+    const belowQuorum = this.belowQuorum(semaphore);
+    if (belowQuorum) return belowQuorum;
     const answer = local ? this.amendLocally(permit, change) : undefined;
     if (answer) return answer;
     try {
@@ -218,10 +216,7 @@ export class PermitEngine {
       if (!this.letGo.get(semaphore)?.has(outcome.permit.fencingToken)) this.held.set(semaphore, outcome.permit);
       return { granted: true, ...outcome };
     } catch (error) {
-      if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
-      if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
-      if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
-      throw error;
+      return this.storeFailure(semaphore, error);
     }
   }
 
@@ -301,10 +296,10 @@ export class PermitEngine {
     local: boolean,
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
-    const members = this.quorum === undefined ? undefined : this.store.memberCount();
-    if (members !== undefined && this.quorum !== undefined && members < this.quorum) {
+    const belowQuorum = this.belowQuorum(semaphore);
+    if (belowQuorum) {
       this.held.delete(semaphore);
-      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
+      return belowQuorum;
     }
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
@@ -329,10 +324,7 @@ export class PermitEngine {
       this.held.set(semaphore, decision.permit);
       return { granted: true, outcome: decision.outcome, permit: decision.permit };
     } catch (error) {
-      if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
-      if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
-      if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
-      throw error;
+      return this.storeFailure(semaphore, error);
     }
   }
 
@@ -405,6 +397,21 @@ export class PermitEngine {
       if (!entry?.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) tokens.delete(token);
     }
     if (tokens.size === 0) this.letGo.delete(name);
+  }
+
+  /** The denial when fewer members than the quorum are visible, else `undefined`. */
+  private belowQuorum(semaphore: string): PermitDenied | undefined {
+    const members = this.quorum === undefined ? undefined : this.store.memberCount();
+    if (members === undefined || this.quorum === undefined || members >= this.quorum) return undefined;
+    return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
+  }
+
+  /** Fails closed: a store that timed out, cannot be reached or holds an unreadable value is a denial; anything else is rethrown. */
+  private storeFailure(semaphore: string, error: unknown): PermitDenied {
+    if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
+    if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
+    if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
+    throw error;
   }
 
   private denied(semaphore: string, reason: DenyReason, message: string): PermitDenied {
