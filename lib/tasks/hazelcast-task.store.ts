@@ -3,10 +3,10 @@ import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { withDeadline } from '../core/with-deadline';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import type { TaskGroupRecord, TaskRecord } from './task';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
-import { inClaimOrder, matchesQuery } from './task-store.queries';
+import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** How the Hazelcast task store finds its maps. */
 export interface HazelcastTaskStoreOptions {
@@ -127,6 +127,12 @@ export class HazelcastTaskStore implements TaskStore {
     const predicate = Predicates.and(Predicates.equal('uncounted', true), Predicates.inPredicate('type', ...types));
     const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find uncounted tasks', options);
     return inClaimOrder(this.decodeAll(values.toArray()), limit);
+  }
+
+  async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    const predicate = Predicates.and(Predicates.inPredicate('state', ...FINISHED_STATES), Predicates.lessThan('finishedAt', before));
+    const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find finished tasks', options);
+    return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => isFinishedBefore(t, before)), limit);
   }
 
   async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {

@@ -1,7 +1,7 @@
 import type { TaskGroupRecord, TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
-import { inClaimOrder, isClaimable, matchesQuery } from './task-store.queries';
+import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** The shared state of memory task stores: one per "cluster" (give the same backend to stores of one process). */
 export class MemoryTaskBackend {
@@ -62,6 +62,11 @@ export class MemoryTaskStore implements TaskStore {
   async uncounted(types: readonly string[], limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     return inClaimOrder(this.all().filter((t) => t.uncounted && types.includes(t.type)), limit);
+  }
+
+  async finishedBefore(before: number, limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
+    this.operations++;
+    return inClaimOrder(this.all().filter((t) => isFinishedBefore(t, before)), limit);
   }
 
   async query(query: TaskQuery, _options?: TaskCallOptions): Promise<TaskRecord[]> {

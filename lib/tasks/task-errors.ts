@@ -27,3 +27,17 @@ export class RetryLaterError extends GatekeeperError {
 
 /** Thrown by a handler: the task itself is wrong; it is not retried but goes to the invalid-task handler. */
 export class InvalidTaskError extends GatekeeperError {}
+
+/** An operator's action on a task (retry, cancel) that cannot be done: names the task, the action and why. */
+export class TaskActionRefusedError extends GatekeeperError {
+  constructor(
+    /** The task. */
+    readonly taskId: string,
+    /** `retry` or `cancel`. */
+    readonly action: string,
+    /** Why not. */
+    readonly reason: string,
+  ) {
+    super(`Cannot ${action} task ${taskId}: ${reason}`);
+  }
+}

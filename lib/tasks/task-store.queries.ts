@@ -1,4 +1,4 @@
-import type { TaskRecord } from './task';
+import { FINISHED_STATES, type TaskRecord } from './task';
 import type { TaskQuery } from './task-store';
 import { compareReady } from './task.rules';
 
@@ -7,6 +7,11 @@ export function isClaimable(task: TaskRecord, types: ReadonlySet<string>, now: n
   if (!types.has(task.type)) return false;
   if (task.state === 'pending') return task.notBefore <= now;
   return task.state === 'running' && task.claim !== undefined && task.claim.expiresAt < lapsedBefore;
+}
+
+/** Whether `task` finished before `before` and nobody waits to hear of it (see `TaskStore.finishedBefore`). */
+export function isFinishedBefore(task: TaskRecord, before: number): boolean {
+  return FINISHED_STATES.has(task.state) && !task.uncounted && task.finishedAt !== undefined && task.finishedAt < before;
 }
 
 /** Whether `task` matches an operator's listing filter. */

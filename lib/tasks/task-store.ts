@@ -64,6 +64,11 @@ export interface TaskStore {
   claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Finished grouped tasks of `types` that their group has not counted yet (see `TaskRecord.uncounted`), at most `limit`. */
   uncounted(types: readonly string[], limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  /**
+   * Finished tasks (done, failed, invalid, cancelled) that finished before `before` and that no group or parent still
+   * waits to hear of, at most `limit`: what a purge removes.
+   */
+  finishedBefore(before: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Tasks matching `query` (every task when it is empty), in claim order. */
   query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Hears a task become pending (submitted, retried, handed back): its type and id. Events may be lost. */

@@ -1,10 +1,12 @@
 import type { Clock } from '../core/clock';
 import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
+import { purgeExpired } from './task-admin';
+import { encodeTask } from './task.codec';
 import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
 import type { TaskStore, VersionedTask } from './task-store';
 import {
-  counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideSubmit, groupId, joinedType, joinTask, joinTaskType,
-  type SubmitInput, type TaskActor, type TaskOutcome,
+  counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
+  groupId, joinedType, joinTask, joinTaskId, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
 /** What a handler gets besides the task's data. */
@@ -32,7 +34,7 @@ export type GroupFinishedHandler = (join: GroupJoinData, context: TaskContext) =
 export interface TaskHandlerOptions {
   /** The lease of a claim: renew within it. Default 30 s. */
   leaseMs?: number;
-  /** Attempts before a failing task fails for good (set on submit). Default 3. */
+  /** Attempts (failed, retried or lapsed) before a task fails for good, unless its submit named a number. Default 3. */
   maxAttempts?: number;
   /** Retry backoff. Default 1 s doubling up to 1 min. */
   backoff?: BackoffPolicy;
@@ -49,6 +51,8 @@ export interface TaskWorkerOptions {
   concurrency?: number;
   /** How often it looks for work without being told (new work is signalled; this finds abandoned tasks). Default 5 s. */
   scanMs?: number;
+  /** How often it removes tasks finished longer than the retention window ago. Default 1 min; 0: never. */
+  purgeMs?: number;
   /** Called for a task that ended invalid (default: nothing but the state and the count in its group). */
   onInvalid?(task: TaskRecord, error: string): void;
   /** Called when something failed and is retried. */
@@ -73,9 +77,12 @@ interface Registration {
  */
 export class TaskWorker {
   private readonly handlers = new Map<string, Registration>();
-  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly running = new Map<string, Run>();
   private unwatch?: () => void;
   private timer?: NodeJS.Timeout;
+  private purgeTimer?: NodeJS.Timeout;
+  /** Makes submit order unique within this process below the millisecond. */
+  private submitted = 0;
   private filling?: Promise<void>;
   private again = false;
   private started = false;
@@ -101,14 +108,13 @@ export class TaskWorker {
 
   /** Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead. */
   async submit(input: SubmitInput): Promise<TaskRecord> {
-    const maxAttempts = input.maxAttempts ?? this.handlers.get(input.type)?.maxAttempts;
+    const id = taskId(input); // bad input fails here, naming the field, before any call
     for (;;) {
       const now = this.options.clock.now();
-      const decision = decideSubmit(undefined, { ...input, ...(maxAttempts !== undefined && { maxAttempts }) }, now, this.retentionMs());
-      const read = await this.store.read(decision.task.id);
-      const again = decideSubmit(read.task, { ...input, ...(maxAttempts !== undefined && { maxAttempts }) }, now, this.retentionMs());
-      if (again.outcome === 'exists') return again.task;
-      if (await this.store.compareAndSet(again.task.id, read, again.task)) return again.task;
+      const read = await this.store.read(id);
+      const decision = decideSubmit(read.task, { ...input, seq: now * 1000 + (this.submitted++ % 1000) }, now, this.retentionMs());
+      if (decision.outcome === 'exists') return decision.task;
+      if (await this.store.compareAndSet(id, read, decision.task)) return decision.task;
     }
   }
 
@@ -124,6 +130,13 @@ export class TaskWorker {
       void this.countStragglers().catch((error) => this.options.onError?.(error, 'group count'));
     }, this.options.scanMs ?? 5_000);
     this.timer.unref();
+    const purgeMs = this.options.purgeMs ?? 60_000;
+    if (purgeMs > 0) {
+      this.purgeTimer = setInterval(() => {
+        void purgeExpired(this.store, this.options.clock.now(), this.retentionMs()).catch((error) => this.options.onError?.(error, 'purge'));
+      }, purgeMs);
+      this.purgeTimer.unref();
+    }
     this.kick();
   }
 
@@ -134,12 +147,23 @@ export class TaskWorker {
   async stop(drainMs = 10_000): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
+    clearInterval(this.purgeTimer);
     this.unwatch?.();
     await this.filling;
-    const all = Promise.allSettled([...this.running.values()].map((r) => r.done));
+    const runs = [...this.running.values()];
+    const all = Promise.allSettled(runs.map((r) => r.done));
     const drained = await Promise.race([all.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), drainMs).unref())]);
-    if (!drained) for (const run of this.running.values()) run.controller.abort(new Error('this node is shutting down'));
-    await all;
+    if (drained) return;
+    // The rest are handed back at once: a handler that ignores its abort signal cannot hold shutdown, and whatever it
+    // returns later is not written (its claim is gone, so the epoch fence would refuse it anyway).
+    await Promise.allSettled(
+      runs.map((run) => {
+        if (run.settled) return run.done; // it ended on its own: its outcome is being recorded as it is
+        run.handedBack = true;
+        run.controller.abort(new Error('this node is shutting down'));
+        return run.handBack();
+      }),
+    );
   }
 
   /** The tasks this node runs now. */
@@ -149,7 +173,7 @@ export class TaskWorker {
 
   private register(type: string, run: (data: unknown, context: TaskContext) => unknown, options: TaskHandlerOptions): void {
     if (this.handlers.has(type)) throw new Error(`A handler for task type "${type}" is registered already`);
-    this.handlers.set(type, { run, leaseMs: options.leaseMs ?? 30_000, maxAttempts: options.maxAttempts ?? 3, backoff: options.backoff ?? DEFAULT_BACKOFF });
+    this.handlers.set(type, { run, leaseMs: options.leaseMs ?? 30_000, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF });
     if (this.started) this.kick();
   }
 
@@ -174,10 +198,14 @@ export class TaskWorker {
       });
   }
 
-  /** Claims until the node runs `concurrency` tasks or nothing claimable is left. */
+  /**
+   * Claims until the node runs `concurrency` tasks or nothing claimable is left. A round where others won every
+   * race asks again at once (there may be more), a few times, before it waits for the next signal.
+   */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
-    while (!this.stopping && this.running.size < concurrency) {
+    let lostRounds = 0;
+    while (!this.stopping && this.running.size < concurrency && lostRounds < 4) {
       const now = this.options.clock.now();
       const candidates = (await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, concurrency - this.running.size))
         .filter((t) => !this.running.has(t.id));
@@ -185,27 +213,33 @@ export class TaskWorker {
       let claimedAny = false;
       for (const candidate of candidates) {
         if (this.stopping || this.running.size >= concurrency) return;
-        if (await this.claim(candidate.id)) claimedAny = true;
+        if (await this.claim(candidate)) claimedAny = true;
       }
-      if (!claimedAny) return; // others got them first; their events bring the next chance
+      lostRounds = claimedAny ? 0 : lostRounds + 1;
     }
   }
 
-  /** Reads, decides and compare-and-sets a claim; starts the run if it landed. */
-  private async claim(id: string): Promise<boolean> {
-    const read = await this.store.read(id);
-    if (!read.task) return false;
-    const registration = this.handlers.get(read.task.type);
+  /**
+   * Decides and compare-and-sets a claim against the task as the query found it (one round trip; a task changed
+   * since simply fails the compare); starts the run if it landed.
+   */
+  private async claim(found: TaskRecord): Promise<boolean> {
+    const registration = this.handlers.get(found.type);
     if (!registration) return false;
-    const decision = decideClaim(read.task, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs);
+    const read: VersionedTask = { task: found, raw: encodeTask(found) };
+    const decision = decideClaim(found, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
+    if (decision.outcome === 'exhausted') {
+      if (await this.store.compareAndSet(found.id, read, decision.task)) await this.progress(decision.task);
+      return false;
+    }
     if (decision.outcome !== 'claimed') return false;
     let landed: boolean;
     try {
-      landed = await this.store.compareAndSet(id, read, decision.task);
+      landed = await this.store.compareAndSet(found.id, read, decision.task);
     } catch (error) {
       // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
       // leave it to lapse (and use up an attempt).
-      const again = await this.store.read(id).catch(() => undefined);
+      const again = await this.store.read(found.id).catch(() => undefined);
       landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
       if (!landed) throw error;
     }
@@ -217,6 +251,9 @@ export class TaskWorker {
   private launch(task: TaskRecord, registration: Registration): void {
     const controller = new AbortController();
     const epoch = task.claim!.epoch;
+    const subgroups = new Set<string>();
+    // The value this run last wrote: its next fenced write compares against it without reading first.
+    let known: VersionedTask = { task, raw: encodeTask(task) };
     let expiry: NodeJS.Timeout | undefined;
     const armExpiry = (expiresAt: number) => {
       clearTimeout(expiry);
@@ -232,17 +269,23 @@ export class TaskWorker {
       signal: controller.signal,
       renewLease: async (leaseMs = registration.leaseMs) => {
         if (controller.signal.aborted) throw controller.signal.reason;
-        const renewed = await this.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs));
+        const renewed = await this.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs), known);
         if (renewed.outcome !== 'ok') {
           const error = new LeaseExpiredError(task.id, epoch, renewed.message);
           controller.abort(error);
           throw error;
         }
+        known = { task: renewed.task, raw: encodeTask(renewed.task) };
         armExpiry(renewed.task.claim!.expiresAt);
       },
-      submit: (input) => this.submit({ ...input, parent: input.parent ?? task.id }),
+      submit: async (input) => {
+        const sub = await this.submit({ ...input, parent: input.parent ?? task.id });
+        if (sub.group && sub.parent === task.id) subgroups.add(groupId(sub.type, sub.group.name));
+        return sub;
+      },
     };
-    const done = (async () => {
+    const run: Run = { controller, settled: false, handedBack: false, done: Promise.resolve(), handBack: () => this.handBack(task.id, epoch, known) };
+    run.done = (async () => {
       let outcome: TaskOutcome;
       try {
         const result = await registration.run(task.data, context);
@@ -250,28 +293,34 @@ export class TaskWorker {
       } catch (error) {
         outcome = outcomeOf(error);
       }
+      run.settled = true;
       clearTimeout(expiry);
       if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) return; // another node may hold it
-      if (controller.signal.aborted && this.stopping && outcome.kind !== 'done') {
-        await this.handBack(task.id, epoch);
-        return;
-      }
-      await this.finish(task, epoch, outcome, registration);
+      if (run.handedBack) return; // shutdown handed it back before it ended
+      await this.finish(task, epoch, { outcome, subgroups: [...subgroups] }, registration, known);
     })()
       .catch((error) => this.options.onError?.(error, `task ${task.id}`))
       .finally(() => {
-        this.running.delete(task.id);
+        if (this.running.get(task.id) === run) this.running.delete(task.id);
         this.kick();
       });
-    this.running.set(task.id, { controller, done });
+    this.running.set(task.id, run);
+    // A run whose lease is lost no longer holds its task, even if its handler ignores the abort and runs on: it
+    // leaves the running set, so this node too may claim the task again, and shutdown does not wait for it.
+    controller.signal.addEventListener('abort', () => {
+      if (controller.signal.reason instanceof LeaseExpiredError && this.running.get(task.id) === run) {
+        this.running.delete(task.id);
+        this.kick();
+      }
+    });
   }
 
   /** Records the outcome, fenced by the epoch; then the group's progress and, once, its join. */
-  private async finish(task: TaskRecord, epoch: number, outcome: TaskOutcome, registration: Registration): Promise<void> {
-    const finished = await this.fenced(task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, outcome, now, registration.backoff));
+  private async finish(task: TaskRecord, epoch: number, end: RunEnd, registration: Registration, known: VersionedTask): Promise<void> {
+    const finished = await this.fenced(task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, end, now, registration.backoff, registration.maxAttempts), known);
     if (finished.outcome !== 'ok') return; // the lease was lost: the new holder's outcome stands
     const record = finished.task;
-    if (record.state === 'invalid') this.options.onInvalid?.(record, outcome.kind === 'invalid' ? outcome.error : 'invalid');
+    if (record.state === 'invalid') this.options.onInvalid?.(record, end.outcome.kind === 'invalid' ? end.outcome.error : 'invalid');
     if (record.state === 'pending') return; // retried later
     if (record.uncounted) await this.progress(record);
   }
@@ -299,6 +348,7 @@ export class TaskWorker {
   private async progress(task: TaskRecord): Promise<void> {
     if (task.group) await this.countInGroup(task);
     else if (joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
+    if (decideParentJoin(task, 0)) await this.submitParentJoin(task.id);
     for (;;) {
       const read = await this.store.read(task.id);
       // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
@@ -315,33 +365,50 @@ export class TaskWorker {
       if (read.group && JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return;
       // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
       // a group marked joined always has its join, whatever fails in between.
-      if (progress.join) await this.create(joinTask(progress.join, progress.group.parent, this.options.clock.now()));
+      if (progress.join) await this.createJoin(progress.join, progress.group.parent);
       if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
       for (const number of progress.cancel) await this.cancel(`${task.type}:${task.group!.name}:${number}`);
       return;
     }
   }
 
-  /** A join of sub-tasks finished: the parent's join comes next, with the sub-group's join result. */
+  /**
+   * A join of one of a parent's sub-groups ended: the parent records it, and the write that finds the parent
+   * finished with every sub-group joined submits the parent's own join (created first, so it is never lost).
+   */
   private async joinParent(join: TaskRecord): Promise<void> {
-    const parent = join.parent!;
-    const colon = parent.indexOf(':');
-    const type = parent.slice(0, colon);
-    const name = parent.slice(colon + 1);
     const data = join.data as GroupJoinData;
-    const failed = join.state !== 'done';
-    const error = join.attempts.at(-1)?.error ?? join.state;
-    const grandparent = (await this.store.read(parent)).task?.parent;
-    await this.create(joinTask({
-      group: name, type, total: 1, results: failed ? {} : { [data.group]: join.result }, errors: failed ? { [data.group]: error } : {}, failedFast: false,
-    }, grandparent, this.options.clock.now()));
+    const id = groupId(data.type, data.group);
+    for (;;) {
+      const read = await this.store.read(join.parent!);
+      if (!read.task) return; // the parent was purged: nobody waits for this
+      if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return; // recorded already
+      const recorded = recordSubgroupJoin(read.task, id, groupEnd(join));
+      const due = decideParentJoin(recorded, this.options.clock.now());
+      if (due) await this.createJoin(due.join, undefined);
+      if (await this.store.compareAndSet(read.task.id, read, due?.parent ?? recorded)) return;
+    }
   }
 
-  /** Creates a task unless its id exists (idempotent). */
-  private async create(task: TaskRecord): Promise<void> {
-    const read = await this.store.read(task.id);
-    if (read.task) return;
-    await this.store.compareAndSet(task.id, read, task);
+  /** A parent finished after all its sub-groups joined: its own join, once (created before the mark). */
+  private async submitParentJoin(id: string): Promise<void> {
+    for (;;) {
+      const read = await this.store.read(id);
+      const due = read.task && decideParentJoin(read.task, this.options.clock.now());
+      if (!due) return;
+      await this.createJoin(due.join, undefined);
+      if (await this.store.compareAndSet(id, read, counted(due.parent))) return;
+    }
+  }
+
+  /** Creates a group's join unless it exists (one id per group: idempotent), or replaces a finished one of an earlier round. */
+  private async createJoin(join: GroupJoinData, parent: string | undefined): Promise<void> {
+    for (;;) {
+      const id = joinTaskId(join.type, join.group);
+      const read = await this.store.read(id);
+      const task = joinTask(join, parent, this.options.clock.now(), read.task);
+      if (!task || (await this.store.compareAndSet(id, read, task))) return;
+    }
   }
 
   private async cancel(id: string): Promise<void> {
@@ -353,22 +420,28 @@ export class TaskWorker {
   }
 
   /** At shutdown: a task whose handler did not finish goes back to pending at once, with the attempt not counted. */
-  private async handBack(id: string, epoch: number): Promise<void> {
+  private async handBack(id: string, epoch: number, known: VersionedTask): Promise<void> {
     await this.fenced(id, epoch, (current) => {
       const { claim: _claim, ...rest } = current;
       return { outcome: 'ok', task: { ...rest, state: 'pending', attempts: current.attempts.filter((a) => a.epoch !== epoch) } };
-    }, true);
+    }, known, true);
   }
 
-  /** A read-decide-compare-and-set on the task, only while the claim `epoch` is still this node's. */
+  /**
+   * A decide-compare-and-set on the task, only while the claim `epoch` is still this node's: first against `known`
+   * (what this run last wrote), then, if the task changed since, against what a read finds.
+   */
   private async fenced(
     id: string,
     epoch: number,
     decide: (task: TaskRecord, now: number) => { outcome: 'ok'; task: TaskRecord } | { outcome: 'lease-lost'; message: string },
+    known?: VersionedTask,
     checkClaim = false,
   ): Promise<{ outcome: 'ok'; task: TaskRecord } | { outcome: 'lease-lost'; message: string }> {
+    let guess = known;
     for (;;) {
-      const read: VersionedTask = await this.store.read(id);
+      const read: VersionedTask = guess ?? (await this.store.read(id));
+      guess = undefined;
       if (!read.task) return { outcome: 'lease-lost', message: `task ${id} is gone` };
       if (checkClaim && (read.task.claim?.epoch !== epoch || read.task.claim.instance !== this.actor.instance)) {
         return { outcome: 'lease-lost', message: `task ${id} is no longer held under epoch ${epoch}` };
@@ -378,6 +451,18 @@ export class TaskWorker {
       if (await this.store.compareAndSet(id, read, decision.task)) return decision;
     }
   }
+}
+
+/** A run of a claimed task on this node. */
+interface Run {
+  readonly controller: AbortController;
+  done: Promise<void>;
+  /** The handler returned or threw. */
+  settled: boolean;
+  /** Shutdown handed its task back before it ended: nothing it returns later is written. */
+  handedBack: boolean;
+  /** Releases the claim at once, fenced by the epoch, without waiting for the handler. */
+  handBack(): Promise<void>;
 }
 
 function outcomeOf(error: unknown): TaskOutcome {

@@ -17,7 +17,8 @@ export function encodeTask(task: TaskRecord): string {
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeTask(key: string, raw: string): TaskRecord {
   const value = parse(key, raw);
-  const ints = ['priority', 'seq', 'submittedAt', 'notBefore', 'maxAttempts', 'epoch'].every((f) => Number.isFinite(value[f]));
+  const ints = ['priority', 'seq', 'submittedAt', 'notBefore', 'epoch'].every((f) => Number.isFinite(value[f]));
+  if (value.maxAttempts !== undefined && !Number.isSafeInteger(value.maxAttempts)) throw new CorruptStateError(key, 'maxAttempts is not a whole number');
   if (value.id !== key || typeof value.type !== 'string' || !STATES.has(value.state as TaskState) || !ints || !Array.isArray(value.attempts)) {
     throw new CorruptStateError(key, 'not a task record (id, type, state, priority, seq, notBefore, maxAttempts, epoch, attempts)');
   }

@@ -1,8 +1,11 @@
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import {
-  FINISHED_STATES, GROUP_FINISHED, type BackoffPolicy, type GroupJoinData, type TaskAttempt, type TaskClaim, type TaskGroupRecord,
-  type TaskIdentity, type TaskRecord,
+  FINISHED_STATES, GROUP_FINISHED, type BackoffPolicy, type GroupEnd, type GroupJoinData, type TaskAttempt, type TaskClaim,
+  type TaskGroupRecord, type TaskIdentity, type TaskRecord,
 } from './task';
+
+/** Attempts of a task whose submit and handler named none. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /*
  * The task rules (seed 004), pure: everything they need is passed in. `skewMs` is the bound on clock disagreement:
@@ -68,12 +71,16 @@ export function joinedType(type: string): string | undefined {
   return type.endsWith(`#${GROUP_FINISHED}`) ? type.slice(0, -GROUP_FINISHED.length - 1) : undefined;
 }
 
-/** A group's join task, pending: its data is what the group-finished handler receives. */
-export function joinTask(join: GroupJoinData, parent: string | undefined, now: number): TaskRecord {
+/**
+ * A group's join task, pending: its data is what the group-finished handler receives (its attempts are the
+ * group-finished handler's to set). It replaces `existing` only when that is a finished join of an earlier round.
+ */
+export function joinTask(join: GroupJoinData, parent: string | undefined, now: number, existing?: TaskRecord): TaskRecord | undefined {
+  if (existing && (!FINISHED_STATES.has(existing.state) || ((existing.data as GroupJoinData | null)?.round ?? 0) >= (join.round ?? 0))) return undefined;
   return {
     id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
     ...(parent !== undefined && { parent }),
-    priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, maxAttempts: 3, epoch: 0, attempts: [],
+    priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, epoch: existing?.epoch ?? 0, attempts: [],
   };
 }
 
@@ -83,6 +90,8 @@ export interface SubmitInput extends TaskIdentity {
   readonly data?: unknown;
   readonly parent?: string;
   readonly maxAttempts?: number;
+  /** Submit order among tasks of one priority; default: the clock in µs. */
+  readonly seq?: number;
 }
 
 /** The outcome of a submit: a new record to create, or the existing task, kept. */
@@ -97,8 +106,10 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
   if (existing && (!FINISHED_STATES.has(existing.state) || (existing.finishedAt ?? now) + retentionMs > now)) return { outcome: 'exists', task: existing };
   const priority = input.priority ?? 0;
   if (!Number.isSafeInteger(priority)) throw new InvalidDefinitionError(`<task ${id}>`, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
-  const maxAttempts = input.maxAttempts ?? 3;
-  if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1) throw new InvalidDefinitionError(`<task ${id}>`, 'maxAttempts', `must be a whole number, 1 or more, got ${JSON.stringify(maxAttempts)}`);
+  const { maxAttempts } = input;
+  if (maxAttempts !== undefined && (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1)) {
+    throw new InvalidDefinitionError(`<task ${id}>`, 'maxAttempts', `must be a whole number, 1 or more, got ${JSON.stringify(maxAttempts)}`);
+  }
   const task: TaskRecord = {
     id,
     type: input.type,
@@ -108,10 +119,10 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
     priority,
     data: input.data ?? null,
     state: 'pending',
-    seq: now * 1000,
+    seq: input.seq ?? now * 1000,
     submittedAt: now,
     notBefore: now,
-    maxAttempts,
+    ...(maxAttempts !== undefined && { maxAttempts }),
     epoch: existing?.epoch ?? 0,
     attempts: [],
   };
@@ -122,18 +133,28 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
 export type ClaimRefusal = 'finished' | 'backing-off' | 'held';
 
 /** The outcome of a claim. */
-export type ClaimDecision = { readonly outcome: 'claimed'; readonly task: TaskRecord; readonly claim: TaskClaim } | { readonly outcome: 'refused'; readonly reason: ClaimRefusal };
+export type ClaimDecision =
+  | { readonly outcome: 'claimed'; readonly task: TaskRecord; readonly claim: TaskClaim }
+  | { readonly outcome: 'refused'; readonly reason: ClaimRefusal }
+  /** Its lease lapsed once too often: the task fails instead (write `task`, then tell its group). */
+  | { readonly outcome: 'exhausted'; readonly task: TaskRecord };
 
 /**
  * Claims a task for `actor`: a pending task whose backoff is over, or a running one whose claim lapsed for every
  * node (its expiry plus the skew bound: the abandoned attempt is recorded as `lapsed`). The claim's epoch is above
  * every earlier one of the task and at least the clock in µs (plus the skew bound), so it grows even across a purge.
+ * A lapsed attempt counts toward `maxAttempts` (the task's, else `handlerMaxAttempts`), as a failure does: a task
+ * that kills its node every time fails after that many, instead of taking down one node after another.
  */
-export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, leaseMs: number, skewMs = 0): ClaimDecision {
+export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, leaseMs: number, skewMs = 0, handlerMaxAttempts = DEFAULT_MAX_ATTEMPTS): ClaimDecision {
   if (FINISHED_STATES.has(task.state)) return { outcome: 'refused', reason: 'finished' };
   if (task.state === 'running' && task.claim && task.claim.expiresAt + skewMs > now) return { outcome: 'refused', reason: 'held' };
   if (task.state === 'pending' && task.notBefore > now) return { outcome: 'refused', reason: 'backing-off' };
   const attempts = task.state === 'running' ? endAttempt(task.attempts, task.claim?.epoch, now, 'lapsed', 'its lease lapsed: the node stopped renewing') : task.attempts;
+  if (task.state === 'running' && attempts.length >= (task.maxAttempts ?? handlerMaxAttempts)) {
+    const { claim: _claim, ...rest } = task;
+    return { outcome: 'exhausted', task: withCounting({ ...rest, state: 'failed', finishedAt: now, attempts }) };
+  }
   const epoch = Math.max(task.epoch + 1, Math.floor(now + skewMs) * 1000);
   const claim: TaskClaim = { instance: actor.instance, acquirer: actor.acquirer, epoch, claimedAt: now, expiresAt: now + leaseMs };
   const attempt: TaskAttempt = { attempt: attempts.length + 1, epoch, instance: actor.instance, acquirer: actor.acquirer, startedAt: now };
@@ -161,25 +182,38 @@ export type TaskOutcome =
   | { readonly kind: 'failed'; readonly error: string }
   | { readonly kind: 'invalid'; readonly error: string };
 
+/** How a finishing run ended and what it started: the handler's outcome and the sub-groups it submitted tasks in. */
+export interface RunEnd {
+  readonly outcome: TaskOutcome;
+  /** Ids (`<type>:<group>`) of the groups the run submitted sub-tasks in. */
+  readonly subgroups?: readonly string[];
+}
+
 /**
  * Records how the claim `epoch` ended, only if it is still the task's claim (a handler that lost its lease can
  * never complete or fail a task another node claimed since): `done` stores the result; `failed` and `retry` go back
- * to pending after the backoff (a retry's own delay if it gave one) while attempts are left, else the task fails;
- * `invalid` is final at once. A finish by the holder is accepted even past its lease, as long as no one claimed
- * the task since: its work was done, and nobody else started it.
+ * to pending after the backoff (a retry's own delay if it gave one) while attempts are left (the task's
+ * `maxAttempts`, else `handlerMaxAttempts`), else the task fails; `invalid` is final at once. A finish by the
+ * holder is accepted even past its lease, as long as no one claimed the task since: its work was done, and nobody
+ * else started it. The sub-groups the run submitted are added to the task's, for its own join.
  */
-export function decideFinish(task: TaskRecord, actor: TaskActor, epoch: number, outcome: TaskOutcome, now: number, backoff: BackoffPolicy): FencedDecision {
+export function decideFinish(
+  task: TaskRecord, actor: TaskActor, epoch: number, end: RunEnd | TaskOutcome, now: number, backoff: BackoffPolicy, handlerMaxAttempts = DEFAULT_MAX_ATTEMPTS,
+): FencedDecision {
   const lost = fence(task, actor, epoch);
   if (lost) return lost;
-  const { claim: _claim, ...rest } = task;
+  const { outcome, subgroups = [] } = 'kind' in end ? { outcome: end } : end;
+  const { claim: _claim, ...base } = task;
+  const submitted = [...new Set([...(task.subgroups?.submitted ?? []), ...subgroups])];
+  const rest: TaskRecord = submitted.length ? { ...base, subgroups: { joined: {}, ...task.subgroups, submitted } } : base;
   if (outcome.kind === 'done') {
-    return { outcome: 'ok', task: { ...rest, state: 'done', result: outcome.result ?? null, finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'done'), ...counting(task) } };
+    return { outcome: 'ok', task: withCounting({ ...rest, state: 'done', result: outcome.result ?? null, finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'done') }) };
   }
   if (outcome.kind === 'invalid') {
-    return { outcome: 'ok', task: { ...rest, state: 'invalid', finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'invalid', outcome.error), ...counting(task) } };
+    return { outcome: 'ok', task: withCounting({ ...rest, state: 'invalid', finishedAt: now, attempts: endAttempt(task.attempts, epoch, now, 'invalid', outcome.error) }) };
   }
   const attempts = endAttempt(task.attempts, epoch, now, outcome.kind === 'retry' ? 'retry' : 'failed', outcome.error);
-  if (attempts.length >= task.maxAttempts) return { outcome: 'ok', task: { ...rest, state: 'failed', finishedAt: now, attempts, ...counting(task) } };
+  if (attempts.length >= (task.maxAttempts ?? handlerMaxAttempts)) return { outcome: 'ok', task: withCounting({ ...rest, state: 'failed', finishedAt: now, attempts }) };
   const delay = outcome.kind === 'retry' && outcome.delayMs !== undefined ? outcome.delayMs : backoffDelay(attempts.length, backoff);
   return { outcome: 'ok', task: { ...rest, state: 'pending', notBefore: now + delay, attempts } };
 }
@@ -188,14 +222,35 @@ export function decideFinish(task: TaskRecord, actor: TaskActor, epoch: number, 
 export function decideCancel(task: TaskRecord, now: number): TaskRecord | undefined {
   if (FINISHED_STATES.has(task.state)) return undefined;
   const { claim: _claim, ...rest } = task;
-  return { ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts, ...counting(task) };
+  return withCounting({ ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts });
 }
 
-/** An operator's retry of a failed, invalid or cancelled task: pending again, with a fresh budget of attempts. */
-export function decideRetry(task: TaskRecord, now: number): TaskRecord | undefined {
-  if (task.state !== 'failed' && task.state !== 'invalid' && task.state !== 'cancelled') return undefined;
-  const { finishedAt: _f, result: _r, uncounted: _u, ...rest } = task;
-  return { ...rest, state: 'pending', notBefore: now, maxAttempts: task.attempts.length + task.maxAttempts };
+/**
+ * An operator's retry of a failed, invalid or cancelled task: pending again, with a fresh budget of attempts. A
+ * task not yet counted into its group is not retried (its group would miss the first end); retry it a moment later.
+ */
+export function decideRetry(task: TaskRecord, now: number, handlerMaxAttempts = DEFAULT_MAX_ATTEMPTS): TaskRecord | undefined {
+  if ((task.state !== 'failed' && task.state !== 'invalid' && task.state !== 'cancelled') || task.uncounted) return undefined;
+  const { finishedAt: _f, result: _r, ...rest } = task;
+  return { ...rest, state: 'pending', notBefore: now, maxAttempts: task.attempts.length + (task.maxAttempts ?? handlerMaxAttempts) };
+}
+
+/**
+ * A group reopened for an operator's retry of its task `number`: the task's end is forgotten, and if the group's
+ * join was submitted, the group starts a new round, which gets its own join once the retried task ends.
+ */
+export function decideReopen(group: TaskGroupRecord, number: number): TaskGroupRecord {
+  const { [String(number)]: _gone, ...finished } = group.finished;
+  const { joinSubmittedAt, ...rest } = group;
+  return joinSubmittedAt === undefined ? { ...rest, finished } : { ...rest, finished, round: (group.round ?? 0) + 1 };
+}
+
+/**
+ * Whether a finished task may be removed at `now`: its retention window is over (or `force`, an operator's purge)
+ * and no group or parent still waits to hear of its end.
+ */
+export function isPurgeable(task: TaskRecord, now: number, retentionMs: number, force = false): boolean {
+  return FINISHED_STATES.has(task.state) && !task.uncounted && (force || (task.finishedAt ?? now) + retentionMs <= now);
 }
 
 /** The delay before attempt `attempt + 1` after `attempt` failed. */
@@ -230,8 +285,7 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
     ...(task.parent !== undefined && { parent: task.parent }), finished: {},
   };
   const total = base.total ?? position.total;
-  const lastError = task.attempts.at(-1)?.error;
-  const entry: TaskGroupRecord['finished'][string] = task.state === 'done' ? { state: task.state, result: task.result } : { state: task.state, error: lastError ?? task.state };
+  const entry = groupEnd(task);
   const finished: TaskGroupRecord['finished'] = { ...base.finished, [String(position.number)]: entry };
   const next: TaskGroupRecord = { ...base, ...(total !== undefined && { total }), ...(base.parent === undefined && task.parent !== undefined && { parent: task.parent }), finished };
   if (next.joinSubmittedAt !== undefined) return { group: next, cancel: [] };
@@ -248,17 +302,51 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
   const cancel = failedFast && total !== undefined ? Array.from({ length: total }, (_, i) => i + 1).filter((n) => !(String(n) in finished)) : [];
   return {
     group: { ...next, joinSubmittedAt: now },
-    join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast },
+    join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast, ...(next.round && { round: next.round }) },
     cancel,
   };
 }
 
+/** The end of a task as its group or parent hears of it. */
+export function groupEnd(task: TaskRecord): GroupEnd {
+  return task.state === 'done' ? { state: task.state, result: task.result } : { state: task.state, error: task.attempts.at(-1)?.error ?? task.state };
+}
+
+/** What a parent task becomes when the join of one of its sub-groups (`groupId`) ended as `end`. */
+export function recordSubgroupJoin(parent: TaskRecord, groupId: string, end: GroupEnd): TaskRecord {
+  return { ...parent, subgroups: { ...parent.subgroups, joined: { ...parent.subgroups?.joined, [groupId]: end } } };
+}
+
 /**
- * A task whose end others must hear of is marked until they did: a grouped task until its group counted it, a join
- * of sub-tasks until its parent's join was submitted.
+ * The parent's own join, once it is due: the parent finished and the joins of every sub-group it submitted ended.
+ * Returns the parent marked (`joinSubmittedAt`) and the join's data: the sub-groups' join results and errors by
+ * group id. Nothing for a task with no sub-groups, one not finished, or one whose join was submitted already.
  */
-function counting(task: TaskRecord): { uncounted?: true } {
-  return task.group || (task.parent !== undefined && task.type.endsWith(`#${GROUP_FINISHED}`)) ? { uncounted: true } : {};
+export function decideParentJoin(parent: TaskRecord, now: number): { readonly parent: TaskRecord; readonly join: GroupJoinData } | undefined {
+  const progress = parent.subgroups;
+  if (!progress?.submitted?.length || progress.joinSubmittedAt !== undefined || !FINISHED_STATES.has(parent.state)) return undefined;
+  if (!progress.submitted.every((g) => g in progress.joined)) return undefined;
+  const results: Record<string, unknown> = {};
+  const errors: Record<string, string> = {};
+  for (const g of progress.submitted) {
+    const end = progress.joined[g];
+    if (end.state === 'done') results[g] = end.result;
+    else errors[g] = end.error ?? end.state;
+  }
+  return {
+    parent: { ...parent, subgroups: { ...progress, joinSubmittedAt: now } },
+    join: { group: parent.id.slice(parent.type.length + 1), type: parent.type, total: progress.submitted.length, results, errors, failedFast: false },
+  };
+}
+
+/**
+ * A finished task whose end others must hear of is marked until they did: a grouped task until its group counted
+ * it, a join of sub-tasks until its parent recorded it, a parent whose sub-groups all joined until its own join
+ * was submitted.
+ */
+function withCounting(task: TaskRecord): TaskRecord {
+  const mark = task.group || (task.parent !== undefined && task.type.endsWith(`#${GROUP_FINISHED}`)) || decideParentJoin(task, 0) !== undefined;
+  return mark ? { ...task, uncounted: true } : task;
 }
 
 /** The task once its group record counted it. */

@@ -1,6 +1,5 @@
 /*
- * Leased distributed tasks (seed 004), the data model. Groundwork of issue 12: the records and their pure rules;
- * stores, the claiming loop and the Nest API come next.
+ * Leased distributed tasks (seed 004), the data model.
  *
  * A task lives in one record written only by compare-and-set. Claiming it leases it to one instance with an
  * **epoch** (the fencing token of that claim, growing with every claim of the task), and every later write of the
@@ -89,8 +88,11 @@ export interface TaskRecord {
   readonly submittedAt: number;
   /** Not claimed before this (retry backoff). */
   readonly notBefore: number;
-  /** How many attempts a failure may use up before the task fails for good. */
-  readonly maxAttempts: number;
+  /**
+   * How many attempts (failed, retried or lapsed) the task may use up before it fails for good, when its submit said
+   * so; otherwise the claiming node's handler option decides.
+   */
+  readonly maxAttempts?: number;
   /** The epoch of the last claim (0 before the first): the next claim's is above it. */
   readonly epoch: number;
   readonly claim?: TaskClaim;
@@ -98,12 +100,35 @@ export interface TaskRecord {
   /** The handler's return value, once done. */
   readonly result?: unknown;
   readonly finishedAt?: number;
+  /** Sub-groups this task submitted from its handler, and how their joins ended: this task's own join waits for them. */
+  readonly subgroups?: SubgroupProgress;
   /**
    * Set when a task finishes whose end others must hear of: a grouped task until its group record counted it, a join
    * of sub-tasks until its parent's join was submitted. Whoever finds it set (the finishing node, or any node's scan
    * if that one died in between) does it, so no group or parent waits for ever for its join.
    */
   readonly uncounted?: true;
+}
+
+/**
+ * A parent task's sub-groups: the ids (`<type>:<group>`) of the groups its handler submitted tasks in (known once it
+ * finished), and each one's join outcome as it arrives. The parent's join is submitted once it finished and every
+ * sub-group's join did.
+ */
+export interface SubgroupProgress {
+  /** Set when the parent finished: the sub-groups its run submitted (the union over its attempts). */
+  readonly submitted?: readonly string[];
+  /** Sub-group joins that ended, by group id: the join's result, or its error. */
+  readonly joined: Readonly<Record<string, GroupEnd>>;
+  /** Set by the write that submitted the parent's join, once. */
+  readonly joinSubmittedAt?: number;
+}
+
+/** How a task, or a group's join, ended: its state and result or error. */
+export interface GroupEnd {
+  readonly state: TaskState;
+  readonly result?: unknown;
+  readonly error?: string;
 }
 
 /** The record a group keeps: which of its tasks finished and how, and whether its join was submitted. */
@@ -118,9 +143,11 @@ export interface TaskGroupRecord {
   /** The parent task, when the group's tasks were submitted by a handler. */
   readonly parent?: string;
   /** Finished tasks by number: their outcome and result or error. */
-  readonly finished: Readonly<Record<string, { readonly state: TaskState; readonly result?: unknown; readonly error?: string }>>;
+  readonly finished: Readonly<Record<string, GroupEnd>>;
   /** Set by the write that found the group finished; that write's caller submits the join, once. */
   readonly joinSubmittedAt?: number;
+  /** How often an operator reopened the group after its join (a retried task): each round gets one join. */
+  readonly round?: number;
 }
 
 /** What a group's join (its group-finished task) is handed. */
@@ -134,6 +161,8 @@ export interface GroupJoinData {
   readonly errors: Readonly<Record<string, string>>;
   /** Whether the group stopped early because a task failed (`failGroupFast`). */
   readonly failedFast: boolean;
+  /** The group's round: 0, or how often an operator reopened it by retrying one of its tasks after its join. */
+  readonly round?: number;
 }
 
 /** Retry backoff: `base × factor^(attempt − 1)`, at most `max`. */

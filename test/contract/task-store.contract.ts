@@ -1,5 +1,6 @@
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskStore } from '../../lib/tasks/task-store';
+import { encodeTask } from '../../lib/tasks/task.codec';
 import { decideClaim, decideGroupProgress, decideSubmit } from '../../lib/tasks/task.rules';
 import { eventually } from '../support/eventually';
 
@@ -66,6 +67,27 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       expect((await b.claimable([], T0, T0, 10))).toEqual([]);
       expect((await b.query({ types: ['y'] })).map((t) => t.name)).toEqual(['other']);
       expect((await b.query({ states: ['running'] })).map((t) => t.name)).toEqual(['held']);
+    });
+
+    it('compares against the encoding of a task as a query found it, so a claim needs no read first', async () => {
+      const [a, b] = fixture.stores;
+      const task = submit('q', 'direct', 0, T0);
+      await a.compareAndSet(task.id, { raw: null }, task);
+      const [found] = await b.claimable(['q'], T0 + 10, T0, 1);
+      expect(found).toEqual(task);
+      const claim = decideClaim(found, { instance: 'b/1', acquirer: 'b' }, T0 + 10, 5_000);
+      expect(await b.compareAndSet(task.id, { raw: encodeTask(found) }, claim.outcome === 'claimed' ? claim.task : null)).toBe(true);
+      expect(await a.compareAndSet(task.id, { raw: encodeTask(found) }, null)).toBe(false); // changed since
+    });
+
+    it('finds finished tasks to purge: finished before the horizon and heard of by their group', async () => {
+      const [a, b] = fixture.stores;
+      const finished = (name: string, finishedAt: number, extra: Partial<TaskRecord> = {}): TaskRecord => ({ ...submit('p', name), state: 'done', finishedAt, ...extra });
+      for (const t of [finished('old', T0 - 10_000), finished('new', T0), finished('waiting', T0 - 10_000, { uncounted: true }), submit('p', 'pending', 0, T0 - 20_000)]) {
+        await a.compareAndSet(t.id, { raw: null }, t);
+      }
+      expect((await b.finishedBefore(T0 - 1_000, 10)).map((t) => t.name)).toEqual(['old']);
+      expect((await b.finishedBefore(T0 + 1, 10)).map((t) => t.name).sort()).toEqual(['new', 'old']);
     });
 
     it('signals tasks that become pending, by type, to every node', async () => {

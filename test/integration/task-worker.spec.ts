@@ -84,7 +84,7 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect(joins).toHaveLength(1);
     expect(Object.keys(joins[0].results)).toHaveLength(100);
     expect(joins[0]).toMatchObject({ group: 'recon-system-x', total: 100, errors: {}, failedFast: false });
-    expect(parentJoins[0]).toMatchObject({ group: 'recon-system-x', type: 'recon-parent', results: { 'recon-system-x': { batches: 100 } } });
+    expect(parentJoins[0]).toMatchObject({ group: 'recon-system-x', type: 'recon-parent', results: { 'recon-record-set:recon-system-x': { batches: 100 } } });
     await sleep(300);
     expect(joins).toHaveLength(1);
     expect(parentJoins).toHaveLength(1);
@@ -178,7 +178,94 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     });
     b.start();
     await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
-    expect(parentJoins[0]).toMatchObject({ type: 'parent', group: 'p', results: { p: 2 } });
+    expect(parentJoins[0]).toMatchObject({ type: 'parent', group: 'p', results: { 'part:p': 2 } });
+  });
+
+  it('a parent with several sub-groups joins once, after the last of them, with each one’s join result', async () => {
+    const parentJoins: GroupJoinData[] = [];
+    const nodes = await Promise.all(['a', 'b'].map((n) => worker(n)));
+    for (const w of nodes) {
+      w.handle('import', async (_data, context) => {
+        for (const [type, count] of [['accounts', 3], ['orders', 5]] as const) {
+          for (let number = 1; number <= count; number++) {
+            await context.submit({ type, group: { name: 'feed-7', number, ...(number === count && { total: count }) }, data: number });
+          }
+        }
+      });
+      w.handle('accounts', async (data) => data);
+      w.handle('orders', async (data) => {
+        await sleep(30); // the second sub-group ends well after the first
+        return data;
+      });
+      w.onGroupFinished('accounts', (join) => Object.keys(join.results).length);
+      w.onGroupFinished('orders', (join) => Object.keys(join.results).length);
+      w.onGroupFinished('import', (join) => {
+        parentJoins.push(join);
+      });
+      w.start();
+    }
+    await nodes[0].submit({ type: 'import', name: 'feed-7' });
+    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 10_000 });
+    expect(parentJoins[0]).toEqual({ type: 'import', group: 'feed-7', total: 2, results: { 'accounts:feed-7': 3, 'orders:feed-7': 5 }, errors: {}, failedFast: false });
+    expect((await task('orders#group-finished:feed-7'))?.state).toBe('done');
+    await sleep(300);
+    expect(parentJoins).toHaveLength(1);
+  });
+
+  it('purges finished tasks after the retention window, with their group’s record, so the ids can run again', async () => {
+    const joins: GroupJoinData[] = [];
+    const a = await worker('a', { retentionMs: 200, purgeMs: 50 });
+    a.handle('part', async (data) => data);
+    a.onGroupFinished('part', (join) => {
+      joins.push(join);
+    });
+    a.start();
+    const submitAll = async () => {
+      for (const number of [1, 2]) await a.submit({ type: 'part', group: { name: 'g', number, ...(number === 2 && { total: 2 }) }, data: number });
+    };
+    await submitAll();
+    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await eventually('all purged', async () => (await stores[0].query({})).length === 0 && !(await stores[0].readGroup('part:g')).group, { timeoutMs: 5_000 });
+    await submitAll(); // after the retention window: a new run, with a join of its own
+    await eventually('the second join', () => joins.length === 2, { timeoutMs: 5_000 });
+  });
+
+  it('a task whose lease lapsed as often as its attempts allow fails, and its group still joins', async () => {
+    const joins: GroupJoinData[] = [];
+    const a = await worker('a');
+    a.handle('part', () => new Promise(() => undefined), { leaseMs: 100, maxAttempts: 2 }); // never ends, never renews
+    a.onGroupFinished('part', (join) => {
+      joins.push(join);
+    });
+    a.start();
+    await a.submit({ type: 'part', group: { name: 'g', number: 1, total: 1 } });
+    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    expect(joins[0].errors).toEqual({ 1: expect.stringContaining('lease lapsed') });
+    const failed = (await task('part:g:1'))!;
+    expect(failed.state).toBe('failed');
+    expect(failed.attempts.map((x) => x.outcome)).toEqual(['lapsed', 'lapsed']);
+  });
+
+  it('shutdown hands back at once a task whose handler ignores its abort signal, and another node runs it', async () => {
+    const a = await worker('a');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    a.handle('hang', () => {
+      started();
+      return new Promise(() => undefined);
+    }, { leaseMs: 60_000 });
+    a.start();
+    await a.submit({ type: 'hang', name: 'x' });
+    await running;
+    await a.stop(50); // resolves although the handler never does
+    const back = (await task('hang:x'))!;
+    expect(back.state).toBe('pending');
+    expect(back.claim).toBeUndefined();
+    const b = await worker('b');
+    b.handle('hang', () => 'ran on b');
+    b.start();
+    await eventually('b ran it', async () => (await task('hang:x'))?.state === 'done');
+    expect((await task('hang:x'))!.result).toBe('ran on b');
   });
 
   it('one id submitted three times, from three workers, is one task and one run', async () => {

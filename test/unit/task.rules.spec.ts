@@ -1,7 +1,7 @@
 import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
 import {
-  backoffDelay, compareReady, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideRenew, decideRetry, decideSubmit,
-  joinTaskId, taskId, type TaskActor,
+  backoffDelay, compareReady, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideReopen, decideRetry,
+  decideSubmit, isPurgeable, joinTask, joinTaskId, recordSubgroupJoin, taskId, type TaskActor,
 } from '../../lib/tasks/task.rules';
 
 const T0 = 1_700_000_000_000;
@@ -18,7 +18,7 @@ function created(input: Parameters<typeof decideSubmit>[1], now = T0): TaskRecor
 }
 function claimed(task: TaskRecord, actor: TaskActor, now: number) {
   const d = decideClaim(task, actor, now, LEASE, SKEW);
-  if (d.outcome !== 'claimed') throw new Error(`expected a claim, got ${d.reason}`);
+  if (d.outcome !== 'claimed') throw new Error(`expected a claim, got ${d.outcome === 'refused' ? d.reason : d.outcome}`);
   return d;
 }
 function ok(d: ReturnType<typeof decideFinish>): TaskRecord {
@@ -140,5 +140,79 @@ describe('task rules (seed 004)', () => {
     progress = decideGroupProgress(progress.group, ok(decideFinish(c2.task, a, c2.claim.epoch, { kind: 'failed', error: 'broken' }, T0, BACKOFF)), T0);
     expect(progress.join).toMatchObject({ failedFast: true, results: { 1: 1 }, errors: { 2: 'broken' } });
     expect(progress.cancel).toEqual([3, 4, 5]);
+  });
+
+  it('counts a lapsed attempt toward maxAttempts: a task that kills its node every time fails instead of moving on', () => {
+    let task = created({ type: 't', name: 'crashy', maxAttempts: 2 });
+    let now = T0;
+    const first = claimed(task, a, now);
+    now += LEASE + SKEW + 1;
+    const second = claimed(first.task, b, now); // the first attempt lapsed
+    now += LEASE + SKEW + 1;
+    const third = decideClaim(second.task, a, now, LEASE, SKEW);
+    expect(third.outcome).toBe('exhausted');
+    task = (third as { task: TaskRecord }).task;
+    expect(task).toMatchObject({ state: 'failed', finishedAt: now });
+    expect(task.attempts.map((x) => x.outcome)).toEqual(['lapsed', 'lapsed']);
+    // Without a number on the submit, the claiming handler's option decides.
+    const open = claimed(created({ type: 't', name: 'open' }), a, T0);
+    expect(decideClaim(open.task, b, T0 + LEASE + SKEW + 1, LEASE, SKEW, 1).outcome).toBe('exhausted');
+    expect(decideClaim(open.task, b, T0 + LEASE + SKEW + 1, LEASE, SKEW, 2).outcome).toBe('claimed');
+  });
+
+  it('a parent joins once it finished and every sub-group it submitted joined, in either order, and only once', () => {
+    const parent = created({ type: 'recon-parent', name: 'x' });
+    const run = claimed(parent, a, T0);
+    const subgroups = ['recon-record-set:x', 'recon-accounts:x'];
+    // One sub-group joins while the parent still runs: recorded, nothing due.
+    const early = recordSubgroupJoin(run.task, subgroups[0], { state: 'done', result: { matched: 10 } });
+    expect(decideParentJoin(early, T0)).toBeUndefined();
+    const finished = ok(decideFinish(early, a, run.claim.epoch, { outcome: { kind: 'done', result: 'split' }, subgroups }, T0 + 1, BACKOFF));
+    expect(finished.uncounted).toBeUndefined(); // the other sub-group's join will submit it
+    expect(decideParentJoin(finished, T0 + 1)).toBeUndefined();
+    const last = recordSubgroupJoin(finished, subgroups[1], { state: 'failed', error: 'timeout' });
+    const due = decideParentJoin(last, T0 + 2)!;
+    expect(due.join).toEqual({ group: 'x', type: 'recon-parent', total: 2, results: { 'recon-record-set:x': { matched: 10 } }, errors: { 'recon-accounts:x': 'timeout' }, failedFast: false });
+    expect(decideParentJoin(due.parent, T0 + 3)).toBeUndefined();
+    // Both joined before the parent finished: its finish marks it, so the finisher (or a scan) submits the join.
+    const both = recordSubgroupJoin(recordSubgroupJoin(run.task, subgroups[0], { state: 'done' }), subgroups[1], { state: 'done' });
+    const late = ok(decideFinish(both, a, run.claim.epoch, { outcome: { kind: 'done' }, subgroups }, T0 + 4, BACKOFF));
+    expect(late.uncounted).toBe(true);
+    expect(decideParentJoin(late, T0 + 4)?.join.total).toBe(2);
+    // A task that submitted no sub-groups has no join of its own.
+    const plain = claimed(created({ type: 'recon-parent', name: 'y' }), a, T0);
+    expect(decideParentJoin(ok(decideFinish(plain.task, a, plain.claim.epoch, { kind: 'done' }, T0, BACKOFF)), T0)).toBeUndefined();
+  });
+
+  it('an operator retry reopens a joined group for a new round, whose join replaces the finished one once', () => {
+    const position = { name: 'g', number: 1, total: 1 };
+    const c = claimed(created({ type: 't', group: position, maxAttempts: 1 }), a, T0);
+    const failed = ok(decideFinish(c.task, a, c.claim.epoch, { kind: 'failed', error: 'broken' }, T0, BACKOFF));
+    expect(decideRetry(failed, T0)).toBeUndefined(); // not before its group counted it
+    const first = decideGroupProgress(undefined, failed, T0);
+    expect(first.join).toMatchObject({ errors: { 1: 'broken' } });
+    const firstJoin = joinTask(first.join!, undefined, T0)!;
+    const doneJoin: TaskRecord = { ...firstJoin, state: 'done', finishedAt: T0 + 1 };
+    expect(joinTask(first.join!, undefined, T0 + 2, doneJoin)).toBeUndefined(); // the same round never joins twice
+    const reopened = decideReopen(first.group, 1);
+    expect(reopened).toMatchObject({ round: 1, finished: {} });
+    expect(reopened.joinSubmittedAt).toBeUndefined();
+    const retried = decideRetry({ ...failed, uncounted: undefined }, T0 + 3)!;
+    const c2 = claimed(retried, b, T0 + 3);
+    const second = decideGroupProgress(reopened, ok(decideFinish(c2.task, b, c2.claim.epoch, { kind: 'done', result: 'fixed' }, T0 + 4, BACKOFF)), T0 + 4);
+    expect(second.join).toMatchObject({ round: 1, results: { 1: 'fixed' }, errors: {} });
+    const again = joinTask(second.join!, undefined, T0 + 5, doneJoin)!;
+    expect(again).toMatchObject({ state: 'pending', data: { round: 1 } });
+    expect(joinTask(second.join!, undefined, T0 + 6, { ...again, state: 'done', finishedAt: T0 + 6 })).toBeUndefined();
+  });
+
+  it('purges only finished tasks past their retention that nobody waits to hear of', () => {
+    const task = created({ type: 't', name: 'n' });
+    expect(isPurgeable(task, T0 + 10 ** 9, 1_000)).toBe(false);
+    const done: TaskRecord = { ...task, state: 'done', finishedAt: T0 };
+    expect(isPurgeable(done, T0 + 999, 1_000)).toBe(false);
+    expect(isPurgeable(done, T0 + 1_000, 1_000)).toBe(true);
+    expect(isPurgeable(done, T0, 1_000, true)).toBe(true);
+    expect(isPurgeable({ ...done, uncounted: true }, T0 + 10 ** 9, 1_000, true)).toBe(false);
   });
 });

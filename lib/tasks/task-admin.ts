@@ -1,0 +1,182 @@
+import type { Clock } from '../core/clock';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
+import { TaskActionRefusedError } from './task-errors';
+import type { TaskQuery, TaskStore } from './task-store';
+import { decideCancel, decideReopen, decideRetry, groupId, isPurgeable, joinedType } from './task.rules';
+
+/** Tasks by state, for one type. */
+export type TaskStateCounts = Readonly<Record<TaskState, number>>;
+
+/** A group's progress, for operators. */
+export interface TaskGroupStatus {
+  /** `<type>:<group>`. */
+  readonly id: string;
+  readonly type: string;
+  readonly name: string;
+  /** Known once a task carried it. */
+  readonly total?: number;
+  /** Tasks of the group by state (those stored now). */
+  readonly states: TaskStateCounts;
+  /** How many ended, as the group record counted them. */
+  readonly finished: number;
+  /** How many of those failed, were invalid or cancelled. */
+  readonly failed: number;
+  readonly failGroupFast: boolean;
+  /** When its join was submitted (the group is complete), if it was. */
+  readonly joinSubmittedAt?: number;
+  /** The join task's state, once it exists. */
+  readonly join?: TaskState;
+  readonly parent?: string;
+  readonly round: number;
+}
+
+/** What an operator's purge removes. */
+export interface TaskPurgeOptions {
+  /** Only these types. */
+  readonly types?: readonly string[];
+  /** Only these finished states (default: all of them). */
+  readonly states?: readonly TaskState[];
+  /** Only tasks that finished at least this long ago (ms). Default 0: every finished task. */
+  readonly olderThanMs?: number;
+}
+
+const EMPTY_COUNTS: TaskStateCounts = { pending: 0, running: 0, done: 0, failed: 0, invalid: 0, cancelled: 0 };
+
+/**
+ * Operators' tools over tasks: counts, listings, one task with its attempts, retry, cancel, purge and group
+ * progress. Every change is a compare-and-set on the task (and its group), so it never races a worker's write.
+ */
+export class TaskAdmin {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly clock: Clock,
+    private readonly options: { readonly retentionMs: number },
+  ) {}
+
+  /** Tasks by type and state (a listing of every task: an operator's call, not a hot path). */
+  async counts(): Promise<Record<string, TaskStateCounts>> {
+    const counts: Record<string, Record<TaskState, number>> = {};
+    for (const task of await this.store.query({})) (counts[task.type] ??= { ...EMPTY_COUNTS })[task.state]++;
+    return counts;
+  }
+
+  /** Tasks matching `query`, in claim order, at most `limit`. */
+  async list(query: TaskQuery = {}, limit = 100): Promise<TaskRecord[]> {
+    return (await this.store.query(query)).slice(0, limit);
+  }
+
+  /** One task with its attempts and errors, or `undefined`. */
+  async get(id: string): Promise<TaskRecord | undefined> {
+    return (await this.store.read(id)).task;
+  }
+
+  /**
+   * Retries a failed, invalid or cancelled task: pending again with a fresh budget of attempts. A grouped task's
+   * group is reopened first (its end forgotten; a group that had joined starts a new round with a join of its own).
+   */
+  async retry(id: string): Promise<TaskRecord> {
+    const first = await this.store.read(id);
+    if (!first.task) throw new TaskActionRefusedError(id, 'retry', 'no such task');
+    if (first.task.group) await this.reopen(first.task);
+    for (;;) {
+      const read = await this.store.read(id);
+      if (!read.task) throw new TaskActionRefusedError(id, 'retry', 'no such task');
+      const next = decideRetry(read.task, this.clock.now());
+      if (!next) {
+        const why = read.task.uncounted ? 'its group has not counted its end yet; try again in a moment' : `it is ${read.task.state} (only failed, invalid or cancelled tasks are retried)`;
+        throw new TaskActionRefusedError(id, 'retry', why);
+      }
+      if (await this.store.compareAndSet(id, read, next)) return next;
+    }
+  }
+
+  /** Cancels a pending or running task (a running handler learns it at its next renewal; its finish is rejected). */
+  async cancel(id: string): Promise<TaskRecord> {
+    for (;;) {
+      const read = await this.store.read(id);
+      if (!read.task) throw new TaskActionRefusedError(id, 'cancel', 'no such task');
+      const next = decideCancel(read.task, this.clock.now());
+      if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
+      if (await this.store.compareAndSet(id, read, next)) return next;
+    }
+  }
+
+  /**
+   * Removes finished tasks (their ids are forgotten: a submit of one runs it again) and the records of groups whose
+   * join went with them. Tasks a group or parent still waits to hear of are kept. Returns how many were removed.
+   */
+  async purge(options: TaskPurgeOptions = {}): Promise<number> {
+    const now = this.clock.now();
+    const states = options.states ?? [...FINISHED_STATES];
+    const candidates = await this.store.query({ ...(options.types && { types: options.types }), states });
+    let removed = 0;
+    for (const task of candidates) {
+      if (!isPurgeable(task, now, options.olderThanMs ?? 0, options.olderThanMs === undefined)) continue;
+      if (await removeFinished(this.store, task)) removed++;
+    }
+    return removed;
+  }
+
+  /** A group's progress, or `undefined` when neither its record nor any of its tasks exists. */
+  async group(type: string, name: string): Promise<TaskGroupStatus | undefined> {
+    const [{ group }, tasks, join] = await Promise.all([
+      this.store.readGroup(groupId(type, name)),
+      this.store.query({ types: [type], group: name }),
+      this.store.read(`${type}#group-finished:${name}`),
+    ]);
+    if (!group && tasks.length === 0) return undefined;
+    const states: Record<TaskState, number> = { ...EMPTY_COUNTS };
+    for (const task of tasks) states[task.state]++;
+    const ends = Object.values(group?.finished ?? {});
+    return {
+      id: groupId(type, name), type, name, states,
+      ...((group?.total ?? tasks.find((t) => t.group?.total !== undefined)?.group?.total) !== undefined && { total: group?.total ?? tasks.find((t) => t.group?.total !== undefined)!.group!.total }),
+      finished: ends.length,
+      failed: ends.filter((e) => e.state !== 'done').length,
+      failGroupFast: group?.failGroupFast ?? tasks.some((t) => t.group?.failGroupFast === true),
+      ...(group?.joinSubmittedAt !== undefined && { joinSubmittedAt: group.joinSubmittedAt }),
+      ...(join.task && { join: join.task.state }),
+      ...((group?.parent ?? tasks[0]?.parent) !== undefined && { parent: group?.parent ?? tasks[0]?.parent }),
+      round: group?.round ?? 0,
+    };
+  }
+
+  private async reopen(task: TaskRecord): Promise<void> {
+    const id = groupId(task.type, task.group!.name);
+    for (;;) {
+      const read = await this.store.readGroup(id);
+      if (!read.group || !(String(task.group!.number) in read.group.finished)) return;
+      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number))) return;
+    }
+  }
+}
+
+/**
+ * Removes tasks finished longer than `retentionMs` before `now` (at most `limit` per call), with the records of
+ * groups whose join they were. Every node runs it on a slow timer; removals are compare-and-set, so nodes racing
+ * each other remove each task once.
+ */
+export async function purgeExpired(store: TaskStore, now: number, retentionMs: number, limit = 500): Promise<number> {
+  let removed = 0;
+  for (const task of await store.finishedBefore(now - retentionMs, limit)) {
+    if (isPurgeable(task, now, retentionMs) && (await removeFinished(store, task))) removed++;
+  }
+  return removed;
+}
+
+/** Removes one finished task as it was read; a group's join takes its group's record with it (same round only). */
+async function removeFinished(store: TaskStore, task: TaskRecord): Promise<boolean> {
+  const read = await store.read(task.id);
+  if (!read.task || read.task.finishedAt !== task.finishedAt || read.task.uncounted) return false;
+  if (!(await store.compareAndSet(task.id, read, null))) return false;
+  const joined = joinedType(task.type);
+  if (joined !== undefined) await removeJoinedGroup(store, groupId(joined, task.name ?? ''), task);
+  return true;
+}
+
+async function removeJoinedGroup(store: TaskStore, id: string, join: TaskRecord): Promise<void> {
+  const read = await store.readGroup(id);
+  const group: TaskGroupRecord | undefined = read.group;
+  if (!group || group.joinSubmittedAt === undefined || (group.round ?? 0) !== ((join.data as { round?: number } | null)?.round ?? 0)) return;
+  await store.compareAndSetGroup(id, read, null);
+}
