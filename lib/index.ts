@@ -97,3 +97,21 @@ export { requestRebalance } from './allocation/allocation-admin';
 export { manualSlice } from './allocation/allocation.rules';
 export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.error';
 export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';
+
+// Leased distributed tasks (seed 004)
+export { TaskService } from './nest/task.service';
+export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/task-handler.decorator';
+export { OncePerTrigger } from './nest/once-per-trigger.decorator';
+export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks.options';
+export type { TaskContext, TaskHandlerOptions, TaskWorkerOptions } from './tasks/task-worker';
+export { TaskWorker, type TaskHandler as TaskHandlerFunction, type GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-worker';
+export type {
+  AttemptOutcome, BackoffPolicy, GroupJoinData, TaskAttempt, TaskClaim, TaskGroupPosition, TaskIdentity, TaskRecord, TaskState,
+} from './tasks/task';
+export type { SubmitInput, TaskActor } from './tasks/task.rules';
+export { taskId, joinTaskId } from './tasks/task.rules';
+export { TaskAdmin, type TaskGroupStatus, type TaskPurgeOptions, type TaskStateCounts } from './tasks/task-admin';
+export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
+export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
+export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
+export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError } from './tasks/task-errors';

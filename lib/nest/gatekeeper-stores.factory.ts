@@ -9,6 +9,9 @@ import { MemoryPermitStore } from '../permits/memory-permit.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
+import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
+import { MemoryTaskStore } from '../tasks/memory-task.store';
+import type { TaskStore } from '../tasks/task-store';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 export const HAZELCAST_ENV = {
@@ -40,6 +43,13 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, connecti
   if (options.membership.store) return options.membership.store;
   if (connection) return new HazelcastPresenceStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
   return new MemoryPresenceStore();
+}
+
+/** Builds the task store: the one given in `tasks.store`, else on the shared connection, else in memory. */
+export function createTaskStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): TaskStore {
+  if (options.tasks.store) return options.tasks.store;
+  if (connection) return new HazelcastTaskStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  return new MemoryTaskStore();
 }
 
 /**

@@ -6,6 +6,8 @@ export const GATEKEEPER_STORE = Symbol('gatekeeper:store');
 export const GATEKEEPER_CONNECTION = Symbol('gatekeeper:connection');
 /** Injection token of the presence store (`undefined` with membership off). */
 export const GATEKEEPER_PRESENCE_STORE = Symbol('gatekeeper:presence-store');
+/** Injection token of the task store (see the module option `tasks`). */
+export const GATEKEEPER_TASK_STORE = Symbol('gatekeeper:task-store');
 /** Metadata key under which `@ClusterSingleton` records its options on the wrapped method. */
 export const CLUSTER_SINGLETON_METADATA = 'gatekeeper:cluster_singleton';
 /** Property the decorator injects the runner into, on the decorated class's instances. */
@@ -16,3 +18,7 @@ export const GATEKEEPER_LOGGER_CONTEXT = 'Gatekeeper';
 export const LEADER_ONLY_METADATA = 'gatekeeper:leader_only';
 /** Property the `@LeaderOnly` decorator injects the elections into, on the decorated class's instances. */
 export const LEADER_ONLY_ELECTIONS_PROPERTY = Symbol('gatekeeper:elections');
+/** Metadata key under which `@TaskHandler`, `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` record what they register. */
+export const TASK_HANDLER_METADATA = 'gatekeeper:task_handler';
+/** Property the `@OncePerTrigger` decorator injects the task runtime into, on the decorated class's instances. */
+export const ONCE_PER_TRIGGER_TASKS_PROPERTY = Symbol('gatekeeper:tasks');

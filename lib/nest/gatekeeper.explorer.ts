@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { CLUSTER_SINGLETON_METADATA, LEADER_ONLY_METADATA } from './gatekeeper.constants';
+import { CLUSTER_SINGLETON_METADATA, LEADER_ONLY_METADATA, TASK_HANDLER_METADATA } from './gatekeeper.constants';
+import type { TaskHandlerRegistration } from './task-handler.decorator';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 
 /** A method decorated with `@ClusterSingleton`, found at startup. */
@@ -21,8 +22,19 @@ export interface LeaderOnlyMethod {
   readonly election: string;
 }
 
+/** A method with a task decorator (`@TaskHandler`, `@GroupFinishedHandler`, `@InvalidTaskHandler`, `@OncePerTrigger`). */
+export interface TaskHandlerMethod {
+  /** `Class.method`, for messages. */
+  readonly where: string;
+  readonly registration: TaskHandlerRegistration;
+  /** The provider instance the method is called on. */
+  readonly instance: object;
+  /** The method as the instance has it (with the decorators' metadata). */
+  readonly method: object;
+}
+
 /**
- * Finds every `@ClusterSingleton` and `@LeaderOnly` method among the app's providers and controllers, so startup
+ * Finds every `@ClusterSingleton`, `@LeaderOnly` and task decorator method among the app's providers and controllers, so startup
  * can check them and join their elections.
  */
 @Injectable()
@@ -48,8 +60,16 @@ export class GatekeeperExplorer {
     });
   }
 
-  private methods(): Array<{ where: string; method: object }> {
-    const found: Array<{ where: string; method: object }> = [];
+  /** All methods with a task decorator, of instantiated providers and controllers. */
+  discoverTaskHandlers(): TaskHandlerMethod[] {
+    return this.methods().flatMap(({ where, method, instance }) => {
+      const registration = Reflect.getMetadata(TASK_HANDLER_METADATA, method) as TaskHandlerRegistration | undefined;
+      return registration ? [{ where, registration, instance, method }] : [];
+    });
+  }
+
+  private methods(): Array<{ where: string; method: object; instance: object }> {
+    const found: Array<{ where: string; method: object; instance: object }> = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object') continue;
@@ -57,7 +77,7 @@ export class GatekeeperExplorer {
       if (!prototype) continue;
       for (const key of this.scanner.getAllMethodNames(prototype)) {
         const method = instance[key];
-        if (typeof method === 'function') found.push({ where: `${instance.constructor.name}.${key}`, method });
+        if (typeof method === 'function') found.push({ where: `${instance.constructor.name}.${key}`, method, instance });
       }
     }
     return found;

@@ -12,6 +12,7 @@ import { GatekeeperStartup } from './gatekeeper.startup';
 import { MembershipRuntime } from './membership.runtime';
 import { LeaderElections } from './leader-elections';
 import { Allocations } from './allocations.runtime';
+import { Tasks } from './tasks.runtime';
 import { PermitRuntime } from './permit-runtime';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -38,6 +39,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     private readonly cluster: MembershipRuntime,
     private readonly elections: LeaderElections,
     private readonly allocations: Allocations,
+    private readonly tasks: Tasks,
   ) {}
 
   /**
@@ -82,6 +84,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * running jobs and decisions in flight, up to `shutdownTimeout`, while leases keep permits alive.
    */
   async beforeApplicationShutdown(): Promise<void> {
+    // Tasks first: claim no more, let running handlers finish within the shutdown timeout, hand the rest back.
+    await this.tasks.stop(this.options.shutdownTimeoutMs).catch((error: unknown) => this.logger.warn(`tasks: ${(error as Error).message}`));
     await this.allocations.stop().catch((error: unknown) => this.logger.warn(`allocations: ${(error as Error).message}`));
     await this.elections.stop().catch((error: unknown) => this.logger.warn(`elections: ${(error as Error).message}`));
     const { local } = this.runtime;
@@ -96,6 +100,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    */
   async onApplicationShutdown(): Promise<void> {
     const { runtime } = this;
+    await this.tasks.stop(this.options.shutdownTimeoutMs).catch(() => undefined); // when beforeApplicationShutdown did not run
     await this.allocations.stop().catch(() => undefined); // when beforeApplicationShutdown did not run (app.close() of a context)
     await this.elections.stop().catch(() => undefined);
     runtime.phase = 'closed';
@@ -158,6 +163,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     try {
       await this.elections.start();
       await this.allocations.start();
+      await this.tasks.start();
     } catch (error) {
       runtime.phase = 'draining';
       await this.abandonStart();
@@ -171,6 +177,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
 
   /** A failed boot must not leave a client running that keeps the process alive. */
   private async abandonStart(): Promise<void> {
+    await this.tasks.stop(0).catch(() => undefined);
     await this.allocations.stop().catch(() => undefined);
     await this.elections.stop().catch(() => undefined);
     this.runtime.engine.dispose();

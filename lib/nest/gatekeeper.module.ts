@@ -8,7 +8,9 @@ import { MembershipRuntime } from './membership.runtime';
 import { LeaderElections } from './leader-elections';
 import { Allocations } from './allocations.runtime';
 import { AllocationService } from './allocation.service';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { Tasks } from './tasks.runtime';
+import { TaskService } from './task.service';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { ExclusiveRuns } from './exclusive-runs';
@@ -16,12 +18,13 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './gatekeeper.service';
 import { PermitRuntime } from './permit-runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
-import { createConnection, createPermitStore, createPresenceStore } from './gatekeeper-stores.factory';
+import { createConnection, createPermitStore, createPresenceStore, createTaskStore } from './gatekeeper-stores.factory';
 
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
- * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService} and makes
- * `@ClusterSingleton` work on any provider's methods.
+ * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService}, `ClusterService`,
+ * `AllocationService` and `TaskService`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
+ * `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` work on any provider's methods.
  */
 @Module({
   imports: [DiscoveryModule],
@@ -46,8 +49,15 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPresenceStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
+    {
+      provide: GATEKEEPER_TASK_STORE,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createTaskStore(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
     MembershipRuntime,
     LeaderElections,
+    Tasks,
+    TaskService,
     ClusterService,
     Allocations,
     AllocationService,
@@ -59,6 +69,6 @@ import { createConnection, createPermitStore, createPresenceStore } from './gate
     GatekeeperService,
     ClusterSingletonRunner,
   ],
-  exports: [GatekeeperService, ClusterService, AllocationService, ClusterSingletonRunner, LeaderElections, Allocations],
+  exports: [GatekeeperService, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {}

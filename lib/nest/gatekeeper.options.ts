@@ -14,6 +14,7 @@ import type { PresenceStore } from '../membership/presence-store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../membership/election';
 import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
+import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -107,6 +108,13 @@ export interface GatekeeperModuleOptions {
    * `definitions`, so operators' live edits win). One named by `participate` alone gets the defaults. Default: none.
    */
   allocations?: AllocationInput[];
+  /**
+   * Leased distributed tasks (see `TaskService` and `@TaskHandler`): concurrency, scan interval, retention of
+   * finished ids, purge interval. Tasks live in the module's store kind (`<mapPrefix>.tasks` on Hazelcast); a node
+   * with no task decorators connects only when it first submits or queries. Default: the defaults of
+   * {@link TasksOptions}.
+   */
+  tasks?: TasksOptions;
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -132,6 +140,7 @@ export interface ResolvedGatekeeperOptions {
   readonly elections: ReadonlyMap<string, SemaphoreDefinition>;
   /** The declared allocations (their definitions are among `definitions`), by allocation name. */
   readonly allocations: ReadonlyMap<string, ResolvedAllocation>;
+  readonly tasks: ResolvedTasksOptions;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -217,6 +226,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     storeTimeoutMs: parseDuration(options.storeTimeout ?? '5s', '<module options>', 'storeTimeout'),
     clock: options.clock ?? systemClock,
     membership: resolveMembership(options.membership),
+    tasks: resolveTasksOptions(options.tasks),
   };
 }
 
@@ -286,7 +296,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations',
+  'allocations', 'tasks',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];

@@ -2,13 +2,17 @@ import { createRequire } from 'node:module';
 
 /* The schedule metadata @nestjs/schedule records on a method (its own keys), read to check release-mode settings. */
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
-const SCHEDULE_CRON_OPTIONS = 'SCHEDULE_CRON_OPTIONS';
+export const SCHEDULE_CRON_OPTIONS = 'SCHEDULE_CRON_OPTIONS';
 const SCHEDULE_INTERVAL_OPTIONS = 'SCHEDULE_INTERVAL_OPTIONS';
 /** Its `SchedulerType` enum values (not exported from the package's entry point). */
 const CRON = 1;
 const INTERVAL = 3;
 
-type CronTimeClass = new (source: string | Date) => { sendAt(count: number): Array<{ toMillis(): number }> };
+/** The part of `cron`'s CronTime this library uses. */
+export type CronTimeClass = new (source: string | Date, timeZone?: string | null, utcOffset?: number | null) => {
+  sendAt(count: number): Array<{ toMillis(): number }>;
+  getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number };
+};
 
 /**
  * The shortest time between two ticks of a `@Cron` or `@Interval` method, in ms, or `undefined` when it has none
@@ -36,7 +40,7 @@ export function scheduleIntervalMs(method: object): number | undefined {
  * `cron`'s CronTime, resolved from where @nestjs/schedule is, or `undefined` without it: @nestjs/schedule is an
  * optional peer (only @Cron/@Interval methods need it, and then it is there), never imported by this library.
  */
-function loadCronTime(): CronTimeClass | undefined {
+export function loadCronTime(): CronTimeClass | undefined {
   try {
     const fromSchedule = createRequire(require.resolve('@nestjs/schedule'));
     return (fromSchedule('cron') as { CronTime: CronTimeClass }).CronTime;

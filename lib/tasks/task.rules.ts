@@ -92,6 +92,12 @@ export interface SubmitInput extends TaskIdentity {
   readonly maxAttempts?: number;
   /** Submit order among tasks of one priority; default: the clock in µs. */
   readonly seq?: number;
+  /**
+   * Whether a task of this id that already finished is run again now (`true`), or its id is remembered for the
+   * retention window and the submit ignored (default). `true` makes a fixed id mean "at most once in parallel": a
+   * submit while it is pending or running is still ignored. Not for grouped tasks (a group joins once).
+   */
+  readonly rerunFinished?: boolean;
 }
 
 /** The outcome of a submit: a new record to create, or the existing task, kept. */
@@ -103,7 +109,12 @@ export type SubmitDecision = { readonly outcome: 'created'; readonly task: TaskR
  */
 export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInput, now: number, retentionMs: number): SubmitDecision {
   const id = taskId(input);
-  if (existing && (!FINISHED_STATES.has(existing.state) || (existing.finishedAt ?? now) + retentionMs > now)) return { outcome: 'exists', task: existing };
+  if (input.rerunFinished !== undefined && typeof input.rerunFinished !== 'boolean') {
+    throw new InvalidDefinitionError(`<task ${id}>`, 'rerunFinished', `must be true or false, got ${JSON.stringify(input.rerunFinished)}`);
+  }
+  if (input.rerunFinished && input.group) throw new InvalidDefinitionError(`<task ${id}>`, 'rerunFinished', 'is not for grouped tasks (a group joins once)');
+  const remembered = (existing?.finishedAt ?? now) + retentionMs > now && !input.rerunFinished;
+  if (existing && (!FINISHED_STATES.has(existing.state) || remembered || existing.uncounted)) return { outcome: 'exists', task: existing };
   const priority = input.priority ?? 0;
   if (!Number.isSafeInteger(priority)) throw new InvalidDefinitionError(`<task ${id}>`, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
   const { maxAttempts } = input;

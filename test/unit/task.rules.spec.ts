@@ -37,6 +37,18 @@ describe('task rules (seed 004)', () => {
     expect(() => taskId({ type: 't', group: { name: 'g', number: 5, total: 3 } })).toThrow(/group.total/);
   });
 
+  it('with rerunFinished, a fixed id runs again once finished but never twice at a time (at most once in parallel)', () => {
+    const first = created({ type: 'sync', name: 'system-x', rerunFinished: true });
+    expect(decideSubmit(first, { type: 'sync', name: 'system-x', rerunFinished: true }, T0 + 1, 60_000).outcome).toBe('exists');
+    const run = claimed(first, a, T0 + 2).task;
+    const done = ok(decideFinish(run, a, run.claim!.epoch, { kind: 'done', result: null }, T0 + 3, BACKOFF, 3));
+    expect(decideSubmit(done, { type: 'sync', name: 'system-x' }, T0 + 4, 60_000).outcome).toBe('exists'); // remembered
+    const again = decideSubmit(done, { type: 'sync', name: 'system-x', rerunFinished: true }, T0 + 4, 60_000);
+    expect(again.outcome).toBe('created');
+    expect(again.task.epoch).toBe(done.epoch); // fencing continues above the finished run
+    expect(() => decideSubmit(undefined, { type: 'p', group: { name: 'g', number: 1 }, rerunFinished: true }, T0, 60_000)).toThrow(/rerunFinished/);
+  });
+
   it('ignores a submit whose id exists (pending, running, or finished within the retention window) and returns it', () => {
     const task = created({ type: 'check', name: 'db', data: { n: 1 } });
     expect(decideSubmit(task, { type: 'check', name: 'db', data: { n: 2 } }, T0 + 10, 60_000)).toEqual({ outcome: 'exists', task });
