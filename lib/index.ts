@@ -115,3 +115,4 @@ export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedT
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
 export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError } from './tasks/task-errors';
+export type { TaskEvent } from './tasks/task-events';

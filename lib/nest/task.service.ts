@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import type { TaskEvent } from '../tasks/task-events';
 import type { TaskRecord } from '../tasks/task';
 import type { TaskGroupStatus, TaskPurgeOptions, TaskStateCounts } from '../tasks/task-admin';
 import type { TaskQuery } from '../tasks/task-store';
@@ -73,6 +75,14 @@ export class TaskService {
   /** A group's progress (tasks by state, finished, failed, its join), or `undefined` if there is no such group. */
   async group(type: string, name: string): Promise<TaskGroupStatus | undefined> {
     return (await this.tasks.tools()).group(type, name);
+  }
+
+  /**
+   * What happens to tasks on this node, as it happens: claims, and each run's end (`completed`, `retrying`,
+   * `failed`, `invalid` once the store accepted it; `rejected` when its lease was lost and its outcome not written).
+   */
+  get events(): Observable<TaskEvent> {
+    return this.tasks.events;
   }
 
   /** The ids of the tasks this node runs now. */

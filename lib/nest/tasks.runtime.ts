@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Subject, type Observable } from 'rxjs';
+import type { TaskEvent } from '../tasks/task-events';
 import type { TaskRecord } from '../tasks/task';
 import { TaskAdmin } from '../tasks/task-admin';
 import type { TaskStore } from '../tasks/task-store';
@@ -24,6 +26,7 @@ export class Tasks {
   private onInvalid?: (task: TaskRecord, error: string) => unknown;
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
   private readonly admin: TaskAdmin;
+  private readonly events$ = new Subject<TaskEvent>();
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -78,6 +81,11 @@ export class Tasks {
     return this.admin;
   }
 
+  /** Every claim and run outcome on this node, as it happens. */
+  get events(): Observable<TaskEvent> {
+    return this.events$.asObservable();
+  }
+
   /** The tasks this node runs now. */
   runningTasks(): string[] {
     return this.worker?.runningTasks() ?? [];
@@ -97,6 +105,10 @@ export class Tasks {
         purgeMs: tasks.purgeMs,
         onInvalid: (task, error) => this.invalid(task, error),
         onError: (error, what) => this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`),
+        onEvent: (event) => {
+          if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
+          this.events$.next(event);
+        },
       });
       return this.worker;
     })().catch((error: unknown) => {

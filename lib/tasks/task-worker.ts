@@ -1,11 +1,12 @@
 import type { Clock } from '../core/clock';
-import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
+import { FINISHED_STATES, type BackoffPolicy, type GroupJoinData, type TaskRecord } from './task';
 import { purgeExpired } from './task-admin';
 import { encodeTask } from './task.codec';
 import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
 import type { TaskStore, VersionedTask } from './task-store';
+import type { TaskEvent } from './task-events';
 import {
-  counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
+  counted, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
   groupId, joinedType, joinTask, joinTaskId, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
@@ -17,6 +18,8 @@ export interface TaskContext {
   readonly epoch: number;
   /** Which attempt this is, from 1. */
   readonly attempt: number;
+  /** When the lease lapses unless renewed (epoch ms, this node's clock); moves with every renewal. */
+  readonly expiresAt: number;
   /** Fires when the lease is lost (not renewed in time, cancelled, taken over) or the node shuts down. */
   readonly signal: AbortSignal;
   /** Renews the lease for `leaseMs` (default: the handler's lease); throws {@link LeaseExpiredError} once lost. */
@@ -57,6 +60,8 @@ export interface TaskWorkerOptions {
   onInvalid?(task: TaskRecord, error: string): void;
   /** Called when something failed and is retried. */
   onError?(error: unknown, what: string): void;
+  /** Hears every claim and every run's end on this node (see {@link TaskEvent}). Must not throw. */
+  onEvent?(event: TaskEvent): void;
 }
 
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, factor: 2, maxMs: 60_000 };
@@ -114,7 +119,10 @@ export class TaskWorker {
       const read = await this.store.read(id);
       const decision = decideSubmit(read.task, { ...input, seq: now * 1000 + (this.submitted++ % 1000) }, now, this.retentionMs());
       if (decision.outcome === 'exists') return decision.task;
-      if (await this.store.compareAndSet(id, read, decision.task)) return decision.task;
+      let task = decision.task;
+      // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
+      if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
+      if (await this.store.compareAndSet(id, read, task)) return task;
     }
   }
 
@@ -266,6 +274,9 @@ export class TaskWorker {
       task,
       epoch,
       attempt: task.attempts.length,
+      get expiresAt() {
+        return known.task?.claim?.expiresAt ?? 0;
+      },
       signal: controller.signal,
       renewLease: async (leaseMs = registration.leaseMs) => {
         if (controller.signal.aborted) throw controller.signal.reason;
@@ -284,6 +295,7 @@ export class TaskWorker {
         return sub;
       },
     };
+    this.options.onEvent?.({ kind: 'claimed', task, epoch });
     const run: Run = { controller, settled: false, handedBack: false, done: Promise.resolve(), handBack: () => this.handBack(task.id, epoch, known) };
     run.done = (async () => {
       let outcome: TaskOutcome;
@@ -295,7 +307,10 @@ export class TaskWorker {
       }
       run.settled = true;
       clearTimeout(expiry);
-      if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) return; // another node may hold it
+      if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) {
+        this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: controller.signal.reason.message }); // another node may hold it
+        return;
+      }
       if (run.handedBack) return; // shutdown handed it back before it ended
       await this.finish(task, epoch, { outcome, subgroups: [...subgroups] }, registration, known);
     })()
@@ -318,8 +333,15 @@ export class TaskWorker {
   /** Records the outcome, fenced by the epoch; then the group's progress and, once, its join. */
   private async finish(task: TaskRecord, epoch: number, end: RunEnd, registration: Registration, known: VersionedTask): Promise<void> {
     const finished = await this.fenced(task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, end, now, registration.backoff, registration.maxAttempts), known);
-    if (finished.outcome !== 'ok') return; // the lease was lost: the new holder's outcome stands
+    if (finished.outcome !== 'ok') {
+      this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: finished.message }); // the new holder's outcome stands
+      return;
+    }
     const record = finished.task;
+    const error = end.outcome.kind === 'done' ? '' : end.outcome.error;
+    if (record.state === 'done') this.options.onEvent?.({ kind: 'completed', task: record, epoch });
+    else if (record.state === 'pending') this.options.onEvent?.({ kind: 'retrying', task: record, epoch, error });
+    else this.options.onEvent?.({ kind: record.state === 'invalid' ? 'invalid' : 'failed', task: record, epoch, error });
     if (record.state === 'invalid') this.options.onInvalid?.(record, end.outcome.kind === 'invalid' ? end.outcome.error : 'invalid');
     if (record.state === 'pending') return; // retried later
     if (record.uncounted) await this.progress(record);
@@ -367,7 +389,12 @@ export class TaskWorker {
       // a group marked joined always has its join, whatever fails in between.
       if (progress.join) await this.createJoin(progress.join, progress.group.parent);
       if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
-      for (const number of progress.cancel) await this.cancel(`${task.type}:${task.group!.name}:${number}`);
+      if (groupStoppedFast(progress.group)) {
+        // The rest of the group stops: every task of it not ended yet, whether or not the total is known.
+        const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
+        const numbered = progress.cancel.map((number) => `${task.type}:${task.group!.name}:${number}`);
+        for (const other of new Set([...waiting, ...numbered])) await this.cancel(other);
+      }
       return;
     }
   }
@@ -421,10 +448,11 @@ export class TaskWorker {
 
   /** At shutdown: a task whose handler did not finish goes back to pending at once, with the attempt not counted. */
   private async handBack(id: string, epoch: number, known: VersionedTask): Promise<void> {
-    await this.fenced(id, epoch, (current) => {
+    const back = await this.fenced(id, epoch, (current) => {
       const { claim: _claim, ...rest } = current;
       return { outcome: 'ok', task: { ...rest, state: 'pending', attempts: current.attempts.filter((a) => a.epoch !== epoch) } };
     }, known, true);
+    if (back.outcome === 'ok') this.options.onEvent?.({ kind: 'handed-back', id, epoch });
   }
 
   /**

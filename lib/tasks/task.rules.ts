@@ -318,6 +318,15 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
   };
 }
 
+/**
+ * Whether a `failGroupFast` group stopped at a failure: its join is submitted, and not because every task ended.
+ * Tasks of it that are still waiting, or submitted later, are cancelled instead of run.
+ */
+export function groupStoppedFast(group: TaskGroupRecord | undefined): boolean {
+  if (!group?.failGroupFast || group.joinSubmittedAt === undefined) return false;
+  return Object.values(group.finished).some((f) => f.state !== 'done');
+}
+
 /** The end of a task as its group or parent hears of it. */
 export function groupEnd(task: TaskRecord): GroupEnd {
   return task.state === 'done' ? { state: task.state, result: task.result } : { state: task.state, error: task.attempts.at(-1)?.error ?? task.state };

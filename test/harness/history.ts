@@ -134,8 +134,21 @@ export interface AllocationReportEvent extends Stamped {
   settled: boolean;
 }
 
+/**
+ * What a task node's `TaskService.events` said about a task (the library's own account: `completed` means the
+ * store accepted the run's outcome, `rejected` that it refused it), or what a join handler received. Not a run event.
+ */
+export interface TaskNoteEvent extends Stamped {
+  type: 'task';
+  kind: 'claimed' | 'completed' | 'retrying' | 'failed' | 'invalid' | 'rejected' | 'handed-back' | 'joined' | 'submitted';
+  id: string;
+  epoch?: number;
+  /** joined: the group, how many results and the errors by number; submitted: the task's seq. */
+  detail?: unknown;
+}
+
 export type RunEvent = StartEvent | EffectEvent | AbortEvent | SignalEvent | EndEvent;
-export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent | AllocationReportEvent;
+export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent | AllocationReportEvent | TaskNoteEvent;
 
 /** An event as written, before the writer stamps it (distributes over the union, so `type` picks the fields). */
 export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown ? Omit<E, 'at' | 'node' | 'pid'> & Partial<Stamped> : never;
