@@ -1,4 +1,6 @@
 import type { Clock } from '../core/clock';
+import { parseDuration } from '../core/duration';
+import type { DurationInput } from '../permits/semaphore-definition';
 import { FINISHED_STATES, type BackoffPolicy, type GroupJoinData, type TaskRecord } from './task';
 import { purgeExpired } from './task-admin';
 import { encodeTask } from './task.codec';
@@ -22,8 +24,11 @@ export interface TaskContext {
   readonly expiresAt: number;
   /** Fires when the lease is lost (not renewed in time, cancelled, taken over) or the node shuts down. */
   readonly signal: AbortSignal;
-  /** Renews the lease for `leaseMs` (default: the handler's lease); throws {@link LeaseExpiredError} once lost. */
-  renewLease(leaseMs?: number): Promise<void>;
+  /**
+   * Renews the lease for `lease` from now (ms or `'5m'`; default: the handler's lease); throws
+   * {@link LeaseExpiredError} once it was lost (the task is another node's now: stop).
+   */
+  renewLease(lease?: DurationInput): Promise<void>;
   /** Submits a sub-task: this task is its parent, and its group's join then triggers this task type's join. */
   submit(input: SubmitInput): Promise<TaskRecord>;
 }
@@ -278,7 +283,8 @@ export class TaskWorker {
         return known.task?.claim?.expiresAt ?? 0;
       },
       signal: controller.signal,
-      renewLease: async (leaseMs = registration.leaseMs) => {
+      renewLease: async (lease) => {
+        const leaseMs = lease === undefined ? registration.leaseMs : parseDuration(lease, `task ${task.id}`, 'renewLease(lease)');
         if (controller.signal.aborted) throw controller.signal.reason;
         const renewed = await this.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs), known);
         if (renewed.outcome !== 'ok') {
