@@ -7,6 +7,7 @@ import { DrCheckJob } from './jobs/dr-check.job';
 import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
 import { QueueConsumers } from './jobs/queue-consumers';
+import { ReconTasks } from './jobs/recon.tasks';
 import { ReindexController } from './reindex.controller';
 import { gatekeeperOptions, sampleConfig } from './sample.config';
 
@@ -20,6 +21,6 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
     }),
   ],
   controllers: [ReindexController],
-  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob, QueueConsumers],
+  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob, QueueConsumers, ReconTasks],
 })
 export class AppModule {}

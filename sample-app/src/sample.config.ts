@@ -33,6 +33,8 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
     elections: [{ name: 'leader', lease: '6s' }],
     // 12 queues spread over the instances (4 each with three); a crashed instance's queues move within ~7 s.
     allocations: [{ name: 'queues', lease: '6s', rebalanceDelay: '2s' }],
+    // Distributed tasks (the recon batch): a dead instance's record sets run again within 5 s + 1 s.
+    tasks: { scanInterval: '1s', retention: '10m' },
     // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster).
     membership: { interval: '2s', httpAddress: `http://localhost:${sampleConfig.port}` },
     // The sample runner turns it on for its first instance only ('off' elsewhere).

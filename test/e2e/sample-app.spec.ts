@@ -114,6 +114,19 @@ describe('the three-instance sample app', () => {
     }, { timeoutMs: 30_000, intervalMs: 500 });
     expect(stripAnsi(output)).toMatch(/app-\d+ consumes \d+ more queue\(s\): queue-\d+@\d+/);
 
+    // 1c. The recon batch (distributed tasks): every 20 s one instance splits a batch into 12 record sets, the
+    //     three instances reconcile them, and the batch joins exactly once.
+    const reconLines = () => stripAnsi(output).split('\n');
+    const batch = await eventually('a recon batch joined', () => reconLines().map((l) => /recon (batch-\d+): joined on/.exec(l)?.[1]).find(Boolean), { timeoutMs: 40_000, intervalMs: 200 });
+    const sets = reconLines().flatMap((l) => {
+      const m = new RegExp(`recon ${batch}: record set (\\d+)/12 on (app-\\d+)`).exec(l);
+      return m ? [{ set: Number(m[1]), node: m[2] }] : [];
+    });
+    expect(new Set(sets.map((x) => x.set)).size).toBe(12);
+    expect(new Set(sets.map((x) => x.node)).size).toBeGreaterThan(1);
+    expect(reconLines().filter((l) => l.includes(`recon ${batch}: joined on`))).toHaveLength(1);
+    expect(reconLines().filter((l) => l.includes(`recon ${batch}: split into 12`))).toHaveLength(1);
+
     // 2. Pausing through the CLI stops billing everywhere within one tick (2 s); resuming starts it again.
     const paused = await cli('pause', 'billing');
     await waitForTick('reports', paused + 7, 'ticks after the pause');
