@@ -50,6 +50,7 @@ export interface TaskHandlerOptions {
 
 /** Timing and hooks of a {@link TaskWorker}. */
 export interface TaskWorkerOptions {
+  /** Where time is read (claims, leases, backoff, retention). */
   clock: Clock;
   /** The clock-skew bound: another node's claim counts as live until its expiry plus this. */
   clockSkewMs: number;

@@ -86,9 +86,13 @@ export function joinTask(join: GroupJoinData, parent: string | undefined, now: n
 
 /** What a submit asks for. */
 export interface SubmitInput extends TaskIdentity {
+  /** Higher is claimed first (a whole number, may be negative). Default 0. */
   readonly priority?: number;
+  /** What the handler gets: JSON (stored as it is). Default `null`. */
   readonly data?: unknown;
+  /** The id of the task that submitted this one (set by `context.submit`): its group's join then triggers the parent's. */
   readonly parent?: string;
+  /** Attempts before the task fails for good; wins over the handler's `maxAttempts`. */
   readonly maxAttempts?: number;
   /** Submit order among tasks of one priority; default: the clock in µs. */
   readonly seq?: number;
