@@ -110,9 +110,11 @@ export type {
 } from './tasks/task';
 export type { SubmitInput, TaskActor } from './tasks/task.rules';
 export { taskId, joinTaskId } from './tasks/task.rules';
-export { TaskAdmin, type TaskGroupStatus, type TaskPurgeOptions, type TaskStateCounts } from './tasks/task-admin';
+export {
+  TaskAdmin, parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskListInput, type TaskPurgeInput, type TaskPurgeOptions, type TaskStateCounts,
+} from './tasks/task-admin';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
-export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError } from './tasks/task-errors';
+export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError, UnknownTaskError, InvalidTaskQueryError } from './tasks/task-errors';
 export type { TaskEvent } from './tasks/task-events';

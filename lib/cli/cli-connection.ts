@@ -8,6 +8,8 @@ import { systemClock } from '../core/clock';
 import { formatDuration, parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { CliUsageError } from './cli-errors';
+import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
+import { TaskAdmin } from '../tasks/task-admin';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
@@ -29,7 +31,9 @@ export interface CliStores {
   liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
   /** The live app instances as they announce themselves, oldest first; `undefined` when presence cannot be read. */
   presences(): Promise<Presence[] | undefined>;
-  /** Disconnects both stores. */
+  /** The operators' tools over distributed tasks, on the same connection (connected on first use). */
+  tasks(): Promise<TaskAdmin>;
+  /** Disconnects every store. */
   close(): Promise<void>;
 }
 
@@ -56,6 +60,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     );
   }
   let presenceOpen = false;
+  let taskStore: HazelcastTaskStore | undefined;
+  let taskAdmin: Promise<TaskAdmin> | undefined;
   const presences = async (): Promise<Presence[] | undefined> => {
     try {
       if (!presenceOpen) await presence.connect();
@@ -72,8 +78,18 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       const live = await presences();
       return live && live.length > 0 ? live : undefined;
     },
+    tasks() {
+      taskAdmin ??= (async () => {
+        taskStore = new HazelcastTaskStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        await taskStore.connect();
+        // Retention matters only to purges of the app's own schedule; an operator's purge names its age.
+        return new TaskAdmin(taskStore, systemClock, { retentionMs: 24 * 3_600_000 });
+      })();
+      return taskAdmin;
+    },
     async close() {
       if (presenceOpen) await presence.close().catch(() => undefined);
+      if (taskStore) await taskStore.close().catch(() => undefined);
       await store.close();
     },
   };

@@ -17,6 +17,7 @@ import type { SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { Action } from './cli-command';
 import { addClusterCommands } from './cluster.commands';
 import { addAllocationCommands } from './allocation.commands';
+import { addTaskCommands } from './task.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
@@ -278,6 +279,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
 
   addClusterCommands(program, execute);
   addAllocationCommands(program, execute);
+  addTaskCommands(program, execute);
   return program;
 }
 

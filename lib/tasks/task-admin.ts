@@ -1,6 +1,8 @@
 import type { Clock } from '../core/clock';
+import { parseDuration } from '../core/duration';
+import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
-import { TaskActionRefusedError } from './task-errors';
+import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
 import type { TaskQuery, TaskStore } from './task-store';
 import { decideCancel, decideReopen, decideRetry, groupId, isPurgeable, joinedType } from './task.rules';
 
@@ -40,6 +42,61 @@ export interface TaskPurgeOptions {
   readonly olderThanMs?: number;
 }
 
+const STATES: readonly TaskState[] = ['pending', 'running', 'done', 'failed', 'invalid', 'cancelled'];
+
+/** What an operator's listing asks for, as text (query string, command line): validated into a query and a limit. */
+export interface TaskListInput {
+  /** Types, comma-separated or a list. */
+  readonly types?: string | readonly string[];
+  /** States, comma-separated or a list. */
+  readonly states?: string | readonly string[];
+  readonly group?: string;
+  readonly limit?: string | number;
+}
+
+/** Validates an operator's listing; throws {@link InvalidTaskQueryError} naming the field. */
+export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: number } {
+  const list = (value: string | readonly string[] | undefined) => (value === undefined ? undefined : (typeof value === 'string' ? value.split(',') : [...value]).map((v) => v.trim()).filter(Boolean));
+  const types = list(input.types);
+  const states = list(input.states);
+  for (const state of states ?? []) {
+    if (!(STATES as readonly string[]).includes(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a task state (one of ${STATES.join(', ')})`);
+  }
+  const limit = input.limit === undefined || input.limit === '' ? 100 : Number(input.limit);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidTaskQueryError('limit', `must be a whole number from 1 to 10000, got ${JSON.stringify(input.limit)}`);
+  if (input.group !== undefined && (typeof input.group !== 'string' || input.group.trim() === '')) throw new InvalidTaskQueryError('group', 'must be a group name');
+  return {
+    query: { ...(types?.length && { types }), ...(states?.length && { states: states as TaskState[] }), ...(input.group !== undefined && { group: input.group }) },
+    limit,
+  };
+}
+
+/** What an operator's purge asks for, as text: validated into {@link TaskPurgeOptions}. */
+export interface TaskPurgeInput {
+  readonly types?: string | readonly string[];
+  /** Finished states only. */
+  readonly states?: string | readonly string[];
+  /** Only tasks finished at least this long ago: ms, or `'1h'`. */
+  readonly olderThan?: string | number;
+}
+
+/** Validates an operator's purge; throws {@link InvalidTaskQueryError} naming the field. */
+export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
+  const { query } = parseTaskList({ types: input.types, states: input.states });
+  for (const state of query.states ?? []) {
+    if (!FINISHED_STATES.has(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a finished state (one of ${[...FINISHED_STATES].join(', ')})`);
+  }
+  let olderThanMs = 0;
+  if (input.olderThan !== undefined && input.olderThan !== '') {
+    try {
+      olderThanMs = parseDuration(/^\d+$/.test(String(input.olderThan)) ? Number(input.olderThan) : input.olderThan, '<task purge>', 'olderThan', { allowZero: true });
+    } catch (error) {
+      throw new InvalidTaskQueryError('olderThan', (error as InvalidDefinitionError).reason ?? String(error));
+    }
+  }
+  return { ...(query.types && { types: query.types }), ...(query.states && { states: query.states }), olderThanMs };
+}
+
 const EMPTY_COUNTS: TaskStateCounts = { pending: 0, running: 0, done: 0, failed: 0, invalid: 0, cancelled: 0 };
 
 /**
@@ -76,11 +133,11 @@ export class TaskAdmin {
    */
   async retry(id: string): Promise<TaskRecord> {
     const first = await this.store.read(id);
-    if (!first.task) throw new TaskActionRefusedError(id, 'retry', 'no such task');
+    if (!first.task) throw new UnknownTaskError(id);
     if (first.task.group) await this.reopen(first.task);
     for (;;) {
       const read = await this.store.read(id);
-      if (!read.task) throw new TaskActionRefusedError(id, 'retry', 'no such task');
+      if (!read.task) throw new UnknownTaskError(id);
       const next = decideRetry(read.task, this.clock.now());
       if (!next) {
         const why = read.task.uncounted ? 'its group has not counted its end yet; try again in a moment' : `it is ${read.task.state} (only failed, invalid or cancelled tasks are retried)`;
@@ -94,7 +151,7 @@ export class TaskAdmin {
   async cancel(id: string): Promise<TaskRecord> {
     for (;;) {
       const read = await this.store.read(id);
-      if (!read.task) throw new TaskActionRefusedError(id, 'cancel', 'no such task');
+      if (!read.task) throw new UnknownTaskError(id);
       const next = decideCancel(read.task, this.clock.now());
       if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
       if (await this.store.compareAndSet(id, read, next)) return next;

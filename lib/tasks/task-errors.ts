@@ -41,3 +41,25 @@ export class TaskActionRefusedError extends GatekeeperError {
     super(`Cannot ${action} task ${taskId}: ${reason}`);
   }
 }
+
+/** There is no task of this id (never submitted, or purged). */
+export class UnknownTaskError extends GatekeeperError {
+  constructor(
+    /** The id asked for. */
+    readonly taskId: string,
+  ) {
+    super(`No task ${taskId} (never submitted, or purged after its retention window)`);
+  }
+}
+
+/** An operator's filter or option on tasks is invalid: `field` names it (`state`, `limit`, `olderThan`). */
+export class InvalidTaskQueryError extends GatekeeperError {
+  constructor(
+    /** The field that is wrong. */
+    readonly field: string,
+    /** What is wrong with it. */
+    readonly reason: string,
+  ) {
+    super(`Task query: invalid ${field}: ${reason}`);
+  }
+}

@@ -5,10 +5,11 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { ElectionNotFoundError } from '../../membership/errors/election-not-found.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
+import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from '../../tasks/task-errors';
 
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
- * semaphore, election or allocation), 409, 503. Nothing is stored on error.
+ * semaphore, election, allocation or task), 409 (an edit conflict, a task action refused), 503. Nothing is stored on error.
  */
 export async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -24,6 +25,9 @@ export async function answer<T>(action: () => Promise<T>): Promise<T> {
     if (error instanceof UnknownAllocationError) {
       throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, allocation: error.allocation });
     }
+    if (error instanceof InvalidTaskQueryError) throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, field: error.field });
+    if (error instanceof UnknownTaskError) throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, task: error.taskId });
+    if (error instanceof TaskActionRefusedError) throw new ConflictException({ statusCode: 409, error: 'Conflict', message: error.message, task: error.taskId, action: error.action });
     if (error instanceof EditConflictError) throw new ConflictException(error.message);
     if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
     throw error;

@@ -3,6 +3,7 @@ import { InvalidDefinitionError } from '../../core/errors/invalid-definition.err
 import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
 import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
+import { createTaskAdminController } from './task-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
 
@@ -29,7 +30,7 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
   };
 }
 
-/** The admin controllers under one prefix and guard: definitions and permits, the cluster and its elections, allocations. */
+/** The admin controllers under one prefix and guard: definitions and permits, the cluster and its elections, allocations, tasks. */
 function controllers(path: string, guard: Type<CanActivate>): Type[] {
-  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard), createAllocationAdminController(path, guard)];
+  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard), createAllocationAdminController(path, guard), createTaskAdminController(path, guard)];
 }
