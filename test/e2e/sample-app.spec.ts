@@ -126,6 +126,9 @@ describe('the three-instance sample app', () => {
     expect(new Set(sets.map((x) => x.node)).size).toBeGreaterThan(1);
     expect(reconLines().filter((l) => l.includes(`recon ${batch}: joined on`))).toHaveLength(1);
     expect(reconLines().filter((l) => l.includes(`recon ${batch}: split into 12`))).toHaveLength(1);
+    // ... and in the CLI, read from the cluster.
+    expect(await cliJson('tasks', 'group', 'recon-record-set', batch!)).toMatchObject({ total: 12, finished: 12, failed: 0, states: { done: 12 } });
+    expect((await cliJson('tasks'))['recon-record-set'].done).toBeGreaterThanOrEqual(12);
 
     // 2. Pausing through the CLI stops billing everywhere within one tick (2 s); resuming starts it again.
     const paused = await cli('pause', 'billing');
