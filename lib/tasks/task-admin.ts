@@ -56,9 +56,16 @@ export interface TaskListInput {
 
 /** Validates an operator's listing; throws {@link InvalidTaskQueryError} naming the field. */
 export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: number } {
-  const list = (value: string | readonly string[] | undefined) => (value === undefined ? undefined : (typeof value === 'string' ? value.split(',') : [...value]).map((v) => v.trim()).filter(Boolean));
-  const types = list(input.types);
-  const states = list(input.states);
+  const list = (field: string, value: unknown): string[] | undefined => {
+    if (value === undefined) return undefined;
+    // Input comes from JSON bodies too: anything but text or a list of text is the caller's error, not a 500.
+    if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
+      throw new InvalidTaskQueryError(field, `must be comma-separated text or a list of strings, got ${JSON.stringify(value)}`);
+    }
+    return (typeof value === 'string' ? value.split(',') : value).map((v) => v.trim()).filter(Boolean);
+  };
+  const types = list('type', input.types);
+  const states = list('state', input.states);
   for (const state of states ?? []) {
     if (!(STATES as readonly string[]).includes(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a task state (one of ${STATES.join(', ')})`);
   }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
 import type { TaskRecord } from '../../tasks/task';
 import { parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskPurgeInput, type TaskStateCounts } from '../../tasks/task-admin';
-import { UnknownTaskError } from '../../tasks/task-errors';
+import { InvalidTaskQueryError, UnknownTaskError } from '../../tasks/task-errors';
 import { TaskService } from '../task.service';
 import { answer } from './admin-answer';
 
@@ -31,11 +31,14 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
       });
     }
 
-    /** Removes finished tasks now: body `{ types?, states?, olderThan? }`. */
+    /**
+     * Removes finished tasks now: body `{ types?, states?, olderThan? }`. Any other shape or key is a 400: a purge
+     * whose filter was misspelt (`olderThanMs`) must not widen to every finished task.
+     */
     @Post('tasks/purge')
     @HttpCode(200)
-    purge(@Body() body: TaskPurgeInput = {}): Promise<{ purged: number }> {
-      return answer(async () => ({ purged: await this.tasks.purge(parseTaskPurge(body ?? {})) }));
+    purge(@Body() body: unknown = {}): Promise<{ purged: number }> {
+      return answer(async () => ({ purged: await this.tasks.purge(parseTaskPurge(purgeBody(body ?? {}))) }));
     }
 
     /** A group's progress; 404 if neither its record nor any of its tasks exists. */
@@ -73,4 +76,16 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
     }
   }
   return TaskAdminController;
+}
+
+const PURGE_KEYS = new Set(['types', 'states', 'olderThan']);
+
+/** The purge body as an object of known keys, else a 400 naming what is wrong. */
+function purgeBody(body: unknown): TaskPurgeInput {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidTaskQueryError('body', 'must be an object { types?, states?, olderThan? }');
+  }
+  const unknown = Object.keys(body).find((key) => !PURGE_KEYS.has(key));
+  if (unknown !== undefined) throw new InvalidTaskQueryError(unknown, 'is not a purge option (types, states, olderThan)');
+  return body as TaskPurgeInput;
 }
