@@ -13,8 +13,9 @@ export function round(value: number | null, digits = 3): number | null {
 /** One result row, in the format other tools read (see README, Performance). */
 export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
-    | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady';
-  system: 'gatekeeper' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style';
+    | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
+    | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection';
+  system: 'gatekeeper' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq';
   nodes: number;
   semaphores: number;
   runs: number;
@@ -48,6 +49,16 @@ export interface BenchRow {
   unowned?: number;
   /** Allocation join/kill rows: store round trips of all nodes during the rebalance. */
   storeOpsPerRebalance?: number | null;
+  /** Tasks throughput rows: tasks completed per second, from the first submit to the last completion (latency rows: the submit rate). */
+  tasksPerSec?: number | null;
+  /** Tasks throughput rows: round trips per task, every node's and the submitter's: store calls (gatekeeper) or Redis commands sent, a Lua script counting as one (BullMQ). */
+  roundTripsPerTask?: number | null;
+  /** Tasks throughput rows: store calls per worker node per second with no work (the same processes, right after). */
+  idleOpsPerSecPerNode?: number | null;
+  /** Tasks detection rows: ms from a worker's SIGKILL to its task starting on another node. */
+  detectionMs?: number | null;
+  /** Tasks detection rows (gatekeeper): the lease, scan interval and skew bound the nodes ran with. */
+  taskSettings?: { leaseMs: number; scanMs: number; maxClockSkewMs: number };
   /** Allocation rows: the lease, skew bound and rebalance delay the nodes ran with. */
   allocationSettings?: { leaseMs: number; maxClockSkewMs: number; rebalanceDelayMs: number };
 }

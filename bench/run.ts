@@ -3,7 +3,7 @@
  * on the same machine and workloads, in one process run. Prints a table and writes bench/results/latest.json
  * (plus a dated copy). Not part of npm test.
  *
- * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions,
+ * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions, tasks,
  * cron, overhead and leader (leader-failover and leader-steady). A filtered run prints its table and writes its JSON to the temp directory, leaving
  * bench/results alone.
  */
@@ -24,6 +24,7 @@ import { percentile, round, type BenchRow } from './bench-stats';
 import { gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
+import { taskRows } from './tasks';
 
 const TICK_MS = 1000;
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
@@ -31,13 +32,14 @@ const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady'] as const;
+const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
 const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
 const runs = (group: (typeof GROUPS)[number]) =>
   only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader')) || (group.startsWith('allocation-') && only.includes('allocation'));
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
+const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection'];
 
 async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
@@ -165,7 +167,7 @@ function printTable(): void {
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'vs ours'];
-  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario)).map((r) => {
+  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, vs].map((v) => (v === null ? '-' : String(v)));
@@ -201,13 +203,25 @@ function printAllocationTable(): void {
   for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
 }
 
+/** The tasks rows have columns of their own. */
+function printTaskTable(): void {
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'idle ops/s/node', 'detection ms'];
+  const table = rows.filter((r) => TASK_SCENARIOS.includes(r.scenario)).map((r) => [
+    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, r.idleOpsPerSecPerNode, r.detectionMs,
+  ].map((v) => (v === null || v === undefined ? '-' : String(v))));
+  if (table.length === 0) return;
+  log('');
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   // Tests start members for fast startup (C1 only, serial GC); a benchmark wants the steady state of a real
   // deployment: full JIT and the default collector.
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
   const member: MemberProcess = await startMemberProcess(await freePort(), `bench-${process.pid}`);
-  const redis = runs('decisions') || runs('cron') ? await startRedis() : undefined;
+  const redis = runs('decisions') || runs('cron') || runs('tasks') ? await startRedis() : undefined;
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
@@ -268,6 +282,10 @@ async function main(): Promise<void> {
       log('allocation: steady-state store operations of the whole cluster (3 node processes, module defaults)');
       rows.push(...(await allocationSteady(cluster, `${prefix}-allocation`, log)));
     }
+    if (runs('tasks')) {
+      log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
+      rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, log)));
+    }
   } finally {
     await redis?.stop();
     await member.stop();
@@ -291,6 +309,7 @@ async function main(): Promise<void> {
   printTable();
   printLeaderTable();
   printAllocationTable();
+  printTaskTable();
   log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.durationS} s; results in ${where}`);
 }
 

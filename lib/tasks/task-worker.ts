@@ -70,6 +70,11 @@ export interface TaskWorkerOptions {
   onEvent?(event: TaskEvent): void;
 }
 
+/** How often, at most, new work makes a node query again while it still has candidates from the last query. */
+const READY_REFRESH_MS = 100;
+/** Candidates a node keeps from one query. */
+const READY_LIMIT = 256;
+
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, factor: 2, maxMs: 60_000 };
 
 interface Registration {
@@ -96,6 +101,14 @@ export class TaskWorker {
   private submitted = 0;
   private filling?: Promise<void>;
   private again = false;
+  /**
+   * Claimable tasks as the last query found them, in claim order: claimed from the head until it runs out, so one
+   * query serves many claims (a stale entry only fails its compare-and-set). Queried again when empty, or when new
+   * work was signalled (or the scan came round) at least {@link READY_REFRESH_MS} after the last query.
+   */
+  private ready: TaskRecord[] = [];
+  private readyAt = 0;
+  private signalled = true;
   private started = false;
   private stopping = false;
   /** A straggler scan in progress (scans never overlap). */
@@ -120,15 +133,17 @@ export class TaskWorker {
   /** Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead. */
   async submit(input: SubmitInput): Promise<TaskRecord> {
     const id = taskId(input); // bad input fails here, naming the field, before any call
+    // A new id is created in one call (put-if-absent); only an id that exists is read and decided on.
+    let read: VersionedTask = { task: undefined, raw: null };
     for (;;) {
       const now = this.options.clock.now();
-      const read = await this.store.read(id);
       const decision = decideSubmit(read.task, { ...input, seq: now * 1000 + (this.submitted++ % 1000) }, now, this.retentionMs());
       if (decision.outcome === 'exists') return decision.task;
       let task = decision.task;
       // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
       if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
       if (await this.store.compareAndSet(id, read, task)) return task;
+      read = await this.store.read(id);
     }
   }
 
@@ -137,9 +152,12 @@ export class TaskWorker {
     if (this.started) return;
     this.started = true;
     this.unwatch = this.store.watch((type) => {
-      if (this.handlers.has(type)) this.kick();
+      if (!this.handlers.has(type)) return;
+      this.signalled = true;
+      this.kick();
     });
     this.timer = setInterval(() => {
+      this.signalled = true; // lapsed leases, and any signal that was lost
       this.kick();
       void this.countStragglers().catch((error) => this.options.onError?.(error, 'group count'));
     }, this.options.scanMs ?? 5_000);
@@ -221,16 +239,35 @@ export class TaskWorker {
     let lostRounds = 0;
     while (!this.stopping && this.running.size < concurrency && lostRounds < 4) {
       const now = this.options.clock.now();
-      const candidates = (await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, concurrency - this.running.size))
-        .filter((t) => !this.running.has(t.id));
-      if (candidates.length === 0) return;
+      if (this.ready.length === 0 || (this.signalled && now - this.readyAt >= READY_REFRESH_MS)) {
+        this.signalled = false;
+        this.readyAt = now;
+        this.ready = (await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT)).filter((t) => !this.running.has(t.id));
+        if (this.ready.length === 0) return;
+      }
       let claimedAny = false;
-      for (const candidate of candidates) {
-        if (this.stopping || this.running.size >= concurrency) return;
-        if (await this.claim(candidate)) claimedAny = true;
+      while (this.ready.length > 0 && !this.stopping && this.running.size < concurrency) {
+        // As many claims at once as there are free slots: each is one compare-and-set.
+        const batch: TaskRecord[] = [];
+        while (this.ready.length > 0 && batch.length < concurrency - this.running.size) {
+          const candidate = this.next(concurrency);
+          if (!this.running.has(candidate.id)) batch.push(candidate);
+        }
+        if ((await Promise.all(batch.map((candidate) => this.claim(candidate)))).some(Boolean)) claimedAny = true;
       }
       lostRounds = claimedAny ? 0 : lostRounds + 1;
     }
+  }
+
+  /**
+   * The next candidate off the ready list: the highest priority first; within it, one of the first `window` in
+   * submit order, at random, so nodes that read the same list do not all race for its head.
+   */
+  private next(window: number): TaskRecord {
+    const head = this.ready[0].priority;
+    let span = 1;
+    while (span < window && span < this.ready.length && this.ready[span].priority === head) span++;
+    return this.ready.splice(Math.floor(Math.random() * span), 1)[0];
   }
 
   /**

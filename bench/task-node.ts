@@ -1,0 +1,90 @@
+/*
+ * A worker node of the tasks bench rows (issue 12), run as a real process (ts-node) by bench/tasks.ts. SYSTEM says
+ * which: `gatekeeper` (a Nest application context with the module on the bench member, `tasks` options from the
+ * environment, handlers by `@TaskHandler` as an application has them) or `bullmq` (a BullMQ Worker on the bench's
+ * Redis with the same concurrency). Both run the same two job types: `noop` (returns at once) and `hang` (never
+ * returns; the detection row SIGKILLs its node). It prints:
+ *   READY                  once it takes work
+ *   S <id> <unix ms>       when a handler starts
+ *   C <id> <unix ms>       when a noop handler returns
+ *   OPS <unix ms> <n>      on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
+ *                          connections sent, a Lua script counting as one (BullMQ)
+ */
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { GatekeeperModule, TaskHandler, type TaskContext, type TaskStore } from '../lib';
+import { GATEKEEPER_TASK_STORE } from '../lib/nest/gatekeeper.constants';
+import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const concurrency = Number(env('CONCURRENCY'));
+
+@Injectable()
+class BenchHandlers {
+  @TaskHandler('noop', { lease: '30s' })
+  noop(_data: unknown, task: TaskContext): void {
+    say(`S ${task.task.id} ${Date.now()}`);
+    say(`C ${task.task.id} ${Date.now()}`);
+  }
+
+  @TaskHandler('hang', { lease: Number(env('HANG_LEASE_MS')) })
+  hang(_data: unknown, task: TaskContext): Promise<void> {
+    say(`S ${task.task.id} ${Date.now()}`);
+    return new Promise(() => undefined);
+  }
+}
+
+async function gatekeeper(): Promise<void> {
+  @Module({
+    imports: [
+      GatekeeperModule.forRoot(gatekeeperOptionsFromEnv({
+        membership: false,
+        tasks: { concurrency, scanInterval: Number(env('SCAN_MS')) },
+      })),
+    ],
+    providers: [BenchHandlers],
+  })
+  class TaskBenchModule {}
+  const app = await NestFactory.createApplicationContext(TaskBenchModule, { logger: ['error', 'warn'] });
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  const store = app.get<TaskStore>(GATEKEEPER_TASK_STORE as never, { strict: false });
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${store.operationCount()}`));
+}
+
+async function bullmq(): Promise<void> {
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${countRedisCommands.sent}`));
+  const connection = { host: '127.0.0.1', port: Number(env('REDIS_PORT')), maxRetriesPerRequest: null };
+  const worker = new Worker('bench', async (job) => {
+    say(`S ${job.id} ${Date.now()}`);
+    if (job.name === 'hang') return new Promise(() => undefined);
+    say(`C ${job.id} ${Date.now()}`);
+    return null;
+  }, { connection, concurrency, removeOnComplete: { count: 100_000 } });
+  await worker.waitUntilReady();
+  process.on('SIGTERM', () => void worker.close().then(() => process.exit(0)));
+}
+
+/** Counts every command this process's ioredis connections send (BullMQ's included: it uses the same ioredis). */
+export const countRedisCommands = (() => {
+  const counter = { sent: 0 };
+  const send = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof send>) {
+    counter.sent++;
+    return send.apply(this, args);
+  };
+  return counter;
+})();
+
+async function main(): Promise<void> {
+  if (env('SYSTEM') === 'bullmq') await bullmq();
+  else await gatekeeper();
+  say('READY');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});
