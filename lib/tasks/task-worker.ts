@@ -290,7 +290,7 @@ export class TaskWorker {
     } catch (error) {
       // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
       // leave it to lapse (and use up an attempt).
-      const again = await this.store.read(found.id).catch(() => undefined);
+      const again = await this.readBack(found.id);
       landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
       if (!landed) throw error;
     }
@@ -520,8 +520,29 @@ export class TaskWorker {
       }
       const decision = decide(read.task, this.options.clock.now());
       if (decision.outcome !== 'ok') return decision;
-      if (await this.store.compareAndSet(id, read, decision.task)) return decision;
+      try {
+        if (await this.store.compareAndSet(id, read, decision.task)) return decision;
+      } catch (error) {
+        // The answer was lost: the write may have landed. The exact value written means it did; anything else is
+        // decided on again (a claim lost since is refused then).
+        const back = await this.readBack(id);
+        if (!back) throw error;
+        if (back.raw === encodeTask(decision.task)) return decision;
+        guess = back;
+      }
     }
+  }
+
+  /** Reads a task after a call whose answer was lost, a few times over about two seconds; `undefined` if it cannot. */
+  private async readBack(id: string): Promise<VersionedTask | undefined> {
+    for (let attempt = 0, waitMs = 100; attempt < 5; attempt++, waitMs *= 2) {
+      try {
+        return await this.store.read(id);
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      }
+    }
+    return undefined;
   }
 }
 

@@ -33,11 +33,18 @@ function expectSafe(history: HistoryEvent[]): ReturnType<typeof checkHistory> {
 }
 
 /** A submitting client of the test's own, through the library's submit path. */
-async function submitter(clientConfig: ClientConfig, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; close(): Promise<void> }> {
+async function submitter(clientConfig: ClientConfig, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; state(id: string): Promise<string>; close(): Promise<void> }> {
   const store = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig }), mapPrefix });
   await store.connect();
   const worker = new TaskWorker(store, { instance: 'test/1', acquirer: 'test' }, { clock: systemClock, clockSkewMs: SKEW_MS });
-  return { submit: (input) => worker.submit(input), close: () => store.close() };
+  return {
+    submit: (input) => worker.submit(input),
+    state: async (id) => {
+      const task = (await store.read(id)).task;
+      return task ? `${task.state}${task.claim ? ` (claim ${task.claim.acquirer} epoch ${task.claim.epoch})` : ''}, attempts ${task.attempts.map((a) => a.outcome ?? 'open').join('/')}` : 'absent';
+    },
+    close: () => store.close(),
+  };
 }
 
 describe('tasks among real processes on the shared member', () => {
@@ -188,7 +195,11 @@ describe('tasks through a member freeze and connection resets (own member behind
         await eventually('work going on after the reset', () => notes(readHistory(historyFile), 'completed').length > before, { timeoutMs: 15_000 });
       }
       const done = (h: HistoryEvent[]) => new Set(notes(h, 'completed').filter((n) => n.id.startsWith('work:job-')).map((n) => n.id));
-      await eventually('all 60 completed', () => done(readHistory(historyFile)).size === 60, { timeoutMs: 60_000 });
+      await eventually('all 60 completed', () => done(readHistory(historyFile)).size === 60, { timeoutMs: 60_000 }).catch(async (error: Error) => {
+        const missing = ids.filter((name) => !done(readHistory(historyFile)).has(`work:${name}`));
+        const states = await Promise.all(missing.map(async (name) => `work:${name}: ${await client.state(`work:${name}`)}`));
+        throw new Error(`${error.message}; not completed: ${states.join('; ')}`);
+      });
       const history = readHistory(historyFile);
       const twice = ids.filter((name) => notes(history, 'completed', `work:${name}`).length !== 1);
       expect(twice).toEqual([]);

@@ -156,6 +156,24 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
   });
 
+  it('a completion whose answer was lost is read back: accepted once, reported as completed, not run again', async () => {
+    const events: string[] = [];
+    let runs = 0;
+    const a = await worker('a', { onEvent: (event) => events.push(`${event.kind} ${'task' in event ? event.task.id : event.id}`) });
+    loseAnswers('compareAndSet', (args) => (args[2] as TaskRecord | null)?.state === 'done');
+    a.handle('job', async () => {
+      runs++;
+      return 'ok';
+    }, { leaseMs: 300 });
+    a.start();
+    await a.submit({ type: 'job', name: 'x' });
+    await eventually('reported', () => events.includes('completed job:x'), { timeoutMs: 3_000 });
+    await sleep(600); // two leases: a completion taken for lost would lapse and run again
+    expect(runs).toBe(1);
+    expect(events.filter((e) => e.endsWith('job:x'))).toEqual(['claimed job:x', 'completed job:x']);
+    expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
+  });
+
   it('the parent’s join comes even when the node that finished the sub-group’s join died right after', async () => {
     const parentJoins: GroupJoinData[] = [];
     const a = await worker('a');
