@@ -12,6 +12,7 @@ import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import { allocationSemaphore, allocationStatus, HazelcastPermitStore, systemClock, type AllocationStatus } from '../lib';
 import { startApp, type AppProcess } from '../test/support/app-process';
 import { eventually } from '../test/support/eventually';
+import { operationsOf } from './node-operations';
 import { round, type BenchRow } from './bench-stats';
 
 const NODE_SCRIPT = join(__dirname, 'allocation-node.ts');
@@ -62,12 +63,8 @@ class AllocationNode {
     return this.app.child.exitCode !== null || this.app.child.signalCode !== null;
   }
 
-  async operations(): Promise<number> {
-    const count = () => this.app.output().split('\n').filter((l) => l.startsWith('OPS ')).length;
-    const before = count();
-    this.app.child.kill('SIGUSR2');
-    await eventually(`${this.app.name} to report its operation count`, () => count() > before, { timeoutMs: 10_000, intervalMs: 10 });
-    return Number(this.app.output().split('\n').filter((l) => l.startsWith('OPS ')).at(-1)!.split(' ')[2]);
+  operations(): Promise<number> {
+    return operationsOf(this.app);
   }
 
   async signal(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {

@@ -13,6 +13,7 @@ import Redis from 'ioredis';
 import { HazelcastConnection, HazelcastTaskStore, systemClock, TaskWorker } from '../lib';
 import { startApp, type AppProcess } from '../test/support/app-process';
 import { eventually } from '../test/support/eventually';
+import { operationsOf } from './node-operations';
 import { percentile, round, type BenchRow } from './bench-stats';
 
 const NODE_SCRIPT = join(__dirname, 'task-node.ts');
@@ -55,12 +56,8 @@ class WorkerNode {
     return map;
   }
 
-  async operations(): Promise<number> {
-    const count = () => this.app.output().split('\n').filter((l) => l.startsWith('OPS ')).length;
-    const before = count();
-    this.app.child.kill('SIGUSR2');
-    await eventually(`${this.app.name} to report its operation count`, () => count() > before, { timeoutMs: 10_000, intervalMs: 10 });
-    return Number(this.app.output().split('\n').filter((l) => l.startsWith('OPS ')).at(-1)!.split(' ')[2]);
+  operations(): Promise<number> {
+    return operationsOf(this.app);
   }
 }
 

@@ -1,10 +1,9 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { GatekeeperModule, GroupFinishedHandler, joinTaskId, TaskHandler, TaskService, type GroupJoinData, type TaskContext } from '../../lib';
-import { CapturingLogger } from '../support/capturing-logger';
+import { Injectable } from '@nestjs/common';
+import { GroupFinishedHandler, joinTaskId, TaskHandler, TaskService, type GroupJoinData, type TaskContext } from '../../lib';
 import { cli } from '../support/cli-process';
 import { eventually } from '../support/eventually';
-import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
+import { startTaskAdminApp, type TaskAdminApp } from '../support/task-admin-app';
+import { testCluster, uniquePrefix } from '../support/test-cluster';
 
 const TOKEN = 'task-edges-token-0123456789';
 let release: () => void = () => undefined;
@@ -42,37 +41,14 @@ describe('task admin API and CLI: ids, guard and bad input (real member)', () =>
   const run = (...args: string[]) => cli(['--map-prefix', prefix, ...args], env);
   const join = joinTaskId('part', 'batch-1'); // 'part#group-finished:batch-1'
   const slashed = 'export:reports/2026-11';
-  let app: INestApplication;
-  let base: string;
+  let app: TaskAdminApp['app'];
   let tasks: TaskService;
+  let call: TaskAdminApp['call'];
 
-  const call = async (method: string, path: string, body?: unknown, token: string | null = TOKEN) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
   const task = (id: string) => `/tasks/${encodeURIComponent(id)}`;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({
-        identity: { acquirer: 'edge-node' },
-        hazelcast: { clientConfig: testClientConfig(), mapPrefix: prefix },
-        admin: { path: 'ops', token: TOKEN },
-        membership: false,
-        maxClockSkew: '50ms',
-        tasks: { scanInterval: '200ms' },
-      })],
-      providers: [Jobs],
-    }).setLogger(new CapturingLogger()).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    base = `${await app.getUrl()}/ops`.replace('[::1]', '127.0.0.1');
-    tasks = app.get(TaskService);
+    ({ app, tasks, call } = await startTaskAdminApp({ mapPrefix: prefix, acquirer: 'edge-node', token: TOKEN, providers: [Jobs] }));
     await tasks.submit({ type: 'export', name: 'reports/2026-11' });
     for (let n = 1; n <= 2; n++) await tasks.submit({ type: 'part', group: { name: 'batch-1', number: n, ...(n === 2 && { total: 2 }) }, data: { n } });
     await eventually('the export to run and the join to finish', async () =>

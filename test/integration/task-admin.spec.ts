@@ -1,10 +1,9 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { GatekeeperModule, InvalidTaskError, TaskHandler, TaskService, type TaskContext } from '../../lib';
-import { CapturingLogger } from '../support/capturing-logger';
+import { Injectable } from '@nestjs/common';
+import { InvalidTaskError, TaskHandler, TaskService, type TaskContext } from '../../lib';
 import { cli } from '../support/cli-process';
 import { eventually } from '../support/eventually';
-import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
+import { startTaskAdminApp, type TaskAdminApp } from '../support/task-admin-app';
+import { testCluster, uniquePrefix } from '../support/test-cluster';
 
 const TOKEN = 'task-admin-token-0123456789';
 /** Whether `flaky` tasks succeed: they fail until the test lets them. */
@@ -54,37 +53,14 @@ describe('tasks for operators: admin API and CLI (real member)', () => {
     expect([result.code, result.stderr]).toEqual([0, '']);
     return JSON.parse(result.stdout);
   };
-  let app: INestApplication;
-  let base: string;
+  let app: TaskAdminApp['app'];
   let tasks: TaskService;
+  let call: TaskAdminApp['call'];
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
   const state = async (id: string) => (await tasks.get(id))?.state;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({
-        identity: { acquirer: 'ops-node' },
-        hazelcast: { clientConfig: testClientConfig(), mapPrefix: prefix },
-        admin: { path: 'ops', token: TOKEN },
-        membership: false,
-        maxClockSkew: '50ms',
-        tasks: { scanInterval: '200ms' },
-      })],
-      providers: [Jobs],
-    }).setLogger(new CapturingLogger()).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    base = `${await app.getUrl()}/ops`.replace('[::1]', '127.0.0.1');
-    tasks = app.get(TaskService);
+    ({ app, tasks, call } = await startTaskAdminApp({ mapPrefix: prefix, acquirer: 'ops-node', token: TOKEN, providers: [Jobs] }));
     await tasks.submit({ type: 'flaky', name: 'ledger-1' });
     await tasks.submit({ type: 'bad', name: 'account-9' });
     await tasks.submit({ type: 'slow', name: 'export' });
