@@ -118,3 +118,6 @@ export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
 export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError, UnknownTaskError, InvalidTaskQueryError } from './tasks/task-errors';
 export type { TaskEvent } from './tasks/task-events';
+
+// Lifecycle events (rxjs always; @nestjs/event-emitter when the app has it)
+export type { GatekeeperEvent, GatekeeperEventName } from './nest/gatekeeper-events';

@@ -14,6 +14,7 @@ import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { PermitRuntime } from './permit-runtime';
+import { GatekeeperEvents } from './gatekeeper-events';
 
 /** One allocation this node takes part in, coordinated through the cluster. */
 interface Part {
@@ -41,6 +42,7 @@ export class Allocations {
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     private readonly runtime: PermitRuntime,
+    private readonly events: GatekeeperEvents,
   ) {}
 
   /** Registers this node's part in `name` (once per allocation); it starts when the module is ready, or at once. */
@@ -178,10 +180,12 @@ export class Allocations {
       resources: () => handlers.resources(),
       onAssigned: async (resources, lease) => {
         this.logger.log(`Allocation "${name}": assigned ${describe(resources)}; owns ${lease.resources().length}`);
+        this.events.emit({ name: 'gatekeeper.resource.assigned', allocation: name, resources: [...resources] });
         await handlers.onAssigned?.(resources, lease);
       },
       onRevoked: async (resources, reason) => {
         this.logger.log(`Allocation "${name}": revoking ${describe(resources)} (${reason})`);
+        this.events.emit({ name: 'gatekeeper.resource.revoked', allocation: name, resources: [...resources], reason: String(reason) });
         await handlers.onRevoked?.(resources, reason);
       },
     };

@@ -9,6 +9,7 @@ import { GatekeeperService } from './gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
 import { MembershipRuntime } from './membership.runtime';
+import { GatekeeperEvents } from './gatekeeper-events';
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
@@ -21,9 +22,12 @@ export class ClusterSingletonRunner {
   private readonly active = new Set<string>();
   private readonly holding = new Set<string>();
   private readonly unheld: UnheldSemaphoreMonitor;
+  /** The token each method last ran under: a new one is a grant, the same one a refresh. */
+  private readonly tokens = new Map<string, number>();
 
   constructor(
     private readonly runs: ExclusiveRuns,
+    private readonly events: GatekeeperEvents,
     runtime: PermitRuntime,
     gatekeeper: GatekeeperService,
     @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
@@ -52,15 +56,22 @@ export class ClusterSingletonRunner {
     this.active.add(where);
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(where, lease, invoke), {
+      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
         releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,
       });
       if (!outcome.ran) {
-        if (this.holding.delete(where)) this.logger.log(messages.lost(where, outcome.denied));
-        else this.logger.debug(messages.skipped(where, outcome.denied));
+        const reason = String(outcome.denied);
+        if (this.holding.delete(where)) {
+          this.logger.log(messages.lost(where, outcome.denied));
+          this.events.emit({ name: 'gatekeeper.permit.lost', semaphore: options.semaphore, job: where, reason });
+        } else {
+          this.logger.debug(messages.skipped(where, outcome.denied));
+        }
+        this.events.emit({ name: 'gatekeeper.permit.denied', semaphore: options.semaphore, job: where, reason });
+        this.tokens.delete(where);
         this.unheld.denied(where, outcome.denied);
         return undefined;
       }
@@ -84,10 +95,20 @@ export class ClusterSingletonRunner {
    * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
    * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
    */
-  private async invoke(where: string, lease: PermitLease, invoke: () => unknown): Promise<unknown> {
+  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown): Promise<unknown> {
+    const token = lease.permit.fencingToken;
+    const fresh = this.tokens.get(where) !== token;
+    this.tokens.set(where, token);
+    this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
+    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token });
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
     try {
-      return await invoke();
+      const value = await invoke();
+      this.events.emit({ name: 'gatekeeper.job.finished', semaphore, job: where, token, durationMs: took() });
+      return value;
     } catch (error) {
+      this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: error instanceof Error ? error.message : String(error) });
       if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
       this.logger.warn(messages.stoppedOnLostPermit(where, error));
       return STOPPED;

@@ -10,6 +10,7 @@ import { Allocations } from './allocations.runtime';
 import { AllocationService } from './allocation.service';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { Tasks } from './tasks.runtime';
+import { GatekeeperEvents } from './gatekeeper-events';
 import { TaskService } from './task.service';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -54,6 +55,7 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createTaskStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
+    GatekeeperEvents,
     MembershipRuntime,
     LeaderElections,
     Tasks,

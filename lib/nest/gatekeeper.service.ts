@@ -21,6 +21,8 @@ import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperStartup } from './gatekeeper.startup';
 import { permitContext } from './permit-context';
 import { PermitRuntime } from './permit-runtime';
+import { GatekeeperEvents, type GatekeeperEvent } from './gatekeeper-events';
+import type { Observable } from 'rxjs';
 
 /** Options of {@link GatekeeperService.acquire}. */
 export interface AcquireOptions {
@@ -58,7 +60,18 @@ export class GatekeeperService {
     private readonly runtime: PermitRuntime,
     private readonly runs: ExclusiveRuns,
     private readonly lifecycle: GatekeeperLifecycle,
+    private readonly lifecycleEvents: GatekeeperEvents,
   ) {}
+
+  /**
+   * Every lifecycle change on this node as it happens: permits granted, refreshed, lost, denied; jobs started,
+   * finished, failed; leaders elected, lost; resources assigned, revoked; tasks claimed, completed, failed, invalid,
+   * and groups finished. The same events go through `@nestjs/event-emitter` when the app imports its module
+   * (`@OnEvent('gatekeeper.permit.lost')`).
+   */
+  get events(): Observable<GatekeeperEvent> {
+    return this.lifecycleEvents.stream;
+  }
 
   /** This node's group and acquirer name. */
   get identity(): NodeIdentity {

@@ -1,3 +1,4 @@
+import { GatekeeperEvents } from './gatekeeper-events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -58,6 +59,7 @@ export class LeaderElections {
     private readonly runtime: PermitRuntime,
     private readonly membership: MembershipRuntime,
     private readonly explorer: GatekeeperExplorer,
+    private readonly events: GatekeeperEvents,
   ) {}
 
   /** Leader and participant changes, as this node sees them. */
@@ -248,6 +250,7 @@ export class LeaderElections {
   private elected(election: string, lease: LeaderLease): void {
     this.logger.log(`Elected leader of "${election}" (epoch ${lease.epoch})`);
     this.subject.next({ type: 'leader-elected', election, epoch: lease.epoch });
+    this.events.emit({ name: 'gatekeeper.leader.elected', election, epoch: lease.epoch });
     const semaphore = electionSemaphore(election);
     const permit = this.store.peek(semaphore)?.entry?.permits.find((p) => p.fencingToken === lease.epoch);
     if (permit) this.noteLeader(election, leaderOf(election, permit));
@@ -261,6 +264,7 @@ export class LeaderElections {
   private lost(election: string, lease: LeaderLease, reason: string): void {
     this.logger.log(`No longer leader of "${election}" (epoch ${lease.epoch}): ${reason}`);
     this.subject.next({ type: 'leader-lost', election, epoch: lease.epoch, reason });
+    this.events.emit({ name: 'gatekeeper.leader.lost', election, epoch: lease.epoch, reason });
   }
 
   private noteLeader(election: string, leader: Leader | undefined): void {

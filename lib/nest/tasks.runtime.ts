@@ -10,6 +10,8 @@ import { CronTrigger } from './cron-trigger';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { GatekeeperExplorer, type TaskHandlerMethod } from './gatekeeper.explorer';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { GatekeeperEvents } from './gatekeeper-events';
+import { joinedType } from '../tasks/task.rules';
 
 /**
  * This node's part in leased distributed tasks: the {@link TaskWorker} with every `@TaskHandler`,
@@ -32,6 +34,7 @@ export class Tasks {
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_TASK_STORE) private readonly store: TaskStore,
     private readonly explorer: GatekeeperExplorer,
+    private readonly lifecycleEvents: GatekeeperEvents,
   ) {
     this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs });
   }
@@ -108,6 +111,7 @@ export class Tasks {
         onEvent: (event) => {
           if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
           this.events$.next(event);
+          this.publish(event);
         },
       });
       return this.worker;
@@ -152,6 +156,18 @@ export class Tasks {
       case 'invalid':
         this.onInvalid = (task, error) => call(method as (...args: unknown[]) => unknown, task, error);
     }
+  }
+
+  /** A task's claim and outcomes as lifecycle events (`gatekeeper.task.*`). */
+  private publish(event: TaskEvent): void {
+    if (!('task' in event)) return;
+    const base = { task: event.task.id, type: event.task.type, epoch: event.epoch };
+    if (event.kind === 'claimed') this.lifecycleEvents.emit({ name: 'gatekeeper.task.claimed', ...base });
+    else if (event.kind === 'completed') {
+      this.lifecycleEvents.emit({ name: 'gatekeeper.task.completed', ...base });
+      const joined = joinedType(event.task.type);
+      if (joined !== undefined) this.lifecycleEvents.emit({ name: 'gatekeeper.task.group-finished', ...base, type: joined, group: event.task.name ?? '' });
+    } else if (event.kind === 'failed' || event.kind === 'invalid') this.lifecycleEvents.emit({ name: `gatekeeper.task.${event.kind}`, ...base, error: event.error });
   }
 
   private invalid(task: TaskRecord, error: string): void {
