@@ -295,6 +295,12 @@ export class TaskWorker {
       if (!landed) throw error;
     }
     if (!landed) return false;
+    // The answer may come back late (a pause, a slow link): a claim whose lease no longer vouches by this node's clock
+    // may be another node's already, so it is never run; it is handed back, fenced by its epoch (a no-op if taken).
+    if (decision.task.claim!.expiresAt - this.options.clockSkewMs <= this.options.clock.now()) {
+      await this.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
+      return false;
+    }
     this.launch(decision.task, registration);
     return true;
   }

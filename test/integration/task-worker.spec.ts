@@ -156,6 +156,38 @@ describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
   });
 
+  it('a claim whose answer comes back after its lease is never run (another node may hold it): it is handed back', async () => {
+    const starts: Array<{ node: string; left: number }> = [];
+    const a = await worker('a');
+    const store = stores.at(-1)! as unknown as Record<string, (...args: unknown[]) => Promise<boolean>>;
+    const real = store.compareAndSet.bind(store);
+    let slowed = false;
+    let answered = false;
+    store.compareAndSet = async (...args: unknown[]) => {
+      const landed = await real(...args);
+      if (!slowed && (args[2] as TaskRecord | null)?.state === 'running') {
+        slowed = true;
+        await sleep(400); // the answer arrives after the 200 ms lease
+        setImmediate(() => (answered = true));
+      }
+      return landed;
+    };
+    const b = await worker('b');
+    for (const [w, node] of [[a, 'a'], [b, 'b']] as const) {
+      w.handle('job', async (_data, context) => {
+        starts.push({ node, left: context.expiresAt - Date.now() });
+      }, { leaseMs: 200 });
+    }
+    await a.submit({ type: 'job', name: 'late' });
+    a.start();
+    await eventually('claimed by a, slowly', () => slowed);
+    b.start();
+    await eventually('done', async () => (await task('job:late'))?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('a heard its late answer', () => answered);
+    expect(starts.filter((x) => x.left <= 0)).toEqual([]); // nobody ran on a lease that had run out
+    expect(starts).toHaveLength(1);
+  });
+
   it('a completion whose answer was lost is read back: accepted once, reported as completed, not run again', async () => {
     const events: string[] = [];
     let runs = 0;
