@@ -1,10 +1,10 @@
 import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
+import { FINISHED_STATES, type TaskRecord, type TaskState } from './task';
 import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
 import type { TaskQuery, TaskStore } from './task-store';
-import { decideCancel, decideReopen, decideRetry, groupId, isPurgeable, joinedType } from './task.rules';
+import { decideCancel, decideReopen, decideRetry, groupId, isPurgeable, joinedType, joinTaskId } from './task.rules';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -139,17 +139,19 @@ export class TaskAdmin {
    * group is reopened first (its end forgotten; a group that had joined starts a new round with a join of its own).
    */
   async retry(id: string): Promise<TaskRecord> {
+    const refuse = (task: TaskRecord) => new TaskActionRefusedError(id, 'retry', task.uncounted
+      ? 'its group has not counted its end yet; try again in a moment'
+      : `it is ${task.state} (only failed, invalid or cancelled tasks are retried)`);
+    // Checked before its group is touched: a refused retry must leave the group's count as it is (its join depends on it).
     const first = await this.store.read(id);
     if (!first.task) throw new UnknownTaskError(id);
+    if (!decideRetry(first.task, this.clock.now())) throw refuse(first.task);
     if (first.task.group) await this.reopen(first.task);
     for (;;) {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
       const next = decideRetry(read.task, this.clock.now());
-      if (!next) {
-        const why = read.task.uncounted ? 'its group has not counted its end yet; try again in a moment' : `it is ${read.task.state} (only failed, invalid or cancelled tasks are retried)`;
-        throw new TaskActionRefusedError(id, 'retry', why);
-      }
+      if (!next) throw refuse(read.task);
       if (await this.store.compareAndSet(id, read, next)) return next;
     }
   }
@@ -166,19 +168,15 @@ export class TaskAdmin {
   }
 
   /**
-   * Removes finished tasks (their ids are forgotten: a submit of one runs it again) and the records of groups whose
-   * join went with them. Tasks a group or parent still waits to hear of are kept. Returns how many were removed.
+   * Removes finished tasks (their ids are forgotten: a submit of one runs it again), and a group's record with the
+   * last of its tasks and its join. Tasks a group or parent still waits to hear of are kept. Returns how many were
+   * removed.
    */
   async purge(options: TaskPurgeOptions = {}): Promise<number> {
     const now = this.clock.now();
     const states = options.states ?? [...FINISHED_STATES];
     const candidates = await this.store.query({ ...(options.types && { types: options.types }), states });
-    let removed = 0;
-    for (const task of candidates) {
-      if (!isPurgeable(task, now, options.olderThanMs ?? 0, options.olderThanMs === undefined)) continue;
-      if (await removeFinished(this.store, task)) removed++;
-    }
-    return removed;
+    return removeFinished(this.store, candidates.filter((task) => isPurgeable(task, now, options.olderThanMs ?? 0, options.olderThanMs === undefined)));
   }
 
   /** A group's progress, or `undefined` when neither its record nor any of its tasks exists. */
@@ -186,7 +184,7 @@ export class TaskAdmin {
     const [{ group }, tasks, join] = await Promise.all([
       this.store.readGroup(groupId(type, name)),
       this.store.query({ types: [type], group: name }),
-      this.store.read(`${type}#group-finished:${name}`),
+      this.store.read(joinTaskId(type, name)),
     ]);
     if (!group && tasks.length === 0) return undefined;
     const states: Record<TaskState, number> = { ...EMPTY_COUNTS };
@@ -216,31 +214,71 @@ export class TaskAdmin {
 }
 
 /**
- * Removes tasks finished longer than `retentionMs` before `now` (at most `limit` per call), with the records of
- * groups whose join they were. Every node runs it on a slow timer; removals are compare-and-set, so nodes racing
- * each other remove each task once.
+ * Removes tasks finished longer than `retentionMs` before `now`, `batch` at a time until none is left, with the
+ * records of groups whose last task or join they were. Every node runs it on a slow timer; removals are
+ * compare-and-set, so nodes racing each other remove each task once.
  */
-export async function purgeExpired(store: TaskStore, now: number, retentionMs: number, limit = 500): Promise<number> {
+export async function purgeExpired(store: TaskStore, now: number, retentionMs: number, batch = 500): Promise<number> {
   let removed = 0;
-  for (const task of await store.finishedBefore(now - retentionMs, limit)) {
-    if (isPurgeable(task, now, retentionMs) && (await removeFinished(store, task))) removed++;
+  for (;;) {
+    const found = await store.finishedBefore(now - retentionMs, batch);
+    const gone = await removeFinished(store, found.filter((task) => isPurgeable(task, now, retentionMs)));
+    removed += gone;
+    // A full batch may hide more; a batch that removed nothing (others are removing the same) ends the pass.
+    if (found.length < batch || gone === 0) return removed;
+  }
+}
+
+/**
+ * Removes finished tasks as they were read. A group's record is removed with the last thing of the group (its
+ * tasks and its join), before that last thing: so a record never outlives its group (a group submitted again under
+ * its name would count into it and never join), and no task of a group is ever counted into a new record while the
+ * old one's join stands (it would join twice).
+ */
+async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[]): Promise<number> {
+  const groups = new Map<string, { type: string; name: string; members: TaskRecord[] }>();
+  let removed = 0;
+  for (const task of tasks) {
+    const of = groupOf(task);
+    if (!of) {
+      if (await removeTask(store, task)) removed++;
+      continue;
+    }
+    const id = groupId(of.type, of.name);
+    (groups.get(id) ?? groups.set(id, { ...of, members: [] }).get(id)!).members.push(task);
+  }
+  for (const [id, { type, name, members }] of groups) {
+    const removing = new Set(members.map((m) => m.id));
+    const [rest, join] = await Promise.all([store.query({ types: [type], group: name }), store.read(joinTaskId(type, name))]);
+    const last = rest.some((t) => !removing.has(t.id)) || (join.task && !removing.has(join.task.id)) ? undefined : members.at(-1);
+    let gone = 0;
+    for (const member of members) if (member !== last && (await removeTask(store, member))) gone++;
+    if (last && gone === members.length - 1) {
+      await removeGroupRecord(store, id);
+      if (await removeTask(store, last)) gone++;
+    }
+    removed += gone;
   }
   return removed;
 }
 
-/** Removes one finished task as it was read; a group's join takes its group's record with it (same round only). */
-async function removeFinished(store: TaskStore, task: TaskRecord): Promise<boolean> {
-  const read = await store.read(task.id);
-  if (!read.task || read.task.finishedAt !== task.finishedAt || read.task.uncounted) return false;
-  if (!(await store.compareAndSet(task.id, read, null))) return false;
+/** The group a task belongs to: its own, or for a join, the group it joins. */
+function groupOf(task: TaskRecord): { type: string; name: string } | undefined {
+  if (task.group) return { type: task.type, name: task.group.name };
   const joined = joinedType(task.type);
-  if (joined !== undefined) await removeJoinedGroup(store, groupId(joined, task.name ?? ''), task);
-  return true;
+  return joined !== undefined && task.name !== undefined ? { type: joined, name: task.name } : undefined;
 }
 
-async function removeJoinedGroup(store: TaskStore, id: string, join: TaskRecord): Promise<void> {
-  const read = await store.readGroup(id);
-  const group: TaskGroupRecord | undefined = read.group;
-  if (!group || group.joinSubmittedAt === undefined || (group.round ?? 0) !== ((join.data as { round?: number } | null)?.round ?? 0)) return;
-  await store.compareAndSetGroup(id, read, null);
+/** Removes one finished task if it is still the run that was read and nobody waits to hear of it. */
+async function removeTask(store: TaskStore, task: TaskRecord): Promise<boolean> {
+  const read = await store.read(task.id);
+  if (!read.task || read.task.finishedAt !== task.finishedAt || !isPurgeable(read.task, 0, 0, true)) return false;
+  return store.compareAndSet(task.id, read, null);
+}
+
+async function removeGroupRecord(store: TaskStore, id: string): Promise<void> {
+  for (;;) {
+    const read = await store.readGroup(id);
+    if (!read.group || (await store.compareAndSetGroup(id, read, null))) return;
+  }
 }

@@ -1,6 +1,6 @@
 import { FINISHED_STATES, type TaskRecord } from './task';
 import type { TaskQuery } from './task-store';
-import { compareReady } from './task.rules';
+import { awaitsJoins, compareReady } from './task.rules';
 
 /** Whether `task` can be claimed at `now` by a node handling `types` (see `TaskStore.claimable`). */
 export function isClaimable(task: TaskRecord, types: ReadonlySet<string>, now: number, lapsedBefore: number): boolean {
@@ -11,7 +11,7 @@ export function isClaimable(task: TaskRecord, types: ReadonlySet<string>, now: n
 
 /** Whether `task` finished before `before` and nobody waits to hear of it (see `TaskStore.finishedBefore`). */
 export function isFinishedBefore(task: TaskRecord, before: number): boolean {
-  return FINISHED_STATES.has(task.state) && !task.uncounted && task.finishedAt !== undefined && task.finishedAt < before;
+  return FINISHED_STATES.has(task.state) && !task.uncounted && !awaitsJoins(task) && task.finishedAt !== undefined && task.finishedAt < before;
 }
 
 /** Whether `task` matches an operator's listing filter. */

@@ -8,7 +8,7 @@ import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-err
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskEvent } from './task-events';
 import {
-  counted, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
+  counted, newGroupRecord, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
   groupId, joinedType, joinTask, joinTaskId, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
@@ -414,13 +414,14 @@ export class TaskWorker {
   }
 
   /**
-   * Counts a finished grouped task into its group (idempotent: counting it again changes nothing), then clears its
-   * mark; the write that finds the group finished submits its join, once.
+   * Tells a group or parent of a finished task's end (idempotent: telling it again changes nothing), then clears the
+   * task's mark; the write that finds the group (or parent) finished submits its join, once. A join that must wait
+   * (a join of an earlier round or run still holds its id) leaves the mark, and a later scan tries again.
    */
   private async progress(task: TaskRecord): Promise<void> {
-    if (task.group) await this.countInGroup(task);
-    else if (joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
-    if (decideParentJoin(task, 0)) await this.submitParentJoin(task.id);
+    if (task.group && !(await this.countInGroup(task))) return;
+    if (!task.group && joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
+    if (decideParentJoin(task, 0) && !(await this.submitParentJoin(task.id))) return;
     for (;;) {
       const read = await this.store.read(task.id);
       // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
@@ -429,15 +430,22 @@ export class TaskWorker {
     }
   }
 
-  private async countInGroup(task: TaskRecord): Promise<void> {
+  /** Counts a grouped task into its group's record; false when its group's join has to wait (see `createJoin`). */
+  private async countInGroup(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
     for (;;) {
       const read = await this.store.readGroup(id);
       const progress = decideGroupProgress(read.group, task, this.options.clock.now());
-      if (read.group && JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return;
+      if (!read.group) {
+        // The record is created empty first: its generation (which its joins name) is then the one every node
+        // reads, never one a node made up and lost to another's create.
+        await this.store.compareAndSetGroup(id, read, newGroupRecord(task));
+        continue;
+      }
+      if (JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return true;
       // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
       // a group marked joined always has its join, whatever fails in between.
-      if (progress.join) await this.createJoin(progress.join, progress.group.parent);
+      if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return false;
       if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
       if (groupStoppedFast(progress.group)) {
         // The rest of the group stops: every task of it not ended yet, whether or not the total is known.
@@ -445,13 +453,14 @@ export class TaskWorker {
         const numbered = progress.cancel.map((number) => `${task.type}:${task.group!.name}:${number}`);
         for (const other of new Set([...waiting, ...numbered])) await this.cancel(other);
       }
-      return;
+      return true;
     }
   }
 
   /**
    * A join of one of a parent's sub-groups ended: the parent records it, and the write that finds the parent
-   * finished with every sub-group joined submits the parent's own join (created first, so it is never lost).
+   * finished with every sub-group joined submits the parent's own join (created first, so it is never lost). If that
+   * join has to wait, the parent is marked instead (`uncounted`), and a scan submits it later.
    */
   private async joinParent(join: TaskRecord): Promise<void> {
     const data = join.data as GroupJoinData;
@@ -462,29 +471,36 @@ export class TaskWorker {
       if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return; // recorded already
       const recorded = recordSubgroupJoin(read.task, id, groupEnd(join));
       const due = decideParentJoin(recorded, this.options.clock.now());
-      if (due) await this.createJoin(due.join, undefined);
-      if (await this.store.compareAndSet(read.task.id, read, due?.parent ?? recorded)) return;
+      const created = due ? await this.createJoin(due.join, due.joinOf, undefined) : false;
+      const next = !due ? recorded : created ? due.parent : { ...recorded, uncounted: true as const };
+      if (await this.store.compareAndSet(read.task.id, read, next)) return;
     }
   }
 
-  /** A parent finished after all its sub-groups joined: its own join, once (created before the mark). */
-  private async submitParentJoin(id: string): Promise<void> {
+  /** A parent finished after all its sub-groups joined: its own join, once (created before the mark); false if it has to wait. */
+  private async submitParentJoin(id: string): Promise<boolean> {
     for (;;) {
       const read = await this.store.read(id);
       const due = read.task && decideParentJoin(read.task, this.options.clock.now());
-      if (!due) return;
-      await this.createJoin(due.join, undefined);
-      if (await this.store.compareAndSet(id, read, counted(due.parent))) return;
+      if (!due) return true;
+      if (!(await this.createJoin(due.join, due.joinOf, undefined))) return false;
+      if (await this.store.compareAndSet(id, read, counted(due.parent))) return true;
     }
   }
 
-  /** Creates a group's join unless it exists (one id per group: idempotent), or replaces a finished one of an earlier round. */
-  private async createJoin(join: GroupJoinData, parent: string | undefined): Promise<void> {
+  /**
+   * Creates a join unless it is there already (one id per group: idempotent), replacing a finished join of an
+   * earlier round, group or run. False when that earlier join has not finished (or not been counted) yet: the caller
+   * keeps its mark, and the join is created by a later scan, after the earlier one.
+   */
+  private async createJoin(join: GroupJoinData, joinOf: string, parent: string | undefined): Promise<boolean> {
     for (;;) {
       const id = joinTaskId(join.type, join.group);
       const read = await this.store.read(id);
-      const task = joinTask(join, parent, this.options.clock.now(), read.task);
-      if (!task || (await this.store.compareAndSet(id, read, task))) return;
+      const decision = joinTask(join, joinOf, parent, this.options.clock.now(), read.task);
+      if (decision.outcome === 'exists') return true;
+      if (decision.outcome === 'blocked') return false;
+      if (await this.store.compareAndSet(id, read, decision.task)) return true;
     }
   }
 

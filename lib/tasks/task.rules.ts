@@ -71,17 +71,48 @@ export function joinedType(type: string): string | undefined {
   return type.endsWith(`#${GROUP_FINISHED}`) ? type.slice(0, -GROUP_FINISHED.length - 1) : undefined;
 }
 
+/** What creating a join found: a join to write, the same join there already, or a join of something else not done yet. */
+export type JoinDecision =
+  | { readonly outcome: 'create'; readonly task: TaskRecord }
+  | { readonly outcome: 'exists' }
+  /** A join of an earlier round, group or run holds the id and has not finished (or not been counted): try later. */
+  | { readonly outcome: 'blocked'; readonly by: TaskRecord };
+
 /**
  * A group's join task, pending: its data is what the group-finished handler receives (its attempts are the
- * group-finished handler's to set). It replaces `existing` only when that is a finished join of an earlier round.
+ * group-finished handler's to set). `joinOf` names what it joins (see `TaskRecord.joinOf`): a join already there for
+ * the same thing is kept (creating a join twice makes one), one for something else is replaced only once it finished
+ * and was counted, and waited for until then, so no round, group or parent run ever loses its join to another.
  */
-export function joinTask(join: GroupJoinData, parent: string | undefined, now: number, existing?: TaskRecord): TaskRecord | undefined {
-  if (existing && (!FINISHED_STATES.has(existing.state) || ((existing.data as GroupJoinData | null)?.round ?? 0) >= (join.round ?? 0))) return undefined;
+export function joinTask(join: GroupJoinData, joinOf: string, parent: string | undefined, now: number, existing?: TaskRecord): JoinDecision {
+  if (existing?.joinOf === joinOf) return { outcome: 'exists' };
+  if (existing && (!FINISHED_STATES.has(existing.state) || existing.uncounted)) return { outcome: 'blocked', by: existing };
   return {
-    id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
-    ...(parent !== undefined && { parent }),
-    priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, epoch: existing?.epoch ?? 0, attempts: [],
+    outcome: 'create',
+    task: {
+      id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
+      ...(parent !== undefined && { parent }),
+      priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, epoch: existing?.epoch ?? 0, attempts: [], joinOf,
+    },
   };
+}
+
+/** What a group's join joins: one round of one generation of the group. */
+export function groupJoinOf(group: TaskGroupRecord): string {
+  return `group ${group.generation ?? 0}/${group.round ?? 0}`;
+}
+
+/** What a parent's join joins: the parent's last run (its claim epoch, which grows with every run, rerun or retry). */
+export function parentJoinOf(parent: TaskRecord): string {
+  return `parent ${parent.epoch}`;
+}
+
+/**
+ * Whether a finished parent still waits for the joins of sub-groups it submitted (its own join not submitted yet):
+ * such a task is kept (not purged, and a submit of its id does not replace it), or its join would be lost.
+ */
+export function awaitsJoins(task: TaskRecord): boolean {
+  return (task.subgroups?.submitted?.length ?? 0) > 0 && task.subgroups!.joinSubmittedAt === undefined;
 }
 
 /** What a submit asks for. */
@@ -118,7 +149,7 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
   }
   if (input.rerunFinished && input.group) throw new InvalidDefinitionError(`<task ${id}>`, 'rerunFinished', 'is not for grouped tasks (a group joins once)');
   const remembered = (existing?.finishedAt ?? now) + retentionMs > now && !input.rerunFinished;
-  if (existing && (!FINISHED_STATES.has(existing.state) || remembered || existing.uncounted)) return { outcome: 'exists', task: existing };
+  if (existing && (!FINISHED_STATES.has(existing.state) || remembered || existing.uncounted || awaitsJoins(existing))) return { outcome: 'exists', task: existing };
   const priority = input.priority ?? 0;
   if (!Number.isSafeInteger(priority)) throw new InvalidDefinitionError(`<task ${id}>`, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
   const { maxAttempts } = input;
@@ -246,8 +277,11 @@ export function decideCancel(task: TaskRecord, now: number): TaskRecord | undefi
  */
 export function decideRetry(task: TaskRecord, now: number, handlerMaxAttempts = DEFAULT_MAX_ATTEMPTS): TaskRecord | undefined {
   if ((task.state !== 'failed' && task.state !== 'invalid' && task.state !== 'cancelled') || task.uncounted) return undefined;
-  const { finishedAt: _f, result: _r, ...rest } = task;
-  return { ...rest, state: 'pending', notBefore: now, maxAttempts: task.attempts.length + (task.maxAttempts ?? handlerMaxAttempts) };
+  const { finishedAt: _f, result: _r, subgroups, ...rest } = task;
+  // The sub-groups already submitted and joined are kept (a run submitting them again finds them); the mark of the
+  // earlier run's join is not, so this run gets a join of its own.
+  const { joinSubmittedAt: _j, ...progress } = subgroups ?? { joined: {} };
+  return { ...rest, ...(subgroups && { subgroups: progress }), state: 'pending', notBefore: now, maxAttempts: task.attempts.length + (task.maxAttempts ?? handlerMaxAttempts) };
 }
 
 /**
@@ -265,7 +299,7 @@ export function decideReopen(group: TaskGroupRecord, number: number): TaskGroupR
  * and no group or parent still waits to hear of its end.
  */
 export function isPurgeable(task: TaskRecord, now: number, retentionMs: number, force = false): boolean {
-  return FINISHED_STATES.has(task.state) && !task.uncounted && (force || (task.finishedAt ?? now) + retentionMs <= now);
+  return FINISHED_STATES.has(task.state) && !task.uncounted && !awaitsJoins(task) && (force || (task.finishedAt ?? now) + retentionMs <= now);
 }
 
 /** The delay before attempt `attempt + 1` after `attempt` failed. */
@@ -283,8 +317,22 @@ export interface GroupProgress {
   readonly group: TaskGroupRecord;
   /** Set once: the data of the group's join, for the write that found the group finished. */
   readonly join?: GroupJoinData;
+  /** What the join joins (see `TaskRecord.joinOf`), with `join`. */
+  readonly joinOf?: string;
   /** Task numbers to cancel (a failure with `failGroupFast`). */
   readonly cancel: number[];
+}
+
+/**
+ * The record of `task`'s group before any task of it is counted. Its generation (the task's submit order) tells it
+ * from an earlier group of the same name; the record is written before any join names it.
+ */
+export function newGroupRecord(task: TaskRecord): TaskGroupRecord {
+  const position = task.group!;
+  return {
+    id: groupId(task.type, position.name), type: task.type, name: position.name, failGroupFast: position.failGroupFast === true,
+    ...(task.parent !== undefined && { parent: task.parent }), finished: {}, generation: task.seq,
+  };
 }
 
 /**
@@ -295,10 +343,7 @@ export interface GroupProgress {
  */
 export function decideGroupProgress(group: TaskGroupRecord | undefined, task: TaskRecord, now: number): GroupProgress {
   const position = task.group!;
-  const base: TaskGroupRecord = group ?? {
-    id: groupId(task.type, position.name), type: task.type, name: position.name, failGroupFast: position.failGroupFast === true,
-    ...(task.parent !== undefined && { parent: task.parent }), finished: {},
-  };
+  const base: TaskGroupRecord = group ?? newGroupRecord(task);
   const total = base.total ?? position.total;
   const entry = groupEnd(task);
   const finished: TaskGroupRecord['finished'] = { ...base.finished, [String(position.number)]: entry };
@@ -317,6 +362,7 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
   const cancel = failedFast && total !== undefined ? Array.from({ length: total }, (_, i) => i + 1).filter((n) => !(String(n) in finished)) : [];
   return {
     group: { ...next, joinSubmittedAt: now },
+    joinOf: groupJoinOf(next),
     join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast, ...(next.round && { round: next.round }) },
     cancel,
   };
@@ -346,7 +392,7 @@ export function recordSubgroupJoin(parent: TaskRecord, groupId: string, end: Gro
  * Returns the parent marked (`joinSubmittedAt`) and the join's data: the sub-groups' join results and errors by
  * group id. Nothing for a task with no sub-groups, one not finished, or one whose join was submitted already.
  */
-export function decideParentJoin(parent: TaskRecord, now: number): { readonly parent: TaskRecord; readonly join: GroupJoinData } | undefined {
+export function decideParentJoin(parent: TaskRecord, now: number): { readonly parent: TaskRecord; readonly join: GroupJoinData; readonly joinOf: string } | undefined {
   const progress = parent.subgroups;
   if (!progress?.submitted?.length || progress.joinSubmittedAt !== undefined || !FINISHED_STATES.has(parent.state)) return undefined;
   if (!progress.submitted.every((g) => g in progress.joined)) return undefined;
@@ -359,6 +405,7 @@ export function decideParentJoin(parent: TaskRecord, now: number): { readonly pa
   }
   return {
     parent: { ...parent, subgroups: { ...progress, joinSubmittedAt: now } },
+    joinOf: parentJoinOf(parent),
     join: { group: parent.id.slice(parent.type.length + 1), type: parent.type, total: progress.submitted.length, results, errors, failedFast: false },
   };
 }

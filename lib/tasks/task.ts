@@ -108,6 +108,12 @@ export interface TaskRecord {
    * if that one died in between) does it, so no group or parent waits for ever for its join.
    */
   readonly uncounted?: true;
+  /**
+   * Set on a join (group-finished) task: what it joins, a round of one generation of a group or one run of a parent
+   * task. A join of something else (a later round, a group of the same name submitted again, a parent run again)
+   * replaces it only once it finished and was counted; until then that join waits.
+   */
+  readonly joinOf?: string;
 }
 
 /**
@@ -148,6 +154,11 @@ export interface TaskGroupRecord {
   readonly joinSubmittedAt?: number;
   /** How often an operator reopened the group after its join (a retried task): each round gets one join. */
   readonly round?: number;
+  /**
+   * Tells this group from an earlier one of the same name whose records were purged (the submit order of the task
+   * that created the record), so each gets a join of its own.
+   */
+  readonly generation?: number;
 }
 
 /** What a group's join (its group-finished task) is handed. */

@@ -1,52 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemClock } from '../../lib';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
-import type { TaskStore } from '../../lib/tasks/task-store';
-import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { InvalidTaskError, LeaseExpiredError } from '../../lib/tasks/task-errors';
-import { TaskWorker } from '../../lib/tasks/task-worker';
+import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
-
-/** A "cluster" of task stores: memory stores on one backend, or Hazelcast stores (a connection each) on one prefix. */
-const STORES: Array<[string, () => () => TaskStore]> = [
-  ['memory', () => {
-    const backend = new MemoryTaskBackend();
-    return () => new MemoryTaskStore(backend);
-  }],
-  ['a real Hazelcast member', () => {
-    const mapPrefix = uniquePrefix('tasks');
-    return () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
-  }],
-];
+import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';
 
 /**
  * Task workers (nodes in one process), each with a store of its own, through the same rules and store calls a
  * cluster uses: the seed's recon example across three workers, idempotent submits, priority, retries, invalid
  * tasks and a worker that stops renewing (its late completion is refused).
  */
-describe.each(STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
-  let newStore: () => TaskStore;
-  const workers: TaskWorker[] = [];
-  const stores: TaskStore[] = [];
-  beforeEach(() => {
-    newStore = cluster();
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.stop(100)));
-    await Promise.all(stores.splice(0).map((s) => s.close()));
-  });
-
-  async function worker(name: string, options: Partial<ConstructorParameters<typeof TaskWorker>[2]> = {}): Promise<TaskWorker> {
-    const store = newStore();
-    await store.connect();
-    stores.push(store);
-    const w = new TaskWorker(store, { instance: `${name}/1`, acquirer: name }, { clock: systemClock, clockSkewMs: 20, scanMs: 100, ...options });
-    workers.push(w);
-    return w;
-  }
+describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
+  const nodes = taskNodes(cluster);
+  const { stores } = nodes;
+  const worker = (name: string, options: TestWorkerOptions = {}): Promise<TaskWorker> => nodes.worker(name, options);
   const task = async (id: string): Promise<TaskRecord | undefined> => (await stores[0].read(id)).task;
 
   it('runs the seed’s recon example across three workers: every sub-task once, one join with 100 results, then the parent’s join', async () => {

@@ -1,6 +1,6 @@
 import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
 import {
-  backoffDelay, compareReady, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideReopen, decideRetry,
+  backoffDelay, compareReady, counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideReopen, decideRetry,
   decideSubmit, isPurgeable, joinTask, joinTaskId, recordSubgroupJoin, taskId, type TaskActor,
 } from '../../lib/tasks/task.rules';
 
@@ -203,9 +203,10 @@ describe('task rules (seed 004)', () => {
     expect(decideRetry(failed, T0)).toBeUndefined(); // not before its group counted it
     const first = decideGroupProgress(undefined, failed, T0);
     expect(first.join).toMatchObject({ errors: { 1: 'broken' } });
-    const firstJoin = joinTask(first.join!, undefined, T0)!;
-    const doneJoin: TaskRecord = { ...firstJoin, state: 'done', finishedAt: T0 + 1 };
-    expect(joinTask(first.join!, undefined, T0 + 2, doneJoin)).toBeUndefined(); // the same round never joins twice
+    const created1 = joinTask(first.join!, first.joinOf!, undefined, T0);
+    if (created1.outcome !== 'create') throw new Error(`expected a join, got ${created1.outcome}`);
+    const doneJoin: TaskRecord = { ...created1.task, state: 'done', finishedAt: T0 + 1 };
+    expect(joinTask(first.join!, first.joinOf!, undefined, T0 + 2, doneJoin)).toEqual({ outcome: 'exists' }); // the same round never joins twice
     const reopened = decideReopen(first.group, 1);
     expect(reopened).toMatchObject({ round: 1, finished: {} });
     expect(reopened.joinSubmittedAt).toBeUndefined();
@@ -213,9 +214,39 @@ describe('task rules (seed 004)', () => {
     const c2 = claimed(retried, b, T0 + 3);
     const second = decideGroupProgress(reopened, ok(decideFinish(c2.task, b, c2.claim.epoch, { kind: 'done', result: 'fixed' }, T0 + 4, BACKOFF)), T0 + 4);
     expect(second.join).toMatchObject({ round: 1, results: { 1: 'fixed' }, errors: {} });
-    const again = joinTask(second.join!, undefined, T0 + 5, doneJoin)!;
-    expect(again).toMatchObject({ state: 'pending', data: { round: 1 } });
-    expect(joinTask(second.join!, undefined, T0 + 6, { ...again, state: 'done', finishedAt: T0 + 6 })).toBeUndefined();
+    // While round 0's join runs (or before its parent heard of it), round 1's waits: it never replaces a live join.
+    expect(joinTask(second.join!, second.joinOf!, undefined, T0 + 5, { ...doneJoin, state: 'running' })).toMatchObject({ outcome: 'blocked' });
+    expect(joinTask(second.join!, second.joinOf!, undefined, T0 + 5, { ...doneJoin, uncounted: true })).toMatchObject({ outcome: 'blocked' });
+    const again = joinTask(second.join!, second.joinOf!, undefined, T0 + 5, doneJoin);
+    expect(again).toMatchObject({ outcome: 'create', task: { state: 'pending', data: { round: 1 } } });
+    const doneAgain = { ...(again as { task: TaskRecord }).task, state: 'done' as const, finishedAt: T0 + 6 };
+    expect(joinTask(second.join!, second.joinOf!, undefined, T0 + 6, doneAgain)).toEqual({ outcome: 'exists' });
+  });
+
+  it('a group submitted again under the same name after a purge is a new generation, with a join of its own', () => {
+    const finish = (seq: number) => {
+      const c = claimed(created({ type: 't', group: { name: 'g', number: 1, total: 1 }, seq }), a, T0);
+      return ok(decideFinish(c.task, a, c.claim.epoch, { kind: 'done', result: seq }, T0, BACKOFF));
+    };
+    const first = decideGroupProgress(undefined, finish(1_000), T0);
+    const second = decideGroupProgress(undefined, finish(2_000), T0 + 1); // its record was purged, the old join not yet
+    expect(second.joinOf).not.toBe(first.joinOf);
+    const old = joinTask(first.join!, first.joinOf!, undefined, T0) as { task: TaskRecord };
+    expect(joinTask(second.join!, second.joinOf!, undefined, T0 + 1, { ...old.task, state: 'done', finishedAt: T0 })).toMatchObject({ outcome: 'create' });
+  });
+
+  it('a parent waiting for its sub-groups’ joins is kept: not purged, not replaced by a submit, and a retry gets a join of its own', () => {
+    const c = claimed(created({ type: 'recon-parent', name: 'x', rerunFinished: true }), a, T0);
+    const parent = ok(decideFinish(c.task, a, c.claim.epoch, { outcome: { kind: 'done' }, subgroups: ['rs:x'] }, T0, BACKOFF));
+    expect(isPurgeable(parent, T0 + 10 ** 9, 1_000, true)).toBe(false);
+    expect(decideSubmit(parent, { type: 'recon-parent', name: 'x', rerunFinished: true }, T0 + 10 ** 9, 1_000).outcome).toBe('exists');
+    const joined = decideParentJoin(recordSubgroupJoin(parent, 'rs:x', { state: 'done', result: 1 }), T0 + 1)!;
+    expect(isPurgeable(counted(joined.parent), T0 + 10 ** 9, 1_000)).toBe(true);
+    const failed = { ...counted(joined.parent), state: 'failed' as const };
+    const again = claimed(decideRetry(failed, T0 + 2)!, a, T0 + 3);
+    expect(again.task.subgroups).toEqual({ submitted: ['rs:x'], joined: { 'rs:x': { state: 'done', result: 1 } } });
+    const rejoin = decideParentJoin(ok(decideFinish(again.task, a, again.claim.epoch, { kind: 'done' }, T0 + 4, BACKOFF)), T0 + 4)!;
+    expect(rejoin.joinOf).not.toBe(joined.joinOf);
   });
 
   it('purges only finished tasks past their retention that nobody waits to hear of', () => {

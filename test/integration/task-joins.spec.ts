@@ -1,0 +1,193 @@
+import { systemClock } from '../../lib';
+import type { GroupJoinData } from '../../lib/tasks/task';
+import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
+import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
+import type { TaskStore } from '../../lib/tasks/task-store';
+import { joinTaskId } from '../../lib/tasks/task.rules';
+import { eventually } from '../support/eventually';
+import { TASK_STORES, taskNodes } from '../support/task-nodes';
+
+/** A promise and the function that settles it: a handler waits on it until the test lets it go. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+/**
+ * Exactly one join per group (and per parent run) while operators act on its tasks: a retry refused or reopening a
+ * joined group, purges while stragglers are still being counted or cut short by a lost answer, a parent purged or
+ * submitted again while its sub-groups run. Each case once lost or doubled a join.
+ */
+describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_name, cluster) => {
+  const nodes = taskNodes(cluster);
+  const admin = (store: TaskStore) => new TaskAdmin(store, systemClock, { retentionMs: 86_400_000 });
+  const submitGroup = async (submit: (input: object) => Promise<unknown>, count: number, extra: object = {}) => {
+    for (let n = 1; n <= count; n++) await submit({ type: 't', group: { name: 'g', number: n, ...(n === count && { total: count }), ...extra }, data: n });
+  };
+
+  it('a refused retry (of a task that is done) leaves its group’s count alone: the group still joins, once', async () => {
+    const joins: GroupJoinData[] = [];
+    const held = gate();
+    const w = await nodes.worker('a');
+    w.handle('t', async (n) => {
+      if (n !== 1) await held.wait;
+      return n;
+    });
+    w.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 3);
+    const store = nodes.stores[0];
+    await eventually('task 1 counted', async () => (await store.readGroup('t:g')).group?.finished['1']);
+    await expect(admin(store).retry('t:g:1')).rejects.toThrow(TaskActionRefusedError);
+    expect(Object.keys((await store.readGroup('t:g')).group!.finished)).toEqual(['1']);
+    held.open();
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    expect(joins).toHaveLength(1);
+    expect(joins[0].results).toEqual({ 1: 1, 2: 2, 3: 3 });
+  });
+
+  it('a retry while the group’s first join still runs: the new round waits for it, and each round joins once', async () => {
+    const joins: GroupJoinData[] = [];
+    const firstJoin = gate();
+    let failOnce = true;
+    const w = await nodes.worker('a');
+    w.handle('t', async (n) => {
+      if (n === 2 && failOnce) {
+        failOnce = false;
+        throw new Error('boom');
+      }
+      return n;
+    }, { maxAttempts: 1 });
+    w.onGroupFinished('t', async (join) => {
+      joins.push(join);
+      if (joins.length === 1) await firstJoin.wait;
+    });
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 2);
+    await eventually('round 0’s join running', () => joins.length === 1);
+    const store = nodes.stores[0];
+    await eventually('the failed task counted', async () => !(await store.read('t:g:2')).task?.uncounted); // retry waits for that
+    await admin(store).retry('t:g:2');
+    await eventually('the retried task done', async () => (await store.read('t:g:2')).task?.state === 'done');
+    expect((await store.read(joinTaskId('t', 'g'))).task).toMatchObject({ state: 'running', data: { errors: { 2: 'boom' } } }); // not replaced while it runs
+    firstJoin.open();
+    await eventually('round 1’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+    expect(joins.map((j) => [j.round ?? 0, j.errors])).toEqual([[0, { 2: 'boom' }], [1, {}]]);
+    expect(joins[1].results).toEqual({ 1: 1, 2: 2 });
+  });
+
+  it('a purge while a stopped group’s cancelled tasks are still uncounted keeps the group’s record: no second join', async () => {
+    const joins: GroupJoinData[] = [];
+    const held = gate();
+    // a's scan, which counts the cancelled tasks, comes only after the purge: b's, started then.
+    const w = await nodes.worker('a', { scanMs: 600_000 });
+    w.handle('t', async (n) => {
+      if (n === 1) throw new Error('boom');
+      await held.wait;
+      return n;
+    }, { maxAttempts: 1 });
+    w.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 3, { failGroupFast: true });
+    const store = nodes.stores[0];
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('the failed task counted', async () => !(await store.read('t:g:1')).task?.uncounted);
+    expect(await store.uncounted(['t'], 10)).toHaveLength(2);
+    expect(await admin(store).purge({ olderThanMs: 0 })).toBe(2); // the failed task and the join; the cancelled ones wait
+    held.open();
+    const b = await nodes.worker('b');
+    b.handle('t', async (n) => n);
+    b.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    b.start();
+    await eventually('the cancelled tasks counted', async () => (await store.uncounted(['t'], 10)).length === 0, { timeoutMs: 5_000 });
+    expect((await store.readGroup('t:g')).group?.joinSubmittedAt).toEqual(expect.any(Number));
+    expect((await store.read(joinTaskId('t', 'g'))).task).toBeUndefined(); // no second join was created
+    expect(joins).toHaveLength(1);
+    expect(await admin(store).purge({ olderThanMs: 0 })).toBe(2); // the last of the group takes its record with it
+    expect((await store.readGroup('t:g')).group).toBeUndefined();
+  });
+
+  it('a purge cut short by a lost answer leaves no group record behind: the same group submitted again joins again', async () => {
+    const joins: GroupJoinData[] = [];
+    const store = await nodes.store();
+    const removeGroup = store.compareAndSetGroup.bind(store);
+    let loseOne = false;
+    store.compareAndSetGroup = async (id, expected, next, options) => {
+      if (next === null && loseOne) {
+        loseOne = false;
+        throw new Error('write task group: no answer within 10000 ms');
+      }
+      return removeGroup(id, expected, next, options);
+    };
+    const w = await nodes.worker('a', { retentionMs: 1, purgeMs: 0 }, store);
+    w.handle('t', async (n) => n);
+    w.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 2);
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done');
+    await eventually('both tasks counted', async () => (await store.uncounted(['t'], 10)).length === 0);
+    loseOne = true;
+    await expect(purgeExpired(store, Date.now() + 10, 1)).rejects.toThrow('no answer');
+    await purgeExpired(store, Date.now() + 10, 1);
+    expect([await store.query({}), (await store.readGroup('t:g')).group]).toEqual([[], undefined]);
+    await submitGroup((input) => w.submit(input as never), 2); // the next day's batch, same group name
+    await eventually('its join', () => joins.length === 2, { timeoutMs: 5_000 });
+  });
+
+  it('a parent waiting for its sub-group’s join is neither purged nor replaced by a submit: its join comes once', async () => {
+    const parentJoins: GroupJoinData[] = [];
+    const held = gate();
+    const w = await nodes.worker('a');
+    w.handle('recon-parent', async (_data, context) => {
+      await context.submit({ type: 'rs', group: { name: 'sys-x', number: 1, total: 1 } });
+      return 'spawned';
+    });
+    w.handle('rs', async () => {
+      await held.wait;
+      return 1;
+    });
+    w.onGroupFinished('rs', () => 'joined');
+    w.onGroupFinished('recon-parent', (join) => {
+      parentJoins.push(join);
+    });
+    w.start();
+    await w.submit({ type: 'recon-parent', name: 'sys-x' });
+    const store = nodes.stores[0];
+    await eventually('the parent done', async () => (await store.read('recon-parent:sys-x')).task?.state === 'done');
+    expect(await admin(store).purge({ states: ['done'], olderThanMs: 0 })).toBe(0);
+    expect((await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true })).state).toBe('done'); // kept, not run again
+    held.open();
+    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    expect(parentJoins[0].results).toEqual({ 'rs:sys-x': 'joined' });
+  });
+
+  it('a parent run again (rerunFinished) gets a join of its own, after the first run’s', async () => {
+    const parentJoins: GroupJoinData[] = [];
+    const w = await nodes.worker('a');
+    let run = 0;
+    w.handle('sync', async (_data, context) => {
+      run++;
+      for (let n = 1; n <= 2; n++) await context.submit({ type: 'part', group: { name: `run-${run}`, number: n, ...(n === 2 && { total: 2 }) } });
+    });
+    w.handle('part', async () => 'p');
+    w.onGroupFinished('part', () => 'joined');
+    w.onGroupFinished('sync', (join) => {
+      parentJoins.push(join);
+    });
+    w.start();
+    await w.submit({ type: 'sync', name: 'x', rerunFinished: true });
+    await eventually('the first run’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    expect((await w.submit({ type: 'sync', name: 'x', rerunFinished: true })).state).toBe('pending');
+    await eventually('the second run’s join', () => parentJoins.length === 2, { timeoutMs: 5_000 });
+    expect(parentJoins.map((j) => Object.keys(j.results))).toEqual([['part:run-1'], ['part:run-2']]);
+  });
+});
