@@ -7,16 +7,19 @@ interface CronSettings {
   utcOffset?: number;
 }
 
+/** How early a tick may fire by the clock it reads (timer rounding): it still names its own instant. */
+const EARLY_TICK_MS = 1_000;
+
 /**
- * A `@Cron` method's schedule, to name each trigger the same on every node: the scheduled instant nearest to the
- * moment a tick fires. Nodes that fire one trigger (each late by its own timer and clock, far less than half the
- * gap between two triggers) all name the same instant.
+ * A `@Cron` method's schedule, to name each trigger the same on every node: the latest scheduled instant at (or just
+ * before) the moment a tick fires. Each node's cron fires by its own clock, so every node names the same instant
+ * however late its tick runs (a blocked event loop, a slow start), as long as the next instant has not come.
  */
 export class CronTrigger {
   private constructor(
     private readonly cronTime: { getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number } },
-    private readonly halfGapMs: number,
-    private readonly timeZone: string | undefined,
+    private readonly gapMs: number,
+    private readonly zone: string | undefined,
   ) {}
 
   /** The trigger of a `@Cron` method (a cron expression), or a reason why it has none. */
@@ -29,15 +32,31 @@ export class CronTrigger {
     const gapMs = scheduleIntervalMs(method);
     if (gapMs === undefined) return `its cron expression ${JSON.stringify(settings.cronTime)} cannot be read`;
     try {
-      const cronTime = new CronTime(settings.cronTime, settings.timeZone ?? null, settings.timeZone ? null : (settings.utcOffset ?? null));
-      return new CronTrigger(cronTime, gapMs / 2, settings.timeZone);
+      const offset = settings.timeZone ? null : (settings.utcOffset ?? null);
+      const cronTime = new CronTime(settings.cronTime, settings.timeZone ?? null, offset);
+      return new CronTrigger(cronTime, gapMs, settings.timeZone ?? (offset === null ? undefined : utcZone(offset)));
     } catch (error) {
       return `its cron expression ${JSON.stringify(settings.cronTime)} cannot be read: ${(error as Error).message}`;
     }
   }
 
-  /** The scheduled instant nearest to `now` (epoch ms). */
-  instantNear(now: number): number {
-    return this.cronTime.getNextDateFrom(new Date(now - this.halfGapMs), this.timeZone).toMillis();
+  /** The scheduled instant a tick firing at `now` (epoch ms) is for: the latest one at or before it. */
+  instantFor(now: number): number {
+    const last = now + Math.min(EARLY_TICK_MS, this.gapMs / 2);
+    const next = (from: number) => this.cronTime.getNextDateFrom(new Date(from), this.zone).toMillis();
+    // Back from the tick a gap at a time (the shortest gap: some may be longer) until an instant is found, then on.
+    for (let from = last - this.gapMs; ; from -= this.gapMs) {
+      let instant = next(from);
+      if (instant > last) continue;
+      for (let after = next(instant); after <= last; after = next(instant)) instant = after;
+      return instant;
+    }
   }
+}
+
+/** A `@Cron` utcOffset (minutes) as the zone cron's own timer uses for it (`UTC+05:30`). */
+function utcZone(offsetMinutes: number): string {
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `UTC${sign}${String(Math.trunc(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }

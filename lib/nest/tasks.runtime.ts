@@ -73,9 +73,9 @@ export class Tasks {
     return (await this.connected()).submit(input);
   }
 
-  /** The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant nearest to now. */
+  /** The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant the tick is for (the latest at now). */
   async submitTrigger(type: string, method: object, where: string): Promise<TaskRecord> {
-    return this.submit({ type, name: new Date(this.trigger(method, where).instantNear(this.options.clock.now())).toISOString() });
+    return this.submit({ type, name: new Date(this.trigger(method, where).instantFor(this.options.clock.now())).toISOString() });
   }
 
   /** Operators' tools over the tasks (counts, listings, retry, cancel, purge, group progress), once connected. */

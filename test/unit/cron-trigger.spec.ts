@@ -1,0 +1,54 @@
+import 'reflect-metadata';
+import { Cron } from '@nestjs/schedule';
+import { CronJob } from 'cron';
+import { CronTrigger } from '../../lib/nest/cron-trigger';
+
+class Jobs {
+  @Cron('0 0 * * * *', { utcOffset: 330 })
+  hourlyInIndia(): void {}
+
+  @Cron('0 0 1 * * *', { timeZone: 'Europe/Berlin' })
+  dailyInBerlin(): void {}
+
+  @Cron('0 0 9,17 * * *')
+  twiceADay(): void {}
+}
+
+/** When cron's own timer fires `method`'s next two ticks (what @nestjs/schedule runs), from its @Cron settings. */
+function fires(cronTime: string, settings: { utcOffset?: number; timeZone?: string }): number[] {
+  return CronJob.from({ cronTime, onTick: () => undefined, start: false, ...settings }).nextDates(2).map((d) => d.toMillis());
+}
+
+function trigger(method: keyof Jobs): CronTrigger {
+  const found = CronTrigger.of(Jobs.prototype[method]);
+  if (typeof found === 'string') throw new Error(found);
+  return found;
+}
+
+/**
+ * `@OncePerTrigger` names a tick by the cron instant it is for, the same on every node: in the zone or UTC offset
+ * the `@Cron` fires in, and however late the tick runs, until the next instant.
+ */
+describe('CronTrigger: the instant a @Cron tick is for', () => {
+  it('honours the @Cron utcOffset and timeZone: a tick names the instant it fired for', () => {
+    for (const [method, cron, settings] of [
+      ['hourlyInIndia', '0 0 * * * *', { utcOffset: 330 }],
+      ['dailyInBerlin', '0 0 1 * * *', { timeZone: 'Europe/Berlin' }],
+    ] as const) {
+      for (const fired of fires(cron, settings)) {
+        expect([method, new Date(trigger(method).instantFor(fired + 3)).toISOString()]).toEqual([method, new Date(fired).toISOString()]);
+        expect(trigger(method).instantFor(fired - 3)).toBe(fired); // a timer a few ms early
+      }
+    }
+  });
+
+  it('a late tick still names its own instant, up to the next one', () => {
+    const [nine, five] = fires('0 0 9,17 * * *', {}).sort((x, y) => x - y);
+    const first = Math.min(nine, five);
+    const second = Math.max(nine, five);
+    expect(trigger('twiceADay').instantFor(first + 7 * 3_600_000)).toBe(first); // 7 h late, more than half the 8 h gap
+    expect(trigger('twiceADay').instantFor(second - 1)).toBe(second); // just before the next: early timer
+    expect(trigger('dailyInBerlin').instantFor(fires('0 0 1 * * *', { timeZone: 'Europe/Berlin' })[0] + 20 * 3_600_000))
+      .toBe(fires('0 0 1 * * *', { timeZone: 'Europe/Berlin' })[0]);
+  });
+});
