@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Subject, type Observable } from 'rxjs';
 import type { TaskEvent } from '../tasks/task-events';
@@ -47,6 +48,7 @@ export class Tasks {
     if (this.phase !== 'idle') return;
     const methods = this.explorer.discoverTaskHandlers();
     const worker = this.check(methods) && (await this.connected());
+    if (this.phase !== 'idle') return; // stopped while connecting: nothing is started
     this.phase = 'started';
     if (!worker) return;
     for (const method of methods) this.register(worker, method);
@@ -59,8 +61,13 @@ export class Tasks {
   async stop(drainMs: number): Promise<void> {
     if (this.phase === 'stopped') return;
     this.phase = 'stopped';
-    const worker = await this.connecting?.catch(() => undefined);
-    if (!worker) return;
+    if (!this.connecting) return;
+    // A connect still waiting for the cluster (a submit before it was reachable) is given up, not waited for.
+    const worker = await Promise.race([this.connecting.catch(() => undefined), sleep(drainMs, undefined, { ref: false })]);
+    if (!worker) {
+      await this.store.close().catch(() => undefined);
+      return;
+    }
     const running = worker.runningTasks();
     await worker.stop(drainMs);
     if (running.length > 0) this.logger.log(`Tasks: stopped; ${running.length} running at shutdown (finished or handed back): ${running.slice(0, 5).join(', ')}`);

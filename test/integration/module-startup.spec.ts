@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
-  ClusterSingleton, DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, StoreUnavailableError,
+  ClusterSingleton, DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, StoreUnavailableError, TaskHandler, TaskService,
 } from '../../lib';
 
 import { TcpProxy } from '../harness/tcp-proxy';
@@ -19,6 +19,12 @@ class ProductionJob {
 
   @ClusterSingleton('prod-only', '5s')
   async again(): Promise<void> {}
+}
+
+@Injectable()
+class ReportJobs {
+  @TaskHandler('report')
+  report(): void {}
 }
 
 /** Start-up as a new user meets it: where the cluster comes from, what the node says while it waits, bad options. */
@@ -108,6 +114,24 @@ describe('GatekeeperModule start-up', () => {
     expect(Date.now() - closing).toBeLessThan(2000);
     const denied = await app.get(GatekeeperService).tryAcquire('anything');
     expect(denied.granted).toBe(false);
+  });
+
+  it('with connectInBackground and task handlers, shuts down promptly while still waiting for the cluster', async () => {
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    const app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        connectInBackground: true,
+        shutdownTimeout: '1s',
+        hazelcast: { clientConfig: { clusterName: 'nowhere', network: { clusterMembers: [nowhere] }, properties: quiet } },
+      })],
+      providers: [ReportJobs],
+    }).setLogger(new CapturingLogger()).compile();
+    await app.init();
+    const early = app.get(TaskService).submit({ type: 'report', name: 'daily' }).then(() => 'submitted', (error: Error) => error.message); // waits for the cluster
+    const closing = Date.now();
+    await app.close();
+    expect(Date.now() - closing).toBeLessThan(3000);
+    expect(await early).not.toBe('submitted');
   });
 
   it('rejects an unknown key returned by a forRootAsync factory, naming it', async () => {
