@@ -16,7 +16,10 @@ class Jobs {
 
 /** When cron's own timer fires `method`'s next two ticks (what @nestjs/schedule runs), from its @Cron settings. */
 function fires(cronTime: string, settings: { utcOffset?: number; timeZone?: string }): number[] {
-  return CronJob.from({ cronTime, onTick: () => undefined, start: false, ...settings }).nextDates(2).map((d) => d.toMillis());
+  const job = settings.timeZone
+    ? CronJob.from({ cronTime, onTick: () => undefined, start: false, timeZone: settings.timeZone })
+    : CronJob.from({ cronTime, onTick: () => undefined, start: false, utcOffset: settings.utcOffset });
+  return job.nextDates(2).map((d) => d.toMillis());
 }
 
 function trigger(method: keyof Jobs): CronTrigger {
