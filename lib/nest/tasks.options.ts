@@ -44,6 +44,9 @@ export interface ResolvedTasksOptions {
 }
 
 const TASKS_KEYS: ReadonlyArray<keyof TasksOptions> = ['concurrency', 'scanInterval', 'retention', 'purgeInterval', 'store'];
+/** The longest delay a Node timer takes (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const HANDLER_KEYS: ReadonlyArray<keyof TaskHandlerDecoratorOptions> = ['lease', 'maxAttempts', 'backoff'];
 const BACKOFF_KEYS = ['base', 'factor', 'max'];
 
@@ -97,8 +100,11 @@ export function resolveTaskHandlerOptions(where: string, options: TaskHandlerDec
     policy = { baseMs: duration(backoff.base ?? '1s', 'backoff.base'), factor, maxMs: duration(backoff.max ?? '1m', 'backoff.max') };
     if (policy.maxMs < policy.baseMs) throw fail('backoff.max', `must be at least backoff.base (${policy.baseMs} ms), got ${policy.maxMs} ms`);
   }
+  const leaseMs = options.lease === undefined ? undefined : duration(options.lease, 'lease');
+  // A lease is timed on this node (its renewal and expiry timers), and Node timers end at 2^31 − 1 ms.
+  if (leaseMs !== undefined && leaseMs > MAX_TIMER_MS) throw fail('lease', `must be at most 24 days (${MAX_TIMER_MS} ms), got ${leaseMs} ms`);
   return {
-    ...(options.lease !== undefined && { leaseMs: duration(options.lease, 'lease') }),
+    ...(leaseMs !== undefined && { leaseMs }),
     ...(maxAttempts !== undefined && { maxAttempts }),
     ...(policy && { backoff: policy }),
   };

@@ -451,7 +451,8 @@ export class TaskWorker {
         // The rest of the group stops: every task of it not ended yet, whether or not the total is known.
         const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
         const numbered = progress.cancel.map((number) => `${task.type}:${task.group!.name}:${number}`);
-        for (const other of new Set([...waiting, ...numbered])) await this.cancel(other);
+        const why = `its group ${progress.group.id} stopped at a failure (failGroupFast)`;
+        for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, why);
       }
       return true;
     }
@@ -504,10 +505,10 @@ export class TaskWorker {
     }
   }
 
-  private async cancel(id: string): Promise<void> {
+  private async cancel(id: string, reason: string): Promise<void> {
     for (;;) {
       const read = await this.store.read(id);
-      const next = read.task && decideCancel(read.task, this.options.clock.now());
+      const next = read.task && decideCancel(read.task, this.options.clock.now(), reason);
       if (!next || (await this.store.compareAndSet(id, read, next))) return;
     }
   }

@@ -264,11 +264,14 @@ export function decideFinish(
   return { outcome: 'ok', task: { ...rest, state: 'pending', notBefore: now + delay, attempts } };
 }
 
-/** An operator's cancel: a task not finished is cancelled (a running handler learns it at its next renewal). */
-export function decideCancel(task: TaskRecord, now: number): TaskRecord | undefined {
+/**
+ * A cancel (an operator's, or its group's stop at a failure, named by `reason`): a task not finished is cancelled (a
+ * running handler learns it at its next renewal).
+ */
+export function decideCancel(task: TaskRecord, now: number, reason = 'cancelled by an operator'): TaskRecord | undefined {
   if (FINISHED_STATES.has(task.state)) return undefined;
   const { claim: _claim, ...rest } = task;
-  return withCounting({ ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', 'cancelled by an operator') : task.attempts });
+  return withCounting({ ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', reason) : task.attempts });
 }
 
 /**

@@ -98,6 +98,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
     await eventually('the failed task counted', async () => !(await store.read('t:g:1')).task?.uncounted);
     expect(await store.uncounted(['t'], 10)).toHaveLength(2);
+    expect((await store.read('t:g:2')).task!.attempts.at(-1)).toMatchObject({ outcome: 'cancelled', error: 'its group t:g stopped at a failure (failGroupFast)' });
     expect(await admin(store).purge({ olderThanMs: 0 })).toBe(2); // the failed task and the join; the cancelled ones wait
     held.open();
     const b = await nodes.worker('b');

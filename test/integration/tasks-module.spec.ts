@@ -125,6 +125,7 @@ describe('tasks through the module, on a real member (TaskService, @TaskHandler,
     await expect(startNode({ mapPrefix: prefix, membership: false, tasks: { concurrency: 0 }, providers: [] })).rejects.toThrow(InvalidOptionsError);
     await expect(startNode({ mapPrefix: prefix, membership: false, tasks: { scanEvery: '1s' } as never, providers: [] })).rejects.toThrow(/tasks\.scanEvery/);
     expect(() => TaskHandler('x', { lease: 'soon' })).toThrow(/@TaskHandler\('x'\).*lease/);
+    expect(() => TaskHandler('x', { lease: '30d' })).toThrow(/@TaskHandler\('x'\).*lease: must be at most 24 days/);
     expect(() => TaskHandler('a:b')).toThrow(/task type/);
     @Injectable()
     class NoCron {
