@@ -1,10 +1,10 @@
 import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { FINISHED_STATES, type TaskRecord, type TaskState } from './task';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
 import type { TaskQuery, TaskStore } from './task-store';
-import { decideCancel, decideReopen, decideRetry, groupId, isPurgeable, joinedType, joinTaskId } from './task.rules';
+import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -146,7 +146,14 @@ export class TaskAdmin {
     const first = await this.store.read(id);
     if (!first.task) throw new UnknownTaskError(id);
     if (!decideRetry(first.task, this.clock.now())) throw refuse(first.task);
-    if (first.task.group) await this.reopen(first.task);
+    if (first.task.group) {
+      // Every end of the group counted first: a round must not start against ends of the last one still arriving.
+      const counting = (await this.store.query({ types: [first.task.type], group: first.task.group.name })).filter((t) => t.uncounted);
+      if (counting.length > 0) {
+        throw new TaskActionRefusedError(id, 'retry', `its group has not counted the end of ${counting.map((t) => t.id).slice(0, 3).join(', ')} yet; try again in a moment`);
+      }
+      await this.reopen(first.task);
+    }
     for (;;) {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
@@ -208,7 +215,10 @@ export class TaskAdmin {
     for (;;) {
       const read = await this.store.readGroup(id);
       if (!read.group || !(String(task.group!.number) in read.group.finished)) return;
-      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number))) return;
+      // A join created for this round counts as submitted even if the group's mark was never written (its node died).
+      const join = (await this.store.read(joinTaskId(task.type, task.group!.name))).task;
+      const joined = read.group.joinSubmittedAt !== undefined || join?.joinOf === groupJoinOf(read.group);
+      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) return;
     }
   }
 }
@@ -230,10 +240,11 @@ export async function purgeExpired(store: TaskStore, now: number, retentionMs: n
 }
 
 /**
- * Removes finished tasks as they were read. A group's record is removed with the last thing of the group (its
- * tasks and its join), before that last thing: so a record never outlives its group (a group submitted again under
- * its name would count into it and never join), and no task of a group is ever counted into a new record while the
- * old one's join stands (it would join twice).
+ * Removes finished tasks as they were read. A group's record is removed with the last of its tasks, before it: so a
+ * record never outlives its tasks (a group submitted again under its name would count into it and never join), and
+ * no task of the group is ever counted into a new record while the old one stands. A join is kept while the record
+ * (or parent) it joins does not show it yet: a node died between creating it and marking the group, and the
+ * group's last task, counted again later, would find no join and create a second one.
  */
 async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[]): Promise<number> {
   const groups = new Map<string, { type: string; name: string; members: TaskRecord[] }>();
@@ -248,18 +259,31 @@ async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[]): P
     (groups.get(id) ?? groups.set(id, { ...of, members: [] }).get(id)!).members.push(task);
   }
   for (const [id, { type, name, members }] of groups) {
-    const removing = new Set(members.map((m) => m.id));
-    const [rest, join] = await Promise.all([store.query({ types: [type], group: name }), store.read(joinTaskId(type, name))]);
-    const last = rest.some((t) => !removing.has(t.id)) || (join.task && !removing.has(join.task.id)) ? undefined : members.at(-1);
+    const [rest, { group }] = await Promise.all([store.query({ types: [type], group: name }), store.readGroup(id)]);
+    for (const join of members.filter((m) => !m.group)) {
+      if (!(await joinAwaitsMark(store, join, group)) && (await removeTask(store, join))) removed++;
+    }
+    const own = members.filter((m) => m.group);
+    const removing = new Set(own.map((m) => m.id));
+    const last = own.length === 0 || rest.some((t) => !removing.has(t.id)) ? undefined : own.at(-1);
     let gone = 0;
-    for (const member of members) if (member !== last && (await removeTask(store, member))) gone++;
-    if (last && gone === members.length - 1) {
+    for (const member of own) if (member !== last && (await removeTask(store, member))) gone++;
+    if (last && gone === own.length - 1) {
       await removeGroupRecord(store, id);
       if (await removeTask(store, last)) gone++;
     }
     removed += gone;
   }
   return removed;
+}
+
+/** Whether a join's group record (or parent) exists and does not show it yet (see `removeFinished`). */
+async function joinAwaitsMark(store: TaskStore, join: TaskRecord, group: TaskGroupRecord | undefined): Promise<boolean> {
+  if (group && group.joinSubmittedAt === undefined && groupJoinOf(group) === join.joinOf) return true;
+  const parentId = `${joinedType(join.type)}:${join.name}`;
+  if (!join.joinOf?.startsWith('parent ')) return false;
+  const parent = (await store.read(parentId)).task;
+  return parent !== undefined && parent.subgroups?.joinSubmittedAt === undefined && parentJoinOf(parent) === join.joinOf;
 }
 
 /** The group a task belongs to: its own, or for a join, the group it joins. */

@@ -132,17 +132,22 @@ export class TaskWorker {
 
   /** Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead. */
   async submit(input: SubmitInput): Promise<TaskRecord> {
+    return (await this.submitTask(input)).task;
+  }
+
+  /** A submit, and whether it created the task (or found it). */
+  private async submitTask(input: SubmitInput): Promise<{ created: boolean; task: TaskRecord }> {
     const id = taskId(input); // bad input fails here, naming the field, before any call
     // A new id is created in one call (put-if-absent); only an id that exists is read and decided on.
     let read: VersionedTask = { task: undefined, raw: null };
     for (;;) {
       const now = this.options.clock.now();
       const decision = decideSubmit(read.task, { ...input, seq: now * 1000 + (this.submitted++ % 1000) }, now, this.retentionMs());
-      if (decision.outcome === 'exists') return decision.task;
+      if (decision.outcome === 'exists') return { created: false, task: decision.task };
       let task = decision.task;
       // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
       if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
-      if (await this.store.compareAndSet(id, read, task)) return task;
+      if (await this.store.compareAndSet(id, read, task)) return { created: true, task };
       read = await this.store.read(id);
     }
   }
@@ -340,8 +345,11 @@ export class TaskWorker {
         armExpiry(renewed.task.claim!.expiresAt);
       },
       submit: async (input) => {
-        const sub = await this.submit({ ...input, parent: input.parent ?? task.id });
-        if (sub.group && sub.parent === task.id) subgroups.add(groupId(sub.type, sub.group.name));
+        const { created, task: sub } = await this.submitTask({ ...input, parent: input.parent ?? task.id });
+        // Groups of this run of the parent (any attempt, even one whose node died): not a group whose tasks were
+        // remembered from an earlier run (rerunFinished) — it joined then, and will not join again for this one.
+        const ofThisRun = created || sub.submittedAt >= task.submittedAt;
+        if (ofThisRun && sub.group && sub.parent === task.id) subgroups.add(groupId(sub.type, sub.group.name));
         return sub;
       },
     };
@@ -442,20 +450,26 @@ export class TaskWorker {
         await this.store.compareAndSetGroup(id, read, newGroupRecord(task));
         continue;
       }
-      if (JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) return true;
+      if (JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) {
+        // Counted already (a write whose answer was lost, a node that died after it): the stop may not have been.
+        if (groupStoppedFast(read.group)) await this.stopGroup(task, progress.cancel);
+        return true;
+      }
       // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
       // a group marked joined always has its join, whatever fails in between.
       if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return false;
       if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
-      if (groupStoppedFast(progress.group)) {
-        // The rest of the group stops: every task of it not ended yet, whether or not the total is known.
-        const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
-        const numbered = progress.cancel.map((number) => `${task.type}:${task.group!.name}:${number}`);
-        const why = `its group ${progress.group.id} stopped at a failure (failGroupFast)`;
-        for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, why);
-      }
+      if (groupStoppedFast(progress.group)) await this.stopGroup(task, progress.cancel);
       return true;
     }
+  }
+
+  /** The rest of a group that stopped at a failure: every task of it not ended yet, whether or not the total is known. */
+  private async stopGroup(task: TaskRecord, numbers: readonly number[]): Promise<void> {
+    const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
+    const numbered = numbers.map((number) => `${task.type}:${task.group!.name}:${number}`);
+    const why = `its group ${groupId(task.type, task.group!.name)} stopped at a failure (failGroupFast)`;
+    for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, why);
   }
 
   /**

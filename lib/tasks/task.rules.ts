@@ -93,6 +93,7 @@ export function joinTask(join: GroupJoinData, joinOf: string, parent: string | u
       id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
       ...(parent !== undefined && { parent }),
       priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, epoch: existing?.epoch ?? 0, attempts: [], joinOf,
+      ...(existing?.heldUntil !== undefined && existing.heldUntil > now && { heldUntil: existing.heldUntil }),
     },
   };
 }
@@ -167,10 +168,11 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
     state: 'pending',
     seq: input.seq ?? now * 1000,
     submittedAt: now,
-    notBefore: now,
+    notBefore: Math.max(now, existing?.heldUntil ?? now),
     ...(maxAttempts !== undefined && { maxAttempts }),
     epoch: existing?.epoch ?? 0,
     attempts: [],
+    ...(existing?.heldUntil !== undefined && existing.heldUntil > now && { heldUntil: existing.heldUntil }),
   };
   return { outcome: 'created', task };
 }
@@ -196,6 +198,7 @@ export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, lea
   if (FINISHED_STATES.has(task.state)) return { outcome: 'refused', reason: 'finished' };
   if (task.state === 'running' && task.claim && task.claim.expiresAt + skewMs > now) return { outcome: 'refused', reason: 'held' };
   if (task.state === 'pending' && task.notBefore > now) return { outcome: 'refused', reason: 'backing-off' };
+  if (task.heldUntil !== undefined && task.heldUntil + skewMs > now) return { outcome: 'refused', reason: 'held' }; // a cancelled run's lease
   const attempts = task.state === 'running' ? endAttempt(task.attempts, task.claim?.epoch, now, 'lapsed', 'its lease lapsed: the node stopped renewing') : task.attempts;
   if (task.state === 'running' && attempts.length >= (task.maxAttempts ?? handlerMaxAttempts)) {
     const { claim: _claim, ...rest } = task;
@@ -204,7 +207,8 @@ export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, lea
   const epoch = Math.max(task.epoch + 1, Math.floor(now + skewMs) * 1000);
   const claim: TaskClaim = { instance: actor.instance, acquirer: actor.acquirer, epoch, claimedAt: now, expiresAt: now + leaseMs };
   const attempt: TaskAttempt = { attempt: attempts.length + 1, epoch, instance: actor.instance, acquirer: actor.acquirer, startedAt: now };
-  return { outcome: 'claimed', claim, task: { ...task, state: 'running', epoch, claim, attempts: [...attempts, attempt] } };
+  const { heldUntil: _h, ...claimable } = task;
+  return { outcome: 'claimed', claim, task: { ...claimable, state: 'running', epoch, claim, attempts: [...attempts, attempt] } };
 }
 
 /** The outcome of a fenced write (renew, finish): done, or the claim is no longer this one. */
@@ -271,7 +275,10 @@ export function decideFinish(
 export function decideCancel(task: TaskRecord, now: number, reason = 'cancelled by an operator'): TaskRecord | undefined {
   if (FINISHED_STATES.has(task.state)) return undefined;
   const { claim: _claim, ...rest } = task;
-  return withCounting({ ...rest, state: 'cancelled', finishedAt: now, attempts: task.claim ? endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', reason) : task.attempts });
+  if (!task.claim) return withCounting({ ...rest, state: 'cancelled', finishedAt: now });
+  return withCounting({
+    ...rest, state: 'cancelled', finishedAt: now, heldUntil: task.claim.expiresAt, attempts: endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', reason),
+  });
 }
 
 /**
@@ -284,17 +291,21 @@ export function decideRetry(task: TaskRecord, now: number, handlerMaxAttempts = 
   // The sub-groups already submitted and joined are kept (a run submitting them again finds them); the mark of the
   // earlier run's join is not, so this run gets a join of its own.
   const { joinSubmittedAt: _j, ...progress } = subgroups ?? { joined: {} };
-  return { ...rest, ...(subgroups && { subgroups: progress }), state: 'pending', notBefore: now, maxAttempts: task.attempts.length + (task.maxAttempts ?? handlerMaxAttempts) };
+  return {
+    ...rest, ...(subgroups && { subgroups: progress }), state: 'pending', notBefore: Math.max(now, task.heldUntil ?? now),
+    maxAttempts: task.attempts.length + (task.maxAttempts ?? handlerMaxAttempts),
+  };
 }
 
 /**
  * A group reopened for an operator's retry of its task `number`: the task's end is forgotten, and if the group's
- * join was submitted, the group starts a new round, which gets its own join once the retried task ends.
+ * join was submitted (`joined`: marked, or found created for this round), the group starts a new round, which gets
+ * its own join once the retried task ends.
  */
-export function decideReopen(group: TaskGroupRecord, number: number): TaskGroupRecord {
+export function decideReopen(group: TaskGroupRecord, number: number, joined = group.joinSubmittedAt !== undefined): TaskGroupRecord {
   const { [String(number)]: _gone, ...finished } = group.finished;
-  const { joinSubmittedAt, ...rest } = group;
-  return joinSubmittedAt === undefined ? { ...rest, finished } : { ...rest, finished, round: (group.round ?? 0) + 1 };
+  const { joinSubmittedAt: _j, ...rest } = group;
+  return joined ? { ...rest, finished, round: (group.round ?? 0) + 1 } : { ...rest, finished };
 }
 
 /**

@@ -114,6 +114,12 @@ export interface TaskRecord {
    * replaces it only once it finished and was counted; until then that join waits.
    */
   readonly joinOf?: string;
+  /**
+   * Set when a cancel ended a running claim: its handler learns of the cancel only at its next renewal, so it may
+   * run on until its lease ends, at this instant. The task is not claimed again (retried, submitted again) before
+   * this plus the skew bound: never two runs at once that each believe in their lease.
+   */
+  readonly heldUntil?: number;
 }
 
 /**

@@ -191,4 +191,114 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await eventually('the second run’s join', () => parentJoins.length === 2, { timeoutMs: 5_000 });
     expect(parentJoins.map((j) => Object.keys(j.results))).toEqual([['part:run-1'], ['part:run-2']]);
   });
+  it('a cancel then a retry of a running task: no second run before the cancelled lease ends', async () => {
+    let active = 0;
+    let most = 0;
+    const starts: Array<{ node: string; at: number }> = [];
+    const handler = (node: string) => async (_data: unknown, context: { signal: AbortSignal }) => {
+      starts.push({ node, at: Date.now() });
+      most = Math.max(most, ++active);
+      // Works on, never renewing: it learns of the cancel only when its lease ends (its signal fires then).
+      await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve(), { once: true }));
+      active--;
+    };
+    const a = await nodes.worker('a');
+    a.handle('job', handler('a'), { leaseMs: 800 });
+    a.start();
+    await a.submit({ type: 'job', name: 'x' });
+    await eventually('a runs it', () => starts.length === 1);
+    const b = await nodes.worker('b');
+    b.handle('job', handler('b'), { leaseMs: 800 });
+    b.start();
+    const store = nodes.stores[0];
+    const cancelled = await admin(store).cancel('job:x');
+    expect(cancelled.heldUntil).toEqual(expect.any(Number));
+    await admin(store).retry('job:x');
+    await eventually('the retry runs', () => starts.length === 2, { timeoutMs: 5_000 });
+    expect(most).toBe(1);
+    expect(starts[1].at).toBeGreaterThanOrEqual(cancelled.heldUntil!);
+  });
+
+  it('a join whose group was never marked (its node died right after creating it) is not purged: no second join', async () => {
+    const joins: GroupJoinData[] = [];
+    const dying = await nodes.store();
+    const write = dying.compareAndSetGroup.bind(dying);
+    dying.compareAndSetGroup = async (id, expected, next, options) => {
+      if (next?.joinSubmittedAt !== undefined) throw new Error('a died before marking its group');
+      return write(id, expected, next, options);
+    };
+    const a = await nodes.worker('a', {}, dying);
+    a.handle('t', async (n) => n);
+    a.start();
+    const b = await nodes.worker('b');
+    b.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    b.start();
+    await submitGroup((input) => a.submit(input as never), 2);
+    const store = nodes.stores[1];
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    await a.stop(100);
+    expect(await admin(store).purge({ olderThanMs: 0 })).toBe(1); // task 1; the join waits for its group's mark, task 2 to be counted
+    const c = await nodes.worker('c');
+    c.handle('t', async (n) => n);
+    c.start();
+    await eventually('task 2 counted', async () => (await store.uncounted(['t'], 10)).length === 0, { timeoutMs: 5_000 });
+    expect((await store.read(joinTaskId('t', 'g'))).task?.state).toBe('done'); // the one join, not a new one
+    expect(joins).toHaveLength(1);
+  });
+
+  it('a group whose tasks were purged before its join is submitted again under its name: it joins again', async () => {
+    const joins: GroupJoinData[] = [];
+    const w = await nodes.worker('a');
+    w.handle('t', async (n) => n);
+    w.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 2);
+    const store = nodes.stores[0];
+    await eventually('the join done, every task counted', async () =>
+      (await store.read(joinTaskId('t', 'g'))).task?.state === 'done' && (await store.uncounted(['t'], 10)).length === 0);
+    expect(await admin(store).purge({ types: ['t'], olderThanMs: 0 })).toBe(2); // the tasks; the join stays
+    expect((await store.readGroup('t:g')).group).toBeUndefined();
+    await submitGroup((input) => w.submit(input as never), 2);
+    await eventually('the second group’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+  });
+
+  it('a retry waits until its group counted every end: a stopped group’s cancelled tasks never stop the new round', async () => {
+    const w = await nodes.worker('a', { scanMs: 600_000 }); // the cancelled tasks stay uncounted
+    w.handle('t', async (n) => {
+      if (n === 1) throw new Error('boom');
+      return new Promise(() => undefined);
+    }, { maxAttempts: 1 });
+    w.onGroupFinished('t', () => 'joined');
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 3, { failGroupFast: true });
+    const store = nodes.stores[0];
+    await eventually('task 1 counted, 2 and 3 cancelled', async () => !(await store.read('t:g:1')).task?.uncounted && (await store.uncounted(['t'], 10)).length === 2);
+    await expect(admin(store).retry('t:g:1')).rejects.toThrow(/its group has not counted the end of t:g:\d/);
+    expect((await store.read('t:g:1')).task!.state).toBe('failed');
+  });
+
+  it('a parent run again whose sub-tasks are all remembered has no sub-group to wait for: it is not kept for ever', async () => {
+    const w = await nodes.worker('a');
+    let runs = 0;
+    w.handle('recon-parent', async (_data, context) => {
+      runs++;
+      for (let n = 1; n <= 2; n++) await context.submit({ type: 'rs', group: { name: 'sys-x', number: n, ...(n === 2 && { total: 2 }) } });
+    });
+    w.handle('rs', async () => 'p');
+    w.onGroupFinished('rs', () => 'joined');
+    w.onGroupFinished('recon-parent', () => 'done');
+    w.start();
+    const store = nodes.stores[0];
+    const parentJoined = async () => (await store.read(joinTaskId('recon-parent', 'sys-x'))).task?.state === 'done';
+    await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
+    await eventually('the first run’s join', parentJoined, { timeoutMs: 5_000 });
+    await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
+    await eventually('the second run done', async () => runs === 2 && (await store.read('recon-parent:sys-x')).task?.state === 'done');
+    expect((await store.read('recon-parent:sys-x')).task!.subgroups).toBeUndefined();
+    expect((await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true })).state).toBe('pending'); // runs again
+  });
 });

@@ -117,9 +117,14 @@ describe('task rules (seed 004)', () => {
     const cancelled = decideCancel(running.task, T0 + 1)!;
     expect(cancelled.state).toBe('cancelled');
     expect(decideRenew(cancelled, a, running.claim.epoch, T0 + 2, LEASE, SKEW).outcome).toBe('lease-lost');
+    // Its handler runs on until its lease ends (it learns of the cancel at its next renewal): no claim before that.
+    expect(cancelled.heldUntil).toBe(running.claim.expiresAt);
     const retried = decideRetry(cancelled, T0 + 3)!;
-    expect(retried).toMatchObject({ state: 'pending', notBefore: T0 + 3 });
+    expect(retried).toMatchObject({ state: 'pending', notBefore: running.claim.expiresAt });
     expect(decideRetry(retried, T0 + 4)).toBeUndefined();
+    expect(decideClaim(retried, b, running.claim.expiresAt + SKEW - 1, LEASE, SKEW)).toEqual({ outcome: 'refused', reason: 'held' });
+    expect(decideClaim(retried, b, running.claim.expiresAt + SKEW, LEASE, SKEW).outcome).toBe('claimed');
+    expect(decideRetry(decideCancel(low, T0 + 1)!, T0 + 3)).toMatchObject({ notBefore: T0 + 3 }); // it never ran: at once
   });
 
   it('the seed’s recon example: 100 grouped sub-tasks, the total on the last only; exactly one join with 100 results', () => {
