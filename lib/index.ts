@@ -121,3 +121,4 @@ export type { TaskEvent } from './tasks/task-events';
 
 // Lifecycle events (rxjs always; @nestjs/event-emitter when the app has it)
 export type { GatekeeperEvent, GatekeeperEventName } from './nest/gatekeeper-events';
+export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/gatekeeper-health.indicator';

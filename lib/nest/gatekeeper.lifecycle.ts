@@ -50,7 +50,9 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     if (!this.options.connectInBackground) return this.start();
     this.logger.log(messages.connectingInBackground(this.target()));
     this.starting = this.start().catch((error: unknown) => {
-      if (this.runtime.phase === 'starting') this.logger.error(messages.backgroundStartFailed(error));
+      if (this.runtime.phase !== 'starting') return;
+      this.runtime.startFailure = error instanceof Error ? error.message : String(error);
+      this.logger.error(messages.backgroundStartFailed(error));
     });
   }
 

@@ -11,6 +11,7 @@ import { AllocationService } from './allocation.service';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { Tasks } from './tasks.runtime';
 import { GatekeeperEvents } from './gatekeeper-events';
+import { GatekeeperHealthIndicator } from './gatekeeper-health.indicator';
 import { TaskService } from './task.service';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -24,7 +25,7 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
  * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService}, `ClusterService`,
- * `AllocationService` and `TaskService`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
+ * `AllocationService`, `TaskService` and `GatekeeperHealthIndicator`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
  * `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` work on any provider's methods.
  */
 @Module({
@@ -70,7 +71,8 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
     GatekeeperLifecycle,
     GatekeeperService,
     ClusterSingletonRunner,
+    GatekeeperHealthIndicator,
   ],
-  exports: [GatekeeperService, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
+  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {}

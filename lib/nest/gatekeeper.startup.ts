@@ -85,11 +85,25 @@ export class GatekeeperStartup {
    */
   warnRunsNowhere(live: readonly NodeIdentity[] | undefined): void {
     if (!live || live.length === 0) return;
+    for (const definition of this.runsNowhere(live)) this.logger.warn(messages.runsNowhere(definition.name, definition, describeInstances(live), live.length));
+  }
+
+  /**
+   * The semaphores this node uses (options, decorators) that none of the `live` instances can run: not paused, yet
+   * their patterns admit none of them.
+   */
+  runsNowhere(live: readonly NodeIdentity[]): SemaphoreDefinition[] {
+    const nowhere: SemaphoreDefinition[] = [];
     for (const name of this.used) {
       const definition = this.store.peek(name)?.entry?.definition ?? this.knownDefinition(name);
-      if (!definition || definition.permits === 0 || admittedBy(definition, live).length > 0) continue;
-      this.logger.warn(messages.runsNowhere(name, definition, describeInstances(live), live.length));
+      if (definition && definition.permits > 0 && admittedBy(definition, live).length === 0) nowhere.push(definition);
     }
+    return nowhere;
+  }
+
+  /** The semaphores this node uses that are paused (no permits): they run nowhere, on purpose. */
+  paused(): string[] {
+    return [...this.used].filter((name) => (this.store.peek(name)?.entry?.definition ?? this.knownDefinition(name))?.permits === 0);
   }
 
   /** Why this node's identity can never be granted `definition` (a pattern that does not admit it), if so. */

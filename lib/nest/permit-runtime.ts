@@ -27,6 +27,8 @@ export class PermitRuntime {
   readonly admin: SemaphoreAdmin;
   readonly local = new LocalPermits();
   phase: GatekeeperPhase = 'starting';
+  /** Why a background start (`connectInBackground`) gave up, if it did: the module will not start without a restart. */
+  startFailure?: string;
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly reportedCorrupt = new Set<string>();
   private readonly deniedSinceDump = new Map<string, number>();
