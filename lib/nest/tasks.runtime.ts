@@ -37,7 +37,7 @@ export class Tasks {
     private readonly explorer: GatekeeperExplorer,
     private readonly lifecycleEvents: GatekeeperEvents,
   ) {
-    this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs });
+    this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
   }
 
   /**
@@ -94,6 +94,12 @@ export class Tasks {
   /** Every claim and run outcome on this node, as it happens. */
   get events(): Observable<TaskEvent> {
     return this.events$.asObservable();
+  }
+
+  /** Task counts by type and state, only when this node already connected its task store (else `undefined`). */
+  async countsIfConnected(): Promise<Record<string, Record<string, number>> | undefined> {
+    if (!this.worker || this.phase === 'stopped') return undefined;
+    return this.admin.counts();
   }
 
   /** The tasks this node runs now. */

@@ -114,7 +114,11 @@ export class TaskAdmin {
   constructor(
     private readonly store: TaskStore,
     private readonly clock: Clock,
-    private readonly options: { readonly retentionMs: number },
+    private readonly options: {
+      readonly retentionMs: number;
+      /** The bound on clock disagreement (the module's `maxClockSkew`): a cancelled run is held this much past its lease. Default 500 ms. */
+      readonly clockSkewMs?: number;
+    },
   ) {}
 
   /** Tasks by type and state (a listing of every task: an operator's call, not a hot path). */
@@ -152,7 +156,9 @@ export class TaskAdmin {
       if (counting.length > 0) {
         throw new TaskActionRefusedError(id, 'retry', `its group has not counted the end of ${counting.map((t) => t.id).slice(0, 3).join(', ')} yet; try again in a moment`);
       }
-      await this.reopen(first.task);
+      if (!(await this.reopen(first.task))) {
+        throw new TaskActionRefusedError(id, 'retry', 'its group\'s record is gone (purged): submit the group again instead');
+      }
     }
     for (;;) {
       const read = await this.store.read(id);
@@ -168,7 +174,7 @@ export class TaskAdmin {
     for (;;) {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
-      const next = decideCancel(read.task, this.clock.now());
+      const next = decideCancel(read.task, this.clock.now(), undefined, this.options.clockSkewMs ?? 500);
       if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
       if (await this.store.compareAndSet(id, read, next)) return next;
     }
@@ -183,7 +189,7 @@ export class TaskAdmin {
     const now = this.clock.now();
     const states = options.states ?? [...FINISHED_STATES];
     const candidates = await this.store.query({ ...(options.types && { types: options.types }), states });
-    return removeFinished(this.store, candidates.filter((task) => isPurgeable(task, now, options.olderThanMs ?? 0, options.olderThanMs === undefined)));
+    return removeFinished(this.store, candidates.filter((task) => isPurgeable(task, now, options.olderThanMs ?? 0, options.olderThanMs === undefined)), now);
   }
 
   /** A group's progress, or `undefined` when neither its record nor any of its tasks exists. */
@@ -210,15 +216,17 @@ export class TaskAdmin {
     };
   }
 
-  private async reopen(task: TaskRecord): Promise<void> {
+  /** Reopens the task's group for its retry; false when the group's record is gone (a purge removed it). */
+  private async reopen(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
     for (;;) {
       const read = await this.store.readGroup(id);
-      if (!read.group || !(String(task.group!.number) in read.group.finished)) return;
+      if (!read.group) return false;
+      if (!(String(task.group!.number) in read.group.finished)) return true;
       // A join created for this round counts as submitted even if the group's mark was never written (its node died).
       const join = (await this.store.read(joinTaskId(task.type, task.group!.name))).task;
       const joined = read.group.joinSubmittedAt !== undefined || join?.joinOf === groupJoinOf(read.group);
-      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) return;
+      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) return true;
     }
   }
 }
@@ -232,7 +240,7 @@ export async function purgeExpired(store: TaskStore, now: number, retentionMs: n
   let removed = 0;
   for (;;) {
     const found = await store.finishedBefore(now - retentionMs, batch);
-    const gone = await removeFinished(store, found.filter((task) => isPurgeable(task, now, retentionMs)));
+    const gone = await removeFinished(store, found.filter((task) => isPurgeable(task, now, retentionMs)), now);
     removed += gone;
     // A full batch may hide more; a batch that removed nothing (others are removing the same) ends the pass.
     if (found.length < batch || gone === 0) return removed;
@@ -246,31 +254,31 @@ export async function purgeExpired(store: TaskStore, now: number, retentionMs: n
  * (or parent) it joins does not show it yet: a node died between creating it and marking the group, and the
  * group's last task, counted again later, would find no join and create a second one.
  */
-async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[]): Promise<number> {
+async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[], now: number): Promise<number> {
   const groups = new Map<string, { type: string; name: string; members: TaskRecord[] }>();
   let removed = 0;
   for (const task of tasks) {
     const of = groupOf(task);
     if (!of) {
-      if (await removeTask(store, task)) removed++;
+      if (await removeTask(store, task, now)) removed++;
       continue;
     }
     const id = groupId(of.type, of.name);
     (groups.get(id) ?? groups.set(id, { ...of, members: [] }).get(id)!).members.push(task);
   }
   for (const [id, { type, name, members }] of groups) {
-    const [rest, { group }] = await Promise.all([store.query({ types: [type], group: name }), store.readGroup(id)]);
+    const [rest, record] = await Promise.all([store.query({ types: [type], group: name }), store.readGroup(id)]);
     for (const join of members.filter((m) => !m.group)) {
-      if (!(await joinAwaitsMark(store, join, group)) && (await removeTask(store, join))) removed++;
+      if (!(await joinAwaitsMark(store, join, record.group)) && (await removeTask(store, join, now))) removed++;
     }
     const own = members.filter((m) => m.group);
     const removing = new Set(own.map((m) => m.id));
     const last = own.length === 0 || rest.some((t) => !removing.has(t.id)) ? undefined : own.at(-1);
     let gone = 0;
-    for (const member of own) if (member !== last && (await removeTask(store, member))) gone++;
-    if (last && gone === own.length - 1) {
-      await removeGroupRecord(store, id);
-      if (await removeTask(store, last)) gone++;
+    for (const member of own) if (member !== last && (await removeTask(store, member, now))) gone++;
+    // The record only as read: changed since (an operator's retry reopened it), the group is left whole.
+    if (last && gone === own.length - 1 && (!record.group || (await store.compareAndSetGroup(id, record, null)))) {
+      if (await removeTask(store, last, now)) gone++;
     }
     removed += gone;
   }
@@ -294,15 +302,8 @@ function groupOf(task: TaskRecord): { type: string; name: string } | undefined {
 }
 
 /** Removes one finished task if it is still the run that was read and nobody waits to hear of it. */
-async function removeTask(store: TaskStore, task: TaskRecord): Promise<boolean> {
+async function removeTask(store: TaskStore, task: TaskRecord, now: number): Promise<boolean> {
   const read = await store.read(task.id);
-  if (!read.task || read.task.finishedAt !== task.finishedAt || !isPurgeable(read.task, 0, 0, true)) return false;
+  if (!read.task || read.task.finishedAt !== task.finishedAt || !isPurgeable(read.task, now, 0, true)) return false;
   return store.compareAndSet(task.id, read, null);
-}
-
-async function removeGroupRecord(store: TaskStore, id: string): Promise<void> {
-  for (;;) {
-    const read = await store.readGroup(id);
-    if (!read.group || (await store.compareAndSetGroup(id, read, null))) return;
-  }
 }

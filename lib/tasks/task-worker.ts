@@ -345,10 +345,10 @@ export class TaskWorker {
         armExpiry(renewed.task.claim!.expiresAt);
       },
       submit: async (input) => {
-        const { created, task: sub } = await this.submitTask({ ...input, parent: input.parent ?? task.id });
+        const { created, task: sub } = await this.submitTask({ ...input, parent: input.parent ?? task.id, ...(input.parent === undefined && { parentRun: task.seq }) });
         // Groups of this run of the parent (any attempt, even one whose node died): not a group whose tasks were
-        // remembered from an earlier run (rerunFinished) — it joined then, and will not join again for this one.
-        const ofThisRun = created || sub.submittedAt >= task.submittedAt;
+        // all remembered from an earlier run (rerunFinished) — it joined then, and will not join again for this one.
+        const ofThisRun = created || sub.parentRun === task.seq;
         if (ofThisRun && sub.group && sub.parent === task.id) subgroups.add(groupId(sub.type, sub.group.name));
         return sub;
       },
@@ -450,7 +450,8 @@ export class TaskWorker {
         await this.store.compareAndSetGroup(id, read, newGroupRecord(task));
         continue;
       }
-      if (JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]) && !progress.join) {
+      const same = JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]);
+      if (same && !progress.join && progress.group.round === read.group.round) {
         // Counted already (a write whose answer was lost, a node that died after it): the stop may not have been.
         if (groupStoppedFast(read.group)) await this.stopGroup(task, progress.cancel);
         return true;
@@ -466,6 +467,8 @@ export class TaskWorker {
 
   /** The rest of a group that stopped at a failure: every task of it not ended yet, whether or not the total is known. */
   private async stopGroup(task: TaskRecord, numbers: readonly number[]): Promise<void> {
+    // Still stopped now (an operator's retry may have reopened it since it was read): else nothing is cancelled.
+    if (!groupStoppedFast((await this.store.readGroup(groupId(task.type, task.group!.name))).group)) return;
     const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
     const numbered = numbers.map((number) => `${task.type}:${task.group!.name}:${number}`);
     const why = `its group ${groupId(task.type, task.group!.name)} stopped at a failure (failGroupFast)`;
@@ -522,7 +525,7 @@ export class TaskWorker {
   private async cancel(id: string, reason: string): Promise<void> {
     for (;;) {
       const read = await this.store.read(id);
-      const next = read.task && decideCancel(read.task, this.options.clock.now(), reason);
+      const next = read.task && decideCancel(read.task, this.options.clock.now(), reason, this.options.clockSkewMs);
       if (!next || (await this.store.compareAndSet(id, read, next))) return;
     }
   }

@@ -92,7 +92,7 @@ export function joinTask(join: GroupJoinData, joinOf: string, parent: string | u
     task: {
       id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
       ...(parent !== undefined && { parent }),
-      priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: now, epoch: existing?.epoch ?? 0, attempts: [], joinOf,
+      priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: Math.max(now, existing?.heldUntil ?? now), epoch: existing?.epoch ?? 0, attempts: [], joinOf,
       ...(existing?.heldUntil !== undefined && existing.heldUntil > now && { heldUntil: existing.heldUntil }),
     },
   };
@@ -124,6 +124,8 @@ export interface SubmitInput extends TaskIdentity {
   readonly data?: unknown;
   /** The id of the task that submitted this one (set by `context.submit`): its group's join then triggers the parent's. */
   readonly parent?: string;
+  /** The run of the parent (its `seq`) that submitted this one: set by `context.submit`. */
+  readonly parentRun?: number;
   /** Attempts before the task fails for good; wins over the handler's `maxAttempts`. */
   readonly maxAttempts?: number;
   /** Submit order among tasks of one priority; default: the clock in µs. */
@@ -163,6 +165,7 @@ export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInpu
     ...(input.name !== undefined && { name: input.name }),
     ...(input.group && { group: { ...input.group } }),
     ...(input.parent !== undefined && { parent: input.parent }),
+    ...(input.parentRun !== undefined && { parentRun: input.parentRun }),
     priority,
     data: input.data ?? null,
     state: 'pending',
@@ -198,7 +201,7 @@ export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, lea
   if (FINISHED_STATES.has(task.state)) return { outcome: 'refused', reason: 'finished' };
   if (task.state === 'running' && task.claim && task.claim.expiresAt + skewMs > now) return { outcome: 'refused', reason: 'held' };
   if (task.state === 'pending' && task.notBefore > now) return { outcome: 'refused', reason: 'backing-off' };
-  if (task.heldUntil !== undefined && task.heldUntil + skewMs > now) return { outcome: 'refused', reason: 'held' }; // a cancelled run's lease
+  if (task.heldUntil !== undefined && task.heldUntil > now) return { outcome: 'refused', reason: 'held' }; // a cancelled run's lease
   const attempts = task.state === 'running' ? endAttempt(task.attempts, task.claim?.epoch, now, 'lapsed', 'its lease lapsed: the node stopped renewing') : task.attempts;
   if (task.state === 'running' && attempts.length >= (task.maxAttempts ?? handlerMaxAttempts)) {
     const { claim: _claim, ...rest } = task;
@@ -270,14 +273,14 @@ export function decideFinish(
 
 /**
  * A cancel (an operator's, or its group's stop at a failure, named by `reason`): a task not finished is cancelled (a
- * running handler learns it at its next renewal).
+ * running handler learns it at its next renewal, so the task is held until its lease's end plus the skew bound).
  */
-export function decideCancel(task: TaskRecord, now: number, reason = 'cancelled by an operator'): TaskRecord | undefined {
+export function decideCancel(task: TaskRecord, now: number, reason = 'cancelled by an operator', skewMs = 0): TaskRecord | undefined {
   if (FINISHED_STATES.has(task.state)) return undefined;
   const { claim: _claim, ...rest } = task;
   if (!task.claim) return withCounting({ ...rest, state: 'cancelled', finishedAt: now });
   return withCounting({
-    ...rest, state: 'cancelled', finishedAt: now, heldUntil: task.claim.expiresAt, attempts: endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', reason),
+    ...rest, state: 'cancelled', finishedAt: now, heldUntil: task.claim.expiresAt + skewMs, attempts: endAttempt(task.attempts, task.claim.epoch, now, 'cancelled', reason),
   });
 }
 
@@ -313,6 +316,7 @@ export function decideReopen(group: TaskGroupRecord, number: number, joined = gr
  * and no group or parent still waits to hear of its end.
  */
 export function isPurgeable(task: TaskRecord, now: number, retentionMs: number, force = false): boolean {
+  if (task.heldUntil !== undefined && task.heldUntil > now) return false; // its cancelled run may still be running: its id must stay taken
   return FINISHED_STATES.has(task.state) && !task.uncounted && !awaitsJoins(task) && (force || (task.finishedAt ?? now) + retentionMs <= now);
 }
 
@@ -345,7 +349,8 @@ export function newGroupRecord(task: TaskRecord): TaskGroupRecord {
   const position = task.group!;
   return {
     id: groupId(task.type, position.name), type: task.type, name: position.name, failGroupFast: position.failGroupFast === true,
-    ...(task.parent !== undefined && { parent: task.parent }), finished: {}, generation: task.seq,
+    ...(task.parent !== undefined && { parent: task.parent }), ...(task.parentRun !== undefined && { parentRun: task.parentRun }),
+    finished: {}, generation: task.seq,
   };
 }
 
@@ -357,7 +362,7 @@ export function newGroupRecord(task: TaskRecord): TaskGroupRecord {
  */
 export function decideGroupProgress(group: TaskGroupRecord | undefined, task: TaskRecord, now: number): GroupProgress {
   const position = task.group!;
-  const base: TaskGroupRecord = group ?? newGroupRecord(task);
+  const base: TaskGroupRecord = group && rerunOf(group, task) ? rejoined(group, task) : (group ?? newGroupRecord(task));
   const total = base.total ?? position.total;
   const entry = groupEnd(task);
   const finished: TaskGroupRecord['finished'] = { ...base.finished, [String(position.number)]: entry };
@@ -380,6 +385,20 @@ export function decideGroupProgress(group: TaskGroupRecord | undefined, task: Ta
     join: { group: next.name, type: next.type, total: total ?? Object.keys(finished).length, results, errors, failedFast, ...(next.round && { round: next.round }) },
     cancel,
   };
+}
+
+/** Whether `task` comes from a later run of the parent than the one whose sub-group `group` joined already. */
+function rerunOf(group: TaskGroupRecord, task: TaskRecord): boolean {
+  return group.joinSubmittedAt !== undefined && task.parentRun !== undefined && group.parentRun !== undefined && task.parentRun !== group.parentRun;
+}
+
+/**
+ * A joined sub-group that a new run of its parent added tasks to (its other tasks remembered from the earlier run):
+ * a new round, so the new run's parent hears of it, with the ends of both runs' tasks.
+ */
+function rejoined(group: TaskGroupRecord, task: TaskRecord): TaskGroupRecord {
+  const { joinSubmittedAt: _j, ...rest } = group;
+  return { ...rest, round: (group.round ?? 0) + 1, parentRun: task.parentRun };
 }
 
 /**

@@ -78,6 +78,8 @@ export interface TaskRecord {
   readonly group?: TaskGroupPosition;
   /** The task whose handler submitted this one (sub-tasks): its group's join goes to that task's type. */
   readonly parent?: string;
+  /** Which run of the parent (its `seq`: a retry keeps it, a rerun has a new one) submitted this one. */
+  readonly parentRun?: number;
   /** Higher runs first. */
   readonly priority: number;
   /** JSON data. */
@@ -154,6 +156,8 @@ export interface TaskGroupRecord {
   readonly failGroupFast: boolean;
   /** The parent task, when the group's tasks were submitted by a handler. */
   readonly parent?: string;
+  /** The run of the parent whose tasks the group's current round counts (a later run's tasks start a new round). */
+  readonly parentRun?: number;
   /** Finished tasks by number: their outcome and result or error. */
   readonly finished: Readonly<Record<string, GroupEnd>>;
   /** Set by the write that found the group finished; that write's caller submits the join, once. */

@@ -88,7 +88,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
       if (n === 1) throw new Error('boom');
       await held.wait;
       return n;
-    }, { maxAttempts: 1 });
+    }, { maxAttempts: 1, leaseMs: 500 });
     w.onGroupFinished('t', (join) => {
       joins.push(join);
     });
@@ -111,7 +111,9 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect((await store.readGroup('t:g')).group?.joinSubmittedAt).toEqual(expect.any(Number));
     expect((await store.read(joinTaskId('t', 'g'))).task).toBeUndefined(); // no second join was created
     expect(joins).toHaveLength(1);
-    expect(await admin(store).purge({ olderThanMs: 0 })).toBe(2); // the last of the group takes its record with it
+    // Once the cancelled runs' leases are over (their ids stay taken until then), the last of the group takes its record.
+    let purged = 0;
+    await eventually('the cancelled tasks purged', async () => (purged += await admin(store).purge({ olderThanMs: 0 })) === 2, { timeoutMs: 5_000 });
     expect((await store.readGroup('t:g')).group).toBeUndefined();
   });
 
@@ -213,6 +215,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     const store = nodes.stores[0];
     const cancelled = await admin(store).cancel('job:x');
     expect(cancelled.heldUntil).toEqual(expect.any(Number));
+    expect(await admin(store).purge()).toBe(0); // its id stays taken while the cancelled run may go on
     await admin(store).retry('job:x');
     await eventually('the retry runs', () => starts.length === 2, { timeoutMs: 5_000 });
     expect(most).toBe(1);
@@ -300,5 +303,49 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await eventually('the second run done', async () => runs === 2 && (await store.read('recon-parent:sys-x')).task?.state === 'done');
     expect((await store.read('recon-parent:sys-x')).task!.subgroups).toBeUndefined();
     expect((await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true })).state).toBe('pending'); // runs again
+  });
+  it('a parent run again after part of its sub-group was purged: the group joins again for the new run, and so does the parent', async () => {
+    const parentJoins: GroupJoinData[] = [];
+    const slow = gate();
+    const w = await nodes.worker('a');
+    w.handle('parent', async (_data, context) => {
+      for (const number of [1, 2]) await context.submit({ type: 'sub', group: { name: 'g', number, ...(number === 2 && { total: 2 }) } });
+    });
+    w.handle('sub', async (_data, context) => {
+      if (context.task.group!.number === 2 && parentJoins.length === 0) await slow.wait;
+      return context.task.group!.number;
+    });
+    w.onGroupFinished('sub', (join) => Object.keys(join.results).length);
+    w.onGroupFinished('parent', (join) => {
+      parentJoins.push(join);
+    });
+    w.start();
+    const store = nodes.stores[0];
+    await w.submit({ type: 'parent', name: 'p', rerunFinished: true });
+    await eventually('sub 1 done', async () => (await store.read('sub:g:1')).task?.state === 'done' && !(await store.read('sub:g:1')).task?.uncounted);
+    const purgedAt = Date.now();
+    slow.open();
+    await eventually('the first run’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    expect(await admin(store).purge({ types: ['sub'], olderThanMs: Date.now() - purgedAt + 1 })).toBe(1); // sub 1 only: sub 2 is newer
+    await w.submit({ type: 'parent', name: 'p', rerunFinished: true }); // its sub 1 is new, its sub 2 remembered
+    await eventually('the second run’s join', () => parentJoins.length === 2, { timeoutMs: 5_000 });
+    expect(parentJoins[1].results).toEqual({ 'sub:g': 2 });
+  });
+
+  it('a retry of a grouped task whose group’s record was purged is refused (its group could never join)', async () => {
+    const w = await nodes.worker('a');
+    w.handle('t', async () => {
+      throw new Error('boom');
+    }, { maxAttempts: 1 });
+    w.onGroupFinished('t', () => 'joined');
+    w.start();
+    await submitGroup((input) => w.submit(input as never), 2);
+    const store = nodes.stores[0];
+    await eventually('the join done, ends counted', async () =>
+      (await store.read(joinTaskId('t', 'g'))).task?.state === 'done' && (await store.uncounted(['t'], 10)).length === 0);
+    const record = await store.readGroup('t:g');
+    expect(await store.compareAndSetGroup('t:g', record, null)).toBe(true); // as a purge does, just before the group's last task
+    await expect(admin(store).retry('t:g:2')).rejects.toThrow('its group\'s record is gone (purged)');
+    expect((await store.read('t:g:2')).task!.state).toBe('failed');
   });
 });

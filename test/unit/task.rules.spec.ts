@@ -114,15 +114,17 @@ describe('task rules (seed 004)', () => {
     const early = created({ type: 't', name: 'early', priority: 0 }, T0 - 1);
     expect([low, high, early].sort(compareReady).map((t) => t.name)).toEqual(['high', 'early', 'low']);
     const running = claimed(low, a, T0);
-    const cancelled = decideCancel(running.task, T0 + 1)!;
+    const cancelled = decideCancel(running.task, T0 + 1, 'cancelled by an operator', SKEW)!;
     expect(cancelled.state).toBe('cancelled');
     expect(decideRenew(cancelled, a, running.claim.epoch, T0 + 2, LEASE, SKEW).outcome).toBe('lease-lost');
     // Its handler runs on until its lease ends (it learns of the cancel at its next renewal): no claim before that.
-    expect(cancelled.heldUntil).toBe(running.claim.expiresAt);
+    expect(cancelled.heldUntil).toBe(running.claim.expiresAt + SKEW);
     const retried = decideRetry(cancelled, T0 + 3)!;
-    expect(retried).toMatchObject({ state: 'pending', notBefore: running.claim.expiresAt });
+    expect(retried).toMatchObject({ state: 'pending', notBefore: running.claim.expiresAt + SKEW });
+    expect(isPurgeable(cancelled, running.claim.expiresAt + SKEW - 1, 0, true)).toBe(false); // its id stays taken while it may run
     expect(decideRetry(retried, T0 + 4)).toBeUndefined();
-    expect(decideClaim(retried, b, running.claim.expiresAt + SKEW - 1, LEASE, SKEW)).toEqual({ outcome: 'refused', reason: 'held' });
+    expect(decideClaim(retried, b, running.claim.expiresAt + SKEW - 1, LEASE, SKEW).outcome).toBe('refused');
+    expect(decideClaim({ ...retried, notBefore: T0 }, b, running.claim.expiresAt + SKEW - 1, LEASE, SKEW)).toEqual({ outcome: 'refused', reason: 'held' });
     expect(decideClaim(retried, b, running.claim.expiresAt + SKEW, LEASE, SKEW).outcome).toBe('claimed');
     expect(decideRetry(decideCancel(low, T0 + 1)!, T0 + 3)).toMatchObject({ notBefore: T0 + 3 }); // it never ran: at once
   });
