@@ -1,6 +1,8 @@
 import { Client, LifecycleState, type ClientConfig } from 'hazelcast-client';
 import { formatDuration } from '../core/duration';
+import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { withDeadline } from '../core/with-deadline';
 
 /** One attempt of an unbounded first connection (and the most a close() leaves a probe running). */
 const PROBE_ATTEMPT_MS = 5_000;
@@ -32,6 +34,15 @@ export interface HazelcastConnectionOptions {
 /** Lifecycle states of an owned client, as its users see them. */
 export type ConnectionState = 'connected' | 'disconnected';
 
+/** One call a store made to the cluster, as it ended (for metrics). */
+export interface StoreCall {
+  /** The store that made it. */
+  readonly store: 'permits' | 'presence' | 'tasks';
+  readonly durationMs: number;
+  /** `timeout`: no answer within its deadline (its outcome is unknown); `error`: it failed. */
+  readonly outcome: 'ok' | 'error' | 'timeout';
+}
+
 /**
  * The one Hazelcast client a process's capabilities share: opened once by whichever uses it first, closed when the
  * last of them closes it (an owned client is then shut down; an injected one is left alone). Its users hear of the
@@ -45,6 +56,7 @@ export class HazelcastConnection {
   /** Grows at every final close, so a start begun before it gives up even if the connection is opened again. */
   private generation = 0;
   private readonly listeners = new Set<(state: ConnectionState) => void>();
+  private readonly callListeners = new Set<(call: StoreCall) => void>();
 
   constructor(private readonly options: HazelcastConnectionOptions = {}) {}
 
@@ -93,6 +105,31 @@ export class HazelcastConnection {
   onState(listener: (state: ConnectionState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Hears every call the stores on this connection make, as it ends; returns the unsubscribe. */
+  onCall(listener: (call: StoreCall) => void): () => void {
+    this.callListeners.add(listener);
+    return () => this.callListeners.delete(listener);
+  }
+
+  /**
+   * Runs one call of `store` with its deadline (see `withDeadline`), and tells the {@link onCall} listeners how long
+   * it took and how it ended.
+   */
+  async timed<T>(store: StoreCall['store'], operation: () => Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {
+    if (this.callListeners.size === 0) return withDeadline(operation(), timeoutMs, what);
+    const started = performance.now();
+    let outcome: StoreCall['outcome'] = 'ok';
+    try {
+      return await withDeadline(operation(), timeoutMs, what);
+    } catch (error) {
+      outcome = error instanceof StoreTimeoutError ? 'timeout' : 'error';
+      throw error;
+    } finally {
+      const call: StoreCall = { store, durationMs: performance.now() - started, outcome };
+      for (const listener of this.callListeners) listener(call);
+    }
   }
 
   /** Whether the client runs (it may still be reconnecting). */

@@ -1,6 +1,5 @@
 import type { IMap } from 'hazelcast-client';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { withDeadline } from '../core/with-deadline';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import type { Presence } from './presence';
 import { encodePresence, PresenceReader } from './presence.codec';
@@ -115,7 +114,7 @@ export class HazelcastPresenceStore implements PresenceStore {
   private async call<T>(operation: () => Promise<T>, what: string, options: PresenceCallOptions): Promise<T> {
     this.operations++;
     try {
-      return await withDeadline(operation(), options.timeoutMs ?? this.callTimeoutMs, what);
+      return await this.options.connection.timed('presence', operation, options.timeoutMs ?? this.callTimeoutMs, what);
     } catch (error) {
       if (error instanceof StoreUnavailableError || (error as Error).name === 'StoreTimeoutError') throw error;
       throw new StoreUnavailableError(`${what}: ${(error as Error).message}`, { cause: error });

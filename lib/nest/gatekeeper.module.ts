@@ -12,6 +12,7 @@ import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, G
 import { Tasks } from './tasks.runtime';
 import { GatekeeperEvents } from './gatekeeper-events';
 import { GatekeeperHealthIndicator } from './gatekeeper-health.indicator';
+import { GatekeeperMetrics } from './gatekeeper-metrics';
 import { TaskService } from './task.service';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -72,6 +73,7 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
     GatekeeperService,
     ClusterSingletonRunner,
     GatekeeperHealthIndicator,
+    GatekeeperMetrics,
   ],
   exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
 })

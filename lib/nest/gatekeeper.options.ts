@@ -15,6 +15,7 @@ import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '.
 import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
 import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';
+import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './metrics.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -115,6 +116,12 @@ export interface GatekeeperModuleOptions {
    * {@link TasksOptions}.
    */
   tasks?: TasksOptions;
+  /**
+   * Prometheus metrics through `prom-client` (an optional peer: install it to turn this on): permit decisions,
+   * job runs, held permits, leadership, allocation sizes, tasks by state, lease losses and store calls (see the
+   * README's table). `true` for the defaults of {@link MetricsOptions}. Default: off.
+   */
+  metrics?: boolean | MetricsOptions;
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -141,6 +148,8 @@ export interface ResolvedGatekeeperOptions {
   /** The declared allocations (their definitions are among `definitions`), by allocation name. */
   readonly allocations: ReadonlyMap<string, ResolvedAllocation>;
   readonly tasks: ResolvedTasksOptions;
+  /** Metrics, when turned on. */
+  readonly metrics?: ResolvedMetricsOptions;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -227,6 +236,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     clock: options.clock ?? systemClock,
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
+    metrics: resolveMetricsOptions(options.metrics),
   };
 }
 
@@ -296,7 +306,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations', 'tasks',
+  'allocations', 'tasks', 'metrics',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];

@@ -33,6 +33,7 @@ export class PermitRuntime {
   private readonly reportedCorrupt = new Set<string>();
   private readonly deniedSinceDump = new Map<string, number>();
   private unavailable = false;
+  private readonly decisionListeners = new Set<(result: AcquireResult) => void>();
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -106,6 +107,12 @@ export class PermitRuntime {
     this.deniedSinceDump.clear();
   }
 
+  /** Hears every decision this node makes (acquire or refresh, by a job or by hand); returns the unsubscribe. */
+  onDecision(listener: (result: AcquireResult) => void): () => void {
+    this.decisionListeners.add(listener);
+    return () => this.decisionListeners.delete(listener);
+  }
+
   /** Logs the transitions only, not every denied tick. */
   noteAvailability(available: boolean, detail = ''): void {
     if (available === !this.unavailable) return;
@@ -127,6 +134,7 @@ export class PermitRuntime {
   }
 
   private noted(result: AcquireResult): AcquireResult {
+    for (const listener of this.decisionListeners) listener(result);
     if (!result.granted && this.options.stateDumpIntervalMs) {
       this.deniedSinceDump.set(result.semaphore, (this.deniedSinceDump.get(result.semaphore) ?? 0) + 1);
     }

@@ -8,7 +8,6 @@ import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
-import { withDeadline } from '../core/with-deadline';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -293,7 +292,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private async call<T>(operation: () => Promise<T>, what: string, timeoutMs = this.callTimeoutMs, { settle = false } = {}): Promise<T> {
     this.operations++;
     try {
-      const result = await withDeadline(operation(), timeoutMs, what);
+      const result = await this.connection.timed('permits', operation, timeoutMs, what);
       if (this.suspect && this.connected) void this.resync();
       return result;
     } catch (error) {

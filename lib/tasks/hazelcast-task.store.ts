@@ -1,7 +1,6 @@
 import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { withDeadline } from '../core/with-deadline';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
@@ -182,7 +181,7 @@ export class HazelcastTaskStore implements TaskStore {
   private async call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
     this.operations++;
     try {
-      return await withDeadline(operation(), options.timeoutMs ?? this.callTimeoutMs, what);
+      return await this.options.connection.timed('tasks', operation, options.timeoutMs ?? this.callTimeoutMs, what);
     } catch (error) {
       if (error instanceof StoreUnavailableError || error instanceof CorruptStateError || (error as Error).name === 'StoreTimeoutError') throw error;
       throw new StoreUnavailableError(`${what}: ${(error as Error).message}`, { cause: error });

@@ -1,0 +1,158 @@
+import { Injectable, type INestApplicationContext, type Type } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import { Registry, register } from 'prom-client';
+import {
+  ClusterService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidOptionsError, TaskHandler, TaskService, type GatekeeperModuleOptions,
+} from '../../lib';
+import { MetricsController } from '../../examples/metrics.module';
+import { CapturingLogger } from '../support/capturing-logger';
+import { eventually } from '../support/eventually';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+@Injectable()
+class ReportJob {
+  runs = 0;
+
+  @ClusterSingleton('report', '5s')
+  async run(): Promise<void> {
+    this.runs++;
+  }
+}
+
+@Injectable()
+class Exports {
+  @TaskHandler('export')
+  export(): string {
+    return 'ok';
+  }
+}
+
+/** The value of one series in prom-client's text output, or `undefined` when it has none. */
+function sample(text: string, metric: string, labels: Record<string, string>): number | undefined {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`)) continue;
+    const inside = line.slice(metric.length + 1, line.lastIndexOf('}'));
+    if (wanted.every((pair) => inside.split(',').includes(pair))) return Number(line.slice(line.lastIndexOf('}') + 1));
+  }
+  return undefined;
+}
+
+/**
+ * Prometheus metrics through prom-client, on a real member: each family moves with what it counts, on the path
+ * production uses (a decorated job, a manual permit, an election, a task), and two modules in one process share
+ * the default registry's instruments (registered once) with a series each.
+ */
+describe('metrics (prom-client, real member)', () => {
+  const contexts: INestApplicationContext[] = [];
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+
+  async function start(options: GatekeeperModuleOptions, providers: Type[] = []): Promise<INestApplicationContext> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('metrics') }, membership: false, ...options })],
+      providers,
+    }).setLogger(new CapturingLogger()).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    contexts.push(app);
+    await app.init();
+    return app;
+  }
+
+  it('counts decisions, runs, held permits, leadership, tasks, lease losses and store calls', async () => {
+    const registry = new Registry();
+    const app = await start({
+      identity: { acquirer: 'm-node' },
+      metrics: { registry, taskCountsInterval: '100ms' },
+      elections: ['leader'],
+      definitions: [{ name: 'stopped', duration: '5s', permits: 0 }, { name: 'manual', duration: '5s' }],
+    }, [ReportJob, Exports]);
+    const node = 'm-node';
+    const job = app.get(ReportJob);
+    await job.run(); // a tick: granted, runs
+    await app.get(GatekeeperService).pause('report');
+    await job.run(); // the next tick: the permit it held is lost
+    expect(job.runs).toBe(1);
+    expect((await app.get(GatekeeperService).tryAcquire('stopped')).granted).toBe(false);
+    const held = await app.get(GatekeeperService).withPermit('manual', async () => sample(await registry.metrics(), 'gatekeeper_permits_held', { node, semaphore: 'manual' }));
+    expect(held).toMatchObject({ ran: true, value: 1 });
+    await app.get(ClusterService).waitForLeader({ election: 'leader', timeout: '10s' });
+    await app.get(TaskService).submit({ type: 'export', name: 'daily' });
+    await eventually('the task done', async () => (await app.get(TaskService).get('export:daily'))?.state === 'done');
+
+    const text = await eventually('the task counted', async () => {
+      const metrics = await registry.metrics();
+      return sample(metrics, 'gatekeeper_tasks', { node, type: 'export', state: 'done' }) === 1 ? metrics : undefined;
+    });
+    expect(sample(text, 'gatekeeper_permit_granted_total', { node, semaphore: 'report', outcome: 'granted' })).toBe(1);
+    expect(sample(text, 'gatekeeper_permit_denied_total', { node, semaphore: 'report', reason: 'PAUSED' })).toBe(1);
+    expect(sample(text, 'gatekeeper_permit_denied_total', { node, semaphore: 'stopped', reason: 'PAUSED' })).toBe(1);
+    expect(sample(text, 'gatekeeper_permit_attempts_total', { node, semaphore: 'report' })).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'gatekeeper_job_run_duration_seconds_count', { node, semaphore: 'report', job: 'ReportJob.run', outcome: 'finished' })).toBe(1);
+    expect(sample(text, 'gatekeeper_job_seconds_since_last_run', { node, semaphore: 'report', job: 'ReportJob.run' })).toBeLessThan(60);
+    expect(sample(text, 'gatekeeper_lease_lost_total', { node, kind: 'permit' })).toBe(1);
+    expect(sample(text, 'gatekeeper_leader', { node, election: 'leader' })).toBe(1);
+    expect(sample(text, 'gatekeeper_store_call_duration_seconds_count', { node, store: 'permits', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(sample(text, 'gatekeeper_store_call_duration_seconds_count', { node, store: 'tasks', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(sample(text, 'gatekeeper_permits_held', { node, semaphore: 'manual' })).toBeUndefined(); // released
+
+    // The README's table names exactly what is registered, and the example dashboard asks only for those.
+    const registered = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
+    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('## Metrics'), readme.indexOf('## Performance'));
+    expect([...table.matchAll(/^\| `(gatekeeper_[a-z_]+)` \|/gm)].map((m) => m[1]).sort()).toEqual(registered);
+    const dashboard = readFileSync(join(__dirname, '../../docs/grafana/gatekeeper-dashboard.json'), 'utf8');
+    const asked = new Set([...dashboard.matchAll(/gatekeeper_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|count|sum)$/, '')));
+    expect([...asked].filter((name) => !registered.includes(name))).toEqual([]);
+  });
+
+  it('registers once per process: two modules on the default registry share the instruments, a series each', async () => {
+    try {
+      const mapPrefix = uniquePrefix('metrics-shared'); // one cluster state: one of the two leads
+      const options = (acquirer: string): GatekeeperModuleOptions => ({
+        identity: { acquirer }, metrics: true, elections: ['leader'], hazelcast: { clientConfig: testClientConfig(), mapPrefix },
+      });
+      const a = await start(options('node-a'));
+      const b = await start(options('node-b'));
+      for (const node of [a, b]) await node.get(ClusterService).waitForLeader({ election: 'leader', timeout: '10s' });
+      const text = await register.metrics();
+      const leaders = ['node-a', 'node-b'].map((node) => sample(text, 'gatekeeper_leader', { node, election: 'leader' }));
+      expect(leaders.sort()).toEqual([0, 1]);
+      await contexts.pop()!.close(); // node-b leaves: its series go with it
+      expect(sample(await register.metrics(), 'gatekeeper_leader', { node: 'node-b', election: 'leader' })).toBeUndefined();
+    } finally {
+      register.clear();
+    }
+  });
+
+  it('serves them over HTTP with the README’s controller, in Prometheus’ text format', async () => {
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'http-node' }, hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('metrics') }, metrics: true })],
+        controllers: [MetricsController],
+        providers: [ReportJob],
+      }).setLogger(new CapturingLogger()).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      contexts.push(app);
+      await app.listen(0, '127.0.0.1');
+      await app.get(ReportJob).run();
+      const response = await fetch(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/metrics`);
+      expect(response.headers.get('content-type')).toContain('text/plain');
+      const text = await response.text();
+      expect(text).toContain('# TYPE gatekeeper_permit_attempts_total counter');
+      expect(sample(text, 'gatekeeper_job_run_duration_seconds_count', { node: 'http-node', semaphore: 'report', outcome: 'finished' })).toBe(1);
+    } finally {
+      await Promise.all(contexts.splice(0).map((c) => c.close()));
+      register.clear();
+    }
+  });
+
+  it('rejects a bad metrics option, naming the field', async () => {
+    await expect(start({ metrics: { prefix: 'bad-prefix' } })).rejects.toThrow(InvalidOptionsError);
+    await expect(start({ metrics: { prefix: 'bad-prefix' } })).rejects.toThrow('invalid metrics.prefix');
+    await expect(start({ metrics: { registry: {} } })).rejects.toThrow('invalid metrics.registry: must be a prom-client Registry');
+  });
+});
