@@ -10,6 +10,7 @@ import type { ResolvedClusterSingletonOptions } from './cluster-singleton.option
 import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
 import { MembershipRuntime } from './membership.runtime';
 import { GatekeeperEvents } from './gatekeeper-events';
+import { GatekeeperTracing } from './gatekeeper-tracing';
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
@@ -32,6 +33,7 @@ export class ClusterSingletonRunner {
     gatekeeper: GatekeeperService,
     @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
     membership: MembershipRuntime,
+    private readonly tracing: GatekeeperTracing,
   ) {
     this.unheld = new UnheldSemaphoreMonitor(
       {
@@ -104,7 +106,11 @@ export class ClusterSingletonRunner {
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
-      const value = await invoke();
+      const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
+        const result = await invoke();
+        span.set({ 'gatekeeper.outcome': 'finished' });
+        return result;
+      });
       this.events.emit({ name: 'gatekeeper.job.finished', semaphore, job: where, token, durationMs: took() });
       return value;
     } catch (error) {

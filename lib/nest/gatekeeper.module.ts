@@ -13,6 +13,7 @@ import { Tasks } from './tasks.runtime';
 import { GatekeeperEvents } from './gatekeeper-events';
 import { GatekeeperHealthIndicator } from './gatekeeper-health.indicator';
 import { GatekeeperMetrics } from './gatekeeper-metrics';
+import { GatekeeperTracing } from './gatekeeper-tracing';
 import { TaskService } from './task.service';
 import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -74,6 +75,7 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
     ClusterSingletonRunner,
     GatekeeperHealthIndicator,
     GatekeeperMetrics,
+    GatekeeperTracing,
   ],
   exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
 })

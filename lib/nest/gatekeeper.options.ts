@@ -122,6 +122,12 @@ export interface GatekeeperModuleOptions {
    * README's table). `true` for the defaults of {@link MetricsOptions}. Default: off.
    */
   metrics?: boolean | MetricsOptions;
+  /**
+   * OpenTelemetry spans around permit decisions, `@ClusterSingleton` runs and task runs, through
+   * `@opentelemetry/api` when the app has it (an optional peer), to the tracer provider its SDK registered. Default
+   * `true` (no span, and no cost, without the API or an SDK); `false` turns them off.
+   */
+  tracing?: boolean;
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -150,6 +156,7 @@ export interface ResolvedGatekeeperOptions {
   readonly tasks: ResolvedTasksOptions;
   /** Metrics, when turned on. */
   readonly metrics?: ResolvedMetricsOptions;
+  readonly tracing: boolean;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -180,6 +187,9 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   rejectUnknownKeys(options as Record<string, unknown>, OPTION_KEYS, '');
   if (options.identity !== undefined) rejectUnknownKeys(options.identity as Record<string, unknown>, IDENTITY_KEYS, 'identity.');
   if (options.hazelcast !== undefined) rejectUnknownKeys(options.hazelcast as Record<string, unknown>, HAZELCAST_KEYS, 'hazelcast.');
+  if (options.tracing !== undefined && typeof options.tracing !== 'boolean') {
+    throw new InvalidOptionsError('tracing', `must be true or false, got ${JSON.stringify(options.tracing)}`);
+  }
   if (options.connectInBackground !== undefined && typeof options.connectInBackground !== 'boolean') {
     throw new InvalidOptionsError('connectInBackground', `must be true or false, got ${JSON.stringify(options.connectInBackground)}`);
   }
@@ -237,6 +247,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
     metrics: resolveMetricsOptions(options.metrics),
+    tracing: options.tracing ?? true,
   };
 }
 
@@ -306,7 +317,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations', 'tasks', 'metrics',
+  'allocations', 'tasks', 'metrics', 'tracing',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];

@@ -11,6 +11,7 @@ import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { MembershipRuntime } from './membership.runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
+import { GatekeeperTracing, type TraceSpan } from './gatekeeper-tracing';
 
 /** Where the module is in its life: decisions are made only while `ready`; `draining` still refreshes running work. */
 export type GatekeeperPhase = 'starting' | 'ready' | 'draining' | 'closed';
@@ -40,6 +41,7 @@ export class PermitRuntime {
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
     startup: GatekeeperStartup,
     membership: MembershipRuntime,
+    private readonly tracing: GatekeeperTracing,
   ) {
     this.admin = new SemaphoreAdmin(store, options.clock, {
       clockSkewMs: options.clockSkewMs,
@@ -56,14 +58,19 @@ export class PermitRuntime {
 
   /** Decides `semaphore` for a caller that holds its claim here (or needs none), only while ready. */
   async decide(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
-    if (this.phase !== 'ready') return this.notReady(semaphore);
-    return this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options)));
+    return this.tracing.span('gatekeeper.acquire', { 'gatekeeper.semaphore': semaphore }, async (span) => {
+      if (this.phase !== 'ready') return traced(span, this.notReady(semaphore));
+      return traced(span, this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options))));
+    });
   }
 
   /** Refreshes exactly `permit`; also while draining, so running work keeps its permit until it finishes. */
   async refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult> {
-    if (this.phase !== 'ready' && this.phase !== 'draining') return this.notReady(permit.semaphore);
-    return this.noted(await this.local.decision(this.engine.refresh(permit, options)));
+    const attributes = { 'gatekeeper.semaphore': permit.semaphore, 'gatekeeper.token': permit.fencingToken };
+    return this.tracing.span('gatekeeper.refresh', attributes, async (span) => {
+      if (this.phase !== 'ready' && this.phase !== 'draining') return traced(span, this.notReady(permit.semaphore));
+      return traced(span, this.noted(await this.local.decision(this.engine.refresh(permit, options))));
+    });
   }
 
   /** Releases, never throwing: a permit that cannot be released simply expires. Whether this call released it. */
@@ -144,4 +151,12 @@ export class PermitRuntime {
     if (!result.granted && result.reason === DenyReason.CORRUPT_STATE) this.reportCorrupt(result.semaphore, result.message);
     return result;
   }
+}
+
+/** A decision's outcome on its span: granted (with its token) or the reason it was denied. */
+function traced(span: TraceSpan, result: AcquireResult): AcquireResult {
+  span.set(result.granted
+    ? { 'gatekeeper.outcome': result.outcome, 'gatekeeper.token': result.permit.fencingToken }
+    : { 'gatekeeper.outcome': 'denied', 'gatekeeper.deny_reason': result.reason });
+  return result;
 }

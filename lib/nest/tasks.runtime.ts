@@ -12,6 +12,7 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } 
 import { GatekeeperExplorer, type TaskHandlerMethod } from './gatekeeper.explorer';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperEvents } from './gatekeeper-events';
+import { GatekeeperTracing } from './gatekeeper-tracing';
 import { joinedType } from '../tasks/task.rules';
 
 /**
@@ -36,6 +37,7 @@ export class Tasks {
     @Inject(GATEKEEPER_TASK_STORE) private readonly store: TaskStore,
     private readonly explorer: GatekeeperExplorer,
     private readonly lifecycleEvents: GatekeeperEvents,
+    private readonly tracing: GatekeeperTracing,
   ) {
     this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
   }
@@ -155,7 +157,11 @@ export class Tasks {
   }
 
   private register(worker: TaskWorker, { registration, instance, method }: TaskHandlerMethod): void {
-    const call = (fn: (...args: unknown[]) => unknown, ...args: unknown[]) => fn.apply(instance, args);
+    const plain = (fn: (...args: unknown[]) => unknown, ...args: unknown[]) => fn.apply(instance, args);
+    // A task run in a span: the task, its type, the claim's epoch and attempt; an error marks it failed.
+    const call = (fn: (...args: unknown[]) => unknown, data: unknown, context: TaskContext) => this.tracing.span('gatekeeper.task', {
+      'gatekeeper.task': context.task.id, 'gatekeeper.task_type': context.task.type, 'gatekeeper.token': context.epoch, 'gatekeeper.attempt': context.attempt,
+    }, async () => fn.apply(instance, [data, context]));
     switch (registration.kind) {
       case 'task':
         worker.handle(registration.type, (data, context) => call(method as (...args: unknown[]) => unknown, data, context), registration.options);
@@ -164,10 +170,10 @@ export class Tasks {
         worker.onGroupFinished(registration.type, (join, context) => call(method as (...args: unknown[]) => unknown, join, context), registration.options);
         break;
       case 'trigger':
-        worker.handle(registration.type, (_data, context: TaskContext) => call(registration.body, context), registration.options);
+        worker.handle(registration.type, (_data, context: TaskContext) => call((_d, c) => plain(registration.body, c), undefined, context), registration.options);
         break;
       case 'invalid':
-        this.onInvalid = (task, error) => call(method as (...args: unknown[]) => unknown, task, error);
+        this.onInvalid = (task, error) => plain(method as (...args: unknown[]) => unknown, task, error);
     }
   }
 
