@@ -49,14 +49,20 @@ export class GatekeeperTracing {
    */
   async span<T>(name: string, attributes: SpanAttributes, work: (span: TraceSpan) => Promise<T>): Promise<T> {
     const tracer = this.tracer;
-    const { SpanStatusCode } = otel() ?? {};
-    if (!tracer || SpanStatusCode === undefined) return work(NO_SPAN);
-    return tracer.startActiveSpan(name, { attributes: defined(attributes) }, async (span) => {
+    const found = otel();
+    if (!tracer || !found) return work(NO_SPAN);
+    const span = tracer.startSpan(name, { attributes: defined(attributes) });
+    // No SDK registered (the API's no-op tracer): the span records nothing, so no context is set up for it.
+    if (!span.isRecording()) {
+      span.end();
+      return work(NO_SPAN);
+    }
+    return found.context.with(found.trace.setSpan(found.context.active(), span), async () => {
       try {
         return await work({ set: (more) => span.setAttributes(defined(more)) });
       } catch (error) {
         span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        span.setStatus({ code: found.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
         throw error;
       } finally {
         span.end();
