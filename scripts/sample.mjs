@@ -125,6 +125,7 @@ async function main() {
   console.log(`
 Watch the "ran <job> on <node>" lines: billing runs on one instance per tick, reports on two, dr-check only on
 the dr-site instance, export (release mode) on one at a time.
+  Console: http://127.0.0.1:${ports[0]}/gatekeeper/console  (token: sample-admin-token-change-me)
   curl -s http://127.0.0.1:${ports[0]}/status
   curl -s -X POST http://127.0.0.1:${ports[0]}/reindex
   curl -s -H 'Authorization: Bearer sample-admin-token-change-me' http://127.0.0.1:${ports[0]}/gatekeeper/permits

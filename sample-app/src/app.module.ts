@@ -16,8 +16,8 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
     ScheduleModule.forRoot(),
     GatekeeperModule.forRoot({
       ...gatekeeperOptions(),
-      // The admin API under /gatekeeper, protected by a bearer token.
-      admin: { path: 'gatekeeper', token: sampleConfig.adminToken },
+      // The admin API under /gatekeeper, protected by a bearer token, and the web console at /gatekeeper/console.
+      admin: { path: 'gatekeeper', token: sampleConfig.adminToken, console: true },
     }),
   ],
   controllers: [ReindexController],

@@ -11,4 +11,10 @@ export interface GatekeeperAdminOptions {
   guard?: Type<CanActivate>;
   /** A shared secret callers send as `Authorization: Bearer <token>`. At least 16 characters. */
   token?: string;
+  /**
+   * Serve the web console at `<path>/console` (off by default): definitions, permits, the cluster, allocations and
+   * tasks, live, with the admin actions. Behind the same protection: with a `guard`, the page and its calls go
+   * through it; with a `token`, the page asks for it once and keeps a session cookie (HttpOnly, SameSite=Strict).
+   */
+  console?: boolean;
 }

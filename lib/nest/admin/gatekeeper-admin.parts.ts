@@ -5,6 +5,7 @@ import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
 import { createTaskAdminController } from './task-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
+import { createConsoleController } from './console.controller';
 import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
 
 /** The controllers and providers the admin API adds to the module. Validates its options at module definition. */
@@ -14,8 +15,12 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
   if (typeof path !== 'string' || path.trim() === '') {
     throw new InvalidDefinitionError('<module options>', 'admin.path', 'must be a non-empty route prefix');
   }
+  if (options.console !== undefined && typeof options.console !== 'boolean') {
+    throw new InvalidDefinitionError('<module options>', 'admin.console', `must be true or false, got ${JSON.stringify(options.console)}`);
+  }
+  const page = (guard: Type<CanActivate>, tokenMode: boolean) => (options.console ? [createConsoleController(path, guard, tokenMode)] : []);
   if (options.guard) {
-    return { controllers: controllers(path, options.guard), providers: [options.guard] };
+    return { controllers: [...controllers(path, options.guard), ...page(options.guard, false)], providers: [options.guard] };
   }
   if (typeof options.token !== 'string' || options.token.length < 16) {
     throw new InvalidDefinitionError(
@@ -25,7 +30,7 @@ export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined
     );
   }
   return {
-    controllers: controllers(path, AdminTokenGuard),
+    controllers: [...controllers(path, AdminTokenGuard), ...page(AdminTokenGuard, true)],
     providers: [{ provide: GATEKEEPER_ADMIN_TOKEN, useValue: options.token }, AdminTokenGuard],
   };
 }

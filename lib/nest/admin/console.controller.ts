@@ -1,0 +1,107 @@
+import {
+  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, Optional, Post, Req, Res, UseGuards, type CanActivate, type Type,
+} from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AdminTokenGuard, CONSOLE_SESSION_COOKIE, consoleSession, GATEKEEPER_ADMIN_TOKEN, sameSecret } from './admin-token.guard';
+
+/** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
+const assets = new Map<string, string>();
+function asset(name: 'console.html' | 'console.css' | 'console.client.js'): string {
+  let text = assets.get(name);
+  if (text === undefined) {
+    text = readFileSync(join(__dirname, 'console', name), 'utf8');
+    assets.set(name, text);
+  }
+  return text;
+}
+
+/** A response as the console sets headers on it (Express and Fastify alike). */
+interface HeaderTarget {
+  setHeader?(name: string, value: string): void;
+  header?(name: string, value: string): void;
+}
+function setHeader(response: HeaderTarget, name: string, value: string): void {
+  if (typeof response.setHeader === 'function') response.setHeader(name, value);
+  else response.header?.(name, value);
+}
+
+/** A request as the console reads it. */
+interface ConsoleRequest {
+  readonly method: string;
+  readonly protocol?: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Builds the web console's controller under the admin prefix: the page and its files, and (with a token) the
+ * sign-in that turns the token into a session cookie. The page's data and actions are the admin API's routes,
+ * behind the same guard. With a guard of yours, the page itself is behind it too.
+ */
+export function createConsoleController(path: string, guard: Type<CanActivate>, tokenMode: boolean): Type {
+  const cookiePath = `/${path.replace(/^\/+|\/+$/g, '')}`;
+
+  @Controller(`${path}/console`)
+  class ConsoleController {
+    private readonly guard?: AdminTokenGuard;
+    private readonly session?: Buffer;
+    private readonly expected?: Buffer;
+
+    constructor(@Optional() @Inject(GATEKEEPER_ADMIN_TOKEN) token?: string) {
+      if (tokenMode && token !== undefined) {
+        this.guard = new AdminTokenGuard(token);
+        this.expected = Buffer.from(token);
+        this.session = Buffer.from(consoleSession(token));
+      }
+    }
+
+    /** The console page (with a token, it asks for the token until the session cookie is set). */
+    @Get()
+    @UseGuards(...(tokenMode ? [] : [guard]))
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    @Header('Cache-Control', 'no-store')
+    @Header('Content-Security-Policy', "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+    page(): string {
+      return asset('console.html').replaceAll('{{base}}', cookiePath);
+    }
+
+    @Get('console.css')
+    @Header('Content-Type', 'text/css; charset=utf-8')
+    styles(): string {
+      return asset('console.css');
+    }
+
+    @Get('console.client.js')
+    @Header('Content-Type', 'text/javascript; charset=utf-8')
+    script(): string {
+      return asset('console.client.js');
+    }
+
+    /** Whether this browser is signed in (`{ signIn: 'token' | 'guard' }`), or 401. */
+    @Get('session')
+    @Header('Cache-Control', 'no-store')
+    state(@Req() request: ConsoleRequest): { signedIn: true; signIn: 'token' | 'guard' } {
+      if (!tokenMode) return { signedIn: true, signIn: 'guard' };
+      if (!this.guard!.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
+      return { signedIn: true, signIn: 'token' };
+    }
+
+    /** Signs in with the admin token: sets the session cookie (HttpOnly, SameSite=Strict, for the admin routes only). */
+    @Post('session')
+    @HttpCode(204)
+    signIn(@Body() body: { token?: unknown } | undefined, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
+      if (!tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
+      if (typeof body?.token !== 'string' || !sameSecret(body.token, this.expected!)) throw new HttpException({ message: 'wrong token' }, 401);
+      const secure = request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
+      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.session!.toString()}; Path=${cookiePath}; HttpOnly; SameSite=Strict${secure}`);
+    }
+
+    /** Signs out: clears the session cookie. */
+    @Delete('session')
+    @HttpCode(204)
+    signOut(@Res({ passthrough: true }) response: HeaderTarget): void {
+      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=; Path=${cookiePath}; HttpOnly; SameSite=Strict; Max-Age=0`);
+    }
+  }
+  return ConsoleController;
+}

@@ -1,0 +1,129 @@
+/// <reference lib="dom" />
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { testCluster, uniquePrefix } from '../support/test-cluster';
+
+const ROOT = join(__dirname, '../..');
+const RUN_LINE = /ran (\S+) on (\S+) \(group (\S+), fencing token (\d+), tick (\d+)\)/;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+const TOKEN = 'sample-admin-token-change-me';
+/** Debian's chromium (`apt-get install chromium`, as .ci/run does); GATEKEEPER_CHROMIUM names another. */
+const CHROMIUM = process.env.GATEKEEPER_CHROMIUM ?? '/usr/bin/chromium';
+/** Where screenshots go: CONSOLE_SCREENSHOTS=docs refreshes the README's. */
+const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(ROOT, process.env.CONSOLE_SCREENSHOTS) : join(tmpdir(), 'gatekeeper-console-shots');
+const nowTick = () => Math.floor(Date.now() / 1000);
+
+/**
+ * The web console in real Chromium against the real three-instance sample (`node scripts/sample.mjs`): sign in with
+ * the admin token, edit a definition and watch the job move in the sample's logs, pause it, migrate and undo with a
+ * preview of the exact changes first. The logs are the instances' own "ran <job> on <node>" lines.
+ */
+describe('the web console (headless Chromium, three-instance sample)', () => {
+  const { clusterName, addresses } = testCluster();
+  const env = { ...process.env, GATEKEEPER_HZ_MEMBERS: addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: clusterName, SAMPLE_MAP_PREFIX: uniquePrefix('console') };
+  let sample: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let output = '';
+  const runs = (job: string) => output.replace(ANSI, '').split('\n').flatMap((line) => {
+    const m = RUN_LINE.exec(line);
+    return m && m[1] === job ? [{ node: m[2], tick: Number(m[5]) }] : [];
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (sample && sample.exitCode === null) {
+      sample.kill('SIGTERM');
+      await once(sample, 'exit');
+    }
+  });
+
+  it('signs in, moves a job by editing its definition, pauses it, migrates and undoes, live', async () => {
+    expect(existsSync(CHROMIUM)).toBe(true); // .ci/run installs Debian's chromium
+    mkdirSync(SHOTS, { recursive: true });
+    const ports = [await freePort(), await freePort(), await freePort()];
+    sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    sample.stdout?.on('data', (c) => (output += String(c)));
+    sample.stderr?.on('data', (c) => (output += String(c)));
+    await eventually('all three instances to listen', () => (output.match(/listening on http/g) ?? []).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
+    const url = `http://127.0.0.1:${ports[0]}/gatekeeper/console`;
+    expect(output).toContain(`Console: ${url}`);
+
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    const page: Page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(url);
+
+    // Sign in: a wrong token is refused, the right one opens the console.
+    await page.waitForSelector('#sign-in:not([hidden])');
+    await page.type('#token', 'not-the-token-0123456789');
+    await page.click('#sign-in-form button[type="submit"]');
+    await page.waitForFunction(() => document.getElementById('sign-in-error')!.textContent === 'Wrong token.');
+    await page.$eval('#token', (input) => ((input as HTMLInputElement).value = ''));
+    await page.type('#token', TOKEN);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#definitions-rows tr[data-name="billing"]');
+    // Every input has a label a screen reader reads.
+    expect(await page.$$eval('input', (inputs) => inputs.filter((i) => !i.getAttribute('aria-label') && !i.closest('label') && !document.querySelector(`label[for="${i.id}"]`)).length)).toBe(0);
+
+    // 1. Edit billing's acquirer pattern to another instance: the job moves there, as the logs show.
+    await eventually('billing to run', () => runs('billing').length > 0, { timeoutMs: 30_000, intervalMs: 200 });
+    const holder = runs('billing').at(-1)!.node;
+    const target = [`app-${ports[0]}`, `app-${ports[1]}`].find((n) => n !== holder)!;
+    const field = 'tr[data-name="billing"] input[name="acquirerPattern"]';
+    await page.$eval(field, (input) => ((input as HTMLInputElement).value = ''));
+    await page.type(field, target);
+    await page.click('tr[data-name="billing"] button');
+    await page.waitForFunction(() => document.getElementById('status')!.textContent === 'save billing: done');
+    const edited = nowTick();
+    await eventually(`billing to run on ${target}`, () => runs('billing').some((r) => r.tick > edited && r.node === target), { timeoutMs: 20_000, intervalMs: 200 });
+    const moved = runs('billing').find((r) => r.tick > edited && r.node === target)!.tick;
+    await eventually('two more billing ticks', () => runs('billing').some((r) => r.tick >= moved + 4), { timeoutMs: 15_000, intervalMs: 200 });
+    expect(new Set(runs('billing').filter((r) => r.tick >= moved).map((r) => r.node))).toEqual(new Set([target]));
+    // The permit shows live, held by the target, its time left counting.
+    await page.waitForFunction((t) => Array.from(document.querySelectorAll('#permits-rows tr')).some((tr) => tr.textContent!.startsWith('billing') && tr.textContent!.includes(t)), {}, target);
+    // The cluster and the queues' allocation show too: three participants, one leader, 4 queues each.
+    await page.waitForFunction(() => document.querySelectorAll('#participants-rows tr').length === 3 && document.querySelectorAll('#participants-rows .badge.leader').length === 1);
+    await page.waitForFunction(() => document.getElementById('allocations-list')!.textContent!.includes('12 resources, 0 unowned'));
+    await page.screenshot({ path: join(SHOTS, 'console-desktop.png'), fullPage: true });
+
+    // 2. Pause: billing stops everywhere; the row says paused.
+    await page.click('tr[data-name="billing"] button.danger');
+    await page.waitForSelector('tr[data-name="billing"] .badge.paused');
+    const paused = nowTick();
+    await eventually('reports ticks after the pause', () => runs('reports').some((r) => r.tick >= paused + 6), { timeoutMs: 20_000, intervalMs: 200 });
+    expect(runs('billing').filter((r) => r.tick >= paused + 3)).toEqual([]);
+    await page.click('tr[data-name="billing"] button.secondary'); // resume
+    await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
+
+    // 3. Migrate production → dr-site: the preview lists the exact change, nothing is written until Apply; then undo.
+    const billingPattern = async () => ((await page.evaluate(async () => (await fetch(`${location.pathname.replace(/\/console$/, '')}/definitions/billing`)).json())) as { groupPattern: string }).groupPattern;
+    await page.type('#migrate-form input[name="fromGroup"]', 'production');
+    await page.type('#migrate-form input[name="toGroup"]', 'dr-site');
+    await page.click('#migrate-form button[name="preview"]');
+    await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.includes('Would change'));
+    const preview = await page.$eval('#migration-report', (report) => report.textContent);
+    expect(preview).toContain('billingproduction|dr-sitedr-site');
+    expect(await billingPattern()).toBe('production|dr-site');
+    await page.click('#migrate-apply');
+    await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.startsWith('Migrated'));
+    expect(await billingPattern()).toBe('dr-site');
+    await page.click('#undo-preview');
+    await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.includes('Preview: undo'));
+    expect(await page.$eval('#migration-report', (report) => report.textContent)).toContain('billingdr-siteproduction|dr-site');
+    await page.click('#undo-apply');
+    await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.startsWith('Undone'));
+    expect(await billingPattern()).toBe('production|dr-site');
+
+    // On a phone: the same page, one column, tables scrolling sideways.
+    await page.setViewport({ width: 390, height: 844 });
+    await page.waitForSelector('#definitions-rows tr[data-name="billing"]');
+    await page.screenshot({ path: join(SHOTS, 'console-phone.png') });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  });
+});

@@ -1,0 +1,92 @@
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { GatekeeperModule } from '../../lib';
+import type { GatekeeperAdminOptions } from '../../lib/nest/admin/gatekeeper-admin.options';
+import { CapturingLogger } from '../support/capturing-logger';
+
+const TOKEN = 'console-token-0123456789';
+
+@Injectable()
+class HeaderGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-operator'] === 'yes';
+  }
+}
+
+/**
+ * The console's protection over HTTP: off unless asked; with a token, the page holds no data and the session
+ * cookie (HttpOnly, SameSite=Strict, for the admin routes only) opens the API, a change needing the console's
+ * header too; with a guard of the app's, the page itself is behind it.
+ */
+describe('the web console’s routes and sign-in', () => {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function start(admin: GatekeeperAdminOptions) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, definitions: [{ name: 'billing', duration: '5s' }], admin })],
+    }).setLogger(new CapturingLogger()).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    return (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => fetch(`${base}${path}`, {
+      method,
+      headers: { ...init.headers, ...(init.body !== undefined && { 'content-type': 'application/json' }) },
+      ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+      redirect: 'manual',
+    });
+  }
+
+  it('is off unless asked for', async () => {
+    const call = await start({ path: 'ops', token: TOKEN });
+    expect((await call('GET', '/ops/console')).status).toBe(404);
+  });
+
+  it('with a token: a page without data, a sign-in that sets a strict session cookie, and changes only with the console’s header', async () => {
+    const call = await start({ path: 'ops', token: TOKEN, console: true });
+    const page = await call('GET', '/ops/console');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    expect(html).toContain('<script src="/ops/console/console.client.js" defer></script>');
+    expect(html).not.toContain('billing');
+    expect((await call('GET', '/ops/console/console.client.js')).headers.get('content-type')).toContain('javascript');
+    expect((await call('GET', '/ops/console/session')).status).toBe(401);
+    expect((await call('GET', '/ops/definitions')).status).toBe(403);
+
+    expect((await call('POST', '/ops/console/session', { body: { token: 'wrong-token-0123456789' } })).status).toBe(401);
+    const signedIn = await call('POST', '/ops/console/session', { body: { token: TOKEN } });
+    expect(signedIn.status).toBe(204);
+    const cookie = signedIn.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^gatekeeper_console=[\w-]+; Path=\/ops; HttpOnly; SameSite=Strict$/);
+    expect(cookie).not.toContain(TOKEN);
+    const session = { cookie: cookie.split(';')[0] };
+
+    expect((await call('GET', '/ops/console/session', { headers: session })).status).toBe(200);
+    const definitions = await call('GET', '/ops/definitions', { headers: session });
+    expect([definitions.status, ((await definitions.json()) as Array<{ name: string }>).map((d) => d.name)]).toEqual([200, ['billing']]);
+    // A change by cookie alone (what a cross-site form could send) is refused; with the console's header it is made.
+    expect((await call('POST', '/ops/definitions/billing/pause', { headers: session })).status).toBe(403);
+    const paused = await call('POST', '/ops/definitions/billing/pause', { headers: { ...session, 'x-gatekeeper-console': '1' } });
+    expect([paused.status, ((await paused.json()) as { permits: number }).permits]).toEqual([200, 0]);
+
+    const signedOut = await call('DELETE', '/ops/console/session', { headers: session });
+    expect(signedOut.headers.get('set-cookie')).toContain('Max-Age=0');
+    expect((await call('GET', '/ops/definitions', { headers: { cookie: 'gatekeeper_console=forged' } })).status).toBe(403);
+  });
+
+  it('with a guard of the app’s: the page and its calls go through it, and there is no token sign-in', async () => {
+    const call = await start({ path: 'ops', guard: HeaderGuard, console: true });
+    expect((await call('GET', '/ops/console')).status).toBe(403);
+    expect((await call('GET', '/ops/console', { headers: { 'x-operator': 'yes' } })).status).toBe(200);
+    expect(await (await call('GET', '/ops/console/session', { headers: { 'x-operator': 'yes' } })).json()).toEqual({ signedIn: true, signIn: 'guard' });
+    expect((await call('POST', '/ops/console/session', { body: { token: TOKEN } })).status).toBe(404);
+  });
+
+  it('rejects a console option that is not true or false, naming the field', async () => {
+    await expect(start({ token: TOKEN, console: 'yes' as never })).rejects.toThrow('admin.console');
+  });
+});
