@@ -17,15 +17,10 @@ import { Inject, Injectable, Module, type OnApplicationBootstrap, type OnModuleD
 import { AllocationService, GatekeeperModule, type AllocationInput, type DurationInput, type ResourceLease } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type AllocationReportEvent, type RunEvent, type Unstamped } from './history';
-import { startNodeProcess, type NodeProcess } from './node-process';
+import { nodeBasicsEnv, startNodeProcess, type NodeBasics, type NodeProcess } from './node-process';
 
 /** Settings of one allocation node. */
-export interface AllocationNodeSettings {
-  /** NODE_NAME: the acquirer, and the `node` of its history events. */
-  name: string;
-  historyFile: string;
-  cluster: { clusterName: string; addresses: string[] };
-  mapPrefix: string;
+export interface AllocationNodeSettings extends NodeBasics {
   group?: string;
   /** The allocation (module option `allocations`); default `{ name: 'queues' }`. */
   allocation?: AllocationInput;
@@ -45,11 +40,7 @@ export interface AllocationNodeSettings {
 /** The environment an allocation node process reads. */
 export function allocationEnv(s: AllocationNodeSettings): NodeJS.ProcessEnv {
   return {
-    NODE_NAME: s.name,
-    HISTORY_FILE: s.historyFile,
-    MAP_PREFIX: s.mapPrefix,
-    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
-    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...nodeBasicsEnv(s),
     ALLOCATION: JSON.stringify(s.allocation ?? { name: 'queues' }),
     RESOURCES: String(s.resources ?? 100),
     REVOKE_MS: String(s.revokeMs ?? 0),

@@ -19,15 +19,10 @@ import type { Subscription } from 'rxjs';
 import { ClusterService, GatekeeperModule, electionSemaphore, type DurationInput, type ElectionInput, type LeaderLease } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type ReportEvent, type RunEvent, type Unstamped } from './history';
-import { startNodeProcess, type NodeProcess } from './node-process';
+import { nodeBasicsEnv, startNodeProcess, type NodeBasics, type NodeProcess } from './node-process';
 
 /** Settings of one leader node. */
-export interface LeaderNodeSettings {
-  /** NODE_NAME: the acquirer, and the `node` of its history events (two processes may share it). */
-  name: string;
-  historyFile: string;
-  cluster: { clusterName: string; addresses: string[] };
-  mapPrefix: string;
+export interface LeaderNodeSettings extends NodeBasics {
   group?: string;
   /** The election this node stands in (module option `elections`); default `{ name: 'leader' }`. */
   election?: ElectionInput;
@@ -50,11 +45,7 @@ export interface LeaderNodeSettings {
 /** The environment a leader node process reads. */
 export function leaderEnv(s: LeaderNodeSettings): NodeJS.ProcessEnv {
   return {
-    NODE_NAME: s.name,
-    HISTORY_FILE: s.historyFile,
-    MAP_PREFIX: s.mapPrefix,
-    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
-    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...nodeBasicsEnv(s),
     ELECTION: JSON.stringify(s.election ?? { name: 'leader' }),
     ...(s.group !== undefined && { GROUP: s.group }),
     ...(s.membership !== undefined && { MEMBERSHIP: JSON.stringify(s.membership) }),

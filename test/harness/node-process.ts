@@ -27,6 +27,26 @@ export interface NodeProcess {
   exited(): boolean;
 }
 
+/** What every fixture node process is told: its name, its history file, and which cluster state to use. */
+export interface NodeBasics {
+  /** NODE_NAME: the acquirer, and the `node` of its history events. */
+  name: string;
+  historyFile: string;
+  cluster: { clusterName: string; addresses: string[] };
+  mapPrefix: string;
+}
+
+/** The environment every fixture node process reads (its app-specific settings go next to it). */
+export function nodeBasicsEnv(s: NodeBasics): NodeJS.ProcessEnv {
+  return {
+    NODE_NAME: s.name,
+    HISTORY_FILE: s.historyFile,
+    MAP_PREFIX: s.mapPrefix,
+    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
+    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+  };
+}
+
 /** Starts the workload app (workload-app.ts) as node `settings.name` and waits until it is READY. */
 export function startWorkloadNode(settings: WorkloadSettings): Promise<NodeProcess> {
   return startNodeProcess(join(__dirname, 'workload-app.ts'), settings.name, workloadEnv(settings), settings.historyFile);

@@ -28,15 +28,10 @@ import {
 } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type RunEvent, type TaskNoteEvent, type Unstamped } from './history';
-import { startNodeProcess, type NodeProcess } from './node-process';
+import { nodeBasicsEnv, startNodeProcess, type NodeBasics, type NodeProcess } from './node-process';
 
 /** Settings of one task node. */
-export interface TaskNodeSettings {
-  /** NODE_NAME: the acquirer, and the `node` of its history events. */
-  name: string;
-  historyFile: string;
-  cluster: { clusterName: string; addresses: string[] };
-  mapPrefix: string;
+export interface TaskNodeSettings extends NodeBasics {
   /** The lease of every type (ms). Default 2000. */
   leaseMs?: number;
   /** The tasks' scan interval (ms). Default 500. */
@@ -58,11 +53,7 @@ export interface TaskNodeSettings {
 /** The environment a task node process reads. */
 export function taskEnv(s: TaskNodeSettings): NodeJS.ProcessEnv {
   return {
-    NODE_NAME: s.name,
-    HISTORY_FILE: s.historyFile,
-    MAP_PREFIX: s.mapPrefix,
-    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
-    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...nodeBasicsEnv(s),
     LEASE_MS: String(s.leaseMs ?? 2_000),
     SCAN_MS: String(s.scanMs ?? 500),
     MAX_CLOCK_SKEW_MS: String(s.maxClockSkewMs ?? 100),
