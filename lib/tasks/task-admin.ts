@@ -182,8 +182,8 @@ export class TaskAdmin {
 
   /**
    * Removes finished tasks (their ids are forgotten: a submit of one runs it again), and a group's record with the
-   * last of its tasks and its join. Tasks a group or parent still waits to hear of are kept. Returns how many were
-   * removed.
+   * last of its tasks. Tasks a group or parent still waits to hear of, joins their group does not show yet, and
+   * cancelled runs whose lease may still be running are kept. Returns how many were removed.
    */
   async purge(options: TaskPurgeOptions = {}): Promise<number> {
     const now = this.clock.now();

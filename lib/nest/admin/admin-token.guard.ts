@@ -11,12 +11,12 @@ export const CONSOLE_SESSION_COOKIE = 'gatekeeper_console';
 export const CONSOLE_HEADER = 'x-gatekeeper-console';
 
 /** The console session's cookie value for `token`. */
-export function consoleSession(token: string): string {
+function consoleSession(token: string): string {
   return createHmac('sha256', token).update('gatekeeper console session').digest('base64url');
 }
 
 /** Compares two secrets in constant time. */
-export function sameSecret(given: string, expected: Buffer): boolean {
+function sameSecret(given: string, expected: Buffer): boolean {
   const bytes = Buffer.from(given);
   return bytes.length === expected.length && timingSafeEqual(bytes, expected);
 }
@@ -43,6 +43,16 @@ export class AdminTokenGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     return this.allows(context.switchToHttp().getRequest<AdminRequest>());
+  }
+
+  /** Whether `given` is the token (the console's sign-in). */
+  isToken(given: string): boolean {
+    return sameSecret(given, this.expected);
+  }
+
+  /** The console session's cookie value (derived from the token). */
+  get sessionValue(): string {
+    return this.session.toString();
   }
 
   /** Whether `request` carries the token, or the console's session (and, for a change, its header). */

@@ -1,9 +1,9 @@
 import {
-  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, Optional, Post, Req, Res, UseGuards, type CanActivate, type Type,
+  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Optional, Post, Req, Res, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdminTokenGuard, CONSOLE_SESSION_COOKIE, consoleSession, GATEKEEPER_ADMIN_TOKEN, sameSecret } from './admin-token.guard';
+import { AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
 
 /** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
 const assets = new Map<string, string>();
@@ -43,17 +43,8 @@ export function createConsoleController(path: string, guard: Type<CanActivate>, 
 
   @Controller(`${path}/console`)
   class ConsoleController {
-    private readonly guard?: AdminTokenGuard;
-    private readonly session?: Buffer;
-    private readonly expected?: Buffer;
-
-    constructor(@Optional() @Inject(GATEKEEPER_ADMIN_TOKEN) token?: string) {
-      if (tokenMode && token !== undefined) {
-        this.guard = new AdminTokenGuard(token);
-        this.expected = Buffer.from(token);
-        this.session = Buffer.from(consoleSession(token));
-      }
-    }
+    /** The token guard (with a token; absent with a guard of the app's). */
+    constructor(@Optional() private readonly tokens?: AdminTokenGuard) {}
 
     /** The console page (with a token, it asks for the token until the session cookie is set). */
     @Get()
@@ -82,7 +73,7 @@ export function createConsoleController(path: string, guard: Type<CanActivate>, 
     @Header('Cache-Control', 'no-store')
     state(@Req() request: ConsoleRequest): { signedIn: true; signIn: 'token' | 'guard' } {
       if (!tokenMode) return { signedIn: true, signIn: 'guard' };
-      if (!this.guard!.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
+      if (!this.tokens!.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
       return { signedIn: true, signIn: 'token' };
     }
 
@@ -91,9 +82,9 @@ export function createConsoleController(path: string, guard: Type<CanActivate>, 
     @HttpCode(204)
     signIn(@Body() body: { token?: unknown } | undefined, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
       if (!tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
-      if (typeof body?.token !== 'string' || !sameSecret(body.token, this.expected!)) throw new HttpException({ message: 'wrong token' }, 401);
+      if (typeof body?.token !== 'string' || !this.tokens!.isToken(body.token)) throw new HttpException({ message: 'wrong token' }, 401);
       const secure = request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
-      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.session!.toString()}; Path=${cookiePath}; HttpOnly; SameSite=Strict${secure}`);
+      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.tokens!.sessionValue}; Path=${cookiePath}; HttpOnly; SameSite=Strict${secure}`);
     }
 
     /** Signs out: clears the session cookie. */
