@@ -64,7 +64,8 @@ async function bullmq(): Promise<void> {
     return null;
   }, { connection, concurrency, removeOnComplete: { count: 100_000 } });
   await worker.waitUntilReady();
-  process.on('SIGTERM', () => void worker.close().then(() => process.exit(0)));
+  // Forced: a job that never ends (the hang job of the detection row) must not hold the shutdown for ever.
+  process.on('SIGTERM', () => void worker.close(true).then(() => process.exit(0)));
 }
 
 /** Counts every command this process's ioredis connections send (BullMQ's included: it uses the same ioredis). */
