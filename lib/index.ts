@@ -109,7 +109,7 @@ export type {
   AttemptOutcome, BackoffPolicy, GroupJoinData, TaskAttempt, TaskClaim, TaskGroupPosition, TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
 export type { SubmitInput, TaskActor } from './tasks/task.rules';
-export { taskId, joinTaskId } from './tasks/task.rules';
+export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task.rules';
 export {
   TaskAdmin, parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskListInput, type TaskPurgeInput, type TaskPurgeOptions, type TaskStateCounts,
 } from './tasks/task-admin';

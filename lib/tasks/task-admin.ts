@@ -4,7 +4,7 @@ import type { InvalidDefinitionError } from '../core/errors/invalid-definition.e
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
 import type { TaskQuery, TaskStore } from './task-store';
-import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
+import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isParentJoin, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -260,7 +260,7 @@ async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[], no
   for (const task of tasks) {
     const of = groupOf(task);
     if (!of) {
-      if (await removeTask(store, task, now)) removed++;
+      if (!(await joinAwaitsMark(store, task, undefined)) && (await removeTask(store, task, now))) removed++;
       continue;
     }
     const id = groupId(of.type, of.name);
@@ -288,15 +288,15 @@ async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[], no
 /** Whether a join's group record (or parent) exists and does not show it yet (see `removeFinished`). */
 async function joinAwaitsMark(store: TaskStore, join: TaskRecord, group: TaskGroupRecord | undefined): Promise<boolean> {
   if (group && group.joinSubmittedAt === undefined && groupJoinOf(group) === join.joinOf) return true;
-  const parentId = `${joinedType(join.type)}:${join.name}`;
-  if (!join.joinOf?.startsWith('parent ')) return false;
-  const parent = (await store.read(parentId)).task;
+  if (!isParentJoin(join.joinOf)) return false;
+  const parent = (await store.read(`${joinedType(join.type)}:${join.name}`)).task;
   return parent !== undefined && parent.subgroups?.joinSubmittedAt === undefined && parentJoinOf(parent) === join.joinOf;
 }
 
-/** The group a task belongs to: its own, or for a join, the group it joins. */
+/** The group a task belongs to: its own, or for a group's join, the group it joins (a parent's own join has none). */
 function groupOf(task: TaskRecord): { type: string; name: string } | undefined {
   if (task.group) return { type: task.type, name: task.group.name };
+  if (isParentJoin(task.joinOf)) return undefined;
   const joined = joinedType(task.type);
   return joined !== undefined && task.name !== undefined ? { type: joined, name: task.name } : undefined;
 }

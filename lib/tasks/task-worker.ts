@@ -9,7 +9,7 @@ import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskEvent } from './task-events';
 import {
   counted, newGroupRecord, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
-  groupId, joinedType, joinTask, joinTaskId, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
+  groupId, joinedType, joinIdOf, joinTask, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
 /** What a handler gets besides the task's data. */
@@ -513,7 +513,7 @@ export class TaskWorker {
    */
   private async createJoin(join: GroupJoinData, joinOf: string, parent: string | undefined): Promise<boolean> {
     for (;;) {
-      const id = joinTaskId(join.type, join.group);
+      const id = joinIdOf(join, joinOf);
       const read = await this.store.read(id);
       const decision = joinTask(join, joinOf, parent, this.options.clock.now(), read.task);
       if (decision.outcome === 'exists') return true;

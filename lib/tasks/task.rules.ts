@@ -66,6 +66,27 @@ export function joinTaskId(type: string, group: string): string {
   return `${joinTaskType(type)}:${group}`;
 }
 
+const PARENT_JOIN = 'parent ';
+
+/** Whether `joinOf` names a parent run (its own join), not a group round. */
+export function isParentJoin(joinOf: string | undefined): boolean {
+  return joinOf?.startsWith(PARENT_JOIN) ?? false;
+}
+
+/**
+ * The id of a parent task's own join, heard once all its sub-groups joined: `<type>#group-finished:parent:<name>`
+ * for the parent `<type>:<name>`. A group's name holds no ':', so a parent's join never shares its id with a group's,
+ * whatever the parent is called.
+ */
+export function parentJoinTaskId(type: string, name: string): string {
+  return `${joinTaskType(type)}:parent:${name}`;
+}
+
+/** The id of the join that `joinOf` names (see `TaskRecord.joinOf`): a parent run's own, or a group round's. */
+export function joinIdOf(join: Pick<GroupJoinData, 'type' | 'group'>, joinOf: string): string {
+  return isParentJoin(joinOf) ? parentJoinTaskId(join.type, join.group) : joinTaskId(join.type, join.group);
+}
+
 /** The task type a join task type belongs to, or `undefined` for an ordinary type. */
 export function joinedType(type: string): string | undefined {
   return type.endsWith(`#${GROUP_FINISHED}`) ? type.slice(0, -GROUP_FINISHED.length - 1) : undefined;
@@ -90,7 +111,7 @@ export function joinTask(join: GroupJoinData, joinOf: string, parent: string | u
   return {
     outcome: 'create',
     task: {
-      id: joinTaskId(join.type, join.group), type: joinTaskType(join.type), name: join.group,
+      id: joinIdOf(join, joinOf), type: joinTaskType(join.type), name: join.group,
       ...(parent !== undefined && { parent }),
       priority: 0, data: join, state: 'pending', seq: now * 1000, submittedAt: now, notBefore: Math.max(now, existing?.heldUntil ?? now), epoch: existing?.epoch ?? 0, attempts: [], joinOf,
       ...(existing?.heldUntil !== undefined && existing.heldUntil > now && { heldUntil: existing.heldUntil }),
@@ -105,7 +126,7 @@ export function groupJoinOf(group: TaskGroupRecord): string {
 
 /** What a parent's join joins: the parent's last run (its claim epoch, which grows with every run, rerun or retry). */
 export function parentJoinOf(parent: TaskRecord): string {
-  return `parent ${parent.epoch}`;
+  return `${PARENT_JOIN}${parent.epoch}`;
 }
 
 /**

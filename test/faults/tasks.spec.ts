@@ -130,7 +130,7 @@ describe('tasks among real processes on the shared member', () => {
   it('the recon example with 100 sub-tasks across three processes, then failGroupFast', async () => {
     if (nodes.filter((n) => !n.exited()).length < 3) nodes.push(await startTaskNode({ ...common, name: 'node-d' }));
     await client.submit({ type: 'recon-parent', name: 'recon-system-x', data: { batches: 100 } });
-    const parentJoin = 'recon-parent#group-finished:recon-system-x';
+    const parentJoin = 'recon-parent#group-finished:parent:recon-system-x';
     await eventually('the parent’s join', () => notes(readHistory(historyFile), 'completed', parentJoin).length > 0, { timeoutMs: 30_000 });
     let history = readHistory(historyFile);
     const subIds = Array.from({ length: 100 }, (_, i) => `recon-record-set:recon-system-x:${i + 1}`);
@@ -146,7 +146,7 @@ describe('tasks among real processes on the shared member', () => {
     expect(parentJoins[0].at).toBeGreaterThanOrEqual(batchJoins[0].at);
 
     await client.submit({ type: 'recon-parent', name: 'fast', data: { batches: 100, failAt: 1, failGroupFast: true } });
-    await eventually('the failed group’s parent join', () => notes(readHistory(historyFile), 'completed', 'recon-parent#group-finished:fast').length > 0, { timeoutMs: 30_000 });
+    await eventually('the failed group’s parent join', () => notes(readHistory(historyFile), 'completed', 'recon-parent#group-finished:parent:fast').length > 0, { timeoutMs: 30_000 });
     history = readHistory(historyFile);
     const fastJoins = notes(history, 'joined', 'recon-record-set#group-finished:fast');
     expect(fastJoins).toHaveLength(1);

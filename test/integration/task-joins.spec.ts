@@ -3,7 +3,7 @@ import type { GroupJoinData } from '../../lib/tasks/task';
 import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
 import type { TaskStore } from '../../lib/tasks/task-store';
-import { joinTaskId } from '../../lib/tasks/task.rules';
+import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task.rules';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes } from '../support/task-nodes';
 
@@ -251,6 +251,47 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect(joins).toHaveLength(1);
   });
 
+  it('a parent named like a group of its own type: each has a join of its own, so a parent swept again never joins twice', async () => {
+    const joins: GroupJoinData[] = [];
+    const dying = await nodes.store();
+    const write = dying.compareAndSet.bind(dying);
+    dying.compareAndSet = async (id, expected, next, options) => {
+      if (next?.subgroups?.joinSubmittedAt !== undefined) throw new Error('a died before marking the parent');
+      return write(id, expected, next, options);
+    };
+    const a = await nodes.worker('a', {}, dying);
+    a.handle('t', async (_n, context) => {
+      await context.submit({ type: 'sub', group: { name: 's', number: 1, total: 1 } });
+    });
+    a.handle('sub', async () => 'sub');
+    a.onGroupFinished('sub', () => 'sub joined');
+    a.start();
+    const b = await nodes.worker('b', { scanMs: 600_000 }); // runs the joins, sweeps nothing
+    b.onGroupFinished('t', (join) => {
+      joins.push(join);
+    });
+    b.start();
+    const store = nodes.stores[0];
+    await a.submit({ type: 't', name: 'g' }); // the parent t:g; its own join is created, then a dies before marking it
+    await eventually('the parent’s join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await a.stop(100);
+    const c = await nodes.worker('c', { scanMs: 600_000 });
+    c.handle('t', async (n) => n);
+    c.start();
+    await submitGroup((input) => c.submit(input as never), 2); // the group g of type t
+    await eventually('the group’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+    expect((await store.read(joinTaskId('sub', 's'))).task?.uncounted).toBe(true); // its parent never heard of it
+    const d = await nodes.worker('d'); // sweeps the sub-group's join a left uncounted, and with it the parent
+    d.onGroupFinished('sub', () => 'sub joined');
+    d.start();
+    await eventually('the parent marked', async () => (await store.read('t:g')).task?.subgroups?.joinSubmittedAt !== undefined
+      && !(await store.read(joinTaskId('sub', 's'))).task?.uncounted, { timeoutMs: 5_000 });
+    await eventually('no join left to run', async () => (await store.query({ types: ['t#group-finished'], states: ['pending', 'running'] })).length === 0);
+    expect(joins.map((j) => Object.keys(j.results).sort())).toEqual([['sub:s'], ['1', '2']]);
+    expect((await store.read(joinTaskId('t', 'g'))).task?.joinOf).toMatch(/^group /);
+    expect((await store.read(parentJoinTaskId('t', 'g'))).task?.joinOf).toMatch(/^parent /);
+  });
+
   it('a group whose tasks were purged before its join is submitted again under its name: it joins again', async () => {
     const joins: GroupJoinData[] = [];
     const w = await nodes.worker('a');
@@ -296,7 +337,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     w.onGroupFinished('recon-parent', () => 'done');
     w.start();
     const store = nodes.stores[0];
-    const parentJoined = async () => (await store.read(joinTaskId('recon-parent', 'sys-x'))).task?.state === 'done';
+    const parentJoined = async () => (await store.read(parentJoinTaskId('recon-parent', 'sys-x'))).task?.state === 'done';
     await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
     await eventually('the first run’s join', parentJoined, { timeoutMs: 5_000 });
     await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
