@@ -37,18 +37,20 @@ export async function partitionTableReady(client: Client, timeoutMs = 10_000): P
  */
 export async function partitionTableStable(client: Client, { quietMs = 1_000, timeoutMs = 30_000 } = {}): Promise<void> {
   await partitionTableReady(client, timeoutMs);
-  const snapshot = () => {
-    const partitions = client.getPartitionService();
-    return Array.from({ length: partitions.getPartitionCount() }, (_, p) => String(partitions.getPartitionOwner(p))).join(',');
-  };
-  let last = snapshot();
+  let last = partitionOwners(client);
   await eventually('the partition table to settle', async () => {
     await new Promise((resolve) => setTimeout(resolve, quietMs));
-    const now = snapshot();
+    const now = partitionOwners(client);
     const settled = now === last;
     last = now;
     return settled;
   }, { timeoutMs, intervalMs: 0 });
+}
+
+/** The client's partition table as one string (each partition's owner), to compare two moments. */
+export function partitionOwners(client: Client): string {
+  const partitions = client.getPartitionService();
+  return Array.from({ length: partitions.getPartitionCount() }, (_, p) => String(partitions.getPartitionOwner(p))).join(',');
 }
 
 /** The first `count` keys `${prefix}0`, `${prefix}1`, ... that member `index` owns. */

@@ -2,7 +2,7 @@ import { Client, type ClientConfig } from 'hazelcast-client';
 import { ControlledCluster } from '../support/cluster-control';
 import { eventually } from '../support/eventually';
 import { within } from './deadline';
-import { keysOwnedBy, ownerIndex, partitionTableStable } from './key-owner';
+import { keysOwnedBy, ownerIndex, partitionOwners, partitionTableStable } from './key-owner';
 import { ProbeClient } from './probe-client';
 import { tcpSocketsOf } from './proc-net';
 
@@ -177,14 +177,25 @@ describe('the nemesis against a proxied 3-member cluster', () => {
     const [onOne] = keysOwnedBy(client, cluster.addresses, 1, 'fz-one-');
     await Promise.all([map.put(onTwo, 'two'), map.put(onOne, 'one')]);
 
-    await cluster.freeze(2);
+    // Bytes each proxy carried back to this process, to tell which member answered if the frozen one seems to.
+    const bytesDown = () => [0, 1, 2].map((i) => cluster.proxy(i).connections({ pid: process.pid }).reduce((n, c) => n + c.bytesDown, 0));
+    const table = partitionOwners(client);
+    await cluster.freeze(2); // returns once every thread of the JVM has stopped
     const frozenAt = Date.now();
+    const downBefore = bytesDown();
     const stalled = map.get(onTwo);
     const stalledDone = stalled.then(() => Date.now(), () => Date.now());
     const [blocked, other] = await Promise.all([within(stalled, 1500), within(map.get(onOne), 1500)]);
+    const down = bytesDown().map((n, i) => n - downBefore[i]);
     const resumedAt = Date.now();
     await cluster.resume(2);
-    expect({ blocked, owner: ownerIndex(client, onTwo, cluster.addresses) }).toMatchObject({ blocked: { settled: false }, owner: 2 });
+    if (blocked.settled) {
+      throw new Error(`the frozen member's key ${onTwo} was answered after ${blocked.ms} ms with `
+        + `${'error' in blocked ? `an error: ${String(blocked.error)}` : JSON.stringify(blocked.value)}; bytes back through `
+        + `proxies 0/1/2 meanwhile ${down.join('/')}; owner now member ${ownerIndex(client, onTwo, cluster.addresses)}; `
+        + `partition table ${partitionOwners(client) === table ? 'unchanged' : 'changed'}`);
+    }
+    expect(ownerIndex(client, onTwo, cluster.addresses)).toBe(2);
     expect(other).toMatchObject({ settled: true, value: 'one' });
     const finished = await within(stalled, 5000);
     expect(finished).toMatchObject({ settled: true, value: 'two' });

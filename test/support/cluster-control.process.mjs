@@ -3,6 +3,7 @@
 //   kill <i> | stop <i> | restart <i> | stopall | startall | freeze <i> | resume <i> | killmany <i> <j> ... | pids | quit
 // Every answer carries the members' pids and whether each is alive (running or frozen).
 // --public-addresses a,b,... gives member i a client port of its own that advertises address i to clients.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../../scripts/hazelcast.mjs';
@@ -34,6 +35,27 @@ const signal = (i, sig) => {
   if (!member(i).process.kill(sig)) throw new Error(`member ${i} (pid ${member(i).pid}) is not running`);
 };
 
+// Waits until every thread of member i is stopped (state T in /proc), or none is: kill() only queues the signal, so a
+// freeze is done when the JVM has stopped, not when the signal was sent.
+const threadsSettle = async (i, stopped, timeoutMs = 5_000) => {
+  const { pid } = member(i);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const states = readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+      try {
+        return [readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '')[0]];
+      } catch {
+        return []; // the thread ended meanwhile
+      }
+    });
+    if (states.every((state) => (state === 'T') === stopped)) return;
+    if (Date.now() > deadline) {
+      throw new Error(`member ${i} (pid ${pid}): threads ${stopped ? 'not all stopped' : 'still stopped'} after ${timeoutMs} ms (${states.join('')})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+};
+
 const commands = {
   kill: async (i) => member(i).kill('SIGKILL'),
   stop: async (i) => member(i).stop(),
@@ -46,8 +68,14 @@ const commands = {
     restarted.forEach((m, i) => (cluster.members[i] = m));
   },
   // A frozen JVM keeps its sockets open and answers nothing: a long GC pause or a stalled VM.
-  freeze: async (i) => signal(i, 'SIGSTOP'),
-  resume: async (i) => signal(i, 'SIGCONT'),
+  freeze: async (i) => {
+    signal(i, 'SIGSTOP');
+    await threadsSettle(i, true);
+  },
+  resume: async (i) => {
+    signal(i, 'SIGCONT');
+    await threadsSettle(i, false);
+  },
   // All signals are sent before any exit is awaited, so the members die together and partitions whose
   // primary and backups were all on them are lost (one by one, backups would be promoted in between).
   killmany: async (...indexes) => {
