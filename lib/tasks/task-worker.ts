@@ -8,7 +8,7 @@ import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-err
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskEvent } from './task-events';
 import {
-  counted, newGroupRecord, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
+  compareReady, counted, newGroupRecord, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
   groupId, joinedType, joinIdOf, joinTask, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
 } from './task.rules';
 
@@ -75,6 +75,10 @@ const READY_REFRESH_MS = 100;
 /** Candidates a node keeps from one query. */
 const READY_LIMIT = 256;
 
+/** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
+const STRAGGLERS_READ = 5_000;
+const STRAGGLERS_PER_PASS = 50;
+
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, factor: 2, maxMs: 60_000 };
 
 interface Registration {
@@ -113,6 +117,8 @@ export class TaskWorker {
   private stopping = false;
   /** A straggler scan in progress (scans never overlap). */
   private counting = false;
+  /** The last straggler a scan took: the next scan goes on after it. */
+  private lastStraggler?: TaskRecord;
 
   constructor(
     private readonly store: TaskStore,
@@ -413,7 +419,14 @@ export class TaskWorker {
     if (this.stopping || this.counting) return;
     this.counting = true;
     try {
-      for (const task of await this.store.uncounted([...this.handlers.keys()], 50)) {
+      const found = await this.store.uncounted([...this.handlers.keys()], STRAGGLERS_READ);
+      // A pass takes up to STRAGGLERS_PER_PASS, after the last one the previous pass took (claim order, wrapping): the
+      // first ones may be blocked for long (a join of an earlier round not run yet), and must not hide the rest.
+      const last = this.lastStraggler;
+      const from = last ? found.findIndex((task) => compareReady(task, last) > 0) : 0;
+      const pass = [...found.slice(Math.max(from, 0)), ...found.slice(0, Math.max(from, 0))].slice(0, STRAGGLERS_PER_PASS);
+      for (const task of pass) {
+        this.lastStraggler = task;
         await this.progress(task).catch((error) => this.options.onError?.(error, `count ${task.id}`)); // one bad record blocks no other
       }
     } finally {

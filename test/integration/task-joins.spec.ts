@@ -1,5 +1,5 @@
 import { systemClock } from '../../lib';
-import type { GroupJoinData } from '../../lib/tasks/task';
+import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
 import type { TaskStore } from '../../lib/tasks/task-store';
@@ -290,6 +290,30 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect(joins.map((j) => Object.keys(j.results).sort())).toEqual([['sub:s'], ['1', '2']]);
     expect((await store.read(joinTaskId('t', 'g'))).task?.joinOf).toMatch(/^group /);
     expect((await store.read(parentJoinTaskId('t', 'g'))).task?.joinOf).toMatch(/^parent /);
+  });
+
+  it('stragglers blocked for long (more than one scan takes) do not hide those after them: each scan goes on where the last stopped', async () => {
+    const store = await nodes.store();
+    const now = Date.now();
+    // A parent finished with its sub-group joined, unmarked (its node died): the scan submits its join. For the first
+    // 60, a join of an earlier run still waits (nobody runs joins of type p), so each stays blocked.
+    const parent = (name: string, seq: number): TaskRecord => ({
+      id: `p:${name}`, type: 'p', name, priority: 0, data: null, state: 'done', seq, submittedAt: now, notBefore: now, epoch: 2,
+      attempts: [], finishedAt: now, uncounted: true, subgroups: { submitted: ['c:s'], joined: { 'c:s': { state: 'done', result: 1 } } },
+    });
+    for (let i = 0; i < 60; i++) {
+      expect(await store.compareAndSet(`p:b${i}`, { raw: null }, parent(`b${i}`, i))).toBe(true);
+      const earlier = { id: parentJoinTaskId('p', `b${i}`), type: 'p#group-finished', name: `b${i}`, priority: 0, data: null, state: 'pending' as const,
+        seq: i, submittedAt: now, notBefore: now, epoch: 0, attempts: [], joinOf: 'parent 1' };
+      expect(await store.compareAndSet(earlier.id, { raw: null }, earlier)).toBe(true);
+    }
+    expect(await store.compareAndSet('p:late', { raw: null }, parent('late', 1_000))).toBe(true);
+    const w = await nodes.worker('a', {}, store);
+    w.handle('p', async () => undefined);
+    w.start();
+    await eventually('the last straggler counted', async () => !(await store.read('p:late')).task?.uncounted, { timeoutMs: 5_000 });
+    expect((await store.read(parentJoinTaskId('p', 'late'))).task).toMatchObject({ state: 'pending', joinOf: 'parent 2' });
+    expect((await store.uncounted(['p'], 100)).length).toBe(60); // the blocked ones wait for their earlier join
   });
 
   it('a group whose tasks were purged before its join is submitted again under its name: it joins again', async () => {
