@@ -7,7 +7,7 @@ import type { TaskHandlerOptions } from '../tasks/task-worker';
 
 /** Options of leased distributed tasks (module option `tasks`). Every field is optional. */
 export interface TasksOptions {
-  /** Tasks this node runs at once. Default 4. */
+  /** Handlers this node runs at once. Default 4. A handler that ended frees its slot while its outcome is written. */
   concurrency?: number;
   /**
    * How often a node looks for work without being told: new work is signalled by events, so this is what finds

@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
-import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
+import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** How the Hazelcast task store finds its maps. */
@@ -21,8 +21,8 @@ export interface HazelcastTaskStoreOptions {
  * Tasks in Hazelcast IMaps: `<prefix>.tasks` holds one JSON value per task (HazelcastJsonValue, so members can
  * query it, with indexes on `state` and `type`), `<prefix>.task-groups` one per group. Claimable work is found by a
  * member-side query (no node reads every task), and new work is heard through an entry listener whose predicate
- * (`state = pending`) the members evaluate, without values: an idle node receives one small event per task that
- * becomes pending, nothing for renewals or completions.
+ * (`state = pending`) the members evaluate: a node receives one event per task that becomes pending, carrying the
+ * task, so it claims without asking first; nothing for claims, renewals or completions.
  */
 export class HazelcastTaskStore implements TaskStore {
   private tasks?: IMap<string, HazelcastJsonValue>;
@@ -30,7 +30,7 @@ export class HazelcastTaskStore implements TaskStore {
   private opened = false;
   private listenerId?: string;
   private events: TaskStoreEvents = {};
-  private readonly listeners = new Set<(type: string, id: string) => void>();
+  private readonly listeners = new Set<TaskWatcher>();
   private readonly prefix: string;
   private readonly callTimeoutMs: number;
   private operations = 0;
@@ -51,15 +51,16 @@ export class HazelcastTaskStore implements TaskStore {
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
-      const pending = (key: string) => {
+      const pending = (key: string, value: unknown) => {
         const type = key.slice(0, key.indexOf(':'));
-        for (const listener of this.listeners) listener(type, key);
+        const task = this.decodeEvent(key, value);
+        for (const listener of this.listeners) listener(type, key, task);
       };
       this.listenerId = await this.call(() => tasks.addEntryListenerWithPredicate(
-        { added: (e) => pending(e.key), updated: (e) => pending(e.key), merged: (e) => pending(e.key) },
+        { added: (e) => pending(e.key, e.value), updated: (e) => pending(e.key, e.value), merged: (e) => pending(e.key, e.value) },
         Predicates.equal('state', 'pending'),
         undefined,
-        false,
+        true,
       ), 'listen for pending tasks', {});
     } catch (error) {
       await this.close();
@@ -145,13 +146,24 @@ export class HazelcastTaskStore implements TaskStore {
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: (type: string, id: string) => void): () => void {
+  watch(listener: TaskWatcher): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   operationCount(): number {
     return this.operations;
+  }
+
+  /** The task an event carries, or `undefined` (and a report) when it cannot be read: the worker then asks the store. */
+  private decodeEvent(key: string, value: unknown): TaskRecord | undefined {
+    if (value === null || value === undefined) return undefined;
+    try {
+      return decodeTask(key, rawOf(value));
+    } catch (error) {
+      this.events.corruptValue?.(key, error instanceof CorruptStateError ? error.message : String(error));
+      return undefined;
+    }
   }
 
   private decodeAll(values: unknown[]): TaskRecord[] {

@@ -1,19 +1,19 @@
 import type { TaskGroupRecord, TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
-import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, VersionedGroup, VersionedTask } from './task-store';
+import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** The shared state of memory task stores: one per "cluster" (give the same backend to stores of one process). */
 export class MemoryTaskBackend {
   /** @internal */ readonly tasks = new Map<string, string>();
   /** @internal */ readonly groups = new Map<string, string>();
-  /** @internal */ readonly listeners = new Set<(type: string, id: string) => void>();
+  /** @internal */ readonly listeners = new Set<TaskWatcher>();
 }
 
 /** Tasks in this process's memory (one instance, development, tests). Passes the same contract as the Hazelcast store. */
 export class MemoryTaskStore implements TaskStore {
   private operations = 0;
-  private readonly own = new Set<(type: string, id: string) => void>();
+  private readonly own = new Set<TaskWatcher>();
 
   constructor(private readonly backend: MemoryTaskBackend = new MemoryTaskBackend()) {}
 
@@ -35,7 +35,10 @@ export class MemoryTaskStore implements TaskStore {
     if ((this.backend.tasks.get(id) ?? null) !== expected.raw) return false;
     if (next === null) this.backend.tasks.delete(id);
     else this.backend.tasks.set(id, encodeTask(next));
-    if (next?.state === 'pending') for (const listener of [...this.backend.listeners]) listener(next.type, id);
+    if (next?.state === 'pending') {
+      const raw = this.backend.tasks.get(id)!;
+      for (const listener of [...this.backend.listeners]) listener(next.type, id, decodeTask(id, raw));
+    }
     return true;
   }
 
@@ -74,7 +77,7 @@ export class MemoryTaskStore implements TaskStore {
     return inClaimOrder(this.all().filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: (type: string, id: string) => void): () => void {
+  watch(listener: TaskWatcher): () => void {
     this.backend.listeners.add(listener);
     this.own.add(listener);
     return () => {

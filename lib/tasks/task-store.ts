@@ -28,6 +28,9 @@ export interface TaskQuery {
   readonly group?: string;
 }
 
+/** Told of a task that became pending: its type, id and, when it could be read, the task as written. */
+export type TaskWatcher = (type: string, id: string, task?: TaskRecord) => void;
+
 /** What a task store reports to its owner. */
 export interface TaskStoreEvents {
   /** A stored value could not be read and was skipped. */
@@ -37,7 +40,8 @@ export interface TaskStoreEvents {
 /**
  * Where tasks live: one record per task and one per group, each written only by compare-and-set. Claimable tasks
  * are found by a query the store answers where the data is (a member-side query with indexes on Hazelcast), so no
- * node reads every task to find work; new work is signalled by events of tasks becoming pending. Implementations:
+ * node reads every task to find work; new work comes as events of tasks becoming pending, each with the task, which a
+ * node can claim without asking first. Implementations:
  * the Hazelcast store (the cluster) and the memory store (one process); both pass the same contract suite.
  */
 export interface TaskStore {
@@ -71,8 +75,11 @@ export interface TaskStore {
   finishedBefore(before: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /** Tasks matching `query` (every task when it is empty), in claim order. */
   query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
-  /** Hears a task become pending (submitted, retried, handed back): its type and id. Events may be lost. */
-  watch(listener: (type: string, id: string) => void): () => void;
+  /**
+   * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
+   * it could not be read: ask the store). Events may be lost.
+   */
+  watch(listener: TaskWatcher): () => void;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

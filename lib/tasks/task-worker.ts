@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import type { DurationInput } from '../permits/semaphore-definition';
 import { FINISHED_STATES, type BackoffPolicy, type GroupJoinData, type TaskRecord } from './task';
+import { ReadyList } from './ready-list';
 import { purgeExpired } from './task-admin';
 import { encodeTask } from './task.codec';
 import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
@@ -56,7 +57,7 @@ export interface TaskWorkerOptions {
   clockSkewMs: number;
   /** How long a finished task's id is remembered (a submit of it is ignored meanwhile). Default 24 h. */
   retentionMs?: number;
-  /** Tasks run at once by this node. Default 4. */
+  /** Handlers run at once by this node. Default 4. A handler that ended frees its slot while its outcome is written. */
   concurrency?: number;
   /** How often it looks for work without being told (new work is signalled; this finds abandoned tasks). Default 5 s. */
   scanMs?: number;
@@ -70,10 +71,12 @@ export interface TaskWorkerOptions {
   onEvent?(event: TaskEvent): void;
 }
 
-/** How often, at most, new work makes a node query again while it still has candidates from the last query. */
+/** How often, at most, a signal without its task (or the scan) makes a node query again. */
 const READY_REFRESH_MS = 100;
-/** Candidates a node keeps from one query. */
+/** Candidates one query returns to a node. */
 const READY_LIMIT = 256;
+/** Candidates a node keeps, from queries and events. */
+const READY_CAPACITY = 1_024;
 
 /** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
 const STRAGGLERS_READ = 5_000;
@@ -106,13 +109,16 @@ export class TaskWorker {
   private filling?: Promise<void>;
   private again = false;
   /**
-   * Claimable tasks as the last query found them, in claim order: claimed from the head until it runs out, so one
-   * query serves many claims (a stale entry only fails its compare-and-set). Queried again when empty, or when new
-   * work was signalled (or the scan came round) at least {@link READY_REFRESH_MS} after the last query.
+   * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
+   * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
+   * when it ran out having dropped some, or when the scan came round or an event came without its task, at most
+   * every {@link READY_REFRESH_MS}.
    */
-  private ready: TaskRecord[] = [];
+  private readonly ready = new ReadyList(READY_CAPACITY);
   private readyAt = 0;
   private signalled = true;
+  /** Wakes the node when the first task it holds that is backing off becomes due. */
+  private dueTimer?: NodeJS.Timeout;
   private started = false;
   private stopping = false;
   /** A straggler scan in progress (scans never overlap). */
@@ -162,9 +168,10 @@ export class TaskWorker {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.unwatch = this.store.watch((type) => {
+    this.unwatch = this.store.watch((type, _id, task) => {
       if (!this.handlers.has(type)) return;
-      this.signalled = true;
+      if (task) this.ready.offer(task);
+      else this.ready.markIncomplete(); // heard of work it could not read: ask the store
       this.kick();
     });
     this.timer = setInterval(() => {
@@ -191,6 +198,7 @@ export class TaskWorker {
     this.stopping = true;
     clearInterval(this.timer);
     clearInterval(this.purgeTimer);
+    clearTimeout(this.dueTimer);
     this.unwatch?.();
     await this.filling;
     const runs = [...this.running.values()];
@@ -242,43 +250,60 @@ export class TaskWorker {
   }
 
   /**
-   * Claims until the node runs `concurrency` tasks or nothing claimable is left. A round where others won every
+   * Claims until the node runs `concurrency` handlers or nothing claimable is left. A round where others won every
    * race asks again at once (there may be more), a few times, before it waits for the next signal.
    */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
     let lostRounds = 0;
-    while (!this.stopping && this.running.size < concurrency && lostRounds < 4) {
+    while (!this.stopping && this.freeSlots(concurrency) > 0 && lostRounds < 4) {
       const now = this.options.clock.now();
-      if (this.ready.length === 0 || (this.signalled && now - this.readyAt >= READY_REFRESH_MS)) {
+      const query = this.queryDue(now);
+      if (query) {
         this.signalled = false;
         this.readyAt = now;
-        this.ready = (await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT)).filter((t) => !this.running.has(t.id));
-        if (this.ready.length === 0) return;
+        const mark = this.ready.beginQuery();
+        this.ready.replace(await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT), READY_LIMIT, mark);
       }
-      let claimedAny = false;
-      while (this.ready.length > 0 && !this.stopping && this.running.size < concurrency) {
-        // As many claims at once as there are free slots: each is one compare-and-set.
-        const batch: TaskRecord[] = [];
-        while (this.ready.length > 0 && batch.length < concurrency - this.running.size) {
-          const candidate = this.next(concurrency);
-          if (!this.running.has(candidate.id)) batch.push(candidate);
-        }
-        if ((await Promise.all(batch.map((candidate) => this.claim(candidate)))).some(Boolean)) claimedAny = true;
+      // As many claims at once as there are free slots: each is one compare-and-set.
+      const batch: TaskRecord[] = [];
+      const free = this.freeSlots(concurrency);
+      while (batch.length < free) {
+        const next = this.ready.take(concurrency, now);
+        if (!next) break;
+        if (!this.running.has(next.id)) batch.push(next);
       }
-      lostRounds = claimedAny ? 0 : lostRounds + 1;
+      if (batch.length === 0) {
+        if (!query && this.queryDue(now)) continue; // the list ran out on tasks this node runs: ask the store
+        this.wakeLater(now);
+        return;
+      }
+      lostRounds = (await Promise.all(batch.map((candidate) => this.claim(candidate)))).some(Boolean) ? 0 : lostRounds + 1;
     }
   }
 
   /**
-   * The next candidate off the ready list: the highest priority first; within it, one of the first `window` in
-   * submit order, at random, so nodes that read the same list do not all race for its head.
+   * Handler slots free: a run takes one until its handler ends; then, while its outcome is written, it takes none (so
+   * the next claim overlaps that write), up to `concurrency` such writes at once.
    */
-  private next(window: number): TaskRecord {
-    const head = this.ready[0].priority;
-    let span = 1;
-    while (span < window && span < this.ready.length && this.ready[span].priority === head) span++;
-    return this.ready.splice(Math.floor(Math.random() * span), 1)[0];
+  private freeSlots(concurrency: number): number {
+    let handling = 0;
+    for (const run of this.running.values()) if (!run.settled) handling++;
+    return Math.max(0, Math.min(concurrency - handling, 2 * concurrency - this.running.size));
+  }
+
+  /** Whether to ask the store: the list ran out having dropped some, or a scan or a bare signal asks (not too often). */
+  private queryDue(now: number): boolean {
+    return (this.ready.size === 0 && this.ready.incomplete) || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);
+  }
+
+  /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
+  private wakeLater(now: number): void {
+    const due = [this.ready.nextDueAt(now), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    if (due.length === 0) return;
+    clearTimeout(this.dueTimer);
+    this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));
+    this.dueTimer.unref();
   }
 
   /**
@@ -370,6 +395,7 @@ export class TaskWorker {
         outcome = outcomeOf(error);
       }
       run.settled = true;
+      this.kick(); // its slot is free while the outcome is written
       clearTimeout(expiry);
       if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) {
         this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: controller.signal.reason.message }); // another node may hold it

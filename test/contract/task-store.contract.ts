@@ -93,10 +93,17 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     it('signals tasks that become pending, by type, to every node', async () => {
       const [a, b] = fixture.stores;
       const heard: string[] = [];
-      const stop = b.watch((type, id) => heard.push(`${type} ${id}`));
+      const told: Array<TaskRecord | undefined> = [];
+      const stop = b.watch((type, id, written) => {
+        heard.push(`${type} ${id}`);
+        told.push(written);
+      });
       const task = submit('recon', 'x');
       await a.compareAndSet(task.id, { raw: null }, task);
       await eventually('the signal', () => heard.includes('recon recon:x'));
+      // The task as written comes with it, exactly: a claim compare-and-sets against it with no read first.
+      expect(told[0]).toEqual(task);
+      expect(encodeTask(told[0]!)).toBe((await b.read(task.id)).raw);
       // A claim (running) is no news for idle nodes; handing the task back (pending) is. Events of one key arrive
       // in order, so once the second signal is heard, a signal for the claim would have been heard before it.
       const pending = await a.read(task.id);

@@ -325,14 +325,31 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect((await task('job:bad'))!.state).toBe('invalid');
   });
 
+  it('claims a task an event brought without asking the store: two calls a task (claim, complete), no query', async () => {
+    const w = await worker('a', { scanMs: 600_000 });
+    const ran: unknown[] = [];
+    w.handle('job', async (data) => {
+      ran.push(data);
+    });
+    w.start();
+    await eventually('its first query', () => stores[0].operationCount() >= 1);
+    const submitter = await worker('submitter'); // not started: claims nothing
+    const before = stores[0].operationCount();
+    for (let n = 1; n <= 5; n++) await submitter.submit({ type: 'job', name: `e${n}`, data: n });
+    // Read through the submitter's store: the worker's counts the worker's calls only.
+    await eventually('all done', async () => (await Promise.all([1, 2, 3, 4, 5].map((n) => stores[1].read(`job:e${n}`)))).every((r) => r.task?.state === 'done'));
+    expect(ran.sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(stores[0].operationCount() - before).toBe(10);
+  });
+
   it('a worker that stops renewing loses the task to another after the lease, and its late completion is refused', async () => {
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));
     const lostSignals: string[] = [];
-    const a = await worker('a');
+    const a = await worker('a', { scanMs: 600_000 }); // frozen: its scan does not come round either
     a.handle('job', async (_data, context) => {
       context.signal.addEventListener('abort', () => lostSignals.push(String((context.signal.reason as Error).name)), { once: true });
-      await stuck; // frozen: never renews
+      await stuck; // never renews
       return 'from a';
     }, { leaseMs: 300 });
     a.start();
