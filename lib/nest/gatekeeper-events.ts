@@ -74,6 +74,7 @@ export class GatekeeperEvents implements OnApplicationBootstrap {
 
   /** Hands the start-up's events to `@OnEvent` listeners once every module's bootstrap hook has run. */
   onApplicationBootstrap(): void {
+    this.eventEmitter(); // looked up now, while the app is whole: not in the callback, which may run after a quick close
     setImmediate(() => {
       const early = this.early ?? [];
       this.early = undefined;
