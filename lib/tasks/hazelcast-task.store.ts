@@ -30,7 +30,7 @@ export class HazelcastTaskStore implements TaskStore {
   private opened = false;
   private listenerId?: string;
   private events: TaskStoreEvents = {};
-  private readonly listeners = new Set<TaskWatcher>();
+  private readonly listeners = new Set<readonly [TaskWatcher, (type: string) => boolean]>();
   private readonly prefix: string;
   private readonly callTimeoutMs: number;
   private operations = 0;
@@ -53,8 +53,10 @@ export class HazelcastTaskStore implements TaskStore {
       this.tasks = tasks;
       const pending = (key: string, value: unknown) => {
         const type = key.slice(0, key.indexOf(':'));
+        const told = [...this.listeners].filter(([, wants]) => wants(type));
+        if (told.length === 0) return;
         const task = this.decodeEvent(key, value);
-        for (const listener of this.listeners) listener(type, key, task);
+        for (const [listener] of told) listener(type, key, task);
       };
       this.listenerId = await this.call(() => tasks.addEntryListenerWithPredicate(
         { added: (e) => pending(e.key, e.value), updated: (e) => pending(e.key, e.value), merged: (e) => pending(e.key, e.value) },
@@ -146,9 +148,10 @@ export class HazelcastTaskStore implements TaskStore {
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: TaskWatcher): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
+    const entry = [listener, wants] as const;
+    this.listeners.add(entry);
+    return () => this.listeners.delete(entry);
   }
 
   operationCount(): number {

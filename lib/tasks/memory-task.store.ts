@@ -77,12 +77,15 @@ export class MemoryTaskStore implements TaskStore {
     return inClaimOrder(this.all().filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: TaskWatcher): () => void {
-    this.backend.listeners.add(listener);
-    this.own.add(listener);
+  watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
+    const filtered: TaskWatcher = (type, id, task) => {
+      if (wants(type)) listener(type, id, task);
+    };
+    this.backend.listeners.add(filtered);
+    this.own.add(filtered);
     return () => {
-      this.backend.listeners.delete(listener);
-      this.own.delete(listener);
+      this.backend.listeners.delete(filtered);
+      this.own.delete(filtered);
     };
   }
 

@@ -5,15 +5,22 @@ import { compareReady } from './task.rules';
  * The claimable tasks one node knows of, in claim order (highest priority first, then submit order): filled by a
  * query, then kept up by the events of tasks that became pending, each carrying the task. A node claims from its
  * head without asking the store again; an entry gone stale (claimed by another node since) only fails its
- * compare-and-set. The list holds at most `capacity` tasks: beyond that it drops the last ones and says it is
- * incomplete, so the node queries again once it has run out.
+ * compare-and-set.
+ *
+ * The list may not hold every claimable task: a query answers at most its limit, the list keeps at most `capacity`,
+ * and an event may come without its task. It then keeps a horizon: the last task in claim order before which it
+ * knows every claimable one. A task ranked after the horizon (one an event brought) is not taken, as others the list
+ * does not hold may come before it; once nothing before the horizon is left, the node asks the store again.
  */
 export class ReadyList {
   private tasks: TaskRecord[] = [];
   /** Offers since the last query began are kept by its answer: that answer may predate them. */
   private offered = new Map<string, number>();
   private queries = 0;
-  private complete = false;
+  /** See the class: `undefined` when the list knows every claimable task, `null` when it knows none for sure. */
+  private horizon: TaskRecord | null | undefined = null;
+  /** The query during which a task was heard of but could not be read. */
+  private unreadDuring = -1;
 
   constructor(private readonly capacity: number) {}
 
@@ -22,9 +29,9 @@ export class ReadyList {
     return this.tasks.length;
   }
 
-  /** Whether the store may hold claimable work the list does not show: never queried, or tasks were dropped. */
+  /** Whether the store may hold claimable work the list does not show (never queried, dropped some, heard of unread work). */
   get incomplete(): boolean {
-    return !this.complete;
+    return this.horizon !== undefined;
   }
 
   /** Marks the start of a query; pass its mark to {@link replace}. */
@@ -33,15 +40,23 @@ export class ReadyList {
   }
 
   /**
-   * The list as a query (begun at `mark`) found it, at most `limit` of them (a full answer may hide more), plus the
-   * tasks offered since the query began.
+   * The list as a query begun at `mark` (and evaluated at `now`) found it, in claim order, at most `limit` of them (a
+   * full answer may hide more). Kept besides: tasks offered since the query began, and pending tasks not due yet at
+   * `now` (a retry backing off), which no query returns. Of two copies of a task, the one of the later claim wins,
+   * else the one offered.
    */
-  replace(found: readonly TaskRecord[], limit: number, mark: number): void {
-    const later = this.tasks.filter((task) => (this.offered.get(task.id) ?? 0) >= mark);
-    const ids = new Set(later.map((task) => task.id));
-    this.tasks = [...found.filter((task) => !ids.has(task.id)), ...later].sort(compareReady);
-    for (const [id, at] of this.offered) if (at < mark) this.offered.delete(id);
-    this.complete = found.length < limit;
+  replace(found: readonly TaskRecord[], limit: number, mark: number, now: number): void {
+    const kept = new Map(this.tasks
+      .filter((task) => (this.offered.get(task.id) ?? -1) >= mark || (task.state === 'pending' && task.notBefore > now))
+      .map((task) => [task.id, task]));
+    const merged = new Map(kept);
+    for (const task of found) {
+      const own = kept.get(task.id);
+      if (!own || task.epoch > own.epoch) merged.set(task.id, task);
+    }
+    this.tasks = [...merged.values()].sort(compareReady);
+    for (const [id, at] of this.offered) if (at < mark || !merged.has(id)) this.offered.delete(id);
+    this.horizon = this.unreadDuring >= mark ? null : found.length >= limit ? found[found.length - 1] : undefined;
     this.trim();
   }
 
@@ -60,20 +75,24 @@ export class ReadyList {
     this.trim();
   }
 
-  /** Forgets what was heard but could not be read: the store holds work this list does not show. */
+  /** Work was heard of that could not be read (or a new type is handled): nothing is taken until the next query. */
   markIncomplete(): void {
-    this.complete = false;
+    this.horizon = null;
+    this.unreadDuring = this.queries;
   }
 
   /**
-   * Takes the next task due at `now`: of the highest priority among those due, one of the first `window` in submit
-   * order, at random, so nodes that hold the same list do not all race for its head.
+   * Takes the next task due at `now` that is not `busy` (this node still runs an earlier claim of it) and not past
+   * the horizon: of the highest priority among those, one of the first `window` in submit order, at random, so nodes
+   * that hold the same list do not all race for its head.
    */
-  take(window: number, now: number): TaskRecord | undefined {
+  take(window: number, now: number, busy: (id: string) => boolean = () => false): TaskRecord | undefined {
+    if (this.horizon === null) return undefined;
     const due: number[] = [];
     for (let i = 0; i < this.tasks.length && due.length < window; i++) {
       const task = this.tasks[i];
-      if (task.state === 'pending' && task.notBefore > now) continue;
+      if (this.horizon && compareReady(task, this.horizon) > 0) break;
+      if ((task.state === 'pending' && task.notBefore > now) || busy(task.id)) continue;
       if (due.length > 0 && task.priority !== this.tasks[due[0]].priority) break;
       due.push(i);
     }
@@ -90,7 +109,7 @@ export class ReadyList {
     return at;
   }
 
-  /** Drops a task (this node runs it, or learnt it is gone). */
+  /** Drops a task. */
   remove(id: string): void {
     const index = this.tasks.findIndex((task) => task.id === id);
     if (index >= 0) this.tasks.splice(index, 1);
@@ -100,6 +119,7 @@ export class ReadyList {
   private trim(): void {
     if (this.tasks.length <= this.capacity) return;
     for (const dropped of this.tasks.splice(this.capacity)) this.offered.delete(dropped.id);
-    this.complete = false;
+    const last = this.tasks[this.tasks.length - 1];
+    if (this.horizon === undefined || (this.horizon && compareReady(last, this.horizon) < 0)) this.horizon = last;
   }
 }

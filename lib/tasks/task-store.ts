@@ -77,9 +77,10 @@ export interface TaskStore {
   query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /**
    * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
-   * it could not be read: ask the store). Events may be lost.
+   * it could not be read: ask the store), for the types `wants` accepts (every type without it; a task of another
+   * type is not even decoded). Events may be lost.
    */
-  watch(listener: TaskWatcher): () => void;
+  watch(listener: TaskWatcher, wants?: (type: string) => boolean): () => void;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

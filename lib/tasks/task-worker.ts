@@ -111,12 +111,15 @@ export class TaskWorker {
   /**
    * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
    * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
-   * when it ran out having dropped some, or when the scan came round or an event came without its task, at most
-   * every {@link READY_REFRESH_MS}.
+   * when it holds nothing it can vouch for (see {@link ReadyList}), when a round of claims found every candidate
+   * gone, and when the scan comes round.
    */
   private readonly ready = new ReadyList(READY_CAPACITY);
   private readyAt = 0;
+  /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
   private signalled = true;
+  /** Query at once: the list holds nothing it can vouch for, or its last candidates were all gone. */
+  private refresh = true;
   /** Wakes the node when the first task it holds that is backing off becomes due. */
   private dueTimer?: NodeJS.Timeout;
   private started = false;
@@ -169,11 +172,10 @@ export class TaskWorker {
     if (this.started) return;
     this.started = true;
     this.unwatch = this.store.watch((type, _id, task) => {
-      if (!this.handlers.has(type)) return;
       if (task) this.ready.offer(task);
       else this.ready.markIncomplete(); // heard of work it could not read: ask the store
       this.kick();
-    });
+    }, (type) => this.handlers.has(type));
     this.timer = setInterval(() => {
       this.signalled = true; // lapsed leases, and any signal that was lost
       this.kick();
@@ -225,6 +227,7 @@ export class TaskWorker {
   private register(type: string, run: (data: unknown, context: TaskContext) => unknown, options: TaskHandlerOptions): void {
     if (this.handlers.has(type)) throw new Error(`A handler for task type "${type}" is registered already`);
     this.handlers.set(type, { run, leaseMs: options.leaseMs ?? 30_000, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF });
+    this.ready.markIncomplete(); // the list never asked for this type
     if (this.started) this.kick();
   }
 
@@ -256,35 +259,55 @@ export class TaskWorker {
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
     let lostRounds = 0;
-    while (!this.stopping && this.freeSlots(concurrency) > 0 && lostRounds < 4) {
+    while (!this.stopping && this.freeSlots(concurrency) > 0) {
+      if (lostRounds >= 4) {
+        // Others won every race, four rounds running: ask again a little later rather than spin on a stale list.
+        this.signalled = true;
+        this.wakeLater(this.options.clock.now());
+        return;
+      }
       const now = this.options.clock.now();
       const query = this.queryDue(now);
       if (query) {
+        this.refresh = false;
         this.signalled = false;
         this.readyAt = now;
         const mark = this.ready.beginQuery();
-        this.ready.replace(await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT), READY_LIMIT, mark);
+        const found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
+        this.ready.replace(found, READY_LIMIT, mark, now);
+        if (this.stopping) return;
       }
       // As many claims at once as there are free slots: each is one compare-and-set.
       const batch: TaskRecord[] = [];
       const free = this.freeSlots(concurrency);
-      while (batch.length < free) {
-        const next = this.ready.take(concurrency, now);
-        if (!next) break;
-        if (!this.running.has(next.id)) batch.push(next);
-      }
+      const busy = (id: string) => this.running.has(id) || batch.some((task) => task.id === id);
+      for (let next = this.ready.take(concurrency, now, busy); next; next = batch.length < free ? this.ready.take(concurrency, now, busy) : undefined) batch.push(next);
       if (batch.length === 0) {
-        if (!query && this.queryDue(now)) continue; // the list ran out on tasks this node runs: ask the store
+        if (!query && this.ready.incomplete) {
+          this.refresh = true; // nothing left it can vouch for: the store may hold more
+          continue;
+        }
         this.wakeLater(now);
         return;
       }
-      lostRounds = (await Promise.all(batch.map((candidate) => this.claim(candidate)))).some(Boolean) ? 0 : lostRounds + 1;
+      // Every claim settles before the next round (one that throws must not free its slot while others still land).
+      const outcomes = await Promise.allSettled(batch.map((candidate) => this.claim(candidate)));
+      for (const outcome of outcomes) {
+        if (outcome.status === 'fulfilled') continue;
+        this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
+        this.options.onError?.(outcome.reason, 'claim');
+      }
+      if (outcomes.some((o) => o.status === 'fulfilled' && o.value)) lostRounds = 0;
+      else {
+        lostRounds++;
+        this.refresh = true; // every candidate was gone: the list is stale
+      }
     }
   }
 
   /**
    * Handler slots free: a run takes one until its handler ends; then, while its outcome is written, it takes none (so
-   * the next claim overlaps that write), up to `concurrency` such writes at once.
+   * the next claim overlaps that write), with at most `2 × concurrency` runs, handlers and writes, at once.
    */
   private freeSlots(concurrency: number): number {
     let handling = 0;
@@ -292,13 +315,17 @@ export class TaskWorker {
     return Math.max(0, Math.min(concurrency - handling, 2 * concurrency - this.running.size));
   }
 
-  /** Whether to ask the store: the list ran out having dropped some, or a scan or a bare signal asks (not too often). */
+  /**
+   * Whether to ask the store: the list has nothing it can vouch for, or the claims it offered were all gone, or a
+   * scan asks (at most every {@link READY_REFRESH_MS}).
+   */
   private queryDue(now: number): boolean {
-    return (this.ready.size === 0 && this.ready.incomplete) || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);
+    return this.refresh || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);
   }
 
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
+    if (this.stopping) return;
     const due = [this.ready.nextDueAt(now), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
-import { InvalidTaskError, LeaseExpiredError } from '../../lib/tasks/task-errors';
+import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from '../../lib/tasks/task-errors';
 import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';
@@ -340,6 +340,81 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     await eventually('all done', async () => (await Promise.all([1, 2, 3, 4, 5].map((n) => stores[1].read(`job:e${n}`)))).every((r) => r.task?.state === 'done'));
     expect(ran.sort()).toEqual([1, 2, 3, 4, 5]);
     expect(stores[0].operationCount() - before).toBe(10);
+  });
+
+  it('a backlog larger than one query: tasks events bring never overtake older or higher ones the node has not read yet', async () => {
+    const submitter = await worker('submitter'); // not started: claims nothing
+    for (let n = 0; n < 300; n++) await submitter.submit({ type: 'job', name: `high-${n}`, priority: 5, data: 5 });
+    const w = await worker('a', { scanMs: 600_000, concurrency: 2 }); // no scan: only the claim path refills its list
+    const order: number[] = [];
+    w.handle('job', async (data) => {
+      order.push(data as number);
+    });
+    w.start();
+    for (let n = 0; n < 20; n++) await submitter.submit({ type: 'job', name: `low-${n}`, priority: 1, data: 1 });
+    await eventually('every task ran', () => order.length === 320, { timeoutMs: 30_000 });
+    expect(order.indexOf(1)).toBe(300);
+  });
+
+  it('a retry asked for at once runs at once, though the event telling of it came while its run was still being recorded', async () => {
+    const w = await worker('a', { scanMs: 600_000 });
+    const attempts: number[] = [];
+    w.handle('job', async (_data, context) => {
+      attempts.push(context.attempt);
+      if (context.attempt < 3) throw new RetryLaterError('again now', 0);
+    });
+    w.start();
+    await w.submit({ type: 'job', name: 'now' });
+    await eventually('three attempts', () => attempts.length === 3, { timeoutMs: 5_000 });
+    expect(attempts).toEqual([1, 2, 3]);
+  });
+
+  it('a handler registered after start finds the work already waiting, and a stopping node claims nothing more', async () => {
+    const submitter = await worker('submitter');
+    await submitter.submit({ type: 'early', name: 'x' });
+    const w = await worker('a', { scanMs: 600_000 });
+    w.handle('other', async () => undefined);
+    w.start();
+    const ran: string[] = [];
+    w.handle('early', async (_data, context) => {
+      ran.push(context.task.id);
+    });
+    await eventually('the waiting task ran', () => ran.includes('early:x'), { timeoutMs: 5_000 });
+    await w.stop(100);
+    await submitter.submit({ type: 'early', name: 'after-stop' });
+    await eventually('the task is there, unclaimed', async () => (await stores[0].read('early:after-stop')).task?.state === 'pending');
+    expect(ran).toEqual(['early:x']);
+  });
+
+  it('a claim whose answer was lost keeps its slot until its round settles, and its task is claimed again: never more than concurrency at once', async () => {
+    const submitter = await worker('submitter');
+    for (let n = 1; n <= 4; n++) await submitter.submit({ type: 'job', name: `j${n}` });
+    const store = await nodes.store();
+    const write = store.compareAndSet.bind(store);
+    let lost = false;
+    store.compareAndSet = async (id, expected, next, options) => {
+      if (next?.state === 'running' && !lost) {
+        lost = true;
+        throw new Error('the answer was lost'); // and the claim did not land
+      }
+      if (next?.state === 'running') await sleep(200); // the round's other claim is slow
+      return write(id, expected, next, options);
+    };
+    let handling = 0;
+    let most = 0;
+    const errors: string[] = [];
+    const w = await nodes.worker('a', { concurrency: 2, scanMs: 600_000, onError: (error) => errors.push(String(error)) }, store);
+    w.handle('job', async () => {
+      most = Math.max(most, ++handling);
+      await sleep(400); // longer than a claim: handlers of two rounds would overlap
+      handling--;
+    });
+    w.start();
+    await eventually('the lost claim', () => lost);
+    await submitter.submit({ type: 'job', name: 'j5' }); // its event kicks the node while the round's other claim is in flight
+    await eventually('every task done', async () => (await Promise.all([1, 2, 3, 4, 5].map((n) => stores[0].read(`job:j${n}`)))).every((r) => r.task?.state === 'done'), { timeoutMs: 10_000 });
+    expect(most).toBeLessThanOrEqual(2);
+    expect(errors).toEqual([expect.stringContaining('the answer was lost')]);
   });
 
   it('a worker that stops renewing loses the task to another after the lease, and its late completion is refused', async () => {
