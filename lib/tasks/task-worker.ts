@@ -111,14 +111,14 @@ export class TaskWorker {
   /**
    * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
    * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
-   * when it holds nothing it can vouch for (see {@link ReadyList}), when a round of claims found every candidate
-   * gone, and when the scan comes round.
+   * when it holds nothing it can vouch for (see {@link ReadyList}), after a claim failed, after four rounds of claims
+   * others won, and when the scan comes round.
    */
   private readonly ready = new ReadyList(READY_CAPACITY);
   private readyAt = 0;
   /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
   private signalled = true;
-  /** Query at once: the list holds nothing it can vouch for, or its last candidates were all gone. */
+  /** Query at once: the list holds nothing it can vouch for, or a claim failed (its candidate left the list). */
   private refresh = true;
   /** Wakes the node when the first task it holds that is backing off becomes due. */
   private dueTimer?: NodeJS.Timeout;
@@ -297,11 +297,7 @@ export class TaskWorker {
         this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
         this.options.onError?.(outcome.reason, 'claim');
       }
-      if (outcomes.some((o) => o.status === 'fulfilled' && o.value)) lostRounds = 0;
-      else {
-        lostRounds++;
-        this.refresh = true; // every candidate was gone: the list is stale
-      }
+      lostRounds = outcomes.some((o) => o.status === 'fulfilled' && o.value) ? 0 : lostRounds + 1;
     }
   }
 
@@ -316,8 +312,8 @@ export class TaskWorker {
   }
 
   /**
-   * Whether to ask the store: the list has nothing it can vouch for, or the claims it offered were all gone, or a
-   * scan asks (at most every {@link READY_REFRESH_MS}).
+   * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or four rounds of
+   * claims others won) asks, at most every {@link READY_REFRESH_MS}.
    */
   private queryDue(now: number): boolean {
     return this.refresh || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);
