@@ -11,11 +11,16 @@ import { compareReady } from './task.rules';
  * and an event may come without its task. It then keeps a horizon: the last task in claim order before which it
  * knows every claimable one. A task ranked after the horizon (one an event brought) is not taken, as others the list
  * does not hold may come before it; once nothing before the horizon is left, the node asks the store again.
+ *
+ * Pending tasks not due yet (a retry backing off) wait apart, up to `capacity` of them, and join the list when due:
+ * no query returns them before then, and they never push claimable tasks out. Those beyond `capacity` are left to
+ * the scan that comes round after they are due.
  */
 export class ReadyList {
   private tasks: TaskRecord[] = [];
+  private readonly waiting = new Map<string, TaskRecord>();
   /** Offers since the last query began are kept by its answer: that answer may predate them. */
-  private offered = new Map<string, number>();
+  private readonly offered = new Map<string, number>();
   private queries = 0;
   /** See the class: `undefined` when the list knows every claimable task, `null` when it knows none for sure. */
   private horizon: TaskRecord | null | undefined = null;
@@ -24,9 +29,9 @@ export class ReadyList {
 
   constructor(private readonly capacity: number) {}
 
-  /** How many tasks the list holds. */
+  /** How many tasks the list holds, due or not. */
   get size(): number {
-    return this.tasks.length;
+    return this.tasks.length + this.waiting.size;
   }
 
   /** Whether the store may hold claimable work the list does not show (never queried, dropped some, heard of unread work). */
@@ -41,36 +46,32 @@ export class ReadyList {
 
   /**
    * The list as a query begun at `mark` (and evaluated at `now`) found it, in claim order, at most `limit` of them (a
-   * full answer may hide more). Kept besides: tasks offered since the query began, and pending tasks not due yet at
-   * `now` (a retry backing off), which no query returns. Of two copies of a task, the one of the later claim wins,
-   * else the one offered.
+   * full answer may hide more), with the tasks offered since the query began. Of two copies of a task, the one of
+   * the later claim wins, else the one offered.
    */
   replace(found: readonly TaskRecord[], limit: number, mark: number, now: number): void {
-    const kept = new Map(this.tasks
-      .filter((task) => (this.offered.get(task.id) ?? -1) >= mark || (task.state === 'pending' && task.notBefore > now))
-      .map((task) => [task.id, task]));
+    const kept = new Map(this.tasks.filter((task) => (this.offered.get(task.id) ?? -1) >= mark).map((task) => [task.id, task]));
     const merged = new Map(kept);
     for (const task of found) {
       const own = kept.get(task.id);
       if (!own || task.epoch > own.epoch) merged.set(task.id, task);
+      this.waiting.delete(task.id);
     }
     this.tasks = [...merged.values()].sort(compareReady);
     for (const [id, at] of this.offered) if (at < mark || !merged.has(id)) this.offered.delete(id);
     this.horizon = this.unreadDuring >= mark ? null : found.length >= limit ? found[found.length - 1] : undefined;
     this.trim();
+    this.promote(now);
   }
 
-  /** A task that became pending: placed in claim order, replacing what the list held under its id. */
-  offer(task: TaskRecord): void {
+  /** A task that became pending: placed in claim order (or set apart until due at `now`), replacing what the list held under its id. */
+  offer(task: TaskRecord, now: number): void {
     this.remove(task.id);
-    let low = 0;
-    let high = this.tasks.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (compareReady(this.tasks[mid], task) < 0) low = mid + 1;
-      else high = mid;
+    if (task.state === 'pending' && task.notBefore > now) {
+      if (this.waiting.size < this.capacity) this.waiting.set(task.id, task);
+      return;
     }
-    this.tasks.splice(low, 0, task);
+    this.insert(task);
     this.offered.set(task.id, this.queries);
     this.trim();
   }
@@ -82,30 +83,38 @@ export class ReadyList {
   }
 
   /**
-   * Takes the next task due at `now` that is not `busy` (this node still runs an earlier claim of it) and not past
-   * the horizon: of the highest priority among those, one of the first `window` in submit order, at random, so nodes
-   * that hold the same list do not all race for its head.
+   * Takes up to `count` tasks due at `now` that are not `busy` (this node still runs an earlier claim of them) and not
+   * past the horizon, out of the first `window` such tasks: higher priorities first, and within a priority at random,
+   * so nodes that hold the same list do not all race for its head.
    */
-  take(window: number, now: number, busy: (id: string) => boolean = () => false): TaskRecord | undefined {
-    if (this.horizon === null) return undefined;
-    const due: number[] = [];
-    for (let i = 0; i < this.tasks.length && due.length < window; i++) {
+  take(count: number, window: number, now: number, busy: (id: string) => boolean = () => false): TaskRecord[] {
+    this.promote(now);
+    if (this.horizon === null || count <= 0) return [];
+    const eligible: number[] = [];
+    for (let i = 0; i < this.tasks.length && eligible.length < Math.max(window, count); i++) {
       const task = this.tasks[i];
       if (this.horizon && compareReady(task, this.horizon) > 0) break;
-      if ((task.state === 'pending' && task.notBefore > now) || busy(task.id)) continue;
-      if (due.length > 0 && task.priority !== this.tasks[due[0]].priority) break;
-      due.push(i);
+      if (!busy(task.id)) eligible.push(i);
     }
-    if (due.length === 0) return undefined;
-    const [task] = this.tasks.splice(due[Math.floor(Math.random() * due.length)], 1);
-    this.offered.delete(task.id);
-    return task;
+    const chosen: number[] = [];
+    for (let start = 0; start < eligible.length && chosen.length < count;) {
+      let end = start;
+      while (end < eligible.length && this.tasks[eligible[end]].priority === this.tasks[eligible[start]].priority) end++;
+      const group = eligible.slice(start, end);
+      while (group.length > 0 && chosen.length < count) chosen.push(group.splice(Math.floor(Math.random() * group.length), 1)[0]);
+      start = end;
+    }
+    const taken = chosen.map((i) => this.tasks[i]);
+    const gone = new Set(chosen);
+    this.tasks = this.tasks.filter((_, i) => !gone.has(i));
+    for (const task of taken) this.offered.delete(task.id);
+    return taken;
   }
 
-  /** When the first task that is not due yet (a retry backing off) becomes due; `undefined` if none waits. */
-  nextDueAt(now: number): number | undefined {
+  /** When the first task set apart (a retry backing off) becomes due; `undefined` if none waits. */
+  nextDueAt(): number | undefined {
     let at: number | undefined;
-    for (const task of this.tasks) if (task.state === 'pending' && task.notBefore > now && (at === undefined || task.notBefore < at)) at = task.notBefore;
+    for (const task of this.waiting.values()) if (at === undefined || task.notBefore < at) at = task.notBefore;
     return at;
   }
 
@@ -113,7 +122,30 @@ export class ReadyList {
   remove(id: string): void {
     const index = this.tasks.findIndex((task) => task.id === id);
     if (index >= 0) this.tasks.splice(index, 1);
+    this.waiting.delete(id);
     this.offered.delete(id);
+  }
+
+  /** Moves the tasks set apart that are due at `now` into the list. */
+  private promote(now: number): void {
+    for (const [id, task] of this.waiting) {
+      if (task.notBefore > now) continue;
+      this.waiting.delete(id);
+      this.insert(task);
+      this.offered.set(id, this.queries);
+    }
+    this.trim();
+  }
+
+  private insert(task: TaskRecord): void {
+    let low = 0;
+    let high = this.tasks.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (compareReady(this.tasks[mid], task) < 0) low = mid + 1;
+      else high = mid;
+    }
+    this.tasks.splice(low, 0, task);
   }
 
   private trim(): void {

@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
+import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { DurationInput } from '../permits/semaphore-definition';
 import { FINISHED_STATES, type BackoffPolicy, type GroupJoinData, type TaskRecord } from './task';
 import { ReadyList } from './ready-list';
@@ -57,7 +58,10 @@ export interface TaskWorkerOptions {
   clockSkewMs: number;
   /** How long a finished task's id is remembered (a submit of it is ignored meanwhile). Default 24 h. */
   retentionMs?: number;
-  /** Handlers run at once by this node. Default 4. A handler that ended frees its slot while its outcome is written. */
+  /**
+   * Handlers run at once by this node. Default 4. A handler that ended frees its slot while its outcome is written;
+   * one whose lease was lost (it ignored its abort signal) no longer holds its task, nor its slot.
+   */
   concurrency?: number;
   /** How often it looks for work without being told (new work is signalled; this finds abandoned tasks). Default 5 s. */
   scanMs?: number;
@@ -104,8 +108,8 @@ export class TaskWorker {
   private unwatch?: () => void;
   private timer?: NodeJS.Timeout;
   private purgeTimer?: NodeJS.Timeout;
-  /** Makes submit order unique within this process below the millisecond. */
-  private submitted = 0;
+  /** The last submit order this process gave (see {@link submitTask}). */
+  private lastSeq = 0;
   private filling?: Promise<void>;
   private again = false;
   /**
@@ -157,7 +161,9 @@ export class TaskWorker {
     let read: VersionedTask = { task: undefined, raw: null };
     for (;;) {
       const now = this.options.clock.now();
-      const decision = decideSubmit(read.task, { ...input, seq: now * 1000 + (this.submitted++ % 1000) }, now, this.retentionMs());
+      // Submit order, unique and increasing within this process even for many submits in one millisecond.
+      this.lastSeq = Math.max(now * 1000, this.lastSeq + 1);
+      const decision = decideSubmit(read.task, { ...input, seq: this.lastSeq }, now, this.retentionMs());
       if (decision.outcome === 'exists') return { created: false, task: decision.task };
       let task = decision.task;
       // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
@@ -172,7 +178,7 @@ export class TaskWorker {
     if (this.started) return;
     this.started = true;
     this.unwatch = this.store.watch((type, _id, task) => {
-      if (task) this.ready.offer(task);
+      if (task) this.ready.offer(task, this.options.clock.now());
       else this.ready.markIncomplete(); // heard of work it could not read: ask the store
       this.kick();
     }, (type) => this.handlers.has(type));
@@ -226,7 +232,12 @@ export class TaskWorker {
 
   private register(type: string, run: (data: unknown, context: TaskContext) => unknown, options: TaskHandlerOptions): void {
     if (this.handlers.has(type)) throw new Error(`A handler for task type "${type}" is registered already`);
-    this.handlers.set(type, { run, leaseMs: options.leaseMs ?? 30_000, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF });
+    const leaseMs = options.leaseMs ?? 30_000;
+    if (leaseMs <= this.options.clockSkewMs) {
+      // Such a claim would never vouch for its run on this node's clock: it would be handed back as soon as it landed.
+      throw new InvalidDefinitionError(`<task ${type}>`, 'lease', `must be longer than the clock-skew bound (${this.options.clockSkewMs} ms), got ${leaseMs} ms`);
+    }
+    this.handlers.set(type, { run, leaseMs, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF });
     this.ready.markIncomplete(); // the list never asked for this type
     if (this.started) this.kick();
   }
@@ -273,19 +284,27 @@ export class TaskWorker {
         this.signalled = false;
         this.readyAt = now;
         const mark = this.ready.beginQuery();
-        const found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
+        let found: TaskRecord[];
+        try {
+          found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
+        } catch (error) {
+          this.signalled = true; // asked again a little later, not only at the next scan
+          this.wakeLater(now);
+          throw error;
+        }
         this.ready.replace(found, READY_LIMIT, mark, now);
         if (this.stopping) return;
       }
       // As many claims at once as there are free slots: each is one compare-and-set.
-      const batch: TaskRecord[] = [];
-      const free = this.freeSlots(concurrency);
-      const busy = (id: string) => this.running.has(id) || batch.some((task) => task.id === id);
-      for (let next = this.ready.take(concurrency, now, busy); next; next = batch.length < free ? this.ready.take(concurrency, now, busy) : undefined) batch.push(next);
+      const batch = this.ready.take(this.freeSlots(concurrency), concurrency, now, (id) => this.running.has(id));
       if (batch.length === 0) {
         if (!query && this.ready.incomplete) {
-          this.refresh = true; // nothing left it can vouch for: the store may hold more
-          continue;
+          // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
+          if (now - this.readyAt >= READY_REFRESH_MS) {
+            this.refresh = true;
+            continue;
+          }
+          this.signalled = true;
         }
         this.wakeLater(now);
         return;
@@ -322,7 +341,7 @@ export class TaskWorker {
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
     if (this.stopping) return;
-    const due = [this.ready.nextDueAt(now), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    const due = [this.ready.nextDueAt(), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);
     this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));

@@ -417,6 +417,19 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect(errors).toEqual([expect.stringContaining('the answer was lost')]);
   });
 
+  it('submit order stays increasing for many submits within one millisecond', async () => {
+    const frozen = { now: () => 1_800_000_000_000 };
+    const submitter = await worker('submitter', { clock: frozen });
+    const seqs: number[] = [];
+    for (let n = 0; n < 1_005; n++) seqs.push((await submitter.submit({ type: 'job', name: `n${n}` })).seq);
+    expect(seqs.every((seq, i) => i === 0 || seq > seqs[i - 1])).toBe(true);
+  });
+
+  it('refuses a lease no longer than the clock-skew bound, naming the type and the field', async () => {
+    const w = await worker('a', { clockSkewMs: 500 });
+    expect(() => w.handle('quick', async () => undefined, { leaseMs: 500 })).toThrow(/<task quick>.*lease.*clock-skew bound \(500 ms\), got 500 ms/);
+  });
+
   it('a worker that stops renewing loses the task to another after the lease, and its late completion is refused', async () => {
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));
