@@ -265,7 +265,7 @@ export class TaskWorker {
 
   /**
    * Claims until the node runs `concurrency` handlers or nothing claimable is left. A round where others won every
-   * race asks again at once (there may be more), a few times, before it waits for the next signal.
+   * race takes the next candidates at once; after four such rounds the node asks the store again 100 ms later.
    */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
