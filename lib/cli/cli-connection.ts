@@ -1,3 +1,4 @@
+import type { Client } from 'hazelcast-client';
 import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
 import type { Presence } from '../membership/presence';
@@ -33,6 +34,8 @@ export interface CliStores {
   presences(): Promise<Presence[] | undefined>;
   /** The operators' tools over distributed tasks, on the same connection (connected on first use). */
   tasks(): Promise<TaskAdmin>;
+  /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
+  client(): Client;
   /** Disconnects every store. */
   close(): Promise<void>;
 }
@@ -53,9 +56,13 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   try {
     await store.connect({ clock: systemClock });
   } catch (error) {
+    // The connection's own message says the same for an app (naming its options); the CLI says it once, in its own
+    // terms. Anything else (a refused authentication, say) is news, so it is kept.
+    const why = error instanceof StoreUnavailableError ? '' : ` (${(error as Error).message})`;
     throw new StoreUnavailableError(
-      `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${formatDuration(options.connectTimeout)} ` +
-        `(${(error as Error).message}); set --members/--cluster-name or GATEKEEPER_HZ_MEMBERS/GATEKEEPER_HZ_CLUSTER_NAME`,
+      `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${formatDuration(options.connectTimeout)}${why}: ` +
+        'is a member running there, with that cluster name? Point the CLI at yours with --members host:port,... and --cluster-name ' +
+        '(or GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME)',
       { cause: error },
     );
   }
@@ -77,6 +84,11 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     async liveInstances() {
       const live = await presences();
       return live && live.length > 0 ? live : undefined;
+    },
+    client() {
+      const client = connection.client;
+      if (!client) throw new StoreUnavailableError('the connection to the cluster is closed');
+      return client;
     },
     tasks() {
       taskAdmin ??= (async () => {

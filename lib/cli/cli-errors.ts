@@ -49,6 +49,22 @@ export class CliUsageError extends Error {
   }
 }
 
+/**
+ * `set` was asked to create a definition (none exists under that name) without `--duration`, which has no default.
+ * Known only once the cluster was read, so it is a rejection (exit 1), not a usage error.
+ */
+export class DurationRequiredError extends GatekeeperError {
+  /** The field to give, for `--json` (`option: '--duration'`). */
+  readonly field = 'duration';
+
+  constructor(
+    /** The semaphore that does not exist yet. */
+    readonly semaphore: string,
+  ) {
+    super(`--duration is required: "${semaphore}" does not exist yet, so set creates it, and a new definition needs a permit duration (e.g. --duration 30s)`);
+  }
+}
+
 /** Turns a validation error raised before connecting into a usage error; anything else is passed through. */
 export function asUsageError(error: unknown): unknown {
   if (error instanceof InvalidDefinitionError) {

@@ -18,8 +18,9 @@ import type { Action } from './cli-command';
 import { addClusterCommands } from './cluster.commands';
 import { addAllocationCommands } from './allocation.commands';
 import { addTaskCommands } from './task.commands';
+import { addNewClusterCommands } from './new-cluster.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
-import { asUsageError, CliUsageError, describeError, EXIT } from './cli-errors';
+import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
 
 export { EXIT } from './cli-errors';
@@ -155,6 +156,8 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
         const fields = setFields(name, o);
         return async (admin) => {
           const exists = admin.list().some((d) => d.name === name) || (await admin.get(name).then(() => true, () => false));
+          // An edit keeps every field it was not given (the stored duration included); only a new definition needs one.
+          if (!exists && o.duration === undefined) throw new DurationRequiredError(name);
           const saved = exists ? await admin.update(name, fields) : await admin.put({ ...fields, name, duration: o.duration as string });
           return { json: saved, text: definitionTable([saved]) };
         };
@@ -280,6 +283,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addClusterCommands(program, execute);
   addAllocationCommands(program, execute);
   addTaskCommands(program, execute);
+  addNewClusterCommands(program, execute);
   return program;
 }
 

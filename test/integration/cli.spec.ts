@@ -39,7 +39,8 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     const created = await run('set', 'billing', '--duration', '30s', '--group-pattern', 'production');
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/NAME\s+PERMITS\s+DURATION\s+GROUP\s+ACQUIRER\nbilling\s+1\s+30s\s+production\s+\.\*/);
-    expect(await json('set', 'billing', '--permits', '2')).toMatchObject({ name: 'billing', permits: 2, groupPattern: 'production' });
+    // An edit without --duration keeps the stored one (only a new definition needs it).
+    expect(await json('set', 'billing', '--permits', '2')).toMatchObject({ name: 'billing', permits: 2, durationMs: 30_000, groupPattern: 'production' });
     expect(await json('show', 'billing')).toMatchObject({ definition: { permits: 2 }, permits: [] });
     expect((await json('list')).map((d: { name: string }) => d.name)).toEqual(['billing']);
     expect(await json('remove', 'billing')).toEqual({ removed: 'billing' });
@@ -191,7 +192,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
 
   it.each([
     ['an invalid pattern', ['set', 'x', '--duration', '1m', '--group-pattern', '('], 2, /"x": invalid groupPattern/],
-    ['a new definition without duration', ['set', 'y', '--permits', '2'], 1, /"y": invalid duration/],
+    ['a new definition without duration', ['set', 'y', '--permits', '2'], 1, /^error: --duration is required: "y" does not exist yet.*\(e\.g\. --duration 30s\)\n$/],
     ['an unknown semaphore', ['pause', 'ghost'], 1, /"ghost" has no definition/],
     ['a negative count', ['set', 'x', '--permits', '-1'], 2, /argument '-1' is invalid/],
     ['an unknown command', ['frobnicate'], 2, /unknown command 'frobnicate'/],
@@ -202,10 +203,22 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     expect(result.stderr).toMatch(message as RegExp);
   });
 
+  it('names --duration when set would create a definition without one, under --json too, and stores nothing', async () => {
+    const result = await run('--json', 'set', 'no-duration', '--permits', '2');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', field: 'duration', option: '--duration', semaphore: 'no-duration', message: expect.stringMatching(/^--duration is required/) }) });
+    expect((await json('list')).map((d: { name: string }) => d.name)).not.toContain('no-duration');
+  });
+
   it('exits 3 with the address when the cluster cannot be reached, within a connect timeout written as a duration', async () => {
     const result = await cli(['--members', '127.0.0.1:1', '--connect-timeout', '1s', 'list'], env);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/cannot reach Hazelcast cluster ".*" at 127\.0\.0\.1:1 within 1s/);
+    // One line, said once, naming how to point the CLI elsewhere.
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr.match(/cannot reach/gi)).toHaveLength(1);
+    expect(result.stderr).toContain('--members host:port');
+    expect(result.stderr).toContain('GATEKEEPER_HZ_MEMBERS');
     const plain = await cli(['--json', '--members', '127.0.0.1:1', '--connect-timeout', '500', 'list'], env);
     expect(plain.code).toBe(3);
     expect(JSON.parse(plain.stderr)).toEqual({ error: expect.objectContaining({ code: 'UNREACHABLE', exitCode: 3, message: expect.stringContaining('within 500ms') }) });
