@@ -1,0 +1,12 @@
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './kubernetes.module';
+
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create(AppModule);
+  // SIGTERM from the kubelet closes the app: ticks stop, running jobs get shutdownTimeout to finish, and held permits
+  // are released, so another replica takes a job over at its next tick instead of after the permit's expiry.
+  app.enableShutdownHooks();
+  await app.listen(Number(process.env.PORT ?? 3000));
+}
+
+void bootstrap();

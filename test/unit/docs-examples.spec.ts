@@ -1,0 +1,59 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The pages under docs/ follow the README's rule: a code block after an `<!-- example: path -->` marker is that whole
+ * file, and every TypeScript block is one (`npm run typecheck` compiles examples/). So the Kubernetes and production
+ * recipes show exactly the manifests, member configuration and module code that the repository keeps and tests.
+ */
+describe('docs examples', () => {
+  const root = join(__dirname, '../..');
+  const pages = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
+  const read = (path: string) => readFileSync(join(root, path), 'utf8');
+  const blocks = pages.flatMap((page) =>
+    [...read(`docs/${page}`).matchAll(/<!-- example: (\S+) -->\s*```\w+\n([\s\S]*?)```/g)].map((m) => [page, m[1], m[2]] as const),
+  );
+
+  it('has the recipe pages, with checked examples', () => {
+    expect(pages).toEqual(expect.arrayContaining(['kubernetes.md', 'production.md']));
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it.each(blocks)('%s shows %s whole', (_page, file, code) => {
+    expect(existsSync(join(root, file))).toBe(true);
+    expect(code).toBe(read(file));
+  });
+
+  it.each(pages)('%s has no unchecked ts blocks', (page) => {
+    const text = read(`docs/${page}`);
+    const checked = [...text.matchAll(/<!-- example: \S+ -->\s*```ts\n/g)].length;
+    expect([...text.matchAll(/```ts\n/g)].length).toBe(checked);
+  });
+
+  it('imports the map configuration from where the Helm values ship it', () => {
+    // --set-file puts the file into the chart's ConfigMap under this name, and the chart mounts it at /data/hazelcast.
+    expect(read('docs/kubernetes.md')).toContain("--set-file 'hazelcast.configurationFiles.gatekeeper-maps\\.yaml=docs/hazelcast/gatekeeper-maps.yaml'");
+    expect(read('docs/kubernetes/hazelcast-values.yaml')).toContain('- /data/hazelcast/gatekeeper-maps.yaml');
+  });
+
+  it('gives the app the cluster the members form', () => {
+    const values = read('docs/kubernetes/hazelcast-values.yaml');
+    const clusterName = /cluster-name: (\S+)/.exec(values)?.[1];
+    expect(clusterName).toBeDefined();
+    for (const manifest of ['docs/kubernetes/app.yaml', 'docs/kubernetes/cluster-init-job.yaml']) {
+      expect(read(manifest)).toMatch(new RegExp(`name: GATEKEEPER_HZ_CLUSTER_NAME\\s+value: ${clusterName}\\n`));
+    }
+    // The compose members and the compose app agree too.
+    const compose = read('docs/compose.yaml');
+    expect(/HZ_CLUSTERNAME: (\S+)/.exec(compose)?.[1]).toBe(/GATEKEEPER_HZ_CLUSTER_NAME: (\S+)/.exec(compose)?.[1]);
+  });
+
+  it('leaves the pod time to release its permits before it is killed', () => {
+    // terminationGracePeriodSeconds must cover the preStop pause and the module's shutdownTimeout, with room to spare.
+    const app = read('docs/kubernetes/app.yaml');
+    const grace = Number(/terminationGracePeriodSeconds: (\d+)/.exec(app)?.[1]);
+    const preStop = Number(/command: \["sleep", "(\d+)"\]/.exec(app)?.[1]);
+    const shutdownTimeout = Number(/shutdownTimeout: '(\d+)s'/.exec(read('examples/kubernetes.module.ts'))?.[1]);
+    expect(grace).toBeGreaterThanOrEqual(preStop + shutdownTimeout + 10);
+  });
+});
