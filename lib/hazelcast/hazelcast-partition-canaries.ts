@@ -6,7 +6,8 @@ export const CANARY_MAP = '__gatekeeper.partition-canaries';
 /** Canary keys are the first `gatekeeper-canary-<n>` that land in each partition. */
 const CANARY_KEY_PREFIX = 'gatekeeper-canary-';
 
-interface Canary {
+/** A partition's canary: when it was first written, and whether whoever wrote it knew the cluster was new. */
+export interface Canary {
   createdAt: number;
   fresh: boolean;
 }
@@ -76,6 +77,41 @@ export async function declareFreshCluster(client: Client): Promise<void> {
   await map.size(); // any call: the partition table arrives with it
   const value = encode({ createdAt: Date.now(), fresh: true });
   await Promise.all(canaryKeys(client).map((key) => map.putIfAbsent(key, value)));
+}
+
+/** Each partition's canary as stored: `undefined` where none is, else when it was first written and whether fresh. */
+export async function readCanaries(client: Client): Promise<Array<{ key: string; raw: string | null; canary?: Canary }>> {
+  const map = await client.getMap<string, string>(CANARY_MAP);
+  await map.size(); // any call: the partition table arrives with it
+  const keys = canaryKeys(client);
+  const stored = new Map(await map.getAll(keys));
+  return keys.map((key) => {
+    const raw = stored.get(key) ?? null;
+    return raw === null ? { key, raw } : { key, raw, canary: decode(raw) };
+  });
+}
+
+/**
+ * Marks every partition fresh, replacing non-fresh canaries by compare-and-set (one a node rewrote meanwhile is
+ * read and replaced again). Only for a cluster an operator declared new after checking it held no earlier state
+ * (see `declareNewCluster`). Returns how many canaries it wrote.
+ */
+export async function markCanariesFresh(client: Client, now: number): Promise<number> {
+  const map = await client.getMap<string, string>(CANARY_MAP);
+  const value = encode({ createdAt: now, fresh: true });
+  let written = 0;
+  await Promise.all((await readCanaries(client)).map(async ({ key, raw, canary }) => {
+    for (let current = raw, seen = canary, attempt = 0; !seen?.fresh && attempt < 20; attempt++) {
+      const done = current === null ? (await map.putIfAbsent(key, value)) === null : await map.replaceIfSame(key, current, value);
+      if (done) {
+        written++;
+        return;
+      }
+      current = await map.get(key);
+      seen = current === null ? undefined : decode(current);
+    }
+  }));
+  return written;
 }
 
 function canaryKeys(client: Client): string[] {

@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import { systemClock } from '../core/clock';
+import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { declareNewCluster, type NewClusterReport } from '../permits/hazelcast-new-cluster';
+import type { Execute } from './cli-command';
+import { CliUsageError } from './cli-errors';
+import { CLI_NAME } from './cli-format';
+import { jarSourceFromEnv, LocalMemberError, memberJar, startLocalMember } from './local-member';
+
+/** What `cluster init` printed, for people. */
+function initText(report: NewClusterReport): string {
+  const lifted = report.waitsLifted.map((w) => `  ${w.semaphore} (${w.map})`);
+  return [
+    report.canariesMarked > 0
+      ? `Declared this cluster new (${report.canariesMarked} partition canaries marked fresh): first grants need no recovery wait.`
+      : 'This cluster was already declared new: first grants need no recovery wait.',
+    lifted.length > 0 ? `Recovery waits lifted (these semaphores can be granted now):\n${lifted.join('\n')}` : 'No semaphore was waiting.',
+  ].join('\n');
+}
+
+/**
+ * Adds `cluster init` (declare a cluster that never held gatekeeper state new, so its first grants need no recovery
+ * wait) and `hazelcast start` (a local member from the installed package, declared new).
+ */
+export function addNewClusterCommands(program: Command, execute: Execute): void {
+  const cluster = program.command('cluster').description('the cluster as a whole: declare a brand-new one');
+  cluster
+    .command('init')
+    .description(
+      'declare a cluster that never held gatekeeper state new: its semaphores are granted at once instead of waiting one permit ' +
+        'duration (a new cluster looks like one that restarted and lost its data). Refused, writing nothing, when the cluster ' +
+        'shows an earlier life: permits granted, or a semaphore rebuilt by a node that knew it before',
+    )
+    .action(() =>
+      execute(() => async (_admin, stores) => {
+        const report = await declareNewCluster(stores.client(), systemClock);
+        return { json: report, text: initText(report) };
+      }),
+    );
+
+  const hazelcast = program.command('hazelcast').description('a local Hazelcast member for development');
+  hazelcast
+    .command('start')
+    .description(
+      'run one open-source Hazelcast member on 127.0.0.1 in the foreground (Ctrl-C stops it; its data goes with it), declared new. ' +
+        'Downloads the member jar from Maven Central once (GATEKEEPER_MAVEN_REPOSITORY for a mirror, GATEKEEPER_CACHE_DIR for where ' +
+        'it is kept, GATEKEEPER_HZ_VERSION for another version); needs Java 17+',
+    )
+    .option('--port <port>', 'the port clients connect to', '5701')
+    .action(async (o: { port: string }) => {
+      const port = Number(o.port);
+      if (!/^\d+$/.test(o.port) || port < 1 || port > 65_535) throw new CliUsageError(`invalid --port: '${o.port}' is not a port (1 to 65535)`, 'port');
+      const { clusterName } = program.opts<{ clusterName: string }>();
+      await runLocalMember(port, clusterName, (line) => process.stdout.write(`${line}\n`));
+    });
+}
+
+async function runLocalMember(port: number, clusterName: string, log: (line: string) => void): Promise<void> {
+  const source = jarSourceFromEnv(process.env);
+  const member = await startLocalMember(await memberJar(source, log), { port, clusterName });
+  const stop = () => void member.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const connection = new HazelcastConnection({
+      clientConfig: {
+        clusterName,
+        network: { clusterMembers: [member.address] },
+        connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: 120_000, maxBackoffMillis: 500 } },
+        properties: { 'hazelcast.logging.level': 'OFF' },
+      },
+    });
+    try {
+      const client = await Promise.race([
+        connection.open(),
+        member.exited.then(async (code) => {
+          throw new LocalMemberError(`the member exited (code ${code}) before it accepted clients; its log ends:\n${await member.logTail()}`);
+        }),
+      ]);
+      await declareNewCluster(client, systemClock);
+    } finally {
+      await connection.close();
+    }
+    log(
+      [
+        `Hazelcast ${source.version} member on ${member.address}, cluster "${clusterName}", declared new: first grants need no recovery wait.`,
+        'Point the CLI (and apps that read them) at it:',
+        `  export GATEKEEPER_HZ_MEMBERS=${member.address}`,
+        `  export GATEKEEPER_HZ_CLUSTER_NAME=${clusterName}`,
+        `In the module: hazelcast: { clientConfig: { clusterName: '${clusterName}', network: { clusterMembers: ['${member.address}'] } } }`,
+        `Ctrl-C stops it (its data goes with it). Try: ${CLI_NAME} --members ${member.address} --cluster-name ${clusterName} list`,
+      ].join('\n'),
+    );
+    const code = await member.exited;
+    log(`Member stopped (exit code ${code}).`);
+  } catch (error) {
+    await member.stop();
+    throw error;
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,21 @@
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import type { EarlierLife } from '../new-cluster.rules';
+
+/**
+ * `cluster init` refused: the cluster holds gatekeeper state from an earlier life (permits were granted, or a node
+ * rebuilt a semaphore it knew before the data was lost), so it is a restarted cluster, not a new one, and its
+ * recovery wait is what keeps two holders apart.
+ */
+export class ClusterNotNewError extends GatekeeperError {
+  constructor(
+    /** Every sign found, each naming where. */
+    readonly evidence: readonly EarlierLife[],
+  ) {
+    const shown = evidence.slice(0, 5).map((e) => `${e.where}: ${e.reason}`).join('; ');
+    const more = evidence.length > 5 ? `; and ${evidence.length - 5} more` : '';
+    super(
+      `refused: this cluster is not new (${shown}${more}). Its semaphores wait until every permit the lost state could have ` +
+        'granted has expired; that wait ends on its own and must not be cut short',
+    );
+  }
+}

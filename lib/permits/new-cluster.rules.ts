@@ -1,0 +1,63 @@
+import { formatDuration } from '../core/duration';
+import type { SemaphoreEntry } from './semaphore-entry';
+
+/**
+ * Declaring a cluster new (`nestjs-gatekeeper cluster init`): the pure part. A brand-new cluster and one that
+ * restarted and lost its data look the same from inside (open-source members keep nothing across a restart), so
+ * the library makes every first grant wait out the permits a lost state could have handed out. An operator who
+ * knows the cluster is new may lift that wait, but only while nothing in the cluster shows it had an earlier
+ * life: these rules read what the cluster holds and say whether it does.
+ */
+
+/** One sign that the cluster held gatekeeper state before, which a declaration must not erase. */
+export interface EarlierLife {
+  /** The semaphore (`map/name`) or `canaries`. */
+  readonly where: string;
+  /** What was found, in words. */
+  readonly reason: string;
+}
+
+/** How far apart the partitions' canaries may have been first written and still count as one first start. */
+export const CANARY_SPREAD_MS = 5 * 60_000;
+
+/**
+ * The signs of an earlier life in one semaphore entry: a permit was ever granted under it (its last token), or
+ * it was rebuilt by a node that remembered an earlier entry (the data was lost, not never written).
+ */
+export function earlierLifeOf(where: string, entry: SemaphoreEntry): EarlierLife | undefined {
+  if (entry.lastToken > 0 || entry.permits.length > 0) {
+    return { where, reason: `permits were granted under it (last fencing token ${entry.lastToken})` };
+  }
+  if (entry.rebuilt && entry.rebuilt.fromRevision > 0) {
+    return { where, reason: 'it was rebuilt by a node that knew it before its data was lost' };
+  }
+  return undefined;
+}
+
+/**
+ * The sign of an earlier life in the partitions' canaries: they are all written at a cluster's first start (one
+ * node's connect), so canaries first written far apart mean partitions were lost while the cluster held data.
+ * `createdAt` lists the non-fresh canaries' first-write times.
+ */
+export function canarySpread(createdAt: readonly number[]): EarlierLife | undefined {
+  if (createdAt.length < 2) return undefined;
+  const oldest = Math.min(...createdAt);
+  const newest = Math.max(...createdAt);
+  if (newest - oldest <= CANARY_SPREAD_MS) return undefined;
+  return {
+    where: 'canaries',
+    reason: `the partitions were first seen ${formatDuration(newest - oldest)} apart (${new Date(oldest).toISOString()} to ` +
+      `${new Date(newest).toISOString()}): some lost their data after the cluster held gatekeeper state`,
+  };
+}
+
+/**
+ * The entry with the recovery wait lifted, or `undefined` when it has none to lift. Only for an entry with no
+ * sign of an earlier life: its wait was set because the cluster looked restarted, and it is not.
+ */
+export function withoutRecoveryWait(entry: SemaphoreEntry): Omit<SemaphoreEntry, 'writeId'> | undefined {
+  if (entry.graceUntil === undefined && entry.rebuilt === undefined) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { graceUntil, rebuilt, writeId, ...rest } = entry;
+  return { ...rest, revision: entry.revision + 1 };
+}

@@ -1,0 +1,31 @@
+import { CANARY_SPREAD_MS, canarySpread, earlierLifeOf, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
+import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+
+const definition = { name: 'billing', permits: 1, durationMs: 600_000, groupPattern: '.*', acquirerPattern: '.*' };
+const waiting: SemaphoreEntry = {
+  revision: 5_000_000, writeId: 'w', definition, lastToken: 0, permits: [],
+  graceUntil: 1_000_000, rebuilt: { lostSince: 400_000, fromRevision: 0 },
+};
+
+describe('declaring a cluster new: what shows an earlier life', () => {
+  it('an entry created waiting by a node that remembered nothing shows none, and its wait can be lifted', () => {
+    expect(earlierLifeOf('gatekeeper "billing"', waiting)).toBeUndefined();
+    expect(withoutRecoveryWait(waiting)).toEqual({ revision: 5_000_001, definition, lastToken: 0, permits: [] });
+  });
+
+  it('a permit ever granted, or a rebuild from a remembered entry, is an earlier life', () => {
+    expect(earlierLifeOf('g "billing"', { ...waiting, lastToken: 3 })?.reason).toContain('last fencing token 3');
+    expect(earlierLifeOf('g "billing"', { ...waiting, rebuilt: { lostSince: 1, fromRevision: 7 } })?.reason).toContain('knew it before');
+  });
+
+  it('an entry with no wait has nothing to lift', () => {
+    const { graceUntil: _g, rebuilt: _r, ...plain } = waiting;
+    expect(withoutRecoveryWait(plain)).toBeUndefined();
+  });
+
+  it('canaries first written together are one first start; far apart, partitions were lost later', () => {
+    expect(canarySpread([1000, 1200, 1000 + CANARY_SPREAD_MS])).toBeUndefined();
+    expect(canarySpread([1000, 1001 + CANARY_SPREAD_MS])?.reason).toContain('apart');
+    expect(canarySpread([])).toBeUndefined();
+  });
+});
