@@ -49,6 +49,7 @@ export {
 export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
 export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './permits/permit.engine';
 export type { SemaphoreStatus } from './permits/semaphore-status';
+export { semaphoreKind, type KindGuardOptions, type SemaphoreKind } from './permits/semaphore-kind';
 export { PermitLease, PermitLostError, type PermitLeaseOptions } from './permits/permit-lease';
 export { DenyReason, TRANSIENT_DENIALS } from './permits/deny-reason';
 export type { Holder, NodeIdentity, Permit } from './permits/permit';

@@ -1,10 +1,8 @@
 import type { DurationInput } from '../core/duration';
+import { ALLOCATION_SEMAPHORE_PREFIX } from '../permits/semaphore-kind';
 
-/**
- * Names that start with this back allocations: the semaphore `allocation:<name>` holds one permit per node taking
- * part, and each permit lists the resources its node owns.
- */
-export const ALLOCATION_SEMAPHORE_PREFIX = 'allocation:';
+// Defined with the other kinds of semaphore, which the permit layer tells apart (operator tools, migrations).
+export { ALLOCATION_SEMAPHORE_PREFIX };
 
 /** The lease of an allocation that does not set one. */
 export const DEFAULT_ALLOCATION_LEASE = '10s';

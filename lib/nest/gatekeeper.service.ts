@@ -14,6 +14,7 @@ import type {
 } from '../permits/semaphore-admin';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { SemaphoreStatus } from '../permits/semaphore-status';
+import type { KindGuardOptions } from '../permits/semaphore-kind';
 import { ExclusiveRuns } from './exclusive-runs';
 import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
@@ -185,14 +186,21 @@ export class GatekeeperService {
     return this.runtime.admin.get(name);
   }
 
-  /** Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError} and nothing is stored. */
-  putDefinition(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.put(input);
+  /**
+   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError}
+   * and nothing is stored. Creating an election's or allocation's semaphore, or changing its permits, needs
+   * `{ force: true }`.
+   */
+  putDefinition(input: SemaphoreDefinitionInput, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.runtime.admin.put(input, options);
   }
 
-  /** Changes some fields of an existing definition by compare-and-set on what the cluster holds now. */
-  updateDefinition(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.update(name, patch);
+  /**
+   * Changes some fields of an existing definition by compare-and-set on what the cluster holds now. The permits of
+   * an election's or allocation's semaphore only with `{ force: true }`.
+   */
+  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.runtime.admin.update(name, patch, options);
   }
 
   /** Removes a definition; returns whether it existed. Live permits then lapse at their holders' next refresh. */
@@ -200,14 +208,18 @@ export class GatekeeperService {
     return this.runtime.admin.remove(name);
   }
 
-  /** Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. */
-  pause(name: string): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.pause(name);
+  /**
+   * Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. An election's or
+   * allocation's semaphore (`election:leader`) only with `{ force: true }`: it is refused with
+   * {@link InvalidDefinitionError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
+   */
+  pause(name: string, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.runtime.admin.pause(name, options);
   }
 
-  /** Resumes a paused semaphore with the permits it had (or `permits`). */
-  resume(name: string, permits?: number): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.resume(name, permits);
+  /** Resumes a paused semaphore with the permits it had (or `permits`); an election's or allocation's with `{ force: true }`. */
+  resume(name: string, permits?: number, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.runtime.admin.resume(name, permits, options);
   }
 
   /**

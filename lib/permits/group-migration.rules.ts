@@ -6,6 +6,7 @@ import { InvalidDefinitionError } from '../core/errors/invalid-definition.error'
 import { validateSemaphoreName } from './definition.validator';
 import { fullMatch, patternError } from '../core/pattern';
 import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
+import { migrationRefusal, semaphoreKind } from './semaphore-kind';
 
 /** Why a migration or its undo left a selected semaphore alone. */
 export type MigrationSkipCode =
@@ -149,9 +150,12 @@ export function carryMigrationMemory(current: SemaphoreDefinition | undefined, n
   return { ...next, migratedFrom: { ...memory, editedAt: now } };
 }
 
-/** Which semaphores a migration or an undo looks at. Neither field: all of them. Both: the union. */
+/**
+ * Which semaphores a migration or an undo looks at. Neither field: all of them. Both: the union. Only jobs'
+ * semaphores: those of elections and allocations are never selected (naming one is refused).
+ */
 export interface MigrationSelection {
-  /** These semaphores, by name; each must exist, and each is reported if it is left alone. */
+  /** These semaphores, by name; each must exist and be a job's, and each is reported if it is left alone. */
   readonly names?: readonly string[];
   /** Every semaphore whose name matches this regex (whole match, like the definitions' patterns). */
   readonly namePattern?: string;
@@ -207,6 +211,10 @@ function selection(request: MigrationSelection): { names: string[]; namePattern?
       return fail('names', `#${i + 1}: ${(error as InvalidDefinitionError).reason ?? (error as Error).message}`);
     }
   });
+  for (const name of checked) {
+    const kind = semaphoreKind(name);
+    if (kind !== 'job') throw new InvalidDefinitionError(name, 'names', migrationRefusal(name, kind));
+  }
   if (namePattern !== undefined) {
     if (typeof namePattern !== 'string' || namePattern === '') fail('namePattern', `must be a non-empty regex string, got ${JSON.stringify(namePattern)}`);
     const error = patternError(namePattern);

@@ -12,6 +12,7 @@ import { Deadline } from '../core/deadline';
 import type { SemaphoreStatus } from './semaphore-status';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import { decodeEntry } from './semaphore-entry.codec';
+import { checkKindEdit, migrationRefusal, semaphoreKind, type KindGuardOptions } from './semaphore-kind';
 import {
   carryMigrationMemory, migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
   type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,
@@ -133,11 +134,17 @@ export class SemaphoreAdmin {
     return read.entry.definition;
   }
 
-  /** Creates or replaces a definition. */
-  async put(input: SemaphoreDefinitionInput): Promise<SemaphoreDefinition> {
+  /**
+   * Creates or replaces a definition. Creating an election's or allocation's semaphore, or changing its permits,
+   * needs `force` (see {@link KindGuardOptions}).
+   */
+  async put(input: SemaphoreDefinitionInput, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     const definition = validateDefinition(input);
     let stored = definition;
-    await this.edit(definition.name, (current) => (stored = carryMigrationMemory(current, definition, this.clock.now())));
+    await this.edit(definition.name, (current) => {
+      checkKindEdit(definition.name, 'permits', current?.permits, definition.permits, options);
+      return (stored = carryMigrationMemory(current, definition, this.clock.now()));
+    });
     return stored;
   }
 
@@ -154,8 +161,8 @@ export class SemaphoreAdmin {
     );
   }
 
-  /** Changes some fields of an existing definition. */
-  async update(name: string, patch: SemaphoreDefinitionPatch): Promise<SemaphoreDefinition> {
+  /** Changes some fields of an existing definition; an election's or allocation's permits only with `force`. */
+  async update(name: string, patch: SemaphoreDefinitionPatch, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     if (patch === null || typeof patch !== 'object') {
       throw new InvalidDefinitionError(name, 'definition', 'an update must be an object of fields');
     }
@@ -166,6 +173,7 @@ export class SemaphoreAdmin {
     await this.edit(name, (current) => {
       if (!current) throw new UnknownSemaphoreError(name);
       const next = validateDefinition({ ...toDefinitionInput(current), ...patch, name });
+      checkKindEdit(name, 'permits', current.permits, next.permits, options);
       // A paused semaphore edited while still paused (e.g. migrated) keeps what resume should restore.
       const paused = next.permits === 0 && current.pausedFrom ? { ...next, pausedFrom: current.pausedFrom } : next;
       // The memory of a migration is kept while the group pattern stays the one it wrote, marked edited otherwise.
@@ -180,27 +188,32 @@ export class SemaphoreAdmin {
     return this.edit(validateSemaphoreName(name), (current) => (current ? null : undefined));
   }
 
-  /** Sets permits to 0 everywhere, remembering the current count for {@link resume}. */
-  async pause(name: string): Promise<SemaphoreDefinition> {
+  /**
+   * Sets permits to 0 everywhere, remembering the current count for {@link resume}. An election's or allocation's
+   * semaphore only with `force`.
+   */
+  async pause(name: string, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     let paused!: SemaphoreDefinition;
     await this.edit(validateSemaphoreName(name), (current) => {
       if (!current) throw new UnknownSemaphoreError(name);
+      checkKindEdit(name, 'pause', current.permits, 0, options);
       paused = current.permits === 0 ? current : { ...current, permits: 0, pausedFrom: current.permits };
       return paused === current ? undefined : paused;
     });
     return paused;
   }
 
-  /** Restores the permits a {@link pause} took away (or `permits`, or 1 if the pause did not remember any). */
-  async resume(name: string, permits?: number): Promise<SemaphoreDefinition> {
+  /**
+   * Restores the permits a {@link pause} took away (or `permits`, or 1 if the pause did not remember any). An
+   * election's or allocation's semaphore only with `force`.
+   */
+  async resume(name: string, permits?: number, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     let resumed!: SemaphoreDefinition;
     await this.edit(validateSemaphoreName(name), (current) => {
       if (!current) throw new UnknownSemaphoreError(name);
-      resumed = carryMigrationMemory(
-        current,
-        validateDefinition({ ...toDefinitionInput(current), permits: permits ?? current.pausedFrom ?? (current.permits || 1) }),
-        this.clock.now(),
-      );
+      const next = validateDefinition({ ...toDefinitionInput(current), permits: permits ?? current.pausedFrom ?? (current.permits || 1) });
+      checkKindEdit(name, 'resume', current.permits, next.permits, options);
+      resumed = carryMigrationMemory(current, next, this.clock.now());
       return resumed;
     });
     return resumed;
@@ -227,7 +240,8 @@ export class SemaphoreAdmin {
    * other groups too: it is skipped, and reported, unless `includeWildcards` (then it becomes `toGroup`). Each
    * moved definition remembers the pattern it had, for {@link undoMigration}. The holders of moved jobs let go at
    * their next refresh. Also reports which nodes are known live in `toGroup` (today: those holding a live permit
-   * there) and warns when there is none. Validated before anything is read (a bad request throws
+   * there) and warns when there is none. Only jobs move: the semaphores of elections and allocations are never
+   * selected (naming one is refused); one whose group pattern lists `fromGroup` gets a warning saying how to move it. Validated before anything is read (a bad request throws
    * {@link InvalidDefinitionError}, a named semaphore that does not exist {@link UnknownSemaphoreError}); reads the
    * cluster, not this node's view; each change is its own compare-and-set, re-decided on conflict.
    */
@@ -263,7 +277,7 @@ export class SemaphoreAdmin {
       if ('code' in done) skipped.push({ name: definition.name, groupPattern: done.groupPattern, code: done.code, reason: done.reason });
       else changes.push(done);
     }
-    const warnings: string[] = [];
+    const warnings = leftBehind(listed, r);
     if (target.liveNodes.length === 0 && changes.length > 0) {
       const verdict = r.force
         ? 'forced'
@@ -327,6 +341,7 @@ export class SemaphoreAdmin {
     const missing = selection.names.find((name) => !defined.has(name));
     if (missing !== undefined) throw new UnknownSemaphoreError(missing);
     return [...defined.values()].flatMap((definition) => {
+      if (semaphoreKind(definition.name) !== 'job') return []; // migrations move jobs: elections and allocations are edited apart
       const { selected, named } = selects(selection, definition.name);
       return selected ? [{ definition, named }] : [];
     });
@@ -480,6 +495,21 @@ export class SemaphoreAdmin {
     if (!result) throw new EditConflictError(name, this.maxAttempts);
     return result.value;
   }
+}
+
+/**
+ * The semaphores of elections and allocations a migration would have moved were they jobs (selected, their group
+ * pattern lists the source group): left alone, each with a warning saying how to move it, since a move of every
+ * job to a site that loses its leader or its allocation is rarely what was meant. The others are not mentioned.
+ */
+function leftBehind(listed: Array<{ name: string; entry: SemaphoreEntry }>, r: { fromGroup: string; toGroup: string; names: string[]; namePattern?: string }): string[] {
+  return listed.flatMap(({ name, entry }) => {
+    const kind = semaphoreKind(name);
+    if (kind === 'job' || !entry.definition || !selects(r, name).selected) return [];
+    const plan = planMove(entry.definition, r.fromGroup, r.toGroup);
+    if (plan.kind !== 'move') return [];
+    return [`semaphore "${name}" lists group "${r.fromGroup}" and was left alone: ${migrationRefusal(name, kind, plan.to)}`];
+  });
 }
 
 /** The live instances of `group` by name, and every group that has one (presence). */

@@ -1,6 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, type ClusterOverview, type ElectionStatus } from '../../lib';
+import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, type ClusterOverview, type ElectionStatus } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -58,10 +59,18 @@ describe('admin HTTP API', () => {
     await app.close();
   });
 
-  it('refuses requests without the token or with a wrong one', async () => {
-    expect((await call('GET', '/definitions', undefined, null)).status).toBe(403);
-    expect((await call('GET', '/definitions', undefined, 'wrong-token-of-same-size')).status).toBe(403);
-    expect((await call('DELETE', '/definitions/billing', undefined, null)).status).toBe(403);
+  it('answers 401 with a Bearer challenge without credentials, and 403 with a wrong token', async () => {
+    const bare = await fetch(`${base}/definitions`);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toBe('Bearer realm="gatekeeper"');
+    expect((await bare.json()).message).toContain('Authorization: Bearer <token>');
+    // Another scheme is no credentials this API takes: 401 too.
+    expect((await fetch(`${base}/definitions`, { headers: { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` } })).status).toBe(401);
+    const wrong = await fetch(`${base}/definitions`, { headers: { authorization: 'Bearer wrong-token-of-same-size' } });
+    expect(wrong.status).toBe(403);
+    expect(wrong.headers.get('www-authenticate')).toBeNull();
+    expect((await call('DELETE', '/definitions/billing', undefined, null)).status).toBe(401);
+    expect((await call('DELETE', '/definitions/billing', undefined, 'wrong-token-of-same-size')).status).toBe(403);
     expect(gatekeeper.getDefinition('billing')).toBeDefined();
   });
 
@@ -220,8 +229,8 @@ describe('admin HTTP API: cluster status and elections', () => {
       expect(missing.body.message).toBe('Election "ghost" is not in the cluster (no semaphore "election:ghost"); elections: leader');
     }
     expect(await call('GET', `/elections/${'x'.repeat(300)}`)).toMatchObject({ status: 400, body: { field: 'election' } });
-    expect((await call('GET', '/cluster', undefined, null)).status).toBe(403);
-    expect((await call('POST', '/elections/leader/resign', undefined, null)).status).toBe(403);
+    expect((await call('GET', '/cluster', undefined, null)).status).toBe(401);
+    expect((await call('POST', '/elections/leader/resign', undefined, null)).status).toBe(401);
     expect(await led('the same leader', (e) => e.epoch === leader.epoch)).toMatchObject({ leader: leader.leader });
   });
 
@@ -239,8 +248,26 @@ describe('admin HTTP API: cluster status and elections', () => {
     expect(third.epoch).toBeGreaterThan(second.epoch!);
   });
 
+  it('says the kind of each definition and permit, and refuses to pause or renumber an election as a job unless forced', async () => {
+    const leader = await led('a leader');
+    const kinds = (items: Array<{ name: string; kind: string }>) => Object.fromEntries(items.map((d) => [d.name, d.kind]));
+    expect(kinds((await call('GET', '/definitions')).body)).toEqual({ billing: 'job', 'election:leader': 'election', reports: 'job' });
+    expect(await call('GET', '/definitions/election:leader')).toMatchObject({ status: 200, body: { name: 'election:leader', kind: 'election', permits: 1 } });
+    expect(kinds((await call('GET', '/permits')).body)).toMatchObject({ 'election:leader': 'election' });
+    for (const [method, path, body] of [['POST', '/definitions/election:leader/pause'], ['PATCH', '/definitions/election:leader', { permits: 0 }]] as const) {
+      const refused = await call(method, path, body);
+      expect(refused).toMatchObject({ status: 400, body: { semaphore: 'election:leader', field: 'permits' } });
+      expect(refused.body.message).toContain('it backs the leader election "leader", not a job');
+      expect(refused.body.message).toContain('?force=true');
+    }
+    expect(await call('POST', '/definitions/election:leader/pause?force=yes')).toMatchObject({ status: 400, body: { field: 'force' } });
+    // Its lease and who may stand are no job's permits: they edit as they always did.
+    expect(await call('PATCH', '/definitions/election:leader', { duration: '2s', groupPattern: '.*' })).toMatchObject({ status: 200, body: { permits: 1 } });
+    expect((await call('GET', '/elections/leader')).body).toMatchObject({ epoch: leader.epoch, definition: { paused: false } });
+  });
+
   it('says nobody leads a paused election, and that there was nothing to resign', async () => {
-    await app.get(GatekeeperService).pause('election:leader');
+    expect(await call('POST', '/definitions/election:leader/pause?force=true')).toMatchObject({ status: 200, body: { permits: 0, pausedFrom: 1 } });
     const paused: ElectionStatus = await eventually('the leader to step down', async () => {
       const { body } = await call('GET', '/elections/leader');
       return body.leader === undefined ? body : undefined;
@@ -267,9 +294,23 @@ describe('admin HTTP API options', () => {
     await app.close();
   });
 
-  it('refuses to mount an unprotected admin API', () => {
-    expect(() => GatekeeperModule.forRoot({ store: 'memory', admin: {} })).toThrow(InvalidDefinitionError);
-    expect(() => GatekeeperModule.forRoot({ store: 'memory', admin: { token: 'short' } })).toThrow(/invalid admin.token/);
+  it('refuses to mount an unprotected admin API, during bootstrap (not when the module is imported), naming admin.token', async () => {
+    const boot = (admin: object) => {
+      const module = GatekeeperModule.forRoot({ store: 'memory', admin }); // importing never throws
+      return Test.createTestingModule({ imports: [module] }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
+    };
+    const unprotected = await boot({});
+    expect(unprotected).toBeInstanceOf(InvalidOptionsError);
+    expect(unprotected).toBeInstanceOf(InvalidDefinitionError);
+    expect(unprotected).toMatchObject({ field: 'admin.token', semaphore: undefined });
+    const short = (await boot({ token: 'short' })) as Error;
+    expect(short.message).toBe(
+      'GatekeeperModule options: invalid admin.token: the admin API must be protected: give admin.guard, or admin.token of at least 16 characters (got 5 characters)',
+    );
+    expect(short.message).not.toContain('Semaphore');
+    expect(((await boot({ token: TOKEN, path: ' / ' })) as Error).message).toBe('GatekeeperModule options: invalid admin.path: must be a non-empty route prefix, got " / "');
+    expect(((await boot({ token: TOKEN, console: 'yes' })) as Error).message).toContain('invalid admin.console: must be true or false');
+    expect(((await boot({ token: TOKEN, tokne: 'x' })) as Error).message).toContain('invalid admin.tokne: is not an option');
   });
 
   it('is not mounted unless asked for', async () => {
@@ -277,5 +318,115 @@ describe('admin HTTP API options', () => {
     const url = `${await app.getUrl()}/gatekeeper/definitions`.replace('[::1]', '127.0.0.1');
     expect((await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
     await app.close();
+  });
+});
+
+describe('admin and console options from forRootAsync (ConfigService)', () => {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  @Injectable()
+  class ConfiguredGuard implements CanActivate {
+    constructor(private readonly config: ConfigService) {}
+    canActivate(context: ExecutionContext): boolean {
+      return context.switchToHttp().getRequest().headers['x-operator'] === this.config.get('OPERATOR');
+    }
+  }
+
+  /** An app whose every gatekeeper option, admin included, comes from ConfigService; its log and base URL. */
+  async function startFromConfig(settings: Record<string, unknown>, admin: (config: ConfigService) => object | undefined) {
+    const logger = new CapturingLogger();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ConfigModule.forRoot({ ignoreEnvFile: true, isGlobal: true, load: [() => settings] }),
+        GatekeeperModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService) => ({
+            identity: { acquirer: config.getOrThrow<string>('ACQUIRER') },
+            hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('admin-async') },
+            definitions: [{ name: 'billing', duration: '30s' }],
+            admin: admin(config),
+          }),
+        }),
+      ],
+    }).setLogger(logger).compile();
+    const app = moduleRef.createNestApplication({ logger });
+    apps.push(app);
+    await app.listen(0, '127.0.0.1');
+    return { logger, base: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+  }
+
+  it('mounts the API and the console under the path and token the factory read, with 401 and 403', async () => {
+    const { base } = await startFromConfig(
+      { ACQUIRER: 'async-admin', ADMIN_PATH: 'ops/async', ADMIN_TOKEN: 'token-from-config-service' },
+      (config) => ({ path: config.get('ADMIN_PATH'), token: config.get('ADMIN_TOKEN'), console: true }),
+    );
+    const definitions = await fetch(`${base}/ops/async/definitions`, { headers: { authorization: 'Bearer token-from-config-service' } });
+    expect(definitions.status).toBe(200);
+    expect((await definitions.json()).map((d: { name: string }) => d.name)).toContain('billing');
+    expect((await fetch(`${base}/ops/async/definitions`)).status).toBe(401);
+    expect((await fetch(`${base}/ops/async/definitions`, { headers: { authorization: 'Bearer not-the-configured-token' } })).status).toBe(403);
+    const paused = await fetch(`${base}/ops/async/definitions/billing/pause`, { method: 'POST', headers: { authorization: 'Bearer token-from-config-service' } });
+    expect(paused.status).toBe(200);
+    expect(await paused.json()).toMatchObject({ name: 'billing', permits: 0 });
+    // The console, under the configured path, and its session cookie scoped to it.
+    const page = await fetch(`${base}/ops/async/console`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script src="/ops/async/console/console.client.js" defer></script>');
+    const signIn = await fetch(`${base}/ops/async/console/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'token-from-config-service' }),
+    });
+    expect(signIn.status).toBe(204);
+    expect(signIn.headers.get('set-cookie')).toMatch(/^gatekeeper_console=[^;]+; Path=\/ops\/async; HttpOnly; SameSite=Strict$/);
+    // Nothing is left at the placeholder path the routes were declared under.
+    expect((await fetch(`${base}/gatekeeper/definitions`, { headers: { authorization: 'Bearer token-from-config-service' } })).status).toBe(404);
+  });
+
+  it('mounts nothing when the factory gives no admin, and no console unless asked', async () => {
+    const { base, logger } = await startFromConfig({ ACQUIRER: 'async-none' }, () => undefined);
+    expect((await fetch(`${base}/gatekeeper/definitions`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+    expect((await fetch(`${base}/gatekeeper/console`)).status).toBe(404);
+    expect(logger.find('log', /Mapped \{\/gatekeeper/)).toEqual([]);
+    const withoutConsole = await startFromConfig({ ACQUIRER: 'async-api', T: TOKEN }, (config) => ({ token: config.get('T') }));
+    expect((await fetch(`${withoutConsole.base}/gatekeeper/definitions`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await fetch(`${withoutConsole.base}/gatekeeper/console`)).status).toBe(404);
+    expect(withoutConsole.logger.find('log', /Mapped \{\/gatekeeper\/console/)).toEqual([]);
+    expect(withoutConsole.logger.find('log', 'Mapped {/gatekeeper/definitions, GET}')).toHaveLength(1); // the log is read
+  });
+
+  it('uses a guard class the factory names, created with what it injects', async () => {
+    const { base } = await startFromConfig({ ACQUIRER: 'async-guard', OPERATOR: 'alice' }, () => ({ guard: ConfiguredGuard, path: 'guarded' }));
+    expect((await fetch(`${base}/guarded/definitions`, { headers: { 'x-operator': 'bob' } })).status).toBe(403);
+    expect((await fetch(`${base}/guarded/definitions`, { headers: { 'x-operator': 'alice' } })).status).toBe(200);
+  });
+
+  it('reports a too-short token from the factory during bootstrap, naming admin.token', async () => {
+    const failure = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRootAsync({ useFactory: () => ({ store: 'memory' as const, admin: { token: 'short' } }) })],
+    }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(InvalidOptionsError);
+    expect((failure as Error).message).toMatch(/^GatekeeperModule options: invalid admin\.token: /);
+  });
+
+  it('still takes admin next to useFactory, the factory\'s own admin winning', async () => {
+    const boot = async (factoryAdmin?: object) => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [GatekeeperModule.forRootAsync({
+          admin: { path: 'beside', token: TOKEN },
+          useFactory: () => ({ store: 'memory' as const, membership: false as const, ...(factoryAdmin && { admin: factoryAdmin }) }),
+        })],
+      }).setLogger(new CapturingLogger()).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      apps.push(app);
+      await app.listen(0, '127.0.0.1');
+      return (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    };
+    const beside = await boot();
+    expect((await fetch(`${beside}/beside/definitions`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    const factory = await boot({ path: 'from-factory', token: 'another-token-0123456789' });
+    expect((await fetch(`${factory}/from-factory/definitions`, { headers: { authorization: 'Bearer another-token-0123456789' } })).status).toBe(200);
+    expect((await fetch(`${factory}/beside/definitions`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
   });
 });

@@ -91,10 +91,10 @@ describe('LeaderCandidate', () => {
     const second = await eventually('another leader', () => leaders(nodes).find((n) => n !== first));
     expect(second.candidate.lease!.epoch).toBeGreaterThan(first.terms[0].epoch);
 
-    await admin.pause(semaphore);
+    await admin.pause(semaphore, { force: true }); // an election's semaphore: pausing it is no job edit
     await eventually('no leader while paused', () => leaders(nodes).length === 0);
     expect(second.terms.at(-1)!.reason).toMatch(/PAUSED/);
-    await admin.resume(semaphore);
+    await admin.resume(semaphore, undefined, { force: true });
     const third = await eventually('a leader after resume', () => leaders(nodes)[0]);
     expect(third.candidate.lease!.epoch).toBeGreaterThan(second.terms[0].epoch);
   });

@@ -1,4 +1,5 @@
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
 import { UnknownSemaphoreError } from '../../lib/permits/errors/unknown-semaphore.error';
@@ -141,6 +142,48 @@ describe.each([
     expect(typo.warnings[0]).toContain('groups with live nodes: dr-site');
     const right = await admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', force: true });
     expect(right).toMatchObject({ target: { group: 'dr-site', liveNodes: ['app-3003'] }, warnings: [], forced: true });
+  });
+
+  it('leaves elections and allocations out of every migration and undo: not selected, not skipped, named ones refused', async () => {
+    // Defined as their runtimes define them: a leader restricted to production, an allocation anywhere.
+    await admin.define(validateDefinition({ name: 'election:leader', duration: '10s', groupPattern: 'production' }));
+    await admin.define(validateDefinition({ name: 'allocation:queues', permits: 1000, duration: '10s' }));
+    const all = await admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', includeWildcards: true });
+    const mentioned = [...all.changes, ...all.skipped].map((c) => c.name);
+    expect(mentioned).toEqual(['billing', 'both', 'everywhere', 'export', 'prod-ish']);
+    expect(await pattern('election:leader')).toBe('production');
+    expect(await pattern('allocation:queues')).toBe('.*');
+    // The one that would have moved, were it a job, is named once, with how to move it; the allocation (any group) is not.
+    expect(all.warnings.filter((w) => !w.startsWith('no live node'))).toEqual([
+      'semaphore "election:leader" lists group "production" and was left alone: it backs the leader election "leader", not a job: '
+        + "group migrations move jobs only; to move it, edit its group pattern (nestjs-gatekeeper set election:leader --group-pattern 'dr-site')",
+    ]);
+    expect((await admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', namePattern: '(election|allocation):.*' })).changes).toEqual([]);
+    const before = await patterns();
+    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['allocation:queues'] }))
+      .rejects.toMatchObject({ semaphore: 'allocation:queues', field: 'names', message: expect.stringContaining('it backs the allocation "queues", not a job') });
+    await expect(admin.undoMigration({ names: ['election:leader'] })).rejects.toMatchObject({ semaphore: 'election:leader', field: 'names' });
+    expect(await patterns()).toEqual(before);
+    const undone = await admin.undoMigration();
+    expect([...undone.changes, ...undone.skipped].map((c) => c.name)).not.toContain('election:leader');
+  });
+
+  it('refuses to pause, resume or change the permits of an election or allocation unless forced; its group pattern and lease edit freely', async () => {
+    await admin.define(validateDefinition({ name: 'allocation:queues', permits: 1000, duration: '10s' }));
+    const refusals = [
+      () => admin.pause('allocation:queues'),
+      () => admin.update('allocation:queues', { permits: 2 }),
+      () => admin.put({ name: 'allocation:queues', duration: '10s' }), // permits default to 1
+      () => admin.put({ name: 'election:nightly', duration: '10s' }), // created by hand
+    ];
+    for (const refused of refusals) await expect(refused()).rejects.toBeInstanceOf(InvalidDefinitionError);
+    await expect(admin.pause('allocation:queues')).rejects.toMatchObject({ semaphore: 'allocation:queues', field: 'permits' });
+    expect((await admin.get('allocation:queues')).permits).toBe(1000);
+    expect(await admin.update('allocation:queues', { groupPattern: 'dr-site', duration: '20s', permits: 1000 })).toMatchObject({ permits: 1000, groupPattern: 'dr-site' });
+    expect(await admin.pause('allocation:queues', { force: true })).toMatchObject({ permits: 0, pausedFrom: 1000 });
+    await expect(admin.resume('allocation:queues')).rejects.toMatchObject({ field: 'permits', message: expect.stringContaining('resuming it lets nodes take part again') });
+    expect(await admin.resume('allocation:queues', undefined, { force: true })).toMatchObject({ permits: 1000 });
+    await expect(admin.get('election:nightly')).rejects.toBeInstanceOf(UnknownSemaphoreError);
   });
 
   it('keeps the old migrate() call working, with the safe default', async () => {

@@ -1,10 +1,11 @@
 import {
-  Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, UseGuards, type CanActivate, type Type,
+  Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, Query, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/semaphore-admin';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
+import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
 import { GatekeeperService } from '../gatekeeper.service';
 import { answer } from './admin-answer';
 
@@ -23,6 +24,16 @@ function fieldsOf(value: unknown, allowed: readonly string[], owner: string): Re
   return fields;
 }
 
+/** `?force=true`: the operator means to change an election's or allocation's permits (see `KindGuardOptions`). */
+function forced(name: string, force: unknown): KindGuardOptions {
+  if (force === undefined || force === 'false') return {};
+  if (force === 'true') return { force: true };
+  throw new InvalidDefinitionError(name, 'force', `must be true or false, got ${JSON.stringify(force)}`);
+}
+
+/** A listed item with its kind (`job`, `election`, `allocation`), so clients tell jobs from the others' semaphores. */
+const withKind = <T extends { name: string }>(item: T): T & { kind: string } => ({ ...item, kind: semaphoreKind(item.name) });
+
 const MIGRATE_FIELDS = ['fromGroup', 'toGroup', 'names', 'namePattern', 'includeWildcards', 'force', 'dryRun'] as const;
 const UNDO_FIELDS = ['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun'] as const;
 
@@ -35,28 +46,29 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
 
     @Get('definitions')
     list() {
-      return this.gatekeeper.listDefinitions();
+      return this.gatekeeper.listDefinitions().map(withKind);
     }
 
     @Get('definitions/:name')
     get(@Param('name') name: string) {
-      return answer(() => this.gatekeeper.readDefinition(name));
+      return answer(async () => withKind(await this.gatekeeper.readDefinition(name)));
     }
 
     @Put('definitions/:name')
-    put(@Param('name') name: string, @Body() input: unknown) {
+    put(@Param('name') name: string, @Body() input: unknown, @Query('force') force?: unknown) {
       return answer(async () => {
+        const options = forced(name, force);
         const fields = body(input);
         if (fields.name !== undefined && fields.name !== name) {
           throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
         }
-        return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput);
+        return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
       });
     }
 
     @Patch('definitions/:name')
-    update(@Param('name') name: string, @Body() patch: unknown) {
-      return answer(() => this.gatekeeper.updateDefinition(name, body(patch)));
+    update(@Param('name') name: string, @Body() patch: unknown, @Query('force') force?: unknown) {
+      return answer(async () => this.gatekeeper.updateDefinition(name, body(patch), forced(name, force)));
     }
 
     @Delete('definitions/:name')
@@ -69,19 +81,20 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
 
     @Post('definitions/:name/pause')
     @HttpCode(200)
-    pause(@Param('name') name: string) {
-      return answer(() => this.gatekeeper.pause(name));
+    pause(@Param('name') name: string, @Query('force') force?: unknown) {
+      return answer(async () => this.gatekeeper.pause(name, forced(name, force)));
     }
 
     @Post('definitions/:name/resume')
     @HttpCode(200)
-    resume(@Param('name') name: string, @Body() input: unknown) {
-      return answer(() => {
+    resume(@Param('name') name: string, @Body() input: unknown, @Query('force') force?: unknown) {
+      return answer(async () => {
+        const options = forced(name, force);
         const { permits } = input === undefined || input === null || (typeof input === 'object' && !Object.keys(input).length) ? { permits: undefined } : body(input);
         if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
           throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
         }
-        return this.gatekeeper.resume(name, permits);
+        return this.gatekeeper.resume(name, permits, options);
       });
     }
 
@@ -101,7 +114,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
 
     @Get('permits')
     permits() {
-      return answer(() => this.gatekeeper.permits());
+      return answer(async () => (await this.gatekeeper.permits()).map(withKind));
     }
 
     @Delete('permits/:name/:token')
