@@ -162,10 +162,12 @@ function memberYaml(clusterName, port, memberPorts, client) {
  *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string }} options
  *   `logFile` gets stdout/stderr appended (discarded if omitted); `jarPath` defaults to ensureJar();
  *   `clientPort` + `clientPublicAddress` switch on the advanced network: clients connect to
- *   `clientPort` and are told the member is at `clientPublicAddress` (a proxy, say)
+ *   `clientPort` and are told the member is at `clientPublicAddress` (a proxy, say);
+ *   `detached` runs the JVM in a process group of its own, so a Ctrl-C in the terminal (SIGINT to the
+ *   whole foreground group) reaches only the caller, which then stops the member when it is ready to
  * @returns {Promise<MemberHandle>}
  */
-export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress }) {
+export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress, detached = false }) {
   if (!clusterName || !Number.isInteger(port)) throw new TypeError('startMember needs clusterName and an integer port');
   if ((clientPort === undefined) !== (clientPublicAddress === undefined)) {
     throw new TypeError('startMember needs both clientPort and clientPublicAddress, or neither');
@@ -185,7 +187,7 @@ export async function startMember({ clusterName, port, memberPorts = [port], log
   let child;
   try {
     child = spawn(JAVA, [`-Xmx${heap}`, ...JVM_FLAGS, `-Dhazelcast.config=${configFile}`, '-cp', jarPath, MAIN_CLASS],
-      { stdio: ['ignore', out, out] });
+      { stdio: ['ignore', out, out], detached });
   } finally {
     if (typeof out === 'number') closeSync(out); // the child holds its own copy
   }
@@ -306,14 +308,15 @@ async function logTail(file, lines = 12) {
  * Without `logDir`, member logs go to a temp dir that stop() deletes, but that
  * is kept (and named in the error) when startup fails.
  * @param {{ members?: number, clusterName?: string, ports?: number[], logDir?: string,
- *   heap?: string, clientPublicAddresses?: string[] }} [options] `members` defaults to
+ *   heap?: string, clientPublicAddresses?: string[], detached?: boolean }} [options] `members` defaults to
  *   `ports.length` or 1; `clientPublicAddresses` (one per member) gives every member a client
- *   port of its own (advanced network) that advertises that address to clients (see startMember)
+ *   port of its own (advanced network) that advertises that address to clients; `detached` keeps
+ *   the terminal's Ctrl-C from the members (see startMember)
  * @returns {Promise<{ clusterName: string, addresses: string[], members: MemberHandle[],
  *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>} `addresses`
  *   are where clients reach the members directly (their client ports)
  */
-export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses } = {}) {
+export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses, detached } = {}) {
   size ??= ports?.length ?? clientPublicAddresses?.length ?? 1;
   if (ports && ports.length !== size) throw new TypeError(`got ${ports.length} ports for ${size} members`);
   if (clientPublicAddresses && clientPublicAddresses.length !== size) {
@@ -331,7 +334,7 @@ export async function startCluster({ members: size, clusterName, ports, logDir, 
   const addresses = (clientPorts ?? ports).map((p) => `${HOST}:${p}`);
   const launch = (i) => startMember({
     clusterName, port: ports[i], memberPorts: ports, logFile: logFile(ports[i]), heap, jarPath,
-    clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i],
+    clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i], detached,
   });
 
   // Wait for the full count, but give up as soon as one of `handles` exits.

@@ -4,7 +4,8 @@
 //   npm run sample                          # starts a local member on 5701 (cluster "dev"), then the instances
 //   GATEKEEPER_HZ_MEMBERS=10.0.0.5:5701 npm run sample   # attaches to an existing cluster instead
 //
-// Ctrl-C stops the instances gracefully (they release their permits), then the member it started.
+// Ctrl-C stops the instances gracefully (they release their permits), then the member it started (which runs in a
+// process group of its own, so the terminal's Ctrl-C does not stop it first).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
@@ -21,8 +22,9 @@ const RESET = '\x1b[0m';
 
 const USAGE = `Usage: npm run sample -- [--ports 3000,3001,3002] [--groups production,production,dr-site] [--hz-port 5701]
 
-Starts a local Hazelcast member (unless GATEKEEPER_HZ_MEMBERS names a cluster to attach to), then three sample
-instances, one per port, with identities app-<port> in the given groups. Ctrl-C stops everything cleanly.
+Starts a local Hazelcast member on 127.0.0.1:<hz-port> (unless GATEKEEPER_HZ_MEMBERS names a cluster to attach
+to), then three sample instances, one per port, with identities app-<port> in the given groups. Ctrl-C stops the
+instances (they release their permits), then the member.
 `;
 
 function parse() {
@@ -43,7 +45,9 @@ function parse() {
   if (ports.some((p) => !Number.isInteger(p) || p <= 0) || groups.length !== ports.length) {
     throw new Error(`--ports must be port numbers and --groups must name one group per port (${USAGE})`);
   }
-  return { ports, groups, hzPort: Number(values['hz-port']) };
+  const hzPort = Number(values['hz-port']);
+  if (!Number.isInteger(hzPort) || hzPort <= 0 || hzPort > 65535) throw new Error(`--hz-port must be a port number, got "${values['hz-port']}"`);
+  return { ports, groups, hzPort };
 }
 
 /** Prefixes every line of a stream with the instance's name, so the three logs can share one terminal. */
@@ -85,17 +89,39 @@ async function main() {
       `GATEKEEPER_HZ_MEMBERS=127.0.0.1:${hzPort} npm run sample; else pick another port with --hz-port`);
   }
   let owned;
+  let instances = [];
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('Stopping the instances (they release their permits)...');
+    await Promise.all(instances.map(({ name, child }) => stopInstance(name, child)));
+    if (owned) {
+      console.log('Stopping the Hazelcast member...');
+      await owned.stop();
+    }
+    console.log('Stopped.');
+    // A member still starting is killed by scripts/hazelcast.mjs's exit hook.
+    process.exit(0);
+  };
+  // Listening from before the member starts, so a Ctrl-C during start-up stops it too (it runs in a group of its
+  // own); SIGHUP as well (the terminal closed), or the member would outlive us.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
+
   if (cluster) {
     console.log(`Attaching to cluster "${cluster.clusterName}" at ${cluster.addresses.join(', ')}`);
   } else {
     console.log(`Starting a Hazelcast member on 127.0.0.1:${hzPort} (cluster "dev")...`);
-    owned = await startCluster({ members: 1, clusterName: 'dev', ports: [hzPort], logDir: join(ROOT, '.cache', 'sample-logs') });
+    // Detached: a Ctrl-C in the terminal goes to every process of the foreground group, and a member that got it
+    // would shut down while the instances still release their permits through it. This script stops it last.
+    owned = await startCluster({ members: 1, clusterName: 'dev', ports: [hzPort], logDir: join(ROOT, '.cache', 'sample-logs'), detached: true });
     cluster = { clusterName: owned.clusterName, addresses: owned.addresses };
     // A member this script just started has never granted anything: its first grants need no recovery wait.
     await declareFreshCluster(cluster);
   }
 
-  const instances = ports.map((port, i) => {
+  if (stopping) return;
+  instances = ports.map((port, i) => {
     const name = `app-${port}`;
     const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN], {
       cwd: ROOT,
@@ -127,32 +153,46 @@ Watch the "ran <job> on <node>" lines: billing runs on one instance per tick, re
 the dr-site instance, export (release mode) on one at a time.
   Console: http://127.0.0.1:${ports[0]}/gatekeeper/console  (token: sample-admin-token-change-me)
   curl -s http://127.0.0.1:${ports[0]}/status
+  curl -s http://127.0.0.1:${ports[0]}/health/ready
+  curl -s http://127.0.0.1:${ports[0]}/metrics
   curl -s -X POST http://127.0.0.1:${ports[0]}/reindex
   curl -s -H 'Authorization: Bearer sample-admin-token-change-me' http://127.0.0.1:${ports[0]}/gatekeeper/permits
-  npx nestjs-gatekeeper pause billing          (then: resume billing)
-  npx nestjs-gatekeeper migrate --from-group production --to-group dr-site
+  ${cliHint(cluster)} pause billing          (then: resume billing)
+  ${cliHint(cluster)} migrate --from-group production --to-group dr-site
 Press Ctrl-C to stop everything.
 `);
+}
 
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    console.log('Stopping the instances (they release their permits)...');
-    await Promise.all(instances.map(async ({ child }) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }));
-    if (owned) {
-      console.log('Stopping the Hazelcast member...');
-      await owned.stop();
-    }
-    console.log('Stopped.');
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+/** How long an instance gets to release its permits and exit before it is killed (its permits then expire). */
+const INSTANCE_STOP_MS = 20_000;
+
+/**
+ * Asks an instance to shut down (it releases its permits) and resolves once it exited, killing it after
+ * INSTANCE_STOP_MS. A Ctrl-C has already reached it (same process group); Nest ignores the second signal.
+ */
+async function stopInstance(name, child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    console.log(`instance ${name} did not stop within ${INSTANCE_STOP_MS / 1000} s; killing it (its permits will expire)`);
+    child.kill('SIGKILL');
+  }, INSTANCE_STOP_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The CLI command line that reaches this cluster: its defaults (127.0.0.1:5701, cluster dev) need no flags. */
+function cliHint({ clusterName, addresses }) {
+  const flags = [];
+  if (addresses.join(',') !== '127.0.0.1:5701') flags.push(`--members ${addresses.join(',')}`);
+  if (clusterName !== 'dev') flags.push(`--cluster-name ${clusterName}`);
+  const mapPrefix = process.env.SAMPLE_MAP_PREFIX;
+  if (mapPrefix && mapPrefix !== 'gatekeeper') flags.push(`--map-prefix ${mapPrefix}`);
+  return ['npx nestjs-gatekeeper', ...flags].join(' ');
 }
 
 main().catch((error) => {

@@ -37,6 +37,8 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
     tasks: { scanInterval: '1s', retention: '10m' },
     // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster).
     membership: { interval: '2s', httpAddress: `http://localhost:${sampleConfig.port}` },
+    // Prometheus metrics in prom-client's global registry, served at GET /metrics (metrics.controller.ts).
+    metrics: true,
     // The sample runner turns it on for its first instance only ('off' elsewhere).
     stateDumpInterval: process.env.SAMPLE_STATE_DUMP === 'off' ? undefined : (process.env.SAMPLE_STATE_DUMP ?? '30s'),
   };

@@ -84,6 +84,69 @@ describe('the three-instance sample app', () => {
     }
   });
 
+  it('on its own member (--hz-port): hints name that port, every instance serves /health and /metrics, and Ctrl-C stops the instances (permits released) before the member', async () => {
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const hzPort = await freePort();
+    const own: NodeJS.ProcessEnv = { ...process.env };
+    delete own.GATEKEEPER_HZ_MEMBERS;
+    delete own.GATEKEEPER_HZ_CLUSTER_NAME;
+    delete own.SAMPLE_MAP_PREFIX;
+    // Its own process group, as a terminal runs it: Ctrl-C is SIGINT to every process of the group.
+    const run = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(','), '--hz-port', String(hzPort)], { env: own, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let said = '';
+    run.stdout?.on('data', (c) => (said += String(c)));
+    run.stderr?.on('data', (c) => (said += String(c)));
+    let closed = false;
+    run.on('close', () => (closed = true));
+    try {
+      await eventually('all three instances to listen', () => (said.match(/listening on http/g) ?? []).length === 3, { timeoutMs: 120_000, intervalMs: 200 });
+      const text = () => stripAnsi(said);
+      // The CLI hints reach the member this run started, not the CLI's default 5701.
+      expect(text()).toContain(`npx nestjs-gatekeeper --members 127.0.0.1:${hzPort} pause billing`);
+
+      for (const port of ports) {
+        const ready = await eventually(`app-${port} ready`, async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+          return res.status === 200 && ((await res.json()) as { status: string; info: Record<string, { connected: boolean }> });
+        }, { timeoutMs: 30_000, intervalMs: 250 });
+        expect(ready).toMatchObject({ status: 'ok', info: { gatekeeper: { status: 'up', connected: true } } });
+        expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+        const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect(metrics.status).toBe(200);
+        expect(await metrics.text()).toMatch(new RegExp(`gatekeeper_permit_attempts_total\\{[^}]*node="app-${port}"`));
+      }
+      // Every instance holds something before the Ctrl-C: billing or reports (production), dr-check (dr-site).
+      await eventually('each instance to run a job', () => ports.every((p) => new RegExp(`ran \\S+ on app-${p} `).test(text())), { timeoutMs: 30_000, intervalMs: 200 });
+
+      process.kill(-run.pid!, 'SIGINT');
+      await eventually('the sample to exit', () => closed, { timeoutMs: 60_000, intervalMs: 100 });
+      expect(run.exitCode).toBe(0);
+      const lines = text().split('\n');
+      for (const port of ports) {
+        expect(lines.filter((l) => l.startsWith(`[app-${port}]`) && /Released \d+ permit\(s\) at shutdown/.test(l))).toHaveLength(1);
+      }
+      expect(lines.filter((l) => /Cluster unreachable|expire on its own/.test(l))).toEqual([]);
+      // The member went last, once the instances were gone: its port is free again.
+      const stopping = lines.findIndex((l) => l.includes('Stopping the Hazelcast member'));
+      const lastInstanceLine = lines.reduce((last, l, i) => (/^\[app-\d+\]/.test(l) ? i : last), -1);
+      expect(stopping).toBeGreaterThan(lastInstanceLine);
+      expect(lines).toContain('Stopped.');
+      await eventually('the member to be gone', async () => {
+        const probe = createServer();
+        return new Promise<boolean>((resolve) => {
+          probe.once('error', () => resolve(false));
+          probe.listen(hzPort, '127.0.0.1', () => probe.close(() => resolve(true)));
+        });
+      }, { timeoutMs: 20_000, intervalMs: 250 });
+    } finally {
+      // SIGTERM, not SIGKILL: the script then stops the member it started (which runs in a group of its own).
+      if (!closed) {
+        process.kill(-run.pid!, 'SIGTERM');
+        await eventually('the sample to stop', () => closed, { timeoutMs: 60_000, intervalMs: 100 });
+      }
+    }
+  }, 300_000);
+
   it('runs billing once per tick, reports on two, the digest on the leader, 4 queues each, follows pause, migrate and a killed holder', async () => {
     const ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
