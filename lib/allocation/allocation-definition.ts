@@ -47,8 +47,8 @@ export function resolveAllocation(input: AllocationInput, field = 'allocation'):
     const manual = input.manual === undefined ? undefined : resolveManual(input.manual, `${field}.manual`, input.name);
     return { definition, delayMs, ...(manual && { manual }) };
   } catch (error) {
-    if (!(error instanceof InvalidDefinitionError)) throw error;
-    throw new InvalidOptionsError(`${field}.${fields[error.field] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`);
+    if (!(error instanceof InvalidDefinitionError) || error instanceof InvalidOptionsError) throw error;
+    throw new InvalidOptionsError(`${field}.${fields[error.field] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`, allocationSemaphore(input.name));
   }
 }
 

@@ -68,7 +68,7 @@ export class DurationRequiredError extends GatekeeperError {
 /** Turns a validation error raised before connecting into a usage error; anything else is passed through. */
 export function asUsageError(error: unknown): unknown {
   if (error instanceof InvalidDefinitionError) {
-    const semaphore = error.semaphore.startsWith('<') ? undefined : error.semaphore;
+    const semaphore = error.semaphore?.startsWith('<') ? undefined : error.semaphore;
     const message = semaphore ? error.message : `invalid ${OPTION_OF[error.field] ?? error.field}: ${error.reason}`;
     return new CliUsageError(message, error.field, semaphore);
   }

@@ -1,13 +1,15 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { GatekeeperModuleOptions } from './gatekeeper.options';
-import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
 import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 
 /** Extra options of `forRoot` / `forRootAsync` besides {@link GatekeeperModuleOptions}. */
 export interface GatekeeperModuleExtras {
   /** Register the module globally, so every module can inject `GatekeeperService` and use `@ClusterSingleton`. Default `true`. */
   isGlobal?: boolean;
-  /** Mount the admin HTTP API (off by default). Needs a guard or a token; see {@link GatekeeperAdminOptions}. */
+  /**
+   * `forRootAsync` only: the admin options next to `useFactory` (as before they could come from the factory). The
+   * factory's `admin`, when it returns one, wins. See {@link GatekeeperModuleOptions.admin}.
+   */
   admin?: GatekeeperAdminOptions;
 }
 
@@ -22,14 +24,7 @@ export const {
   ASYNC_OPTIONS_TYPE: GATEKEEPER_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
   .setClassMethodName('forRoot')
-  // Every extra is listed in the defaults: Nest strips exactly these keys from the module options.
-  .setExtras<GatekeeperModuleExtras>({ isGlobal: true, admin: undefined }, (definition, extras) => {
-    const admin = gatekeeperAdminParts(extras.admin);
-    return {
-      ...definition,
-      global: extras.isGlobal ?? true,
-      controllers: [...(definition.controllers ?? []), ...admin.controllers],
-      providers: [...(definition.providers ?? []), ...admin.providers],
-    };
-  })
+  // Nest strips exactly the keys listed here from forRoot's options: `admin` is not among them, so it stays a
+  // module option (the module decides at bootstrap whether to mount the admin routes; see gatekeeperAdminParts).
+  .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal ?? true }))
   .build();

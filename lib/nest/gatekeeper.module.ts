@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { GatekeeperExplorer } from './gatekeeper.explorer';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
@@ -15,7 +15,9 @@ import { GatekeeperHealthIndicator } from './gatekeeper-health.indicator';
 import { GatekeeperMetrics } from './gatekeeper-metrics';
 import { GatekeeperTracing } from './gatekeeper-tracing';
 import { TaskService } from './task.service';
-import { GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
+import { GATEKEEPER_ASYNC_OPTIONS_TYPE, GATEKEEPER_MODULE_OPTIONS, GATEKEEPER_OPTIONS_TYPE, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
+import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
+import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { ExclusiveRuns } from './exclusive-runs';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
@@ -23,6 +25,9 @@ import { GatekeeperService } from './gatekeeper.service';
 import { PermitRuntime } from './permit-runtime';
 import { GatekeeperStartup } from './gatekeeper.startup';
 import { createConnection, createPermitStore, createPresenceStore, createTaskStore } from './gatekeeper-stores.factory';
+
+/** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
+const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
 
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
@@ -35,8 +40,9 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
   providers: [
     {
       provide: GATEKEEPER_OPTIONS,
-      useFactory: (options: GatekeeperModuleOptions) => resolveGatekeeperOptions(options),
-      inject: [GATEKEEPER_MODULE_OPTIONS],
+      useFactory: (options: GatekeeperModuleOptions, admin?: GatekeeperAdminOptions) =>
+        resolveGatekeeperOptions(admin !== undefined && options?.admin === undefined ? { ...options, admin } : options),
+      inject: [GATEKEEPER_MODULE_OPTIONS, { token: GATEKEEPER_ADMIN_EXTRA, optional: true }],
     },
     {
       provide: GATEKEEPER_CONNECTION,
@@ -79,4 +85,25 @@ import { createConnection, createPermitStore, createPresenceStore, createTaskSto
   ],
   exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
 })
-export class GatekeeperModule extends GatekeeperConfigurableModule {}
+export class GatekeeperModule extends GatekeeperConfigurableModule {
+  /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */
+  static forRoot(options: typeof GATEKEEPER_OPTIONS_TYPE): DynamicModule {
+    const module = super.forRoot(options);
+    return options?.admin === undefined ? module : withAdminRoutes(module);
+  }
+
+  /**
+   * The module with options from a factory. Every option may come from it, `admin` included: the admin routes are
+   * declared here and mounted at bootstrap only if the factory's options (or `admin` given next to `useFactory`) ask.
+   */
+  static forRootAsync(options: typeof GATEKEEPER_ASYNC_OPTIONS_TYPE): DynamicModule {
+    const module = withAdminRoutes(super.forRootAsync(options));
+    if (options.admin === undefined) return module;
+    return { ...module, providers: [...(module.providers ?? []), { provide: GATEKEEPER_ADMIN_EXTRA, useValue: options.admin }] };
+  }
+}
+
+function withAdminRoutes(module: DynamicModule): DynamicModule {
+  const admin = gatekeeperAdminParts();
+  return { ...module, controllers: [...(module.controllers ?? []), ...admin.controllers], providers: [...(module.providers ?? []), ...admin.providers] };
+}

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../core/clock';
 import { systemClock } from '../core/clock';
 import { validateDefinition } from '../permits/definition.validator';
-import { parseDuration } from '../core/duration';
+import { parseOptionDuration } from '../core/duration';
 import type { Holder, NodeIdentity } from '../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
@@ -16,6 +16,7 @@ import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
 import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';
 import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './metrics.options';
+import { resolveAdminOptions, type GatekeeperAdminOptions, type ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {
@@ -128,6 +129,12 @@ export interface GatekeeperModuleOptions {
    * `true` (no span, and no cost, without the API or an SDK); `false` turns them off.
    */
   tracing?: boolean;
+  /**
+   * Mount the admin HTTP API (off by default), and with `console: true` the web console. Needs a guard or a token;
+   * see {@link GatekeeperAdminOptions}. From `forRoot`, or from a `forRootAsync` factory (the token from
+   * `ConfigService`); checked at bootstrap with the other options.
+   */
+  admin?: GatekeeperAdminOptions;
 }
 
 /** Options of presence (see {@link GatekeeperModuleOptions.membership}). */
@@ -157,6 +164,8 @@ export interface ResolvedGatekeeperOptions {
   /** Metrics, when turned on. */
   readonly metrics?: ResolvedMetricsOptions;
   readonly tracing: boolean;
+  /** The admin API, when mounted. */
+  readonly admin?: ResolvedAdminOptions;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
   readonly store: 'hazelcast' | 'memory' | PermitStore;
@@ -179,7 +188,7 @@ export interface ResolvedGatekeeperOptions {
   };
 }
 
-/** Merges defaults and validates, once, at boot. Throws {@link InvalidDefinitionError} naming the field. */
+/** Merges defaults and validates, once, at boot. Throws {@link InvalidOptionsError} naming the option's path (`admin.token`, `definitions[2].duration`). */
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
   if (options === null || typeof options !== 'object') {
     throw new InvalidOptionsError('options', `must be an object, got ${String(options)}`);
@@ -205,15 +214,15 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const elections = resolveElections(options.elections);
   const allocations = resolveAllocations(options.allocations);
   const definitions = [
-    ...(options.definitions ?? []).map(validateDefinition),
+    ...resolveDefinitions(options.definitions),
     ...elections.values(),
     ...[...allocations.values()].filter((a) => !a.manual).map((a) => a.definition),
   ];
   const seen = new Set<string>();
-  for (const { name } of definitions) {
-    if (seen.has(name)) throw new InvalidDefinitionError(name, 'name', 'is defined twice in the module options');
+  definitions.forEach(({ name }, i) => {
+    if (seen.has(name)) throw new InvalidOptionsError(i < (options.definitions?.length ?? 0) ? `definitions[${i}].name` : 'definitions', `"${name}" is defined twice in the module options`, name);
     seen.add(name);
-  }
+  });
   const policy = options.definitionsPolicy ?? 'keep';
   if (policy !== 'keep' && policy !== 'overwrite') {
     throw new InvalidOptionsError('definitionsPolicy', `must be 'keep' or 'overwrite', got '${String(policy)}'`);
@@ -233,21 +242,22 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     autoDefine: options.autoDefine ?? true,
     store,
     hazelcast: options.hazelcast ?? {},
-    connectTimeoutMs: parseDuration(options.connectTimeout ?? '30s', '<module options>', 'connectTimeout'),
+    connectTimeoutMs: parseOptionDuration(options.connectTimeout ?? '30s', 'connectTimeout'),
     connectInBackground: options.connectInBackground ?? false,
-    shutdownTimeoutMs: parseDuration(options.shutdownTimeout ?? '10s', '<module options>', 'shutdownTimeout', { allowZero: true }),
+    shutdownTimeoutMs: parseOptionDuration(options.shutdownTimeout ?? '10s', 'shutdownTimeout', { allowZero: true }),
     stateDumpIntervalMs:
       options.stateDumpInterval === undefined
         ? undefined
-        : parseDuration(options.stateDumpInterval, '<module options>', 'stateDumpInterval'),
-    clockSkewMs: parseDuration(options.maxClockSkew ?? '500ms', '<module options>', 'maxClockSkew', { allowZero: true }),
+        : parseOptionDuration(options.stateDumpInterval, 'stateDumpInterval'),
+    clockSkewMs: parseOptionDuration(options.maxClockSkew ?? '500ms', 'maxClockSkew', { allowZero: true }),
     quorum: resolveQuorum(options.quorum),
-    storeTimeoutMs: parseDuration(options.storeTimeout ?? '5s', '<module options>', 'storeTimeout'),
+    storeTimeoutMs: parseOptionDuration(options.storeTimeout ?? '5s', 'storeTimeout'),
     clock: options.clock ?? systemClock,
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
     metrics: resolveMetricsOptions(options.metrics),
     tracing: options.tracing ?? true,
+    admin: resolveAdminOptions(options.admin),
   };
 }
 
@@ -256,8 +266,8 @@ function resolveMembership(membership: GatekeeperModuleOptions['membership']): R
   const given = membership ?? {};
   if (given === null || typeof given !== 'object') throw new InvalidOptionsError('membership', `must be false or an object, got ${String(given)}`);
   rejectUnknownKeys(given as Record<string, unknown>, MEMBERSHIP_KEYS, 'membership.');
-  const intervalMs = parseDuration(given.interval ?? '5s', '<module options>', 'membership.interval');
-  const ttlMs = given.ttl === undefined ? 3 * intervalMs : parseDuration(given.ttl, '<module options>', 'membership.ttl');
+  const intervalMs = parseOptionDuration(given.interval ?? '5s', 'membership.interval');
+  const ttlMs = given.ttl === undefined ? 3 * intervalMs : parseOptionDuration(given.ttl, 'membership.ttl');
   if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
   if (given.httpAddress !== undefined && (typeof given.httpAddress !== 'string' || given.httpAddress.trim() === '')) {
     throw new InvalidOptionsError('membership.httpAddress', `must be a non-empty string, got ${JSON.stringify(given.httpAddress)}`);
@@ -269,6 +279,21 @@ function resolveMembership(membership: GatekeeperModuleOptions['membership']): R
     refuseDuplicateName: given.refuseDuplicateName === true,
     ...(given.store !== undefined && { store: given.store }),
   };
+}
+
+/** The `definitions` option, validated; an error names the entry's path (`definitions[2].duration`) and its semaphore. */
+function resolveDefinitions(definitions: GatekeeperModuleOptions['definitions']): SemaphoreDefinition[] {
+  if (definitions === undefined) return [];
+  if (!Array.isArray(definitions)) throw new InvalidOptionsError('definitions', `must be an array of { name, permits, duration, groupPattern, acquirerPattern }, got ${JSON.stringify(definitions)}`);
+  return definitions.map((input, i) => {
+    try {
+      return validateDefinition(input);
+    } catch (error) {
+      if (!(error instanceof InvalidDefinitionError)) throw error;
+      const named = error.semaphore !== undefined && !error.semaphore.startsWith('<') ? error.semaphore : undefined;
+      throw new InvalidOptionsError(`definitions[${i}].${error.field}`, named ? `(semaphore "${named}") ${error.reason}` : error.reason, named);
+    }
+  });
 }
 
 /** The `elections` option, validated into one-permit definitions keyed by election name. */
@@ -288,7 +313,7 @@ function resolveElections(elections: GatekeeperModuleOptions['elections']): Map<
       resolved.set(input.name, electionDefinition(input));
     } catch (error) {
       if (!(error instanceof InvalidDefinitionError)) throw error;
-      throw new InvalidOptionsError(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`);
+      throw new InvalidOptionsError(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`, electionSemaphore(input.name));
     }
   });
   return resolved;
@@ -317,14 +342,14 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations', 'tasks', 'metrics', 'tracing',
+  'allocations', 'tasks', 'metrics', 'tracing', 'admin',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];
 const IDENTITY_KEYS: ReadonlyArray<keyof NodeIdentity> = ['group', 'acquirer'];
 const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 /** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */
-const EXTRAS = new Set(['isGlobal', 'admin']);
+const EXTRAS = new Set(['isGlobal']);
 
 function rejectUnknownKeys(value: Record<string, unknown>, known: readonly string[], prefix: string): void {
   if (value === null || typeof value !== 'object') {

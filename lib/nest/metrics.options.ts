@@ -1,4 +1,4 @@
-import { parseDuration } from '../core/duration';
+import { parseOptionDuration } from '../core/duration';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { DurationInput } from '../permits/semaphore-definition';
 
@@ -55,7 +55,7 @@ export function resolveMetricsOptions(metrics: boolean | MetricsOptions | undefi
   return {
     prefix,
     ...(given.registry !== undefined && { registry: given.registry }),
-    taskCountsMs: parseDuration(given.taskCountsInterval ?? '30s', '<module options>', 'metrics.taskCountsInterval'),
+    taskCountsMs: parseOptionDuration(given.taskCountsInterval ?? '30s', 'metrics.taskCountsInterval'),
     runBuckets: buckets('runBuckets', [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600]),
     callBuckets: buckets('callBuckets', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]),
   };

@@ -1,4 +1,4 @@
-import { parseDuration } from '../core/duration';
+import { parseDuration, parseOptionDuration } from '../core/duration';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { DurationInput } from '../permits/semaphore-definition';
 import type { BackoffPolicy } from '../tasks/task';
@@ -66,9 +66,9 @@ export function resolveTasksOptions(tasks: TasksOptions | undefined): ResolvedTa
   }
   return {
     concurrency,
-    scanMs: parseDuration(given.scanInterval ?? '5s', '<module options>', 'tasks.scanInterval'),
-    retentionMs: parseDuration(given.retention ?? '24h', '<module options>', 'tasks.retention'),
-    purgeMs: given.purgeInterval === false ? 0 : parseDuration(given.purgeInterval ?? '1m', '<module options>', 'tasks.purgeInterval'),
+    scanMs: parseOptionDuration(given.scanInterval ?? '5s', 'tasks.scanInterval'),
+    retentionMs: parseOptionDuration(given.retention ?? '24h', 'tasks.retention'),
+    purgeMs: given.purgeInterval === false ? 0 : parseOptionDuration(given.purgeInterval ?? '1m', 'tasks.purgeInterval'),
     ...(given.store !== undefined && { store: given.store }),
   };
 }

@@ -73,7 +73,7 @@ describe('allocations for operators: admin API and CLI (real member)', () => {
     expect(one.body.owners.map((o: { acquirer: string; resources: string[] }) => [o.acquirer, o.resources.length]).sort()).toEqual([['ops-node-a', 6], ['ops-node-b', 6]]);
     const ghost = await call('GET', '/allocations/ghost');
     expect(ghost).toMatchObject({ status: 404, body: { allocation: 'ghost', message: expect.stringContaining('Unknown allocation "ghost"') } });
-    expect((await fetch(`${base}/allocations`)).status).toBe(403); // behind the same guard as every admin route
+    expect((await fetch(`${base}/allocations`)).status).toBe(401); // behind the same guard as every admin route
   });
 
   it('POST allocations/:name/rebalance is answered by a new plan with nothing to move', async () => {

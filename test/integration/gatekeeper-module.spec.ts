@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'hazelcast-client';
 import {
-  ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidDefinitionError, UnknownSemaphoreError,
+  ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, UnknownSemaphoreError,
 } from '../../lib';
 import { startNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -71,16 +71,23 @@ describe('GatekeeperModule', () => {
   });
 
   it.each([
-    ['an invalid regex', { definitions: [{ name: 'billing', duration: '1m', groupPattern: '(' }] }, /"billing": invalid groupPattern/],
-    ['negative permits', { definitions: [{ name: 'billing', duration: '1m', permits: -1 }] }, /"billing": invalid permits/],
-    ['a bad duration', { definitions: [{ name: 'billing', duration: 'soon' }] }, /"billing": invalid duration/],
-    ['a duplicate name', { definitions: [{ name: 'x', duration: 1 }, { name: 'x', duration: 2 }] }, /"x": invalid name: is defined twice/],
+    ['an invalid regex', { definitions: [{ name: 'billing', duration: '1m', groupPattern: '(' }] }, /^GatekeeperModule options: invalid definitions\[0\]\.groupPattern: \(semaphore "billing"\) '\(' is not a valid regex/],
+    ['negative permits', { definitions: [{ name: 'a', duration: '1m' }, { name: 'billing', duration: '1m', permits: -1 }] }, /invalid definitions\[1\]\.permits: \(semaphore "billing"\) must be/],
+    ['a bad duration', { definitions: [{ name: 'billing', duration: 'soon' }] }, /invalid definitions\[0\]\.duration: \(semaphore "billing"\) cannot parse 'soon'/],
+    ['a nameless definition', { definitions: [{ duration: '1m' } as never] }, /^GatekeeperModule options: invalid definitions\[0\]\.name: must be a non-empty string/],
+    ['a duplicate name', { definitions: [{ name: 'x', duration: 1 }, { name: 'x', duration: 2 }] }, /invalid definitions\[1\]\.name: "x" is defined twice/],
     ['an empty acquirer', { identity: { acquirer: '' } }, /invalid identity.acquirer/],
     ['an unknown store', { store: 'redis' as never }, /invalid store/],
     ['an unknown policy', { definitionsPolicy: 'merge' as never }, /invalid definitionsPolicy/],
-  ])('refuses to start with %s, naming the field', async (_, options, message) => {
-    await expect(boot({ store: 'memory', ...options })).rejects.toThrow(InvalidDefinitionError);
-    await expect(boot({ store: 'memory', ...options })).rejects.toThrow(message);
+    ['a bad connect timeout', { connectTimeout: 'soon' }, /^GatekeeperModule options: invalid connectTimeout: cannot parse 'soon'/],
+    ['a bad membership interval', { membership: { interval: -1 } }, /^GatekeeperModule options: invalid membership\.interval: must be more than zero/],
+    ['a bad task retention', { tasks: { retention: 'a while' } }, /^GatekeeperModule options: invalid tasks\.retention: /],
+  ])('refuses to start with %s, naming the option\'s path and no made-up semaphore', async (_, options, message) => {
+    const error = await boot({ store: 'memory', ...options }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect(error).toBeInstanceOf(InvalidDefinitionError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toMatch(/<module options>|Semaphore "</);
   });
 
   it('keeps definitions edited in the cluster by default, and overwrites them when told to', async () => {

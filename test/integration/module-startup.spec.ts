@@ -143,11 +143,13 @@ describe('GatekeeperModule start-up', () => {
     expect(unknown).toBeInstanceOf(InvalidDefinitionError);
     expect((unknown as Error).message).toBe(
       'GatekeeperModule options: invalid defintions: is not an option (expected one of identity, definitions, definitionsPolicy, ' +
-        'autoDefine, store, hazelcast, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, metrics, tracing)',
+        'autoDefine, store, hazelcast, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, metrics, tracing, admin)',
     );
     expect(((await compile({ store: 'memory', identity: { grup: 'a' } })) as Error).message).toContain('invalid identity.grup');
     expect(((await compile({ store: 'memory', hazelcast: { members: 'x' } })) as Error).message).toContain('invalid hazelcast.members');
-    expect(((await compile({ store: 'memory', admin: { token: 't' } })) as Error).message).toContain('pass it next to useFactory');
+    expect(((await compile({ store: 'memory', isGlobal: true })) as Error).message).toContain('pass it next to useFactory');
+    // admin is an option like any other: from the factory, and checked with the others.
+    expect(((await compile({ store: 'memory', admin: { token: 't' } })) as Error).message).toContain('invalid admin.token');
     expect(((await compile({ store: 'memory', identity: { group: undefined, acquirer: '' } })) as Error).message)
       .toContain('invalid identity.acquirer: must be a non-empty string');
   });

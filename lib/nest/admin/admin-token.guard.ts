@@ -1,14 +1,17 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { ForbiddenException, Inject, Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-
-/** Injection token of the admin API's shared secret. */
-export const GATEKEEPER_ADMIN_TOKEN = Symbol('gatekeeper:admin_token');
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /** The cookie the console's sign-in sets (HttpOnly, SameSite=Strict): a value derived from the token, not the token. */
 export const CONSOLE_SESSION_COOKIE = 'gatekeeper_console';
 
 /** The header the console sends with every change: a cross-site form cannot set it (a second guard besides SameSite). */
 export const CONSOLE_HEADER = 'x-gatekeeper-console';
+
+/** The challenge a 401 carries (RFC 6750): the API takes a bearer token. */
+export const ADMIN_CHALLENGE = 'Bearer realm="gatekeeper"';
 
 /** The console session's cookie value for `token`. */
 function consoleSession(token: string): string {
@@ -27,42 +30,65 @@ interface AdminRequest {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
+/** What a request's credentials are worth: none given (401), given but wrong or not enough (403), or good. */
+export type CredentialsVerdict = 'allowed' | 'missing' | 'refused';
+
 /**
  * Lets a request through with `Authorization: Bearer <token>` (compared in constant time), or, from the console,
- * with its session cookie: for a change (not GET) the console's header must be there too.
+ * with its session cookie: for a change (not GET) the console's header must be there too. Without credentials it
+ * answers 401 with `WWW-Authenticate: Bearer`; with wrong ones 403. The token is read from the resolved module
+ * options, so it may come from a `forRootAsync` factory.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  private readonly expected: Buffer;
-  private readonly session: Buffer;
+  private secrets?: { expected: Buffer; session: Buffer };
 
-  constructor(@Inject(GATEKEEPER_ADMIN_TOKEN) token: string) {
-    this.expected = Buffer.from(token);
-    this.session = Buffer.from(consoleSession(token));
-  }
+  constructor(@Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions) {}
 
   canActivate(context: ExecutionContext): boolean {
-    return this.allows(context.switchToHttp().getRequest<AdminRequest>());
+    const http = context.switchToHttp();
+    const verdict = this.check(http.getRequest<AdminRequest>());
+    if (verdict === 'allowed') return true;
+    if (verdict === 'missing') {
+      setResponseHeader(http.getResponse<HeaderTarget>(), 'WWW-Authenticate', ADMIN_CHALLENGE);
+      throw new UnauthorizedException('Send the admin token: Authorization: Bearer <token>');
+    }
+    throw new ForbiddenException('The admin token (or the console session) is not valid for this request');
   }
 
   /** Whether `given` is the token (the console's sign-in). */
   isToken(given: string): boolean {
-    return sameSecret(given, this.expected);
+    return sameSecret(given, this.keys().expected);
   }
 
   /** The console session's cookie value (derived from the token). */
   get sessionValue(): string {
-    return this.session.toString();
+    return this.keys().session.toString();
   }
 
   /** Whether `request` carries the token, or the console's session (and, for a change, its header). */
   allows(request: AdminRequest): boolean {
+    return this.check(request) === 'allowed';
+  }
+
+  /** What `request`'s credentials are worth: a bearer token first, else the console's session cookie. */
+  check(request: AdminRequest): CredentialsVerdict {
     const header = request.headers['authorization'];
     const match = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header) : null;
-    if (match) return sameSecret(match[1].trim(), this.expected);
+    if (match) return sameSecret(match[1].trim(), this.keys().expected) ? 'allowed' : 'refused';
     const cookie = readCookie(request.headers['cookie'], CONSOLE_SESSION_COOKIE);
-    if (cookie === undefined || !sameSecret(cookie, this.session)) return false;
-    return request.method === 'GET' || request.method === 'HEAD' || request.headers[CONSOLE_HEADER] === '1';
+    // No bearer token and no session: nothing this API takes was sent (another scheme, e.g. Basic, counts as none).
+    if (cookie === undefined) return 'missing';
+    if (!sameSecret(cookie, this.keys().session)) return 'refused';
+    return request.method === 'GET' || request.method === 'HEAD' || request.headers[CONSOLE_HEADER] === '1' ? 'allowed' : 'refused';
+  }
+
+  private keys(): { expected: Buffer; session: Buffer } {
+    const token = this.options.admin?.token;
+    // Only mounted with a token; a guard of the app's never reaches here, and an empty secret must never match.
+    if (token === undefined) throw new ForbiddenException('The admin API takes no token here');
+    this.secrets ??= { expected: Buffer.from(token), session: Buffer.from(consoleSession(token)) };
+    return this.secrets;
   }
 }
 
@@ -71,7 +97,16 @@ function readCookie(header: string | string[] | undefined, name: string): string
   const text = Array.isArray(header) ? header.join('; ') : header;
   for (const part of text?.split(';') ?? []) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return decodeURIComponent(part.slice(at + 1).trim());
+    if (at > 0 && part.slice(0, at).trim() === name) return decodeCookie(part.slice(at + 1).trim());
   }
   return undefined;
+}
+
+/** A cookie value decoded; a malformed escape is kept as sent (it then matches no session) rather than a 500. */
+function decodeCookie(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }

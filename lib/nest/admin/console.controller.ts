@@ -1,9 +1,13 @@
 import {
-  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Optional, Post, Req, Res, UseGuards, type CanActivate, type Type,
+  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, Post, Req, Res, UseGuards, type Type,
 } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
+import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
+import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
 const assets = new Map<string, string>();
@@ -16,16 +20,6 @@ function asset(name: 'console.html' | 'console.css' | 'console.client.js'): stri
   return text;
 }
 
-/** A response as the console sets headers on it (Express and Fastify alike). */
-interface HeaderTarget {
-  setHeader?(name: string, value: string): void;
-  header?(name: string, value: string): void;
-}
-function setHeader(response: HeaderTarget, name: string, value: string): void {
-  if (typeof response.setHeader === 'function') response.setHeader(name, value);
-  else response.header?.(name, value);
-}
-
 /** A request as the console reads it. */
 interface ConsoleRequest {
   readonly method: string;
@@ -34,26 +28,33 @@ interface ConsoleRequest {
 }
 
 /**
- * Builds the web console's controller under the admin prefix: the page and its files, and (with a token) the
- * sign-in that turns the token into a session cookie. The page's data and actions are the admin API's routes,
- * behind the same guard. With a guard of yours, the page itself is behind it too.
+ * Builds the web console's controller, put under `<admin path>/console` at bootstrap: the page and its files, and
+ * (with a token) the sign-in that turns the token into a session cookie. The page's data and actions are the admin
+ * API's routes, behind the same guard. With a guard of yours, the page itself is behind it too.
  */
-export function createConsoleController(path: string, guard: Type<CanActivate>, tokenMode: boolean): Type {
-  const cookiePath = `/${path.replace(/^\/+|\/+$/g, '')}`;
-
-  @Controller(`${path}/console`)
+export function createConsoleController(): Type {
+  @Controller('gatekeeper/console')
   class ConsoleController {
-    /** The token guard (with a token; absent with a guard of the app's). */
-    constructor(@Optional() private readonly tokens?: AdminTokenGuard) {}
+    constructor(
+      @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+      private readonly tokens: AdminTokenGuard,
+      private readonly guard: GatekeeperAdminGuard,
+    ) {}
+
+    /** Where the admin routes are, and the only path the session cookie is sent to. */
+    private get base(): string {
+      return `/${this.options.admin!.path}`;
+    }
 
     /** The console page (with a token, it asks for the token until the session cookie is set). */
     @Get()
-    @UseGuards(...(tokenMode ? [] : [guard]))
+    @UseGuards(GatekeeperAdminGuard)
+    @ConsolePage()
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')
     @Header('Content-Security-Policy', "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
     page(): string {
-      return asset('console.html').replaceAll('{{base}}', cookiePath);
+      return asset('console.html').replaceAll('{{base}}', this.base);
     }
 
     @Get('console.css')
@@ -72,8 +73,8 @@ export function createConsoleController(path: string, guard: Type<CanActivate>, 
     @Get('session')
     @Header('Cache-Control', 'no-store')
     state(@Req() request: ConsoleRequest): { signedIn: true; signIn: 'token' | 'guard' } {
-      if (!tokenMode) return { signedIn: true, signIn: 'guard' };
-      if (!this.tokens!.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
+      if (!this.guard.tokenMode) return { signedIn: true, signIn: 'guard' };
+      if (!this.tokens.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
       return { signedIn: true, signIn: 'token' };
     }
 
@@ -81,17 +82,17 @@ export function createConsoleController(path: string, guard: Type<CanActivate>, 
     @Post('session')
     @HttpCode(204)
     signIn(@Body() body: { token?: unknown } | undefined, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
-      if (!tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
-      if (typeof body?.token !== 'string' || !this.tokens!.isToken(body.token)) throw new HttpException({ message: 'wrong token' }, 401);
+      if (!this.guard.tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
+      if (typeof body?.token !== 'string' || !this.tokens.isToken(body.token)) throw new HttpException({ message: 'wrong token' }, 401);
       const secure = request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
-      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.tokens!.sessionValue}; Path=${cookiePath}; HttpOnly; SameSite=Strict${secure}`);
+      setResponseHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.tokens.sessionValue}; Path=${this.base}; HttpOnly; SameSite=Strict${secure}`);
     }
 
     /** Signs out: clears the session cookie. */
     @Delete('session')
     @HttpCode(204)
     signOut(@Res({ passthrough: true }) response: HeaderTarget): void {
-      setHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=; Path=${cookiePath}; HttpOnly; SameSite=Strict; Max-Age=0`);
+      setResponseHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=; Path=${this.base}; HttpOnly; SameSite=Strict; Max-Age=0`);
     }
   }
   return ConsoleController;

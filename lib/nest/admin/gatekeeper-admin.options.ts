@@ -1,15 +1,23 @@
 import type { CanActivate, Type } from '@nestjs/common';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 
 /**
  * The admin HTTP API (off unless given). It needs protection: either your own `guard`, or a `token` that callers
- * send as `Authorization: Bearer <token>`. With neither, the module refuses to start.
+ * send as `Authorization: Bearer <token>`. With neither, the module refuses to start. Like every option, it may come
+ * from `forRoot` or from a `forRootAsync` factory (e.g. the token from `ConfigService`).
  */
 export interface GatekeeperAdminOptions {
   /** Route prefix. Default `'gatekeeper'`, so routes are `/gatekeeper/definitions`, `/gatekeeper/permits`, `/gatekeeper/cluster`, `/gatekeeper/elections/:name`, .... */
   path?: string;
-  /** A guard class of yours (resolved by Nest, so it may inject what your app provides globally). */
-  guard?: Type<CanActivate>;
-  /** A shared secret callers send as `Authorization: Bearer <token>`. At least 16 characters. */
+  /**
+   * A guard of yours: a class (resolved by Nest in the module's scope, so it may inject what your app provides
+   * globally) or an instance. It decides alone: its `false` answers 403.
+   */
+  guard?: Type<CanActivate> | CanActivate;
+  /**
+   * A shared secret callers send as `Authorization: Bearer <token>`. At least 16 characters. A request without it
+   * answers 401 (with `WWW-Authenticate: Bearer`), one with a wrong token 403.
+   */
   token?: string;
   /**
    * Serve the web console at `<path>/console` (off by default): definitions, permits, the cluster, allocations and
@@ -17,4 +25,49 @@ export interface GatekeeperAdminOptions {
    * through it; with a `token`, the page asks for it once and keeps a session cookie (HttpOnly, SameSite=Strict).
    */
   console?: boolean;
+}
+
+/** The admin options after defaults and validation. */
+export interface ResolvedAdminOptions {
+  /** The route prefix without leading or trailing slashes (`ops/gatekeeper`). */
+  readonly path: string;
+  readonly console: boolean;
+  readonly guard?: Type<CanActivate> | CanActivate;
+  readonly token?: string;
+}
+
+/** The least length of `admin.token`. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+const ADMIN_KEYS: ReadonlyArray<keyof GatekeeperAdminOptions> = ['path', 'guard', 'token', 'console'];
+
+/** Validates the `admin` option at bootstrap; throws {@link InvalidOptionsError} naming `admin.<field>`. */
+export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined): ResolvedAdminOptions | undefined {
+  if (admin === undefined || admin === null) return undefined;
+  if (typeof admin !== 'object' || Array.isArray(admin)) throw new InvalidOptionsError('admin', `must be an object { path, guard, token, console }, got ${JSON.stringify(admin)}`);
+  const unknown = Object.keys(admin).find((key) => !(ADMIN_KEYS as readonly string[]).includes(key));
+  if (unknown !== undefined) throw new InvalidOptionsError(`admin.${unknown}`, `is not an option (expected one of ${ADMIN_KEYS.join(', ')})`);
+  const given = admin.path ?? 'gatekeeper';
+  const path = typeof given === 'string' ? given.trim().replace(/^\/+|\/+$/g, '') : '';
+  if (path === '') throw new InvalidOptionsError('admin.path', `must be a non-empty route prefix, got ${JSON.stringify(given)}`);
+  if (admin.console !== undefined && typeof admin.console !== 'boolean') {
+    throw new InvalidOptionsError('admin.console', `must be true or false, got ${JSON.stringify(admin.console)}`);
+  }
+  const resolved = { path, console: admin.console ?? false };
+  if (admin.guard !== undefined && admin.guard !== null) {
+    const guard = admin.guard;
+    if (typeof guard !== 'function' && typeof (guard as Partial<CanActivate>).canActivate !== 'function') {
+      throw new InvalidOptionsError('admin.guard', 'must be a guard class or an object with canActivate()');
+    }
+    if (admin.token !== undefined) throw new InvalidOptionsError('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
+    return { ...resolved, guard };
+  }
+  if (typeof admin.token !== 'string' || admin.token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    const got = typeof admin.token === 'string' ? `${admin.token.length} characters` : JSON.stringify(admin.token);
+    throw new InvalidOptionsError(
+      'admin.token',
+      `the admin API must be protected: give admin.guard, or admin.token of at least ${MIN_ADMIN_TOKEN_LENGTH} characters (got ${got})`,
+    );
+  }
+  return { ...resolved, token: admin.token };
 }

@@ -1,41 +1,76 @@
-import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { AdminTokenGuard, GATEKEEPER_ADMIN_TOKEN } from './admin-token.guard';
+import type { ModuleMetadata, Type } from '@nestjs/common';
+import { PATH_METADATA } from '@nestjs/common/constants';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { AdminTokenGuard } from './admin-token.guard';
+import { GATEKEEPER_ADMIN_APP_GUARD, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
 import { createTaskAdminController } from './task-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import { createConsoleController } from './console.controller';
-import type { GatekeeperAdminOptions } from './gatekeeper-admin.options';
 
-/** The controllers and providers the admin API adds to the module. Validates its options at module definition. */
-export function gatekeeperAdminParts(options: GatekeeperAdminOptions | undefined): Required<Pick<ModuleMetadata, 'controllers' | 'providers'>> {
-  if (!options) return { controllers: [], providers: [] };
-  const path = options.path ?? 'gatekeeper';
-  if (typeof path !== 'string' || path.trim() === '') {
-    throw new InvalidDefinitionError('<module options>', 'admin.path', 'must be a non-empty route prefix');
-  }
-  if (options.console !== undefined && typeof options.console !== 'boolean') {
-    throw new InvalidDefinitionError('<module options>', 'admin.console', `must be true or false, got ${JSON.stringify(options.console)}`);
-  }
-  const page = (guard: Type<CanActivate>, tokenMode: boolean) => (options.console ? [createConsoleController(path, guard, tokenMode)] : []);
-  if (options.guard) {
-    return { controllers: [...controllers(path, options.guard), ...page(options.guard, false)], providers: [options.guard] };
-  }
-  if (typeof options.token !== 'string' || options.token.length < 16) {
-    throw new InvalidDefinitionError(
-      '<module options>',
-      'admin.token',
-      'the admin API must be protected: give admin.guard, or admin.token of at least 16 characters',
-    );
-  }
+/** Injection token of the step that puts the admin routes under `admin.path` (or takes them away) at bootstrap. */
+const GATEKEEPER_ADMIN_ROUTES = Symbol('gatekeeper:admin_routes');
+
+/** The path the routes have until bootstrap sets `admin.path` (never served: bootstrap always replaces it). */
+const UNSET_PATH = 'gatekeeper';
+
+/**
+ * The controllers and providers the admin API may add to the module. Nest reads a controller's path when it
+ * registers routes, which is after every provider was created: so the routes are declared here, at module
+ * definition, and a provider puts them under `admin.path` from the resolved options, or removes them when the
+ * options have no `admin` (or no `console`). That is what lets `admin` come from a `forRootAsync` factory, and a
+ * bad `admin.token` be reported during bootstrap, with every other option, rather than when the module is imported.
+ */
+export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controllers' | 'providers'>> {
+  const guard = GatekeeperAdminGuard;
+  const api = [
+    createGatekeeperAdminController(UNSET_PATH, guard),
+    createClusterAdminController(UNSET_PATH, guard),
+    createAllocationAdminController(UNSET_PATH, guard),
+    createTaskAdminController(UNSET_PATH, guard),
+  ];
+  const page = createConsoleController();
   return {
-    controllers: [...controllers(path, AdminTokenGuard), ...page(AdminTokenGuard, true)],
-    providers: [{ provide: GATEKEEPER_ADMIN_TOKEN, useValue: options.token }, AdminTokenGuard],
+    controllers: [...api, page],
+    providers: [
+      AdminTokenGuard,
+      GatekeeperAdminGuard,
+      {
+        provide: GATEKEEPER_ADMIN_APP_GUARD,
+        // A class is created in this module's scope (what it injects is looked up as for any provider here).
+        useFactory: async (options: ResolvedGatekeeperOptions, moduleRef: ModuleRef) => {
+          const appGuard = options.admin?.guard;
+          if (!appGuard) return null;
+          return typeof appGuard === 'function' ? moduleRef.create(appGuard) : appGuard;
+        },
+        inject: [GATEKEEPER_OPTIONS, ModuleRef],
+      },
+      {
+        provide: GATEKEEPER_ADMIN_ROUTES,
+        useFactory: (options: ResolvedGatekeeperOptions, modules: ModulesContainer) => mountAdminRoutes(options, api, page, modules),
+        inject: [GATEKEEPER_OPTIONS, ModulesContainer],
+      },
+    ],
   };
 }
 
-/** The admin controllers under one prefix and guard: definitions and permits, the cluster and its elections, allocations, tasks. */
-function controllers(path: string, guard: Type<CanActivate>): Type[] {
-  return [createGatekeeperAdminController(path, guard), createClusterAdminController(path, guard), createAllocationAdminController(path, guard), createTaskAdminController(path, guard)];
+/** Puts the admin controllers under `admin.path` (the console under `<path>/console`), or unregisters those not asked for. */
+function mountAdminRoutes(options: ResolvedGatekeeperOptions, api: Type[], page: Type, modules: ModulesContainer): true {
+  const admin = options.admin;
+  const unmounted: Type[] = [];
+  for (const controller of api) {
+    if (admin) Reflect.defineMetadata(PATH_METADATA, admin.path, controller);
+    else unmounted.push(controller);
+  }
+  if (admin?.console) Reflect.defineMetadata(PATH_METADATA, `${admin.path}/console`, page);
+  else unmounted.push(page);
+  if (unmounted.length > 0) {
+    for (const module of modules.values()) {
+      for (const controller of unmounted) module.controllers.delete(controller);
+    }
+  }
+  return true;
 }
