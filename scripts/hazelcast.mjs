@@ -9,7 +9,7 @@
 // pointed at an existing cluster with GATEKEEPER_HZ_MEMBERS instead.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -106,9 +106,11 @@ process.on('exit', () => {
   }
 });
 
-function memberYaml(clusterName, port, memberPorts, client) {
+function memberYaml(clusterName, port, memberPorts, client, config) {
   // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
   const members = JSON.stringify(memberPorts.map((p) => `${HOST}:${p}`));
+  // Hazelcast's own import merges the caller's file (maps, split-brain protection) with the network set here.
+  const imports = config ? `\n  import: ${JSON.stringify([config])}` : '';
   // connection-timeout-seconds: members starting together ask each other for a
   // master this long before one claims mastership; the default 5 s makes a
   // 2-member start take ~8 s instead of ~4 s.
@@ -118,7 +120,7 @@ function memberYaml(clusterName, port, memberPorts, client) {
       tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${members} }`;
   if (!client) {
     return `hazelcast:
-  cluster-name: ${JSON.stringify(clusterName)}
+  cluster-name: ${JSON.stringify(clusterName)}${imports}
   network:
     port: { port: ${port}, auto-increment: false }
     ${join}
@@ -128,7 +130,7 @@ function memberYaml(clusterName, port, memberPorts, client) {
   // the member advertises `client.publicAddress` to clients (smart clients connect to advertised
   // addresses), so a fault test can put a proxy in front of each member's client traffic only.
   return `hazelcast:
-  cluster-name: ${JSON.stringify(clusterName)}
+  cluster-name: ${JSON.stringify(clusterName)}${imports}
   advanced-network:
     enabled: true
     ${join}
@@ -159,7 +161,9 @@ function memberYaml(clusterName, port, memberPorts, client) {
  * `memberPorts` (default `[port]`). Does not wait until the member is ready;
  * use waitForCluster() for that.
  * @param {{ clusterName: string, port: number, memberPorts?: number[], logFile?: string,
- *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string }} options
+ *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string, config?: string }} options
+ *   `config` is a member configuration file (YAML or XML, a `hazelcast:` document: maps, split-brain protection)
+ *   that the member imports next to the cluster name and network set here;
  *   `logFile` gets stdout/stderr appended (discarded if omitted); `jarPath` defaults to ensureJar();
  *   `clientPort` + `clientPublicAddress` switch on the advanced network: clients connect to
  *   `clientPort` and are told the member is at `clientPublicAddress` (a proxy, say);
@@ -167,7 +171,7 @@ function memberYaml(clusterName, port, memberPorts, client) {
  *   whole foreground group) reaches only the caller, which then stops the member when it is ready to
  * @returns {Promise<MemberHandle>}
  */
-export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress, detached = false }) {
+export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress, detached = false, config }) {
   if (!clusterName || !Number.isInteger(port)) throw new TypeError('startMember needs clusterName and an integer port');
   if ((clientPort === undefined) !== (clientPublicAddress === undefined)) {
     throw new TypeError('startMember needs both clientPort and clientPublicAddress, or neither');
@@ -176,7 +180,7 @@ export async function startMember({ clusterName, port, memberPorts = [port], log
   const configDir = await mkdtemp(join(tmpdir(), 'gatekeeper-hz-'));
   const configFile = join(configDir, 'hazelcast.yaml');
   const client = clientPort === undefined ? undefined : { port: clientPort, publicAddress: clientPublicAddress };
-  await writeFile(configFile, memberYaml(clusterName, port, memberPorts, client));
+  await writeFile(configFile, memberYaml(clusterName, port, memberPorts, client, config && resolve(config)));
 
   let out = 'ignore';
   if (logFile) {
@@ -308,7 +312,8 @@ async function logTail(file, lines = 12) {
  * Without `logDir`, member logs go to a temp dir that stop() deletes, but that
  * is kept (and named in the error) when startup fails.
  * @param {{ members?: number, clusterName?: string, ports?: number[], logDir?: string,
- *   heap?: string, clientPublicAddresses?: string[], detached?: boolean }} [options] `members` defaults to
+ *   heap?: string, clientPublicAddresses?: string[], detached?: boolean, config?: string }} [options] `config` is
+ *   imported by every member (see startMember); `members` defaults to
  *   `ports.length` or 1; `clientPublicAddresses` (one per member) gives every member a client
  *   port of its own (advanced network) that advertises that address to clients; `detached` keeps
  *   the terminal's Ctrl-C from the members (see startMember)
@@ -316,7 +321,7 @@ async function logTail(file, lines = 12) {
  *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>} `addresses`
  *   are where clients reach the members directly (their client ports)
  */
-export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses, detached } = {}) {
+export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses, detached, config } = {}) {
   size ??= ports?.length ?? clientPublicAddresses?.length ?? 1;
   if (ports && ports.length !== size) throw new TypeError(`got ${ports.length} ports for ${size} members`);
   if (clientPublicAddresses && clientPublicAddresses.length !== size) {
@@ -334,7 +339,7 @@ export async function startCluster({ members: size, clusterName, ports, logDir, 
   const addresses = (clientPorts ?? ports).map((p) => `${HOST}:${p}`);
   const launch = (i) => startMember({
     clusterName, port: ports[i], memberPorts: ports, logFile: logFile(ports[i]), heap, jarPath,
-    clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i], detached,
+    clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i], detached, config,
   });
 
   // Wait for the full count, but give up as soon as one of `handles` exits.
@@ -409,6 +414,8 @@ Options for start:
   -p, --port P             ports P, P+1, ... (default 5701)
       --cluster-name NAME  cluster name (default dev)
       --log-dir DIR        write member-<port>.log files to DIR
+      --config FILE        member configuration every member imports (maps, split-brain
+                           protection), e.g. docs/hazelcast/gatekeeper-maps.yaml
   -h, --help               show this help
 `;
 
@@ -427,6 +434,7 @@ function parseCli(argv) {
       port: { type: 'string', short: 'p', default: '5701' },
       'cluster-name': { type: 'string', default: 'dev' },
       'log-dir': { type: 'string' },
+      config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -437,7 +445,8 @@ function parseCli(argv) {
   const members = positiveInt(values.members, '--members');
   const port = positiveInt(values.port, '--port');
   const ports = Array.from({ length: members }, (_, i) => port + i);
-  return { command, cluster: { ports, clusterName: values['cluster-name'], logDir: values['log-dir'] } };
+  if (values.config !== undefined && !existsSync(values.config)) throw new Error(`--config: no file "${values.config}"`);
+  return { command, cluster: { ports, clusterName: values['cluster-name'], logDir: values['log-dir'], config: values.config } };
 }
 
 async function main(argv) {

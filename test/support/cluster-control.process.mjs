@@ -3,19 +3,22 @@
 //   kill <i> | stop <i> | restart <i> | stopall | startall | freeze <i> | resume <i> | killmany <i> <j> ... | pids | quit
 // Every answer carries the members' pids and whether each is alive (running or frozen).
 // --public-addresses a,b,... gives member i a client port of its own that advertises address i to clients.
+// --config FILE is a member configuration file every member imports (see startMember).
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startCluster } from '../../scripts/hazelcast.mjs';
 
 const { values } = parseArgs({
-  options: { members: { type: 'string', default: '1' }, 'log-dir': { type: 'string' }, 'public-addresses': { type: 'string' } },
+  options: {
+    members: { type: 'string', default: '1' }, 'log-dir': { type: 'string' }, 'public-addresses': { type: 'string' }, config: { type: 'string' },
+  },
 });
 const clientPublicAddresses = values['public-addresses']?.split(',');
 const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 let cluster;
 try {
-  cluster = await startCluster({ members: Number(values.members), logDir: values['log-dir'], clientPublicAddresses });
+  cluster = await startCluster({ members: Number(values.members), logDir: values['log-dir'], clientPublicAddresses, config: values.config });
 } catch (error) {
   say({ ok: false, cmd: 'start', error: String(error?.message ?? error) });
   process.exit(1);

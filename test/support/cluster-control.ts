@@ -22,6 +22,8 @@ export interface ControlledClusterOptions {
    * address, so clients reach member i only through `proxy(i)`. Members still talk to each other directly.
    */
   proxied?: boolean;
+  /** A member configuration file (maps, split-brain protection) that every member imports, as a production cluster would. */
+  config?: string;
 }
 
 /**
@@ -62,10 +64,11 @@ export class ControlledCluster {
   }
 
   /** Starts `members` members and waits until they formed one cluster. */
-  static async start(members: number, { proxied = false }: ControlledClusterOptions = {}): Promise<ControlledCluster> {
+  static async start(members: number, { proxied = false, config }: ControlledClusterOptions = {}): Promise<ControlledCluster> {
     const proxies = proxied ? await Promise.all(Array.from({ length: members }, () => TcpProxy.listen())) : [];
     const args = ['--members', String(members), '--log-dir', '.cache/test-logs'];
     if (proxied) args.push('--public-addresses', proxies.map((p) => p.address).join(','));
+    if (config) args.push('--config', config);
     const child = spawn(process.execPath, [join(__dirname, 'cluster-control.process.mjs'), ...args], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
