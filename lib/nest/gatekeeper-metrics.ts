@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Subscription } from 'rxjs';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { DenyReason } from '../permits/deny-reason';
 import { GatekeeperEvents, type GatekeeperEvent } from './gatekeeper-events';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -34,6 +35,9 @@ interface Instruments {
   readonly storeCalls: PromClient.Histogram<'node' | 'store' | 'outcome'>;
   readonly sources: Set<MetricsSource>;
 }
+
+/** The `semaphore` label of decisions on names the store has no entry of (unknown semaphores, typos, names built from input). */
+export const UNDEFINED_SEMAPHORE_LABEL = '(undefined)';
 
 const instrumentsByRegistry = new WeakMap<object, Map<string, Instruments>>();
 
@@ -69,7 +73,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
     instruments.sources.add(source);
     this.stops.push(() => instruments.sources.delete(source));
     this.stops.push(this.runtime.onDecision((result) => {
-      const semaphore = result.granted ? result.permit.semaphore : result.semaphore;
+      const semaphore = result.granted ? result.permit.semaphore : this.semaphoreLabel(result.semaphore, result.reason);
       instruments.attempts.inc({ node, semaphore });
       if (result.granted) instruments.granted.inc({ node, semaphore, outcome: result.outcome });
       else instruments.denied.inc({ node, semaphore, reason: result.reason });
@@ -89,6 +93,15 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
   /** Stops counting; this node's gauges leave the registry's output. */
   onModuleDestroy(): void {
     for (const stop of this.stops.splice(0)) stop();
+  }
+
+  /**
+   * The `semaphore` label of a denial: the name when the store holds (or held) an entry under it or a value it
+   * cannot read, else {@link UNDEFINED_SEMAPHORE_LABEL}. Every label set is a series prom-client keeps for ever, and
+   * callers may build names from input: labels follow the definitions written, not the names asked for.
+   */
+  private semaphoreLabel(semaphore: string, reason: DenyReason): string {
+    return reason === DenyReason.CORRUPT_STATE || this.runtime.hasEntry(semaphore) ? semaphore : UNDEFINED_SEMAPHORE_LABEL;
   }
 
   private onEvent(event: GatekeeperEvent, node: string, source: MetricsSource, instruments: Instruments): void {

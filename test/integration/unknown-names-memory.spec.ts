@@ -1,0 +1,102 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { DenyReason, GatekeeperModule, GatekeeperService, type GatekeeperModuleOptions } from '../../lib';
+import { UNDEFINED_SEMAPHORE_LABEL } from '../../lib/nest/gatekeeper-metrics';
+import { CapturingLogger } from '../support/capturing-logger';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+// The collector of the V8 running this test (jest runs without --expose-gc): measured heap sizes are live data only.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function heapAfterGc(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * Issue 21, finding 8: a caller that builds semaphore names from input must not grow the process for ever. Every
+ * distinct unknown name used to stay in the node's view (about 140 bytes each) and in the metrics' label sets.
+ * Asks for names no definition has, through the service a caller uses, and measures the live heap after a first
+ * batch and after many more: what per-name state remains must stay under its caps, not grow with the names. (On a
+ * real member each name costs two round trips: 45k names there, not a million.)
+ */
+describe('unknown semaphore names do not grow the heap', () => {
+  let app: INestApplicationContext | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  async function start(options: GatekeeperModuleOptions): Promise<GatekeeperService> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ membership: false, ...options })],
+    }).setLogger(new CapturingLogger()).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    return app.get(GatekeeperService);
+  }
+
+  /** Asks for `count` distinct unknown names from `from` on, `parallel` at a time, checking each is denied as unknown. */
+  async function ask(service: GatekeeperService, from: number, count: number, parallel: number): Promise<void> {
+    for (let i = from; i < from + count; i += parallel) {
+      const batch: Array<Promise<unknown>> = [];
+      for (let j = i; j < Math.min(i + parallel, from + count); j++) {
+        batch.push(service.tryAcquire(`input-${j}`, { local: j % 2 === 0 }).then((result) => {
+          if (result.granted || result.reason !== DenyReason.UNKNOWN_SEMAPHORE) throw new Error(`input-${j}: ${JSON.stringify(result)}`);
+        }));
+      }
+      await Promise.all(batch);
+    }
+  }
+
+  it('memory store, with a state dump: a million names after the first 100k leave the heap as it was', async () => {
+    const service = await start({ store: 'memory', stateDumpInterval: '1h' });
+    const cpu = process.cpuUsage();
+    await ask(service, 0, 100_000, 1000);
+    const before = heapAfterGc();
+    await ask(service, 100_000, 900_000, 1000);
+    const after = heapAfterGc();
+    const grownMb = (after - before) / MB;
+    const { user, system } = process.cpuUsage(cpu);
+    process.stdout.write(
+      `memory store: heap ${(before / MB).toFixed(1)} MB after 100k names, ${(after / MB).toFixed(1)} MB after 1M ` +
+        `(${grownMb.toFixed(1)} MB more; ${((user + system) / 1e6).toFixed(1)} s of CPU)\n`,
+    );
+    // 900k names at the ~140 bytes each they used to cost would be ~120 MB; what is kept per name is capped now.
+    expect(grownMb).toBeLessThan(20);
+  });
+
+  it('metrics: decisions on unknown names share one label instead of a series per name', async () => {
+    const registry = new Registry();
+    const service = await start({ store: 'memory', metrics: { registry } });
+    await service.putDefinition({ name: 'known-job', permits: 1, duration: '1m' });
+    await ask(service, 0, 20_000, 1000);
+    expect((await service.tryAcquire('known-job')).granted).toBe(true);
+    const series = async (metric: string) => (await registry.getSingleMetric(`gatekeeper_${metric}`)!.get()).values;
+    const denied = await series('permit_denied_total');
+    const attempts = await series('permit_attempts_total');
+    // Every label set is a series prom-client keeps for ever (hundreds of bytes each): 20k of them used to be kept.
+    expect(denied.map((v) => v.labels.semaphore)).toEqual([UNDEFINED_SEMAPHORE_LABEL]);
+    expect(denied[0].value).toBe(20_000);
+    expect(attempts.map((v) => v.labels.semaphore).sort()).toEqual([UNDEFINED_SEMAPHORE_LABEL, 'known-job']);
+  });
+
+  it('Hazelcast store on a real member: 40k names after the first 5k leave the heap as it was', async () => {
+    const service = await start({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('unknown-names') }, stateDumpInterval: '1h' });
+    await ask(service, 0, 5_000, 200);
+    const before = heapAfterGc();
+    await ask(service, 5_000, 40_000, 200);
+    const after = heapAfterGc();
+    const grownMb = (after - before) / MB;
+    process.stdout.write(`Hazelcast store: heap ${(before / MB).toFixed(1)} MB after 5k names, ${(after / MB).toFixed(1)} MB after 45k (${grownMb.toFixed(1)} MB more)\n`);
+    // 40k names at ~140 bytes each used to be ~5.5 MB.
+    expect(grownMb).toBeLessThan(2);
+  });
+});
