@@ -184,10 +184,10 @@ export interface UndoMigrationRequest extends MigrationSelection, UndoFilter {
   readonly dryRun?: boolean;
 }
 
-const OWNER = '<migration>';
-
+/** A request field's error: no semaphore is concerned, so the message names the field as `migration.<field>`. */
 function fail(field: string, reason: string): never {
-  throw new InvalidDefinitionError(OWNER, field, reason);
+  if (field === 'request') throw new InvalidDefinitionError(undefined, 'migration', reason);
+  throw new InvalidDefinitionError(undefined, field, reason, 'migration');
 }
 
 function group(field: string, value: unknown): string {
@@ -224,8 +224,8 @@ function selection(request: MigrationSelection): { names: string[]; namePattern?
 }
 
 /**
- * Checks a migration request before anything is read or written, throwing {@link InvalidDefinitionError} (on
- * `<migration>`, naming the field) for an empty or space-padded group, the same group twice, a bad name or
+ * Checks a migration request before anything is read or written, throwing {@link InvalidDefinitionError} (with
+ * no semaphore, naming the request field: `Invalid migration.toGroup: ...`) for an empty or space-padded group, the same group twice, a bad name or
  * name pattern, or a flag that is not a boolean. Returns the request with its defaults filled in.
  */
 export function validateMigrationRequest(request: GroupMigrationRequest): Required<Omit<GroupMigrationRequest, 'namePattern'>> & { names: string[]; namePattern?: string } {

@@ -256,7 +256,7 @@ export class SemaphoreAdmin {
     const moves = definitions.some(({ definition, named }) => planMove(definition, r.fromGroup, r.toGroup, { includeWildcards: r.includeWildcards, named }).kind === 'move');
     const refused = present !== undefined && target.liveNodes.length === 0 && moves && !r.force;
     if (refused && !r.dryRun) {
-      throw new InvalidDefinitionError('<migration>', 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'));
+      throw new InvalidDefinitionError(undefined, 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'), 'migration');
     }
     const changes: MigrationChange[] = [];
     const skipped: MigrationSkip[] = [];

@@ -83,7 +83,7 @@ describe.each([
   it('rejects an unknown named semaphore or a bad request before writing anything', async () => {
     const before = await patterns();
     await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['billing', 'ghost'] })).rejects.toThrow(UnknownSemaphoreError);
-    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', namePattern: '(' })).rejects.toThrow(/invalid namePattern/);
+    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', namePattern: '(' })).rejects.toThrow(/^Invalid migration\.namePattern: /);
     await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'production' })).rejects.toThrow(InvalidDefinitionError);
     expect(await patterns()).toEqual(before);
   });
@@ -188,7 +188,7 @@ describe.each([
 
   it('keeps the old migrate() call working, with the safe default', async () => {
     expect(await admin.migrate('production', 'dr-site', { dryRun: true })).toHaveLength(3);
-    await expect(admin.migrate('', 'dr-site')).rejects.toThrow(/invalid fromGroup/);
+    await expect(admin.migrate('', 'dr-site')).rejects.toThrow(/^Invalid migration\.fromGroup: /);
   });
 
   it('refuses, when presence knows the live instances, a target group with none of them, unless forced; a dry run says so', async () => {
@@ -197,7 +197,8 @@ describe.each([
     const before = await patterns();
     const refused = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (error: unknown) => error);
     expect(refused).toBeInstanceOf(InvalidDefinitionError);
-    expect(refused).toMatchObject({ field: 'toGroup' });
+    expect(refused).toMatchObject({ field: 'toGroup', semaphore: undefined });
+    expect((refused as Error).message).toMatch(/^Invalid migration\.toGroup: /);
     expect((refused as Error).message).toContain('no live node is known in group "dr-stie" (groups with live nodes: dr-site, production)');
     expect(await patterns()).toEqual(before);
     const dry = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie', dryRun: true });

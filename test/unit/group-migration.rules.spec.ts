@@ -108,7 +108,9 @@ describe('group migration rules', () => {
   ])('rejects %s naming the field', (_, request, field) => {
     const call = () => validateMigrationRequest(request as never);
     expect(call).toThrow(InvalidDefinitionError);
-    expect(call).toThrow(new RegExp(`invalid ${field}:`));
+    // The request field, under the request's name: no made-up semaphore.
+    expect(call).toThrow(new RegExp(`^Invalid migration\\.${field}:`));
+    expect(() => call()).toThrow(expect.objectContaining({ field, semaphore: undefined }));
   });
 
   it('fills in the defaults of a request and of an undo', () => {
@@ -116,6 +118,6 @@ describe('group migration rules', () => {
       fromGroup: 'a', toGroup: 'b', names: ['x'], includeWildcards: false, force: false, dryRun: false,
     });
     expect(validateUndoRequest()).toEqual({ names: [], dryRun: false });
-    expect(() => validateUndoRequest({ toGroup: '' })).toThrow(/invalid toGroup/);
+    expect(() => validateUndoRequest({ toGroup: '' })).toThrow(/^Invalid migration\.toGroup: must be a non-empty group name/);
   });
 });

@@ -11,16 +11,16 @@ import { answer } from './admin-answer';
 
 function body(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidDefinitionError('<request>', 'body', 'must be a JSON object');
+    throw new InvalidDefinitionError(undefined, 'body', 'must be a JSON object');
   }
   return value as Record<string, unknown>;
 }
 
-/** A body with only these fields: a mistyped `dryrun` must not turn a dry run into a real one. */
-function fieldsOf(value: unknown, allowed: readonly string[], owner: string): Record<string, unknown> {
+/** A body with only these fields: a mistyped `dryrun` must not turn a dry run into a real one. `scope` names the request in the message. */
+function fieldsOf(value: unknown, allowed: readonly string[], scope: string): Record<string, unknown> {
   const fields = value === undefined || value === null ? {} : body(value);
   const unknown = Object.keys(fields).find((key) => !allowed.includes(key));
-  if (unknown !== undefined) throw new InvalidDefinitionError(owner, unknown, `is not a field of this request (expected ${allowed.join(', ')})`);
+  if (unknown !== undefined) throw new InvalidDefinitionError(undefined, unknown, `is not a field of this request (expected ${allowed.join(', ')})`, scope);
   return fields;
 }
 
@@ -102,14 +102,14 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return answer(async () => this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, '<migration>') as unknown as GroupMigrationRequest));
+      return answer(async () => this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest));
     }
 
     /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
     @Post('migrate/undo')
     @HttpCode(200)
     undoMigration(@Body() input: unknown) {
-      return answer(async () => this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, '<migration>') as UndoMigrationRequest));
+      return answer(async () => this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest));
     }
 
     @Get('permits')
