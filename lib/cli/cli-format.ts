@@ -2,6 +2,7 @@ import type { GroupMigrationReport, UndoMigrationReport } from '../permits/semap
 import type { SemaphoreStatus } from '../permits/semaphore-status';
 import { formatDuration } from '../core/duration';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import { semaphoreKind } from '../permits/semaphore-kind';
 import { renderTable } from './cli-table';
 
 /** The CLI's name, as users type it. */
@@ -18,11 +19,40 @@ const definitionRow = (d: SemaphoreDefinition) => [
   d.acquirerPattern,
 ];
 
-/** Definitions as a table; durations written as a user writes them (`6s`, `90s`, `1500ms`). */
-export function definitionTable(definitions: SemaphoreDefinition[]): string {
-  return definitions.length
-    ? renderTable(['NAME', 'PERMITS', 'DURATION', 'GROUP', 'ACQUIRER'], definitions.map(definitionRow))
-    : 'no definitions';
+/**
+ * Definitions as a table; durations written as a user writes them (`6s`, `90s`, `1500ms`). With `kinds`, a KIND
+ * column says which are jobs and which back an election or an allocation.
+ */
+export function definitionTable(definitions: SemaphoreDefinition[], { kinds = false }: { kinds?: boolean } = {}): string {
+  if (!definitions.length) return 'no definitions';
+  if (!kinds) return renderTable(['NAME', 'PERMITS', 'DURATION', 'GROUP', 'ACQUIRER'], definitions.map(definitionRow));
+  return renderTable(['NAME', 'KIND', 'PERMITS', 'DURATION', 'GROUP', 'ACQUIRER'], definitions.map((d) => {
+    const [name, ...rest] = definitionRow(d);
+    return [name, semaphoreKind(d.name), ...rest];
+  }));
+}
+
+/** Whether `name` is a job's semaphore (not an election's or an allocation's). */
+export const isJob = (name: string): boolean => semaphoreKind(name) === 'job';
+
+/** An item of `--json` output with its kind. */
+export const withKind = <T extends { name: string }>(item: T): T & { kind: string } => ({ ...item, kind: semaphoreKind(item.name) });
+
+/** What `list` and `permits` say of the elections' and allocations' semaphores they left out (nothing if none). */
+export function hiddenNote(hidden: readonly string[], what: string): string {
+  if (hidden.length === 0) return '';
+  const names = hidden.length <= 4 ? hidden.join(', ') : `${hidden.slice(0, 4).join(', ')}, … (+${hidden.length - 4})`;
+  return `\n(not shown: ${what} of ${hidden.length} election/allocation semaphore(s): ${names}; --all shows them)`;
+}
+
+/** What `show` says of a semaphore that is not a job's: what it backs, and the command that shows it as such. */
+export function kindNote(name: string): string | undefined {
+  const kind = semaphoreKind(name);
+  if (kind === 'job') return undefined;
+  const own = name.slice(name.indexOf(':') + 1);
+  return kind === 'election'
+    ? `kind: election: it backs the leader election "${own}" (${CLI_NAME} leader ${own}); its permits change only with --force`
+    : `kind: allocation: it backs the allocation "${own}" (${CLI_NAME} allocations ${own}); its permits change only with --force`;
 }
 
 /** What `show` says of a definition's last migration, if it remembers one. */
@@ -35,12 +65,16 @@ export function migrationNote(d: SemaphoreDefinition): string | undefined {
     : `${head}\ngroup pattern edited since (${new Date(m.editedAt).toISOString()}): undo leaves it alone`;
 }
 
-/** Live permits as a table, with the time each has left. */
-export function permitTable(statuses: SemaphoreStatus[], now: number): string {
+/** Live permits as a table, with the time each has left; with `kinds`, a KIND column (job, election, allocation). */
+export function permitTable(statuses: SemaphoreStatus[], now: number, { kinds = false }: { kinds?: boolean } = {}): string {
   const rows = statuses.flatMap((s) =>
-    s.permits.map((p) => [s.name, p.acquirer, p.group, p.fencingToken, new Date(p.expiresAt).toISOString(), `${((p.expiresAt - now) / 1000).toFixed(1)}s`]),
+    s.permits.map((p) => [
+      s.name, ...(kinds ? [semaphoreKind(s.name)] : []), p.acquirer, p.group, p.fencingToken, new Date(p.expiresAt).toISOString(),
+      `${((p.expiresAt - now) / 1000).toFixed(1)}s`,
+    ]),
   );
-  return rows.length ? renderTable(['SEMAPHORE', 'HOLDER', 'GROUP', 'TOKEN', 'EXPIRES', 'LEFT'], rows) : 'no live permits';
+  const head = ['SEMAPHORE', ...(kinds ? ['KIND'] : []), 'HOLDER', 'GROUP', 'TOKEN', 'EXPIRES', 'LEFT'];
+  return rows.length ? renderTable(head, rows) : 'no live permits';
 }
 
 /** One table of a migration or undo: NAME, FROM (pattern before), TO (pattern after), NOTE (why skipped). */

@@ -21,7 +21,7 @@ import { addTaskCommands } from './task.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
-import { CLI_NAME, definitionTable, migrationNote, migrationText, permitTable, undoText } from './cli-format';
+import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
 
 export { EXIT } from './cli-errors';
 
@@ -124,8 +124,18 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   };
   const checkName = (name: string) => validateSemaphoreName(name);
 
-  program.command('list').description('list every definition').action(() =>
-    execute(() => async (admin) => ({ json: admin.list(), text: definitionTable(admin.list()) })),
+  // Jobs by default: the semaphores of elections and allocations are listed by `status` and `allocations`, and their
+  // permits are not a job's (an operator who pauses everything listed must not stop the leader or an allocation).
+  const ALL = ['--all', 'also the semaphores of elections and allocations (election:*, allocation:*), with a KIND column'] as const;
+  const FORCE = ['--force', "also change the permits of an election's or allocation's semaphore (election:*, allocation:*), which are not a job's"] as const;
+
+  program.command('list').description('list the definitions of jobs (--all: of elections and allocations too)').option(...ALL).action((o: { all?: boolean }) =>
+    execute(() => async (admin) => {
+      const all = admin.list();
+      const shown = o.all ? all : all.filter((d) => isJob(d.name));
+      const hidden = all.filter((d) => !shown.includes(d)).map((d) => d.name);
+      return { json: shown.map(withKind), text: `${definitionTable(shown, { kinds: o.all })}${hiddenNote(hidden, 'the definitions')}` };
+    }),
   );
 
   program.command('show <name>').description('show one definition, what its last migration replaced, and its live permits').action((name: string) =>
@@ -134,10 +144,10 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
       return async (admin) => {
         const definition = await admin.get(name);
         const status = (await admin.permits()).filter((s) => s.name === name);
-        const note = migrationNote(definition);
+        const notes = [kindNote(name), migrationNote(definition)].filter((n): n is string => n !== undefined);
         return {
-          json: { definition, permits: status[0]?.permits ?? [] },
-          text: [definitionTable([definition]), ...(note ? [note] : []), '', permitTable(status, Date.now())].join('\n'),
+          json: { definition, kind: withKind(definition).kind, permits: status[0]?.permits ?? [] },
+          text: [definitionTable([definition]), ...notes, '', permitTable(status, Date.now())].join('\n'),
         };
       };
     }),
@@ -150,7 +160,8 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     .option('--duration <duration>', "permit duration: ms or '30s', '5m'")
     .option('--group-pattern <regex>', 'regex the group must match (whole)')
     .option('--acquirer-pattern <regex>', 'regex the acquirer must match (whole)')
-    .action((name: string, o: { permits?: string; duration?: string; groupPattern?: string; acquirerPattern?: string }) =>
+    .option(...FORCE)
+    .action((name: string, o: { permits?: string; duration?: string; groupPattern?: string; acquirerPattern?: string; force?: boolean }) =>
       execute(() => {
         checkName(name);
         const fields = setFields(name, o);
@@ -158,17 +169,18 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
           const exists = admin.list().some((d) => d.name === name) || (await admin.get(name).then(() => true, () => false));
           // An edit keeps every field it was not given (the stored duration included); only a new definition needs one.
           if (!exists && o.duration === undefined) throw new DurationRequiredError(name);
-          const saved = exists ? await admin.update(name, fields) : await admin.put({ ...fields, name, duration: o.duration as string });
+          const force = { force: o.force === true };
+          const saved = exists ? await admin.update(name, fields, force) : await admin.put({ ...fields, name, duration: o.duration as string }, force);
           return { json: saved, text: definitionTable([saved]) };
         };
       }),
     );
 
-  program.command('pause <name>').description('set permits to 0 everywhere (remembered for resume)').action((name: string) =>
+  program.command('pause <name>').description('set permits to 0 everywhere (remembered for resume)').option(...FORCE).action((name: string, o: { force?: boolean }) =>
     execute(() => {
       checkName(name);
       return async (admin) => {
-        const d = await admin.pause(name);
+        const d = await admin.pause(name, { force: o.force === true });
         return { json: d, text: `paused ${name}\n${definitionTable([d])}` };
       };
     }),
@@ -178,12 +190,13 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     .command('resume <name>')
     .description('restore the permits a pause took away')
     .option('--permits <n>', 'resume with this many permits instead')
-    .action((name: string, o: { permits?: string }) =>
+    .option(...FORCE)
+    .action((name: string, o: { permits?: string; force?: boolean }) =>
       execute(() => {
         checkName(name);
         const permits = o.permits === undefined ? undefined : wholeNumber(o.permits, "option '--permits <n>' argument", 'permits', 1);
         return async (admin) => {
-          const d = await admin.resume(name, permits);
+          const d = await admin.resume(name, permits, { force: o.force === true });
           return { json: d, text: `resumed ${name}\n${definitionTable([d])}` };
         };
       }),
@@ -203,7 +216,8 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     .command('migrate [names...]')
     .summary('move jobs from one group to another (dry run, undo)')
     .description(
-      'move jobs from one group to another: the named semaphores and/or those matching --name-pattern (neither: all) whose ' +
+      'move jobs from one group to another: the named semaphores and/or those matching --name-pattern (neither: all jobs; ' +
+        "elections' and allocations' semaphores never: edit their group pattern with set) whose " +
         'group pattern lists --from-group get it replaced by --to-group; a regex pattern (.*, prod.*) only with --include-wildcards. ' +
         'Each moved semaphore remembers its pattern: --undo puts it back',
     )
@@ -251,15 +265,21 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
         }),
     );
 
-  program.command('permits [name]').description('show live permits (holder, group, token, expiry)').action((name?: string) =>
-    execute(() => {
-      if (name !== undefined) checkName(name);
-      return async (admin) => {
-        const statuses = (await admin.permits()).filter((s) => !name || s.name === name);
-        return { json: statuses, text: permitTable(statuses, Date.now()) };
-      };
-    }),
-  );
+  program
+    .command('permits [name]')
+    .description("show live permits of jobs (holder, group, token, expiry), or of the named semaphore (--all: elections' and allocations' too)")
+    .option(...ALL)
+    .action((name: string | undefined, o: { all?: boolean }) =>
+      execute(() => {
+        if (name !== undefined) checkName(name);
+        return async (admin) => {
+          const every = (await admin.permits()).filter((s) => !name || s.name === name);
+          const statuses = name || o.all ? every : every.filter((s) => isJob(s.name));
+          const hidden = every.filter((s) => !statuses.includes(s) && s.permits.length > 0).map((s) => s.name);
+          return { json: statuses.map(withKind), text: `${permitTable(statuses, Date.now(), { kinds: o.all })}${hiddenNote(hidden, 'the live permits')}` };
+        };
+      }),
+    );
 
   program
     .command('release <name> <token>')

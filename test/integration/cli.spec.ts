@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
-import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, type Leader } from '../../lib';
+import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Leader } from '../../lib';
 import { announcement } from '../../lib/membership/presence.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -346,6 +346,80 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
       expect([resigned.code, resigned.stderr]).toEqual([1, `error: ${message}\n`]);
       expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'REJECTED', exitCode: 1, type: 'ElectionNotFoundError', message, election: 'ghost' } });
       expect(leading()).toMatchObject({ instance: before.instance, epoch: before.epoch });
+    });
+  });
+
+  describe("elections' and allocations' semaphores kept apart from jobs", () => {
+    let store: HazelcastPermitStore;
+    let admin: SemaphoreAdmin;
+    beforeAll(async () => {
+      store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
+      await store.connect({ clock: systemClock });
+      admin = new SemaphoreAdmin(store, systemClock);
+      // Defined as their runtimes define them; a node holds the election.
+      await admin.define(validateDefinition({ name: 'election:leader', duration: '1m', groupPattern: 'production' }));
+      await admin.define(validateDefinition({ name: 'allocation:queues', permits: 1000, duration: '1m' }));
+      await admin.put({ name: 'k-job', duration: '1m', groupPattern: 'production' });
+      const node = new PermitEngine(store, { acquirer: 'app-1', group: 'production', instance: 'app-1/1' }, systemClock);
+      expect(await node.tryAcquire('election:leader')).toMatchObject({ granted: true });
+    });
+    afterAll(async () => {
+      for (const name of ['election:leader', 'allocation:queues', 'k-job']) await admin.remove(name);
+      await store.close();
+    });
+
+    it('list and permits show jobs, saying what they leave out; --all adds the others with their kind', async () => {
+      const listed = (await run('list')).stdout;
+      expect(listed).toMatch(/^NAME\s+PERMITS\s+DURATION\s+GROUP\s+ACQUIRER\n/);
+      expect(listed).toMatch(/\nk-job\s+1\s+1m\s+production\s/);
+      expect(listed).not.toMatch(/^(election|allocation):/m);
+      expect(listed).toContain('(not shown: the definitions of 2 election/allocation semaphore(s): allocation:queues, election:leader; --all shows them)');
+      const all = (await run('list', '--all')).stdout;
+      expect(all).toMatch(/NAME\s+KIND\s+PERMITS\s+DURATION\s+GROUP\s+ACQUIRER\n/);
+      expect(all).toMatch(/\nallocation:queues\s+allocation\s+1000\s+1m\s/);
+      expect(all).toMatch(/\nelection:leader\s+election\s+1\s+1m\s+production\s/);
+      expect(all).toMatch(/\nk-job\s+job\s+1\s/);
+      // Other tests' jobs may be listed too: only these three are looked at.
+      const kinds = (items: Array<{ name: string; kind: string }>) => items.filter((d) => /^(k-job|election:leader|allocation:queues)$/.test(d.name)).map((d) => [d.name, d.kind]);
+      expect(kinds(await json('list'))).toEqual([['k-job', 'job']]);
+      expect(kinds(await json('list', '--all'))).toEqual([['allocation:queues', 'allocation'], ['election:leader', 'election'], ['k-job', 'job']]);
+
+      const permits = (await run('permits')).stdout;
+      expect(permits).not.toMatch(/^election:leader/m);
+      expect(permits).toContain('(not shown: the live permits of 1 election/allocation semaphore(s): election:leader; --all shows them)');
+      expect((await run('permits', '--all')).stdout).toMatch(/SEMAPHORE\s+KIND\s+HOLDER\s+GROUP\s+TOKEN\s+EXPIRES\s+LEFT\nelection:leader\s+election\s+app-1\s+production\s/);
+      expect((await json('permits', 'election:leader'))[0]).toMatchObject({ name: 'election:leader', kind: 'election', permits: [{ acquirer: 'app-1' }] });
+      const shown = await run('show', 'election:leader');
+      expect(shown.stdout).toContain('kind: election: it backs the leader election "leader" (nestjs-gatekeeper leader leader); its permits change only with --force');
+      expect(await json('show', 'allocation:queues')).toMatchObject({ kind: 'allocation', definition: { permits: 1000 } });
+    });
+
+    it('refuses to pause, resume or renumber them as jobs, naming the semaphore and the field, unless --force', async () => {
+      const paused = await run('pause', 'allocation:queues');
+      expect([paused.code, paused.stdout]).toEqual([1, '']);
+      expect(paused.stderr).toMatch(/^error: Semaphore "allocation:queues": invalid permits: it backs the allocation "queues", not a job: .*pausing it makes every node give up its resources.*CLI --force/);
+      const renumbered = await run('--json', 'set', 'allocation:queues', '--permits', '2');
+      expect(JSON.parse(renumbered.stderr).error).toMatchObject({ code: 'REJECTED', exitCode: 1, semaphore: 'allocation:queues', field: 'permits', option: '--permits' });
+      expect((await run('set', 'election:nightly', '--duration', '10s')).stderr).toContain('Semaphore "election:nightly": invalid name: it backs the leader election "nightly", not a job');
+      expect((await admin.get('allocation:queues')).permits).toBe(1000);
+      // Who takes part is no job's permits: it edits without --force.
+      expect(await json('set', 'allocation:queues', '--group-pattern', 'production|dr-site')).toMatchObject({ permits: 1000, groupPattern: 'production|dr-site' });
+      expect(await json('pause', 'allocation:queues', '--force')).toMatchObject({ permits: 0, pausedFrom: 1000 });
+      expect((await run('resume', 'allocation:queues')).code).toBe(1);
+      expect(await json('resume', 'allocation:queues', '--force')).toMatchObject({ permits: 1000 });
+    });
+
+    it('migrations leave them out: no skipped line for them, and naming one is a usage error that says how to move it', async () => {
+      const migrated = await run('migrate', '--from-group', 'production', '--to-group', 'dr-site', '--dry-run', '--force');
+      expect(migrated.code).toBe(0);
+      expect(migrated.stdout).toMatch(/k-job\s+production\s+dr-site\n/);
+      expect(migrated.stdout).not.toMatch(/allocation:queues|election:leader/);
+      expect(migrated.stderr).toContain('warning: semaphore "election:leader" lists group "production" and was left alone');
+      expect(migrated.stderr).toContain("nestjs-gatekeeper set election:leader --group-pattern 'dr-site'");
+      const named = await run('migrate', 'election:leader', '--from-group', 'production', '--to-group', 'dr-site');
+      expect([named.code, named.stdout]).toEqual([2, '']);
+      expect(named.stderr).toContain('Semaphore "election:leader": invalid names: it backs the leader election "leader", not a job: group migrations move jobs only');
+      expect((await admin.get('election:leader')).groupPattern).toBe('production');
     });
   });
 
