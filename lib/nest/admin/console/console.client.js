@@ -213,8 +213,13 @@
       api('GET', '/tasks/list?state=pending,running&limit=50').catch(() => []),
     ]);
     lastUpdate = serverNow();
-    renderDefinitions(definitions);
-    permits = semaphores.filter((s) => s.permits.length > 0);
+    // Jobs only: elections and allocations have their own sections, and their permits are not a job's (no Save or
+    // Pause for them here; the CLI changes them with --force).
+    const isJob = (item) => (item.kind || 'job') === 'job';
+    renderDefinitions(definitions.filter(isJob));
+    const others = definitions.filter((d) => !isJob(d)).map((d) => d.name);
+    $('definitions-others').textContent = others.length ? `Not listed here: ${others.join(', ')} (elections and allocations: see Cluster and Allocations).` : '';
+    permits = semaphores.filter((s) => s.permits.length > 0 && isJob(s));
     renderPermits();
     renderCluster(cluster);
     renderAllocations(allocations);
