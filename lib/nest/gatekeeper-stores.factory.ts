@@ -68,7 +68,8 @@ export function hazelcastStoreOptions(
   const config: ClientConfig = { ...given.clientConfig };
   const members = (env[HAZELCAST_ENV.members] ?? '').split(',').map((m) => m.trim()).filter(Boolean);
   if (config.clusterName === undefined && env[HAZELCAST_ENV.clusterName]) config.clusterName = env[HAZELCAST_ENV.clusterName];
-  if (config.network?.clusterMembers === undefined && members.length > 0) {
+  // Hazelcast Cloud discovery finds the members itself: the client refuses member addresses next to it.
+  if (config.network?.clusterMembers === undefined && members.length > 0 && !config.network?.hazelcastCloud?.discoveryToken) {
     config.network = { ...config.network, clusterMembers: members };
   }
   if (!config.customLogger) {

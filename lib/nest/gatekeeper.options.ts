@@ -16,6 +16,7 @@ import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
 import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';
 import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './metrics.options';
+import { nearCacheOnLibraryMap } from '../hazelcast/library-maps';
 import { resolveAdminOptions, type GatekeeperAdminOptions, type ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
@@ -241,7 +242,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
     store,
-    hazelcast: options.hazelcast ?? {},
+    hazelcast: resolveHazelcast(options.hazelcast),
     connectTimeoutMs: parseOptionDuration(options.connectTimeout ?? '30s', 'connectTimeout'),
     connectInBackground: options.connectInBackground ?? false,
     shutdownTimeoutMs: parseOptionDuration(options.shutdownTimeout ?? '10s', 'shutdownTimeout', { allowZero: true }),
@@ -328,6 +329,41 @@ export function electionDefinition(input: ElectionInput): SemaphoreDefinition {
     ...(input.groupPattern !== undefined && { groupPattern: input.groupPattern }),
     ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
   });
+}
+
+/**
+ * The `hazelcast` option: the client config passes through whole (TLS, credentials, cloud discovery, routing, ...),
+ * but no near cache may cover the library's maps: a near cache answers reads from a local copy that an invalidation
+ * may reach late, and a permit decided on a stale copy could be granted twice.
+ */
+function resolveHazelcast(hazelcast: GatekeeperModuleOptions['hazelcast']): ResolvedGatekeeperOptions['hazelcast'] {
+  if (hazelcast === undefined) return {};
+  const { client, clientConfig, mapPrefix } = hazelcast;
+  if (mapPrefix !== undefined && (typeof mapPrefix !== 'string' || mapPrefix.trim() === '')) {
+    throw new InvalidOptionsError('hazelcast.mapPrefix', `must be a non-empty string, got ${JSON.stringify(mapPrefix)}`);
+  }
+  if (clientConfig !== undefined && (clientConfig === null || typeof clientConfig !== 'object' || Array.isArray(clientConfig))) {
+    throw new InvalidOptionsError('hazelcast.clientConfig', `must be a hazelcast-client ClientConfig object, got ${JSON.stringify(clientConfig)}`);
+  }
+  const sources: Array<[string, object | undefined]> = [['hazelcast.clientConfig.nearCaches', clientConfig?.nearCaches]];
+  if (client) sources.push(['hazelcast.client', safeNearCaches(client)]);
+  for (const [path, nearCaches] of sources) {
+    const hit = nearCaches && nearCacheOnLibraryMap(Object.keys(nearCaches), mapPrefix);
+    if (!hit) continue;
+    throw new InvalidOptionsError(
+      path === 'hazelcast.client' ? 'hazelcast.client' : `${path}[${JSON.stringify(hit.pattern)}]`,
+      `${path === 'hazelcast.client' ? `its config has a near cache "${hit.pattern}"` : 'this near cache'} would cover the library's map "${hit.map}": ` +
+        'a near cache serves reads from a local copy that may be stale, and permits decided on stale reads could be granted twice. ' +
+        'Name the maps of your own near caches (or a pattern that leaves out the library\'s maps) instead',
+    );
+  }
+  return hazelcast;
+}
+
+/** An injected client's near-cache configs (`getConfig()` is the client's public API; anything else has none). */
+function safeNearCaches(client: object): object | undefined {
+  const config = (client as { getConfig?: () => { nearCaches?: object } }).getConfig?.();
+  return config?.nearCaches;
 }
 
 function resolveQuorum(quorum: number | undefined): number | undefined {
