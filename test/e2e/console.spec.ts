@@ -68,6 +68,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.type('#token', TOKEN);
     await page.keyboard.press('Enter');
     await page.waitForSelector('#definitions-rows tr[data-name="billing"]');
+    // Jobs only: the sample's election and allocation are named apart, with no Save or Pause of theirs.
+    expect(await page.$$eval('#definitions-rows tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.name).filter((n) => /^(election|allocation):/.test(n!)))).toEqual([]);
+    expect(await page.$eval('#definitions-others', (p) => p.textContent)).toContain('Not listed here: allocation:queues, election:leader');
     // Every input has a label a screen reader reads.
     expect(await page.$$eval('input', (inputs) => inputs.filter((i) => !i.getAttribute('aria-label') && !i.closest('label') && !document.querySelector(`label[for="${i.id}"]`)).length)).toBe(0);
 
@@ -109,6 +112,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.includes('Would change'));
     const preview = await page.$eval('#migration-report', (report) => report.textContent);
     expect(preview).toContain('billingproduction|dr-sitedr-site');
+    expect(preview).not.toMatch(/election:|allocation:/); // no "skipped" line for them
     expect(await billingPattern()).toBe('production|dr-site');
     await page.click('#migrate-apply');
     await page.waitForFunction(() => document.getElementById('migration-report')!.textContent!.startsWith('Migrated'));
