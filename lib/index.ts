@@ -81,6 +81,7 @@ export { UnknownSemaphoreError } from './permits/errors/unknown-semaphore.error'
 export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
 export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
 export { StoreUnavailableError } from './core/errors/store-unavailable.error';
+export { ClusterUnreachableError } from './core/errors/cluster-unreachable.error';
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';

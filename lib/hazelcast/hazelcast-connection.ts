@@ -1,11 +1,11 @@
-import { Client, LifecycleState, type ClientConfig } from 'hazelcast-client';
+import { Client, LifecycleState, type ClientConfig, type InitialMembershipListener } from 'hazelcast-client';
 import { formatDuration } from '../core/duration';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { withDeadline } from '../core/with-deadline';
 
-/** One attempt of an unbounded first connection (and the most a close() leaves a probe running). */
-const PROBE_ATTEMPT_MS = 5_000;
+/** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
+const MAX_BACKOFF_MS = 5_000;
 
 /** How a {@link HazelcastConnection} reaches the cluster. */
 export interface HazelcastConnectionOptions {
@@ -16,9 +16,11 @@ export interface HazelcastConnectionOptions {
   client?: Client;
   /**
    * Config of a client the connection creates and owns (shut down when its last user closes it). Merged over
-   * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected) and
+   * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected),
+   * `connectionStrategy.connectionRetry.maxBackoffMillis: 5000` (a cluster that comes up is noticed within 5 s) and
    * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
-   * than passes, so it is settled by re-reading).
+   * than passes, so it is settled by re-reading). `connectionStrategy.asyncStart` is always `true`: the
+   * connection waits for the first connection itself, bounded by {@link connectTimeoutMs}.
    */
   clientConfig?: ClientConfig;
   /**
@@ -55,6 +57,8 @@ export class HazelcastConnection {
   private closed = false;
   /** Grows at every final close, so a start begun before it gives up even if the connection is opened again. */
   private generation = 0;
+  /** The owned client while it waits for its first connection. */
+  private starting?: { client: Client; first: FirstConnection };
   private readonly listeners = new Set<(state: ConnectionState) => void>();
   private readonly callListeners = new Set<(call: StoreCall) => void>();
 
@@ -98,6 +102,8 @@ export class HazelcastConnection {
     const client = this.current;
     this.current = undefined;
     this.opening = undefined;
+    // A start still waiting for its first connection stops now (and shuts its client down itself).
+    this.starting?.first.abandon();
     if (client && this.owned) await client.shutdown().catch(() => undefined);
   }
 
@@ -144,30 +150,36 @@ export class HazelcastConnection {
   }
 
   /**
-   * Starts the client this connection owns. The first connection is bounded through a probe: a throwaway client
-   * that gives up (and shuts itself down) after the bound, so a failed start leaves nothing running. The real
-   * client then starts as the client normally does (connected to every member), and keeps retrying for as long as
-   * it takes when the connection drops later. With no bound at all (`connectTimeoutMs: Infinity`), probes of
-   * {@link PROBE_ATTEMPT_MS} each are repeated until one connects or the connection is closed.
+   * Starts the client this connection owns: one client, whose first connection this bounds itself. The client
+   * starts asynchronously (it would otherwise give up only at its own `clusterConnectTimeoutMillis`, which also
+   * ends every later reconnect), and this waits for it to connect and learn the member list until the bound; past
+   * it the client is shut down, so a failed start leaves nothing running. Once connected, it keeps retrying for as
+   * long as it takes when the connection drops. With no bound (`connectTimeoutMs: Infinity`), it waits until
+   * connected or closed, starting a new client if one gives up by its own config.
    */
   private async startOwnedClient(generation: number): Promise<Client> {
-    const closed = () => this.closed || this.generation !== generation;
+    const bound = this.firstConnectionBound();
+    const deadline = bound === undefined ? undefined : Date.now() + bound;
     for (;;) {
+      if (this.closed || this.generation !== generation) throw new StoreUnavailableError('the connection was closed while connecting');
+      const first = new FirstConnection();
+      const client = await Client.newHazelcastClient(this.ownedClientConfig(first)).catch((error: unknown) => {
+        throw new StoreUnavailableError(this.unreachable(`(the client could not start: ${(error as Error).message})`), { cause: error });
+      });
+      this.starting = { client, first };
+      let outcome: FirstOutcome;
       try {
-        if (closed()) throw new StoreUnavailableError('the connection was closed while connecting');
-        await this.probe();
-        const client = await Client.newHazelcastClient(this.ownedClientConfig()).catch((error: unknown) => {
-          throw new StoreUnavailableError(this.unreachable('(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'), { cause: error });
-        });
-        if (closed()) {
-          await client.shutdown().catch(() => undefined);
-          throw new StoreUnavailableError('the connection was closed while connecting');
-        }
-        return client;
-      } catch (error) {
-        if (closed() || this.firstConnectionBound() !== undefined) throw error;
-        // No bound (a background start): keep trying; permits are denied meanwhile.
+        outcome = await first.wait(client, deadline === undefined ? undefined : deadline - Date.now());
+      } finally {
+        this.starting = undefined;
       }
+      if (outcome === 'connected' && !this.closed && this.generation === generation) return client;
+      await client.shutdown().catch(() => undefined);
+      if (this.closed || this.generation !== generation) throw new StoreUnavailableError('the connection was closed while connecting');
+      if (outcome === 'gave up' && deadline === undefined) continue; // no bound (a background start): a new client tries on
+      throw new StoreUnavailableError(this.unreachable(outcome === 'gave up'
+        ? '(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'
+        : `within ${formatDuration(bound!)}`));
     }
   }
 
@@ -178,42 +190,30 @@ export class HazelcastConnection {
     return bound === Infinity ? undefined : bound;
   }
 
-  private async probe(): Promise<void> {
-    const timeoutMs = this.firstConnectionBound() ?? PROBE_ATTEMPT_MS;
-    const config = this.options.clientConfig ?? {};
-    let probe: Client;
-    try {
-      probe = await Client.newHazelcastClient({
-        ...config,
-        // The application's own listeners are for the real client, not this one.
-        lifecycleListeners: [],
-        membershipListeners: [],
-        connectionStrategy: {
-          ...config.connectionStrategy,
-          asyncStart: false,
-          reconnectMode: 'OFF',
-          connectionRetry: { ...config.connectionStrategy?.connectionRetry, clusterConnectTimeoutMillis: timeoutMs },
-        },
-      } as ClientConfig);
-    } catch (error) {
-      throw new StoreUnavailableError(this.unreachable(`within ${formatDuration(timeoutMs)}`), { cause: error });
-    }
-    await probe.shutdown().catch(() => undefined);
-  }
-
   private unreachable(detail: string): string {
     const { clusterName, members } = this.target();
     return `Cannot reach Hazelcast cluster "${clusterName}" at ${members.join(', ')} ${detail}: is a member running there, ` +
       'with this cluster name? Set GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig';
   }
 
-  private ownedClientConfig(): ClientConfig {
+  private ownedClientConfig(first: FirstConnection): ClientConfig {
     const config = this.options.clientConfig ?? {};
+    const retry = config.connectionStrategy?.connectionRetry;
     return {
       ...config,
       properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
-      connectionStrategy: { ...config.connectionStrategy, reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC' },
-      lifecycleListeners: [...(config.lifecycleListeners ?? []), (state: LifecycleState) => this.onLifecycle(state)],
+      connectionStrategy: {
+        ...config.connectionStrategy,
+        // The first connection is waited for (and bounded) here, not inside newHazelcastClient.
+        asyncStart: true,
+        reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC',
+        // The client's default backoff grows to 30 s: a node waiting for a cluster that just came up would idle that long.
+        connectionRetry: { ...retry, maxBackoffMillis: retry?.maxBackoffMillis ?? MAX_BACKOFF_MS },
+      },
+      lifecycleListeners: [...(config.lifecycleListeners ?? []), (state: LifecycleState) => {
+        first.onLifecycle(state);
+        this.onLifecycle(state);
+      }],
     } as ClientConfig;
   }
 
@@ -221,5 +221,57 @@ export class HazelcastConnection {
     const mapped = state === LifecycleState.DISCONNECTED ? 'disconnected' : state === LifecycleState.CONNECTED ? 'connected' : undefined;
     if (!mapped) return;
     for (const listener of this.listeners) listener(mapped);
+  }
+}
+
+type FirstOutcome = 'connected' | 'gave up' | 'timed out' | 'abandoned';
+
+/**
+ * The wait for an owned client's first connection: connected with the member list known (what a synchronous
+ * start waits for), given up by the client itself (its own `clusterConnectTimeoutMillis`), past the bound, or
+ * abandoned by a close(). The first of these wins.
+ */
+class FirstConnection {
+  private settle!: (outcome: FirstOutcome) => void;
+  private readonly outcome = new Promise<FirstOutcome>((resolve) => (this.settle = resolve));
+  private connected = false;
+  private client?: Client;
+  private membersListener?: string;
+
+  onLifecycle(state: LifecycleState): void {
+    if (state === LifecycleState.CONNECTED) {
+      this.connected = true;
+      this.awaitMembers();
+    } else if (state === LifecycleState.SHUTTING_DOWN || state === LifecycleState.SHUTDOWN) {
+      this.settle('gave up');
+    }
+  }
+
+  abandon(): void {
+    this.settle('abandoned');
+  }
+
+  /** Waits for the first outcome, at most `timeoutMs` (none: no limit). */
+  async wait(client: Client, timeoutMs: number | undefined): Promise<FirstOutcome> {
+    this.client = client;
+    this.awaitMembers();
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.settle('timed out'), Math.max(0, timeoutMs));
+    try {
+      return await this.outcome;
+    } finally {
+      clearTimeout(timer);
+      if (this.membersListener) client.getCluster().removeMembershipListener(this.membersListener);
+    }
+  }
+
+  private awaitMembers(): void {
+    if (!this.connected || !this.client || this.membersListener) return;
+    // An initial-membership listener hears the member list at once if it is known, else when it arrives.
+    const listener: InitialMembershipListener = {
+      init: () => this.settle('connected'),
+      memberAdded: () => undefined,
+      memberRemoved: () => undefined,
+    };
+    this.membersListener = this.client.getCluster().addMembershipListener(listener);
   }
 }

@@ -52,7 +52,7 @@ export class ClusterSingletonRunner {
     if (this.active.has(where)) {
       // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
       // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
-      this.logger.debug(messages.overlap(where));
+      this.logger.verbose(messages.overlap(where));
       return undefined;
     }
     this.active.add(where);
@@ -70,7 +70,9 @@ export class ClusterSingletonRunner {
           this.logger.log(messages.lost(where, outcome.denied));
           this.events.emit({ name: 'gatekeeper.permit.lost', semaphore: options.semaphore, job: where, reason });
         } else {
-          this.logger.debug(messages.skipped(where, outcome.denied));
+          // Every tick of every node that does not run the job: verbose. What needs an operator's eye (the cluster
+          // unreachable, a recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
+          this.logger.verbose(messages.skipped(where, outcome.denied));
         }
         this.events.emit({ name: 'gatekeeper.permit.denied', semaphore: options.semaphore, job: where, reason });
         this.tokens.delete(where);

@@ -19,6 +19,21 @@ export const HAZELCAST_ENV = {
   clusterName: 'GATEKEEPER_HZ_CLUSTER_NAME',
 } as const;
 
+/**
+ * Where the module's cluster name and member addresses come from (its options, the environment, or Hazelcast's
+ * defaults), as start-up errors name them.
+ */
+export function hazelcastTargetSources(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): string {
+  const config = options.hazelcast.clientConfig;
+  const members = config?.network?.clusterMembers !== undefined
+    ? 'members from hazelcast.clientConfig'
+    : env[HAZELCAST_ENV.members]?.trim() ? `members from ${HAZELCAST_ENV.members}` : `default members: ${HAZELCAST_ENV.members} is not set`;
+  const name = config?.clusterName !== undefined
+    ? 'cluster name from hazelcast.clientConfig'
+    : env[HAZELCAST_ENV.clusterName] ? `cluster name from ${HAZELCAST_ENV.clusterName}` : `default cluster name: ${HAZELCAST_ENV.clusterName} is not set`;
+  return `${members}; ${name}`;
+}
+
 /** The process's Hazelcast connection, shared by every capability's store; `undefined` without a Hazelcast store. */
 export function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): HazelcastConnection | undefined {
   if (options.store !== 'hazelcast') return undefined;

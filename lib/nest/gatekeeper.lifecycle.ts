@@ -14,9 +14,12 @@ import { LeaderElections } from './leader-elections';
 import { Allocations } from './allocations.runtime';
 import { Tasks } from './tasks.runtime';
 import { PermitRuntime } from './permit-runtime';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { ClusterUnreachableError } from '../core/errors/cluster-unreachable.error';
+import { hazelcastTargetSources } from './gatekeeper-stores.factory';
 
 /** While start-up waits for the cluster, how often it says so. */
-const WAITING_REPORT_MS = 5_000;
+const WAITING_REPORT_MS = 10_000;
 
 /**
  * The module's life: connects on init (or in the background), publishes definitions, says what it
@@ -124,8 +127,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     this.startup.stop();
     // Presence first: others see this instance leave at once.
     await this.cluster.stop().catch((error: unknown) => this.logger.warn(`presence: ${(error as Error).message}`));
-    // A background start still waiting for the cluster gives up once the store is closed (its last probe within
-    // a few seconds); shutdown does not wait for it.
+    // A background start still waiting for the cluster gives up once the store is closed (its client is shut down
+    // at once); shutdown does not wait for it.
     await this.store.close();
   }
 
@@ -133,15 +136,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     const { runtime } = this;
     const stopWaiting = this.reportWaiting();
     try {
-      await this.store.connect({
-        clock: this.options.clock,
-        events: {
-          disconnected: () => runtime.noteAvailability(false, 'connection lost'),
-          reconnected: () => runtime.noteAvailability(true),
-          entriesLost: (names) => this.startup.recoverAll(runtime.admin, names),
-          corruptValue: (key, reason) => runtime.reportCorrupt(key, reason),
-        },
-      });
+      await this.connect();
     } finally {
       stopWaiting();
     }
@@ -177,6 +172,30 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     }
   }
 
+  /**
+   * Connects the store. A cluster that cannot be reached within `connectTimeout` is expected (no member started
+   * yet), so it fails start-up with one line saying what was tried and the ways forward, not a stack.
+   */
+  private async connect(): Promise<void> {
+    const { runtime } = this;
+    try {
+      await this.store.connect({
+        clock: this.options.clock,
+        events: {
+          disconnected: () => runtime.noteAvailability(false, 'connection lost'),
+          reconnected: () => runtime.noteAvailability(true),
+          entriesLost: (names) => this.startup.recoverAll(runtime.admin, names),
+          corruptValue: (key, reason) => runtime.reportCorrupt(key, reason),
+        },
+      });
+    } catch (error) {
+      const target = this.target();
+      if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || runtime.phase !== 'starting') throw error;
+      const sources = hazelcastTargetSources(this.options);
+      throw new ClusterUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+    }
+  }
+
   /** A failed boot must not leave a client running that keeps the process alive. */
   private async abandonStart(): Promise<void> {
     await this.tasks.stop(0).catch(() => undefined);
@@ -200,7 +219,11 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     const timeoutMs = this.options.connectInBackground ? undefined : this.options.connectTimeoutMs;
     if (!this.options.connectInBackground) this.logger.log(messages.connecting(target, timeoutMs));
     const started = Date.now();
-    const timer = setInterval(() => this.logger.warn(messages.stillConnecting(target, Date.now() - started, timeoutMs)), WAITING_REPORT_MS);
+    const timer = setInterval(() => {
+      const elapsedMs = Date.now() - started;
+      // Not in the last moments before giving up: the failure says it next, in one line.
+      if (timeoutMs === undefined || elapsedMs < timeoutMs - WAITING_REPORT_MS / 2) this.logger.warn(messages.stillConnecting(target, elapsedMs, timeoutMs));
+    }, WAITING_REPORT_MS);
     timer.unref();
     return () => clearInterval(timer);
   }

@@ -18,7 +18,21 @@ export const messages = {
     (timeoutMs === undefined ? '' : ` (start-up fails if it is not reachable within ${formatDuration(timeoutMs)}; connectTimeout)`),
   stillConnecting: (target: ClusterTarget, elapsedMs: number, timeoutMs: number | undefined) =>
     `Still waiting for Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} after ${formatDuration(Math.round(elapsedMs / 1000) * 1000)}` +
-    (timeoutMs === undefined ? ': every permit is denied until it is reached' : ` (gives up at ${formatDuration(timeoutMs)})`),
+    (timeoutMs === undefined
+      ? ': every permit is denied until it is reached'
+      : `; start-up fails in ${formatDuration(Math.max(1, Math.round((timeoutMs - elapsedMs) / 1000)) * 1000)}`),
+  clusterUnreachable: (target: ClusterTarget & { sources: string }, timeoutMs: number) => {
+    const [host, port = '5701'] = (target.members[0] ?? '127.0.0.1:5701').split(':');
+    const local = ['127.0.0.1', 'localhost', '0.0.0.0'].includes(host);
+    const named = target.clusterName === 'dev' ? '' : ` --cluster-name ${target.clusterName}`;
+    const start = local
+      ? `npx nestjs-gatekeeper${named} hazelcast start${port === '5701' ? '' : ` --port ${port}`}, or ` +
+        `docker run --rm -p ${port}:5701${named ? ` -e HZ_CLUSTERNAME=${target.clusterName}` : ''} hazelcast/hazelcast:5.6.0`
+      : 'npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0, for a local one';
+    return `Cannot reach Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} within ${formatDuration(timeoutMs)} ` +
+      `(${target.sources}). Start a member (${start}), or point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours; ` +
+      "for a single instance, use store: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
+  },
   connectingInBackground: (target: ClusterTarget | undefined) =>
     `Starting without waiting for the cluster (connectInBackground)${target ? `: connecting to Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')}` : ''}; ` +
     'every permit is denied (NOT_READY) until connected',
@@ -57,9 +71,14 @@ export const messages = {
     `admit none of the ${count} live instance(s) (${live}). Edit the definition or start a node it admits`,
   stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
-  lost: (where: string, denied: PermitDenied) => `${where} no longer holds "${denied.semaphore}": ${denied.reason} (${denied.message})`,
+  lost: (where: string, denied: PermitDenied) =>
+    `${where} no longer runs on this node: ${denied.reason} (${denied.message}; semaphore "${denied.semaphore}")`,
   granted: (where: string, permit: Permit) =>
-    `${where} holds "${permit.semaphore}" (fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
+    `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
+  recovering: (semaphore: string, until: string) =>
+    `"${semaphore}" grants no permit before ${until} (RECOVERING): its data was rebuilt because the cluster looks new or ` +
+    'restarted, and one that lost its data cannot be told from a brand-new one, so every permit the lost data could hold ' +
+    'must lapse first. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init',
   releaseFailed: (semaphore: string, error: unknown) =>
     `Could not release "${semaphore}"; it will expire on its own: ${(error as Error).message ?? String(error)}`,
   shutdownRunning: (count: number) =>

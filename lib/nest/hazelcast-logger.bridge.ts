@@ -9,8 +9,9 @@ type Level = (typeof LEVELS)[keyof typeof LEVELS];
  * hazelcast-client's log lines through a Nest `Logger` (give it the context `Hazelcast`), so they come out in the application's
  * format (JSON with nestjs-pino, and so on) rather than the client's own plain text. ERROR and WARN map to `error`
  * and `warn`, INFO to `verbose` (lifecycle and membership chatter), DEBUG and TRACE to `debug`. Lines below
- * `threshold` (the client's `hazelcast.logging.level` property, default `INFO`) are dropped. While `quiet()` says
- * so (the first connection, which the gatekeeper reports itself), WARN lines go to `debug`.
+ * `threshold` (the client's `hazelcast.logging.level` property, default `WARN`: a healthy boot prints nothing of
+ * the client's) are dropped. While `quiet()` says so (the first connection, whose failure the gatekeeper reports
+ * itself in one line), WARN lines count as DEBUG: each failed attempt would otherwise print one.
  */
 export class HazelcastLoggerBridge implements ILogger {
   private readonly threshold: Level;
@@ -20,15 +21,16 @@ export class HazelcastLoggerBridge implements ILogger {
     threshold: unknown,
     private readonly quiet: () => boolean = () => false,
   ) {
-    const name = typeof threshold === 'string' ? threshold.toUpperCase() : 'INFO';
-    this.threshold = name in LEVELS ? LEVELS[name as keyof typeof LEVELS] : LEVELS.INFO;
+    const name = typeof threshold === 'string' ? threshold.toUpperCase() : 'WARN';
+    this.threshold = name in LEVELS ? LEVELS[name as keyof typeof LEVELS] : LEVELS.WARN;
   }
 
-  log(level: number, objectName: string, message: string, furtherInfo?: unknown): void {
+  log(given: number, objectName: string, message: string, furtherInfo?: unknown): void {
+    const level = given === LEVELS.WARN && this.quiet() ? LEVELS.DEBUG : given;
     if (level > this.threshold || level === LEVELS.OFF) return;
     const line = `${objectName}: ${message}${describe(furtherInfo)}`;
     if (level === LEVELS.ERROR) this.logger.error(line);
-    else if (level === LEVELS.WARN && !this.quiet()) this.logger.warn(line);
+    else if (level === LEVELS.WARN) this.logger.warn(line);
     else if (level === LEVELS.INFO) this.logger.verbose(line);
     else this.logger.debug(line);
   }

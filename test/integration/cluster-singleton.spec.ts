@@ -110,7 +110,7 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     expect(ledger.filter((e) => e.acquirer === 'node-a').map((e) => e.tick)).toEqual([0]);
     expect(ledger.filter((e) => e.acquirer === 'node-b').every((e) => runsOf('billing', e.tick as number).length === 1)).toBe(true);
     // Nest's static logger goes to the last app's logger when two apps share a process: read them all.
-    const lost = nodes.flatMap((n) => n.logger.find('log', /no longer holds "billing": GROUP_MISMATCH/));
+    const lost = nodes.flatMap((n) => n.logger.find('log', /no longer runs on this node: GROUP_MISMATCH .*semaphore "billing"/));
     expect(lost).toHaveLength(1);
   });
 

@@ -25,20 +25,32 @@ describe('hazelcast-client logs through Nest', () => {
     ]);
   });
 
-  it('defaults to INFO, honours OFF, and sends WARN to debug while told to stay quiet', () => {
-    const info = recorder();
-    new HazelcastLoggerBridge(info.logger as never, undefined).debug('X', 'hidden');
-    expect(info.lines).toEqual([]);
+  it('defaults to WARN (a healthy boot prints none of the client\'s INFO lines), honours OFF and the level asked for', () => {
+    const byDefault = recorder();
+    const bridge = new HazelcastLoggerBridge(byDefault.logger as never, undefined);
+    bridge.info('LifecycleService', 'HazelcastClient is STARTED');
+    bridge.debug('X', 'hidden');
+    bridge.warn('ConnectionManager', 'connection lost');
+    expect(byDefault.lines).toEqual(['warn ConnectionManager: connection lost']);
     const off = recorder();
     new HazelcastLoggerBridge(off.logger as never, 'OFF').error('X', 'hidden');
     expect(off.lines).toEqual([]);
-    const quiet = recorder();
+    const info = recorder();
+    new HazelcastLoggerBridge(info.logger as never, 'info').info('LifecycleService', 'HazelcastClient is STARTED');
+    expect(info.lines).toEqual(['verbose LifecycleService: HazelcastClient is STARTED']);
+  });
+
+  it('counts WARN as DEBUG while told to stay quiet (the first connection): dropped by default, shown when DEBUG is asked for', () => {
     let connecting = true;
-    const bridge = new HazelcastLoggerBridge(quiet.logger as never, 'INFO', () => connecting);
-    bridge.warn('ConnectionManager', 'could not connect');
+    const byDefault = recorder();
+    const quietByDefault = new HazelcastLoggerBridge(byDefault.logger as never, undefined, () => connecting);
+    const debug = recorder();
+    const quietAtDebug = new HazelcastLoggerBridge(debug.logger as never, 'DEBUG', () => connecting);
+    for (const bridge of [quietByDefault, quietAtDebug]) bridge.warn('WaitStrategy', 'Unable to get live cluster connection');
     connecting = false;
-    bridge.warn('ConnectionManager', 'connection lost');
-    expect(quiet.lines).toEqual(['debug ConnectionManager: could not connect', 'warn ConnectionManager: connection lost']);
+    for (const bridge of [quietByDefault, quietAtDebug]) bridge.warn('ConnectionManager', 'connection lost');
+    expect(byDefault.lines).toEqual(['warn ConnectionManager: connection lost']);
+    expect(debug.lines).toEqual(['debug WaitStrategy: Unable to get live cluster connection', 'warn ConnectionManager: connection lost']);
   });
 });
 
