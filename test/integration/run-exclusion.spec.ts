@@ -113,9 +113,9 @@ describe('runs under a permit', () => {
     try {
       const failing = startNode({ mapPrefix: uniquePrefix('boot'), autoDefine: false, providers: [HungJob] });
       await expect(failing).rejects.toThrow(/"hung"/);
-      // The probe that bounds the first connection, then the store's own client: neither is left running.
-      expect(created).toHaveLength(2);
-      expect(created.map((c) => c.getLifecycleService().isRunning())).toEqual([false, false]);
+      // The one client the process's stores share (no probe client bounds the first connection): not left running.
+      expect(created).toHaveLength(1);
+      expect(created.map((c) => c.getLifecycleService().isRunning())).toEqual([false]);
     } finally {
       restore();
     }
