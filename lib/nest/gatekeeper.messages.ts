@@ -76,9 +76,9 @@ export const messages = {
   granted: (where: string, permit: Permit) =>
     `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
   recovering: (semaphore: string, until: string) =>
-    `"${semaphore}" grants no permit before ${until} (RECOVERING): its data was rebuilt because the cluster looks new or ` +
-    'restarted, and one that lost its data cannot be told from a brand-new one, so every permit the lost data could hold ' +
-    'must lapse first. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init',
+    `"${semaphore}" waits until ${until}: the cluster looks new or restarted (RECOVERING), and one that lost its data ` +
+    'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
+    'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init',
   releaseFailed: (semaphore: string, error: unknown) =>
     `Could not release "${semaphore}"; it will expire on its own: ${(error as Error).message ?? String(error)}`,
   shutdownRunning: (count: number) =>

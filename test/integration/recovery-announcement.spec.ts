@@ -51,7 +51,7 @@ describe('a recovery wait on a cluster nobody declared new', () => {
 
     const announced = logger.find('warn', 'RECOVERING');
     expect(announced).toHaveLength(1);
-    const until = /before (\S+) \(RECOVERING\)/.exec(announced[0])?.[1];
+    const until = /waits until (\S+): the cluster looks new or restarted \(RECOVERING\)/.exec(announced[0])?.[1];
     expect(until).toBeDefined();
     // When the wait ends, as the denial says: still ahead, and within one permit duration (plus the skew bound on
     // each side of the wait, and once more for the denying node's clock) of the first connection.
