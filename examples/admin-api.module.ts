@@ -1,14 +1,18 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { GatekeeperModule } from 'nestjs-gatekeeper';
-
-const token = process.env.GATEKEEPER_ADMIN_TOKEN;
-if (!token) throw new Error('GATEKEEPER_ADMIN_TOKEN is not set: the admin API needs a secret of 16 characters or more');
 
 @Module({
   imports: [
-    GatekeeperModule.forRoot({
-      store: 'memory',
-      admin: { path: 'ops/gatekeeper', token },
+    ConfigModule.forRoot(),
+    GatekeeperModule.forRootAsync({
+      imports: [ConfigModule],
+      inject: [ConfigService],
+      useFactory: (config: ConfigService) => ({
+        store: 'memory',
+        // A missing GATEKEEPER_ADMIN_TOKEN stops start-up naming it; one shorter than 16 characters stops it naming admin.token.
+        admin: { path: 'ops/gatekeeper', token: config.getOrThrow<string>('GATEKEEPER_ADMIN_TOKEN'), console: true },
+      }),
     }),
   ],
 })
