@@ -56,6 +56,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
 
     browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     const page: Page = await browser.newPage();
+    // The rows are re-rendered by every poll (2 s); page.click takes several round trips and failed now and then on a
+    // button replaced meanwhile ("Node is detached from document"). A click in the page is one step.
+    const clickInRow = (selector: string) => page.$eval(selector, (button) => (button as HTMLElement).click());
     await page.setViewport({ width: 1280, height: 900 });
     await page.goto(url);
 
@@ -81,7 +84,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     const field = 'tr[data-name="billing"] input[name="acquirerPattern"]';
     await page.$eval(field, (input) => ((input as HTMLInputElement).value = ''));
     await page.type(field, target);
-    await page.click('tr[data-name="billing"] button');
+    await clickInRow('tr[data-name="billing"] button');
     await page.waitForFunction(() => document.getElementById('status')!.textContent === 'save billing: done');
     const edited = nowTick();
     await eventually(`billing to run on ${target}`, () => runs('billing').some((r) => r.tick > edited && r.node === target), { timeoutMs: 20_000, intervalMs: 200 });
@@ -96,12 +99,12 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.screenshot({ path: join(SHOTS, 'console-desktop.png'), fullPage: true });
 
     // 2. Pause: billing stops everywhere; the row says paused.
-    await page.click('tr[data-name="billing"] button.danger');
+    await clickInRow('tr[data-name="billing"] button.danger');
     await page.waitForSelector('tr[data-name="billing"] .badge.paused');
     const paused = nowTick();
     await eventually('reports ticks after the pause', () => runs('reports').some((r) => r.tick >= paused + 6), { timeoutMs: 20_000, intervalMs: 200 });
     expect(runs('billing').filter((r) => r.tick >= paused + 3)).toEqual([]);
-    await page.click('tr[data-name="billing"] button.secondary'); // resume
+    await clickInRow('tr[data-name="billing"] button.secondary'); // resume
     await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
 
     // 3. Migrate production → dr-site: the preview lists the exact change, nothing is written until Apply; then undo.
@@ -129,5 +132,30 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForSelector('#definitions-rows tr[data-name="billing"]');
     await page.screenshot({ path: join(SHOTS, 'console-phone.png') });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    // Save and Pause of a definition are on the phone's screen once the page scrolls down to its row (no sideways
+    // scrolling), nothing covers them, and a tap on Pause pauses. The page scrolls by hand: scrollIntoView would
+    // also scroll a table sideways and hide what this checks.
+    // One evaluate reads the box and what is on top at its centre: the rows are re-rendered by every poll (2 s), so a
+    // handle kept across calls may be detached; a click at the point lands on the re-rendered button all the same.
+    const tap = async (selector: string) => {
+      const seen = await page.$eval(selector, (button) => {
+        window.scrollTo(0, button.getBoundingClientRect().top + window.scrollY - window.innerHeight / 2);
+        const box = button.getBoundingClientRect();
+        const [x, y] = [box.left + box.width / 2, box.top + box.height / 2];
+        return { x, y, left: box.left >= 0, right: box.right <= window.innerWidth, top: box.top >= 0, bottom: box.bottom <= window.innerHeight, onTop: document.elementFromPoint(x, y) === button };
+      });
+      expect({ selector, ...seen, x: 0, y: 0 }).toEqual({ selector, left: true, right: true, top: true, bottom: true, onTop: true, x: 0, y: 0 });
+      await page.mouse.click(seen.x, seen.y);
+    };
+    const save = await page.$eval('tr[data-name="billing"] button:not(.danger):not(.secondary)', (b) => b.textContent);
+    expect(save).toBe('Save');
+    await tap('tr[data-name="billing"] button:not(.danger):not(.secondary)');
+    await page.waitForFunction(() => document.getElementById('status')!.textContent === 'save billing: done');
+    await tap('tr[data-name="billing"] button.danger');
+    await page.waitForSelector('tr[data-name="billing"] .badge.paused');
+    await page.screenshot({ path: join(SHOTS, 'console-phone-paused.png') });
+    await tap('tr[data-name="billing"] button.secondary'); // resume, the same way
+    await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
   });
 });

@@ -75,11 +75,12 @@
       const paused = d.permits === 0;
       return el('tr', { 'data-name': d.name },
         el('th', { scope: 'row' }, d.name, ' ', paused ? el('span', { class: 'badge paused' }, 'paused') : null),
-        el('td', {}, input('permits', d.permits, 'Permits', 'number')),
-        el('td', {}, input('duration', duration(d.durationMs), 'Duration')),
-        el('td', {}, input('groupPattern', d.groupPattern, 'Group pattern')),
-        el('td', {}, input('acquirerPattern', d.acquirerPattern, 'Acquirer pattern')),
-        el('td', {},
+        // data-label: on a phone the rows are cards (console.css) and each cell shows its column's name.
+        el('td', { 'data-label': 'Permits' }, input('permits', d.permits, 'Permits', 'number')),
+        el('td', { 'data-label': 'Duration' }, input('duration', duration(d.durationMs), 'Duration')),
+        el('td', { 'data-label': 'Group pattern' }, input('groupPattern', d.groupPattern, 'Group pattern')),
+        el('td', { 'data-label': 'Acquirer pattern' }, input('acquirerPattern', d.acquirerPattern, 'Acquirer pattern')),
+        el('td', { class: 'actions' },
           el('button', { type: 'button', onclick: (e) => save(d.name, e.target.closest('tr')) }, 'Save'),
           paused
             ? el('button', { type: 'button', class: 'secondary', onclick: () => act(`resume ${d.name}`, () => api('POST', `/definitions/${encodeURIComponent(d.name)}/resume`, {})) }, 'Resume')
