@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PermitLostError, type PermitLease } from '../permits/permit-lease';
+import { DenyReason } from '../permits/deny-reason';
 import { ExclusiveRuns } from './exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -11,6 +12,15 @@ import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
 import { MembershipRuntime } from './membership.runtime';
 import { GatekeeperEvents } from './gatekeeper-events';
 import { GatekeeperTracing } from './gatekeeper-tracing';
+
+/**
+ * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
+ * recovering, corrupt, quorum), so a job's skips for them are logged once per change of reason, not per tick.
+ */
+const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
+  DenyReason.STORE_UNAVAILABLE, DenyReason.STORE_TIMEOUT, DenyReason.QUORUM_NOT_MET, DenyReason.NOT_READY,
+  DenyReason.RECOVERING, DenyReason.CORRUPT_STATE,
+]);
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
@@ -25,6 +35,8 @@ export class ClusterSingletonRunner {
   private readonly unheld: UnheldSemaphoreMonitor;
   /** The token each method last ran under: a new one is a grant, the same one a refresh. */
   private readonly tokens = new Map<string, number>();
+  /** The reason of each method's last skipped tick (decorated methods only, so bounded). */
+  private readonly lastSkip = new Map<string, string>();
 
   constructor(
     private readonly runs: ExclusiveRuns,
@@ -65,15 +77,17 @@ export class ClusterSingletonRunner {
         releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,
       });
       if (!outcome.ran) {
-        const reason = String(outcome.denied);
+        // The code (NO_PERMIT_AVAILABLE, ...), as the events document it: the denial itself printed "[object Object]".
+        const { reason } = outcome.denied;
         if (this.holding.delete(where)) {
           this.logger.log(messages.lost(where, outcome.denied));
           this.events.emit({ name: 'gatekeeper.permit.lost', semaphore: options.semaphore, job: where, reason });
-        } else {
+        } else if (!SAID_ELSEWHERE.has(reason) || this.lastSkip.get(where) !== reason) {
           // Every tick of every node that does not run the job: verbose. What needs an operator's eye (the cluster
           // unreachable, a recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
           this.logger.verbose(messages.skipped(where, outcome.denied));
         }
+        this.lastSkip.set(where, reason);
         this.events.emit({ name: 'gatekeeper.permit.denied', semaphore: options.semaphore, job: where, reason });
         this.tokens.delete(where);
         this.unheld.denied(where, outcome.denied);
@@ -84,6 +98,7 @@ export class ClusterSingletonRunner {
         this.holding.delete(where);
         return undefined;
       }
+      this.lastSkip.delete(where);
       this.unheld.ran(options.semaphore, outcome.permit);
       if (options.mode === 'hold' && !this.holding.has(where)) {
         this.holding.add(where);
