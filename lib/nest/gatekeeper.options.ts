@@ -50,12 +50,13 @@ export interface GatekeeperModuleOptions {
    * What `clientConfig` leaves out is read from the environment: `GATEKEEPER_HZ_MEMBERS` (comma-separated
    * `host:port`) for `network.clusterMembers` and `GATEKEEPER_HZ_CLUSTER_NAME` for `clusterName`; without them,
    * Hazelcast's defaults (`127.0.0.1:5701`, cluster `dev`). The client's log lines go through Nest's `Logger`
-   * (context `Hazelcast`) unless `clientConfig.customLogger` is set.
+   * (context `Hazelcast`) unless `clientConfig.customLogger` is set, from `WARN` up unless
+   * `clientConfig.properties['hazelcast.logging.level']` asks for more (`'INFO'`, `'DEBUG'`).
    */
   hazelcast?: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
   /**
-   * How long start-up waits for the cluster before it fails with an error naming the cluster and its members.
-   * Default `'30s'`. Once connected, a lost connection is retried for as long as it takes (permits are denied
+   * How long start-up waits for the cluster before it fails with a one-line `ClusterUnreachableError` naming
+   * the cluster, its members, where they came from, and the ways forward. Default `'30s'`. Once connected, a lost connection is retried for as long as it takes (permits are denied
    * meanwhile). Ignored with an injected `hazelcast.client`, and with `connectInBackground`.
    */
   connectTimeout?: DurationInput;
