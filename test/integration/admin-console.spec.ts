@@ -54,8 +54,10 @@ describe('the web console’s routes and sign-in', () => {
     expect(html).toContain('<script src="/ops/console/console.client.js" defer></script>');
     expect(html).not.toContain('billing');
     expect((await call('GET', '/ops/console/console.client.js')).headers.get('content-type')).toContain('javascript');
-    expect((await call('GET', '/ops/console/session')).status).toBe(401);
-    expect((await call('GET', '/ops/definitions')).status).toBe(401);
+    const unsigned = await call('GET', '/ops/console/session');
+    expect([unsigned.status, unsigned.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
+    const bare = await call('GET', '/ops/definitions');
+    expect([bare.status, bare.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
 
     expect((await call('POST', '/ops/console/session', { body: { token: 'wrong-token-0123456789' } })).status).toBe(401);
     const signedIn = await call('POST', '/ops/console/session', { body: { token: TOKEN } });

@@ -90,8 +90,10 @@ describe('admin API and console on Fastify', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.body).toContain('<script src="/ops/console/console.client.js" defer></script>');
     expect((await call('GET', '/console/console.client.js', { token: null })).headers.get('content-type')).toContain('javascript');
-    expect((await call('GET', '/console/session', { token: null })).status).toBe(401);
-    expect((await call('POST', '/console/session', { token: null, body: { token: 'wrong' } })).status).toBe(401);
+    const unsigned = await call('GET', '/console/session', { token: null });
+    expect([unsigned.status, unsigned.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
+    const wrong = await call('POST', '/console/session', { token: null, body: { token: 'wrong' } });
+    expect([wrong.status, wrong.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
     const signIn = await call('POST', '/console/session', { token: null, body: { token: TOKEN } });
     expect(signIn.status).toBe(204);
     const cookie = signIn.headers.get('set-cookie')!;

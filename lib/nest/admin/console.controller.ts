@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
+import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
 import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
 
@@ -72,9 +72,12 @@ export function createConsoleController(): Type {
     /** Whether this browser is signed in (`{ signIn: 'token' | 'guard' }`), or 401. */
     @Get('session')
     @Header('Cache-Control', 'no-store')
-    state(@Req() request: ConsoleRequest): { signedIn: true; signIn: 'token' | 'guard' } {
+    state(@Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): { signedIn: true; signIn: 'token' | 'guard' } {
       if (!this.guard.tokenMode) return { signedIn: true, signIn: 'guard' };
-      if (!this.tokens.allows({ headers: request.headers, method: 'GET' })) throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
+      if (!this.tokens.allows({ headers: request.headers, method: 'GET' })) {
+        setResponseHeader(response, 'WWW-Authenticate', ADMIN_CHALLENGE);
+        throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
+      }
       return { signedIn: true, signIn: 'token' };
     }
 
@@ -83,7 +86,11 @@ export function createConsoleController(): Type {
     @HttpCode(204)
     signIn(@Body() body: { token?: unknown } | undefined, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
       if (!this.guard.tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
-      if (typeof body?.token !== 'string' || !this.tokens.isToken(body.token)) throw new HttpException({ message: 'wrong token' }, 401);
+      if (typeof body?.token !== 'string' || !this.tokens.isToken(body.token)) {
+        // A sign-in form's answer to a wrong secret: 401 (what the page shows as "Wrong token"), with the challenge.
+        setResponseHeader(response, 'WWW-Authenticate', ADMIN_CHALLENGE);
+        throw new HttpException({ message: 'wrong token' }, 401);
+      }
       const secure = request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
       setResponseHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.tokens.sessionValue}; Path=${this.base}; HttpOnly; SameSite=Strict${secure}`);
     }
