@@ -1,5 +1,6 @@
-import { Client, LifecycleState, type ClientConfig, type InitialMembershipListener } from 'hazelcast-client';
+import { Client, LifecycleState, SplitBrainProtectionError, type ClientConfig, type InitialMembershipListener } from 'hazelcast-client';
 import { formatDuration } from '../core/duration';
+import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { withDeadline } from '../core/with-deadline';
@@ -124,11 +125,11 @@ export class HazelcastConnection {
    * it took and how it ended.
    */
   async timed<T>(store: StoreCall['store'], operation: () => Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {
-    if (this.callListeners.size === 0) return withDeadline(operation(), timeoutMs, what);
+    if (this.callListeners.size === 0) return withDeadline(operation(), timeoutMs, what).catch(quorumLost(what));
     const started = performance.now();
     let outcome: StoreCall['outcome'] = 'ok';
     try {
-      return await withDeadline(operation(), timeoutMs, what);
+      return await withDeadline(operation(), timeoutMs, what).catch(quorumLost(what));
     } catch (error) {
       outcome = error instanceof StoreTimeoutError ? 'timeout' : 'error';
       throw error;
@@ -274,4 +275,14 @@ class FirstConnection {
     };
     this.membersListener = this.client.getCluster().addMembershipListener(listener);
   }
+}
+
+/** Maps the members' split-brain protection refusal to {@link QuorumLostError}; rethrows anything else as it is. */
+function quorumLost(what: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof SplitBrainProtectionError) {
+      throw new QuorumLostError(`${what}: the members' split-brain protection is not met (${error.message})`, { cause: error });
+    }
+    throw error;
+  };
 }

@@ -17,7 +17,8 @@
  * - `STORE_TIMEOUT`: the cluster did not answer within the deadline the permit allows (a stalled member).
  * - `CORRUPT_STATE`: the stored entry is unreadable; an operator must repair it.
  * - `NOT_READY`: the module has not connected yet, or is shutting down.
- * - `QUORUM_NOT_MET`: fewer cluster members are visible than the `quorum` option asks for.
+ * - `QUORUM_NOT_MET`: fewer cluster members are visible than the `quorum` option asks for, or the members refused
+ *   the call because their own split-brain protection is not met.
  */
 export const DenyReason = {
   UNKNOWN_SEMAPHORE: 'UNKNOWN_SEMAPHORE',

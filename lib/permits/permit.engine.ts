@@ -1,5 +1,6 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
+import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
 import type { NextPermits, PermitDecision, ReleaseDecision } from './decision';
@@ -409,6 +410,11 @@ export class PermitEngine {
   /** Fails closed: a store that timed out, cannot be reached or holds an unreadable value is a denial; anything else is rethrown. */
   private storeFailure(semaphore: string, error: unknown): PermitDenied {
     if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
+    if (error instanceof QuorumLostError) {
+      // The members say this side of the cluster cannot decide: let a held permit go now, as below the quorum option.
+      this.held.delete(semaphore);
+      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, error.message);
+    }
     if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
     if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
     throw error;
