@@ -16,6 +16,10 @@
 //   nest11-cjs   Nest 11 in a CommonJS app, as `nest new` makes them in 11 (`module: nodenext`, no "type").
 //   no-schedule  after the Nest 12 apps: @nestjs/schedule uninstalled, the library still loads, a decorated method
 //                called by hand and withPermit run (memory store).
+//   first-day    the Nest 11 app on a team's first day: with no member it fails within its connect timeout with one
+//                error line and no client log lines; on a member nobody declared new (as Docker or an operator starts
+//                one) its first billing tick waits, said once at warn, until the package's `cluster init`, then it
+//                runs within seconds; after that member restarts under it, it waits again and `cluster init` refuses.
 // The member is started here on a free port, declared new (no recovery wait) and given to the apps through
 // GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME; --member-port / --cluster-name pick its port and name.
 // hazelcast-client is 5.6 in every app: 5.7 needs Node >= 20.22. The apps' tsc runs with skipLibCheck off, so the
@@ -48,7 +52,7 @@ const APPS = {
   'nest12-cjs': { major: 12, esm: false },
   'nest11-cjs': { major: 11, esm: false },
 };
-const CHECKS = ['no-schedule'];
+const CHECKS = ['no-schedule', 'first-day'];
 
 const TSCONFIG = {
   compilerOptions: {
@@ -228,6 +232,93 @@ async function runApp(name, appDir, cluster, installDir) {
   }
 }
 
+/** Starts the compiled app with `env`; returns a handle to watch its output and stop it. */
+function startApp(appDir, env) {
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const app = { output: '', child };
+  const append = (d) => { app.output += d; };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  app.exited = new Promise((res) => child.once('exit', (code, signal) => { children.delete(child); res({ code, signal }); }));
+  app.stop = async () => {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    return app.exited.finally(() => clearTimeout(timer));
+  };
+  return app;
+}
+
+/** Polls `check` over the app's output until it holds, or fails after `timeoutMs` saying `what`. */
+async function waitFor(app, what, check, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check(app.output)) {
+    if (Date.now() > deadline) throw new SmokeError(`first-day: no ${what} within ${seconds(timeoutMs)}`, app.output);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+const count = (text, pattern) => text.split('\n').filter((line) => pattern.test(line)).length;
+const RECOVERY_WARN = /WARN.*billing.*cluster init/;
+const CLIENT_LINE = /HazelcastClient|ClientConnectionManager|ClusterService|\b(VERBOSE|DEBUG)\b/;
+
+/** The three first-day situations, with the Nest 11 app already compiled in `appDir`. */
+async function checkFirstDay(installDir, appDir) {
+  const bin = join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper');
+  const notes = [];
+
+  // No member: one line, within the connect timeout, no client chatter, no stack.
+  const [closed] = await freePorts(1);
+  const started = Date.now();
+  const lonely = startApp(appDir, { GATEKEEPER_HZ_MEMBERS: `127.0.0.1:${closed}`, GATEKEEPER_HZ_CLUSTER_NAME: 'nobody' });
+  const timer = setTimeout(() => lonely.child.kill('SIGKILL'), 90_000);
+  const { code } = await lonely.exited.finally(() => clearTimeout(timer));
+  const failedMs = Date.now() - started;
+  if (code === 0 || code === null) throw new SmokeError(`first-day: with no member the app did not fail (code ${code})`, lonely.output);
+  if (count(lonely.output, /Cannot reach Hazelcast cluster "nobody"/) !== 1) throw new SmokeError('first-day: with no member, not exactly one "Cannot reach" line', lonely.output);
+  if (count(lonely.output, CLIENT_LINE) > 0) throw new SmokeError('first-day: with no member, the client logged', lonely.output);
+  if (count(lonely.output, /^\s+at /) > 0) throw new SmokeError('first-day: with no member, a stack trace was printed', lonely.output);
+  notes.push(`no member: failed in ${seconds(failedMs)} with one line`);
+
+  // A member nobody declared new, as Docker or an operator starts one.
+  const plain = await startCluster({ members: 1 });
+  try {
+    const env = { GATEKEEPER_HZ_MEMBERS: plain.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: plain.clusterName };
+    const cliArgs = ['--members', plain.addresses.join(','), '--cluster-name', plain.clusterName];
+    const app = startApp(appDir, env);
+    try {
+      await waitFor(app, 'recovery warning', (out) => RECOVERY_WARN.test(out), CHARGE_TIMEOUT_MS);
+      if (CHARGED.test(app.output)) throw new SmokeError('first-day: billing ran before the undeclared cluster was declared new', app.output);
+      const declaredAt = Date.now();
+      await run(bin, [...cliArgs, 'cluster', 'init'], { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper cluster init' });
+      await waitFor(app, '"charging as" after cluster init', (out) => CHARGED.test(out), 25_000);
+      notes.push(`undeclared member: waited (said once at warn), then charged ${seconds(Date.now() - declaredAt)} after cluster init`);
+      if (count(app.output, RECOVERY_WARN) !== 1) throw new SmokeError('first-day: the recovery wait was not said exactly once', app.output);
+
+      // The member restarts under the running app: its data is lost, the app puts billing back and waits again.
+      const chargedBefore = count(app.output, CHARGED);
+      await plain.restartMember(0);
+      await waitFor(app, 'second recovery warning after the restart', (out) => count(out, RECOVERY_WARN) >= 2, 90_000);
+      const refused = spawn(bin, [...cliArgs, 'cluster', 'init'], { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      refused.stdout.on('data', (d) => { said += d; });
+      refused.stderr.on('data', (d) => { said += d; });
+      const [refusedCode] = await once(refused, 'close');
+      if (refusedCode !== 1 || !/not new/.test(said)) throw new SmokeError(`first-day: cluster init on the restarted member did not refuse (exit ${refusedCode})`, said);
+      // Two ticks of the 10 s job later, still nothing: the wait is one permit duration (1 minute).
+      await new Promise((res) => setTimeout(res, 21_000));
+      if (count(app.output, CHARGED) !== chargedBefore) throw new SmokeError('first-day: billing ran on the restarted member during its recovery wait', app.output);
+      notes.push('restarted member: waits again, cluster init refused');
+    } finally {
+      await app.stop();
+      await writeFile(join(appDir, 'first-day.log'), app.output);
+    }
+  } finally {
+    await plain.stop().catch(() => {});
+  }
+  return notes.join('; ');
+}
+
 /** With @nestjs/schedule uninstalled: the library loads; a decorated method called by hand and withPermit run. */
 async function checkWithoutSchedule(installDir) {
   await run('npm', ['uninstall', '--no-audit', '--no-fund', '@nestjs/schedule'], { cwd: installDir, timeoutMs: INSTALL_TIMEOUT_MS, what: 'npm uninstall @nestjs/schedule' });
@@ -277,7 +368,7 @@ async function main() {
   const unknown = wanted.filter((a) => !(a in APPS) && !CHECKS.includes(a));
   if (unknown.length || wanted.length === 0) throw new Error(`--apps: unknown "${unknown.join(', ')}"; choose from ${[...Object.keys(APPS), ...CHECKS].join(', ')}`);
   const apps = wanted.filter((a) => a in APPS);
-  const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('no-schedule') ? [12] : [])])];
+  const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('no-schedule') ? [12] : []), ...(wanted.includes('first-day') ? [11] : [])])];
 
   const missing = [];
   for (const file of QUICKSTART_FILES) await readFile(join(QUICKSTART, file)).catch(() => missing.push(file));
@@ -319,6 +410,14 @@ async function main() {
       log(`${name} (${made}): compiled in ${seconds(compileMs)}${rewrites.length ? ` (ESM: rewrote ${rewrites.join(', ')})` : ''}; `
         + `charging as ${outcome.acquirer} (token ${outcome.token}) ${seconds(outcome.ms)} after start; stopped by SIGTERM in ${outcome.stopMs} ms (${outcome.exit === 'SIGTERM' ? 'died of the SIGTERM Nest raises again after its shutdown hooks' : outcome.exit}), permit released`);
       results.push(`${name} ok`);
+    }
+    if (wanted.includes('first-day')) {
+      const { dir: installDir } = await installs[11];
+      const appDir = join(installDir, 'first-day');
+      await writeApp(appDir, false);
+      await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: 'tsc (first-day)' });
+      log(`first-day: ${await checkFirstDay(installDir, appDir)}`);
+      results.push('first-day ok');
     }
     if (wanted.includes('no-schedule')) {
       await checkWithoutSchedule((await installs[12]).dir);
