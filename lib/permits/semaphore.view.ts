@@ -43,7 +43,11 @@ export class SemaphoreView {
    * (one round trip). What is kept for lost entries (`remembered_`, and their absence in `known`) is never dropped.
    */
   private readonly absent = new RecentMap<string, number>(ABSENT_NAMES_CAP);
-  /** The newest readable entry ever seen per name, kept across loss and corruption: what a rebuild starts from. */
+  /**
+   * The newest readable entry ever seen per name, kept across loss and corruption: what a rebuild starts from, so
+   * tokens and revisions never go back. Never forgotten; bounded by the entries the store ever held (each one a
+   * definition someone wrote), not by the names callers ask for.
+   */
   private readonly remembered_ = new Map<string, SemaphoreEntry>();
   private readonly listeners = new Set<(name: string, entry: SemaphoreEntry | undefined) => void>();
 
