@@ -37,8 +37,8 @@ export type ClusterSingletonDecorator = <T extends (...args: never[]) => unknown
 
 /**
  * Runs the method only on the node that holds a permit of `semaphore`: on every call (a `@Cron`, `@Interval` or
- * `@Timeout` tick, or a direct call), first acquire or refresh the permit; if denied, skip quietly (debug log
- * with the reason) and resolve to `undefined`. The decorated method always returns a Promise; its type must say
+ * `@Timeout` tick, or a direct call), first acquire or refresh the permit; if denied, skip quietly (a `verbose`
+ * line with the reason) and resolve to `undefined`. The decorated method always returns a Promise; its type must say
  * so (see {@link ClusterSingletonDecorator}).
  *
  * Works above or below the scheduling decorator, and carries every other decorator's metadata over to the

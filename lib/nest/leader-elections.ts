@@ -132,15 +132,15 @@ export class LeaderElections {
     return () => set.delete(work);
   }
 
-  /** Runs `invoke` with the lease in async context if this node leads `election`; `undefined` (and a debug line) if not. */
+  /** Runs `invoke` with the lease in async context if this node leads `election`; `undefined` (and a verbose line) if not. */
   async runIfLeader(election: string, where: string, invoke: () => unknown): Promise<unknown> {
     if (this.phase !== 'started') {
-      this.logger.debug(`${where}: skipped, elections are not running (${this.phase === 'idle' ? 'starting' : 'shutting down'})`);
+      this.logger.verbose(`${where}: skipped, elections are not running (${this.phase === 'idle' ? 'starting' : 'shutting down'})`);
       return undefined;
     }
     const lease = this.lease(election);
     if (!lease) {
-      this.logger.debug(`${where}: skipped, not the leader of "${election}"`);
+      this.logger.verbose(`${where}: skipped, not the leader of "${election}"`);
       return undefined;
     }
     try {
