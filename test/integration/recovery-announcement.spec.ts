@@ -37,7 +37,7 @@ describe('a recovery wait on a cluster nobody declared new', () => {
   it('is announced once at warn across several ticks, saying until when, why, and how to declare the cluster new', async () => {
     const logger = new CapturingLogger();
     app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'first-day' }, hazelcast: { clientConfig: cluster.clientConfig(), mapPrefix: uniquePrefix('recovering') } })],
+      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'first-day' }, connectTimeout: '90s', hazelcast: { clientConfig: cluster.clientConfig(), mapPrefix: uniquePrefix('recovering') } })],
       providers: [FirstDayJobs],
     }).setLogger(logger).compile();
     const connectedBy = Date.now();
