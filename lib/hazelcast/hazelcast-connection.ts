@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, LifecycleState, SplitBrainProtectionError, type ClientConfig, type InitialMembershipListener } from 'hazelcast-client';
 import { formatDuration } from '../core/duration';
 import { QuorumLostError } from '../core/errors/quorum-lost.error';
@@ -7,6 +8,8 @@ import { withDeadline } from '../core/with-deadline';
 
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
+/** Before a background start replaces a client that gave up by its own `clusterConnectTimeoutMillis`. */
+const RESTART_PAUSE_MS = 1_000;
 
 /** How a {@link HazelcastConnection} reaches the cluster. */
 export interface HazelcastConnectionOptions {
@@ -177,7 +180,11 @@ export class HazelcastConnection {
       if (outcome === 'connected' && !this.closed && this.generation === generation) return client;
       await client.shutdown().catch(() => undefined);
       if (this.closed || this.generation !== generation) throw new StoreUnavailableError('the connection was closed while connecting');
-      if (outcome === 'gave up' && deadline === undefined) continue; // no bound (a background start): a new client tries on
+      if (outcome === 'gave up' && deadline === undefined) {
+        // No bound (a background start): a new client tries on, after a pause in case the client's own limit is tiny.
+        await sleep(RESTART_PAUSE_MS, undefined, { ref: false });
+        continue;
+      }
       throw new StoreUnavailableError(this.unreachable(outcome === 'gave up'
         ? '(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'
         : `within ${formatDuration(bound!)}`));
