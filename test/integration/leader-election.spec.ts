@@ -105,6 +105,10 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
     expect(leader.get(SchedulerRegistry).getIntervals()).toHaveLength(1);
     // A direct call elsewhere returns at once.
     await expect(list.find((n) => n !== leader)!.get(LeaderJobs).distribute()).resolves.toBeUndefined();
+    // Skipped ticks are verbose lines (Nest's default logger prints debug too), whichever node's logger got them.
+    const skips = list.flatMap((n) => n.logger.entries.filter((e) => e.message.includes('skipped, not the leader')));
+    expect(skips.length).toBeGreaterThan(0);
+    expect(skips.filter((e) => e.level !== 'verbose')).toEqual([]);
   });
 
   it('hands over on graceful shutdown: work stopped before the release, a new leader with a larger epoch, all reported as changes', async () => {
