@@ -304,7 +304,7 @@ async function checkFirstDay(installDir, appDir) {
       refused.stdout.on('data', (d) => { said += d; });
       refused.stderr.on('data', (d) => { said += d; });
       const [refusedCode] = await once(refused, 'close');
-      if (refusedCode !== 1 || !/not new/.test(said)) throw new SmokeError(`first-day: cluster init on the restarted member did not refuse (exit ${refusedCode})`, said);
+      if (refusedCode !== 1 || !/refused, nothing changed/.test(said)) throw new SmokeError(`first-day: cluster init on the restarted member did not refuse (exit ${refusedCode})`, said);
       // Two ticks of the 10 s job later, still nothing: the wait is one permit duration (1 minute).
       await new Promise((res) => setTimeout(res, 21_000));
       if (count(app.output, CHARGED) !== chargedBefore) throw new SmokeError('first-day: billing ran on the restarted member during its recovery wait', app.output);

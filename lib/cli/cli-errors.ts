@@ -102,6 +102,8 @@ export function describeError(error: unknown): { exitCode: number; text: string;
   if (typeof election === 'string') details.election = election;
   const allocation = (error as { allocation?: unknown }).allocation;
   if (typeof allocation === 'string') details.allocation = allocation;
+  const evidence = (error as { evidence?: unknown }).evidence;
+  if (Array.isArray(evidence)) details.evidence = evidence;
   const type = error instanceof Error ? error.name : 'Error';
   // Commander's messages already start with "error: ".
   const text = message.startsWith('error: ') ? message : `error: ${message}`;

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
@@ -37,27 +38,53 @@ export function jarSourceFromEnv(env: NodeJS.ProcessEnv, version = env.GATEKEEPE
 /** A local member could not be fetched or started; the message says what to do instead. */
 export class LocalMemberError extends GatekeeperError {}
 
-/** The member jar's path, downloaded and checked first if it is not cached. */
+const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+const DOWNLOAD_TIMEOUT_MS = 300_000;
+
+/**
+ * The member jar's path, downloaded and checked first if it is not cached. The jar's SHA-1 is kept beside it and
+ * checked again on every start, so a cached jar that was cut short or altered is fetched anew.
+ */
 export async function memberJar(source: JarSource, log: (line: string) => void): Promise<string> {
+  if (!VERSION.test(source.version)) throw new LocalMemberError(`GATEKEEPER_HZ_VERSION: '${source.version}' is not a version such as ${DEFAULT_HAZELCAST_VERSION}`);
   const jar = join(source.cacheDir, `hazelcast-${source.version}.jar`);
-  if ((await stat(jar).then((s) => s.size, () => 0)) > 0) return jar;
+  const [cached, recorded] = await Promise.all([readFile(jar).catch(() => undefined), readFile(`${jar}.sha1`, 'utf8').catch(() => undefined)]);
+  if (cached && recorded && sha1Of(cached) === recorded.trim()) return jar;
   const url = `${source.repository}/com/hazelcast/hazelcast/${source.version}/hazelcast-${source.version}.jar`;
   log(`Downloading ${url} (once; kept in ${source.cacheDir})`);
   const [body, sha1] = await Promise.all([download(url), download(`${url}.sha1`)]);
   const expected = sha1.toString('utf8').trim().split(/\s+/)[0].toLowerCase();
-  const actual = createHash('sha1').update(body).digest('hex');
+  const actual = sha1Of(body);
   if (actual !== expected) throw new LocalMemberError(`${url}: SHA-1 is ${actual}, but the repository publishes ${expected}; nothing was kept`);
   await mkdir(source.cacheDir, { recursive: true });
   const partial = `${jar}.${process.pid}.partial`;
-  await writeFile(partial, body);
-  await rename(partial, jar); // atomic: a concurrent run sees the whole jar or none
+  try {
+    await writeFile(partial, body);
+    await rename(partial, jar); // atomic: a concurrent run sees the whole jar or none
+    await writeFile(`${jar}.sha1`, `${actual}\n`);
+  } finally {
+    await rm(partial, { force: true });
+  }
   return jar;
+}
+
+function sha1Of(bytes: Buffer): string {
+  return createHash('sha1').update(bytes).digest('hex');
+}
+
+/** Whether nothing listens on 127.0.0.1:`port` (a member already there would be joined, not started). */
+export async function portIsFree(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, HOST, () => server.close(() => resolve(true)));
+  });
 }
 
 async function download(url: string): Promise<Buffer> {
   let response: Response;
   try {
-    response = await fetch(url);
+    response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
   } catch (error) {
     throw new LocalMemberError(`cannot download ${url}: ${(error as Error).message} (set GATEKEEPER_MAVEN_REPOSITORY to a reachable Maven mirror)`, { cause: error });
   }
@@ -129,7 +156,7 @@ export async function startLocalMember(jar: string, { port, clusterName }: { por
     await rm(dir, { recursive: true, force: true });
     return code;
   });
-  const onExit = () => child.kill('SIGKILL'); // never leave a JVM behind if this process dies
+  const onExit = () => child.kill('SIGKILL'); // never leave a JVM behind if this process exits
   process.once('exit', onExit);
   void cleaned.then(() => process.removeListener('exit', onExit));
   return {

@@ -5,7 +5,7 @@ import { declareNewCluster, type NewClusterReport } from '../permits/hazelcast-n
 import type { Execute } from './cli-command';
 import { CliUsageError } from './cli-errors';
 import { CLI_NAME } from './cli-format';
-import { jarSourceFromEnv, LocalMemberError, memberJar, startLocalMember } from './local-member';
+import { jarSourceFromEnv, LocalMemberError, memberJar, portIsFree, startLocalMember } from './local-member';
 
 /** What `cluster init` printed, for people. */
 function initText(report: NewClusterReport): string {
@@ -56,16 +56,30 @@ export function addNewClusterCommands(program: Command, execute: Execute): void 
 }
 
 async function runLocalMember(port: number, clusterName: string, log: (line: string) => void): Promise<void> {
-  const source = jarSourceFromEnv(process.env);
-  const member = await startLocalMember(await memberJar(source, log), { port, clusterName });
-  const stop = () => void member.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // Signals first: a Ctrl-C during the download or the start stops what was started, and nothing is left running.
+  let stopping = false;
+  let member: Awaited<ReturnType<typeof startLocalMember>> | undefined;
+  const stop = () => {
+    stopping = true;
+    void member?.stop();
+  };
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const signal of signals) process.on(signal, stop);
   try {
+    if (!(await portIsFree(port))) {
+      throw new LocalMemberError(
+        `port ${port} on 127.0.0.1 is in use (a member already running there?): use that one (--members 127.0.0.1:${port}), or pick another with --port`,
+      );
+    }
+    const source = jarSourceFromEnv(process.env);
+    const jar = await memberJar(source, log);
+    if (stopping) return;
+    member = await startLocalMember(jar, { port, clusterName });
+    const started = member;
     const connection = new HazelcastConnection({
       clientConfig: {
         clusterName,
-        network: { clusterMembers: [member.address] },
+        network: { clusterMembers: [started.address] },
         connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: 120_000, maxBackoffMillis: 500 } },
         properties: { 'hazelcast.logging.level': 'OFF' },
       },
@@ -73,31 +87,37 @@ async function runLocalMember(port: number, clusterName: string, log: (line: str
     try {
       const client = await Promise.race([
         connection.open(),
-        member.exited.then(async (code) => {
-          throw new LocalMemberError(`the member exited (code ${code}) before it accepted clients; its log ends:\n${await member.logTail()}`);
+        started.exited.then(async (code) => {
+          throw new LocalMemberError(stopping
+            ? 'stopped before the member accepted clients'
+            : `the member exited (code ${code}) before it accepted clients; its log ends:\n${await started.logTail()}`);
         }),
       ]);
+      // Only the member this command started, alone: never declare a cluster someone else runs new.
+      const members = client.getCluster().getMembers().map((m) => `${m.address.host}:${m.address.port}`);
+      if (members.length !== 1 || members[0] !== started.address) {
+        throw new LocalMemberError(`the cluster reached at ${started.address} is not only the member just started (it has ${members.join(', ')}); nothing was declared`);
+      }
       await declareNewCluster(client, systemClock);
     } finally {
       await connection.close();
     }
     log(
       [
-        `Hazelcast ${source.version} member on ${member.address}, cluster "${clusterName}", declared new: first grants need no recovery wait.`,
+        `Hazelcast ${source.version} member on ${started.address}, cluster "${clusterName}", declared new: first grants need no recovery wait.`,
         'Point the CLI (and apps that read them) at it:',
-        `  export GATEKEEPER_HZ_MEMBERS=${member.address}`,
+        `  export GATEKEEPER_HZ_MEMBERS=${started.address}`,
         `  export GATEKEEPER_HZ_CLUSTER_NAME=${clusterName}`,
-        `In the module: hazelcast: { clientConfig: { clusterName: '${clusterName}', network: { clusterMembers: ['${member.address}'] } } }`,
-        `Ctrl-C stops it (its data goes with it). Try: ${CLI_NAME} --members ${member.address} --cluster-name ${clusterName} list`,
+        `In the module: hazelcast: { clientConfig: { clusterName: '${clusterName}', network: { clusterMembers: ['${started.address}'] } } }`,
+        `Ctrl-C stops it (its data goes with it). Try: ${CLI_NAME} --members ${started.address} --cluster-name ${clusterName} list`,
       ].join('\n'),
     );
-    const code = await member.exited;
-    log(`Member stopped (exit code ${code}).`);
+    const code = await started.exited;
+    log(stopping ? 'Member stopped.' : `The member exited on its own (code ${code}).`);
   } catch (error) {
-    await member.stop();
+    await member?.stop();
     throw error;
   } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
+    for (const signal of signals) process.removeListener(signal, stop);
   }
 }

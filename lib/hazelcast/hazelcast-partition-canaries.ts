@@ -91,29 +91,6 @@ export async function readCanaries(client: Client): Promise<Array<{ key: string;
   });
 }
 
-/**
- * Marks every partition fresh, replacing non-fresh canaries by compare-and-set (one a node rewrote meanwhile is
- * read and replaced again). Only for a cluster an operator declared new after checking it held no earlier state
- * (see `declareNewCluster`). Returns how many canaries it wrote.
- */
-export async function markCanariesFresh(client: Client, now: number): Promise<number> {
-  const map = await client.getMap<string, string>(CANARY_MAP);
-  const value = encode({ createdAt: now, fresh: true });
-  let written = 0;
-  await Promise.all((await readCanaries(client)).map(async ({ key, raw, canary }) => {
-    for (let current = raw, seen = canary, attempt = 0; !seen?.fresh && attempt < 20; attempt++) {
-      const done = current === null ? (await map.putIfAbsent(key, value)) === null : await map.replaceIfSame(key, current, value);
-      if (done) {
-        written++;
-        return;
-      }
-      current = await map.get(key);
-      seen = current === null ? undefined : decode(current);
-    }
-  }));
-  return written;
-}
-
 function canaryKeys(client: Client): string[] {
   const partitions = client.getPartitionService();
   const count = partitions.getPartitionCount();
@@ -129,6 +106,11 @@ function canaryKeys(client: Client): string[] {
     }
   }
   return keys;
+}
+
+/** A canary's stored form. */
+export function encodeCanary(canary: Canary): string {
+  return encode(canary);
 }
 
 function encode(canary: Canary): string {

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../core/clock';
-import { markCanariesFresh, readCanaries } from '../hazelcast/hazelcast-partition-canaries';
+import { withDeadline } from '../core/with-deadline';
+import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import { ClusterNotNewError } from './errors/cluster-not-new.error';
-import { canarySpread, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from './new-cluster.rules';
+import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from './new-cluster.rules';
 import { decodeEntry, encodeEntry } from './semaphore-entry.codec';
+import type { SemaphoreEntry } from './semaphore-entry';
 
 /** What a declaration did. */
 export interface NewClusterReport {
@@ -18,76 +20,109 @@ export interface NewClusterReport {
 
 const MAP_SERVICE = 'hz:impl:mapService';
 const SEMAPHORE_MAP_SUFFIX = '.semaphores';
-const MAX_ATTEMPTS = 20;
+
+interface Stored {
+  readonly map: string;
+  readonly name: string;
+  readonly raw: string;
+  readonly entry?: SemaphoreEntry;
+}
 
 /**
  * Declares the cluster `client` is connected to new, so that no semaphore waits for permits a lost state could
- * have granted: it never had one. Refuses with {@link ClusterNotNewError}, writing nothing, when any map prefix's
- * semaphores show an earlier life (see `new-cluster.rules.ts`). Otherwise lifts the waits of the semaphores nodes
- * created meanwhile (each by compare-and-set, re-checked as it is then), marks every partition's canary fresh,
- * and lifts the waits of any created before the canaries turned. The one thing it cannot see is an app instance
- * cut off from the cluster that still holds a permit of a lost state: declare a cluster new only when none ran
- * against an earlier incarnation within the longest permit duration.
+ * have granted: it never had one. Reads everything first and refuses with {@link ClusterNotNewError}, writing
+ * nothing, when any map prefix's semaphores or the partitions' canaries show an earlier life (see
+ * `new-cluster.rules.ts`). Then, in this order, each by compare-and-set against exactly what it checked:
+ * 1. marks every canary fresh, so an entry created from then on waits for nothing; a canary that changed since it
+ *    was read (a partition lost meanwhile) undoes the ones already marked and refuses;
+ * 2. lifts the recovery wait of each semaphore that nodes created waiting, knowing nothing of an earlier one; an
+ *    entry that changed since it was read is read again and lifted only if it still shows no earlier life, so a
+ *    node that remembers the lost state and says so meanwhile keeps its wait.
+ * Every call has the deadline `timeoutMs`. What it cannot see is an app instance cut off from the cluster that
+ * still holds a permit of a lost state: declare a cluster new only when none ran against an earlier incarnation of
+ * it within the longest permit duration, and never just after a restart.
  */
-export async function declareNewCluster(client: Client, clock: Clock): Promise<NewClusterReport> {
-  const maps = (await client.getDistributedObjects())
+export async function declareNewCluster(client: Client, clock: Clock, timeoutMs = 30_000): Promise<NewClusterReport> {
+  const call = <T>(what: string, operation: () => Promise<T>) => withDeadline(operation(), timeoutMs, `cluster init: ${what}`);
+  const maps = (await call('list the maps', () => client.getDistributedObjects()))
     .filter((o) => o.getServiceName() === MAP_SERVICE && o.getName().endsWith(SEMAPHORE_MAP_SUFFIX))
     .map((o) => o.getName())
     .sort();
-  const canaries = await readCanaries(client);
-  const evidence: EarlierLife[] = [];
-  const spread = canarySpread(canaries.flatMap(({ canary }) => (canary && !canary.fresh ? [canary.createdAt] : [])));
-  if (spread) evidence.push(spread);
-  for (const name of maps) evidence.push(...(await scan(await client.getMap<string, string>(name), name)).evidence);
-  if (evidence.length > 0) throw new ClusterNotNewError(evidence);
-
-  const waitsLifted: Array<NewClusterReport['waitsLifted'][number]> = [];
-  const liftAll = async () => {
-    for (const name of maps) waitsLifted.push(...(await lift(await client.getMap<string, string>(name), name)));
-  };
-  await liftAll();
-  const canariesMarked = await markCanariesFresh(client, clock.now());
-  // Entries created between the first pass and the canaries turning fresh were created waiting.
-  await liftAll();
-  return { maps, canariesMarked, waitsLifted };
-}
-
-async function scan(map: IMap<string, string>, mapName: string): Promise<{ evidence: EarlierLife[] }> {
-  const evidence: EarlierLife[] = [];
-  for (const [name, raw] of await map.entrySet()) {
-    const sign = signOf(mapName, name, raw);
+  const canaries = await call('read the canaries', () => readCanaries(client));
+  const stored: Stored[] = [];
+  for (const map of maps) {
+    const entries = await call(`read ${map}`, async () => (await client.getMap<string, string>(map)).entrySet());
+    for (const [name, raw] of entries) stored.push({ map, name, raw, entry: decodeOrUndefined(name, raw) });
+  }
+  const evidence: EarlierLife[] = [...canaryEvidence(canaries.flatMap(({ canary }) => (canary ? [canary] : [])))];
+  for (const s of stored) {
+    const sign = signOf(s);
     if (sign) evidence.push(sign);
   }
-  return { evidence };
-}
+  if (evidence.length > 0) throw new ClusterNotNewError(evidence);
 
-function signOf(mapName: string, name: string, raw: string): EarlierLife | undefined {
-  const where = `${mapName.slice(0, -SEMAPHORE_MAP_SUFFIX.length)} "${name}"`;
-  try {
-    return earlierLifeOf(where, decodeEntry(name, raw));
-  } catch {
-    return { where, reason: 'its value cannot be read, so nothing shows it never held a permit' };
+  const canaryMap = await client.getMap<string, string>(CANARY_MAP);
+  const fresh = encodeCanary({ createdAt: clock.now(), fresh: true });
+  const marked: Array<{ key: string; raw: string | null }> = [];
+  for (const { key, raw, canary } of canaries) {
+    if (canary?.fresh) continue;
+    const done = await call(`mark canary ${key}`, async () =>
+      raw === null ? (await canaryMap.putIfAbsent(key, fresh)) === null : canaryMap.replaceIfSame(key, raw, fresh));
+    if (!done) {
+      await undoCanaries(canaryMap, marked, fresh, call);
+      throw new ClusterNotNewError([{ where: 'canaries', reason: `the canary ${key} changed while cluster init ran (a partition lost its data?); nothing was changed` }]);
+    }
+    marked.push({ key, raw });
   }
-}
 
-/** Lifts the wait of every entry of `map` that has one, each by compare-and-set against the value just read. */
-async function lift(map: IMap<string, string>, mapName: string): Promise<NewClusterReport['waitsLifted'][number][]> {
-  const lifted: NewClusterReport['waitsLifted'][number][] = [];
-  for (const [name] of await map.entrySet()) {
-    for (let attempt = 1; ; attempt++) {
-      const raw = await map.get(name);
-      if (raw === null) break;
-      const sign = signOf(mapName, name, raw);
-      if (sign) throw new ClusterNotNewError([sign]);
-      const entry = decodeEntry(name, raw);
-      const next = withoutRecoveryWait(entry);
-      if (!next) break;
-      if (await map.replaceIfSame(name, raw, encodeEntry({ ...next, writeId: randomUUID() }))) {
-        lifted.push({ map: mapName, semaphore: name, wouldHaveWaitedUntil: entry.graceUntil });
-        break;
+  const waitsLifted: Array<NewClusterReport['waitsLifted'][number]> = [];
+  const lift = async ({ map, name, raw, entry }: Stored) => {
+    const imap = await client.getMap<string, string>(map);
+    for (let current: Stored | undefined = { map, name, raw, entry }; current?.entry; ) {
+      const next = current.entry.rebuilt ? withoutRecoveryWait(current.entry) : undefined;
+      if (!next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays
+      const value = encodeEntry({ ...next, writeId: randomUUID() });
+      if (await call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, current!.raw, value))) {
+        waitsLifted.push({ map, semaphore: name, wouldHaveWaitedUntil: current.entry.graceUntil });
+        return;
       }
-      if (attempt >= MAX_ATTEMPTS) throw new Error(`${mapName} "${name}": still changing after ${MAX_ATTEMPTS} attempts; run cluster init again`);
+      const again = await call(`read "${name}"`, () => imap.get(name));
+      current = again === null ? undefined : { map, name, raw: again, entry: decodeOrUndefined(name, again) };
+    }
+  };
+  for (const s of stored) await lift(s);
+  // Entries created between the read and the canaries turning fresh were created waiting: lift those too.
+  const seen = new Set(stored.map((s) => `${s.map}\u0000${s.name}`));
+  for (const map of maps) {
+    for (const [name, raw] of await call(`read ${map}`, async () => (await client.getMap<string, string>(map)).entrySet())) {
+      if (!seen.has(`${map}\u0000${name}`)) await lift({ map, name, raw, entry: decodeOrUndefined(name, raw) });
     }
   }
-  return lifted;
+  return { maps, canariesMarked: marked.length, waitsLifted };
+}
+
+function decodeOrUndefined(name: string, raw: string): SemaphoreEntry | undefined {
+  try {
+    return decodeEntry(name, raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function signOf({ map, name, entry }: Stored): EarlierLife | undefined {
+  const where = `semaphore "${name}" (map ${map})`;
+  if (!entry) return { where, reason: 'its value cannot be read, so nothing shows it never held a permit' };
+  return earlierLifeOf(where, entry);
+}
+
+/** Puts back the canaries this run marked, each only if it still holds what this run wrote. */
+async function undoCanaries(
+  map: IMap<string, string>,
+  marked: ReadonlyArray<{ key: string; raw: string | null }>,
+  fresh: string,
+  call: <T>(what: string, operation: () => Promise<T>) => Promise<T>,
+): Promise<void> {
+  for (const { key, raw } of marked) {
+    await call(`restore canary ${key}`, () => (raw === null ? map.remove(key, fresh) : map.replaceIfSame(key, fresh, raw)));
+  }
 }

@@ -31,24 +31,51 @@ export function earlierLifeOf(where: string, entry: SemaphoreEntry): EarlierLife
   if (entry.rebuilt && entry.rebuilt.fromRevision > 0) {
     return { where, reason: 'it was rebuilt by a node that knew it before its data was lost' };
   }
+  if (entry.graceUntil !== undefined && !entry.rebuilt) {
+    return { where, reason: 'an operator reset it after its value was unreadable; its wait protects whoever held that value' };
+  }
   return undefined;
 }
 
+/** A partition's canary as the rules read it. */
+export interface CanaryReading {
+  readonly createdAt: number;
+  readonly fresh: boolean;
+}
+
 /**
- * The sign of an earlier life in the partitions' canaries: they are all written at a cluster's first start (one
- * node's connect), so canaries first written far apart mean partitions were lost while the cluster held data.
- * `createdAt` lists the non-fresh canaries' first-write times.
+ * The signs of an earlier life in the partitions' canaries. They are all written at a cluster's first start (one
+ * node's connect, or a declaration), and only a partition that lost its data gets a canary later: so non-fresh
+ * canaries first written far apart, or one first written after the cluster was declared new, mean partitions lost
+ * their data while the cluster held gatekeeper state. (A non-fresh canary older than the fresh ones is what an
+ * interrupted declaration leaves, and no sign.)
  */
-export function canarySpread(createdAt: readonly number[]): EarlierLife | undefined {
-  if (createdAt.length < 2) return undefined;
-  const oldest = Math.min(...createdAt);
-  const newest = Math.max(...createdAt);
-  if (newest - oldest <= CANARY_SPREAD_MS) return undefined;
-  return {
-    where: 'canaries',
-    reason: `the partitions were first seen ${formatDuration(newest - oldest)} apart (${new Date(oldest).toISOString()} to ` +
-      `${new Date(newest).toISOString()}): some lost their data after the cluster held gatekeeper state`,
-  };
+export function canaryEvidence(canaries: readonly CanaryReading[]): EarlierLife[] {
+  const evidence: EarlierLife[] = [];
+  const stale = canaries.filter((c) => !c.fresh).map((c) => c.createdAt);
+  const declared = canaries.filter((c) => c.fresh).map((c) => c.createdAt);
+  if (stale.length >= 2) {
+    const oldest = Math.min(...stale);
+    const newest = Math.max(...stale);
+    if (newest - oldest > CANARY_SPREAD_MS) {
+      evidence.push({
+        where: 'canaries',
+        reason: `the partitions were first seen ${formatDuration(newest - oldest)} apart (${new Date(oldest).toISOString()} to ` +
+          `${new Date(newest).toISOString()}): some lost their data (or an entry vanished) after the cluster held gatekeeper state`,
+      });
+    }
+  }
+  if (declared.length > 0 && stale.length > 0) {
+    const newestDeclared = Math.max(...declared);
+    const later = stale.filter((t) => t > newestDeclared).length;
+    if (later > 0) {
+      evidence.push({
+        where: 'canaries',
+        reason: `${later} partition(s) lost their data after the cluster was declared new (${new Date(newestDeclared).toISOString()})`,
+      });
+    }
+  }
+  return evidence;
 }
 
 /**

@@ -456,11 +456,15 @@ export class SemaphoreAdmin {
     const remembered = this.store.remembered(name);
     const revision = seedRevision(now, remembered?.revision, this.skewMs);
     const entry = { revision, definition, lastToken: 0, permits: [] };
-    if (read.lostSince === undefined) return entry;
+    // Nothing removes an entry, so one this node remembers and cannot find was lost, whatever its partition's
+    // canary says: a canary marked fresh after the loss (a restarted cluster declared new before this node came
+    // back) must not cut the wait of a permit this node saw. Counted from now: the loss was no later.
+    const lostSince = read.lostSince ?? (remembered ? now : undefined);
+    if (lostSince === undefined) return entry;
     const waitMs = Math.max(graceDurationMs ?? 0, definition?.durationMs ?? 0, remembered?.definition?.durationMs ?? 0);
-    const graceUntil = read.lostSince + waitMs + 2 * this.skewMs;
+    const graceUntil = lostSince + waitMs + 2 * this.skewMs;
     if (graceUntil <= now) return entry;
-    return { ...entry, graceUntil, rebuilt: { lostSince: read.lostSince, fromRevision: remembered?.revision ?? 0 } };
+    return { ...entry, graceUntil, rebuilt: { lostSince, fromRevision: remembered?.revision ?? 0 } };
   }
 
   /**

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'hazelcast-client';
@@ -99,8 +99,32 @@ describe('the first grants of a cluster', () => {
 
     const init = await cliOn(cluster, 'cluster', 'init');
     expect(init.code).toBe(1);
-    expect(init.stderr).toMatch(/not new.*billing.*knew it before its data was lost/s);
+    expect(init.stderr).toMatch(/refused, nothing changed: this cluster held gatekeeper state before .*semaphore "billing".*knew it before its data was lost/s);
     expect(await storedEntry(cluster)).toEqual(rebuilt);
+    for (let tick = 1; tick <= 3; tick++) await jobs.billing(tick);
+    expect(ledger).toHaveLength(1);
+  });
+
+  it('a node that remembers a semaphore puts it back waiting even on a restarted cluster wrongly declared new before it reconnected', async () => {
+    cluster = await ControlledCluster.start(1, { proxied: true });
+    await declareFresh(cluster.clientConfig());
+    const ledger: LedgerEntry[] = [];
+    node = await startNode({ ledger, hazelcast: { clientConfig: cluster.clientConfig() }, definitions: TEN_MINUTES });
+    const jobs = node.get(TickJobs);
+    await jobs.billing(0);
+    expect(ledger).toHaveLength(1);
+
+    await cluster.stopAll();
+    await cluster.startAll();
+    // The node is kept away (its proxy refuses) while the restarted, empty cluster is declared new behind its back.
+    cluster.proxy(0).refuse();
+    await declareFresh({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.directAddresses, smartRouting: false }, properties: { 'hazelcast.logging.level': 'OFF' } });
+    await cluster.proxy(0).admit();
+    const restarted = cluster;
+    const rebuilt = await eventually('billing to be put back', async () => (await storedEntry(restarted)) ?? undefined, { timeoutMs: 60_000, intervalMs: 250 });
+    // Its holder may still run: the node that remembers it knows it was lost, whatever the canaries say.
+    expect(rebuilt).toMatchObject({ graceUntil: expect.any(Number), rebuilt: { fromRevision: expect.any(Number) } });
+    expect((rebuilt.rebuilt as { fromRevision: number }).fromRevision).toBeGreaterThan(0);
     for (let tick = 1; tick <= 3; tick++) await jobs.billing(tick);
     expect(ledger).toHaveLength(1);
   });
@@ -147,7 +171,7 @@ describe('the first grants of a cluster', () => {
       try {
         await eventually('the member to be up and declared new', () => stdout.includes('declared new'), { timeoutMs: 90_000, intervalMs: 100 });
         expect([...repo.requests].sort()).toEqual(['/maven2/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar', '/maven2/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar.sha1']);
-        expect(await readdir(cacheDir)).toEqual(['hazelcast-5.6.0.jar']);
+        expect((await readdir(cacheDir)).sort()).toEqual(['hazelcast-5.6.0.jar', 'hazelcast-5.6.0.jar.sha1']);
         expect(stdout).toContain(`GATEKEEPER_HZ_MEMBERS=127.0.0.1:${port}`);
 
         const ledger: LedgerEntry[] = [];
@@ -166,6 +190,19 @@ describe('the first grants of a cluster', () => {
       }
       expect(stdout).toContain('Member stopped');
       expect(stderr).toBe('');
+    });
+
+    it('refuses a port already in use, declaring nothing (a member there would be joined, not started)', async () => {
+      const busy = createNetServer();
+      busy.listen(0, '127.0.0.1');
+      await once(busy, 'listening');
+      try {
+        const result = await cli(['hazelcast', 'start', '--port', String((busy.address() as AddressInfo).port)]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain('is in use');
+      } finally {
+        busy.close();
+      }
     });
 
     it('refuses a jar whose checksum does not match, keeping nothing', async () => {

@@ -1,4 +1,4 @@
-import { CANARY_SPREAD_MS, canarySpread, earlierLifeOf, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
+import { CANARY_SPREAD_MS, canaryEvidence, earlierLifeOf, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
 
 const definition = { name: 'billing', permits: 1, durationMs: 600_000, groupPattern: '.*', acquirerPattern: '.*' };
@@ -23,9 +23,20 @@ describe('declaring a cluster new: what shows an earlier life', () => {
     expect(withoutRecoveryWait(plain)).toBeUndefined();
   });
 
+  it('a wait an operator set on an unreadable entry (a reset) is an earlier life: it protects whoever held it', () => {
+    const { rebuilt: _r, ...reset } = waiting;
+    expect(earlierLifeOf('g "billing"', reset)?.reason).toContain('reset it');
+  });
+
   it('canaries first written together are one first start; far apart, partitions were lost later', () => {
-    expect(canarySpread([1000, 1200, 1000 + CANARY_SPREAD_MS])).toBeUndefined();
-    expect(canarySpread([1000, 1001 + CANARY_SPREAD_MS])?.reason).toContain('apart');
-    expect(canarySpread([])).toBeUndefined();
+    const stale = (createdAt: number) => ({ createdAt, fresh: false });
+    expect(canaryEvidence([stale(1000), stale(1200), stale(1000 + CANARY_SPREAD_MS)])).toEqual([]);
+    expect(canaryEvidence([stale(1000), stale(1001 + CANARY_SPREAD_MS)])[0]?.reason).toContain('apart');
+    expect(canaryEvidence([])).toEqual([]);
+  });
+
+  it('a canary first written after the cluster was declared new is a partition lost since; one older is a declaration cut short', () => {
+    expect(canaryEvidence([{ createdAt: 5000, fresh: true }, { createdAt: 5001, fresh: false }])[0]?.reason).toContain('after the cluster was declared new');
+    expect(canaryEvidence([{ createdAt: 5000, fresh: true }, { createdAt: 4000, fresh: false }])).toEqual([]);
   });
 });

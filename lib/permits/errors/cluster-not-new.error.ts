@@ -14,8 +14,8 @@ export class ClusterNotNewError extends GatekeeperError {
     const shown = evidence.slice(0, 5).map((e) => `${e.where}: ${e.reason}`).join('; ');
     const more = evidence.length > 5 ? `; and ${evidence.length - 5} more` : '';
     super(
-      `refused: this cluster is not new (${shown}${more}). Its semaphores wait until every permit the lost state could have ` +
-        'granted has expired; that wait ends on its own and must not be cut short',
+      `refused, nothing changed: this cluster held gatekeeper state before (${shown}${more}). After a loss, each semaphore ` +
+        'waits on its own until every permit the lost state could have granted has expired; declaring the cluster new would cut that wait short',
     );
   }
 }
