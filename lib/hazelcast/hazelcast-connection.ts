@@ -150,7 +150,9 @@ export class HazelcastConnection {
   /** The cluster an owned client is configured for (name and member addresses), for logs and errors. */
   target(): { clusterName: string; members: string[] } {
     const config = this.options.clientConfig ?? {};
-    return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? ['127.0.0.1:5701'] };
+    // A Hazelcast Cloud cluster is found through its discovery token, not addresses: say so rather than the default.
+    const cloud = config.network?.hazelcastCloud?.discoveryToken ? ['Hazelcast Cloud (network.hazelcastCloud.discoveryToken)'] : undefined;
+    return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? cloud ?? ['127.0.0.1:5701'] };
   }
 
   /**

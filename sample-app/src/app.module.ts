@@ -9,7 +9,8 @@ import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
 import { QueueConsumers } from './jobs/queue-consumers';
 import { ReconTasks } from './jobs/recon.tasks';
-import { HealthController } from './health.controller';
+// The README's own health controller (examples/ are compiled by the tests), not a copy that could drift.
+import { HealthController } from '../../examples/health.controller';
 import { MetricsController } from './metrics.controller';
 import { ReindexController } from './reindex.controller';
 import { gatekeeperOptions, sampleConfig } from './sample.config';

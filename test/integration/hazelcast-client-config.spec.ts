@@ -157,6 +157,8 @@ describe('hazelcast.clientConfig passes through to the client', () => {
       expect(await app.get(GatekeeperService).tryAcquire('job')).toMatchObject({ granted: true });
       expect(asked).toContainEqual('/cluster/discovery?token=token-for-this-test');
       expect(app.get<HazelcastConnection>(GATEKEEPER_CONNECTION).client!.getConfig().network?.clusterMembers).toEqual([]);
+      // What start-up messages name as the target: the cloud, not the default address the client never tried.
+      expect(app.get<HazelcastConnection>(GATEKEEPER_CONNECTION).target().members).toEqual(['Hazelcast Cloud (network.hazelcastCloud.discoveryToken)']);
     } finally {
       globalAgent.options.ca = ca;
       discovery.close();
