@@ -24,7 +24,9 @@ describe('a full cluster restart while a job runs', () => {
       historyFile, cluster, mapPrefix: uniquePrefix('restart'), maxClockSkew: '200ms',
       jobs: [
         { semaphore: 'long', duration: DURATION_MS, intervalMs: 250, runMs: 60_000, effectEveryMs: 100 },
-        { semaphore: 'often', duration: 2_000, intervalMs: 200, runMs: 10, effectEveryMs: 5, mode: 'release' as const },
+        // Release mode runs a tick once only with lockAtLeastFor covering how late another node may decide the same
+        // tick (ShedLock's rule): without it, a node 90 ms late under CI load ran a tick the other had just released.
+        { semaphore: 'often', duration: 2_000, intervalMs: 200, runMs: 10, effectEveryMs: 5, mode: 'release' as const, lockAtLeastFor: '150ms' },
       ],
     };
     const starts = (semaphore: string) => readHistory(historyFile).filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
