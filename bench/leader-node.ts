@@ -11,7 +11,7 @@ import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClusterService, GATEKEEPER_STORE, GatekeeperModule, type DurationInput, type LeaderLease, type PermitStore } from '../lib';
-import type { PresenceStore } from '../lib/membership/presence-store';
+import type { PresenceStore } from '../lib/presence/presence-store';
 import { GATEKEEPER_PRESENCE_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
 

@@ -12,26 +12,26 @@ export {
 export { ClusterService, type ClusterStatus, type Participant } from './nest/cluster.service';
 export { LeaderOnly } from './nest/leader-only.decorator';
 export type { LeaderWork } from './nest/leader-elections';
-export { LeaderLease } from './membership/leader-lease';
-export { LeaderCandidate, candidatePermitsOf, type CandidatePermits, type LeaderCandidateOptions } from './membership/leader-candidate';
-export { DEFAULT_ELECTION, electionSemaphore, type ElectionInput, type Leader } from './membership/election';
+export { LeaderLease } from './elections/leader-lease';
+export { LeaderCandidate, candidatePermitsOf, type CandidatePermits, type LeaderCandidateOptions } from './elections/leader-candidate';
+export { DEFAULT_ELECTION, electionSemaphore, type ElectionInput, type Leader } from './elections/election';
 export type {
   ClusterChange, LeaderChangedChange, LeaderElectedChange, LeaderLostChange, ParticipantChange,
-} from './membership/cluster-change';
-export { LeadershipLostError } from './membership/errors/leadership-lost.error';
-export { UnknownElectionError } from './membership/errors/unknown-election.error';
-export { LeaderTimeoutError } from './membership/errors/leader-timeout.error';
-export { ElectionNotFoundError } from './membership/errors/election-not-found.error';
+} from './elections/cluster-change';
+export { LeadershipLostError } from './elections/errors/leadership-lost.error';
+export { UnknownElectionError } from './elections/errors/unknown-election.error';
+export { LeaderTimeoutError } from './elections/errors/leader-timeout.error';
+export { ElectionNotFoundError } from './elections/errors/election-not-found.error';
 export {
   clusterOverview, electionStatusOf, electionStatuses, findElection, participantStatuses, type ClusterOverview,
   type ElectionDefinitionStatus, type ElectionLeader, type ElectionStatus, type ParticipantStatus,
-} from './membership/election-status';
-export { readElection, resignLeader, validateElectionName, type ElectionAdminPort, type ResignResult } from './membership/election-admin';
+} from './elections/election-status';
+export { readElection, resignLeader, validateElectionName, type ElectionAdminPort, type ResignResult } from './elections/election-admin';
 export type { MembershipOptions } from './nest/gatekeeper.options';
-export type { Presence, PresenceIdentity, MembershipChanges } from './membership/presence';
-export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './membership/presence-store';
-export { MemoryPresenceStore, MemoryPresenceBackend } from './membership/memory-presence.store';
-export { HazelcastPresenceStore, type HazelcastPresenceStoreOptions } from './membership/hazelcast-presence.store';
+export type { Presence, PresenceIdentity, MembershipChanges } from './presence/presence';
+export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
+export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
+export { HazelcastPresenceStore, type HazelcastPresenceStoreOptions } from './presence/hazelcast-presence.store';
 export { HazelcastConnection, type HazelcastConnectionOptions, type ConnectionState } from './hazelcast/hazelcast-connection';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/cluster-singleton.decorator';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';

@@ -1,5 +1,5 @@
-import type { ResignResult } from '../membership/election-admin';
-import type { ClusterOverview, ElectionStatus, ParticipantStatus } from '../membership/election-status';
+import type { ResignResult } from '../elections/election-admin';
+import type { ClusterOverview, ElectionStatus, ParticipantStatus } from '../elections/election-status';
 import { formatDuration } from '../core/duration';
 import { CLI_NAME } from './cli-format';
 import { renderTable } from './cli-table';

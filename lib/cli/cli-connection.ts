@@ -1,8 +1,8 @@
 import type { Client } from 'hazelcast-client';
 import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
-import type { Presence } from '../membership/presence';
-import { livePresences } from '../membership/presence.rules';
+import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
+import type { Presence } from '../presence/presence';
+import { livePresences } from '../presence/presence.rules';
 import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock } from '../core/clock';

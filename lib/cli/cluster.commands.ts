@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock';
-import { DEFAULT_ELECTION } from '../membership/election';
-import { readElection, resignLeader, validateElectionName } from '../membership/election-admin';
-import { clusterOverview } from '../membership/election-status';
+import { DEFAULT_ELECTION } from '../elections/election';
+import { readElection, resignLeader, validateElectionName } from '../elections/election-admin';
+import { clusterOverview } from '../elections/election-status';
 import type { Execute } from './cli-command';
 import { leaderText, resignText, statusText } from './cli-cluster-format';
 

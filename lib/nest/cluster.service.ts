@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { firstValueFrom, filter, map, timeout as rxTimeout, type Observable, startWith } from 'rxjs';
 import { parseDuration, type DurationInput } from '../core/duration';
-import type { ClusterChange } from '../membership/cluster-change';
-import { DEFAULT_ELECTION, type Leader } from '../membership/election';
-import { LeaderTimeoutError } from '../membership/errors/leader-timeout.error';
+import type { ClusterChange } from '../elections/cluster-change';
+import { DEFAULT_ELECTION, type Leader } from '../elections/election';
+import { LeaderTimeoutError } from '../elections/errors/leader-timeout.error';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
-import type { LeaderLease } from '../membership/leader-lease';
+import type { LeaderLease } from '../elections/leader-lease';
 import { GATEKEEPER_OPTIONS } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { leaderContext } from './leader-context';

@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
 import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../membership/hazelcast-presence.store';
-import { MemoryPresenceStore } from '../membership/memory-presence.store';
-import type { PresenceStore } from '../membership/presence-store';
+import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
+import { MemoryPresenceStore } from '../presence/memory-presence.store';
+import type { PresenceStore } from '../presence/presence-store';
 import { HazelcastPermitStore, type HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import { MemoryPermitStore } from '../permits/memory-permit.store';
 import type { PermitStore } from '../permits/permit-store';

@@ -10,8 +10,8 @@ import { InvalidDefinitionError } from '../core/errors/invalid-definition.error'
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
-import type { PresenceStore } from '../membership/presence-store';
-import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../membership/election';
+import type { PresenceStore } from '../presence/presence-store';
+import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
 import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
 import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';

@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { DEFAULT_ELECTION } from '../membership/election';
+import { DEFAULT_ELECTION } from '../elections/election';
 import { LEADER_ONLY_ELECTIONS_PROPERTY, LEADER_ONLY_METADATA } from './gatekeeper.constants';
 import { LeaderElections } from './leader-elections';
 

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { libraryVersion } from '../core/library-version';
-import type { MembershipChanges, Presence } from '../membership/presence';
-import type { PresenceStore } from '../membership/presence-store';
-import { PresenceTracker } from '../membership/presence.tracker';
+import type { MembershipChanges, Presence } from '../presence/presence';
+import type { PresenceStore } from '../presence/presence-store';
+import { PresenceTracker } from '../presence/presence.tracker';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from './gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';

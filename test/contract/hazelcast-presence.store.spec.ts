@@ -1,5 +1,5 @@
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../../lib/membership/hazelcast-presence.store';
+import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describePresenceStoreContract } from './presence-store.contract';
 

@@ -1,5 +1,5 @@
-import type { Presence } from '../../lib/membership/presence';
-import type { PresenceStore } from '../../lib/membership/presence-store';
+import type { Presence } from '../../lib/presence/presence';
+import type { PresenceStore } from '../../lib/presence/presence-store';
 import { eventually } from '../support/eventually';
 
 /** Two stores on one backend (two nodes), and a way to plant a value the library did not write. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Leader } from '../../lib';
-import { announcement } from '../../lib/membership/presence.rules';
+import { announcement } from '../../lib/presence/presence.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { cli, CLI_BIN as BIN } from '../support/cli-process';

@@ -1,7 +1,7 @@
 import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition } from '../../lib';
-import { electionSemaphore } from '../../lib/membership/election';
-import { LeaderCandidate, candidatePermitsOf } from '../../lib/membership/leader-candidate';
-import type { LeaderLease } from '../../lib/membership/leader-lease';
+import { electionSemaphore } from '../../lib/elections/election';
+import { LeaderCandidate, candidatePermitsOf } from '../../lib/elections/leader-candidate';
+import type { LeaderLease } from '../../lib/elections/leader-lease';
 import { eventually } from '../support/eventually';
 
 /**

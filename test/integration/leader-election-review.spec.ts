@@ -5,8 +5,8 @@ import {
   systemClock, validateDefinition, type LeaderLease,
 } from '../../lib';
 import type { Clock } from '../../lib/core/clock';
-import { electionSemaphore } from '../../lib/membership/election';
-import { LeaderCandidate, candidatePermitsOf } from '../../lib/membership/leader-candidate';
+import { electionSemaphore } from '../../lib/elections/election';
+import { LeaderCandidate, candidatePermitsOf } from '../../lib/elections/leader-candidate';
 import { decodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';

@@ -1,7 +1,7 @@
-import type { MembershipChanges, Presence } from '../../lib/membership/presence';
-import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/membership/memory-presence.store';
-import type { PresenceStore } from '../../lib/membership/presence-store';
-import { PresenceTracker } from '../../lib/membership/presence.tracker';
+import type { MembershipChanges, Presence } from '../../lib/presence/presence';
+import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/presence/memory-presence.store';
+import type { PresenceStore } from '../../lib/presence/presence-store';
+import { PresenceTracker } from '../../lib/presence/presence.tracker';
 import { FakeClock } from '../support/fake-clock';
 
 const timing = { intervalMs: 5_000, ttlMs: 15_000, clockSkewMs: 500 };

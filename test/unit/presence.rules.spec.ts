@@ -1,6 +1,6 @@
-import type { Presence } from '../../lib/membership/presence';
-import { decodePresence, encodePresence } from '../../lib/membership/presence.codec';
-import { announcement, isLive, livePresences, membershipChanges, nameClashes } from '../../lib/membership/presence.rules';
+import type { Presence } from '../../lib/presence/presence';
+import { decodePresence, encodePresence } from '../../lib/presence/presence.codec';
+import { announcement, isLive, livePresences, membershipChanges, nameClashes } from '../../lib/presence/presence.rules';
 
 const self = { instance: 'app-1/u1', acquirer: 'app-1', group: 'production', startedAt: 1_000, version: '0.1.0' };
 const at = (instance: string, acquirer: string, startedAt: number, expiresAt: number): Presence =>

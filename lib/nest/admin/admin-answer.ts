@@ -2,7 +2,7 @@ import { BadRequestException, ConflictException, NotFoundException, ServiceUnava
 import { EditConflictError } from '../../core/errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
-import { ElectionNotFoundError } from '../../membership/errors/election-not-found.error';
+import { ElectionNotFoundError } from '../../elections/errors/election-not-found.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
 import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from '../../tasks/task-errors';

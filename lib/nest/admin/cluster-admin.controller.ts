@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards, type CanActivate, type Type } from '@nestjs/common';
-import { readElection, resignLeader, type ResignResult } from '../../membership/election-admin';
-import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../membership/election-status';
+import { readElection, resignLeader, type ResignResult } from '../../elections/election-admin';
+import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../elections/election-status';
 import { ClusterService } from '../cluster.service';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';

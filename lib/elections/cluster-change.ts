@@ -1,5 +1,5 @@
 import type { Leader } from './election';
-import type { Presence } from './presence';
+import type { Presence } from '../presence/presence';
 
 /** This node became the leader of `election`. */
 export interface LeaderElectedChange {

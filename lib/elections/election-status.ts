@@ -6,7 +6,7 @@
 import type { Permit } from '../permits/permit';
 import type { SemaphoreStatus } from '../permits/semaphore-status';
 import { electionOf } from './election';
-import type { Presence } from './presence';
+import type { Presence } from '../presence/presence';
 
 /** Who leads an election, as the operator's tools show it. */
 export interface ElectionLeader {
