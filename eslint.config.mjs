@@ -3,6 +3,39 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+// Rooms (DESIGN.md, "Layout for several capabilities"): core <- hazelcast <- presence, permits <- elections <- allocation
+// <- tasks <- nest, cli. Only lib/nest imports Nest; only lib/hazelcast and files named hazelcast-* import
+// hazelcast-client; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
+// block below lists all the patterns its files need rather than adding to an earlier block.
+const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
+const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' };
+const SHELL = { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' };
+const PURE_IO = { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' };
+const PURE_DEPS = { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' };
+const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
+const CAPABILITIES = ['presence', 'permits', 'elections', 'allocation', 'tasks'];
+
+// Each capability and the capabilities it never imports: the ones above it, and for presence and permits each other
+// (both stand on core and hazelcast alone; Nest wires the live instances presence sees into the permits' admin).
+const LAYERS = [
+  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks'], why: 'Presence stands on core and hazelcast only: it imports no other capability.' },
+  { room: 'permits', never: ['presence', 'elections', 'allocation', 'tasks'], why: 'Permits stand on core and hazelcast only: they import no other capability.' },
+  { room: 'elections', never: ['allocation', 'tasks'], why: 'Elections are built on permits and presence: they never import allocation or tasks.' },
+  { room: 'allocation', never: ['tasks'], why: 'Allocation is built on permits and presence (and elections): it never imports tasks.' },
+  { room: 'tasks', never: [], why: '' },
+];
+
+/** A capability's three kinds of file: ordinary, hazelcast-* (may talk to Hazelcast) and *.rules.ts (pure). */
+function capabilityRules({ room, never, why }) {
+  const layer = never.length > 0 ? [{ group: rooms(...never), message: why }] : [];
+  const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...layer] }] });
+  return [
+    { files: [`lib/${room}/**/*.ts`], ignores: [`lib/${room}/**/hazelcast-*.ts`, `lib/${room}/**/*.rules.ts`], rules: restrict([NEST, HAZELCAST, SHELL]) },
+    { files: [`lib/${room}/**/hazelcast-*.ts`], rules: restrict([NEST, SHELL]) },
+    { files: [`lib/${room}/**/*.rules.ts`], rules: restrict([PURE_IO, PURE_DEPS, SHELL]) },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**'] },
   eslint.configs.recommended,
@@ -20,14 +53,13 @@ export default tseslint.config(
   },
   // The web console's script runs in the browser, not in Node.
   { files: ['lib/nest/admin/console/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
-  // Rooms (DESIGN.md, "Layout for several capabilities"): core <- hazelcast <- permits <- nest; only lib/nest imports
-  // Nest; only lib/hazelcast and files named hazelcast-* import hazelcast-client; *.rules.ts files are pure.
+  { files: ['lib/**/*.rules.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [PURE_IO, PURE_DEPS] }] } },
   {
     files: ['lib/core/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*', 'hazelcast-client'], message: 'lib/core has no I/O and no framework (DESIGN.md layout).' },
-        { group: ['**/hazelcast/*', '**/permits/*', '**/permits/**', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
+        { group: ['**/hazelcast/*', ...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
       ] }],
     },
   },
@@ -35,65 +67,12 @@ export default tseslint.config(
     files: ['lib/hazelcast/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
-        { group: ['**/permits/*', '**/permits/**', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/hazelcast serves the capabilities; it imports none of them.' },
+        NEST,
+        { group: [...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/hazelcast serves the capabilities; it imports none of them.' },
       ] }],
     },
   },
-  {
-    files: ['lib/permits/**/*.ts', 'lib/membership/**/*.ts', 'lib/allocation/**/*.ts', 'lib/tasks/**/*.ts'],
-    ignores: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts', 'lib/tasks/**/hazelcast-*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
-        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
-        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-      ] }],
-    },
-  },
-  // Capabilities build on the ones below them only: permits <- membership <- allocation.
-  {
-    files: ['lib/permits/**/*.ts'],
-    ignores: ['lib/permits/**/hazelcast-*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
-        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
-        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-        { group: ['**/membership/*', '**/allocation/*', '**/tasks/*'], message: 'Permits are the bottom capability: they import none above them.' },
-      ] }],
-    },
-  },
-  {
-    files: ['lib/membership/**/*.ts'],
-    ignores: ['lib/membership/**/hazelcast-*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
-        { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' },
-        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-        { group: ['**/allocation/*', '**/tasks/*'], message: 'Membership sits below allocation and tasks: it never imports them.' },
-      ] }],
-    },
-  },
-  {
-    files: ['lib/permits/**/hazelcast-*.ts', 'lib/membership/**/hazelcast-*.ts', 'lib/allocation/**/hazelcast-*.ts', 'lib/tasks/**/hazelcast-*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' },
-        { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' },
-      ] }],
-    },
-  },
-  {
-    files: ['lib/**/*.rules.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' },
-        { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' },
-      ] }],
-    },
-  },
+  ...LAYERS.flatMap(capabilityRules),
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
