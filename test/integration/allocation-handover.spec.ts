@@ -13,7 +13,7 @@ import { eventually } from '../support/eventually';
  * unreadable plan. Memory stores sharing a backend (nodes in one process), through the engine the module uses; every
  * node records when its work got and gave up each resource, and the checks read that record.
  */
-describe('allocation after an adversarial read', () => {
+describe('allocation moves a resource only after its old owner gave it up or its permit lapsed', () => {
   const semaphore = allocationSemaphore('queues');
   const SKEW = 20;
   let backend: MemoryStoreBackend;

@@ -31,7 +31,7 @@ const behaviour: { stopAfterSignalMs: number; ignoreSignalMs?: number; nested?: 
 const nestedLaunches: number[] = [];
 
 @Injectable()
-class ReviewWork implements OnModuleInit {
+class TermRecordingWork implements OnModuleInit {
   constructor(private readonly cluster: ClusterService) {}
 
   onModuleInit(): void {
@@ -58,7 +58,7 @@ class ReviewWork implements OnModuleInit {
   }
 }
 
-describe('leader election corner cases', () => {
+describe('leadership is never handed over while its work may still act, and a lost epoch is never resumed', () => {
   describe('through the module', () => {
     let permits: MemoryStoreBackend;
     let presence: MemoryPresenceBackend;
@@ -83,7 +83,7 @@ describe('leader election corner cases', () => {
         membership: { interval: '300ms', store: new MemoryPresenceStore(presence) },
         elections: [{ name: 'leader', lease: '1500ms' }],
         maxClockSkew: '50ms',
-        providers: [ReviewWork],
+        providers: [TermRecordingWork],
         ...extra,
       });
       nodes.push(started);
