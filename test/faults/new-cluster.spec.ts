@@ -41,6 +41,19 @@ describe('the first grants of a cluster', () => {
     }
   }
 
+  /** A cluster declared new, and a node that has run billing once under a 10-minute permit (so it remembers it). */
+  async function holdBillingOnADeclaredCluster(options: { proxied?: boolean } = {}): Promise<{ ledger: LedgerEntry[]; jobs: TickJobs; running: ControlledCluster }> {
+    const running = await ControlledCluster.start(1, options);
+    cluster = running;
+    await declareFresh(running.clientConfig());
+    const ledger: LedgerEntry[] = [];
+    node = await startNode({ ledger, hazelcast: { clientConfig: running.clientConfig() }, definitions: TEN_MINUTES });
+    const jobs = node.get(TickJobs);
+    await jobs.billing(0);
+    expect(ledger).toHaveLength(1);
+    return { ledger, jobs, running };
+  }
+
   const cliOn = (c: ControlledCluster, ...args: string[]) => cli(['--members', c.addresses.join(','), '--cluster-name', c.clusterName, ...args]);
 
   it('on a member nobody declared new, a 10-minute job waits; `cluster init` lifts the wait and it runs within seconds', async () => {
@@ -79,17 +92,11 @@ describe('the first grants of a cluster', () => {
   });
 
   it('a restarted cluster still waits, and `cluster init` refuses it, writing nothing', async () => {
-    cluster = await ControlledCluster.start(1);
-    await declareFresh(cluster.clientConfig());
-    const ledger: LedgerEntry[] = [];
-    node = await startNode({ ledger, hazelcast: { clientConfig: cluster.clientConfig() }, definitions: TEN_MINUTES });
-    const jobs = node.get(TickJobs);
-    await jobs.billing(0);
-    expect(ledger).toHaveLength(1);
+    const { ledger, jobs, running } = await holdBillingOnADeclaredCluster();
 
-    await cluster.stopAll();
-    await cluster.startAll();
-    const restarted = cluster;
+    await running.stopAll();
+    await running.startAll();
+    const restarted = running;
     // The node remembers billing and puts it back, waiting out the permit the lost state granted.
     const rebuilt = await eventually('billing to be rebuilt on the restarted cluster', async () => {
       const entry = await storedEntry(restarted);
@@ -97,30 +104,24 @@ describe('the first grants of a cluster', () => {
     }, { timeoutMs: 60_000, intervalMs: 250 });
     expect((rebuilt.rebuilt as { fromRevision: number }).fromRevision).toBeGreaterThan(0);
 
-    const init = await cliOn(cluster, 'cluster', 'init');
+    const init = await cliOn(running, 'cluster', 'init');
     expect(init.code).toBe(1);
     expect(init.stderr).toMatch(/refused, nothing changed: this cluster held gatekeeper state before .*semaphore "billing".*knew it before its data was lost/s);
-    expect(await storedEntry(cluster)).toEqual(rebuilt);
+    expect(await storedEntry(running)).toEqual(rebuilt);
     for (let tick = 1; tick <= 3; tick++) await jobs.billing(tick);
     expect(ledger).toHaveLength(1);
   });
 
   it('a node that remembers a semaphore puts it back waiting even on a restarted cluster wrongly declared new before it reconnected', async () => {
-    cluster = await ControlledCluster.start(1, { proxied: true });
-    await declareFresh(cluster.clientConfig());
-    const ledger: LedgerEntry[] = [];
-    node = await startNode({ ledger, hazelcast: { clientConfig: cluster.clientConfig() }, definitions: TEN_MINUTES });
-    const jobs = node.get(TickJobs);
-    await jobs.billing(0);
-    expect(ledger).toHaveLength(1);
+    const { ledger, jobs, running } = await holdBillingOnADeclaredCluster({ proxied: true });
 
-    await cluster.stopAll();
-    await cluster.startAll();
+    await running.stopAll();
+    await running.startAll();
     // The node is kept away (its proxy refuses) while the restarted, empty cluster is declared new behind its back.
-    cluster.proxy(0).refuse();
-    await declareFresh({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.directAddresses, smartRouting: false }, properties: { 'hazelcast.logging.level': 'OFF' } });
-    await cluster.proxy(0).admit();
-    const restarted = cluster;
+    running.proxy(0).refuse();
+    await declareFresh({ clusterName: running.clusterName, network: { clusterMembers: running.directAddresses, smartRouting: false }, properties: { 'hazelcast.logging.level': 'OFF' } });
+    await running.proxy(0).admit();
+    const restarted = running;
     const rebuilt = await eventually('billing to be put back', async () => (await storedEntry(restarted)) ?? undefined, { timeoutMs: 60_000, intervalMs: 250 });
     // Its holder may still run: the node that remembers it knows it was lost, whatever the canaries say.
     expect(rebuilt).toMatchObject({ graceUntil: expect.any(Number), rebuilt: { fromRevision: expect.any(Number) } });
