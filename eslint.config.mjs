@@ -25,6 +25,33 @@ const LAYERS = [
   { room: 'tasks', never: [], why: '' },
 ];
 
+// Inside lib/nest, one folder per capability mirrors the rooms below it: each adapts its own capability and those it
+// is built on, never one above it, never the admin API, and never the module that assembles them all. Observability
+// reads every capability and is read by them (events, tracing), so it has no rule here; the module's root files
+// (module, options, lifecycle, explorer) stand above every folder.
+const NEST_ROOT = ['**/gatekeeper.module', '**/gatekeeper.lifecycle', '**/gatekeeper.module-definition'];
+const NEST_LAYERS = [
+  { room: 'schedule', never: ['permits', 'presence', 'elections', 'allocation', 'tasks', 'admin', 'observability'] },
+  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks', 'admin'] },
+  { room: 'permits', never: ['elections', 'allocation', 'tasks', 'admin'] },
+  { room: 'elections', never: ['allocation', 'tasks', 'admin'] },
+  { room: 'allocation', never: ['elections', 'tasks', 'admin'] },
+  { room: 'tasks', never: ['elections', 'allocation', 'admin'] },
+];
+
+/** A Nest capability folder: the capabilities it never adapts (in lib/ or in lib/nest) and the module's root. */
+function nestRules({ room, never }) {
+  return {
+    files: [`lib/nest/${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: rooms(...never), message: `lib/nest/${room} adapts its own capability and those below it (DESIGN.md layout).` },
+        { group: NEST_ROOT, message: 'A capability folder never imports the module, its definition or its lifecycle: they assemble the folders.' },
+      ] }],
+    },
+  };
+}
+
 /** A capability's three kinds of file: ordinary, hazelcast-* (may talk to Hazelcast) and *.rules.ts (pure). */
 function capabilityRules({ room, never, why }) {
   const layer = never.length > 0 ? [{ group: rooms(...never), message: why }] : [];
@@ -73,6 +100,7 @@ export default tseslint.config(
     },
   },
   ...LAYERS.flatMap(capabilityRules),
+  ...NEST_LAYERS.map(nestRules),
   {
     files: ['lib/nest/**/*.ts'],
     rules: {

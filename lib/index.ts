@@ -8,10 +8,10 @@ export {
   type AcquireOptions,
   type WithPermitOptions,
   type WithPermitResult,
-} from './nest/gatekeeper.service';
-export { ClusterService, type ClusterStatus, type Participant } from './nest/cluster.service';
-export { LeaderOnly } from './nest/leader-only.decorator';
-export type { LeaderWork } from './nest/leader-elections';
+} from './nest/permits/gatekeeper.service';
+export { ClusterService, type ClusterStatus, type Participant } from './nest/elections/cluster.service';
+export { LeaderOnly } from './nest/elections/leader-only.decorator';
+export type { LeaderWork } from './nest/elections/elections.runtime';
 export { LeaderLease } from './elections/leader-lease';
 export { LeaderCandidate, candidatePermitsOf, type CandidatePermits, type LeaderCandidateOptions } from './elections/leader-candidate';
 export { DEFAULT_ELECTION, electionSemaphore, type ElectionInput, type Leader } from './elections/election';
@@ -33,10 +33,10 @@ export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './
 export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
 export { HazelcastPresenceStore, type HazelcastPresenceStoreOptions } from './presence/hazelcast-presence.store';
 export { HazelcastConnection, type HazelcastConnectionOptions, type ConnectionState } from './hazelcast/hazelcast-connection';
-export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/cluster-singleton.decorator';
+export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/permits/cluster-singleton.decorator';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export { AdminTokenGuard } from './nest/admin/admin-token.guard';
-export type { ClusterSingletonOptions } from './nest/cluster-singleton.options';
+export type { ClusterSingletonOptions } from './nest/permits/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 
 export {
@@ -87,7 +87,7 @@ export { EditConflictError } from './core/errors/edit-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
 
 // Allocation: resource sets spread evenly over the live nodes
-export { AllocationService } from './nest/allocation.service';
+export { AllocationService } from './nest/allocation/allocation.service';
 export { AllocationLease, type ResourceLease } from './allocation/allocation-lease';
 export { ManualAllocation, type ManualAllocationOptions, type ManualSlot } from './allocation/manual-allocation';
 export { AllocationParticipant, allocationPermitsOf, type AllocationHandlers, type AllocationParticipantOptions, type AllocationPermits } from './allocation/allocation-participant';
@@ -101,10 +101,10 @@ export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.er
 export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';
 
 // Leased distributed tasks (seed 004)
-export { TaskService } from './nest/task.service';
-export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/task-handler.decorator';
-export { OncePerTrigger } from './nest/once-per-trigger.decorator';
-export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks.options';
+export { TaskService } from './nest/tasks/task.service';
+export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/tasks/task-handler.decorator';
+export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
+export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tasks.options';
 export type { TaskContext, TaskHandlerOptions, TaskWorkerOptions } from './tasks/task-worker';
 export { TaskWorker, type TaskHandler as TaskHandlerFunction, type GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-worker';
 export type {
@@ -122,5 +122,5 @@ export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefused
 export type { TaskEvent } from './tasks/task-events';
 
 // Lifecycle events (rxjs always; @nestjs/event-emitter when the app has it)
-export type { GatekeeperEvent, GatekeeperEventName } from './nest/gatekeeper-events';
-export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/gatekeeper-health.indicator';
+export type { GatekeeperEvent, GatekeeperEventName } from './nest/observability/gatekeeper-events';
+export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/observability/gatekeeper-health.indicator';

@@ -56,8 +56,6 @@ export const messages = {
   lockAtLeastForTooLong: (where: string, lockAtLeastForMs: number, skewMs: number, intervalMs: number) =>
     `${where}: lockAtLeastFor (${lockAtLeastForMs} ms) plus maxClockSkew (${skewMs} ms) reaches the interval between ticks ` +
     `(${intervalMs} ms): the next tick finds the permit still kept and is skipped everywhere; lower lockAtLeastFor`,
-  tooLate: (leftMs: number, marginMs: number) =>
-    `the permit is valid for only ${leftMs} ms more, less than the ${marginMs} ms a run needs to start (the decision or this process stalled)`,
   stateLine: formatStateLine,
   available: () => 'Cluster reachable again: permits are granted as usual',
   corruptValue: (key: string, reason: string) =>

@@ -1,29 +1,29 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { GatekeeperExplorer } from './gatekeeper.explorer';
-import { ClusterSingletonRunner } from './cluster-singleton.runner';
+import { ClusterSingletonRunner } from './permits/cluster-singleton.runner';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { ClusterService } from './cluster.service';
-import { MembershipRuntime } from './membership.runtime';
-import { LeaderElections } from './leader-elections';
-import { Allocations } from './allocations.runtime';
-import { AllocationService } from './allocation.service';
+import { ClusterService } from './elections/cluster.service';
+import { PresenceRuntime } from './presence/presence.runtime';
+import { ElectionsRuntime } from './elections/elections.runtime';
+import { AllocationRuntime } from './allocation/allocation.runtime';
+import { AllocationService } from './allocation/allocation.service';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
-import { Tasks } from './tasks.runtime';
-import { GatekeeperEvents } from './gatekeeper-events';
-import { GatekeeperHealthIndicator } from './gatekeeper-health.indicator';
-import { GatekeeperMetrics } from './gatekeeper-metrics';
-import { GatekeeperTracing } from './gatekeeper-tracing';
-import { TaskService } from './task.service';
+import { TasksRuntime } from './tasks/tasks.runtime';
+import { GatekeeperEvents } from './observability/gatekeeper-events';
+import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
+import { GatekeeperMetrics } from './observability/gatekeeper-metrics';
+import { GatekeeperTracing } from './observability/gatekeeper-tracing';
+import { TaskService } from './tasks/task.service';
 import { GATEKEEPER_ASYNC_OPTIONS_TYPE, GATEKEEPER_MODULE_OPTIONS, GATEKEEPER_OPTIONS_TYPE, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
 import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
 import { resolveGatekeeperOptions, type GatekeeperModuleOptions, type ResolvedGatekeeperOptions } from './gatekeeper.options';
-import { ExclusiveRuns } from './exclusive-runs';
+import { ExclusiveRuns } from './permits/exclusive-runs';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
-import { GatekeeperService } from './gatekeeper.service';
-import { PermitRuntime } from './permit-runtime';
-import { GatekeeperStartup } from './gatekeeper.startup';
+import { GatekeeperService } from './permits/gatekeeper.service';
+import { PermitsRuntime } from './permits/permits.runtime';
+import { PermitsStartup } from './permits/permits.startup';
 import { createConnection, createPermitStore, createPresenceStore, createTaskStore } from './gatekeeper-stores.factory';
 
 /** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
@@ -65,16 +65,16 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
     GatekeeperEvents,
-    MembershipRuntime,
-    LeaderElections,
-    Tasks,
+    PresenceRuntime,
+    ElectionsRuntime,
+    TasksRuntime,
     TaskService,
     ClusterService,
-    Allocations,
+    AllocationRuntime,
     AllocationService,
     GatekeeperExplorer,
-    GatekeeperStartup,
-    PermitRuntime,
+    PermitsStartup,
+    PermitsRuntime,
     ExclusiveRuns,
     GatekeeperLifecycle,
     GatekeeperService,
@@ -83,7 +83,7 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperMetrics,
     GatekeeperTracing,
   ],
-  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, LeaderElections, Allocations, Tasks],
+  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
   /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */

@@ -14,8 +14,8 @@ import type { PresenceStore } from '../presence/presence-store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
 import type { AllocationInput } from '../allocation/allocation';
 import { resolveAllocations, type ResolvedAllocation } from '../allocation/allocation-definition';
-import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks.options';
-import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './metrics.options';
+import { resolveTasksOptions, type ResolvedTasksOptions, type TasksOptions } from './tasks/tasks.options';
+import { resolveMetricsOptions, type MetricsOptions, type ResolvedMetricsOptions } from './observability/metrics.options';
 import { nearCacheOnLibraryMap } from '../hazelcast/library-maps';
 import { resolveAdminOptions, type GatekeeperAdminOptions, type ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
 

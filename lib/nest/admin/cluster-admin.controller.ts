@@ -1,10 +1,10 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards, type CanActivate, type Type } from '@nestjs/common';
 import { readElection, resignLeader, type ResignResult } from '../../elections/election-admin';
 import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../elections/election-status';
-import { ClusterService } from '../cluster.service';
+import { ClusterService } from '../elections/cluster.service';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { GatekeeperService } from '../gatekeeper.service';
+import { GatekeeperService } from '../permits/gatekeeper.service';
 import { answer } from './admin-answer';
 
 /**

@@ -6,7 +6,7 @@ import { InvalidDefinitionError } from '../../core/errors/invalid-definition.err
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
-import { GatekeeperService } from '../gatekeeper.service';
+import { GatekeeperService } from '../permits/gatekeeper.service';
 import { answer } from './admin-answer';
 
 function body(value: unknown): Record<string, unknown> {

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type Ca
 import type { TaskRecord } from '../../tasks/task';
 import { parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskPurgeInput, type TaskStateCounts } from '../../tasks/task-admin';
 import { InvalidTaskQueryError, UnknownTaskError } from '../../tasks/task-errors';
-import { TaskService } from '../task.service';
+import { TaskService } from '../tasks/task.service';
 import { answer } from './admin-answer';
 
 /**

@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { createRequire } from 'node:module';
+import { Subject, type Observable } from 'rxjs';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+
+/** Fields every lifecycle event carries. */
+interface EventBase {
+  /** When it happened here (epoch ms, the module's clock). */
+  readonly at: number;
+  /** The acquirer name of the node it happened on. */
+  readonly node: string;
+}
+
+/**
+ * A lifecycle change on this node, as `GatekeeperService.events` streams it and `@nestjs/event-emitter` (when the
+ * app has it) emits it under its `name`, e.g. `@OnEvent('gatekeeper.permit.lost')`.
+ */
+export type GatekeeperEvent = EventBase & (
+  /** A `@ClusterSingleton` job got a permit it did not hold (hold mode), or a new one (release mode). */
+  | { readonly name: 'gatekeeper.permit.granted'; readonly semaphore: string; readonly job: string; readonly token: number }
+  /** A job ran again on the permit it holds. */
+  | { readonly name: 'gatekeeper.permit.refreshed'; readonly semaphore: string; readonly job: string; readonly token: number }
+  /** A job that held a permit was denied it: another node runs it now, or nobody may. */
+  | { readonly name: 'gatekeeper.permit.lost'; readonly semaphore: string; readonly job: string; readonly reason: string }
+  /** A job's tick was skipped: no permit here (the reason, e.g. `NO_PERMIT_AVAILABLE`). */
+  | { readonly name: 'gatekeeper.permit.denied'; readonly semaphore: string; readonly job: string; readonly reason: string }
+  | { readonly name: 'gatekeeper.job.started'; readonly semaphore: string; readonly job: string; readonly token: number }
+  | { readonly name: 'gatekeeper.job.finished'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number }
+  | { readonly name: 'gatekeeper.job.failed'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly error: string }
+  | { readonly name: 'gatekeeper.leader.elected'; readonly election: string; readonly epoch: number }
+  | { readonly name: 'gatekeeper.leader.lost'; readonly election: string; readonly epoch: number; readonly reason: string }
+  | { readonly name: 'gatekeeper.resource.assigned'; readonly allocation: string; readonly resources: readonly string[] }
+  | { readonly name: 'gatekeeper.resource.revoked'; readonly allocation: string; readonly resources: readonly string[]; readonly reason: string }
+  | { readonly name: 'gatekeeper.task.claimed'; readonly task: string; readonly type: string; readonly epoch: number }
+  /** The store accepted the task's result. */
+  | { readonly name: 'gatekeeper.task.completed'; readonly task: string; readonly type: string; readonly epoch: number }
+  /** The task failed for good (its attempts used up). */
+  | { readonly name: 'gatekeeper.task.failed'; readonly task: string; readonly type: string; readonly epoch: number; readonly error: string }
+  | { readonly name: 'gatekeeper.task.invalid'; readonly task: string; readonly type: string; readonly epoch: number; readonly error: string }
+  /** A group's join ran to completion here (once per group, cluster-wide). */
+  | { readonly name: 'gatekeeper.task.group-finished'; readonly task: string; readonly type: string; readonly group: string; readonly epoch: number }
+);
+
+/** Every event name, for subscribers that want them all. */
+export type GatekeeperEventName = GatekeeperEvent['name'];
+
+/** A `GatekeeperEvent` before the module stamps it with the time and this node. */
+export type GatekeeperEventInput = GatekeeperEvent extends infer E ? (E extends GatekeeperEvent ? Omit<E, 'at' | 'node'> : never) : never;
+
+type Emitter = { emit(name: string, payload: unknown): unknown };
+
+/**
+ * The module's lifecycle events: an rxjs stream, always, and `EventEmitter2.emit(name, event)` when the app imports
+ * `EventEmitterModule` from `@nestjs/event-emitter` (an optional peer: nothing breaks without it). A listener that
+ * throws is logged, never the caller's problem. Used inside the module; applications read `GatekeeperService.events`.
+ */
+@Injectable()
+export class GatekeeperEvents implements OnApplicationBootstrap {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly subject = new Subject<GatekeeperEvent>();
+  private emitter?: Emitter | null;
+  /**
+   * Events of the start-up (a leader elected, resources assigned while modules initialise), held for
+   * `@OnEvent` listeners, which `@nestjs/event-emitter` subscribes only once the application has bootstrapped.
+   */
+  private early: GatekeeperEvent[] | undefined = [];
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+  ) {}
+
+  /** Hands the start-up's events to `@OnEvent` listeners once every module's bootstrap hook has run. */
+  onApplicationBootstrap(): void {
+    this.eventEmitter(); // looked up now, while the app is whole: not in the callback, which may run after a quick close
+    setImmediate(() => {
+      const early = this.early ?? [];
+      this.early = undefined;
+      for (const event of early) this.toEmitter(event);
+    });
+  }
+
+  /** Every event, as it happens on this node. */
+  get stream(): Observable<GatekeeperEvent> {
+    return this.subject.asObservable();
+  }
+
+  /** Stamps and publishes an event. */
+  emit(input: GatekeeperEventInput): void {
+    const event = { ...input, at: this.options.clock.now(), node: this.options.holder.acquirer } as GatekeeperEvent;
+    try {
+      this.subject.next(event);
+    } catch (error) {
+      this.logger.warn(`a subscriber to ${event.name} failed: ${(error as Error).message}`);
+    }
+    if (this.early) {
+      if (this.early.length < 1_000) this.early.push(event);
+      return;
+    }
+    this.toEmitter(event);
+  }
+
+  private toEmitter(event: GatekeeperEvent): void {
+    const emitter = this.eventEmitter();
+    if (!emitter) return;
+    try {
+      const result = emitter.emit(event.name, event);
+      if (result instanceof Promise) result.catch((error: unknown) => this.logger.warn(`an @OnEvent('${event.name}') listener failed: ${(error as Error).message}`));
+    } catch (error) {
+      this.logger.warn(`an @OnEvent('${event.name}') listener failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** The app's EventEmitter2, if `@nestjs/event-emitter` is installed and its module imported; looked up once. */
+  private eventEmitter(): Emitter | undefined {
+    if (this.emitter === undefined) {
+      this.emitter = null;
+      try {
+        const { EventEmitter2 } = createRequire(__filename)('@nestjs/event-emitter') as { EventEmitter2: new () => Emitter };
+        this.emitter = this.moduleRef.get(EventEmitter2, { strict: false }) ?? null;
+      } catch {
+        // not installed, or its module not imported: the rxjs stream only
+      }
+    }
+    return this.emitter ?? undefined;
+  }
+}

@@ -1,0 +1,73 @@
+import { parseDuration } from '../../core/duration';
+import { validateSemaphoreName } from '../../permits/definition.validator';
+import type { DurationInput } from '../../permits/semaphore-definition';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+
+/** Options of `@ClusterSingleton({...})`. */
+export interface ClusterSingletonOptions {
+  /** The semaphore to take a permit of. */
+  semaphore: string;
+  /**
+   * Permit duration used when the semaphore has no definition and `autoDefine` is on. When a definition exists,
+   * its `duration` wins (it can be edited live). Should be longer than the interval between ticks in hold mode.
+   */
+  duration?: DurationInput;
+  /**
+   * `'hold'` (default): the holder refreshes its permit on every tick and keeps the job until it stops
+   * refreshing (crash, shutdown, or a definition that no longer matches it).
+   * `'release'` (ShedLock): the permit is released after each run, but not before `lockAtLeastFor`.
+   */
+  mode?: 'hold' | 'release';
+  /** Release mode: the least time a permit is kept after it was taken, so nodes whose clocks or ticks run a bit
+   * late do not run the same tick again. Default `0`, as in ShedLock: set it to a little less than the interval. */
+  lockAtLeastFor?: DurationInput;
+  /** Refresh the permit in the background while a run takes longer than a third of its duration. Default `true`. */
+  keepAlive?: boolean;
+  /**
+   * The most a run may keep the permit (ShedLock's `lockAtMostFor`): keep-alive stops then and the run's lease
+   * fires its signal, so a hung job cannot hold the permit forever. The job should stop at the signal; one that
+   * ignores it runs on without a permit once the permit expires. Default: no limit (a hung job keeps the permit
+   * for as long as keep-alive runs).
+   */
+  maxRunTime?: DurationInput;
+}
+
+/** Decorator options after validation. */
+export interface ResolvedClusterSingletonOptions {
+  readonly semaphore: string;
+  readonly durationMs: number | undefined;
+  readonly mode: 'hold' | 'release';
+  readonly lockAtLeastForMs: number;
+  readonly keepAlive: boolean;
+  readonly maxRunTimeMs: number | undefined;
+}
+
+/** Validates decorator options when the class is loaded, naming the semaphore and the field. */
+export function resolveClusterSingletonOptions(
+  semaphoreOrOptions: string | ClusterSingletonOptions,
+  duration?: DurationInput,
+): ResolvedClusterSingletonOptions {
+  const options = typeof semaphoreOrOptions === 'string' ? { semaphore: semaphoreOrOptions, duration } : semaphoreOrOptions;
+  const semaphore = validateSemaphoreName(options?.semaphore);
+  const mode = options.mode ?? 'hold';
+  if (mode !== 'hold' && mode !== 'release') {
+    throw new InvalidDefinitionError(semaphore, 'mode', `must be 'hold' or 'release', got '${String(mode)}'`);
+  }
+  if (options.lockAtLeastFor !== undefined && mode !== 'release') {
+    throw new InvalidDefinitionError(semaphore, 'lockAtLeastFor', "only applies to mode: 'release'");
+  }
+  return {
+    semaphore,
+    durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
+    mode,
+    lockAtLeastForMs: parseDuration(options.lockAtLeastFor ?? 0, semaphore, 'lockAtLeastFor', { allowZero: true }),
+    keepAlive: resolveKeepAlive(semaphore, options.keepAlive),
+    maxRunTimeMs: options.maxRunTime === undefined ? undefined : parseDuration(options.maxRunTime, semaphore, 'maxRunTime'),
+  };
+}
+
+function resolveKeepAlive(semaphore: string, keepAlive: unknown): boolean {
+  if (keepAlive === undefined) return true;
+  if (typeof keepAlive !== 'boolean') throw new InvalidDefinitionError(semaphore, 'keepAlive', `must be true or false, got ${JSON.stringify(keepAlive)}`);
+  return keepAlive;
+}

@@ -1,0 +1,140 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PermitLostError, type PermitLease } from '../../permits/permit-lease';
+import { DenyReason } from '../../permits/deny-reason';
+import { ExclusiveRuns } from './exclusive-runs';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { PermitsRuntime } from './permits.runtime';
+import { messages } from '../gatekeeper.messages';
+import { GatekeeperService } from './gatekeeper.service';
+import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
+import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
+import { PresenceRuntime } from '../presence/presence.runtime';
+import { GatekeeperEvents } from '../observability/gatekeeper-events';
+import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
+
+/**
+ * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
+ * recovering, corrupt, quorum), so a job's skips for them are logged once per change of reason, not per tick.
+ */
+const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
+  DenyReason.STORE_UNAVAILABLE, DenyReason.STORE_TIMEOUT, DenyReason.QUORUM_NOT_MET, DenyReason.NOT_READY,
+  DenyReason.RECOVERING, DenyReason.CORRUPT_STATE,
+]);
+
+/** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
+const STOPPED = Symbol('stopped on a lost permit');
+
+/** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
+@Injectable()
+export class ClusterSingletonRunner {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  /** Methods whose tick is deciding or running now: marked before the decision, so a stall cannot stack them. */
+  private readonly active = new Set<string>();
+  private readonly holding = new Set<string>();
+  private readonly unheld: UnheldSemaphoreMonitor;
+  /** The token each method last ran under: a new one is a grant, the same one a refresh. */
+  private readonly tokens = new Map<string, number>();
+  /** The reason of each method's last skipped tick (decorated methods only, so bounded). */
+  private readonly lastSkip = new Map<string, string>();
+
+  constructor(
+    private readonly runs: ExclusiveRuns,
+    private readonly events: GatekeeperEvents,
+    runtime: PermitsRuntime,
+    gatekeeper: GatekeeperService,
+    @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
+    membership: PresenceRuntime,
+    private readonly tracing: GatekeeperTracing,
+  ) {
+    this.unheld = new UnheldSemaphoreMonitor(
+      {
+        definition: (name) => gatekeeper.getDefinition(name),
+        livePermits: (name) => runtime.viewedPermits(name),
+        lastToken: (name) => runtime.viewedLastToken(name),
+        liveInstances: () => membership.confirmedParticipants(),
+      },
+      this.logger,
+      () => options.clock.now(),
+    );
+  }
+
+  /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
+  async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
+    if (this.active.has(where)) {
+      // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
+      // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
+      this.logger.verbose(messages.overlap(where));
+      return undefined;
+    }
+    this.active.add(where);
+    try {
+      // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
+      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke), {
+        local: true,
+        keepAlive: options.keepAlive,
+        maxRunTimeMs: options.maxRunTimeMs,
+        releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,
+      });
+      if (!outcome.ran) {
+        // The code (NO_PERMIT_AVAILABLE, ...), as the events document it: the denial itself printed "[object Object]".
+        const { reason } = outcome.denied;
+        if (this.holding.delete(where)) {
+          this.logger.log(messages.lost(where, outcome.denied));
+          this.events.emit({ name: 'gatekeeper.permit.lost', semaphore: options.semaphore, job: where, reason });
+        } else if (!SAID_ELSEWHERE.has(reason) || this.lastSkip.get(where) !== reason) {
+          // Every tick of every node that does not run the job: verbose. What needs an operator's eye (the cluster
+          // unreachable, a recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
+          this.logger.verbose(messages.skipped(where, outcome.denied));
+        }
+        this.lastSkip.set(where, reason);
+        this.events.emit({ name: 'gatekeeper.permit.denied', semaphore: options.semaphore, job: where, reason });
+        this.tokens.delete(where);
+        this.unheld.denied(where, outcome.denied);
+        return undefined;
+      }
+      if (outcome.value === STOPPED) {
+        // The run began on a permit it lost while it ran: neither a result nor a holding to report.
+        this.holding.delete(where);
+        return undefined;
+      }
+      this.lastSkip.delete(where);
+      this.unheld.ran(options.semaphore, outcome.permit);
+      if (options.mode === 'hold' && !this.holding.has(where)) {
+        this.holding.add(where);
+        this.logger.log(messages.granted(where, outcome.permit));
+      }
+      return outcome.value;
+    } finally {
+      this.active.delete(where);
+    }
+  }
+
+  /**
+   * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
+   * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
+   */
+  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown): Promise<unknown> {
+    const token = lease.permit.fencingToken;
+    const fresh = this.tokens.get(where) !== token;
+    this.tokens.set(where, token);
+    this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
+    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token });
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
+    try {
+      const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
+        const result = await invoke();
+        span.set({ 'gatekeeper.outcome': 'finished' });
+        return result;
+      });
+      this.events.emit({ name: 'gatekeeper.job.finished', semaphore, job: where, token, durationMs: took() });
+      return value;
+    } catch (error) {
+      this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: error instanceof Error ? error.message : String(error) });
+      if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
+      this.logger.warn(messages.stoppedOnLostPermit(where, error));
+      return STOPPED;
+    }
+  }
+}

@@ -1,0 +1,230 @@
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
+import { DenyReason } from '../../permits/deny-reason';
+import { LocalPermits } from '../../permits/local-permits';
+import { livePermits, type Permit } from '../../permits/permit';
+import { PermitEngine, type DecideOptions } from '../../permits/permit.engine';
+import { PermitExecutor } from '../../permits/permit-executor';
+import type { PermitStore, PermitStoreEvents } from '../../permits/permit-store';
+import { SemaphoreAdmin } from '../../permits/semaphore-admin';
+import type { CapabilityRuntime } from '../capability.runtime';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import { messages } from '../gatekeeper.messages';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { GatekeeperTracing, type TraceSpan } from '../observability/gatekeeper-tracing';
+import { PresenceRuntime } from '../presence/presence.runtime';
+import { PermitNotices } from './permit-notices';
+import { PermitsStartup } from './permits.startup';
+
+/** Where the module is in its life: decisions are made only while `ready`; `draining` still refreshes running work. */
+export type GatekeeperPhase = 'starting' | 'ready' | 'draining' | 'closed';
+
+/**
+ * The permits capability in one process: the engine and the operator's edits on the module's store, the executor
+ * every run under a permit goes through, the phase of the module's life (decisions only while `ready`), and its
+ * part of start-up and shutdown: publish the definitions and open; let running work finish; release what is held.
+ * Used inside the module, not by applications.
+ */
+@Injectable()
+export class PermitsRuntime implements CapabilityRuntime {
+  readonly engine: PermitEngine;
+  readonly admin: SemaphoreAdmin;
+  readonly local = new LocalPermits();
+  readonly executor: PermitExecutor;
+  readonly notices: PermitNotices;
+  phase: GatekeeperPhase = 'starting';
+  /** Why a background start (`connectInBackground`) gave up, if it did: the module will not start without a restart. */
+  startFailure?: string;
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly decisionListeners = new Set<(result: AcquireResult) => void>();
+  /** Tokens other capabilities leave to lapse at shutdown (work that outlived its drain), asked for at {@link stop}. */
+  private readonly keepers = new Set<() => Iterable<number>>();
+  private dumpTimer?: NodeJS.Timeout;
+  private stopping?: Promise<void>;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    private readonly startup: PermitsStartup,
+    private readonly presence: PresenceRuntime,
+    private readonly tracing: GatekeeperTracing,
+  ) {
+    this.admin = new SemaphoreAdmin(store, options.clock, {
+      clockSkewMs: options.clockSkewMs,
+      // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
+      liveInstances: async () => presence.confirmedParticipants(),
+    });
+    this.engine = new PermitEngine(store, options.holder, options.clock, {
+      clockSkewMs: options.clockSkewMs,
+      quorum: options.quorum,
+      storeTimeoutMs: options.storeTimeoutMs,
+      onMissing: (name) => startup.recover(this.admin, name),
+    });
+    this.notices = new PermitNotices(store, options.clock, { clockSkewMs: options.clockSkewMs, countDenials: Boolean(options.stateDumpIntervalMs) });
+    this.executor = new PermitExecutor({
+      clock: options.clock,
+      clockSkewMs: options.clockSkewMs,
+      local: this.local,
+      accepting: () => this.phase === 'ready',
+      notAccepting: (semaphore) => this.notReady(semaphore),
+      decide: (semaphore, decide) => this.decide(semaphore, decide),
+      refresh: (permit, decide) => this.refresh(permit, decide),
+      releaseQuietly: (permit, notBefore) => this.releaseQuietly(permit, notBefore),
+      newsAgainst: (permit) => this.engine.newsAgainst(permit),
+      watch: (permit, onLost) => this.engine.watch(permit, onLost),
+    });
+  }
+
+  /** What the store tells this capability once connected: losses, returns, rebuilt and unreadable entries. */
+  storeEvents(): PermitStoreEvents {
+    return {
+      disconnected: () => this.notices.noteAvailability(false, 'connection lost'),
+      reconnected: () => this.notices.noteAvailability(true),
+      entriesLost: (names) => this.startup.recoverAll(this.admin, names),
+      corruptValue: (key, reason) => this.notices.reportCorrupt(key, reason),
+    };
+  }
+
+  /** Publishes the definitions, checks every `@ClusterSingleton`, then opens: decisions are made from here on. */
+  async start(): Promise<void> {
+    if (this.phase !== 'starting') throw new GatekeeperError('shut down while starting');
+    await this.startup.start(this.admin);
+    if (this.phase !== 'starting') throw new GatekeeperError('shut down while starting');
+    this.phase = 'ready';
+    this.startup.warnRunsNowhere(this.presence.confirmedParticipants());
+    if (this.options.stateDumpIntervalMs) {
+      this.dumpTimer = setInterval(() => void this.dumpState(), this.options.stateDumpIntervalMs);
+      this.dumpTimer.unref();
+    }
+  }
+
+  /** Shutdown begins: no new runs from here on (ticks may still fire until schedules stop). */
+  close(): void {
+    // A background start still under way must never turn 'ready' (and start jobs) once shutdown began.
+    if (this.phase === 'ready' || this.phase === 'starting') this.phase = 'draining';
+    clearInterval(this.dumpTimer);
+  }
+
+  /**
+   * Waits for running jobs and decisions in flight, up to `timeoutMs`, while leases keep their permits alive (no new
+   * run starts since {@link close}, which shutdown called first).
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    const drained = await Promise.race([this.local.idle().then(() => true), sleep(timeoutMs, false, { ref: false })]);
+    if (!drained) this.logger.warn(messages.shutdownRunning(this.local.leases.size));
+  }
+
+  /**
+   * Releases the permits of finished work (work still running, and tokens another capability keeps, are left to
+   * lapse). Decisions still in flight are waited for first (each has a deadline): a grant that lands after the
+   * release would otherwise be held, or run, while another node holds the permit.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.releaseAll();
+    return this.stopping;
+  }
+
+  /** Registers tokens to leave to lapse at {@link stop} (leadership or allocation work that outlived its drain). */
+  keepAtStop(tokens: () => Iterable<number>): void {
+    this.keepers.add(tokens);
+  }
+
+  /** Decides `semaphore` for a caller that holds its claim here (or needs none), only while ready. */
+  async decide(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
+    return this.tracing.span('gatekeeper.acquire', { 'gatekeeper.semaphore': semaphore }, async (span) => {
+      if (this.phase !== 'ready') return traced(span, this.notReady(semaphore));
+      return traced(span, this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options))));
+    });
+  }
+
+  /** Refreshes exactly `permit`; also while draining, so running work keeps its permit until it finishes. */
+  async refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult> {
+    const attributes = { 'gatekeeper.semaphore': permit.semaphore, 'gatekeeper.token': permit.fencingToken };
+    return this.tracing.span('gatekeeper.refresh', attributes, async (span) => {
+      if (this.phase !== 'ready' && this.phase !== 'draining') return traced(span, this.notReady(permit.semaphore));
+      return traced(span, this.noted(await this.local.decision(this.engine.refresh(permit, options))));
+    });
+  }
+
+  /** Releases, never throwing: a permit that cannot be released simply expires. Whether this call released it. */
+  async releaseQuietly(permit: Permit, notBefore = 0): Promise<boolean> {
+    try {
+      return (await this.engine.release(permit, notBefore)) === 'released';
+    } catch (error) {
+      this.logger.warn(messages.releaseFailed(permit.semaphore, error));
+      return false;
+    }
+  }
+
+  /** The denial while the module is not ready (starting, or shutting down). */
+  notReady(semaphore: string): PermitDenied {
+    return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+  }
+
+  /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
+  viewedPermits(semaphore: string): Permit[] {
+    const entry = this.store.peek(semaphore)?.entry;
+    return entry ? livePermits(entry.permits, this.options.clock.now()) : [];
+  }
+
+  /** The last fencing token granted for `semaphore` as this node's view has it (0 if none). */
+  viewedLastToken(semaphore: string): number {
+    return this.store.peek(semaphore)?.entry?.lastToken ?? 0;
+  }
+
+  /** Hears every decision this node makes (acquire or refresh, by a job or by hand); returns the unsubscribe. */
+  onDecision(listener: (result: AcquireResult) => void): () => void {
+    this.decisionListeners.add(listener);
+    return () => this.decisionListeners.delete(listener);
+  }
+
+  /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
+  async dumpState(): Promise<void> {
+    try {
+      const now = this.options.clock.now();
+      for (const status of await this.admin.permits()) {
+        this.logger.log(`state ${messages.stateLine(status, now, this.notices.denials(status.name))}`);
+      }
+      this.notices.clearDenials();
+    } catch (error) {
+      this.logger.warn(`state dump failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async releaseAll(): Promise<void> {
+    // A start that gave up before opening stays 'starting' (health says why it gave up); else closed for good.
+    if (this.phase !== 'starting') {
+      this.close();
+      this.phase = 'closed';
+    }
+    await this.local.decisionsSettled();
+    const busy = new Set([...this.local.leases].map((lease) => lease.permit.fencingToken));
+    for (const tokens of this.keepers) for (const token of tokens()) busy.add(token);
+    for (const lease of this.local.leases) lease.end('this node is shutting down');
+    const released: Permit[] = [];
+    const kept: Permit[] = [];
+    for (const permit of this.engine.heldPermits()) {
+      if (busy.has(permit.fencingToken)) kept.push(permit);
+      else if (await this.releaseQuietly(permit)) released.push(permit);
+    }
+    if (released.length > 0 || kept.length > 0) this.logger.log(messages.releasedAtShutdown(released, kept));
+    this.engine.dispose();
+    this.startup.stop();
+  }
+
+  private noted(result: AcquireResult): AcquireResult {
+    for (const listener of this.decisionListeners) listener(result);
+    this.notices.note(result);
+    return result;
+  }
+}
+
+/** A decision's outcome on its span: granted (with its token) or the reason it was denied. */
+function traced(span: TraceSpan, result: AcquireResult): AcquireResult {
+  span.set(result.granted
+    ? { 'gatekeeper.outcome': result.outcome, 'gatekeeper.token': result.permit.fencingToken }
+    : { 'gatekeeper.outcome': 'denied', 'gatekeeper.deny_reason': result.reason });
+  return result;
+}

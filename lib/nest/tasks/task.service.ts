@@ -1,0 +1,93 @@
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { Injectable } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import type { TaskEvent } from '../../tasks/task-events';
+import type { TaskRecord } from '../../tasks/task';
+import type { TaskGroupStatus, TaskPurgeOptions, TaskStateCounts } from '../../tasks/task-admin';
+import type { TaskQuery } from '../../tasks/task-store';
+import type { SubmitInput } from '../../tasks/task.rules';
+import { TasksRuntime } from './tasks.runtime';
+
+/**
+ * Leased distributed tasks (seed 004): submit work with an idempotent id, and any node with a `@TaskHandler` for
+ * its type runs it under a renewable, fenced lease, at least once, retrying with backoff; groups of tasks join
+ * once. Also the operators' tools: counts, listings, one task with its attempts, retry, cancel, purge, and group
+ * progress.
+ *
+ * @example
+ * ```ts
+ * await this.tasks.submit({ type: 'recon-parent', name: 'recon-system-x', priority: 5, data: { system: 'x' } });
+ * ```
+ */
+@Injectable()
+export class TaskService {
+  constructor(private readonly tasks: TasksRuntime) {}
+
+  /**
+   * Submits a task and returns it. Its id is `<type>:<name>`, or `<type>:<group>:<number>` for a grouped task; a
+   * task whose id exists (pending, running, or finished within the retention window) is returned as it is and
+   * nothing is submitted, so three nodes submitting one id make one task. `data` must be JSON. Higher `priority`
+   * is claimed first, then submit order. Bad input throws naming the field, before anything is written.
+   */
+  submit(input: SubmitInput): Promise<TaskRecord> {
+    return this.tasks.submit(input);
+  }
+
+  /**
+   * Submits the task of one trigger of a schedule: its name is the trigger's instant (`2026-11-23T01:00:00.000Z`),
+   * so every node that fires the trigger names the same task, and one of them runs it. Pass the scheduled instant,
+   * not the moment the tick ran (`@OncePerTrigger` works it out from the `@Cron` expression for you).
+   */
+  submitForTrigger(input: Omit<SubmitInput, 'name' | 'group'>, trigger: Date): Promise<TaskRecord> {
+    if (!(trigger instanceof Date) || Number.isNaN(trigger.getTime())) throw new InvalidDefinitionError(undefined, 'trigger', `must be a valid Date, got ${String(trigger)}`, `task ${input.type}`);
+    return this.tasks.submit({ ...input, name: trigger.toISOString() });
+  }
+
+  /** One task with its attempts (who ran it, under which epoch, how it ended, the error), or `undefined`. */
+  async get(id: string): Promise<TaskRecord | undefined> {
+    return (await this.tasks.tools()).get(id);
+  }
+
+  /** Tasks matching `query` (types, states, group name), in claim order, at most `limit` (default 100). */
+  async list(query: TaskQuery = {}, limit = 100): Promise<TaskRecord[]> {
+    return (await this.tasks.tools()).list(query, limit);
+  }
+
+  /** Tasks by type and state. Lists every task: an operator's call, not one for a hot path. */
+  async counts(): Promise<Record<string, TaskStateCounts>> {
+    return (await this.tasks.tools()).counts();
+  }
+
+  /** Runs a failed, invalid or cancelled task again (attempts start over; its group waits for it again). */
+  async retry(id: string): Promise<TaskRecord> {
+    return (await this.tasks.tools()).retry(id);
+  }
+
+  /** Cancels a pending or running task: a running handler's signal fires at its next renewal and its result is refused. */
+  async cancel(id: string): Promise<TaskRecord> {
+    return (await this.tasks.tools()).cancel(id);
+  }
+
+  /** Removes finished tasks now (by type, state and age), so their ids can be submitted again. Returns how many. */
+  async purge(options: TaskPurgeOptions = {}): Promise<number> {
+    return (await this.tasks.tools()).purge(options);
+  }
+
+  /** A group's progress (tasks by state, finished, failed, its join), or `undefined` if there is no such group. */
+  async group(type: string, name: string): Promise<TaskGroupStatus | undefined> {
+    return (await this.tasks.tools()).group(type, name);
+  }
+
+  /**
+   * What happens to tasks on this node, as it happens: claims, and each run's end (`completed`, `retrying`,
+   * `failed`, `invalid` once the store accepted it; `rejected` when its lease was lost and its outcome not written).
+   */
+  get events(): Observable<TaskEvent> {
+    return this.tasks.events;
+  }
+
+  /** The ids of the tasks this node runs now. */
+  running(): string[] {
+    return this.tasks.runningTasks();
+  }
+}

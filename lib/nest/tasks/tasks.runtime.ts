@@ -1,0 +1,219 @@
+import { ShuttingDownError } from '../errors/shutting-down.error';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Subject, type Observable } from 'rxjs';
+import type { TaskEvent } from '../../tasks/task-events';
+import type { TaskRecord } from '../../tasks/task';
+import { TaskAdmin } from '../../tasks/task-admin';
+import type { TaskStore } from '../../tasks/task-store';
+import { TaskWorker, type TaskContext } from '../../tasks/task-worker';
+import type { SubmitInput } from '../../tasks/task.rules';
+import { CronTrigger } from '../schedule/cron-trigger';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
+import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
+import type { CapabilityRuntime } from '../capability.runtime';
+import { GatekeeperExplorer, type TaskHandlerMethod } from '../gatekeeper.explorer';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { GatekeeperEvents } from '../observability/gatekeeper-events';
+import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
+import { joinedType } from '../../tasks/task.rules';
+
+/**
+ * This node's part in leased distributed tasks: the {@link TaskWorker} with every `@TaskHandler`,
+ * `@GroupFinishedHandler` and `@OncePerTrigger` method found at start-up, the store connected on first use, the
+ * operators' {@link TaskAdmin}, and the graceful stop (claim no more, let running handlers finish within the
+ * shutdown timeout, hand the rest back). `TaskService` serves it to applications. Used inside the module.
+ */
+@Injectable()
+export class TasksRuntime implements CapabilityRuntime {
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly triggers = new Map<object, CronTrigger>();
+  private connecting?: Promise<TaskWorker>;
+  private worker?: TaskWorker;
+  private onInvalid?: (task: TaskRecord, error: string) => unknown;
+  private phase: 'idle' | 'started' | 'stopped' = 'idle';
+  private readonly admin: TaskAdmin;
+  private readonly events$ = new Subject<TaskEvent>();
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_TASK_STORE) private readonly store: TaskStore,
+    private readonly explorer: GatekeeperExplorer,
+    private readonly lifecycleEvents: GatekeeperEvents,
+    private readonly tracing: GatekeeperTracing,
+  ) {
+    this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
+  }
+
+  /**
+   * Checks every task decorator (one handler per type, a `@Cron` under each `@OncePerTrigger`) and, when this
+   * node has handlers, connects and starts claiming. Called by the module once it is ready.
+   */
+  async start(): Promise<void> {
+    if (this.phase !== 'idle') return;
+    const methods = this.explorer.discoverTaskHandlers();
+    const worker = this.check(methods) && (await this.connected());
+    if (this.phase !== 'idle') return; // stopped while connecting: nothing is started
+    this.phase = 'started';
+    if (!worker) return;
+    for (const method of methods) this.register(worker, method);
+    worker.start();
+    const types = methods.flatMap((m) => (m.registration.kind === 'invalid' ? [] : [`${m.registration.type}${m.registration.kind === 'group-finished' ? ' (joins)' : ''}`]));
+    this.logger.log(`Tasks: running ${types.join(', ')} (concurrency ${this.options.tasks.concurrency}, scan every ${this.options.tasks.scanMs} ms)`);
+  }
+
+  /** Drains with the module's `shutdownTimeout` (when no drain came first); idempotent. */
+  stop(): Promise<void> {
+    return this.drain(this.options.shutdownTimeoutMs);
+  }
+
+  /** Stops claiming, lets running handlers finish for up to `drainMs`, hands the rest back; then disconnects. */
+  async drain(drainMs: number): Promise<void> {
+    if (this.phase === 'stopped') return;
+    this.phase = 'stopped';
+    if (!this.connecting) return;
+    // A connect still waiting for the cluster (a submit before it was reachable) is given up, not waited for.
+    const worker = await Promise.race([this.connecting.catch(() => undefined), sleep(drainMs, undefined, { ref: false })]);
+    if (!worker) {
+      await this.store.close().catch(() => undefined);
+      return;
+    }
+    const running = worker.runningTasks();
+    await worker.stop(drainMs);
+    if (running.length > 0) this.logger.log(`Tasks: stopped; ${running.length} running at shutdown (finished or handed back): ${running.slice(0, 5).join(', ')}`);
+    await this.store.close().catch((error: unknown) => this.logger.warn(`Tasks: closing the store failed: ${(error as Error).message}`));
+  }
+
+  /** Submits a task (idempotent by id); connects on first use. */
+  async submit(input: SubmitInput): Promise<TaskRecord> {
+    if (this.phase === 'stopped') throw new ShuttingDownError(`Task ${input.type}`);
+    return (await this.connected()).submit(input);
+  }
+
+  /** The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant the tick is for (the latest at now). */
+  async submitTrigger(type: string, method: object, where: string): Promise<TaskRecord> {
+    return this.submit({ type, name: new Date(this.trigger(method, where).instantFor(this.options.clock.now())).toISOString() });
+  }
+
+  /** Operators' tools over the tasks (counts, listings, retry, cancel, purge, group progress), once connected. */
+  async tools(): Promise<TaskAdmin> {
+    await this.connected();
+    return this.admin;
+  }
+
+  /** Every claim and run outcome on this node, as it happens. */
+  get events(): Observable<TaskEvent> {
+    return this.events$.asObservable();
+  }
+
+  /** Task counts by type and state, only when this node already connected its task store (else `undefined`). */
+  async countsIfConnected(): Promise<Record<string, Record<string, number>> | undefined> {
+    if (!this.worker || this.phase === 'stopped') return undefined;
+    return this.admin.counts();
+  }
+
+  /** The tasks this node runs now. */
+  runningTasks(): string[] {
+    return this.worker?.runningTasks() ?? [];
+  }
+
+  /** The worker, with the store connected (once; a failed connect is tried again on the next use). */
+  private connected(): Promise<TaskWorker> {
+    this.connecting ??= (async () => {
+      await this.store.connect({ corruptValue: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`) });
+      const { holder, clock, clockSkewMs, tasks } = this.options;
+      this.worker = new TaskWorker(this.store, { instance: holder.instance, acquirer: holder.acquirer }, {
+        clock,
+        clockSkewMs,
+        retentionMs: tasks.retentionMs,
+        concurrency: tasks.concurrency,
+        scanMs: tasks.scanMs,
+        purgeMs: tasks.purgeMs,
+        onInvalid: (task, error) => this.invalid(task, error),
+        onError: (error, what) => this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`),
+        onEvent: (event) => {
+          if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
+          this.events$.next(event);
+          this.publish(event);
+        },
+      });
+      return this.worker;
+    })().catch((error: unknown) => {
+      this.connecting = undefined;
+      throw error;
+    });
+    return this.connecting;
+  }
+
+  /** Whether there is anything to run; throws naming the method when a decorator is misused. */
+  private check(methods: readonly TaskHandlerMethod[]): boolean {
+    const types = new Map<string, string>();
+    let invalid: string | undefined;
+    for (const { where, registration, method } of methods) {
+      if (registration.kind === 'invalid') {
+        if (invalid) throw new InvalidDecoratorError(`@InvalidTaskHandler on ${where}`, `there is one already, on ${invalid} (one per app)`);
+        invalid = where;
+        continue;
+      }
+      const key = registration.kind === 'group-finished' ? `joins of ${registration.type}` : `tasks of ${registration.type}`;
+      const other = types.get(key);
+      if (other) throw new InvalidDecoratorError(where, `${key} are handled already, by ${other} (one handler per type per node)`);
+      types.set(key, where);
+      if (registration.kind === 'trigger') this.trigger(method, where);
+    }
+    return types.size > 0;
+  }
+
+  private register(worker: TaskWorker, { registration, instance, method }: TaskHandlerMethod): void {
+    const plain = (fn: (...args: unknown[]) => unknown, ...args: unknown[]) => fn.apply(instance, args);
+    // A task run in a span: the task, its type, the claim's epoch and attempt; an error marks it failed.
+    const call = (fn: (...args: unknown[]) => unknown, data: unknown, context: TaskContext) => this.tracing.span('gatekeeper.task', {
+      'gatekeeper.task': context.task.id, 'gatekeeper.task_type': context.task.type, 'gatekeeper.token': context.epoch, 'gatekeeper.attempt': context.attempt,
+    }, async () => fn.apply(instance, [data, context]));
+    switch (registration.kind) {
+      case 'task':
+        worker.handle(registration.type, (data, context) => call(method as (...args: unknown[]) => unknown, data, context), registration.options);
+        break;
+      case 'group-finished':
+        worker.onGroupFinished(registration.type, (join, context) => call(method as (...args: unknown[]) => unknown, join, context), registration.options);
+        break;
+      case 'trigger':
+        worker.handle(registration.type, (_data, context: TaskContext) => call((_d, c) => plain(registration.body, c), undefined, context), registration.options);
+        break;
+      case 'invalid':
+        this.onInvalid = (task, error) => plain(method as (...args: unknown[]) => unknown, task, error);
+    }
+  }
+
+  /** A task's claim and outcomes as lifecycle events (`gatekeeper.task.*`). */
+  private publish(event: TaskEvent): void {
+    if (!('task' in event)) return;
+    const base = { task: event.task.id, type: event.task.type, epoch: event.epoch };
+    if (event.kind === 'claimed') this.lifecycleEvents.emit({ name: 'gatekeeper.task.claimed', ...base });
+    else if (event.kind === 'completed') {
+      this.lifecycleEvents.emit({ name: 'gatekeeper.task.completed', ...base });
+      const joined = joinedType(event.task.type);
+      if (joined !== undefined) this.lifecycleEvents.emit({ name: 'gatekeeper.task.group-finished', ...base, type: joined, group: event.task.name ?? '' });
+    } else if (event.kind === 'failed' || event.kind === 'invalid') this.lifecycleEvents.emit({ name: `gatekeeper.task.${event.kind}`, ...base, error: event.error });
+  }
+
+  private invalid(task: TaskRecord, error: string): void {
+    if (!this.onInvalid) {
+      this.logger.warn(`Tasks: ${task.id} is invalid and will not be retried: ${error}`);
+      return;
+    }
+    void Promise.resolve()
+      .then(() => this.onInvalid!(task, error))
+      .catch((failure: unknown) => this.logger.error(`Tasks: the invalid-task handler failed on ${task.id}: ${(failure as Error).message}`));
+  }
+
+  private trigger(method: object, where: string): CronTrigger {
+    let trigger = this.triggers.get(method);
+    if (!trigger) {
+      const found = CronTrigger.of(method);
+      if (typeof found === 'string') throw new InvalidDecoratorError(where, `cannot name its triggers: ${found}`);
+      this.triggers.set(method, (trigger = found));
+    }
+    return trigger;
+  }
+}

@@ -1,0 +1,109 @@
+import type { Clock } from '../core/clock';
+import type { AcquireResult, PermitDenied } from './acquire-result';
+import type { DecideOptions } from './permit.engine';
+import { DenyReason } from './deny-reason';
+import type { LocalPermits } from './local-permits';
+import type { Permit } from './permit';
+import { PermitLease } from './permit-lease';
+
+/** How a run under a permit is taken and given back (decorated ticks and `withPermit`). */
+export interface RunOptions {
+  /** Decide from this node's view alone where it can (the tick path); see `DecideOptions.local`. */
+  local?: boolean;
+  keepAlive?: boolean;
+  maxRunTimeMs?: number;
+  /** Release after the run, keeping the permit until this many ms after its grant (release mode, withPermit). */
+  releaseAfter?: { lockAtLeastForMs: number };
+}
+
+/** What a run under a permit came to. */
+export type RunOutcome<T> =
+  | { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held' }
+  | { ran: false; denied: PermitDenied };
+
+/** What the executor stands on: the decisions of this process and where its runs are kept. */
+export interface PermitExecutorParts {
+  readonly clock: Clock;
+  readonly clockSkewMs: number;
+  /** Claims, leases and runs in this process. */
+  readonly local: LocalPermits;
+  /** Whether new runs may start now; when not, {@link notAccepting} says why. */
+  accepting(): boolean;
+  notAccepting(semaphore: string): PermitDenied;
+  decide(semaphore: string, options: DecideOptions): Promise<AcquireResult>;
+  refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult>;
+  /** Releases, never throwing, not before `notBefore` (ms). */
+  releaseQuietly(permit: Permit, notBefore: number): Promise<boolean>;
+  /** News about `permit` that arrived with (or just before) its grant, before anyone watched: a denial, or none. */
+  newsAgainst(permit: Permit): PermitDenied | undefined;
+  /** Hears of `permit`'s loss (another holder, a withdrawal) until the returned unwatch. */
+  watch(permit: Permit, onLost: (reason: string) => void): () => void;
+}
+
+/**
+ * Runs work under a semaphore's permit, the way ShedLock's `LockingTaskExecutor` runs a task under its lock:
+ * claim the semaphore in this process (one run at a time per semaphore here), decide, start only on a permit
+ * valid for a quarter of its duration or more, keep it alive while the work runs, release it after if asked, and
+ * give the claim back. Every decorated tick and every `withPermit` goes through {@link run}; the Nest layer only
+ * adapts it (async context, tracing of the decision).
+ */
+export class PermitExecutor {
+  constructor(private readonly parts: PermitExecutorParts) {}
+
+  /** One run of `work` under `semaphore`'s permit, or the denial that kept it from starting. */
+  async run<T>(semaphore: string, work: (lease: PermitLease) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
+    const { parts } = this;
+    if (!parts.accepting()) return { ran: false, denied: parts.notAccepting(semaphore) };
+    const key = parts.local.claim(semaphore);
+    if (!key) return { ran: false, denied: inUse(semaphore) };
+    let lease: PermitLease | undefined;
+    try {
+      const result = await parts.decide(semaphore, { local: options.local });
+      if (!result.granted) return { ran: false, denied: result };
+      // Decided while accepting, but shutdown may have begun meanwhile: never start then (the release follows).
+      if (!parts.accepting()) return { ran: false, denied: parts.notAccepting(semaphore) };
+      const { permit } = result;
+      const tooLate = startMargin(permit, parts.clock.now(), parts.clockSkewMs);
+      if (tooLate) return { ran: false, denied: tooLate };
+      const news = parts.newsAgainst(permit);
+      if (news) return { ran: false, denied: news };
+      lease = new PermitLease(permit, (p) => parts.refresh(p, { local: true }), (p, onLost) => parts.watch(p, onLost), parts.clock, {
+        keepAlive: options.keepAlive,
+        clockSkewMs: parts.clockSkewMs,
+        maxRunTimeMs: options.maxRunTimeMs,
+      });
+      parts.local.leases.add(lease);
+      const running = lease;
+      const value = await parts.local.run((async () => work(running))());
+      return { ran: true, value, permit, outcome: result.outcome };
+    } finally {
+      if (lease) {
+        lease.end();
+        parts.local.leases.delete(lease);
+        if (options.releaseAfter) await parts.releaseQuietly(lease.permit, lease.permit.grantedAt + options.releaseAfter.lockAtLeastForMs);
+      }
+      parts.local.unclaim(semaphore, key);
+    }
+  }
+}
+
+/** The denial while other work in this process uses the semaphore's permit. */
+export function inUse(semaphore: string): PermitDenied {
+  return { granted: false, semaphore, reason: DenyReason.IN_USE, message: 'another run in this process uses the permit' };
+}
+
+/**
+ * A run starts only with a quarter of the permit's duration left (after the clock-skew allowance): less means the
+ * decision or this process stalled, and the work could outlive the permit before its first refresh.
+ */
+function startMargin(permit: Permit, now: number, clockSkewMs: number): PermitDenied | undefined {
+  const left = permit.expiresAt - clockSkewMs - now;
+  const margin = Math.floor((permit.expiresAt - permit.refreshedAt) / 4);
+  if (left >= margin) return undefined;
+  return {
+    granted: false,
+    semaphore: permit.semaphore,
+    reason: DenyReason.PERMIT_LOST,
+    message: `the permit is valid for only ${left} ms more, less than the ${margin} ms a run needs to start (the decision or this process stalled)`,
+  };
+}
