@@ -64,7 +64,8 @@ function capabilityRules({ room, never, why }) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**'] },
+  // The docs site's build output, cache and generated API reference (npm run docs:build) are not sources.
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'docs/public/api/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -10,7 +10,7 @@ export function round(value: number | null, digits = 3): number | null {
   return value === null ? null : Number(value.toFixed(digits));
 }
 
-/** One result row, in the format other tools read (see README, Performance). */
+/** One result row, in the format other tools read (see docs/benchmarks.md). */
 export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'

@@ -9,7 +9,7 @@ import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
 import { QueueConsumers } from './jobs/queue-consumers';
 import { ReconTasks } from './jobs/recon.tasks';
-// The README's own health controller (examples/ are compiled by the tests), not a copy that could drift.
+// The guide's own health controller (docs/observability.md; examples/ are compiled by the tests), not a copy that could drift.
 import { HealthController } from '../../examples/health.controller';
 import { MetricsController } from './metrics.controller';
 import { ReindexController } from './reindex.controller';
@@ -18,7 +18,7 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
 @Module({
   imports: [
     ScheduleModule.forRoot(),
-    // GET /health/ready, /health/live and /health/jobs (the library's health indicator, as the README shows it).
+    // GET /health/ready, /health/live and /health/jobs (the library's health indicator, as the guide shows it).
     TerminusModule,
     GatekeeperModule.forRoot({
       ...gatekeeperOptions(),

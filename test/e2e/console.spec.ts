@@ -15,7 +15,7 @@ const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 const TOKEN = 'sample-admin-token-change-me';
 /** Debian's chromium (`apt-get install chromium`, as .ci/run does); GATEKEEPER_CHROMIUM names another. */
 const CHROMIUM = process.env.GATEKEEPER_CHROMIUM ?? '/usr/bin/chromium';
-/** Where screenshots go: CONSOLE_SCREENSHOTS=docs refreshes the README's. */
+/** Where screenshots go: CONSOLE_SCREENSHOTS=docs refreshes the ones the operating page shows. */
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(ROOT, process.env.CONSOLE_SCREENSHOTS) : join(tmpdir(), 'gatekeeper-console-shots');
 const nowTick = () => Math.floor(Date.now() / 1000);
 

@@ -25,7 +25,7 @@ const REPORT_MS = 100;
 const ELECTION = 'election:leader';
 /**
  * A leader crashed, frozen or cut off is replaced within this: its lease, the skew bound the next leader waits on
- * top, one renewal. These processes share one clock; the README's `lease + 2 × maxClockSkew` plus one attempt
+ * top, one renewal. These processes share one clock; the guide's `lease + 2 × maxClockSkew` plus one attempt
  * also covers clocks that are apart by the bound.
  */
 const TAKEOVER_BOUND_MS = LEASE_MS + SKEW_MS + RENEWAL_MS;

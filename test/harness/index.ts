@@ -24,7 +24,7 @@
  *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, edits })` returns violations
  *      (overlap, invalid-start, token-order, duplicate-tick, lost-edit) and stats; assert `violations` is empty
  *      and print the stats. `gaps(events, from, to)` + `summarize` measure a bound (edit → signal, freeze →
- *      takeover) to compare with the figure in the README's Guarantees table.
+ *      takeover) to compare with the figure in the Guarantees table (docs/guarantees.md).
  *
  * Use eventually() (test/support) rather than sleeps, and `within(promise, ms)` to show a call is stalled.
  * nemesis.spec.ts proves each fault against real members; workload.spec.ts and checker.spec.ts show the rest.

@@ -8,8 +8,8 @@ import { DenyReason } from '../../lib/permits/deny-reason';
 import { eventually } from '../support/eventually';
 
 /**
- * Allocation corner cases an adversarial read found (each failed on the code before its fix): answers lost after a
- * write landed, operators acting while a node winds down, parts left to lapse, quorum, a hanging onAssigned and an
+ * Allocation's corner cases, each a way a resource could get two owners or none (each test failed on the code before
+ * its fix): answers lost after a write landed, operators acting while a node winds down, parts left to lapse, quorum, a hanging onAssigned and an
  * unreadable plan. Memory stores sharing a backend (nodes in one process), through the engine the module uses; every
  * node records when its work got and gave up each resource, and the checks read that record.
  */

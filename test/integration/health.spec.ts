@@ -14,7 +14,7 @@ class UndefinedJob {
 }
 
 /**
- * The Terminus health indicator, through the README's controller on a real member: readiness, liveness and the
+ * The Terminus health indicator, through the guide's controller (docs/observability.md) on a real member: readiness, liveness and the
  * jobs check, with their details, and each one down for the reason it is meant to report.
  */
 describe('GatekeeperHealthIndicator with @nestjs/terminus (real member)', () => {

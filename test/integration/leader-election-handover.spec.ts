@@ -12,8 +12,8 @@ import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 
 /**
- * Leader election's corner cases, found by an adversarial read ("how could two leaders happen, or none ever?"):
- * each test states what the README or the doc comments promise and fails while the promise is broken. Memory
+ * Leader election's corner cases, each a way two leaders could happen, or none ever: each test states what the
+ * leader-election guide (docs/leader-election.md) or the doc comments promise and fails while the promise is broken. Memory
  * stores only: the races are in the candidate and the module, not in the store.
  */
 
@@ -93,7 +93,7 @@ describe('leadership is never handed over while its work may still act, and a lo
     const leaders = (list: TestNode[]) => list.filter((n) => cluster(n).isLeader());
     const storedPermits = () => decodeEntry(semaphore, permits.entries.get(semaphore)!).permits;
 
-    it('leader work still running after shutdownTimeout keeps the lease until it lapses (README), so no other node leads before', async () => {
+    it('leader work still running after shutdownTimeout keeps the lease until it lapses (as the guide says), so no other node leads before', async () => {
       behaviour.ignoreSignalMs = 2_500;
       const list = [await node('a', { shutdownTimeout: '200ms' }), await node('b', { shutdownTimeout: '200ms' })];
       const leader = await eventually('one leader', () => leaders(list).length === 1 && leaders(list)[0]);

@@ -99,10 +99,11 @@ describe('metrics (prom-client, real member)', () => {
     expect(sample(text, 'gatekeeper_store_call_duration_seconds_count', { node, store: 'tasks', outcome: 'ok' })).toBeGreaterThan(0);
     expect(sample(text, 'gatekeeper_permits_held', { node, semaphore: 'manual' })).toBeUndefined(); // released
 
-    // The README's table names exactly what is registered, and the example dashboard asks only for those.
+    // The guide's table (docs/observability.md, Metrics) names exactly what is registered, and the example dashboard
+    // asks only for those.
     const registered = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
-    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('## Metrics'), readme.indexOf('## Performance'));
+    const page = readFileSync(join(__dirname, '../../docs/observability.md'), 'utf8');
+    const table = page.slice(page.indexOf('## Metrics'), page.indexOf('## Tracing'));
     expect([...table.matchAll(/^\| `(gatekeeper_[a-z_]+)` \|/gm)].map((m) => m[1]).sort()).toEqual(registered);
     const dashboard = readFileSync(join(__dirname, '../../docs/grafana/gatekeeper-dashboard.json'), 'utf8');
     const asked = new Set([...dashboard.matchAll(/gatekeeper_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|count|sum)$/, '')));
@@ -128,7 +129,7 @@ describe('metrics (prom-client, real member)', () => {
     }
   });
 
-  it('serves them over HTTP with the README’s controller, in Prometheus’ text format', async () => {
+  it('serves them over HTTP with the guide’s controller, in Prometheus’ text format', async () => {
     try {
       const moduleRef = await Test.createTestingModule({
         imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'http-node' }, hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('metrics') }, metrics: true })],

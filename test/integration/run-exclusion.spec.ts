@@ -28,7 +28,7 @@ class HungJob {
 class ReleaseJob {
   constructor(private readonly gatekeeper: GatekeeperService) {}
 
-  /** The README's advice taken too far: lockAtLeastFor close to the interval. */
+  /** The guide's advice (docs/cron-singletons.md) taken too far: lockAtLeastFor close to the interval. */
   @Interval(60_000)
   @ClusterSingleton({ semaphore: 'exported', duration: '5s', mode: 'release', lockAtLeastFor: '300ms' })
   run(): void {

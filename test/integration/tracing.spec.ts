@@ -24,7 +24,7 @@ class Jobs {
 }
 
 /**
- * OpenTelemetry spans through the README's setup, on a real member: a decision, a job run (also one that fails)
+ * OpenTelemetry spans through the guide's setup (docs/observability.md), on a real member: a decision, a job run (also one that fails)
  * and a task run each make one span with the semaphore, token and outcome; `tracing: false` makes none.
  */
 describe('tracing (OpenTelemetry, real member)', () => {

@@ -1,22 +1,33 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 /**
- * The pages under docs/ follow the README's rule: a code block after an `<!-- example: path -->` marker is that whole
- * file, and every TypeScript block is one (`npm run typecheck` compiles examples/). So the Kubernetes and production
- * recipes show exactly the manifests, member configuration and module code that the repository keeps and tests.
+ * The pages under docs/ (the guide the docs site builds, and the Kubernetes and production recipes) follow the README's
+ * rule: a code block after an `<!-- example: path -->` marker is that whole file, and every TypeScript block is one
+ * (`npm run typecheck` compiles examples/). So every page shows exactly the module code, manifests and member
+ * configuration that the repository keeps and tests. Every page counts, in every folder but the site's own
+ * (.vitepress: configuration, cache, output) and what a build generates (public/api).
  */
+const SKIPPED = new Set(['.vitepress', 'node_modules', 'public']);
+
+function markdownPages(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.isDirectory()) return SKIPPED.has(entry.name) ? [] : markdownPages(join(dir, entry.name));
+    return entry.name.endsWith('.md') ? [join(dir, entry.name)] : [];
+  });
+}
+
 describe('docs examples', () => {
   const root = join(__dirname, '../..');
-  const pages = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
+  const pages = markdownPages(join(root, 'docs')).map((file) => relative(join(root, 'docs'), file));
   const read = (path: string) => readFileSync(join(root, path), 'utf8');
   const blocks = pages.flatMap((page) =>
     [...read(`docs/${page}`).matchAll(/<!-- example: (\S+) -->\s*```\w+\n([\s\S]*?)```/g)].map((m) => [page, m[1], m[2]] as const),
   );
 
-  it('has the recipe pages, with checked examples', () => {
-    expect(pages).toEqual(expect.arrayContaining(['kubernetes.md', 'production.md']));
-    expect(blocks.length).toBeGreaterThanOrEqual(6);
+  it('has the guide’s and the recipe pages, with checked examples', () => {
+    expect(pages).toEqual(expect.arrayContaining(['getting-started.md', 'cron-singletons.md', 'tasks.md', 'kubernetes.md', 'production.md']));
+    expect(blocks.length).toBeGreaterThanOrEqual(20);
   });
 
   it.each(blocks)('%s shows %s whole', (_page, file, code) => {

@@ -47,12 +47,13 @@ describe('the published package', () => {
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
   });
 
-  it('runs no install script from a tarball: npm 11 flags only its prepare, which it never runs for one (README, Install)', () => {
+  it('runs no install script from a tarball: npm 11 flags only its prepare, which it never runs for one (Getting started, Install)', () => {
     type Manifest = { name: string; version: string; scripts?: Record<string, string>; dependencies?: Record<string, string>; gypfile?: boolean };
     const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Manifest;
     const pkg = read(join(ROOT, 'package.json'));
     // preinstall/install/postinstall run wherever the package comes from (and a binding.gyp implies install); the
-    // README says a tarball install runs none, so none may appear, here or in a runtime dependency.
+    // guide's Install (docs/getting-started.md) says a tarball install runs none, so none may appear, here or in a
+    // runtime dependency.
     const installScripts = (m: Manifest, dir: string) => [
       ...['preinstall', 'install', 'postinstall'].filter((s) => m.scripts?.[s] !== undefined),
       ...(m.gypfile || existsSync(join(dir, 'binding.gyp')) ? ['binding.gyp'] : []),
@@ -62,8 +63,8 @@ describe('the published package', () => {
       const dir = join(ROOT, 'node_modules', dependency);
       expect(installScripts(read(join(dir, 'package.json')), dir)).toEqual([]);
     }
-    // The line npm prints, as the README quotes it.
-    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`\`${pkg.name}@${pkg.version} (prepare: ${pkg.scripts?.prepare})\``);
+    // The line npm prints, as the guide's Install quotes it.
+    expect(readFileSync(join(ROOT, 'docs', 'getting-started.md'), 'utf8')).toContain(`\`${pkg.name}@${pkg.version} (prepare: ${pkg.scripts?.prepare})\``);
   });
 
   it('leaves members marked @internal out of the type declarations', () => {
