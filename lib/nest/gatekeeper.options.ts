@@ -123,7 +123,7 @@ export interface GatekeeperModuleOptions {
   /**
    * Prometheus metrics through `prom-client` (an optional peer: install it to turn this on): permit decisions,
    * job runs, held permits, leadership, allocation sizes, tasks by state, lease losses and store calls (see the
-   * README's table). `true` for the defaults of {@link MetricsOptions}. Default: off.
+   * the metrics table in docs/observability.md). `true` for the defaults of {@link MetricsOptions}. Default: off.
    */
   metrics?: boolean | MetricsOptions;
   /**
