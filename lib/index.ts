@@ -118,7 +118,12 @@ export {
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
-export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError, UnknownTaskError, InvalidTaskQueryError } from './tasks/task-errors';
+export { LeaseExpiredError } from './tasks/errors/lease-expired.error';
+export { RetryLaterError } from './tasks/errors/retry-later.error';
+export { InvalidTaskError } from './tasks/errors/invalid-task.error';
+export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';
+export { UnknownTaskError } from './tasks/errors/unknown-task.error';
+export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 export type { TaskEvent } from './tasks/task-events';
 
 // Lifecycle events (rxjs always; @nestjs/event-emitter when the app has it)

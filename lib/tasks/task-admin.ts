@@ -2,7 +2,9 @@ import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
-import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
+import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
+import { TaskActionRefusedError } from './errors/task-action-refused.error';
+import { UnknownTaskError } from './errors/unknown-task.error';
 import type { TaskQuery, TaskStore } from './task-store';
 import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isParentJoin, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
 

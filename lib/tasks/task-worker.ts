@@ -6,7 +6,9 @@ import { FINISHED_STATES, type BackoffPolicy, type GroupJoinData, type TaskRecor
 import { ReadyList } from './ready-list';
 import { purgeExpired } from './task-admin';
 import { encodeTask } from './task.codec';
-import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from './task-errors';
+import { InvalidTaskError } from './errors/invalid-task.error';
+import { LeaseExpiredError } from './errors/lease-expired.error';
+import { RetryLaterError } from './errors/retry-later.error';
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskEvent } from './task-events';
 import {

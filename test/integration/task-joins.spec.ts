@@ -1,7 +1,7 @@
 import { systemClock } from '../../lib';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
-import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
+import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task.rules';
 import { eventually } from '../support/eventually';
