@@ -110,8 +110,9 @@ export { TaskWorker, type TaskHandler as TaskHandlerFunction, type GroupFinished
 export type {
   AttemptOutcome, BackoffPolicy, GroupJoinData, TaskAttempt, TaskClaim, TaskGroupPosition, TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
-export type { SubmitInput, TaskActor } from './tasks/task.rules';
-export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task.rules';
+export type { TaskActor } from './tasks/task-claim.rules';
+export type { SubmitInput } from './tasks/task-submit.rules';
+export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task-id.rules';
 export {
   TaskAdmin, parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskListInput, type TaskPurgeInput, type TaskPurgeOptions, type TaskStateCounts,
 } from './tasks/task-admin';

@@ -6,14 +6,14 @@ import type { TaskRecord } from '../tasks/task';
 import { TaskAdmin } from '../tasks/task-admin';
 import type { TaskStore } from '../tasks/task-store';
 import { TaskWorker, type TaskContext } from '../tasks/task-worker';
-import type { SubmitInput } from '../tasks/task.rules';
+import type { SubmitInput } from '../tasks/task-submit.rules';
 import { CronTrigger } from './cron-trigger';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { GatekeeperExplorer, type TaskHandlerMethod } from './gatekeeper.explorer';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { GatekeeperEvents } from './gatekeeper-events';
 import { GatekeeperTracing } from './gatekeeper-tracing';
-import { joinedType } from '../tasks/task.rules';
+import { joinedType } from '../tasks/task-id.rules';
 
 /**
  * This node's part in leased distributed tasks: the {@link TaskWorker} with every `@TaskHandler`,

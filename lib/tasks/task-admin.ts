@@ -6,7 +6,9 @@ import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
 import { TaskActionRefusedError } from './errors/task-action-refused.error';
 import { UnknownTaskError } from './errors/unknown-task.error';
 import type { TaskQuery, TaskStore } from './task-store';
-import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isParentJoin, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
+import { decideReopen } from './task-group.rules';
+import { groupId, groupJoinOf, isParentJoin, joinedType, joinTaskId, parentJoinOf } from './task-id.rules';
+import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;

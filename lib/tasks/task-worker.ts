@@ -11,10 +11,11 @@ import { LeaseExpiredError } from './errors/lease-expired.error';
 import { RetryLaterError } from './errors/retry-later.error';
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskEvent } from './task-events';
-import {
-  compareReady, counted, newGroupRecord, decideCancel, groupStoppedFast, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideSubmit, DEFAULT_MAX_ATTEMPTS, groupEnd,
-  groupId, joinedType, joinIdOf, joinTask, joinTaskType, recordSubgroupJoin, taskId, type RunEnd, type SubmitInput, type TaskActor, type TaskOutcome,
-} from './task.rules';
+import { compareReady, decideClaim, decideRenew, DEFAULT_MAX_ATTEMPTS, type TaskActor } from './task-claim.rules';
+import { counted, newGroupRecord, groupStoppedFast, decideGroupProgress, decideParentJoin, groupEnd, joinTask, recordSubgroupJoin } from './task-group.rules';
+import { groupId, joinedType, joinIdOf, joinTaskType, taskId } from './task-id.rules';
+import { decideCancel, decideFinish, type RunEnd, type TaskOutcome } from './task-outcome.rules';
+import { decideSubmit, type SubmitInput } from './task-submit.rules';
 
 /** What a handler gets besides the task's data. */
 export interface TaskContext {

@@ -3,7 +3,7 @@ import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
 import type { TaskStore } from '../../lib/tasks/task-store';
-import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task.rules';
+import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task-id.rules';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes } from '../support/task-nodes';
 
