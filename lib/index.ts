@@ -105,8 +105,10 @@ export { TaskService } from './nest/task.service';
 export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/task-handler.decorator';
 export { OncePerTrigger } from './nest/once-per-trigger.decorator';
 export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks.options';
-export type { TaskContext, TaskHandlerOptions, TaskWorkerOptions } from './tasks/task-worker';
-export { TaskWorker, type TaskHandler as TaskHandlerFunction, type GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-worker';
+export type { TaskContext, TaskHandlerOptions } from './tasks/task-handler';
+export type { TaskWorkerOptions } from './tasks/task-worker.options';
+export { TaskWorker } from './tasks/task-worker';
+export type { TaskHandler as TaskHandlerFunction, GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-handler';
 export type {
   AttemptOutcome, BackoffPolicy, GroupJoinData, TaskAttempt, TaskClaim, TaskGroupPosition, TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
