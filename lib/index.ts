@@ -115,9 +115,8 @@ export type {
 export type { TaskActor } from './tasks/task-claim.rules';
 export type { SubmitInput } from './tasks/task-submit.rules';
 export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task-id.rules';
-export {
-  TaskAdmin, parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskListInput, type TaskPurgeInput, type TaskPurgeOptions, type TaskStateCounts,
-} from './tasks/task-admin';
+export { TaskAdmin, type TaskGroupStatus, type TaskPurgeOptions, type TaskStateCounts } from './tasks/task-admin';
+export { parseTaskList, parseTaskPurge, type TaskListInput, type TaskPurgeInput } from './tasks/task-admin.input';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';

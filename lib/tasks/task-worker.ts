@@ -1,5 +1,4 @@
 import type { GroupJoinData, TaskRecord } from './task';
-import { purgeExpired } from './task-admin';
 import type { TaskActor } from './task-claim.rules';
 import { TaskClaims } from './task-claims';
 import { TaskFencing } from './task-fencing';
@@ -7,6 +6,7 @@ import { TaskGroups } from './task-groups';
 import { registration, type GroupFinishedHandler, type Registration, type TaskContext, type TaskHandler, type TaskHandlerOptions } from './task-handler';
 import { joinTaskType } from './task-id.rules';
 import { TaskOutcomes } from './task-outcomes';
+import { purgeExpired } from './task-purge';
 import { TaskRuns } from './task-runs';
 import type { TaskStore } from './task-store';
 import type { SubmitInput } from './task-submit.rules';

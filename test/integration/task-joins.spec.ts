@@ -1,6 +1,7 @@
 import { systemClock } from '../../lib';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
-import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
+import { TaskAdmin } from '../../lib/tasks/task-admin';
+import { purgeExpired } from '../../lib/tasks/task-purge';
 import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task-id.rules';
