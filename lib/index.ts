@@ -105,20 +105,27 @@ export { TaskService } from './nest/tasks/task.service';
 export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/tasks/task-handler.decorator';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tasks.options';
-export type { TaskContext, TaskHandlerOptions, TaskWorkerOptions } from './tasks/task-worker';
-export { TaskWorker, type TaskHandler as TaskHandlerFunction, type GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-worker';
+export type { TaskContext, TaskHandlerOptions } from './tasks/task-handler';
+export type { TaskWorkerOptions } from './tasks/task-worker.options';
+export { TaskWorker } from './tasks/task-worker';
+export type { TaskHandler as TaskHandlerFunction, GroupFinishedHandler as GroupFinishedHandlerFunction } from './tasks/task-handler';
 export type {
   AttemptOutcome, BackoffPolicy, GroupJoinData, TaskAttempt, TaskClaim, TaskGroupPosition, TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
-export type { SubmitInput, TaskActor } from './tasks/task.rules';
-export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task.rules';
-export {
-  TaskAdmin, parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskListInput, type TaskPurgeInput, type TaskPurgeOptions, type TaskStateCounts,
-} from './tasks/task-admin';
+export type { TaskActor } from './tasks/task-claim.rules';
+export type { SubmitInput } from './tasks/task-submit.rules';
+export { taskId, joinTaskId, parentJoinTaskId } from './tasks/task-id.rules';
+export { TaskAdmin, type TaskGroupStatus, type TaskPurgeOptions, type TaskStateCounts } from './tasks/task-admin';
+export { parseTaskList, parseTaskPurge, type TaskListInput, type TaskPurgeInput } from './tasks/task-admin.input';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { HazelcastTaskStore, type HazelcastTaskStoreOptions } from './tasks/hazelcast-task.store';
-export { LeaseExpiredError, RetryLaterError, InvalidTaskError, TaskActionRefusedError, UnknownTaskError, InvalidTaskQueryError } from './tasks/task-errors';
+export { LeaseExpiredError } from './tasks/errors/lease-expired.error';
+export { RetryLaterError } from './tasks/errors/retry-later.error';
+export { InvalidTaskError } from './tasks/errors/invalid-task.error';
+export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';
+export { UnknownTaskError } from './tasks/errors/unknown-task.error';
+export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 export type { TaskEvent } from './tasks/task-events';
 
 // Lifecycle events (rxjs always; @nestjs/event-emitter when the app has it)

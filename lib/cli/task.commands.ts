@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import type { TaskRecord, TaskState } from '../tasks/task';
-import { parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskStateCounts } from '../tasks/task-admin';
-import { InvalidTaskQueryError, UnknownTaskError } from '../tasks/task-errors';
+import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
+import { parseTaskList, parseTaskPurge } from '../tasks/task-admin.input';
+import { InvalidTaskQueryError } from '../tasks/errors/invalid-task-query.error';
+import { UnknownTaskError } from '../tasks/errors/unknown-task.error';
 import type { Action, Execute } from './cli-command';
 import { formatAge } from './cli-cluster-format';
 import { CliUsageError } from './cli-errors';

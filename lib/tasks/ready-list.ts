@@ -1,5 +1,5 @@
 import type { TaskRecord } from './task';
-import { compareReady } from './task.rules';
+import { compareReady } from './task-claim.rules';
 
 /**
  * The claimable tasks one node knows of, in claim order (highest priority first, then submit order): filled by a

@@ -1,10 +1,12 @@
 import type { Clock } from '../core/clock';
-import { parseDuration } from '../core/duration';
-import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
-import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from './task-errors';
+import { FINISHED_STATES, type TaskRecord, type TaskState } from './task';
+import { TaskActionRefusedError } from './errors/task-action-refused.error';
+import { UnknownTaskError } from './errors/unknown-task.error';
+import { removeFinished } from './task-purge';
 import type { TaskQuery, TaskStore } from './task-store';
-import { decideCancel, decideReopen, decideRetry, groupId, groupJoinOf, isParentJoin, isPurgeable, joinedType, joinTaskId, parentJoinOf } from './task.rules';
+import { decideReopen } from './task-group.rules';
+import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
+import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -40,68 +42,6 @@ export interface TaskPurgeOptions {
   readonly states?: readonly TaskState[];
   /** Only tasks that finished at least this long ago (ms). Default 0: every finished task. */
   readonly olderThanMs?: number;
-}
-
-const STATES: readonly TaskState[] = ['pending', 'running', 'done', 'failed', 'invalid', 'cancelled'];
-
-/** What an operator's listing asks for, as text (query string, command line): validated into a query and a limit. */
-export interface TaskListInput {
-  /** Types, comma-separated or a list. */
-  readonly types?: string | readonly string[];
-  /** States, comma-separated or a list. */
-  readonly states?: string | readonly string[];
-  readonly group?: string;
-  readonly limit?: string | number;
-}
-
-/** Validates an operator's listing; throws {@link InvalidTaskQueryError} naming the field. */
-export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: number } {
-  const list = (field: string, value: unknown): string[] | undefined => {
-    if (value === undefined) return undefined;
-    // Input comes from JSON bodies too: anything but text or a list of text is the caller's error, not a 500.
-    if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
-      throw new InvalidTaskQueryError(field, `must be comma-separated text or a list of strings, got ${JSON.stringify(value)}`);
-    }
-    return (typeof value === 'string' ? value.split(',') : value).map((v) => v.trim()).filter(Boolean);
-  };
-  const types = list('type', input.types);
-  const states = list('state', input.states);
-  for (const state of states ?? []) {
-    if (!(STATES as readonly string[]).includes(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a task state (one of ${STATES.join(', ')})`);
-  }
-  const limit = input.limit === undefined || input.limit === '' ? 100 : Number(input.limit);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidTaskQueryError('limit', `must be a whole number from 1 to 10000, got ${JSON.stringify(input.limit)}`);
-  if (input.group !== undefined && (typeof input.group !== 'string' || input.group.trim() === '')) throw new InvalidTaskQueryError('group', 'must be a group name');
-  return {
-    query: { ...(types?.length && { types }), ...(states?.length && { states: states as TaskState[] }), ...(input.group !== undefined && { group: input.group }) },
-    limit,
-  };
-}
-
-/** What an operator's purge asks for, as text: validated into {@link TaskPurgeOptions}. */
-export interface TaskPurgeInput {
-  readonly types?: string | readonly string[];
-  /** Finished states only. */
-  readonly states?: string | readonly string[];
-  /** Only tasks finished at least this long ago: ms, or `'1h'`. */
-  readonly olderThan?: string | number;
-}
-
-/** Validates an operator's purge; throws {@link InvalidTaskQueryError} naming the field. */
-export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
-  const { query } = parseTaskList({ types: input.types, states: input.states });
-  for (const state of query.states ?? []) {
-    if (!FINISHED_STATES.has(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a finished state (one of ${[...FINISHED_STATES].join(', ')})`);
-  }
-  let olderThanMs = 0;
-  if (input.olderThan !== undefined && input.olderThan !== '') {
-    try {
-      olderThanMs = parseDuration(/^\d+$/.test(String(input.olderThan)) ? Number(input.olderThan) : input.olderThan, '<task purge>', 'olderThan', { allowZero: true });
-    } catch (error) {
-      throw new InvalidTaskQueryError('olderThan', (error as InvalidDefinitionError).reason ?? String(error));
-    }
-  }
-  return { ...(query.types && { types: query.types }), ...(query.states && { states: query.states }), olderThanMs };
 }
 
 const EMPTY_COUNTS: TaskStateCounts = { pending: 0, running: 0, done: 0, failed: 0, invalid: 0, cancelled: 0 };
@@ -229,81 +169,4 @@ export class TaskAdmin {
       if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) return true;
     }
   }
-}
-
-/**
- * Removes tasks finished longer than `retentionMs` before `now`, `batch` at a time until none is left, with the
- * records of groups whose last task or join they were. Every node runs it on a slow timer; removals are
- * compare-and-set, so nodes racing each other remove each task once.
- */
-export async function purgeExpired(store: TaskStore, now: number, retentionMs: number, batch = 500): Promise<number> {
-  let removed = 0;
-  for (;;) {
-    const found = await store.finishedBefore(now - retentionMs, batch);
-    const gone = await removeFinished(store, found.filter((task) => isPurgeable(task, now, retentionMs)), now);
-    removed += gone;
-    // A full batch may hide more; a batch that removed nothing (others are removing the same) ends the pass.
-    if (found.length < batch || gone === 0) return removed;
-  }
-}
-
-/**
- * Removes finished tasks as they were read. A group's record is removed with the last of its tasks, before it: so a
- * record never outlives its tasks (a group submitted again under its name would count into it and never join), and
- * no task of the group is ever counted into a new record while the old one stands. A join is kept while the record
- * (or parent) it joins does not show it yet: a node died between creating it and marking the group, and the
- * group's last task, counted again later, would find no join and create a second one.
- */
-async function removeFinished(store: TaskStore, tasks: readonly TaskRecord[], now: number): Promise<number> {
-  const groups = new Map<string, { type: string; name: string; members: TaskRecord[] }>();
-  let removed = 0;
-  for (const task of tasks) {
-    const of = groupOf(task);
-    if (!of) {
-      if (!(await joinAwaitsMark(store, task, undefined)) && (await removeTask(store, task, now))) removed++;
-      continue;
-    }
-    const id = groupId(of.type, of.name);
-    (groups.get(id) ?? groups.set(id, { ...of, members: [] }).get(id)!).members.push(task);
-  }
-  for (const [id, { type, name, members }] of groups) {
-    const [rest, record] = await Promise.all([store.query({ types: [type], group: name }), store.readGroup(id)]);
-    for (const join of members.filter((m) => !m.group)) {
-      if (!(await joinAwaitsMark(store, join, record.group)) && (await removeTask(store, join, now))) removed++;
-    }
-    const own = members.filter((m) => m.group);
-    const removing = new Set(own.map((m) => m.id));
-    const last = own.length === 0 || rest.some((t) => !removing.has(t.id)) ? undefined : own.at(-1);
-    let gone = 0;
-    for (const member of own) if (member !== last && (await removeTask(store, member, now))) gone++;
-    // The record only as read: changed since (an operator's retry reopened it), the group is left whole.
-    if (last && gone === own.length - 1 && (!record.group || (await store.compareAndSetGroup(id, record, null)))) {
-      if (await removeTask(store, last, now)) gone++;
-    }
-    removed += gone;
-  }
-  return removed;
-}
-
-/** Whether a join's group record (or parent) exists and does not show it yet (see `removeFinished`). */
-async function joinAwaitsMark(store: TaskStore, join: TaskRecord, group: TaskGroupRecord | undefined): Promise<boolean> {
-  if (group && group.joinSubmittedAt === undefined && groupJoinOf(group) === join.joinOf) return true;
-  if (!isParentJoin(join.joinOf)) return false;
-  const parent = (await store.read(`${joinedType(join.type)}:${join.name}`)).task;
-  return parent !== undefined && parent.subgroups?.joinSubmittedAt === undefined && parentJoinOf(parent) === join.joinOf;
-}
-
-/** The group a task belongs to: its own, or for a group's join, the group it joins (a parent's own join has none). */
-function groupOf(task: TaskRecord): { type: string; name: string } | undefined {
-  if (task.group) return { type: task.type, name: task.group.name };
-  if (isParentJoin(task.joinOf)) return undefined;
-  const joined = joinedType(task.type);
-  return joined !== undefined && task.name !== undefined ? { type: joined, name: task.name } : undefined;
-}
-
-/** Removes one finished task if it is still the run that was read and nobody waits to hear of it. */
-async function removeTask(store: TaskStore, task: TaskRecord, now: number): Promise<boolean> {
-  const read = await store.read(task.id);
-  if (!read.task || read.task.finishedAt !== task.finishedAt || !isPurgeable(read.task, now, 0, true)) return false;
-  return store.compareAndSet(task.id, read, null);
 }

@@ -1,7 +1,9 @@
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { encodeTask } from '../../lib/tasks/task.codec';
-import { decideClaim, decideGroupProgress, decideSubmit } from '../../lib/tasks/task.rules';
+import { decideClaim } from '../../lib/tasks/task-claim.rules';
+import { decideGroupProgress } from '../../lib/tasks/task-group.rules';
+import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { eventually } from '../support/eventually';
 
 /** Two stores on one backend (two nodes). */

@@ -1,9 +1,10 @@
 import { systemClock } from '../../lib';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
-import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
-import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
+import { TaskAdmin } from '../../lib/tasks/task-admin';
+import { purgeExpired } from '../../lib/tasks/task-purge';
+import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
 import type { TaskStore } from '../../lib/tasks/task-store';
-import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task.rules';
+import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task-id.rules';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes } from '../support/task-nodes';
 

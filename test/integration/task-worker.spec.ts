@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
-import { InvalidTaskError, LeaseExpiredError, RetryLaterError } from '../../lib/tasks/task-errors';
+import { InvalidTaskError } from '../../lib/tasks/errors/invalid-task.error';
+import { LeaseExpiredError } from '../../lib/tasks/errors/lease-expired.error';
+import { RetryLaterError } from '../../lib/tasks/errors/retry-later.error';
 import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';

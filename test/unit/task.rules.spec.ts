@@ -1,8 +1,9 @@
 import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
-import {
-  backoffDelay, compareReady, counted, decideCancel, decideClaim, decideFinish, decideGroupProgress, decideParentJoin, decideRenew, decideReopen, decideRetry,
-  decideSubmit, isPurgeable, joinTask, joinTaskId, recordSubgroupJoin, taskId, type TaskActor,
-} from '../../lib/tasks/task.rules';
+import { compareReady, decideClaim, decideRenew, type TaskActor } from '../../lib/tasks/task-claim.rules';
+import { counted, decideGroupProgress, decideParentJoin, decideReopen, joinTask, recordSubgroupJoin } from '../../lib/tasks/task-group.rules';
+import { joinTaskId, taskId } from '../../lib/tasks/task-id.rules';
+import { backoffDelay, decideCancel, decideFinish, decideRetry, isPurgeable } from '../../lib/tasks/task-outcome.rules';
+import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 
 const T0 = 1_700_000_000_000;
 const LEASE = 5_000;

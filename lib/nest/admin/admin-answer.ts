@@ -5,7 +5,9 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { ElectionNotFoundError } from '../../elections/errors/election-not-found.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
-import { InvalidTaskQueryError, TaskActionRefusedError, UnknownTaskError } from '../../tasks/task-errors';
+import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
+import { TaskActionRefusedError } from '../../tasks/errors/task-action-refused.error';
+import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown

@@ -1,7 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
 import type { TaskRecord } from '../../tasks/task';
-import { parseTaskList, parseTaskPurge, type TaskGroupStatus, type TaskPurgeInput, type TaskStateCounts } from '../../tasks/task-admin';
-import { InvalidTaskQueryError, UnknownTaskError } from '../../tasks/task-errors';
+import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
+import { parseTaskList, parseTaskPurge, type TaskPurgeInput } from '../../tasks/task-admin.input';
+import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
+import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { TaskService } from '../tasks/task.service';
 import { answer } from './admin-answer';
 

@@ -5,7 +5,7 @@ import type { TaskEvent } from '../../tasks/task-events';
 import type { TaskRecord } from '../../tasks/task';
 import type { TaskGroupStatus, TaskPurgeOptions, TaskStateCounts } from '../../tasks/task-admin';
 import type { TaskQuery } from '../../tasks/task-store';
-import type { SubmitInput } from '../../tasks/task.rules';
+import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { TasksRuntime } from './tasks.runtime';
 
 /**

@@ -4,7 +4,7 @@ import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import type { BackoffPolicy } from '../../tasks/task';
 import type { TaskStore } from '../../tasks/task-store';
-import type { TaskHandlerOptions } from '../../tasks/task-worker';
+import type { TaskHandlerOptions } from '../../tasks/task-handler';
 
 /** Options of leased distributed tasks (module option `tasks`). Every field is optional. */
 export interface TasksOptions {

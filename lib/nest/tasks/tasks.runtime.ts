@@ -6,8 +6,9 @@ import type { TaskEvent } from '../../tasks/task-events';
 import type { TaskRecord } from '../../tasks/task';
 import { TaskAdmin } from '../../tasks/task-admin';
 import type { TaskStore } from '../../tasks/task-store';
-import { TaskWorker, type TaskContext } from '../../tasks/task-worker';
-import type { SubmitInput } from '../../tasks/task.rules';
+import type { TaskContext } from '../../tasks/task-handler';
+import { TaskWorker } from '../../tasks/task-worker';
+import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule/cron-trigger';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
@@ -16,7 +17,7 @@ import { GatekeeperExplorer, type TaskHandlerMethod } from '../gatekeeper.explor
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
-import { joinedType } from '../../tasks/task.rules';
+import { joinedType } from '../../tasks/task-id.rules';
 
 /**
  * This node's part in leased distributed tasks: the {@link TaskWorker} with every `@TaskHandler`,

@@ -1,0 +1,216 @@
+import { ReadyList } from './ready-list';
+import type { TaskRecord } from './task';
+import { encodeTask } from './task.codec';
+import { decideClaim, type TaskActor } from './task-claim.rules';
+import type { TaskFencing } from './task-fencing';
+import type { TaskGroups } from './task-groups';
+import type { Registration } from './task-handler';
+import type { TaskOutcomes } from './task-outcomes';
+import type { TaskRuns } from './task-runs';
+import type { TaskStore, VersionedTask } from './task-store';
+import type { TaskWorkerOptions } from './task-worker.options';
+
+/** How often, at most, a signal without its task (or the scan) makes a node query again. */
+const READY_REFRESH_MS = 100;
+/** Candidates one query returns to a node. */
+const READY_LIMIT = 256;
+/** Candidates a node keeps, from queries and events. */
+const READY_CAPACITY = 1_024;
+
+/**
+ * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
+ * order) when told of new work and when the scan comes round, until it runs `concurrency` handlers, and hands each
+ * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
+ */
+export class TaskClaims {
+  private filling?: Promise<void>;
+  private again = false;
+  /**
+   * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
+   * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
+   * when it holds nothing it can vouch for (see {@link ReadyList}), after a claim failed, after four rounds of claims
+   * others won, and when the scan comes round.
+   */
+  private readonly ready = new ReadyList(READY_CAPACITY);
+  private readyAt = 0;
+  /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
+  private signalled = true;
+  /** Query at once: the list holds nothing it can vouch for, or a claim failed (its candidate left the list). */
+  private refresh = true;
+  /** Wakes the node when the first task it holds that is backing off becomes due. */
+  private dueTimer?: NodeJS.Timeout;
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly actor: TaskActor,
+    private readonly options: TaskWorkerOptions,
+    /** The worker's handlers by type: the types it claims, and how each runs. */
+    private readonly handlers: ReadonlyMap<string, Registration>,
+    private readonly runs: TaskRuns,
+    private readonly outcomes: TaskOutcomes,
+    private readonly groups: TaskGroups,
+    private readonly fencing: TaskFencing,
+  ) {}
+
+  /** Starts claiming, now. */
+  start(): void {
+    this.started = true;
+    this.kick();
+  }
+
+  /** Stops claiming; resolves once the round under way ended. */
+  stop(): Promise<void> | undefined {
+    this.stopping = true;
+    clearTimeout(this.dueTimer);
+    return this.filling;
+  }
+
+  /** The store told of work of a type this node handles: the task as it is now, or `undefined` when it could not be read. */
+  heard(task: TaskRecord | undefined): void {
+    if (task) this.ready.offer(task, this.options.clock.now());
+    else this.ready.markIncomplete(); // heard of work it could not read: ask the store
+    this.kick();
+  }
+
+  /** The scan came round: lapsed leases, and any signal that was lost. */
+  scanned(): void {
+    this.signalled = true;
+    this.kick();
+  }
+
+  /** A handler was registered: the list never asked for its type. */
+  typesChanged(): void {
+    this.ready.markIncomplete();
+    if (this.started) this.kick();
+  }
+
+  /** Claims now, or right after the round under way. */
+  kick(): void {
+    if (!this.started || this.stopping) return;
+    if (this.filling) {
+      this.again = true;
+      return;
+    }
+    this.filling = this.fill()
+      .catch((error) => this.options.onError?.(error, 'claim'))
+      .finally(() => {
+        this.filling = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /**
+   * Claims until the node runs `concurrency` handlers or nothing claimable is left. A round where others won every
+   * race takes the next candidates at once; after four such rounds the node asks the store again 100 ms later.
+   */
+  private async fill(): Promise<void> {
+    const concurrency = this.options.concurrency ?? 4;
+    let lostRounds = 0;
+    while (!this.stopping && this.runs.freeSlots(concurrency) > 0) {
+      if (lostRounds >= 4) {
+        // Others won every race, four rounds running: ask again a little later rather than spin on a stale list.
+        this.signalled = true;
+        this.wakeLater(this.options.clock.now());
+        return;
+      }
+      const now = this.options.clock.now();
+      const query = this.queryDue(now);
+      if (query) {
+        this.refresh = false;
+        this.signalled = false;
+        this.readyAt = now;
+        const mark = this.ready.beginQuery();
+        let found: TaskRecord[];
+        try {
+          found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
+        } catch (error) {
+          this.signalled = true; // asked again a little later, not only at the next scan
+          this.wakeLater(now);
+          throw error;
+        }
+        this.ready.replace(found, READY_LIMIT, mark, now);
+        if (this.stopping) return;
+      }
+      // As many claims at once as there are free slots: each is one compare-and-set.
+      const batch = this.ready.take(this.runs.freeSlots(concurrency), concurrency, now, (id) => this.runs.has(id));
+      if (batch.length === 0) {
+        if (!query && this.ready.incomplete) {
+          // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
+          if (now - this.readyAt >= READY_REFRESH_MS) {
+            this.refresh = true;
+            continue;
+          }
+          this.signalled = true;
+        }
+        this.wakeLater(now);
+        return;
+      }
+      // Every claim settles before the next round (one that throws must not free its slot while others still land).
+      const outcomes = await Promise.allSettled(batch.map((candidate) => this.claim(candidate)));
+      for (const outcome of outcomes) {
+        if (outcome.status === 'fulfilled') continue;
+        this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
+        this.options.onError?.(outcome.reason, 'claim');
+      }
+      lostRounds = outcomes.some((o) => o.status === 'fulfilled' && o.value) ? 0 : lostRounds + 1;
+    }
+  }
+
+  /**
+   * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or four rounds of
+   * claims others won) asks, at most every {@link READY_REFRESH_MS}.
+   */
+  private queryDue(now: number): boolean {
+    return this.refresh || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);
+  }
+
+  /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
+  private wakeLater(now: number): void {
+    if (this.stopping) return;
+    const due = [this.ready.nextDueAt(), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    if (due.length === 0) return;
+    clearTimeout(this.dueTimer);
+    this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));
+    this.dueTimer.unref();
+  }
+
+  /**
+   * Decides and compare-and-sets a claim against the task as the query found it (one round trip; a task changed
+   * since simply fails the compare); starts the run if it landed.
+   */
+  private async claim(found: TaskRecord): Promise<boolean> {
+    const registration = this.handlers.get(found.type);
+    if (!registration) return false;
+    const read: VersionedTask = { task: found, raw: encodeTask(found) };
+    const decision = decideClaim(found, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
+    if (decision.outcome === 'exhausted') {
+      if (await this.store.compareAndSet(found.id, read, decision.task)) await this.groups.progress(decision.task);
+      return false;
+    }
+    if (decision.outcome !== 'claimed') return false;
+    let landed: boolean;
+    try {
+      landed = await this.store.compareAndSet(found.id, read, decision.task);
+    } catch (error) {
+      // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
+      // leave it to lapse (and use up an attempt).
+      const again = await this.fencing.readBack(found.id);
+      landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
+      if (!landed) throw error;
+    }
+    if (!landed) return false;
+    // The answer may come back late (a pause, a slow link): a claim whose lease no longer vouches by this node's clock
+    // may be another node's already, so it is never run; it is handed back, fenced by its epoch (a no-op if taken).
+    if (decision.task.claim!.expiresAt - this.options.clockSkewMs <= this.options.clock.now()) {
+      await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
+      return false;
+    }
+    this.runs.launch(decision.task, registration);
+    return true;
+  }
+}

@@ -1,0 +1,161 @@
+import { FINISHED_STATES, type GroupJoinData, type TaskRecord } from './task';
+import { compareReady } from './task-claim.rules';
+import { counted, decideGroupProgress, decideParentJoin, groupEnd, groupStoppedFast, joinTask, newGroupRecord, recordSubgroupJoin } from './task-group.rules';
+import { groupId, joinedType, joinIdOf } from './task-id.rules';
+import { decideCancel } from './task-outcome.rules';
+import type { TaskStore } from './task-store';
+import type { TaskWorkerOptions } from './task-worker.options';
+
+/** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
+const STRAGGLERS_READ = 5_000;
+const STRAGGLERS_PER_PASS = 50;
+
+/**
+ * Groups and joins on one node: a finished task is counted into its group (or its parent), the write that finds the
+ * group finished creates the join, once, and a group that stopped at a failure has the rest of its tasks cancelled.
+ * Tasks whose node died before they were counted are counted by whichever node's scan finds them.
+ */
+export class TaskGroups {
+  /** A straggler scan in progress (scans never overlap). */
+  private counting = false;
+  /** The last straggler a scan took: the next scan goes on after it. */
+  private lastStraggler?: TaskRecord;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly options: TaskWorkerOptions,
+  ) {}
+
+  /**
+   * Grouped tasks of `types` that finished but were never counted into their group (their node died in between):
+   * counted now, by whichever node's scan finds them, so every group gets its join.
+   */
+  async countStragglers(types: readonly string[]): Promise<void> {
+    if (this.counting) return;
+    this.counting = true;
+    try {
+      const found = await this.store.uncounted([...types], STRAGGLERS_READ);
+      // A pass takes up to STRAGGLERS_PER_PASS, after the last one the previous pass took (claim order, wrapping): the
+      // first ones may be blocked for long (a join of an earlier round not run yet), and must not hide the rest.
+      const last = this.lastStraggler;
+      const from = last ? found.findIndex((task) => compareReady(task, last) > 0) : 0;
+      const pass = [...found.slice(Math.max(from, 0)), ...found.slice(0, Math.max(from, 0))].slice(0, STRAGGLERS_PER_PASS);
+      for (const task of pass) {
+        this.lastStraggler = task;
+        await this.progress(task).catch((error) => this.options.onError?.(error, `count ${task.id}`)); // one bad record blocks no other
+      }
+    } finally {
+      this.counting = false;
+    }
+  }
+
+  /**
+   * Tells a group or parent of a finished task's end (idempotent: telling it again changes nothing), then clears the
+   * task's mark; the write that finds the group (or parent) finished submits its join, once. A join that must wait
+   * (a join of an earlier round or run still holds its id) leaves the mark, and a later scan tries again.
+   */
+  async progress(task: TaskRecord): Promise<void> {
+    if (task.group && !(await this.countInGroup(task))) return;
+    if (!task.group && joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
+    if (decideParentJoin(task, 0) && !(await this.submitParentJoin(task.id))) return;
+    for (;;) {
+      const read = await this.store.read(task.id);
+      // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
+      if (!read.task?.uncounted || read.task.finishedAt !== task.finishedAt) return;
+      if (await this.store.compareAndSet(task.id, read, counted(read.task))) return;
+    }
+  }
+
+  /** Counts a grouped task into its group's record; false when its group's join has to wait (see `createJoin`). */
+  private async countInGroup(task: TaskRecord): Promise<boolean> {
+    const id = groupId(task.type, task.group!.name);
+    for (;;) {
+      const read = await this.store.readGroup(id);
+      const progress = decideGroupProgress(read.group, task, this.options.clock.now());
+      if (!read.group) {
+        // The record is created empty first: its generation (which its joins name) is then the one every node
+        // reads, never one a node made up and lost to another's create.
+        await this.store.compareAndSetGroup(id, read, newGroupRecord(task));
+        continue;
+      }
+      const same = JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]);
+      if (same && !progress.join && progress.group.round === read.group.round) {
+        // Counted already (a write whose answer was lost, a node that died after it): the stop may not have been.
+        if (groupStoppedFast(read.group)) await this.stopGroup(task, progress.cancel);
+        return true;
+      }
+      // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
+      // a group marked joined always has its join, whatever fails in between.
+      if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return false;
+      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
+      if (groupStoppedFast(progress.group)) await this.stopGroup(task, progress.cancel);
+      return true;
+    }
+  }
+
+  /** The rest of a group that stopped at a failure: every task of it not ended yet, whether or not the total is known. */
+  private async stopGroup(task: TaskRecord, numbers: readonly number[]): Promise<void> {
+    // Still stopped now (an operator's retry may have reopened it since it was read): else nothing is cancelled.
+    if (!groupStoppedFast((await this.store.readGroup(groupId(task.type, task.group!.name))).group)) return;
+    const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
+    const numbered = numbers.map((number) => `${task.type}:${task.group!.name}:${number}`);
+    const why = `its group ${groupId(task.type, task.group!.name)} stopped at a failure (failGroupFast)`;
+    for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, why);
+  }
+
+  /**
+   * A join of one of a parent's sub-groups ended: the parent records it, and the write that finds the parent
+   * finished with every sub-group joined submits the parent's own join (created first, so it is never lost). If that
+   * join has to wait, the parent is marked instead (`uncounted`), and a scan submits it later.
+   */
+  private async joinParent(join: TaskRecord): Promise<void> {
+    const data = join.data as GroupJoinData;
+    const id = groupId(data.type, data.group);
+    for (;;) {
+      const read = await this.store.read(join.parent!);
+      if (!read.task) return; // the parent was purged: nobody waits for this
+      if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return; // recorded already
+      const recorded = recordSubgroupJoin(read.task, id, groupEnd(join));
+      const due = decideParentJoin(recorded, this.options.clock.now());
+      const created = due ? await this.createJoin(due.join, due.joinOf, undefined) : false;
+      const next = !due ? recorded : created ? due.parent : { ...recorded, uncounted: true as const };
+      if (await this.store.compareAndSet(read.task.id, read, next)) return;
+    }
+  }
+
+  /** A parent finished after all its sub-groups joined: its own join, once (created before the mark); false if it has to wait. */
+  private async submitParentJoin(id: string): Promise<boolean> {
+    for (;;) {
+      const read = await this.store.read(id);
+      const due = read.task && decideParentJoin(read.task, this.options.clock.now());
+      if (!due) return true;
+      if (!(await this.createJoin(due.join, due.joinOf, undefined))) return false;
+      if (await this.store.compareAndSet(id, read, counted(due.parent))) return true;
+    }
+  }
+
+  /**
+   * Creates a join unless it is there already (one id per group: idempotent), replacing a finished join of an
+   * earlier round, group or run. False when that earlier join has not finished (or not been counted) yet: the caller
+   * keeps its mark, and the join is created by a later scan, after the earlier one.
+   */
+  private async createJoin(join: GroupJoinData, joinOf: string, parent: string | undefined): Promise<boolean> {
+    for (;;) {
+      const id = joinIdOf(join, joinOf);
+      const read = await this.store.read(id);
+      const decision = joinTask(join, joinOf, parent, this.options.clock.now(), read.task);
+      if (decision.outcome === 'exists') return true;
+      if (decision.outcome === 'blocked') return false;
+      if (await this.store.compareAndSet(id, read, decision.task)) return true;
+    }
+  }
+
+  /** Cancels a task of a group that stopped at a failure, unless it finished (`reason` goes on its attempt). */
+  private async cancel(id: string, reason: string): Promise<void> {
+    for (;;) {
+      const read = await this.store.read(id);
+      const next = read.task && decideCancel(read.task, this.options.clock.now(), reason, this.options.clockSkewMs);
+      if (!next || (await this.store.compareAndSet(id, read, next))) return;
+    }
+  }
+}

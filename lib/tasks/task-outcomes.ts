@@ -1,0 +1,60 @@
+import { InvalidTaskError } from './errors/invalid-task.error';
+import { RetryLaterError } from './errors/retry-later.error';
+import type { TaskRecord } from './task';
+import type { TaskActor } from './task-claim.rules';
+import type { TaskFencing } from './task-fencing';
+import type { TaskGroups } from './task-groups';
+import type { Registration } from './task-handler';
+import { decideFinish, type RunEnd, type TaskOutcome } from './task-outcome.rules';
+import type { VersionedTask } from './task-store';
+import type { TaskWorkerOptions } from './task-worker.options';
+
+/**
+ * How a run's claim ends on this node: its outcome recorded (done, retried after its backoff, failed, invalid) with a
+ * write fenced by the claim's epoch, then counted into its group; or, at shutdown, the task handed back untouched.
+ */
+export class TaskOutcomes {
+  constructor(
+    private readonly fencing: TaskFencing,
+    private readonly groups: TaskGroups,
+    private readonly actor: TaskActor,
+    private readonly options: TaskWorkerOptions,
+  ) {}
+
+  /** Records the outcome, fenced by the epoch; then the group's progress and, once, its join. */
+  async finish(task: TaskRecord, epoch: number, end: RunEnd, registration: Registration, known: VersionedTask): Promise<void> {
+    const finished = await this.fencing.fenced(task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, end, now, registration.backoff, registration.maxAttempts), known);
+    if (finished.outcome !== 'ok') {
+      this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: finished.message }); // the new holder's outcome stands
+      return;
+    }
+    const record = finished.task;
+    const error = end.outcome.kind === 'done' ? '' : end.outcome.error;
+    if (record.state === 'done') this.options.onEvent?.({ kind: 'completed', task: record, epoch });
+    else if (record.state === 'pending') this.options.onEvent?.({ kind: 'retrying', task: record, epoch, error });
+    else this.options.onEvent?.({ kind: record.state === 'invalid' ? 'invalid' : 'failed', task: record, epoch, error });
+    if (record.state === 'invalid') this.options.onInvalid?.(record, end.outcome.kind === 'invalid' ? end.outcome.error : 'invalid');
+    if (record.state === 'pending') return; // retried later
+    if (record.uncounted) await this.groups.progress(record);
+  }
+
+  /**
+   * At shutdown (or for a claim whose answer came back too late to run it): the task goes back to pending at once,
+   * with the attempt not counted.
+   */
+  async handBack(id: string, epoch: number, known: VersionedTask): Promise<void> {
+    const back = await this.fencing.fenced(id, epoch, (current) => {
+      const { claim: _claim, ...rest } = current;
+      return { outcome: 'ok', task: { ...rest, state: 'pending', attempts: current.attempts.filter((a) => a.epoch !== epoch) } };
+    }, known, true);
+    if (back.outcome === 'ok') this.options.onEvent?.({ kind: 'handed-back', id, epoch });
+  }
+}
+
+/** What a handler's error means: {@link InvalidTaskError} and {@link RetryLaterError} say so; anything else failed. */
+export function outcomeOf(error: unknown): TaskOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof InvalidTaskError) return { kind: 'invalid', error: message };
+  if (error instanceof RetryLaterError) return { kind: 'retry', error: message, ...(error.delayMs !== undefined && { delayMs: error.delayMs }) };
+  return { kind: 'failed', error: message };
+}
