@@ -28,6 +28,9 @@ const LOOK_FRACTION = 3;
  * revokes what the plan takes away (`onRevoked` returns first) before giving it up, and claims what the plan gives
  * it once no other live permit lists it. While it is the oldest participant it also writes the plan. Everything
  * it writes is a compare-and-set on the allocation's one entry, so no resource is ever listed by two live permits.
+ *
+ * About 300 lines, kept whole: one state machine (join, look, adopt, claim, revoke, stop, lost) whose steps share
+ * its state; the coordinator's job and the calls of the app's handlers live beside it.
  */
 export class AllocationParticipant {
   readonly semaphore: string;
