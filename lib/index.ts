@@ -50,7 +50,8 @@ export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acqui
 export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './permits/permit.engine';
 export type { SemaphoreStatus } from './permits/semaphore-status';
 export { semaphoreKind, type KindGuardOptions, type SemaphoreKind } from './permits/semaphore-kind';
-export { PermitLease, PermitLostError, type PermitLeaseOptions } from './permits/permit-lease';
+export { PermitLease, type PermitLeaseOptions } from './permits/permit-lease';
+export { PermitLostError } from './permits/errors/permit-lost.error';
 export { DenyReason, TRANSIENT_DENIALS } from './permits/deny-reason';
 export type { Holder, NodeIdentity, Permit } from './permits/permit';
 export type { SemaphoreEntry } from './permits/semaphore-entry';
