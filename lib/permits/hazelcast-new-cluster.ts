@@ -38,9 +38,10 @@ interface Stored {
  * 2. lifts the recovery wait of each semaphore that nodes created waiting, knowing nothing of an earlier one; an
  *    entry that changed since it was read is read again and lifted only if it still shows no earlier life, so a
  *    node that remembers the lost state and says so meanwhile keeps its wait.
- * Every call has the deadline `timeoutMs`, and fails as a store call does (see `store-call.ts`). What it cannot see is an app instance cut off from the cluster that
- * still holds a permit of a lost state: declare a cluster new only when none ran against an earlier incarnation of
- * it within the longest permit duration, and never just after a restart.
+ * Every call has the deadline `timeoutMs`, and fails as a store call does (see `store-call.ts`). What it cannot see
+ * is an app instance cut off from the cluster that still holds a permit of a lost state: declare a cluster new only
+ * when none ran against an earlier incarnation of it within the longest permit duration, and never just after a
+ * restart.
  */
 export async function declareNewCluster(client: Client, clock: Clock, timeoutMs = 30_000): Promise<NewClusterReport> {
   const call = <T>(what: string, operation: () => Promise<T>) => callWithDeadline(operation, timeoutMs, `cluster init: ${what}`);
