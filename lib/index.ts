@@ -32,25 +32,26 @@ export type { Presence, PresenceIdentity, MembershipChanges } from './presence/p
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
 export { HazelcastPresenceStore, type HazelcastPresenceStoreOptions } from './presence/hazelcast-presence.store';
-export { HazelcastConnection, type HazelcastConnectionOptions, type ConnectionState } from './hazelcast/hazelcast-connection';
+export { HazelcastConnection, type ConnectionState } from './hazelcast/hazelcast-connection';
+export { type HazelcastConnectionOptions } from './hazelcast/hazelcast-connection.options';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck } from './nest/permits/cluster-singleton.decorator';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export { AdminTokenGuard } from './nest/admin/admin-token.guard';
 export type { ClusterSingletonOptions } from './nest/permits/cluster-singleton.options';
 export { GATEKEEPER_STORE } from './nest/gatekeeper.constants';
 
-export {
-  SemaphoreAdmin, type GroupMigrationReport, type GroupMigrationRequest, type MigrationChange, type MigrationSelection,
-  type MigrationSkip, type MigrationSkipCode, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch, type UndoMigrationReport,
-  type UndoMigrationRequest,
-} from './permits/semaphore-admin';
+export { SemaphoreAdmin, type SemaphoreAdminOptions, type SemaphoreDefinitionPatch } from './permits/semaphore-admin';
+export { type GroupMigrationReport, type MigrationChange, type MigrationSkip, type UndoMigrationReport } from './permits/group-migrations';
+export { type GroupMigrationRequest, type MigrationSelection, type MigrationSkipCode, type UndoMigrationRequest } from './permits/group-migration.rules';
 
 // Permits and decisions
 export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
-export { PermitEngine, type DecideOptions, type PermitEngineOptions } from './permits/permit.engine';
+export { PermitEngine } from './permits/permit.engine';
+export { type DecideOptions, type PermitEngineOptions } from './permits/permit-engine.options';
 export type { SemaphoreStatus } from './permits/semaphore-status';
 export { semaphoreKind, type KindGuardOptions, type SemaphoreKind } from './permits/semaphore-kind';
-export { PermitLease, PermitLostError, type PermitLeaseOptions } from './permits/permit-lease';
+export { PermitLease, type PermitLeaseOptions } from './permits/permit-lease';
+export { PermitLostError } from './permits/errors/permit-lost.error';
 export { DenyReason, TRANSIENT_DENIALS } from './permits/deny-reason';
 export type { Holder, NodeIdentity, Permit } from './permits/permit';
 export type { SemaphoreEntry } from './permits/semaphore-entry';
@@ -90,13 +91,15 @@ export { CorruptStateError } from './core/errors/corrupt-state.error';
 export { AllocationService } from './nest/allocation/allocation.service';
 export { AllocationLease, type ResourceLease } from './allocation/allocation-lease';
 export { ManualAllocation, type ManualAllocationOptions, type ManualSlot } from './allocation/manual-allocation';
-export { AllocationParticipant, allocationPermitsOf, type AllocationHandlers, type AllocationParticipantOptions, type AllocationPermits } from './allocation/allocation-participant';
+export { AllocationParticipant } from './allocation/allocation-participant';
+export { allocationPermitsOf, type AllocationPermits } from './allocation/allocation-permits';
+export { type AllocationHandlers, type AllocationParticipantOptions } from './allocation/allocation-participant.options';
 export {
   ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore, type AllocationAnnex, type AllocationInput, type AllocationPlan, type RebalanceReason,
 } from './allocation/allocation';
 export { allocationStatus, type AllocationOwner, type AllocationStatus } from './allocation/allocation-status';
 export { requestRebalance } from './allocation/allocation-admin';
-export { manualSlice } from './allocation/allocation.rules';
+export { manualSlice } from './allocation/allocation-plan.rules';
 export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.error';
 export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';
 

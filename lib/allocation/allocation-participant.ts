@@ -1,64 +1,15 @@
-import type { Clock } from '../core/clock';
 import type { AcquireResult } from '../permits/acquire-result';
 import type { Holder, Permit } from '../permits/permit';
 import { PermitLease } from '../permits/permit-lease';
-import type { AmendInput, AmendResult, Amendment, DecideOptions, PermitEngine } from '../permits/permit.engine';
-import type { PermitStore } from '../permits/permit-store';
-import type { SemaphoreEntry } from '../permits/semaphore-entry';
-import { allocationSemaphore, type AllocationPlan } from './allocation';
+import { allocationSemaphore } from './allocation';
 import { readAnnex, writeAnnex } from './allocation-annex.codec';
-import { AllocationLease, type ResourceLease } from './allocation-lease';
-import { amendHoldings, coordinatorOf, decidePlan, reconcile } from './allocation.rules';
+import { AllocationLease } from './allocation-lease';
+import type { AllocationHandlers, AllocationParticipantOptions } from './allocation-participant.options';
+import type { AllocationPermits } from './allocation-permits';
+import { AllocationCoordinator } from './allocation-coordinator';
+import { AllocationWork } from './allocation-work';
+import { amendHoldings, reconcile } from './allocation-holdings.rules';
 
-/** What a participant needs of the permit layer (a `PermitEngine` and its store: see {@link allocationPermitsOf}). */
-export interface AllocationPermits {
-  /** Grants this node's permit (or answers from the view that it already holds one). */
-  acquire(semaphore: string): Promise<AcquireResult>;
-  /** Refreshes the permit and applies a change in one compare-and-set; never withdraws it (see `PermitEngine.amend`). */
-  amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, options?: DecideOptions): Promise<AmendResult<T>>;
-  /** Releases the permit; with `notBefore` ahead it is kept (released) until then, its resources reserved. Never throws. */
-  release(permit: Permit, notBefore?: number): Promise<void>;
-  /** Calls `onLost` when the node learns the permit no longer holds; nothing withdraws it meanwhile. */
-  watch(permit: Permit, onLost: (reason: string) => void): () => void;
-  /** The node's view of the semaphore's entry. */
-  peek(semaphore: string): SemaphoreEntry | undefined;
-  /** Calls `listener` whenever the view of the semaphore's entry changes; returns the unsubscribe. */
-  watchEntry(semaphore: string, listener: () => void): () => void;
-}
-
-/** What a node brings to an allocation: the resource set, and what to do with its share. */
-export interface AllocationHandlers {
-  /** The whole resource set (every node should return the same; the coordinator's is what counts). */
-  resources(): readonly string[] | Promise<readonly string[]>;
-  /** Resources given to this node, once its permit lists them. `lease.epochOf(id)` fences writes. */
-  onAssigned?(resources: string[], lease: ResourceLease): void | Promise<void>;
-  /**
-   * Resources taken from this node: stop using them before returning. They move to another node only after this
-   * returned (or, if it does not return within the revoke timeout, once this node's lease lapsed).
-   */
-  onRevoked?(resources: string[], reason: string): void | Promise<void>;
-}
-
-/** Timing and hooks of an {@link AllocationParticipant}. */
-export interface AllocationParticipantOptions {
-  clock: Clock;
-  /** The clock-skew bound. */
-  clockSkewMs: number;
-  /** The rebalance delay (see `AllocationInput.rebalanceDelay`). */
-  delayMs: number;
-  /** How often the coordinator re-reads the resource set. Default 30 s. */
-  resourcesIntervalMs?: number;
-  /** How long `onRevoked` may take; past it the node lets its lease lapse instead. Default: the lease. */
-  revokeTimeoutMs?: number;
-  /** Called when this node's coordinator wrote a plan. */
-  onPlan?(plan: AllocationPlan): void;
-  /** Called when this node starts or stops taking part. */
-  onJoined?(lease: AllocationLease): void;
-  /** Called when this node's part ended without a graceful stop. */
-  onLost?(reason: string): void;
-  /** Called when something failed and is retried (a store call, a handler). */
-  onError?(error: unknown, what: string): void;
-}
 
 /** What the node learns when it looks at the allocation. */
 interface Current {
@@ -75,6 +26,9 @@ const LOOK_FRACTION = 3;
  * revokes what the plan takes away (`onRevoked` returns first) before giving it up, and claims what the plan gives
  * it once no other live permit lists it. While it is the oldest participant it also writes the plan. Everything
  * it writes is a compare-and-set on the allocation's one entry, so no resource is ever listed by two live permits.
+ *
+ * About 300 lines, kept whole: one state machine (join, look, adopt, claim, revoke, stop, lost) whose steps share
+ * its state; the coordinator's job and the calls of the app's handlers live beside it.
  */
 export class AllocationParticipant {
   readonly semaphore: string;
@@ -89,14 +43,10 @@ export class AllocationParticipant {
   private readonly ended = new Set<number>();
   /** Tokens of parts left to lapse because their work did not stop in time: nothing may release them early. */
   private readonly kept = new Set<number>();
-  private resourceSet?: readonly string[];
-  private resourcesReadAt = -Infinity;
-  private resourcesStale = true;
-  private wakeAt?: number;
   /** A lost part being wound up: its work told (`onRevoked`), then its permit released. */
   private settling?: Promise<void>;
-  /** The `onAssigned` call running now, which an `onRevoked` waits for (bounded) before it starts. */
-  private assigning?: Promise<unknown>;
+  private readonly work: AllocationWork;
+  private readonly coordinator: AllocationCoordinator;
 
   constructor(
     /** The allocation's name. */
@@ -107,6 +57,8 @@ export class AllocationParticipant {
     private readonly options: AllocationParticipantOptions,
   ) {
     this.semaphore = allocationSemaphore(allocation);
+    this.coordinator = new AllocationCoordinator(allocation, this.semaphore, holder, permits, handlers, options);
+    this.work = new AllocationWork(handlers, (error, what) => this.options.onError?.(error, what));
   }
 
   /** Fencing tokens of parts left to lapse (their `onRevoked` overran): whoever releases at shutdown must skip them. */
@@ -134,7 +86,7 @@ export class AllocationParticipant {
 
   /** The resource set changed: the coordinator re-reads it now; any other node asks the coordinator to. */
   async resourcesChanged(): Promise<void> {
-    this.resourcesStale = true;
+    this.coordinator.resourcesChanged();
     if (!this.isCoordinator()) await this.requestRebalance();
     this.kick();
   }
@@ -175,8 +127,7 @@ export class AllocationParticipant {
   }
 
   private isCoordinator(): boolean {
-    const token = this.current?.permitLease.permit.fencingToken;
-    return token !== undefined && coordinatorOf(this.permits.peek(this.semaphore), this.options.clock.now(), this.options.clockSkewMs)?.fencingToken === token;
+    return this.coordinator.isCoordinator(this.current?.permitLease.permit.fencingToken);
   }
 
   /** Looks again soon: now, or right after the look in progress. */
@@ -210,7 +161,7 @@ export class AllocationParticipant {
         const leaseMs = entry?.definition?.durationMs ?? 10_000;
         const now = this.options.clock.now();
         let next = Math.floor(leaseMs / LOOK_FRACTION);
-        if (this.wakeAt !== undefined) next = Math.min(next, this.wakeAt - now + 1);
+        if (this.coordinator.wakeAt !== undefined) next = Math.min(next, this.coordinator.wakeAt - now + 1);
         // A silent node's permit lapses without an event: look right after the next lapse, when its resources are free.
         const lapses = (entry?.permits ?? []).map((p) => p.expiresAt + this.options.clockSkewMs - now).filter((ms) => ms >= 0);
         if (lapses.length) next = Math.min(next, Math.min(...lapses) + 1);
@@ -227,7 +178,7 @@ export class AllocationParticipant {
     if (!current) return this.join();
     if (!current.permitLease.isValid()) return;
     const token = current.permitLease.permit.fencingToken;
-    if (this.isCoordinator()) await this.coordinate(current);
+    if (this.isCoordinator()) await this.coordinator.coordinate(current.permitLease);
     if (this.current !== current || !current.permitLease.isValid()) return;
     const now = this.options.clock.now();
     const entry = this.permits.peek(this.semaphore);
@@ -280,56 +231,9 @@ export class AllocationParticipant {
     return result.granted ? { granted: true, outcome: 'refreshed', permit: result.permit } : result;
   }
 
-  private async coordinate(current: Current): Promise<void> {
-    const entry = this.permits.peek(this.semaphore);
-    if (!entry) return;
-    const annex = readAnnex(entry.annex);
-    if (annex.requests > (annex.plan?.answered ?? 0)) this.resourcesStale = true;
-    const resources = await this.resources();
-    if (!resources) return;
-    const token = current.permitLease.permit.fencingToken;
-    const input = { resources, skewMs: this.options.clockSkewMs, delayMs: this.options.delayMs, by: this.holder.acquirer };
-    const first = decidePlan({ ...input, entry, now: this.options.clock.now() });
-    this.wakeAt = first.wakeAt;
-    if (!first.plan) return;
-    const result = await this.permits.amend(current.permitLease.permit, ({ entry: read, now }): Amendment<AllocationPlan | undefined> => {
-      if (coordinatorOf(read, now, this.options.clockSkewMs)?.fencingToken !== token) return { result: undefined };
-      const { plan } = decidePlan({ ...input, entry: read, now });
-      return plan ? { annex: writeAnnex({ ...readAnnex(read.annex), plan }), result: plan } : { result: undefined };
-    });
-    if (result.granted && result.result) this.options.onPlan?.(result.result);
-  }
-
-  /** The resource set, re-read when stale (interval, or told it changed); `undefined` if it was never readable. */
-  private async resources(): Promise<readonly string[] | undefined> {
-    const interval = this.options.resourcesIntervalMs ?? 30_000;
-    if (this.resourcesStale || performance.now() - this.resourcesReadAt >= interval) {
-      try {
-        const set = await this.handlers.resources();
-        if (!Array.isArray(set) || set.some((id) => typeof id !== 'string')) throw new TypeError(`resources() of "${this.allocation}" must return an array of strings`);
-        this.resourceSet = set;
-        this.resourcesReadAt = performance.now();
-        this.resourcesStale = false;
-      } catch (error) {
-        this.options.onError?.(error, 'resources()');
-      }
-    }
-    return this.resourceSet;
-  }
-
-  /**
-   * Hands resources to the work. Waited for up to the revoke timeout, so a hanging `onAssigned` cannot stop this node
-   * from giving resources up when the plan says so (its `onRevoked` waits for it, within the same bound).
-   */
-  private async assign(current: Current, resources: ReadonlyMap<string, number>): Promise<void> {
-    current.lease.add(resources);
-    const call = Promise.resolve()
-      .then(() => this.handlers.onAssigned?.([...resources.keys()].sort(), current.lease))
-      .catch((error: unknown) => this.options.onError?.(error, 'onAssigned'));
-    this.assigning = call;
-    const outcome = await this.bounded(call, this.timeoutFor(current));
-    if (this.assigning === call) this.assigning = undefined;
-    if (outcome === 'overran') this.options.onError?.(new Error(`onAssigned did not return within ${this.timeoutFor(current)} ms; going on`), 'onAssigned');
+  /** Hands resources to the work, waited for up to the revoke timeout (see {@link AllocationWork.assign}). */
+  private assign(current: Current, resources: ReadonlyMap<string, number>): Promise<void> {
+    return this.work.assign(current.lease, resources, this.timeoutFor(current));
   }
 
   private timeoutFor(current: Current): number {
@@ -337,17 +241,6 @@ export class AllocationParticipant {
     return this.options.revokeTimeoutMs ?? Math.max(1, permit.expiresAt - permit.refreshedAt);
   }
 
-  private async bounded(promise: Promise<unknown>, timeoutMs: number): Promise<'done' | 'overran'> {
-    let timer: NodeJS.Timeout | undefined;
-    const overran = new Promise<'overran'>((resolve) => (timer = setTimeout(() => resolve('overran'), timeoutMs)));
-    try {
-      return await Promise.race([promise.then(() => 'done' as const), overran]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Tells the work (`onRevoked`), then gives the resources up. Returns false if `onRevoked` overran its timeout. */
   /**
    * Gives resources up: the work is told first (`onRevoked`, for those it was told it owns; one told before whose
    * release did not land is not told twice), then they go off the permit. A release that fails is retried at the
@@ -378,13 +271,7 @@ export class AllocationParticipant {
   /** Runs `onRevoked` within the revoke timeout; past it, lets the lease lapse (never released) and returns false. */
   private async tell(current: Current, resources: string[], reason: string): Promise<boolean> {
     const timeoutMs = this.timeoutFor(current);
-    const started = performance.now();
-    // An onAssigned still setting work up finishes first (within the same bound), so the stop comes after the start.
-    if (this.assigning) await this.bounded(this.assigning, timeoutMs);
-    const call = Promise.resolve()
-      .then(() => this.handlers.onRevoked?.(resources, reason))
-      .catch((error: unknown) => this.options.onError?.(error, 'onRevoked'));
-    if ((await this.bounded(call, Math.max(1, timeoutMs - (performance.now() - started)))) === 'done') return true;
+    if (await this.work.revoke(resources, reason, timeoutMs)) return true;
     this.abandon(current, `onRevoked of ${resources.length} resource(s) did not return within ${timeoutMs} ms`);
     return false;
   }
@@ -433,23 +320,4 @@ export class AllocationParticipant {
     this.standBackUntil = Math.max(this.standBackUntil, performance.now() + this.options.delayMs);
     this.kick();
   }
-}
-
-/** The {@link AllocationPermits} of a framework-free `PermitEngine` on its store. */
-export function allocationPermitsOf(
-  engine: Pick<PermitEngine, 'tryAcquire' | 'amend' | 'release' | 'watch'>,
-  store: Pick<PermitStore, 'peek' | 'watch'>,
-): AllocationPermits {
-  return {
-    acquire: (semaphore) => engine.tryAcquire(semaphore, { local: true }),
-    amend: (permit, change, options) => engine.amend(permit, change, options),
-    release: async (permit, notBefore) => {
-      await engine.release(permit, notBefore).catch(() => undefined);
-    },
-    watch: (permit, onLost) => engine.watch(permit, onLost, { withdraw: false }),
-    peek: (semaphore) => store.peek(semaphore)?.entry,
-    watchEntry: (semaphore, listener) => store.watch((name) => {
-      if (name === semaphore) listener();
-    }),
-  };
 }

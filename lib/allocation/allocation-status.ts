@@ -3,7 +3,7 @@ import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import { livePermits } from '../permits/permit';
 import { allocationOf, type AllocationPlan } from './allocation';
 import { readAnnex } from './allocation-annex.codec';
-import { participantsOf } from './allocation.rules';
+import { participantsOf } from './allocation-slots.rules';
 
 /** One node's part in an allocation, as the cluster has it. */
 export interface AllocationOwner {

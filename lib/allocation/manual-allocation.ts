@@ -1,7 +1,7 @@
 import { ResourceNotOwnedError } from './errors/resource-not-owned.error';
-import type { AllocationHandlers } from './allocation-participant';
+import type { AllocationHandlers } from './allocation-participant.options';
 import type { ResourceLease } from './allocation-lease';
-import { manualSlice } from './allocation.rules';
+import { manualSlice } from './allocation-plan.rules';
 
 /** Where a node sits in a manual allocation. */
 export interface ManualSlot {

@@ -1,4 +1,4 @@
-import type { GroupMigrationReport, UndoMigrationReport } from '../permits/semaphore-admin';
+import type { GroupMigrationReport, UndoMigrationReport } from '../permits/group-migrations';
 import type { SemaphoreStatus } from '../permits/semaphore-status';
 import { formatDuration } from '../core/duration';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';

@@ -23,7 +23,6 @@ import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } fro
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
 
-export { EXIT } from './cli-errors';
 
 /** Where the CLI writes: `out` for results (stdout), `err` for errors and warnings (stderr). */
 export interface CliOutput {

@@ -1,5 +1,6 @@
 import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../core/clock';
+import type { ClusterCall } from './store-call';
 
 /** The cluster-wide map of canaries (one per partition, shared by every map prefix: partitions are cluster-wide). */
 export const CANARY_MAP = '__gatekeeper.partition-canaries';
@@ -23,6 +24,9 @@ export interface Canary {
  * A brand-new cluster looks exactly like a restarted one. Whoever starts a new cluster and knows no permit was
  * ever granted on it may write the canaries marked `fresh` (see {@link declareFreshCluster}); the test setup and
  * the sample do.
+ *
+ * Its methods make their calls through the `call` they are given: the store's, so each has the store's deadline and
+ * failure mapping (see `store-call.ts`).
  */
 export class PartitionCanaries {
   private keys: string[] = [];
@@ -34,7 +38,7 @@ export class PartitionCanaries {
   ) {}
 
   /** Computes the canary keys and writes the canaries that are missing (at connect and after a reconnect). */
-  async ensure(call: <T>(op: () => Promise<T>) => Promise<T>): Promise<void> {
+  async ensure(call: ClusterCall): Promise<void> {
     this.keys = canaryKeys(this.client);
     const present = await call(() => this.map.getAll(this.keys));
     const have = new Set(present.map(([key]) => key));
@@ -44,7 +48,7 @@ export class PartitionCanaries {
   }
 
   /** Marks `name`'s partition as intact only from now on (an entry in it vanished without the partition being lost). */
-  async renew(name: string, call: <T>(op: () => Promise<T>) => Promise<T>): Promise<void> {
+  async renew(name: string, call: ClusterCall): Promise<void> {
     if (this.keys.length === 0) this.keys = canaryKeys(this.client);
     const key = this.keys[this.client.getPartitionService().getPartitionId(name)];
     await call(() => this.map.set(key, encode({ createdAt: this.clock.now(), fresh: false })));
@@ -54,7 +58,7 @@ export class PartitionCanaries {
    * Since when the data of `name`'s partition is known intact, or `undefined` when it always was (fresh canary).
    * A missing canary is written now: the partition was lost (or never seen), so from now on is all we know.
    */
-  async intactSince(name: string, call: <T>(op: () => Promise<T>) => Promise<T>): Promise<number | undefined> {
+  async intactSince(name: string, call: ClusterCall): Promise<number | undefined> {
     if (this.keys.length === 0) this.keys = canaryKeys(this.client);
     const key = this.keys[this.client.getPartitionService().getPartitionId(name)];
     let raw = await call(() => this.map.get(key));

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../core/clock';
-import { withDeadline } from '../core/with-deadline';
 import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast/hazelcast-partition-canaries';
+import { callWithDeadline } from '../hazelcast/store-call';
 import { ClusterNotNewError } from './errors/cluster-not-new.error';
 import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from './new-cluster.rules';
 import { decodeEntry, encodeEntry } from './semaphore-entry.codec';
@@ -38,12 +38,13 @@ interface Stored {
  * 2. lifts the recovery wait of each semaphore that nodes created waiting, knowing nothing of an earlier one; an
  *    entry that changed since it was read is read again and lifted only if it still shows no earlier life, so a
  *    node that remembers the lost state and says so meanwhile keeps its wait.
- * Every call has the deadline `timeoutMs`. What it cannot see is an app instance cut off from the cluster that
- * still holds a permit of a lost state: declare a cluster new only when none ran against an earlier incarnation of
- * it within the longest permit duration, and never just after a restart.
+ * Every call has the deadline `timeoutMs`, and fails as a store call does (see `store-call.ts`). What it cannot see
+ * is an app instance cut off from the cluster that still holds a permit of a lost state: declare a cluster new only
+ * when none ran against an earlier incarnation of it within the longest permit duration, and never just after a
+ * restart.
  */
 export async function declareNewCluster(client: Client, clock: Clock, timeoutMs = 30_000): Promise<NewClusterReport> {
-  const call = <T>(what: string, operation: () => Promise<T>) => withDeadline(operation(), timeoutMs, `cluster init: ${what}`);
+  const call = <T>(what: string, operation: () => Promise<T>) => callWithDeadline(operation, timeoutMs, `cluster init: ${what}`);
   const maps = (await call('list the maps', () => client.getDistributedObjects()))
     .filter((o) => o.getServiceName() === MAP_SERVICE && o.getName().endsWith(SEMAPHORE_MAP_SUFFIX))
     .map((o) => o.getName())
@@ -61,7 +62,7 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
   }
   if (evidence.length > 0) throw new ClusterNotNewError(evidence);
 
-  const canaryMap = await client.getMap<string, string>(CANARY_MAP);
+  const canaryMap = await call('open the canary map', () => client.getMap<string, string>(CANARY_MAP));
   const fresh = encodeCanary({ createdAt: clock.now(), fresh: true });
   const marked: Array<{ key: string; raw: string | null }> = [];
   for (const { key, raw, canary } of canaries) {
@@ -77,7 +78,7 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
 
   const waitsLifted: Array<NewClusterReport['waitsLifted'][number]> = [];
   const lift = async ({ map, name, raw, entry }: Stored) => {
-    const imap = await client.getMap<string, string>(map);
+    const imap = await call(`open ${map}`, () => client.getMap<string, string>(map));
     for (let current: Stored | undefined = { map, name, raw, entry }; current?.entry; ) {
       const next = current.entry.rebuilt ? withoutRecoveryWait(current.entry) : undefined;
       if (!next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays

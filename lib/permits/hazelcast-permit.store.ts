@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock';
 import type { SemaphoreEntry } from './semaphore-entry';
 import { HazelcastConnection, type ConnectionState } from '../hazelcast/hazelcast-connection';
 import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
+import { StoreCalls } from '../hazelcast/store-call';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
@@ -63,15 +64,14 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private resyncing?: Promise<void>;
   /** Counts reasons to distrust the view, so a resync that began before the latest one runs again. */
   private distrusted = 0;
-  private operations = 0;
   private readonly mapName: string;
-  private readonly callTimeoutMs: number;
+  private readonly calls: StoreCalls;
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
     super();
     this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.semaphores`;
-    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.connection = options.connection ?? new HazelcastConnection(options);
+    this.calls = new StoreCalls(this.connection, 'permits', options.callTimeoutMs ?? 10_000);
   }
 
   async connect({ clock, events = {} }: PermitStoreContext): Promise<void> {
@@ -86,9 +86,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       }
       this.opened = true;
       this.unsubscribe = this.connection.onState((state) => this.onConnectionState(state));
-      this.map = await this.client.getMap<string, string>(this.mapName);
-      this.canaries = new PartitionCanaries(this.client, await this.client.getMap<string, string>(CANARY_MAP), clock);
-      this.listenerId = await this.map.addEntryListener(
+      const client = this.client;
+      const map = await this.call(() => client.getMap<string, string>(this.mapName), 'open the semaphore map');
+      this.map = map;
+      this.canaries = new PartitionCanaries(client, await this.call(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), clock);
+      this.listenerId = await this.call(() => map.addEntryListener(
         {
           added: (e) => this.observe(e.key, e.value),
           updated: (e) => this.observe(e.key, e.value),
@@ -103,7 +105,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
         },
         undefined,
         true,
-      );
+      ), 'listen to the semaphore map');
       // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
       this.membershipListenerId = this.client.getCluster().addMembershipListener({
         memberAdded: () => undefined,
@@ -202,7 +204,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   }
 
   operationCount(): number {
-    return this.operations;
+    return this.calls.count();
   }
 
   private vanished(name: string): void {
@@ -285,22 +287,20 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   }
 
   /**
-   * Runs a cluster call with a deadline, turning any client failure into {@link StoreUnavailableError} (callers
-   * fail closed). With an injected client there are no lifecycle events: a call that works after one that failed
-   * is the sign that the connection is back, and the view is re-read.
+   * Runs a cluster call through the store's {@link StoreCalls} (deadline, and every failure a
+   * {@link StoreUnavailableError}: callers fail closed). With an injected client there are no lifecycle events: a
+   * call that works after one that failed is the sign that the connection is back, and the view is re-read.
    */
-  private async call<T>(operation: () => Promise<T>, what: string, timeoutMs = this.callTimeoutMs, { settle = false } = {}): Promise<T> {
-    this.operations++;
+  private async call<T>(operation: () => Promise<T>, what: string, timeoutMs?: number, { settle = false } = {}): Promise<T> {
     try {
-      const result = await this.connection.timed('permits', operation, timeoutMs, what);
+      const result = await this.calls.run(operation, what, timeoutMs);
       if (this.suspect && this.connected) void this.resync();
       return result;
     } catch (error) {
       // A timeout means a stalled member: what it will do with the call, and what events it held back, is
       // unknown, so the view is re-read before the next local answer. Other write failures are settled first.
       if (!settle || error instanceof StoreTimeoutError) this.suspect = this.connected;
-      if (error instanceof StoreUnavailableError) throw error;
-      throw new StoreUnavailableError(`Hazelcast call failed (${what}): ${(error as Error).message ?? String(error)}`, { cause: error });
+      throw error;
     }
   }
 }

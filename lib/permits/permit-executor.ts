@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock';
 import type { AcquireResult, PermitDenied } from './acquire-result';
-import type { DecideOptions } from './permit.engine';
+import type { DecideOptions } from './permit-engine.options';
 import { DenyReason } from './deny-reason';
 import type { LocalPermits } from './local-permits';
 import type { Permit } from './permit';

@@ -1,20 +1,8 @@
 import type { Clock } from '../core/clock';
 import { TRANSIENT_DENIALS } from './deny-reason';
 import type { Permit } from './permit';
-import { GatekeeperError } from '../core/errors/gatekeeper.error';
+import { PermitLostError } from './errors/permit-lost.error';
 import type { AcquireResult } from './acquire-result';
-
-/** Thrown by {@link PermitLease.assertValid} once the permit can no longer be vouched for. */
-export class PermitLostError extends GatekeeperError {
-  constructor(
-    /** The semaphore whose permit was lost. */
-    readonly semaphore: string,
-    /** Why. */
-    readonly reason: string,
-  ) {
-    super(`Permit of "${semaphore}" is lost: ${reason}`);
-  }
-}
 
 /** Options of a {@link PermitLease}. */
 export interface PermitLeaseOptions {

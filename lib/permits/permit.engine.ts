@@ -1,5 +1,3 @@
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
@@ -14,61 +12,11 @@ import type { AcquireResult, PermitDenied } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from '../core/deadline';
 import { PermitWatchers } from './permit-watchers';
+import { HeldPermits } from './held-permits';
+import { amendAttempt, amendFromView, type AmendInput, type Amendment, type AmendOutcome, type AmendResult } from './permit-amendment';
+import { denied, storeDenial } from './store-denial';
+import type { DecideOptions, PermitEngineOptions } from './permit-engine.options';
 
-/** Options of a single decision. */
-export interface DecideOptions {
-  /**
-   * Allow an answer from this node's view, without a round trip, when that view is young enough (see
-   * {@link PermitEngine}). Default false: every answer is checked against the store.
-   */
-  local?: boolean;
-}
-
-/** Tuning of a {@link PermitEngine}. */
-export interface PermitEngineOptions {
-  /** Compare-and-set attempts before a decision gives up with `CONTENTION`. Default 16. */
-  maxAttempts?: number;
-  /** Bound on how far nodes' clocks may disagree, in ms: permits count as live that much longer. Default 0. */
-  clockSkewMs?: number;
-  /** Least number of cluster members that must be visible to grant or refresh. Default: no check. */
-  quorum?: number;
-  /** Most a decision may take when the semaphore's duration does not ask for less (a quarter of it). Default 5000. */
-  storeTimeoutMs?: number;
-  /**
-   * Called when a semaphore's entry is absent. Returns true if it put the entry back (a definition this node
-   * knows, lost with its partition); the decision is then taken again on the rebuilt entry.
-   */
-  onMissing?: (semaphore: string, read: VersionedEntry) => Promise<boolean>;
-}
-
-/** What {@link PermitEngine.amend} passes to its change: the entry as read, and this permit as the write refreshes it. */
-export interface AmendInput {
-  /** The entry as read (the write replaces it). */
-  readonly entry: SemaphoreEntry;
-  /** The live permits as the write will have them, this instance's one refreshed. */
-  readonly permits: readonly Permit[];
-  /** This instance's permit, refreshed. */
-  readonly permit: Permit;
-  /** The revision the write gets (the read one plus one): the epoch of a resource this write hands out. */
-  readonly revision: number;
-  /** The deciding node's clock. */
-  readonly now: number;
-}
-
-/** What an amendment writes besides the refresh, and what it tells its caller. */
-export interface Amendment<T> {
-  /** The permits to write instead of {@link AmendInput.permits}; must keep this instance's permit (same token). */
-  readonly permits?: readonly Permit[];
-  /** The entry's new annex; `undefined` keeps it. */
-  readonly annex?: Readonly<Record<string, unknown>>;
-  /** Returned to the caller with the written entry. */
-  readonly result: T;
-}
-
-/** The outcome of {@link PermitEngine.amend}: written, or denied (nothing written). */
-export type AmendResult<T> =
-  | { readonly granted: true; readonly permit: Permit; readonly entry: SemaphoreEntry; readonly result: T }
-  | PermitDenied;
 
 /** How long a node may deny an unknown semaphore from its view before asking again. */
 const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
@@ -84,17 +32,13 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
  * nothing, or the holder's own permit while more than half of it is left (the holder writes at least that often,
  * so its knowledge is never older than half a duration). Nothing frees a permit's slot early without its holder
  * writing it, so a holder's permit stays its own until `expiresAt` whatever it missed.
+ *
+ * About 300 lines, kept whole: it is the decision path (quorum, local answer, compare-and-set, rebuild, denial) and
+ * the news that withdraws a permit, which re-enters that path. The amend attempt, the bookkeeping of this instance's
+ * permits and the mapping of store failures to denials live beside it.
  */
 export class PermitEngine {
-  private readonly held = new Map<string, Permit>();
-  /** Tokens this instance released (or tried to), by semaphore: never again `held` from the view, whatever it shows. */
-  private readonly letGo = new Map<string, Set<number>>();
-  /**
-   * Permits whose holder lets go itself once its work stopped, by semaphore: never withdrawn here on news, until
-   * this instance releases them or they are gone from the view (not when their watch ends: the holder may still be
-   * winding its work down).
-   */
-  private readonly selfReleasing = new Map<string, Set<number>>();
+  private readonly held: HeldPermits;
   private readonly watchers: PermitWatchers;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
@@ -114,6 +58,7 @@ export class PermitEngine {
     this.quorum = options.quorum;
     this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
     this.watchers = new PermitWatchers();
+    this.held = new HeldPermits(holder.instance);
     this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry));
   }
 
@@ -140,8 +85,7 @@ export class PermitEngine {
     this.watchers.notify(permit.semaphore, permit.fencingToken, 'released');
     // From here on this instance never answers from its view that it holds this permit: the release may land
     // late (a stalled member), and a job started on the permit meanwhile would run while another node holds it.
-    this.letGo.set(permit.semaphore, (this.letGo.get(permit.semaphore) ?? new Set()).add(permit.fencingToken));
-    if (this.held.get(permit.semaphore)?.fencingToken === permit.fencingToken) this.held.delete(permit.semaphore);
+    this.held.letGoOf(permit.semaphore, permit.fencingToken);
     const deadline = this.deadlineFor(permit.semaphore, 'release');
     const outcome = await compareAndSetLoop(
       this.store,
@@ -164,7 +108,7 @@ export class PermitEngine {
    * its work stopped, and until then, or until it lapses, the permit and what it holds stay where they are.
    */
   watch(permit: Permit, onLost: (reason: string) => void, { withdraw = true }: { withdraw?: boolean } = {}): () => void {
-    if (!withdraw) this.selfReleasing.set(permit.semaphore, (this.selfReleasing.get(permit.semaphore) ?? new Set()).add(permit.fencingToken));
+    if (!withdraw) this.held.selfReleases(permit.semaphore, permit.fencingToken);
     return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
   }
 
@@ -182,30 +126,10 @@ export class PermitEngine {
     if (answer) return answer;
     try {
       const deadline = this.deadlineFor(semaphore, 'amend');
-      const outcome = await compareAndSetLoop<{ denied: PermitDenied } | { permit: Permit; entry: SemaphoreEntry; result: T }>(
+      const outcome = await compareAndSetLoop<AmendOutcome<T>>(
         this.store,
         semaphore,
-        (read) => {
-          const now = this.clock.now();
-          const decision = decideRefresh(read.entry, this.holder, permit.fencingToken, now, this.skewMs);
-          if (decision.outcome === 'denied' || !read.entry) {
-            const denial = decision.outcome === 'denied' ? decision : { reason: DenyReason.UNKNOWN_SEMAPHORE, message: 'no entry' };
-            return { result: { denied: this.denied(semaphore, denial.reason, denial.message) } };
-          }
-          const revision = read.entry.revision + 1;
-          const amendment = change({ entry: read.entry, permits: decision.next.permits, permit: decision.permit, revision, now });
-          const permits = amendment.permits ?? decision.next.permits;
-          const own = permits.find((p) => p.fencingToken === permit.fencingToken && p.instance === this.holder.instance);
-          if (!own) throw new Error(`amend of "${semaphore}" dropped this instance's permit ${permit.fencingToken}`);
-          const write: Omit<SemaphoreEntry, 'writeId'> = {
-            ...read.entry,
-            revision,
-            lastToken: decision.next.lastToken,
-            permits,
-            ...(amendment.annex !== undefined && { annex: amendment.annex }),
-          };
-          return { result: { permit: own, entry: { ...write, writeId: '' }, result: amendment.result }, write };
-        },
+        (read) => amendAttempt(read, permit, this.holder, this.clock.now(), this.skewMs, change),
         { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(semaphore) },
       );
       if (!outcome) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
@@ -214,7 +138,7 @@ export class PermitEngine {
         return outcome.denied;
       }
       // A refresh that lands after this instance let the permit go must not make it "held" again.
-      if (!this.letGo.get(semaphore)?.has(outcome.permit.fencingToken)) this.held.set(semaphore, outcome.permit);
+      if (!this.held.wasLetGo(semaphore, outcome.permit.fencingToken)) this.held.set(semaphore, outcome.permit);
       return { granted: true, ...outcome };
     } catch (error) {
       return this.storeFailure(semaphore, error);
@@ -233,27 +157,16 @@ export class PermitEngine {
     return { granted: false, semaphore: permit.semaphore, reason: denial.reason, message: denial.message };
   }
 
-  /**
-   * `amend` without a round trip: only when the view is young, shows this permit held with more than half of it
-   * left (as a local refresh would answer), and `change` on that view changes nothing.
-   */
+  /** `amend` from the view, without a round trip, when the view is young enough (see {@link amendFromView}). */
   private amendLocally<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): AmendResult<T> | undefined {
     const view = this.store.peek(permit.semaphore);
-    const durationMs = view?.entry?.definition?.durationMs;
-    if (!view?.entry || durationMs === undefined || !this.young(view)) return undefined;
-    const now = this.clock.now();
-    const decision = decideRefresh(view.entry, this.holder, permit.fencingToken, now, this.skewMs);
-    if (decision.outcome === 'denied') return undefined;
-    const own = view.entry.permits.find((p) => p.fencingToken === permit.fencingToken);
-    if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2 || this.letGo.get(permit.semaphore)?.has(own.fencingToken)) return undefined;
-    const amendment = change({ entry: view.entry, permits: decision.next.permits, permit: decision.permit, revision: view.entry.revision + 1, now });
-    if (amendment.permits !== undefined || amendment.annex !== undefined) return undefined;
-    return { granted: true, permit: own, entry: view.entry, result: amendment.result };
+    if (!view || !this.young(view)) return undefined;
+    return amendFromView(view, permit, this.holder, this.clock.now(), this.skewMs, change, this.held.wasLetGo(permit.semaphore, permit.fencingToken));
   }
 
   /** The permits this instance believes it holds (as of its last successful grant or refresh). */
   heldPermits(): Permit[] {
-    return [...this.held.values()];
+    return this.held.values();
   }
 
   /** Stops listening to the store. */
@@ -287,7 +200,7 @@ export class PermitEngine {
     if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
     const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
     if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2) return undefined;
-    if (this.letGo.get(semaphore)?.has(own.fencingToken)) return undefined; // released, maybe not yet landed
+    if (this.held.wasLetGo(semaphore, own.fencingToken)) return undefined; // released, maybe not yet landed
     this.held.set(semaphore, own);
     return { granted: true, outcome: 'held', permit: own };
   }
@@ -362,8 +275,7 @@ export class PermitEngine {
    * from the store, in that order.
    */
   private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
-    this.forgetLetGo(name, entry);
-    this.forgetSelfReleasing(name, entry);
+    this.held.forgetGone(name, entry);
     const heldToken = this.held.get(name)?.fencingToken;
     if (!this.watchers.has(name) && heldToken === undefined) return;
     const now = this.clock.now();
@@ -372,32 +284,12 @@ export class PermitEngine {
     for (const token of tokens) {
       const denial = judgeHeld(entry, this.holder, token, now, this.skewMs);
       if (!denial || TRANSIENT_DENIALS.has(denial.reason)) continue;
-      const lettingGoItself = this.selfReleasing.get(name)?.has(token) ?? false;
+      const lettingGoItself = this.held.isSelfReleasing(name, token);
       this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
       if (heldToken === token) this.held.delete(name);
       // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
       if (denial.next && !lettingGoItself) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
-  }
-
-  /** Forgets self-releasing tokens the view shows gone (released, or lapsed and pruned). */
-  private forgetSelfReleasing(name: string, entry: SemaphoreEntry | undefined): void {
-    const tokens = this.selfReleasing.get(name);
-    if (!tokens || !entry) return; // an entry that vanished (data lost) is not news that its permit is gone for good
-    for (const token of tokens) {
-      if (!entry.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) tokens.delete(token);
-    }
-    if (tokens.size === 0) this.selfReleasing.delete(name);
-  }
-
-  /** Forgets released tokens the view shows gone, so the sets stay as small as the releases in flight. */
-  private forgetLetGo(name: string, entry: SemaphoreEntry | undefined): void {
-    const tokens = this.letGo.get(name);
-    if (!tokens) return;
-    for (const token of tokens) {
-      if (!entry?.permits.some((p) => p.fencingToken === token && p.instance === this.holder.instance)) tokens.delete(token);
-    }
-    if (tokens.size === 0) this.letGo.delete(name);
   }
 
   /** The denial when fewer members than the quorum are visible, else `undefined`. */
@@ -407,21 +299,14 @@ export class PermitEngine {
     return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
   }
 
-  /** Fails closed: a store that timed out, cannot be reached or holds an unreadable value is a denial; anything else is rethrown. */
+  /** Fails closed (see {@link storeDenial}); a quorum refusal lets a held permit go now, as below the quorum option. */
   private storeFailure(semaphore: string, error: unknown): PermitDenied {
-    if (error instanceof StoreTimeoutError) return this.denied(semaphore, DenyReason.STORE_TIMEOUT, error.message);
-    if (error instanceof QuorumLostError) {
-      // The members say this side of the cluster cannot decide: let a held permit go now, as below the quorum option.
-      this.held.delete(semaphore);
-      return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, error.message);
-    }
-    if (error instanceof StoreUnavailableError) return this.denied(semaphore, DenyReason.STORE_UNAVAILABLE, error.message);
-    if (error instanceof CorruptStateError) return this.denied(semaphore, DenyReason.CORRUPT_STATE, error.message);
-    throw error;
+    if (error instanceof QuorumLostError) this.held.delete(semaphore);
+    return storeDenial(semaphore, error);
   }
 
   private denied(semaphore: string, reason: DenyReason, message: string): PermitDenied {
-    return { granted: false, semaphore, reason, message };
+    return denied(semaphore, reason, message);
   }
 
   private stamp(entry: SemaphoreEntry, next: NextPermits): Omit<SemaphoreEntry, 'writeId'> {

@@ -1,6 +1,7 @@
 import type { IMap } from 'hazelcast-client';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { StoreCalls } from '../hazelcast/store-call';
 import type { Presence } from './presence';
 import { encodePresence, PresenceReader } from './presence.codec';
 import type { PresenceCallOptions, PresenceStore, PresenceStoreEvents } from './presence-store';
@@ -29,12 +30,11 @@ export class HazelcastPresenceStore implements PresenceStore {
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
   private readonly mapName: string;
-  private readonly callTimeoutMs: number;
-  private operations = 0;
+  private readonly calls: StoreCalls;
 
   constructor(private readonly options: HazelcastPresenceStoreOptions) {
     this.mapName = `${options.mapPrefix ?? 'gatekeeper'}.presence`;
-    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    this.calls = new StoreCalls(options.connection, 'presence', options.callTimeoutMs ?? 10_000);
   }
 
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
@@ -94,7 +94,7 @@ export class HazelcastPresenceStore implements PresenceStore {
   }
 
   operationCount(): number {
-    return this.operations;
+    return this.calls.count();
   }
 
   private notify(instance: string, raw: string | null | undefined): void {
@@ -111,13 +111,8 @@ export class HazelcastPresenceStore implements PresenceStore {
     return this.map;
   }
 
-  private async call<T>(operation: () => Promise<T>, what: string, options: PresenceCallOptions): Promise<T> {
-    this.operations++;
-    try {
-      return await this.options.connection.timed('presence', operation, options.timeoutMs ?? this.callTimeoutMs, what);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError || (error as Error).name === 'StoreTimeoutError') throw error;
-      throw new StoreUnavailableError(`${what}: ${(error as Error).message}`, { cause: error });
-    }
+  /** One cluster call, through the home of every store call (deadline, failures mapped to the library's errors). */
+  private call<T>(operation: () => Promise<T>, what: string, options: PresenceCallOptions): Promise<T> {
+    return this.calls.run(operation, what, options.timeoutMs);
   }
 }

@@ -2,6 +2,7 @@ import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { StoreCalls } from '../hazelcast/store-call';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
@@ -32,12 +33,11 @@ export class HazelcastTaskStore implements TaskStore {
   private events: TaskStoreEvents = {};
   private readonly listeners = new Set<readonly [TaskWatcher, (type: string) => boolean]>();
   private readonly prefix: string;
-  private readonly callTimeoutMs: number;
-  private operations = 0;
+  private readonly calls: StoreCalls;
 
   constructor(private readonly options: HazelcastTaskStoreOptions) {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
-    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    this.calls = new StoreCalls(options.connection, 'tasks', options.callTimeoutMs ?? 10_000);
   }
 
   async connect(events: TaskStoreEvents = {}): Promise<void> {
@@ -155,7 +155,7 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   operationCount(): number {
-    return this.operations;
+    return this.calls.count();
   }
 
   /** The task an event carries, or `undefined` (and a report) when it cannot be read: the worker then asks the store. */
@@ -193,14 +193,9 @@ export class HazelcastTaskStore implements TaskStore {
     return this.groups;
   }
 
-  private async call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
-    this.operations++;
-    try {
-      return await this.options.connection.timed('tasks', operation, options.timeoutMs ?? this.callTimeoutMs, what);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError || error instanceof CorruptStateError || (error as Error).name === 'StoreTimeoutError') throw error;
-      throw new StoreUnavailableError(`${what}: ${(error as Error).message}`, { cause: error });
-    }
+  /** One cluster call, through the home of every store call (deadline, failures mapped to the library's errors). */
+  private call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
+    return this.calls.run(operation, what, options.timeoutMs);
   }
 }
 

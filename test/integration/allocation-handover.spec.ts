@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Permit } from '../../lib';
 import { allocationSemaphore } from '../../lib/allocation/allocation';
-import { AllocationParticipant, allocationPermitsOf, type AllocationPermits } from '../../lib/allocation/allocation-participant';
+import { AllocationParticipant } from '../../lib/allocation/allocation-participant';
+import { allocationPermitsOf, type AllocationPermits } from '../../lib/allocation/allocation-permits';
 import { compareAndSetLoop } from '../../lib/permits/compare-and-set.loop';
 import { Deadline } from '../../lib/core/deadline';
 import { DenyReason } from '../../lib/permits/deny-reason';

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition } from '../../lib';
 import { allocationSemaphore } from '../../lib/allocation/allocation';
-import { AllocationParticipant, allocationPermitsOf } from '../../lib/allocation/allocation-participant';
+import { AllocationParticipant } from '../../lib/allocation/allocation-participant';
+import { allocationPermitsOf } from '../../lib/allocation/allocation-permits';
 import { eventually } from '../support/eventually';
 
 /**

@@ -1,8 +1,8 @@
 import { allocationSemaphore, type AllocationPlan } from '../../lib/allocation/allocation';
 import { readAnnex, writeAnnex } from '../../lib/allocation/allocation-annex.codec';
-import {
-  amendHoldings, coordinatorOf, decidePlan, evenTargets, manualSlice, participantsOf, reconcile, slotsOf,
-} from '../../lib/allocation/allocation.rules';
+import { amendHoldings, reconcile } from '../../lib/allocation/allocation-holdings.rules';
+import { coordinatorOf, participantsOf, slotsOf } from '../../lib/allocation/allocation-slots.rules';
+import { decidePlan, evenTargets, manualSlice } from '../../lib/allocation/allocation-plan.rules';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import type { Holder, Permit } from '../../lib/permits/permit';
 import { decideAcquire, decideRelease } from '../../lib/permits/permit.rules';

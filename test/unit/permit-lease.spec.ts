@@ -1,4 +1,5 @@
-import { PermitLease, PermitLostError } from '../../lib/permits/permit-lease';
+import { PermitLostError } from '../../lib/permits/errors/permit-lost.error';
+import { PermitLease } from '../../lib/permits/permit-lease';
 import type { AcquireResult } from '../../lib/permits/acquire-result';
 import type { Permit } from '../../lib/permits/permit';
 import { FakeClock } from '../support/fake-clock';

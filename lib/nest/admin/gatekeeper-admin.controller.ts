@@ -1,7 +1,7 @@
 import {
   Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, Query, UseGuards, type CanActivate, type Type,
 } from '@nestjs/common';
-import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/semaphore-admin';
+import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ResourceLease } from '../../allocation/allocation-lease';
-import type { AllocationHandlers } from '../../allocation/allocation-participant';
+import type { AllocationHandlers } from '../../allocation/allocation-participant.options';
 import type { AllocationStatus } from '../../allocation/allocation-status';
 import { AllocationRuntime } from './allocation.runtime';
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { PermitLostError, type PermitLease } from '../../permits/permit-lease';
+import { PermitLostError } from '../../permits/errors/permit-lost.error';
+import type { PermitLease } from '../../permits/permit-lease';
 import { DenyReason } from '../../permits/deny-reason';
 import { ExclusiveRuns } from './exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';

@@ -6,12 +6,12 @@ import { validateSemaphoreName } from '../../permits/definition.validator';
 import { PermitNotHeldError } from '../../permits/errors/permit-not-held.error';
 import { PermitTimeoutError } from '../../permits/errors/permit-timeout.error';
 import type { NodeIdentity, Permit } from '../../permits/permit';
-import type { DecideOptions } from '../../permits/permit.engine';
+import type { DecideOptions } from '../../permits/permit-engine.options';
 import type { PermitLease } from '../../permits/permit-lease';
 import type { PermitStore } from '../../permits/permit-store';
-import type {
-  GroupMigrationReport, GroupMigrationRequest, MigrationChange, SemaphoreDefinitionPatch, UndoMigrationReport, UndoMigrationRequest,
-} from '../../permits/semaphore-admin';
+import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
+import type { GroupMigrationReport, MigrationChange, UndoMigrationReport } from '../../permits/group-migrations';
+import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import type { SemaphoreStatus } from '../../permits/semaphore-status';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';

@@ -1,0 +1,72 @@
+import type { Client, ClientConfig, LifecycleState } from 'hazelcast-client';
+
+/** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
+const MAX_BACKOFF_MS = 5_000;
+
+/** How a {@link HazelcastConnection} reaches the cluster. */
+export interface HazelcastConnectionOptions {
+  /**
+   * A client the application already has: used, never shut down. Lifecycle events can only be registered in a
+   * client's config, so with an injected client a lost connection is noticed by its users on their next failed call.
+   */
+  client?: Client;
+  /**
+   * Config of a client the connection creates and owns (shut down when its last user closes it). Merged over
+   * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected),
+   * `connectionStrategy.connectionRetry.maxBackoffMillis: 5000` (a cluster that comes up is noticed within 5 s) and
+   * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
+   * than passes, so it is settled by re-reading). `connectionStrategy.asyncStart` is always `true`: the
+   * connection waits for the first connection itself, bounded by {@link connectTimeoutMs}.
+   */
+  clientConfig?: ClientConfig;
+  /**
+   * How long opening waits for the cluster before it gives up with a {@link StoreUnavailableError} naming the
+   * cluster and its members; `Infinity` keeps trying until connected or closed. Default: `clientConfig`'s
+   * `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, else no limit. Only the first connection is
+   * bounded: once connected, the client keeps trying to reconnect for as long as it takes (unless
+   * `clusterConnectTimeoutMillis` is set, after which it shuts down).
+   */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The config of a client a connection owns: the application's `clientConfig` over the connection's defaults (see
+ * {@link HazelcastConnectionOptions.clientConfig}), with `onLifecycle` added to its lifecycle listeners.
+ */
+export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecycle: (state: LifecycleState) => void): ClientConfig {
+  const config = options.clientConfig ?? {};
+  const retry = config.connectionStrategy?.connectionRetry;
+  return {
+    ...config,
+    properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
+    connectionStrategy: {
+      ...config.connectionStrategy,
+      // The first connection is waited for (and bounded) by the connection, not inside newHazelcastClient.
+      asyncStart: true,
+      reconnectMode: config.connectionStrategy?.reconnectMode ?? 'ASYNC',
+      // The client's default backoff grows to 30 s: a node waiting for a cluster that just came up would idle that long.
+      connectionRetry: { ...retry, maxBackoffMillis: retry?.maxBackoffMillis ?? MAX_BACKOFF_MS },
+    },
+    lifecycleListeners: [...(config.lifecycleListeners ?? []), onLifecycle],
+  } as ClientConfig;
+}
+
+/** The bound on the first connection: `connectTimeoutMs`, else the client config's own; `undefined` for none. */
+export function firstConnectionBound(options: HazelcastConnectionOptions): number | undefined {
+  const own = options.clientConfig?.connectionStrategy?.connectionRetry?.clusterConnectTimeoutMillis;
+  const bound = options.connectTimeoutMs ?? (own !== undefined && own >= 0 ? own : undefined);
+  return bound === Infinity ? undefined : bound;
+}
+
+/** The cluster a client config is for (name and member addresses), for logs and errors. */
+export function clusterTarget(config: ClientConfig = {}): { clusterName: string; members: string[] } {
+  // A Hazelcast Cloud cluster is found through its discovery token, not addresses: say so rather than the default.
+  const cloud = config.network?.hazelcastCloud?.discoveryToken ? ['Hazelcast Cloud (network.hazelcastCloud.discoveryToken)'] : undefined;
+  return { clusterName: config.clusterName ?? 'dev', members: config.network?.clusterMembers ?? cloud ?? ['127.0.0.1:5701'] };
+}
+
+/** Why a first connection failed, with the ways forward (`detail` says how it ended). */
+export function unreachableMessage(target: { clusterName: string; members: string[] }, detail: string): string {
+  return `Cannot reach Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} ${detail}: is a member running there, ` +
+    'with this cluster name? Set GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig';
+}
