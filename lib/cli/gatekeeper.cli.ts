@@ -3,7 +3,8 @@
  * nestjs-gatekeeper: the operator's command line. Talks to the cluster directly (no app needed) to list, edit,
  * pause, resume and migrate semaphore definitions, to show or force-release permits, and to show the cluster's
  * live instances and elections and make a leader resign. Every argument is checked before connecting: a wrong
- * command line exits 2 at once, having contacted nothing.
+ * command line exits 2 at once, having contacted nothing. The commands themselves live in `*.commands.ts`;
+ * this file is the argument table and the dispatch, one cohesive list.
  */
 import { libraryVersion } from '../core/library-version';
 import { Command, CommanderError, Option } from 'commander';

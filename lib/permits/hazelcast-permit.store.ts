@@ -41,7 +41,8 @@ export interface HazelcastStoreOptions {
  * The product store: one entry per semaphore in a Hazelcast IMap, written with optimistic compare-and-set
  * (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Every call has a deadline. Each node keeps a view
  * of the entries fed by an entry listener; it is re-read after every reconnect and whenever a member leaves,
- * because missed events are not replayed, and the engine never trusts it beyond its age bound.
+ * because missed events are not replayed, and the engine never trusts it beyond its age bound. Slightly over 300
+ * lines on purpose: the view's suspicion and resync are one state machine with the calls that feed it.
  */
 export class HazelcastPermitStore extends ViewedPermitStore implements PermitStore {
   private client?: Client;

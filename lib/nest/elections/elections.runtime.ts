@@ -36,7 +36,8 @@ interface Standing {
 /**
  * The elections this node stands in: one {@link LeaderCandidate} each, on the module's permit engine; the work
  * that runs while it leads (`whileLeader`, `@LeaderOnly` runs) and its drain at shutdown; and the stream of
- * leader and participant changes. `ClusterService` serves it to applications.
+ * leader and participant changes. `ClusterService` serves it to applications. One file over 300 lines on
+ * purpose: standing, leader work and its drain share the same per-election state and shutdown order.
  * Used inside the module, not by applications.
  */
 @Injectable()
