@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type ConfigurableModuleAsyncOptions } from '@nestjs/common';
 import type { GatekeeperModuleOptions } from './gatekeeper.options';
 import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 
@@ -14,7 +14,8 @@ export interface GatekeeperModuleExtras {
 }
 
 /**
- * Built by Nest's `ConfigurableModuleBuilder`: `GatekeeperConfigurableModule` gives `forRoot` / `forRootAsync`;
+ * Built by Nest's `ConfigurableModuleBuilder`: `GatekeeperConfigurableModule` gives `forRoot` / `forRootAsync`
+ * (the base class of `GatekeeperModule`: use that; the root exports this one only because the module's type names it);
  * `GATEKEEPER_MODULE_OPTIONS` is the token of the raw options as given (inject it to read them back).
  */
 export const {
@@ -28,3 +29,12 @@ export const {
   // module option (the module decides at bootstrap whether to mount the admin routes; see gatekeeperAdminParts).
   .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal ?? true }))
   .build();
+
+/** What `GatekeeperModule.forRoot()` takes: the {@link GatekeeperModuleOptions} and the {@link GatekeeperModuleExtras}. */
+export type GatekeeperModuleForRootOptions = GatekeeperModuleOptions & Partial<GatekeeperModuleExtras>;
+
+/**
+ * What `GatekeeperModule.forRootAsync()` takes: Nest's async options (`imports`, `inject` and `useFactory`,
+ * `useClass` or `useExisting`) producing {@link GatekeeperModuleOptions}, and the {@link GatekeeperModuleExtras}.
+ */
+export type GatekeeperModuleAsyncOptions = ConfigurableModuleAsyncOptions<GatekeeperModuleOptions, 'create'> & Partial<GatekeeperModuleExtras>;

@@ -51,6 +51,7 @@ export class PermitLease {
   private ended = false;
   private readonly unwatch: () => void;
 
+  /** @internal The library makes leases; applications receive them. */
   constructor(
     permit: Permit,
     private readonly refresh: (permit: Permit) => Promise<AcquireResult>,

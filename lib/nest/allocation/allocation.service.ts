@@ -23,6 +23,7 @@ import { AllocationRuntime } from './allocation.runtime';
  */
 @Injectable()
 export class AllocationService {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(private readonly allocations: AllocationRuntime) {}
 
   /**

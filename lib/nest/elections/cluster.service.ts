@@ -50,6 +50,7 @@ export interface ClusterStatus {
  */
 @Injectable()
 export class ClusterService {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     private readonly membership: PresenceRuntime,

@@ -48,6 +48,7 @@ export type GatekeeperHealthResult<Key extends string = string> = Record<Key, Ga
  */
 @Injectable()
 export class GatekeeperHealthIndicator {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,

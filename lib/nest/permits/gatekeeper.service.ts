@@ -54,6 +54,7 @@ export class GatekeeperService {
   /** Claims taken by acquire(), given back by release(). */
   private readonly manualClaims = new Map<string, symbol>();
 
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
