@@ -1,4 +1,4 @@
-import { systemClock } from '../../lib';
+import { systemClock } from '../../lib/core/clock';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { purgeExpired, TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskActionRefusedError } from '../../lib/tasks/task-errors';
