@@ -20,7 +20,6 @@ export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tas
 export type { MetricsOptions } from './nest/observability/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export type { HazelcastStoreOptions } from './permits/hazelcast-permit.store';
-export type { HazelcastConnectionOptions } from './hazelcast/hazelcast-connection';
 export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput, GroupMigrationMemory } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
@@ -31,7 +30,7 @@ export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry
 export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type { ObservedEntry } from './permits/semaphore.view';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
-export type { Presence, PresenceIdentity, MembershipChanges } from './presence/presence';
+export type { Presence } from './presence/presence';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService and @ClusterSingleton
@@ -43,10 +42,10 @@ export type { ClusterSingletonOptions } from './nest/permits/cluster-singleton.o
 export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit.engine';
 export { DenyReason } from './permits/deny-reason';
-export type { Holder, NodeIdentity, Permit } from './permits/permit';
+export type { NodeIdentity, Permit } from './permits/permit';
 export { PermitLease } from './permits/permit-lease';
 export type { SemaphoreStatus } from './permits/semaphore-status';
-export type { KindGuardOptions, SemaphoreKind } from './permits/semaphore-kind';
+export type { KindGuardOptions } from './permits/semaphore-kind';
 export type {
   GroupMigrationReport, GroupMigrationRequest, MigrationChange, MigrationSelection, MigrationSkip, MigrationSkipCode,
   SemaphoreDefinitionPatch, UndoMigrationReport, UndoMigrationRequest,
@@ -75,10 +74,10 @@ export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/ta
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TaskContext } from './tasks/task-worker';
 export type {
-  AttemptOutcome, BackoffPolicy, GroupEnd, GroupJoinData, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord,
+  AttemptOutcome, GroupEnd, GroupJoinData, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord,
   TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
-export type { SubmitInput, TaskActor } from './tasks/task.rules';
+export type { SubmitInput } from './tasks/task.rules';
 export type { TaskGroupStatus, TaskPurgeOptions, TaskStateCounts } from './tasks/task-admin';
 export type { TaskEvent } from './tasks/task-events';
 

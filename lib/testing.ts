@@ -16,12 +16,12 @@ export { declareFreshCluster } from './hazelcast/hazelcast-partition-canaries';
 export { ViewedPermitStore } from './permits/viewed-permit.store';
 export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type { ObservedEntry } from './permits/semaphore.view';
-export type { Presence, PresenceIdentity, MembershipChanges } from './presence/presence';
+export type { Presence } from './presence/presence';
 export type {
-  AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskIdentity, TaskRecord, TaskState,
+  AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskRecord, TaskState,
 } from './tasks/task';
-export type { DurationInput, GroupMigrationMemory, SemaphoreDefinition } from './permits/semaphore-definition';
-export type { Holder, NodeIdentity, Permit } from './permits/permit';
+export type { GroupMigrationMemory, SemaphoreDefinition } from './permits/semaphore-definition';
+export type { NodeIdentity, Permit } from './permits/permit';
 export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';

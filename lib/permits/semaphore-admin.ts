@@ -45,7 +45,7 @@ export interface MigrationSkip {
   readonly reason: string;
 }
 
-/** What {@link SemaphoreAdmin.migrateGroups} did (or, in a dry run, would do). */
+/** What {@link GatekeeperService.migrateGroups} did (or, in a dry run, would do). */
 export interface GroupMigrationReport {
   /** Whether nothing was written. */
   readonly dryRun: boolean;
@@ -68,7 +68,7 @@ export interface GroupMigrationReport {
   readonly warnings: string[];
 }
 
-/** What {@link SemaphoreAdmin.undoMigration} did (or, in a dry run, would do). */
+/** What {@link GatekeeperService.undoMigration} did (or, in a dry run, would do). */
 export interface UndoMigrationReport {
   /** Whether nothing was written. */
   readonly dryRun: boolean;
@@ -81,7 +81,7 @@ export interface UndoMigrationReport {
   readonly skipped: MigrationSkip[];
 }
 
-/** Tuning of a {@link SemaphoreAdmin}. */
+/** Tuning of a `SemaphoreAdmin`. */
 export interface SemaphoreAdminOptions {
   /** The clock-skew bound the nodes use, in ms (recovery waits add twice this). Default 0. */
   clockSkewMs?: number;
