@@ -43,4 +43,12 @@ describe('the public API reports', () => {
     expect({ messages, changed }).toEqual({ messages: [], changed: [] });
     expect(result.succeeded).toBe(true);
   });
+
+  it.each(ENTRIES)('$report has TSDoc on every public symbol', ({ report }) => {
+    // api-extractor marks a declaration with no doc comment `// (undocumented)` on the line before it.
+    const lines = readFileSync(join(ROOT, 'etc', report), 'utf8').split('\n');
+    const undocumented = lines.flatMap((line, i) => (line.includes('(undocumented)') ? [lines[i + 1].trim()] : []));
+    expect(undocumented).toEqual([]);
+  });
+
 });
