@@ -65,7 +65,7 @@ function capabilityRules({ room, never, why }) {
 
 export default tseslint.config(
   // The docs site's build output, cache and generated API reference (npm run docs:build) are not sources.
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'docs/public/api/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'docs/public/api/**', 'temp/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

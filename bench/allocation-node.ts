@@ -9,7 +9,8 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AllocationService, GATEKEEPER_STORE, GatekeeperModule, type DurationInput, type PermitStore } from '../lib';
+import { AllocationService, GatekeeperModule, type DurationInput, type PermitStore } from '../lib';
+import { GATEKEEPER_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);

@@ -1,7 +1,10 @@
 import { Redlock } from '@sesamecare-oss/redlock';
 import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { HazelcastPermitStore, PermitEngine, systemClock, type Permit } from '../lib';
+import { HazelcastPermitStore } from '../lib/permits/hazelcast-permit.store';
+import { PermitEngine } from '../lib/permits/permit.engine';
+import { systemClock } from '../lib/core/clock';
+import type { Permit } from '../lib';
 
 /**
  * One node of a system under test: try to get (or keep) the right to run `key` for `durationMs`, and give it

@@ -10,9 +10,9 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClusterService, GATEKEEPER_STORE, GatekeeperModule, type DurationInput, type LeaderLease, type PermitStore } from '../lib';
+import { ClusterService, GatekeeperModule, type DurationInput, type LeaderLease, type PermitStore } from '../lib';
+import { GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from '../lib/nest/gatekeeper.constants';
 import type { PresenceStore } from '../lib/presence/presence-store';
-import { GATEKEEPER_PRESENCE_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);

@@ -157,19 +157,24 @@ async function writeApp(dir, esm) {
   return rewrites;
 }
 
-/** In the ESM app: what the app imports and what the library requires must be the very same module instances. */
+/** In the ESM app: what the app imports and what the library requires must be the very same module instances (both entries). */
 async function checkOneInstance(appDir) {
   const check = `
     import { createRequire } from 'node:module';
     import * as common from '@nestjs/common';
     import * as core from '@nestjs/core';
     import * as gatekeeper from 'nestjs-gatekeeper';
+    import * as testing from 'nestjs-gatekeeper/testing';
     const fromLibrary = createRequire(import.meta.resolve('nestjs-gatekeeper'));
     const fromApp = createRequire(import.meta.url);
     const problems = [];
     if (fromLibrary('@nestjs/common') !== common) problems.push('@nestjs/common imported by the app and required by the library differ');
     if (fromLibrary('@nestjs/core') !== core) problems.push('@nestjs/core imported by the app and required by the library differ');
     if (fromApp('nestjs-gatekeeper').GatekeeperService !== gatekeeper.GatekeeperService) problems.push('nestjs-gatekeeper imported and required differ');
+    // The testing entry resolves both ways too (package.json exports ./testing), to the same module instances.
+    if (typeof testing.MemoryPermitStore !== 'function' || typeof testing.ManualClock !== 'function') problems.push('nestjs-gatekeeper/testing lacks its memory stores or ManualClock');
+    if (fromApp('nestjs-gatekeeper/testing').MemoryPermitStore !== testing.MemoryPermitStore) problems.push('nestjs-gatekeeper/testing imported and required differ');
+
     if (problems.length) { console.error(problems.join('\\n')); process.exit(1); }
   `;
   await writeFile(join(appDir, 'one-instance.check.mjs'), check);

@@ -71,7 +71,7 @@ export interface AllocationPlan {
   readonly targets: Readonly<Record<string, readonly string[]>>;
   /** How many resources it gives to another node than the last plan did (a leaver's included; new resources not). */
   readonly moved: number;
-  /** The rebalance requests it answers (see {@link AllocationAnnex.requests}). */
+  /** The rebalance requests it answers (see `AllocationAnnex.requests`). */
   readonly answered: number;
 }
 

@@ -4,8 +4,8 @@ import { LeadershipLostError } from './errors/leadership-lost.error';
 /**
  * This node's leadership of one election, while it lasts: its epoch (the fencing token, larger than every earlier
  * leader's) and a signal that fires when it ends (stepped down, resigned, paused or moved by an operator, or not
- * renewed in time), before any other node can be elected. Check {@link assertValid} right before each side effect,
- * and pass {@link epoch} to systems that can reject a stale leader's writes.
+ * renewed in time), before any other node can be elected. Check {@link LeaderLease.assertValid} right before each side effect,
+ * and pass {@link LeaderLease.epoch} to systems that can reject a stale leader's writes.
  */
 export class LeaderLease {
   private readonly controller = new AbortController();
@@ -45,7 +45,7 @@ export class LeaderLease {
     return !this.controller.signal.aborted && this.lease.isValid();
   }
 
-  /** Throws {@link LeadershipLostError} unless {@link isValid}. Call it right before a side effect. */
+  /** Throws {@link LeadershipLostError} unless {@link LeaderLease.isValid}. Call it right before a side effect. */
   assertValid(): void {
     try {
       this.lease.assertValid();

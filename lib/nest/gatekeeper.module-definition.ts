@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type ConfigurableModuleAsyncOptions } from '@nestjs/common';
 import type { GatekeeperModuleOptions } from './gatekeeper.options';
 import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 
@@ -13,18 +13,30 @@ export interface GatekeeperModuleExtras {
   admin?: GatekeeperAdminOptions;
 }
 
-/**
- * Built by Nest's `ConfigurableModuleBuilder`: `GatekeeperConfigurableModule` gives `forRoot` / `forRootAsync`;
- * `GATEKEEPER_MODULE_OPTIONS` is the token of the raw options as given (inject it to read them back).
- */
-export const {
-  ConfigurableModuleClass: GatekeeperConfigurableModule,
-  MODULE_OPTIONS_TOKEN: GATEKEEPER_MODULE_OPTIONS,
-  OPTIONS_TYPE: GATEKEEPER_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: GATEKEEPER_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
+// Built by Nest's `ConfigurableModuleBuilder`; each part is exported on its own below so each can carry its doc.
+const definition = new ConfigurableModuleBuilder<GatekeeperModuleOptions>({ moduleName: 'Gatekeeper' })
   .setClassMethodName('forRoot')
   // Nest strips exactly the keys listed here from forRoot's options: `admin` is not among them, so it stays a
   // module option (the module decides at bootstrap whether to mount the admin routes; see gatekeeperAdminParts).
   .setExtras<GatekeeperModuleExtras>({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal ?? true }))
   .build();
+
+/**
+ * The base class of `GatekeeperModule` that gives it `forRoot` / `forRootAsync`. Use `GatekeeperModule`; the root
+ * entry exports this class only because the module's declared type extends it.
+ */
+export const GatekeeperConfigurableModule = definition.ConfigurableModuleClass;
+
+/** The token of the raw module options as given (inject it to read them back). */
+export const GATEKEEPER_MODULE_OPTIONS = definition.MODULE_OPTIONS_TOKEN;
+
+
+
+/** What `GatekeeperModule.forRoot()` takes: the {@link GatekeeperModuleOptions} and the {@link GatekeeperModuleExtras}. */
+export type GatekeeperModuleForRootOptions = GatekeeperModuleOptions & Partial<GatekeeperModuleExtras>;
+
+/**
+ * What `GatekeeperModule.forRootAsync()` takes: Nest's async options (`imports`, `inject` and `useFactory`,
+ * `useClass` or `useExisting`) producing {@link GatekeeperModuleOptions}, and the {@link GatekeeperModuleExtras}.
+ */
+export type GatekeeperModuleAsyncOptions = ConfigurableModuleAsyncOptions<GatekeeperModuleOptions, 'create'> & Partial<GatekeeperModuleExtras>;

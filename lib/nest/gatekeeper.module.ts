@@ -15,7 +15,9 @@ import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.ind
 import { GatekeeperMetrics } from './observability/gatekeeper-metrics';
 import { GatekeeperTracing } from './observability/gatekeeper-tracing';
 import { TaskService } from './tasks/task.service';
-import { GATEKEEPER_ASYNC_OPTIONS_TYPE, GATEKEEPER_MODULE_OPTIONS, GATEKEEPER_OPTIONS_TYPE, GatekeeperConfigurableModule } from './gatekeeper.module-definition';
+import {
+  GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleForRootOptions,
+} from './gatekeeper.module-definition';
 import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
 import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
@@ -88,7 +90,7 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
   /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */
-  static forRoot(options: typeof GATEKEEPER_OPTIONS_TYPE): DynamicModule {
+  static forRoot(options: GatekeeperModuleForRootOptions): DynamicModule {
     const module = super.forRoot(options);
     return options?.admin === undefined ? module : withAdminRoutes(module);
   }
@@ -97,7 +99,7 @@ export class GatekeeperModule extends GatekeeperConfigurableModule {
    * The module with options from a factory. Every option may come from it, `admin` included: the admin routes are
    * declared here and mounted at bootstrap only if the factory's options (or `admin` given next to `useFactory`) ask.
    */
-  static forRootAsync(options: typeof GATEKEEPER_ASYNC_OPTIONS_TYPE): DynamicModule {
+  static forRootAsync(options: GatekeeperModuleAsyncOptions): DynamicModule {
     const module = withAdminRoutes(super.forRootAsync(options));
     if (options.admin === undefined) return module;
     return { ...module, providers: [...(module.providers ?? []), { provide: GATEKEEPER_ADMIN_EXTRA, useValue: options.admin }] };

@@ -39,7 +39,7 @@ export const DenyReason = {
   QUORUM_NOT_MET: 'QUORUM_NOT_MET',
 } as const;
 
-/** One of the {@link DenyReason} codes. */
+/** One of the `DenyReason` codes. */
 export type DenyReason = (typeof DenyReason)[keyof typeof DenyReason];
 
 /** Denials that say nothing about the permit itself: a running job's lease keeps vouching until its expiry. */

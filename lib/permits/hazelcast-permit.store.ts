@@ -33,6 +33,7 @@ export interface HazelcastStoreOptions {
    * A connection shared with the other capabilities of this process (the module passes its own); `client`,
    * `clientConfig` and `connectTimeoutMs` are then the connection's business. Default: a connection of this
    * store's own, made from them.
+   * @internal The module passes its own; not an application option.
    */
   connection?: HazelcastConnection;
 }

@@ -47,6 +47,7 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
     super();
   }
 
+  /** {@inheritDoc PermitStore.connect} */
   async connect({ events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
     this.backend.attach(this);
@@ -54,20 +55,24 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
     this.connected = true;
   }
 
+  /** {@inheritDoc PermitStore.close} */
   async close(): Promise<void> {
     this.backend.detach(this);
     this.view.clear();
     this.connected = false;
   }
 
+  /** {@inheritDoc PermitStore.isConnected} */
   isConnected(): boolean {
     return this.connected;
   }
 
+  /** {@inheritDoc PermitStore.memberCount} */
   memberCount(): number | undefined {
     return undefined;
   }
 
+  /** {@inheritDoc PermitStore.read} */
   async read(name: string, _options?: CallOptions): Promise<VersionedEntry> {
     this.operations++;
     const raw = this.backend.entries.get(name) ?? null;
@@ -75,6 +80,7 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
     return { raw, entry: raw === null ? undefined : decodeEntry(name, raw) };
   }
 
+  /** {@inheritDoc PermitStore.compareAndSet} */
   async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, _options?: CallOptions): Promise<boolean> {
     this.operations++;
     const current = this.backend.entries.get(name) ?? null;
@@ -84,16 +90,19 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
     return true;
   }
 
+  /** {@inheritDoc PermitStore.list} */
   async list(_options?: CallOptions): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
     this.operations++;
     return decodeEntries(this.backend.entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
+  /** {@inheritDoc PermitStore.readRaw} */
   async readRaw(name: string, _options?: CallOptions): Promise<string | null> {
     this.operations++;
     return this.backend.entries.get(name) ?? null;
   }
 
+  /** {@inheritDoc PermitStore.operationCount} */
   operationCount(): number {
     return this.operations;
   }

@@ -4,12 +4,12 @@ import type { VersionedEntry } from './permit-store';
 export interface DecideOptions {
   /**
    * Allow an answer from this node's view, without a round trip, when that view is young enough (see
-   * {@link PermitEngine}). Default false: every answer is checked against the store.
+   * `PermitEngine`). Default false: every answer is checked against the store.
    */
   local?: boolean;
 }
 
-/** Tuning of a {@link PermitEngine}. */
+/** Tuning of a `PermitEngine`. */
 export interface PermitEngineOptions {
   /** Compare-and-set attempts before a decision gives up with `CONTENTION`. Default 16. */
   maxAttempts?: number;

@@ -21,7 +21,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * A permit in use by running work: keeps it alive by refreshing it at a third of its duration, and fires
  * `signal` when it is lost: a refresh denied, expiry reached without a successful refresh, `maxRunTime` reached,
  * or news that it no longer holds (revoked by an operator, excluded by an edit, its data lost), which arrives by
- * `watch` before anything withdraws it. Work should check {@link assertValid} or `signal.aborted` before each
+ * `watch` before anything withdraws it. Work should check {@link PermitLease.assertValid} or `signal.aborted` before each
  * side effect.
  *
  * The lease vouches for the permit only until `expiresAt - clockSkewMs` by this node's clock: other nodes wait
@@ -39,6 +39,7 @@ export class PermitLease {
   private ended = false;
   private readonly unwatch: () => void;
 
+  /** @internal The library makes leases; applications receive them. */
   constructor(
     permit: Permit,
     private readonly refresh: (permit: Permit) => Promise<AcquireResult>,
@@ -75,7 +76,7 @@ export class PermitLease {
     return !this.controller.signal.aborted && this.clock.now() < this.validUntil;
   }
 
-  /** Throws {@link PermitLostError} unless {@link isValid}. Call it right before a side effect. */
+  /** Throws {@link PermitLostError} unless {@link PermitLease.isValid}. Call it right before a side effect. */
   assertValid(): void {
     if (this.clock.now() >= this.validUntil) this.lose('expired without a successful refresh');
     if (this.controller.signal.aborted) throw this.controller.signal.reason;

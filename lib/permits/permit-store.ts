@@ -17,7 +17,7 @@ export interface VersionedEntry {
 
 /** Options of one store call. */
 export interface CallOptions {
-  /** Give up after this many ms with {@link StoreTimeoutError}; the call's outcome is then unknown. */
+  /** Give up after this many ms with `StoreTimeoutError`; the call's outcome is then unknown. */
   timeoutMs?: number;
 }
 
@@ -43,7 +43,7 @@ export interface PermitStoreContext {
 
 /**
  * Where semaphores live: one entry per semaphore holding its definition and permits, written only by
- * compare-and-set. Implementations: {@link HazelcastPermitStore} (the cluster) and {@link MemoryPermitStore} (one
+ * compare-and-set. Implementations: `HazelcastPermitStore` (the cluster) and `MemoryPermitStore` (one
  * process). Both pass the same contract suite.
  *
  * Each node also keeps a view of the entries it has seen (reads, writes, events), with the age of that knowledge,
@@ -59,12 +59,12 @@ export interface PermitStore {
   /** How many cluster members the store can see now, or `undefined` when it has no cluster (memory). */
   memberCount(): number | undefined;
 
-  /** Reads one entry. Throws {@link CorruptStateError} if it cannot be decoded, {@link StoreUnavailableError} if unreachable. */
+  /** Reads one entry. Throws `CorruptStateError` if it cannot be decoded, `StoreUnavailableError` if unreachable. */
   read(name: string, options?: CallOptions): Promise<VersionedEntry>;
   /**
    * Writes `next` only if the stored value is still `expected` (compare-and-set; `expected.raw === null` creates).
    * Returns false on conflict. A write whose outcome is unknown (connection lost mid-call) is settled by
-   * re-reading; throws {@link StoreUnavailableError} when it cannot be, {@link StoreTimeoutError} past the deadline.
+   * re-reading; throws `StoreUnavailableError` when it cannot be, `StoreTimeoutError` past the deadline.
    */
   compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options?: CallOptions): Promise<boolean>;
   /** Every entry in the store. Unreadable ones are reported via `corruptValue` and skipped. */

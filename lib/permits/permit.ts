@@ -23,7 +23,7 @@ export interface Permit {
   readonly acquirer: string;
   /** The holder's group. */
   readonly group: string;
-  /** The id of the holding instance (see {@link Holder.instance}). */
+  /** The id of the holding instance (see `Holder.instance`). */
   readonly instance: string;
   /**
    * Grows with every new grant of this semaphore, across resets, restarts and data loss, so a downstream system

@@ -18,7 +18,7 @@ import type { SemaphoreStatus } from './semaphore-status';
 /** A change to a definition: any field but the name. */
 export type SemaphoreDefinitionPatch = Partial<Omit<SemaphoreDefinitionInput, 'name'>>;
 
-/** Tuning of a {@link SemaphoreAdmin}. */
+/** Tuning of a `SemaphoreAdmin`. */
 export interface SemaphoreAdminOptions {
   /** The clock-skew bound the nodes use, in ms (recovery waits add twice this). Default 0. */
   clockSkewMs?: number;

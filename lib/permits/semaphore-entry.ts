@@ -10,7 +10,7 @@ export interface SemaphoreEntry {
   /**
    * Grows by one with every write and never goes back: it orders what nodes see, and the write that grants a
    * permit gives it its fencing token. A new entry starts from the creator's clock in microseconds, so an entry
-   * rebuilt after data loss starts above everything the lost one handed out (see {@link seedRevision}).
+   * rebuilt after data loss starts above everything the lost one handed out (see `seedRevision`).
    */
   readonly revision: number;
   /** A nonce unique to the write that produced this entry; settles writes whose outcome was unknown. */

@@ -3,7 +3,7 @@ import { SemaphoreView, type ObservedEntry } from './semaphore.view';
 
 /** The part of a {@link PermitStore} that answers from this node's view, the same for every store. */
 export abstract class ViewedPermitStore {
-  /** What this node has seen of the entries; the store feeds it from its reads, writes and events. */
+  /** @internal What this node has seen of the entries; the store feeds it from its reads, writes and events. */
   protected readonly view = new SemaphoreView();
 
   /** What this node knows of `name` without asking the store, and how old that knowledge is. */

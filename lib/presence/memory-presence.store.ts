@@ -32,36 +32,43 @@ export class MemoryPresenceStore implements PresenceStore {
 
   constructor(private readonly backend: MemoryPresenceBackend = new MemoryPresenceBackend()) {}
 
+  /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
     this.unsubscribe = this.backend.subscribe((instance, raw) => this.notify(instance, raw));
   }
 
+  /** {@inheritDoc PresenceStore.close} */
   async close(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
 
+  /** {@inheritDoc PresenceStore.announce} */
   async announce(presence: Presence, _options?: PresenceCallOptions): Promise<void> {
     this.operations++;
     this.backend.writeRaw(presence.instance, encodePresence(presence));
   }
 
+  /** {@inheritDoc PresenceStore.withdraw} */
   async withdraw(instance: string, _options?: PresenceCallOptions): Promise<void> {
     this.operations++;
     if (this.backend.entries.has(instance)) this.backend.writeRaw(instance, null);
   }
 
+  /** {@inheritDoc PresenceStore.list} */
   async list(_options?: PresenceCallOptions): Promise<Presence[]> {
     this.operations++;
     return [...this.backend.entries].flatMap(([instance, raw]) => this.read(instance, raw));
   }
 
+  /** {@inheritDoc PresenceStore.watch} */
   watch(listener: (instance: string, presence: Presence | null) => void): () => void {
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
   }
 
+  /** {@inheritDoc PresenceStore.operationCount} */
   operationCount(): number {
     return this.operations;
   }

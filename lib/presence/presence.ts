@@ -23,6 +23,9 @@ export type PresenceIdentity = Omit<Presence, 'refreshedAt' | 'expiresAt'>;
 
 /** Who joined and who left between two views of the live instances. */
 export interface MembershipChanges {
+  /** Instances in the new view that the old one lacked. */
   readonly joined: Presence[];
+  /** Instances in the old view that the new one lacks. */
   readonly left: Presence[];
+
 }

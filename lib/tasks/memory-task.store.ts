@@ -17,19 +17,23 @@ export class MemoryTaskStore implements TaskStore {
 
   constructor(private readonly backend: MemoryTaskBackend = new MemoryTaskBackend()) {}
 
+  /** {@inheritDoc TaskStore.connect} */
   async connect(_events?: TaskStoreEvents): Promise<void> {}
 
+  /** {@inheritDoc TaskStore.close} */
   async close(): Promise<void> {
     for (const listener of this.own) this.backend.listeners.delete(listener);
     this.own.clear();
   }
 
+  /** {@inheritDoc TaskStore.read} */
   async read(id: string, _options?: TaskCallOptions): Promise<VersionedTask> {
     this.operations++;
     const raw = this.backend.tasks.get(id) ?? null;
     return { raw, task: raw === null ? undefined : decodeTask(id, raw) };
   }
 
+  /** {@inheritDoc TaskStore.compareAndSet} */
   async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, _options?: TaskCallOptions): Promise<boolean> {
     this.operations++;
     if ((this.backend.tasks.get(id) ?? null) !== expected.raw) return false;
@@ -42,12 +46,14 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
+  /** {@inheritDoc TaskStore.readGroup} */
   async readGroup(id: string, _options?: TaskCallOptions): Promise<VersionedGroup> {
     this.operations++;
     const raw = this.backend.groups.get(id) ?? null;
     return { raw, group: raw === null ? undefined : decodeGroup(id, raw) };
   }
 
+  /** {@inheritDoc TaskStore.compareAndSetGroup} */
   async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, _options?: TaskCallOptions): Promise<boolean> {
     this.operations++;
     if ((this.backend.groups.get(id) ?? null) !== expected.raw) return false;
@@ -56,27 +62,32 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
+  /** {@inheritDoc TaskStore.claimable} */
   async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     const wanted = new Set(types);
     return inClaimOrder(this.all().filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
   }
 
+  /** {@inheritDoc TaskStore.uncounted} */
   async uncounted(types: readonly string[], limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     return inClaimOrder(this.all().filter((t) => t.uncounted && types.includes(t.type)), limit);
   }
 
+  /** {@inheritDoc TaskStore.finishedBefore} */
   async finishedBefore(before: number, limit: number, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     return inClaimOrder(this.all().filter((t) => isFinishedBefore(t, before)), limit);
   }
 
+  /** {@inheritDoc TaskStore.query} */
   async query(query: TaskQuery, _options?: TaskCallOptions): Promise<TaskRecord[]> {
     this.operations++;
     return inClaimOrder(this.all().filter((t) => matchesQuery(t, query)));
   }
 
+  /** {@inheritDoc TaskStore.watch} */
   watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
     const filtered: TaskWatcher = (type, id, task) => {
       if (wants(type)) listener(type, id, task);
@@ -89,6 +100,7 @@ export class MemoryTaskStore implements TaskStore {
     };
   }
 
+  /** {@inheritDoc TaskStore.operationCount} */
   operationCount(): number {
     return this.operations;
   }

@@ -15,7 +15,9 @@ export type TaskStateCounts = Readonly<Record<TaskState, number>>;
 export interface TaskGroupStatus {
   /** `<type>:<group>`. */
   readonly id: string;
+  /** The task type of the group's tasks. */
   readonly type: string;
+  /** The group's name. */
   readonly name: string;
   /** Known once a task carried it. */
   readonly total?: number;
@@ -25,13 +27,17 @@ export interface TaskGroupStatus {
   readonly finished: number;
   /** How many of those failed, were invalid or cancelled. */
   readonly failed: number;
+  /** Whether one failure stops the rest of the group. */
   readonly failGroupFast: boolean;
   /** When its join was submitted (the group is complete), if it was. */
   readonly joinSubmittedAt?: number;
   /** The join task's state, once it exists. */
   readonly join?: TaskState;
+  /** The task whose handler submitted the group's tasks, if one did. */
   readonly parent?: string;
+  /** The group's round: 0, or how often an operator reopened it by retrying one of its tasks after its join. */
   readonly round: number;
+
 }
 
 /** What an operator's purge removes. */

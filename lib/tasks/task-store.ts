@@ -10,7 +10,9 @@ export interface VersionedTask {
 
 /** A group's record as read. */
 export interface VersionedGroup {
+  /** The decoded record, or `undefined` when there is none. */
   readonly group: TaskGroupRecord | undefined;
+  /** The stored value (`null` if absent). Opaque to callers. */
   readonly raw: string | null;
 }
 
@@ -22,8 +24,11 @@ export interface TaskCallOptions {
 
 /** A listing's filter (operators' tools). */
 export interface TaskQuery {
+  /** Tasks of these types. Default: any type. */
   readonly types?: readonly string[];
+  /** Tasks in these states. Default: any state. */
   readonly states?: readonly TaskState[];
+
   /** Tasks of this group (by name). */
   readonly group?: string;
 }

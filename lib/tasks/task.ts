@@ -58,12 +58,19 @@ export type AttemptOutcome = 'done' | 'retry' | 'failed' | 'invalid' | 'lapsed' 
 
 /** One attempt at a task: who ran it under which epoch, and how it ended. */
 export interface TaskAttempt {
+  /** The attempt's number, from 1. */
   readonly attempt: number;
+  /** The claim's epoch (fencing token) this attempt ran under. */
   readonly epoch: number;
+  /** The instance that ran it. */
   readonly instance: string;
+  /** That instance's acquirer name (for people). */
   readonly acquirer: string;
+  /** When it started (epoch ms, the claimer's clock). */
   readonly startedAt: number;
+  /** When it ended (epoch ms), once it did. */
   readonly endedAt?: number;
+  /** How it ended, once it did. */
   readonly outcome?: AttemptOutcome;
   /** The error message, for an attempt that failed. */
   readonly error?: string;
@@ -73,8 +80,11 @@ export interface TaskAttempt {
 export interface TaskRecord {
   /** `<type>:<name>` or `<type>:<group>:<number>`. */
   readonly id: string;
+  /** The task type: which handler runs it. */
   readonly type: string;
+  /** A single task's name (none for a grouped task). */
   readonly name?: string;
+  /** A grouped task's place in its group. */
   readonly group?: TaskGroupPosition;
   /** The task whose handler submitted this one (sub-tasks): its group's join goes to that task's type. */
   readonly parent?: string;
@@ -84,9 +94,11 @@ export interface TaskRecord {
   readonly priority: number;
   /** JSON data. */
   readonly data: unknown;
+  /** Where it is in its life. */
   readonly state: TaskState;
   /** Submit order among tasks of one priority (the submitter's clock in µs, made unique by the id). */
   readonly seq: number;
+  /** When it was submitted (epoch ms, the submitter's clock). */
   readonly submittedAt: number;
   /** Not claimed before this (retry backoff). */
   readonly notBefore: number;
@@ -97,10 +109,13 @@ export interface TaskRecord {
   readonly maxAttempts?: number;
   /** The epoch of the last claim (0 before the first): the next claim's is above it. */
   readonly epoch: number;
+  /** The lease of the claim running it, while one does. */
   readonly claim?: TaskClaim;
+  /** Every attempt so far, oldest first. */
   readonly attempts: readonly TaskAttempt[];
   /** The handler's return value, once done. */
   readonly result?: unknown;
+  /** When it finished (epoch ms), once it did. */
   readonly finishedAt?: number;
   /** Sub-groups this task submitted from its handler, and how their joins ended: this task's own join waits for them. */
   readonly subgroups?: SubgroupProgress;
@@ -140,8 +155,11 @@ export interface SubgroupProgress {
 
 /** How a task, or a group's join, ended: its state and result or error. */
 export interface GroupEnd {
+  /** The state it finished in. */
   readonly state: TaskState;
+  /** The handler's return value, when it succeeded. */
   readonly result?: unknown;
+  /** The error message, when it did not. */
   readonly error?: string;
 }
 
@@ -149,10 +167,13 @@ export interface GroupEnd {
 export interface TaskGroupRecord {
   /** `<type>:<group>`. */
   readonly id: string;
+  /** The task type of the group's tasks. */
   readonly type: string;
+  /** The group's name. */
   readonly name: string;
   /** Known once a task carried it. */
   readonly total?: number;
+  /** Whether one failure stops the rest of the group (see {@link TaskGroupPosition.failGroupFast}). */
   readonly failGroupFast: boolean;
   /** The parent task, when the group's tasks were submitted by a handler. */
   readonly parent?: string;
@@ -173,8 +194,11 @@ export interface TaskGroupRecord {
 
 /** What a group's join (its group-finished task) is handed. */
 export interface GroupJoinData {
+  /** The group's name. */
   readonly group: string;
+  /** The task type of the group's tasks. */
   readonly type: string;
+  /** How many tasks the group had. */
   readonly total: number;
   /** Results by task number, of the tasks that succeeded. */
   readonly results: Readonly<Record<string, unknown>>;
@@ -188,9 +212,13 @@ export interface GroupJoinData {
 
 /** Retry backoff: `base × factor^(attempt − 1)`, at most `max`. */
 export interface BackoffPolicy {
+  /** The wait before the second attempt, in milliseconds. */
   readonly baseMs: number;
+  /** What each further wait is multiplied by. */
   readonly factor: number;
+  /** The longest wait, in milliseconds. */
   readonly maxMs: number;
+
 }
 
 /** The suffix of a group's join task id. */

@@ -1,4 +1,6 @@
-import { HazelcastPermitStore, SemaphoreAdmin, systemClock } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
 import {
   checkHistory, newHistoryFile, Operator, readHistory, recordNemesis, resourceNames, runsOf, startAllocationNode, useFaultCluster,
   type AllocationNodeSettings, type HistoryEvent, type NodeProcess, type Run,

@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HazelcastPermitStore, PermitEngine, PermitLease, SemaphoreAdmin, type Clock, type Permit } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { PermitLease, type Clock, type Permit } from '../../lib';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 

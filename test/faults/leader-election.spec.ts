@@ -1,4 +1,6 @@
-import { HazelcastPermitStore, SemaphoreAdmin, systemClock } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
 import {
   checkHistory, isReportEvent, newHistoryFile, Operator, readHistory, recordNemesis, runsOf, startLeaderNode, useFaultCluster,
   type EndEvent, type HistoryEvent, type LeaderNodeSettings, type NemesisEvent, type NodeProcess, type ReportEvent, type Run,

@@ -2,7 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'hazelcast-client';
-import { HazelcastPermitStore, SemaphoreAdmin, systemClock } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
 import {
   checkHistory, ControlledCluster, ownerIndex, partitionTableStable, readHistory, recordNemesis, startWorkloadNode,
   type NodeProcess, type StartEvent,

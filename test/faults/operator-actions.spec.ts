@@ -1,5 +1,10 @@
 import { Client } from 'hazelcast-client';
-import { HazelcastPermitStore, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Clock, type Permit } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { Clock, Permit } from '../../lib';
 import { startNode, TickJobs, type LedgerEntry, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';

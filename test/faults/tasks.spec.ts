@@ -1,5 +1,9 @@
 import type { ClientConfig } from 'hazelcast-client';
-import { HazelcastConnection, HazelcastTaskStore, systemClock, TaskWorker, type SubmitInput } from '../../lib';
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { systemClock } from '../../lib/core/clock';
+import { TaskWorker } from '../../lib/tasks/task-worker';
+import type { SubmitInput } from '../../lib';
 import {
   checkHistory, newHistoryFile, readHistory, recordNemesis, runsOf, startTaskNode, useFaultCluster,
   type HistoryEvent, type NodeProcess, type TaskNodeSettings, type TaskNoteEvent,

@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HazelcastPermitStore, SemaphoreAdmin, systemClock } from '../../lib';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
 import {
   checkHistory, ControlledCluster, gaps, readHistory, recordNemesis, startWorkloadNode,
   type HistoryEvent, type NemesisEvent, type NodeProcess, type SignalEvent, type StartEvent, type WorkloadJob,

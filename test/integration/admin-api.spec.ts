@@ -1,7 +1,8 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, type ClusterOverview, type ElectionStatus } from '../../lib';
+import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError } from '../../lib';
+import type { ClusterOverview, ElectionStatus } from '../../lib/elections/election-status';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';

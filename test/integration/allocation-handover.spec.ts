@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Permit } from '../../lib';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { Permit } from '../../lib';
 import { allocationSemaphore } from '../../lib/allocation/allocation';
 import { AllocationParticipant } from '../../lib/allocation/allocation-participant';
 import { allocationPermitsOf, type AllocationPermits } from '../../lib/allocation/allocation-permits';

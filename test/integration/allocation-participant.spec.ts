@@ -1,5 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition } from '../../lib';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 import { allocationSemaphore } from '../../lib/allocation/allocation';
 import { AllocationParticipant } from '../../lib/allocation/allocation-participant';
 import { allocationPermitsOf } from '../../lib/allocation/allocation-permits';

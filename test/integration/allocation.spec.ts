@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { AllocationService, GatekeeperService, InvalidOptionsError, type AllocationLease } from '../../lib';
+import { AllocationService, GatekeeperService, InvalidOptionsError } from '../../lib';
+import type { AllocationLease } from '../../lib/allocation/allocation-lease';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { uniquePrefix } from '../support/test-cluster';
 import { eventually } from '../support/eventually';

@@ -1,7 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
-import { ClusterService, HazelcastConnection, HazelcastPermitStore, HazelcastPresenceStore, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition, type Leader } from '../../lib';
+import { ClusterService, type Leader } from '../../lib';
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
+import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 import { announcement } from '../../lib/presence/presence.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';

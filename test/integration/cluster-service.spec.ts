@@ -1,4 +1,5 @@
-import { ClusterService, GatekeeperError, MemoryPresenceStore } from '../../lib';
+import { ClusterService, GatekeeperError } from '../../lib';
+import { MemoryPresenceStore } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';

@@ -1,4 +1,8 @@
-import { MemoryPermitStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin, systemClock, validateDefinition } from '../../lib';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 import { electionSemaphore } from '../../lib/elections/election';
 import { LeaderCandidate, candidatePermitsOf } from '../../lib/elections/leader-candidate';
 import type { LeaderLease } from '../../lib/elections/leader-lease';

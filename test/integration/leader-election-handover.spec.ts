@@ -1,9 +1,11 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  ClusterService, MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore, MemoryStoreBackend, PermitEngine, SemaphoreAdmin,
-  systemClock, validateDefinition, type LeaderLease,
-} from '../../lib';
+import { ClusterService, type LeaderLease } from '../../lib';
+import { MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore, MemoryStoreBackend } from '../../lib/testing';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { systemClock } from '../../lib/core/clock';
+import { validateDefinition } from '../../lib/permits/definition.validator';
 import type { Clock } from '../../lib/core/clock';
 import { electionSemaphore } from '../../lib/elections/election';
 import { LeaderCandidate, candidatePermitsOf } from '../../lib/elections/leader-candidate';

@@ -1,10 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
 import type { Subscription } from 'rxjs';
-import {
-  ClusterService, InvalidOptionsError, LeaderOnly, LeaderTimeoutError, MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore,
-  MemoryStoreBackend, UnknownElectionError, type ClusterChange, type LeaderLease,
-} from '../../lib';
+import { ClusterService, InvalidOptionsError, LeaderOnly, LeaderTimeoutError, UnknownElectionError, type ClusterChange, type LeaderLease } from '../../lib';
+import { MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore, MemoryStoreBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 

@@ -1,7 +1,8 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
 import { Cron, Interval, SchedulerRegistry, Timeout } from '@nestjs/schedule';
 import { SCHEDULER_TYPE } from '@nestjs/schedule/dist/schedule.constants';
-import { ClusterSingleton, MemoryPermitStore, MemoryStoreBackend } from '../../lib';
+import { ClusterSingleton } from '../../lib';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { GroupFinishedHandler, joinTaskId, TaskHandler, TaskService, type GroupJoinData, type TaskContext } from '../../lib';
+import { GroupFinishedHandler, TaskHandler, TaskService, type GroupJoinData, type TaskContext } from '../../lib';
+import { joinTaskId } from '../../lib/tasks/task-id.rules';
 import { cli } from '../support/cli-process';
 import { eventually } from '../support/eventually';
 import { startTaskAdminApp, type TaskAdminApp } from '../support/task-admin-app';

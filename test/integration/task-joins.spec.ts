@@ -1,4 +1,4 @@
-import { systemClock } from '../../lib';
+import { systemClock } from '../../lib/core/clock';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { TaskAdmin } from '../../lib/tasks/task-admin';
 import { purgeExpired } from '../../lib/tasks/task-purge';

@@ -1,4 +1,4 @@
-import { systemClock } from '../../lib';
+import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';

@@ -1,4 +1,5 @@
-import { clusterOverview, electionStatuses, findElection, type Permit, type SemaphoreStatus } from '../../lib';
+import { clusterOverview, electionStatuses, findElection } from '../../lib/elections/election-status';
+import type { Permit, SemaphoreStatus } from '../../lib';
 import { leaderText, resignText, statusText } from '../../lib/cli/cli-cluster-format';
 
 const NOW = 1_700_000_000_000;

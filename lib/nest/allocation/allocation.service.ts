@@ -23,11 +23,12 @@ import { AllocationRuntime } from './allocation.runtime';
  */
 @Injectable()
 export class AllocationService {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(private readonly allocations: AllocationRuntime) {}
 
   /**
    * Takes part in allocation `name` (declared in the module options, or defined with the defaults): `resources()`
-   * returns the whole set (re-read every 30 s, or when told by {@link resourcesChanged}); `onAssigned` gets this
+   * returns the whole set (re-read every 30 s, or when told by {@link AllocationService.resourcesChanged}); `onAssigned` gets this
    * node's new resources with the lease (`lease.epochOf(id)` fences writes); `onRevoked` must stop using the
    * resources it gets before it returns. Call it once per allocation, e.g. in `onModuleInit`.
    */

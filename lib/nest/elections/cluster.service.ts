@@ -50,6 +50,7 @@ export interface ClusterStatus {
  */
 @Injectable()
 export class ClusterService {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     private readonly membership: PresenceRuntime,
@@ -61,7 +62,7 @@ export class ClusterService {
     return this.membership.participants();
   }
 
-  /** This instance's own entry among {@link participants}, once announced. */
+  /** This instance's own entry among {@link ClusterService.participants}, once announced. */
   current(): Participant | undefined {
     return this.membership.current();
   }
@@ -124,7 +125,7 @@ export class ClusterService {
 
   /**
    * Leader elected / lost (this node), leader changed (any node, as this node's view sees it) and participant
-   * joined / left. Hot: subscribers see changes from the moment they subscribe; read {@link status} for the state.
+   * joined / left. Hot: subscribers see changes from the moment they subscribe; read {@link ClusterService.status} for the state.
    */
   changes(): Observable<ClusterChange> {
     return this.elections.changes();
@@ -158,7 +159,9 @@ export class ClusterService {
    * never overlaps. Joins the election if this node does not stand in it yet. Returns the unsubscribe.
    */
   whileLeader(work: LeaderWork): () => void;
+  /** Runs `work(lease)` each time this node becomes leader of `election`; see the overload without an election. */
   whileLeader(election: string, work: LeaderWork): () => void;
+
   whileLeader(electionOrWork: string | LeaderWork, work?: LeaderWork): () => void {
     return typeof electionOrWork === 'string' ? this.elections.whileLeader(electionOrWork, work!) : this.elections.whileLeader(DEFAULT_ELECTION, electionOrWork);
   }

@@ -6,7 +6,7 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.con
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 
 /** Fields every lifecycle event carries. */
-interface EventBase {
+export interface GatekeeperEventBase {
   /** When it happened here (epoch ms, the module's clock). */
   readonly at: number;
   /** The acquirer name of the node it happened on. */
@@ -17,7 +17,7 @@ interface EventBase {
  * A lifecycle change on this node, as `GatekeeperService.events` streams it and `@nestjs/event-emitter` (when the
  * app has it) emits it under its `name`, e.g. `@OnEvent('gatekeeper.permit.lost')`.
  */
-export type GatekeeperEvent = EventBase & (
+export type GatekeeperEvent = GatekeeperEventBase & (
   /** A `@ClusterSingleton` job got a permit it did not hold (hold mode), or a new one (release mode). */
   | { readonly name: 'gatekeeper.permit.granted'; readonly semaphore: string; readonly job: string; readonly token: number }
   /** A job ran again on the permit it holds. */

@@ -39,15 +39,16 @@ export type GatekeeperHealthResult<Key extends string = string> = Record<Key, Ga
  * Health of the gatekeeper on this node, for `@nestjs/terminus` (`HealthCheckService.check([() => health.readiness()])`)
  * or any probe of your own. Which check goes where:
  *
- * - {@link readiness}, for a readiness probe: down until the module started, while the store is unreachable, below
+ * - {@link GatekeeperHealthIndicator.readiness}, for a readiness probe: down until the module started, while the store is unreachable, below
  *   `quorum`, and during shutdown. A node that is not ready decides no permit, so traffic that needs one should go
  *   elsewhere; a restart would not help it.
- * - {@link liveness}, for a liveness probe: down only when the module can no longer recover by itself (a start in the
+ * - {@link GatekeeperHealthIndicator.liveness}, for a liveness probe: down only when the module can no longer recover by itself (a start in the
  *   background gave up). A cluster outage leaves it up: restarting every replica does not bring the cluster back.
- * - {@link jobs}, for monitoring and alerts, not probes: down while a semaphore this node uses can run nowhere.
+ * - {@link GatekeeperHealthIndicator.jobs}, for monitoring and alerts, not probes: down while a semaphore this node uses can run nowhere.
  */
 @Injectable()
 export class GatekeeperHealthIndicator {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,

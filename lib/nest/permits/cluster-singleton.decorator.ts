@@ -5,7 +5,7 @@ import { methodName, wrapDecoratedMethod } from '../decorated-method';
 import { resolveClusterSingletonOptions, type ClusterSingletonOptions } from './cluster-singleton.options';
 
 /** Return types a `@ClusterSingleton` method may declare as they are: nothing, or a Promise of nothing. */
-type NothingReturned = void | undefined | Promise<void | undefined>;
+export type NothingReturned = void | undefined | Promise<void | undefined>;
 
 /**
  * `unknown` (no constraint) for a method whose declared type tells the truth once decorated, else an object type

@@ -54,6 +54,7 @@ export class GatekeeperService {
   /** Claims taken by acquire(), given back by release(). */
   private readonly manualClaims = new Map<string, symbol>();
 
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
@@ -102,8 +103,8 @@ export class GatekeeperService {
   }
 
   /**
-   * Like {@link tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`.
-   * The permit is this caller's alone in this process until {@link release}d: runs and `withPermit` of the same
+   * Like {@link GatekeeperService.tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`.
+   * The permit is this caller's alone in this process until {@link GatekeeperService.release}d: runs and `withPermit` of the same
    * semaphore are denied `IN_USE` meanwhile.
    */
   async acquire(semaphore: string, { timeout = '30s', pollInterval }: AcquireOptions = {}): Promise<Permit> {
@@ -147,7 +148,7 @@ export class GatekeeperService {
 
   /**
    * Runs `fn` only if a permit is granted, keeps the permit alive while it runs (up to `maxRunTime`) and releases
-   * it afterwards. Inside `fn`, {@link currentPermit} and {@link currentLease} return it. While `fn` runs, the
+   * it afterwards. Inside `fn`, {@link GatekeeperService.currentPermit} and {@link GatekeeperService.currentLease} return it. While `fn` runs, the
    * permit is its alone in this process too: concurrent calls are denied `IN_USE`.
    */
   async withPermit<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>, options: WithPermitOptions = {}): Promise<WithPermitResult<T>> {
@@ -223,7 +224,7 @@ export class GatekeeperService {
 
   /**
    * Moves the semaphores whose group pattern lists `fromGroup` (a plain list of group names, never a `.*`) to
-   * `toGroup`; `dryRun` only reports. See {@link migrateGroups} for selection, wildcards and the full report.
+   * `toGroup`; `dryRun` only reports. See {@link GatekeeperService.migrateGroups} for selection, wildcards and the full report.
    */
   migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
     return this.runtime.admin.migrate(fromGroup, toGroup, options);
@@ -232,7 +233,7 @@ export class GatekeeperService {
   /**
    * A group migration with every choice: which semaphores (names, a name pattern), wildcard patterns too or not,
    * a dry run. Reports each change (pattern before and after), what it skipped and why, and a warning when no
-   * live node is known in the target group. Each definition remembers what it replaced, for {@link undoMigration}.
+   * live node is known in the target group. Each definition remembers what it replaced, for {@link GatekeeperService.undoMigration}.
    */
   migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
     return this.runtime.admin.migrateGroups(request);
@@ -262,7 +263,7 @@ export class GatekeeperService {
   }
 
   /**
-   * Operator repair: takes every permit of `semaphore` away (as {@link forceRelease} does) and rebuilds an
+   * Operator repair: takes every permit of `semaphore` away (as {@link GatekeeperService.forceRelease} does) and rebuilds an
    * unreadable entry, waiting out every permit it could have held before granting again. Tokens keep growing.
    */
   async resetPermits(semaphore: string): Promise<void> {

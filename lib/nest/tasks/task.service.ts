@@ -21,6 +21,7 @@ import { TasksRuntime } from './tasks.runtime';
  */
 @Injectable()
 export class TaskService {
+  /** @internal Nest injects the service; applications never construct it. */
   constructor(private readonly tasks: TasksRuntime) {}
 
   /**

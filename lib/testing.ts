@@ -1,0 +1,27 @@
+/**
+ * What an application's own tests need: in-memory stores to share between several modules in one process (each
+ * module a simulated node), a clock that moves only when told to, and `declareFreshCluster` for tests that start
+ * a fresh Hazelcast member.
+ *
+ * @packageDocumentation
+ */
+
+export { MemoryPermitStore, MemoryStoreBackend } from './permits/memory-permit.store';
+export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
+export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
+export { ManualClock, type Clock } from './core/clock';
+export { declareFreshCluster } from './hazelcast/hazelcast-partition-canaries';
+
+// What the memory stores implement and name (also exported from the root, where the module's options name them)
+export { ViewedPermitStore } from './permits/viewed-permit.store';
+export type { SemaphoreEntry } from './permits/semaphore-entry';
+export type { ObservedEntry } from './permits/semaphore.view';
+export type { Presence } from './presence/presence';
+export type {
+  AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskRecord, TaskState,
+} from './tasks/task';
+export type { GroupMigrationMemory, SemaphoreDefinition } from './permits/semaphore-definition';
+export type { NodeIdentity, Permit } from './permits/permit';
+export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
+export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
+export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
