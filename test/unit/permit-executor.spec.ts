@@ -1,0 +1,56 @@
+import { ManualClock } from '../../lib/core/clock';
+import type { AcquireResult } from '../../lib/permits/acquire-result';
+import { DenyReason } from '../../lib/permits/deny-reason';
+import { LocalPermits } from '../../lib/permits/local-permits';
+import type { Permit } from '../../lib/permits/permit';
+import { PermitExecutor, type PermitExecutorParts } from '../../lib/permits/permit-executor';
+
+/**
+ * The executor every tick and withPermit goes through: a run starts only on a permit with a quarter of its
+ * duration left (after the skew allowance), one run per semaphore at a time in a process, and the claim is given
+ * back whatever happened. The decisions are faked here; the integration and fault tests run it on a real member.
+ */
+describe('PermitExecutor', () => {
+  const clock = new ManualClock(1_000_000);
+  const permit = (expiresIn: number): Permit => ({
+    semaphore: 'billing', acquirer: 'a', group: 'g', instance: 'i', fencingToken: 7,
+    grantedAt: clock.now() - (60_000 - expiresIn), refreshedAt: clock.now() - (60_000 - expiresIn), expiresAt: clock.now() + expiresIn,
+  });
+  const executor = (granted: Permit, releases: number[] = []) => {
+    const local = new LocalPermits();
+    const parts: PermitExecutorParts = {
+      clock, clockSkewMs: 1_000, local,
+      accepting: () => true,
+      notAccepting: (semaphore) => ({ granted: false, semaphore, reason: DenyReason.NOT_READY, message: 'closed' }),
+      decide: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted }),
+      refresh: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'refreshed', permit: granted }),
+      releaseQuietly: async (_p, notBefore) => (releases.push(notBefore), true),
+      newsAgainst: () => undefined,
+      watch: () => () => undefined,
+    };
+    return { run: new PermitExecutor(parts), local };
+  };
+
+  it('refuses to start on a permit with less than a quarter of its duration left, and gives the claim back', async () => {
+    const { run, local } = executor(permit(15_000)); // 15 s of a 60 s permit, minus 1 s skew: under 15 s
+    const work = jest.fn();
+    const outcome = await run.run('billing', work);
+    expect(outcome).toMatchObject({ ran: false, denied: { reason: DenyReason.PERMIT_LOST } });
+    expect(work).not.toHaveBeenCalled();
+    expect(local.isClaimed('billing')).toBe(false);
+  });
+
+  it('runs on a permit with enough left, one run per semaphore at a time, and releases after when asked', async () => {
+    const releases: number[] = [];
+    const { run, local } = executor(permit(40_000), releases);
+    let second: unknown;
+    const outcome = await run.run('billing', async (lease) => {
+      second = await run.run('billing', () => 'never');
+      return lease.permit.fencingToken;
+    }, { releaseAfter: { lockAtLeastForMs: 5_000 } });
+    expect(outcome).toMatchObject({ ran: true, value: 7 });
+    expect(second).toMatchObject({ ran: false, denied: { reason: DenyReason.IN_USE } });
+    expect(releases).toEqual([permit(40_000).grantedAt + 5_000]);
+    expect(local.isClaimed('billing')).toBe(false);
+  });
+});
