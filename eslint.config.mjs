@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 // Rooms (DESIGN.md, "Layout for several capabilities"): core <- hazelcast <- presence, permits <- elections <- allocation
-// <- tasks <- nest, cli. Only lib/nest imports Nest; only lib/hazelcast and files named hazelcast-* import
+// <- tasks; schedules beside them on permits and presence <- nest, cli. Only lib/nest imports Nest; only lib/hazelcast and files named hazelcast-* import
 // hazelcast-client; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
 const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
@@ -13,16 +13,17 @@ const SHELL = { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capa
 const PURE_IO = { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' };
 const PURE_DEPS = { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' };
 const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
-const CAPABILITIES = ['presence', 'permits', 'elections', 'allocation', 'tasks'];
+const CAPABILITIES = ['presence', 'permits', 'elections', 'allocation', 'tasks', 'schedules'];
 
 // Each capability and the capabilities it never imports: the ones above it, and for presence and permits each other
 // (both stand on core and hazelcast alone; Nest wires the live instances presence sees into the permits' admin).
 const LAYERS = [
-  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks'], why: 'Presence stands on core and hazelcast only: it imports no other capability.' },
-  { room: 'permits', never: ['presence', 'elections', 'allocation', 'tasks'], why: 'Permits stand on core and hazelcast only: they import no other capability.' },
-  { room: 'elections', never: ['allocation', 'tasks'], why: 'Elections are built on permits and presence: they never import allocation or tasks.' },
-  { room: 'allocation', never: ['tasks'], why: 'Allocation is built on permits and presence (and elections): it never imports tasks.' },
-  { room: 'tasks', never: [], why: '' },
+  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks', 'schedules'], why: 'Presence stands on core and hazelcast only: it imports no other capability.' },
+  { room: 'permits', never: ['presence', 'elections', 'allocation', 'tasks', 'schedules'], why: 'Permits stand on core and hazelcast only: they import no other capability.' },
+  { room: 'elections', never: ['allocation', 'tasks', 'schedules'], why: 'Elections are built on permits and presence: they never import allocation, tasks or schedules.' },
+  { room: 'allocation', never: ['tasks', 'schedules'], why: 'Allocation is built on permits and presence (and elections): it never imports tasks or schedules.' },
+  { room: 'tasks', never: ['schedules'], why: 'Tasks never import schedules: schedules are built on permits and presence beside them.' },
+  { room: 'schedules', never: ['elections', 'allocation', 'tasks'], why: 'Schedules are built on permits and presence: they never import elections, allocation or tasks.' },
 ];
 
 // Inside lib/nest, one folder per capability mirrors the rooms below it: each adapts its own capability and those it
@@ -31,12 +32,13 @@ const LAYERS = [
 // (module, options, lifecycle, explorer) stand above every folder.
 const NEST_ROOT = ['**/gatekeeper.module', '**/gatekeeper.lifecycle', '**/gatekeeper.module-definition'];
 const NEST_LAYERS = [
-  { room: 'schedule', never: ['permits', 'presence', 'elections', 'allocation', 'tasks', 'admin', 'observability'] },
-  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks', 'admin'] },
-  { room: 'permits', never: ['elections', 'allocation', 'tasks', 'admin'] },
-  { room: 'elections', never: ['allocation', 'tasks', 'admin'] },
-  { room: 'allocation', never: ['elections', 'tasks', 'admin'] },
-  { room: 'tasks', never: ['elections', 'allocation', 'admin'] },
+  { room: 'schedule-metadata', never: ['permits', 'presence', 'elections', 'allocation', 'tasks', 'schedules', 'admin', 'observability'] },
+  { room: 'presence', never: ['permits', 'elections', 'allocation', 'tasks', 'schedules', 'admin'] },
+  { room: 'permits', never: ['elections', 'allocation', 'tasks', 'schedules', 'admin'] },
+  { room: 'elections', never: ['allocation', 'tasks', 'schedules', 'admin'] },
+  { room: 'allocation', never: ['elections', 'tasks', 'schedules', 'admin'] },
+  { room: 'tasks', never: ['elections', 'allocation', 'schedules', 'admin'] },
+  { room: 'schedules', never: ['elections', 'allocation', 'tasks', 'admin'] },
 ];
 
 /** A Nest capability folder: the capabilities it never adapts (in lib/ or in lib/nest) and the module's root. */

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Cron } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { CronTrigger } from '../../lib/nest/schedule/cron-trigger';
+import { CronTrigger } from '../../lib/nest/schedule-metadata/cron-trigger';
 
 class Jobs {
   @Cron('0 0 * * * *', { utcOffset: 330 })

@@ -12,7 +12,7 @@ import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { scheduleIntervalMs } from '../schedule/schedule-interval.reader';
+import { scheduleIntervalMs } from '../schedule-metadata/schedule-interval.reader';
 import { admittedBy } from '../../permits/permit.rules';
 import type { NodeIdentity } from '../../permits/permit';
 import { describeInstances } from './unheld-semaphore.monitor';

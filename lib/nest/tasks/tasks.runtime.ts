@@ -9,7 +9,7 @@ import type { TaskStore } from '../../tasks/task-store';
 import type { TaskContext } from '../../tasks/task-handler';
 import { TaskWorker } from '../../tasks/task-worker';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
-import { CronTrigger } from '../schedule/cron-trigger';
+import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
