@@ -12,7 +12,7 @@ import { withDeadline } from '../core/with-deadline';
  */
 
 /** The store a call belongs to (the `store` label of its metrics). */
-export type StoreName = 'permits' | 'presence' | 'tasks';
+export type StoreName = 'permits' | 'presence' | 'tasks' | 'schedules';
 
 /** A call to the cluster with its deadline and mapping already decided by the caller (given to helpers such as the canaries). */
 export type ClusterCall = <T>(operation: () => Promise<T>) => Promise<T>;

@@ -1,0 +1,196 @@
+import type { Clock } from '../core/clock';
+import type { HistoryDelta, JobHistory } from './job-history';
+import { mergeHistory } from './job-history.rules';
+import type { HistoryStore, StoredHistory } from './history-store';
+import { runId, type RunOutcome, type RunRecord } from './run-record';
+
+/** How a node keeps its part of the run history. */
+export interface HistoryRecorderOptions {
+  /** Runs kept per job in the cluster. */
+  readonly keep: number;
+  /** How often this node writes what it has to tell (runs, skipped ticks); the most a crash can lose. */
+  readonly flushIntervalMs: number;
+  /** Deadline of each history call. */
+  readonly callTimeoutMs: number;
+  /** This node, as its runs and skipped ticks name it. */
+  readonly identity: { readonly instance: string; readonly node: string };
+  readonly clock: Clock;
+  /** Told when a write fails (what is pending stays, and is tried again at the next flush). */
+  readonly onFlushFailed?: (error: unknown) => void;
+}
+
+/** A run this node has to tell the cluster about. */
+interface Pending {
+  record: RunRecord;
+  /** Changed since the last write that carried it. */
+  dirty: boolean;
+}
+
+/** Skipped-tick records live this long after their node's last write, and are written again well before. */
+const TICKS_TTL_MS = 24 * 60 * 60_000;
+const TICKS_REFRESH_MS = 6 * 60 * 60_000;
+/** Writes tried per job and flush before the rest waits for the next flush. */
+const ATTEMPTS = 5;
+/** The longest error message a run record keeps. */
+const ERROR_CHARS = 500;
+
+/**
+ * This node's side of the run history. Runs, missed instants and skipped ticks are noted in memory as they happen
+ * (no call on a tick's path) and written every `flushIntervalMs`: one compare-and-set per job that has news (the
+ * entry last written is remembered, so an uncontended write is one round trip), and one write of this node's
+ * skipped-tick counts for every job together. A run still going at a flush is written as `running`, so a node that
+ * dies mid-run leaves a trace the next holder's runs mark `unknown`.
+ */
+export class HistoryRecorder {
+  private readonly pending = new Map<string, Map<string, Pending>>();
+  private readonly missedCounts = new Map<string, { count: number; last: number }>();
+  private readonly stored = new Map<string, StoredHistory>();
+  private readonly skipped: Record<string, Record<string, number>> = {};
+  private ticksDirty = false;
+  private ticksWrittenAt = 0;
+  private readonly since: number;
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+
+  constructor(private readonly store: HistoryStore, private readonly options: HistoryRecorderOptions) {
+    this.since = options.clock.now();
+  }
+
+  /** Starts writing every flush interval. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and writes what is left (within the call deadline). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Notes a run that starts now; returns its record, to pass to {@link finished}. */
+  started(run: { job: string; trigger: RunRecord['trigger']; instant?: number; token: number }): RunRecord {
+    const startedAt = this.options.clock.now();
+    const { instance, node } = this.options.identity;
+    const record: RunRecord = { id: runId(instance, run.token, startedAt), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt, outcome: 'running' };
+    this.put(record);
+    return record;
+  }
+
+  /** Notes how a run ended. */
+  finished(run: RunRecord, outcome: Exclude<RunOutcome, 'running' | 'unknown'>, durationMs: number, error?: string): RunRecord {
+    const record: RunRecord = { ...run, outcome, durationMs, error: error === undefined ? undefined : error.slice(0, ERROR_CHARS) };
+    this.put(record);
+    return record;
+  }
+
+  /** Notes a tick of `job` this node skipped, and why (a deny reason code, `OVERLAP`, ...). */
+  skippedTick(job: string, reason: string): void {
+    const counts = (this.skipped[job] ??= {});
+    counts[reason] = (counts[reason] ?? 0) + 1;
+    this.ticksDirty = true;
+  }
+
+  /** Notes `count` scheduled instants of `job` that passed while nobody could run it, the newest `last`. */
+  missed(job: string, count: number, last: number): void {
+    const before = this.missedCounts.get(job);
+    this.missedCounts.set(job, { count: (before?.count ?? 0) + count, last: Math.max(before?.last ?? last, last) });
+  }
+
+  /** This node's skipped-tick counts per job (what the next flush writes). */
+  skippedHere(): Readonly<Record<string, Readonly<Record<string, number>>>> {
+    return this.skipped;
+  }
+
+  /** Runs of `job` this node has not written yet, newest first (a reader here sees them at once). */
+  unwritten(job: string): RunRecord[] {
+    return [...(this.pending.get(job)?.values() ?? [])].map((p) => p.record).sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  /** Writes what this node has to tell; a flush already under way is joined, not doubled. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushAll().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  /** Writes `job`'s news now (a run the next holder must see before it decides, such as a catch-up). */
+  async flushJob(job: string): Promise<JobHistory | undefined> {
+    return this.write(job);
+  }
+
+  private put(record: RunRecord): void {
+    let runs = this.pending.get(record.job);
+    if (!runs) this.pending.set(record.job, (runs = new Map()));
+    runs.set(record.id, { record, dirty: true });
+    // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest.
+    if (runs.size > this.options.keep) {
+      const ended = [...runs.values()].filter((p) => p.record.outcome !== 'running').sort((a, b) => a.record.startedAt - b.record.startedAt);
+      for (const old of ended.slice(0, runs.size - this.options.keep)) runs.delete(old.record.id);
+    }
+  }
+
+  private async flushAll(): Promise<void> {
+    const jobs = new Set([...this.pending].filter(([, runs]) => [...runs.values()].some((p) => p.dirty)).map(([job]) => job));
+    for (const job of this.missedCounts.keys()) jobs.add(job);
+    await Promise.all([...jobs].map((job) => this.write(job).catch((error: unknown) => this.options.onFlushFailed?.(error))));
+    await this.writeTicks().catch((error: unknown) => this.options.onFlushFailed?.(error));
+  }
+
+  private async write(job: string): Promise<JobHistory | undefined> {
+    const runs = this.pending.get(job);
+    const taken = [...(runs?.values() ?? [])].filter((p) => p.dirty).map((p) => p.record);
+    const missed = this.missedCounts.get(job);
+    if (taken.length === 0 && !missed) return this.stored.get(job)?.history;
+    this.missedCounts.delete(job);
+    const delta: HistoryDelta = { runs: taken, missed };
+    try {
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const expected = this.stored.get(job) ?? (await this.store.read(job, this.options.callTimeoutMs));
+        const next = mergeHistory(expected?.history, delta, this.options.keep, this.options.clock.now());
+        const written = await this.store.write(job, expected, { ...next, job }, this.options.callTimeoutMs);
+        if (written) {
+          this.stored.set(job, written);
+          this.settle(job, taken);
+          return written.history;
+        }
+        // Another node wrote first: read what it wrote and merge again.
+        this.stored.delete(job);
+      }
+      throw new Error(`the history of "${job}" changed under ${ATTEMPTS} writes in a row`);
+    } catch (error) {
+      this.stored.delete(job);
+      if (missed) this.missed(job, missed.count, missed.last);
+      throw error;
+    }
+  }
+
+  /** What a write carried is told: ended runs are forgotten, running ones wait (clean) for their end. */
+  private settle(job: string, written: readonly RunRecord[]): void {
+    const runs = this.pending.get(job);
+    if (!runs) return;
+    for (const record of written) {
+      const now = runs.get(record.id);
+      if (now?.record !== record) continue; // it moved on while the write was under way: still to tell
+      if (record.outcome === 'running') now.dirty = false;
+      else runs.delete(record.id);
+    }
+    if (runs.size === 0) this.pending.delete(job);
+  }
+
+  private async writeTicks(): Promise<void> {
+    const now = this.options.clock.now();
+    if (!this.ticksDirty && (this.ticksWrittenAt === 0 || now - this.ticksWrittenAt < TICKS_REFRESH_MS)) return;
+    this.ticksDirty = false;
+    try {
+      const { instance, node } = this.options.identity;
+      await this.store.writeTicks({ instance, node, since: this.since, updatedAt: now, skipped: this.skipped }, TICKS_TTL_MS, this.options.callTimeoutMs);
+      this.ticksWrittenAt = now;
+    } catch (error) {
+      this.ticksDirty = true;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { JobHistory, NodeTicks } from './job-history';
+
+/** A job's history as read, with the exact stored text a compare-and-set must name. */
+export interface StoredHistory {
+  readonly history: JobHistory;
+  readonly raw: string;
+}
+
+/** Where the run history lives: one entry per job (compare-and-set), one skipped-ticks record per node. */
+export interface HistoryStore {
+  connect(): Promise<void>;
+  close(): Promise<void>;
+  /** The job's history, or `undefined` when none was written. */
+  read(job: string, timeoutMs?: number): Promise<StoredHistory | undefined>;
+  /**
+   * Writes `next` if the stored entry is still `expected` (`undefined`: absent); the stored result, or `undefined`
+   * when another write came first (read again, merge again).
+   */
+  write(job: string, expected: StoredHistory | undefined, next: JobHistory, timeoutMs?: number): Promise<StoredHistory | undefined>;
+  /** Removes a job's history (a runtime schedule removed). */
+  remove(job: string): Promise<void>;
+  /**
+   * Replaces this node's skipped-ticks record (only its own instance writes it), kept `ttlMs` after its last
+   * write so the records of nodes gone for good fall away.
+   */
+  writeTicks(ticks: NodeTicks, ttlMs: number, timeoutMs?: number): Promise<void>;
+  /** Every node's skipped-ticks record. */
+  readTicks(timeoutMs?: number): Promise<NodeTicks[]>;
+  /** Calls made so far (benchmarks and tests of round trips). */
+  operationCount(): number;
+}

@@ -1,0 +1,55 @@
+import { emptyHistory, type HistoryDelta, type JobHistory, type NodeTicks } from './job-history';
+import { FAILED_OUTCOMES, type RunRecord } from './run-record';
+
+/**
+ * The history after one node's delta: runs merged by id (a run further along replaces its earlier record; an ended
+ * run is never set back to `running`), newest first and trimmed to `keep`; the newest started instant, the last
+ * failure and the totals carried past the trim. Pure: the writer applies it to what it read and compare-and-sets.
+ */
+export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelta, keep: number, now: number): JobHistory {
+  const base = current ?? emptyHistory(delta.runs[0]?.job ?? '');
+  const byId = new Map(base.runs.map((run) => [run.id, run]));
+  const counts: Record<string, number> = { ...base.counts };
+  let { lastInstant, lastFailure } = base;
+  for (const run of delta.runs) {
+    const before = byId.get(run.id);
+    if (before && before.outcome !== 'running') continue;
+    byId.set(run.id, run);
+    if (run.instant !== undefined && run.trigger !== 'manual' && (lastInstant === undefined || run.instant > lastInstant)) lastInstant = run.instant;
+    if (run.outcome === 'running') continue;
+    counts[run.outcome] = (counts[run.outcome] ?? 0) + 1;
+    if (FAILED_OUTCOMES.has(run.outcome) && (!lastFailure || run.startedAt >= lastFailure.startedAt)) lastFailure = run;
+  }
+  const runs = [...byId.values()].sort(newestFirst).slice(0, keep);
+  const missed = delta.missed
+    ? { count: base.missed.count + delta.missed.count, last: Math.max(base.missed.last ?? delta.missed.last, delta.missed.last) }
+    : base.missed;
+  return { ...base, job: base.job || delta.runs[0]?.job || '', revision: base.revision + 1, runs, lastInstant, lastFailure, counts, missed, updatedAt: now };
+}
+
+/**
+ * The history as a reader should see it: a run still `running` while a later run holds a newer token was cut short
+ * with its node (crashed, stopped or cut off before it could report), so it shows as `unknown`.
+ */
+export function readableHistory(history: JobHistory): JobHistory {
+  let newestToken = -Infinity;
+  const runs = [...history.runs].sort(newestFirst).map((run) => {
+    const shown = run.outcome === 'running' && newestToken > run.token ? { ...run, outcome: 'unknown' as const } : run;
+    newestToken = Math.max(newestToken, run.token);
+    return shown;
+  });
+  return { ...history, runs };
+}
+
+/** Skipped ticks of `job` summed over every node's counts, by reason. */
+export function skippedTicks(job: string, nodes: readonly NodeTicks[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const node of nodes) {
+    for (const [reason, count] of Object.entries(node.skipped[job] ?? {})) total[reason] = (total[reason] ?? 0) + count;
+  }
+  return total;
+}
+
+function newestFirst(a: RunRecord, b: RunRecord): number {
+  return b.startedAt - a.startedAt || b.token - a.token;
+}

@@ -1,0 +1,47 @@
+import type { RunOutcome, RunRecord } from './run-record';
+
+/** Runs by how they ended, since the history began. */
+export type RunCounts = Readonly<Partial<Record<Exclude<RunOutcome, 'running' | 'unknown'>, number>>>;
+
+/**
+ * What the cluster keeps about one job's runs: the newest `keep` runs, and what must outlive them (the newest
+ * scheduled instant started, the last failure, totals). One entry per job, written by compare-and-set.
+ */
+export interface JobHistory {
+  readonly job: string;
+  /** Grows by one with every write. */
+  readonly revision: number;
+  /** Newest first, at most the configured number. */
+  readonly runs: readonly RunRecord[];
+  /** The newest scheduled instant a run started for (manual runs have none). */
+  readonly lastInstant?: number;
+  /** The newest run that failed, aborted or was stopped, kept when it falls out of `runs`. */
+  readonly lastFailure?: RunRecord;
+  /** Runs by how they ended. */
+  readonly counts: RunCounts;
+  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
+  readonly missed: { readonly count: number; readonly last?: number };
+  /** When it was last written (the writer's clock). */
+  readonly updatedAt: number;
+}
+
+/** What one node adds to a job's history in one write: runs (new, or further along) and missed instants. */
+export interface HistoryDelta {
+  readonly runs: readonly RunRecord[];
+  readonly missed?: { readonly count: number; readonly last: number };
+}
+
+/** Ticks a node skipped per job since it started, by reason (a deny reason code, or `OVERLAP`, `DST_REPEAT`). */
+export interface NodeTicks {
+  readonly instance: string;
+  readonly node: string;
+  /** When this node's counting began. */
+  readonly since: number;
+  readonly updatedAt: number;
+  readonly skipped: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}
+
+/** The history of a job nothing has written yet. */
+export function emptyHistory(job: string): JobHistory {
+  return { job, revision: 0, runs: [], counts: {}, missed: { count: 0 }, updatedAt: 0 };
+}

@@ -1,0 +1,56 @@
+import type { Clock } from '../core/clock';
+import { systemClock } from '../core/clock';
+import type { JobHistory, NodeTicks } from './job-history';
+import { decodeHistory, decodeTicks, encodeHistory, encodeTicks } from './job-history.codec';
+import type { HistoryStore, StoredHistory } from './history-store';
+
+/** The shared state of memory history stores: one per "cluster" (give the same backend to stores of one process). */
+export class MemoryHistoryBackend {
+  /** @internal */ readonly jobs = new Map<string, string>();
+  /** @internal */ readonly ticks = new Map<string, { raw: string; until: number }>();
+}
+
+/** Run history in this process's memory (one instance, development, tests). Passes the same contract as Hazelcast's. */
+export class MemoryHistoryStore implements HistoryStore {
+  private operations = 0;
+
+  constructor(private readonly backend: MemoryHistoryBackend = new MemoryHistoryBackend(), private readonly clock: Clock = systemClock) {}
+
+  async connect(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  async read(job: string): Promise<StoredHistory | undefined> {
+    this.operations++;
+    const raw = this.backend.jobs.get(job);
+    return raw === undefined ? undefined : { raw, history: decodeHistory(job, raw) };
+  }
+
+  async write(job: string, expected: StoredHistory | undefined, next: JobHistory): Promise<StoredHistory | undefined> {
+    this.operations++;
+    if (this.backend.jobs.get(job) !== expected?.raw) return undefined;
+    const raw = encodeHistory(next);
+    this.backend.jobs.set(job, raw);
+    return { raw, history: decodeHistory(job, raw) };
+  }
+
+  async remove(job: string): Promise<void> {
+    this.operations++;
+    this.backend.jobs.delete(job);
+  }
+
+  async writeTicks(ticks: NodeTicks, ttlMs: number): Promise<void> {
+    this.operations++;
+    this.backend.ticks.set(ticks.instance, { raw: encodeTicks(ticks), until: this.clock.now() + ttlMs });
+  }
+
+  async readTicks(): Promise<NodeTicks[]> {
+    this.operations++;
+    const now = this.clock.now();
+    return [...this.backend.ticks].filter(([, entry]) => entry.until > now).map(([key, entry]) => decodeTicks(key, entry.raw));
+  }
+
+  operationCount(): number {
+    return this.operations;
+  }
+}

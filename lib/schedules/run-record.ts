@@ -1,0 +1,44 @@
+/** What started a run: its cron tick, an operator's "run now", or a missed instant caught up. */
+export type RunTrigger = 'schedule' | 'manual' | 'catchUp';
+
+/**
+ * How a run ended, or `running`:
+ * - `completed`: the method returned;
+ * - `failed`: it threw (the message is kept);
+ * - `aborted`: its permit was lost while it ran and it stopped at the signal;
+ * - `stopped`: `maxRunTime` was reached and it stopped at the signal;
+ * - `unknown`: shown for a run still `running` in the history after a later holder took over (its node stopped,
+ *   crashed or was cut off before it could say how the run ended); never written.
+ */
+export type RunOutcome = 'running' | 'completed' | 'failed' | 'aborted' | 'stopped' | 'unknown';
+
+/** One run of a job, as the cluster's history keeps it. */
+export interface RunRecord {
+  /** Unique per run: the instance, the fencing token and the start. */
+  readonly id: string;
+  readonly job: string;
+  readonly trigger: RunTrigger;
+  /** The scheduled instant the run is for (UTC epoch ms); absent for a job without a cron schedule. */
+  readonly instant?: number;
+  /** The acquirer name of the node that ran it. */
+  readonly node: string;
+  /** The id of the instance (process) that ran it. */
+  readonly instance: string;
+  /** The fencing token of the permit it ran under. */
+  readonly token: number;
+  /** When it started (epoch ms, the running node's clock). */
+  readonly startedAt: number;
+  /** How long it ran, once it ended. */
+  readonly durationMs?: number;
+  readonly outcome: RunOutcome;
+  /** The error's message, for a failed run (at most 500 characters). */
+  readonly error?: string;
+}
+
+/** Outcomes a run ends with that count as a failure in the history. */
+export const FAILED_OUTCOMES: ReadonlySet<RunOutcome> = new Set<RunOutcome>(['failed', 'aborted', 'stopped']);
+
+/** Builds a run's id from who ran it, under which token, and when it started. */
+export function runId(instance: string, token: number, startedAt: number): string {
+  return `${instance}:${token}:${startedAt}`;
+}

@@ -1,0 +1,90 @@
+import type { HistoryStore } from '../../lib/schedules/history-store';
+import { HistoryRecorder } from '../../lib/schedules/history-recorder';
+import { readableHistory } from '../../lib/schedules/job-history.rules';
+import { emptyHistory } from '../../lib/schedules/job-history';
+import { ManualClock } from '../../lib/testing';
+
+/** Two stores on one backend (two nodes). */
+export interface HistoryStoreFixture {
+  stores: [HistoryStore, HistoryStore];
+  close(): Promise<void>;
+}
+
+/** What every run history store must do, run against each implementation. */
+export function describeHistoryStoreContract(name: string, setup: () => Promise<HistoryStoreFixture>): void {
+  describe(`HistoryStore contract: ${name}`, () => {
+    let fixture: HistoryStoreFixture;
+    beforeEach(async () => {
+      fixture = await setup();
+      await Promise.all(fixture.stores.map((s) => s.connect()));
+    });
+    afterEach(async () => {
+      await Promise.all(fixture.stores.map((s) => s.close()));
+      await fixture.close();
+    });
+
+    it('writes by compare-and-set: the first write of an absent entry, then only on the text read', async () => {
+      const [a, b] = fixture.stores;
+      expect(await a.read('billing')).toBeUndefined();
+      const first = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
+      expect(first?.history.revision).toBe(1);
+      // A second "first write" loses: the entry is there now.
+      expect(await b.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 2 })).toBeUndefined();
+      const read = await b.read('billing');
+      expect(read?.raw).toBe(first?.raw);
+      expect(await b.write('billing', read, { ...read!.history, revision: 2 })).toBeDefined();
+      // `a` still names the text it wrote, which is gone: its write conflicts.
+      expect(await a.write('billing', first, { ...first!.history, revision: 2, updatedAt: 3 })).toBeUndefined();
+      expect((await a.read('billing'))?.history.revision).toBe(2);
+      await a.remove('billing');
+      expect(await b.read('billing')).toBeUndefined();
+    });
+
+    it('keeps every node its own skipped-ticks record', async () => {
+      const [a, b] = fixture.stores;
+      await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 3 } } }, 60_000);
+      await b.writeTicks({ instance: 'b/1', node: 'b', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { PAUSED: 1 } } }, 60_000);
+      await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 3, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 5 } } }, 60_000);
+      const ticks = (await b.readTicks()).sort((x, y) => x.instance.localeCompare(y.instance));
+      expect(ticks.map((t) => [t.instance, t.skipped['Jobs.tick']])).toEqual([['a/1', { NO_PERMIT_AVAILABLE: 5 }], ['b/1', { PAUSED: 1 }]]);
+    });
+
+    it('loses no run when two nodes write one job at once, and keeps the newest runs only', async () => {
+      const clock = new ManualClock(1_000_000);
+      const recorders = fixture.stores.map((store, i) => new HistoryRecorder(store, {
+        keep: 15, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: `n${i}/1`, node: `n${i}` }, clock,
+      }));
+      for (let round = 0; round < 4; round++) {
+        for (const [i, recorder] of recorders.entries()) {
+          for (let k = 0; k < 3; k++) {
+            clock.advance(10);
+            const run = recorder.started({ job: 'report', trigger: 'schedule', instant: clock.now(), token: round * 10 + i });
+            recorder.finished(run, k === 2 && i === 1 ? 'failed' : 'completed', 5, k === 2 && i === 1 ? 'boom' : undefined);
+          }
+        }
+        // Both write at once: one wins the compare-and-set, the other reads it and merges again.
+        await Promise.all(recorders.map((r) => r.flush()));
+      }
+      const history = (await fixture.stores[0].read('report'))!.history;
+      expect(history.runs).toHaveLength(15);
+      expect(history.counts).toEqual({ completed: 20, failed: 4 });
+      expect(history.runs[0].startedAt).toBe(clock.now());
+      expect(history.lastFailure?.error).toBe('boom');
+      expect(history.lastInstant).toBe(clock.now());
+    });
+
+    it('shows a run left running by a node that was taken over as unknown', async () => {
+      const clock = new ManualClock(5_000_000);
+      const [a, b] = fixture.stores.map((store, i) => new HistoryRecorder(store, {
+        keep: 10, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: `n${i}/1`, node: `n${i}` }, clock,
+      }));
+      a.started({ job: 'sweep', trigger: 'schedule', instant: clock.now(), token: 7 });
+      await a.flush(); // the node dies here: its run stays "running"
+      clock.advance(60_000);
+      b.finished(b.started({ job: 'sweep', trigger: 'schedule', instant: clock.now(), token: 8 }), 'completed', 12);
+      await b.flush();
+      const runs = readableHistory((await fixture.stores[0].read('sweep'))!.history).runs;
+      expect(runs.map((r) => [r.token, r.outcome])).toEqual([[8, 'completed'], [7, 'unknown']]);
+    });
+  });
+}

@@ -1,0 +1,7 @@
+import { MemoryHistoryBackend, MemoryHistoryStore } from '../../lib/schedules/memory-history.store';
+import { describeHistoryStoreContract } from './history-store.contract';
+
+describeHistoryStoreContract('memory', async () => {
+  const backend = new MemoryHistoryBackend();
+  return { stores: [new MemoryHistoryStore(backend), new MemoryHistoryStore(backend)], async close() {} };
+});
