@@ -31,14 +31,16 @@ export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type { ObservedEntry } from './permits/semaphore.view';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export type { Presence } from './presence/presence';
+export type { HistoryStore, StoredHistory } from './schedules/history-store';
+export type { HistoryDelta, JobHistory, NodeTicks } from './schedules/job-history';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService and @ClusterSingleton
 export {
   GatekeeperService, type AcquireOptions, type WithPermitOptions, type WithPermitResult,
 } from './nest/permits/gatekeeper.service';
-export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/permits/cluster-singleton.decorator';
-export type { ClusterSingletonOptions } from './nest/permits/cluster-singleton.options';
+export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/schedules/cluster-singleton.decorator';
+export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
 export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit-engine.options';
 export { DenyReason } from './permits/deny-reason';
@@ -66,6 +68,14 @@ export type { ResourceLease } from './allocation/allocation-lease';
 export type { AllocationHandlers } from './allocation/allocation-participant.options';
 export type { AllocationOwner, AllocationStatus } from './allocation/allocation-status';
 export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
+
+// Schedules: the run history of every @ClusterSingleton job, describe
+export { ScheduleService } from './nest/schedules/schedule.service';
+export type { SchedulesOptions } from './nest/schedules/schedules.options';
+export type { JobDescription, JobHistoryView } from './schedules/job-view';
+export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
+export type { RunCounts } from './schedules/job-history';
+export { UnknownJobError } from './schedules/errors/unknown-job.error';
 
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';

@@ -11,6 +11,7 @@ import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
 import { resolveAllocations } from '../allocation/allocation-definition';
 import { resolveTasksOptions } from './tasks/tasks.options';
+import { resolveSchedulesOptions } from './schedules/schedules.options';
 import { resolveMetricsOptions } from './observability/metrics.options';
 import { nearCacheOnLibraryMap } from '../hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
@@ -87,6 +88,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     clock: options.clock ?? systemClock,
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
+    schedules: resolveSchedulesOptions(options.schedules),
     metrics: resolveMetricsOptions(options.metrics),
     tracing: options.tracing ?? true,
     admin: resolveAdminOptions(options.admin),
@@ -209,7 +211,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
   'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations', 'tasks', 'metrics', 'tracing', 'admin',
+  'allocations', 'tasks', 'schedules', 'metrics', 'tracing', 'admin',
 ];
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];

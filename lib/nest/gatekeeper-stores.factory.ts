@@ -12,6 +12,9 @@ import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { MemoryTaskStore } from '../tasks/memory-task.store';
 import type { TaskStore } from '../tasks/task-store';
+import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
+import { MemoryHistoryStore } from '../schedules/memory-history.store';
+import type { HistoryStore } from '../schedules/history-store';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 export const HAZELCAST_ENV = {
@@ -65,6 +68,13 @@ export function createTaskStore(options: ResolvedGatekeeperOptions, connection?:
   if (options.tasks.store) return options.tasks.store;
   if (connection) return new HazelcastTaskStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
   return new MemoryTaskStore();
+}
+
+/** Builds the run history store: the one given in `schedules.historyStore`, else on the shared connection, else in memory. */
+export function createHistoryStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): HistoryStore {
+  if (options.schedules.historyStore) return options.schedules.historyStore;
+  if (connection) return new HazelcastHistoryStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  return new MemoryHistoryStore(undefined, options.clock);
 }
 
 /**

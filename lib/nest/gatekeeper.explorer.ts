@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CLUSTER_SINGLETON_METADATA, LEADER_ONLY_METADATA, TASK_HANDLER_METADATA } from './gatekeeper.constants';
 import type { TaskHandlerRegistration } from './tasks/task-handler.decorator';
-import type { ResolvedClusterSingletonOptions } from './permits/cluster-singleton.options';
+import type { ResolvedClusterSingletonOptions } from './schedules/cluster-singleton.options';
 
 /** A method decorated with `@ClusterSingleton`, found at startup. */
 export interface ClusterSingletonJob {

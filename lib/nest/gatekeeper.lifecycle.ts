@@ -13,6 +13,7 @@ import { ElectionsRuntime } from './elections/elections.runtime';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { PermitsRuntime } from './permits/permits.runtime';
+import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { ClusterUnreachableError } from '../core/errors/cluster-unreachable.error';
 import { hazelcastTargetSources } from './gatekeeper-stores.factory';
@@ -22,7 +23,7 @@ const WAITING_REPORT_MS = 10_000;
 
 /**
  * The module's life, and only its order: connects the store on init (or in the background), then starts each
- * capability's runtime in turn (presence, permits, elections, allocation, tasks); on shutdown drains them in
+ * capability's runtime in turn (presence, permits, elections, allocation, tasks, schedules); on shutdown drains them in
  * reverse (no new work, running work finishes within `shutdownTimeout`), stops them in reverse (permits released,
  * presence withdrawn) and disconnects. What each step does lives in the runtime (see {@link CapabilityRuntime}).
  * Used inside the module, not by applications.
@@ -43,6 +44,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     elections: ElectionsRuntime,
     allocation: AllocationRuntime,
     tasks: TasksRuntime,
+    schedules: SchedulesRuntime,
   ) {
     this.runtimes = [
       // Presence first: the permits' start warns of jobs no live node can run, from presence's view.
@@ -51,6 +53,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       { name: 'elections', runtime: elections },
       { name: 'allocations', runtime: allocation },
       { name: 'tasks', runtime: tasks },
+      // Last: stopped first, so the history of runs that ended in the drain is written before permits go.
+      { name: 'schedules', runtime: schedules },
     ];
   }
 

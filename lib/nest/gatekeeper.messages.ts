@@ -69,6 +69,8 @@ export const messages = {
     `admit none of the ${count} live instance(s) (${live}). Edit the definition or start a node it admits`,
   stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
+  notReplaced: (where: string, waitMs: number) =>
+    `${where}: the running run was told to stop (overlap: replace) but did not end within ${waitMs} ms; this tick is skipped, and it keeps running`,
   lost: (where: string, denied: PermitDenied) =>
     `${where} no longer runs on this node: ${denied.reason} (${denied.message}; semaphore "${denied.semaphore}")`,
   granted: (where: string, permit: Permit) =>

@@ -1,14 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { GatekeeperExplorer } from './gatekeeper.explorer';
-import { ClusterSingletonRunner } from './permits/cluster-singleton.runner';
+import { ClusterSingletonRunner } from './schedules/cluster-singleton.runner';
+import { JobRegistry } from './schedules/job-registry';
+import { SchedulesRuntime } from './schedules/schedules.runtime';
+import { ScheduleService } from './schedules/schedule.service';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -27,7 +30,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { PermitsStartup } from './permits/permits.startup';
-import { createConnection, createPermitStore, createPresenceStore, createTaskStore } from './gatekeeper-stores.factory';
+import { createConnection, createPermitStore, createHistoryStore, createPresenceStore, createTaskStore } from './gatekeeper-stores.factory';
 
 /** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
 const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
@@ -35,7 +38,7 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
  * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService}, `ClusterService`,
- * `AllocationService`, `TaskService` and `GatekeeperHealthIndicator`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
+ * `AllocationService`, `TaskService`, `ScheduleService` and `GatekeeperHealthIndicator`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
  * `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` work on any provider's methods.
  */
 @Module({
@@ -67,7 +70,15 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createTaskStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
+    {
+      provide: GATEKEEPER_HISTORY_STORE,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createHistoryStore(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
     GatekeeperEvents,
+    JobRegistry,
+    SchedulesRuntime,
+    ScheduleService,
     PresenceRuntime,
     ElectionsRuntime,
     TasksRuntime,
@@ -86,7 +97,7 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperMetrics,
     GatekeeperTracing,
   ],
-  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
+  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
   /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */

@@ -8,6 +8,7 @@ import type { ElectionInput } from '../elections/election';
 import type { AllocationInput } from '../allocation/allocation';
 import type { ResolvedAllocation } from '../allocation/allocation-definition';
 import type { ResolvedTasksOptions, TasksOptions } from './tasks/tasks.options';
+import type { ResolvedSchedulesOptions, SchedulesOptions } from './schedules/schedules.options';
 import type { MetricsOptions, ResolvedMetricsOptions } from './observability/metrics.options';
 import type { GatekeeperAdminOptions, ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
 
@@ -113,6 +114,11 @@ export interface GatekeeperModuleOptions {
    */
   tasks?: TasksOptions;
   /**
+   * Schedules: the run history every `@ClusterSingleton` job keeps in the cluster (runs kept per job, how often a
+   * node writes). Default: the defaults of {@link SchedulesOptions}.
+   */
+  schedules?: SchedulesOptions;
+  /**
    * Prometheus metrics through `prom-client` (an optional peer: install it to turn this on): permit decisions,
    * job runs, held permits, leadership, allocation sizes, tasks by state, lease losses and store calls (see the
    * the metrics table in docs/observability.md). `true` for the defaults of {@link MetricsOptions}. Default: off.
@@ -156,6 +162,7 @@ export interface ResolvedGatekeeperOptions {
   /** The declared allocations (their definitions are among `definitions`), by allocation name. */
   readonly allocations: ReadonlyMap<string, ResolvedAllocation>;
   readonly tasks: ResolvedTasksOptions;
+  readonly schedules: ResolvedSchedulesOptions;
   /** Metrics, when turned on. */
   readonly metrics?: ResolvedMetricsOptions;
   readonly tracing: boolean;

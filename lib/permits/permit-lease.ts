@@ -61,6 +61,12 @@ export class PermitLease {
     return this.current.expiresAt - this.skewMs;
   }
 
+  /** Whether the signal fired because `maxRunTime` was reached (not because the permit was lost). */
+  get reachedMaxRunTime(): boolean {
+    return this.maxRunTimeReached;
+  }
+  private maxRunTimeReached = false;
+
   /** The permit as last granted or refreshed. */
   get permit(): Permit {
     return this.current;
@@ -116,7 +122,10 @@ export class PermitLease {
   private armMaxRunTime(): void {
     if (this.stopAt === undefined) return;
     const left = this.stopAt - this.clock.now();
-    if (left <= 0) return this.lose(`maxRunTime of ${this.options.maxRunTimeMs} ms reached; the permit is no longer kept alive`);
+    if (left <= 0) {
+      this.maxRunTimeReached = true;
+      return this.lose(`maxRunTime of ${this.options.maxRunTimeMs} ms reached; the permit is no longer kept alive`);
+    }
     this.maxRunTimer = setTimeout(() => this.armMaxRunTime(), Math.min(left, MAX_TIMER_MS));
     this.maxRunTimer.unref();
   }

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { mergeHistory } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
-import { runId, type RunOutcome, type RunRecord } from './run-record';
+import { FAILED_OUTCOMES, runId, type JobRunOutcome, type RunRecord } from './run-record';
 
 /** How a node keeps its part of the run history. */
 export interface HistoryRecorderOptions {
@@ -44,6 +44,8 @@ const ERROR_CHARS = 500;
 export class HistoryRecorder {
   private readonly pending = new Map<string, Map<string, Pending>>();
   private readonly missedCounts = new Map<string, { count: number; last: number }>();
+  /** Ended runs let go unwritten per job (more than `keep` waited): still counted at the next write. */
+  private readonly dropped = new Map<string, { counts: Record<string, number>; lastFailure?: RunRecord }>();
   private readonly stored = new Map<string, StoredHistory>();
   private readonly skipped: Record<string, Record<string, number>> = {};
   private ticksDirty = false;
@@ -79,7 +81,7 @@ export class HistoryRecorder {
   }
 
   /** Notes how a run ended. */
-  finished(run: RunRecord, outcome: Exclude<RunOutcome, 'running' | 'unknown'>, durationMs: number, error?: string): RunRecord {
+  finished(run: RunRecord, outcome: Exclude<JobRunOutcome, 'running' | 'unknown'>, durationMs: number, error?: string): RunRecord {
     const record: RunRecord = { ...run, outcome, durationMs, error: error === undefined ? undefined : error.slice(0, ERROR_CHARS) };
     this.put(record);
     return record;
@@ -128,13 +130,19 @@ export class HistoryRecorder {
     // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest.
     if (runs.size > this.options.keep) {
       const ended = [...runs.values()].filter((p) => p.record.outcome !== 'running').sort((a, b) => a.record.startedAt - b.record.startedAt);
-      for (const old of ended.slice(0, runs.size - this.options.keep)) runs.delete(old.record.id);
+      for (const old of ended.slice(0, runs.size - this.options.keep)) {
+        runs.delete(old.record.id);
+        const dropped = this.dropped.get(record.job) ?? { counts: {} };
+        dropped.counts[old.record.outcome] = (dropped.counts[old.record.outcome] ?? 0) + 1;
+        if (FAILED_OUTCOMES.has(old.record.outcome)) dropped.lastFailure = old.record;
+        this.dropped.set(record.job, dropped);
+      }
     }
   }
 
   private async flushAll(): Promise<void> {
     const jobs = new Set([...this.pending].filter(([, runs]) => [...runs.values()].some((p) => p.dirty)).map(([job]) => job));
-    for (const job of this.missedCounts.keys()) jobs.add(job);
+    for (const job of [...this.missedCounts.keys(), ...this.dropped.keys()]) jobs.add(job);
     await Promise.all([...jobs].map((job) => this.write(job).catch((error: unknown) => this.options.onFlushFailed?.(error))));
     await this.writeTicks().catch((error: unknown) => this.options.onFlushFailed?.(error));
   }
@@ -143,9 +151,11 @@ export class HistoryRecorder {
     const runs = this.pending.get(job);
     const taken = [...(runs?.values() ?? [])].filter((p) => p.dirty).map((p) => p.record);
     const missed = this.missedCounts.get(job);
-    if (taken.length === 0 && !missed) return this.stored.get(job)?.history;
+    const dropped = this.dropped.get(job);
+    if (taken.length === 0 && !missed && !dropped) return this.stored.get(job)?.history;
     this.missedCounts.delete(job);
-    const delta: HistoryDelta = { runs: taken, missed };
+    this.dropped.delete(job);
+    const delta: HistoryDelta = { runs: taken, missed, dropped };
     try {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const expected = this.stored.get(job) ?? (await this.store.read(job, this.options.callTimeoutMs));
@@ -163,6 +173,7 @@ export class HistoryRecorder {
     } catch (error) {
       this.stored.delete(job);
       if (missed) this.missed(job, missed.count, missed.last);
+      if (dropped) this.dropped.set(job, mergeDropped(dropped, this.dropped.get(job)));
       throw error;
     }
   }
@@ -193,4 +204,13 @@ export class HistoryRecorder {
       throw error;
     }
   }
+}
+
+/** Two tallies of dropped runs as one. */
+function mergeDropped(a: { counts: Record<string, number>; lastFailure?: RunRecord }, b?: { counts: Record<string, number>; lastFailure?: RunRecord }) {
+  if (!b) return a;
+  const counts = { ...a.counts };
+  for (const [outcome, count] of Object.entries(b.counts)) counts[outcome] = (counts[outcome] ?? 0) + count;
+  const lastFailure = !a.lastFailure || (b.lastFailure && b.lastFailure.startedAt > a.lastFailure.startedAt) ? b.lastFailure : a.lastFailure;
+  return { counts, lastFailure };
 }

@@ -2,13 +2,17 @@ import type { JobHistory, NodeTicks } from './job-history';
 
 /** A job's history as read, with the exact stored text a compare-and-set must name. */
 export interface StoredHistory {
+  /** The history, decoded. */
   readonly history: JobHistory;
+  /** The exact text stored. */
   readonly raw: string;
 }
 
 /** Where the run history lives: one entry per job (compare-and-set), one skipped-ticks record per node. */
 export interface HistoryStore {
+  /** Opens the store (the module calls it at start-up). */
   connect(): Promise<void>;
+  /** Closes it (at shutdown). */
   close(): Promise<void>;
   /** The job's history, or `undefined` when none was written. */
   read(job: string, timeoutMs?: number): Promise<StoredHistory | undefined>;

@@ -1,6 +1,6 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import type { JobHistory, NodeTicks, RunCounts } from './job-history';
-import type { RunOutcome, RunRecord, RunTrigger } from './run-record';
+import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
 
 /*
  * Canonical JSON for the history maps: keys in a fixed order and no `undefined`, so the bytes a writer read are the
@@ -9,7 +9,7 @@ import type { RunOutcome, RunRecord, RunTrigger } from './run-record';
  */
 
 const TRIGGERS: ReadonlySet<string> = new Set<RunTrigger>(['schedule', 'manual', 'catchUp']);
-const OUTCOMES: ReadonlySet<string> = new Set<RunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped']);
+const OUTCOMES: ReadonlySet<string> = new Set<JobRunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped']);
 
 export function encodeHistory(history: JobHistory): string {
   return JSON.stringify({

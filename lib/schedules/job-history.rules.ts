@@ -11,6 +11,9 @@ export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelt
   const byId = new Map(base.runs.map((run) => [run.id, run]));
   const counts: Record<string, number> = { ...base.counts };
   let { lastInstant, lastFailure } = base;
+  for (const [outcome, count] of Object.entries(delta.dropped?.counts ?? {})) counts[outcome] = (counts[outcome] ?? 0) + (count ?? 0);
+  const droppedFailure = delta.dropped?.lastFailure;
+  if (droppedFailure && (!lastFailure || droppedFailure.startedAt >= lastFailure.startedAt)) lastFailure = droppedFailure;
   for (const run of delta.runs) {
     const before = byId.get(run.id);
     if (before && before.outcome !== 'running') continue;

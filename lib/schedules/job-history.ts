@@ -1,13 +1,14 @@
-import type { RunOutcome, RunRecord } from './run-record';
+import type { JobRunOutcome, RunRecord } from './run-record';
 
 /** Runs by how they ended, since the history began. */
-export type RunCounts = Readonly<Partial<Record<Exclude<RunOutcome, 'running' | 'unknown'>, number>>>;
+export type RunCounts = Readonly<Partial<Record<Exclude<JobRunOutcome, 'running' | 'unknown'>, number>>>;
 
 /**
  * What the cluster keeps about one job's runs: the newest `keep` runs, and what must outlive them (the newest
  * scheduled instant started, the last failure, totals). One entry per job, written by compare-and-set.
  */
 export interface JobHistory {
+  /** The job's name (`Class.method`, or a runtime schedule's id). */
   readonly job: string;
   /** Grows by one with every write. */
   readonly revision: number;
@@ -27,17 +28,25 @@ export interface JobHistory {
 
 /** What one node adds to a job's history in one write: runs (new, or further along) and missed instants. */
 export interface HistoryDelta {
+  /** Runs new to the history, or further along than it has them. */
   readonly runs: readonly RunRecord[];
+  /** Ended runs the writer let go unwritten (more than `keep` waited while the cluster could not be written): counted, not listed. */
+  readonly dropped?: { readonly counts: RunCounts; readonly lastFailure?: RunRecord };
+  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
   readonly missed?: { readonly count: number; readonly last: number };
 }
 
 /** Ticks a node skipped per job since it started, by reason (a deny reason code, or `OVERLAP`, `DST_REPEAT`). */
 export interface NodeTicks {
+  /** The instance (process) counting. */
   readonly instance: string;
+  /** Its acquirer name. */
   readonly node: string;
   /** When this node's counting began. */
   readonly since: number;
+  /** When it was last written. */
   readonly updatedAt: number;
+  /** Per job, per reason, how many ticks. */
   readonly skipped: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 

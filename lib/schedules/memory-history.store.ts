@@ -16,16 +16,20 @@ export class MemoryHistoryStore implements HistoryStore {
 
   constructor(private readonly backend: MemoryHistoryBackend = new MemoryHistoryBackend(), private readonly clock: Clock = systemClock) {}
 
+  /** {@inheritDoc HistoryStore.connect} */
   async connect(): Promise<void> {}
 
+  /** {@inheritDoc HistoryStore.close} */
   async close(): Promise<void> {}
 
+  /** {@inheritDoc HistoryStore.read} */
   async read(job: string): Promise<StoredHistory | undefined> {
     this.operations++;
     const raw = this.backend.jobs.get(job);
     return raw === undefined ? undefined : { raw, history: decodeHistory(job, raw) };
   }
 
+  /** {@inheritDoc HistoryStore.write} */
   async write(job: string, expected: StoredHistory | undefined, next: JobHistory): Promise<StoredHistory | undefined> {
     this.operations++;
     if (this.backend.jobs.get(job) !== expected?.raw) return undefined;
@@ -34,22 +38,26 @@ export class MemoryHistoryStore implements HistoryStore {
     return { raw, history: decodeHistory(job, raw) };
   }
 
+  /** {@inheritDoc HistoryStore.remove} */
   async remove(job: string): Promise<void> {
     this.operations++;
     this.backend.jobs.delete(job);
   }
 
+  /** {@inheritDoc HistoryStore.writeTicks} */
   async writeTicks(ticks: NodeTicks, ttlMs: number): Promise<void> {
     this.operations++;
     this.backend.ticks.set(ticks.instance, { raw: encodeTicks(ticks), until: this.clock.now() + ttlMs });
   }
 
+  /** {@inheritDoc HistoryStore.readTicks} */
   async readTicks(): Promise<NodeTicks[]> {
     this.operations++;
     const now = this.clock.now();
     return [...this.backend.ticks].filter(([, entry]) => entry.until > now).map(([key, entry]) => decodeTicks(key, entry.raw));
   }
 
+  /** {@inheritDoc HistoryStore.operationCount} */
   operationCount(): number {
     return this.operations;
   }

@@ -10,13 +10,15 @@ export type RunTrigger = 'schedule' | 'manual' | 'catchUp';
  * - `unknown`: shown for a run still `running` in the history after a later holder took over (its node stopped,
  *   crashed or was cut off before it could say how the run ended); never written.
  */
-export type RunOutcome = 'running' | 'completed' | 'failed' | 'aborted' | 'stopped' | 'unknown';
+export type JobRunOutcome = 'running' | 'completed' | 'failed' | 'aborted' | 'stopped' | 'unknown';
 
 /** One run of a job, as the cluster's history keeps it. */
 export interface RunRecord {
   /** Unique per run: the instance, the fencing token and the start. */
   readonly id: string;
+  /** The job's name (`Class.method`, or a runtime schedule's id). */
   readonly job: string;
+  /** What started it. */
   readonly trigger: RunTrigger;
   /** The scheduled instant the run is for (UTC epoch ms); absent for a job without a cron schedule. */
   readonly instant?: number;
@@ -30,13 +32,14 @@ export interface RunRecord {
   readonly startedAt: number;
   /** How long it ran, once it ended. */
   readonly durationMs?: number;
-  readonly outcome: RunOutcome;
+  /** How it ended, or `running`. */
+  readonly outcome: JobRunOutcome;
   /** The error's message, for a failed run (at most 500 characters). */
   readonly error?: string;
 }
 
 /** Outcomes a run ends with that count as a failure in the history. */
-export const FAILED_OUTCOMES: ReadonlySet<RunOutcome> = new Set<RunOutcome>(['failed', 'aborted', 'stopped']);
+export const FAILED_OUTCOMES: ReadonlySet<JobRunOutcome> = new Set<JobRunOutcome>(['failed', 'aborted', 'stopped']);
 
 /** Builds a run's id from who ran it, under which token, and when it started. */
 export function runId(instance: string, token: number, startedAt: number): string {

@@ -26,9 +26,18 @@ export type GatekeeperEvent = GatekeeperEventBase & (
   | { readonly name: 'gatekeeper.permit.lost'; readonly semaphore: string; readonly job: string; readonly reason: string }
   /** A job's tick was skipped: no permit here (the reason, e.g. `NO_PERMIT_AVAILABLE`). */
   | { readonly name: 'gatekeeper.permit.denied'; readonly semaphore: string; readonly job: string; readonly reason: string }
-  | { readonly name: 'gatekeeper.job.started'; readonly semaphore: string; readonly job: string; readonly token: number }
+  /** A run began: by its schedule (`instant` names the tick), by hand (`manual`), or catching up a missed instant. */
+  | { readonly name: 'gatekeeper.job.started'; readonly semaphore: string; readonly job: string; readonly token: number; readonly trigger?: 'schedule' | 'manual' | 'catchUp'; readonly instant?: number }
   | { readonly name: 'gatekeeper.job.finished'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number }
-  | { readonly name: 'gatekeeper.job.failed'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly error: string }
+  /** A run threw, or stopped at its signal (`outcome`: `failed`, `aborted` when the permit was lost or the run replaced, `stopped` at `maxRunTime`). */
+  | { readonly name: 'gatekeeper.job.failed'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly error: string; readonly outcome?: 'failed' | 'aborted' | 'stopped' }
+  /**
+   * A job's tick did not run here, and why: a deny reason code (`NO_PERMIT_AVAILABLE`: another node holds it,
+   * `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP` (the previous run was still going).
+   */
+  | { readonly name: 'gatekeeper.job.skipped'; readonly semaphore: string; readonly job: string; readonly reason: string }
+  /** Scheduled instants of a job passed while nobody could run it (`count` of them, the newest `last`). */
+  | { readonly name: 'gatekeeper.job.missed'; readonly semaphore: string; readonly job: string; readonly count: number; readonly last: number }
   | { readonly name: 'gatekeeper.leader.elected'; readonly election: string; readonly epoch: number }
   | { readonly name: 'gatekeeper.leader.lost'; readonly election: string; readonly epoch: number; readonly reason: string }
   | { readonly name: 'gatekeeper.resource.assigned'; readonly allocation: string; readonly resources: readonly string[] }

@@ -20,7 +20,24 @@ export class CronTrigger {
     private readonly cronTime: { getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number } },
     private readonly gapMs: number,
     private readonly zone: string | undefined,
+    /** The cron expression, as written. */
+    readonly expression: string,
   ) {}
+
+  /** The time zone it fires in (`UTC+05:30` for a `utcOffset`); `undefined`: the process's zone. */
+  get timeZone(): string | undefined {
+    return this.zone;
+  }
+
+  /** The next `count` fire instants after `from` (epoch ms). */
+  next(from: number, count: number): number[] {
+    const instants: number[] = [];
+    for (let at = from; instants.length < count; ) {
+      at = this.cronTime.getNextDateFrom(new Date(at), this.zone).toMillis();
+      instants.push(at);
+    }
+    return instants;
+  }
 
   /** The trigger of a `@Cron` method (a cron expression), or a reason why it has none. */
   static of(method: object): CronTrigger | string {
@@ -34,7 +51,7 @@ export class CronTrigger {
     try {
       const offset = settings.timeZone ? null : (settings.utcOffset ?? null);
       const cronTime = new CronTime(settings.cronTime, settings.timeZone ?? null, offset);
-      return new CronTrigger(cronTime, gapMs, settings.timeZone ?? (offset === null ? undefined : utcZone(offset)));
+      return new CronTrigger(cronTime, gapMs, settings.timeZone ?? (offset === null ? undefined : utcZone(offset)), settings.cronTime);
     } catch (error) {
       return `its cron expression ${JSON.stringify(settings.cronTime)} cannot be read: ${(error as Error).message}`;
     }

@@ -1,18 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PermitLostError } from '../../permits/errors/permit-lost.error';
 import type { PermitLease } from '../../permits/permit-lease';
 import { DenyReason } from '../../permits/deny-reason';
-import { ExclusiveRuns } from './exclusive-runs';
+import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { PermitsRuntime } from './permits.runtime';
+import { PermitsRuntime } from '../permits/permits.runtime';
 import { messages } from '../gatekeeper.messages';
-import { GatekeeperService } from './gatekeeper.service';
+import { GatekeeperService } from '../permits/gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
-import { UnheldSemaphoreMonitor } from './unheld-semaphore.monitor';
+import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
+import type { RunRecord } from '../../schedules/run-record';
+import { SchedulesRuntime } from './schedules.runtime';
 
 /**
  * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
@@ -26,6 +29,16 @@ const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
 
+/** The skip reason of a tick that came while this node's previous run was still going. */
+export const OVERLAP = 'OVERLAP';
+
+/** A run going on now here, for a tick that would replace it. */
+interface Running {
+  readonly lease: PermitLease;
+  /** Settles when the run has ended (whatever its outcome). */
+  readonly ended: Promise<void>;
+}
+
 /** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
 @Injectable()
 export class ClusterSingletonRunner {
@@ -38,6 +51,10 @@ export class ClusterSingletonRunner {
   private readonly tokens = new Map<string, number>();
   /** The reason of each method's last skipped tick (decorated methods only, so bounded). */
   private readonly lastSkip = new Map<string, string>();
+  /** The run of each method going on now, with its lease (for `overlap: 'replace'`). */
+  private readonly running = new Map<string, Running>();
+  /** Methods whose tick is waiting for the run it replaces to end. */
+  private readonly replacing = new Set<string>();
 
   constructor(
     private readonly runs: ExclusiveRuns,
@@ -47,6 +64,8 @@ export class ClusterSingletonRunner {
     @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
     membership: PresenceRuntime,
     private readonly tracing: GatekeeperTracing,
+    private readonly schedules: SchedulesRuntime,
+    @Inject(GATEKEEPER_OPTIONS) private readonly moduleOptions: ResolvedGatekeeperOptions,
   ) {
     this.unheld = new UnheldSemaphoreMonitor(
       {
@@ -62,16 +81,18 @@ export class ClusterSingletonRunner {
 
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
-    if (this.active.has(where)) {
+    const instant = this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
+    if (this.active.has(where) && !(await this.replaced(options, where))) {
       // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
       // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
       this.logger.verbose(messages.overlap(where));
+      this.skipped(options.semaphore, where, OVERLAP);
       return undefined;
     }
     this.active.add(where);
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke), {
+      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke, instant), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -90,6 +111,7 @@ export class ClusterSingletonRunner {
         }
         this.lastSkip.set(where, reason);
         this.events.emit({ name: 'gatekeeper.permit.denied', semaphore: options.semaphore, job: where, reason });
+        this.skipped(options.semaphore, where, reason);
         this.tokens.delete(where);
         this.unheld.denied(where, outcome.denied);
         return undefined;
@@ -112,15 +134,49 @@ export class ClusterSingletonRunner {
   }
 
   /**
+   * `overlap: 'replace'`: fires the running run's signal and waits (up to `replaceWait`) for it to end. Whether the
+   * tick may go ahead: never while the old run is still going, so two runs never overlap here.
+   */
+  private async replaced(options: ResolvedClusterSingletonOptions, where: string): Promise<boolean> {
+    const current = this.running.get(where);
+    if (options.overlap !== 'replace' || !current || this.replacing.has(where)) return false;
+    this.replacing.add(where);
+    try {
+      current.lease.end('replaced by the next tick (overlap: replace)');
+      const ended = await Promise.race([current.ended.then(() => true), sleep(options.replaceWaitMs, false, { ref: false })]);
+      if (!ended) this.logger.warn(messages.notReplaced(where, options.replaceWaitMs));
+      // The old run's tick clears `active` as it returns; wait for that too (it follows the run's end at once).
+      await this.settled(where);
+      return ended && !this.active.has(where);
+    } finally {
+      this.replacing.delete(where);
+    }
+  }
+
+  /** Waits for the tick that ran the old run to let go of `active` (a few microtasks after the run ended). */
+  private async settled(where: string): Promise<void> {
+    for (let i = 0; i < 100 && this.active.has(where); i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
+  /** A tick that did not run here: counted in the history and told to listeners. */
+  private skipped(semaphore: string, where: string, reason: string): void {
+    this.schedules.recorder.skippedTick(where, reason);
+    this.events.emit({ name: 'gatekeeper.job.skipped', semaphore, job: where, reason });
+  }
+
+  /**
    * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
    * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
    */
-  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown): Promise<unknown> {
+  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown, instant: number | undefined): Promise<unknown> {
     const token = lease.permit.fencingToken;
     const fresh = this.tokens.get(where) !== token;
     this.tokens.set(where, token);
     this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
-    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token });
+    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger: 'schedule', instant });
+    const record = this.schedules.recorder.started({ job: where, trigger: 'schedule', instant, token });
+    let end!: () => void;
+    this.running.set(where, { lease, ended: new Promise<void>((resolve) => (end = resolve)) });
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
@@ -130,12 +186,25 @@ export class ClusterSingletonRunner {
         return result;
       });
       this.events.emit({ name: 'gatekeeper.job.finished', semaphore, job: where, token, durationMs: took() });
+      this.schedules.recorder.finished(record, 'completed', took());
       return value;
     } catch (error) {
-      this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: error instanceof Error ? error.message : String(error) });
+      const message = error instanceof Error ? error.message : String(error);
+      const outcome = this.failure(lease);
+      this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: message, outcome });
+      this.schedules.recorder.finished(record, outcome, took(), message);
       if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
       this.logger.warn(messages.stoppedOnLostPermit(where, error));
       return STOPPED;
+    } finally {
+      this.running.delete(where);
+      end();
     }
+  }
+
+  /** How a run that threw ended: at its signal (`maxRunTime` reached, or the permit lost or the run replaced), else failed. */
+  private failure(lease: PermitLease): Exclude<RunRecord['outcome'], 'running' | 'unknown' | 'completed'> {
+    if (!lease.signal.aborted) return 'failed';
+    return lease.reachedMaxRunTime ? 'stopped' : 'aborted';
   }
 }

@@ -30,6 +30,15 @@ export interface ClusterSingletonOptions {
    * for as long as keep-alive runs).
    */
   maxRunTime?: DurationInput;
+  /**
+   * When a tick comes while this node's previous run is still going: `'skip'` (default) drops the tick (counted
+   * as `OVERLAP` in the history); `'replace'` fires the running run's `AbortSignal`, waits up to `replaceWait` for
+   * it to end, then starts the new run (never two at once: a run that does not end in time keeps going, and the
+   * tick is skipped).
+   */
+  overlap?: 'skip' | 'replace';
+  /** With `overlap: 'replace'`: how long to wait for the running run to stop. Default `'30s'`. */
+  replaceWait?: DurationInput;
 }
 
 /** Decorator options after validation. */
@@ -40,6 +49,8 @@ export interface ResolvedClusterSingletonOptions {
   readonly lockAtLeastForMs: number;
   readonly keepAlive: boolean;
   readonly maxRunTimeMs: number | undefined;
+  readonly overlap: 'skip' | 'replace';
+  readonly replaceWaitMs: number;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */
@@ -56,8 +67,17 @@ export function resolveClusterSingletonOptions(
   if (options.lockAtLeastFor !== undefined && mode !== 'release') {
     throw new InvalidDefinitionError(semaphore, 'lockAtLeastFor', "only applies to mode: 'release'");
   }
+  const overlap = options.overlap ?? 'skip';
+  if (overlap !== 'skip' && overlap !== 'replace') {
+    throw new InvalidDefinitionError(semaphore, 'overlap', `must be 'skip' or 'replace', got '${String(overlap)}'`);
+  }
+  if (options.replaceWait !== undefined && overlap !== 'replace') {
+    throw new InvalidDefinitionError(semaphore, 'replaceWait', "only applies to overlap: 'replace'");
+  }
   return {
     semaphore,
+    overlap,
+    replaceWaitMs: parseDuration(options.replaceWait ?? '30s', semaphore, 'replaceWait'),
     durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
     mode,
     lockAtLeastForMs: parseDuration(options.lockAtLeastFor ?? 0, semaphore, 'lockAtLeastFor', { allowZero: true }),

@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import type { ClusterSingletonJob } from '../gatekeeper.explorer';
+import { CronTrigger } from '../schedule-metadata/cron-trigger';
+import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
+
+/** A `@ClusterSingleton` job of this node, with its schedule when it has a cron expression. */
+export interface RegisteredJob {
+  /** `Class.method`: the job's name in the history, the API and the CLI. */
+  readonly name: string;
+  readonly options: ResolvedClusterSingletonOptions;
+  /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
+  readonly trigger?: CronTrigger;
+}
+
+/** The jobs this node runs, by name, found once at start-up. Used inside the module, not by applications. */
+@Injectable()
+export class JobRegistry {
+  private readonly jobs = new Map<string, RegisteredJob>();
+
+  /** Registers the jobs start-up found. */
+  register(found: readonly ClusterSingletonJob[]): void {
+    for (const { where, options, method } of found) {
+      const trigger = CronTrigger.of(method);
+      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger });
+    }
+  }
+
+  get(name: string): RegisteredJob | undefined {
+    return this.jobs.get(name);
+  }
+
+  all(): RegisteredJob[] {
+    return [...this.jobs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+}

@@ -1,0 +1,91 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { emptyHistory, type JobHistory } from '../../schedules/job-history';
+import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
+import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
+import type { JobDescription, JobHistoryView } from '../../schedules/job-view';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { PermitsRuntime } from '../permits/permits.runtime';
+import { SchedulesRuntime } from './schedules.runtime';
+
+/** Fire instants a description lists. */
+const NEXT_RUNS = 10;
+
+/**
+ * Scheduled jobs as people see them: each `@ClusterSingleton` job's run history (kept in the cluster, the newest
+ * `schedules.history.keep` runs), and one answer that says everything about a job. Jobs are named `Class.method`.
+ *
+ * @example
+ * ```ts
+ * const { runs, skipped } = await schedules.history('BillingJobs.charge');
+ * const { holders, nextRuns, lastFailure } = await schedules.describe('BillingJobs.charge');
+ * ```
+ */
+@Injectable()
+export class ScheduleService {
+  /** @internal Nest injects the service; applications never construct it. */
+  constructor(
+    private readonly runtime: SchedulesRuntime,
+    private readonly permits: PermitsRuntime,
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+  ) {}
+
+  /** The names of the jobs this node runs (`Class.method`), sorted. */
+  jobs(): string[] {
+    return this.runtime.jobs.all().map((job) => job.name);
+  }
+
+  /**
+   * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
+   * its missed instants and the ticks skipped by every live node. Throws {@link UnknownJobError} for a name that is
+   * neither a job here nor in the cluster's history.
+   */
+  async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
+    await this.runtime.connect();
+    const { store, recorder } = this.runtime;
+    const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
+    if (!stored && !this.runtime.jobs.get(job) && recorder.unwritten(job).length === 0) {
+      throw new UnknownJobError(job, this.jobs());
+    }
+    // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.
+    const history: JobHistory = mergeHistory(stored?.history ?? emptyHistory(job), { runs: recorder.unwritten(job) }, this.options.schedules.keep, this.options.clock.now());
+    const shown = readableHistory(history);
+    const here = this.options.holder.instance;
+    const skipped = skippedTicks(job, [...ticks.filter((t) => t.instance !== here), { instance: here, node: '', since: 0, updatedAt: 0, skipped: recorder.skippedHere() }]);
+    return {
+      job,
+      runs: options.limit === undefined ? shown.runs : shown.runs.slice(0, Math.max(0, options.limit)),
+      lastFailure: shown.lastFailure,
+      counts: shown.counts,
+      missed: shown.missed,
+      skipped,
+    };
+  }
+
+  /**
+   * Everything about a job in one answer: its semaphore and definition, who holds it with which token until when,
+   * its cron expression and zone, the next 10 fire instants, the last run and the last failure, missed and skipped
+   * counts. Throws {@link UnknownJobError} for a job this node does not have.
+   */
+  async describe(job: string): Promise<JobDescription> {
+    const registered = this.runtime.jobs.get(job);
+    if (!registered) throw new UnknownJobError(job, this.jobs());
+    const { semaphore, mode } = registered.options;
+    const history = await this.history(job);
+    const definition = this.permits.admin.list().find((d) => d.name === semaphore);
+    const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
+    const trigger = registered.trigger;
+    return {
+      ...history,
+      semaphore,
+      mode,
+      definition: definition && { permits: definition.permits, durationMs: definition.durationMs, groupPattern: definition.groupPattern, acquirerPattern: definition.acquirerPattern },
+      paused: definition?.permits === 0,
+      holders,
+      cron: trigger?.expression,
+      timeZone: trigger?.timeZone,
+      nextRuns: trigger ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [],
+      lastRun: history.runs[0],
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { HistoryRecorder } from '../../schedules/history-recorder';
+import type { HistoryStore } from '../../schedules/history-store';
+import type { CapabilityRuntime } from '../capability.runtime';
+import { GatekeeperExplorer } from '../gatekeeper.explorer';
+import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { JobRegistry } from './job-registry';
+
+/** A failed history write is said once per this long at most (the history waits and is written later). */
+const FLUSH_WARNING_MS = 60_000;
+
+/**
+ * Schedules in one process: the jobs found at start-up and this node's part of their run history (written in
+ * batches; see {@link HistoryRecorder}). Started after permits; stopped before them, writing what is left.
+ * Used inside the module, not by applications.
+ */
+@Injectable()
+export class SchedulesRuntime implements CapabilityRuntime {
+  readonly recorder: HistoryRecorder;
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private connected?: Promise<void>;
+  private lastWarning = 0;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_HISTORY_STORE) readonly store: HistoryStore,
+    private readonly explorer: GatekeeperExplorer,
+    readonly jobs: JobRegistry,
+  ) {
+    this.recorder = new HistoryRecorder(store, {
+      keep: options.schedules.keep,
+      flushIntervalMs: options.schedules.flushIntervalMs,
+      callTimeoutMs: options.storeTimeoutMs,
+      identity: { instance: options.holder.instance, node: options.holder.acquirer },
+      clock: options.clock,
+      onFlushFailed: (error) => this.warnFlushFailed(error),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.jobs.register(this.explorer.discover());
+    await this.connect();
+    this.recorder.start();
+  }
+
+  async drain(): Promise<void> {}
+
+  async stop(): Promise<void> {
+    if (!this.connected) return;
+    await this.recorder.stop();
+    await this.store.close();
+    this.connected = undefined;
+  }
+
+  /** Connects the history store once (readers before start-up wait for it). */
+  connect(): Promise<void> {
+    this.connected ??= this.store.connect().catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    return this.connected;
+  }
+
+  private warnFlushFailed(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarning < FLUSH_WARNING_MS) return;
+    this.lastWarning = now;
+    this.logger.warn(`run history not written yet (kept here, tried again at the next flush): ${(error as Error).message}`);
+  }
+}

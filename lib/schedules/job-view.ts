@@ -1,0 +1,44 @@
+import type { RunCounts } from './job-history';
+import type { RunRecord } from './run-record';
+
+/** A job's run history as `ScheduleService.history` answers it. */
+export interface JobHistoryView {
+  /** The job's name (`Class.method`). */
+  readonly job: string;
+  /** Newest first: what the cluster keeps, with this node's runs not written yet. */
+  readonly runs: readonly RunRecord[];
+  /** The newest run that failed, aborted or was stopped (kept when it falls out of `runs`). */
+  readonly lastFailure?: RunRecord;
+  /** Runs by how they ended, since the history began. */
+  readonly counts: RunCounts;
+  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
+  readonly missed: { readonly count: number; readonly last?: number };
+  /**
+   * Ticks skipped, summed over the live nodes' counts (since each started), by reason: a deny reason code
+   * (`NO_PERMIT_AVAILABLE`: another node holds it; `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP`
+   * (the previous run was still going).
+   */
+  readonly skipped: Readonly<Record<string, number>>;
+}
+
+/** Everything about one job in one answer (`ScheduleService.describe`). */
+export interface JobDescription extends JobHistoryView {
+  /** The semaphore its permit belongs to. */
+  readonly semaphore: string;
+  /** `hold`: the holder keeps the job; `release`: the permit is given back after each run. */
+  readonly mode: 'hold' | 'release';
+  /** The semaphore's definition as this node's view has it; `undefined` when it has none. */
+  readonly definition?: { readonly permits: number; readonly durationMs: number; readonly groupPattern: string; readonly acquirerPattern: string };
+  /** `permits: 0`: no node runs it. */
+  readonly paused: boolean;
+  /** Who holds its permit, as this node's view has it. */
+  readonly holders: ReadonlyArray<{ readonly node: string; readonly group: string; readonly instance: string; readonly token: number; readonly expiresAt: number }>;
+  /** Its cron expression, when it has one. */
+  readonly cron?: string;
+  /** The zone its cron expression fires in; `undefined`: the process's zone. */
+  readonly timeZone?: string;
+  /** The next 10 fire instants (epoch ms); empty without a cron expression. */
+  readonly nextRuns: readonly number[];
+  /** The newest run. */
+  readonly lastRun?: RunRecord;
+}

@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import { Cron } from '@nestjs/schedule';
+import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { eventually } from '../support/eventually';
+import { uniquePrefix } from '../support/test-cluster';
+
+/** Jobs the tests call tick by tick (the cron schedules never fire within a test: they name the instants). */
+@Injectable()
+class HistoryJobs {
+  failNext = false;
+  /** Runs of `slow` going on now on this node, and the most at once. */
+  slowRunning = 0;
+  slowMostAtOnce = 0;
+  readonly events: string[] = [];
+  private readonly waiting = new Set<() => void>();
+
+  /** Lets every `slow` run still going end by itself. */
+  finishSlow(): void {
+    for (const end of this.waiting) end();
+  }
+
+  constructor(private readonly gatekeeper: GatekeeperService) {}
+
+  @Cron('0 0 * * * *', { timeZone: 'Europe/Berlin' })
+  @ClusterSingleton('history-report', '5s')
+  async report(): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('the report service answered 503');
+    }
+  }
+
+  @ClusterSingleton({ semaphore: 'history-slow', duration: '5s', overlap: 'replace', replaceWait: '3s' })
+  async slow(label: string): Promise<void> {
+    const signal = this.gatekeeper.currentLease()!.signal;
+    this.slowRunning++;
+    this.slowMostAtOnce = Math.max(this.slowMostAtOnce, this.slowRunning);
+    this.events.push(`start ${label}`);
+    try {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) return resolve();
+        signal.addEventListener('abort', () => resolve(), { once: true });
+        this.waiting.add(resolve);
+      });
+      this.events.push(`${signal.aborted ? 'aborted' : 'ended'} ${label}`);
+      signal.throwIfAborted();
+    } finally {
+      this.slowRunning--;
+    }
+  }
+}
+
+describe('run history, describe and the overlap policy on a real member', () => {
+  let nodes: TestNode[];
+  let mapPrefix: string;
+
+  beforeEach(() => {
+    nodes = [];
+    mapPrefix = uniquePrefix('history');
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.map((n) => n.close()));
+  });
+
+  async function node(acquirer: string): Promise<TestNode> {
+    const started = await startNode({
+      identity: { acquirer, group: 'production' }, mapPrefix, providers: [HistoryJobs], schedule: true,
+      schedules: { history: { keep: 5, flushInterval: '200ms' } },
+    });
+    nodes.push(started);
+    return started;
+  }
+
+  it('keeps the newest runs of a job in the cluster, with the failure, the instant and the skipped ticks of every node', async () => {
+    const a = await node('node-a');
+    const b = await node('node-b');
+    const tick = () => Promise.all([a, b].map((n) => n.get(HistoryJobs).report().catch(() => undefined)));
+    for (let i = 0; i < 4; i++) await tick();
+    const holder = [a, b].find((n) => n.gatekeeper.heldPermits().some((p) => p.semaphore === 'history-report'))!;
+    holder.get(HistoryJobs).failNext = true;
+    for (let i = 0; i < 3; i++) await tick();
+
+    // Read from the node that did not run it: everything it sees came through the cluster.
+    const other = holder === a ? b : a;
+    let last: unknown;
+    const history = await eventually('the history written', async () => {
+      const h = await other.get(ScheduleService).history('HistoryJobs.report');
+      last = h;
+      return h.runs.length === 5 && (h.counts.completed ?? 0) + (h.counts.failed ?? 0) === 7 && h.skipped.NO_PERMIT_AVAILABLE === 7 ? h : undefined;
+    }, { timeoutMs: 10_000 }).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(last)}`); });
+    expect(history.counts).toEqual({ completed: 6, failed: 1 });
+    expect(history.lastFailure).toMatchObject({ outcome: 'failed', error: 'the report service answered 503', node: holder.gatekeeper.identity.acquirer });
+    expect(new Set(history.runs.map((r) => r.node))).toEqual(new Set([holder.gatekeeper.identity.acquirer]));
+    // Each run names the scheduled instant of its tick: the top of the hour in Berlin (a whole hour in UTC too).
+    for (const run of history.runs) expect(run.instant! % 3_600_000).toBe(0);
+
+    const described = await other.get(ScheduleService).describe('HistoryJobs.report');
+    expect(described).toMatchObject({ semaphore: 'history-report', mode: 'hold', paused: false, cron: '0 0 * * * *', timeZone: 'Europe/Berlin' });
+    expect(described.holders).toEqual([expect.objectContaining({ node: holder.gatekeeper.identity.acquirer })]);
+    expect(described.nextRuns).toHaveLength(10);
+    expect(described.nextRuns[1] - described.nextRuns[0]).toBe(3_600_000);
+    expect(described.lastRun?.id).toBe(history.runs[0].id);
+    await expect(other.get(ScheduleService).describe('HistoryJobs.nope')).rejects.toThrow(UnknownJobError);
+  });
+
+  it("with overlap: 'replace', fires the running run's signal and starts the next only once it ended", async () => {
+    const a = await node('node-a');
+    const jobs = a.get(HistoryJobs);
+    const first = jobs.slow('first');
+    await eventually('the first run to start', () => jobs.events.includes('start first'));
+    const second = jobs.slow('second');
+    await eventually('the second run to start', () => jobs.events.includes('start second'), { timeoutMs: 5_000 });
+    expect(jobs.events.slice(0, 3)).toEqual(['start first', 'aborted first', 'start second']);
+    expect(jobs.slowMostAtOnce).toBe(1);
+    await first;
+    jobs.finishSlow();
+    await second;
+    const history = await eventually('both runs in the history', async () => {
+      const h = await a.get(ScheduleService).history('HistoryJobs.slow');
+      return h.runs.length === 2 && h.runs.every((r) => r.outcome !== 'running') ? h : undefined;
+    }, { timeoutMs: 10_000 });
+    expect(history.runs.map((r) => r.outcome)).toEqual(['completed', 'aborted']);
+  });
+});
