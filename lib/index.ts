@@ -72,7 +72,8 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
 export type { SchedulesOptions } from './nest/schedules/schedules.options';
-export type { JobDescription, JobHistoryView } from './schedules/job-view';
+export type { JobDescription, JobHistoryView, RunNowResult } from './schedules/job-view';
+export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export type { RunCounts } from './schedules/job-history';
 export { UnknownJobError } from './schedules/errors/unknown-job.error';

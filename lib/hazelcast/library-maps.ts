@@ -2,7 +2,7 @@ import { CANARY_MAP } from './hazelcast-partition-canaries';
 
 /**
  * Every IMap the library reads and writes for a map prefix (default `'gatekeeper'`): permits, presence, tasks and
- * task groups, and the partition canaries (shared by every prefix). A test keeps this list in step with the maps a
+ * task groups, job history and skipped ticks, and the partition canaries (shared by every prefix). A test keeps this list in step with the maps a
  * node actually opens.
  */
 export function libraryMapNames(prefix = 'gatekeeper'): string[] {

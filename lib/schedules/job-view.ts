@@ -42,3 +42,18 @@ export interface JobDescription extends JobHistoryView {
   /** The newest run. */
   readonly lastRun?: RunRecord;
 }
+
+/** A "run now" that started: where, under which permit, and when. */
+export interface RunNowResult {
+  /** The request's id, as the history's manual run names it. */
+  readonly requestId: string;
+  readonly job: string;
+  /** The acquirer name of the node that runs it. */
+  readonly node: string;
+  /** The instance that runs it. */
+  readonly instance: string;
+  /** The fencing token of the permit it runs under. */
+  readonly token: number;
+  /** When it started (epoch ms, the running node's clock). */
+  readonly startedAt: number;
+}

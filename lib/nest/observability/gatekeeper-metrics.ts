@@ -33,6 +33,8 @@ interface Instruments {
   readonly denied: PromClient.Counter<'node' | 'semaphore' | 'reason'>;
   readonly runs: PromClient.Histogram<'node' | 'semaphore' | 'job' | 'outcome'>;
   readonly leaseLosses: PromClient.Counter<'node' | 'kind'>;
+  readonly skipped: PromClient.Counter<'node' | 'semaphore' | 'job' | 'reason'>;
+  readonly missed: PromClient.Counter<'node' | 'semaphore' | 'job'>;
   readonly storeCalls: PromClient.Histogram<'node' | 'store' | 'outcome'>;
   readonly sources: Set<MetricsSource>;
 }
@@ -114,6 +116,12 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
         break;
       case 'gatekeeper.permit.lost':
         instruments.leaseLosses.inc({ node, kind: 'permit' });
+        break;
+      case 'gatekeeper.job.skipped':
+        instruments.skipped.inc({ node, semaphore: event.semaphore, job: event.job, reason: event.reason });
+        break;
+      case 'gatekeeper.job.missed':
+        instruments.missed.inc({ node, semaphore: event.semaphore, job: event.job }, event.count);
         break;
       case 'gatekeeper.leader.elected':
         source.leading.set(event.election, true);
@@ -203,6 +211,12 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
     }),
     leaseLosses: new prom.Counter({
       name: name('lease_lost_total'), help: 'Leases lost before their work ended: a permit refresh denied, leadership lost, a task run whose outcome was refused', labelNames: ['node', 'kind'], registers,
+    }),
+    skipped: new prom.Counter({
+      name: name('job_ticks_skipped_total'), help: 'Ticks of @ClusterSingleton jobs that did not run here, by reason (a deny reason, or OVERLAP)', labelNames: ['node', 'semaphore', 'job', 'reason'], registers,
+    }),
+    missed: new prom.Counter({
+      name: name('job_instants_missed_total'), help: 'Scheduled instants of a job that passed while nobody could run it, as counted here', labelNames: ['node', 'semaphore', 'job'], registers,
     }),
     storeCalls: new prom.Histogram({
       name: name('store_call_duration_seconds'), help: 'Calls to the cluster (round trips) by store, and how long they took', labelNames: ['node', 'store', 'outcome'], buckets: [...settings.callBuckets], registers,

@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
 import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
-import type { JobDescription, JobHistoryView } from '../../schedules/job-view';
+import type { JobDescription, JobHistoryView, RunNowResult } from '../../schedules/job-view';
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import type { DurationInput } from '../../permits/semaphore-definition';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
@@ -87,5 +89,17 @@ export class ScheduleService {
       nextRuns: trigger ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [],
       lastRun: history.runs[0],
     };
+  }
+
+  /**
+   * Runs a job once, now, in the cluster: on the node that holds its permit (else on one its definition admits),
+   * under a permit like any tick, marked `manual` in the history. Resolves once the run started. Throws
+   * {@link RunNowRefusedError} when the job is unknown or paused, no live node may run it, or none started it
+   * within `timeout` (default `'30s'`; the request is then withdrawn and never runs).
+   */
+  async runNow(job: string, options: { timeout?: DurationInput } = {}): Promise<RunNowResult> {
+    void job;
+    void options;
+    throw new GatekeeperError('run now is being built');
   }
 }
