@@ -47,6 +47,7 @@ export interface JobDescription extends JobHistoryView {
 export interface RunNowResult {
   /** The request's id, as the history's manual run names it. */
   readonly requestId: string;
+  /** The job's name (`Class.method`). */
   readonly job: string;
   /** The acquirer name of the node that runs it. */
   readonly node: string;
