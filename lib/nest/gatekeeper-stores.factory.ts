@@ -15,6 +15,9 @@ import type { TaskStore } from '../tasks/task-store';
 import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
 import { MemoryHistoryStore } from '../schedules/memory-history.store';
 import type { HistoryStore } from '../schedules/history-store';
+import { HazelcastRunRequestStore } from '../schedules/hazelcast-run-request.store';
+import { MemoryRunRequestStore } from '../schedules/memory-run-request.store';
+import type { RunRequestStore } from '../schedules/run-request-store';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 export const HAZELCAST_ENV = {
@@ -75,6 +78,12 @@ export function createHistoryStore(options: ResolvedGatekeeperOptions, connectio
   if (options.schedules.historyStore) return options.schedules.historyStore;
   if (connection) return new HazelcastHistoryStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
   return new MemoryHistoryStore(undefined, options.clock);
+}
+
+/** Builds the store of "run now" requests: on the shared connection, else in memory. */
+export function createRunRequestStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): RunRequestStore {
+  if (connection) return new HazelcastRunRequestStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  return new MemoryRunRequestStore();
 }
 
 /**

@@ -12,6 +12,8 @@ export interface ClusterSingletonJob {
   readonly options: ResolvedClusterSingletonOptions;
   /** The decorated method (with the schedule decorators' metadata). */
   readonly method: object;
+  /** The provider instance the method is called on. */
+  readonly instance: object;
 }
 
 /** A method decorated with `@LeaderOnly`, found at startup. */
@@ -46,9 +48,9 @@ export class GatekeeperExplorer {
 
   /** All `@ClusterSingleton` methods of instantiated providers and controllers. */
   discover(): ClusterSingletonJob[] {
-    return this.methods().flatMap(({ where, method }) => {
+    return this.methods().flatMap(({ where, method, instance }) => {
       const options = Reflect.getMetadata(CLUSTER_SINGLETON_METADATA, method) as ResolvedClusterSingletonOptions | undefined;
-      return options ? [{ where, options, method }] : [];
+      return options ? [{ where, options, method, instance }] : [];
     });
   }
 

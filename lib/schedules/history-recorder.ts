@@ -72,10 +72,13 @@ export class HistoryRecorder {
   }
 
   /** Notes a run that starts now; returns its record, to pass to {@link finished}. */
-  started(run: { job: string; trigger: RunRecord['trigger']; instant?: number; token: number }): RunRecord {
+  started(run: { job: string; trigger: RunRecord['trigger']; instant?: number; token: number; request?: string }): RunRecord {
     const startedAt = this.options.clock.now();
     const { instance, node } = this.options.identity;
-    const record: RunRecord = { id: runId(instance, run.token, startedAt), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt, outcome: 'running' };
+    const record: RunRecord = {
+      id: runId(instance, run.token, startedAt), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt,
+      outcome: 'running', request: run.request,
+    };
     this.put(record);
     return record;
   }

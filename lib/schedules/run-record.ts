@@ -34,6 +34,8 @@ export interface RunRecord {
   readonly durationMs?: number;
   /** How it ended, or `running`. */
   readonly outcome: JobRunOutcome;
+  /** The "run now" request it answered, for a manual run. */
+  readonly request?: string;
   /** The error's message, for a failed run (at most 500 characters). */
   readonly error?: string;
 }

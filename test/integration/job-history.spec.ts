@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -121,5 +122,85 @@ describe('run history, describe and the overlap policy on a real member', () => 
       return h.runs.length === 2 && h.runs.every((r) => r.outcome !== 'running') ? h : undefined;
     }, { timeoutMs: 10_000 });
     expect(history.runs.map((r) => r.outcome)).toEqual(['completed', 'aborted']);
+  });
+});
+
+/** A job "run now" targets: counts its runs here, with the trigger the history gives them. */
+@Injectable()
+class ManualJobs {
+  readonly runs: Array<{ node: string; token: number | undefined }> = [];
+
+  constructor(private readonly gatekeeper: GatekeeperService) {}
+
+  @Cron('0 0 3 * * *')
+  @ClusterSingleton('manual-report', '5s')
+  async nightly(): Promise<void> {
+    this.runs.push({ node: this.gatekeeper.identity.acquirer, token: this.gatekeeper.currentPermit()?.fencingToken });
+  }
+}
+
+describe('run now on a real member', () => {
+  let nodes: TestNode[];
+  let mapPrefix: string;
+
+  beforeEach(() => {
+    nodes = [];
+    mapPrefix = uniquePrefix('run-now');
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.map((n) => n.close()));
+  });
+
+  async function node(acquirer: string, definitions?: Array<{ name: string; duration: string; permits?: number; acquirerPattern?: string }>): Promise<TestNode> {
+    const started = await startNode({
+      identity: { acquirer, group: 'production' }, mapPrefix, providers: [ManualJobs], schedule: true, definitions,
+      schedules: { history: { flushInterval: '200ms' } },
+    });
+    nodes.push(started);
+    return started;
+  }
+  const allRuns = () => nodes.flatMap((n) => n.get(ManualJobs).runs);
+
+  it('runs the job once in the cluster, on the holder, marked manual in the history', async () => {
+    const [a, b, c] = [await node('node-a'), await node('node-b'), await node('node-c')];
+    // A tick on every node: one of them takes the permit and keeps it.
+    await Promise.all([a, b, c].map((n) => n.get(ManualJobs).nightly()));
+    const holder = allRuns()[0].node;
+    const asker = [a, b, c].find((n) => n.gatekeeper.identity.acquirer !== holder)!;
+
+    const started = await asker.get(ScheduleService).runNow('ManualJobs.nightly');
+    expect(started).toMatchObject({ job: 'ManualJobs.nightly', node: holder, token: allRuns()[0].token });
+    await eventually('the manual run', () => allRuns().length === 2);
+    expect(allRuns()[1]).toEqual({ node: holder, token: started.token });
+    const history = await eventually('the manual run in the history', async () => {
+      const h = await asker.get(ScheduleService).history('ManualJobs.nightly');
+      return h.runs.some((r) => r.trigger === 'manual' && r.outcome === 'completed') ? h : undefined;
+    });
+    expect(history.runs[0]).toMatchObject({ trigger: 'manual', request: started.requestId, node: holder, instant: undefined });
+    expect(history.runs[1]).toMatchObject({ trigger: 'schedule' });
+    // Nothing else ran it: the other nodes heard the request and left it to the holder.
+    await sleep(300);
+    expect(allRuns()).toHaveLength(2);
+  });
+
+  it('with no holder, one admitted node takes the permit and runs it', async () => {
+    const definitions = [{ name: 'manual-report', duration: '5s', acquirerPattern: 'node-b' }];
+    const a = await node('node-a', definitions);
+    await node('node-b', definitions);
+    const started = await a.get(ScheduleService).runNow('ManualJobs.nightly');
+    expect(started.node).toBe('node-b');
+    await eventually('the run', () => allRuns().length === 1);
+    expect(allRuns()).toEqual([{ node: 'node-b', token: started.token }]);
+  });
+
+  it('refuses a paused job, a job nobody can run, and an unknown one, and runs nothing', async () => {
+    const a = await node('node-a', [{ name: 'manual-report', duration: '5s', permits: 0 }]);
+    const service = a.get(ScheduleService);
+    await expect(service.runNow('ManualJobs.nightly')).rejects.toMatchObject({ reason: 'PAUSED' });
+    await expect(service.runNow('ManualJobs.nope')).rejects.toMatchObject({ reason: 'UNKNOWN_JOB' });
+    await a.gatekeeper.updateDefinition('manual-report', { permits: 1, acquirerPattern: 'node-z' });
+    await eventually('the edit seen', () => a.gatekeeper.getDefinition('manual-report')?.acquirerPattern === 'node-z');
+    await expect(service.runNow('ManualJobs.nightly')).rejects.toMatchObject({ reason: 'NO_ELIGIBLE_NODE' });
+    expect(allRuns()).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
 import type { RunRecord } from '../../schedules/run-record';
 import { SchedulesRuntime } from './schedules.runtime';
+import { manualRunContext, type ManualRun } from './manual-run.context';
 
 /**
  * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
@@ -28,6 +29,11 @@ const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
+
+/** What a manual run comes to when another node claimed its request first (nothing ran here). */
+const NOT_CLAIMED = Symbol('not claimed');
+/** How long a manual run waits for this node's run of the job going on now. */
+const MANUAL_WAIT_MS = 30_000;
 
 /** The skip reason of a tick that came while this node's previous run was still going. */
 export const OVERLAP = 'OVERLAP';
@@ -81,8 +87,14 @@ export class ClusterSingletonRunner {
 
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
-    const instant = this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
-    if (this.active.has(where) && !(await this.replaced(options, where))) {
+    const manual = manualRunContext.getStore();
+    const instant = manual ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
+    if (manual && this.active.has(where)) {
+      // A manual run waits for the run going on here (it is not a tick to drop); the requester asks again if it must.
+      await Promise.race([this.running.get(where)?.ended, sleep(MANUAL_WAIT_MS, undefined, { ref: false })]);
+      await this.settled(where);
+      if (this.active.has(where)) return undefined;
+    } else if (this.active.has(where) && !(await this.replaced(options, where))) {
       // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
       // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
       this.logger.verbose(messages.overlap(where));
@@ -92,7 +104,7 @@ export class ClusterSingletonRunner {
     this.active.add(where);
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke, instant), {
+      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke, instant, manual), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -116,6 +128,7 @@ export class ClusterSingletonRunner {
         this.unheld.denied(where, outcome.denied);
         return undefined;
       }
+      if (outcome.value === NOT_CLAIMED) return undefined;
       if (outcome.value === STOPPED) {
         // The run began on a permit it lost while it ran: neither a result nor a holding to report.
         this.holding.delete(where);
@@ -168,20 +181,24 @@ export class ClusterSingletonRunner {
    * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
    * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
    */
-  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown, instant: number | undefined): Promise<unknown> {
+  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown, instant: number | undefined, manual?: ManualRun): Promise<unknown> {
     const token = lease.permit.fencingToken;
+    if (manual && !(await manual.claim(token))) return NOT_CLAIMED;
+    const trigger = manual ? 'manual' : 'schedule';
+    if (manual) manual.started = { token, at: this.moduleOptions.clock.now() };
     const fresh = this.tokens.get(where) !== token;
     this.tokens.set(where, token);
     this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
-    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger: 'schedule', instant });
-    const record = this.schedules.recorder.started({ job: where, trigger: 'schedule', instant, token });
+    this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger, instant });
+    const record = this.schedules.recorder.started({ job: where, trigger, instant, token, request: manual?.request });
     let end!: () => void;
     this.running.set(where, { lease, ended: new Promise<void>((resolve) => (end = resolve)) });
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
       const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
-        const result = await invoke();
+        // The method runs outside the manual run's context: a decorated method it calls is its own tick.
+        const result = await manualRunContext.exit(() => invoke());
         span.set({ 'gatekeeper.outcome': 'finished' });
         return result;
       });

@@ -10,6 +10,8 @@ export interface RegisteredJob {
   readonly options: ResolvedClusterSingletonOptions;
   /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
   readonly trigger?: CronTrigger;
+  /** Calls the decorated method as a tick would (through the runner), with no arguments. */
+  readonly call: () => Promise<unknown>;
 }
 
 /** The jobs this node runs, by name, found once at start-up. Used inside the module, not by applications. */
@@ -19,9 +21,10 @@ export class JobRegistry {
 
   /** Registers the jobs start-up found. */
   register(found: readonly ClusterSingletonJob[]): void {
-    for (const { where, options, method } of found) {
+    for (const { where, options, method, instance } of found) {
       const trigger = CronTrigger.of(method);
-      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger });
+      const call = () => (method as (this: object) => Promise<unknown>).call(instance);
+      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, call });
     }
   }
 

@@ -3,7 +3,7 @@ import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
 import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
 import type { JobDescription, JobHistoryView, RunNowResult } from '../../schedules/job-view';
-import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import { parseDuration } from '../../core/duration';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
@@ -98,8 +98,6 @@ export class ScheduleService {
    * within `timeout` (default `'30s'`; the request is then withdrawn and never runs).
    */
   async runNow(job: string, options: { timeout?: DurationInput } = {}): Promise<RunNowResult> {
-    void job;
-    void options;
-    throw new GatekeeperError('run now is being built');
+    return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'));
   }
 }

@@ -6,6 +6,7 @@ import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { JobRegistry } from './job-registry';
+import { RunRequests } from './run-requests';
 
 /** A failed history write is said once per this long at most (the history waits and is written later). */
 const FLUSH_WARNING_MS = 60_000;
@@ -27,6 +28,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
     @Inject(GATEKEEPER_HISTORY_STORE) readonly store: HistoryStore,
     private readonly explorer: GatekeeperExplorer,
     readonly jobs: JobRegistry,
+    readonly requests: RunRequests,
   ) {
     this.recorder = new HistoryRecorder(store, {
       keep: options.schedules.keep,
@@ -41,12 +43,14 @@ export class SchedulesRuntime implements CapabilityRuntime {
   async start(): Promise<void> {
     this.jobs.register(this.explorer.discover());
     await this.connect();
+    await this.requests.connect();
     this.recorder.start();
   }
 
   async drain(): Promise<void> {}
 
   async stop(): Promise<void> {
+    await this.requests.close();
     if (!this.connected) return;
     await this.recorder.stop();
     await this.store.close();

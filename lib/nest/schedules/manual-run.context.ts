@@ -1,0 +1,14 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** A "run now" of a job being tried on this node: the tick path runs it, marked manual, if it can claim the request. */
+export interface ManualRun {
+  /** The request's id. */
+  readonly request: string;
+  /** Claims the request under the permit `token` (compare-and-set); false when another node did, or it was withdrawn. */
+  claim(token: number): Promise<boolean>;
+  /** Set once the run started here. */
+  started?: { readonly token: number; readonly at: number };
+}
+
+/** Carries a manual run from the call of the decorated method to the runner that decides it. */
+export const manualRunContext = new AsyncLocalStorage<ManualRun>();
