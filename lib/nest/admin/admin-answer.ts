@@ -8,10 +8,14 @@ import { UnknownAllocationError } from '../../allocation/errors/unknown-allocati
 import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
 import { TaskActionRefusedError } from '../../tasks/errors/task-action-refused.error';
 import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
+import { InvalidJobRequestError } from '../../schedules/errors/invalid-job-request.error';
+import { RunNowRefusedError } from '../../schedules/errors/run-now-refused.error';
+import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
 
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
- * semaphore, election, allocation or task), 409 (an edit conflict, a task action refused), 503. Nothing is stored on error.
+ * semaphore, election, allocation, task or job), 409 (an edit conflict, a task action or a run now refused, with
+ * its reason code), 503. Nothing is stored on error.
  */
 export async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -30,6 +34,13 @@ export async function answer<T>(action: () => Promise<T>): Promise<T> {
     if (error instanceof InvalidTaskQueryError) throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, field: error.field });
     if (error instanceof UnknownTaskError) throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, task: error.taskId });
     if (error instanceof TaskActionRefusedError) throw new ConflictException({ statusCode: 409, error: 'Conflict', message: error.message, task: error.taskId, action: error.action });
+    if (error instanceof InvalidJobRequestError) throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, job: error.job, field: error.field });
+    if (error instanceof UnknownJobError) throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, job: error.job, reason: 'UNKNOWN_JOB' });
+    if (error instanceof RunNowRefusedError) {
+      const body = { message: error.message, job: error.job, reason: error.reason };
+      if (error.reason === 'UNKNOWN_JOB') throw new NotFoundException({ statusCode: 404, error: 'Not Found', ...body });
+      throw new ConflictException({ statusCode: 409, error: 'Conflict', ...body });
+    }
     if (error instanceof EditConflictError) throw new ConflictException(error.message);
     if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
     throw error;

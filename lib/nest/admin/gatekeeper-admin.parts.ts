@@ -8,6 +8,7 @@ import { GATEKEEPER_ADMIN_APP_GUARD, GatekeeperAdminGuard } from './gatekeeper-a
 import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
 import { createTaskAdminController } from './task-admin.controller';
+import { createJobAdminController } from './job-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import { createConsoleController } from './console.controller';
 
@@ -31,6 +32,7 @@ export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controlle
     createClusterAdminController(UNSET_PATH, guard),
     createAllocationAdminController(UNSET_PATH, guard),
     createTaskAdminController(UNSET_PATH, guard),
+    createJobAdminController(UNSET_PATH, guard),
   ];
   const page = createConsoleController();
   return {

@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { parseHistoryLimit, parseRunNowBody } from '../../schedules/job-request.input';
+import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
+import type { JobDescription, JobHistoryView, RunNowResult } from '../../schedules/job-view';
+import { ScheduleService } from '../schedules/schedule.service';
+import { answer } from './admin-answer';
+
+/**
+ * Builds the admin controller of scheduled jobs, under the same prefix and guard as the other admin routes: this
+ * node's jobs, one job described, its run history (read from the cluster), and "run now". Jobs are named
+ * `Class.method`: the dot is part of the path segment (`jobs/BillingJobs.charge`); encode other characters.
+ */
+export function createJobAdminController(path: string, guard: Type<CanActivate>): Type {
+  @Controller(path)
+  @UseGuards(guard)
+  class JobAdminController {
+    constructor(private readonly schedules: ScheduleService) {}
+
+    /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run. */
+    @Get('jobs')
+    list(): Promise<JobSummary[]> {
+      return answer(async () => (await Promise.all(this.schedules.jobs().map((job) => this.schedules.describe(job)))).map(summarizeJob));
+    }
+
+    /** Everything about a job: definition, holders, cron and zone, the next 10 fire instants, runs, counts; 404 if this node has no such job. */
+    @Get('jobs/:job')
+    describe(@Param('job') job: string): Promise<JobDescription> {
+      return answer(() => this.schedules.describe(job));
+    }
+
+    /** The job's runs, newest first (`?limit=`, default every run kept), with skipped and missed counts; 404 for a job nobody knows. */
+    @Get('jobs/:job/history')
+    history(@Param('job') job: string, @Query('limit') limit?: unknown): Promise<JobHistoryView> {
+      return answer(() => this.schedules.history(job, { limit: parseHistoryLimit(job, limit) }));
+    }
+
+    /**
+     * Runs the job once, now, in the cluster (body `{ timeout? }`, default 30 s); answers once a node started it.
+     * 404 for a job this node does not have, 409 with the reason code (`PAUSED`, `NO_ELIGIBLE_NODE`, `NOT_STARTED`).
+     */
+    @Post('jobs/:job/run')
+    @HttpCode(200)
+    run(@Param('job') job: string, @Body() body?: unknown): Promise<RunNowResult> {
+      return answer(() => {
+        const { timeoutMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
+        return this.schedules.runNow(job, timeoutMs === undefined ? {} : { timeout: timeoutMs });
+      });
+    }
+  }
+  return JobAdminController;
+}
+
+/** No body at all, or an empty one (Express gives `{}` for a POST without a body). */
+function isEmpty(body: unknown): boolean {
+  return body === undefined || body === null || body === '' || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+}
