@@ -11,6 +11,7 @@ import type { InvalidDefinitionError } from '../core/errors/invalid-definition.e
 import { CliUsageError } from './cli-errors';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { TaskAdmin } from '../tasks/task-admin';
+import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
@@ -34,6 +35,8 @@ export interface CliStores {
   presences(): Promise<Presence[] | undefined>;
   /** The operators' tools over distributed tasks, on the same connection (connected on first use). */
   tasks(): Promise<TaskAdmin>;
+  /** The jobs' run history as the nodes wrote it to the cluster, on the same connection (connected on first use). */
+  history(): Promise<HazelcastHistoryStore>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
   client(): Client;
   /** Disconnects every store. */
@@ -69,6 +72,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   let presenceOpen = false;
   let taskStore: HazelcastTaskStore | undefined;
   let taskAdmin: Promise<TaskAdmin> | undefined;
+  let historyStore: HazelcastHistoryStore | undefined;
+  let history: Promise<HazelcastHistoryStore> | undefined;
   const presences = async (): Promise<Presence[] | undefined> => {
     try {
       if (!presenceOpen) await presence.connect();
@@ -99,7 +104,16 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       })();
       return taskAdmin;
     },
+    history() {
+      history ??= (async () => {
+        historyStore = new HazelcastHistoryStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        await historyStore.connect();
+        return historyStore;
+      })();
+      return history;
+    },
     async close() {
+      if (historyStore) await historyStore.close().catch(() => undefined);
       if (presenceOpen) await presence.close().catch(() => undefined);
       if (taskStore) await taskStore.close().catch(() => undefined);
       await store.close();

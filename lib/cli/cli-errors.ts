@@ -11,7 +11,7 @@ export const EXIT = {
   rejected: 1,
   /** The command line is wrong; found before connecting, so nothing was contacted. */
   usage: 2,
-  /** The cluster could not be reached, or a call to it timed out. */
+  /** The cluster (or the live app a command asks) could not be reached, or a call to it timed out. */
   unreachable: 3,
 } as const;
 
@@ -33,6 +33,12 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   token: '<token>',
   election: '[election]',
   allocation: '<name>',
+  job: '<job>',
+  limit: '--limit',
+  timeout: '--timeout',
+  node: '--node',
+  adminToken: '--admin-token',
+  adminPath: '--admin-path',
 };
 
 /** A command line that is wrong, found before anything is contacted: exit 2. */
@@ -65,6 +71,43 @@ export class DurationRequiredError extends GatekeeperError {
   }
 }
 
+/**
+ * A command that needs a live app (its code: describe, run now) found none to ask: none announces an
+ * `httpAddress`, or none answered. Exit 3, as when the cluster cannot be reached.
+ */
+export class LiveNodeUnreachableError extends GatekeeperError {}
+
+/** A live app's admin API answered with an error (401/403, 404 for a job it does not have, 409 for a run refused): exit 1. */
+export class AdminApiError extends GatekeeperError {
+  constructor(
+    message: string,
+    /** The HTTP status it answered. */
+    readonly status: number,
+    /** The node (acquirer) that answered, or the nodes asked. */
+    readonly node: string,
+    /** The job asked about. */
+    readonly job?: string,
+    /** The reason code it gave (`UNKNOWN_JOB`, `PAUSED`, `NO_ELIGIBLE_NODE`, `NOT_STARTED`). */
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The cluster keeps no run history of a job and no node counted a skipped tick of it: exit 1. */
+export class NoJobHistoryError extends GatekeeperError {
+  constructor(
+    /** The job asked about. */
+    readonly job: string,
+    known: readonly string[],
+  ) {
+    super(
+      `No history of job "${job}" in the cluster: no node has written a run, missed instant or skipped tick of it (jobs are named Class.method` +
+        `${known.length > 0 ? `; jobs with a history: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', ...' : ''}` : ''})`,
+    );
+  }
+}
+
 /** Turns a validation error raised before connecting into a usage error; anything else is passed through. */
 export function asUsageError(error: unknown): unknown {
   if (error instanceof InvalidDefinitionError) {
@@ -85,7 +128,7 @@ export function describeError(error: unknown): { exitCode: number; text: string;
     exitCode = EXIT.usage;
     code = 'USAGE';
     if (error instanceof CommanderError) details.commanderCode = error.code;
-  } else if (error instanceof StoreUnavailableError) {
+  } else if (error instanceof StoreUnavailableError || error instanceof LiveNodeUnreachableError) {
     exitCode = EXIT.unreachable;
     code = 'UNREACHABLE';
   } else if (!(error instanceof GatekeeperError)) {
@@ -102,6 +145,14 @@ export function describeError(error: unknown): { exitCode: number; text: string;
   if (typeof election === 'string') details.election = election;
   const allocation = (error as { allocation?: unknown }).allocation;
   if (typeof allocation === 'string') details.allocation = allocation;
+  const job = (error as { job?: unknown }).job;
+  if (typeof job === 'string') details.job = job;
+  if (error instanceof AdminApiError) {
+    // What the app answered, for scripts: the node, the HTTP status and the reason code (PAUSED, UNKNOWN_JOB, ...).
+    details.node = error.node;
+    details.status = error.status;
+    if (error.reason !== undefined) details.reason = error.reason;
+  }
   const evidence = (error as { evidence?: unknown }).evidence;
   if (Array.isArray(evidence)) details.evidence = evidence;
   const type = error instanceof Error ? error.name : 'Error';

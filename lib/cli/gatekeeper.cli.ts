@@ -2,7 +2,8 @@
 /*
  * nestjs-gatekeeper: the operator's command line. Talks to the cluster directly (no app needed) to list, edit,
  * pause, resume and migrate semaphore definitions, to show or force-release permits, and to show the cluster's
- * live instances and elections and make a leader resign. Every argument is checked before connecting: a wrong
+ * live instances and elections and make a leader resign, and to read the jobs' run history. What only an app's code
+ * answers (a job's schedule, run now) it asks of a live app's admin API. Every argument is checked before connecting: a wrong
  * command line exits 2 at once, having contacted nothing. The commands themselves live in `*.commands.ts`;
  * this file is the argument table and the dispatch, one cohesive list.
  */
@@ -19,6 +20,7 @@ import type { Action } from './cli-command';
 import { addClusterCommands } from './cluster.commands';
 import { addAllocationCommands } from './allocation.commands';
 import { addTaskCommands } from './task.commands';
+import { addJobCommands } from './job.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
@@ -35,13 +37,15 @@ const ENVIRONMENT = [
   ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
   ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
   ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix)"],
+  ['GATEKEEPER_ADMIN_TOKEN', "the app's admin.token, for the commands that ask a live app (jobs describe, jobs run)"],
+  ['GATEKEEPER_ADMIN_PATH', "default of --admin-path (the app's admin.path, default gatekeeper)"],
 ] as const;
 
 const EXIT_HELP = [
   [EXIT.ok, 'done'],
-  [EXIT.rejected, 'rejected by the cluster: unknown semaphore or election, invalid definition, conflicting edits, no such permit'],
+  [EXIT.rejected, 'rejected by the cluster or the app: unknown semaphore, election or job, invalid definition, conflicting edits, no such permit, a run now refused'],
   [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
-  [EXIT.unreachable, 'the cluster could not be reached, or a call to it timed out'],
+  [EXIT.unreachable, 'the cluster could not be reached (for jobs describe and run: nor a live app), or a call to it timed out'],
 ] as const;
 
 function helpFooter(): string {
@@ -57,7 +61,7 @@ function helpFooter(): string {
     'Exit codes:',
     ...EXIT_HELP.map(([code, what]) => `  ${code}  ${what}`),
     '',
-    'With --json, results are printed as JSON on stdout, and errors as {"error": {"code", "exitCode", "type", "message", "field"?, "option"?, "semaphore"?, "election"?}} on stderr.',
+    'With --json, results are printed as JSON on stdout, and errors as {"error": {"code", "exitCode", "type", "message", "field"?, "option"?, "semaphore"?, "election"?, "job"?, "reason"?}} on stderr.',
   ].join('\n');
 }
 
@@ -86,7 +90,7 @@ function setFields(name: string, o: { permits?: string; duration?: string; group
 /** Builds the program. Its actions check their arguments, then connect, run, and print; errors propagate to {@link main}. */
 export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
   const program = new Command(CLI_NAME)
-    .description('Edit and inspect nestjs-gatekeeper semaphores, and inspect the cluster and its elections, in a Hazelcast cluster')
+    .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in a Hazelcast cluster')
     .version(libraryVersion(), '-V, --version', 'print the version')
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
@@ -303,6 +307,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addClusterCommands(program, execute);
   addAllocationCommands(program, execute);
   addTaskCommands(program, execute);
+  addJobCommands(program, execute);
   addNewClusterCommands(program, execute);
   return program;
 }

@@ -75,6 +75,16 @@ export class HazelcastHistoryStore implements HistoryStore {
     await this.calls.run(() => jobs.delete(job), `remove the history of "${job}"`);
   }
 
+  /**
+   * Every job's history, one call (operators' listings, e.g. the CLI's `jobs list`; the nodes never list). Not on
+   * {@link HistoryStore}: only tools that read the cluster directly need it.
+   */
+  async list(timeoutMs?: number): Promise<StoredHistory[]> {
+    const jobs = this.require(this.jobs);
+    const entries = await this.calls.run(() => jobs.entrySet(), 'list the job histories', timeoutMs);
+    return entries.map(([job, raw]) => ({ raw, history: decodeHistory(job, raw) }));
+  }
+
   async writeTicks(ticks: NodeTicks, ttlMs: number, timeoutMs?: number): Promise<void> {
     const map = this.require(this.ticks);
     await this.calls.run(() => map.set(ticks.instance, encodeTicks(ticks), Math.max(1_000, ttlMs)), `write the skipped ticks of ${ticks.instance}`, timeoutMs);

@@ -1,0 +1,135 @@
+import type { Presence } from '../presence/presence';
+import { formatDuration } from '../core/duration';
+import { AdminApiError, CliUsageError, LiveNodeUnreachableError } from './cli-errors';
+
+/** How the CLI calls a live app's admin API (for what only the app's code answers), validated before connecting. */
+export interface AdminApiOptions {
+  /** The app's `admin.token`, sent as `Authorization: Bearer <token>`. */
+  readonly token: string;
+  /** The app's `admin.path`, without slashes. */
+  readonly path: string;
+  /** Ask only this node (its acquirer name or instance id). */
+  readonly node?: string;
+}
+
+/** The admin API options as given on the command line or in the environment. */
+export interface RawAdminApiOptions {
+  adminToken?: string;
+  adminPath?: string;
+  node?: string;
+}
+
+/** Validates the options of a command that asks a live app: the token must be there (an app's own guard cannot be passed). */
+export function parseAdminApiOptions(raw: RawAdminApiOptions, command: string): AdminApiOptions {
+  if (raw.adminToken === undefined || raw.adminToken === '') {
+    throw new CliUsageError(
+      `${command} asks a live app's admin API: give its admin.token in GATEKEEPER_ADMIN_TOKEN (or --admin-token)`, 'adminToken',
+    );
+  }
+  const path = (raw.adminPath ?? '').trim().replace(/^\/+|\/+$/g, '');
+  if (path === '') throw new CliUsageError('invalid --admin-path: must be the app\'s admin.path (default gatekeeper)', 'adminPath');
+  if (raw.node !== undefined && raw.node.trim() === '') throw new CliUsageError('invalid --node: must name a node (acquirer or instance)', 'node');
+  return { token: raw.adminToken, path, ...(raw.node !== undefined && { node: raw.node.trim() }) };
+}
+
+/** A call to the admin API: `route` under the admin path (`jobs/BillingJobs.charge`). */
+export interface AdminCall {
+  readonly method: 'GET' | 'POST';
+  readonly route: string;
+  readonly body?: unknown;
+  /** Give up on a node after this long. */
+  readonly timeoutMs: number;
+  /** The job asked about, for errors. */
+  readonly job: string;
+}
+
+/** What a live node answered, and which node it was. */
+export interface LiveAnswer<T> {
+  readonly body: T;
+  readonly node: { readonly acquirer: string; readonly instance: string; readonly url: string };
+}
+
+/** Connection errors that mean the request never reached the app: asking another node cannot make anything happen twice. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/**
+ * Asks the live nodes that announce an `httpAddress` (presence, oldest first; only `options.node` if given), one at
+ * a time, until one has the job. A node moves the question on only when it cannot have acted: it answered 404
+ * (it has no such job, or no admin API there), or the connection was refused. Any other answer is final: a GET that
+ * timed out is asked elsewhere, but a POST that timed out may have started a run, so it is reported, not repeated.
+ */
+export async function askLiveNode<T>(presences: readonly Presence[] | undefined, call: AdminCall, options: AdminApiOptions): Promise<LiveAnswer<T>> {
+  const nodes = candidates(presences, options.node);
+  const lacking: string[] = [];
+  const unreachable: string[] = [];
+  for (const node of nodes) {
+    const url = `${baseUrl(node.httpAddress!)}/${options.path}/${call.route}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: call.method,
+        headers: { authorization: `Bearer ${options.token}`, accept: 'application/json', ...(call.body !== undefined && { 'content-type': 'application/json' }) },
+        ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+        signal: AbortSignal.timeout(call.timeoutMs),
+      });
+    } catch (error) {
+      const code = (error as { cause?: { code?: unknown } }).cause?.code;
+      const why = (error as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(call.timeoutMs)}` : String(code ?? (error as Error).message);
+      if (call.method === 'POST' && !(typeof code === 'string' && NOT_SENT.has(code))) {
+        throw new LiveNodeUnreachableError(
+          `${node.acquirer} at ${url}: ${why}; the request may have reached it, so no other node is asked (see: jobs history ${call.job})`,
+        );
+      }
+      unreachable.push(`${node.acquirer} (${url}: ${why})`);
+      continue;
+    }
+    const text = await response.text();
+    const body = parseJson(text);
+    if (response.ok) {
+      if (body === undefined) throw new AdminApiError(`${node.acquirer} at ${url} answered ${response.status} without JSON`, response.status, node.acquirer, call.job);
+      return { body: body as T, node: { acquirer: node.acquirer, instance: node.instance, url } };
+    }
+    const detail = body as { message?: unknown; reason?: unknown } | undefined;
+    if (response.status === 404) {
+      lacking.push(detail?.reason === 'UNKNOWN_JOB' ? node.acquirer : `${node.acquirer} (no admin API at /${options.path}?)`);
+      continue;
+    }
+    const message = typeof detail?.message === 'string' ? detail.message : text.slice(0, 200) || response.statusText;
+    const hint = response.status === 401 || response.status === 403 ? ' (check GATEKEEPER_ADMIN_TOKEN: it must be the app\'s admin.token)' : '';
+    throw new AdminApiError(`${node.acquirer} answered ${response.status}: ${message}${hint}`, response.status, node.acquirer, call.job, typeof detail?.reason === 'string' ? detail.reason : undefined);
+  }
+  if (lacking.length > 0) {
+    const also = unreachable.length > 0 ? `; not reached: ${unreachable.join(', ')}` : '';
+    throw new AdminApiError(`No live node has job "${call.job}" (asked ${lacking.join(', ')}${also}; jobs are named Class.method)`, 404, lacking.join(','), call.job, 'UNKNOWN_JOB');
+  }
+  throw new LiveNodeUnreachableError(`No live node's admin API could be reached: ${unreachable.join(', ')}`);
+}
+
+/** The live nodes to ask, or why there are none. */
+function candidates(presences: readonly Presence[] | undefined, wanted: string | undefined): Presence[] {
+  if (presences === undefined) throw new LiveNodeUnreachableError('the live nodes could not be read (presence): no app to ask');
+  const named = wanted === undefined ? presences : presences.filter((p) => p.acquirer === wanted || p.instance === wanted);
+  if (wanted !== undefined && named.length === 0) {
+    throw new LiveNodeUnreachableError(`no live node is named "${wanted}" (live: ${presences.map((p) => p.acquirer).join(', ') || 'none'})`);
+  }
+  const reachable = named.filter((p) => p.httpAddress !== undefined);
+  if (reachable.length === 0) {
+    const live = named.length === 0 ? 'no live node announces itself (membership off, or no app running)' : `live: ${named.map((p) => p.acquirer).join(', ')}, none with one`;
+    throw new LiveNodeUnreachableError(`no live node says where its HTTP server is (${live}): set membership.httpAddress in the app's module options`);
+  }
+  return reachable;
+}
+
+/** `membership.httpAddress` as a URL base: a scheme added if it has none, no trailing slash. */
+function baseUrl(address: string): string {
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
+  return url.replace(/\/+$/, '');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}

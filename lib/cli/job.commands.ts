@@ -1,0 +1,129 @@
+import { Option, type Command } from 'commander';
+import { parseDuration } from '../core/duration';
+import { emptyHistory } from '../schedules/job-history';
+import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
+import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
+import { parseHistoryLimit, parseRunNowTimeout } from '../schedules/job-request.input';
+import type { JobDescription, JobHistoryView, RunNowResult } from '../schedules/job-view';
+import { askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
+import type { Execute } from './cli-command';
+import { CliUsageError, NoJobHistoryError } from './cli-errors';
+import { describeText, historyText, jobListText, listedJobs, runNowText } from './cli-job-format';
+
+/** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
+const ANSWER_SLACK_MS = 10_000;
+const DEFAULT_RUN_TIMEOUT = '30s';
+
+/** A job's name as typed, or a usage error: the admin API and the history key jobs by it (`Class.method`). */
+function checkJob(job: string): string {
+  if (job.trim() === '' || job.length > 500) throw new CliUsageError(`invalid <job>: "${job}" is not a job name (jobs are named Class.method)`, 'job');
+  return job;
+}
+
+/** A job request's field checked before connecting: a usage error naming the option. */
+function checked<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidJobRequestError) throw new CliUsageError(`invalid --${error.field}: ${error.reason}`, error.field);
+    throw error;
+  }
+}
+
+/** The options of a command that asks a live app (describe, run). */
+function asksLiveApp(command: Command): Command {
+  return command
+    .option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job')
+    .addOption(new Option('--admin-token <token>', "the app's admin.token (prefer the environment variable)").env('GATEKEEPER_ADMIN_TOKEN'))
+    .addOption(new Option('--admin-path <path>', "the app's admin.path").env('GATEKEEPER_ADMIN_PATH').default('gatekeeper'));
+}
+
+const LIVE_NOTE =
+  "Needs a live app: only its code knows the job's cron, zone and permit, and only it can run it. The CLI asks the " +
+  "admin API of the live nodes that announce membership.httpAddress (presence), with GATEKEEPER_ADMIN_TOKEN, until one has the job.";
+const CLUSTER_NOTE = 'Reads the cluster alone (no app needed): what the nodes wrote, in batches every schedules.history.flushInterval.';
+
+/**
+ * Adds `jobs` and its subcommands: `list` and `history` read the run history the nodes write to the cluster (no app
+ * needed); `describe` and `run` need the app's code, so they ask a live node's admin API (found through presence).
+ */
+export function addJobCommands(program: Command, execute: Execute): void {
+  const jobs = program.command('jobs').description('scheduled jobs (@ClusterSingleton): list and history read the cluster alone; describe and run ask a live app');
+
+  jobs
+    .command('list', { isDefault: true })
+    .description('every job with a history in the cluster: last run (trigger, node, token, outcome), runs, failures, missed instants, skipped ticks')
+    .addHelpText('after', `\n${CLUSTER_NOTE} Holders, pause and next runs: jobs describe <job>.`)
+    .action(() =>
+      execute(() => async (_admin, stores) => {
+        const history = await stores.history();
+        const [histories, ticks] = await Promise.all([history.list(), history.readTicks()]);
+        const listed = listedJobs(histories, ticks);
+        return { json: listed, text: jobListText(listed) };
+      }),
+    );
+
+  jobs
+    .command('history <job>')
+    .description("a job's runs, newest first (trigger, scheduled instant, node, token, start, duration, outcome, error), its missed instants and skipped ticks by reason")
+    .option('--limit <n>', 'at most this many runs (default: every run kept)')
+    .addHelpText('after', `\n${CLUSTER_NOTE}`)
+    .action((job: string, o: { limit?: string }) =>
+      execute(() => {
+        checkJob(job);
+        const limit = checked(() => parseHistoryLimit(job, o.limit));
+        return async (_admin, stores) => {
+          const store = await stores.history();
+          const [stored, ticks] = await Promise.all([store.read(job), store.readTicks()]);
+          if (!stored && !ticks.some((t) => t.skipped[job] !== undefined)) {
+            throw new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
+          }
+          const shown = readableHistory(stored?.history ?? emptyHistory(job));
+          const view: JobHistoryView = {
+            job,
+            runs: limit === undefined ? shown.runs : shown.runs.slice(0, limit),
+            lastFailure: shown.lastFailure,
+            counts: shown.counts,
+            missed: shown.missed,
+            skipped: skippedTicks(job, ticks),
+          };
+          return { json: view, text: historyText(view) };
+        };
+      }),
+    );
+
+  asksLiveApp(jobs.command('describe <job>'))
+    .description("everything about a job: definition, holders with token and expiry, cron and zone, the next 10 fire instants, last run, last failure, missed and skipped counts")
+    .addHelpText('after', `\n${LIVE_NOTE}`)
+    .action((job: string, o: RawAdminApiOptions) =>
+      execute(() => {
+        checkJob(job);
+        const api = parseAdminApiOptions(o, 'jobs describe');
+        return async (_admin, stores) => {
+          const timeoutMs = 10_000;
+          const answer = await askLiveNode<JobDescription>(await stores.presences(), { method: 'GET', route: `jobs/${encodeURIComponent(job)}`, timeoutMs, job }, api);
+          return { json: answer.body, text: describeText(answer.body, `${answer.node.acquirer} at ${answer.node.url}`) };
+        };
+      }),
+    );
+
+  asksLiveApp(jobs.command('run <job>'))
+    .description('run a job once, now, in the cluster: on its holder (else on a node its definition admits), under a permit, marked manual in the history')
+    .option('--timeout <duration>', `give up if no node started it within this long (the request is then withdrawn and never runs); at most 5m`, DEFAULT_RUN_TIMEOUT)
+    .addHelpText('after', `\n${LIVE_NOTE} Refused (exit 1, with its reason code) when the job is paused, no live node may run it, or none started it in time.`)
+    .action((job: string, o: RawAdminApiOptions & { timeout: string }) =>
+      execute(() => {
+        checkJob(job);
+        const timeoutMs = checked(() => parseRunNowTimeout(job, o.timeout)) ?? parseDuration(DEFAULT_RUN_TIMEOUT, job, 'timeout');
+        const api = parseAdminApiOptions(o, 'jobs run');
+        return async (_admin, stores) => {
+          const answer = await askLiveNode<RunNowResult>(
+            await stores.presences(),
+            { method: 'POST', route: `jobs/${encodeURIComponent(job)}/run`, body: { timeout: timeoutMs }, timeoutMs: timeoutMs + ANSWER_SLACK_MS, job },
+            api,
+          );
+          return { json: answer.body, text: runNowText(answer.body, answer.node.acquirer) };
+        };
+      }),
+    );
+}

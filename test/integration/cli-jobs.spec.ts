@@ -1,0 +1,201 @@
+import { Injectable, type INestApplication, type Type } from '@nestjs/common';
+import { Cron } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { existsSync } from 'node:fs';
+import { ClusterSingleton, GatekeeperModule, GatekeeperService } from '../../lib';
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
+import { announcement } from '../../lib/presence/presence.rules';
+import { CapturingLogger } from '../support/capturing-logger';
+import { cli, CLI_BIN } from '../support/cli-process';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
+
+const TOKEN = 'cli-jobs-admin-token-0123456789';
+
+/** Jobs ticked by the test (their cron schedules never fire within it). */
+@Injectable()
+class BillingJobs {
+  runs = 0;
+  failNext = false;
+
+  @Cron('0 15 4 * * *', { timeZone: 'America/New_York' })
+  @ClusterSingleton('cli-billing', '10s')
+  async charge(): Promise<void> {
+    this.runs++;
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('card declined');
+    }
+  }
+}
+
+/** A job only the second node has. */
+@Injectable()
+class ReportJobs {
+  @Cron('0 0 6 * * *')
+  @ClusterSingleton('cli-reports', '10s')
+  async nightly(): Promise<void> {}
+}
+
+/**
+ * The CLI's jobs commands (built binary) against a real member and two live apps: `list` and `history` read the
+ * cluster; `describe` and `run` ask the apps' admin API, found through presence (a dead address is passed over).
+ */
+describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => {
+  const { clusterName, addresses } = testCluster();
+  const mapPrefix = uniquePrefix('cli-jobs');
+  const env = { GATEKEEPER_HZ_MEMBERS: addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: clusterName, GATEKEEPER_MAP_PREFIX: mapPrefix, GATEKEEPER_ADMIN_TOKEN: TOKEN };
+  const run = (args: string[], extra: Record<string, string | undefined> = {}) => cli(args, { ...env, ...extra });
+  const json = async (...args: string[]) => {
+    const result = await run(['--json', ...args]);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    return JSON.parse(result.stdout);
+  };
+  let apps: INestApplication[] = [];
+  let ghost: HazelcastPresenceStore;
+
+  async function startApp(acquirer: string, providers: Type[]): Promise<INestApplication> {
+    const port = await freePort();
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        identity: { acquirer, group: 'production' },
+        hazelcast: { clientConfig: testClientConfig(), mapPrefix },
+        admin: { token: TOKEN },
+        membership: { interval: '500ms', httpAddress: `http://127.0.0.1:${port}` },
+        schedules: { history: { flushInterval: '200ms' } },
+      })],
+      providers,
+    }).setLogger(new CapturingLogger()).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(port, '127.0.0.1');
+    apps.push(app);
+    return app;
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
+    // The oldest live node, as presence shows it, with nothing listening at its address: the CLI must pass it over.
+    ghost = new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    await ghost.connect();
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    await ghost.announce(announcement({ instance: 'ghost/1', acquirer: 'ghost', group: 'production', startedAt: Date.now() - 60_000, version: '0.1.0', httpAddress: dead }, Date.now(), 120_000));
+    await startApp('cli-a', [BillingJobs]);
+    await startApp('cli-b', [BillingJobs, ReportJobs]);
+    const [a, b] = apps.map((app) => app.get(BillingJobs));
+    await a.charge(); // cli-a holds the job now
+    a.failNext = true;
+    await a.charge().catch(() => undefined);
+    await a.charge();
+    await b.charge(); // skipped: cli-a holds it
+    await eventually('the three runs written to the cluster', async () => {
+      const { code, stdout } = await run(['--json', 'jobs', 'history', 'BillingJobs.charge']);
+      return code === 0 && JSON.parse(stdout).runs.filter((r: { outcome: string }) => r.outcome !== 'running').length === 3;
+    }, { timeoutMs: 15_000, intervalMs: 300 });
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    apps = [];
+    await ghost?.withdraw('ghost/1').catch(() => undefined);
+    await ghost?.close();
+  });
+
+  it('shows a job\'s history from the cluster alone: runs newest first, the failure, skipped ticks; --limit', async () => {
+    const history = await json('jobs', 'history', 'BillingJobs.charge');
+    expect(history.runs.map((r: { outcome: string; node: string; trigger: string }) => [r.trigger, r.node, r.outcome])).toEqual([
+      ['schedule', 'cli-a', 'completed'], ['schedule', 'cli-a', 'failed'], ['schedule', 'cli-a', 'completed'],
+    ]);
+    expect(history).toMatchObject({ job: 'BillingJobs.charge', counts: { completed: 2, failed: 1 }, lastFailure: { error: 'card declined' }, missed: { count: 0 } });
+    await eventually('cli-b\'s skipped tick written', async () => (await json('jobs', 'history', 'BillingJobs.charge')).skipped.NO_PERMIT_AVAILABLE === 1, { timeoutMs: 10_000, intervalMs: 300 });
+    expect((await json('jobs', 'history', 'BillingJobs.charge', '--limit', '1')).runs).toEqual([history.runs[0]]);
+
+    const table = await run(['jobs', 'history', 'BillingJobs.charge']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^BillingJobs\.charge: 3 run\(s\), newest first\nTRIGGER\s+INSTANT\s+NODE\s+TOKEN\s+STARTED\s+TOOK\s+OUTCOME\s+ERROR\n/);
+    // The instant a direct call runs for is the schedule's latest (04:15 in New York), whole minutes in UTC too.
+    expect(table.stdout).toMatch(/schedule\s+\S+:15:00\.000Z\s+cli-a\s+\d+\s+\S+Z\s+\S+\s+failed\s+card declined\n/);
+    expect(table.stdout).toContain('runs since the history began: 2 completed, 1 failed');
+    expect(table.stdout).toContain('skipped ticks (live nodes): NO_PERMIT_AVAILABLE 1');
+  });
+
+  it('lists the jobs the cluster knows, with their last run', async () => {
+    const listed = await json('jobs', 'list');
+    expect(listed).toEqual([expect.objectContaining({ job: 'BillingJobs.charge', counts: { completed: 2, failed: 1 }, lastRun: expect.objectContaining({ node: 'cli-a', outcome: 'completed' }) })]);
+    const table = (await run(['jobs'])).stdout;
+    expect(table).toMatch(/JOB\s+LAST RUN\s+TRIGGER\s+NODE\s+TOKEN\s+OUTCOME\s+RUNS\s+FAILED\s+MISSED\s+SKIPPED\nBillingJobs\.charge\s+\S+ ago\s+schedule\s+cli-a\s+\d+\s+completed\s+3\s+1\s+0\s+[01]\n/);
+  });
+
+  it('says what it cannot find: a job without history (exit 1), a bad --limit before connecting (exit 2)', async () => {
+    const missing = await run(['--json', 'jobs', 'history', 'Nobody.knows']);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', job: 'Nobody.knows', message: expect.stringContaining('jobs with a history: BillingJobs.charge') }) });
+    const bad = await run(['--json', '--members', '127.0.0.1:1', 'jobs', 'history', 'BillingJobs.charge', '--limit', '0']);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', field: 'limit', option: '--limit' }) });
+  });
+
+  it('describes a job by asking a live node that has it (passing over one that cannot be reached, and one without the job)', async () => {
+    await apps[0].get(BillingJobs).charge(); // a tick: cli-a refreshes its permit (10 s), so it holds the job now
+    const described = await json('jobs', 'describe', 'BillingJobs.charge');
+    expect(described).toMatchObject({
+      job: 'BillingJobs.charge', semaphore: 'cli-billing', cron: '0 15 4 * * *', timeZone: 'America/New_York', paused: false,
+      holders: [{ node: 'cli-a' }], counts: { completed: 3, failed: 1 }, lastFailure: { error: 'card declined' },
+    });
+    expect(described.nextRuns).toHaveLength(10);
+    const text = await run(['jobs', 'describe', 'BillingJobs.charge']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('schedule: 0 15 4 * * * (zone America/New_York)');
+    expect(text.stdout).toMatch(/held by: cli-a \(group production\), token \d+, [\d.]+s left/);
+    expect(text.stdout).toContain('(answered by cli-a at http://127.0.0.1:');
+    // Only cli-b has this job: cli-a answers 404 and the question moves on.
+    const other = await run(['jobs', 'describe', 'ReportJobs.nightly']);
+    expect([other.code, other.stderr]).toEqual([0, '']);
+    expect(other.stdout).toContain('(answered by cli-b at');
+    expect((await json('jobs', 'describe', 'BillingJobs.charge', '--node', 'cli-b')).holders).toEqual([expect.objectContaining({ node: 'cli-a' })]);
+    const nowhere = await run(['--json', 'jobs', 'describe', 'Nobody.knows']);
+    expect(nowhere.code).toBe(1);
+    expect(JSON.parse(nowhere.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', job: 'Nobody.knows', reason: 'UNKNOWN_JOB', status: 404, message: expect.stringContaining('asked cli-a, cli-b; not reached: ghost') }) });
+  });
+
+  it('needs the admin token for what asks an app: none is a usage error, a wrong one is refused', async () => {
+    const none = await run(['--json', 'jobs', 'describe', 'BillingJobs.charge'], { GATEKEEPER_ADMIN_TOKEN: undefined });
+    expect(none.code).toBe(2);
+    expect(JSON.parse(none.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', option: '--admin-token' }) });
+    const wrong = await run(['--json', 'jobs', 'run', 'BillingJobs.charge'], { GATEKEEPER_ADMIN_TOKEN: 'wrong-token-of-some-length' });
+    expect(wrong.code).toBe(1);
+    expect(JSON.parse(wrong.stderr)).toEqual({ error: expect.objectContaining({ status: 403, node: 'cli-a', message: expect.stringContaining('GATEKEEPER_ADMIN_TOKEN') }) });
+  });
+
+  it('runs a job now on its holder, marked manual; refuses a paused or unknown one with the reason code', async () => {
+    const [a, b] = apps.map((app) => app.get(BillingJobs));
+    await a.charge(); // a tick: cli-a refreshes its permit (10 s), so it holds the job when the request comes
+    const before = a.runs;
+    const started = await json('jobs', 'run', 'BillingJobs.charge', '--node', 'cli-b');
+    expect(started).toMatchObject({ job: 'BillingJobs.charge', node: 'cli-a', token: expect.any(Number), requestId: expect.any(String) });
+    await eventually('the manual run', () => a.runs === before + 1);
+    expect(b.runs).toBe(0);
+    await eventually('the manual run in the history', async () => (await json('jobs', 'history', 'BillingJobs.charge', '--limit', '1')).runs[0]?.request === started.requestId, { timeoutMs: 10_000, intervalMs: 300 });
+
+    const unknown = await run(['--json', 'jobs', 'run', 'BillingJobs.nope']);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stderr).error).toMatchObject({ reason: 'UNKNOWN_JOB', job: 'BillingJobs.nope' });
+    const gatekeeper = apps[0].get(GatekeeperService);
+    await gatekeeper.pause('cli-billing');
+    try {
+      await eventually('both nodes to see the pause', () => apps.every((app) => app.get(GatekeeperService).getDefinition('cli-billing')?.permits === 0));
+      const paused = await run(['jobs', 'run', 'BillingJobs.charge']);
+      expect(paused.code).toBe(1);
+      expect(paused.stderr).toMatch(/^error: cli-a answered 409: Run now of "BillingJobs.charge" refused \(PAUSED\)/);
+      const pausedJson = JSON.parse((await run(['--json', 'jobs', 'run', 'BillingJobs.charge'])).stderr);
+      expect(pausedJson.error).toMatchObject({ code: 'REJECTED', exitCode: 1, status: 409, reason: 'PAUSED', node: 'cli-a' });
+    } finally {
+      await gatekeeper.resume('cli-billing');
+    }
+    expect(a.runs).toBe(before + 1);
+    const text = await run(['jobs', 'run', 'BillingJobs.charge', '--timeout', '10s']);
+    expect([text.code, text.stderr]).toEqual([0, '']);
+    expect(text.stdout).toMatch(/^started BillingJobs\.charge on cli-[ab] \(instance \S+\) under token \d+ at \S+Z \(request \S+, asked via cli-a\)\n/);
+    expect((await run(['jobs', 'run', 'BillingJobs.charge', '--timeout', '1h'])).code).toBe(2);
+  });
+});
