@@ -22,7 +22,8 @@ const nowTick = () => Math.floor(Date.now() / 1000);
 /**
  * The web console in real Chromium against the real three-instance sample (`node scripts/sample.mjs`): sign in with
  * the admin token, edit a definition and watch the job move in the sample's logs, pause it, migrate and undo with a
- * preview of the exact changes first. The logs are the instances' own "ran <job> on <node>" lines.
+ * preview of the exact changes first; see a job's description and run history, and run it now. The logs are the
+ * instances' own "ran <job> on <node>" lines.
  */
 describe('the web console (headless Chromium, three-instance sample)', () => {
   const { clusterName, addresses } = testCluster();
@@ -30,10 +31,35 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
   let sample: ChildProcess | undefined;
   let browser: Browser | undefined;
   let output = '';
+  let ports: number[] = [];
+  let url = '';
   const runs = (job: string) => output.replace(ANSI, '').split('\n').flatMap((line) => {
     const m = RUN_LINE.exec(line);
     return m && m[1] === job ? [{ node: m[2], tick: Number(m[5]) }] : [];
   });
+
+  /** Signs `page` in with the admin token if it asks for it (a page of the same browser shares the session cookie). */
+  async function signIn(page: Page): Promise<void> {
+    await page.waitForSelector('#sign-in:not([hidden]), #main:not([hidden])');
+    if (await page.$('#sign-in:not([hidden])')) {
+      await page.type('#token', TOKEN);
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#main:not([hidden])');
+    }
+  }
+
+  beforeAll(async () => {
+    expect(existsSync(CHROMIUM)).toBe(true); // .ci/run installs Debian's chromium
+    mkdirSync(SHOTS, { recursive: true });
+    ports = [await freePort(), await freePort(), await freePort()];
+    sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    sample.stdout?.on('data', (c) => (output += String(c)));
+    sample.stderr?.on('data', (c) => (output += String(c)));
+    await eventually('all three instances to listen', () => (output.match(/listening on http/g) ?? []).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
+    url = `http://127.0.0.1:${ports[0]}/gatekeeper/console`;
+    expect(output).toContain(`Console: ${url}`);
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -44,18 +70,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
   });
 
   it('signs in, moves a job by editing its definition, pauses it, migrates and undoes, live', async () => {
-    expect(existsSync(CHROMIUM)).toBe(true); // .ci/run installs Debian's chromium
-    mkdirSync(SHOTS, { recursive: true });
-    const ports = [await freePort(), await freePort(), await freePort()];
-    sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    sample.stdout?.on('data', (c) => (output += String(c)));
-    sample.stderr?.on('data', (c) => (output += String(c)));
-    await eventually('all three instances to listen', () => (output.match(/listening on http/g) ?? []).length === 3, { timeoutMs: 60_000, intervalMs: 200 });
-    const url = `http://127.0.0.1:${ports[0]}/gatekeeper/console`;
-    expect(output).toContain(`Console: ${url}`);
-
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    const page: Page = await browser.newPage();
+    const page: Page = await browser!.newPage();
     // The rows are re-rendered by every poll (2 s); page.click takes several round trips and failed now and then on a
     // button replaced meanwhile ("Node is detached from document"). A click in the page is one step.
     const clickInRow = (selector: string) => page.$eval(selector, (button) => (button as HTMLElement).click());
@@ -168,5 +183,58 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.screenshot({ path: join(SHOTS, 'console-phone-paused.png') });
     await tap('tr[data-name="billing"] button.secondary'); // resume, the same way
     await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
+  });
+
+  it("shows a job's description and run history, runs it now, and says why a paused one is refused", async () => {
+    const page: Page = await browser!.newPage();
+    const clickInRow = (selector: string) => page.$eval(selector, (button) => (button as HTMLElement).click());
+    const text = (selector: string) => page.$eval(selector, (node) => node.textContent ?? '');
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(url);
+    await signIn(page);
+
+    // The panel lists the node's jobs: billing's holder, its token counting down, and its last run once written.
+    const row = 'tr[data-job="BillingJob.charge"]';
+    await page.waitForSelector(row);
+    await page.waitForFunction((r) => {
+      const [holderCell, , , lastRun] = Array.from(document.querySelectorAll(`${r} td`));
+      return /^app-\d+$/.test(holderCell?.textContent ?? '') && /^completed schedule, /.test(lastRun?.textContent ?? '');
+    }, { timeout: 30_000 }, row);
+    const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent ?? ''));
+    expect(cells[0]).toMatch(/^app-\d+$/);
+    expect(cells[1]).toMatch(/^\d+$/);
+    expect(cells[4]).toMatch(/ \((in [12] s|now)\)$/); // the next tick, at most 2 s away
+    const holder = cells[0];
+
+    // Details: the description (schedule, next 10 runs, counts) and the history, newest first.
+    await clickInRow(`${row} button.secondary`);
+    await page.waitForFunction(() => document.getElementById('job-detail-title')?.textContent === 'BillingJob.charge');
+    expect(await text('#job-detail dd[data-fact="Schedule"]')).toBe("*/2 * * * * * (zone the app's)");
+    expect(await text('#job-detail dd[data-fact="Semaphore"]')).toBe('billing (hold mode)');
+    expect(await page.$$eval('#job-detail ol.next-runs li', (items) => items.length)).toBe(10);
+    expect(await text('#job-detail dd[data-fact="Runs"]')).toMatch(/^completed \d+/);
+    expect(await page.$$eval('#job-runs tr[data-trigger="schedule"]', (rows) => rows.length)).toBeGreaterThan(0);
+
+    // Run now: it starts on the holder, under its token, and shows in the history as a manual run.
+    await clickInRow(`${row} button:not(.secondary)`);
+    await page.waitForFunction(() => /^Run now of BillingJob\.charge: started on /.test(document.getElementById('run-now-result')!.textContent!), { timeout: 35_000 });
+    const started = /started on (\S+) under token (\d+)/.exec(await text('#run-now-result'))!;
+    expect(started[1]).toBe(holder);
+    await page.waitForFunction((node) => Array.from(document.querySelectorAll('#job-runs tr[data-trigger="manual"]')).some((tr) => tr.textContent!.includes(node)), { timeout: 20_000 }, holder);
+    expect(await page.$eval('#job-runs tr[data-trigger="manual"]', (tr) => tr.textContent)).toContain(started[2]);
+    // The section alone, without the sticky navigation over it.
+    await page.$eval('#sections', (nav) => ((nav as HTMLElement).style.position = 'static'));
+    await (await page.$('#jobs'))!.screenshot({ path: join(SHOTS, 'console-jobs.png') });
+    await page.$eval('#sections', (nav) => ((nav as HTMLElement).style.position = ''));
+
+    // Paused: the row says so, and Run now is refused with the reason code.
+    await clickInRow('tr[data-name="billing"] button.danger');
+    await page.waitForSelector(`${row} .badge.paused`);
+    await clickInRow(`${row} button:not(.secondary)`);
+    await page.waitForFunction(() => document.getElementById('run-now-result')!.dataset.reason === 'PAUSED');
+    expect(await text('#run-now-result')).toMatch(/^Run now of "BillingJob\.charge" refused \(PAUSED\)/);
+    expect(await page.$eval('#run-now-result', (p) => p.className)).toBe('status error');
+    await clickInRow('tr[data-name="billing"] button.secondary'); // resume
+    await page.waitForFunction((r) => !document.querySelector(`${r} .badge.paused`), {}, row);
   });
 });

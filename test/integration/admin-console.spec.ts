@@ -54,6 +54,12 @@ describe('the web console’s routes and sign-in', () => {
     expect(html).toContain('<script src="/ops/console/console.client.js" defer></script>');
     expect(html).not.toContain('billing');
     expect((await call('GET', '/ops/console/console.client.js')).headers.get('content-type')).toContain('javascript');
+    // The Jobs panel's script comes first: the console's script builds the panel from it.
+    expect(html.indexOf('<script src="/ops/console/console.jobs.js" defer></script>')).toBeLessThan(html.indexOf('console.client.js'));
+    expect(html.indexOf('console.jobs.js')).toBeGreaterThan(0);
+    const jobsScript = await call('GET', '/ops/console/console.jobs.js');
+    expect([jobsScript.status, jobsScript.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect(await jobsScript.text()).toContain('window.gatekeeperJobsPanel');
     const unsigned = await call('GET', '/ops/console/session');
     expect([unsigned.status, unsigned.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
     const bare = await call('GET', '/ops/definitions');

@@ -11,7 +11,7 @@ import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
 const assets = new Map<string, string>();
-function asset(name: 'console.html' | 'console.css' | 'console.client.js'): string {
+function asset(name: 'console.html' | 'console.css' | 'console.client.js' | 'console.jobs.js'): string {
   let text = assets.get(name);
   if (text === undefined) {
     text = readFileSync(join(__dirname, 'console', name), 'utf8');
@@ -67,6 +67,13 @@ export function createConsoleController(): Type {
     @Header('Content-Type', 'text/javascript; charset=utf-8')
     script(): string {
       return asset('console.client.js');
+    }
+
+    /** The Jobs panel's script (the page loads it before console.client.js, which builds the panel). */
+    @Get('console.jobs.js')
+    @Header('Content-Type', 'text/javascript; charset=utf-8')
+    jobsScript(): string {
+      return asset('console.jobs.js');
     }
 
     /** Whether this browser is signed in (`{ signIn: 'token' | 'guard' }`), or 401. */

@@ -20,7 +20,7 @@ export interface GatekeeperAdminOptions {
    */
   token?: string;
   /**
-   * Serve the web console at `<path>/console` (off by default): definitions, permits, the cluster, allocations and
+   * Serve the web console at `<path>/console` (off by default): definitions, permits, jobs, the cluster, allocations and
    * tasks, live, with the admin actions. Behind the same protection: with a `guard`, the page and its calls go
    * through it; with a `token`, the page asks for it once and keeps a session cookie (HttpOnly, SameSite=Strict).
    */

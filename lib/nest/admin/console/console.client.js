@@ -40,7 +40,7 @@
       showSignIn();
       throw new Error('not signed in');
     }
-    if (!response.ok) throw new Error((data && data.message) || `${method} ${path}: ${response.status}`);
+    if (!response.ok) throw Object.assign(new Error((data && data.message) || `${method} ${path}: ${response.status}`), { status: response.status, body: data });
     return data;
   }
 
@@ -63,6 +63,8 @@
   const seconds = (ms) => (ms <= 0 ? 'expired' : ms < 60000 ? `${Math.ceil(ms / 1000)} s` : `${Math.floor(ms / 60000)} min ${Math.ceil((ms % 60000) / 1000)} s`);
   const duration = (ms) => (ms % 3600000 === 0 ? `${ms / 3600000}h` : ms % 60000 === 0 ? `${ms / 60000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
   const serverNow = () => Date.now() - skewMs;
+  // The Jobs panel lives in console.jobs.js (loaded first); it polls and counts down with the rest of the page.
+  const jobs = window.gatekeeperJobsPanel({ $, el, api, seconds, duration, serverNow });
 
   // Definitions: inline edits, pause and resume.
   function renderDefinitions(definitions) {
@@ -212,6 +214,7 @@
       api('GET', '/tasks').catch(() => ({ counts: {} })),
       api('GET', '/tasks/list?state=failed,invalid&limit=50').catch(() => []),
       api('GET', '/tasks/list?state=pending,running&limit=50').catch(() => []),
+      jobs.refresh(),
     ]);
     lastUpdate = serverNow();
     // Jobs only: elections and allocations have their own sections, and their permits are not a job's (no Save or
@@ -282,6 +285,7 @@
   setInterval(() => {
     if ($('main').hidden || !lastUpdate) return;
     renderPermits();
+    jobs.tick();
     $('updated').textContent = `live, updated ${Math.max(0, Math.round((serverNow() - lastUpdate) / 1000))} s ago`;
   }, 1000);
 
