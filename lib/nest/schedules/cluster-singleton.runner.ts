@@ -14,9 +14,10 @@ import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
-import type { RunRecord } from '../../schedules/run-record';
+import type { RunRecord, RunTrigger } from '../../schedules/run-record';
 import { SchedulesRuntime } from './schedules.runtime';
 import { manualRunContext, type ManualRun } from './manual-run.context';
+import { runContext } from './run-context';
 
 /**
  * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
@@ -184,7 +185,7 @@ export class ClusterSingletonRunner {
   private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown, instant: number | undefined, manual?: ManualRun): Promise<unknown> {
     const token = lease.permit.fencingToken;
     if (manual && !(await manual.claim(token))) return NOT_CLAIMED;
-    const trigger = manual ? 'manual' : 'schedule';
+    const trigger: RunTrigger = manual ? 'manual' : 'schedule';
     if (manual) manual.started = { token, at: this.moduleOptions.clock.now() };
     const fresh = this.tokens.get(where) !== token;
     this.tokens.set(where, token);
@@ -198,7 +199,8 @@ export class ClusterSingletonRunner {
     try {
       const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
         // The method runs outside the manual run's context: a decorated method it calls is its own tick.
-        const result = await manualRunContext.exit(() => invoke());
+        const current = { job: where, trigger, instant, token, request: manual?.request };
+        const result = await manualRunContext.exit(() => runContext.run(current, invoke));
         span.set({ 'gatekeeper.outcome': 'finished' });
         return result;
       });
