@@ -16,9 +16,12 @@ export interface RunOptions {
   releaseAfter?: { lockAtLeastForMs: number };
 }
 
-/** What a run under a permit came to. */
+/**
+ * What a run under a permit came to. After a fresh grant, `vacantSince` says since when nobody could run the job
+ * (see `PermitGranted.vacantSince`): what a scheduler reads to catch up missed instants.
+ */
 export type RunOutcome<T> =
-  | { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held' }
+  | { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held'; vacantSince?: number }
   | { ran: false; denied: PermitDenied };
 
 /** What the executor stands on: the decisions of this process and where its runs are kept. */
@@ -75,7 +78,8 @@ export class PermitExecutor {
       parts.local.leases.add(lease);
       const running = lease;
       const value = await parts.local.run((async () => work(running))());
-      return { ran: true, value, permit, outcome: result.outcome };
+      const { outcome, vacantSince } = result;
+      return vacantSince === undefined ? { ran: true, value, permit, outcome } : { ran: true, value, permit, outcome, vacantSince };
     } finally {
       if (lease) {
         lease.end();
