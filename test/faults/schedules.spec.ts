@@ -95,3 +95,66 @@ describe('schedules with real processes', () => {
     expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
   });
 });
+
+describe('missed runs across a full outage, with real processes', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+  });
+
+  /** Three nodes run a job every 2 s; all are SIGKILLed; three fire instants pass after the permit lapsed; `restart` start again. */
+  async function outage(missedRuns: 'skip' | 'runOnce', restart: number) {
+    const historyFile = newHistoryFile(`missed-${missedRuns}`);
+    const mapPrefix = uniquePrefix(`missed-${missedRuns}`);
+    const { clusterName, addresses } = testCluster();
+    const settings = (name: string): ScheduleNodeSettings => ({
+      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      job: { semaphore: 'sched-missed', cron: '*/2 * * * * *', duration: '2s', runMs: 100, options: { missedRuns }, definitions: [{ name: 'sched-missed', duration: '2s' }], flushInterval: '300ms' },
+    });
+    const names = ['app-1', 'app-2', 'app-3'];
+    nodes.push(...(await Promise.all(names.map((name) => startScheduleNode(settings(name))))));
+    await eventually('a few ticks', () => starts(historyFile).filter((e) => e.trigger === 'schedule').length >= 2, { timeoutMs: 20_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    const lastBefore = Math.max(...starts(historyFile).map((e) => e.tick));
+    // The permit (2 s) lapses, then three more fire instants pass with nobody up.
+    const restartAfter = (lastBefore + 2 + 3 * 2) * 1000;
+    await eventually('three fire instants to pass', () => Date.now() > restartAfter, { timeoutMs: 15_000, intervalMs: 100 });
+    const restartedAt = Date.now();
+    nodes.push(...(await Promise.all(names.slice(0, restart).map((name) => startScheduleNode(settings(name))))));
+    await eventually('ticks after the restart', () => starts(historyFile).filter((e) => e.at > restartedAt && e.trigger === 'schedule').length >= 2, { timeoutMs: 30_000, intervalMs: 100 });
+    const after = starts(historyFile).filter((e) => e.at > restartedAt);
+    expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
+    return { historyFile, mapPrefix, lastBefore, after };
+  }
+
+  it("with 'runOnce', runs exactly one catch-up, for the newest missed instant", async () => {
+    const { after, lastBefore } = await outage('runOnce', 2);
+    const catchUps = after.filter((e) => e.trigger === 'catchUp');
+    expect(catchUps).toHaveLength(1);
+    const [catchUp] = catchUps;
+    const firstTick = Math.min(...after.filter((e) => e.trigger === 'schedule').map((e) => e.tick));
+    // Missed (after the lapse of the last permit), and the newest: the fire instant right before the node could run.
+    expect(catchUp.tick).toBeGreaterThanOrEqual(lastBefore + 2 + 3 * 2);
+    expect(catchUp.tick).toBeLessThan(firstTick);
+    expect(catchUp.at / 1000 - catchUp.tick).toBeLessThan(2 + 1);
+    // Never the same instant twice.
+    expect(after.filter((e) => e.tick === catchUp.tick)).toHaveLength(1);
+    process.stdout.write(`missed runs (runOnce): 1 catch-up for ${new Date(catchUp.tick * 1000).toISOString()}, ${Math.round(catchUp.at - catchUp.tick * 1000)} ms after that instant\n`);
+  });
+
+  it("with 'skip', runs none, and counts the missed instants in the history", async () => {
+    const { after, mapPrefix } = await outage('skip', 1);
+    expect(after.filter((e) => e.trigger === 'catchUp')).toEqual([]);
+    const store = new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    await store.connect();
+    try {
+      const history = await eventually('the missed instants in the history', async () => {
+        const stored = await store.read(SCHEDULE_JOB);
+        return stored && stored.history.missed.count >= 3 ? stored.history : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 200 });
+      expect(history.missed.last).toBeDefined();
+    } finally {
+      await store.close();
+    }
+  });
+});
