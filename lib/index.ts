@@ -71,6 +71,7 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
+export type { CurrentRun } from './nest/schedules/run-context';
 export type { SchedulesOptions } from './nest/schedules/schedules.options';
 export type { JobDescription, JobHistoryView, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';

@@ -58,6 +58,15 @@ const config: UserConfig<DefaultTheme.Config> = {
         ],
       },
       {
+        text: 'Schedules',
+        items: [
+          { text: 'Run history and describe', link: '/job-history' },
+          { text: 'Run now', link: '/run-now' },
+          { text: 'Missed runs', link: '/missed-runs' },
+          { text: 'Overlapping runs', link: '/overlap' },
+        ],
+      },
+      {
         text: 'Running it',
         items: [
           { text: 'Operating it', link: '/operating' },

@@ -12,6 +12,13 @@ export interface PermitGranted {
   readonly outcome: 'granted' | 'refreshed' | 'held';
   /** The permit, as stored. */
   readonly permit: Permit;
+  /**
+   * Only on a fresh grant (`outcome: 'granted'`): since when (epoch ms, this node's clock) no permit of the
+   * semaphore could vouch for a run, so no run under an earlier permit started after it: instants scheduled between
+   * it and the grant were run by nobody (missed runs). It errs late, never early. `undefined` when another permit
+   * of the semaphore is still live, or it was never held (nothing was missed).
+   */
+  readonly vacantSince?: number;
 }
 
 /** A permit was denied. Denial is a normal answer, not an error. */

@@ -4,9 +4,10 @@ import type { SemaphoreEntry } from './semaphore-entry';
 
 /**
  * The permits to write, without nonce, which the engine adds when it writes. `revision` is set by a grant (its
- * token); otherwise the write takes the read revision plus one.
+ * token); otherwise the write takes the read revision plus one. `vacatedAt` is set only by a write that removes
+ * permits (release, withdrawal); otherwise the entry's is kept.
  */
-export type NextPermits = Pick<SemaphoreEntry, 'lastToken' | 'permits'> & { readonly revision?: number };
+export type NextPermits = Pick<SemaphoreEntry, 'lastToken' | 'permits' | 'vacatedAt'> & { readonly revision?: number };
 
 /** A permit was granted (new fencing token) or refreshed (same token, later expiry). */
 export interface GrantDecision {
@@ -16,6 +17,11 @@ export interface GrantDecision {
   readonly permit: Permit;
   /** What to write. */
   readonly next: NextPermits;
+  /**
+   * Only on `granted`: since when no permit of the semaphore could vouch for a run (epoch ms, this node's clock),
+   * or `undefined` when another permit is live or the semaphore was never held (see `vacantSince`).
+   */
+  readonly vacantSince?: number;
 }
 
 /** The request was denied; `next` is set when the denial also drops a permit the holder had. */

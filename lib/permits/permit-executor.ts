@@ -16,10 +16,20 @@ export interface RunOptions {
   releaseAfter?: { lockAtLeastForMs: number };
 }
 
-/** What a run under a permit came to. */
+/**
+ * What a run under a permit came to. After a fresh grant, `vacantSince` says since when nobody could run the job
+ * (see `PermitGranted.vacantSince`): what a scheduler reads to catch up missed instants.
+ */
 export type RunOutcome<T> =
-  | { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held' }
+  | { ran: true; value: T; permit: Permit; outcome: 'granted' | 'refreshed' | 'held'; vacantSince?: number }
   | { ran: false; denied: PermitDenied };
+
+/** How the permit a run starts under was had: newly granted (with since when nobody held it), refreshed, or held. */
+export interface RunGrant {
+  readonly outcome: 'granted' | 'refreshed' | 'held';
+  /** After a fresh grant: since when no permit of the semaphore could vouch (see `PermitGranted.vacantSince`). */
+  readonly vacantSince?: number;
+}
 
 /** What the executor stands on: the decisions of this process and where its runs are kept. */
 export interface PermitExecutorParts {
@@ -51,7 +61,7 @@ export class PermitExecutor {
   constructor(private readonly parts: PermitExecutorParts) {}
 
   /** One run of `work` under `semaphore`'s permit, or the denial that kept it from starting. */
-  async run<T>(semaphore: string, work: (lease: PermitLease) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
+  async run<T>(semaphore: string, work: (lease: PermitLease, grant: RunGrant) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
     const { parts } = this;
     if (!parts.accepting()) return { ran: false, denied: parts.notAccepting(semaphore) };
     const key = parts.local.claim(semaphore);
@@ -74,8 +84,10 @@ export class PermitExecutor {
       });
       parts.local.leases.add(lease);
       const running = lease;
-      const value = await parts.local.run((async () => work(running))());
-      return { ran: true, value, permit, outcome: result.outcome };
+      const { outcome, vacantSince } = result;
+      const grant: RunGrant = vacantSince === undefined ? { outcome } : { outcome, vacantSince };
+      const value = await parts.local.run((async () => work(running, grant))());
+      return vacantSince === undefined ? { ran: true, value, permit, outcome } : { ran: true, value, permit, outcome, vacantSince };
     } finally {
       if (lease) {
         lease.end();

@@ -236,7 +236,8 @@ export class PermitEngine {
         return this.denied(semaphore, decision.reason, decision.message);
       }
       this.held.set(semaphore, decision.permit);
-      return { granted: true, outcome: decision.outcome, permit: decision.permit };
+      const { outcome, permit, vacantSince } = decision;
+      return vacantSince === undefined ? { granted: true, outcome, permit } : { granted: true, outcome, permit, vacantSince };
     } catch (error) {
       return this.storeFailure(semaphore, error);
     }
@@ -310,7 +311,9 @@ export class PermitEngine {
   }
 
   private stamp(entry: SemaphoreEntry, next: NextPermits): Omit<SemaphoreEntry, 'writeId'> {
-    return { ...entry, revision: Math.max(entry.revision + 1, next.revision ?? 0), lastToken: next.lastToken, permits: next.permits };
+    const revision = Math.max(entry.revision + 1, next.revision ?? 0);
+    // `vacatedAt` changes only with a removal; every other write (a refresh) carries the read one over untouched.
+    return { ...entry, revision, lastToken: next.lastToken, permits: next.permits, ...(next.vacatedAt !== undefined && { vacatedAt: next.vacatedAt }) };
   }
 }
 

@@ -4,6 +4,7 @@ import { fullMatch } from '../core/pattern';
 import { livePermits, type Holder, type NodeIdentity, type Permit } from './permit';
 import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
+import { vacantSince, vacatedAfter } from './vacancy.rules';
 
 /*
  * The gatekeeper's rules (seed 000), pure: everything they need is passed in. `skewMs` is the bound on clock
@@ -17,7 +18,7 @@ import type { SemaphoreDefinition } from './semaphore-definition';
  * refreshed; a free permit is granted with the next fencing token; otherwise deny.
  */
 export function decideAcquire(entry: SemaphoreEntry | undefined, holder: Holder, now: number, skewMs = 0): PermitDecision {
-  const admitted = admit(entry, holder, now - skewMs);
+  const admitted = admit(entry, holder, now, skewMs);
   if ('outcome' in admitted) return admitted;
   const { def, live, own, entry: current } = admitted;
   if (own && !own.released) return refreshed(def, current, live, own, now);
@@ -38,7 +39,9 @@ export function decideAcquire(entry: SemaphoreEntry | undefined, holder: Holder,
       refreshedAt: now,
       expiresAt: now + def.durationMs,
     };
-    return { outcome: 'granted', permit, next: { revision: permit.fencingToken, lastToken: permit.fencingToken, permits: [...live, permit] } };
+    const next = { revision: permit.fencingToken, lastToken: permit.fencingToken, permits: [...live, permit] };
+    const since = vacantSince(current, live, now, skewMs);
+    return since === undefined ? { outcome: 'granted', permit, next } : { outcome: 'granted', permit, next, vacantSince: since };
   }
   const holders = live.map((p) => (p.released ? `${p.acquirer} (released, kept until lockAtLeastFor)` : p.acquirer)).join(', ');
   return deny(DenyReason.NO_PERMIT_AVAILABLE, `all ${def.permits} permit(s) of "${def.name}" are held (by ${holders})`);
@@ -55,7 +58,7 @@ export function decideRefresh(
   now: number,
   skewMs = 0,
 ): PermitDecision {
-  const admitted = admit(entry, holder, now - skewMs);
+  const admitted = admit(entry, holder, now, skewMs);
   if ('outcome' in admitted) return admitted;
   const { def, live, own, entry: current } = admitted;
   if (!own || own.fencingToken !== fencingToken || own.released) {
@@ -83,13 +86,13 @@ export function decideRelease(
   if (!entry) return { outcome: 'not-held' };
   const horizon = now - skewMs;
   const own = entry.permits.find((p) => p.instance === holder.instance && p.fencingToken === fencingToken);
-  if (!own || own.expiresAt <= horizon) return { outcome: 'not-held', next: own ? prune(entry, horizon, own) : undefined };
+  if (!own || own.expiresAt <= horizon) return { outcome: 'not-held', next: own ? prune(entry, now, horizon, own) : undefined };
   if (notBefore > now) {
     if (own.released && own.expiresAt <= notBefore) return { outcome: 'shortened' };
     const kept: Permit = { ...own, expiresAt: Math.min(own.expiresAt, notBefore), released: true };
     return { outcome: 'shortened', next: { lastToken: entry.lastToken, permits: replace(livePermits(entry.permits, horizon), kept) } };
   }
-  return { outcome: 'released', next: prune(entry, horizon, own) };
+  return { outcome: 'released', next: prune(entry, now, horizon, own) };
 }
 
 /**
@@ -130,11 +133,12 @@ function grantToken(entry: SemaphoreEntry, now: number, skewMs: number): number 
 type Admitted = { def: SemaphoreDefinition; entry: SemaphoreEntry; live: Permit[]; own: Permit | undefined };
 
 /** The checks acquire and refresh share; a denial here also withdraws the holder's own permit. */
-function admit(entry: SemaphoreEntry | undefined, holder: Holder, horizon: number): Admitted | DenyDecision {
+function admit(entry: SemaphoreEntry | undefined, holder: Holder, now: number, skewMs: number): Admitted | DenyDecision {
+  const horizon = now - skewMs;
   const live = entry ? livePermits(entry.permits, horizon) : [];
   const own = live.find((p) => p.instance === holder.instance);
   const withdraw = (reason: DenyReason, message: string): DenyDecision =>
-    own && entry ? { ...deny(reason, message, prune(entry, horizon, own)), withdrawn: own } : deny(reason, message);
+    own && entry ? { ...deny(reason, message, prune(entry, now, horizon, own)), withdrawn: own } : deny(reason, message);
   const def = entry?.definition;
   if (!entry || !def) return withdraw(DenyReason.UNKNOWN_SEMAPHORE, 'no definition with this name');
   if (!fullMatch(def.groupPattern, holder.group)) {
@@ -165,9 +169,14 @@ function deny(reason: DenyReason, message: string, next?: NextPermits): DenyDeci
   return next ? { outcome: 'denied', reason, message, next } : { outcome: 'denied', reason, message };
 }
 
-/** Live permits without `dropped`; expired ones are garbage-collected on every write. */
-function prune(entry: SemaphoreEntry, horizon: number, dropped: Permit): NextPermits {
-  return { lastToken: entry.lastToken, permits: livePermits(entry.permits, horizon).filter((p) => p.fencingToken !== dropped.fencingToken) };
+/**
+ * Live permits without `dropped`; expired ones are garbage-collected on every write. What leaves is remembered in
+ * `vacatedAt`: this write may leave no permit that ends later.
+ */
+function prune(entry: SemaphoreEntry, now: number, horizon: number, dropped: Permit): NextPermits {
+  const permits = livePermits(entry.permits, horizon).filter((p) => p.fencingToken !== dropped.fencingToken);
+  const vacatedAt = vacatedAfter(entry, permits, now);
+  return vacatedAt === undefined ? { lastToken: entry.lastToken, permits } : { lastToken: entry.lastToken, permits, vacatedAt };
 }
 
 function replace(permits: Permit[], updated: Permit): Permit[] {

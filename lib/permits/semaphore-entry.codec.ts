@@ -12,6 +12,9 @@ import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-defi
  * adds permits' resources and the entry's annex (allocations). An entry without either is still written as 2, so
  * older versions keep reading plain semaphores; one with them is written as 3, which older versions refuse to
  * read (and so can never rewrite it without the resources, which would hand a resource to two owners).
+ * `vacatedAt` (missed runs) needs no new version: an absent field is left out, so entries without it encode exactly
+ * as before; an older version reads past it and drops it when it writes, which only loses the memory of removals,
+ * and a fresh grant then reports a vacancy no earlier than the permits that write kept, or none at all.
  */
 const FORMAT = 2;
 const FORMAT_WITH_RESOURCES = 3;
@@ -27,6 +30,7 @@ export function encodeEntry(entry: SemaphoreEntry): string {
     lastToken: entry.lastToken,
     graceUntil: entry.graceUntil,
     rebuilt: entry.rebuilt ? { lostSince: entry.rebuilt.lostSince, fromRevision: entry.rebuilt.fromRevision } : undefined,
+    vacatedAt: entry.vacatedAt,
     permits: entry.permits.map((p) => ({
       semaphore: p.semaphore,
       acquirer: p.acquirer,
@@ -54,11 +58,12 @@ function sortedResources(resources: Readonly<Record<string, number>>): Record<st
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parseJsonObject(key, raw);
   if (value.v !== FORMAT && value.v !== FORMAT_WITH_RESOURCES) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
-  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, annex } = value;
+  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, vacatedAt, annex } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
     throw new CorruptStateError(key, 'missing or mistyped revision, lastToken, writeId or permits');
   }
   if (graceUntil !== undefined && !isInt(graceUntil)) throw new CorruptStateError(key, 'graceUntil is not a whole number');
+  if (vacatedAt !== undefined && !isInt(vacatedAt)) throw new CorruptStateError(key, 'vacatedAt is not a whole number');
   const from = rebuilt as { lostSince?: unknown; fromRevision?: unknown } | undefined;
   if (from !== undefined && (from === null || typeof from !== 'object' || !isInt(from.lostSince) || !isInt(from.fromRevision))) {
     throw new CorruptStateError(key, 'rebuilt is malformed');
@@ -75,6 +80,7 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
     ...entry,
     ...(graceUntil !== undefined && { graceUntil }),
     ...(from !== undefined && { rebuilt: { lostSince: from.lostSince as number, fromRevision: from.fromRevision as number } }),
+    ...(vacatedAt !== undefined && { vacatedAt }),
     ...(annex !== undefined && { annex: annex as Record<string, unknown> }),
   };
 }

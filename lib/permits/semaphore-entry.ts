@@ -33,6 +33,13 @@ export interface SemaphoreEntry {
    */
   readonly rebuilt?: { readonly lostSince: number; readonly fromRevision: number };
   /**
+   * When a permit was last removed before it lapsed (released, withdrawn), or a lapsed one dropped (its
+   * `expiresAt`): the latest end of any permit no longer in the entry, never going back (the remover's clock).
+   * With the permits still listed it tells a fresh grant since when nobody could run (see `vacantSince`).
+   * Absent when no permit was ever removed, or in entries written by versions before it.
+   */
+  readonly vacatedAt?: number;
+  /**
    * What a capability keeps with the semaphore (an allocation's plan), written by compare-and-set together with
    * the permits. The permit rules never read it; it is lost with the entry like everything else.
    */

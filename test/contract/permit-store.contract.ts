@@ -142,6 +142,32 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect(await two.tryAcquire('billing')).toMatchObject({ granted: true });
       });
 
+      it('says since when nobody held it on a fresh grant: never held, after a release, after an expiry', async () => {
+        const one = engine(a, 'node-1');
+        const two = engine(b, 'node-2');
+        const first = await one.tryAcquire('billing');
+        expect(first).toMatchObject({ granted: true, outcome: 'granted' });
+        expect(first).not.toHaveProperty('vacantSince'); // never held: nothing was missed
+        clock.advance(5_000);
+        expect(await one.tryAcquire('billing')).not.toHaveProperty('vacantSince'); // a refresh says nothing
+        const releasedAt = clock.now();
+        expect(await one.release((first as { permit: Permit }).permit)).toBe('released');
+        clock.advance(20_000);
+        // The other node reads the removal from the store: it is vacant since the release, not since the expiry.
+        const second = await two.tryAcquire('billing');
+        expect(second).toMatchObject({ granted: true, outcome: 'granted', vacantSince: releasedAt });
+        const expiresAt = (second as { permit: Permit }).permit.expiresAt;
+        clock.advance(30_000);
+        expect(await one.tryAcquire('billing')).toMatchObject({ granted: true, outcome: 'granted', vacantSince: expiresAt });
+      });
+
+      it('says nothing on a fresh grant while another permit is live', async () => {
+        expect(await engine(a, 'node-1').tryAcquire('reports')).toMatchObject({ granted: true, outcome: 'granted' });
+        const second = await engine(b, 'node-2').tryAcquire('reports');
+        expect(second).toMatchObject({ granted: true, outcome: 'granted' });
+        expect(second).not.toHaveProperty('vacantSince');
+      });
+
       it('keeps a released permit until lockAtLeastFor has passed and never refreshes it', async () => {
         const one = engine(a, 'node-1');
         const two = engine(b, 'node-2');

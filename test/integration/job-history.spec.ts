@@ -204,3 +204,46 @@ describe('run now on a real member', () => {
     expect(allRuns()).toEqual([]);
   });
 });
+
+/** A job that catches up one missed instant: every second, so instants pass quickly. */
+@Injectable()
+class CatchUpJobs {
+  readonly runs: Array<{ trigger: string; instant?: number }> = [];
+
+  constructor(private readonly schedules: ScheduleService) {}
+
+  @Cron('* * * * * *')
+  @ClusterSingleton({ semaphore: 'catch-up', duration: '1s', missedRuns: 'runOnce', catchUpWindow: '10s' })
+  async everySecond(): Promise<void> {
+    const run = this.schedules.currentRun()!;
+    this.runs.push({ trigger: run.trigger, instant: run.instant });
+  }
+}
+
+describe('missed runs at start-up on a real member', () => {
+  it("runs the newest instant missed while nobody was up, once, as soon as a node starts", async () => {
+    const mapPrefix = uniquePrefix('catch-up');
+    const options = { identity: { acquirer: 'node-a', group: 'production' }, mapPrefix, providers: [CatchUpJobs], schedules: { history: { flushInterval: '200ms' } } };
+    const first = await startNode(options);
+    await first.get(CatchUpJobs).everySecond();
+    expect(first.get(CatchUpJobs).runs).toEqual([{ trigger: 'schedule', instant: expect.any(Number) }]);
+    await first.close(); // releases the permit: nobody holds it from here
+    const closedAt = Date.now();
+    await eventually('three instants to pass', () => Date.now() >= closedAt + 3_100, { intervalMs: 100, timeoutMs: 5_000 });
+    const second = await startNode({ ...options, identity: { acquirer: 'node-b', group: 'production' } });
+    try {
+      const runs = await eventually('the catch-up', () => (second.get(CatchUpJobs).runs.length > 0 ? second.get(CatchUpJobs).runs : undefined), { timeoutMs: 5_000 });
+      expect(runs).toEqual([{ trigger: 'catchUp', instant: expect.any(Number) }]);
+      // The newest second that passed before the start, after the release.
+      expect(runs[0].instant!).toBeGreaterThan(closedAt);
+      expect(Date.now() - runs[0].instant!).toBeLessThan(2_500);
+      const history = await eventually('the history', async () => {
+        const h = await second.get(ScheduleService).history('CatchUpJobs.everySecond');
+        return h.missed.count >= 3 && h.runs.length === 2 ? h : undefined;
+      });
+      expect(history.runs[0]).toMatchObject({ trigger: 'catchUp', instant: runs[0].instant, outcome: 'completed' });
+    } finally {
+      await second.close();
+    }
+  });
+});

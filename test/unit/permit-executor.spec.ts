@@ -16,13 +16,13 @@ describe('PermitExecutor', () => {
     semaphore: 'billing', acquirer: 'a', group: 'g', instance: 'i', fencingToken: 7,
     grantedAt: clock.now() - (60_000 - expiresIn), refreshedAt: clock.now() - (60_000 - expiresIn), expiresAt: clock.now() + expiresIn,
   });
-  const executor = (granted: Permit, releases: number[] = []) => {
+  const executor = (granted: Permit, releases: number[] = [], vacantSince?: number) => {
     const local = new LocalPermits();
     const parts: PermitExecutorParts = {
       clock, clockSkewMs: 1_000, local,
       accepting: () => true,
       notAccepting: (semaphore) => ({ granted: false, semaphore, reason: DenyReason.NOT_READY, message: 'closed' }),
-      decide: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted }),
+      decide: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted, vacantSince }),
       refresh: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'refreshed', permit: granted }),
       releaseQuietly: async (_p, notBefore) => (releases.push(notBefore), true),
       newsAgainst: () => undefined,
@@ -52,5 +52,10 @@ describe('PermitExecutor', () => {
     expect(second).toMatchObject({ ran: false, denied: { reason: DenyReason.IN_USE } });
     expect(releases).toEqual([permit(40_000).grantedAt + 5_000]);
     expect(local.isClaimed('billing')).toBe(false);
+  });
+
+  it('reports since when nobody held the semaphore with the run of a fresh grant (for missed runs)', async () => {
+    const { run } = executor(permit(40_000), [], clock.now() - 90_000);
+    expect(await run.run('billing', () => 'ran')).toMatchObject({ ran: true, outcome: 'granted', vacantSince: clock.now() - 90_000 });
   });
 });

@@ -24,7 +24,27 @@ describe('semaphore entry codec', () => {
     expect(decodeEntry('s', encodeEntry(other))).toEqual(other);
   });
 
+  it('round-trips when a removal was remembered (vacatedAt), still as format 2', () => {
+    const vacated: SemaphoreEntry = { ...entry, vacatedAt: 1_700_000_000_123 };
+    const raw = encodeEntry(vacated);
+    expect(decodeEntry('s', raw)).toEqual(vacated);
+    expect(JSON.parse(raw)).toMatchObject({ v: 2, vacatedAt: 1_700_000_000_123 });
+    expect(encodeEntry(decodeEntry('s', raw))).toBe(raw);
+  });
+
+  it('reads an entry written before vacatedAt existed (a rolling upgrade) and writes it back byte for byte', () => {
+    // Exactly what the version before vacatedAt wrote for `entry`.
+    const old =
+      '{"v":2,"revision":3,"writeId":"abc","definition":{"name":"s","permits":1,"durationMs":60000,"groupPattern":"prod.*","acquirerPattern":".*"},' +
+      '"lastToken":3,"permits":[{"semaphore":"s","acquirer":"a","group":"g","instance":"a/1","fencingToken":3,"grantedAt":1,"refreshedAt":2,"expiresAt":3}]}';
+    const decoded = decodeEntry('s', old);
+    expect(decoded).toEqual(entry);
+    expect(decoded).not.toHaveProperty('vacatedAt');
+    expect(encodeEntry(decoded)).toBe(old);
+  });
+
   it.each([
+    ['a vacatedAt that is not a whole number', JSON.stringify({ ...JSON.parse(encodeEntry(entry)), vacatedAt: 'yesterday' })],
     ['not JSON', '{oops'],
     ['not an object', '[1,2]'],
     ['a foreign format version', JSON.stringify({ ...JSON.parse(encodeEntry(entry)), v: 1 })],

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { validateSemaphoreName } from '../../permits/definition.validator';
 import type { PermitLease } from '../../permits/permit-lease';
-import type { RunOptions, RunOutcome } from '../../permits/permit-executor';
+import type { RunGrant, RunOptions, RunOutcome } from '../../permits/permit-executor';
 import { permitContext } from './permit-context';
 import { PermitsRuntime } from './permits.runtime';
 
@@ -18,8 +18,8 @@ export class ExclusiveRuns {
   constructor(private readonly runtime: PermitsRuntime) {}
 
   /** One run of `fn` under `semaphore`'s permit, or the denial that kept it from starting. */
-  run<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
+  run<T>(semaphore: string, fn: (lease: PermitLease, grant: RunGrant) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
     validateSemaphoreName(semaphore);
-    return this.runtime.executor.run(semaphore, (lease) => permitContext.run(lease, () => fn(lease)), options);
+    return this.runtime.executor.run(semaphore, (lease, grant) => permitContext.run(lease, () => fn(lease, grant)), options);
   }
 }

@@ -24,9 +24,33 @@ export class CronTrigger {
     readonly expression: string,
   ) {}
 
+  /** The shortest time between two fire instants (ms). */
+  get shortestGapMs(): number {
+    return this.gapMs;
+  }
+
   /** The time zone it fires in (`UTC+05:30` for a `utcOffset`); `undefined`: the process's zone. */
   get timeZone(): string | undefined {
     return this.zone;
+  }
+
+  /**
+   * The fire instants strictly after `after` and strictly before `before`: how many (counting stops at `cap`) and
+   * the newest.
+   */
+  firesBetween(after: number, before: number, cap = 10_000): { count: number; last?: number } {
+    const next = (from: number) => this.cronTime.getNextDateFrom(new Date(from), this.zone).toMillis();
+    let count = 0;
+    let last: number | undefined;
+    for (let at = next(after); at < before; at = next(at)) {
+      last = at;
+      if (++count >= cap) {
+        // Too many to count: the newest is found from just before `before` (a few of the shortest gaps back).
+        for (let near = next(Math.max(at, before - 4 * this.gapMs)); near < before; near = next(near)) last = near;
+        break;
+      }
+    }
+    return { count, last };
   }
 
   /** The next `count` fire instants after `from` (epoch ms). */

@@ -39,6 +39,15 @@ export interface ClusterSingletonOptions {
   overlap?: 'skip' | 'replace';
   /** With `overlap: 'replace'`: how long to wait for the running run to stop. Default `'30s'`. */
   replaceWait?: DurationInput;
+  /**
+   * Fire instants of the job's `@Cron` that passed while nobody could run it (every node down, the cluster
+   * unreachable, the permit recovering, a restart) are counted in the history either way. `'skip'` (default):
+   * nothing more. `'runOnce'`: the newest of them runs once, marked `catchUp`, as soon as a node can run the job
+   * again (at start-up, or at the tick that takes the permit), if it is within `catchUpWindow`; never a burst.
+   */
+  missedRuns?: 'skip' | 'runOnce';
+  /** With `missedRuns: 'runOnce'`: how old the newest missed instant may be to still run. Default: the shortest time between two fire instants. */
+  catchUpWindow?: DurationInput;
 }
 
 /** Decorator options after validation. */
@@ -51,6 +60,9 @@ export interface ResolvedClusterSingletonOptions {
   readonly maxRunTimeMs: number | undefined;
   readonly overlap: 'skip' | 'replace';
   readonly replaceWaitMs: number;
+  readonly missedRuns: 'skip' | 'runOnce';
+  /** `undefined`: the shortest gap of the job's cron expression. */
+  readonly catchUpWindowMs: number | undefined;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */
@@ -74,9 +86,18 @@ export function resolveClusterSingletonOptions(
   if (options.replaceWait !== undefined && overlap !== 'replace') {
     throw new InvalidDefinitionError(semaphore, 'replaceWait', "only applies to overlap: 'replace'");
   }
+  const missedRuns = options.missedRuns ?? 'skip';
+  if (missedRuns !== 'skip' && missedRuns !== 'runOnce') {
+    throw new InvalidDefinitionError(semaphore, 'missedRuns', `must be 'skip' or 'runOnce', got '${String(missedRuns)}'`);
+  }
+  if (options.catchUpWindow !== undefined && missedRuns !== 'runOnce') {
+    throw new InvalidDefinitionError(semaphore, 'catchUpWindow', "only applies to missedRuns: 'runOnce'");
+  }
   return {
     semaphore,
     overlap,
+    missedRuns,
+    catchUpWindowMs: options.catchUpWindow === undefined ? undefined : parseDuration(options.catchUpWindow, semaphore, 'catchUpWindow'),
     replaceWaitMs: parseDuration(options.replaceWait ?? '30s', semaphore, 'replaceWait'),
     durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
     mode,

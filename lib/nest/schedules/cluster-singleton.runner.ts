@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PermitLostError } from '../../permits/errors/permit-lost.error';
 import type { PermitLease } from '../../permits/permit-lease';
@@ -14,9 +14,12 @@ import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
-import type { RunRecord } from '../../schedules/run-record';
+import type { RunRecord, RunTrigger } from '../../schedules/run-record';
 import { SchedulesRuntime } from './schedules.runtime';
-import { manualRunContext, type ManualRun } from './manual-run.context';
+import { catchUpContext, manualRunContext, type ManualRun } from './manual-run.context';
+import { MissedRuns } from './missed-runs';
+import type { RunGrant } from '../../permits/permit-executor';
+import { runContext } from './run-context';
 
 /**
  * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
@@ -30,8 +33,8 @@ const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
 
-/** What a manual run comes to when another node claimed its request first (nothing ran here). */
-const NOT_CLAIMED = Symbol('not claimed');
+/** What a call comes to that ran nothing here: a manual run another node claimed, a start-up with nothing to catch up. */
+const NOT_CLAIMED = Symbol('nothing ran');
 /** How long a manual run waits for this node's run of the job going on now. */
 const MANUAL_WAIT_MS = 30_000;
 
@@ -41,16 +44,17 @@ export const OVERLAP = 'OVERLAP';
 /** A run going on now here, for a tick that would replace it. */
 interface Running {
   readonly lease: PermitLease;
-  /** Settles when the run has ended (whatever its outcome). */
-  readonly ended: Promise<void>;
 }
 
 /** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
 @Injectable()
-export class ClusterSingletonRunner {
+export class ClusterSingletonRunner implements OnApplicationBootstrap {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
-  /** Methods whose tick is deciding or running now: marked before the decision, so a stall cannot stack them. */
-  private readonly active = new Set<string>();
+  /**
+   * Methods with a call deciding or running now (a tick, a manual run, or start-up's catch-up), marked before the
+   * decision so a stall cannot stack them, with what settles when that call is over.
+   */
+  private readonly active = new Map<string, { readonly tick: boolean; readonly done: Promise<void> }>();
   private readonly holding = new Set<string>();
   private readonly unheld: UnheldSemaphoreMonitor;
   /** The token each method last ran under: a new one is a grant, the same one a refresh. */
@@ -61,6 +65,7 @@ export class ClusterSingletonRunner {
   private readonly running = new Map<string, Running>();
   /** Methods whose tick is waiting for the run it replaces to end. */
   private readonly replacing = new Set<string>();
+  private readonly missed: MissedRuns;
 
   constructor(
     private readonly runs: ExclusiveRuns,
@@ -83,28 +88,48 @@ export class ClusterSingletonRunner {
       this.logger,
       () => options.clock.now(),
     );
+    this.missed = new MissedRuns(schedules.recorder, events, options.clock, this.logger);
+  }
+
+  /**
+   * Jobs with `missedRuns: 'runOnce'` catch up as soon as this node can run them: each is decided once now (not
+   * at its next tick, which may be a day away), and runs only its newest missed instant, if one is due.
+   */
+  onApplicationBootstrap(): void {
+    for (const job of this.schedules.jobs.all()) {
+      if (job.options.missedRuns !== 'runOnce') continue;
+      void catchUpContext.run(true, () => job.call()).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));
+    }
   }
 
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
     const manual = manualRunContext.getStore();
-    const instant = manual ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
-    if (manual && this.active.has(where)) {
-      // A manual run waits for the run going on here (it is not a tick to drop); the requester asks again if it must.
-      await Promise.race([this.running.get(where)?.ended, sleep(MANUAL_WAIT_MS, undefined, { ref: false })]);
-      await this.settled(where);
-      if (this.active.has(where)) return undefined;
-    } else if (this.active.has(where) && !(await this.replaced(options, where))) {
+    const atStart = catchUpContext.getStore() === true;
+    const instant = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
+    const busy = this.active.get(where);
+    if (busy && atStart) return undefined; // a tick got there first: it catches up itself
+    if (busy && (manual || !busy.tick)) {
+      // A manual run waits for the call going on here (it is not a tick to drop), and a tick waits for a manual run
+      // or start-up's catch-up rather than being dropped for it.
+      await Promise.race([busy.done, sleep(MANUAL_WAIT_MS, undefined, { ref: false })]);
+      if (this.active.has(where)) {
+        if (manual) return undefined; // the requester asks again
+        this.skipped(options.semaphore, where, OVERLAP);
+        return undefined;
+      }
+    } else if (busy && !(await this.replaced(options, where, busy.done))) {
       // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
       // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
       this.logger.verbose(messages.overlap(where));
       this.skipped(options.semaphore, where, OVERLAP);
       return undefined;
     }
-    this.active.add(where);
+    let over!: () => void;
+    this.active.set(where, { tick: !manual && !atStart, done: new Promise<void>((resolve) => (over = resolve)) });
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease) => this.invoke(options.semaphore, where, lease, invoke, instant, manual), {
+      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, invoke, { instant, manual, atStart }), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -143,32 +168,26 @@ export class ClusterSingletonRunner {
       return outcome.value;
     } finally {
       this.active.delete(where);
+      over();
     }
   }
 
   /**
-   * `overlap: 'replace'`: fires the running run's signal and waits (up to `replaceWait`) for it to end. Whether the
-   * tick may go ahead: never while the old run is still going, so two runs never overlap here.
+   * `overlap: 'replace'`: fires the running run's signal and waits (up to `replaceWait`) for its call to be over.
+   * Whether the tick may go ahead: never while the old run is still going, so two runs never overlap here.
    */
-  private async replaced(options: ResolvedClusterSingletonOptions, where: string): Promise<boolean> {
+  private async replaced(options: ResolvedClusterSingletonOptions, where: string, done: Promise<void>): Promise<boolean> {
     const current = this.running.get(where);
     if (options.overlap !== 'replace' || !current || this.replacing.has(where)) return false;
     this.replacing.add(where);
     try {
       current.lease.end('replaced by the next tick (overlap: replace)');
-      const ended = await Promise.race([current.ended.then(() => true), sleep(options.replaceWaitMs, false, { ref: false })]);
+      const ended = await Promise.race([done.then(() => true), sleep(options.replaceWaitMs, false, { ref: false })]);
       if (!ended) this.logger.warn(messages.notReplaced(where, options.replaceWaitMs));
-      // The old run's tick clears `active` as it returns; wait for that too (it follows the run's end at once).
-      await this.settled(where);
       return ended && !this.active.has(where);
     } finally {
       this.replacing.delete(where);
     }
-  }
-
-  /** Waits for the tick that ran the old run to let go of `active` (a few microtasks after the run ended). */
-  private async settled(where: string): Promise<void> {
-    for (let i = 0; i < 100 && this.active.has(where); i++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** A tick that did not run here: counted in the history and told to listeners. */
@@ -178,27 +197,60 @@ export class ClusterSingletonRunner {
   }
 
   /**
-   * Runs the method. A job that stops because its lease says the permit is gone (`assertValid()`, or the signal's
-   * reason thrown by an aborted call) did what it should: one warning, not an error with a stack.
+   * What a call runs under the permit it got: a manual run only once it claimed its request; after a fresh grant,
+   * the newest missed instant first when one is due (`missedRuns: 'runOnce'`); then the tick's own run (none at
+   * start-up, which only catches up).
    */
-  private async invoke(semaphore: string, where: string, lease: PermitLease, invoke: () => unknown, instant: number | undefined, manual?: ManualRun): Promise<unknown> {
+  private async invoke(
+    semaphore: string, where: string, lease: PermitLease, grant: RunGrant, invoke: () => unknown,
+    call: { instant?: number; manual?: ManualRun; atStart: boolean },
+  ): Promise<unknown> {
     const token = lease.permit.fencingToken;
+    const { manual, instant, atStart } = call;
     if (manual && !(await manual.claim(token))) return NOT_CLAIMED;
-    const trigger = manual ? 'manual' : 'schedule';
     if (manual) manual.started = { token, at: this.moduleOptions.clock.now() };
     const fresh = this.tokens.get(where) !== token;
     this.tokens.set(where, token);
     this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
+    if (!manual) {
+      const catchUp = this.missed.check(this.schedules.jobs.get(where), grant, instant ?? this.moduleOptions.clock.now() + 1);
+      if (catchUp !== undefined) {
+        let caughtUp: unknown;
+        try {
+          caughtUp = await this.once(semaphore, where, lease, invoke, { trigger: 'catchUp', instant: catchUp });
+        } catch (error) {
+          if (atStart) throw error;
+          // The catch-up failed (its history says so); the tick's own run still goes ahead.
+          this.logger.error(`${where}: the catch-up run for ${new Date(catchUp).toISOString()} failed: ${(error as Error).message}`);
+        }
+        if (caughtUp === STOPPED || atStart) return caughtUp;
+      }
+      if (atStart) return NOT_CLAIMED;
+    }
+    return this.once(semaphore, where, lease, invoke, { trigger: manual ? 'manual' : 'schedule', instant, request: manual?.request });
+  }
+
+  /**
+   * One run of the method, recorded in the history and told as events. A job that stops because its lease says the
+   * permit is gone (`assertValid()`, or the signal's reason thrown by an aborted call) did what it should: one
+   * warning, not an error with a stack.
+   */
+  private async once(
+    semaphore: string, where: string, lease: PermitLease, invoke: () => unknown,
+    run: { trigger: RunTrigger; instant?: number; request?: string },
+  ): Promise<unknown> {
+    const token = lease.permit.fencingToken;
+    const { trigger, instant, request } = run;
     this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger, instant });
-    const record = this.schedules.recorder.started({ job: where, trigger, instant, token, request: manual?.request });
-    let end!: () => void;
-    this.running.set(where, { lease, ended: new Promise<void>((resolve) => (end = resolve)) });
+    const record = this.schedules.recorder.started({ job: where, trigger, instant, token, request });
+    this.running.set(where, { lease });
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
       const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
-        // The method runs outside the manual run's context: a decorated method it calls is its own tick.
-        const result = await manualRunContext.exit(() => invoke());
+        // The method runs outside the manual run's and the catch-up's context: a decorated method it calls is its own tick.
+        const current = { job: where, trigger, instant, token, request };
+        const result = await manualRunContext.exit(() => catchUpContext.exit(() => runContext.run(current, invoke)));
         span.set({ 'gatekeeper.outcome': 'finished' });
         return result;
       });
@@ -215,7 +267,6 @@ export class ClusterSingletonRunner {
       return STOPPED;
     } finally {
       this.running.delete(where);
-      end();
     }
   }
 

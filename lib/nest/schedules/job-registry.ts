@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ClusterSingletonJob } from '../gatekeeper.explorer';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
+import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 
 /** A `@ClusterSingleton` job of this node, with its schedule when it has a cron expression. */
@@ -23,6 +24,9 @@ export class JobRegistry {
   register(found: readonly ClusterSingletonJob[]): void {
     for (const { where, options, method, instance } of found) {
       const trigger = CronTrigger.of(method);
+      if (options.missedRuns === 'runOnce' && typeof trigger === 'string') {
+        throw new InvalidDecoratorError(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
+      }
       const call = () => (method as (this: object) => Promise<unknown>).call(instance);
       this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, call });
     }

@@ -12,3 +12,6 @@ export interface ManualRun {
 
 /** Carries a manual run from the call of the decorated method to the runner that decides it. */
 export const manualRunContext = new AsyncLocalStorage<ManualRun>();
+
+/** Marks the call start-up makes of a `missedRuns: 'runOnce'` job: it runs only a missed instant, if one is due. */
+export const catchUpContext = new AsyncLocalStorage<true>();

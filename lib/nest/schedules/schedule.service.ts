@@ -9,6 +9,7 @@ import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { SchedulesRuntime } from './schedules.runtime';
+import { runContext, type CurrentRun } from './run-context';
 
 /** Fire instants a description lists. */
 const NEXT_RUNS = 10;
@@ -31,6 +32,14 @@ export class ScheduleService {
     private readonly permits: PermitsRuntime,
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
   ) {}
+
+  /**
+   * Inside a `@ClusterSingleton` run: which job, what started it, the scheduled instant it is for and its token;
+   * `undefined` elsewhere.
+   */
+  currentRun(): CurrentRun | undefined {
+    return runContext.getStore();
+  }
 
   /** The names of the jobs this node runs (`Class.method`), sorted. */
   jobs(): string[] {

@@ -1,0 +1,37 @@
+import type { Logger } from '@nestjs/common';
+import type { Clock } from '../../core/clock';
+import type { RunGrant } from '../../permits/permit-executor';
+import type { HistoryRecorder } from '../../schedules/history-recorder';
+import type { GatekeeperEvents } from '../observability/gatekeeper-events';
+import type { RegisteredJob } from './job-registry';
+
+/**
+ * Fire instants nobody could run. A fresh grant says since when no permit of the job's semaphore could vouch
+ * (`vacantSince`: any run under an earlier permit started before it), so the job's fire instants after it and
+ * before the tick (or, at start-up, before now) were run by nobody: they are counted in the history, told as an
+ * event, and with `missedRuns: 'runOnce'` the newest of them is the one instant to catch up, if it is within the
+ * catch-up window. The next holder's grant comes after this one's permit, so no instant is caught up twice.
+ */
+export class MissedRuns {
+  constructor(
+    private readonly recorder: HistoryRecorder,
+    private readonly events: GatekeeperEvents,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Notes the instants of `job` missed before `before` (ms) and returns the one to catch up, if any. */
+  check(job: RegisteredJob | undefined, grant: RunGrant, before: number): number | undefined {
+    if (!job?.trigger || grant.outcome !== 'granted' || grant.vacantSince === undefined) return undefined;
+    const { count, last } = job.trigger.firesBetween(grant.vacantSince, before);
+    if (count === 0 || last === undefined) return undefined;
+    const { semaphore, missedRuns, catchUpWindowMs } = job.options;
+    this.recorder.missed(job.name, count, last);
+    this.events.emit({ name: 'gatekeeper.job.missed', semaphore, job: job.name, count, last });
+    const windowMs = catchUpWindowMs ?? job.trigger.shortestGapMs;
+    const due = missedRuns === 'runOnce' && this.clock.now() - last <= windowMs;
+    this.logger.log(`${job.name}: ${count} fire instant(s) passed while nobody could run it, the newest ${new Date(last).toISOString()}${
+      missedRuns === 'runOnce' ? (due ? '; running it once now (missedRuns: runOnce)' : `; older than the catch-up window of ${windowMs} ms, not run`) : ''}`);
+    return due ? last : undefined;
+  }
+}

@@ -1,0 +1,160 @@
+import { Injectable } from '@nestjs/common';
+import { ClusterSingleton, ScheduleService } from '../../lib';
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastHistoryStore } from '../../lib/schedules/hazelcast-history.store';
+import { readableHistory } from '../../lib/schedules/job-history.rules';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent } from '../harness';
+import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../harness/schedule-node';
+import { eventually } from '../support/eventually';
+import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
+
+type Start = StartEvent & { trigger: string; instant?: number };
+const starts = (file: string) => readHistory(file).filter((e): e is Start => e.type === 'start');
+
+/** The same job as the processes', on an in-process node the definition does not admit: it only asks. */
+@Injectable()
+class ScheduleJobs {
+  @ClusterSingleton('sched-now', '3s')
+  async tick(): Promise<void> {
+    throw new Error('the asking node must never run the job');
+  }
+}
+
+/**
+ * Schedules with real processes on the shared member: each node is schedule-app.ts, its job a real @Cron under
+ * @ClusterSingleton; the checker reads the history the processes wrote.
+ */
+describe('schedules with real processes', () => {
+  const nodes: NodeProcess[] = [];
+  let asker: TestNode | undefined;
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+    await asker?.close();
+    asker = undefined;
+  });
+
+  function settings(name: string, historyFile: string, mapPrefix: string, job: Partial<ScheduleNodeSettings['job']> = {}): ScheduleNodeSettings {
+    const { clusterName, addresses } = testCluster();
+    return {
+      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      job: { semaphore: 'sched-now', cron: '*/2 * * * * *', duration: '3s', runMs: 300, definitions: [{ name: 'sched-now', duration: '3s', acquirerPattern: 'app-.*' }], ...job },
+    };
+  }
+
+  it('runs a job once, marked manual, on the holder, when one node asks while three run it', async () => {
+    const historyFile = newHistoryFile('run-now');
+    const mapPrefix = uniquePrefix('run-now');
+    nodes.push(...(await Promise.all(['app-1', 'app-2', 'app-3'].map((name) => startScheduleNode(settings(name, historyFile, mapPrefix))))));
+    await eventually('ticks running', () => starts(historyFile).length >= 2, { timeoutMs: 20_000, intervalMs: 200 });
+    asker = await startNode({
+      identity: { acquirer: 'asker', group: 'default' }, mapPrefix, providers: [ScheduleJobs],
+      definitions: [{ name: 'sched-now', duration: '3s', acquirerPattern: 'app-.*' }],
+    });
+    const asked = performance.now();
+    const started = await asker.get(ScheduleService).runNow(SCHEDULE_JOB, { timeout: '20s' });
+    const latencyMs = Math.round(performance.now() - asked);
+    await eventually('more ticks after it', () => starts(historyFile).filter((e) => e.at > started.startedAt).length >= 3, { timeoutMs: 20_000, intervalMs: 200 });
+
+    const manual = starts(historyFile).filter((e) => e.trigger === 'manual');
+    expect(manual).toHaveLength(1);
+    expect(manual[0]).toMatchObject({ node: started.node, token: started.token, tick: -1 });
+    // The holder ran it: the ticks before and after it are under the same token.
+    const ticks = starts(historyFile).filter((e) => e.trigger === 'schedule');
+    expect(ticks.filter((e) => e.token === started.token).length).toBeGreaterThan(0);
+    const check = checkHistory(readHistory(historyFile), { permits: 1 });
+    expect(check.violations).toEqual([]);
+    process.stdout.write(`run now from a node that may not run it: started on the holder ${started.node} ${latencyMs} ms after the call; ${ticks.length} ticks, 1 manual run, 0 violations\n`);
+  });
+
+  it('shows the run a SIGKILLed holder left as unknown, and the takeover, in the history', async () => {
+    const historyFile = newHistoryFile('killed-run');
+    const mapPrefix = uniquePrefix('killed-run');
+    const job = { semaphore: 'sched-kill', cron: '*/2 * * * * *', duration: '2s', runMs: 5_000, definitions: [{ name: 'sched-kill', duration: '2s' }], flushInterval: '300ms' };
+    nodes.push(...(await Promise.all(['app-1', 'app-2', 'app-3'].map((name) => startScheduleNode(settings(name, historyFile, mapPrefix, job))))));
+    const first = await eventually('a run to start', () => starts(historyFile)[0], { timeoutMs: 20_000, intervalMs: 100 });
+    // Mid-run, after at least one history write (every 300 ms) carried it as running.
+    await eventually('the run under way', () => readHistory(historyFile).filter((e) => e.type === 'effect' && e.node === first.node).length >= 8, { timeoutMs: 10_000, intervalMs: 100 });
+    await nodes.find((n) => n.name === first.node)!.kill();
+    const takeover = await eventually('another node to take over', () => starts(historyFile).find((e) => e.node !== first.node), { timeoutMs: 20_000, intervalMs: 100 });
+    expect(takeover.token).toBeGreaterThan(first.token);
+
+    const store = new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    await store.connect();
+    try {
+      const runs = await eventually('the takeover in the cluster history', async () => {
+        const stored = await store.read(SCHEDULE_JOB);
+        const shown = stored && readableHistory(stored.history).runs;
+        return shown?.some((r) => r.token === takeover.token) ? shown : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 200 });
+      expect(runs.find((r) => r.token === first.token)).toMatchObject({ node: first.node, outcome: 'unknown', instant: first.tick * 1000 });
+      expect(runs.find((r) => r.token === takeover.token)).toMatchObject({ node: takeover.node, trigger: 'schedule' });
+    } finally {
+      await store.close();
+    }
+    expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
+  });
+});
+
+describe('missed runs across a full outage, with real processes', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+  });
+
+  /** Three nodes run a job every 2 s; all are SIGKILLed; three fire instants pass after the permit lapsed; `restart` start again. */
+  async function outage(missedRuns: 'skip' | 'runOnce', restart: number) {
+    const historyFile = newHistoryFile(`missed-${missedRuns}`);
+    const mapPrefix = uniquePrefix(`missed-${missedRuns}`);
+    const { clusterName, addresses } = testCluster();
+    const settings = (name: string): ScheduleNodeSettings => ({
+      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      job: { semaphore: 'sched-missed', cron: '*/2 * * * * *', duration: '2s', runMs: 100, options: { missedRuns }, definitions: [{ name: 'sched-missed', duration: '2s' }], flushInterval: '300ms' },
+    });
+    const names = ['app-1', 'app-2', 'app-3'];
+    nodes.push(...(await Promise.all(names.map((name) => startScheduleNode(settings(name))))));
+    await eventually('a few ticks', () => starts(historyFile).filter((e) => e.trigger === 'schedule').length >= 2, { timeoutMs: 20_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    const lastBefore = Math.max(...starts(historyFile).map((e) => e.tick));
+    // The permit (2 s) lapses, then three more fire instants pass with nobody up.
+    const restartAfter = (lastBefore + 2 + 3 * 2) * 1000;
+    await eventually('three fire instants to pass', () => Date.now() > restartAfter, { timeoutMs: 15_000, intervalMs: 100 });
+    const restartedAt = Date.now();
+    nodes.push(...(await Promise.all(names.slice(0, restart).map((name) => startScheduleNode(settings(name))))));
+    await eventually('ticks after the restart', () => starts(historyFile).filter((e) => e.at > restartedAt && e.trigger === 'schedule').length >= 2, { timeoutMs: 30_000, intervalMs: 100 });
+    const after = starts(historyFile).filter((e) => e.at > restartedAt);
+    expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
+    return { historyFile, mapPrefix, lastBefore, after };
+  }
+
+  it("with 'runOnce', runs exactly one catch-up, for the newest missed instant", async () => {
+    const { after, lastBefore } = await outage('runOnce', 2);
+    const catchUps = after.filter((e) => e.trigger === 'catchUp');
+    expect(catchUps).toHaveLength(1);
+    const [catchUp] = catchUps;
+    const firstTick = Math.min(...after.filter((e) => e.trigger === 'schedule').map((e) => e.tick));
+    // Missed (after the lapse of the last permit), and the newest: the fire instant right before the node could run.
+    expect(catchUp.tick).toBeGreaterThanOrEqual(lastBefore + 2 + 3 * 2);
+    expect(catchUp.tick).toBeLessThan(firstTick);
+    expect(catchUp.at / 1000 - catchUp.tick).toBeLessThan(2 + 1);
+    // Never the same instant twice.
+    expect(after.filter((e) => e.tick === catchUp.tick)).toHaveLength(1);
+    process.stdout.write(`missed runs (runOnce): 1 catch-up for ${new Date(catchUp.tick * 1000).toISOString()}, ${Math.round(catchUp.at - catchUp.tick * 1000)} ms after that instant\n`);
+  });
+
+  it("with 'skip', runs none, and counts the missed instants in the history", async () => {
+    const { after, mapPrefix } = await outage('skip', 1);
+    expect(after.filter((e) => e.trigger === 'catchUp')).toEqual([]);
+    const store = new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    await store.connect();
+    try {
+      const history = await eventually('the missed instants in the history', async () => {
+        const stored = await store.read(SCHEDULE_JOB);
+        return stored && stored.history.missed.count >= 3 ? stored.history : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 200 });
+      expect(history.missed.last).toBeDefined();
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,60 @@
+/*
+ * A schedules node, run as a real process by fault tests: one `@Cron` job under the real `@ClusterSingleton` (so
+ * its ticks take the production path: cron fires, the runner names the instant, decides locally, records the run
+ * history), with settings from env SCHEDULE. Each run appends start / effect / end events to HISTORY_FILE; a start
+ * carries the run's trigger and scheduled instant (`tick`: the instant in seconds; -1 for a manual run).
+ */
+import 'reflect-metadata';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Module } from '@nestjs/common';
+import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleService, type ClusterSingletonOptions } from '../../lib';
+import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
+import { appendEvent, type RunEvent, type Unstamped } from './history';
+import type { ScheduleNodeSettings } from './schedule-node';
+
+const nodeName = env('NODE_NAME');
+const historyFile = env('HISTORY_FILE');
+const settings = JSON.parse(env('SCHEDULE')) as ScheduleNodeSettings['job'];
+const record = (event: Unstamped<RunEvent> & { trigger?: string; instant?: number }) => appendEvent(historyFile, event as Unstamped<RunEvent>, nodeName);
+
+@Injectable()
+class ScheduleJobs {
+  constructor(private readonly gatekeeper: GatekeeperService, private readonly schedules: ScheduleService) {}
+
+  @Cron(settings.cron, settings.timeZone ? { timeZone: settings.timeZone } : {})
+  async tick(): Promise<void> {
+    const lease = this.gatekeeper.currentLease()!;
+    const run = this.schedules.currentRun()!;
+    const base = { semaphore: settings.semaphore, job: run.trigger === 'manual' ? 'manual' : 'tick', token: lease.permit.fencingToken };
+    record({ ...base, type: 'start', tick: run.instant === undefined ? -1 : Math.round(run.instant / 1000), validUntil: lease.validUntil, valid: lease.isValid(), trigger: run.trigger, instant: run.instant });
+    for (let done = 0; done < settings.runMs; done += 100) {
+      await sleep(100);
+      if (!lease.isValid()) {
+        record({ ...base, type: 'end', outcome: 'aborted', valid: false });
+        lease.assertValid();
+      }
+      record({ ...base, type: 'effect', valid: true });
+    }
+    record({ ...base, type: 'end', outcome: 'done', valid: lease.isValid() });
+  }
+}
+const descriptor = Object.getOwnPropertyDescriptor(ScheduleJobs.prototype, 'tick')!;
+ClusterSingleton({ semaphore: settings.semaphore, duration: settings.duration, ...settings.options } as ClusterSingletonOptions)(ScheduleJobs.prototype, 'tick', descriptor);
+Object.defineProperty(ScheduleJobs.prototype, 'tick', descriptor);
+
+@Module({
+  imports: [
+    ScheduleModule.forRoot(),
+    GatekeeperModule.forRoot(gatekeeperOptionsFromEnv({
+      ...(settings.definitions && { definitions: settings.definitions }),
+      membership: { interval: '1s' },
+      schedules: { history: { flushInterval: settings.flushInterval ?? '500ms' } },
+    })),
+  ],
+  providers: [ScheduleJobs],
+})
+class ScheduleNodeModule {}
+
+stopWhenOrphaned(nodeName);
+void bootFixture(ScheduleNodeModule);

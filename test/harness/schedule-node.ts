@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import type { ClusterSingletonOptions, SemaphoreDefinitionInput } from '../../lib';
+import { nodeBasicsEnv, startNodeProcess, type NodeBasics, type NodeProcess } from './node-process';
+
+/** What a schedules node (schedule-app.ts) runs. */
+export interface ScheduleNodeSettings extends NodeBasics {
+  job: {
+    semaphore: string;
+    cron: string;
+    timeZone?: string;
+    duration: string;
+    /** How long each run takes. */
+    runMs: number;
+    /** More decorator options (missedRuns, overlap, ...). */
+    options?: Partial<ClusterSingletonOptions>;
+    definitions?: SemaphoreDefinitionInput[];
+    flushInterval?: string;
+  };
+}
+
+/** The job's name in the run history and the API. */
+export const SCHEDULE_JOB = 'ScheduleJobs.tick';
+
+/** Starts schedule-app.ts as node `settings.name` and waits until it is READY. */
+export function startScheduleNode(settings: ScheduleNodeSettings): Promise<NodeProcess> {
+  return startNodeProcess(join(__dirname, 'schedule-app.ts'), settings.name, { ...nodeBasicsEnv(settings), SCHEDULE: JSON.stringify(settings.job) }, settings.historyFile);
+}
