@@ -4,6 +4,9 @@ import Redis from 'ioredis';
 import { HazelcastPermitStore } from '../lib/permits/hazelcast-permit.store';
 import { PermitEngine } from '../lib/permits/permit.engine';
 import { systemClock } from '../lib/core/clock';
+import { HazelcastConnection } from '../lib/hazelcast/hazelcast-connection';
+import { HistoryRecorder } from '../lib/schedules/history-recorder';
+import { HazelcastHistoryStore } from '../lib/schedules/hazelcast-history.store';
 import type { Permit } from '../lib';
 
 /**
@@ -39,6 +42,41 @@ export async function gatekeeperNode(name: string, config: ClientConfig, mapPref
     },
     roundTrips: () => store.operationCount(),
     close: () => store.close(),
+  };
+}
+
+/**
+ * Ours with the run history on: every run a node makes is noted and written in batches (`HistoryRecorder`, every
+ * 10 s as the module's default), its calls counted with the permits'. What history adds to a held tick.
+ */
+export async function gatekeeperHistoryNode(name: string, config: ClientConfig, mapPrefix: string): Promise<BenchNode> {
+  const connection = new HazelcastConnection({ clientConfig: config });
+  const store = new HazelcastPermitStore({ connection, mapPrefix });
+  await store.connect({ clock: systemClock });
+  const history = new HazelcastHistoryStore({ connection, mapPrefix });
+  await history.connect();
+  const instance = `${name}/${process.pid}`;
+  const recorder = new HistoryRecorder(history, { keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock });
+  recorder.start();
+  const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance }, systemClock, { clockSkewMs: 100 });
+  return {
+    async acquire(key) {
+      const result = await engine.tryAcquire(key, { local: true });
+      if (!result.granted) {
+        recorder.skippedTick(key, result.reason);
+        return false;
+      }
+      const run = recorder.started({ job: key, trigger: 'schedule', instant: Math.floor(Date.now() / 1000) * 1000, token: result.permit.fencingToken });
+      recorder.finished(run, 'completed', 0);
+      return true;
+    },
+    async release() {},
+    roundTrips: () => store.operationCount() + history.operationCount(),
+    async close() {
+      await recorder.stop();
+      await history.close();
+      await store.close();
+    },
   };
 }
 

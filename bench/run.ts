@@ -25,7 +25,7 @@ import { validateDefinition } from '../lib/permits/definition.validator';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
 import { percentile, round, type BenchRow } from './bench-stats';
-import { gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
+import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
 import { taskRows } from './tasks';
@@ -36,7 +36,7 @@ const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
 const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
 const runs = (group: (typeof GROUPS)[number]) =>
@@ -234,10 +234,10 @@ async function main(): Promise<void> {
   try {
     const prefix = `bench-${Date.now()}`;
     // Definitions for every key the gatekeeper will use, written once.
-    if (runs('decisions') || runs('cron')) {
+    if (runs('decisions') || runs('cron') || runs('cron-history')) {
       const admin = await gatekeeperNode('admin', config, prefix, false);
       const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`), ...Array.from({ length: 50 }, (_, i) => `d-warm-${i}`),
-        ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
+        ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
       const definitions = new SemaphoreAdmin(admin.store, systemClock);
       for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
       await admin.close();
@@ -260,6 +260,17 @@ async function main(): Promise<void> {
             await cron('pessimistic-lock', mode, nodes, semaphores, (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), `${key}-p`);
             if (redis) await cron('redlock', mode, nodes, semaphores, () => redlockNode(redis.port), `${key}-r`);
           }
+        }
+      }
+    }
+
+    if (runs('cron-history')) {
+      // The run history's cost on a held tick: hold mode with and without every run recorded, in the same run.
+      log(`run history on held ticks (${TICKS} measured ticks of ${TICK_MS} ms; history written every 10 s, skipped ticks every 60 s)`);
+      for (const semaphores of [1, 100]) {
+        for (const nodes of [1, 3, 6]) {
+          await cron('gatekeeper', 'hold', nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), `c-hold-g-${nodes}-${semaphores}`);
+          await cron('gatekeeper+history', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix), `c-hold-h-${nodes}-${semaphores}`);
         }
       }
     }

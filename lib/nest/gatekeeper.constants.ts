@@ -22,5 +22,7 @@ export const LEADER_ONLY_METADATA = 'gatekeeper:leader_only';
 export const LEADER_ONLY_ELECTIONS_PROPERTY = Symbol('gatekeeper:elections');
 /** Metadata key under which `@TaskHandler`, `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` record what they register. */
 export const TASK_HANDLER_METADATA = 'gatekeeper:task_handler';
+export const SCHEDULE_HANDLER_METADATA = 'gatekeeper:schedule_handler';
+export const GATEKEEPER_SCHEDULE_STORE = Symbol('gatekeeper:schedule-store');
 /** Property the `@OncePerTrigger` decorator injects the task runtime into, on the decorated class's instances. */
 export const ONCE_PER_TRIGGER_TASKS_PROPERTY = Symbol('gatekeeper:tasks');

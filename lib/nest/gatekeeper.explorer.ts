@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { CLUSTER_SINGLETON_METADATA, LEADER_ONLY_METADATA, TASK_HANDLER_METADATA } from './gatekeeper.constants';
+import { CLUSTER_SINGLETON_METADATA, LEADER_ONLY_METADATA, SCHEDULE_HANDLER_METADATA, TASK_HANDLER_METADATA } from './gatekeeper.constants';
 import type { TaskHandlerRegistration } from './tasks/task-handler.decorator';
 import type { ResolvedClusterSingletonOptions } from './schedules/cluster-singleton.options';
 
@@ -32,6 +32,16 @@ export interface TaskHandlerMethod {
   /** The provider instance the method is called on. */
   readonly instance: object;
   /** The method as the instance has it (with the decorators' metadata). */
+  readonly method: object;
+}
+
+/** A method decorated with `@ScheduleHandler`, found at startup. */
+export interface ScheduleHandlerMethod {
+  /** `Class.method`, for messages. */
+  readonly where: string;
+  /** The handler name schedules refer to. */
+  readonly name: string;
+  readonly instance: object;
   readonly method: object;
 }
 
@@ -67,6 +77,14 @@ export class GatekeeperExplorer {
     return this.methods().flatMap(({ where, method, instance }) => {
       const registration = Reflect.getMetadata(TASK_HANDLER_METADATA, method) as TaskHandlerRegistration | undefined;
       return registration ? [{ where, registration, instance, method }] : [];
+    });
+  }
+
+  /** All `@ScheduleHandler` methods of instantiated providers and controllers. */
+  discoverScheduleHandlers(): ScheduleHandlerMethod[] {
+    return this.methods().flatMap(({ where, method, instance }) => {
+      const name = Reflect.getMetadata(SCHEDULE_HANDLER_METADATA, method) as string | undefined;
+      return name === undefined ? [] : [{ where, name, instance, method }];
     });
   }
 

@@ -29,6 +29,12 @@ interface Pending {
 /** Skipped-tick records live this long after their node's last write, and are written again well before. */
 const TICKS_TTL_MS = 24 * 60 * 60_000;
 const TICKS_REFRESH_MS = 6 * 60 * 60_000;
+/**
+ * A node's skipped-tick counts are written at most this often (or every flush interval, if longer): every node
+ * that does not hold a job skips its every tick, so writing them each flush would cost a round trip per node per
+ * flush, more than the runs themselves. Other nodes' counts are that much older than the reader's own.
+ */
+const TICKS_EVERY_MS = 60_000;
 /** Writes tried per job and flush before the rest waits for the next flush. */
 const ATTEMPTS = 5;
 /** The longest error message a run record keeps. */
@@ -50,6 +56,8 @@ export class HistoryRecorder {
   private readonly skipped: Record<string, Record<string, number>> = {};
   private ticksDirty = false;
   private ticksWrittenAt = 0;
+  /** Set at stop: the last flush writes everything, skipped ticks included. */
+  private final = false;
   private readonly since: number;
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
@@ -68,6 +76,7 @@ export class HistoryRecorder {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.final = true;
     await this.flush();
   }
 
@@ -197,6 +206,7 @@ export class HistoryRecorder {
   private async writeTicks(): Promise<void> {
     const now = this.options.clock.now();
     if (!this.ticksDirty && (this.ticksWrittenAt === 0 || now - this.ticksWrittenAt < TICKS_REFRESH_MS)) return;
+    if (this.ticksWrittenAt !== 0 && now - this.ticksWrittenAt < Math.max(TICKS_EVERY_MS, this.options.flushIntervalMs) && !this.final) return;
     this.ticksDirty = false;
     try {
       const { instance, node } = this.options.identity;

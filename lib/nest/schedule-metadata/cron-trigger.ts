@@ -63,6 +63,20 @@ export class CronTrigger {
     return instants;
   }
 
+  /** The trigger of a cron expression in a time zone (a runtime schedule's), or why it cannot be read. */
+  static fromExpression(expression: string, timeZone: string): CronTrigger | string {
+    const CronTime = loadCronTime();
+    if (!CronTime) return '@nestjs/schedule (and its cron package) cannot be loaded';
+    try {
+      const cronTime = new CronTime(expression, timeZone);
+      const times = cronTime.sendAt(6).map((t) => t.toMillis());
+      const gapMs = Math.min(...times.slice(1).map((t, i) => t - times[i]));
+      return new CronTrigger(cronTime, gapMs, timeZone, expression);
+    } catch (error) {
+      return `the cron expression ${JSON.stringify(expression)} in ${timeZone} cannot be read: ${(error as Error).message}`;
+    }
+  }
+
   /** The trigger of a `@Cron` method (a cron expression), or a reason why it has none. */
   static of(method: object): CronTrigger | string {
     const settings = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as CronSettings | undefined;

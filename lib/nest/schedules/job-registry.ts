@@ -32,6 +32,16 @@ export class JobRegistry {
     }
   }
 
+  /** Registers (or replaces) one job: a runtime schedule this node takes part in. */
+  put(job: RegisteredJob): void {
+    this.jobs.set(job.name, job);
+  }
+
+  /** Forgets a runtime schedule's job. */
+  delete(name: string): void {
+    this.jobs.delete(name);
+  }
+
   get(name: string): RegisteredJob | undefined {
     return this.jobs.get(name);
   }

@@ -11,7 +11,7 @@ export interface SchedulesOptions {
     keep?: number;
     /**
      * How often a node writes its runs and skipped ticks to the cluster (batched: one write per job with news, never
-     * a call on a tick's path). What a node that crashes can take with it. Default `'5s'`.
+     * a call on a tick's path). What a node that crashes can take with it. Default `'10s'`.
      */
     flushInterval?: DurationInput;
   };
@@ -45,7 +45,7 @@ export function resolveSchedulesOptions(schedules: SchedulesOptions | undefined)
   }
   return {
     keep,
-    flushIntervalMs: parseOptionDuration(history.flushInterval ?? '5s', 'schedules.history.flushInterval'),
+    flushIntervalMs: parseOptionDuration(history.flushInterval ?? '10s', 'schedules.history.flushInterval'),
     ...(store !== undefined && { historyStore: store }),
   };
 }
