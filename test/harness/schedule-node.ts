@@ -16,6 +16,8 @@ export interface ScheduleNodeSettings extends NodeBasics {
     definitions?: SemaphoreDefinitionInput[];
     flushInterval?: string;
   };
+  /** More environment (a clock-shifting preload). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The job's name in the run history and the API. */
@@ -23,5 +25,5 @@ export const SCHEDULE_JOB = 'ScheduleJobs.tick';
 
 /** Starts schedule-app.ts as node `settings.name` and waits until it is READY. */
 export function startScheduleNode(settings: ScheduleNodeSettings): Promise<NodeProcess> {
-  return startNodeProcess(join(__dirname, 'schedule-app.ts'), settings.name, { ...nodeBasicsEnv(settings), SCHEDULE: JSON.stringify(settings.job) }, settings.historyFile);
+  return startNodeProcess(join(__dirname, 'schedule-app.ts'), settings.name, { ...nodeBasicsEnv(settings), ...settings.env, SCHEDULE: JSON.stringify(settings.job) }, settings.historyFile);
 }
