@@ -32,6 +32,7 @@ export type { ObservedEntry } from './permits/semaphore.view';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export type { Presence } from './presence/presence';
 export type { HistoryStore, StoredHistory } from './schedules/history-store';
+export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleListOptions, ScheduleWatcher, VersionedSchedule } from './schedules/schedule-store';
 export type { HistoryDelta, JobHistory, NodeTicks } from './schedules/job-history';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
@@ -72,6 +73,14 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
 export type { CurrentRun } from './nest/schedules/run-context';
+export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';
+export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, ScheduleDefinitionInput } from './schedules/schedule-definition';
+export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
+export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/schedule-catalog';
+export type { ScheduleOutcome } from './schedules/schedule.rules';
+export { InvalidScheduleError } from './schedules/errors/invalid-schedule.error';
+export { ScheduleEditConflictError } from './schedules/errors/schedule-edit-conflict.error';
+export { UnknownScheduleError } from './schedules/errors/unknown-schedule.error';
 export type { SchedulesOptions } from './nest/schedules/schedules.options';
 export type { JobDescription, JobHistoryView, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';

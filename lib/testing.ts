@@ -10,6 +10,7 @@ export { MemoryPermitStore, MemoryStoreBackend } from './permits/memory-permit.s
 export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { MemoryHistoryStore, MemoryHistoryBackend } from './schedules/memory-history.store';
+export { MemoryScheduleStore, MemoryScheduleBackend } from './schedules/memory-schedule.store';
 export { ManualClock, type Clock } from './core/clock';
 export { declareFreshCluster } from './hazelcast/hazelcast-partition-canaries';
 
@@ -26,6 +27,9 @@ export type { NodeIdentity, Permit } from './permits/permit';
 export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export type { HistoryStore, StoredHistory } from './schedules/history-store';
+export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleListOptions, ScheduleWatcher, VersionedSchedule } from './schedules/schedule-store';
+export type { ScheduleRecord } from './schedules/schedule-record';
+export type { ScheduleDefinition, JsonValue, MissedRunPolicy, OverlapPolicy } from './schedules/schedule-definition';
 export type { HistoryDelta, JobHistory, NodeTicks, RunCounts } from './schedules/job-history';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';

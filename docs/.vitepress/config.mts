@@ -64,6 +64,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Run now', link: '/run-now' },
           { text: 'Missed runs', link: '/missed-runs' },
           { text: 'Overlapping runs', link: '/overlap' },
+          { text: 'Schedules defined at runtime', link: '/runtime-schedules' },
           { text: 'Time zones and daylight saving', link: '/time-zones' },
           { text: 'Operating jobs (API, CLI, console)', link: '/jobs' },
         ],

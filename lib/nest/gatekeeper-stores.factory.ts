@@ -18,6 +18,9 @@ import type { HistoryStore } from '../schedules/history-store';
 import { HazelcastRunRequestStore } from '../schedules/hazelcast-run-request.store';
 import { MemoryRunRequestStore } from '../schedules/memory-run-request.store';
 import type { RunRequestStore } from '../schedules/run-request-store';
+import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
+import { MemoryScheduleStore } from '../schedules/memory-schedule.store';
+import type { ScheduleStore } from '../schedules/schedule-store';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 export const HAZELCAST_ENV = {
@@ -78,6 +81,13 @@ export function createHistoryStore(options: ResolvedGatekeeperOptions, connectio
   if (options.schedules.historyStore) return options.schedules.historyStore;
   if (connection) return new HazelcastHistoryStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
   return new MemoryHistoryStore(undefined, options.clock);
+}
+
+/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the shared connection, else in memory. */
+export function createScheduleStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): ScheduleStore {
+  if (options.schedules.store) return options.schedules.store;
+  if (connection) return new HazelcastScheduleStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  return new MemoryScheduleStore();
 }
 
 /** Builds the store of "run now" requests: on the shared connection, else in memory. */

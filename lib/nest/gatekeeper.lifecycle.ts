@@ -14,6 +14,7 @@ import { AllocationRuntime } from './allocation/allocation.runtime';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
+import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { ClusterUnreachableError } from '../core/errors/cluster-unreachable.error';
 import { hazelcastTargetSources } from './gatekeeper-stores.factory';
@@ -45,6 +46,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     allocation: AllocationRuntime,
     tasks: TasksRuntime,
     schedules: SchedulesRuntime,
+    runtimeSchedules: RuntimeSchedules,
   ) {
     this.runtimes = [
       // Presence first: the permits' start warns of jobs no live node can run, from presence's view.
@@ -55,6 +57,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       { name: 'tasks', runtime: tasks },
       // Last: stopped first, so the history of runs that ended in the drain is written before permits go.
       { name: 'schedules', runtime: schedules },
+      // After the history: its ticks record runs. Stopped first: no timer fires while the rest stops.
+      { name: 'runtime schedules', runtime: runtimeSchedules },
     ];
   }
 

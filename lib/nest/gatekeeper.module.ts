@@ -4,6 +4,7 @@ import { GatekeeperExplorer } from './gatekeeper.explorer';
 import { ClusterSingletonRunner } from './schedules/cluster-singleton.runner';
 import { JobRegistry } from './schedules/job-registry';
 import { RunRequests } from './schedules/run-requests';
+import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { ScheduleService } from './schedules/schedule.service';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
@@ -12,7 +13,7 @@ import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -31,7 +32,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { PermitsStartup } from './permits/permits.startup';
-import { createConnection, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createTaskStore } from './gatekeeper-stores.factory';
+import { createConnection, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore } from './gatekeeper-stores.factory';
 
 /** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
 const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
@@ -81,7 +82,13 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createRunRequestStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
+    {
+      provide: GATEKEEPER_SCHEDULE_STORE,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createScheduleStore(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
     GatekeeperEvents,
+    RuntimeSchedules,
     JobRegistry,
     RunRequests,
     SchedulesRuntime,

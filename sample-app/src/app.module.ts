@@ -9,6 +9,7 @@ import { ExportJob } from './jobs/export.job';
 import { ReportsJob } from './jobs/reports.job';
 import { QueueConsumers } from './jobs/queue-consumers';
 import { ReconTasks } from './jobs/recon.tasks';
+import { TenantReports } from './jobs/tenant-reports';
 // The guide's own health controller (docs/observability.md; examples/ are compiled by the tests), not a copy that could drift.
 import { HealthController } from '../../examples/health.controller';
 import { MetricsController } from './metrics.controller';
@@ -27,6 +28,6 @@ import { gatekeeperOptions, sampleConfig } from './sample.config';
     }),
   ],
   controllers: [ReindexController, HealthController, MetricsController],
-  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob, QueueConsumers, ReconTasks],
+  providers: [BillingJob, ReportsJob, DrCheckJob, ExportJob, DigestJob, QueueConsumers, ReconTasks, TenantReports],
 })
 export class AppModule {}

@@ -186,6 +186,17 @@ describe('the three-instance sample app', () => {
     expect(reportSlots.filter(([, rs]) => new Set(rs.map((r) => r.node)).size !== 2)).toEqual([]);
     expect(new Set(runs('dr-check').map((r) => r.node))).toEqual(new Set([drNode]));
 
+    // 1a. Runtime schedules: each instance upserted the same two tenant schedules at start-up (idempotent by id);
+    //     each tick of each runs on one instance, and its history is in the cluster (the CLI reads it).
+    await eventually('tenant reports running', () => runs('report-acme').length >= 2 && runs('report-globex').length >= 1, { timeoutMs: 30_000, intervalMs: 200 });
+    expect([...byTick(runs('report-acme')).values()].every((r) => r.length === 1)).toBe(true);
+    expect(stripAnsi(output)).toMatch(/schedule report-acme: (created|unchanged|updated)/);
+    const tenantHistory = await eventually('the tenant schedule in the history', async () => {
+      const history = await cliJson('jobs', 'history', 'report-acme');
+      return history.runs?.length >= 2 ? history : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 1_000 });
+    expect(tenantHistory.runs[0]).toMatchObject({ trigger: 'schedule', outcome: 'completed' });
+
     // 1b. The 12 queues: 4 on each instance, as the CLI reads the allocation from the cluster, and in the logs.
     await eventually('4 queues on each instance', async () => {
       const { unowned, shares } = await queueShares();

@@ -9,6 +9,10 @@ import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { SchedulesRuntime } from './schedules.runtime';
+import { RuntimeSchedules } from './runtime-schedules';
+import type { ScheduleChangeResult, ScheduleEditOptions } from '../../schedules/schedule-catalog';
+import type { ScheduleDefinitionInput } from '../../schedules/schedule-definition';
+import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { runContext, type CurrentRun } from './run-context';
 
 /** Fire instants a description lists. */
@@ -31,7 +35,50 @@ export class ScheduleService {
     private readonly runtime: SchedulesRuntime,
     private readonly permits: PermitsRuntime,
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    private readonly runtimeSchedules: RuntimeSchedules,
   ) {}
+
+  /**
+   * Registers a schedule defined at runtime, or changes it: stored in the cluster by compare-and-set on its id, so
+   * replicas that deploy the same definitions at once never drop or duplicate one (an equal definition writes
+   * nothing: `outcome: 'unchanged'`). Every node whose code has the `@ScheduleHandler` it names takes part, from
+   * its next tick (within a second when events are lost). Its job name (history, describe, run now) is its id.
+   * Throws `InvalidScheduleError` naming the field, or `ScheduleEditConflictError` when `expectedRevision` is stale.
+   */
+  async upsert(input: ScheduleDefinitionInput, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.upsert(input, options);
+  }
+
+  /** Pauses a runtime schedule: it fires nowhere until resumed; its definition and history are kept. */
+  async pause(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.pause(id, options);
+  }
+
+  /** Resumes a paused runtime schedule. */
+  async resume(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.resume(id, options);
+  }
+
+  /** Removes a runtime schedule (its revision lives on, so re-creating it never goes back). */
+  async remove(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.remove(id, options);
+  }
+
+  /** A runtime schedule as stored, or `undefined`. */
+  async schedule(id: string): Promise<LiveScheduleRecord | undefined> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.get(id);
+  }
+
+  /** Every runtime schedule, sorted by id. */
+  async schedules(): Promise<LiveScheduleRecord[]> {
+    await this.runtimeSchedules.ready();
+    return this.runtimeSchedules.catalog.list();
+  }
 
   /**
    * Inside a `@ClusterSingleton` run: which job, what started it, the scheduled instant it is for and its token;
@@ -41,7 +88,7 @@ export class ScheduleService {
     return runContext.getStore();
   }
 
-  /** The names of the jobs this node runs (`Class.method`), sorted. */
+  /** The names of the jobs this node runs (`Class.method`, and the ids of the runtime schedules it has a handler for), sorted. */
   jobs(): string[] {
     return this.runtime.jobs.all().map((job) => job.name);
   }

@@ -2,8 +2,9 @@ import { parseOptionDuration } from '../../core/duration';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import type { HistoryStore } from '../../schedules/history-store';
+import type { ScheduleStore } from '../../schedules/schedule-store';
 
-/** Options of schedules (module option `schedules`): the run history of `@ClusterSingleton` jobs. Every field is optional. */
+/** Options of schedules (module option `schedules`): the run history of jobs, and where runtime schedules live. Every field is optional. */
 export interface SchedulesOptions {
   /** The run history kept in the cluster for every job. */
   history?: {
@@ -17,6 +18,8 @@ export interface SchedulesOptions {
   };
   /** Where the history lives instead of the module's store kind (e.g. a shared `MemoryHistoryStore` in tests). */
   historyStore?: HistoryStore;
+  /** Where runtime schedules live instead of the module's store kind (e.g. a shared `MemoryScheduleStore` in tests). */
+  store?: ScheduleStore;
 }
 
 /** The `schedules` option after defaults and validation. */
@@ -24,9 +27,10 @@ export interface ResolvedSchedulesOptions {
   readonly keep: number;
   readonly flushIntervalMs: number;
   readonly historyStore?: HistoryStore;
+  readonly store?: ScheduleStore;
 }
 
-const KEYS = ['history', 'historyStore'];
+const KEYS = ['history', 'historyStore', 'store'];
 const HISTORY_KEYS = ['keep', 'flushInterval'];
 
 /** Validates the `schedules` option; an error names the field (`schedules.history.keep`). */
@@ -43,8 +47,13 @@ export function resolveSchedulesOptions(schedules: SchedulesOptions | undefined)
   if (store !== undefined && (typeof store !== 'object' || typeof (store as HistoryStore).write !== 'function')) {
     throw new InvalidOptionsError('schedules.historyStore', 'must be a HistoryStore (e.g. new MemoryHistoryStore())');
   }
+  const scheduleStore = given.store;
+  if (scheduleStore !== undefined && (typeof scheduleStore !== 'object' || typeof (scheduleStore as ScheduleStore).compareAndSet !== 'function')) {
+    throw new InvalidOptionsError('schedules.store', 'must be a ScheduleStore (e.g. new MemoryScheduleStore())');
+  }
   return {
     keep,
+    ...(scheduleStore !== undefined && { store: scheduleStore }),
     flushIntervalMs: parseOptionDuration(history.flushInterval ?? '10s', 'schedules.history.flushInterval'),
     ...(store !== undefined && { historyStore: store }),
   };

@@ -1,0 +1,187 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
+import type { ScheduleDefinition } from '../../schedules/schedule-definition';
+import { ScheduleCatalog } from '../../schedules/schedule-catalog';
+import type { LiveScheduleRecord } from '../../schedules/schedule-record';
+import type { ScheduleStore } from '../../schedules/schedule-store';
+import { ScheduleView, type ScheduleChange } from '../../schedules/schedule-view';
+import type { CapabilityRuntime } from '../capability.runtime';
+import { GatekeeperExplorer, type ScheduleHandlerMethod } from '../gatekeeper.explorer';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_SCHEDULE_STORE } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { PermitsRuntime } from '../permits/permits.runtime';
+import { CronTrigger } from '../schedule-metadata/cron-trigger';
+import { ClusterSingletonRunner } from './cluster-singleton.runner';
+import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
+import { JobRegistry } from './job-registry';
+
+/** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often a node reads the schedules' change marker: the bound on an edit reaching it when events are lost. */
+const POLL_MS = 1_000;
+
+/** A runtime schedule this node takes part in: its timer and what a tick runs. */
+interface Armed {
+  readonly record: LiveScheduleRecord;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * Schedules defined at runtime, on this node: the catalog every change goes through (compare-and-set by id), a
+ * view of the cluster's schedules kept fresh by events and a change marker polled every second, and a timer per
+ * schedule whose handler this node has (`@ScheduleHandler`). A tick takes the `@ClusterSingleton` path (the
+ * runner) under the schedule's semaphore, so it is decided, recorded and steered like a decorated job; its job
+ * name is the schedule's id. An edit re-arms the timer when the view hears of it (events, or the next marker poll).
+ * Used inside the module, not by applications.
+ */
+@Injectable()
+export class RuntimeSchedules implements CapabilityRuntime {
+  readonly catalog: ScheduleCatalog;
+  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly view: ScheduleView;
+  private readonly handlers = new Map<string, ScheduleHandlerMethod>();
+  private readonly armed = new Map<string, Armed>();
+  private started?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_SCHEDULE_STORE) private readonly store: ScheduleStore,
+    private readonly explorer: GatekeeperExplorer,
+    private readonly jobs: JobRegistry,
+    private readonly runner: ClusterSingletonRunner,
+    private readonly permits: PermitsRuntime,
+  ) {
+    this.catalog = new ScheduleCatalog(store, {
+      by: options.holder.acquirer,
+      clock: options.clock,
+      validateCron: (expression, timeZone) => {
+        const trigger = CronTrigger.fromExpression(expression, timeZone);
+        return typeof trigger === 'string' ? trigger : undefined;
+      },
+      timeoutMs: options.storeTimeoutMs,
+      skewMs: options.clockSkewMs,
+    });
+    this.view = new ScheduleView(store, {
+      pollIntervalMs: POLL_MS,
+      callTimeoutMs: options.storeTimeoutMs,
+      onError: (error) => this.logger.warn(`runtime schedules: ${(error as Error).message}`),
+    });
+  }
+
+  /** Finds the handlers, reads every schedule, and arms those this node has a handler for. */
+  start(): Promise<void> {
+    this.started ??= this.open();
+    return this.started;
+  }
+
+  /** Waits for {@link start} (a service call made before start-up finished). */
+  ready(): Promise<void> {
+    return this.start();
+  }
+
+  async drain(): Promise<void> {
+    this.stopped = true;
+    for (const armed of this.armed.values()) clearTimeout(armed.timer);
+  }
+
+  async stop(): Promise<void> {
+    await this.drain();
+    if (!this.started) return;
+    this.view.close();
+    await this.store.close();
+  }
+
+  /** The schedules this node takes part in (it has their handler), by id. */
+  armedIds(): string[] {
+    return [...this.armed.keys()].sort();
+  }
+
+  private async open(): Promise<void> {
+    for (const handler of this.explorer.discoverScheduleHandlers()) {
+      const other = this.handlers.get(handler.name);
+      if (other) throw new InvalidDecoratorError(`@ScheduleHandler('${handler.name}') on ${handler.where}`, `${other.where} is already its handler (one per name)`);
+      this.handlers.set(handler.name, handler);
+    }
+    await this.store.connect();
+    this.view.onChange((change) => this.apply(change));
+    await this.view.start();
+    for (const record of this.view.schedules()) this.arm(record);
+  }
+
+  private apply(change: ScheduleChange): void {
+    if (change.kind === 'removed') return this.disarm(change.previous.id);
+    this.arm(change.schedule);
+  }
+
+  /** Takes part in `record` if this node has its handler: registers the job, keeps its semaphore defined, sets its timer. */
+  private arm(record: LiveScheduleRecord): void {
+    const { definition } = record;
+    this.disarm(definition.id);
+    const handler = this.handlers.get(definition.handler);
+    if (!handler || this.stopped) return;
+    const trigger = CronTrigger.fromExpression(definition.cron, definition.timeZone);
+    if (typeof trigger === 'string') {
+      this.logger.warn(`runtime schedule ${definition.id}: ${trigger}; not armed here`);
+      return;
+    }
+    const options = permitOptions(definition);
+    const call = () => this.runner.run(options, definition.id, () => (handler.method as (data: unknown) => unknown).call(handler.instance, definition.data));
+    this.jobs.put({ name: definition.id, options, trigger, call });
+    const armed: Armed = { record };
+    this.armed.set(definition.id, armed);
+    void this.defineSemaphore(definition);
+    if (!definition.paused) this.schedule(armed, trigger, call);
+  }
+
+  private disarm(id: string): void {
+    const armed = this.armed.get(id);
+    if (!armed) return;
+    clearTimeout(armed.timer);
+    this.armed.delete(id);
+    this.jobs.delete(id);
+  }
+
+  /** Sets the timer for the next fire instant, and again after each tick. */
+  private schedule(armed: Armed, trigger: CronTrigger, call: () => Promise<unknown>): void {
+    const now = this.options.clock.now();
+    const [next] = trigger.next(now, 1);
+    const fire = () => {
+      if (this.armed.get(armed.record.id) !== armed || this.stopped) return;
+      if (this.options.clock.now() < next - 1) return this.schedule(armed, trigger, call); // a long wait, in steps
+      this.schedule(armed, trigger, call);
+      call().catch((error: unknown) => this.logger.error(`runtime schedule ${armed.record.id}: ${(error as Error).message}`));
+    };
+    armed.timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, next - now)));
+    armed.timer.unref();
+  }
+
+  /** The schedule's semaphore as its definition says (one compare-and-set when it differs; every node converges). */
+  private async defineSemaphore(definition: ScheduleDefinition): Promise<void> {
+    const current = this.permits.admin.list().find((d) => d.name === definition.semaphore);
+    const wanted = { permits: definition.permits, durationMs: definition.durationMs, groupPattern: definition.groupPattern, acquirerPattern: definition.acquirerPattern };
+    if (current && current.permits === wanted.permits && current.durationMs === wanted.durationMs
+      && current.groupPattern === wanted.groupPattern && current.acquirerPattern === wanted.acquirerPattern) return;
+    try {
+      await this.permits.admin.put({ name: definition.semaphore, permits: wanted.permits, duration: wanted.durationMs, groupPattern: wanted.groupPattern, acquirerPattern: wanted.acquirerPattern });
+    } catch (error) {
+      this.logger.warn(`runtime schedule ${definition.id}: its semaphore "${definition.semaphore}" could not be defined: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** The `@ClusterSingleton` options a runtime schedule's ticks run with. */
+function permitOptions(definition: ScheduleDefinition): ResolvedClusterSingletonOptions {
+  return {
+    semaphore: definition.semaphore,
+    durationMs: definition.durationMs,
+    mode: 'hold',
+    lockAtLeastForMs: 0,
+    keepAlive: true,
+    maxRunTimeMs: undefined,
+    overlap: definition.overlap,
+    replaceWaitMs: definition.replaceWaitMs ?? 30_000,
+    missedRuns: definition.missedRuns,
+    catchUpWindowMs: definition.catchUpWindowMs,
+  };
+}

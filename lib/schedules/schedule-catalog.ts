@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../core/clock';
+import { Deadline } from '../core/deadline';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { InvalidScheduleError } from './errors/invalid-schedule.error';
+import { ScheduleEditConflictError } from './errors/schedule-edit-conflict.error';
+import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
+import { validateScheduleDefinition, validateScheduleId } from './schedule-definition.validator';
+import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
+import { decidePaused, decideRemove, decideUpsert, type ScheduleDecision, type ScheduleOutcome, type ScheduleWriteContext } from './schedule.rules';
+import type { ScheduleStore, VersionedSchedule } from './schedule-store';
+
+/** How a catalog writes. */
+export interface ScheduleCatalogOptions {
+  /** Who writes: this node's acquirer name, recorded as each change's `updatedBy`. */
+  readonly by: string;
+  /** Where time is read (`updatedAt`, a new id's first revision). Default: the system clock. */
+  readonly clock?: Clock;
+  /** Checks cron expressions with the runner's cron package; without it only their shape is checked. */
+  readonly validateCron?: CronValidator;
+  /** Deadline of one change or read, all attempts included, in ms. Default 10 s. */
+  readonly timeoutMs?: number;
+  /** Compare-and-set attempts of one change before it is refused with {@link ScheduleEditConflictError}. Default 32. */
+  readonly maxAttempts?: number;
+  /** The clock-skew bound between nodes, in ms (a new id's first revision starts above it). Default 0. */
+  readonly skewMs?: number;
+  /**
+   * Told when a change was written but the change marker could not be touched after it: nodes whose events were
+   * lost then see the change at their next full re-read (see `ScheduleView`), not at their next marker poll.
+   */
+  readonly onMarkerError?: (error: unknown) => void;
+}
+
+/** Options of one change. */
+export interface ScheduleEditOptions {
+  /**
+   * The revision of the live schedule this change is based on (`0`: it must not exist), as an operator read it:
+   * the change is refused with {@link ScheduleEditConflictError} when the schedule has moved on meanwhile.
+   */
+  readonly expectedRevision?: number;
+}
+
+/** What a change did. */
+export interface ScheduleChangeResult {
+  /** The schedule's id. */
+  readonly id: string;
+  /** `created`, `updated` (a new definition, paused or resumed), `removed`, or `unchanged` (nothing was written). */
+  readonly outcome: ScheduleOutcome;
+  /** The schedule's revision after the change (0: it never existed). */
+  readonly revision: number;
+  /** The schedule as stored after the change; `undefined` once removed (or never defined). */
+  readonly schedule?: LiveScheduleRecord;
+}
+
+/**
+ * Registers, changes, pauses and removes runtime schedules in the cluster. Every change is a compare-and-set
+ * loop on the schedule's record: read, decide (pure rules), write against the exact value read, and on conflict
+ * read and decide again, so concurrent changes are all applied in some order, none lost and none doubled; an
+ * upsert equal to what is stored writes nothing. A write whose outcome was unknown (a failed or late call) is
+ * settled by reading: the operation's nonce in the record means it landed. A write is followed by a touch of the
+ * store's change marker, which lets every node's view see it even when its events are lost.
+ */
+export class ScheduleCatalog {
+  private readonly clock: Clock;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+
+  constructor(
+    private readonly store: ScheduleStore,
+    private readonly options: ScheduleCatalogOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxAttempts = options.maxAttempts ?? 32;
+  }
+
+  /** Creates the schedule or replaces its definition (validated first: an {@link InvalidScheduleError} names the field). */
+  upsert(input: ScheduleDefinitionInput, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
+    const definition = validateScheduleDefinition(input, { validateCron: this.options.validateCron });
+    const expectedRevision = validateExpected(definition.id, options.expectedRevision);
+    return this.change(definition.id, (current, context) => decideUpsert(current, definition, { ...context, expectedRevision }));
+  }
+
+  /** Pauses a live schedule (it fires nowhere until resumed); `UnknownScheduleError` when there is none. */
+  pause(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
+    return this.setPaused(id, true, options);
+  }
+
+  /** Resumes a paused schedule; `UnknownScheduleError` when there is none. */
+  resume(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
+    return this.setPaused(id, false, options);
+  }
+
+  /** Removes a schedule (its record stays as a tombstone, so its revision keeps growing if the id comes back). */
+  remove(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
+    const checked = validateScheduleId(id);
+    const expectedRevision = validateExpected(checked, options.expectedRevision);
+    return this.change(checked, (current, context) => decideRemove(current, checked, { ...context, expectedRevision }));
+  }
+
+  /** The live schedule of this id, read from the store, or `undefined`. */
+  async get(id: string): Promise<LiveScheduleRecord | undefined> {
+    const read = await this.store.read(validateScheduleId(id), { timeoutMs: this.timeoutMs });
+    return isLive(read.record) ? read.record : undefined;
+  }
+
+  /** Every live schedule, read from the store, sorted by id. */
+  async list(): Promise<LiveScheduleRecord[]> {
+    const listed = await this.store.list({ timeoutMs: this.timeoutMs });
+    return listed.map((v) => v.record).filter(isLive);
+  }
+
+  private setPaused(id: string, paused: boolean, options: ScheduleEditOptions): Promise<ScheduleChangeResult> {
+    const checked = validateScheduleId(id);
+    const expectedRevision = validateExpected(checked, options.expectedRevision);
+    return this.change(checked, (current, context) => decidePaused(current, checked, paused, { ...context, expectedRevision }));
+  }
+
+  /** The compare-and-set loop every change runs in. */
+  private async change(id: string, decide: (current: ScheduleRecord | undefined, context: ScheduleWriteContext) => ScheduleDecision): Promise<ScheduleChangeResult> {
+    const deadline = new Deadline(this.timeoutMs, `Schedule "${id}": change`);
+    const writeId = randomUUID();
+    const context = (): ScheduleWriteContext => ({ now: this.clock.now(), by: this.options.by, writeId, skewMs: this.options.skewMs });
+    /** What each attempt decided, by the revision it wrote: a late write of an earlier attempt may be the one that landed. */
+    const tried = new Map<number, ScheduleDecision>();
+    let read = await this.store.read(id, { timeoutMs: deadline.left() });
+    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+      const decision = decide(read.record, context());
+      if (!decision.write) return result(id, decision.outcome, decision.revision, read.record);
+      tried.set(decision.write.revision, decision);
+      if (await this.write(id, read, decision.write, deadline)) return this.announce(id, decision, decision.write);
+      // Lost a race, or the outcome was unknown: read what is there now. Our nonce in it means one of our
+      // attempts landed after all (it is the only one that can: each was checked against a value it replaced).
+      read = await this.store.read(id, { timeoutMs: deadline.left() });
+      const landed = read.record?.writeId === writeId ? tried.get(read.record.revision) : undefined;
+      if (landed && read.record) return this.announce(id, landed, read.record);
+    }
+    throw new ScheduleEditConflictError(id, this.maxAttempts);
+  }
+
+  /** One compare-and-set; `false` when it lost, or when its outcome is unknown (the caller reads to settle it). */
+  private async write(id: string, read: VersionedSchedule, next: ScheduleRecord, deadline: Deadline): Promise<boolean> {
+    try {
+      return await this.store.compareAndSet(id, read, next, { timeoutMs: deadline.left() });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return false;
+      throw error;
+    }
+  }
+
+  /** Touches the change marker after a write (a failure there does not undo the write: see `onMarkerError`). */
+  private async announce(id: string, decision: ScheduleDecision, written: ScheduleRecord): Promise<ScheduleChangeResult> {
+    try {
+      await this.store.touchMarker(written.writeId, { timeoutMs: this.timeoutMs });
+    } catch (error) {
+      this.options.onMarkerError?.(error);
+    }
+    return result(id, decision.outcome, written.revision, written);
+  }
+}
+
+function result(id: string, outcome: ScheduleOutcome, revision: number, record: ScheduleRecord | undefined): ScheduleChangeResult {
+  return { id, outcome, revision, ...(isLive(record) && { schedule: record }) };
+}
+
+function validateExpected(id: string, expected: unknown): number | undefined {
+  if (expected === undefined) return undefined;
+  if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
+    throw new InvalidScheduleError(id, 'expectedRevision', `must be a whole number, 0 or more, got ${JSON.stringify(expected) ?? String(expected)}`);
+  }
+  return expected;
+}

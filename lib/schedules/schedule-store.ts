@@ -1,0 +1,65 @@
+import type { ScheduleRecord } from './schedule-record';
+
+/** A schedule record as read, with the exact stored value a compare-and-set is checked against. */
+export interface VersionedSchedule {
+  /** The decoded record (a tombstone too), or `undefined` when there is none. */
+  readonly record: ScheduleRecord | undefined;
+  /** The stored value (`null` if absent). Opaque to callers. */
+  readonly raw: string | null;
+}
+
+/** Options of one schedule-store call. */
+export interface ScheduleCallOptions {
+  /** Give up after this many ms; the call's outcome is then unknown. Default: the store's call timeout. */
+  timeoutMs?: number;
+}
+
+/** Options of a listing. */
+export interface ScheduleListOptions extends ScheduleCallOptions {
+  /** Include tombstones (removed schedules), as views do to order what they hear. Default `false`. */
+  removed?: boolean;
+}
+
+/**
+ * Hears the schedule map change. Events may be lost silently (HAZELCAST.md): a view never relies on them alone.
+ */
+export interface ScheduleWatcher {
+  /** A record was written (`record`, a tombstone too) or disappeared (`undefined`: deleted by hand, or lost). */
+  changed(id: string, record: ScheduleRecord | undefined): void;
+  /** Events may have been missed (a reconnect, a member left, the map was cleared): re-read everything. */
+  missed?(): void;
+}
+
+/** What a schedule store reports to its owner. */
+export interface ScheduleStoreEvents {
+  /** A stored value could not be read and was skipped (a listing, an event). */
+  corruptValue?(key: string, reason: string): void;
+}
+
+/**
+ * Where runtime schedules live: one record per schedule id, written only by compare-and-set of its exact stored
+ * string, plus one change marker that every successful write touches afterwards. A node keeps its view fresh from
+ * entry events and, since those can be lost without a sign, by polling the marker (one cheap read) and listing
+ * again only when it moved. Implementations: the Hazelcast store (the cluster) and the memory store (one
+ * process); both pass the same contract suite.
+ */
+export interface ScheduleStore {
+  /** Connects; called once before any other call. */
+  connect(events?: ScheduleStoreEvents): Promise<void>;
+  /** Disconnects; releases only what the store itself opened. */
+  close(): Promise<void>;
+  /** Reads one record (a tombstone too). A value this library cannot read throws `CorruptStateError`. */
+  read(id: string, options?: ScheduleCallOptions): Promise<VersionedSchedule>;
+  /** Every readable record, live ones only unless `removed`, sorted by id; unreadable ones are reported and skipped. */
+  list(options?: ScheduleListOptions): Promise<VersionedSchedule[]>;
+  /** Writes `next` only if the stored value is still `expected.raw` (`null`: creates). Returns false on conflict. */
+  compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options?: ScheduleCallOptions): Promise<boolean>;
+  /** The change marker's value (`null` before any write touched it). */
+  readMarker(options?: ScheduleCallOptions): Promise<string | null>;
+  /** Sets the change marker to `value` (the writer's nonce: a value the marker never had). */
+  touchMarker(value: string, options?: ScheduleCallOptions): Promise<void>;
+  /** Hears changes of the map; returns the unsubscribe. Events may be lost. */
+  watch(watcher: ScheduleWatcher): () => void;
+  /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
+  operationCount(): number;
+}

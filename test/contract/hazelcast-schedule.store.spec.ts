@@ -1,0 +1,41 @@
+import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { libraryMapNames } from '../../lib/hazelcast/library-maps';
+import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
+import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
+import { describeScheduleStoreContract } from './schedule-store.contract';
+
+describe('against a real Hazelcast member', () => {
+  const raw = useRawClient();
+
+  describeScheduleStoreContract('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('schedules');
+    return {
+      // Two connections, as two nodes would have.
+      stores: [
+        new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+        new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+      ],
+      async plant(id, value) {
+        await (await raw().getMap<string, string>(`${mapPrefix}.schedules`)).set(id, value);
+      },
+      async close() {
+        await (await raw().getMap(`${mapPrefix}.schedules`)).destroy();
+      },
+    };
+  });
+
+  it('opens only maps the library lists (libraryMapNames), so the near-cache guard covers them', async () => {
+    const mapPrefix = uniquePrefix('schedule-maps');
+    const store = new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    await store.connect();
+    try {
+      await store.touchMarker('m');
+      const opened = (await raw().getDistributedObjects()).map((o) => o.getName()).filter((n) => n.startsWith(`${mapPrefix}.`));
+      expect(opened).toEqual([`${mapPrefix}.schedules`]);
+      expect(libraryMapNames(mapPrefix)).toEqual(expect.arrayContaining(opened));
+    } finally {
+      await store.close();
+      await (await raw().getMap(`${mapPrefix}.schedules`)).destroy();
+    }
+  });
+});

@@ -1,0 +1,13 @@
+import { MemoryScheduleBackend, MemoryScheduleStore } from '../../lib/schedules/memory-schedule.store';
+import { describeScheduleStoreContract } from './schedule-store.contract';
+
+describeScheduleStoreContract('memory', async () => {
+  const backend = new MemoryScheduleBackend();
+  return {
+    stores: [new MemoryScheduleStore(backend), new MemoryScheduleStore(backend)],
+    async plant(id, raw) {
+      backend.records.set(id, raw);
+    },
+    async close() {},
+  };
+});
