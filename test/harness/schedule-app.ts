@@ -6,9 +6,9 @@
  */
 import 'reflect-metadata';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
-import { ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleService, type ClusterSingletonOptions } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleHandler, ScheduleService, type ClusterSingletonOptions } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
 import { appendEvent, type RunEvent, type Unstamped } from './history';
 import type { ScheduleNodeSettings } from './schedule-node';
@@ -43,6 +43,37 @@ const descriptor = Object.getOwnPropertyDescriptor(ScheduleJobs.prototype, 'tick
 ClusterSingleton({ semaphore: settings.semaphore, duration: settings.duration, ...settings.options } as ClusterSingletonOptions)(ScheduleJobs.prototype, 'tick', descriptor);
 Object.defineProperty(ScheduleJobs.prototype, 'tick', descriptor);
 
+/**
+ * With env RUNTIME (`{ count, version, rounds }`): at start-up this node upserts the schedules `rt-0` .. `rt-<count-1>`
+ * (every second), `rounds` times over, all at once, each carrying `version * 100 + round`, and records every
+ * write's outcome and revision as an `edit` event; it runs them with its handler, recording each run's start.
+ */
+@Injectable()
+class RuntimeScheduleNode implements OnApplicationBootstrap {
+  constructor(private readonly gatekeeper: GatekeeperService, private readonly schedules: ScheduleService) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const plan = process.env.RUNTIME ? (JSON.parse(process.env.RUNTIME) as { count: number; version: number; rounds: number }) : undefined;
+    if (!plan) return;
+    for (let round = 0; round < plan.rounds; round++) {
+      const version = plan.version * 100 + round;
+      await Promise.all(Array.from({ length: plan.count }, async (_, i) => {
+        const startedAt = Date.now();
+        const result = await this.schedules.upsert({ id: `rt-${i}`, cron: '* * * * * *', handler: 'rt', data: { version }, duration: '3s' });
+        appendEvent(historyFile, { type: 'edit', op: 'upsert', semaphore: `rt-${i}`, args: [version], startedAt, ok: true, result: { outcome: result.outcome, revision: result.revision } }, nodeName);
+      }));
+    }
+  }
+
+  @ScheduleHandler('rt')
+  handle(): void {
+    const run = this.schedules.currentRun()!;
+    const lease = this.gatekeeper.currentLease()!;
+    record({ semaphore: `schedule:${run.job}`, job: run.job, token: run.token, type: 'start', tick: Math.round(run.instant! / 1000), validUntil: lease.validUntil, valid: lease.isValid(), trigger: run.trigger, instant: run.instant });
+    record({ semaphore: `schedule:${run.job}`, job: run.job, token: run.token, type: 'end', outcome: 'done', valid: lease.isValid() });
+  }
+}
+
 @Module({
   imports: [
     ScheduleModule.forRoot(),
@@ -52,7 +83,7 @@ Object.defineProperty(ScheduleJobs.prototype, 'tick', descriptor);
       schedules: { history: { flushInterval: settings.flushInterval ?? '500ms' } },
     })),
   ],
-  providers: [ScheduleJobs],
+  providers: [ScheduleJobs, RuntimeScheduleNode],
 })
 class ScheduleNodeModule {}
 
