@@ -14,7 +14,7 @@ export function round(value: number | null, digits = 3): number | null {
 export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
-    | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection';
+    | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'schedules-steady' | 'run-now';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq';
   nodes: number;
   semaphores: number;

@@ -25,6 +25,7 @@ import { validateDefinition } from '../lib/permits/definition.validator';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
 import { percentile, round, type BenchRow } from './bench-stats';
+import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
@@ -36,7 +37,7 @@ const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
 const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
 const runs = (group: (typeof GROUPS)[number]) =>
@@ -276,6 +277,11 @@ async function main(): Promise<void> {
           await cron('gatekeeper+history', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix), `c-hold-h-${nodes}-${semaphores}`);
         }
       }
+    }
+
+    if (runs('schedules')) {
+      log('schedules: 1,000 runtime schedules on 3 nodes, and run now');
+      rows.push(...(await schedulesBench(config, `${prefix}-schedules`, log)));
     }
 
     if (runs('overhead')) {
