@@ -63,6 +63,11 @@ export interface ResolvedClusterSingletonOptions {
   readonly missedRuns: 'skip' | 'runOnce';
   /** `undefined`: the shortest gap of the job's cron expression. */
   readonly catchUpWindowMs: number | undefined;
+  /**
+   * Runtime schedules, whose timer the library owns: a second tick for an instant already started here is skipped
+   * (`DUPLICATE_TICK`). Off for decorated methods, which an application may also call itself.
+   */
+  readonly oncePerInstant?: boolean;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */

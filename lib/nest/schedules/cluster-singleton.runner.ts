@@ -40,6 +40,8 @@ const MANUAL_WAIT_MS = 30_000;
 
 /** The skip reason of a tick that came while this node's previous run was still going. */
 export const OVERLAP = 'OVERLAP';
+/** The skip reason of a second tick for an instant this node already started a run for. */
+export const DUPLICATE_TICK = 'DUPLICATE_TICK';
 
 /** A run going on now here, for a tick that would replace it. */
 interface Running {
@@ -61,6 +63,8 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
   private readonly tokens = new Map<string, number>();
   /** The reason of each method's last skipped tick (decorated methods only, so bounded). */
   private readonly lastSkip = new Map<string, string>();
+  /** The newest scheduled instant each job started for here: a second tick for it (a timer firing twice) is skipped. */
+  private readonly lastInstant = new Map<string, number>();
   /** The run of each method going on now, with its lease (for `overlap: 'replace'`). */
   private readonly running = new Map<string, Running>();
   /** Methods whose tick is waiting for the run it replaces to end. */
@@ -107,6 +111,12 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     const manual = manualRunContext.getStore();
     const atStart = catchUpContext.getStore() === true;
     const instant = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
+    if (options.oncePerInstant && instant !== undefined && instant <= (this.lastInstant.get(where) ?? -Infinity)) {
+      // Each instant runs at most once here, whatever fires the tick twice (a timer early by its rounding, a schedule
+      // re-armed by an edit): a second tick for an instant this node started is not a new tick.
+      this.skipped(options.semaphore, where, DUPLICATE_TICK);
+      return undefined;
+    }
     const busy = this.active.get(where);
     if (busy && atStart) return undefined; // a tick got there first: it catches up itself
     if (busy && (manual || !busy.tick)) {
@@ -241,6 +251,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
   ): Promise<unknown> {
     const token = lease.permit.fencingToken;
     const { trigger, instant, request } = run;
+    if (instant !== undefined && trigger !== 'manual') this.lastInstant.set(where, Math.max(instant, this.lastInstant.get(where) ?? -Infinity));
     this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger, instant });
     const record = this.schedules.recorder.started({ job: where, trigger, instant, token, request });
     this.running.set(where, { lease });

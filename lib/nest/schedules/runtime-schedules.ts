@@ -17,6 +17,8 @@ import { JobRegistry } from './job-registry';
 
 /** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How early a timer may fire and still count as its instant's (timer rounding). */
+const EARLY_MS = 5;
 /** How often a node reads the schedules' change marker: the bound on an edit reaching it when events are lost. */
 const POLL_MS = 1_000;
 
@@ -143,13 +145,15 @@ export class RuntimeSchedules implements CapabilityRuntime {
   }
 
   /** Sets the timer for the next fire instant, and again after each tick. */
-  private schedule(armed: Armed, trigger: CronTrigger, call: () => Promise<unknown>): void {
+  private schedule(armed: Armed, trigger: CronTrigger, call: () => Promise<unknown>, after = this.options.clock.now()): void {
     const now = this.options.clock.now();
-    const [next] = trigger.next(now, 1);
+    const [next] = trigger.next(Math.max(now, after), 1);
     const fire = () => {
       if (this.armed.get(armed.record.id) !== armed || this.stopped) return;
-      if (this.options.clock.now() < next - 1) return this.schedule(armed, trigger, call); // a long wait, in steps
-      this.schedule(armed, trigger, call);
+      // A long wait goes in steps; a timer that fires a little early still fires for `next`, and the one after it is
+      // counted from `next`, never from the early clock (which would name `next` again).
+      if (this.options.clock.now() < next - EARLY_MS) return this.schedule(armed, trigger, call, after);
+      this.schedule(armed, trigger, call, next);
       call().catch((error: unknown) => this.logger.error(`runtime schedule ${armed.record.id}: ${(error as Error).message}`));
     };
     armed.timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, next - now)));
@@ -183,5 +187,6 @@ function permitOptions(definition: ScheduleDefinition): ResolvedClusterSingleton
     replaceWaitMs: definition.replaceWaitMs ?? 30_000,
     missedRuns: definition.missedRuns,
     catchUpWindowMs: definition.catchUpWindowMs,
+    oncePerInstant: true,
   };
 }
