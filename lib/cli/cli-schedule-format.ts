@@ -26,7 +26,7 @@ export interface ListedSchedule {
  * that have the handler): the live holders of its semaphore, and whether any node defined that semaphore.
  */
 export interface ScheduleTakers {
-  /** `running`: a live node holds its permit (it has the handler); `paused`; `notTakenUp`: no node defined its semaphore; `noHolder`: defined once, nobody holds it now. */
+  /** `paused` (whoever still holds its permit); `running`: a live node holds its permit (it has the handler); `notTakenUp`: no node defined its semaphore; `noHolder`: defined once, nobody holds it now. */
   readonly verdict: 'running' | 'paused' | 'notTakenUp' | 'noHolder';
   /** Live holders of its permit: nodes with the handler. */
   readonly holders: ReadonlyArray<Pick<Permit, 'acquirer' | 'group' | 'instance' | 'fencingToken' | 'expiresAt'>>;
@@ -62,7 +62,7 @@ function takersText(s: ShownSchedule): string {
     case 'running':
       return `run by: ${holders}: holds its permit, so it has handler "${handler}"`;
     case 'paused':
-      return 'run by: nobody while paused';
+      return `run by: nobody while paused${holders ? ` (its permit is still held by ${holders} until it lapses)` : ''}`;
     case 'notTakenUp':
       return `run by: nobody yet: no node has taken it up (its semaphore "${semaphore}" is not defined, which the first node with @ScheduleHandler('${handler}') does within a second of seeing it). If that stays so, no live node has the handler.`;
     default:
@@ -89,7 +89,7 @@ export function scheduleText(s: ShownSchedule, now = Date.now()): string {
 /** A change's outcome for people. */
 export function changeText(r: ScheduleChangeResult, action: 'upsert' | 'pause' | 'resume' | 'remove'): string {
   if (r.outcome === 'unchanged') {
-    return r.revision === 0 ? `schedule ${r.id}: nothing to ${action} (no such schedule)` : `schedule ${r.id}: unchanged, revision ${r.revision} (nothing was written)`;
+    return r.schedule ? `schedule ${r.id}: unchanged, revision ${r.revision} (nothing was written)` : `schedule ${r.id}: nothing to ${action} (no such schedule)`;
   }
   const done = { upsert: r.outcome, pause: 'paused', resume: 'resumed', remove: 'removed' }[action];
   return `schedule ${r.id}: ${done}, revision ${r.revision}`;

@@ -80,7 +80,7 @@ async function takersOf(admin: SemaphoreAdmin, record: LiveScheduleRecord): Prom
   const status = (await admin.permits()).find((s) => s.name === record.definition.semaphore);
   const holders = (status?.permits ?? []).map((p) => ({ acquirer: p.acquirer, group: p.group, instance: p.instance, fencingToken: p.fencingToken, expiresAt: p.expiresAt }));
   const semaphoreDefined = status?.definition !== undefined;
-  const verdict = holders.length > 0 ? 'running' : record.definition.paused ? 'paused' : semaphoreDefined ? 'noHolder' : 'notTakenUp';
+  const verdict = record.definition.paused ? 'paused' : holders.length > 0 ? 'running' : semaphoreDefined ? 'noHolder' : 'notTakenUp';
   return { verdict, holders, semaphoreDefined };
 }
 

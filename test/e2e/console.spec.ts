@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { testCluster, uniquePrefix } from '../support/test-cluster';
@@ -260,11 +260,31 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await (await page.$('#schedules'))!.screenshot({ path: join(SHOTS, 'console-schedules.png') });
     await page.$eval('#sections', (nav) => ((nav as HTMLElement).style.position = ''));
 
+    // A change names the revision the row shows: edited meanwhile elsewhere (while the panel could not poll), the
+    // pause is refused with REVISION_CONFLICT and the edit stands.
+    const base = url.replace(/\/console$/, '');
+    await page.setRequestInterception(true);
+    const holdListing = (request: HTTPRequest) => void (request.method() === 'GET' && request.url().endsWith('/schedules') ? request.abort() : request.continue());
+    page.on('request', holdListing);
+    const edited = await fetch(`${base}/schedules/report-acme`, {
+      method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cron: '*/5 * * * * *', handler: 'tenant-report', data: { tenant: 'acme', edited: true }, duration: '15s' }),
+    }).then((r) => r.json() as Promise<{ outcome: string; revision: number }>);
+    expect(edited).toMatchObject({ outcome: 'updated', revision: Number(revision) + 1 });
+    expect((await cells(acme))[3]).toBe(revision); // the panel still shows what it read
+    await click(`${acme} button[aria-label="Pause report-acme"]`);
+    await page.waitForFunction(() => document.getElementById('schedule-result')!.dataset.reason === 'REVISION_CONFLICT');
+    expect(await text('#schedule-result')).toBe(`report-acme: not changed, it was edited meanwhile (now revision ${edited.revision}); look again and retry.`);
+    page.off('request', holdListing);
+    await page.setRequestInterception(false);
+    await page.waitForFunction((r, rev) => document.querySelector(`${r} td.revision`)?.textContent === rev, {}, acme, String(edited.revision));
+    expect(await page.$(`${acme} .badge.paused`)).toBeNull();
+
     // Pause: the row says so at the next revision, and the schedule stops firing on every instance while globex
     // (every 7 s) goes on: between two of its runs an instant of acme (every 5 s) passes, which would have run.
     await click(`${acme} button[aria-label="Pause report-acme"]`);
     await page.waitForSelector(`${acme} .badge.paused`);
-    expect(await text('#schedule-result')).toBe(`report-acme: paused, revision ${Number(revision) + 1}.`);
+    expect(await text('#schedule-result')).toBe(`report-acme: paused, revision ${edited.revision + 1}.`);
     expect((await cells(acme))[4]).toBe('paused');
     const globexRuns = runs('report-globex').length;
     await eventually('a run of globex after the pause', () => runs('report-globex').length > globexRuns, { timeoutMs: 20_000 });
