@@ -76,6 +76,13 @@ describe('nestjs-gatekeeper schedules (built binary, real member)', () => {
     expect(await service.schedule('report-acme')).toMatchObject({ revision: created.revision, updatedBy: `cli@${hostname()}`, definition: { handler: 'tenant-report', data: { tenant: 'acme' } } });
     const again = await run('schedules', 'upsert', '--file', join(dir, 'acme.json'));
     expect([again.code, again.stdout.trim()]).toEqual([0, `schedule report-acme: unchanged, revision ${created.revision} (nothing was written)`]);
+    // The file the runtime schedules page shows.
+    const example = await run('schedules', 'upsert', '--file', join(__dirname, '../../examples/tenant-schedule.json'));
+    expect([example.code, example.stdout]).toEqual([0, expect.stringMatching(/^schedule report-initech-morning: created, revision \d+\n$/)]);
+    expect(await service.schedule('report-initech-morning')).toMatchObject({
+      definition: { cron: '0 30 6 * * 1-5', timeZone: 'Europe/Berlin', data: { format: 'pdf', tenant: 'initech' }, missedRuns: 'runOnce', catchUpWindowMs: 7_200_000 },
+    });
+    expect((await run('schedules', 'remove', 'report-initech-morning')).stdout).toMatch(/^schedule report-initech-morning: removed, revision \d+\n$/);
   });
 
   it('refuses a change whose --expected-revision is stale (exit 1, REVISION_CONFLICT) and changes nothing; a current one applies', async () => {
