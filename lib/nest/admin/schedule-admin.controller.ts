@@ -30,10 +30,7 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     /** Every runtime schedule, by id: definition, revision, next fire instant, last run, and whether this node has its handler. */
     @Get('schedules')
     list(): Promise<ScheduleOverview[]> {
-      return answer(async () => {
-        const overviews = await scheduleOverviews(this.schedules, await this.schedules.schedules(), this.options.clock.now(), 1);
-        return overviews;
-      });
+      return answer(async () => scheduleOverviews(this.schedules, await this.schedules.schedules(), this.options.clock.now(), 1));
     }
 
     /** One runtime schedule with its next 10 fire instants; 404 `UNKNOWN_SCHEDULE` if there is none. */
