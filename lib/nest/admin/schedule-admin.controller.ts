@@ -2,11 +2,13 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Quer
 import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { ScheduleChangeResult } from '../../schedules/schedule-catalog';
 import type { ScheduleOverview } from '../../schedules/schedule-overview';
+import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { parseExpectedRevision, parseScheduleBody } from '../../schedules/schedule-request.input';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { ScheduleService } from '../schedules/schedule.service';
 import { scheduleOverviews } from '../schedules/schedule-overviews';
+import { SchedulesRuntime } from '../schedules/schedules.runtime';
 import { answer } from './admin-answer';
 
 /** Fire instants one schedule's answer lists (a listing lists the next one). */
@@ -24,13 +26,14 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
   class ScheduleAdminController {
     constructor(
       private readonly schedules: ScheduleService,
+      private readonly runtime: SchedulesRuntime,
       @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     ) {}
 
     /** Every runtime schedule, by id: definition, revision, next fire instant, last run, and whether this node has its handler. */
     @Get('schedules')
     list(): Promise<ScheduleOverview[]> {
-      return answer(async () => scheduleOverviews(this.schedules, await this.schedules.schedules(), this.options.clock.now(), 1));
+      return answer(async () => this.overviews(await this.schedules.schedules(), 1));
     }
 
     /** One runtime schedule with its next 10 fire instants; 404 `UNKNOWN_SCHEDULE` if there is none. */
@@ -39,7 +42,7 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
       return answer(async () => {
         const record = await this.schedules.schedule(id);
         if (!record) throw new UnknownScheduleError(id);
-        const [overview] = await scheduleOverviews(this.schedules, [record], this.options.clock.now(), NEXT_RUNS);
+        const [overview] = await this.overviews([record], NEXT_RUNS);
         return overview;
       });
     }
@@ -77,6 +80,10 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     @HttpCode(200)
     resume(@Param('id') id: string, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
       return answer(() => this.schedules.resume(id, edit(id, expectedRevision)));
+    }
+
+    private overviews(records: LiveScheduleRecord[], next: number): Promise<ScheduleOverview[]> {
+      return scheduleOverviews(this.runtime, records, this.options.clock.now(), next, this.options.storeTimeoutMs);
     }
   }
   return ScheduleAdminController;
