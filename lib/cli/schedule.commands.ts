@@ -35,10 +35,16 @@ function cronValidator(): CronValidator | undefined {
   };
 }
 
+/** Triggers by zone and expression: reading one with the cron package costs milliseconds, and tenants share a few. */
+const triggers = new Map<string, CronTrigger | string>();
+
 /** The next `count` fire instants of a schedule, or none when paused or the cron package cannot be loaded here. */
 function nextRuns(record: LiveScheduleRecord, count: number, now: number): number[] {
-  if (record.definition.paused || !loadCronTime()) return [];
-  const trigger = CronTrigger.fromExpression(record.definition.cron, record.definition.timeZone);
+  const { paused, cron, timeZone } = record.definition;
+  if (paused || !loadCronTime()) return [];
+  const key = `${timeZone}\u0000${cron}`;
+  let trigger = triggers.get(key);
+  if (trigger === undefined) triggers.set(key, (trigger = CronTrigger.fromExpression(cron, timeZone)));
   return typeof trigger === 'string' ? [] : trigger.next(now, count);
 }
 
