@@ -59,6 +59,8 @@ export class HistoryRecorder {
   /** Set at stop: the last flush writes everything, skipped ticks included. */
   private final = false;
   private readonly since: number;
+  /** Runs started here so far: part of each run's id. */
+  private sequence = 0;
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
 
@@ -85,7 +87,7 @@ export class HistoryRecorder {
     const startedAt = this.options.clock.now();
     const { instance, node } = this.options.identity;
     const record: RunRecord = {
-      id: runId(instance, run.token, startedAt), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt,
+      id: runId(instance, run.token, startedAt, ++this.sequence), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt,
       outcome: 'running', request: run.request,
     };
     this.put(record);

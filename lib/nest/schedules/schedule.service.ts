@@ -95,14 +95,15 @@ export class ScheduleService {
 
   /**
    * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
-   * its missed instants and the ticks skipped by every live node. Throws {@link UnknownJobError} for a name that is
-   * neither a job here nor in the cluster's history.
+   * its missed instants and the ticks skipped by every live node. A `@LeaderOnly` method's runs are read as
+   * `leader:<election>:<Class.method>`. Throws {@link UnknownJobError} for a name that is neither a job here nor in
+   * the cluster's history.
    */
   async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
     await this.runtime.connect();
     const { store, recorder } = this.runtime;
     const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
-    if (!stored && !this.runtime.jobs.get(job) && recorder.unwritten(job).length === 0) {
+    if (!stored && !this.runtime.knows(job) && recorder.unwritten(job).length === 0) {
       throw new UnknownJobError(job, this.jobs());
     }
     // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HistoryRecorder } from '../../schedules/history-recorder';
+import { leaderJobName } from '../../core/leader-job-name';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
@@ -19,6 +20,8 @@ const FLUSH_WARNING_MS = 60_000;
 @Injectable()
 export class SchedulesRuntime implements CapabilityRuntime {
   readonly recorder: HistoryRecorder;
+  /** The history's names of this node's `@LeaderOnly` methods (`leader:<election>:<Class.method>`), found at start-up. */
+  private leaderJobs: ReadonlySet<string> = new Set();
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private connected?: Promise<void>;
   private lastWarning = 0;
@@ -42,6 +45,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
 
   async start(): Promise<void> {
     this.jobs.register(this.explorer.discover());
+    this.leaderJobs = new Set(this.explorer.discoverLeaderOnly().map(({ election, where }) => leaderJobName(election, where)));
     await this.connect();
     await this.requests.connect();
     this.recorder.start();
@@ -55,6 +59,11 @@ export class SchedulesRuntime implements CapabilityRuntime {
     await this.recorder.stop();
     await this.store.close();
     this.connected = undefined;
+  }
+
+  /** Whether this node has a job (cron, runtime schedule or `@LeaderOnly` method) of this name in the run history. */
+  knows(job: string): boolean {
+    return this.jobs.get(job) !== undefined || this.leaderJobs.has(job);
   }
 
   /** Connects the history store once (readers before start-up wait for it). */
