@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { existsSync } from 'node:fs';
-import { ClusterService, LeaderOnly, ScheduleService, UnknownJobError } from '../../lib';
+import { Test } from '@nestjs/testing';
+import { ClusterService, GatekeeperModule, LeaderOnly, ScheduleService, UnknownJobError } from '../../lib';
+import { CapturingLogger } from '../support/capturing-logger';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { cli, CLI_BIN } from '../support/cli-process';
 import { eventually } from '../support/eventually';
@@ -8,6 +10,7 @@ import { testCluster, uniquePrefix } from '../support/test-cluster';
 
 const JOB = 'leader:reports:ReportSender.send';
 const LEASE_MS = 2_000;
+const TOKEN = 'leader-history-admin-token-0123456789';
 
 /** A leader-only method the test calls directly on each node (as a tick would). */
 @Injectable()
@@ -102,6 +105,12 @@ describe('run history of @LeaderOnly methods (real member, two nodes, a handover
     expect(history.runs.every((r) => r.durationMs !== undefined && r.startedAt > 0)).toBe(true);
     expect(history).toMatchObject({ counts: { completed: 3, failed: 1, aborted: 1 }, lastFailure: { outcome: 'aborted', node: leaderName } });
     expect(history.skipped).toEqual({ NOT_LEADER: 3 });
+
+    // describe: the election's semaphore, held by the new leader under its epoch; no schedule.
+    expect(await follower.get(ScheduleService).describe(JOB)).toMatchObject({
+      job: JOB, semaphore: 'election:reports', mode: 'hold', holders: [{ node: followerName, token: secondEpoch }], nextRuns: [],
+      lastRun: { node: followerName, token: secondEpoch, outcome: 'completed' }, skipped: { NOT_LEADER: 3 },
+    });
   });
 
   it('reads the history from the cluster alone with `jobs history` (the leader\'s runs written in the background)', async () => {
@@ -125,6 +134,37 @@ describe('run history of @LeaderOnly methods (real member, two nodes, a handover
       [epoch, 'failed', 'no recipients'],
       [epoch, 'completed', undefined],
     ]));
+  });
+
+  it('serves the history and the description through the admin API, the colons of the name in the path', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        identity: { acquirer: 'admin-node', group: 'production' }, store: 'memory', membership: false,
+        admin: { path: 'ops', token: TOKEN }, elections: [{ name: 'reports', lease: '2s' }],
+      })],
+      providers: [ReportSender],
+    }).setLogger(new CapturingLogger()).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const cluster = app.get(ClusterService);
+      await eventually('this node leads "reports"', () => cluster.isLeader('reports'), { timeoutMs: 5 * LEASE_MS });
+      await expect(app.get(ReportSender).send({ failWith: 'relay down' })).rejects.toThrow('relay down');
+      const base = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/ops/jobs/`;
+      const get = async (path: string) => {
+        const response = await fetch(base + path, { headers: { authorization: `Bearer ${TOKEN}` } });
+        return { status: response.status, body: await response.json() };
+      };
+      const epoch = cluster.leadership('reports')!.epoch;
+      for (const name of [JOB, encodeURIComponent(JOB)]) {
+        expect(await get(`${name}/history`)).toMatchObject({
+          status: 200, body: { job: JOB, runs: [{ trigger: 'call', node: 'admin-node', token: epoch, outcome: 'failed', error: 'relay down' }] },
+        });
+      }
+      expect(await get(JOB)).toMatchObject({ status: 200, body: { semaphore: 'election:reports', holders: [{ node: 'admin-node', token: epoch }] } });
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses a name that is neither a leader-only method here nor in the history', async () => {

@@ -20,8 +20,8 @@ const FLUSH_WARNING_MS = 60_000;
 @Injectable()
 export class SchedulesRuntime implements CapabilityRuntime {
   readonly recorder: HistoryRecorder;
-  /** The history's names of this node's `@LeaderOnly` methods (`leader:<election>:<Class.method>`), found at start-up. */
-  private leaderJobs: ReadonlySet<string> = new Set();
+  /** This node's `@LeaderOnly` methods by their history name (`leader:<election>:<Class.method>`), with their election; found at start-up. */
+  private leaderJobs: ReadonlyMap<string, string> = new Map();
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private connected?: Promise<void>;
   private lastWarning = 0;
@@ -45,7 +45,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
 
   async start(): Promise<void> {
     this.jobs.register(this.explorer.discover());
-    this.leaderJobs = new Set(this.explorer.discoverLeaderOnly().map(({ election, where }) => leaderJobName(election, where)));
+    this.leaderJobs = new Map(this.explorer.discoverLeaderOnly().map(({ election, where }) => [leaderJobName(election, where), election]));
     await this.connect();
     await this.requests.connect();
     this.recorder.start();
@@ -64,6 +64,11 @@ export class SchedulesRuntime implements CapabilityRuntime {
   /** Whether this node has a job (cron, runtime schedule or `@LeaderOnly` method) of this name in the run history. */
   knows(job: string): boolean {
     return this.jobs.get(job) !== undefined || this.leaderJobs.has(job);
+  }
+
+  /** The election of this node's `@LeaderOnly` method named `job` in the history, if it is one. */
+  leaderElection(job: string): string | undefined {
+    return this.leaderJobs.get(job);
   }
 
   /** Connects the history store once (readers before start-up wait for it). */
