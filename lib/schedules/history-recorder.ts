@@ -141,10 +141,15 @@ export class HistoryRecorder {
     let runs = this.pending.get(record.job);
     if (!runs) this.pending.set(record.job, (runs = new Map()));
     runs.set(record.id, { record, dirty: true });
-    // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest.
+    // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest. The map is in
+    // start order (a run's later records replace it in place), so the oldest ended runs are the first ones met:
+    // no sort on a call's path, however many runs wait (@LeaderOnly methods can be called thousands of times a flush).
     if (runs.size > this.options.keep) {
-      const ended = [...runs.values()].filter((p) => p.record.outcome !== 'running').sort((a, b) => a.record.startedAt - b.record.startedAt);
-      for (const old of ended.slice(0, runs.size - this.options.keep)) {
+      let over = runs.size - this.options.keep;
+      for (const old of runs.values()) {
+        if (over === 0) break;
+        if (old.record.outcome === 'running') continue;
+        over--;
         runs.delete(old.record.id);
         const dropped = this.dropped.get(record.job) ?? { counts: {} };
         dropped.counts[old.record.outcome] = (dropped.counts[old.record.outcome] ?? 0) + 1;
