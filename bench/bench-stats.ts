@@ -12,7 +12,7 @@ export function round(value: number | null, digits = 3): number | null {
 
 /** One result row, in the format other tools read (see docs/benchmarks.md). */
 export interface BenchRow {
-  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
+  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead' | 'leader-only-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'schedules-steady' | 'run-now';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq';

@@ -17,7 +17,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
-import { ClusterSingleton, GatekeeperModule } from '../lib';
+import { ClusterSingleton, GatekeeperModule, LeaderOnly } from '../lib';
+import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS } from '../lib/nest/gatekeeper.constants';
+import type { HistoryStore } from '../lib/schedules/history-store';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
 import { declareFreshCluster } from '../lib/testing';
 import { systemClock } from '../lib/core/clock';
@@ -159,6 +161,49 @@ async function decoratorOverhead(config: ClientConfig, mapPrefix: string): Promi
   await app.close();
 }
 
+@Injectable()
+class LeaderOverheadJobs {
+  count = 0;
+  bare(): void {
+    this.count++;
+  }
+  @LeaderOnly('overhead')
+  async led(): Promise<void> {
+    this.count++;
+  }
+}
+
+/**
+ * What @LeaderOnly adds to a call on the leader, against the same method bare: with the run history off (its run log
+ * replaced by one that does nothing) and on (each run noted in memory, written in the background). The history row's
+ * round trips are the history store's calls during the calls themselves: none, whatever the count.
+ */
+async function leaderOverhead(config: ClientConfig, mapPrefix: string): Promise<void> {
+  for (const system of ['gatekeeper', 'gatekeeper+history'] as const) {
+    let builder = Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'bench' }, hazelcast: { clientConfig: config, mapPrefix: `${mapPrefix}-${system}` }, elections: [{ name: 'overhead', lease: '1m' }] })],
+      providers: [LeaderOverheadJobs],
+    }).setLogger(false as never);
+    if (system === 'gatekeeper') builder = builder.overrideProvider(GATEKEEPER_LEADER_RUNS).useValue({ started: () => ({}), finished: () => undefined, skippedTick: () => undefined });
+    const app = await builder.compile();
+    await app.init();
+    const jobs = app.get(LeaderOverheadJobs);
+    const history = app.get<HistoryStore>(GATEKEEPER_HISTORY_STORE);
+    for (let i = 0; i < 200 && jobs.count === 0; i++) {
+      await jobs.led();
+      if (jobs.count === 0) await sleep(50); // not elected yet
+    }
+    if (system === 'gatekeeper') {
+      const samples = await timed(DECISIONS, async () => jobs.bare());
+      rows.push({ ...decisionRow('leader-only-overhead', 'bare-cron', samples, 0), roundTripsPerDecision: null });
+    }
+    const before = history.operationCount();
+    const samples = await timed(DECISIONS, () => jobs.led());
+    rows.push(decisionRow('leader-only-overhead', system, samples, history.operationCount() - before));
+    await app.close();
+  }
+}
+
 async function startRedis(): Promise<{ port: number; stop: () => Promise<void> } | undefined> {
   if (spawnSync('redis-server', ['--version']).status !== 0) {
     log('redis-server not found: redlock rows are left out (apt-get install redis-server to include them)');
@@ -287,6 +332,8 @@ async function main(): Promise<void> {
     if (runs('overhead')) {
       log('decorator overhead (a tick of a job this node holds)');
       await decoratorOverhead(config, `${prefix}-overhead`);
+      log('@LeaderOnly overhead (a call on the leader; run history off and on)');
+      await leaderOverhead(config, `${prefix}-leader-overhead`);
     }
 
     const cluster = { clusterName: member.clusterName, addresses: member.addresses };

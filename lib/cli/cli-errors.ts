@@ -107,7 +107,7 @@ export class NoJobHistoryError extends GatekeeperError {
     known: readonly string[],
   ) {
     super(
-      `No history of job "${job}" in the cluster: no node has written a run, missed instant or skipped tick of it (jobs are named Class.method` +
+      `No history of job "${job}" in the cluster: no node has written a run, missed instant or skipped tick of it (jobs are named Class.method, a schedule's id or leader:<election>:<Class.method>` +
         `${known.length > 0 ? `; jobs with a history: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', ...' : ''}` : ''})`,
     );
   }
