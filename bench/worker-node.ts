@@ -26,6 +26,10 @@ export class WorkerNode {
     child.stdout?.on('data', (chunk) => this.read(String(chunk)));
     // Kept for the message if the process fails to start (bounded: a crash loop must not fill the bench's memory).
     child.stderr?.on('data', (chunk) => (this.errors = (this.errors + String(chunk)).slice(-4_000)));
+    // An exit wakes the waits too ('close': after the last output was read), so a dead node fails them at once.
+    child.on('close', () => {
+      for (const listener of this.listeners) listener();
+    });
   }
 
   get pid(): number {
@@ -38,14 +42,12 @@ export class WorkerNode {
 
   /** Resolves once the process printed READY; fails if it exits first or takes longer than START_TIMEOUT_MS. */
   async untilReady(): Promise<void> {
-    const exited = once(this.child, 'exit').then(([code, signal]) => {
-      throw new Error(`${this.name} exited (${code ?? signal}) before READY: ${this.errors}`);
+    await waitFor([this], `${this.name} to print READY`, () => {
+      if (!this.ready && this.exited()) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before READY: ${this.errors}`);
+      return this.ready;
+    }, START_TIMEOUT_MS).catch((error: Error) => {
+      throw error.message.includes('before READY') ? error : new Error(`${error.message} (stderr: ${this.errors || 'none'})`);
     });
-    const ready = waitFor([this], `${this.name} to print READY`, () => this.ready, START_TIMEOUT_MS).catch((error: Error) => {
-      throw new Error(`${error.message} (stderr: ${this.errors || 'none'})`);
-    });
-    exited.catch(() => undefined); // settles later, after READY, when the node is stopped
-    await Promise.race([ready, exited]);
   }
 
   /** SIGTERM, and wait for the exit. */
