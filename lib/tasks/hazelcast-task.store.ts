@@ -3,8 +3,9 @@ import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { StoreCalls } from '../hazelcast/store-call';
+import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
-import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
+import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 
@@ -29,9 +30,12 @@ export class HazelcastTaskStore implements TaskStore {
   private tasks?: IMap<string, HazelcastJsonValue>;
   private groups?: IMap<string, string>;
   private opened = false;
-  private listenerId?: string;
+  /** The member-side listener, and the types its predicate names (`null`: every type). */
+  private listener?: { readonly id: string; readonly types: string };
+  /** The registration under way (or the last one): a query waits for it, so it never races the listener. */
+  private registering: Promise<void> = Promise.resolve();
   private events: TaskStoreEvents = {};
-  private readonly listeners = new Set<readonly [TaskWatcher, (type: string) => boolean]>();
+  private readonly watchers = new Set<Watch>();
   private readonly prefix: string;
   private readonly calls: StoreCalls;
 
@@ -51,19 +55,6 @@ export class HazelcastTaskStore implements TaskStore {
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
-      const pending = (key: string, value: unknown) => {
-        const type = key.slice(0, key.indexOf(':'));
-        const told = [...this.listeners].filter(([, wants]) => wants(type));
-        if (told.length === 0) return;
-        const task = this.decodeEvent(key, value);
-        for (const [listener] of told) listener(type, key, task);
-      };
-      this.listenerId = await this.call(() => tasks.addEntryListenerWithPredicate(
-        { added: (e) => pending(e.key, e.value), updated: (e) => pending(e.key, e.value), merged: (e) => pending(e.key, e.value) },
-        Predicates.equal('state', 'pending'),
-        undefined,
-        true,
-      ), 'listen for pending tasks', {});
     } catch (error) {
       await this.close();
       throw error;
@@ -71,8 +62,10 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    if (this.listenerId && this.tasks) await this.tasks.removeEntryListener(this.listenerId).catch(() => undefined);
-    this.listenerId = undefined;
+    this.watchers.clear();
+    await this.registering.catch(() => undefined);
+    if (this.listener && this.tasks) await this.tasks.removeEntryListener(this.listener.id).catch(() => undefined);
+    this.listener = undefined;
     this.tasks = undefined;
     this.groups = undefined;
     if (!this.opened) return;
@@ -82,8 +75,9 @@ export class HazelcastTaskStore implements TaskStore {
 
   async read(id: string, options: TaskCallOptions = {}): Promise<VersionedTask> {
     const value = await this.call(() => this.taskMap().get(id), `read task ${id}`, options);
-    const raw = value === null || value === undefined ? null : rawOf(value);
-    return { raw, task: raw === null ? undefined : decodeTask(id, raw) };
+    if (value === null || value === undefined) return { raw: null, task: undefined };
+    const stored = objectOf(id, value);
+    return { raw: JSON.stringify(stored), task: decodeTaskObject(id, stored) };
   }
 
   async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
@@ -148,10 +142,77 @@ export class HazelcastTaskStore implements TaskStore {
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
-    const entry = [listener, wants] as const;
-    this.listeners.add(entry);
-    return () => this.listeners.delete(entry);
+  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
+    const watch: Watch = { listener, types: types && new Set(types) };
+    this.watchers.add(watch);
+    this.register();
+    return () => {
+      if (this.watchers.delete(watch)) this.register();
+    };
+  }
+
+  listening(): Promise<void> {
+    return this.registering;
+  }
+
+  /**
+   * Keeps one member-side listener whose predicate names the watched types (`state = pending AND type IN (...)`),
+   * with values: a node hears only of work it has a handler for, and a process that watches nothing (a submitter)
+   * hears nothing at all. A change of types registers the new listener before it removes the old, so no event falls
+   * in between (one may come twice: offering a task twice changes nothing). Registrations run one at a time.
+   */
+  private register(): void {
+    this.registering = this.registering.catch(() => undefined).then(() => this.reregister());
+  }
+
+  private async reregister(): Promise<void> {
+    const tasks = this.tasks;
+    if (!tasks) return;
+    const wanted = this.watchedTypes();
+    const key = wanted === undefined ? '*' : [...wanted].sort().join('\n');
+    const old = this.listener;
+    if (wanted?.size === 0 || this.watchers.size === 0) {
+      this.listener = undefined;
+      if (old) await this.call(() => tasks.removeEntryListener(old.id), 'stop listening for pending tasks', {}).catch(() => undefined);
+      return;
+    }
+    if (old?.types === key) return;
+    const pending = Predicates.equal('state', 'pending');
+    const predicate = wanted === undefined ? pending : Predicates.and(pending, Predicates.inPredicate('type', ...wanted));
+    const heard = (key: string, value: unknown) => this.heard(key, value);
+    const id = await this.call(() => tasks.addEntryListenerWithPredicate(
+      { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
+      predicate,
+      undefined,
+      true,
+    ), 'listen for pending tasks', {});
+    this.listener = { id, types: key };
+    if (old) await this.call(() => tasks.removeEntryListener(old.id), 'stop listening for pending tasks', {}).catch(() => undefined);
+  }
+
+  /** The types some watcher wants, or `undefined` when one wants every type. */
+  private watchedTypes(): Set<string> | undefined {
+    const all = new Set<string>();
+    for (const watch of this.watchers) {
+      if (!watch.types) return undefined;
+      for (const type of watch.types) all.add(type);
+    }
+    return all;
+  }
+
+  /** A task became pending: decoded once (only if someone wants its type) and told to those who do. */
+  private heard(key: string, value: unknown): void {
+    const type = key.slice(0, key.indexOf(':'));
+    let task: TaskRecord | undefined;
+    let decoded = false;
+    for (const watch of this.watchers) {
+      if (watch.types && !watch.types.has(type)) continue;
+      if (!decoded) {
+        task = this.decodeEvent(key, value);
+        decoded = true;
+      }
+      watch.listener(type, key, task);
+    }
   }
 
   operationCount(): number {
@@ -162,7 +223,7 @@ export class HazelcastTaskStore implements TaskStore {
   private decodeEvent(key: string, value: unknown): TaskRecord | undefined {
     if (value === null || value === undefined) return undefined;
     try {
-      return decodeTask(key, rawOf(value));
+      return decodeTaskObject(key, objectOf(key, value));
     } catch (error) {
       this.events.corruptValue?.(key, error instanceof CorruptStateError ? error.message : String(error));
       return undefined;
@@ -171,11 +232,11 @@ export class HazelcastTaskStore implements TaskStore {
 
   private decodeAll(values: unknown[]): TaskRecord[] {
     return values.flatMap((value) => {
-      const raw = rawOf(value);
       let id = '?';
       try {
-        id = (JSON.parse(raw) as { id?: string }).id ?? '?';
-        return [decodeTask(id, raw)];
+        const stored = objectOf(id, value);
+        id = typeof stored.id === 'string' ? stored.id : '?';
+        return [decodeTaskObject(id, stored)];
       } catch (error) {
         this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
         return [];
@@ -199,13 +260,20 @@ export class HazelcastTaskStore implements TaskStore {
   }
 }
 
+/** One watcher: its listener and the types it wants (`undefined`: every type). */
+interface Watch {
+  readonly listener: TaskWatcher;
+  readonly types: ReadonlySet<string> | undefined;
+}
+
 /**
- * The stored JSON of a value as read. A client whose serialization config parses JSON values eagerly (the Node
- * client's default) hands back an object: written by JSON.stringify of plain data, it turns back into the same
- * string, so a compare-and-set against it matches the stored bytes.
+ * A stored value as the object its JSON holds, parsed once. A client whose serialization config parses JSON values
+ * eagerly (the Node client's default) hands the object over already; written by JSON.stringify of plain data, it
+ * turns back into the same string, so a compare-and-set against that string matches the stored bytes.
  */
-function rawOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value instanceof HazelcastJsonValue) return value.toString();
-  return JSON.stringify(value);
+function objectOf(key: string, value: unknown): Record<string, unknown> {
+  if (typeof value === 'string') return parseJsonObject(key, value);
+  if (value instanceof HazelcastJsonValue) return parseJsonObject(key, value.toString());
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
+  return value as Record<string, unknown>;
 }
