@@ -7,6 +7,7 @@ import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import { HazelcastPendingListener } from './hazelcast-pending-listener';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** How the Hazelcast task store finds its maps. */
@@ -23,19 +24,15 @@ export interface HazelcastTaskStoreOptions {
  * Tasks in Hazelcast IMaps: `<prefix>.tasks` holds one JSON value per task (HazelcastJsonValue, so members can
  * query it, with indexes on `state` and `type`), `<prefix>.task-groups` one per group. Claimable work is found by a
  * member-side query (no node reads every task), and new work is heard through an entry listener whose predicate
- * (`state = pending`) the members evaluate: a node receives one event per task that becomes pending, carrying the
- * task, so it claims without asking first; nothing for claims, renewals or completions.
+ * the members evaluate ({@link HazelcastPendingListener}): a node receives one event per task of its types that
+ * becomes pending, carrying the task, so it claims without asking first; nothing for claims, renewals or completions.
  */
 export class HazelcastTaskStore implements TaskStore {
   private tasks?: IMap<string, HazelcastJsonValue>;
   private groups?: IMap<string, string>;
   private opened = false;
-  /** The member-side listener, and the types its predicate names (`null`: every type). */
-  private listener?: { readonly id: string; readonly types: string };
-  /** The registration under way (or the last one): a query waits for it, so it never races the listener. */
-  private registering: Promise<void> = Promise.resolve();
   private events: TaskStoreEvents = {};
-  private readonly watchers = new Set<Watch>();
+  private readonly pending = new HazelcastPendingListener((operation, what) => this.call(operation, what, {}), (key, value) => this.decodeEvent(key, value));
   private readonly prefix: string;
   private readonly calls: StoreCalls;
 
@@ -55,6 +52,7 @@ export class HazelcastTaskStore implements TaskStore {
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
+      this.pending.attach(tasks);
     } catch (error) {
       await this.close();
       throw error;
@@ -62,10 +60,7 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    this.watchers.clear();
-    await this.registering.catch(() => undefined);
-    if (this.listener && this.tasks) await this.tasks.removeEntryListener(this.listener.id).catch(() => undefined);
-    this.listener = undefined;
+    await this.pending.close();
     this.tasks = undefined;
     this.groups = undefined;
     if (!this.opened) return;
@@ -143,76 +138,11 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   watch(listener: TaskWatcher, types?: readonly string[]): () => void {
-    const watch: Watch = { listener, types: types && new Set(types) };
-    this.watchers.add(watch);
-    this.register();
-    return () => {
-      if (this.watchers.delete(watch)) this.register();
-    };
+    return this.pending.watch(listener, types);
   }
 
   listening(): Promise<void> {
-    return this.registering;
-  }
-
-  /**
-   * Keeps one member-side listener whose predicate names the watched types (`state = pending AND type IN (...)`),
-   * with values: a node hears only of work it has a handler for, and a process that watches nothing (a submitter)
-   * hears nothing at all. A change of types registers the new listener before it removes the old, so no event falls
-   * in between (one may come twice: offering a task twice changes nothing). Registrations run one at a time.
-   */
-  private register(): void {
-    this.registering = this.registering.catch(() => undefined).then(() => this.reregister());
-  }
-
-  private async reregister(): Promise<void> {
-    const tasks = this.tasks;
-    if (!tasks) return;
-    const wanted = this.watchedTypes();
-    const key = wanted === undefined ? '*' : [...wanted].sort().join('\n');
-    const old = this.listener;
-    if (wanted?.size === 0 || this.watchers.size === 0) {
-      this.listener = undefined;
-      if (old) await this.call(() => tasks.removeEntryListener(old.id), 'stop listening for pending tasks', {}).catch(() => undefined);
-      return;
-    }
-    if (old?.types === key) return;
-    const pending = Predicates.equal('state', 'pending');
-    const predicate = wanted === undefined ? pending : Predicates.and(pending, Predicates.inPredicate('type', ...wanted));
-    const heard = (key: string, value: unknown) => this.heard(key, value);
-    const id = await this.call(() => tasks.addEntryListenerWithPredicate(
-      { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
-      predicate,
-      undefined,
-      true,
-    ), 'listen for pending tasks', {});
-    this.listener = { id, types: key };
-    if (old) await this.call(() => tasks.removeEntryListener(old.id), 'stop listening for pending tasks', {}).catch(() => undefined);
-  }
-
-  /** The types some watcher wants, or `undefined` when one wants every type. */
-  private watchedTypes(): Set<string> | undefined {
-    const all = new Set<string>();
-    for (const watch of this.watchers) {
-      if (!watch.types) return undefined;
-      for (const type of watch.types) all.add(type);
-    }
-    return all;
-  }
-
-  /** A task became pending: decoded once (only if someone wants its type) and told to those who do. */
-  private heard(key: string, value: unknown): void {
-    const type = key.slice(0, key.indexOf(':'));
-    let task: TaskRecord | undefined;
-    let decoded = false;
-    for (const watch of this.watchers) {
-      if (watch.types && !watch.types.has(type)) continue;
-      if (!decoded) {
-        task = this.decodeEvent(key, value);
-        decoded = true;
-      }
-      watch.listener(type, key, task);
-    }
+    return this.pending.listening();
   }
 
   operationCount(): number {
@@ -258,12 +188,6 @@ export class HazelcastTaskStore implements TaskStore {
   private call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
     return this.calls.run(operation, what, options.timeoutMs);
   }
-}
-
-/** One watcher: its listener and the types it wants (`undefined`: every type). */
-interface Watch {
-  readonly listener: TaskWatcher;
-  readonly types: ReadonlySet<string> | undefined;
 }
 
 /**

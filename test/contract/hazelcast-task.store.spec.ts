@@ -42,8 +42,8 @@ describe('against a real Hazelcast member', () => {
       // What reaches each client from the member, before any filtering of its own.
       const received = (s: HazelcastTaskStore) => {
         const keys: string[] = [];
-        const target = s as unknown as { heard(key: string, value: unknown): void };
-        const heard = target.heard.bind(s);
+        const target = (s as unknown as { pending: { heard(key: string, value: unknown): void } }).pending;
+        const heard = target.heard.bind(target);
         target.heard = (key, value) => {
           keys.push(key);
           heard(key, value);
