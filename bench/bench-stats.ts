@@ -79,6 +79,10 @@ export interface BenchRow {
   maxSharePct?: number | null;
   /** Tasks backlog rows: pending tasks besides the measured ones when the worker started. */
   backlog?: number;
+  /** Tasks backlog rows: the longest slot cycle (a claim that fetches a batch pays for it once, which p99 may hide). */
+  maxMs?: number | null;
+  /** Tasks backlog rows (whose p50Ms/p99Ms are the one slot's cycle, start to next start): from a completion to the next start. */
+  claimGapMs?: { p50: number; p99: number } | null;
   /** Tasks backlog rows: bytes the worker process read (/proc/<pid>/io rchar: its sockets, all of them) per claim over the window. */
   bytesPerClaim?: number | null;
   /** Allocation rows: the lease, skew bound and rebalance delay the nodes ran with. */

@@ -276,9 +276,9 @@ function printAllocationTable(): void {
 
 /** The tasks rows have columns of their own. */
 function printTaskTable(): void {
-  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'cpu ms/task wk+store', 'bench cpu ms', 'per node', 'max share %', 'backlog', 'bytes/claim', 'idle ops/s/node', 'detection ms'];
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'cpu ms/task wk+store', 'bench cpu ms', 'per node', 'max share %', 'backlog', 'max ms', 'gap p50/p99', 'bytes/claim', 'idle ops/s/node', 'detection ms'];
   const table = rows.filter((r) => TASK_SCENARIOS.includes(r.scenario)).map((r) => [
-    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, cpuCell(r), r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, r.backlog, r.bytesPerClaim,
+    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, cpuCell(r), r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, r.backlog, r.maxMs, r.claimGapMs ? `${r.claimGapMs.p50}/${r.claimGapMs.p99}` : null, r.bytesPerClaim,
     r.idleOpsPerSecPerNode, r.detectionMs,
   ].map((v) => (v === null || v === undefined ? '-' : String(v))));
   if (table.length === 0) return;

@@ -179,7 +179,7 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
     const id = system === 'gatekeeper' ? `hang:${name}` : `hang-${name}`;
     await submitter.submit('hang', name);
     const holder = await waitFor(nodes, `${system}: the hang task started`, () => nodes.find((n) => n.started.has(id)), 30_000);
-    holder.app.child.kill('SIGKILL');
+    holder.child.kill('SIGKILL');
     const killedAt = preciseNow();
     const other = nodes.find((n) => n !== holder)!;
     await waitFor([other], `${system}: the task started elsewhere`, () => other.started.has(id), 120_000);
