@@ -3,9 +3,11 @@ import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { StoreCalls } from '../hazelcast/store-call';
+import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
-import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
+import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import { HazelcastPendingListener } from './hazelcast-pending-listener';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** How the Hazelcast task store finds its maps. */
@@ -22,16 +24,15 @@ export interface HazelcastTaskStoreOptions {
  * Tasks in Hazelcast IMaps: `<prefix>.tasks` holds one JSON value per task (HazelcastJsonValue, so members can
  * query it, with indexes on `state` and `type`), `<prefix>.task-groups` one per group. Claimable work is found by a
  * member-side query (no node reads every task), and new work is heard through an entry listener whose predicate
- * (`state = pending`) the members evaluate: a node receives one event per task that becomes pending, carrying the
- * task, so it claims without asking first; nothing for claims, renewals or completions.
+ * the members evaluate ({@link HazelcastPendingListener}): a node receives one event per task of its types that
+ * becomes pending, carrying the task, so it claims without asking first; nothing for claims, renewals or completions.
  */
 export class HazelcastTaskStore implements TaskStore {
   private tasks?: IMap<string, HazelcastJsonValue>;
   private groups?: IMap<string, string>;
   private opened = false;
-  private listenerId?: string;
   private events: TaskStoreEvents = {};
-  private readonly listeners = new Set<readonly [TaskWatcher, (type: string) => boolean]>();
+  private readonly pending = new HazelcastPendingListener((operation, what) => this.call(operation, what, {}), (key, value) => this.decodeEvent(key, value));
   private readonly prefix: string;
   private readonly calls: StoreCalls;
 
@@ -51,19 +52,7 @@ export class HazelcastTaskStore implements TaskStore {
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
-      const pending = (key: string, value: unknown) => {
-        const type = key.slice(0, key.indexOf(':'));
-        const told = [...this.listeners].filter(([, wants]) => wants(type));
-        if (told.length === 0) return;
-        const task = this.decodeEvent(key, value);
-        for (const [listener] of told) listener(type, key, task);
-      };
-      this.listenerId = await this.call(() => tasks.addEntryListenerWithPredicate(
-        { added: (e) => pending(e.key, e.value), updated: (e) => pending(e.key, e.value), merged: (e) => pending(e.key, e.value) },
-        Predicates.equal('state', 'pending'),
-        undefined,
-        true,
-      ), 'listen for pending tasks', {});
+      this.pending.attach(tasks);
     } catch (error) {
       await this.close();
       throw error;
@@ -71,8 +60,7 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    if (this.listenerId && this.tasks) await this.tasks.removeEntryListener(this.listenerId).catch(() => undefined);
-    this.listenerId = undefined;
+    await this.pending.close();
     this.tasks = undefined;
     this.groups = undefined;
     if (!this.opened) return;
@@ -82,8 +70,9 @@ export class HazelcastTaskStore implements TaskStore {
 
   async read(id: string, options: TaskCallOptions = {}): Promise<VersionedTask> {
     const value = await this.call(() => this.taskMap().get(id), `read task ${id}`, options);
-    const raw = value === null || value === undefined ? null : rawOf(value);
-    return { raw, task: raw === null ? undefined : decodeTask(id, raw) };
+    if (value === null || value === undefined) return { raw: null, task: undefined };
+    const stored = objectOf(id, value);
+    return { raw: JSON.stringify(stored), task: decodeTaskObject(id, stored) };
   }
 
   async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
@@ -148,10 +137,12 @@ export class HazelcastTaskStore implements TaskStore {
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
-    const entry = [listener, wants] as const;
-    this.listeners.add(entry);
-    return () => this.listeners.delete(entry);
+  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
+    return this.pending.watch(listener, types);
+  }
+
+  listening(): Promise<void> {
+    return this.pending.listening();
   }
 
   operationCount(): number {
@@ -162,7 +153,7 @@ export class HazelcastTaskStore implements TaskStore {
   private decodeEvent(key: string, value: unknown): TaskRecord | undefined {
     if (value === null || value === undefined) return undefined;
     try {
-      return decodeTask(key, rawOf(value));
+      return decodeTaskObject(key, objectOf(key, value));
     } catch (error) {
       this.events.corruptValue?.(key, error instanceof CorruptStateError ? error.message : String(error));
       return undefined;
@@ -171,11 +162,11 @@ export class HazelcastTaskStore implements TaskStore {
 
   private decodeAll(values: unknown[]): TaskRecord[] {
     return values.flatMap((value) => {
-      const raw = rawOf(value);
       let id = '?';
       try {
-        id = (JSON.parse(raw) as { id?: string }).id ?? '?';
-        return [decodeTask(id, raw)];
+        const stored = objectOf(id, value);
+        id = typeof stored.id === 'string' ? stored.id : '?';
+        return [decodeTaskObject(id, stored)];
       } catch (error) {
         this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
         return [];
@@ -200,12 +191,13 @@ export class HazelcastTaskStore implements TaskStore {
 }
 
 /**
- * The stored JSON of a value as read. A client whose serialization config parses JSON values eagerly (the Node
- * client's default) hands back an object: written by JSON.stringify of plain data, it turns back into the same
- * string, so a compare-and-set against it matches the stored bytes.
+ * A stored value as the object its JSON holds, parsed once. A client whose serialization config parses JSON values
+ * eagerly (the Node client's default) hands the object over already; written by JSON.stringify of plain data, it
+ * turns back into the same string, so a compare-and-set against that string matches the stored bytes.
  */
-function rawOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value instanceof HazelcastJsonValue) return value.toString();
-  return JSON.stringify(value);
+function objectOf(key: string, value: unknown): Record<string, unknown> {
+  if (typeof value === 'string') return parseJsonObject(key, value);
+  if (value instanceof HazelcastJsonValue) return parseJsonObject(key, value.toString());
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
+  return value as Record<string, unknown>;
 }

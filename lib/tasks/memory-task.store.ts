@@ -40,8 +40,8 @@ export class MemoryTaskStore implements TaskStore {
     if (next === null) this.backend.tasks.delete(id);
     else this.backend.tasks.set(id, encodeTask(next));
     if (next?.state === 'pending') {
-      const raw = this.backend.tasks.get(id)!;
-      for (const listener of [...this.backend.listeners]) listener(next.type, id, decodeTask(id, raw));
+      const task = decodeTask(id, this.backend.tasks.get(id)!);
+      for (const listener of [...this.backend.listeners]) listener(next.type, id, task);
     }
     return true;
   }
@@ -88,9 +88,10 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** {@inheritDoc TaskStore.watch} */
-  watch(listener: TaskWatcher, wants: (type: string) => boolean = () => true): () => void {
+  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
+    const wanted = types && new Set(types);
     const filtered: TaskWatcher = (type, id, task) => {
-      if (wants(type)) listener(type, id, task);
+      if (!wanted || wanted.has(type)) listener(type, id, task);
     };
     this.backend.listeners.add(filtered);
     this.own.add(filtered);
@@ -98,6 +99,11 @@ export class MemoryTaskStore implements TaskStore {
       this.backend.listeners.delete(filtered);
       this.own.delete(filtered);
     };
+  }
+
+  /** {@inheritDoc TaskStore.listening} */
+  listening(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** {@inheritDoc TaskStore.operationCount} */

@@ -127,6 +127,7 @@ export class TaskClaims {
         const mark = this.ready.beginQuery();
         let found: TaskRecord[];
         try {
+          await this.store.listening(); // never a query before the watch of its types is in place: no task falls between
           found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
         } catch (error) {
           this.signalled = true; // asked again a little later, not only at the next scan

@@ -82,10 +82,16 @@ export interface TaskStore {
   query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /**
    * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
-   * it could not be read: ask the store), for the types `wants` accepts (every type without it; a task of another
-   * type is not even decoded). Events may be lost.
+   * it could not be read: ask the store), for `types` only (every type without it). Work of other types is not sent
+   * to this process at all, and a process that watches nothing hears nothing. Events may be lost.
    */
-  watch(listener: TaskWatcher, wants?: (type: string) => boolean): () => void;
+  watch(listener: TaskWatcher, types?: readonly string[]): () => void;
+  /**
+   * Resolves once every watch so far is in place where events are sent from (a member-side listener on Hazelcast): a
+   * query made after it cannot miss a task that becomes pending later. Never rejects (a failed registration leaves
+   * new work to the scan).
+   */
+  listening(): Promise<void>;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

@@ -69,7 +69,7 @@ export class TaskWorker {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), (type) => this.handlers.has(type));
+    this.watchTypes();
     this.timer = setInterval(() => {
       this.claims.scanned(); // lapsed leases, and any signal that was lost
       if (!this.stopping) void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
@@ -107,6 +107,17 @@ export class TaskWorker {
   private register(type: string, run: (data: unknown, context: TaskContext) => unknown, options: TaskHandlerOptions): void {
     if (this.handlers.has(type)) throw new Error(`A handler for task type "${type}" is registered already`);
     this.handlers.set(type, registration(type, run, options, this.options.clockSkewMs));
+    if (this.started && !this.stopping) this.watchTypes();
     this.claims.typesChanged();
+  }
+
+  /**
+   * Hears of new work of the types it has handlers for, and of no other (the store sends it nothing else). On a new
+   * type the new watch starts before the old one ends: the claim loop's next query waits until it is in place.
+   */
+  private watchTypes(): void {
+    const before = this.unwatch;
+    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), [...this.handlers.keys()]);
+    before?.();
   }
 }

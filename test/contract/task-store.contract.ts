@@ -100,6 +100,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
         heard.push(`${type} ${id}`);
         told.push(written);
       });
+      await b.listening(); // the watch is in place where events are sent from: nothing written after it is missed
       const task = submit('recon', 'x');
       await a.compareAndSet(task.id, { raw: null }, task);
       await eventually('the signal', () => heard.includes('recon recon:x'));
@@ -116,6 +117,25 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       await eventually('the second signal', () => heard.length >= 2);
       expect(heard).toEqual(['recon recon:x', 'recon recon:x']);
       stop();
+    });
+
+    it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
+      const [a, b] = fixture.stores;
+      const heard: string[] = [];
+      const stopFirst = b.watch((type, id) => heard.push(id), ['wanted']);
+      await b.listening();
+      await a.compareAndSet('other:1', { raw: null }, submit('other', '1'));
+      await a.compareAndSet('wanted:1', { raw: null }, submit('wanted', '1'));
+      await eventually('the wanted task', () => heard.includes('wanted:1'));
+      // A second type, watched before the first watch ends (as a node that registers a handler does).
+      const stopSecond = b.watch((type, id) => heard.push(id), ['wanted', 'late']);
+      stopFirst();
+      await b.listening();
+      await a.compareAndSet('late:1', { raw: null }, submit('late', '1'));
+      await a.compareAndSet('wanted:2', { raw: null }, submit('wanted', '2'));
+      await eventually('the late and wanted tasks', () => heard.includes('late:1') && heard.includes('wanted:2'));
+      expect(heard.filter((id) => id.startsWith('other:'))).toEqual([]);
+      stopSecond();
     });
 
     it('keeps group records by compare-and-set', async () => {

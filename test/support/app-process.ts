@@ -34,7 +34,7 @@ export async function startApp(script: string, name: string, env: NodeJS.Process
   await eventually(`${name} to start (${output})`, () => {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${output}`);
     return output.includes('READY');
-  }, { timeoutMs: 30_000, intervalMs: 100 });
+  }, { timeoutMs: Number(process.env.APP_START_TIMEOUT_MS ?? 30_000), intervalMs: 100 });
   return app;
 }
 

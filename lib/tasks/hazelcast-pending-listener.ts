@@ -1,0 +1,121 @@
+import { Predicates, type HazelcastJsonValue, type IMap } from 'hazelcast-client';
+import type { TaskRecord } from './task';
+import type { TaskWatcher } from './task-store';
+
+/** One watcher: its listener and the types it wants (`undefined`: every type). */
+interface Watch {
+  readonly listener: TaskWatcher;
+  readonly types: ReadonlySet<string> | undefined;
+}
+
+/** A store call with its deadline and failure mapping (the store's own). */
+type Call = <T>(operation: () => Promise<T>, what: string) => Promise<T>;
+
+/**
+ * The task store's watch of pending work: one member-side entry listener whose predicate names the watched types
+ * (`state = pending AND type IN (...)`), with values. A node hears only of work it has a handler for, and a process
+ * that watches nothing (a submitter) registers no listener and hears nothing. A change of types registers the new
+ * listener before it removes the old, so no event falls in between (one may come twice: offering a task twice changes
+ * nothing). Registrations run one at a time; a query waits for the one under way (see {@link listening}).
+ */
+export class HazelcastPendingListener {
+  private map?: IMap<string, HazelcastJsonValue>;
+  /** The member-side listener, and the watched types it was registered for. */
+  private registered?: { readonly id: string; readonly types: string };
+  private registering: Promise<void> = Promise.resolve();
+  private readonly watchers = new Set<Watch>();
+
+  constructor(
+    private readonly call: Call,
+    /** The task an event carries, decoded once; `undefined` when it cannot be read. */
+    private readonly decode: (key: string, value: unknown) => TaskRecord | undefined,
+  ) {}
+
+  /** Listens on `map` (the store connected), for the watches made so far and those to come. */
+  attach(map: IMap<string, HazelcastJsonValue>): void {
+    this.map = map;
+    this.register();
+  }
+
+  /** See `TaskStore.watch`. */
+  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
+    const watch: Watch = { listener, types: types && new Set(types) };
+    this.watchers.add(watch);
+    this.register();
+    return () => {
+      if (this.watchers.delete(watch)) this.register();
+    };
+  }
+
+  /** See `TaskStore.listening`. */
+  listening(): Promise<void> {
+    // A registration that failed (the cluster was out of reach) is tried again now, once; the query goes ahead either
+    // way, and new work it misses is found by the scan.
+    return this.registering.catch(() => {
+      this.register();
+      return this.registering.catch(() => undefined);
+    });
+  }
+
+  /** Stops listening (the store closes). */
+  async close(): Promise<void> {
+    this.watchers.clear();
+    this.register();
+    await this.registering.catch(() => undefined);
+    this.map = undefined;
+  }
+
+  private register(): void {
+    this.registering = this.registering.catch(() => undefined).then(() => this.reregister());
+  }
+
+  private async reregister(): Promise<void> {
+    const map = this.map;
+    if (!map) return;
+    const wanted = this.watchedTypes();
+    const key = wanted === undefined ? '*' : [...wanted].sort().join('\n');
+    const old = this.registered;
+    if (this.watchers.size === 0 || wanted?.size === 0) {
+      this.registered = undefined;
+      if (old) await this.call(() => map.removeEntryListener(old.id), 'stop listening for pending tasks').catch(() => undefined);
+      return;
+    }
+    if (old?.types === key) return;
+    const pending = Predicates.equal('state', 'pending');
+    const predicate = wanted === undefined ? pending : Predicates.and(pending, Predicates.inPredicate('type', ...wanted));
+    const heard = (key: string, value: unknown) => this.heard(key, value);
+    const id = await this.call(() => map.addEntryListenerWithPredicate(
+      { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
+      predicate,
+      undefined,
+      true,
+    ), 'listen for pending tasks');
+    this.registered = { id, types: key };
+    if (old) await this.call(() => map.removeEntryListener(old.id), 'stop listening for pending tasks').catch(() => undefined);
+  }
+
+  /** The types some watcher wants, or `undefined` when one wants every type. */
+  private watchedTypes(): Set<string> | undefined {
+    const all = new Set<string>();
+    for (const watch of this.watchers) {
+      if (!watch.types) return undefined;
+      for (const type of watch.types) all.add(type);
+    }
+    return all;
+  }
+
+  /** A task became pending: decoded once (only if someone wants its type) and told to those who do. */
+  private heard(key: string, value: unknown): void {
+    const type = key.slice(0, key.indexOf(':'));
+    let task: TaskRecord | undefined;
+    let decoded = false;
+    for (const watch of this.watchers) {
+      if (watch.types && !watch.types.has(type)) continue;
+      if (!decoded) {
+        task = this.decode(key, value);
+        decoded = true;
+      }
+      watch.listener(type, key, task);
+    }
+  }
+}
