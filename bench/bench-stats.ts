@@ -1,3 +1,14 @@
+/** Runs `op` `count` times one after another; the milliseconds each call took. */
+export async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await op(i);
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return samples;
+}
+
 /** The p-th percentile (0..100) of `values`, or null when there are none. */
 export function percentile(values: number[], p: number): number | null {
   if (!values.length) return null;

@@ -31,7 +31,7 @@ import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
@@ -66,16 +66,6 @@ const runs = (group: (typeof GROUPS)[number]) =>
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
 const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
-
-async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await op(i);
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-}
 
 function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
   const total = samples.reduce((a, b) => a + b, 0);
