@@ -14,8 +14,9 @@ export function round(value: number | null, digits = 3): number | null {
 export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
-    | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'schedules-steady' | 'run-now';
-  system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq';
+    | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
+    | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-set-throughput';
+  system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw';
   nodes: number;
   semaphores: number;
   runs: number;
@@ -59,6 +60,31 @@ export interface BenchRow {
   detectionMs?: number | null;
   /** Tasks detection rows (gatekeeper): the lease, scan interval and skew bound the nodes ran with. */
   taskSettings?: { leaseMs: number; scanMs: number; maxClockSkewMs: number };
+  /**
+   * CPU ms (utime + stime from /proc) each process spent over the row's measured window: the bench process (the
+   * nodes of decision and cron rows; the submitter and the harness of tasks rows), the member's JVM, the Redis
+   * server, the tasks rows' worker processes (summed); null where there is no such process in the run.
+   */
+  processCpuMs?: { bench: number | null; member: number | null; redis: number | null; workers: number | null; windowMs: number } | null;
+  /**
+   * Whole-system CPU ms per unit of work over the window: `clients` is the worker processes (tasks) or the bench
+   * process that runs the nodes (decisions, cron, floors); `store` is the member (gatekeeper, pessimistic lock,
+   * raw Hazelcast) or Redis (redlock, BullMQ, raw Redis); `total` their sum. The tasks rows leave the bench
+   * process (submitter, harness) out.
+   */
+  cpuMsPer?: { unit: 'task' | 'decision' | 'job tick' | 'call' | 'claim'; clients: number; store: number; total: number } | null;
+  /** Tasks throughput and burst rows: tasks each worker process started, in node order. */
+  shares?: number[];
+  /** Tasks burst rows: the largest share, % of the burst. */
+  maxSharePct?: number | null;
+  /** Tasks backlog rows: pending tasks besides the measured ones when the worker started. */
+  backlog?: number;
+  /** Tasks backlog rows: the longest slot cycle (a claim that fetches a batch pays for it once, which p99 may hide). */
+  maxMs?: number | null;
+  /** Tasks backlog rows (whose p50Ms/p99Ms are the one slot's cycle, start to next start): from a completion to the next start. */
+  claimGapMs?: { p50: number; p99: number } | null;
+  /** Tasks backlog rows: bytes the worker process read (/proc/<pid>/io rchar: its sockets, all of them) per claim over the window. */
+  bytesPerClaim?: number | null;
   /** Allocation rows: the lease, skew bound and rebalance delay the nodes ran with. */
   allocationSettings?: { leaseMs: number; maxClockSkewMs: number; rebalanceDelayMs: number };
 }

@@ -6,6 +6,10 @@
  * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions, tasks,
  * cron, overhead and leader (leader-failover and leader-steady). A filtered run prints its table and writes its JSON to the temp directory, leaving
  * bench/results alone.
+ *
+ * The baselines (redlock, BullMQ, raw Redis) need a Redis server: the bench starts `redis-server` on a free port and
+ * refuses to run without one, unless `--no-baselines` says a local run without them is meant (its JSON never goes
+ * to bench/results).
  */
 import 'reflect-metadata';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -17,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
+import Redis from 'ioredis';
 import { ClusterSingleton, GatekeeperModule } from '../lib';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
 import { declareFreshCluster } from '../lib/testing';
@@ -29,22 +34,36 @@ import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
-import { taskRows } from './tasks';
+import { taskRows, type BenchProcesses } from './tasks';
+import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
+import { floorRows } from './floors';
 
 const TICK_MS = 1000;
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
 const WARMUP_TICKS = 2;
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
+/** The member's JVM, the Redis server and this process, for the CPU columns (set in main). */
+let procs: BenchProcesses = { bench: process.pid, member: [] };
+/** Which store a system's calls reach, for its CPU per unit of work. */
+const storeOf = (system: BenchRow['system']): 'member' | 'redis' => (system === 'redlock' || system === 'bullmq' || system === 'redis-raw' ? 'redis' : 'member');
+
+/** CPU per unit of work over a window: the bench process (the nodes) as clients, the system's store as store. */
+export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
+  const store = cpu[storeOf(system)];
+  if (cpu.bench === null || store === null) return null;
+  return { unit, clients: round(cpu.bench / count, 4)!, store: round(store / count, 4)!, total: round((cpu.bench + store) / count, 4)! };
+}
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
-const only = [...process.argv.slice(2), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
+const NO_BASELINES = process.argv.includes('--no-baselines');
+const only = [...process.argv.slice(2).filter((a) => a !== '--no-baselines'), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
 const runs = (group: (typeof GROUPS)[number]) =>
   only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader')) || (group.startsWith('allocation-') && only.includes('allocation'));
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
-const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection'];
+const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
 
 async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];
@@ -80,8 +99,10 @@ async function decisions(system: BenchRow['system'], make: (name: string) => Pro
   }
   const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>) => {
     const before = node.roundTrips();
+    const cpu = cpuWindow(procs);
     const samples = await timed(DECISIONS, op);
-    rows.push(decisionRow(scenario, system, samples, node.roundTrips() - before));
+    const used = cpu.stop();
+    rows.push({ ...decisionRow(scenario, system, samples, node.roundTrips() - before), processCpuMs: used, cpuMsPer: cpuPerUnit(system, used, 'decision', DECISIONS) });
   };
   await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
   await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000));
@@ -100,12 +121,14 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
   const allTrips = () => members.reduce((sum, m) => sum + m.roundTrips(), 0);
   let tripsStart = 0;
   let cpuStart = process.cpuUsage();
+  let window = cpuWindow(procs);
   for (let tick = 0; tick < TICKS + WARMUP_TICKS; tick++) {
     const next = Date.now() + TICK_MS;
     const measured = tick >= WARMUP_TICKS;
     if (tick === WARMUP_TICKS) {
       tripsStart = allTrips();
       cpuStart = process.cpuUsage();
+      window = cpuWindow(procs);
     }
     await Promise.all(members.flatMap((m) => keys.map(async (key) => {
       if (!(await m.acquire(key, mode === 'hold' ? 10_000 : 5_000))) return;
@@ -116,6 +139,7 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
   }
   const trips = allTrips() - tripsStart;
   const used = process.cpuUsage(cpuStart);
+  const processCpuMs = window.stop();
   const cpu = (used.user + used.system) / 1000;
   const jobTicks = TICKS * semaphores;
   const once = [...runs.values()].filter((n) => n === 1).length;
@@ -126,6 +150,8 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
     roundTripsPerDecision: round(trips / (jobTicks * nodes), 3),
     exactlyOncePct: round((100 * once) / jobTicks, 2),
     cpuMsPerTickPerNode: round(cpu / (TICKS * nodes), 3),
+    processCpuMs,
+    cpuMsPer: cpuPerUnit(system, processCpuMs, 'job tick', jobTicks),
   });
   log(`  ${system} ${mode} ${nodes}x${semaphores}: ${round(trips / jobTicks, 3)} store ops per job tick, exactly once ${round((100 * once) / jobTicks, 2)}%`);
   await Promise.all(members.map((m) => m.close()));
@@ -159,26 +185,63 @@ async function decoratorOverhead(config: ClientConfig, mapPrefix: string): Promi
   await app.close();
 }
 
-async function startRedis(): Promise<{ port: number; stop: () => Promise<void> } | undefined> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
-    log('redis-server not found: redlock rows are left out (apt-get install redis-server to include them)');
+const REDIS_MISSING = 'redis-server was not found on PATH: the redlock, BullMQ and raw Redis baselines need it.\n'
+  + 'Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) and run again, or pass\n'
+  + '--no-baselines for a local run without them (its results are not written to bench/results).';
+
+/** Starts a throwaway Redis on a free loopback port; undefined with --no-baselines, an error when there is none. */
+async function startRedis(): Promise<{ port: number; pid: number; stop: () => Promise<void> } | undefined> {
+  if (NO_BASELINES) {
+    log('--no-baselines: redlock, BullMQ and raw Redis rows are left out');
     return undefined;
   }
+  if (spawnSync('redis-server', ['--version']).status !== 0) throw new BenchSetupError(REDIS_MISSING);
   const port = await freePort();
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG'; i++) await sleep(50);
-  return { port, stop: async () => { child.kill('SIGTERM'); await once(child, 'exit'); } };
+  const exited = once(child, 'exit');
+  const ping = async () => {
+    const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    redis.on('error', () => undefined); // not up yet: connect() rejects, which is the answer
+    try {
+      await redis.connect();
+      return (await redis.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      redis.disconnect();
+    }
+  };
+  for (let i = 0; i < 100 && !(await ping()); i++) {
+    if (child.exitCode !== null) throw new BenchSetupError(`redis-server exited with code ${child.exitCode} on port ${port}`);
+    await sleep(50);
+  }
+  if (!(await ping())) throw new BenchSetupError(`redis-server did not answer on port ${port} within 5 s`);
+  return { port, pid: child.pid!, stop: async () => { if (child.exitCode === null) child.kill('SIGTERM'); await exited; } };
+}
+
+/** A problem with the machine rather than the code: printed as it is, without a stack. */
+class BenchSetupError extends Error {}
+
+/** `clients + store` CPU ms per unit of work, or '-'. */
+const cpuCell = (r: BenchRow) => (r.cpuMsPer ? `${r.cpuMsPer.clients}+${r.cpuMsPer.store}` : null);
+
+/** A decision row's p50 and p99 against the raw compare-and-set of its store in the same run. */
+function vsFloor(r: BenchRow): string | null {
+  if (r.scenario !== 'decision-grant' && r.scenario !== 'decision-refresh' && r.scenario !== 'decision-deny' && r.scenario !== 'decision-release') return null;
+  const floor = rows.find((o) => o.scenario === 'floor-cas' && o.system === (storeOf(r.system) === 'redis' ? 'redis-raw' : 'hazelcast-raw'));
+  if (!floor?.p50Ms || !floor.p99Ms || r.p50Ms === null || r.p99Ms === null) return null;
+  return `${round(r.p50Ms / floor.p50Ms, 1)}x/${round(r.p99Ms / floor.p99Ms, 1)}x`;
 }
 
 function printTable(): void {
   const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper' && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
-  const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'vs ours'];
+  const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'cpu ms/op cli+store', 'vs ours', 'vs floor cas p50/p99'];
   const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
-    const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
-    return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, vs].map((v) => (v === null ? '-' : String(v)));
+    const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' || r.system.endsWith('-raw') ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
+    return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, cpuCell(r), vs, vsFloor(r)].map((v) => (v === null ? '-' : String(v)));
   });
   if (table.length === 0) return;
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
@@ -213,9 +276,10 @@ function printAllocationTable(): void {
 
 /** The tasks rows have columns of their own. */
 function printTaskTable(): void {
-  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'idle ops/s/node', 'detection ms'];
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'cpu ms/task wk+store', 'bench cpu ms', 'per node', 'max share %', 'backlog', 'max ms', 'gap p50/p99', 'bytes/claim', 'idle ops/s/node', 'detection ms'];
   const table = rows.filter((r) => TASK_SCENARIOS.includes(r.scenario)).map((r) => [
-    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, r.idleOpsPerSecPerNode, r.detectionMs,
+    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, cpuCell(r), r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, r.backlog, r.maxMs, r.claimGapMs ? `${r.claimGapMs.p50}/${r.claimGapMs.p99}` : null, r.bytesPerClaim,
+    r.idleOpsPerSecPerNode, r.detectionMs,
   ].map((v) => (v === null || v === undefined ? '-' : String(v))));
   if (table.length === 0) return;
   log('');
@@ -228,8 +292,17 @@ async function main(): Promise<void> {
   // Tests start members for fast startup (C1 only, serial GC); a benchmark wants the steady state of a real
   // deployment: full JIT and the default collector.
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
-  const member: MemberProcess = await startMemberProcess(await freePort(), `bench-${process.pid}`);
   const redis = runs('decisions') || runs('cron') || runs('tasks') ? await startRedis() : undefined;
+  let member: MemberProcess;
+  try {
+    member = await startMemberProcess(await freePort(), `bench-${process.pid}`);
+  } catch (error) {
+    await redis?.stop();
+    throw error;
+  }
+  // The member's JVM is the one java process below this one (the project's script starts it).
+  procs = { bench: process.pid, member: descendantsOf(process.pid).filter((pid) => commandOf(pid) === 'java'), ...(redis && { redis: redis.pid }) };
+  if (procs.member.length !== 1) log(`member JVM processes found below the bench: ${procs.member.length} (CPU columns count them all)`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
@@ -252,6 +325,8 @@ async function main(): Promise<void> {
       await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd');
       await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
       if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
+      log('floors: raw calls on the same member and Redis (warm clients)');
+      rows.push(...(await floorRows(config, `${prefix}.floor`, redis?.port, DECISIONS, procs, log)));
     }
 
     if (runs('cron')) {
@@ -308,7 +383,7 @@ async function main(): Promise<void> {
     }
     if (runs('tasks')) {
       log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
-      rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, log)));
+      rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
     }
   } finally {
     await redis?.stop();
@@ -319,14 +394,14 @@ async function main(): Promise<void> {
   const json = JSON.stringify({ machine, rows }, null, 2);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   let where: string;
-  if (only.length === 0) {
+  if (only.length === 0 && !NO_BASELINES) {
     const dir = join(__dirname, 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'latest.json'), json);
     writeFileSync(join(dir, `${stamp}.json`), json);
     where = 'bench/results/latest.json';
   } else {
-    where = join(tmpdir(), `gatekeeper-bench-${only.join('-')}-${stamp}.json`);
+    where = join(tmpdir(), `gatekeeper-bench-${only.join('-') || 'all'}${NO_BASELINES ? '-no-baselines' : ''}-${stamp}.json`);
     writeFileSync(where, json);
   }
   log('');
@@ -338,6 +413,6 @@ async function main(): Promise<void> {
 }
 
 main().then(() => process.exit(0), (error) => {
-  console.error(error);
+  console.error(error instanceof BenchSetupError ? `npm run bench: ${error.message}` : error);
   process.exit(1);
 });

@@ -2,10 +2,10 @@
  * A worker node of the tasks bench rows (issue 12), run as a real process (ts-node) by bench/tasks.ts. SYSTEM says
  * which: `gatekeeper` (a Nest application context with the module on the bench member, `tasks` options from the
  * environment, handlers by `@TaskHandler` as an application has them) or `bullmq` (a BullMQ Worker on the bench's
- * Redis with the same concurrency). Both run the same two job types: `noop` (returns at once) and `hang` (never
+ * Redis with the same concurrency; queue QUEUE, default `bench`). Both run the same two job types: `noop` (returns at once) and `hang` (never
  * returns; the detection row SIGKILLs its node). It prints:
  *   READY                  once it takes work
- *   S <id> <unix ms>       when a handler starts
+ *   S <id> <unix ms>       when a handler starts (fractional ms, from the process's high-resolution clock)
  *   C <id> <unix ms>       when a noop handler returns
  *   OPS <unix ms> <n>      on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
  *                          connections sent, a Lua script counting as one (BullMQ)
@@ -20,19 +20,21 @@ import { GATEKEEPER_TASK_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
+/** Wall-clock ms with µs precision: claim gaps are fractions of a millisecond. */
+const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const concurrency = Number(env('CONCURRENCY'));
 
 @Injectable()
 class BenchHandlers {
   @TaskHandler('noop', { lease: '30s' })
   noop(_data: unknown, task: TaskContext): void {
-    say(`S ${task.task.id} ${Date.now()}`);
-    say(`C ${task.task.id} ${Date.now()}`);
+    say(`S ${task.task.id} ${now()}`);
+    say(`C ${task.task.id} ${now()}`);
   }
 
   @TaskHandler('hang', { lease: Number(env('HANG_LEASE_MS')) })
   hang(_data: unknown, task: TaskContext): Promise<void> {
-    say(`S ${task.task.id} ${Date.now()}`);
+    say(`S ${task.task.id} ${now()}`);
     return new Promise(() => undefined);
   }
 }
@@ -57,10 +59,10 @@ async function gatekeeper(): Promise<void> {
 async function bullmq(): Promise<void> {
   process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${countRedisCommands.sent}`));
   const connection = { host: '127.0.0.1', port: Number(env('REDIS_PORT')), maxRetriesPerRequest: null };
-  const worker = new Worker('bench', async (job) => {
-    say(`S ${job.id} ${Date.now()}`);
+  const worker = new Worker(process.env.QUEUE ?? 'bench', async (job) => {
+    say(`S ${job.id} ${now()}`);
     if (job.name === 'hang') return new Promise(() => undefined);
-    say(`C ${job.id} ${Date.now()}`);
+    say(`C ${job.id} ${now()}`);
     return null;
   }, { connection, concurrency, removeOnComplete: { count: 100_000 } });
   await worker.waitUntilReady();

@@ -5,7 +5,6 @@
  * process (bench/task-node.ts); the bench process submits, through the library's own submit (gatekeeper) or
  * `Queue.add` with a job id (BullMQ, the baseline, on the bench's Redis, with the same workload and concurrency).
  */
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { ClientConfig } from 'hazelcast-client';
@@ -14,14 +13,14 @@ import { HazelcastConnection } from '../lib/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../lib/tasks/hazelcast-task.store';
 import { systemClock } from '../lib/core/clock';
 import { TaskWorker } from '../lib/tasks/task-worker';
-import { startApp, type AppProcess } from '../test/support/app-process';
-import { eventually } from '../test/support/eventually';
-import { operationsOf } from './node-operations';
 import { percentile, round, type BenchRow } from './bench-stats';
-
-const NODE_SCRIPT = join(__dirname, 'task-node.ts');
+import { cpuWindow, type CpuParts, type WindowCpu } from './proc-cpu';
+import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
+import { backlogRows } from './task-backlog';
 const CONCURRENCY = 4;
 const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 2000);
+/** The burst row: this many tasks on 3 nodes, each node's share reported (the target: none above 40 %). */
+const BURST_TASKS = Number(process.env.BENCH_BURST_TASKS ?? 3000);
 /** Submits in flight at once from the one submitter, for both systems. */
 const IN_FLIGHT = 16;
 const LATENCY_TASKS = 200;
@@ -32,44 +31,15 @@ export const DETECTION_SETTINGS = { leaseMs: 5_000, scanMs: 1_000 };
 
 type Cluster = { clusterName: string; addresses: string[] };
 type System = 'gatekeeper' | 'bullmq';
+/** The processes of the bench whose CPU the rows report (worker processes are added per window). */
+export type BenchProcesses = Omit<CpuParts, 'workers'>;
 
 /** A submitter: the bench process's own client of each system. */
-interface Submitter {
+export interface Submitter {
   submit(type: 'noop' | 'hang', name: string): Promise<void>;
   /** Round trips so far: store calls (gatekeeper) or Redis commands sent, a Lua script counting as one (BullMQ). */
   operations(): Promise<number>;
   close(): Promise<void>;
-}
-
-class WorkerNode {
-  constructor(readonly app: AppProcess) {}
-
-  exited(): boolean {
-    return this.app.child.exitCode !== null || this.app.child.signalCode !== null;
-  }
-
-  /** Lines `<kind> <id> <ms>` printed so far, by id. */
-  times(kind: 'S' | 'C'): Map<string, number> {
-    const map = new Map<string, number>();
-    for (const line of this.app.output().split('\n')) {
-      if (!line.startsWith(`${kind} `)) continue;
-      const [, id, at] = line.split(' ');
-      map.set(id, Number(at));
-    }
-    return map;
-  }
-
-  operations(): Promise<number> {
-    return operationsOf(this.app);
-  }
-}
-
-async function startNodes(system: System, count: number, env: NodeJS.ProcessEnv, label: string): Promise<WorkerNode[]> {
-  return Promise.all(Array.from({ length: count }, async (_, i) => new WorkerNode(await startApp(NODE_SCRIPT, `${label}-${i}`, { ...env, SYSTEM: system }))));
-}
-
-async function stopNodes(nodes: WorkerNode[]): Promise<void> {
-  await Promise.all(nodes.map((n) => (n.exited() ? undefined : n.app.stop())));
 }
 
 async function gatekeeperSubmitter(config: ClientConfig, mapPrefix: string): Promise<Submitter> {
@@ -85,9 +55,9 @@ async function gatekeeperSubmitter(config: ClientConfig, mapPrefix: string): Pro
   };
 }
 
-async function bullmqSubmitter(port: number): Promise<Submitter> {
+async function bullmqSubmitter(port: number, name = 'bench'): Promise<Submitter> {
   const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
-  const queue = new Queue('bench', { connection });
+  const queue = new Queue(name, { connection });
   // The submitter's own commands, as the nodes count theirs (a Lua script is one round trip).
   let sent = 0;
   const send = Redis.prototype.sendCommand;
@@ -109,69 +79,93 @@ async function bullmqSubmitter(port: number): Promise<Submitter> {
   };
 }
 
-/** Runs `count` submits with at most IN_FLIGHT at once; returns each id's submit time. */
-async function submitAll(submitter: Submitter, type: 'noop', names: string[], idOf: (name: string) => string): Promise<Map<string, number>> {
+/** Runs a submit per name with at most `inFlight` at once; returns each id's submit time. */
+export async function submitAll(submitter: Submitter, type: 'noop', names: string[], idOf: (name: string) => string, inFlight = IN_FLIGHT): Promise<Map<string, number>> {
   const at = new Map<string, number>();
   let next = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+  await Promise.all(Array.from({ length: inFlight }, async () => {
     while (next < names.length) {
       const name = names[next++];
-      at.set(idOf(name), Date.now());
+      at.set(idOf(name), preciseNow());
       await submitter.submit(type, name);
     }
   }));
   return at;
 }
 
-const merged = (nodes: WorkerNode[], kind: 'S' | 'C') => new Map(nodes.flatMap((n) => [...n.times(kind)]));
+const timeOf = (nodes: WorkerNode[], kind: 'started' | 'completed', id: string) => nodes.find((n) => n[kind].has(id))![kind].get(id)!;
 const nodeOps = async (nodes: WorkerNode[]) => (await Promise.all(nodes.filter((n) => !n.exited()).map((n) => n.operations()))).reduce((a, b) => a + b, 0);
+
+/** CPU per task over a window: the worker processes plus the system's store (member or Redis) is the whole system; the bench process (submitter and harness) is left out of it and reported in `processCpuMs`. */
+export function cpuPerTask(system: System, cpu: WindowCpu, tasks: number): BenchRow['cpuMsPer'] {
+  const store = system === 'gatekeeper' ? cpu.member : cpu.redis;
+  if (cpu.workers === null || store === null) return null;
+  return { unit: 'task', clients: round(cpu.workers / tasks, 3)!, store: round(store / tasks, 3)!, total: round((cpu.workers + store) / tasks, 3)! };
+}
+
+/** A burst of `names` from the one submitter until every task completed: elapsed s, round trips, CPU, per-task submit-to-start latency and each node's share. */
+async function burst(system: System, nodes: WorkerNode[], submitter: Submitter, names: string[], idOf: (name: string) => string, procs: BenchProcesses) {
+  const opsBefore = (await submitter.operations()) + (await nodeOps(nodes));
+  const cpu = cpuWindow({ ...procs, workers: nodes.map((n) => n.pid) });
+  const started = preciseNow();
+  const submitted = await submitAll(submitter, 'noop', names, idOf);
+  const ids = names.map(idOf);
+  await allSeen(nodes, 'completed', ids, `${system}: ${names.length} tasks completed`, 300_000);
+  const used = cpu.stop();
+  const lastDone = Math.max(...ids.map((id) => timeOf(nodes, 'completed', id)));
+  const trips = (await submitter.operations()) + (await nodeOps(nodes)) - opsBefore;
+  const latency = ids.map((id) => timeOf(nodes, 'started', id) - submitted.get(id)!);
+  const shares = nodes.map((node) => ids.filter((id) => node.started.has(id)).length);
+  return { elapsedS: (lastDone - started) / 1000, trips, cpu: used, latency, shares };
+}
 
 /**
  * Throughput, latency, round trips and idle cost of one system on `nodeCount` worker processes, in one set of
- * processes: a burst of THROUGHPUT_TASKS, then LATENCY_TASKS at a steady rate, then an idle window.
+ * processes: a burst of THROUGHPUT_TASKS, then LATENCY_TASKS at a steady rate, then an idle window (and, on 3 nodes,
+ * a burst of BURST_TASKS for each node's share).
  */
-async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv, submitter: Submitter, run: string, log: (line: string) => void): Promise<BenchRow[]> {
+async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv, submitter: Submitter, run: string, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   // The module's default scan interval (5 s): new work is signalled, the scan only finds lapsed leases.
   const nodes = await startNodes(system, nodeCount, { ...env, SCAN_MS: '5000' }, `${system}-${nodeCount}`);
   const idOf = (name: string) => (system === 'gatekeeper' ? `noop:${name}` : `noop-${name}`);
+  const base = { system, nodes: nodeCount, semaphores: 0, opsPerSec: null, storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null } as const;
   try {
     const names = Array.from({ length: THROUGHPUT_TASKS }, (_, i) => `${run}-t${i}`);
-    const opsBefore = (await submitter.operations()) + (await nodeOps(nodes));
-    const started = Date.now();
-    const submitted = await submitAll(submitter, 'noop', names, idOf);
-    await eventually(`${system}: ${THROUGHPUT_TASKS} tasks completed`, () => names.every((n) => merged(nodes, 'C').has(idOf(n))), { timeoutMs: 300_000, intervalMs: 50 });
-    const completed = merged(nodes, 'C');
-    const lastDone = Math.max(...names.map((n) => completed.get(idOf(n))!));
-    const elapsedS = (lastDone - started) / 1000;
-    const trips = (await submitter.operations()) + (await nodeOps(nodes)) - opsBefore;
-    const tasksPerSec = round(THROUGHPUT_TASKS / elapsedS, 0);
-    const throughputStart = merged(nodes, 'S');
-    const burstLatency = names.map((n) => throughputStart.get(idOf(n))! - submitted.get(idOf(n))!);
-    const perNode = nodes.map((node) => names.filter((n) => node.times('S').has(idOf(n))).length);
-    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(elapsedS, 2)} s = ${tasksPerSec}/s, ${round(trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${perNode.join('/')}`);
+    const done = await burst(system, nodes, submitter, names, idOf, procs);
+    const tasksPerSec = round(THROUGHPUT_TASKS / done.elapsedS, 0);
+    const cpuMsPer = cpuPerTask(system, done.cpu, THROUGHPUT_TASKS);
+    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${round(done.trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms ${system === 'gatekeeper' ? 'member' : 'Redis'}` : 'n/a'} (bench process ${done.cpu.bench} ms)`);
 
     const steady = Array.from({ length: LATENCY_TASKS }, (_, i) => `${run}-l${i}`);
     const steadyAt = new Map<string, number>();
     for (const name of steady) {
-      steadyAt.set(idOf(name), Date.now());
+      steadyAt.set(idOf(name), preciseNow());
       await submitter.submit('noop', name);
       await sleep(1000 / LATENCY_RATE_PER_S);
     }
-    await eventually(`${system}: the steady tasks started`, () => steady.every((n) => merged(nodes, 'S').has(idOf(n))), { timeoutMs: 60_000, intervalMs: 50 });
-    const starts = merged(nodes, 'S');
-    const latency = steady.map((n) => starts.get(idOf(n))! - steadyAt.get(idOf(n))!);
-    log(`  ${system} ${nodeCount} node(s): submit to start at ${LATENCY_RATE_PER_S}/s p50 ${percentile(latency, 50)} ms, p99 ${percentile(latency, 99)} ms (in the burst: p50 ${percentile(burstLatency, 50)} ms)`);
+    await allSeen(nodes, 'started', steady.map(idOf), `${system}: the steady tasks started`, 60_000);
+    const latency = steady.map((n) => timeOf(nodes, 'started', idOf(n)) - steadyAt.get(idOf(n))!);
+    log(`  ${system} ${nodeCount} node(s): submit to start at ${LATENCY_RATE_PER_S}/s p50 ${round(percentile(latency, 50))} ms, p99 ${round(percentile(latency, 99))} ms (in the burst: p50 ${round(percentile(done.latency, 50))} ms)`);
 
     const idleBefore = (await submitter.operations()) + (await nodeOps(nodes));
+    const idleCpu = cpuWindow({ ...procs, workers: nodes.map((n) => n.pid) });
     await sleep(IDLE_WINDOW_MS);
+    const idleUsed = idleCpu.stop();
     const idleOps = (await submitter.operations()) + (await nodeOps(nodes)) - idleBefore;
     const idlePerNode = round(idleOps / nodeCount / (IDLE_WINDOW_MS / 1000), 2);
-    log(`  ${system} ${nodeCount} node(s): idle ${idlePerNode} store calls per node per second`);
-    const base = { system, nodes: nodeCount, semaphores: 0, opsPerSec: null, storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null } as const;
-    return [
-      { ...base, scenario: 'tasks-throughput', runs: THROUGHPUT_TASKS, p50Ms: round(percentile(burstLatency, 50)), p99Ms: round(percentile(burstLatency, 99)), tasksPerSec, roundTripsPerTask: round(trips / THROUGHPUT_TASKS, 2), idleOpsPerSecPerNode: idlePerNode },
+    log(`  ${system} ${nodeCount} node(s): idle ${idlePerNode} store calls per node per second, CPU ${idleUsed.workers} ms workers over ${idleUsed.windowMs} ms`);
+    const rows: BenchRow[] = [
+      { ...base, scenario: 'tasks-throughput', runs: THROUGHPUT_TASKS, p50Ms: round(percentile(done.latency, 50)), p99Ms: round(percentile(done.latency, 99)), tasksPerSec, roundTripsPerTask: round(done.trips / THROUGHPUT_TASKS, 2), idleOpsPerSecPerNode: idlePerNode, processCpuMs: done.cpu, cpuMsPer, shares: done.shares },
       { ...base, scenario: 'tasks-latency', runs: LATENCY_TASKS, p50Ms: round(percentile(latency, 50)), p99Ms: round(percentile(latency, 99)), tasksPerSec: LATENCY_RATE_PER_S },
     ];
+    if (nodeCount === 3) {
+      const burstNames = Array.from({ length: BURST_TASKS }, (_, i) => `${run}-b${i}`);
+      const b = await burst(system, nodes, submitter, burstNames, idOf, procs);
+      const maxSharePct = round((100 * Math.max(...b.shares)) / BURST_TASKS, 1);
+      log(`  ${system} burst of ${BURST_TASKS} on 3 nodes: per node ${b.shares.join('/')} (largest share ${maxSharePct} %), ${round(BURST_TASKS / b.elapsedS, 0)}/s`);
+      rows.push({ ...base, scenario: 'tasks-burst', runs: BURST_TASKS, p50Ms: round(percentile(b.latency, 50)), p99Ms: round(percentile(b.latency, 99)), tasksPerSec: round(BURST_TASKS / b.elapsedS, 0), roundTripsPerTask: round(b.trips / BURST_TASKS, 2), processCpuMs: b.cpu, cpuMsPer: cpuPerTask(system, b.cpu, BURST_TASKS), shares: b.shares, maxSharePct });
+    }
+    return rows;
   } finally {
     await stopNodes(nodes);
   }
@@ -184,12 +178,12 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
     const name = `${run}-hang`;
     const id = system === 'gatekeeper' ? `hang:${name}` : `hang-${name}`;
     await submitter.submit('hang', name);
-    const holder = await eventually(`${system}: the hang task started`, () => nodes.find((n) => n.times('S').has(id)), { timeoutMs: 30_000, intervalMs: 20 });
-    holder.app.child.kill('SIGKILL');
-    const killedAt = Date.now();
+    const holder = await waitFor(nodes, `${system}: the hang task started`, () => nodes.find((n) => n.started.has(id)), 30_000);
+    holder.child.kill('SIGKILL');
+    const killedAt = preciseNow();
     const other = nodes.find((n) => n !== holder)!;
-    await eventually(`${system}: the task started elsewhere`, () => other.times('S').has(id), { timeoutMs: 120_000, intervalMs: 20 });
-    const detectionMs = other.times('S').get(id)! - killedAt;
+    await waitFor([other], `${system}: the task started elsewhere`, () => other.started.has(id), 120_000);
+    const detectionMs = Math.round(other.started.get(id)! - killedAt);
     const bound = system === 'gatekeeper' ? ` (bound lease ${DETECTION_SETTINGS.leaseMs} + skew 500 + scan ${DETECTION_SETTINGS.scanMs})` : ' (defaults: 30 s lock, 30 s stalled check)';
     log(`  ${system}: a SIGKILLed worker's task started elsewhere ${detectionMs} ms after the kill${bound}`);
     return {
@@ -202,10 +196,9 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
   }
 }
 
-/** Every tasks row, both systems. */
-export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, log: (line: string) => void): Promise<BenchRow[]> {
-  const config: ClientConfig = { clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
-  const env = {
+/** The environment of every worker process. */
+export function workerEnv(cluster: Cluster, mapPrefix: string, redisPort: number | undefined): NodeJS.ProcessEnv {
+  return {
     GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName,
     GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','),
     MAP_PREFIX: mapPrefix,
@@ -214,18 +207,30 @@ export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: n
     HANG_LEASE_MS: String(DETECTION_SETTINGS.leaseMs),
     ...(redisPort !== undefined && { REDIS_PORT: String(redisPort) }),
   };
+}
+
+export const clientConfigOf = (cluster: Cluster): ClientConfig => ({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } });
+
+/** Opens the submitter of `system`. */
+export function openSubmitter(system: System, cluster: Cluster, mapPrefix: string, redisPort: number | undefined, queue = 'bench'): Promise<Submitter> {
+  return system === 'gatekeeper' ? gatekeeperSubmitter(clientConfigOf(cluster), mapPrefix) : bullmqSubmitter(redisPort!, queue);
+}
+
+/** Every tasks row, both systems (BullMQ only with a Redis). */
+export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
+  const env = workerEnv(cluster, mapPrefix, redisPort);
   const rows: BenchRow[] = [];
-  const systems: Array<[System, () => Promise<Submitter>]> = [['gatekeeper', () => gatekeeperSubmitter(config, mapPrefix)]];
-  if (redisPort !== undefined) systems.push(['bullmq', () => bullmqSubmitter(redisPort)]);
-  else log('  redis-server not found: the BullMQ baseline is left out');
-  for (const [system, open] of systems) {
-    const submitter = await open();
+  const systems: System[] = redisPort === undefined ? ['gatekeeper'] : ['gatekeeper', 'bullmq'];
+  if (redisPort === undefined) log('  no Redis (--no-baselines): the BullMQ baseline is left out');
+  for (const system of systems) {
+    const submitter = await openSubmitter(system, cluster, mapPrefix, redisPort);
     try {
-      for (const nodes of [1, 3]) rows.push(...(await measure(system, nodes, env, submitter, `${system}-${nodes}-${Date.now()}`, log)));
+      for (const nodes of [1, 3]) rows.push(...(await measure(system, nodes, env, submitter, `${system}-${nodes}-${Date.now()}`, procs, log)));
       rows.push(await detection(system, env, submitter, `${system}-${Date.now()}`, log));
     } finally {
       await submitter.close();
     }
   }
+  for (const system of systems) rows.push(...(await backlogRows(system, cluster, `${mapPrefix}-backlog`, redisPort, procs, log)));
   return rows;
 }
