@@ -25,8 +25,8 @@ function loadCompiler() {
   const { config, error } = ts.readConfigFile(configFile, ts.sys.readFile);
   if (error) throw new Error(`ts-register: cannot read ${configFile}: ${ts.flattenDiagnosticMessageText(error.messageText, '\n')}`);
   const { options } = ts.convertCompilerOptionsFromJson(config.compilerOptions, ROOT, configFile);
-  // As ts-node's transpile-only mode: no declarations, and a source map inline so stack traces name .ts lines.
-  Object.assign(options, { declaration: false, declarationMap: false, noEmit: false, sourceMap: false, inlineSourceMap: true, inlineSources: false });
+  // As ts-node's transpile-only mode: no declarations, and a source map (inlined below) so stack traces name .ts lines.
+  Object.assign(options, { declaration: false, declarationMap: false, noEmit: false, sourceMap: true, inlineSourceMap: false, inlineSources: false });
   compiler = { ts, options };
   return compiler;
 }
@@ -51,16 +51,21 @@ function transpiled(filename) {
     // Not cached yet.
   }
   const { ts, options } = loadCompiler();
-  const { outputText, diagnostics } = ts.transpileModule(source, { fileName: filename, compilerOptions: options, reportDiagnostics: true });
+  const { outputText, sourceMapText, diagnostics } = ts.transpileModule(source, { fileName: filename, compilerOptions: options, reportDiagnostics: true });
   if (diagnostics?.length) {
     const text = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n');
     throw new Error(`ts-register: cannot transpile ${filename}: ${text}`);
   }
+  // The map names the source by its absolute path (transpileModule names it relative to nothing).
+  const map = { ...JSON.parse(sourceMapText), file: filename, sources: [filename] };
+  delete map.sourceRoot;
+  const code = outputText.replace(/\n\/\/# sourceMappingURL=.*$/, '') +
+    `\n//# sourceMappingURL=data:application/json;charset=utf-8;base64,${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
   mkdirSync(CACHE_DIR, { recursive: true });
   const temporary = `${entry}.${process.pid}.tmp`;
-  writeFileSync(temporary, header + outputText);
+  writeFileSync(temporary, header + code);
   renameSync(temporary, entry);
-  return outputText;
+  return code;
 }
 
 /** Fills the cache for every .ts file under `dirs` (not specs), so processes started together all find it warm. */
