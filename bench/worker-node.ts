@@ -7,9 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { tsScriptArgs } from '../test/support/ts-script';
 
 const NODE_SCRIPT = join(__dirname, 'task-node.ts');
-/** ts-node compiling Nest, BullMQ and the library on a machine shared with other work can take a while. */
+/** Loading Nest, BullMQ and the library on a machine shared with other work can take a while. */
 const START_TIMEOUT_MS = 180_000;
 
 export class WorkerNode {
@@ -128,7 +129,7 @@ export function allSeen(nodes: WorkerNode[], kind: 'started' | 'completed', ids:
 export async function startNodes(system: string, count: number, env: NodeJS.ProcessEnv, label: string): Promise<WorkerNode[]> {
   const nodes = Array.from({ length: count }, (_, i) => {
     const name = `${label}-${i}`;
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', NODE_SCRIPT], { env: { ...process.env, ...env, SYSTEM: system, NODE_NAME: name }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, tsScriptArgs(NODE_SCRIPT), { env: { ...process.env, ...env, SYSTEM: system, NODE_NAME: name }, stdio: ['ignore', 'pipe', 'pipe'] });
     return new WorkerNode(name, child);
   });
   try {
