@@ -36,7 +36,8 @@ import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
-import { taskRows, type BenchProcesses } from './tasks';
+import { taskRows } from './tasks';
+import type { BenchProcesses } from './task-submitters';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows } from './floors';
 

@@ -11,7 +11,7 @@
  */
 import { percentile, round, type BenchRow } from './bench-stats';
 import { bytesReadOf, cpuWindow } from './proc-cpu';
-import { openSubmitter, submitAll, workerEnv, type BenchProcesses } from './tasks';
+import { openSubmitter, submitAll, workerEnv, type BenchProcesses } from './task-submitters';
 import { startNodes, stopNodes, waitFor } from './worker-node';
 
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 100_000);
