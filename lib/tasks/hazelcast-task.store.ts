@@ -1,4 +1,4 @@
-import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
+import { Aggregators, HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
@@ -8,7 +8,9 @@ import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
-import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
+import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
+import { ClaimWindows, type RankedSource } from './claim-windows';
+import { rankCeiling, rankFloor } from './task-rank.rules';
 
 /** How the Hazelcast task store finds its maps. */
 export interface HazelcastTaskStoreOptions {
@@ -22,8 +24,9 @@ export interface HazelcastTaskStoreOptions {
 
 /**
  * Tasks in Hazelcast IMaps: `<prefix>.tasks` holds one JSON value per task (HazelcastJsonValue, so members can
- * query it, with indexes on `state` and `type`), `<prefix>.task-groups` one per group. Claimable work is found by a
- * member-side query (no node reads every task), and new work is heard through an entry listener whose predicate
+ * query it), `<prefix>.task-groups` one per group. Claimable work is found by member-side queries that read about
+ * one batch whatever the backlog: pending tasks by ranges of their `rank` on a sorted index ({@link ClaimWindows}),
+ * lapsed claims by `state`. New work is heard through an entry listener whose predicate
  * the members evaluate ({@link HazelcastPendingListener}): a node receives one event per task of its types that
  * becomes pending, carrying the task, so it claims without asking first; nothing for claims, renewals or completions.
  */
@@ -35,6 +38,9 @@ export class HazelcastTaskStore implements TaskStore {
   private readonly pending = new HazelcastPendingListener((operation, what) => this.call(operation, what, {}), (key, value) => this.decodeEvent(key, value));
   private readonly prefix: string;
   private readonly calls: StoreCalls;
+  private readonly windows = new ClaimWindows();
+  /** Values each claim query returned, when a test asks (set to `[]`): what a scan transfers. */
+  private claimReads?: number[];
 
   constructor(private readonly options: HazelcastTaskStoreOptions) {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
@@ -48,8 +54,11 @@ export class HazelcastTaskStore implements TaskStore {
       const client = await this.options.connection.open();
       const tasks = await this.call(() => client.getMap<string, HazelcastJsonValue>(`${this.prefix}.tasks`), 'open the task map', {});
       this.groups = await this.call(() => client.getMap<string, string>(`${this.prefix}.task-groups`), 'open the task group map', {});
+      // What the claim path asks: pending tasks by rank, pending tasks the previous version wrote (no rank), lapsed
+      // claims by state; purges by state too. No index on `type`: every index costs the members a JSON read per write.
+      await this.call(() => tasks.addIndex({ type: 'SORTED', attributes: ['rank'] }), 'index task ranks', {});
+      await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['state', 'rank'] }), 'index unranked tasks', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['state'] }), 'index task states', {});
-      await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['type'] }), 'index task types', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
       this.pending.attach(tasks);
@@ -102,15 +111,53 @@ export class HazelcastTaskStore implements TaskStore {
     return this.call(() => map.replaceIfSame(id, expected.raw!, value), `write task group ${id}`, options);
   }
 
+  /**
+   * One call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by what it
+   * wrote) and the first window of every type the node has read before; then each type's search goes on from there
+   * ({@link ClaimWindows}) while it has fewer than `limit`.
+   */
   async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0) return [];
+    const due = Predicates.lessEqual('notBefore', now);
     const ofTypes = Predicates.inPredicate('type', ...types);
+    const firsts = types.flatMap((type) => {
+      const hi = this.windows.firstWindow(type);
+      return hi === undefined ? [] : [Predicates.and(Predicates.between('rank', rankFloor(type), hi), due)];
+    });
     const predicate = Predicates.or(
-      Predicates.and(Predicates.equal('state', 'pending'), ofTypes, Predicates.lessEqual('notBefore', now)),
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
+      Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
+      ...firsts,
     );
-    const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find claimable tasks', options);
-    return inClaimOrder(this.decodeAll(values.toArray()), limit);
+    const wanted = new Set(types);
+    const other: TaskRecord[] = [];
+    const bases = new Map<string, TaskRecord[]>(types.filter((type) => this.windows.firstWindow(type) !== undefined).map((type) => [type, []]));
+    for (const { task, ranked } of await this.readTasks(predicate, 'find claimable tasks', options)) {
+      if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
+      ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
+    }
+    const source = this.rankedSource(now, options);
+    const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, bases.get(type))));
+    return inClaimOrder([...other, ...found.flat()], limit);
+  }
+
+  /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */
+  private rankedSource(now: number, options: TaskCallOptions): RankedSource {
+    const due = Predicates.lessEqual('notBefore', now);
+    const range = (type: string, above: string | undefined, upTo: string) =>
+      Predicates.and(above === undefined ? Predicates.between('rank', rankFloor(type), upTo) : Predicates.and(Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)), due);
+    const map = () => this.taskMap();
+    return {
+      fetch: async (type, above, upTo) => {
+        const read = await this.readTasks(range(type, above, upTo), 'find claimable tasks by rank', options);
+        return read.flatMap(({ task }) => (task.state === 'pending' && task.type === type ? [task] : []));
+      },
+      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), range(type, above, upTo)), 'count claimable tasks by rank', options)),
+      lowestAbove: async (type, above) => {
+        const lowest = await this.call(() => map().aggregateWithPredicate(Aggregators.min<string>('rank'), range(type, above ?? rankFloor(type), rankCeiling(type))), 'find the first claimable rank', options);
+        return typeof lowest === 'string' ? lowest : undefined;
+      },
+    };
   }
 
   async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
@@ -158,6 +205,23 @@ export class HazelcastTaskStore implements TaskStore {
       this.events.corruptValue?.(key, error instanceof CorruptStateError ? error.message : String(error));
       return undefined;
     }
+  }
+
+  /** The tasks a query finds, each with whether it was stored with a rank. */
+  private async readTasks(predicate: Predicate, what: string, options: TaskCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
+    const values = (await this.call(() => this.taskMap().valuesWithPredicate(predicate), what, options)).toArray();
+    this.claimReads?.push(values.length);
+    return values.flatMap((value) => {
+      let id = '?';
+      try {
+        const stored = objectOf(id, value);
+        id = typeof stored.id === 'string' ? stored.id : '?';
+        return [{ task: decodeTaskObject(id, stored), ranked: typeof stored.rank === 'string' }];
+      } catch (error) {
+        this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
+        return [];
+      }
+    });
   }
 
   private decodeAll(values: unknown[]): TaskRecord[] {

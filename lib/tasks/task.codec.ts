@@ -1,17 +1,33 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
+import { rankOf } from './task-rank.rules';
 
 /*
  * The stored form of tasks and groups: JSON written by this library (`v` is the format). Compare-and-set compares
  * the exact stored value, so writers pass back the string they read.
+ *
+ * A pending task also carries `rank`, its place in claim order (see task-rank.rules.ts), for the members' sorted
+ * index; it is storage only: decoding drops it, encoding derives it. The format number stays 1 because the previous
+ * version reads these records as they are (it keeps a field it does not know) and writes records without `rank`,
+ * which the store still finds (see `HazelcastTaskStore.claimable`).
  */
 const FORMAT = 1;
 const STATES = new Set<TaskState>(['pending', 'running', ...FINISHED_STATES]);
 
-/** Encodes a task. */
+/**
+ * The stored object each decoded task came from. A compare-and-set must send back the exact stored bytes, and a
+ * record the previous version wrote (no `rank`, or one it carried over into a state that has none) is not what
+ * encoding the decoded task afresh would give; its own object, stringified, is (see `objectOf` in the store).
+ * Decoded tasks are never changed in place (they are read-only), so the object stays true to them.
+ */
+const storedForm = new WeakMap<TaskRecord, Record<string, unknown>>();
+
+/** Encodes a task: as it was stored if it is one this process decoded, else afresh (with its rank while pending). */
 export function encodeTask(task: TaskRecord): string {
-  return JSON.stringify({ v: FORMAT, ...task });
+  const stored = storedForm.get(task);
+  if (stored) return JSON.stringify(stored);
+  return JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: rankOf(task) } : { v: FORMAT, ...task });
 }
 
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
@@ -30,8 +46,10 @@ export function decodeTaskObject(key: string, value: Record<string, unknown>): T
   if (value.id !== key || typeof value.type !== 'string' || !STATES.has(value.state as TaskState) || !ints || !Array.isArray(value.attempts)) {
     throw new CorruptStateError(key, 'not a task record (id, type, state, priority, seq, notBefore, maxAttempts, epoch, attempts)');
   }
-  const { v: _v, ...task } = value;
-  return task as unknown as TaskRecord;
+  const { v: _v, rank: _rank, ...fields } = value;
+  const task = fields as unknown as TaskRecord;
+  storedForm.set(task, value);
+  return task;
 }
 
 /** Encodes a group's record. */

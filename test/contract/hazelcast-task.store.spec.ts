@@ -1,9 +1,11 @@
+import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeTaskStoreContract } from './task-store.contract';
+import { describeRankedClaimsContract } from './task-store-ranks.contract';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -16,6 +18,21 @@ describe('against a real Hazelcast member', () => {
         new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
         new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
       ],
+      async close() {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
+        await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
+      },
+    };
+  });
+
+  describeRankedClaimsContract('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('tasks-ranks');
+    const store = () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    return {
+      stores: [store(), store()],
+      async plant(id, json) {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).set(id, new HazelcastJsonValue(json));
+      },
       async close() {
         await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
         await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
