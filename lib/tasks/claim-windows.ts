@@ -21,6 +21,8 @@ interface Window {
   hi: string;
   /** Seq per task in the last range read (µs of submit time per task, for tasks a submitter sent in a row). */
   seqPerTask: number;
+  /** The last search found nothing above `hi`: whatever is there now came since, so the next asks for it at once. */
+  drained: boolean;
 }
 
 /** How far past `limit` a window may reach before it is cut down, as a factor: the answer stays about one batch. */
@@ -34,7 +36,8 @@ const MAX_STEPS = 24;
  * its seq, a higher priority sorts first) up to where about `limit` tasks stand, learned from the answers before.
  * Past the last window it reaches on by windows sized from the density of seqs seen, each counted before it is read
  * (cut down while it holds more than {@link SLACK} times what is missing), and jumps a gap (or into the next priority)
- * by asking for the lowest rank above. A node that knows nothing of a type (start-up) asks for its lowest rank first.
+ * by asking for the lowest rank above. A node that knows nothing of a type (start-up) asks for its lowest rank first,
+ * and so does one whose last search found nothing above its window (an idle node: two calls per scan, both cheap).
  */
 export class ClaimWindows {
   private readonly windows = new Map<string, Window>();
@@ -47,6 +50,7 @@ export class ClaimWindows {
     const known = this.windows.get(type);
     let hi = known?.hi;
     let seqPerTask = known?.seqPerTask ?? 1;
+    let drained = known?.drained ?? false;
     if (hi === undefined) {
       hi = await source.lowestAbove(type, undefined);
       if (hi === undefined) return [];
@@ -62,12 +66,17 @@ export class ClaimWindows {
       let span = Math.max(1, Math.ceil(seqPerTask * need * 1.25));
       let from = pointOf(type, hi);
       let upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-      // Nothing at or below the last window (all claimed): the next task may be anywhere above, so ask where first.
-      let count = found.length === 0 ? 0 : await source.count(type, hi, upTo);
+      let count = drained ? 0 : await source.count(type, hi, upTo);
+      drained = false;
       if (count === 0) {
-        // A gap, or the end of this priority: start the next window at the next task there is.
+        // A gap, or the end of this priority: start the next window at the next task there is. The members read the
+        // rank of every task above to find it, so it is asked only once a window sized from the density came back
+        // empty (and at start-up), never as a matter of course.
         const lowest = await source.lowestAbove(type, hi);
-        if (lowest === undefined) break;
+        if (lowest === undefined) {
+          drained = true;
+          break;
+        }
         from = pointOf(type, lowest);
         upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
         count = await source.count(type, hi, upTo);
@@ -86,7 +95,7 @@ export class ClaimWindows {
     // The next window ends at the last task this answer gives: it then holds what is still unclaimed of it, and what
     // came in below since.
     if (found.length >= limit) hi = rankOf(found[limit - 1]);
-    this.windows.set(type, { hi, seqPerTask });
+    this.windows.set(type, { hi, seqPerTask, drained: drained && found.length < limit });
     return found.slice(0, limit);
   }
 
