@@ -29,6 +29,8 @@ interface Window {
 const SLACK = 2;
 /** Windows a search reads past its first before it reads the rest of the type in one go (never met but in a pathological spread of seqs). */
 const MAX_STEPS = 24;
+/** The widest window in seqs (a finite one, so a window cut down always narrows). */
+const MAX_SPAN = 2 ** 52;
 
 /**
  * Finds the first `limit` due pending tasks of a type in claim order, reading about `limit` of them whatever the
@@ -44,9 +46,10 @@ export class ClaimWindows {
 
   /**
    * The first `limit` due pending tasks of `type` in claim order (fewer only when that is all there is), with `base`:
-   * the tasks the type's first window holds, when the caller already read it (see {@link firstWindow}).
+   * the tasks the type's first window held, up to `base.hi`, when the caller already read it (see {@link firstWindow};
+   * a search that ended since moved the window, and then it is read again).
    */
-  async first(source: RankedSource, type: string, limit: number, base?: TaskRecord[]): Promise<TaskRecord[]> {
+  async first(source: RankedSource, type: string, limit: number, base?: { hi: string; tasks: TaskRecord[] }): Promise<TaskRecord[]> {
     const known = this.windows.get(type);
     let hi = known?.hi;
     let seqPerTask = known?.seqPerTask ?? 1;
@@ -54,16 +57,15 @@ export class ClaimWindows {
     if (hi === undefined) {
       hi = await source.lowestAbove(type, undefined);
       if (hi === undefined) return [];
-      base = undefined;
     }
-    const found = base ?? (await source.fetch(type, undefined, hi));
+    const found = base?.hi === hi ? base.tasks : await source.fetch(type, undefined, hi);
     for (let step = 0; found.length < limit; step++) {
       if (step === MAX_STEPS) {
         found.push(...(await source.fetch(type, hi, rankCeiling(type))));
         break;
       }
       const need = limit - found.length;
-      let span = Math.max(1, Math.ceil(seqPerTask * need * 1.25));
+      let span = Math.min(MAX_SPAN, Math.max(1, Math.ceil(seqPerTask * need * 1.25)));
       let from = pointOf(type, hi);
       let upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
       let count = drained ? 0 : await source.count(type, hi, upTo);
@@ -89,7 +91,7 @@ export class ClaimWindows {
       const read = await source.fetch(type, hi, upTo);
       found.push(...read);
       hi = upTo;
-      seqPerTask = read.length > 0 ? Math.max(1, span / read.length) : seqPerTask * 4;
+      seqPerTask = Math.min(MAX_SPAN, read.length > 0 ? Math.max(1, span / read.length) : seqPerTask * 4);
     }
     found.sort(compareReady);
     // The next window ends at the last task this answer gives: it then holds what is still unclaimed of it, and what

@@ -120,10 +120,11 @@ export class HazelcastTaskStore implements TaskStore {
     if (types.length === 0) return [];
     const due = Predicates.lessEqual('notBefore', now);
     const ofTypes = Predicates.inPredicate('type', ...types);
-    const firsts = types.flatMap((type) => {
+    const his = new Map(types.flatMap((type) => {
       const hi = this.windows.firstWindow(type);
-      return hi === undefined ? [] : [Predicates.and(Predicates.between('rank', rankFloor(type), hi), due)];
-    });
+      return hi === undefined ? [] : [[type, hi] as const];
+    }));
+    const firsts = [...his].map(([type, hi]) => Predicates.and(Predicates.between('rank', rankFloor(type), hi), due));
     const predicate = Predicates.or(
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
       Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
@@ -131,13 +132,16 @@ export class HazelcastTaskStore implements TaskStore {
     );
     const wanted = new Set(types);
     const other: TaskRecord[] = [];
-    const bases = new Map<string, TaskRecord[]>(types.filter((type) => this.windows.firstWindow(type) !== undefined).map((type) => [type, []]));
+    const bases = new Map<string, TaskRecord[]>([...his.keys()].map((type) => [type, []]));
     for (const { task, ranked } of await this.readTasks(predicate, 'find claimable tasks', options)) {
       if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
       ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
     }
     const source = this.rankedSource(now, options);
-    const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, bases.get(type))));
+    const found = await Promise.all(types.map((type) => {
+      const hi = his.get(type);
+      return this.windows.first(source, type, limit, hi === undefined ? undefined : { hi, tasks: bases.get(type)! });
+    }));
     return inClaimOrder([...other, ...found.flat()], limit);
   }
 
