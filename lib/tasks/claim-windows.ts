@@ -1,6 +1,6 @@
 import type { TaskRecord } from './task';
 import { compareReady } from './task-claim.rules';
-import { pointOf, rankAt, rankCeiling, rankOf } from './task-rank.rules';
+import { pointOf, rankAt, rankCeiling, rankFloor, rankOf } from './task-rank.rules';
 
 /**
  * Range questions about the pending tasks of one type that are due, by rank (see task-rank.rules.ts), answered where
@@ -18,11 +18,26 @@ export interface RankedSource {
 /** What a node learned of one type's ranks from its previous answers. */
 interface Window {
   /** The top of the last window: the rank of the last task the node was given, or of the range it last read. */
-  hi: string;
+  hi: string | undefined;
   /** Seq per task in the last range read (µs of submit time per task, for tasks a submitter sent in a row). */
   seqPerTask: number;
-  /** The last search found nothing above `hi`: whatever is there now came since, so the next asks for it at once. */
+  /** The last search read everything there was: what stands above `hi` now came since (few, as a rule). */
   drained: boolean;
+}
+
+/** What a caller asks about a type along with its other questions, in one round (see {@link ClaimWindows.plan}). */
+export interface WindowPlan {
+  /** The top of the type's first window, when the node knows one: read the tasks from the bottom of the type up to it. */
+  readonly hi: string | undefined;
+  /** Count the tasks above `hi` (above the bottom without it). */
+  readonly countRest: boolean;
+}
+
+/** The answers to a {@link WindowPlan}. */
+export interface PlanAnswers {
+  readonly plan: WindowPlan;
+  readonly tasks?: TaskRecord[];
+  readonly rest?: number;
 }
 
 /** How far past `limit` a window may reach before it is cut down, as a factor: the answer stays about one batch. */
@@ -36,44 +51,61 @@ const MAX_SPAN = 2 ** 52;
  * Finds the first `limit` due pending tasks of a type in claim order, reading about `limit` of them whatever the
  * backlog: every read is a window of ranks from the bottom of the type (nothing below is ever missed: a retry keeps
  * its seq, a higher priority sorts first) up to where about `limit` tasks stand, learned from the answers before.
- * Past the last window it reaches on by windows sized from the density of seqs seen, each counted before it is read
- * (cut down while it holds more than {@link SLACK} times what is missing), and jumps a gap (or into the next priority)
- * by asking for the lowest rank above. A node that knows nothing of a type (start-up) asks for its lowest rank first,
- * and so does one whose last search found nothing above its window (an idle node: two calls per scan, both cheap).
+ * A type the node knows nothing of, or whose last search read everything there was, has what stands above counted
+ * first and, when that is within a batch, read whole (an idle or lightly loaded type: one round). Otherwise the
+ * search reaches on by windows sized from the density of seqs seen, each counted before it is read (cut down while it
+ * holds more than {@link SLACK} times what is missing), and jumps a gap (or into the next priority) by asking for the
+ * lowest rank above, which the members answer by reading every rank above: only when a counted window came back
+ * empty, or at the first search of a backlog.
  */
 export class ClaimWindows {
   private readonly windows = new Map<string, Window>();
 
-  /**
-   * The first `limit` due pending tasks of `type` in claim order (fewer only when that is all there is), with `base`:
-   * the tasks the type's first window held, up to `base.hi`, when the caller already read it (see {@link firstWindow};
-   * a search that ended since moved the window, and then it is read again).
-   */
-  async first(source: RankedSource, type: string, limit: number, base?: { hi: string; tasks: TaskRecord[] }): Promise<TaskRecord[]> {
+  /** What to ask about `type` in the caller's first round (see {@link first}). */
+  plan(type: string): WindowPlan {
     const known = this.windows.get(type);
-    let hi = known?.hi;
+    return { hi: known?.hi, countRest: !known || known.drained };
+  }
+
+  /**
+   * The first `limit` due pending tasks of `type` in claim order (fewer only when that is all there is), from the
+   * answers to {@link plan} when the caller has them (a search that ended since moved the window: then asked again).
+   */
+  async first(source: RankedSource, type: string, limit: number, answers?: PlanAnswers): Promise<TaskRecord[]> {
+    const known = this.windows.get(type);
+    const plan = this.plan(type);
+    const fresh = answers !== undefined && answers.plan.hi === plan.hi && answers.plan.countRest === plan.countRest;
+    let hi = plan.hi;
     let seqPerTask = known?.seqPerTask ?? 1;
-    let drained = known?.drained ?? false;
-    if (hi === undefined) {
-      hi = await source.lowestAbove(type, undefined);
-      if (hi === undefined) return [];
+    const found = hi === undefined ? [] : fresh && answers.tasks ? [...answers.tasks] : await source.fetch(type, undefined, hi);
+    if (plan.countRest && found.length < limit) {
+      const rest = fresh && answers.rest !== undefined ? answers.rest : await source.count(type, hi ?? rankFloor(type), rankCeiling(type));
+      if (rest === 0) return this.keep(type, found, limit, { hi, seqPerTask, drained: true });
+      if (rest <= SLACK * (limit - found.length)) {
+        found.push(...(await source.fetch(type, hi, rankCeiling(type))));
+        return this.keep(type, found, limit, { hi, seqPerTask, drained: true });
+      }
+      if (hi === undefined) {
+        // A backlog the node knows nothing of: start at its lowest rank.
+        hi = await source.lowestAbove(type, undefined);
+        if (hi === undefined) return this.keep(type, found, limit, { hi, seqPerTask, drained: true });
+        found.push(...(await source.fetch(type, undefined, hi)));
+      }
     }
-    const found = base?.hi === hi ? base.tasks : await source.fetch(type, undefined, hi);
-    for (let step = 0; found.length < limit; step++) {
+    let drained = false;
+    for (let step = 0; found.length < limit && hi !== undefined; step++) {
       if (step === MAX_STEPS) {
         found.push(...(await source.fetch(type, hi, rankCeiling(type))));
+        drained = true;
         break;
       }
       const need = limit - found.length;
       let span = Math.min(MAX_SPAN, Math.max(1, Math.ceil(seqPerTask * need * 1.25)));
       let from = pointOf(type, hi);
       let upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-      let count = drained ? 0 : await source.count(type, hi, upTo);
-      drained = false;
+      let count = await source.count(type, hi, upTo);
       if (count === 0) {
-        // A gap, or the end of this priority: start the next window at the next task there is. The members read the
-        // rank of every task above to find it, so it is asked only once a window sized from the density came back
-        // empty (and at start-up), never as a matter of course.
+        // A gap, or the end of this priority: start the next window at the next task there is.
         const lowest = await source.lowestAbove(type, hi);
         if (lowest === undefined) {
           drained = true;
@@ -93,21 +125,23 @@ export class ClaimWindows {
       hi = upTo;
       seqPerTask = Math.min(MAX_SPAN, read.length > 0 ? Math.max(1, span / read.length) : seqPerTask * 4);
     }
+    return this.keep(type, found, limit, { hi, seqPerTask, drained });
+  }
+
+  /**
+   * Answers the first `limit` of `found` in claim order, and remembers where the next search starts: at the last task
+   * this answer gives when it is full (the window then holds what is still unclaimed of it, and what came in below
+   * since), else above everything read.
+   */
+  private keep(type: string, found: TaskRecord[], limit: number, window: Window): TaskRecord[] {
     found.sort(compareReady);
-    // The next window ends at the last task this answer gives: it then holds what is still unclaimed of it, and what
-    // came in below since.
-    if (found.length >= limit) hi = rankOf(found[limit - 1]);
-    this.windows.set(type, { hi, seqPerTask, drained: drained && found.length < limit });
-    return found.slice(0, limit);
-  }
-
-  /** The top of the first window of `type`, when the node knows one: a caller may read it along with other questions. */
-  firstWindow(type: string): string | undefined {
-    return this.windows.get(type)?.hi;
-  }
-
-  /** Forgets what was learned (the node asks for the lowest rank again): after an answer that could not be trusted. */
-  forget(type: string): void {
-    this.windows.delete(type);
+    if (found.length >= limit) {
+      this.windows.set(type, { ...window, hi: rankOf(found[limit - 1]), drained: false });
+      return found.slice(0, limit);
+    }
+    const last = found.length > 0 ? rankOf(found[found.length - 1]) : undefined;
+    const hi = last === undefined || (window.hi !== undefined && window.hi > last) ? window.hi : last;
+    this.windows.set(type, { ...window, hi });
+    return found;
   }
 }

@@ -120,28 +120,31 @@ export class HazelcastTaskStore implements TaskStore {
     if (types.length === 0) return [];
     const due = Predicates.lessEqual('notBefore', now);
     const ofTypes = Predicates.inPredicate('type', ...types);
-    const his = new Map(types.flatMap((type) => {
-      const hi = this.windows.firstWindow(type);
-      return hi === undefined ? [] : [[type, hi] as const];
-    }));
-    const firsts = [...his].map(([type, hi]) => Predicates.and(Predicates.between('rank', rankFloor(type), hi), due));
+    const source = this.rankedSource(now, options);
+    const plans = new Map(types.map((type) => [type, this.windows.plan(type)]));
+    const firsts = types.flatMap((type) => {
+      const hi = plans.get(type)!.hi;
+      return hi === undefined ? [] : [Predicates.and(Predicates.between('rank', rankFloor(type), hi), due)];
+    });
     const predicate = Predicates.or(
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
       Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
       ...firsts,
     );
+    const counted = types.filter((type) => plans.get(type)!.countRest);
+    const [read, ...rests] = await Promise.all([
+      this.readTasks(predicate, 'find claimable tasks', options),
+      ...counted.map((type) => source.count(type, plans.get(type)!.hi ?? rankFloor(type), rankCeiling(type))),
+    ]);
     const wanted = new Set(types);
     const other: TaskRecord[] = [];
-    const bases = new Map<string, TaskRecord[]>([...his.keys()].map((type) => [type, []]));
-    for (const { task, ranked } of await this.readTasks(predicate, 'find claimable tasks', options)) {
+    const bases = new Map<string, TaskRecord[]>(types.flatMap((type) => (plans.get(type)!.hi === undefined ? [] : [[type, []]])));
+    for (const { task, ranked } of read) {
       if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
       ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
     }
-    const source = this.rankedSource(now, options);
-    const found = await Promise.all(types.map((type) => {
-      const hi = his.get(type);
-      return this.windows.first(source, type, limit, hi === undefined ? undefined : { hi, tasks: bases.get(type)! });
-    }));
+    const restOf = new Map(counted.map((type, i) => [type, rests[i]]));
+    const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, { plan: plans.get(type)!, tasks: bases.get(type), rest: restOf.get(type) })));
     return inClaimOrder([...other, ...found.flat()], limit);
   }
 
