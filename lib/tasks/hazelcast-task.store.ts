@@ -112,9 +112,10 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   /**
-   * One call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by what it
-   * wrote) and the first window of every type the node has read before; then each type's search goes on from there
-   * ({@link ClaimWindows}) while it has fewer than `limit`.
+   * One round: one call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by
+   * what it wrote) and the first window of every type the node has read before, beside a count of what stands above
+   * the window of each type that was idle or unknown; then each type's search goes on from there ({@link ClaimWindows})
+   * while it has fewer than `limit`.
    */
   async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0) return [];
