@@ -109,5 +109,24 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...rest, state: 'pending', notBefore: T0 }));
       expect((await b.claimable(['old'], T0 + 1_000, T0, 10)).map((t) => t.name)).toEqual(['unranked']);
     });
+
+    it('finds tasks of types with characters that patterns give meaning to, and no others', async () => {
+      const [a, b] = fixture.stores;
+      const base = T0 * 1000;
+      const odd = 're(port)s.v2+[x]{1}|*?^$\\';
+      const lookalike = 're(port)sXv2+[x]{1}|*?^$\\';
+      for (const type of [odd, lookalike]) {
+        const ranked = pendingAt(type, 'ranked', 0, base + 2);
+        await a.compareAndSet(ranked.id, { raw: null }, ranked);
+        const unranked = pendingAt(type, 'unranked', 0, base + 1);
+        await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
+        const held = pendingAt(type, 'lapsed', 0, base);
+        const claim = decideClaim(held, ACTOR, T0, 100);
+        if (claim.outcome !== 'claimed') throw new Error('not claimed');
+        await a.compareAndSet(held.id, { raw: null }, claim.task);
+      }
+      const found = await b.claimable([odd], T0 + 1_000, T0 + 1_000, 10);
+      expect(found.map((t) => `${t.type} ${t.name}`)).toEqual(['lapsed', 'unranked', 'ranked'].map((name) => `${odd} ${name}`));
+    });
   });
 }
