@@ -128,7 +128,10 @@ export class TaskClaims {
         let found: TaskRecord[];
         try {
           await this.store.listening(); // never a query before the watch of its types is in place: no task falls between
-          found = await this.store.claimable([...this.handlers.keys()], now, now - this.options.clockSkewMs, READY_LIMIT);
+          // Due by the clock once the watch is in place: a task submitted while it was set up came with no event, and
+          // a query asked as of before its submit would leave it out as not due yet, until the next scan.
+          const at = this.options.clock.now();
+          found = await this.store.claimable([...this.handlers.keys()], at, at - this.options.clockSkewMs, READY_LIMIT);
         } catch (error) {
           this.signalled = true; // asked again a little later, not only at the next scan
           this.wakeLater(now);
