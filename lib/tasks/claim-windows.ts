@@ -9,7 +9,7 @@ import { pointOf, rankAt, rankCeiling, rankFloor, rankOf } from './task-rank.rul
 export interface RankedSource {
   /** The tasks in the range. */
   fetch(type: string, above: string | undefined, upTo: string): Promise<TaskRecord[]>;
-  /** How many tasks the range holds (nothing but the number travels). */
+  /** How many tasks the range holds, tasks not due yet included (nothing but the number travels). */
   count(type: string, above: string, upTo: string): Promise<number>;
   /** The lowest rank above `above` (from the bottom without it), or `undefined` when there is none. */
   lowestAbove(type: string, above: string | undefined): Promise<string | undefined>;

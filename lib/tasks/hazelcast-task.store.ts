@@ -152,17 +152,20 @@ export class HazelcastTaskStore implements TaskStore {
   private rankedSource(now: number, options: TaskCallOptions): RankedSource {
     const due = Predicates.lessEqual('notBefore', now);
     const pending = Predicates.equal('state', 'pending');
-    const range = (type: string, above: string | undefined, upTo: string) =>
+    // The index alone answers a range; `due` makes the members read each task's JSON, so counts leave it out (a task
+    // backing off counts, which only makes a window a little smaller).
+    const ranks = (type: string, above: string | undefined, upTo: string) =>
       above === undefined
-        ? Predicates.and(pending, Predicates.between('rank', rankFloor(type), upTo), due)
-        : Predicates.and(pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo), due);
+        ? [pending, Predicates.between('rank', rankFloor(type), upTo)]
+        : [pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)];
+    const range = (type: string, above: string | undefined, upTo: string) => Predicates.and(...ranks(type, above, upTo), due);
     const map = () => this.taskMap();
     return {
       fetch: async (type, above, upTo) => {
         const read = await this.readTasks(range(type, above, upTo), 'find claimable tasks by rank', options);
         return read.flatMap(({ task }) => (task.state === 'pending' && task.type === type ? [task] : []));
       },
-      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), range(type, above, upTo)), 'count claimable tasks by rank', options)),
+      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), Predicates.and(...ranks(type, above, upTo))), 'count claimable tasks by rank', options)),
       lowestAbove: async (type, above) => {
         const lowest = await this.call(() => map().aggregateWithPredicate(Aggregators.min<string>('rank'), range(type, above ?? rankFloor(type), rankCeiling(type))), 'find the first claimable rank', options);
         return typeof lowest === 'string' ? lowest : undefined;
