@@ -96,6 +96,14 @@ export class GatekeeperEvents implements OnApplicationBootstrap {
     return this.subject.asObservable();
   }
 
+  /**
+   * Whether an event published now reaches anyone: a subscriber to the stream, the app's EventEmitter2, or the
+   * start-up's buffer for it. Callers that publish on a hot path build no event when it would not.
+   */
+  heard(): boolean {
+    return this.subject.observed || this.early !== undefined || this.eventEmitter() !== undefined;
+  }
+
   /** Stamps and publishes an event. */
   emit(input: GatekeeperEventInput): void {
     const event = { ...input, at: this.options.clock.now(), node: this.options.holder.acquirer } as GatekeeperEvent;

@@ -134,8 +134,9 @@ export class TasksRuntime implements CapabilityRuntime {
         onError: (error, what) => this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`),
         onEvent: (event) => {
           if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
-          this.events$.next(event);
-          this.publish(event);
+          // Two events per task on a busy node: nothing is built for streams and emitters nobody listens to.
+          if (this.events$.observed) this.events$.next(event);
+          if (this.lifecycleEvents.heard()) this.publish(event);
         },
       });
       return this.worker;
