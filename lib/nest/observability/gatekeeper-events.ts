@@ -64,7 +64,7 @@ type Emitter = { emit(name: string, payload: unknown): unknown };
  * Whether `subject` has a subscriber: `Subject.observed` (rxjs 7.2 and later). On an rxjs that lacks it (the peer
  * range starts at 7.1) every subject counts as observed, so events are always built there, never lost.
  */
-export function isObserved(subject: Subject<unknown>): boolean {
+export function isObserved<T>(subject: Subject<T>): boolean {
   return (subject as { observed?: boolean }).observed ?? true;
 }
 
