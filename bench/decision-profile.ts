@@ -42,11 +42,18 @@ async function main(): Promise<void> {
   const admin = await gatekeeperNode('admin', config, prefix, false);
   const definitions = new SemaphoreAdmin(admin.store, systemClock);
   for (let i = 0; i < total + 200; i++) await definitions.define(validateDefinition({ name: `k-${i}`, duration: '60s' }));
+  for (let i = 0; i < total; i++) await definitions.define(validateDefinition({ name: `s-${i}`, duration: '60s' }));
+  for (let i = 0; i < total; i++) await definitions.define(validateDefinition({ name: `u-${i}`, duration: '60s' }));
   await admin.close();
   const listening = LISTENER ? await startApp(join(__dirname, 'listening-node.ts'), 'listening-node', {
     GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix,
   }) : undefined;
   const holder = await gatekeeperNode('holder', config, prefix, false);
+  // A holder that does not hear its own writes: its entry listener removed (its view still gets its own writes
+  // from their answers, which is all a grant or refresh of a fresh key needs here).
+  const unheard = await gatekeeperNode('unheard', config, prefix, false);
+  const inner = unheard.store as unknown as { map: IMap<string, string>; listenerId: string };
+  await inner.map.removeEntryListener(inner.listenerId);
   const raw = await Client.newHazelcastClient(config);
   const quiet = await raw.getMap<string, string>(`${prefix}.floor`);
   const watched = await raw.getMap<string, string>(`${prefix}.semaphores`);
@@ -112,6 +119,12 @@ async function main(): Promise<void> {
       rawListened.push(performance.now() - t);
     });
     await run('grant', (i) => holder.acquire(`k-${base + i}`, 60_000), (i) => `k-${base + i}`);
+    // The same with the other node's process stopped (SIGSTOP): the member still sends it every event, but its
+    // handling of them no longer competes for this machine's two cores.
+    listening?.child.kill('SIGSTOP');
+    await run('grant-other-stopped', (i) => holder.acquire(`s-${base + i}`, 60_000));
+    listening?.child.kill('SIGCONT');
+    await run('grant-unheard', (i) => unheard.acquire(`u-${base + i}`, 60_000));
     await run('refresh', (i) => holder.acquire(`k-${base + i}`, 60_000), (i) => `k-${base + i}`);
   }
   loop.disable();
@@ -120,7 +133,7 @@ async function main(): Promise<void> {
   const fmt = (v: number | null) => (v === null ? '-' : String(round(v, 3)));
   console.log(`blocks of ${BLOCK} x ${ROUNDS} rounds, listener process: ${LISTENER}`);
   console.log('kind               n     p50    p90    p99    max   | pre-send p50/p99 | answer p50/p99 | after p50/p99 | event-after-answer p50/p99 (n)');
-  for (const kind of ['raw-cas', 'grant', 'refresh']) {
+  for (const kind of ['raw-cas', 'grant', 'grant-other-stopped', 'grant-unheard', 'refresh']) {
     const of = samples.filter((s) => s.kind === kind);
     const d = of.map((s) => s.end - s.start);
     const pre = of.filter((s) => s.sent).map((s) => s.sent! - s.start);
@@ -134,6 +147,12 @@ async function main(): Promise<void> {
     const gcMs = slow.map((s) => gcs.filter((g) => g.start < s.end && g.end > s.start).reduce((a, g) => a + (g.end - g.start), 0));
     const eventInside = slow.filter((s) => s.event !== undefined && s.event < s.end).length;
     const slowAnswer = slow.filter((s) => s.answered && s.answered - s.sent! > 0.5 * (s.end - s.start)).length;
+    if (kind === 'grant' || kind === 'refresh') {
+      const t0 = samples[0].start;
+      for (const s of slow.slice(0, 8)) {
+        console.log(`     at ${new Date(performance.timeOrigin + s.start).toISOString()} (+${fmt(s.start - t0)} ms): total ${fmt(s.end - s.start)}, send ${fmt(s.sent! - s.start)}, event ${fmt((s.event ?? NaN) - s.sent!)}, answer ${fmt(s.answered! - s.sent!)}, after ${fmt(s.end - s.answered!)}`);
+      }
+    }
     console.log(`   slowest ${slow.length}: ${slow.map((s) => fmt(s.end - s.start)).slice(0, 8).join(' ')} ms; overlapping GC ${withGc} (GC ms in them ${gcMs.map((x) => fmt(x)).slice(0, 8).join(' ')}); own event before return ${eventInside}; answer > half ${slowAnswer}`);
   }
   console.log(`raw-cas-listened (the CAS alone) p50 ${fmt(percentile(rawListened, 50))} p99 ${fmt(percentile(rawListened, 99))}`);
@@ -141,6 +160,7 @@ async function main(): Promise<void> {
   console.log(`GC: ${gcInWindow} pauses, total ${fmt(gcs.reduce((a, g) => a + g.end - g.start, 0))} ms, max ${fmt(Math.max(0, ...gcs.map((g) => g.end - g.start)))} ms`);
   console.log(`event-loop delay p50 ${fmt(loop.percentile(50) / 1e6)} p99 ${fmt(loop.percentile(99) / 1e6)} max ${fmt(loop.max / 1e6)} ms`);
   await holder.close();
+  await unheard.close();
   await raw.shutdown();
   await declarer.shutdown();
   await listening?.stop();

@@ -227,6 +227,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     return entry;
   }
 
+  /** @internal */
+  protected reportUnreadable(name: string, reason: string): void {
+    this.events.corruptValue?.(name, reason);
+  }
+
   operationCount(): number {
     return this.calls.count();
   }
