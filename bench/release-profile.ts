@@ -15,7 +15,7 @@ import { gatekeeperNode } from './bench-systems';
 
 const JOBS = Number(process.env.PROFILE_JOBS ?? 100);
 const TICKS = Number(process.env.PROFILE_TICKS ?? 10);
- /** Socket writes, counted when the process runs with -r /tmp/sockcount.js style preload (else zero). */
+ /** Socket writes, counted when the process runs with `-r ./bench/count-socket-writes.cjs` (else zero). */
 const writes: { calls: number; bytes: number } = (globalThis as { __writes?: { calls: number; bytes: number } }).__writes ?? { calls: 0, bytes: 0 };
 const NODES = (process.env.PROFILE_NODES ?? '1,3,6').split(',').map(Number);
 
