@@ -81,6 +81,8 @@ export default tseslint.config(
       ],
     },
   },
+  // CommonJS files (preloads such as scripts/ts-register.cjs) load their modules with require().
+  { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
   // The web console's script runs in the browser, not in Node.
   { files: ['lib/nest/admin/console/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
   { files: ['lib/**/*.rules.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [PURE_IO, PURE_DEPS] }] } },

@@ -1,3 +1,14 @@
+/** Runs `op` `count` times one after another; the milliseconds each call took. */
+export async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await op(i);
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return samples;
+}
+
 /** The p-th percentile (0..100) of `values`, or null when there are none. */
 export function percentile(values: number[], p: number): number | null {
   if (!values.length) return null;
@@ -12,7 +23,7 @@ export function round(value: number | null, digits = 3): number | null {
 
 /** One result row, in the format other tools read (see docs/benchmarks.md). */
 export interface BenchRow {
-  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead'
+  scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead' | 'leader-only-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-set-throughput';
@@ -79,6 +90,10 @@ export interface BenchRow {
   maxSharePct?: number | null;
   /** Tasks backlog rows: pending tasks besides the measured ones when the worker started. */
   backlog?: number;
+  /** Tasks backlog rows: the longest slot cycle (a claim that fetches a batch pays for it once, which p99 may hide). */
+  maxMs?: number | null;
+  /** Tasks backlog rows (whose p50Ms/p99Ms are the one slot's cycle, start to next start): from a completion to the next start. */
+  claimGapMs?: { p50: number; p99: number } | null;
   /** Tasks backlog rows: bytes the worker process read (/proc/<pid>/io rchar: its sockets, all of them) per claim over the window. */
   bytesPerClaim?: number | null;
   /** Allocation rows: the lease, skew bound and rebalance delay the nodes ran with. */

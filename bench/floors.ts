@@ -8,7 +8,7 @@
  */
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { cpuWindow, type CpuParts } from './proc-cpu';
 
 const IN_FLIGHT = 16;
@@ -53,16 +53,6 @@ async function redisRaw(port: number): Promise<Raw> {
   };
 }
 
-async function sequential(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await op(i);
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-}
-
 async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: string, count: number, procs: CpuParts, log: (line: string) => void): Promise<BenchRow[]> {
   const store = system === 'hazelcast-raw' ? 'member' : 'redis';
   const key = `${prefix}-k`;
@@ -83,7 +73,7 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
   const base = { system, nodes: 1, semaphores: 0, storeOpsPerTick: null, exactlyOncePct: null } as const;
   const measure = async (scenario: BenchRow['scenario'], op: (i: number) => Promise<unknown>) => {
     const cpu = cpuWindow(procs);
-    const samples = await sequential(count, op);
+    const samples = await timed(count, op);
     const used = cpu.stop();
     const total = samples.reduce((a, b) => a + b, 0);
     rows.push({

@@ -22,25 +22,35 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { ClusterSingleton, GatekeeperModule } from '../lib';
+import { ClusterSingleton, GatekeeperModule, LeaderOnly } from '../lib';
+import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS } from '../lib/nest/gatekeeper.constants';
+import type { HistoryStore } from '../lib/schedules/history-store';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
 import { declareFreshCluster } from '../lib/testing';
 import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
+import { startApp, type AppProcess } from '../test/support/app-process';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
-import { taskRows, type BenchProcesses } from './tasks';
+import { taskRows } from './tasks';
+import type { BenchProcesses } from './task-submitters';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows } from './floors';
 
 const TICK_MS = 1000;
+const LISTENING_NODE = join(__dirname, 'listening-node.ts');
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
 const WARMUP_TICKS = 2;
+/**
+ * The run-history rows measure a whole minute: every node writes its skipped-tick counts at most once a minute and
+ * the holder its runs every 10 s, so a shorter window counts each node's first write as if it came every window.
+ */
+const HISTORY_TICKS = Number(process.env.BENCH_HISTORY_TICKS ?? 60);
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 const rows: BenchRow[] = [];
 /** The member's JVM, the Redis server and this process, for the CPU columns (set in main). */
@@ -52,7 +62,8 @@ const storeOf = (system: BenchRow['system']): 'member' | 'redis' => (system === 
 export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
   const store = cpu[storeOf(system)];
   if (cpu.bench === null || store === null) return null;
-  return { unit, clients: round(cpu.bench / count, 4)!, store: round(store / count, 4)!, total: round((cpu.bench + store) / count, 4)! };
+  const clients = cpu.bench + (cpu.workers ?? 0);
+  return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
@@ -65,16 +76,6 @@ const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
 const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
 
-async function timed(count: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await op(i);
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return samples;
-}
-
 function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
   const total = samples.reduce((a, b) => a + b, 0);
   return {
@@ -85,8 +86,12 @@ function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'],
   };
 }
 
-/** Single decisions on a warm client: what a decision that reaches the store costs. */
-async function decisions(system: BenchRow['system'], make: (name: string) => Promise<BenchNode>, prefix: string): Promise<void> {
+/**
+ * Single decisions on a warm client: what a decision that reaches the store costs. The deny row is the other node's
+ * read; for the holder's rows the other node listens from a process of its own (`listener`, gatekeeper only: the
+ * baselines' nodes have no view), so its event handling is not on the holder's event loop, as in production.
+ */
+async function decisions(system: BenchRow['system'], make: (name: string) => Promise<BenchNode>, prefix: string, listener?: () => Promise<AppProcess>): Promise<void> {
   const holder = await make('holder');
   const other = await make('other');
   const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
@@ -97,22 +102,28 @@ async function decisions(system: BenchRow['system'], make: (name: string) => Pro
     await holder.acquire(`${prefix}-warm-${i % 50}`, 60_000);
     await holder.release(`${prefix}-warm-${i % 50}`);
   }
-  const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>) => {
+  const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>, listening?: AppProcess) => {
     const before = node.roundTrips();
-    const cpu = cpuWindow(procs);
+    // The listening node's CPU counts with the clients': it is work every write causes.
+    const cpu = cpuWindow({ ...procs, ...(listening?.child.pid !== undefined && { workers: [listening.child.pid] }) });
     const samples = await timed(DECISIONS, op);
     const used = cpu.stop();
     rows.push({ ...decisionRow(scenario, system, samples, node.roundTrips() - before), processCpuMs: used, cpuMsPer: cpuPerUnit(system, used, 'decision', DECISIONS) });
   };
   await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
-  await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000));
-  await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000));
-  await measure('decision-release', holder, (i) => holder.release(keys[i]));
-  await Promise.all([holder.close(), other.close()]);
+  await other.close();
+  const listening = await listener?.();
+  try {
+    await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000), listening);
+    await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000), listening);
+    await measure('decision-release', holder, (i) => holder.release(keys[i]), listening);
+  } finally {
+    await Promise.all([holder.close(), listening?.stop()]);
+  }
 }
 
 /** N nodes x M semaphores ticking every second, as N replicas of an app with M cron jobs would. */
-async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes: number, semaphores: number, make: (name: string) => Promise<BenchNode>, prefix: string): Promise<void> {
+async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes: number, semaphores: number, make: (name: string) => Promise<BenchNode>, prefix: string, ticks = TICKS): Promise<void> {
   const members = await Promise.all(Array.from({ length: nodes }, (_, i) => make(`node-${i}`)));
   const keys = Array.from({ length: semaphores }, (_, i) => `${prefix}-job-${i}`);
   const runs = new Map<string, number>();
@@ -122,7 +133,7 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
   let tripsStart = 0;
   let cpuStart = process.cpuUsage();
   let window = cpuWindow(procs);
-  for (let tick = 0; tick < TICKS + WARMUP_TICKS; tick++) {
+  for (let tick = 0; tick < ticks + WARMUP_TICKS; tick++) {
     const next = Date.now() + TICK_MS;
     const measured = tick >= WARMUP_TICKS;
     if (tick === WARMUP_TICKS) {
@@ -141,15 +152,15 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
   const used = process.cpuUsage(cpuStart);
   const processCpuMs = window.stop();
   const cpu = (used.user + used.system) / 1000;
-  const jobTicks = TICKS * semaphores;
+  const jobTicks = ticks * semaphores;
   const once = [...runs.values()].filter((n) => n === 1).length;
   rows.push({
-    scenario: mode === 'hold' ? 'cron-hold' : 'cron-release', system, nodes, semaphores, runs: TICKS,
+    scenario: mode === 'hold' ? 'cron-hold' : 'cron-release', system, nodes, semaphores, runs: ticks,
     p50Ms: null, p99Ms: null, opsPerSec: null,
     storeOpsPerTick: round(trips / jobTicks, 3),
     roundTripsPerDecision: round(trips / (jobTicks * nodes), 3),
     exactlyOncePct: round((100 * once) / jobTicks, 2),
-    cpuMsPerTickPerNode: round(cpu / (TICKS * nodes), 3),
+    cpuMsPerTickPerNode: round(cpu / (ticks * nodes), 3),
     processCpuMs,
     cpuMsPer: cpuPerUnit(system, processCpuMs, 'job tick', jobTicks),
   });
@@ -183,6 +194,49 @@ async function decoratorOverhead(config: ClientConfig, mapPrefix: string): Promi
     rows.push({ ...decisionRow('decorator-overhead', system, samples, 0), roundTripsPerDecision: null });
   }
   await app.close();
+}
+
+@Injectable()
+class LeaderOverheadJobs {
+  count = 0;
+  bare(): void {
+    this.count++;
+  }
+  @LeaderOnly('overhead')
+  async led(): Promise<void> {
+    this.count++;
+  }
+}
+
+/**
+ * What @LeaderOnly adds to a call on the leader, against the same method bare: with the run history off (its run log
+ * replaced by one that does nothing) and on (each run noted in memory, written in the background). The history row's
+ * round trips are the history store's calls during the calls themselves: none, whatever the count.
+ */
+async function leaderOverhead(config: ClientConfig, mapPrefix: string): Promise<void> {
+  for (const system of ['gatekeeper', 'gatekeeper+history'] as const) {
+    let builder = Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'bench' }, hazelcast: { clientConfig: config, mapPrefix: `${mapPrefix}-${system}` }, elections: [{ name: 'overhead', lease: '1m' }] })],
+      providers: [LeaderOverheadJobs],
+    }).setLogger(false as never);
+    if (system === 'gatekeeper') builder = builder.overrideProvider(GATEKEEPER_LEADER_RUNS).useValue({ started: () => ({}), finished: () => undefined, skippedTick: () => undefined });
+    const app = await builder.compile();
+    await app.init();
+    const jobs = app.get(LeaderOverheadJobs);
+    const history = app.get<HistoryStore>(GATEKEEPER_HISTORY_STORE);
+    for (let i = 0; i < 200 && jobs.count === 0; i++) {
+      await jobs.led();
+      if (jobs.count === 0) await sleep(50); // not elected yet
+    }
+    if (system === 'gatekeeper') {
+      const samples = await timed(DECISIONS, async () => jobs.bare());
+      rows.push({ ...decisionRow('leader-only-overhead', 'bare-cron', samples, 0), roundTripsPerDecision: null });
+    }
+    const before = history.operationCount();
+    const samples = await timed(DECISIONS, () => jobs.led());
+    rows.push(decisionRow('leader-only-overhead', system, samples, history.operationCount() - before));
+    await app.close();
+  }
 }
 
 const REDIS_MISSING = 'redis-server was not found on PATH: the redlock, BullMQ and raw Redis baselines need it.\n'
@@ -276,9 +330,9 @@ function printAllocationTable(): void {
 
 /** The tasks rows have columns of their own. */
 function printTaskTable(): void {
-  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'cpu ms/task wk+store', 'bench cpu ms', 'per node', 'max share %', 'backlog', 'bytes/claim', 'idle ops/s/node', 'detection ms'];
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'cpu ms/task wk+store', 'bench cpu ms', 'per node', 'max share %', 'backlog', 'max ms', 'gap p50/p99', 'bytes/claim', 'idle ops/s/node', 'detection ms'];
   const table = rows.filter((r) => TASK_SCENARIOS.includes(r.scenario)).map((r) => [
-    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, cpuCell(r), r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, r.backlog, r.bytesPerClaim,
+    r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, cpuCell(r), r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, r.backlog, r.maxMs, r.claimGapMs ? `${r.claimGapMs.p50}/${r.claimGapMs.p99}` : null, r.bytesPerClaim,
     r.idleOpsPerSecPerNode, r.detectionMs,
   ].map((v) => (v === null || v === undefined ? '-' : String(v))));
   if (table.length === 0) return;
@@ -322,7 +376,9 @@ async function main(): Promise<void> {
 
     if (runs('decisions')) {
       log('decision latency (warm client, 1 node)');
-      await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd');
+      await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd', () => startApp(LISTENING_NODE, 'listening-node', {
+        GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix,
+      }));
       await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
       if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
       log('floors: raw calls on the same member and Redis (warm clients)');
@@ -345,11 +401,11 @@ async function main(): Promise<void> {
 
     if (runs('cron-history')) {
       // The run history's cost on a held tick: hold mode with and without every run recorded, in the same run.
-      log(`run history on held ticks (${TICKS} measured ticks of ${TICK_MS} ms; history written every 10 s, skipped ticks every 60 s)`);
+      log(`run history on held ticks (${HISTORY_TICKS} measured ticks of ${TICK_MS} ms; history written every 10 s, skipped ticks every 60 s)`);
       for (const semaphores of [1, 100]) {
         for (const nodes of [1, 3, 6]) {
-          await cron('gatekeeper', 'hold', nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), `c-hold-g-${nodes}-${semaphores}`);
-          await cron('gatekeeper+history', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix), `c-hold-h-${nodes}-${semaphores}`);
+          await cron('gatekeeper', 'hold', nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), `c-hold-g-${nodes}-${semaphores}`, HISTORY_TICKS);
+          await cron('gatekeeper+history', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix), `c-hold-h-${nodes}-${semaphores}`, HISTORY_TICKS);
         }
       }
     }
@@ -362,6 +418,8 @@ async function main(): Promise<void> {
     if (runs('overhead')) {
       log('decorator overhead (a tick of a job this node holds)');
       await decoratorOverhead(config, `${prefix}-overhead`);
+      log('@LeaderOnly overhead (a call on the leader; run history off and on)');
+      await leaderOverhead(config, `${prefix}-leader-overhead`);
     }
 
     const cluster = { clusterName: member.clusterName, addresses: member.addresses };

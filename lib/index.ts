@@ -85,6 +85,7 @@ export type { SchedulesOptions } from './nest/schedules/schedules.options';
 export type { JobDescription, JobHistoryView, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
+export { leaderJobName } from './core/leader-job-name';
 export type { RunCounts } from './schedules/job-history';
 export { UnknownJobError } from './schedules/errors/unknown-job.error';
 

@@ -123,11 +123,10 @@ async function main() {
   if (stopping) return;
   instances = ports.map((port, i) => {
     const name = `app-${port}`;
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', MAIN], {
+    const child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.cjs'), MAIN], {
       cwd: ROOT,
       env: {
         ...process.env,
-        TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
         PORT: String(port),
         SAMPLE_ACQUIRER: name,
         SAMPLE_GROUP: groups[i],

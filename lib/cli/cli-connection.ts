@@ -12,6 +12,7 @@ import { CliUsageError } from './cli-errors';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { TaskAdmin } from '../tasks/task-admin';
 import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
+import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
@@ -37,6 +38,8 @@ export interface CliStores {
   tasks(): Promise<TaskAdmin>;
   /** The jobs' run history as the nodes wrote it to the cluster, on the same connection (connected on first use). */
   history(): Promise<HazelcastHistoryStore>;
+  /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), on the same connection (connected on first use). */
+  schedules(): Promise<HazelcastScheduleStore>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
   client(): Client;
   /** Disconnects every store. */
@@ -74,6 +77,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   let taskAdmin: Promise<TaskAdmin> | undefined;
   let historyStore: HazelcastHistoryStore | undefined;
   let history: Promise<HazelcastHistoryStore> | undefined;
+  let scheduleStore: HazelcastScheduleStore | undefined;
+  let schedules: Promise<HazelcastScheduleStore> | undefined;
   const presences = async (): Promise<Presence[] | undefined> => {
     try {
       if (!presenceOpen) await presence.connect();
@@ -112,7 +117,16 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       })();
       return history;
     },
+    schedules() {
+      schedules ??= (async () => {
+        scheduleStore = new HazelcastScheduleStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        await scheduleStore.connect();
+        return scheduleStore;
+      })();
+      return schedules;
+    },
     async close() {
+      if (scheduleStore) await scheduleStore.close().catch(() => undefined);
       if (historyStore) await historyStore.close().catch(() => undefined);
       if (presenceOpen) await presence.close().catch(() => undefined);
       if (taskStore) await taskStore.close().catch(() => undefined);

@@ -2,6 +2,8 @@ import { CommanderError } from 'commander';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { ScheduleEditConflictError } from '../schedules/errors/schedule-edit-conflict.error';
+import { UnknownScheduleError } from '../schedules/errors/unknown-schedule.error';
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -39,6 +41,9 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   node: '--node',
   adminToken: '--admin-token',
   adminPath: '--admin-path',
+  expectedRevision: '--expected-revision',
+  file: '--file',
+  id: '<id>',
 };
 
 /** A command line that is wrong, found before anything is contacted: exit 2. */
@@ -102,7 +107,7 @@ export class NoJobHistoryError extends GatekeeperError {
     known: readonly string[],
   ) {
     super(
-      `No history of job "${job}" in the cluster: no node has written a run, missed instant or skipped tick of it (jobs are named Class.method` +
+      `No history of job "${job}" in the cluster: no node has written a run, missed instant or skipped tick of it (jobs are named Class.method, a schedule's id or leader:<election>:<Class.method>` +
         `${known.length > 0 ? `; jobs with a history: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', ...' : ''}` : ''})`,
     );
   }
@@ -147,6 +152,17 @@ export function describeError(error: unknown): { exitCode: number; text: string;
   if (typeof allocation === 'string') details.allocation = allocation;
   const job = (error as { job?: unknown }).job;
   if (typeof job === 'string') details.job = job;
+  const schedule = (error as { schedule?: unknown }).schedule;
+  if (typeof schedule === 'string') {
+    // A schedule's errors name it as `schedule` (an edit conflict's inherited `semaphore` is the same id).
+    details.schedule = schedule;
+    delete details.semaphore;
+  }
+  if (error instanceof ScheduleEditConflictError) {
+    details.reason = error.actualRevision === undefined ? 'WRITE_CONFLICT' : 'REVISION_CONFLICT';
+    if (error.actualRevision !== undefined) Object.assign(details, { expectedRevision: error.expectedRevision, actualRevision: error.actualRevision });
+  }
+  if (error instanceof UnknownScheduleError) details.reason = 'UNKNOWN_SCHEDULE';
   if (error instanceof AdminApiError) {
     // What the app answered, for scripts: the node, the HTTP status and the reason code (PAUSED, UNKNOWN_JOB, ...).
     details.node = error.node;

@@ -21,6 +21,7 @@ import { addClusterCommands } from './cluster.commands';
 import { addAllocationCommands } from './allocation.commands';
 import { addTaskCommands } from './task.commands';
 import { addJobCommands } from './job.commands';
+import { addScheduleCommands } from './schedule.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
@@ -43,7 +44,7 @@ const ENVIRONMENT = [
 
 const EXIT_HELP = [
   [EXIT.ok, 'done'],
-  [EXIT.rejected, 'rejected by the cluster or the app: unknown semaphore, election or job, invalid definition, conflicting edits, no such permit, a run now refused'],
+  [EXIT.rejected, 'rejected by the cluster or the app: unknown semaphore, election, job or schedule, invalid definition, conflicting edits (a stale --expected-revision), no such permit, a run now refused'],
   [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
   [EXIT.unreachable, 'the cluster could not be reached (for jobs describe and run: nor a live app), or a call to it timed out'],
 ] as const;
@@ -308,6 +309,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addAllocationCommands(program, execute);
   addTaskCommands(program, execute);
   addJobCommands(program, execute);
+  addScheduleCommands(program, execute);
   addNewClusterCommands(program, execute);
   return program;
 }

@@ -9,6 +9,8 @@ export const GATEKEEPER_PRESENCE_STORE = Symbol('gatekeeper:presence-store');
 /** Injection token of the task store (see the module option `tasks`). */
 export const GATEKEEPER_TASK_STORE = Symbol('gatekeeper:task-store');
 export const GATEKEEPER_HISTORY_STORE = Symbol('gatekeeper:history-store');
+/** Where `@LeaderOnly` runs are recorded (the run history's recorder). */
+export const GATEKEEPER_LEADER_RUNS = Symbol('gatekeeper:leader-runs');
 export const GATEKEEPER_RUN_REQUEST_STORE = Symbol('gatekeeper:run-request-store');
 /** Metadata key under which `@ClusterSingleton` records its options on the wrapped method. */
 export const CLUSTER_SINGLETON_METADATA = 'gatekeeper:cluster_singleton';

@@ -11,9 +11,10 @@ import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
+import type { LeaderRunLog } from './elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -86,6 +87,12 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       provide: GATEKEEPER_SCHEDULE_STORE,
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createScheduleStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
+    {
+      // @LeaderOnly runs go to the jobs' run history: the elections never import the schedules, so it is wired here.
+      provide: GATEKEEPER_LEADER_RUNS,
+      useFactory: (schedules: SchedulesRuntime): LeaderRunLog => schedules.recorder,
+      inject: [SchedulesRuntime],
     },
     GatekeeperEvents,
     RuntimeSchedules,

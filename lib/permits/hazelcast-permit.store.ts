@@ -161,8 +161,8 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const map = this.requireMap();
     const started = Date.now();
     const raw = await this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
-    this.view.observe(name, raw);
-    if (raw !== null) return { raw, entry: decodeEntry(name, raw) };
+    if (raw !== null) return { raw, entry: this.decodeRead(name, raw) };
+    this.view.observe(name, null);
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
     const lostSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
     return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
@@ -189,7 +189,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       const stored = await this.call(() => map.get(name), what, left);
       written = stored === raw;
     }
-    if (written) this.view.observe(name, raw);
+    if (written) this.view.observe(name, raw, next);
     return written;
   }
 
@@ -203,6 +203,19 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   async readRaw(name: string, options: CallOptions = {}): Promise<string | null> {
     const map = this.requireMap();
     return this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
+  }
+
+  /** Decodes a value read from the store (throwing when unreadable), recorded in the view either way. */
+  private decodeRead(name: string, raw: string): SemaphoreEntry {
+    let entry: SemaphoreEntry;
+    try {
+      entry = decodeEntry(name, raw);
+    } catch (error) {
+      this.view.observe(name, raw);
+      throw error;
+    }
+    this.view.observe(name, raw, entry);
+    return entry;
   }
 
   operationCount(): number {

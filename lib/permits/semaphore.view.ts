@@ -78,9 +78,10 @@ export class SemaphoreView {
   /**
    * Records a value the store just confirmed by read, write or event (`raw`, or `null` when the entry is absent).
    * An entry older than the one known is ignored (a late event); absence always counts: nothing removes an
-   * entry, so an absent one was lost. Returns why `raw` cannot be read, if it cannot.
+   * entry, so an absent one was lost. Returns why `raw` cannot be read, if it cannot. `decoded` is `raw` already
+   * decoded by the caller (its own write, a read it decoded), so it is not decoded twice.
    */
-  observe(name: string, raw: string | null): string | undefined {
+  observe(name: string, raw: string | null, decoded?: SemaphoreEntry): string | undefined {
     const seenAt = this.monotonicNow();
     if (raw === null && !this.remembered_.has(name)) return this.observeAbsent(name, seenAt);
     this.absent.delete(name);
@@ -92,7 +93,9 @@ export class SemaphoreView {
     }
     let entry: SemaphoreEntry | undefined;
     let unreadable: string | undefined;
-    if (raw !== null) {
+    if (decoded !== undefined) {
+      entry = decoded;
+    } else if (raw !== null) {
       try {
         entry = decodeEntry(name, raw);
       } catch (error) {

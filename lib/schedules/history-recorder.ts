@@ -59,6 +59,8 @@ export class HistoryRecorder {
   /** Set at stop: the last flush writes everything, skipped ticks included. */
   private final = false;
   private readonly since: number;
+  /** Runs started here so far: part of each run's id. */
+  private sequence = 0;
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
 
@@ -85,7 +87,7 @@ export class HistoryRecorder {
     const startedAt = this.options.clock.now();
     const { instance, node } = this.options.identity;
     const record: RunRecord = {
-      id: runId(instance, run.token, startedAt), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt,
+      id: runId(instance, run.token, startedAt, ++this.sequence), job: run.job, trigger: run.trigger, instant: run.instant, node, instance, token: run.token, startedAt,
       outcome: 'running', request: run.request,
     };
     this.put(record);
@@ -139,10 +141,15 @@ export class HistoryRecorder {
     let runs = this.pending.get(record.job);
     if (!runs) this.pending.set(record.job, (runs = new Map()));
     runs.set(record.id, { record, dirty: true });
-    // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest.
+    // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest. The map is in
+    // start order (a run's later records replace it in place), so the oldest ended runs are the first ones met:
+    // no sort on a call's path, however many runs wait (@LeaderOnly methods can be called thousands of times a flush).
     if (runs.size > this.options.keep) {
-      const ended = [...runs.values()].filter((p) => p.record.outcome !== 'running').sort((a, b) => a.record.startedAt - b.record.startedAt);
-      for (const old of ended.slice(0, runs.size - this.options.keep)) {
+      let over = runs.size - this.options.keep;
+      for (const old of runs.values()) {
+        if (over === 0) break;
+        if (old.record.outcome === 'running') continue;
+        over--;
         runs.delete(old.record.id);
         const dropped = this.dropped.get(record.job) ?? { counts: {} };
         dropped.counts[old.record.outcome] = (dropped.counts[old.record.outcome] ?? 0) + 1;

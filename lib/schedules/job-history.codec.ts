@@ -8,7 +8,7 @@ import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
  * CorruptStateError naming the key: a reader reports them, a writer starts the entry over.
  */
 
-const TRIGGERS: ReadonlySet<string> = new Set<RunTrigger>(['schedule', 'manual', 'catchUp']);
+const TRIGGERS: ReadonlySet<string> = new Set<RunTrigger>(['schedule', 'manual', 'catchUp', 'call']);
 const OUTCOMES: ReadonlySet<string> = new Set<JobRunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped']);
 
 export function encodeHistory(history: JobHistory): string {

@@ -8,7 +8,7 @@ export type RunCounts = Readonly<Partial<Record<Exclude<JobRunOutcome, 'running'
  * scheduled instant started, the last failure, totals). One entry per job, written by compare-and-set.
  */
 export interface JobHistory {
-  /** The job's name (`Class.method`, or a runtime schedule's id). */
+  /** The job's name (`Class.method`, a runtime schedule's id, or `leader:<election>:<Class.method>`). */
   readonly job: string;
   /** Grows by one with every write. */
   readonly revision: number;

@@ -3,7 +3,7 @@ import type { RunRecord } from './run-record';
 
 /** A job's run history as `ScheduleService.history` answers it. */
 export interface JobHistoryView {
-  /** The job's name (`Class.method`). */
+  /** The job's name (`Class.method`, a runtime schedule's id, or `leader:<election>:<Class.method>`). */
   readonly job: string;
   /** Newest first: what the cluster keeps, with this node's runs not written yet. */
   readonly runs: readonly RunRecord[];
@@ -16,14 +16,15 @@ export interface JobHistoryView {
   /**
    * Ticks skipped, summed over the live nodes' counts (since each started), by reason: a deny reason code
    * (`NO_PERMIT_AVAILABLE`: another node holds it; `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP`
-   * (the previous run was still going).
+   * (the previous run was still going); for a `@LeaderOnly` method, `NOT_LEADER` (another node leads) or
+   * `NOT_READY` (the elections were starting or shutting down).
    */
   readonly skipped: Readonly<Record<string, number>>;
 }
 
 /** Everything about one job in one answer (`ScheduleService.describe`). */
 export interface JobDescription extends JobHistoryView {
-  /** The semaphore its permit belongs to. */
+  /** The semaphore its permit belongs to (for a `@LeaderOnly` method: its election's, `election:<name>`). */
   readonly semaphore: string;
   /** `hold`: the holder keeps the job; `release`: the permit is given back after each run. */
   readonly mode: 'hold' | 'release';

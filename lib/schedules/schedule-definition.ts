@@ -19,7 +19,10 @@ export type CronValidator = (expression: string, timeZone: string) => string | u
 
 /** A schedule defined at runtime, as an application writes it (service, admin API, CLI). */
 export interface ScheduleDefinitionInput {
-  /** The schedule's id: 1 to `MAX_SCHEDULE_ID_LENGTH` (191) characters. Upserts are idempotent by id. */
+  /**
+   * The schedule's id: 1 to `MAX_SCHEDULE_ID_LENGTH` (191) characters, not starting with `leader:` (the run
+   * history's names of `@LeaderOnly` methods). Upserts are idempotent by id.
+   */
   id: string;
   /** A cron expression of 5 fields (minute first) or 6 (second first). */
   cron: string;

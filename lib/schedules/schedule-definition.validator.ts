@@ -1,6 +1,7 @@
 import { parseDuration, type DurationInput } from '../core/duration';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { patternError } from '../core/pattern';
+import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
 import { ELECTION_SEMAPHORE_PREFIX, validateSemaphoreName } from '../permits/definition.validator';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { canonicalData } from './schedule-data';
@@ -53,6 +54,8 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
   const fail = (field: string, reason: string): never => {
     throw new InvalidScheduleError(id, field, reason);
   };
+  // The id is the job's name in the run history, where `leader:` names @LeaderOnly methods.
+  if (id.startsWith(LEADER_JOB_PREFIX)) fail('id', `must not start with "${LEADER_JOB_PREFIX}" (the run history's names of @LeaderOnly methods)`);
   for (const key of Object.keys(input)) {
     if (!KNOWN_FIELDS.has(key)) fail(key, `is not a schedule field (expected one of ${[...KNOWN_FIELDS].join(', ')})`);
   }

@@ -73,6 +73,47 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       expect(history.lastInstant).toBe(clock.now());
     });
 
+    it('keeps runs under one token that start in the same millisecond apart (calls of a @LeaderOnly method, a catch-up and its tick)', async () => {
+      const clock = new ManualClock(7_000_000);
+      const recorder = new HistoryRecorder(fixture.stores[0], {
+        keep: 10, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: 'n0/1', node: 'n0' }, clock,
+      });
+      const job = 'leader:reports:ReportSender.send';
+      const first = recorder.started({ job, trigger: 'call', token: 3 });
+      const second = recorder.started({ job, trigger: 'call', token: 3 });
+      recorder.finished(first, 'completed', 0);
+      recorder.finished(second, 'failed', 0, 'no recipients');
+      await recorder.flush();
+      const history = (await fixture.stores[1].read(job))!.history;
+      expect(history.runs.map((r) => r.outcome).sort()).toEqual(['completed', 'failed']);
+      expect(history.counts).toEqual({ completed: 1, failed: 1 });
+    });
+
+    it('keeps the newest `keep` runs of many that waited for one flush, counts the rest, and never drops one still running', async () => {
+      const clock = new ManualClock(9_000_000);
+      const recorder = new HistoryRecorder(fixture.stores[0], {
+        keep: 3, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: 'n0/1', node: 'n0' }, clock,
+      });
+      const job = 'leader:reports:ReportSender.send';
+      const long = recorder.started({ job, trigger: 'call', token: 4 }); // still running through it all
+      const starts: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        clock.advance(10);
+        const run = recorder.started({ job, trigger: 'call', token: 4 });
+        starts.push(run.startedAt);
+        recorder.finished(run, i === 1 ? 'failed' : 'completed', 1, i === 1 ? 'relay down' : undefined);
+      }
+      await recorder.flush();
+      const history = (await fixture.stores[1].read(job))!.history;
+      // `keep` runs waited: the one still running and the two newest ended ones.
+      expect(history.runs.map((r) => [r.startedAt, r.outcome])).toEqual([
+        [starts[7], 'completed'], [starts[6], 'completed'], [long.startedAt, 'running'],
+      ]);
+      expect(history.counts).toEqual({ completed: 7, failed: 1 });
+      expect(history.lastFailure).toMatchObject({ startedAt: starts[1], error: 'relay down' });
+      expect(recorder.unwritten(job).map((r) => r.id)).toEqual([long.id]);
+    });
+
     it('shows a run left running by a node that was taken over as unknown', async () => {
       const clock = new ManualClock(5_000_000);
       const [a, b] = fixture.stores.map((store, i) => new HistoryRecorder(store, {

@@ -64,6 +64,16 @@ export function describePermitStoreContract(name: string, createFixture: () => P
         expect((await a.read('billing')).entry?.revision).toBe(2);
       });
 
+      it("keeps a node's own write in its view exactly as the other nodes decode it", async () => {
+        // The writer does not decode what it wrote again: what it keeps must be what a read of the value gives.
+        const held = { ...entry(1), permits: [{ semaphore: 'billing', acquirer: 'n', group: 'g', instance: 'n/1', fencingToken: 1, grantedAt: 1, refreshedAt: 1, expiresAt: 9 }] };
+        await a.compareAndSet('billing', { raw: null }, held);
+        await a.compareAndSet('billing', await a.read('billing'), { ...held, revision: 2, writeId: 'w2' });
+        const read = await b.read('billing');
+        expect(a.peek('billing')).toMatchObject({ raw: read.raw });
+        expect(a.peek('billing')!.entry).toStrictEqual(read.entry);
+      });
+
       it('tells the other node of every write, newest revision wins in its view', async () => {
         const seen: number[] = [];
         const unwatch = b.watch((name, e) => name === 'billing' && e && seen.push(e.revision));

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { testCluster, uniquePrefix } from '../support/test-cluster';
@@ -236,5 +236,80 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(await page.$eval('#run-now-result', (p) => p.className)).toBe('status error');
     await clickInRow('tr[data-name="billing"] button.secondary'); // resume
     await page.waitForFunction((r) => !document.querySelector(`${r} .badge.paused`), {}, row);
+  });
+
+  it('lists the runtime schedules with their last run, pauses and resumes one (its runs stop and come back), and removes one after a confirm', async () => {
+    const page: Page = await browser!.newPage();
+    const text = (selector: string) => page.$eval(selector, (node) => node.textContent ?? '');
+    const cells = (row: string) => page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent ?? ''));
+    const click = (selector: string) => page.$eval(selector, (button) => (button as HTMLElement).click());
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(url);
+    await signIn(page);
+
+    // The sample's two tenant schedules, with what the cluster knows of them: the last run comes from the job history.
+    const acme = 'tr[data-schedule="report-acme"]';
+    await page.waitForSelector(`${acme}`);
+    await page.waitForSelector('tr[data-schedule="report-globex"]');
+    await page.waitForFunction((r) => /^completed on app-\d+, /.test(document.querySelector(`${r} td.last-run`)?.textContent ?? ''), { timeout: 30_000 }, acme);
+    const [cron, zone, handler, revision, next] = await cells(acme);
+    expect([cron, zone, handler]).toEqual(['*/5 * * * * *', 'UTC', 'tenant-report']);
+    expect(revision).toMatch(/^\d+$/);
+    expect(next).toMatch(/ \((in [1-5] s|now)\)$/);
+    await page.$eval('#sections', (nav) => ((nav as HTMLElement).style.position = 'static'));
+    await (await page.$('#schedules'))!.screenshot({ path: join(SHOTS, 'console-schedules.png') });
+    await page.$eval('#sections', (nav) => ((nav as HTMLElement).style.position = ''));
+
+    // A change names the revision the row shows: edited meanwhile elsewhere (while the panel could not poll), the
+    // pause is refused with REVISION_CONFLICT and the edit stands.
+    const base = url.replace(/\/console$/, '');
+    await page.setRequestInterception(true);
+    const holdListing = (request: HTTPRequest) => void (request.method() === 'GET' && request.url().endsWith('/schedules') ? request.abort() : request.continue());
+    page.on('request', holdListing);
+    const edited = await fetch(`${base}/schedules/report-acme`, {
+      method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cron: '*/5 * * * * *', handler: 'tenant-report', data: { tenant: 'acme', edited: true }, duration: '15s' }),
+    }).then((r) => r.json() as Promise<{ outcome: string; revision: number }>);
+    expect(edited).toMatchObject({ outcome: 'updated', revision: Number(revision) + 1 });
+    expect((await cells(acme))[3]).toBe(revision); // the panel still shows what it read
+    await click(`${acme} button[aria-label="Pause report-acme"]`);
+    await page.waitForFunction(() => document.getElementById('schedule-result')!.dataset.reason === 'REVISION_CONFLICT');
+    expect(await text('#schedule-result')).toBe(`report-acme: not changed, it was edited meanwhile (now revision ${edited.revision}); look again and retry.`);
+    page.off('request', holdListing);
+    await page.setRequestInterception(false);
+    await page.waitForFunction((r, rev) => document.querySelector(`${r} td.revision`)?.textContent === rev, {}, acme, String(edited.revision));
+    expect(await page.$(`${acme} .badge.paused`)).toBeNull();
+
+    // Pause: the row says so at the next revision, and the schedule stops firing on every instance while globex
+    // (every 7 s) goes on: between two of its runs an instant of acme (every 5 s) passes, which would have run.
+    await click(`${acme} button[aria-label="Pause report-acme"]`);
+    await page.waitForSelector(`${acme} .badge.paused`);
+    expect(await text('#schedule-result')).toBe(`report-acme: paused, revision ${edited.revision + 1}.`);
+    expect((await cells(acme))[4]).toBe('paused');
+    const globexRuns = runs('report-globex').length;
+    await eventually('a run of globex after the pause', () => runs('report-globex').length > globexRuns, { timeoutMs: 20_000 });
+    const acmeWhilePaused = runs('report-acme').length;
+    const globexAfter = runs('report-globex').length;
+    await eventually('another run of globex', () => runs('report-globex').length > globexAfter, { timeoutMs: 20_000 });
+    expect(runs('report-acme').length).toBe(acmeWhilePaused);
+
+    // Resume: it fires again.
+    await click(`${acme} button[aria-label="Resume report-acme"]`);
+    await page.waitForFunction((r) => !document.querySelector(`${r} .badge.paused`), {}, acme);
+    await eventually('a run of acme after the resume', () => runs('report-acme').length > acmeWhilePaused, { timeoutMs: 20_000 });
+
+    // Remove asks first: dismissed, nothing happens; accepted, the row goes and the schedule is gone from the API.
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await click(`${acme} button.danger`);
+    expect(await page.$(acme)).not.toBeNull();
+    const answer = await page.evaluate(async (base) => (await fetch(`${base}/schedules/report-acme`, { credentials: 'same-origin' })).status, url.replace(/\/console$/, ''));
+    expect(answer).toBe(200);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await click(`${acme} button.danger`);
+    await page.waitForFunction((r) => !document.querySelector(r), {}, acme);
+    expect(await text('#schedule-result')).toMatch(/^report-acme: removed, revision \d+\.$/);
+    const gone = await page.evaluate(async (base) => (await fetch(`${base}/schedules/report-acme`, { credentials: 'same-origin' })).status, url.replace(/\/console$/, ''));
+    expect(gone).toBe(404);
+    expect(await page.$('tr[data-schedule="report-globex"]')).not.toBeNull();
   });
 });

@@ -23,7 +23,7 @@ describe('a daylight-saving transition lived through by real processes', () => {
   async function across(transition: string) {
     const historyFile = newHistoryFile(`dst-${transition.slice(0, 10)}`);
     const { clusterName, addresses } = testCluster();
-    // Long enough before the transition for the processes to boot (ts-node, several at once on a small machine).
+    // Long enough before the transition for the processes to boot (several at once on a small, loaded machine).
     const shift = Date.parse(transition) - LEAD_MS - Date.now();
     const mapPrefix = uniquePrefix('dst');
     const settings = (name: string) => ({

@@ -1,5 +1,5 @@
 /*
- * An allocation node, run as a real process (ts-node) by fault tests, and the settings that start it. As a process
+ * An allocation node, run as a real process by fault tests, and the settings that start it. As a process
  * it is a Nest application context that takes part in one allocation through `AllocationService.participate`, as
  * an application would. Each resource it owns is one run in the history (see history.ts), `semaphore` being
  * `<allocation>/<resource>` and `token` the resource's epoch: `start` when `onAssigned` hands it over, an `effect`

@@ -1,5 +1,5 @@
 /*
- * A leader-election node, run as a real process (ts-node) by fault tests, and the settings that start it. As a
+ * A leader-election node, run as a real process by fault tests, and the settings that start it. As a
  * process it is a Nest application context that stands in one election through the module's `elections` option
  * and does its leader work with `ClusterService.whileLeader`, as an application would. Each leadership term is one
  * run in the history (see history.ts): `start` (token = the lease's epoch; tick = the epoch too, so every term is

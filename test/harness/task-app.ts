@@ -1,5 +1,5 @@
 /*
- * A task node, run as a real process (ts-node) by fault tests, and the settings that start it. As a process it is a
+ * A task node, run as a real process by fault tests, and the settings that start it. As a process it is a
  * Nest application context with handlers written as users write them (`@TaskHandler`, `@GroupFinishedHandler`,
  * `@InvalidTaskHandler`, `@Cron` + `@OncePerTrigger`). Every run of a task is one run in the history (see history.ts):
  * `semaphore` is `task/<id>` and `token` the claim's epoch; `start` when the handler begins (valid until the lease's

@@ -1,5 +1,5 @@
 /*
- * A workload node, run as a real process (ts-node) by fault tests: a Nest application context whose jobs come
+ * A workload node, run as a real process by fault tests: a Nest application context whose jobs come
  * from env WORKLOAD. Each job is a provider method under the real @ClusterSingleton, called by a schedule, so
  * every tick takes the decorator's normal path (local decision, keep-alive, release) as a production tick does.
  * Each run appends start / effect / abort / signal / end events to HISTORY_FILE (see history.ts).

@@ -60,6 +60,11 @@ describe('the web console’s routes and sign-in', () => {
     const jobsScript = await call('GET', '/ops/console/console.jobs.js');
     expect([jobsScript.status, jobsScript.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
     expect(await jobsScript.text()).toContain('window.gatekeeperJobsPanel');
+    // So does the Schedules panel's.
+    expect(html.indexOf('<script src="/ops/console/console.schedules.js" defer></script>')).toBeLessThan(html.indexOf('console.client.js'));
+    const schedulesScript = await call('GET', '/ops/console/console.schedules.js');
+    expect([schedulesScript.status, schedulesScript.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect(await schedulesScript.text()).toContain('window.gatekeeperSchedulesPanel');
     const unsigned = await call('GET', '/ops/console/session');
     expect([unsigned.status, unsigned.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="gatekeeper"']);
     const bare = await call('GET', '/ops/definitions');

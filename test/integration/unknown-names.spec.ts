@@ -10,6 +10,7 @@ import { GatekeeperModule, GatekeeperService, type GatekeeperModuleOptions } fro
 import { askUnknownNames, heapAfterGc } from '../fixtures/unknown-names';
 import { UNDEFINED_SEMAPHORE_LABEL } from '../../lib/nest/observability/gatekeeper-metrics';
 import { CapturingLogger } from '../support/capturing-logger';
+import { tsScriptArgs } from '../support/ts-script';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 // The collector of the V8 running this test (jest runs without --expose-gc): measured heap sizes are live data only.
@@ -44,7 +45,7 @@ describe('unknown semaphore names do not grow the heap', () => {
   it('memory store, with a state dump: a million names after the first 100k leave the heap as it was', async () => {
     // In a process of its own: a jest worker's heap also holds what earlier test files left, which made every
     // collection (and this test) ten times slower in a full run.
-    const child = spawn(process.execPath, ['--expose-gc', '-r', 'ts-node/register/transpile-only', join(__dirname, '../fixtures/unknown-names.process.ts')], {
+    const child = spawn(process.execPath, ['--expose-gc', ...tsScriptArgs(join(__dirname, '../fixtures/unknown-names.process.ts'))], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { tsScriptArgs } from '../support/ts-script';
 import { testCluster, uniquePrefix } from '../support/test-cluster';
 
 const APP = join(__dirname, '../fixtures/first-day-app.ts');
@@ -23,7 +24,7 @@ function nestLines(output: string): NestLine[] {
 interface App { name: string; output(): string; stop(): Promise<void>; exited: Promise<unknown> }
 
 function spawnApp(name: string, env: NodeJS.ProcessEnv): App {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', APP], {
+  const child = spawn(process.execPath, tsScriptArgs(APP), {
     env: { ...process.env, ...env, NODE_NAME: name },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { eventually } from './eventually';
+import { tsScriptArgs } from './ts-script';
 
-/** A fixture app (TypeScript, run through ts-node) as a real process, with its output kept. */
+/** A fixture app (TypeScript, run through scripts/ts-register.cjs) as a real process, with its output kept. */
 export interface AppProcess {
   name: string;
   child: ChildProcess;
@@ -13,7 +14,7 @@ export interface AppProcess {
 
 /** Starts `script` as node `name` and waits until it prints READY. */
 export async function startApp(script: string, name: string, env: NodeJS.ProcessEnv): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script], {
+  const child = spawn(process.execPath, tsScriptArgs(script), {
     env: { ...process.env, ...env, NODE_NAME: name },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

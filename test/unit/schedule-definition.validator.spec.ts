@@ -73,6 +73,7 @@ describe('validateScheduleDefinition', () => {
     ['blank id', { ...base, id: '  ' }, '<unnamed>', 'id', /non-empty string/],
     ['number id', { ...base, id: 7 }, '<unnamed>', 'id', /non-empty string/],
     ['over-long id', { ...base, id: 'x'.repeat(192) }, `${'x'.repeat(40)}…`, 'id', /at most 191 characters/],
+    ['id in the leader-work names', { ...base, id: 'leader:leader:Reports.send' }, 'leader:leader:Reports.send', 'id', /must not start with "leader:"/],
     ['unknown field', { ...base, timezone: 'UTC' }, 'tenant-7-report', 'timezone', /not a schedule field/],
     ['missing cron', { ...base, cron: undefined }, 'tenant-7-report', 'cron', /5 or 6 fields/],
     ['cron of 4 fields', { ...base, cron: '* * * *' }, 'tenant-7-report', 'cron', /has 4 fields/],

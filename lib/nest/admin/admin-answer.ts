@@ -11,16 +11,33 @@ import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { InvalidJobRequestError } from '../../schedules/errors/invalid-job-request.error';
 import { RunNowRefusedError } from '../../schedules/errors/run-now-refused.error';
 import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
+import { InvalidScheduleError } from '../../schedules/errors/invalid-schedule.error';
+import { ScheduleEditConflictError } from '../../schedules/errors/schedule-edit-conflict.error';
+import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
- * semaphore, election, allocation, task or job), 409 (an edit conflict, a task action or a run now refused, with
- * its reason code), 503. Nothing is stored on error.
+ * semaphore, election, allocation, task, job or schedule), 409 (an edit conflict, a task action or a run now refused,
+ * with its reason code), 503. Nothing is stored on error.
  */
 export async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
+    if (error instanceof InvalidScheduleError) {
+      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, schedule: error.schedule, field: error.field });
+    }
+    if (error instanceof UnknownScheduleError) {
+      throw new NotFoundException({ statusCode: 404, error: 'Not Found', message: error.message, schedule: error.schedule, reason: 'UNKNOWN_SCHEDULE' });
+    }
+    if (error instanceof ScheduleEditConflictError) {
+      // REVISION_CONFLICT: the operator's expectedRevision is stale (read again); WRITE_CONFLICT: concurrent writers won every attempt.
+      const stale = error.actualRevision !== undefined;
+      throw new ConflictException({
+        statusCode: 409, error: 'Conflict', message: error.message, schedule: error.schedule, reason: stale ? 'REVISION_CONFLICT' : 'WRITE_CONFLICT',
+        ...(stale && { expectedRevision: error.expectedRevision, actualRevision: error.actualRevision }),
+      });
+    }
     if (error instanceof InvalidDefinitionError) {
       throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: error.message, semaphore: error.semaphore, field: error.field });
     }

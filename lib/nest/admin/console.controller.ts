@@ -11,7 +11,7 @@ import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
 const assets = new Map<string, string>();
-function asset(name: 'console.html' | 'console.css' | 'console.client.js' | 'console.jobs.js'): string {
+function asset(name: 'console.html' | 'console.css' | 'console.client.js' | 'console.jobs.js' | 'console.schedules.js'): string {
   let text = assets.get(name);
   if (text === undefined) {
     text = readFileSync(join(__dirname, 'console', name), 'utf8');
@@ -74,6 +74,13 @@ export function createConsoleController(): Type {
     @Header('Content-Type', 'text/javascript; charset=utf-8')
     jobsScript(): string {
       return asset('console.jobs.js');
+    }
+
+    /** The Schedules panel's script (loaded before console.client.js, like the Jobs panel's). */
+    @Get('console.schedules.js')
+    @Header('Content-Type', 'text/javascript; charset=utf-8')
+    schedulesScript(): string {
+      return asset('console.schedules.js');
     }
 
     /** Whether this browser is signed in (`{ signIn: 'token' | 'guard' }`), or 401. */

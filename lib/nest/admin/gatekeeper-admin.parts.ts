@@ -9,6 +9,7 @@ import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
 import { createTaskAdminController } from './task-admin.controller';
 import { createJobAdminController } from './job-admin.controller';
+import { createScheduleAdminController } from './schedule-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
 import { createConsoleController } from './console.controller';
 
@@ -33,6 +34,7 @@ export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controlle
     createAllocationAdminController(UNSET_PATH, guard),
     createTaskAdminController(UNSET_PATH, guard),
     createJobAdminController(UNSET_PATH, guard),
+    createScheduleAdminController(UNSET_PATH, guard),
   ];
   const page = createConsoleController();
   return {

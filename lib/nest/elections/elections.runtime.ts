@@ -15,10 +15,12 @@ import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import { GATEKEEPER_LEADER_RUNS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { electionDefinition } from '../gatekeeper-options.resolver';
 import { leaderContext } from './leader-context';
+import { LEADER_SKIP, type LeaderRunLog } from './leader-run-log';
+import { leaderJobName } from '../../core/leader-job-name';
 import { messages } from '../gatekeeper.messages';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime } from '../permits/permits.runtime';
@@ -64,6 +66,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     private readonly membership: PresenceRuntime,
     private readonly explorer: GatekeeperExplorer,
     private readonly events: GatekeeperEvents,
+    @Inject(GATEKEEPER_LEADER_RUNS) private readonly runs: LeaderRunLog,
   ) {
     // Leadership whose work outlived the drain is left to lapse: releasing it would elect another leader now.
     runtime.keepAtStop(() => this.kept);
@@ -139,20 +142,34 @@ export class ElectionsRuntime implements CapabilityRuntime {
     return () => set.delete(work);
   }
 
-  /** Runs `invoke` with the lease in async context if this node leads `election`; `undefined` (and a verbose line) if not. */
+  /**
+   * Runs `invoke` with the lease in async context if this node leads `election`; `undefined` (and a verbose line) if
+   * not. The run history gets the run (`leader:<election>:<where>`, under the leadership's epoch) or counts the
+   * skipped call, in memory only: the recorder writes in the background.
+   */
   async runIfLeader(election: string, where: string, invoke: () => unknown): Promise<unknown> {
+    const job = leaderJobName(election, where);
     if (this.phase !== 'started') {
       this.logger.verbose(`${where}: skipped, elections are not running (${this.phase === 'idle' ? 'starting' : 'shutting down'})`);
+      this.runs.skippedTick(job, LEADER_SKIP.NOT_READY);
       return undefined;
     }
     const lease = this.lease(election);
     if (!lease) {
       this.logger.verbose(`${where}: skipped, not the leader of "${election}"`);
+      this.runs.skippedTick(job, LEADER_SKIP.NOT_LEADER);
       return undefined;
     }
+    const run = this.runs.started({ job, trigger: 'call', token: lease.epoch });
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
     try {
-      return await this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => invoke())));
+      const value = await this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => invoke())));
+      this.runs.finished(run, 'completed', took());
+      return value;
     } catch (error) {
+      // Whatever it threw once the leadership ended, it stopped because of that (as a job's run at its lost permit).
+      this.runs.finished(run, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error.message : String(error));
       if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
       return undefined;

@@ -247,7 +247,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
    */
   private async once(
     semaphore: string, where: string, lease: PermitLease, invoke: () => unknown,
-    run: { trigger: RunTrigger; instant?: number; request?: string },
+    run: { trigger: Exclude<RunTrigger, 'call'>; instant?: number; request?: string },
   ): Promise<unknown> {
     const token = lease.permit.fencingToken;
     const { trigger, instant, request } = run;

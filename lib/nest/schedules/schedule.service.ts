@@ -14,6 +14,7 @@ import type { ScheduleChangeResult, ScheduleEditOptions } from '../../schedules/
 import type { ScheduleDefinitionInput } from '../../schedules/schedule-definition';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { runContext, type CurrentRun } from './run-context';
+import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
 
 /** Fire instants a description lists. */
 const NEXT_RUNS = 10;
@@ -95,14 +96,15 @@ export class ScheduleService {
 
   /**
    * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
-   * its missed instants and the ticks skipped by every live node. Throws {@link UnknownJobError} for a name that is
-   * neither a job here nor in the cluster's history.
+   * its missed instants and the ticks skipped by every live node. A `@LeaderOnly` method's runs are read as
+   * `leader:<election>:<Class.method>`. Throws {@link UnknownJobError} for a name that is neither a job here nor in
+   * the cluster's history.
    */
   async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
     await this.runtime.connect();
     const { store, recorder } = this.runtime;
     const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
-    if (!stored && !this.runtime.jobs.get(job) && recorder.unwritten(job).length === 0) {
+    if (!stored && !this.runtime.knows(job) && recorder.unwritten(job).length === 0) {
       throw new UnknownJobError(job, this.jobs());
     }
     // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.
@@ -123,16 +125,19 @@ export class ScheduleService {
   /**
    * Everything about a job in one answer: its semaphore and definition, who holds it with which token until when,
    * its cron expression and zone, the next 10 fire instants, the last run and the last failure, missed and skipped
-   * counts. Throws {@link UnknownJobError} for a job this node does not have.
+   * counts. A `@LeaderOnly` method is described by its election's semaphore, its leader as holder and no schedule.
+   * Throws {@link UnknownJobError} for a job this node does not have.
    */
   async describe(job: string): Promise<JobDescription> {
     const registered = this.runtime.jobs.get(job);
-    if (!registered) throw new UnknownJobError(job, this.jobs());
-    const { semaphore, mode } = registered.options;
+    const election = registered ? undefined : this.runtime.leaderElection(job);
+    if (!registered && election === undefined) throw new UnknownJobError(job, this.jobs());
+    // A @LeaderOnly method runs under its election's permit, which the leader holds: no cron, nothing to run now.
+    const { semaphore, mode } = registered?.options ?? { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}`, mode: 'hold' as const };
     const history = await this.history(job);
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
-    const trigger = registered.trigger;
+    const trigger = registered?.trigger;
     return {
       ...history,
       semaphore,

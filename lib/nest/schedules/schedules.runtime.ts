@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HistoryRecorder } from '../../schedules/history-recorder';
+import { leaderJobName } from '../../core/leader-job-name';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
@@ -19,6 +20,8 @@ const FLUSH_WARNING_MS = 60_000;
 @Injectable()
 export class SchedulesRuntime implements CapabilityRuntime {
   readonly recorder: HistoryRecorder;
+  /** This node's `@LeaderOnly` methods by their history name (`leader:<election>:<Class.method>`), with their election; found at start-up. */
+  private leaderJobs: ReadonlyMap<string, string> = new Map();
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private connected?: Promise<void>;
   private lastWarning = 0;
@@ -42,6 +45,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
 
   async start(): Promise<void> {
     this.jobs.register(this.explorer.discover());
+    this.leaderJobs = new Map(this.explorer.discoverLeaderOnly().map(({ election, where }) => [leaderJobName(election, where), election]));
     await this.connect();
     await this.requests.connect();
     this.recorder.start();
@@ -55,6 +59,16 @@ export class SchedulesRuntime implements CapabilityRuntime {
     await this.recorder.stop();
     await this.store.close();
     this.connected = undefined;
+  }
+
+  /** Whether this node has a job (cron, runtime schedule or `@LeaderOnly` method) of this name in the run history. */
+  knows(job: string): boolean {
+    return this.jobs.get(job) !== undefined || this.leaderJobs.has(job);
+  }
+
+  /** The election of this node's `@LeaderOnly` method named `job` in the history, if it is one. */
+  leaderElection(job: string): string | undefined {
+    return this.leaderJobs.get(job);
   }
 
   /** Connects the history store once (readers before start-up wait for it). */

@@ -65,6 +65,8 @@
   const serverNow = () => Date.now() - skewMs;
   // The Jobs panel lives in console.jobs.js (loaded first); it polls and counts down with the rest of the page.
   const jobs = window.gatekeeperJobsPanel({ $, el, api, seconds, duration, serverNow });
+  // So does the Schedules panel (console.schedules.js).
+  const schedules = window.gatekeeperSchedulesPanel({ $, el, api, seconds, serverNow });
 
   // Definitions: inline edits, pause and resume.
   function renderDefinitions(definitions) {
@@ -215,6 +217,7 @@
       api('GET', '/tasks/list?state=failed,invalid&limit=50').catch(() => []),
       api('GET', '/tasks/list?state=pending,running&limit=50').catch(() => []),
       jobs.refresh(),
+      schedules.refresh(),
     ]);
     lastUpdate = serverNow();
     // Jobs only: elections and allocations have their own sections, and their permits are not a job's (no Save or
