@@ -1,11 +1,12 @@
 import { Predicates, type HazelcastJsonValue, type IMap } from 'hazelcast-client';
 import type { TaskRecord } from './task';
-import type { TaskWatcher } from './task-store';
+import type { ClaimWatcher, TaskWatcher } from './task-store';
 
-/** One watcher: its listener and the types it wants (`undefined`: every type). */
+/** One watcher: its listener, the types it wants (`undefined`: every type), and whether it hears claims too. */
 interface Watch {
   readonly listener: TaskWatcher;
   readonly types: ReadonlySet<string> | undefined;
+  readonly claims: ClaimWatcher | undefined;
 }
 
 /** A store call with its deadline and failure mapping (the store's own). */
@@ -14,7 +15,9 @@ type Call = <T>(operation: () => Promise<T>, what: string) => Promise<T>;
 /**
  * The task store's watch of pending work: one member-side entry listener whose predicate names the watched types
  * (`state = pending AND type IN (...)`), with values. A node hears only of work it has a handler for, and a process
- * that watches nothing (a submitter) registers no listener and hears nothing. A change of types registers the new
+ * that watches nothing (a submitter) registers no listener and hears nothing. When a watcher wants claims too, the
+ * same listener takes `state IN (pending, running)`: one predicate per update on the member either way, and a claim
+ * is told to those watchers only. A change of types registers the new
  * listener before it removes the old, so no event falls in between (one may come twice: offering a task twice changes
  * nothing). Registrations run one at a time; a query waits for the one under way (see {@link listening}).
  */
@@ -38,8 +41,8 @@ export class HazelcastPendingListener {
   }
 
   /** See `TaskStore.watch`. */
-  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
-    const watch: Watch = { listener, types: types && new Set(types) };
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatcher): () => void {
+    const watch: Watch = { listener, types: types && new Set(types), claims };
     this.watchers.add(watch);
     this.register();
     return () => {
@@ -73,7 +76,8 @@ export class HazelcastPendingListener {
     const map = this.map;
     if (!map) return;
     const wanted = this.watchedTypes();
-    const key = wanted === undefined ? '*' : [...wanted].sort().join('\n');
+    const claims = [...this.watchers].some((watch) => watch.claims);
+    const key = `${claims ? 'claims' : 'pending'}:${wanted === undefined ? '*' : [...wanted].sort().join('\n')}`;
     const old = this.registered;
     if (this.watchers.size === 0 || wanted?.size === 0) {
       this.registered = undefined;
@@ -81,7 +85,7 @@ export class HazelcastPendingListener {
       return;
     }
     if (old?.types === key) return;
-    const pending = Predicates.equal('state', 'pending');
+    const pending = claims ? Predicates.inPredicate('state', 'pending', 'running') : Predicates.equal('state', 'pending');
     const predicate = wanted === undefined ? pending : Predicates.and(pending, Predicates.inPredicate('type', ...wanted));
     const heard = (key: string, value: unknown) => this.heard(key, value);
     const id = await this.call(() => map.addEntryListenerWithPredicate(
@@ -104,7 +108,10 @@ export class HazelcastPendingListener {
     return all;
   }
 
-  /** A task became pending: decoded once (only if someone wants its type) and told to those who do. */
+  /**
+   * A task became pending, or was claimed: decoded once (only if someone wants its type) and told to those who want
+   * it. One that cannot be read is told as pending work that could not be read (ask the store).
+   */
   private heard(key: string, value: unknown): void {
     const type = key.slice(0, key.indexOf(':'));
     let task: TaskRecord | undefined;
@@ -115,7 +122,8 @@ export class HazelcastPendingListener {
         task = this.decode(key, value);
         decoded = true;
       }
-      watch.listener(type, key, task);
+      if (task?.state !== 'running') watch.listener(type, key, task);
+      else if (task.claim) watch.claims?.(type, key, task.claim);
     }
   }
 }

@@ -1,5 +1,6 @@
+import { ClaimShares } from './claim-shares';
 import { ReadyList } from './ready-list';
-import type { TaskRecord } from './task';
+import type { TaskClaim, TaskRecord } from './task';
 import { encodeTask } from './task.codec';
 import { decideClaim, type TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
@@ -16,11 +17,19 @@ const READY_REFRESH_MS = 100;
 const READY_LIMIT = 256;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
+/** How long a node that took more than its share of the recent claims leaves fresh work to the others. */
+const HOLD_BACK_MS = 50;
+/** The recent claims a node's share is counted over. */
+const SHARE_WINDOW = 64;
 
 /**
  * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
  * order) when told of new work and when the scan comes round, until it runs `concurrency` handlers, and hands each
  * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
+ *
+ * Nodes take turns in a burst: each hears the others' claims, and one that took more than its share of the recent
+ * ones (see {@link ClaimShares}) leaves work it heard of less than {@link HOLD_BACK_MS} ago to the others, taking it
+ * only if it is still there after that. A node alone, or whose peers stopped claiming, never holds back for long.
  */
 export class TaskClaims {
   private filling?: Promise<void>;
@@ -41,6 +50,7 @@ export class TaskClaims {
   private dueTimer?: NodeJS.Timeout;
   private started = false;
   private stopping = false;
+  private readonly shares: ClaimShares;
 
   constructor(
     private readonly store: TaskStore,
@@ -52,7 +62,9 @@ export class TaskClaims {
     private readonly outcomes: TaskOutcomes,
     private readonly groups: TaskGroups,
     private readonly fencing: TaskFencing,
-  ) {}
+  ) {
+    this.shares = new ClaimShares(actor.instance, SHARE_WINDOW);
+  }
 
   /** Starts claiming, now. */
   start(): void {
@@ -72,6 +84,12 @@ export class TaskClaims {
     if (task) this.ready.offer(task, this.options.clock.now());
     else this.ready.markIncomplete(); // heard of work it could not read: ask the store
     this.kick();
+  }
+
+  /** The store told of a claim of a type this node handles, by any node: its share, and a candidate gone. */
+  heardClaim(id: string, claim: TaskClaim): void {
+    this.shares.heard(id, claim.epoch, claim.instance);
+    if (claim.instance !== this.actor.instance) this.ready.claimedElsewhere(id, claim.epoch);
   }
 
   /** The scan came round: lapsed leases, and any signal that was lost. */
@@ -138,7 +156,8 @@ export class TaskClaims {
         if (this.stopping) return;
       }
       // As many claims at once as there are free slots: each is one compare-and-set.
-      const batch = this.ready.take(this.runs.freeSlots(concurrency), concurrency, now, (id) => this.runs.has(id));
+      const fresh = { ms: HOLD_BACK_MS, allowed: this.shares.allowance() };
+      const batch = this.ready.take(this.runs.freeSlots(concurrency), concurrency, now, (id) => this.runs.has(id), fresh);
       if (batch.length === 0) {
         if (!query && this.ready.incomplete) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
@@ -173,7 +192,7 @@ export class TaskClaims {
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
     if (this.stopping) return;
-    const due = [this.ready.nextDueAt(), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    const due = [this.ready.nextDueAt(), this.ready.nextFreshAt(HOLD_BACK_MS, now), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);
     this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));
@@ -211,6 +230,7 @@ export class TaskClaims {
       await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
       return false;
     }
+    this.shares.heard(found.id, decision.claim.epoch, this.actor.instance); // counted now, not when its event comes back
     this.runs.launch(decision.task, registration);
     return true;
   }

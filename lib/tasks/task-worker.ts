@@ -117,7 +117,7 @@ export class TaskWorker {
    */
   private watchTypes(): void {
     const before = this.unwatch;
-    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), [...this.handlers.keys()]);
+    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), [...this.handlers.keys()], (_type, id, claim) => this.claims.heardClaim(id, claim));
     before?.();
   }
 }
