@@ -1,6 +1,6 @@
 import type { TaskGroupRecord, TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
-import type { ClaimWatcher, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** The shared state of memory task stores: one per "cluster" (give the same backend to stores of one process). */
@@ -89,12 +89,12 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** {@inheritDoc TaskStore.watch} */
-  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatcher): () => void {
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void {
     const wanted = types && new Set(types);
     const filtered: TaskWatcher = (type, id, task) => {
       if (wanted && !wanted.has(type)) return;
       if (task?.state !== 'running') listener(type, id, task);
-      else if (task.claim) claims?.(type, id, task.claim);
+      else if (task.claim && task.claim.instance !== claims?.except) claims?.listener(type, id, task.claim);
     };
     this.backend.listeners.add(filtered);
     this.own.add(filtered);

@@ -42,6 +42,14 @@ export type TaskWatcher = (type: string, id: string, task?: TaskRecord) => void;
  */
 export type ClaimWatcher = (type: string, id: string, claim: TaskClaim) => void;
 
+/** What a watch hears of claims (see `TaskStore.watch`). */
+export interface ClaimWatch {
+  /** Told of each claim. */
+  readonly listener: ClaimWatcher;
+  /** An instance whose own claims need not be told (the watching node's): a store may leave them out where it sends events from. */
+  readonly except?: string;
+}
+
 /** What a task store reports to its owner. */
 export interface TaskStoreEvents {
   /** A stored value could not be read and was skipped. */
@@ -94,7 +102,7 @@ export interface TaskStore {
    * With `claims`, also hears the claims of tasks of `types` (a task that became running): nodes that hear each
    * other's claims share a burst of work evenly. A store may ignore it; nodes then share work as their races go.
    */
-  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatcher): () => void;
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void;
   /**
    * Resolves once every watch so far is in place where events are sent from (a member-side listener on Hazelcast): a
    * query made after it cannot miss a task that becomes pending later. Never rejects (a failed registration leaves

@@ -136,3 +136,44 @@ describe('ReadyList: the claimable tasks a node holds, from queries and events',
     expect(drain(list)).toEqual(['lapsed']);
   });
 });
+
+describe('ReadyList: fresh work held back, and claims heard', () => {
+  it('takes at most `allowed` tasks it first held less than `ms` ago; older ones at once; says when the rest stop being fresh', () => {
+    const list = known(10);
+    list.offer(task('old', 1), NOW - 100);
+    list.offer(task('f1', 2), NOW - 10);
+    list.offer(task('f2', 3), NOW);
+    list.offer(task('f3', 4), NOW);
+    expect(list.take(4, 4, NOW, undefined, { ms: 50, allowed: 1 }).length).toBe(2); // 'old' and one fresh
+    expect(list.take(4, 4, NOW, undefined, { ms: 50, allowed: 0 })).toEqual([]);
+    expect(list.size).toBe(2);
+    expect(list.nextFreshAt(50, NOW)).toBeLessThanOrEqual(NOW + 50);
+    expect(list.nextFreshAt(50, NOW)).toBeGreaterThanOrEqual(NOW + 40);
+    // An offer again (a retry, a second event) does not make a held task fresh again.
+    const held = list.take(4, 4, NOW + 50, undefined, { ms: 50, allowed: 0 });
+    expect(held.length).toBe(2);
+    expect(list.nextFreshAt(50, NOW + 50)).toBeUndefined();
+  });
+
+  it('a task heard again keeps when it was first held', () => {
+    const list = known(10);
+    list.offer(task('a', 1), NOW - 60);
+    list.offer(task('a', 1, { epoch: 2 }), NOW);
+    expect(list.take(1, 1, NOW, undefined, { ms: 50, allowed: 0 }).map((t) => t.epoch)).toEqual([2]);
+  });
+
+  it('drops a task another node claimed (an earlier epoch only), and an answer read before the claim does not bring it back', () => {
+    const list = known(10);
+    list.offer(task('claimed', 1, { epoch: 4 }), NOW);
+    list.offer(task('newer', 2, { epoch: 9 }), NOW);
+    const mark = list.beginQuery();
+    list.claimedElsewhere('t:claimed', 5);
+    list.claimedElsewhere('t:newer', 9); // the copy held is of that claim or later (a lapsed claim found): kept
+    list.claimedElsewhere('t:unheld', 3);
+    list.replace([task('claimed', 1, { epoch: 4 }), task('newer', 2, { epoch: 9 }), task('unheld', 3, { epoch: 2 }), task('other', 4)], 256, mark, NOW);
+    expect(drain(list)).toEqual(['newer', 'other']);
+    // The claim lapsed: a query after that finds the task at the claim's epoch, claimable again.
+    list.replace([task('claimed', 1, { state: 'running', epoch: 5 })], 256, list.beginQuery(), NOW);
+    expect(drain(list)).toEqual(['claimed']);
+  });
+});
