@@ -1,7 +1,7 @@
 /**
  * The last claims one node heard of (its own included), by the instance that made each: how much of the recent work
- * each node took. A node that took more than its share holds back from fresh work for a moment, so nodes take turns
- * in a burst instead of the quickest one winning every race (see `TaskClaims`).
+ * each node took. A node that took more than its share waits while the others claim, so nodes take turns in a burst
+ * instead of the quickest one winning every race (see `TaskClaims`).
  *
  * The nodes counted are those with a claim among the last `size`: a node that stopped claiming (it died, or has no
  * free slot) drops out once `size` newer claims were made, and a node alone counts only itself, so it never holds
@@ -12,14 +12,17 @@ export class ClaimShares {
   private readonly window: Array<{ readonly key: string; readonly instance: string }> = [];
   private readonly keys = new Set<string>();
   private readonly counts = new Map<string, number>();
+  /** When this node last heard another node claim (its clock), `-Infinity` before it did. */
+  private othersAt = -Infinity;
 
   constructor(
     private readonly self: string,
     private readonly size = 64,
   ) {}
 
-  /** A claim of task `id` under `epoch` by `instance`. */
-  heard(id: string, epoch: number, instance: string): void {
+  /** A claim of task `id` under `epoch` by `instance`, heard at `now`. */
+  heard(id: string, epoch: number, instance: string, now: number): void {
+    if (instance !== this.self) this.othersAt = Math.max(this.othersAt, now);
     const key = `${id}@${epoch}`;
     if (this.keys.has(key)) return;
     this.keys.add(key);
@@ -33,8 +36,13 @@ export class ClaimShares {
     else this.counts.set(dropped.instance, left);
   }
 
+  /** When this node last heard another node claim; `-Infinity` if it never did. */
+  get lastOthersClaim(): number {
+    return this.othersAt;
+  }
+
   /**
-   * How many fresh tasks this node may claim now without going past its share of the recent claims by more than one:
+   * How many tasks this node may claim now without going past its share of the recent claims by more than one:
    * `Infinity` when no other node claimed lately. Among nodes that heard the same claims at least one may always
    * claim, since not all of them can be past an even share.
    */

@@ -16,9 +16,7 @@ import { compareReady } from './task-claim.rules';
  * no query returns them before then, and they never push claimable tasks out. Those beyond `capacity` are left to
  * the scan that comes round after they are due.
  *
- * Fresh work can be held back: the list remembers when it first held each task, and `take` passes over tasks newer
- * than a given age beyond an allowance, so a node that took more than its share of a burst leaves the newest tasks to
- * the others for a moment (see `TaskClaims`). A task another node claimed is dropped as soon as that is heard.
+ * A task another node claimed is dropped as soon as that is heard, so no compare-and-set is spent on it.
  */
 export class ReadyList {
   private tasks: TaskRecord[] = [];
@@ -30,8 +28,6 @@ export class ReadyList {
   private horizon: TaskRecord | null | undefined = null;
   /** The query during which a task was heard of but could not be read. */
   private unreadDuring = -1;
-  /** When the list first held each task it holds (for holding fresh work back). */
-  private readonly since = new Map<string, number>();
   /** Claims heard since the last query began, by task: an answer that predates one must not bring its task back. */
   private readonly claimed = new Map<string, { readonly epoch: number; readonly during: number }>();
 
@@ -70,8 +66,6 @@ export class ReadyList {
     this.tasks = [...merged.values()].sort(compareReady);
     for (const [id, at] of this.offered) if (at < mark || !merged.has(id)) this.offered.delete(id);
     for (const [id, heard] of this.claimed) if (heard.during < mark) this.claimed.delete(id);
-    for (const task of this.tasks) if (!this.since.has(task.id)) this.since.set(task.id, now);
-    for (const id of this.since.keys()) if (!merged.has(id) && !this.waiting.has(id)) this.since.delete(id);
     this.horizon = this.unreadDuring >= mark ? null : found.length >= limit ? found[found.length - 1] : undefined;
     this.trim();
     this.promote(now);
@@ -79,10 +73,8 @@ export class ReadyList {
 
   /** A task that became pending: placed in claim order (or set apart until due at `now`), replacing what the list held under its id. */
   offer(task: TaskRecord, now: number): void {
-    const since = this.since.get(task.id);
     this.remove(task.id);
     this.claimed.delete(task.id);
-    this.since.set(task.id, since ?? now);
     if (task.state === 'pending' && task.notBefore > now) {
       if (this.waiting.size < this.capacity) this.waiting.set(task.id, task);
       return;
@@ -101,7 +93,6 @@ export class ReadyList {
   /** A node claimed task `id` under `epoch`: a copy of an earlier epoch is dropped, and a query's answer will not bring it back. */
   claimedElsewhere(id: string, epoch: number): void {
     this.claimed.set(id, { epoch, during: this.queries });
-    if (!this.since.has(id)) return; // not held: no search
     const held = this.tasks.find((task) => task.id === id) ?? this.waiting.get(id);
     if (held && held.epoch < epoch) this.remove(id);
   }
@@ -109,53 +100,30 @@ export class ReadyList {
   /**
    * Takes up to `count` tasks due at `now` that are not `busy` (this node still runs an earlier claim of them) and not
    * past the horizon, out of the first `window` such tasks: higher priorities first, and within a priority at random,
-   * so nodes that hold the same list do not all race for its head. Of tasks the list first held less than `fresh.ms`
-   * ago, at most `fresh.allowed` are taken; the rest wait (see {@link nextFreshAt}).
+   * so nodes that hold the same list do not all race for its head.
    */
-  take(count: number, window: number, now: number, busy: (id: string) => boolean = () => false, fresh: { readonly ms: number; readonly allowed: number } = { ms: 0, allowed: 0 }): TaskRecord[] {
+  take(count: number, window: number, now: number, busy: (id: string) => boolean = () => false): TaskRecord[] {
     this.promote(now);
     if (this.horizon === null || count <= 0) return [];
-    const isFresh = (task: TaskRecord) => now - (this.since.get(task.id) ?? -Infinity) < fresh.ms;
     const eligible: number[] = [];
     for (let i = 0; i < this.tasks.length && eligible.length < Math.max(window, count); i++) {
       const task = this.tasks[i];
       if (this.horizon && compareReady(task, this.horizon) > 0) break;
-      if (!busy(task.id) && (fresh.allowed > 0 || !isFresh(task))) eligible.push(i);
+      if (!busy(task.id)) eligible.push(i);
     }
     const chosen: number[] = [];
-    let freshTaken = 0;
     for (let start = 0; start < eligible.length && chosen.length < count;) {
       let end = start;
       while (end < eligible.length && this.tasks[eligible[end]].priority === this.tasks[eligible[start]].priority) end++;
       const group = eligible.slice(start, end);
-      while (group.length > 0 && chosen.length < count) {
-        const pick = group.splice(Math.floor(Math.random() * group.length), 1)[0];
-        if (isFresh(this.tasks[pick])) {
-          if (freshTaken >= fresh.allowed) continue;
-          freshTaken++;
-        }
-        chosen.push(pick);
-      }
+      while (group.length > 0 && chosen.length < count) chosen.push(group.splice(Math.floor(Math.random() * group.length), 1)[0]);
       start = end;
     }
     const taken = chosen.map((i) => this.tasks[i]);
     const gone = new Set(chosen);
     this.tasks = this.tasks.filter((_, i) => !gone.has(i));
-    for (const task of taken) {
-      this.offered.delete(task.id);
-      this.since.delete(task.id);
-    }
+    for (const task of taken) this.offered.delete(task.id);
     return taken;
-  }
-
-  /** When the first task held back as fresh (younger than `ms`) stops being fresh; `undefined` if none is. */
-  nextFreshAt(ms: number, now: number): number | undefined {
-    let at: number | undefined;
-    for (const task of this.tasks) {
-      const since = this.since.get(task.id);
-      if (since !== undefined && now - since < ms && (at === undefined || since + ms < at)) at = since + ms;
-    }
-    return at;
   }
 
   /** When the first task set apart (a retry backing off) becomes due; `undefined` if none waits. */
@@ -171,7 +139,6 @@ export class ReadyList {
     if (index >= 0) this.tasks.splice(index, 1);
     this.waiting.delete(id);
     this.offered.delete(id);
-    this.since.delete(id);
   }
 
   /** Moves the tasks set apart that are due at `now` into the list. */
@@ -198,10 +165,7 @@ export class ReadyList {
 
   private trim(): void {
     if (this.tasks.length <= this.capacity) return;
-    for (const dropped of this.tasks.splice(this.capacity)) {
-      this.offered.delete(dropped.id);
-      this.since.delete(dropped.id);
-    }
+    for (const dropped of this.tasks.splice(this.capacity)) this.offered.delete(dropped.id);
     const last = this.tasks[this.tasks.length - 1];
     if (this.horizon === undefined || (this.horizon && compareReady(last, this.horizon) < 0)) this.horizon = last;
   }

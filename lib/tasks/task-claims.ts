@@ -17,7 +17,10 @@ const READY_REFRESH_MS = 100;
 const READY_LIMIT = 256;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
-/** How long a node that took more than its share of the recent claims leaves fresh work to the others. */
+/**
+ * How long the others must have claimed nothing before a node past its share of the recent claims claims one batch
+ * anyway (they died, have no free slot, or have not heard of the work yet), and how long until its next such batch.
+ */
 const HOLD_BACK_MS = 50;
 /** The recent claims a node's share is counted over. */
 const SHARE_WINDOW = 64;
@@ -28,8 +31,9 @@ const SHARE_WINDOW = 64;
  * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
  *
  * Nodes take turns in a burst: each hears the others' claims, and one that took more than its share of the recent
- * ones (see {@link ClaimShares}) leaves work it heard of less than {@link HOLD_BACK_MS} ago to the others, taking it
- * only if it is still there after that. A node alone, or whose peers stopped claiming, never holds back for long.
+ * ones (see {@link ClaimShares}) claims no more while the others do; it claims again once their claims give it room,
+ * or once they claimed nothing for {@link HOLD_BACK_MS} (they died, or their slots are full). A node alone never
+ * waits.
  */
 export class TaskClaims {
   private filling?: Promise<void>;
@@ -51,6 +55,10 @@ export class TaskClaims {
   private started = false;
   private stopping = false;
   private readonly shares: ClaimShares;
+  /** Past its share: the next claim by another node that gives it room wakes it. */
+  private waitingTurn = false;
+  /** When it last claimed past its share because the others were quiet. */
+  private quietBatchAt = -Infinity;
 
   constructor(
     private readonly store: TaskStore,
@@ -88,8 +96,12 @@ export class TaskClaims {
 
   /** The store told of a claim of a type this node handles, by any node: its share, and a candidate gone. */
   heardClaim(id: string, claim: TaskClaim): void {
-    this.shares.heard(id, claim.epoch, claim.instance);
+    this.shares.heard(id, claim.epoch, claim.instance, this.options.clock.now());
     if (claim.instance !== this.actor.instance) this.ready.claimedElsewhere(id, claim.epoch);
+    if (this.waitingTurn && this.shares.allowance() > 0) {
+      this.waitingTurn = false;
+      this.kick();
+    }
   }
 
   /** The scan came round: lapsed leases, and any signal that was lost. */
@@ -155,9 +167,21 @@ export class TaskClaims {
         this.ready.replace(found, READY_LIMIT, mark, now);
         if (this.stopping) return;
       }
-      // As many claims at once as there are free slots: each is one compare-and-set.
-      const fresh = { ms: HOLD_BACK_MS, allowed: this.shares.allowance() };
-      const batch = this.ready.take(this.runs.freeSlots(concurrency), concurrency, now, (id) => this.runs.has(id), fresh);
+      // As many claims at once as there are free slots (each is one compare-and-set), and no more than its turn allows.
+      let turn = this.turn(now);
+      if (turn === Infinity && this.shares.allowance() === 0) {
+        // Past its share, but the others seem quiet: maybe only because this loop was busy and their claims wait unread.
+        // Those are read before an immediate runs: look again then.
+        await new Promise((resolve) => setImmediate(resolve));
+        turn = this.turn(this.options.clock.now());
+        if (turn === Infinity) this.quietBatchAt = this.options.clock.now(); // one batch, then wait again
+      }
+      this.waitingTurn = turn === 0 && this.ready.size > 0;
+      if (turn === 0) {
+        this.wakeLater(now);
+        return;
+      }
+      const batch = this.ready.take(Math.min(this.runs.freeSlots(concurrency), turn), concurrency, now, (id) => this.runs.has(id));
       if (batch.length === 0) {
         if (!query && this.ready.incomplete) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
@@ -182,6 +206,20 @@ export class TaskClaims {
   }
 
   /**
+   * How many claims this node may make now: as many as keep it within its share of the recent claims, or any number
+   * once the others claimed nothing for {@link HOLD_BACK_MS}.
+   */
+  private turn(now: number): number {
+    const allowance = this.shares.allowance();
+    return allowance === 0 && now - this.quietSince() >= HOLD_BACK_MS ? Infinity : allowance;
+  }
+
+  /** Since when the others have been quiet, for this node past its share: their last claim, or its last batch past its share. */
+  private quietSince(): number {
+    return Math.max(this.shares.lastOthersClaim, this.quietBatchAt);
+  }
+
+  /**
    * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or four rounds of
    * claims others won) asks, at most every {@link READY_REFRESH_MS}.
    */
@@ -192,7 +230,11 @@ export class TaskClaims {
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
     if (this.stopping) return;
-    const due = [this.ready.nextDueAt(), this.ready.nextFreshAt(HOLD_BACK_MS, now), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    const due = [
+      this.ready.nextDueAt(),
+      this.signalled ? this.readyAt + READY_REFRESH_MS : undefined,
+      this.waitingTurn ? this.quietSince() + HOLD_BACK_MS : undefined,
+    ].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);
     this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));
@@ -230,7 +272,7 @@ export class TaskClaims {
       await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
       return false;
     }
-    this.shares.heard(found.id, decision.claim.epoch, this.actor.instance); // counted now, not when its event comes back
+    this.shares.heard(found.id, decision.claim.epoch, this.actor.instance, this.options.clock.now()); // its own are not told back
     this.runs.launch(decision.task, registration);
     return true;
   }

@@ -2,10 +2,19 @@ import { ClaimShares } from '../../lib/tasks/claim-shares';
 
 /** `count` claims by `instance`, each of its own task. */
 function claims(shares: ClaimShares, instance: string, count: number, from = 0): void {
-  for (let i = from; i < from + count; i++) shares.heard(`t:${instance}-${i}`, 1, instance);
+  for (let i = from; i < from + count; i++) shares.heard(`t:${instance}-${i}`, 1, instance, 0);
 }
 
-describe('ClaimShares: who made the recent claims, and how much fresh work a node may take at once', () => {
+describe('ClaimShares: who made the recent claims, and how much work a node may take now', () => {
+  it('remembers when another node last claimed, not when this one did', () => {
+    const shares = new ClaimShares('a', 8);
+    expect(shares.lastOthersClaim).toBe(-Infinity);
+    shares.heard('t:1', 1, 'b', 100);
+    shares.heard('t:2', 1, 'a', 200);
+    shares.heard('t:3', 1, 'c', 150); // heard late, out of order
+    expect(shares.lastOthersClaim).toBe(150);
+  });
+
   it('a node that heard no other node claim never holds back, whatever it took itself', () => {
     const shares = new ClaimShares('a', 8);
     expect(shares.allowance()).toBe(Infinity);
@@ -39,11 +48,11 @@ describe('ClaimShares: who made the recent claims, and how much fresh work a nod
   it('counts a claim told twice (a renewal, its own landing and then its event) once, and a new epoch anew', () => {
     const shares = new ClaimShares('a', 64);
     claims(shares, 'b', 2);
-    shares.heard('t:x', 5, 'a');
-    shares.heard('t:x', 5, 'a');
-    shares.heard('t:x', 5, 'a');
+    shares.heard('t:x', 5, 'a', 0);
+    shares.heard('t:x', 5, 'a', 0);
+    shares.heard('t:x', 5, 'a', 0);
     expect(shares.allowance()).toBe(3); // own 1 of 3 with two nodes: (1 + 3) * 2 <= 3 + 3 + 2
-    shares.heard('t:x', 6, 'a'); // claimed again after a lapse: a claim of its own
+    shares.heard('t:x', 6, 'a', 0); // claimed again after a lapse: a claim of its own
     expect(shares.allowance()).toBe(2);
   });
 

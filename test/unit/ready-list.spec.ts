@@ -137,31 +137,7 @@ describe('ReadyList: the claimable tasks a node holds, from queries and events',
   });
 });
 
-describe('ReadyList: fresh work held back, and claims heard', () => {
-  it('takes at most `allowed` tasks it first held less than `ms` ago; older ones at once; says when the rest stop being fresh', () => {
-    const list = known(10);
-    list.offer(task('old', 1), NOW - 100);
-    list.offer(task('f1', 2), NOW - 10);
-    list.offer(task('f2', 3), NOW);
-    list.offer(task('f3', 4), NOW);
-    expect(list.take(4, 4, NOW, undefined, { ms: 50, allowed: 1 }).length).toBe(2); // 'old' and one fresh
-    expect(list.take(4, 4, NOW, undefined, { ms: 50, allowed: 0 })).toEqual([]);
-    expect(list.size).toBe(2);
-    expect(list.nextFreshAt(50, NOW)).toBeLessThanOrEqual(NOW + 50);
-    expect(list.nextFreshAt(50, NOW)).toBeGreaterThanOrEqual(NOW + 40);
-    // An offer again (a retry, a second event) does not make a held task fresh again.
-    const held = list.take(4, 4, NOW + 50, undefined, { ms: 50, allowed: 0 });
-    expect(held.length).toBe(2);
-    expect(list.nextFreshAt(50, NOW + 50)).toBeUndefined();
-  });
-
-  it('a task heard again keeps when it was first held', () => {
-    const list = known(10);
-    list.offer(task('a', 1), NOW - 60);
-    list.offer(task('a', 1, { epoch: 2 }), NOW);
-    expect(list.take(1, 1, NOW, undefined, { ms: 50, allowed: 0 }).map((t) => t.epoch)).toEqual([2]);
-  });
-
+describe('ReadyList: claims heard', () => {
   it('drops a task another node claimed (an earlier epoch only), and an answer read before the claim does not bring it back', () => {
     const list = known(10);
     list.offer(task('claimed', 1, { epoch: 4 }), NOW);
