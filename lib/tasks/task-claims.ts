@@ -1,4 +1,4 @@
-import { ClaimShares } from './claim-shares';
+import { ClaimTurns } from './claim-turns';
 import { ReadyList } from './ready-list';
 import type { TaskClaim, TaskRecord } from './task';
 import { encodeTask } from './task.codec';
@@ -17,23 +17,13 @@ const READY_REFRESH_MS = 100;
 const READY_LIMIT = 256;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
-/**
- * How long the others must have claimed nothing before a node past its share of the recent claims claims one batch
- * anyway (they died, have no free slot, or have not heard of the work yet), and how long until its next such batch.
- */
-const HOLD_BACK_MS = 50;
-/** The recent claims a node's share is counted over. */
-const SHARE_WINDOW = 64;
 
 /**
  * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
  * order) when told of new work and when the scan comes round, until it runs `concurrency` handlers, and hands each
  * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
  *
- * Nodes take turns in a burst: each hears the others' claims, and one that took more than its share of the recent
- * ones (see {@link ClaimShares}) claims no more while the others do; it claims again once their claims give it room,
- * or once they claimed nothing for {@link HOLD_BACK_MS} (they died, or their slots are full). A node alone never
- * waits.
+ * Nodes take turns in a burst (see {@link ClaimTurns}): each round claims no more than the node's turn allows.
  */
 export class TaskClaims {
   private filling?: Promise<void>;
@@ -54,11 +44,7 @@ export class TaskClaims {
   private dueTimer?: NodeJS.Timeout;
   private started = false;
   private stopping = false;
-  private readonly shares: ClaimShares;
-  /** Past its share: the next claim by another node that gives it room wakes it. */
-  private waitingTurn = false;
-  /** When it last claimed past its share because the others were quiet. */
-  private quietBatchAt = -Infinity;
+  private readonly turns: ClaimTurns;
 
   constructor(
     private readonly store: TaskStore,
@@ -71,7 +57,7 @@ export class TaskClaims {
     private readonly groups: TaskGroups,
     private readonly fencing: TaskFencing,
   ) {
-    this.shares = new ClaimShares(actor.instance, SHARE_WINDOW);
+    this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4);
   }
 
   /** Starts claiming, now. */
@@ -96,12 +82,8 @@ export class TaskClaims {
 
   /** The store told of a claim of a type this node handles, by any node: its share, and a candidate gone. */
   heardClaim(id: string, claim: TaskClaim): void {
-    this.shares.heard(id, claim.epoch, claim.instance, this.options.clock.now());
     if (claim.instance !== this.actor.instance) this.ready.claimedElsewhere(id, claim.epoch);
-    if (this.waitingTurn && this.shares.allowance() > 0) {
-      this.waitingTurn = false;
-      this.kick();
-    }
+    if (this.turns.heard(id, claim, this.options.clock.now())) this.kick();
   }
 
   /** The scan came round: lapsed leases, and any signal that was lost. */
@@ -168,15 +150,8 @@ export class TaskClaims {
         if (this.stopping) return;
       }
       // As many claims at once as there are free slots (each is one compare-and-set), and no more than its turn allows.
-      let turn = this.turn(now);
-      if (turn === Infinity && this.shares.allowance() === 0) {
-        // Past its share, but the others seem quiet: maybe only because this loop was busy and their claims wait unread.
-        // Those are read before an immediate runs: look again then.
-        await new Promise((resolve) => setImmediate(resolve));
-        turn = this.turn(this.options.clock.now());
-        if (turn === Infinity) this.quietBatchAt = this.options.clock.now(); // one batch, then wait again
-      }
-      this.waitingTurn = turn === 0 && this.ready.size > 0;
+      // Claims waiting unread on the socket are read before an immediate runs.
+      const turn = await this.turns.turn(() => this.options.clock.now(), this.ready.size > 0, () => new Promise((resolve) => setImmediate(resolve)));
       if (turn === 0) {
         this.wakeLater(now);
         return;
@@ -206,20 +181,6 @@ export class TaskClaims {
   }
 
   /**
-   * How many claims this node may make now: as many as keep it within its share of the recent claims, or any number
-   * once the others claimed nothing for {@link HOLD_BACK_MS}.
-   */
-  private turn(now: number): number {
-    const allowance = this.shares.allowance();
-    return allowance === 0 && now - this.quietSince() >= HOLD_BACK_MS ? Infinity : allowance;
-  }
-
-  /** Since when the others have been quiet, for this node past its share: their last claim, or its last batch past its share. */
-  private quietSince(): number {
-    return Math.max(this.shares.lastOthersClaim, this.quietBatchAt);
-  }
-
-  /**
    * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or four rounds of
    * claims others won) asks, at most every {@link READY_REFRESH_MS}.
    */
@@ -233,7 +194,7 @@ export class TaskClaims {
     const due = [
       this.ready.nextDueAt(),
       this.signalled ? this.readyAt + READY_REFRESH_MS : undefined,
-      this.waitingTurn ? this.quietSince() + HOLD_BACK_MS : undefined,
+      this.turns.wakeAt(),
     ].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);
@@ -272,7 +233,7 @@ export class TaskClaims {
       await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
       return false;
     }
-    this.shares.heard(found.id, decision.claim.epoch, this.actor.instance, this.options.clock.now()); // its own are not told back
+    this.turns.heard(found.id, decision.claim, this.options.clock.now()); // its own claims are not told back
     this.runs.launch(decision.task, registration);
     return true;
   }
