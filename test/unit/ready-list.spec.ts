@@ -138,6 +138,17 @@ describe('ReadyList: the claimable tasks a node holds, from queries and events',
 });
 
 describe('ReadyList: claims heard', () => {
+  it('a claim heard drops the task at once, with no query, so no compare-and-set is spent on it', () => {
+    const list = known(10);
+    list.offer(task('taken', 1, { epoch: 2 }), NOW);
+    list.offer(task('free', 2), NOW);
+    list.offer(task('backing-off', 3, { notBefore: NOW + 1_000 }), NOW);
+    list.claimedElsewhere('t:taken', 3);
+    list.claimedElsewhere('t:backing-off', 1); // claimed once its backoff ended, as another node saw it
+    expect(list.size).toBe(1);
+    expect(drain(list, NOW + 2_000)).toEqual(['free']);
+  });
+
   it('drops a task another node claimed (an earlier epoch only), and an answer read before the claim does not bring it back', () => {
     const list = known(10);
     list.offer(task('claimed', 1, { epoch: 4 }), NOW);
