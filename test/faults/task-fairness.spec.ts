@@ -10,7 +10,8 @@ import { testCluster, testClientConfig, uniquePrefix } from '../support/test-clu
 /*
  * A burst shared among three real processes (issue 24): every node hears of every task of a burst at once, so a node
  * that claimed whatever it saw, or lost every race to the fastest one and backed off, would leave the others idle.
- * Each claims in proportion to its free slots; no node runs much more than its third. Each task still completes once.
+ * Each hears the others' claims and, past an even share of the recent ones, waits while they claim (see ClaimTurns); no
+ * node runs much more than its third. Each task still completes once.
  */
 const BURST = 900;
 /** The bench's target is 40 % for 3,000 tasks; a smaller burst on a loaded machine gets a little slack. */
