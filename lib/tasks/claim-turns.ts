@@ -18,7 +18,7 @@ const SHARE_WINDOW = 256;
  */
 export class ClaimTurns {
   private readonly shares: ClaimShares;
-  /** Past its share with work waiting: the next claim by another node that gives it room wakes it. */
+  /** Past its share: the next claim by another node that gives it room wakes it. */
   private waiting = false;
   /** When it last claimed past its share because the others were quiet. */
   private quietBatchAt = -Infinity;
@@ -40,19 +40,20 @@ export class ClaimTurns {
   }
 
   /**
-   * How many claims this node may make at `now` (`Infinity`: no limit), and whether a turn of `0` leaves work
-   * waiting (`holding`): as many as keep it within its share of the recent claims, or one batch once the others were
-   * quiet. `settled` lets claims that wait unread on the node's socket in before it concludes the others are quiet
-   * (its loop may have been busy, not they): it resolves after them.
+   * How many claims this node may make at `now` (`Infinity`: no limit): as many as keep it within its share of the
+   * recent claims, or one batch once the others were quiet. `settled` lets claims that wait unread on the node's
+   * socket in before it concludes the others are quiet (its loop may have been busy, not they): it resolves after
+   * them. A node told `0` waits, even with nothing in its list: the store may hold work its list does not show, which
+   * it asks for once its turn comes.
    */
-  async turn(now: () => number, holding: boolean, settled: () => Promise<unknown>): Promise<number> {
+  async turn(now: () => number, settled: () => Promise<unknown>): Promise<number> {
     let turn = this.allowed(now());
     if (turn === Infinity && this.shares.allowance(now()) === 0) {
       await settled();
       turn = this.allowed(now());
       if (turn === Infinity) this.quietBatchAt = now(); // one batch, then wait again
     }
-    this.waiting = turn === 0 && holding;
+    this.waiting = turn === 0;
     return turn;
   }
 

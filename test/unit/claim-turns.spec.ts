@@ -12,7 +12,7 @@ describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst
   it('a node alone claims as much as it likes, and never waits', async () => {
     const turns = new ClaimTurns('a', 4);
     claims(turns, 'a', 100, T0);
-    expect(await turns.turn(() => T0, true, settledAt)).toBe(Infinity);
+    expect(await turns.turn(() => T0, settledAt)).toBe(Infinity);
     expect(turns.wakeAt()).toBeUndefined();
   });
 
@@ -20,33 +20,24 @@ describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst
     const turns = new ClaimTurns('a', 4);
     claims(turns, 'b', 10, T0);
     claims(turns, 'a', 30, T0); // 30 of 40 with two nodes: past 20 + 8
-    expect(await turns.turn(() => T0 + 10, true, settledAt)).toBe(0);
+    expect(await turns.turn(() => T0 + 10, settledAt)).toBe(0);
     expect(turns.wakeAt()).toBe(T0 + 50); // the others' last claim + 50 ms, if none wakes it first
     const woke = claims(turns, 'b', 6, T0 + 20, 10);
     expect(woke.slice(0, 4)).toEqual([false, false, false, false]); // 30 of 41 to 44: no room (30 + 1 > 45 / 2 + 8)
     expect(woke[4]).toBe(true); // 30 of 45: room for one
     expect(woke[5]).toBe(false); // told once
-    expect(await turns.turn(() => T0 + 20, true, settledAt)).toBe(2);
-  });
-
-  it('with nothing waiting in its list it is not woken by the others’ claims', async () => {
-    const turns = new ClaimTurns('a', 4);
-    claims(turns, 'b', 10, T0);
-    claims(turns, 'a', 30, T0);
-    expect(await turns.turn(() => T0 + 10, false, settledAt)).toBe(0);
-    expect(turns.wakeAt()).toBeUndefined();
-    expect(claims(turns, 'b', 20, T0 + 20, 10).some(Boolean)).toBe(false);
+    expect(await turns.turn(() => T0 + 20, settledAt)).toBe(2);
   });
 
   it('once the others were quiet for 50 ms it claims one batch, then waits 50 ms again', async () => {
     const turns = new ClaimTurns('a', 4);
     claims(turns, 'b', 10, T0);
     claims(turns, 'a', 30, T0);
-    expect(await turns.turn(() => T0 + 49, true, settledAt)).toBe(0);
-    expect(await turns.turn(() => T0 + 50, true, settledAt)).toBe(Infinity); // they died, are full, or were not told
-    expect(await turns.turn(() => T0 + 51, true, settledAt)).toBe(0);
+    expect(await turns.turn(() => T0 + 49, settledAt)).toBe(0);
+    expect(await turns.turn(() => T0 + 50, settledAt)).toBe(Infinity); // they died, are full, or were not told
+    expect(await turns.turn(() => T0 + 51, settledAt)).toBe(0);
     expect(turns.wakeAt()).toBe(T0 + 100);
-    expect(await turns.turn(() => T0 + 100, true, settledAt)).toBe(Infinity);
+    expect(await turns.turn(() => T0 + 100, settledAt)).toBe(Infinity);
   });
 
   it('before it concludes the others are quiet, claims waiting unread are let in: they may say the others are not', async () => {
@@ -54,7 +45,7 @@ describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst
     claims(turns, 'b', 10, T0);
     claims(turns, 'a', 30, T0);
     // Its loop was busy for 80 ms; a claim of b's waited on its socket all along, and is read before the immediate.
-    const turn = await turns.turn(() => T0 + 80, true, async () => claims(turns, 'b', 1, T0 + 80, 100));
+    const turn = await turns.turn(() => T0 + 80, async () => claims(turns, 'b', 1, T0 + 80, 100));
     expect(turn).toBe(0);
     expect(turns.wakeAt()).toBe(T0 + 130);
   });
