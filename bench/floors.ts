@@ -111,6 +111,42 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
   return rows;
 }
 
+/**
+ * The member's compare-and-set when the map has the listeners a gatekeeper's semaphore map has: this client's own
+ * (every node's view listens, so a writer hears its own write, with its value) and another process's
+ * (`listening`, the decision rows' other node, listening to `mapName` too). Values the size of a semaphore entry.
+ * What a grant or refresh could take with no code of ours on the path, while hold mode's views are fed by events.
+ */
+export async function listenedFloorRow(config: ClientConfig, mapName: string, count: number, procs: CpuParts, listening: number | undefined): Promise<BenchRow> {
+  const client = await Client.newHazelcastClient(config);
+  try {
+    const map = await client.getMap<string, string>(mapName);
+    let heard = 0;
+    await map.addEntryListener({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, undefined, true);
+    const entry = (i: number) => JSON.stringify({ v: 2, revision: i, writeId: `w-${i}`, pad: 'x'.repeat(320) });
+    let current = entry(0);
+    await map.set('k', current);
+    const cas = async (i: number) => {
+      const next = entry(i);
+      if (!(await map.replaceIfSame('k', current, next))) throw new Error(`listened floor: compare-and-set ${i} failed`);
+      current = next;
+    };
+    for (let i = 1; i <= WARMUP; i++) await cas(i);
+    const cpu = cpuWindow({ ...procs, ...(listening !== undefined && { workers: [listening] }) });
+    const samples = await timed(count, (i) => cas(WARMUP + 1 + i));
+    const used = cpu.stop();
+    const total = samples.reduce((a, b) => a + b, 0);
+    const clients = used.bench === null ? null : used.bench + (used.workers ?? 0);
+    return {
+      system: 'hazelcast-raw', scenario: 'floor-cas-listened', nodes: 1, semaphores: 0, storeOpsPerTick: null, exactlyOncePct: null, runs: count,
+      p50Ms: round(percentile(samples, 50)), p99Ms: round(percentile(samples, 99)), opsPerSec: round(count / (total / 1000), 0), roundTripsPerDecision: 1, processCpuMs: used,
+      cpuMsPer: clients === null || used.member === null ? null : { unit: 'call', clients: round(clients / count, 4)!, store: round(used.member / count, 4)!, total: round((clients + used.member) / count, 4)! },
+    };
+  } finally {
+    await client.shutdown();
+  }
+}
+
 /** Every floor row: the member's, and Redis's when the run has one. */
 export async function floorRows(config: ClientConfig, mapName: string, redisPort: number | undefined, count: number, procs: CpuParts, log: (line: string) => void): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];

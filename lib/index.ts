@@ -34,7 +34,7 @@ export type { Presence } from './presence/presence';
 export type { HistoryStore, StoredHistory } from './schedules/history-store';
 export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleListOptions, ScheduleWatcher, VersionedSchedule } from './schedules/schedule-store';
 export type { HistoryDelta, JobHistory, NodeTicks } from './schedules/job-history';
-export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService and @ClusterSingleton
 export {

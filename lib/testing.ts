@@ -32,4 +32,4 @@ export type { ScheduleRecord } from './schedules/schedule-record';
 export type { ScheduleDefinition, JsonValue, MissedRunPolicy, OverlapPolicy } from './schedules/schedule-definition';
 export type { HistoryDelta, JobHistory, NodeTicks, RunCounts } from './schedules/job-history';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
-export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';

@@ -37,6 +37,6 @@ export function allocationPermitsOf(
     peek: (semaphore) => store.peek(semaphore)?.entry,
     watchEntry: (semaphore, listener) => store.watch((name) => {
       if (name === semaphore) listener();
-    }),
+    }, (name) => name === semaphore),
   };
 }

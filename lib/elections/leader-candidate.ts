@@ -282,6 +282,6 @@ export function candidatePermitsOf(
     peek: (semaphore) => store.peek(semaphore)?.entry,
     watchEntry: (semaphore, listener) => store.watch((name, entry) => {
       if (name === semaphore) listener(entry);
-    }),
+    }, (name) => name === semaphore),
   };
 }

@@ -68,6 +68,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private distrusted = 0;
   private readonly mapName: string;
   private readonly calls: StoreCalls;
+  /**
+   * This node's writes in flight, by name: the member sends a write's entry event before its answer, so the event
+   * of this node's own write usually arrives first, and would be decoded although the entry is at hand.
+   */
+  private readonly writing = new Map<string, { raw: string; entry: SemaphoreEntry }>();
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
     super();
@@ -174,6 +179,8 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const what = `write "${name}"`;
     const started = Date.now();
     let written: boolean;
+    const own = { raw, entry: next };
+    this.writing.set(name, own);
     try {
       written = await this.call(
         async () => (expected.raw === null ? (await map.putIfAbsent(name, raw)) === null : map.replaceIfSame(name, expected.raw, raw)),
@@ -188,6 +195,8 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
       const stored = await this.call(() => map.get(name), what, left);
       written = stored === raw;
+    } finally {
+      if (this.writing.get(name) === own) this.writing.delete(name);
     }
     if (written) this.view.observe(name, raw, next);
     return written;
@@ -216,6 +225,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     }
     this.view.observe(name, raw, entry);
     return entry;
+  }
+
+  /** @internal */
+  protected reportUnreadable(name: string, reason: string): void {
+    this.events.corruptValue?.(name, reason);
   }
 
   operationCount(): number {
@@ -290,9 +304,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     return names;
   }
 
-  /** Records a value in the view, and reports it when it cannot be read. */
+  /** Records a value the store sent (event, reload) in the view, and reports it when it cannot be read. */
   private observe(name: string, raw: string): void {
-    const unreadable = this.view.observe(name, raw);
+    const own = this.writing.get(name);
+    const unreadable = this.view.observe(name, raw, own?.raw === raw ? own.entry : undefined);
     if (unreadable) this.events.corruptValue?.(name, unreadable);
   }
 

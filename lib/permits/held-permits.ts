@@ -58,6 +58,11 @@ export class HeldPermits {
     return this.selfReleasing.get(semaphore)?.has(token) ?? false;
   }
 
+  /** Whether anything of `name` is kept here (held, let go, or letting go itself): its entry's news matters. */
+  tracks(name: string): boolean {
+    return this.held.has(name) || this.letGo.has(name) || this.selfReleasing.has(name);
+  }
+
   /** The view shows `name`'s entry now: forgets let-go and self-releasing tokens it shows gone, so the sets stay small. */
   forgetGone(name: string, entry: SemaphoreEntry | undefined): void {
     this.forgetLetGo(name, entry);

@@ -102,6 +102,11 @@ export class MemoryPermitStore extends ViewedPermitStore implements PermitStore 
     return this.backend.entries.get(name) ?? null;
   }
 
+  /** @internal */
+  protected reportUnreadable(name: string, reason: string): void {
+    this.events.corruptValue?.(name, reason);
+  }
+
   /** {@inheritDoc PermitStore.operationCount} */
   operationCount(): number {
     return this.operations;

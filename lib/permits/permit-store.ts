@@ -78,8 +78,12 @@ export interface PermitStore {
   known(): Array<{ name: string; entry: SemaphoreEntry }>;
   /** The newest readable entry this node ever saw of `name`, even if it is lost or unreadable now (for rebuilds). */
   remembered(name: string): SemaphoreEntry | undefined;
-  /** Calls `listener` whenever this node learns that an entry changed; returns the unsubscribe function. */
-  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void;
+  /**
+   * Calls `listener` whenever this node learns that an entry changed; returns the unsubscribe function. With
+   * `wants`, only changes of the names it accepts (a store may then leave the others' values undecoded until asked
+   * for); a store may ignore it and tell every change.
+   */
+  watch(listener: (name: string, entry: SemaphoreEntry | undefined) => void, wants?: (name: string) => boolean): () => void;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

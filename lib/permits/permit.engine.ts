@@ -59,7 +59,9 @@ export class PermitEngine {
     this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
     this.watchers = new PermitWatchers();
     this.held = new HeldPermits(holder.instance);
-    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry));
+    // Only news of semaphores this instance holds, lets go or watches can change what it does (see onEntry): the
+    // others' values may stay undecoded until a decision asks for them.
+    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry), (name) => this.held.tracks(name) || this.watchers.has(name));
   }
 
   /**

@@ -54,6 +54,22 @@ function sortedResources(resources: Readonly<Record<string, number>>): Record<st
   return sorted;
 }
 
+/**
+ * The revision of a value as this library encodes it, read from its first bytes without parsing the rest, or
+ * `undefined` when the value does not start as {@link encodeEntry} writes (then only a full decode can tell). A
+ * value that starts so may still be unreadable further on: the view decodes it once somebody needs it.
+ */
+export function encodedRevision(raw: string): number | undefined {
+  const start = raw.startsWith(`{"v":${FORMAT},"revision":`) || raw.startsWith(`{"v":${FORMAT_WITH_RESOURCES},"revision":`) ? 18 : -1;
+  if (start < 0) return undefined;
+  const end = raw.indexOf(',', start);
+  if (end <= start || end - start > 16) return undefined;
+  const digits = raw.slice(start, end);
+  if (!/^(0|[1-9]\d*)$/.test(digits)) return undefined;
+  const revision = Number(digits);
+  return Number.isSafeInteger(revision) ? revision : undefined;
+}
+
 /** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parseJsonObject(key, raw);

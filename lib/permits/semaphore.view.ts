@@ -1,5 +1,5 @@
 import type { SemaphoreEntry } from './semaphore-entry';
-import { decodeEntry } from './semaphore-entry.codec';
+import { decodeEntry, encodedRevision } from './semaphore-entry.codec';
 import { RecentMap } from '../core/recent-map';
 
 /** An entry as this node last saw it, and how old that knowledge is. */
@@ -14,8 +14,18 @@ export interface ObservedEntry {
 
 interface Known {
   raw: string | null;
+  /** `undefined` when absent or unreadable, and until `raw` is decoded. */
   entry: SemaphoreEntry | undefined;
+  /** Whether `raw` was decoded (or is `null`); until then `revision` is the one its first bytes give. */
+  decoded: boolean;
+  revision: number | undefined;
   seenAt: number;
+}
+
+/** A listener of the view, and the names it needs to hear of (all when `wants` is absent). */
+interface Listener {
+  readonly listener: (name: string, entry: SemaphoreEntry | undefined) => void;
+  readonly wants?: (name: string) => boolean;
 }
 
 /**
@@ -49,29 +59,35 @@ export class SemaphoreView {
    * definition someone wrote), not by the names callers ask for.
    */
   private readonly remembered_ = new Map<string, SemaphoreEntry>();
-  private readonly listeners = new Set<(name: string, entry: SemaphoreEntry | undefined) => void>();
+  private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly monotonicNow: () => number = () => performance.now()) {}
+  constructor(
+    private readonly monotonicNow: () => number = () => performance.now(),
+    /** Told when a value kept undecoded turns out unreadable once decoded (the store reports it as corrupt). */
+    private readonly onUnreadable: (name: string, reason: string) => void = () => undefined,
+  ) {}
 
   /** What this node knows of `name`, if anything (an unreadable value counts as unknown). */
   peek(name: string): ObservedEntry | undefined {
     const absentSince = this.absent.get(name);
     if (absentSince !== undefined) return { entry: undefined, raw: null, ageMs: this.monotonicNow() - absentSince };
     const known = this.known.get(name);
-    if (!known || (known.raw !== null && !known.entry)) return undefined;
+    if (!known || (known.raw !== null && !this.decoded(name, known).entry)) return undefined;
     return { entry: known.entry, raw: known.raw, ageMs: this.monotonicNow() - known.seenAt };
   }
 
   /** Every known, readable entry, sorted by name. */
   entries(): Array<{ name: string; entry: SemaphoreEntry }> {
     return [...this.known]
-      .filter(([, k]) => k.entry)
+      .filter(([name, k]) => this.decoded(name, k).entry)
       .map(([name, k]) => ({ name, entry: k.entry! }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The newest readable entry this node ever saw of `name`, even if it is gone or unreadable now. */
   remembered(name: string): SemaphoreEntry | undefined {
+    const known = this.known.get(name);
+    if (known) this.decoded(name, known);
     return this.remembered_.get(name);
   }
 
@@ -80,15 +96,29 @@ export class SemaphoreView {
    * An entry older than the one known is ignored (a late event); absence always counts: nothing removes an
    * entry, so an absent one was lost. Returns why `raw` cannot be read, if it cannot. `decoded` is `raw` already
    * decoded by the caller (its own write, a read it decoded), so it is not decoded twice.
+   *
+   * A value no listener wants to hear of, in this library's encoding, is kept undecoded (its revision read from its
+   * first bytes) until somebody asks for it: most events a node receives are of semaphores it does not decide on
+   * before the next event of the same name replaces them. An unreadable one is then reported by `onUnreadable`.
    */
   observe(name: string, raw: string | null, decoded?: SemaphoreEntry): string | undefined {
     const seenAt = this.monotonicNow();
+    const previous = this.known.get(name);
+    // A value kept undecoded is decoded before it is lost, so a lost entry is remembered as if decoded on arrival.
+    if (raw === null && previous) this.decoded(name, previous);
     if (raw === null && !this.remembered_.has(name)) return this.observeAbsent(name, seenAt);
     this.absent.delete(name);
-    const previous = this.known.get(name);
     if (previous && previous.raw === raw) {
       // The same value again (the event of this node's own write, a re-read): confirmed now, nothing to decode.
       previous.seenAt = seenAt;
+      return undefined;
+    }
+    const revision = raw !== null && decoded === undefined && !this.wanted(name) ? encodedRevision(raw) : undefined;
+    if (revision !== undefined) {
+      const before = previous && (previous.decoded ? previous.entry?.revision : previous.revision);
+      if (before !== undefined && before > revision) return undefined;
+      // Still the newest readable entry for rebuilds until decoded: `remembered()` decodes first.
+      this.known.set(name, { raw, entry: undefined, decoded: false, revision, seenAt });
       return undefined;
     }
     let entry: SemaphoreEntry | undefined;
@@ -102,11 +132,39 @@ export class SemaphoreView {
         unreadable = (error as Error).message; // decide from the store, which reports it
       }
     }
-    if (previous?.entry && entry && previous.entry.revision > entry.revision) return undefined;
-    if (entry && entry.revision >= (this.remembered_.get(name)?.revision ?? 0)) this.remembered_.set(name, entry);
-    this.known.set(name, { raw, entry, seenAt });
-    for (const listener of this.listeners) listener(name, entry);
+    // Against a readable entry only, as when every value was decoded on arrival: an unreadable one orders nothing.
+    if (previous && entry && (this.decoded(name, previous).entry?.revision ?? -1) > entry.revision) return undefined;
+    if (entry) this.remember(name, entry);
+    this.known.set(name, { raw, entry, decoded: true, revision: entry?.revision, seenAt });
+    this.tell(name, entry);
     return unreadable;
+  }
+
+  /** `known` with its value decoded, if it was kept undecoded (an unreadable one reported once). */
+  private decoded(name: string, known: Known): Known {
+    if (known.decoded || known.raw === null) return known;
+    known.decoded = true;
+    try {
+      known.entry = decodeEntry(name, known.raw);
+      this.remember(name, known.entry);
+    } catch (error) {
+      this.onUnreadable(name, (error as Error).message);
+    }
+    return known;
+  }
+
+  private remember(name: string, entry: SemaphoreEntry): void {
+    if (entry.revision >= (this.remembered_.get(name)?.revision ?? 0)) this.remembered_.set(name, entry);
+  }
+
+  /** Whether a listener wants to hear of changes of `name`. */
+  private wanted(name: string): boolean {
+    for (const { wants } of this.listeners) if (!wants || wants(name)) return true;
+    return false;
+  }
+
+  private tell(name: string, entry: SemaphoreEntry | undefined): void {
+    for (const { listener, wants } of this.listeners) if (!wants || wants(name)) listener(name, entry);
   }
 
   /**
@@ -118,18 +176,23 @@ export class SemaphoreView {
     const changed = had ? had.raw !== null : !this.absent.has(name);
     this.known.delete(name);
     this.absent.set(name, seenAt);
-    if (changed) for (const listener of this.listeners) listener(name, undefined);
+    if (changed) this.tell(name, undefined);
     return undefined;
   }
 
-  /** Calls `listener` on every change of an entry; returns the unsubscribe function. */
-  subscribe(listener: (name: string, entry: SemaphoreEntry | undefined) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /**
+   * Calls `listener` on every change of an entry, or only of the names `wants` accepts (the others' values may
+   * then stay undecoded until asked for); returns the unsubscribe function.
+   */
+  subscribe(listener: (name: string, entry: SemaphoreEntry | undefined) => void, wants?: (name: string) => boolean): () => void {
+    const subscription: Listener = { listener, wants };
+    this.listeners.add(subscription);
+    return () => this.listeners.delete(subscription);
   }
 
   /** Forgets everything (events may have been missed); what it remembers for rebuilds is kept. */
   clear(): void {
+    for (const [name, known] of this.known) this.decoded(name, known);
     this.known.clear();
     this.absent.clear();
   }

@@ -60,6 +60,13 @@ export class HazelcastHistoryStore implements HistoryStore {
     return raw === null || raw === undefined ? undefined : { raw, history: decodeHistory(job, raw) };
   }
 
+  async readMany(jobs: readonly string[], timeoutMs?: number): Promise<Map<string, StoredHistory>> {
+    const map = this.require(this.jobs);
+    if (jobs.length === 0) return new Map();
+    const entries = await this.calls.run(() => map.getAll([...jobs]), `read the histories of ${jobs.length} jobs`, timeoutMs);
+    return new Map(entries.map(([job, raw]) => [job, { raw, history: decodeHistory(job, raw) }]));
+  }
+
   async write(job: string, expected: StoredHistory | undefined, next: JobHistory, timeoutMs?: number): Promise<StoredHistory | undefined> {
     const jobs = this.require(this.jobs);
     const raw = encodeHistory(next);

@@ -17,6 +17,11 @@ export interface HistoryStore {
   /** The job's history, or `undefined` when none was written. */
   read(job: string, timeoutMs?: number): Promise<StoredHistory | undefined>;
   /**
+   * The histories of several jobs in one call (listings of many schedules), by job; jobs with none are absent.
+   * Optional: without it, listings read job by job.
+   */
+  readMany?(jobs: readonly string[], timeoutMs?: number): Promise<Map<string, StoredHistory>>;
+  /**
    * Writes `next` if the stored entry is still `expected` (`undefined`: absent); the stored result, or `undefined`
    * when another write came first (read again, merge again).
    */

@@ -29,6 +29,17 @@ export class MemoryHistoryStore implements HistoryStore {
     return raw === undefined ? undefined : { raw, history: decodeHistory(job, raw) };
   }
 
+  /** {@inheritDoc HistoryStore.readMany} */
+  async readMany(jobs: readonly string[]): Promise<Map<string, StoredHistory>> {
+    this.operations++;
+    const found = new Map<string, StoredHistory>();
+    for (const job of jobs) {
+      const raw = this.backend.jobs.get(job);
+      if (raw !== undefined) found.set(job, { raw, history: decodeHistory(job, raw) });
+    }
+    return found;
+  }
+
   /** {@inheritDoc HistoryStore.write} */
   async write(job: string, expected: StoredHistory | undefined, next: JobHistory): Promise<StoredHistory | undefined> {
     this.operations++;

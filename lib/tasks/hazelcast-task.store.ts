@@ -6,7 +6,7 @@ import { StoreCalls } from '../hazelcast/store-call';
 import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
-import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 import { ClaimWindows, type RankedSource } from './claim-windows';
@@ -197,8 +197,8 @@ export class HazelcastTaskStore implements TaskStore {
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => matchesQuery(t, query)));
   }
 
-  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
-    return this.pending.watch(listener, types);
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void {
+    return this.pending.watch(listener, types, claims);
   }
 
   listening(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { TaskGroupRecord, TaskRecord } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
-import type { TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** The shared state of memory task stores: one per "cluster" (give the same backend to stores of one process). */
@@ -39,7 +39,8 @@ export class MemoryTaskStore implements TaskStore {
     if ((this.backend.tasks.get(id) ?? null) !== expected.raw) return false;
     if (next === null) this.backend.tasks.delete(id);
     else this.backend.tasks.set(id, encodeTask(next));
-    if (next?.state === 'pending') {
+    if (next?.state === 'pending' || next?.state === 'running') {
+      // Pending work for every watch; claims (running) only for those that asked (see `watch`).
       const task = decodeTask(id, this.backend.tasks.get(id)!);
       for (const listener of [...this.backend.listeners]) listener(next.type, id, task);
     }
@@ -88,10 +89,12 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** {@inheritDoc TaskStore.watch} */
-  watch(listener: TaskWatcher, types?: readonly string[]): () => void {
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void {
     const wanted = types && new Set(types);
     const filtered: TaskWatcher = (type, id, task) => {
-      if (!wanted || wanted.has(type)) listener(type, id, task);
+      if (wanted && !wanted.has(type)) return;
+      if (task?.state !== 'running') listener(type, id, task);
+      else if (task.claim && task.claim.instance !== claims?.except) claims?.listener(type, id, task.claim);
     };
     this.backend.listeners.add(filtered);
     this.own.add(filtered);

@@ -15,6 +15,8 @@ import { compareReady } from './task-claim.rules';
  * Pending tasks not due yet (a retry backing off) wait apart, up to `capacity` of them, and join the list when due:
  * no query returns them before then, and they never push claimable tasks out. Those beyond `capacity` are left to
  * the scan that comes round after they are due.
+ *
+ * A task another node claimed is dropped as soon as that is heard, so no compare-and-set is spent on it.
  */
 export class ReadyList {
   private tasks: TaskRecord[] = [];
@@ -26,6 +28,8 @@ export class ReadyList {
   private horizon: TaskRecord | null | undefined = null;
   /** The query during which a task was heard of but could not be read. */
   private unreadDuring = -1;
+  /** Claims heard since the last query began, by task: an answer that predates one must not bring its task back. */
+  private readonly claimed = new Map<string, { readonly epoch: number; readonly during: number }>();
 
   constructor(private readonly capacity: number) {}
 
@@ -53,12 +57,15 @@ export class ReadyList {
     const kept = new Map(this.tasks.filter((task) => (this.offered.get(task.id) ?? -1) >= mark).map((task) => [task.id, task]));
     const merged = new Map(kept);
     for (const task of found) {
+      const heard = this.claimed.get(task.id);
+      if (heard && task.epoch < heard.epoch) continue; // claimed since this answer was read
       const own = kept.get(task.id);
       if (!own || task.epoch > own.epoch) merged.set(task.id, task);
       this.waiting.delete(task.id);
     }
     this.tasks = [...merged.values()].sort(compareReady);
     for (const [id, at] of this.offered) if (at < mark || !merged.has(id)) this.offered.delete(id);
+    for (const [id, heard] of this.claimed) if (heard.during < mark) this.claimed.delete(id);
     this.horizon = this.unreadDuring >= mark ? null : found.length >= limit ? found[found.length - 1] : undefined;
     this.trim();
     this.promote(now);
@@ -67,6 +74,7 @@ export class ReadyList {
   /** A task that became pending: placed in claim order (or set apart until due at `now`), replacing what the list held under its id. */
   offer(task: TaskRecord, now: number): void {
     this.remove(task.id);
+    this.claimed.delete(task.id);
     if (task.state === 'pending' && task.notBefore > now) {
       if (this.waiting.size < this.capacity) this.waiting.set(task.id, task);
       return;
@@ -80,6 +88,13 @@ export class ReadyList {
   markIncomplete(): void {
     this.horizon = null;
     this.unreadDuring = this.queries;
+  }
+
+  /** A node claimed task `id` under `epoch`: a copy of an earlier epoch is dropped, and a query's answer will not bring it back. */
+  claimedElsewhere(id: string, epoch: number): void {
+    this.claimed.set(id, { epoch, during: this.queries });
+    const held = this.tasks.find((task) => task.id === id) ?? this.waiting.get(id);
+    if (held && held.epoch < epoch) this.remove(id);
   }
 
   /**

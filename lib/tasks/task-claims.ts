@@ -1,5 +1,6 @@
+import { ClaimTurns } from './claim-turns';
 import { ReadyList } from './ready-list';
-import type { TaskRecord } from './task';
+import type { TaskClaim, TaskRecord } from './task';
 import { encodeTask } from './task.codec';
 import { decideClaim, type TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
@@ -21,6 +22,8 @@ const READY_CAPACITY = 1_024;
  * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
  * order) when told of new work and when the scan comes round, until it runs `concurrency` handlers, and hands each
  * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
+ *
+ * Nodes take turns in a burst (see {@link ClaimTurns}): each round claims no more than the node's turn allows.
  */
 export class TaskClaims {
   private filling?: Promise<void>;
@@ -41,6 +44,7 @@ export class TaskClaims {
   private dueTimer?: NodeJS.Timeout;
   private started = false;
   private stopping = false;
+  private readonly turns: ClaimTurns;
 
   constructor(
     private readonly store: TaskStore,
@@ -52,7 +56,9 @@ export class TaskClaims {
     private readonly outcomes: TaskOutcomes,
     private readonly groups: TaskGroups,
     private readonly fencing: TaskFencing,
-  ) {}
+  ) {
+    this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4);
+  }
 
   /** Starts claiming, now. */
   start(): void {
@@ -72,6 +78,12 @@ export class TaskClaims {
     if (task) this.ready.offer(task, this.options.clock.now());
     else this.ready.markIncomplete(); // heard of work it could not read: ask the store
     this.kick();
+  }
+
+  /** The store told of a claim of a type this node handles, by any node: its share, and a candidate gone. */
+  heardClaim(id: string, claim: TaskClaim): void {
+    if (claim.instance !== this.actor.instance) this.ready.claimedElsewhere(id, claim.epoch);
+    if (this.turns.heard(id, claim, this.options.clock.now())) this.kick();
   }
 
   /** The scan came round: lapsed leases, and any signal that was lost. */
@@ -140,8 +152,14 @@ export class TaskClaims {
         this.ready.replace(found, READY_LIMIT, mark, now);
         if (this.stopping) return;
       }
-      // As many claims at once as there are free slots: each is one compare-and-set.
-      const batch = this.ready.take(this.runs.freeSlots(concurrency), concurrency, now, (id) => this.runs.has(id));
+      // As many claims at once as there are free slots (each is one compare-and-set), and no more than its turn allows.
+      // Claims waiting unread on the socket are read before an immediate runs.
+      const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)));
+      if (turn === 0) {
+        this.wakeLater(now);
+        return;
+      }
+      const batch = this.ready.take(Math.min(this.runs.freeSlots(concurrency), turn), concurrency, now, (id) => this.runs.has(id));
       if (batch.length === 0) {
         if (!query && this.ready.incomplete) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
@@ -176,7 +194,11 @@ export class TaskClaims {
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
     if (this.stopping) return;
-    const due = [this.ready.nextDueAt(), this.signalled ? this.readyAt + READY_REFRESH_MS : undefined].filter((at) => at !== undefined);
+    const due = [
+      this.ready.nextDueAt(),
+      this.signalled ? this.readyAt + READY_REFRESH_MS : undefined,
+      this.turns.wakeAt(),
+    ].filter((at) => at !== undefined);
     if (due.length === 0) return;
     clearTimeout(this.dueTimer);
     this.dueTimer = setTimeout(() => this.kick(), Math.max(0, Math.min(...due) - now));
@@ -214,6 +236,7 @@ export class TaskClaims {
       await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
       return false;
     }
+    this.turns.heard(found.id, decision.claim, this.options.clock.now()); // its own claims are not told back
     this.runs.launch(decision.task, registration);
     return true;
   }

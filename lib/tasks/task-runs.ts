@@ -14,7 +14,8 @@ import type { TaskWorkerOptions } from './task-worker.options';
 
 /** A run of a claimed task on this node. */
 interface Run {
-  readonly controller: AbortController;
+  /** Ends the run early: its lease was lost, or the node shuts down (its signal, if the handler asked for one, fires). */
+  stop(reason: Error): void;
   done: Promise<void>;
   /** The handler returned or threw. */
   settled: boolean;
@@ -62,17 +63,37 @@ export class TaskRuns {
 
   /** Runs a task this node just claimed, under its lease, and records how it ended. */
   launch(task: TaskRecord, registration: Registration): void {
-    const controller = new AbortController();
     const epoch = task.claim!.epoch;
     const subgroups = new Set<string>();
     // The value this run last wrote: its next fenced write compares against it without reading first.
     let known: VersionedTask = { task, raw: encodeTask(task) };
+    // Why the run ended early, once it did. Its abort signal is made only when the handler asks for it: most handlers
+    // never do, and an AbortController with its listener costs more than the rest of a short run's bookkeeping.
+    let stopped: Error | undefined;
+    let controller: AbortController | undefined;
     let expiry: NodeJS.Timeout | undefined;
     const armExpiry = (expiresAt: number) => {
       clearTimeout(expiry);
       const left = expiresAt - this.options.clockSkewMs - this.options.clock.now();
-      expiry = setTimeout(() => controller.abort(new LeaseExpiredError(task.id, epoch, 'the lease ran out before it was renewed')), Math.max(0, left));
+      expiry = setTimeout(() => run.stop(new LeaseExpiredError(task.id, epoch, 'the lease ran out before it was renewed')), Math.max(0, left));
       expiry.unref();
+    };
+    const run: Run = {
+      settled: false,
+      handedBack: false,
+      done: Promise.resolve(),
+      handBack: () => this.outcomes.handBack(task.id, epoch, known),
+      stop: (reason) => {
+        if (stopped) return;
+        stopped = reason;
+        controller?.abort(reason);
+        // A run whose lease is lost no longer holds its task, even if its handler ignores the abort and runs on: it
+        // leaves the running set, so this node too may claim the task again, and shutdown does not wait for it.
+        if (reason instanceof LeaseExpiredError && this.running.get(task.id) === run) {
+          this.running.delete(task.id);
+          this.wake();
+        }
+      },
     };
     armExpiry(task.claim!.expiresAt);
     const context: TaskContext = {
@@ -82,14 +103,20 @@ export class TaskRuns {
       get expiresAt() {
         return known.task?.claim?.expiresAt ?? 0;
       },
-      signal: controller.signal,
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (stopped) controller.abort(stopped);
+        }
+        return controller.signal;
+      },
       renewLease: async (lease) => {
         const leaseMs = lease === undefined ? registration.leaseMs : parseDuration(lease, `task ${task.id}`, 'renewLease(lease)');
-        if (controller.signal.aborted) throw controller.signal.reason;
+        if (stopped) throw stopped;
         const renewed = await this.fencing.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs), known);
         if (renewed.outcome !== 'ok') {
           const error = new LeaseExpiredError(task.id, epoch, renewed.message);
-          controller.abort(error);
+          run.stop(error);
           throw error;
         }
         known = { task: renewed.task, raw: encodeTask(renewed.task) };
@@ -105,7 +132,7 @@ export class TaskRuns {
       },
     };
     this.options.onEvent?.({ kind: 'claimed', task, epoch });
-    const run: Run = { controller, settled: false, handedBack: false, done: Promise.resolve(), handBack: () => this.outcomes.handBack(task.id, epoch, known) };
+    this.running.set(task.id, run);
     run.done = (async () => {
       let outcome: TaskOutcome;
       try {
@@ -117,8 +144,8 @@ export class TaskRuns {
       run.settled = true;
       this.wake(); // its slot is free while the outcome is written
       clearTimeout(expiry);
-      if (controller.signal.aborted && controller.signal.reason instanceof LeaseExpiredError) {
-        this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: controller.signal.reason.message }); // another node may hold it
+      if (stopped instanceof LeaseExpiredError) {
+        this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: stopped.message }); // another node may hold it
         return;
       }
       if (run.handedBack) return; // shutdown handed it back before it ended
@@ -129,15 +156,6 @@ export class TaskRuns {
         if (this.running.get(task.id) === run) this.running.delete(task.id);
         this.wake();
       });
-    this.running.set(task.id, run);
-    // A run whose lease is lost no longer holds its task, even if its handler ignores the abort and runs on: it
-    // leaves the running set, so this node too may claim the task again, and shutdown does not wait for it.
-    controller.signal.addEventListener('abort', () => {
-      if (controller.signal.reason instanceof LeaseExpiredError && this.running.get(task.id) === run) {
-        this.running.delete(task.id);
-        this.wake();
-      }
-    });
   }
 
   /**
@@ -155,7 +173,7 @@ export class TaskRuns {
       runs.map((run) => {
         if (run.settled) return run.done; // it ended on its own: its outcome is being recorded as it is
         run.handedBack = true;
-        run.controller.abort(new Error('this node is shutting down'));
+        run.stop(new Error('this node is shutting down'));
         return run.handBack();
       }),
     );

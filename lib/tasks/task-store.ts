@@ -1,4 +1,4 @@
-import type { TaskGroupRecord, TaskRecord, TaskState } from './task';
+import type { TaskClaim, TaskGroupRecord, TaskRecord, TaskState } from './task';
 
 /** A task as read, with the exact stored value a compare-and-set is checked against. */
 export interface VersionedTask {
@@ -35,6 +35,20 @@ export interface TaskQuery {
 
 /** Told of a task that became pending: its type, id and, when it could be read, the task as written. */
 export type TaskWatcher = (type: string, id: string, task?: TaskRecord) => void;
+
+/**
+ * Told of a task that was claimed (by any node, this one included): its type, id and the claim as written. A renewal
+ * of the claim may be told again, with the same epoch.
+ */
+export type ClaimWatcher = (type: string, id: string, claim: TaskClaim) => void;
+
+/** What a watch hears of claims (see `TaskStore.watch`). */
+export interface ClaimWatch {
+  /** Told of each claim. */
+  readonly listener: ClaimWatcher;
+  /** An instance whose own claims need not be told (the watching node's): a store may leave them out where it sends events from. */
+  readonly except?: string;
+}
 
 /** What a task store reports to its owner. */
 export interface TaskStoreEvents {
@@ -84,8 +98,11 @@ export interface TaskStore {
    * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
    * it could not be read: ask the store), for `types` only (every type without it). Work of other types is not sent
    * to this process at all, and a process that watches nothing hears nothing. Events may be lost.
+   *
+   * With `claims`, also hears the claims of tasks of `types` (a task that became running): nodes that hear each
+   * other's claims share a burst of work evenly. A store may ignore it; nodes then share work as their races go.
    */
-  watch(listener: TaskWatcher, types?: readonly string[]): () => void;
+  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void;
   /**
    * Resolves once every watch so far is in place where events are sent from (a member-side listener on Hazelcast): a
    * query made after it cannot miss a task that becomes pending later. Never rejects (a failed registration leaves

@@ -38,7 +38,7 @@ export class TaskWorker {
 
   constructor(
     private readonly store: TaskStore,
-    actor: TaskActor,
+    private readonly actor: TaskActor,
     private readonly options: TaskWorkerOptions,
   ) {
     const fencing = new TaskFencing(store, actor, options.clock);
@@ -117,7 +117,10 @@ export class TaskWorker {
    */
   private watchTypes(): void {
     const before = this.unwatch;
-    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), [...this.handlers.keys()]);
+    this.unwatch = this.store.watch((_type, _id, task) => this.claims.heard(task), [...this.handlers.keys()], {
+      listener: (_type, id, claim) => this.claims.heardClaim(id, claim),
+      except: this.actor.instance, // its own are counted as they land
+    });
     before?.();
   }
 }

@@ -1,6 +1,7 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
@@ -138,6 +139,39 @@ describe('against a real Hazelcast member', () => {
       await eventually('every event', () => ids.every((id) => byWitness.includes(id)) && byWorker.includes('wanted:1'));
       expect(byWorker).toEqual(['wanted:1']);
       expect(bySubmitter).toEqual([]);
+    });
+
+    it('claims only to a watch that asks for them, and never a node’s own claims: the member does not send them', async () => {
+      const [submitter, worker, plain] = [store(), store(), store()];
+      await Promise.all([submitter.connect(), worker.connect(), plain.connect()]);
+      const received = (s: HazelcastTaskStore) => {
+        const keys: string[] = [];
+        const target = (s as unknown as { pending: { heard(key: string, value: unknown): void } }).pending;
+        const heard = target.heard.bind(target);
+        target.heard = (key, value) => {
+          keys.push(key);
+          heard(key, value);
+        };
+        return keys;
+      };
+      const [byWorker, byPlain] = [received(worker), received(plain)];
+      worker.watch(() => undefined, ['claimed'], { listener: () => undefined, except: 'worker/1' });
+      plain.watch(() => undefined, ['claimed']);
+      await Promise.all([worker.listening(), plain.listening()]);
+      const now = Date.now();
+      for (const [name, instance] of [['mine', 'worker/1'], ['theirs', 'other/1']]) {
+        const task = decideSubmit(undefined, { type: 'claimed', name }, now, 60_000).task;
+        await submitter.compareAndSet(task.id, { raw: null }, task);
+        const read = await submitter.read(task.id);
+        const claim = decideClaim(read.task!, { instance, acquirer: instance }, now, 60_000);
+        if (claim.outcome !== 'claimed') throw new Error('not claimable');
+        await submitter.compareAndSet(task.id, read, claim.task);
+      }
+      // Events of one key arrive in order, and the last write was the claim of 'theirs'.
+      await eventually('the claim of theirs', () => byWorker.filter((k) => k === 'claimed:theirs').length === 2);
+      await eventually('the plain watch heard both submits', () => byPlain.length === 2);
+      expect(byWorker).toEqual(['claimed:mine', 'claimed:theirs', 'claimed:theirs']);
+      expect(byPlain.sort()).toEqual(['claimed:mine', 'claimed:theirs']);
     });
   });
 });

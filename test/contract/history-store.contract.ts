@@ -40,6 +40,21 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       expect(await b.read('billing')).toBeUndefined();
     });
 
+    it('reads several jobs in one call, as a single read would, leaving out jobs with no history', async () => {
+      const [a, b] = fixture.stores;
+      const billing = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
+      const reports = await a.write('reports', undefined, { ...emptyHistory('reports'), revision: 4, updatedAt: 2 });
+      const before = b.operationCount();
+      const read = await b.readMany!(['billing', 'never-ran', 'reports']);
+      expect(b.operationCount() - before).toBe(1);
+      expect([...read.keys()].sort()).toEqual(['billing', 'reports']);
+      expect(read.get('billing')).toEqual(await b.read('billing'));
+      expect(read.get('reports')?.raw).toBe(reports?.raw);
+      // What it read is what a compare-and-set names.
+      expect(await b.write('billing', read.get('billing'), { ...billing!.history, revision: 2 })).toBeDefined();
+      expect(await b.readMany!([])).toEqual(new Map());
+    });
+
     it('keeps every node its own skipped-ticks record', async () => {
       const [a, b] = fixture.stores;
       await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 3 } } }, 60_000);

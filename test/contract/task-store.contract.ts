@@ -119,6 +119,34 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       stop();
     });
 
+    it('tells a watch that asks for claims of every other node’s claim (instance and epoch), not its own, and not as pending work', async () => {
+      const [a, b] = fixture.stores;
+      const pending: string[] = [];
+      const claims: string[] = [];
+      const stop = b.watch((_type, id) => pending.push(id), ['fair'], { listener: (_type, id, claim) => claims.push(`${id} ${claim.instance} ${claim.epoch}`), except: 'b/1' });
+      await b.listening();
+      const claimAs = async (id: string, instance: string) => {
+        const read = await a.read(id);
+        const claim = decideClaim(read.task!, { instance, acquirer: instance }, T0, 5_000);
+        if (claim.outcome !== 'claimed') throw new Error('not claimable');
+        expect(await a.compareAndSet(id, read, claim.task)).toBe(true);
+        return claim.claim.epoch;
+      };
+      await a.compareAndSet('fair:own', { raw: null }, submit('fair', 'own'));
+      await a.compareAndSet('fair:other', { raw: null }, submit('fair', 'other'));
+      await a.compareAndSet('unwatched:x', { raw: null }, submit('unwatched', 'x'));
+      await claimAs('fair:own', 'b/1'); // its own: counted as it lands, never sent back
+      await claimAs('unwatched:x', 'a/1');
+      const epoch = await claimAs('fair:other', 'a/1');
+      // Events of one key arrive in order: once the hand-back of the own task is heard, its claim would have been.
+      const own = await a.read('fair:own');
+      await a.compareAndSet('fair:own', own, { ...own.task!, state: 'pending', claim: undefined });
+      await eventually('the claim and the hand-back', () => claims.length >= 1 && pending.filter((id) => id === 'fair:own').length >= 2);
+      expect(claims).toEqual([`fair:other a/1 ${epoch}`]);
+      expect(pending.sort()).toEqual(['fair:other', 'fair:own', 'fair:own']);
+      stop();
+    });
+
     it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
       const [a, b] = fixture.stores;
       const heard: string[] = [];

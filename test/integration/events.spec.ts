@@ -5,6 +5,7 @@ import type { Subscription } from 'rxjs';
 import {
   AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, GroupFinishedHandler, TaskHandler, TaskService, type GatekeeperEvent,
 } from '../../lib';
+import { GatekeeperEvents } from '../../lib/nest/observability/gatekeeper-events';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 
@@ -110,6 +111,30 @@ describe('lifecycle events: an rxjs stream always, @nestjs/event-emitter when th
       expect(streamed.every((e) => e.node === 'node-a' && typeof e.at === 'number')).toBe(true);
     } finally {
       subscription.unsubscribe();
+    }
+  });
+
+  it('builds no task event while nobody listens, and a subscriber that comes later hears every one from then on', async () => {
+    const app = await start(false);
+    await new Promise((resolve) => setImmediate(resolve)); // the start-up's events are handed over: no buffer listens any more
+    const published = jest.spyOn(app.get(GatekeeperEvents, { strict: false }), 'emit');
+    const tasks = app.get(TaskService);
+    await tasks.submit({ type: 'part', name: 'unheard', data: 1 });
+    await eventually('the unheard task done', async () => (await tasks.get('part:unheard'))?.state === 'done');
+    expect(published.mock.calls.map(([event]) => event.name).filter((name) => name.startsWith('gatekeeper.task'))).toEqual([]);
+    const streamed: string[] = [];
+    const told: string[] = [];
+    const subscriptions = [
+      app.get(GatekeeperService).events.subscribe((event) => streamed.push(`${event.name} ${'task' in event ? event.task : ''}`)),
+      tasks.events.subscribe((event) => told.push(`${event.kind} ${'task' in event ? event.task.id : event.id}`)),
+    ];
+    try {
+      await tasks.submit({ type: 'part', name: 'heard', data: 2 });
+      await eventually('the heard task reported', () => told.includes('completed part:heard') && streamed.includes('gatekeeper.task.completed part:heard'));
+      expect(told).toEqual(['claimed part:heard', 'completed part:heard']);
+      expect(streamed.filter((e) => e.startsWith('gatekeeper.task'))).toEqual(['gatekeeper.task.claimed part:heard', 'gatekeeper.task.completed part:heard']);
+    } finally {
+      for (const subscription of subscriptions) subscription.unsubscribe();
     }
   });
 

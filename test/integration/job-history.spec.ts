@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import type { SemaphoreEntry } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
@@ -220,6 +222,21 @@ class CatchUpJobs {
   }
 }
 
+/** As {@link CatchUpJobs}, with a permit that outlives a write held up for more than a second. */
+@Injectable()
+class SlowCatchUpJobs {
+  readonly runs: Array<{ trigger: string; instant?: number }> = [];
+
+  constructor(private readonly schedules: ScheduleService) {}
+
+  @Cron('* * * * * *')
+  @ClusterSingleton({ semaphore: 'catch-up-slow', duration: '5s', missedRuns: 'runOnce', catchUpWindow: '10s' })
+  async everySecond(): Promise<void> {
+    const run = this.schedules.currentRun()!;
+    this.runs.push({ trigger: run.trigger, instant: run.instant });
+  }
+}
+
 describe('missed runs at start-up on a real member', () => {
   it("runs the newest instant missed while nobody was up, once, as soon as a node starts", async () => {
     const mapPrefix = uniquePrefix('catch-up');
@@ -249,6 +266,44 @@ describe('missed runs at start-up on a real member', () => {
       }, { timeoutMs: 10_000 });
       expect(history.runs.filter((r) => r.trigger === 'catchUp')).toEqual([expect.objectContaining({ instant: runs[0].instant, outcome: 'completed' })]);
     } finally {
+      await second.close();
+    }
+  });
+
+  it("catches up only instants missed before the node started, however long its decision takes: a tick that comes meanwhile runs its own instant, once", async () => {
+    /** A store whose writes take longer than a second while `slow`: instants pass while start-up's catch-up decides. */
+    class SlowWrites extends MemoryPermitStore {
+      slow = false;
+      override async compareAndSet(name: string, expected: { raw: string | null }, next: SemaphoreEntry): Promise<boolean> {
+        if (this.slow) await sleep(1_300);
+        return super.compareAndSet(name, expected, next);
+      }
+    }
+    const backend = new MemoryStoreBackend();
+    const options = { mapPrefix: uniquePrefix('catch-up-slow'), providers: [SlowCatchUpJobs], schedule: true, schedules: { history: { flushInterval: '200ms' } } };
+    const first = await startNode({ ...options, identity: { acquirer: 'node-a', group: 'production' }, store: new MemoryPermitStore(backend) });
+    await first.get(SlowCatchUpJobs).everySecond();
+    await first.close();
+    const closedAt = Date.now();
+    await eventually('three instants to pass', () => Date.now() >= closedAt + 500 + 3_100, { intervalMs: 100, timeoutMs: 10_000 });
+    const store = new SlowWrites(backend);
+    store.slow = true;
+    const second = await startNode({ ...options, identity: { acquirer: 'node-b', group: 'production' }, store });
+    try {
+      const runs = await eventually('the catch-up and two ticks', () => {
+        const all = second.get(SlowCatchUpJobs).runs;
+        return all.some((r) => r.trigger === 'catchUp') && all.filter((r) => r.trigger === 'schedule').length >= 2 ? all : undefined;
+      }, { timeoutMs: 20_000 });
+      store.slow = false;
+      const [catchUp] = runs.filter((r) => r.trigger === 'catchUp');
+      // Missed before the start (the decision ended more than a second later), never an instant that came meanwhile:
+      // those are the timer's, so the catch-up comes before every tick.
+      expect(catchUp.instant!).toBeLessThan(Math.min(...runs.filter((r) => r.trigger === 'schedule').map((r) => r.instant!)));
+      expect(runs.filter((r) => r.trigger === 'catchUp')).toHaveLength(1);
+      // No instant runs twice here: not as the catch-up and again as its tick.
+      expect(new Set(runs.map((r) => r.instant)).size).toBe(runs.length);
+    } finally {
+      store.slow = false;
       await second.close();
     }
   });

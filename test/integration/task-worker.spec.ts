@@ -444,6 +444,37 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect(() => w.handle('quick', async () => undefined, { leaseMs: 500 })).toThrow(/<task quick>.*lease.*clock-skew bound \(500 ms\), got 500 ms/);
   });
 
+  it('a handler that looks at its signal only after its lease ran out finds it aborted; one that never looks gives up its task all the same', async () => {
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const looked: string[] = [];
+    const events: string[] = [];
+    // Frozen scan: nobody claims the lapsed tasks again, so what is left in the store is these runs' own doing.
+    const a = await worker('a', { scanMs: 600_000, onEvent: (event) => events.push(`${event.kind} ${'task' in event ? event.task.id : event.id}`) });
+    a.handle('looks-late', async (_data, context) => {
+      started.push(context.task.id);
+      await stuck;
+      looked.push(`${context.signal.aborted} ${(context.signal.reason as Error | undefined)?.name}`);
+    }, { leaseMs: 300 });
+    a.handle('never-looks', async (_data, context) => {
+      started.push(context.task.id);
+      await stuck;
+    }, { leaseMs: 300 });
+    a.start();
+    await a.submit({ type: 'looks-late', name: 'x' });
+    await a.submit({ type: 'never-looks', name: 'y' });
+    // Neither renews: at its lease's end (minus the skew bound) each run gives up its task, though no handler listened.
+    await eventually('both started', () => started.length === 2, { timeoutMs: 10_000 });
+    await eventually('both runs gave up their tasks', () => a.runningTasks().length === 0, { timeoutMs: 5_000 });
+    release();
+    await eventually('both outcomes refused', () => events.filter((e) => e.startsWith('rejected')).length === 2, { timeoutMs: 5_000 });
+    expect(looked).toEqual([`true ${LeaseExpiredError.name}`]);
+    // (A claim whose answer came back after its short lease is handed back unrun, and claimed again: not an outcome.)
+    expect(events.filter((e) => !e.startsWith('claimed') && !e.startsWith('handed-back')).sort()).toEqual(['rejected looks-late:x', 'rejected never-looks:y']);
+    for (const id of ['looks-late:x', 'never-looks:y']) expect((await task(id))?.state).toBe('running'); // no outcome written under a lapsed lease
+  });
+
   it('a worker that stops renewing loses the task to another after the lease, and its late completion is refused', async () => {
     let release!: () => void;
     const stuck = new Promise<void>((resolve) => (release = resolve));

@@ -136,3 +136,31 @@ describe('ReadyList: the claimable tasks a node holds, from queries and events',
     expect(drain(list)).toEqual(['lapsed']);
   });
 });
+
+describe('ReadyList: claims heard', () => {
+  it('a claim heard drops the task at once, with no query, so no compare-and-set is spent on it', () => {
+    const list = known(10);
+    list.offer(task('taken', 1, { epoch: 2 }), NOW);
+    list.offer(task('free', 2), NOW);
+    list.offer(task('backing-off', 3, { notBefore: NOW + 1_000 }), NOW);
+    list.claimedElsewhere('t:taken', 3);
+    list.claimedElsewhere('t:backing-off', 1); // claimed once its backoff ended, as another node saw it
+    expect(list.size).toBe(1);
+    expect(drain(list, NOW + 2_000)).toEqual(['free']);
+  });
+
+  it('drops a task another node claimed (an earlier epoch only), and an answer read before the claim does not bring it back', () => {
+    const list = known(10);
+    list.offer(task('claimed', 1, { epoch: 4 }), NOW);
+    list.offer(task('newer', 2, { epoch: 9 }), NOW);
+    const mark = list.beginQuery();
+    list.claimedElsewhere('t:claimed', 5);
+    list.claimedElsewhere('t:newer', 9); // the copy held is of that claim or later (a lapsed claim found): kept
+    list.claimedElsewhere('t:unheld', 3);
+    list.replace([task('claimed', 1, { epoch: 4 }), task('newer', 2, { epoch: 9 }), task('unheld', 3, { epoch: 2 }), task('other', 4)], 256, mark, NOW);
+    expect(drain(list)).toEqual(['newer', 'other']);
+    // The claim lapsed: a query after that finds the task at the claim's epoch, claimable again.
+    list.replace([task('claimed', 1, { state: 'running', epoch: 5 })], 256, list.beginQuery(), NOW);
+    expect(drain(list)).toEqual(['claimed']);
+  });
+});

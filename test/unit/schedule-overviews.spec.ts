@@ -1,4 +1,5 @@
 import { emptyHistory } from '../../lib/schedules/job-history';
+import { MemoryHistoryStore } from '../../lib/schedules/memory-history.store';
 import type { RunRecord } from '../../lib/schedules/run-record';
 import type { LiveScheduleRecord } from '../../lib/schedules/schedule-record';
 import { scheduleOverviews } from '../../lib/nest/schedules/schedule-overviews';
@@ -60,5 +61,19 @@ describe('schedule overviews', () => {
     expect((await scheduleOverviews(runtime([{ ...ended, outcome: 'running' }], [ended]), s, T, 1, 1000))[0].lastRun).toEqual(ended);
     expect((await scheduleOverviews(runtime([ended], [written]), s, T, 1, 1000))[0].lastRun).toEqual(ended);
     expect((await scheduleOverviews(runtime([], []), s, T, 1, 1000))[0].lastRun).toBeUndefined();
+  });
+
+  it('reads the newest runs of many schedules in one store call, each its own, when the store reads many at once', async () => {
+    const store = new MemoryHistoryStore();
+    const ids = Array.from({ length: 50 }, (_, i) => `s${i}`);
+    for (const [i, id] of ids.entries()) {
+      if (i % 5 === 4) continue; // some never ran
+      await store.write(id, undefined, { ...emptyHistory(id), runs: [{ ...run(`${id}-r`, T - i, 'completed'), job: id }] });
+    }
+    const rt = { ...runtime([], []), store } as unknown as SchedulesRuntime;
+    const before = store.operationCount();
+    const overviews = await scheduleOverviews(rt, ids.map((id) => record(id, '0 30 2 * * *')), T, 1, 1000);
+    expect(store.operationCount() - before).toBe(1);
+    expect(overviews.map((o) => o.lastRun?.id)).toEqual(ids.map((id, i) => (i % 5 === 4 ? undefined : `${id}-r`)));
   });
 });

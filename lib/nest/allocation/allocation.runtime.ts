@@ -177,7 +177,7 @@ export class AllocationRuntime implements CapabilityRuntime {
       peek: (semaphore) => store.peek(semaphore)?.entry,
       watchEntry: (semaphore, listener) => store.watch((entryName) => {
         if (entryName === semaphore) listener();
-      }),
+      }, (entryName) => entryName === semaphore),
     };
   }
 

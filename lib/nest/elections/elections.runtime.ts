@@ -88,7 +88,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       this.store.watch((name, entry) => {
         const election = electionOf(name);
         if (election !== undefined && this.standings.has(election)) this.noteLeader(election, leaderIn(election, entry, this.options.clock.now()));
-      }),
+      }, (name) => electionOf(name) !== undefined),
       this.membership.onChange(({ joined, left }) => {
         for (const participant of joined) this.subject.next({ type: 'participant-joined', participant });
         for (const participant of left) this.subject.next({ type: 'participant-left', participant });
@@ -267,7 +267,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       peek: (semaphore) => store.peek(semaphore)?.entry,
       watchEntry: (semaphore, listener) => store.watch((name, entry) => {
         if (name === semaphore) listener(entry);
-      }),
+      }, (name) => name === semaphore),
     };
   }
 

@@ -61,6 +61,14 @@ export type GatekeeperEventInput = GatekeeperEvent extends infer E ? (E extends 
 type Emitter = { emit(name: string, payload: unknown): unknown };
 
 /**
+ * Whether `subject` has a subscriber: `Subject.observed` (rxjs 7.2 and later). On an rxjs that lacks it (the peer
+ * range starts at 7.1) every subject counts as observed, so events are always built there, never lost.
+ */
+export function isObserved<T>(subject: Subject<T>): boolean {
+  return (subject as { observed?: boolean }).observed ?? true;
+}
+
+/**
  * The module's lifecycle events: an rxjs stream, always, and `EventEmitter2.emit(name, event)` when the app imports
  * `EventEmitterModule` from `@nestjs/event-emitter` (an optional peer: nothing breaks without it). A listener that
  * throws is logged, never the caller's problem. Used inside the module; applications read `GatekeeperService.events`.
@@ -94,6 +102,14 @@ export class GatekeeperEvents implements OnApplicationBootstrap {
   /** Every event, as it happens on this node. */
   get stream(): Observable<GatekeeperEvent> {
     return this.subject.asObservable();
+  }
+
+  /**
+   * Whether an event published now reaches anyone: a subscriber to the stream, the app's EventEmitter2, or the
+   * start-up's buffer for it. Callers that publish on a hot path build no event when it would not.
+   */
+  heard(): boolean {
+    return isObserved(this.subject) || this.early !== undefined || this.eventEmitter() !== undefined;
   }
 
   /** Stamps and publishes an event. */

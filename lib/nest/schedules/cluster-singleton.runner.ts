@@ -100,16 +100,18 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
    * at its next tick, which may be a day away), and runs only its newest missed instant, if one is due.
    */
   onApplicationBootstrap(): void {
+    const startedAt = this.moduleOptions.clock.now();
     for (const job of this.schedules.jobs.all()) {
       if (job.options.missedRuns !== 'runOnce') continue;
-      void catchUpContext.run(true, () => job.call()).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));
+      void catchUpContext.run({ startedAt }, () => job.call()).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));
     }
   }
 
   /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
   async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
     const manual = manualRunContext.getStore();
-    const atStart = catchUpContext.getStore() === true;
+    const start = catchUpContext.getStore();
+    const atStart = start !== undefined;
     const instant = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
     if (options.oncePerInstant && instant !== undefined && instant <= (this.lastInstant.get(where) ?? -Infinity)) {
       // Each instant runs at most once here, whatever fires the tick twice (a timer early by its rounding, a schedule
@@ -139,7 +141,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     this.active.set(where, { tick: !manual && !atStart, done: new Promise<void>((resolve) => (over = resolve)) });
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, invoke, { instant, manual, atStart }), {
+      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, invoke, { instant, manual, atStart, startedAt: start?.startedAt }), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -213,17 +215,19 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
    */
   private async invoke(
     semaphore: string, where: string, lease: PermitLease, grant: RunGrant, invoke: () => unknown,
-    call: { instant?: number; manual?: ManualRun; atStart: boolean },
+    call: { instant?: number; manual?: ManualRun; atStart: boolean; startedAt?: number },
   ): Promise<unknown> {
     const token = lease.permit.fencingToken;
-    const { manual, instant, atStart } = call;
+    const { manual, instant, atStart, startedAt } = call;
     if (manual && !(await manual.claim(token))) return NOT_CLAIMED;
     if (manual) manual.started = { token, at: this.moduleOptions.clock.now() };
     const fresh = this.tokens.get(where) !== token;
     this.tokens.set(where, token);
     this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore, job: where, token });
     if (!manual) {
-      const catchUp = this.missed.check(this.schedules.jobs.get(where), grant, instant ?? this.moduleOptions.clock.now() + 1);
+      // Missed: the instants before this tick's own, or (start-up's catch-up) those up to the node's start; an instant
+      // that came while the catch-up was deciding has its own tick, which must not find it already run.
+      const catchUp = this.missed.check(this.schedules.jobs.get(where), grant, instant ?? (startedAt ?? this.moduleOptions.clock.now()) + 1);
       if (catchUp !== undefined) {
         let caughtUp: unknown;
         try {

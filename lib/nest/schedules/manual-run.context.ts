@@ -13,5 +13,9 @@ export interface ManualRun {
 /** Carries a manual run from the call of the decorated method to the runner that decides it. */
 export const manualRunContext = new AsyncLocalStorage<ManualRun>();
 
-/** Marks the call start-up makes of a `missedRuns: 'runOnce'` job: it runs only a missed instant, if one is due. */
-export const catchUpContext = new AsyncLocalStorage<true>();
+/**
+ * Marks the call start-up makes of a `missedRuns: 'runOnce'` job, with when the node started (epoch ms): it runs only
+ * an instant missed before then, if one is due. Instants after it are the timer's own ticks, even while the catch-up
+ * is still deciding (its grant may take longer than a second on a loaded machine).
+ */
+export const catchUpContext = new AsyncLocalStorage<{ readonly startedAt: number }>();

@@ -1,3 +1,4 @@
+import type { HistoryStore, StoredHistory } from '../../schedules/history-store';
 import { readableHistory } from '../../schedules/job-history.rules';
 import { scheduleOverview, type ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
@@ -36,24 +37,34 @@ function nextRuns(cron: string, zone: string, now: number, count: number): numbe
 
 /**
  * Overviews of runtime schedules as the answering node knows them: `next` fire instants of each (read with the
- * app's cron package), its newest run (the cluster's history, one read per schedule, and this node's runs not
- * written yet), and whether this node has its handler.
+ * app's cron package), its newest run (the cluster's history, read for every schedule in one call, and this node's
+ * runs not written yet), and whether this node has its handler.
  */
 export async function scheduleOverviews(runtime: SchedulesRuntime, records: readonly LiveScheduleRecord[], now: number, next: number, timeoutMs: number): Promise<ScheduleOverview[]> {
   await runtime.connect();
-  return Promise.all(records.map(async (record) => {
+  const histories = await readHistories(runtime.store, records.map((record) => record.id), timeoutMs);
+  return records.map((record) => {
     const { cron, timeZone } = record.definition;
     return scheduleOverview(record, {
       nextRuns: record.definition.paused ? [] : nextRuns(cron, timeZone, now, next),
       handledHere: runtime.jobs.get(record.id) !== undefined,
-      lastRun: await lastRun(runtime, record.id, timeoutMs),
+      lastRun: lastRun(runtime, record.id, histories.get(record.id)),
     });
-  }));
+  });
+}
+
+/**
+ * The histories of `jobs`: one call on a store that reads many at once (a console polling a thousand schedules
+ * every few seconds would otherwise make hundreds of reads a second), else one read per job.
+ */
+async function readHistories(store: HistoryStore, jobs: readonly string[], timeoutMs: number): Promise<Map<string, StoredHistory>> {
+  if (store.readMany) return store.readMany(jobs, timeoutMs);
+  const read = await Promise.all(jobs.map(async (job) => [job, await store.read(job, timeoutMs)] as const));
+  return new Map(read.filter((entry): entry is readonly [string, StoredHistory] => entry[1] !== undefined));
 }
 
 /** The newest run of a schedule's job, or `undefined` when it never ran. */
-async function lastRun(runtime: SchedulesRuntime, id: string, timeoutMs: number): Promise<RunRecord | undefined> {
-  const stored = await runtime.store.read(id, timeoutMs);
+function lastRun(runtime: SchedulesRuntime, id: string, stored: StoredHistory | undefined): RunRecord | undefined {
   const [written] = stored ? readableHistory(stored.history).runs : [];
   const [here] = runtime.recorder.unwritten(id);
   // A run in both is newer here (ended, not written yet): ties go to this node's record.

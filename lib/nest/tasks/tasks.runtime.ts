@@ -15,7 +15,7 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer, type TaskHandlerMethod } from '../gatekeeper.explorer';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { GatekeeperEvents } from '../observability/gatekeeper-events';
+import { GatekeeperEvents, isObserved } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
 import { joinedType } from '../../tasks/task-id.rules';
 
@@ -134,8 +134,9 @@ export class TasksRuntime implements CapabilityRuntime {
         onError: (error, what) => this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`),
         onEvent: (event) => {
           if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
-          this.events$.next(event);
-          this.publish(event);
+          // Two events per task on a busy node: nothing is built for streams and emitters nobody listens to.
+          if (isObserved(this.events$)) this.events$.next(event);
+          if (this.lifecycleEvents.heard()) this.publish(event);
         },
       });
       return this.worker;

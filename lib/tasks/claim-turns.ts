@@ -1,0 +1,74 @@
+import { ClaimShares } from './claim-shares';
+import type { TaskClaim } from './task';
+
+/**
+ * How long the others must have claimed nothing before a node past its share of the recent claims claims one batch
+ * anyway (they died, have no free slot, or have not heard of the work yet), and how long until its next such batch.
+ */
+const HOLD_BACK_MS = 50;
+/** The recent claims a node's share is counted over. */
+const SHARE_WINDOW = 256;
+
+/**
+ * When one node may claim, so that nodes take turns in a burst instead of the quickest one winning every race: it
+ * hears the others' claims, and past its share of the recent ones (see {@link ClaimShares}) it claims no more while
+ * they do. It claims again once their claims give it room (`heard` says so: wake it), or one batch once they claimed
+ * nothing for {@link HOLD_BACK_MS} (they died, their slots are full, or they were not told of the work yet). A node
+ * alone never waits.
+ */
+export class ClaimTurns {
+  private readonly shares: ClaimShares;
+  /** Past its share: the next claim by another node that gives it room wakes it. */
+  private waiting = false;
+  /** When it last claimed past its share because the others were quiet. */
+  private quietBatchAt = -Infinity;
+
+  constructor(
+    private readonly self: string,
+    /** The node's slots: it may claim two rounds past an even share, claiming on while the others' claims are on their way. */
+    concurrency: number,
+  ) {
+    this.shares = new ClaimShares(self, SHARE_WINDOW, 2 * concurrency);
+  }
+
+  /** A claim of task `id` heard at `now` (another node's, or this node's own as it landed); true when it gives a waiting node its turn. */
+  heard(id: string, claim: Pick<TaskClaim, 'epoch' | 'instance'>, now: number): boolean {
+    this.shares.heard(id, claim.epoch, claim.instance, now);
+    if (!this.waiting || claim.instance === this.self || this.shares.allowance(now) === 0) return false;
+    this.waiting = false;
+    return true;
+  }
+
+  /**
+   * How many claims this node may make at `now` (`Infinity`: no limit): as many as keep it within its share of the
+   * recent claims, or one batch once the others were quiet. `settled` lets claims that wait unread on the node's
+   * socket in before it concludes the others are quiet (its loop may have been busy, not they): it resolves after
+   * them. A node told `0` waits, even with nothing in its list: the store may hold work its list does not show, which
+   * it asks for once its turn comes.
+   */
+  async turn(now: () => number, settled: () => Promise<unknown>): Promise<number> {
+    let turn = this.allowed(now());
+    if (turn === Infinity && this.shares.allowance(now()) === 0) {
+      await settled();
+      turn = this.allowed(now());
+      if (turn === Infinity) this.quietBatchAt = now(); // one batch, then wait again
+    }
+    this.waiting = turn === 0;
+    return turn;
+  }
+
+  /** When a node that waits for its turn should look again, though no claim woke it; `undefined` when it does not wait. */
+  wakeAt(): number | undefined {
+    return this.waiting ? this.quietSince() + HOLD_BACK_MS : undefined;
+  }
+
+  private allowed(now: number): number {
+    const allowance = this.shares.allowance(now);
+    return allowance === 0 && now - this.quietSince() >= HOLD_BACK_MS ? Infinity : allowance;
+  }
+
+  /** Since when the others have been quiet, for this node past its share: their last claim, or its last batch past its share. */
+  private quietSince(): number {
+    return Math.max(this.shares.lastOthersClaim, this.quietBatchAt);
+  }
+}
