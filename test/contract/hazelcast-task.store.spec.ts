@@ -1,7 +1,6 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
-import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
