@@ -44,6 +44,8 @@ export interface PlanAnswers {
 const SLACK = 2;
 /** Windows a search reads past its first before it reads the rest of the type in one go (never met but in a pathological spread of seqs). */
 const MAX_STEPS = 24;
+/** Times an empty window is widened (eightfold each) before the search asks for the lowest rank above. */
+const WIDENINGS = 4;
 /** The widest window in seqs (a finite one, so a window cut down always narrows). */
 const MAX_SPAN = 2 ** 52;
 
@@ -104,6 +106,13 @@ export class ClaimWindows {
       let from = pointOf(type, hi);
       let upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
       let count = await source.count(type, hi, upTo);
+      // An empty window is most often a gap between bursts (a submitter's seqs bunch at each millisecond): widen it
+      // a few times, each count answered from the index alone, before the question that reads every task above.
+      for (let widen = 0; count === 0 && widen < WIDENINGS && span < MAX_SPAN; widen++) {
+        span = Math.min(MAX_SPAN, span * 8);
+        upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
+        count = await source.count(type, hi, upTo);
+      }
       if (count === 0) {
         // A gap, or the end of this priority: start the next window at the next task there is.
         const lowest = await source.lowestAbove(type, hi);
