@@ -113,17 +113,6 @@ describe('against a real Hazelcast member', () => {
     it('only pending tasks of the types a node watches, and nothing to a process that watches none', async () => {
       const [submitter, worker, witness] = [store(), store(), store()];
       await Promise.all([submitter.connect(), worker.connect(), witness.connect()]);
-      // What reaches each client from the member, before any filtering of its own.
-      const received = (s: HazelcastTaskStore) => {
-        const keys: string[] = [];
-        const target = (s as unknown as { pending: { heard(key: string, value: unknown): void } }).pending;
-        const heard = target.heard.bind(target);
-        target.heard = (key, value) => {
-          keys.push(key);
-          heard(key, value);
-        };
-        return keys;
-      };
       const [bySubmitter, byWorker, byWitness] = [received(submitter), received(worker), received(witness)];
       worker.watch(() => undefined, ['wanted']);
       witness.watch(() => undefined);
@@ -143,16 +132,6 @@ describe('against a real Hazelcast member', () => {
     it('claims only to a watch that asks for them, and never a node’s own claims: the member does not send them', async () => {
       const [submitter, worker, plain] = [store(), store(), store()];
       await Promise.all([submitter.connect(), worker.connect(), plain.connect()]);
-      const received = (s: HazelcastTaskStore) => {
-        const keys: string[] = [];
-        const target = (s as unknown as { pending: { heard(key: string, value: unknown): void } }).pending;
-        const heard = target.heard.bind(target);
-        target.heard = (key, value) => {
-          keys.push(key);
-          heard(key, value);
-        };
-        return keys;
-      };
       const [byWorker, byPlain] = [received(worker), received(plain)];
       worker.watch(() => undefined, ['claimed'], { listener: () => undefined, except: 'worker/1' });
       plain.watch(() => undefined, ['claimed']);
@@ -174,3 +153,15 @@ describe('against a real Hazelcast member', () => {
     });
   });
 });
+
+/** The keys of the events that reach `store` from the member, before any filtering of its own. */
+function received(store: HazelcastTaskStore): string[] {
+  const keys: string[] = [];
+  const target = (store as unknown as { pending: { heard(key: string, value: unknown): void } }).pending;
+  const heard = target.heard.bind(target);
+  target.heard = (key, value) => {
+    keys.push(key);
+    heard(key, value);
+  };
+  return keys;
+}
