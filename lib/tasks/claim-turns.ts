@@ -6,6 +6,13 @@ import type { TaskClaim } from './task';
  * anyway (they died, have no free slot, or have not heard of the work yet), and how long until its next such batch.
  */
 const HOLD_BACK_MS = 50;
+/**
+ * How long the next task in claim order may have waited before any node claims it, past its share or not. Turns share
+ * a burst; work that waited this long is a backlog the others are not keeping up with (one of them may be slow, its
+ * slots taken by long tasks, yet claim often enough to count), and holding back then would only slow the cluster down
+ * to its slowest node.
+ */
+const BACKLOG_MS = 2_000;
 /** The recent claims a node's share is counted over. */
 const SHARE_WINDOW = 256;
 
@@ -44,9 +51,14 @@ export class ClaimTurns {
    * recent claims, or one batch once the others were quiet. `settled` lets claims that wait unread on the node's
    * socket in before it concludes the others are quiet (its loop may have been busy, not they): it resolves after
    * them. A node told `0` waits, even with nothing in its list: the store may hold work its list does not show, which
-   * it asks for once its turn comes.
+   * it asks for once its turn comes. Whatever the shares, it may claim when the next task in claim order was submitted
+   * at `headSubmittedAt` {@link BACKLOG_MS} or more ago.
    */
-  async turn(now: () => number, settled: () => Promise<unknown>): Promise<number> {
+  async turn(now: () => number, settled: () => Promise<unknown>, headSubmittedAt?: number): Promise<number> {
+    if (headSubmittedAt !== undefined && now() - headSubmittedAt >= BACKLOG_MS) {
+      this.waiting = false;
+      return Infinity;
+    }
     let turn = this.allowed(now());
     if (turn === Infinity && this.shares.allowance(now()) === 0) {
       await settled();

@@ -126,6 +126,11 @@ export class ReadyList {
     return taken;
   }
 
+  /** When the next task in claim order was submitted (epoch ms, the submitter's clock); `undefined` when none is due. */
+  headSubmittedAt(): number | undefined {
+    return this.tasks[0]?.submittedAt;
+  }
+
   /** When the first task set apart (a retry backing off) becomes due; `undefined` if none waits. */
   nextDueAt(): number | undefined {
     let at: number | undefined;

@@ -154,7 +154,7 @@ export class TaskClaims {
       }
       // As many claims at once as there are free slots (each is one compare-and-set), and no more than its turn allows.
       // Claims waiting unread on the socket are read before an immediate runs.
-      const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)));
+      const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
       if (turn === 0) {
         this.wakeLater(now);
         return;

@@ -49,4 +49,16 @@ describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst
     expect(turn).toBe(0);
     expect(turns.wakeAt()).toBe(T0 + 130);
   });
+
+  it('claims whatever its share once the next task waited 2 s: a slow node that still claims now and then does not slow the others to its pace', async () => {
+    const turns = new ClaimTurns('a', 4);
+    // b and a took the most, c (its slots taken by long tasks) claims one every 20 ms, so nobody is ever quiet.
+    claims(turns, 'a', 120, T0);
+    claims(turns, 'b', 120, T0, 1000);
+    for (let i = 0; i < 10; i++) claims(turns, 'c', 1, T0 + 20 * i, 2000 + i);
+    const now = T0 + 200;
+    expect(await turns.turn(() => now, settledAt, now - 500)).toBe(0); // young work: its turn comes as the others claim
+    expect(await turns.turn(() => now, settledAt, now - 2_000)).toBe(Infinity); // a backlog: no turns
+    expect(turns.wakeAt()).toBeUndefined();
+  });
 });
