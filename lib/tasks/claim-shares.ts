@@ -30,9 +30,9 @@ export class ClaimShares {
 
   /** A claim of task `id` under `epoch` by `instance`, heard at `now`. */
   heard(id: string, epoch: number, instance: string, now: number): void {
-    if (instance !== this.self) this.othersAt = Math.max(this.othersAt, now);
     const key = `${id}@${epoch}`;
     if (this.keys.has(key)) return;
+    if (instance !== this.self) this.othersAt = Math.max(this.othersAt, now);
     this.keys.add(key);
     this.window.push({ key, instance });
     this.claims++;

@@ -13,6 +13,8 @@ const HOLD_BACK_MS = 50;
  * to its slowest node.
  */
 const BACKLOG_MS = 2_000;
+/** A claim heard this long (plus the skew bound) after it was made is a renewal, not a claim. */
+const RENEWAL_AFTER_MS = 1_000;
 /** The recent claims a node's share is counted over. */
 const SHARE_WINDOW = 256;
 
@@ -34,12 +36,17 @@ export class ClaimTurns {
     private readonly self: string,
     /** The node's slots: it may claim two rounds past an even share, claiming on while the others' claims are on their way. */
     concurrency: number,
+    /** The bound on clock skew between nodes: a claim heard over a second plus this after it was made is a renewal. */
+    private readonly clockSkewMs = 0,
   ) {
     this.shares = new ClaimShares(self, SHARE_WINDOW, 2 * concurrency);
   }
 
   /** A claim of task `id` heard at `now` (another node's, or this node's own as it landed); true when it gives a waiting node its turn. */
-  heard(id: string, claim: Pick<TaskClaim, 'epoch' | 'instance'>, now: number): boolean {
+  heard(id: string, claim: Pick<TaskClaim, 'epoch' | 'instance' | 'claimedAt'>, now: number): boolean {
+    // A claim made long before it was heard is a renewal (or a stale event): no new work taken. Counted, it would keep a
+    // node whose slots are full of long tasks among those claiming, and the others from ever looking quiet.
+    if (now - claim.claimedAt > RENEWAL_AFTER_MS + this.clockSkewMs) return false;
     this.shares.heard(id, claim.epoch, claim.instance, now);
     if (!this.waiting || claim.instance === this.self || this.shares.allowance(now) === 0) return false;
     this.waiting = false;

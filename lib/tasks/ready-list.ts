@@ -30,6 +30,8 @@ export class ReadyList {
   private unreadDuring = -1;
   /** Claims heard since the last query began, by task: an answer that predates one must not bring its task back. */
   private readonly claimed = new Map<string, { readonly epoch: number; readonly during: number }>();
+  /** A query is under way: only then is a claim heard kept for its answer (else nothing would ever remove it). */
+  private querying = false;
 
   constructor(private readonly capacity: number) {}
 
@@ -45,6 +47,7 @@ export class ReadyList {
 
   /** Marks the start of a query; pass its mark to {@link replace}. */
   beginQuery(): number {
+    this.querying = true;
     return ++this.queries;
   }
 
@@ -65,7 +68,8 @@ export class ReadyList {
     }
     this.tasks = [...merged.values()].sort(compareReady);
     for (const [id, at] of this.offered) if (at < mark || !merged.has(id)) this.offered.delete(id);
-    for (const [id, heard] of this.claimed) if (heard.during < mark) this.claimed.delete(id);
+    for (const [id, heard] of this.claimed) if (heard.during <= mark) this.claimed.delete(id); // the next answer is read after them
+    if (mark === this.queries) this.querying = false;
     this.horizon = this.unreadDuring >= mark ? null : found.length >= limit ? found[found.length - 1] : undefined;
     this.trim();
     this.promote(now);
@@ -92,7 +96,9 @@ export class ReadyList {
 
   /** A node claimed task `id` under `epoch`: a copy of an earlier epoch is dropped, and a query's answer will not bring it back. */
   claimedElsewhere(id: string, epoch: number): void {
-    this.claimed.set(id, { epoch, during: this.queries });
+    // Kept for the answer of the query under way, which may have read the task before the claim. With none under way,
+    // the next query reads it after the claim: a node whose slots stay full queries nothing, and keeps nothing.
+    if (this.querying) this.claimed.set(id, { epoch, during: this.queries });
     const held = this.tasks.find((task) => task.id === id) ?? this.waiting.get(id);
     if (held && held.epoch < epoch) this.remove(id);
   }

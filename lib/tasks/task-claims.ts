@@ -57,7 +57,7 @@ export class TaskClaims {
     private readonly groups: TaskGroups,
     private readonly fencing: TaskFencing,
   ) {
-    this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4);
+    this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4, options.clockSkewMs);
   }
 
   /** Starts claiming, now. */

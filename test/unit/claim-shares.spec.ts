@@ -79,4 +79,12 @@ describe('ClaimShares: who made the recent claims, and how much work a node may 
     shares.heard('t:3', 1, 'c', 150); // heard late, out of order
     expect(shares.lastOthersClaim).toBe(150);
   });
+
+  it('a claim told again (a renewal, an event repeated) does not make the others look busy', () => {
+    const shares = new ClaimShares('a', 64, 1);
+    shares.heard('t:long', 3, 'b', NOW);
+    expect(shares.lastOthersClaim).toBe(NOW);
+    shares.heard('t:long', 3, 'b', NOW + 500);
+    expect(shares.lastOthersClaim).toBe(NOW);
+  });
 });

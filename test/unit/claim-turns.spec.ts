@@ -5,7 +5,7 @@ const settledAt = () => Promise.resolve();
 
 /** `count` claims by `instance` heard at `at`, each of its own task (numbered from `from`). */
 function claims(turns: ClaimTurns, instance: string, count: number, at: number, from = 0): boolean[] {
-  return Array.from({ length: count }, (_, i) => turns.heard(`t:${instance}-${from + i}`, { epoch: 1, instance }, at));
+  return Array.from({ length: count }, (_, i) => turns.heard(`t:${instance}-${from + i}`, { epoch: 1, instance, claimedAt: at }, at));
 }
 
 describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst', () => {
@@ -60,5 +60,14 @@ describe('ClaimTurns: when a node may claim, so that nodes take turns in a burst
     expect(await turns.turn(() => now, settledAt, now - 500)).toBe(0); // young work: its turn comes as the others claim
     expect(await turns.turn(() => now, settledAt, now - 2_000)).toBe(Infinity); // a backlog: no turns
     expect(turns.wakeAt()).toBeUndefined();
+  });
+
+  it('takes a claim heard long after it was made for a renewal: a node busy with long tasks does not keep the others from looking quiet', async () => {
+    const turns = new ClaimTurns('a', 4, 500);
+    claims(turns, 'b', 10, T0);
+    claims(turns, 'a', 30, T0);
+    // b renews its long tasks every 20 ms: claims made at T0, heard later.
+    for (let i = 1; i <= 10; i++) turns.heard(`t:b-long-${i}`, { epoch: 1, instance: 'b', claimedAt: T0 }, T0 + 1_500 + 20 * i);
+    expect(await turns.turn(() => T0 + 1_720, settledAt)).toBe(Infinity); // b claimed nothing new since T0
   });
 });

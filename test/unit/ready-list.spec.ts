@@ -163,4 +163,17 @@ describe('ReadyList: claims heard', () => {
     list.replace([task('claimed', 1, { state: 'running', epoch: 5 })], 256, list.beginQuery(), NOW);
     expect(drain(list)).toEqual(['claimed']);
   });
+
+  it('keeps claims heard only for the answer of a query under way: a node whose slots stay full, querying nothing, keeps none', () => {
+    const list = known(10);
+    const claimedSoFar = () => (list as unknown as { claimed: Map<string, unknown> }).claimed.size;
+    for (let i = 0; i < 1_000; i++) list.claimedElsewhere(`t:elsewhere-${i}`, 1);
+    expect(claimedSoFar()).toBe(0);
+    // A query under way may have read a task before its claim: that claim is kept until the answer, then let go.
+    const mark = list.beginQuery();
+    list.claimedElsewhere('t:raced', 2);
+    list.replace([task('raced', 1, { epoch: 1 }), task('free', 2)], 256, mark, NOW);
+    expect(drain(list)).toEqual(['free']);
+    expect(claimedSoFar()).toBe(0);
+  });
 });
