@@ -124,7 +124,7 @@ export class HazelcastTaskStore implements TaskStore {
     const plans = new Map(types.map((type) => [type, this.windows.plan(type)]));
     const firsts = types.flatMap((type) => {
       const hi = plans.get(type)!.hi;
-      return hi === undefined ? [] : [Predicates.and(Predicates.equal('state', 'pending'), Predicates.between('rank', rankFloor(type), hi), due)];
+      return hi === undefined ? [] : [Predicates.and(...pendingRanks(type, undefined, hi), due)];
     });
     const predicate = Predicates.or(
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
@@ -151,21 +151,16 @@ export class HazelcastTaskStore implements TaskStore {
   /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */
   private rankedSource(now: number, options: TaskCallOptions): RankedSource {
     const due = Predicates.lessEqual('notBefore', now);
-    const pending = Predicates.equal('state', 'pending');
     // The index alone answers a range; `due` makes the members read each task's JSON, so counts leave it out (a task
     // backing off counts, which only makes a window a little smaller).
-    const ranks = (type: string, above: string | undefined, upTo: string) =>
-      above === undefined
-        ? [pending, Predicates.between('rank', rankFloor(type), upTo)]
-        : [pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)];
-    const range = (type: string, above: string | undefined, upTo: string) => Predicates.and(...ranks(type, above, upTo), due);
+    const range = (type: string, above: string | undefined, upTo: string) => Predicates.and(...pendingRanks(type, above, upTo), due);
     const map = () => this.taskMap();
     return {
       fetch: async (type, above, upTo) => {
         const read = await this.readTasks(range(type, above, upTo), 'find claimable tasks by rank', options);
         return read.flatMap(({ task }) => (task.state === 'pending' && task.type === type ? [task] : []));
       },
-      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), Predicates.and(...ranks(type, above, upTo))), 'count claimable tasks by rank', options)),
+      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), Predicates.and(...pendingRanks(type, above, upTo))), 'count claimable tasks by rank', options)),
       lowestAbove: async (type, above) => {
         const lowest = await this.call(() => map().aggregateWithPredicate(Aggregators.min<string>('rank'), range(type, above ?? rankFloor(type), rankCeiling(type))), 'find the first claimable rank', options);
         return typeof lowest === 'string' ? lowest : undefined;
@@ -265,6 +260,14 @@ export class HazelcastTaskStore implements TaskStore {
   private call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
     return this.calls.run(operation, what, options.timeoutMs);
   }
+}
+
+/** Pending tasks of `type` ranked above `above` (from the bottom of the type's range without it) up to `upTo`. */
+function pendingRanks(type: string, above: string | undefined, upTo: string): Predicate[] {
+  const pending = Predicates.equal('state', 'pending');
+  return above === undefined
+    ? [pending, Predicates.between('rank', rankFloor(type), upTo)]
+    : [pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)];
 }
 
 /**
