@@ -1,16 +1,15 @@
-import { Aggregators, HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
+import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
 import { StoreCalls } from '../hazelcast/store-call';
-import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
-import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
-import { ClaimWindows, type RankedSource } from './claim-windows';
-import { rankCeiling, rankFloor } from './task-rank.rules';
+import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
+import { HazelcastClaimQueries, typeIn } from './hazelcast-claim-queries';
+import { decodeStoredTasks, objectOf } from './hazelcast-task-values';
 
 /** How the Hazelcast task store finds its maps. */
 export interface HazelcastTaskStoreOptions {
@@ -38,9 +37,11 @@ export class HazelcastTaskStore implements TaskStore {
   private readonly pending = new HazelcastPendingListener((operation, what) => this.call(operation, what, {}), (key, value) => this.decodeEvent(key, value));
   private readonly prefix: string;
   private readonly calls: StoreCalls;
-  private readonly windows = new ClaimWindows();
-  /** Values each claim query returned, when a test asks (set to `[]`): what a scan transfers. */
-  private claimReads?: number[];
+  private readonly claims = new HazelcastClaimQueries({
+    map: () => this.taskMap(),
+    call: (operation, what, options) => this.call(operation, what, options),
+    corrupt: (id, message) => this.events.corruptValue?.(id, message),
+  });
 
   constructor(private readonly options: HazelcastTaskStoreOptions) {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
@@ -110,62 +111,9 @@ export class HazelcastTaskStore implements TaskStore {
     return this.call(() => map.replaceIfSame(id, expected.raw!, value), `write task group ${id}`, options);
   }
 
-  /**
-   * One round: one call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by
-   * what it wrote) and the first window of every type the node has read before, beside a count of what stands above
-   * the window of each type that was idle or unknown; then each type's search goes on from there ({@link ClaimWindows})
-   * while it has fewer than `limit`.
-   */
-  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
-    if (types.length === 0) return [];
-    const due = Predicates.lessEqual('notBefore', now);
-    const ofTypes = typeIn(types);
-    const source = this.rankedSource(now, options);
-    const plans = new Map(types.map((type) => [type, this.windows.plan(type)]));
-    const firsts = types.flatMap((type) => {
-      const hi = plans.get(type)!.hi;
-      return hi === undefined ? [] : [Predicates.and(...pendingRanks(type, undefined, hi), due)];
-    });
-    const predicate = Predicates.or(
-      Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
-      Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
-      ...firsts,
-    );
-    const counted = types.filter((type) => plans.get(type)!.countRest);
-    const [read, ...rests] = await Promise.all([
-      this.readTasks(predicate, 'find claimable tasks', options),
-      ...counted.map((type) => source.count(type, plans.get(type)!.hi ?? rankFloor(type), rankCeiling(type))),
-    ]);
-    const wanted = new Set(types);
-    const other: TaskRecord[] = [];
-    const bases = new Map<string, TaskRecord[]>(types.flatMap((type) => (plans.get(type)!.hi === undefined ? [] : [[type, []]])));
-    for (const { task, ranked } of read) {
-      if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
-      ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
-    }
-    const restOf = new Map(counted.map((type, i) => [type, rests[i]]));
-    const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, { plan: plans.get(type)!, tasks: bases.get(type), rest: restOf.get(type) })));
-    return inClaimOrder([...other, ...found.flat()], limit);
-  }
-
-  /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */
-  private rankedSource(now: number, options: TaskCallOptions): RankedSource {
-    const due = Predicates.lessEqual('notBefore', now);
-    // The index alone answers a range; `due` makes the members read each task's JSON, so counts leave it out (a task
-    // backing off counts, which only makes a window a little smaller).
-    const range = (type: string, above: string | undefined, upTo: string) => Predicates.and(...pendingRanks(type, above, upTo), due);
-    const map = () => this.taskMap();
-    return {
-      fetch: async (type, above, upTo) => {
-        const read = await this.readTasks(range(type, above, upTo), 'find claimable tasks by rank', options);
-        return read.flatMap(({ task }) => (task.state === 'pending' && task.type === type ? [task] : []));
-      },
-      count: async (type, above, upTo) => Number(await this.call(() => map().aggregateWithPredicate(Aggregators.count(), Predicates.and(...pendingRanks(type, above, upTo))), 'count claimable tasks by rank', options)),
-      lowestAbove: async (type, above) => {
-        const lowest = await this.call(() => map().aggregateWithPredicate(Aggregators.min<string>('rank'), range(type, above ?? rankFloor(type), rankCeiling(type))), 'find the first claimable rank', options);
-        return typeof lowest === 'string' ? lowest : undefined;
-      },
-    };
+  /** See {@link HazelcastClaimQueries.claimable}. */
+  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    return this.claims.claimable(types, now, lapsedBefore, limit, options);
   }
 
   async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
@@ -215,35 +163,8 @@ export class HazelcastTaskStore implements TaskStore {
     }
   }
 
-  /** The tasks a query finds, each with whether it was stored with a rank. */
-  private async readTasks(predicate: Predicate, what: string, options: TaskCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
-    const values = (await this.call(() => this.taskMap().valuesWithPredicate(predicate), what, options)).toArray();
-    this.claimReads?.push(values.length);
-    return values.flatMap((value) => {
-      let id = '?';
-      try {
-        const stored = objectOf(id, value);
-        id = typeof stored.id === 'string' ? stored.id : '?';
-        return [{ task: decodeTaskObject(id, stored), ranked: typeof stored.rank === 'string' }];
-      } catch (error) {
-        this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
-        return [];
-      }
-    });
-  }
-
   private decodeAll(values: unknown[]): TaskRecord[] {
-    return values.flatMap((value) => {
-      let id = '?';
-      try {
-        const stored = objectOf(id, value);
-        id = typeof stored.id === 'string' ? stored.id : '?';
-        return [decodeTaskObject(id, stored)];
-      } catch (error) {
-        this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
-        return [];
-      }
-    });
+    return decodeStoredTasks(values, (id, message) => this.events.corruptValue?.(id, message)).map(({ task }) => task);
   }
 
   private taskMap(): IMap<string, HazelcastJsonValue> {
@@ -262,39 +183,10 @@ export class HazelcastTaskStore implements TaskStore {
   }
 }
 
-/** Pending tasks of `type` ranked above `above` (from the bottom of the type's range without it) up to `upTo`. */
-function pendingRanks(type: string, above: string | undefined, upTo: string): Predicate[] {
-  const pending = Predicates.equal('state', 'pending');
-  return above === undefined
-    ? [pending, Predicates.between('rank', rankFloor(type), upTo)]
-    : [pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)];
-}
-
-/**
- * A stored value as the object its JSON holds, parsed once. A client whose serialization config parses JSON values
- * eagerly (the Node client's default) hands the object over already; written by JSON.stringify of plain data, it
- * turns back into the same string, so a compare-and-set against that string matches the stored bytes.
- */
-function objectOf(key: string, value: unknown): Record<string, unknown> {
-  if (typeof value === 'string') return parseJsonObject(key, value);
-  if (value instanceof HazelcastJsonValue) return parseJsonObject(key, value.toString());
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CorruptStateError(key, 'not a JSON object');
-  return value as Record<string, unknown>;
-}
-
 /**
  * Tasks in one of `states` (and matching `and`): an OR of one equality per state, which the members answer from the
  * sorted index on state and rank; an IN beside another condition made them read far more than the states hold.
  */
 function stateIn(states: readonly string[], and?: Predicate): Predicate {
   return Predicates.or(...states.map((state) => (and ? Predicates.and(Predicates.equal('state', state), and) : Predicates.equal('state', state))));
-}
-
-/**
- * Tasks of `types`, as a filter no index answers: a cluster an earlier build created keeps its hash index on `type`,
- * and a member answering an AND from indexes would gather every task of the types from it. The type is checked per
- * task the other, indexed, parts found (a few).
- */
-function typeIn(types: readonly string[]): Predicate {
-  return Predicates.regex('type', types.map((type) => type.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')).join('|'));
 }

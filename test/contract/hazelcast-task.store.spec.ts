@@ -65,7 +65,7 @@ describe('against a real Hazelcast member', () => {
         for (let i = 0; i < backlog.length; i += 1_000) await map.setAll(backlog.slice(i, i + 1_000).map((t) => [t.id, new HazelcastJsonValue(encodeTask(t))]));
         const waiting = [...backlog].sort(compareReady);
         // Values every underlying query returned, as the store counts them.
-        const reads = (store as unknown as { claimReads?: number[] }).claimReads = [];
+        const reads = (store as unknown as { claims: { claimReads?: number[] } }).claims.claimReads = [];
         const limit = 256;
         const actor = { instance: 'n/1', acquirer: 'n' };
         for (let round = 0; round < 12; round++) {

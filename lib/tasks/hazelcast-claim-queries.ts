@@ -1,0 +1,110 @@
+import { Aggregators, Predicates, type HazelcastJsonValue, type IMap, type Predicate } from 'hazelcast-client';
+import type { TaskRecord } from './task';
+import type { TaskCallOptions } from './task-store';
+import { inClaimOrder, isClaimable } from './task-store.queries';
+import { ClaimWindows, type RankedSource } from './claim-windows';
+import { rankCeiling, rankFloor } from './task-rank.rules';
+import { decodeStoredTasks, type CorruptValueReport } from './hazelcast-task-values';
+
+/** What the claim queries need of their store: the task map, its calls, and where unreadable values are reported. */
+export interface ClaimQueryContext {
+  map(): IMap<string, HazelcastJsonValue>;
+  /** One cluster call, with the store's deadline and error mapping. */
+  call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T>;
+  corrupt: CorruptValueReport;
+}
+
+/**
+ * The member-side queries that find claimable tasks for the Hazelcast task store, reading about one batch whatever
+ * the backlog: pending tasks by ranges of their `rank` on the sorted index over (`state`, `rank`), searched by
+ * {@link ClaimWindows}; lapsed claims by `state`; pending records of the previous format by `rank = null`.
+ */
+export class HazelcastClaimQueries {
+  private readonly windows = new ClaimWindows();
+  /** Values each claim query returned, when a test asks (set to `[]`): what a scan transfers. */
+  private claimReads?: number[];
+
+  constructor(private readonly store: ClaimQueryContext) {}
+
+  /**
+   * One round: one call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by
+   * what it wrote) and the first window of every type the node has read before, beside a count of what stands above
+   * the window of each type that was idle or unknown; then each type's search goes on from there ({@link ClaimWindows})
+   * while it has fewer than `limit`.
+   */
+  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions): Promise<TaskRecord[]> {
+    if (types.length === 0) return [];
+    const due = Predicates.lessEqual('notBefore', now);
+    const ofTypes = typeIn(types);
+    const source = this.rankedSource(now, options);
+    const plans = new Map(types.map((type) => [type, this.windows.plan(type)]));
+    const firsts = types.flatMap((type) => {
+      const hi = plans.get(type)!.hi;
+      return hi === undefined ? [] : [Predicates.and(...pendingRanks(type, undefined, hi), due)];
+    });
+    const predicate = Predicates.or(
+      Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
+      Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
+      ...firsts,
+    );
+    const counted = types.filter((type) => plans.get(type)!.countRest);
+    const [read, ...rests] = await Promise.all([
+      this.readTasks(predicate, 'find claimable tasks', options),
+      ...counted.map((type) => source.count(type, plans.get(type)!.hi ?? rankFloor(type), rankCeiling(type))),
+    ]);
+    const wanted = new Set(types);
+    const other: TaskRecord[] = [];
+    const bases = new Map<string, TaskRecord[]>(types.flatMap((type) => (plans.get(type)!.hi === undefined ? [] : [[type, []]])));
+    for (const { task, ranked } of read) {
+      if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
+      ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
+    }
+    const restOf = new Map(counted.map((type, i) => [type, rests[i]]));
+    const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, { plan: plans.get(type)!, tasks: bases.get(type), rest: restOf.get(type) })));
+    return inClaimOrder([...other, ...found.flat()], limit);
+  }
+
+  /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */
+  private rankedSource(now: number, options: TaskCallOptions): RankedSource {
+    const due = Predicates.lessEqual('notBefore', now);
+    // The index alone answers a range; `due` makes the members read each task's JSON, so counts leave it out (a task
+    // backing off counts, which only makes a window a little smaller).
+    const range = (type: string, above: string | undefined, upTo: string) => Predicates.and(...pendingRanks(type, above, upTo), due);
+    const { store } = this;
+    return {
+      fetch: async (type, above, upTo) => {
+        const read = await this.readTasks(range(type, above, upTo), 'find claimable tasks by rank', options);
+        return read.flatMap(({ task }) => (task.state === 'pending' && task.type === type ? [task] : []));
+      },
+      count: async (type, above, upTo) => Number(await store.call(() => store.map().aggregateWithPredicate(Aggregators.count(), Predicates.and(...pendingRanks(type, above, upTo))), 'count claimable tasks by rank', options)),
+      lowestAbove: async (type, above) => {
+        const lowest = await store.call(() => store.map().aggregateWithPredicate(Aggregators.min<string>('rank'), range(type, above ?? rankFloor(type), rankCeiling(type))), 'find the first claimable rank', options);
+        return typeof lowest === 'string' ? lowest : undefined;
+      },
+    };
+  }
+
+  /** The tasks a query finds, each with whether it was stored with a rank. */
+  private async readTasks(predicate: Predicate, what: string, options: TaskCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
+    const values = (await this.store.call(() => this.store.map().valuesWithPredicate(predicate), what, options)).toArray();
+    this.claimReads?.push(values.length);
+    return decodeStoredTasks(values, this.store.corrupt).map(({ task, stored }) => ({ task, ranked: typeof stored.rank === 'string' }));
+  }
+}
+
+/** Pending tasks of `type` ranked above `above` (from the bottom of the type's range without it) up to `upTo`. */
+function pendingRanks(type: string, above: string | undefined, upTo: string): Predicate[] {
+  const pending = Predicates.equal('state', 'pending');
+  return above === undefined
+    ? [pending, Predicates.between('rank', rankFloor(type), upTo)]
+    : [pending, Predicates.greaterThan('rank', above), Predicates.lessEqual('rank', upTo)];
+}
+
+/**
+ * Tasks of `types`, as a filter no index answers: a cluster an earlier build created keeps its hash index on `type`,
+ * and a member answering an AND from indexes would gather every task of the types from it. The type is checked per
+ * task the other, indexed, parts found (a few).
+ */
+export function typeIn(types: readonly string[]): Predicate {
+  return Predicates.regex('type', types.map((type) => type.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')).join('|'));
+}
