@@ -54,6 +54,25 @@ async function gatekeeper(): Promise<void> {
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   const store = app.get<TaskStore>(GATEKEEPER_TASK_STORE as never, { strict: false });
   process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${store.operationCount()}`));
+  if (process.env.TRACE_CALLS === '1') traceCalls(store);
+}
+
+/**
+ * For bench/backlog-profile.ts: prints `Q <what> <start ms> <duration ms>` for every call the task store makes
+ * (diagnostics only, through the store's private call helper).
+ */
+function traceCalls(store: TaskStore): void {
+  const calls = (store as unknown as { calls?: { run: (operation: () => Promise<unknown>, what: string, timeoutMs?: number) => Promise<unknown> } }).calls;
+  if (!calls) return;
+  const run = calls.run.bind(calls);
+  calls.run = async (operation, what, timeoutMs) => {
+    const start = performance.timeOrigin + performance.now();
+    try {
+      return await run(operation, what, timeoutMs);
+    } finally {
+      say(`Q ${what.replace(/ /g, '_')} ${start.toFixed(3)} ${(performance.timeOrigin + performance.now() - start).toFixed(3)}`);
+    }
+  };
 }
 
 async function bullmq(): Promise<void> {

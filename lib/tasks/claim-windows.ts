@@ -44,8 +44,10 @@ export interface PlanAnswers {
 const SLACK = 2;
 /** Windows a search reads past its first before it reads the rest of the type in one go (never met but in a pathological spread of seqs). */
 const MAX_STEPS = 24;
-/** Times an empty window is widened (eightfold each) before the search asks for the lowest rank above. */
-const WIDENINGS = 4;
+/** The fewest tasks a window may hold before it is narrowed: a search that misses a few is not cut down to a seq at a time. */
+const MIN_ROOM = 64;
+/** Times an empty window is widened (fourfold each: what a widened window holds past the gap is at most three times what it was sized for, at the density seen) before the search asks for the lowest rank above. */
+const WIDENINGS = 6;
 /** The widest window in seqs (a finite one, so a window cut down always narrows). */
 const MAX_SPAN = 2 ** 52;
 
@@ -55,8 +57,9 @@ const MAX_SPAN = 2 ** 52;
  * its seq, a higher priority sorts first) up to where about `limit` tasks stand, learned from the answers before.
  * A type the node knows nothing of, or whose last search read everything there was, has what stands above counted
  * first and, when that is within a batch, read whole (an idle or lightly loaded type: one round). Otherwise the
- * search reaches on by windows sized from the density of seqs seen, each counted before it is read (cut down while it
- * holds more than {@link SLACK} times what is missing), and jumps a gap (or into the next priority) by asking for the
+ * search reaches on by windows sized from the density of seqs it read, each counted before it is read (narrowed by
+ * bisection while it holds more than {@link SLACK} times what is missing, so no count costs the members much more than
+ * the window it started from), and jumps a gap (or into the next priority) by asking for the
  * lowest rank above, which the members answer by reading every rank above: only when a counted window came back
  * empty, or at the first search of a backlog.
  */
@@ -95,6 +98,9 @@ export class ClaimWindows {
       }
     }
     let drained = false;
+    // Seqs and tasks read by this search's windows: the density that sizes the next one.
+    let spanRead = 0;
+    let tasksRead = 0;
     for (let step = 0; found.length < limit && hi !== undefined; step++) {
       if (step === MAX_STEPS) {
         found.push(...(await source.fetch(type, hi, rankCeiling(type))));
@@ -102,16 +108,16 @@ export class ClaimWindows {
         break;
       }
       const need = limit - found.length;
+      const room = Math.max(SLACK * need, MIN_ROOM);
       let span = Math.min(MAX_SPAN, Math.max(1, Math.ceil(seqPerTask * need * 1.25)));
       let from = pointOf(type, hi);
-      let upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-      let count = await source.count(type, hi, upTo);
+      const upTo = (width: number) => rankAt(type, { priority: from.priority, seq: from.seq + width });
+      let count = await source.count(type, hi, upTo(span));
       // An empty window is most often a gap between bursts (a submitter's seqs bunch at each millisecond): widen it
       // a few times, each count answered from the index alone, before the question that reads every task above.
       for (let widen = 0; count === 0 && widen < WIDENINGS && span < MAX_SPAN; widen++) {
-        span = Math.min(MAX_SPAN, span * 8);
-        upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-        count = await source.count(type, hi, upTo);
+        span = Math.min(MAX_SPAN, span * 4);
+        count = await source.count(type, hi, upTo(span));
       }
       if (count === 0) {
         // A gap, or the end of this priority: start the next window at the next task there is.
@@ -121,20 +127,50 @@ export class ClaimWindows {
           break;
         }
         from = pointOf(type, lowest);
-        upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-        count = await source.count(type, hi, upTo);
+        count = await source.count(type, hi, upTo(span));
       }
-      while (count > SLACK * need && span > 1) {
-        span = Math.max(1, Math.floor(span * need / count));
-        upTo = rankAt(type, { priority: from.priority, seq: from.seq + span });
-        count = await source.count(type, hi, upTo);
-      }
-      const read = await source.fetch(type, hi, upTo);
+      if (count > room) ({ span, count } = await this.narrow(source, type, hi, upTo, need, room, span, count));
+      const read = await source.fetch(type, hi, upTo(span));
       found.push(...read);
-      hi = upTo;
-      seqPerTask = Math.min(MAX_SPAN, read.length > 0 ? Math.max(1, span / read.length) : seqPerTask * 4);
+      hi = upTo(span);
+      // The density over everything this search read sizes the next window (one window of a few tasks says little:
+      // sized from it alone, the next could span the backlog), growing at most fourfold a step; an empty read says
+      // nothing of it (it was a gap).
+      spanRead += span;
+      tasksRead += read.length;
+      if (tasksRead > 0) seqPerTask = Math.min(MAX_SPAN, seqPerTask * 4, Math.max(1, spanRead / tasksRead));
     }
     return this.keep(type, found, limit, { hi, seqPerTask, drained });
+  }
+
+  /**
+   * A window (above `hi`, up to `upTo(span)`) holding at most `room` tasks, and at least half of `need` when one
+   * does (the next step reads on for the rest), from one of `span` that holds `count` > `room`: bisected between the
+   * widest window known to hold no more than `room` and the narrowest known to hold more, the first probe placed where
+   * `need` would end at the density counted (between a sixteenth and half of the window). A count costs the members
+   * what its range holds, so every probe costs less than the one that started the narrowing. Cutting a window in
+   * proportion to its count instead could land in a gap between bunches of seqs, read nothing, and widen from there
+   * without bound.
+   */
+  private async narrow(source: RankedSource, type: string, hi: string, upTo: (span: number) => string, need: number, room: number, span: number, count: number): Promise<{ span: number; count: number }> {
+    let lo = 0;
+    let loCount = 0;
+    let over = span;
+    let overCount = count;
+    for (let probe = 0; over - lo > 1 && 2 * loCount < need; probe++) {
+      const share = probe === 0 ? Math.min(0.5, Math.max(1 / 16, (need * 1.25) / overCount)) : 0.5;
+      const mid = lo + Math.max(1, Math.floor((over - lo) * share));
+      const midCount = await source.count(type, hi, upTo(mid));
+      if (midCount > room) {
+        over = mid;
+        overCount = midCount;
+      } else {
+        lo = mid;
+        loCount = midCount;
+      }
+    }
+    // Nothing narrower than one seq: its tasks share a rank and are read together.
+    return loCount > 0 ? { span: lo, count: loCount } : { span: over, count: overCount };
   }
 
   /**
