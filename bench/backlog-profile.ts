@@ -23,7 +23,7 @@ interface Call { what: string; start: number; ms: number }
 
 async function main(): Promise<void> {
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
-  process.env.TRACE_CALLS = '1';
+  process.env.TRACE_CALLS ??= '1';
   const member = await startMemberProcess(await freePort(), `backlog-profile-${process.pid}`);
   const config = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
