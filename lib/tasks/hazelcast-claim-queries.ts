@@ -3,7 +3,7 @@ import type { TaskRecord } from './task';
 import type { TaskCallOptions } from './task-store';
 import { inClaimOrder, isClaimable } from './task-store.queries';
 import { ClaimWindows, type RankedSource } from './claim-windows';
-import { rankCeiling, rankFloor } from './task-rank.rules';
+import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from './task-rank.rules';
 import { decodeStoredTasks, type CorruptValueReport } from './hazelcast-task-values';
 
 /** What the claim queries need of their store: the task map, its calls, and where unreadable values are reported. */
@@ -17,7 +17,8 @@ export interface ClaimQueryContext {
 /**
  * The member-side queries that find claimable tasks for the Hazelcast task store, reading about one batch whatever
  * the backlog: pending tasks by ranges of their `rank` on the sorted index over (`state`, `rank`), searched by
- * {@link ClaimWindows}; lapsed claims by `state`; pending records of the previous format by `rank = null`.
+ * {@link ClaimWindows}; tasks that waited (a retry backing off) by the range of their waiting ranks that is due;
+ * lapsed claims by `state`; pending records of the previous format by `rank = null`.
  */
 export class HazelcastClaimQueries {
   private readonly windows = new ClaimWindows();
@@ -27,8 +28,8 @@ export class HazelcastClaimQueries {
   constructor(private readonly store: ClaimQueryContext) {}
 
   /**
-   * One round: one call for lapsed claims, pending tasks without a rank (written by the previous version: bounded by
-   * what it wrote) and the first window of every type the node has read before, beside a count of what stands above
+   * One round: one call for lapsed claims, tasks that waited and are due, pending tasks without a rank (written by the
+   * previous version: bounded by what it wrote) and the first window of every type the node has read before, beside a count of what stands above
    * the window of each type that was idle or unknown; then each type's search goes on from there ({@link ClaimWindows})
    * while it has fewer than `limit`.
    */
@@ -42,9 +43,13 @@ export class HazelcastClaimQueries {
       const hi = plans.get(type)!.hi;
       return hi === undefined ? [] : [Predicates.and(...pendingRanks(type, undefined, hi), due)];
     });
+    // Tasks that waited and are due now: a range of waiting ranks each (the index alone answers it, and the members
+    // read only the tasks due, never those still waiting).
+    const dues = types.map((type) => Predicates.and(Predicates.equal('state', 'pending'), Predicates.between('rank', waitFloor(type), dueCeiling(type, now))));
     const predicate = Predicates.or(
       Predicates.and(Predicates.equal('state', 'running'), ofTypes, Predicates.lessThan('claim.expiresAt', lapsedBefore)),
       Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
+      ...dues,
       ...firsts,
     );
     const counted = types.filter((type) => plans.get(type)!.countRest);
@@ -84,11 +89,11 @@ export class HazelcastClaimQueries {
     };
   }
 
-  /** The tasks a query finds, each with whether it was stored with a rank. */
+  /** The tasks a query finds, each with whether it was stored with a place in claim order (the windows' tasks). */
   private async readTasks(predicate: Predicate, what: string, options: TaskCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
     const values = (await this.store.call(() => this.store.map().valuesWithPredicate(predicate), what, options)).toArray();
     this.claimReads?.push(values.length);
-    return decodeStoredTasks(values, this.store.corrupt).map(({ task, stored }) => ({ task, ranked: typeof stored.rank === 'string' }));
+    return decodeStoredTasks(values, this.store.corrupt).map(({ task, stored }) => ({ task, ranked: isClaimOrderRank(task.type, stored.rank) }));
   }
 }
 

@@ -50,9 +50,19 @@ export function rankAt(type: string, point: RankPoint): string {
   return `${type}:${sortableHex(-point.priority)}${sortableHex(point.seq)}`;
 }
 
-/** The rank a task is stored with while pending. */
+/** A pending task's place in claim order (see {@link storedRankOf} for the rank it is stored with). */
 export function rankOf(task: Pick<TaskRecord, 'type' | 'priority' | 'seq'>): string {
   return rankAt(task.type, task);
+}
+
+/**
+ * The rank a pending task is stored with. A task that waits (a retry backing off, a hand-back, a submit held by its
+ * group: `notBefore` later than its submit) is stored by when it comes due, `<type>:~` then `notBefore` as 16 hex
+ * digits, above every place in claim order of its type: the windows of claim order never hold it, so while many wait
+ * (every task failing during an outage) no query reads them, and the tasks due are one range of their own.
+ */
+export function storedRankOf(task: Pick<TaskRecord, 'type' | 'priority' | 'seq' | 'notBefore' | 'submittedAt'>): string {
+  return task.notBefore > task.submittedAt ? `${waitFloor(task.type)}${sortableHex(task.notBefore)}` : rankOf(task);
 }
 
 /** Below every rank of `type` (and above those of the types before it). */
@@ -60,9 +70,24 @@ export function rankFloor(type: string): string {
   return `${type}:`;
 }
 
-/** Above every rank of `type` (';' follows ':'). */
+/** Above every place in claim order of `type`, below its waiting ranks ('~' follows every hex digit). */
 export function rankCeiling(type: string): string {
-  return `${type};`;
+  return waitFloor(type);
+}
+
+/** Below every waiting rank of `type` (see {@link storedRankOf}). */
+export function waitFloor(type: string): string {
+  return `${type}:~`;
+}
+
+/** The top of the waiting ranks of `type` that are due at `now`. */
+export function dueCeiling(type: string, now: number): string {
+  return `${waitFloor(type)}${sortableHex(now)}`;
+}
+
+/** Whether `rank`, stored with a task of `type`, is a place in claim order (not a waiting rank, nor another build's). */
+export function isClaimOrderRank(type: string, rank: unknown): boolean {
+  return typeof rank === 'string' && !rank.startsWith(waitFloor(type));
 }
 
 /** The place a rank of `type` stands for. */

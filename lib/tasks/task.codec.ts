@@ -1,14 +1,14 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
-import { rankOf } from './task-rank.rules';
+import { storedRankOf } from './task-rank.rules';
 
 /*
  * The stored form of tasks and groups: JSON written by this library (`v` is the format). Compare-and-set compares
  * the exact stored value, so writers pass back the string they read.
  *
- * A pending task also carries `rank`, its place in claim order (see task-rank.rules.ts), for the members' sorted
- * index; it is storage only: decoding drops it, encoding derives it. The format number stays 1 because the previous
+ * A pending task also carries `rank`, its place in claim order or, while it waits, when it comes due (see
+ * task-rank.rules.ts), for the members' sorted index; it is storage only: decoding drops it, encoding derives it. The format number stays 1 because the previous
  * version reads these records as they are (it keeps a field it does not know) and writes records without `rank`,
  * which the store still finds (see `HazelcastTaskStore.claimable`).
  */
@@ -27,7 +27,7 @@ const storedForm = new WeakMap<TaskRecord, Record<string, unknown>>();
 export function encodeTask(task: TaskRecord): string {
   const stored = storedForm.get(task);
   if (stored) return JSON.stringify(stored);
-  return JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: rankOf(task) } : { v: FORMAT, ...task });
+  return JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: storedRankOf(task) } : { v: FORMAT, ...task });
 }
 
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */

@@ -3,6 +3,7 @@ import type { TaskStore } from '../../lib/tasks/task-store';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
+import { rankOf } from '../../lib/tasks/task-rank.rules';
 
 /** Two stores on one backend, and a way to write a stored value as another writer (the previous version) would. */
 export interface RankedStoreFixture {
@@ -108,6 +109,24 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       const { claim: _c, ...rest } = read.task!;
       await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...rest, state: 'pending', notBefore: T0 }));
       expect((await b.claimable(['old'], T0 + 1_000, T0, 10)).map((t) => t.name)).toEqual(['unranked']);
+    });
+
+    it('finds retries once due: one the previous format wrote with its place in claim order, one this format wrote', async () => {
+      const [a, b] = fixture.stores;
+      const base = T0 * 1000;
+      const oldRetry = { ...pendingAt('wait', 'old-retry', 0, base + 1), notBefore: T0 + 500 };
+      await fixture.plant(oldRetry.id, JSON.stringify({ v: 1, ...oldRetry, rank: rankOf(oldRetry) }));
+      const newRetry = { ...pendingAt('wait', 'new-retry', 0, base + 2), notBefore: T0 + 500 };
+      await a.compareAndSet(newRetry.id, { raw: null }, newRetry);
+      const later = { ...pendingAt('wait', 'later', 9, base), notBefore: T0 + 5_000 };
+      await a.compareAndSet(later.id, { raw: null }, later);
+      const ready = pendingAt('wait', 'ready', 0, base + 3);
+      await a.compareAndSet(ready.id, { raw: null }, ready);
+      expect((await b.claimable(['wait'], T0 + 10, T0, 10)).map((t) => t.name)).toEqual(['ready']);
+      const found = await b.claimable(['wait'], T0 + 1_000, T0, 10);
+      expect(found.map((t) => t.name)).toEqual(['old-retry', 'new-retry', 'ready']);
+      await claimAll(b, found, T0 + 1_000);
+      expect((await b.claimable(['wait'], T0 + 5_000, T0, 10)).map((t) => t.name)).toEqual(['later']);
     });
 
     it('finds tasks of types with characters that patterns give meaning to, and no others', async () => {

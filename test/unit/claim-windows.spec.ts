@@ -13,7 +13,7 @@ function rankedTasks(tasks: TaskRecord[]) {
   const gone = new Set<string>();
   const costs: number[] = [];
   const range = (above: string | undefined, upTo: string) => ranked.filter((t) => !gone.has(t.task.id) && (above === undefined ? t.rank >= rankFloor('bk') : t.rank > above) && t.rank <= upTo);
-  const held = (found: Array<{ task: TaskRecord }>) => {
+  const held = <T>(found: T[]): T[] => {
     costs.push(found.length);
     return found;
   };

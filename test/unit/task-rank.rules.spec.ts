@@ -1,5 +1,5 @@
 import { compareReady } from '../../lib/tasks/task-claim.rules';
-import { pointOf, rankAt, rankCeiling, rankFloor, rankOf } from '../../lib/tasks/task-rank.rules';
+import { dueCeiling, isClaimOrderRank, pointOf, rankAt, rankCeiling, rankFloor, rankOf, storedRankOf } from '../../lib/tasks/task-rank.rules';
 
 describe('task ranks', () => {
   const priorities = [-Number.MAX_SAFE_INTEGER, -1_000, -1, 0, -0, 1, 2, 255, 256, 1_000_000, Number.MAX_SAFE_INTEGER];
@@ -18,5 +18,16 @@ describe('task ranks', () => {
     // A type that another type's name starts with: neither range holds the other's ranks (types hold no ':').
     expect(rank > rankFloor('a') && rank < rankCeiling('a')).toBe(false);
     expect(rankAt('a#group-finished', { priority: 0, seq: 1 }) < rankFloor('a')).toBe(true);
+  });
+
+  it('keep a task that waits apart from claim order, above it and within its type, in the order it comes due', () => {
+    const task = { type: 'ab', priority: 0, seq: 1.7e15, submittedAt: 1_700_000_000_000, notBefore: 1_700_000_000_000 };
+    expect(storedRankOf(task)).toBe(rankOf(task));
+    const soon = storedRankOf({ ...task, notBefore: task.submittedAt + 1 });
+    const late = storedRankOf({ ...task, priority: 99, notBefore: task.submittedAt + 60_000 });
+    const highest = rankAt('ab', { priority: -Number.MAX_SAFE_INTEGER, seq: Number.MAX_SAFE_INTEGER });
+    expect([highest < rankCeiling('ab'), rankCeiling('ab') < soon, soon < late, late < rankFloor('ab;'), late < rankFloor('abc')]).toEqual([true, true, true, true, true]);
+    expect([soon <= dueCeiling('ab', task.submittedAt), soon <= dueCeiling('ab', task.submittedAt + 1), late <= dueCeiling('ab', task.submittedAt + 59_999)]).toEqual([false, true, false]);
+    expect([isClaimOrderRank('ab', rankOf(task)), isClaimOrderRank('ab', soon), isClaimOrderRank('ab', undefined)]).toEqual([true, false, false]);
   });
 });
