@@ -2,7 +2,8 @@
  * Where a claim's time goes on a large backlog (issue 24). Not part of `npm run bench`: a diagnostic run by hand
  * (`node -r ts-node/register/transpile-only bench/backlog-profile.ts`). Runs the tasks-backlog rows of the bench
  * (gatekeeper only: the empty and the full backlog, BENCH_BACKLOG tasks) on a member of its own, with the worker
- * printing every task store call it makes (TRACE_CALLS), and prints: the rows' figures, the calls made inside the
+ * printing every task store call it makes (TRACE_CALLS; TRACE_CALLS=0 for A/B runs), with PROFILE_WAITING retries
+ * backing off planted below each backlog (default none), and prints: the rows' figures, the calls made inside the
  * measured window (count and time per kind), and the calls that overlapped each of the slowest cycles. With
  * PROFILE_JFR=1 it also records the member's CPU samples over the run (Java Flight Recorder) and prints the hottest
  * frames.
@@ -10,7 +11,9 @@
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'hazelcast-client';
+import { Client, HazelcastJsonValue, type ClientConfig } from 'hazelcast-client';
+import { encodeTask } from '../lib/tasks/task.codec';
+import { decideSubmit } from '../lib/tasks/task-submit.rules';
 import { declareFreshCluster } from '../lib/testing';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
@@ -21,11 +24,33 @@ import { WorkerNode } from './worker-node';
 
 interface Call { what: string; start: number; ms: number }
 
+/** PROFILE_WAITING: retries backing off for an hour planted beside each row's backlog, below it in claim order. */
+const WAITING = Number(process.env.PROFILE_WAITING ?? 0);
+
+/** Writes WAITING retries backing off into both rows' task maps, as this build's store would store them. */
+async function plantWaiting(config: ClientConfig, mapPrefix: string, log: (line: string) => void): Promise<void> {
+  const client = await Client.newHazelcastClient(config);
+  try {
+    const now = Date.now();
+    for (const backlog of [0, Number(process.env.BENCH_BACKLOG ?? 100_000)]) {
+      const map = await client.getMap<string, HazelcastJsonValue>(`${mapPrefix}-${backlog}.tasks`);
+      const tasks = Array.from({ length: WAITING }, (_, i) => ({
+        ...decideSubmit(undefined, { type: 'noop', name: `waiting${i}`, seq: (now - 3_600_000) * 1000 + i * 10 }, now - 3_600_000, 60_000).task,
+        notBefore: now + 3_600_000,
+      }));
+      for (let i = 0; i < tasks.length; i += 1_000) await map.setAll(tasks.slice(i, i + 1_000).map((t) => [t.id, new HazelcastJsonValue(encodeTask(t))]));
+    }
+    log(`  ${WAITING} retries backing off planted below each backlog`);
+  } finally {
+    await client.shutdown();
+  }
+}
+
 async function main(): Promise<void> {
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
   process.env.TRACE_CALLS ??= '1';
   const member = await startMemberProcess(await freePort(), `backlog-profile-${process.pid}`);
-  const config = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
+  const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
   await declareFreshCluster(declarer);
   await declarer.shutdown();
@@ -59,7 +84,9 @@ async function main(): Promise<void> {
     return startNodes.call(this);
   };
   try {
-    const rows = await backlogRows('gatekeeper', member, `profile-${Date.now()}`, undefined, { bench: process.pid, member: memberPids }, log);
+    const mapPrefix = `profile-${Date.now()}`;
+    if (WAITING > 0) await plantWaiting(config, mapPrefix, log);
+    const rows = await backlogRows('gatekeeper', member, mapPrefix, undefined, { bench: process.pid, member: memberPids }, log);
     for (const [i, row] of rows.entries()) {
       const node = nodes[i];
       const starts = [...node.started.values()];
