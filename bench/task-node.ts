@@ -67,10 +67,14 @@ function traceCalls(store: TaskStore): void {
   const run = calls.run.bind(calls);
   calls.run = async (operation, what, timeoutMs) => {
     const start = performance.timeOrigin + performance.now();
+    let size = '';
     try {
-      return await run(operation, what, timeoutMs);
+      const result = await run(operation, what, timeoutMs);
+      // What came back: the values a query returned, or a count.
+      size = typeof result === 'number' ? `=${result}` : typeof (result as { size?: unknown })?.size === 'function' ? `#${(result as { size(): number }).size()}` : '';
+      return result;
     } finally {
-      say(`Q ${what.replace(/ /g, '_')} ${start.toFixed(3)} ${(performance.timeOrigin + performance.now() - start).toFixed(3)}`);
+      say(`Q ${what.replace(/ /g, '_')}${size} ${start.toFixed(3)} ${(performance.timeOrigin + performance.now() - start).toFixed(3)}`);
     }
   };
 }

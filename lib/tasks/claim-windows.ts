@@ -44,6 +44,12 @@ export interface PlanAnswers {
 const SLACK = 2;
 /** Windows a search reads past its first before it reads the rest of the type in one go (never met but in a pathological spread of seqs). */
 const MAX_STEPS = 24;
+/** A window's width in seqs and the tasks it was counted to hold. */
+interface Counted {
+  readonly span: number;
+  readonly count: number;
+}
+
 /** The fewest tasks a window may hold before it is narrowed: a search that misses a few is not cut down to a seq at a time. */
 const MIN_ROOM = 64;
 /** Times an empty window is widened (fourfold each: what a widened window holds past the gap is at most three times what it was sized for, at the density seen) before the search asks for the lowest rank above. */
@@ -113,11 +119,17 @@ export class ClaimWindows {
       let from = pointOf(type, hi);
       const upTo = (width: number) => rankAt(type, { priority: from.priority, seq: from.seq + width });
       let count = await source.count(type, hi, upTo(span));
-      // An empty window is most often a gap between bursts (a submitter's seqs bunch at each millisecond): widen it
-      // a few times, each count answered from the index alone, before the question that reads every task above.
-      for (let widen = 0; count === 0 && widen < WIDENINGS && span < MAX_SPAN; widen++) {
+      // A window that holds less than half of what is missing (most often none: a gap between bursts, as a
+      // submitter's seqs bunch at each millisecond) is widened a few times, each count answered from the index alone,
+      // before it is read or, still empty, the question that reads every task above is asked.
+      let below = { span: 0, count: 0 };
+      for (let widen = 0; 2 * count < need && widen < WIDENINGS && span < MAX_SPAN; widen++) {
+        below = { span, count };
         span = Math.min(MAX_SPAN, span * 4);
         count = await source.count(type, hi, upTo(span));
+      }
+      if (count > room) {
+        ({ span, count } = await this.narrow(source, type, hi, upTo, need, room, below, { span, count }));
       }
       if (count === 0) {
         // A gap, or the end of this priority: start the next window at the next task there is.
@@ -128,8 +140,8 @@ export class ClaimWindows {
         }
         from = pointOf(type, lowest);
         count = await source.count(type, hi, upTo(span));
+        if (count > room) ({ span, count } = await this.narrow(source, type, hi, upTo, need, room, { span: 0, count: 0 }, { span, count }));
       }
-      if (count > room) ({ span, count } = await this.narrow(source, type, hi, upTo, need, room, span, count));
       const read = await source.fetch(type, hi, upTo(span));
       found.push(...read);
       hi = upTo(span);
@@ -145,18 +157,17 @@ export class ClaimWindows {
 
   /**
    * A window (above `hi`, up to `upTo(span)`) holding at most `room` tasks, and at least half of `need` when one
-   * does (the next step reads on for the rest), from one of `span` that holds `count` > `room`: bisected between the
+   * does (the next step reads on for the rest), between `below` (a window known to hold no more than `room`, or none)
+   * and `above` (one that holds more): bisected between the
    * widest window known to hold no more than `room` and the narrowest known to hold more, the first probe placed where
    * `need` would end at the density counted (between a sixteenth and half of the window). A count costs the members
    * what its range holds, so every probe costs less than the one that started the narrowing. Cutting a window in
    * proportion to its count instead could land in a gap between bunches of seqs, read nothing, and widen from there
    * without bound.
    */
-  private async narrow(source: RankedSource, type: string, hi: string, upTo: (span: number) => string, need: number, room: number, span: number, count: number): Promise<{ span: number; count: number }> {
-    let lo = 0;
-    let loCount = 0;
-    let over = span;
-    let overCount = count;
+  private async narrow(source: RankedSource, type: string, hi: string, upTo: (span: number) => string, need: number, room: number, below: Counted, above: Counted): Promise<Counted> {
+    let { span: lo, count: loCount } = below;
+    let { span: over, count: overCount } = above;
     for (let probe = 0; over - lo > 1 && 2 * loCount < need; probe++) {
       const share = probe === 0 ? Math.min(0.5, Math.max(1 / 16, (need * 1.25) / overCount)) : 0.5;
       const mid = lo + Math.max(1, Math.floor((over - lo) * share));
