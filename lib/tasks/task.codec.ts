@@ -8,9 +8,10 @@ import { storedRankOf } from './task-rank.rules';
  * the exact stored value, so writers pass back the string they read.
  *
  * A pending task also carries `rank`, its place in claim order or, while it waits, when it comes due (see
- * task-rank.rules.ts), for the members' sorted index; it is storage only: decoding drops it, encoding derives it. The format number stays 1 because the previous
- * version reads these records as they are (it keeps a field it does not know) and writes records without `rank`,
- * which the store still finds (see `HazelcastTaskStore.claimable`).
+ * task-rank.rules.ts), for the members' sorted index; it is storage only: decoding drops it, encoding derives it.
+ * The format number stays 1 because the previous version reads these records as they are (it keeps a field it does
+ * not know) and writes records without `rank`, or backing off with their place in claim order, which the store still
+ * finds (see `HazelcastClaimQueries.claimable`).
  */
 const FORMAT = 1;
 const STATES = new Set<TaskState>(['pending', 'running', ...FINISHED_STATES]);
