@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
 import hz from 'hazelcast-client';
 import { declareFreshCluster } from './fresh-cluster.mjs';
-import { ensureMemberJar, MEMBER_FACTORY_CLASS, MEMBER_FACTORY_ID } from './member-jar.mjs';
+import { ensureMemberJar } from './member-jar.mjs';
 
 const { Client } = hz;
 
@@ -29,6 +29,7 @@ export const HAZELCAST_VERSION = process.env.GATEKEEPER_HZ_VERSION || '5.6.0';
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
 const MAIN_CLASS = 'com.hazelcast.core.server.HazelcastMemberStarter';
+const MEMBER_JAR_CONFIG = join(REPO_ROOT, 'docs', 'hazelcast', 'gatekeeper-member-jar.yaml');
 const JAVA = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 
 const JVM_FLAGS = [
@@ -111,9 +112,9 @@ function memberYaml(clusterName, port, memberPorts, client, config, processors) 
   // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
   const members = JSON.stringify(memberPorts.map((p) => `${HOST}:${p}`));
   // Hazelcast's own import merges the caller's file (maps, split-brain protection) with the network set here.
-  const imports = (config ? `\n  import: ${JSON.stringify([config])}` : '')
-    // The library's optional member-side processors (member/src), as docs/tasks.md tells users to register them.
-    + (processors ? `\n  serialization:\n    data-serializable-factories:\n      - { factory-id: ${MEMBER_FACTORY_ID}, class-name: ${MEMBER_FACTORY_CLASS} }` : '');
+  // With the library's member jar, the file docs/production.md gives operators registers it.
+  const files = [...(config ? [config] : []), ...(processors ? [MEMBER_JAR_CONFIG] : [])];
+  const imports = files.length ? `\n  import: ${JSON.stringify(files)}` : '';
   // connection-timeout-seconds: members starting together ask each other for a
   // master this long before one claims mastership; the default 5 s makes a
   // 2-member start take ~8 s instead of ~4 s.

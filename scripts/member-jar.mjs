@@ -17,11 +17,6 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = join(REPO_ROOT, 'member', 'src');
 const JDK_BIN = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin') : '';
 
-/** The class the members register (hazelcast.yaml: serialization.data-serializable-factories). */
-export const MEMBER_FACTORY_CLASS = 'io.github.nestjsgatekeeper.member.GatekeeperSerializers';
-/** Its factory id (the Node side writes the same, in lib/hazelcast/member-processors.ts). */
-export const MEMBER_FACTORY_ID = 0x474b5031;
-
 const builds = new Map(); // jar path -> in-flight build
 
 async function javaSources(dir) {
