@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { CompareAndSetMany, type CompareAndSetWrite } from './member-processors';
 
 /** How a batch reaches the cluster: one call with the batch's deadline (the store's call, with its error mapping). */
-export type BatchCall = (operation: () => Promise<Array<[string, unknown]>>, what: string, timeoutMs: number | undefined) => Promise<Array<[string, unknown]>>;
+export type BatchCall = (operation: () => Promise<unknown>, what: string, timeoutMs: number | undefined) => Promise<unknown>;
 
 interface Pending extends CompareAndSetWrite {
   readonly timeoutMs: number | undefined;
@@ -15,8 +15,8 @@ interface Pending extends CompareAndSetWrite {
 const MOST_PER_CALL = 256;
 
 /**
- * Compare-and-sets made in the same turn of the event loop, sent as one call that the members' processors decide key
- * by key (see member-processors.ts): a claim round of 16 tasks, or the completions of the runs that ended together,
+ * Compare-and-sets made in the same turn of the event loop, sent as one call; on the members each is a single-key
+ * compare-and-set of its own, with synchronous backups (see member-processors.ts): a claim round of 16 tasks, or the completions of the runs that ended together,
  * cost one round trip instead of one each. Each write keeps its own answer, as `replaceIfSame` would give it; a failed
  * call fails every write in it (each outcome unknown, as a lost answer always was). Two writes to one key never share
  * a call (the members would see one): the second goes in the next.
@@ -32,6 +32,8 @@ export class CompareAndSetBatches {
     private readonly call: BatchCall,
     /** The deadline of a write given none. */
     private readonly defaultTimeoutMs: number,
+    /** A write sent alone: the store's own compare-and-set call. */
+    private readonly single: (write: CompareAndSetWrite, timeoutMs: number) => Promise<boolean>,
   ) {}
 
   /** Whether `next` replaced `expected` (`null`: created; `next` `null`: removed), decided on the members. */
@@ -56,13 +58,22 @@ export class CompareAndSetBatches {
     this.keys = new Set();
     const timeoutMs = Math.min(...batch.map((w) => w.timeoutMs ?? this.defaultTimeoutMs)); // no write waits past its own
     const what = batch.length === 1 ? `write ${batch[0].key}` : `write ${batch.length} entries (${batch[0].key}, …)`;
-    this.call(() => this.map().executeOnKeys(batch.map((w) => w.key), new CompareAndSetMany(this.json, batch)), what, timeoutMs).then(
-      (answers) => {
-        const landed = new Map(answers.map(([key, value]) => [key, value]));
-        for (const w of batch) {
-          const answer = landed.get(w.key);
-          // Every key answers true or false; without an answer its outcome is unknown, as if the answer were lost.
-          if (typeof answer === 'boolean') w.resolve(answer);
+    if (batch.length === 1) {
+      // Alone, a write goes as the client's own compare-and-set: no detour through a member's executor.
+      this.single(batch[0], timeoutMs).then(batch[0].resolve, batch[0].reject);
+      return;
+    }
+    // Run on the first write's key: the member that owns it makes every write of the batch (see CompareAndSetMany).
+    const many = () => {
+      const map = this.map();
+      return map.executeOnKey(batch[0].key, new CompareAndSetMany(map.getName(), this.json, batch));
+    };
+    this.call(many, what, timeoutMs).then(
+      (answer) => {
+        const landed = Array.isArray(answer) && answer.length === batch.length ? answer : undefined;
+        for (const [i, w] of batch.entries()) {
+          // Every write answers true or false; without an answer its outcome is unknown, as if the answer were lost.
+          if (typeof landed?.[i] === 'boolean') w.resolve(landed[i] as boolean);
           else w.reject(new StoreUnavailableError(`no answer for ${w.key} in a batch of ${batch.length} writes`));
         }
       },

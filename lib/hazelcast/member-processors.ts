@@ -18,18 +18,24 @@ export interface CompareAndSetWrite {
   readonly next: string | null;
 }
 
-/** Many compare-and-sets in one `executeOnKeys` call; each key is decided on its own partition (`CompareAndSetMany.java`). */
+/**
+ * Many compare-and-sets in one `executeOnKey` call (`CompareAndSetMany.java`): on the members, each write is a
+ * single-key operation of its own, with the synchronous backups `replaceIfSame` has (`executeOnKeys` would back up
+ * asynchronously: an acknowledged claim could die with its member). The answer lists whether each write landed.
+ */
 export class CompareAndSetMany implements IdentifiedDataSerializable {
   readonly factoryId = MEMBER_FACTORY_ID;
   readonly classId = 1;
 
   /** `json`: the values are JSON documents, stored as HazelcastJsonValue so indexes and predicates read them. */
   constructor(
+    private readonly mapName: string,
     private readonly json: boolean,
     private readonly writes: readonly CompareAndSetWrite[],
   ) {}
 
   writeData(output: DataOutput): void {
+    output.writeString(this.mapName);
     output.writeBoolean(this.json);
     output.writeInt(this.writes.length);
     for (const write of this.writes) {

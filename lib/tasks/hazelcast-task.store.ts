@@ -99,15 +99,21 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    const value = next === null ? null : encodeTask(next);
+    if (this.batches) return this.batched(this.batches.tasks, id, expected.raw, value, options);
+    return this.writeTask(id, expected.raw, value, options);
+  }
+
+  /** One compare-and-set of a task's stored JSON as a call of its own. */
+  private async writeTask(id: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
     const map = this.taskMap();
-    if (this.batches) return this.batched(this.batches.tasks, id, expected.raw, next === null ? null : encodeTask(next), options);
     if (next === null) {
-      if (expected.raw === null) return true;
-      return this.call(() => map.remove(id, new HazelcastJsonValue(expected.raw!)) as Promise<boolean>, `remove task ${id}`, options);
+      if (expected === null) return true;
+      return this.call(() => map.remove(id, new HazelcastJsonValue(expected)) as Promise<boolean>, `remove task ${id}`, options);
     }
-    const value = new HazelcastJsonValue(encodeTask(next));
-    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task ${id}`, options)) === null;
-    return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected.raw!), value), `write task ${id}`, options);
+    const value = new HazelcastJsonValue(next);
+    if (expected === null) return (await this.call(() => map.putIfAbsent(id, value), `create task ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected), value), `write task ${id}`, options);
   }
 
   async readGroup(id: string, options: TaskCallOptions = {}): Promise<VersionedGroup> {
@@ -116,15 +122,20 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    const value = next === null ? null : encodeGroup(next);
+    if (this.batches) return this.batched(this.batches.groups, id, expected.raw, value, options);
+    return this.writeGroup(id, expected.raw, value, options);
+  }
+
+  /** One compare-and-set of a group's record as a call of its own. */
+  private async writeGroup(id: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
     const map = this.groupMap();
-    if (this.batches) return this.batched(this.batches.groups, id, expected.raw, next === null ? null : encodeGroup(next), options);
     if (next === null) {
-      if (expected.raw === null) return true;
-      return this.call(() => map.remove(id, expected.raw!) as Promise<boolean>, `remove task group ${id}`, options);
+      if (expected === null) return true;
+      return this.call(() => map.remove(id, expected) as Promise<boolean>, `remove task group ${id}`, options);
     }
-    const value = encodeGroup(next);
-    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task group ${id}`, options)) === null;
-    return this.call(() => map.replaceIfSame(id, expected.raw!, value), `write task group ${id}`, options);
+    if (expected === null) return (await this.call(() => map.putIfAbsent(id, next), `create task group ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, expected, next), `write task group ${id}`, options);
   }
 
   /**
@@ -232,8 +243,8 @@ export class HazelcastTaskStore implements TaskStore {
     const call: BatchCall = (operation, what, timeoutMs) => this.calls.run(operation, what, timeoutMs);
     const timeoutMs = this.options.callTimeoutMs ?? 10_000;
     this.batches = {
-      tasks: new CompareAndSetBatches(() => this.taskMap() as IMap<string, unknown>, true, call, timeoutMs),
-      groups: new CompareAndSetBatches(() => this.groupMap() as IMap<string, unknown>, false, call, timeoutMs),
+      tasks: new CompareAndSetBatches(() => this.taskMap() as IMap<string, unknown>, true, call, timeoutMs, (w, ms) => this.writeTask(w.key, w.expected, w.next, { timeoutMs: ms })),
+      groups: new CompareAndSetBatches(() => this.groupMap() as IMap<string, unknown>, false, call, timeoutMs, (w, ms) => this.writeGroup(w.key, w.expected, w.next, { timeoutMs: ms })),
     };
   }
 

@@ -1,73 +1,96 @@
 package io.github.nestjsgatekeeper.member;
 
-import com.hazelcast.core.HazelcastJsonValue;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.HazelcastInstanceAware;
+import com.hazelcast.core.Offloadable;
+import com.hazelcast.core.ReadOnly;
 import com.hazelcast.map.EntryProcessor;
+import com.hazelcast.map.IMap;
 import com.hazelcast.nio.ObjectDataInput;
 import com.hazelcast.nio.ObjectDataOutput;
 import com.hazelcast.nio.serialization.IdentifiedDataSerializable;
 
 import java.io.IOException;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Map.Entry;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * Many compare-and-sets in one call: for each key, writes the next value (or removes the entry, or creates it) only if
- * the stored value is exactly the expected one, as IMap.replace(key, old, new), remove(key, old) and putIfAbsent do.
- * Each key is decided on its own, on its partition's thread; the result is whether that key's write landed. The values
- * are JSON documents (stored as HazelcastJsonValue, so indexes and predicates read them) or plain strings.
+ * Many compare-and-sets sent as one client call. The client runs this on one key (any of the batch's) with
+ * executeOnKey; it runs off the partition thread (Offloadable) without locking that key (ReadOnly), and makes each
+ * write a single-key operation of its own ({@link CompareAndSetOne} through submitToKey), all at once, then answers
+ * whether each landed. Each write is therefore what the client's own replace/remove/putIfAbsent would be, synchronous
+ * backups included; executeOnKeys would have been one call too, but its backups are asynchronous, and an acknowledged
+ * claim lost with its member would let a task run twice. If any write fails, the call fails, and the client takes every
+ * write in it as unknown, as it takes any lost answer.
  */
-public final class CompareAndSetMany implements EntryProcessor<String, Object, Boolean>, IdentifiedDataSerializable {
+public final class CompareAndSetMany
+        implements EntryProcessor<Object, Object, boolean[]>, Offloadable, ReadOnly, HazelcastInstanceAware, IdentifiedDataSerializable {
     static final int CLASS_ID = 1;
 
+    private String mapName;
     private boolean json;
-    private Map<String, String[]> writes;
+    private String[] keys;
+    private String[] expected;
+    private String[] next;
+    private transient HazelcastInstance instance;
 
     public CompareAndSetMany() {
     }
 
     @Override
-    public Boolean process(Entry<String, Object> entry) {
-        String[] write = writes.get(entry.getKey());
-        if (write == null) {
-            return Boolean.FALSE;
+    public void setHazelcastInstance(HazelcastInstance instance) {
+        this.instance = instance;
+    }
+
+    @Override
+    public boolean[] process(Entry<Object, Object> entry) {
+        IMap<Object, Object> map = instance.getMap(mapName);
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Boolean>[] writes = new CompletableFuture[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            writes[i] = map.submitToKey(keys[i], new CompareAndSetOne(json, expected[i], next[i])).toCompletableFuture();
         }
-        Object stored = entry.getValue();
-        String expected = write[0];
-        boolean matches = expected == null ? stored == null : stored != null && expected.equals(stored.toString());
-        if (!matches) {
-            return Boolean.FALSE;
+        boolean[] landed = new boolean[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            landed[i] = Boolean.TRUE.equals(writes[i].join());
         }
-        String next = write[1];
-        if (next == null) {
-            if (stored != null) {
-                entry.setValue(null);
-            }
-        } else {
-            entry.setValue(json ? new HazelcastJsonValue(next) : next);
-        }
-        return Boolean.TRUE;
+        return landed;
+    }
+
+    @Override
+    public EntryProcessor<Object, Object, boolean[]> getBackupProcessor() {
+        return null;
+    }
+
+    @Override
+    public String getExecutorName() {
+        return Offloadable.OFFLOADABLE_EXECUTOR;
     }
 
     @Override
     public void writeData(ObjectDataOutput out) throws IOException {
+        out.writeString(mapName);
         out.writeBoolean(json);
-        out.writeInt(writes.size());
-        for (Map.Entry<String, String[]> write : writes.entrySet()) {
-            out.writeString(write.getKey());
-            out.writeString(write.getValue()[0]);
-            out.writeString(write.getValue()[1]);
+        out.writeInt(keys.length);
+        for (int i = 0; i < keys.length; i++) {
+            out.writeString(keys[i]);
+            out.writeString(expected[i]);
+            out.writeString(next[i]);
         }
     }
 
     @Override
     public void readData(ObjectDataInput in) throws IOException {
+        mapName = in.readString();
         json = in.readBoolean();
         int count = in.readInt();
-        writes = new HashMap<>(count * 2);
+        keys = new String[count];
+        expected = new String[count];
+        next = new String[count];
         for (int i = 0; i < count; i++) {
-            String key = in.readString();
-            writes.put(key, new String[] {in.readString(), in.readString()});
+            keys[i] = in.readString();
+            expected[i] = in.readString();
+            next[i] = in.readString();
         }
     }
 

@@ -18,6 +18,8 @@ public final class GatekeeperSerializers implements DataSerializableFactory {
                 return new CompareAndSetMany();
             case Probe.CLASS_ID:
                 return new Probe();
+            case CompareAndSetOne.CLASS_ID:
+                return new CompareAndSetOne();
             default:
                 return null;
         }
