@@ -20,10 +20,7 @@ const IN_FLIGHT = 16;
 export const DETECTION_SETTINGS = { leaseMs: 5_000, scanMs: 1_000 };
 
 export type Cluster = { clusterName: string; addresses: string[] };
-/** `gatekeeper+jar`: the same nodes with `hazelcast.memberProcessors` (the bench member runs the library's jar). */
-export type System = 'gatekeeper' | 'gatekeeper+jar' | 'bullmq';
-/** Whether `system` is this library (with or without the member jar). */
-export const isGatekeeper = (system: System): boolean => system !== 'bullmq';
+export type System = 'gatekeeper' | 'bullmq';
 /** The processes of the bench whose CPU the rows report (worker processes are added per window). */
 export type BenchProcesses = Omit<CpuParts, 'workers'>;
 
@@ -103,6 +100,5 @@ const clientConfigOf = (cluster: Cluster): ClientConfig => ({ clusterName: clust
 
 /** Opens the submitter of `system`. */
 export function openSubmitter(system: System, cluster: Cluster, mapPrefix: string, redisPort: number | undefined, queue = 'bench'): Promise<Submitter> {
-  // Submits stay one call each with the jar too, as BullMQ's adds do: the rows compare the workers.
-  return isGatekeeper(system) ? gatekeeperSubmitter(clientConfigOf(cluster), mapPrefix) : bullmqSubmitter(redisPort!, queue);
+  return system === 'gatekeeper' ? gatekeeperSubmitter(clientConfigOf(cluster), mapPrefix) : bullmqSubmitter(redisPort!, queue);
 }

@@ -10,7 +10,7 @@ import { percentile, round, type BenchRow } from './bench-stats';
 import { cpuWindow, type WindowCpu } from './proc-cpu';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 import { backlogRows } from './task-backlog';
-import { DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System, isGatekeeper } from './task-submitters';
+import { DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System } from './task-submitters';
 const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 2000);
 /** The burst row: this many tasks on 3 nodes, each node's share reported (the target: none above 40 %). */
 const BURST_TASKS = Number(process.env.BENCH_BURST_TASKS ?? 3000);
@@ -23,7 +23,7 @@ const nodeOps = async (nodes: WorkerNode[]) => (await Promise.all(nodes.filter((
 
 /** CPU per task over a window: the worker processes plus the system's store (member or Redis) is the whole system; the bench process (submitter and harness) is left out of it and reported in `processCpuMs`. */
 export function cpuPerTask(system: System, cpu: WindowCpu, tasks: number): BenchRow['cpuMsPer'] {
-  const store = isGatekeeper(system) ? cpu.member : cpu.redis;
+  const store = system === 'gatekeeper' ? cpu.member : cpu.redis;
   if (cpu.workers === null || store === null) return null;
   return { unit: 'task', clients: round(cpu.workers / tasks, 3)!, store: round(store / tasks, 3)!, total: round((cpu.workers + store) / tasks, 3)! };
 }
@@ -52,14 +52,14 @@ async function burst(system: System, nodes: WorkerNode[], submitter: Submitter, 
 async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv, submitter: Submitter, run: string, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   // The module's default scan interval (5 s): new work is signalled, the scan only finds lapsed leases.
   const nodes = await startNodes(system, nodeCount, { ...env, SCAN_MS: '5000' }, `${system}-${nodeCount}`);
-  const idOf = (name: string) => (isGatekeeper(system) ? `noop:${name}` : `noop-${name}`);
+  const idOf = (name: string) => (system === 'gatekeeper' ? `noop:${name}` : `noop-${name}`);
   const base = { system, nodes: nodeCount, semaphores: 0, opsPerSec: null, storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null } as const;
   try {
     const names = Array.from({ length: THROUGHPUT_TASKS }, (_, i) => `${run}-t${i}`);
     const done = await burst(system, nodes, submitter, names, idOf, procs);
     const tasksPerSec = round(THROUGHPUT_TASKS / done.elapsedS, 0);
     const cpuMsPer = cpuPerTask(system, done.cpu, THROUGHPUT_TASKS);
-    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${round(done.trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms ${isGatekeeper(system) ? 'member' : 'Redis'}` : 'n/a'} (bench process ${done.cpu.bench} ms)`);
+    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${round(done.trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms ${system === 'gatekeeper' ? 'member' : 'Redis'}` : 'n/a'} (bench process ${done.cpu.bench} ms)`);
 
     const steady = Array.from({ length: LATENCY_TASKS }, (_, i) => `${run}-l${i}`);
     const steadyAt = new Map<string, number>();
@@ -101,7 +101,7 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
   const nodes = await startNodes(system, 2, env, `${system}-detect`);
   try {
     const name = `${run}-hang`;
-    const id = isGatekeeper(system) ? `hang:${name}` : `hang-${name}`;
+    const id = system === 'gatekeeper' ? `hang:${name}` : `hang-${name}`;
     await submitter.submit('hang', name);
     const holder = await waitFor(nodes, `${system}: the hang task started`, () => nodes.find((n) => n.started.has(id)), 30_000);
     holder.child.kill('SIGKILL');
@@ -109,12 +109,12 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
     const other = nodes.find((n) => n !== holder)!;
     await waitFor([other], `${system}: the task started elsewhere`, () => other.started.has(id), 120_000);
     const detectionMs = Math.round(other.started.get(id)! - killedAt);
-    const bound = isGatekeeper(system) ? ` (bound lease ${DETECTION_SETTINGS.leaseMs} + skew 500 + scan ${DETECTION_SETTINGS.scanMs})` : ' (defaults: 30 s lock, 30 s stalled check)';
+    const bound = system === 'gatekeeper' ? ` (bound lease ${DETECTION_SETTINGS.leaseMs} + skew 500 + scan ${DETECTION_SETTINGS.scanMs})` : ' (defaults: 30 s lock, 30 s stalled check)';
     log(`  ${system}: a SIGKILLed worker's task started elsewhere ${detectionMs} ms after the kill${bound}`);
     return {
       scenario: 'tasks-detection', system, nodes: 2, semaphores: 0, runs: 1, p50Ms: null, p99Ms: null, opsPerSec: null, storeOpsPerTick: null,
       roundTripsPerDecision: null, exactlyOncePct: null, detectionMs,
-      ...(isGatekeeper(system) && { taskSettings: { ...DETECTION_SETTINGS, maxClockSkewMs: 500 } }),
+      ...(system === 'gatekeeper' && { taskSettings: { ...DETECTION_SETTINGS, maxClockSkewMs: 500 } }),
     };
   } finally {
     await stopNodes(nodes);
@@ -125,19 +125,17 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
 export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   const env = workerEnv(cluster, mapPrefix, redisPort);
   const rows: BenchRow[] = [];
-  const systems: System[] = redisPort === undefined ? ['gatekeeper', 'gatekeeper+jar'] : ['gatekeeper', 'gatekeeper+jar', 'bullmq'];
+  const systems: System[] = redisPort === undefined ? ['gatekeeper'] : ['gatekeeper', 'bullmq'];
   if (redisPort === undefined) log('  no Redis (--no-baselines): the BullMQ baseline is left out');
   for (const system of systems) {
     const submitter = await openSubmitter(system, cluster, mapPrefix, redisPort);
-    const systemEnv = system === 'gatekeeper+jar' ? { ...env, MEMBER_PROCESSORS: '1' } : env;
     try {
-      for (const nodes of [1, 3]) rows.push(...(await measure(system, nodes, systemEnv, submitter, `${system}-${nodes}-${Date.now()}`, procs, log)));
-      // Detection and the backlog do not depend on how writes travel: measured without the jar only.
-      if (system !== 'gatekeeper+jar') rows.push(await detection(system, env, submitter, `${system}-${Date.now()}`, log));
+      for (const nodes of [1, 3]) rows.push(...(await measure(system, nodes, env, submitter, `${system}-${nodes}-${Date.now()}`, procs, log)));
+      rows.push(await detection(system, env, submitter, `${system}-${Date.now()}`, log));
     } finally {
       await submitter.close();
     }
   }
-  for (const system of systems) if (system !== 'gatekeeper+jar') rows.push(...(await backlogRows(system, cluster, `${mapPrefix}-backlog`, redisPort, procs, log)));
+  for (const system of systems) rows.push(...(await backlogRows(system, cluster, `${mapPrefix}-backlog`, redisPort, procs, log)));
   return rows;
 }

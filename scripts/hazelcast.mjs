@@ -19,7 +19,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
 import hz from 'hazelcast-client';
 import { declareFreshCluster } from './fresh-cluster.mjs';
-import { ensureMemberJar } from './member-jar.mjs';
 
 const { Client } = hz;
 
@@ -29,7 +28,6 @@ export const HAZELCAST_VERSION = process.env.GATEKEEPER_HZ_VERSION || '5.6.0';
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
 const MAIN_CLASS = 'com.hazelcast.core.server.HazelcastMemberStarter';
-const MEMBER_JAR_CONFIG = join(REPO_ROOT, 'docs', 'hazelcast', 'gatekeeper-member-jar.yaml');
 const JAVA = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 
 const JVM_FLAGS = [
@@ -108,13 +106,11 @@ process.on('exit', () => {
   }
 });
 
-function memberYaml(clusterName, port, memberPorts, client, config, processors) {
+function memberYaml(clusterName, port, memberPorts, client, config) {
   // JSON strings are valid YAML (flow) scalars and sequences: no quoting bugs.
   const members = JSON.stringify(memberPorts.map((p) => `${HOST}:${p}`));
   // Hazelcast's own import merges the caller's file (maps, split-brain protection) with the network set here.
-  // With the library's member jar, the file docs/production.md gives operators registers it.
-  const files = [...(config ? [config] : []), ...(processors ? [MEMBER_JAR_CONFIG] : [])];
-  const imports = files.length ? `\n  import: ${JSON.stringify(files)}` : '';
+  const imports = config ? `\n  import: ${JSON.stringify([config])}` : '';
   // connection-timeout-seconds: members starting together ask each other for a
   // master this long before one claims mastership; the default 5 s makes a
   // 2-member start take ~8 s instead of ~4 s.
@@ -165,11 +161,9 @@ function memberYaml(clusterName, port, memberPorts, client, config, processors) 
  * `memberPorts` (default `[port]`). Does not wait until the member is ready;
  * use waitForCluster() for that.
  * @param {{ clusterName: string, port: number, memberPorts?: number[], logFile?: string,
- *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string, config?: string,
- *   processors?: boolean }} options
+ *   heap?: string, jarPath?: string, clientPort?: number, clientPublicAddress?: string, config?: string }} options
  *   `config` is a member configuration file (YAML or XML, a `hazelcast:` document: maps, split-brain protection)
  *   that the member imports next to the cluster name and network set here;
- *   `processors` (default true) puts the library's member jar (scripts/member-jar.mjs) on the classpath and registers it;
  *   `logFile` gets stdout/stderr appended (discarded if omitted); `jarPath` defaults to ensureJar();
  *   `clientPort` + `clientPublicAddress` switch on the advanced network: clients connect to
  *   `clientPort` and are told the member is at `clientPublicAddress` (a proxy, say);
@@ -177,17 +171,16 @@ function memberYaml(clusterName, port, memberPorts, client, config, processors) 
  *   whole foreground group) reaches only the caller, which then stops the member when it is ready to
  * @returns {Promise<MemberHandle>}
  */
-export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress, detached = false, config, processors = true }) {
+export async function startMember({ clusterName, port, memberPorts = [port], logFile, heap = '512m', jarPath, clientPort, clientPublicAddress, detached = false, config }) {
   if (!clusterName || !Number.isInteger(port)) throw new TypeError('startMember needs clusterName and an integer port');
   if ((clientPort === undefined) !== (clientPublicAddress === undefined)) {
     throw new TypeError('startMember needs both clientPort and clientPublicAddress, or neither');
   }
   jarPath ??= await ensureJar();
-  const classPath = processors ? `${jarPath}:${await ensureMemberJar()}` : jarPath;
   const configDir = await mkdtemp(join(tmpdir(), 'gatekeeper-hz-'));
   const configFile = join(configDir, 'hazelcast.yaml');
   const client = clientPort === undefined ? undefined : { port: clientPort, publicAddress: clientPublicAddress };
-  await writeFile(configFile, memberYaml(clusterName, port, memberPorts, client, config && resolve(config), processors));
+  await writeFile(configFile, memberYaml(clusterName, port, memberPorts, client, config && resolve(config)));
 
   let out = 'ignore';
   if (logFile) {
@@ -197,7 +190,7 @@ export async function startMember({ clusterName, port, memberPorts = [port], log
   }
   let child;
   try {
-    child = spawn(JAVA, [`-Xmx${heap}`, ...JVM_FLAGS, `-Dhazelcast.config=${configFile}`, '-cp', classPath, MAIN_CLASS],
+    child = spawn(JAVA, [`-Xmx${heap}`, ...JVM_FLAGS, `-Dhazelcast.config=${configFile}`, '-cp', jarPath, MAIN_CLASS],
       { stdio: ['ignore', out, out], detached });
   } finally {
     if (typeof out === 'number') closeSync(out); // the child holds its own copy
@@ -319,8 +312,7 @@ async function logTail(file, lines = 12) {
  * Without `logDir`, member logs go to a temp dir that stop() deletes, but that
  * is kept (and named in the error) when startup fails.
  * @param {{ members?: number, clusterName?: string, ports?: number[], logDir?: string,
- *   heap?: string, clientPublicAddresses?: string[], detached?: boolean, config?: string, processors?: boolean | boolean[] }} [options]
- *   `processors` (default true) runs the library's member jar (see startMember), or per member when an array; `config` is
+ *   heap?: string, clientPublicAddresses?: string[], detached?: boolean, config?: string }} [options] `config` is
  *   imported by every member (see startMember); `members` defaults to
  *   `ports.length` or 1; `clientPublicAddresses` (one per member) gives every member a client
  *   port of its own (advanced network) that advertises that address to clients; `detached` keeps
@@ -329,7 +321,7 @@ async function logTail(file, lines = 12) {
  *   stop(): Promise<void>, restartMember(i: number): Promise<MemberHandle> }>} `addresses`
  *   are where clients reach the members directly (their client ports)
  */
-export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses, detached, config, processors = true } = {}) {
+export async function startCluster({ members: size, clusterName, ports, logDir, heap, clientPublicAddresses, detached, config } = {}) {
   size ??= ports?.length ?? clientPublicAddresses?.length ?? 1;
   if (ports && ports.length !== size) throw new TypeError(`got ${ports.length} ports for ${size} members`);
   if (clientPublicAddresses && clientPublicAddresses.length !== size) {
@@ -348,7 +340,6 @@ export async function startCluster({ members: size, clusterName, ports, logDir, 
   const launch = (i) => startMember({
     clusterName, port: ports[i], memberPorts: ports, logFile: logFile(ports[i]), heap, jarPath,
     clientPort: clientPorts?.[i], clientPublicAddress: clientPublicAddresses?.[i], detached, config,
-    processors: Array.isArray(processors) ? processors[i] ?? true : processors,
   });
 
   // Wait for the full count, but give up as soon as one of `handles` exits.
@@ -425,8 +416,6 @@ Options for start:
       --log-dir DIR        write member-<port>.log files to DIR
       --config FILE        member configuration every member imports (maps, split-brain
                            protection), e.g. docs/hazelcast/gatekeeper-maps.yaml
-      --no-processors      members without the library's member jar (member/src), as a cluster
-                           that was never given it
   -h, --help               show this help
 `;
 
@@ -446,7 +435,6 @@ function parseCli(argv) {
       'cluster-name': { type: 'string', default: 'dev' },
       'log-dir': { type: 'string' },
       config: { type: 'string' },
-      'no-processors': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -458,7 +446,7 @@ function parseCli(argv) {
   const port = positiveInt(values.port, '--port');
   const ports = Array.from({ length: members }, (_, i) => port + i);
   if (values.config !== undefined && !existsSync(values.config)) throw new Error(`--config: no file "${values.config}"`);
-  return { command, cluster: { ports, clusterName: values['cluster-name'], logDir: values['log-dir'], config: values.config, processors: !values['no-processors'] } };
+  return { command, cluster: { ports, clusterName: values['cluster-name'], logDir: values['log-dir'], config: values.config } };
 }
 
 async function main(argv) {

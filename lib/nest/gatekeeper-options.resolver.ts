@@ -171,10 +171,7 @@ export function electionDefinition(input: ElectionInput): SemaphoreDefinition {
  */
 function resolveHazelcast(hazelcast: GatekeeperModuleOptions['hazelcast']): ResolvedGatekeeperOptions['hazelcast'] {
   if (hazelcast === undefined) return {};
-  const { client, clientConfig, mapPrefix, memberProcessors } = hazelcast;
-  if (memberProcessors !== undefined && typeof memberProcessors !== 'boolean') {
-    throw new InvalidOptionsError('hazelcast.memberProcessors', `must be true or false, got ${JSON.stringify(memberProcessors)}`);
-  }
+  const { client, clientConfig, mapPrefix } = hazelcast;
   if (mapPrefix !== undefined && (typeof mapPrefix !== 'string' || mapPrefix.trim() === '')) {
     throw new InvalidOptionsError('hazelcast.mapPrefix', `must be a non-empty string, got ${JSON.stringify(mapPrefix)}`);
   }
@@ -219,7 +216,7 @@ const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
 const ELECTION_KEYS: ReadonlyArray<keyof ElectionInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern'];
 const MEMBERSHIP_KEYS: ReadonlyArray<keyof MembershipOptions> = ['interval', 'ttl', 'httpAddress', 'refuseDuplicateName', 'store'];
 const IDENTITY_KEYS: ReadonlyArray<keyof NodeIdentity> = ['group', 'acquirer'];
-const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs', 'memberProcessors'];
+const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 /** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */
 const EXTRAS = new Set(['isGlobal']);
 

@@ -72,10 +72,7 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, connecti
 /** Builds the task store: the one given in `tasks.store`, else on the shared connection, else in memory. */
 export function createTaskStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): TaskStore {
   if (options.tasks.store) return options.tasks.store;
-  if (connection) {
-    const { mapPrefix, callTimeoutMs, memberProcessors } = options.hazelcast;
-    return new HazelcastTaskStore({ connection, mapPrefix, callTimeoutMs, memberProcessors });
-  }
+  if (connection) return new HazelcastTaskStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
   return new MemoryTaskStore();
 }
 

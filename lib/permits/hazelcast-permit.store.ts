@@ -30,13 +30,6 @@ export interface HazelcastStoreOptions {
   /** How long the first connection may take: see `HazelcastConnectionOptions.connectTimeoutMs`. */
   connectTimeoutMs?: number;
   /**
-   * The members run the library's optional jar (`member/gatekeeper-member.jar` in the package; docs/tasks.md,
-   * "Member-side writes"): task writes made together go to the members as one call (a claim round, the completions
-   * of runs that ended together), which cuts round trips and CPU per task. Start-up fails with an error naming this
-   * option if a member cannot run it. Default `false`: every write is a call of its own, and the members need nothing.
-   */
-  memberProcessors?: boolean;
-  /**
    * A connection shared with the other capabilities of this process (the module passes its own); `client`,
    * `clientConfig` and `connectTimeoutMs` are then the connection's business. Default: a connection of this
    * store's own, made from them.

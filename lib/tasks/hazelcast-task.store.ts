@@ -10,12 +10,7 @@ import { HazelcastPendingListener } from './hazelcast-pending-listener';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
 import { HazelcastClaimQueries, typeIn } from './hazelcast-claim-queries';
 import { decodeStoredTasks, objectOf } from './hazelcast-task-values';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import { lacksMemberProcessors, probeMemberProcessors } from '../hazelcast/member-processors';
-import { CompareAndSetBatches, type BatchCall } from '../hazelcast/compare-and-set-batches';
 
-/** What an operator does about members without the jar. */
-const MEMBER_JAR_ADVICE = 'Put gatekeeper-member.jar on every member\'s classpath and register its factory (docs/tasks.md, "Member-side writes"), or turn hazelcast.memberProcessors off.';
 
 /** How the Hazelcast task store finds its maps. */
 export interface HazelcastTaskStoreOptions {
@@ -25,12 +20,6 @@ export interface HazelcastTaskStoreOptions {
   mapPrefix?: string;
   /** Deadline of a call given none. Default 10 s. */
   callTimeoutMs?: number;
-  /**
-   * The members run the library's jar (`member/gatekeeper-member.jar`, see docs/tasks.md): task writes made together
-   * (a claim round, the completions of runs that ended together) go to the members as one call. Connecting fails with
-   * an error naming this option if a member lacks the jar. Default `false`: one call per write.
-   */
-  memberProcessors?: boolean;
 }
 
 /**
@@ -54,8 +43,6 @@ export class HazelcastTaskStore implements TaskStore {
     call: (operation, what, options) => this.call(operation, what, options),
     corrupt: (id, message) => this.events.corruptValue?.(id, message),
   });
-  /** Writes batched for the members' processors, while the members have them. */
-  private batches?: { tasks: CompareAndSetBatches; groups: CompareAndSetBatches };
 
   constructor(private readonly options: HazelcastTaskStoreOptions) {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
@@ -74,7 +61,6 @@ export class HazelcastTaskStore implements TaskStore {
       // write, and one on `type` would have them gather every task of a type for an AND that names it.
       await this.call(() => tasks.addIndex({ type: 'SORTED', attributes: ['state', 'rank'] }), 'index task states and ranks', {});
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
-      if (this.options.memberProcessors) await this.useMemberProcessors(tasks);
       this.tasks = tasks;
       this.pending.attach(tasks);
     } catch (error) {
@@ -100,21 +86,14 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
-    const value = next === null ? null : encodeTask(next);
-    if (this.batches) return this.batched(this.batches.tasks, id, expected.raw, value, options);
-    return this.writeTask(id, expected.raw, value, options);
-  }
-
-  /** One compare-and-set of a task's stored JSON as a call of its own. */
-  private async writeTask(id: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
     const map = this.taskMap();
     if (next === null) {
-      if (expected === null) return true;
-      return this.call(() => map.remove(id, new HazelcastJsonValue(expected)) as Promise<boolean>, `remove task ${id}`, options);
+      if (expected.raw === null) return true;
+      return this.call(() => map.remove(id, new HazelcastJsonValue(expected.raw!)) as Promise<boolean>, `remove task ${id}`, options);
     }
-    const value = new HazelcastJsonValue(next);
-    if (expected === null) return (await this.call(() => map.putIfAbsent(id, value), `create task ${id}`, options)) === null;
-    return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected), value), `write task ${id}`, options);
+    const value = new HazelcastJsonValue(encodeTask(next));
+    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected.raw!), value), `write task ${id}`, options);
   }
 
   async readGroup(id: string, options: TaskCallOptions = {}): Promise<VersionedGroup> {
@@ -123,20 +102,14 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
-    const value = next === null ? null : encodeGroup(next);
-    if (this.batches) return this.batched(this.batches.groups, id, expected.raw, value, options);
-    return this.writeGroup(id, expected.raw, value, options);
-  }
-
-  /** One compare-and-set of a group's record as a call of its own. */
-  private async writeGroup(id: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
     const map = this.groupMap();
     if (next === null) {
-      if (expected === null) return true;
-      return this.call(() => map.remove(id, expected) as Promise<boolean>, `remove task group ${id}`, options);
+      if (expected.raw === null) return true;
+      return this.call(() => map.remove(id, expected.raw!) as Promise<boolean>, `remove task group ${id}`, options);
     }
-    if (expected === null) return (await this.call(() => map.putIfAbsent(id, next), `create task group ${id}`, options)) === null;
-    return this.call(() => map.replaceIfSame(id, expected, next), `write task group ${id}`, options);
+    const value = encodeGroup(next);
+    if (expected.raw === null) return (await this.call(() => map.putIfAbsent(id, value), `create task group ${id}`, options)) === null;
+    return this.call(() => map.replaceIfSame(id, expected.raw!, value), `write task group ${id}`, options);
   }
 
   /** See {@link HazelcastClaimQueries.claimable}. */
@@ -178,40 +151,6 @@ export class HazelcastTaskStore implements TaskStore {
 
   operationCount(): number {
     return this.calls.count();
-  }
-
-  /** Checks the members have the processors (a clear error otherwise), then batches writes through them. */
-  private async useMemberProcessors(tasks: IMap<string, HazelcastJsonValue>): Promise<void> {
-    try {
-      await this.call(() => probeMemberProcessors(tasks as IMap<string, unknown>), 'check the members run the gatekeeper member jar', {});
-    } catch (error) {
-      if (!lacksMemberProcessors(error)) throw error;
-      throw new InvalidOptionsError('hazelcast.memberProcessors', `it is on, but a member cannot run the library's processors (${(error as Error).message}). ${MEMBER_JAR_ADVICE}`);
-    }
-    const call: BatchCall = (operation, what, timeoutMs) => this.calls.run(operation, what, timeoutMs);
-    const timeoutMs = this.options.callTimeoutMs ?? 10_000;
-    this.batches = {
-      tasks: new CompareAndSetBatches(() => this.taskMap() as IMap<string, unknown>, true, call, timeoutMs, (w, ms) => this.writeTask(w.key, w.expected, w.next, { timeoutMs: ms })),
-      groups: new CompareAndSetBatches(() => this.groupMap() as IMap<string, unknown>, false, call, timeoutMs, (w, ms) => this.writeGroup(w.key, w.expected, w.next, { timeoutMs: ms })),
-    };
-  }
-
-  /**
-   * One write through the members' processors. A member that cannot run them (one that joined without the jar) fails
-   * the call, whose writes' outcomes are then unknown, as for any failed call; later writes go one call each, and the
-   * operator is told once.
-   */
-  private async batched(batches: CompareAndSetBatches, key: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
-    if (expected === null && next === null) return true;
-    try {
-      return await batches.write(key, expected, next, options.timeoutMs);
-    } catch (error) {
-      if (this.batches && lacksMemberProcessors(error)) {
-        this.batches = undefined;
-        this.events.warning?.(`Tasks: a member cannot run the gatekeeper member jar (${(error as Error).message}); task writes now go one call each. ${MEMBER_JAR_ADVICE}`);
-      }
-      throw error;
-    }
   }
 
   /** The task an event carries, or `undefined` (and a report) when it cannot be read: the worker then asks the store. */

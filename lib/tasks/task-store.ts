@@ -54,8 +54,6 @@ export interface ClaimWatch {
 export interface TaskStoreEvents {
   /** A stored value could not be read and was skipped. */
   corruptValue?(key: string, reason: string): void;
-  /** Something an operator should know that loses nothing (a faster path turned off, say). */
-  warning?(message: string): void;
 }
 
 /**

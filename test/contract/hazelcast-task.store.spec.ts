@@ -13,36 +13,34 @@ import { describeRankedClaimsContract, pendingAt } from './task-store-ranks.cont
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
 
-  // The same contract with every write one call, and with writes batched through the members' processors (the test
-  // member runs the library's jar).
-  describe.each([false, true])('memberProcessors: %s', (memberProcessors) => {
-    describeTaskStoreContract('hazelcast', async () => {
-      const mapPrefix = uniquePrefix('tasks');
-      const store = () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix, memberProcessors });
-      return {
-        // Two connections, as two nodes would have.
-        stores: [store(), store()],
-        async close() {
-          await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
-          await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
-        },
-      };
-    });
+  describeTaskStoreContract('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('tasks');
+    return {
+      // Two connections, as two nodes would have.
+      stores: [
+        new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+        new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+      ],
+      async close() {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
+        await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
+      },
+    };
+  });
 
-    describeRankedClaimsContract('hazelcast', async () => {
-      const mapPrefix = uniquePrefix('tasks-ranks');
-      const store = () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix, memberProcessors });
-      return {
-        stores: [store(), store()],
-        async plant(id, json) {
-          await (await raw().getMap(`${mapPrefix}.tasks`)).set(id, new HazelcastJsonValue(json));
-        },
-        async close() {
-          await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
-          await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
-        },
-      };
-    });
+  describeRankedClaimsContract('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('tasks-ranks');
+    const store = () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    return {
+      stores: [store(), store()],
+      async plant(id, json) {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).set(id, new HazelcastJsonValue(json));
+      },
+      async close() {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
+        await (await raw().getMap(`${mapPrefix}.task-groups`)).destroy();
+      },
+    };
   });
 
   describe('a backlog', () => {

@@ -62,9 +62,7 @@ describe('tasks among real processes on the shared member', () => {
   beforeAll(async () => {
     client = await submitter(testClientConfig(), mapPrefix);
     const once: SubmitInput = { type: 'work', name: 'database-check-2026-11-23T01:00', data: { ms: 100 } };
-    // node-b writes through the members' processors (hazelcast.memberProcessors), the others one call per write: both
-    // paths, and a cluster that is rolling the option out, under the same faults.
-    nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, ticks: true, submit: [once], memberProcessors: name === 'node-b' })))));
+    nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, ticks: true, submit: [once] })))));
   });
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.terminate()));
@@ -181,9 +179,7 @@ describe('tasks through a member freeze and connection resets (own member behind
     const { cluster, nodes } = fault;
     const mapPrefix = uniquePrefix('tasks-faults');
     const common = { historyFile, cluster: { clusterName: cluster.clusterName, addresses: cluster.addresses }, mapPrefix, leaseMs: LEASE_MS, scanMs: SCAN_MS, maxClockSkewMs: SKEW_MS };
-    // Two of the three write through the members' processors: a frozen member and reset connections fail batches of
-    // writes whose outcomes are then unknown.
-    nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, concurrency: 2, memberProcessors: name !== 'node-c' })))));
+    nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, concurrency: 2 })))));
     const client = await submitter(cluster.clientConfig(), mapPrefix);
     try {
       const ids = Array.from({ length: 60 }, (_, i) => `job-${String(i).padStart(2, '0')}`);

@@ -48,8 +48,6 @@ export interface TaskNodeSettings extends NodeBasics {
   ticks?: boolean;
   /** The process stops itself (gracefully) after this long, and at once if its test is gone. Default 3 minutes. */
   lifetimeMs?: number;
-  /** Task writes batched through the members' processors (`hazelcast.memberProcessors`; the members run the jar). Default false. */
-  memberProcessors?: boolean;
 }
 
 /** The environment a task node process reads. */
@@ -64,7 +62,6 @@ export function taskEnv(s: TaskNodeSettings): NodeJS.ProcessEnv {
     SUBMIT: JSON.stringify(s.submit ?? []),
     TICKS: s.ticks ? '1' : '',
     LIFETIME_MS: String(s.lifetimeMs ?? 180_000),
-    MEMBER_PROCESSORS: s.memberProcessors ? '1' : '',
   };
 }
 

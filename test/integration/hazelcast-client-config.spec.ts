@@ -7,14 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { Client, type ClientConfig } from 'hazelcast-client';
-import { Injectable } from '@nestjs/common';
-import { GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, TaskHandler, TaskService, type TaskContext } from '../../lib';
-import type { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
-import { eventually } from '../support/eventually';
+import { GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, TaskService } from '../../lib';
 import type { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
 import { CANARY_MAP } from '../../lib/hazelcast/hazelcast-partition-canaries';
 import { libraryMapNames } from '../../lib/hazelcast/library-maps';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_TASK_STORE } from '../../lib/nest/gatekeeper.constants';
+import { GATEKEEPER_CONNECTION } from '../../lib/nest/gatekeeper.constants';
 import { CapturingLogger } from '../support/capturing-logger';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
@@ -234,46 +231,6 @@ describe('near caches on the library\'s maps are refused', () => {
         .filter((name) => name.startsWith(`${mapPrefix}.`) || name.startsWith('__gatekeeper.'));
       expect(opened.length).toBeGreaterThanOrEqual(4);
       expect(libraryMapNames(mapPrefix)).toEqual(expect.arrayContaining(opened));
-    } finally {
-      await app.close();
-    }
-  });
-});
-
-describe('hazelcast.memberProcessors', () => {
-  it('must be a boolean, named in the error', async () => {
-    const error = await Test.createTestingModule({ imports: [GatekeeperModule.forRoot({ hazelcast: { memberProcessors: 'yes' as unknown as boolean } })] })
-      .setLogger(new CapturingLogger()).compile().then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidOptionsError);
-    expect(error).toMatchObject({ field: 'hazelcast.memberProcessors', message: expect.stringContaining('must be true or false, got "yes"') });
-  });
-
-  it('on, a node runs its tasks with their writes batched through the members’ processors (the test member has the jar)', async () => {
-    @Injectable()
-    class Reports {
-      readonly done: string[] = [];
-      @TaskHandler('mp-report', { lease: '10s' })
-      run(_data: { n: number }, context: TaskContext): void {
-        this.done.push(context.task.name!);
-      }
-    }
-    const app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ membership: false, hazelcast: { mapPrefix: uniquePrefix('mp'), clientConfig: testClientConfig(), memberProcessors: true } })],
-      providers: [Reports],
-    }).setLogger(new CapturingLogger()).compile();
-    await app.init();
-    try {
-      const store = app.get<HazelcastTaskStore>(GATEKEEPER_TASK_STORE);
-      const before = store.operationCount();
-      await Promise.all(Array.from({ length: 20 }, (_, i) => app.get(TaskService).submit({ type: 'mp-report', name: `r${i}`, data: { n: i } })));
-      await eventually('every report to run', () => app.get(Reports).done.length === 20, { timeoutMs: 30_000 });
-      const tasks = await eventually('every report done', async () => {
-        const listed = await app.get(TaskService).list({ types: ['mp-report'] });
-        return listed.length === 20 && listed.every((t) => t.state === 'done') && listed;
-      }, { timeoutMs: 30_000 });
-      expect(tasks.map((t) => t.name).sort()).toEqual([...app.get(Reports).done].sort());
-      // 20 creates, 20 claims and 20 completions as one call each would be 60 calls, the queries and listings aside.
-      expect(store.operationCount() - before).toBeLessThan(40);
     } finally {
       await app.close();
     }

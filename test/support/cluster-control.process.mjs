@@ -4,7 +4,6 @@
 // Every answer carries the members' pids and whether each is alive (running or frozen).
 // --public-addresses a,b,... gives member i a client port of its own that advertises address i to clients.
 // --config FILE is a member configuration file every member imports (see startMember).
-// --no-processors i,j,... starts members i, j without the library's member jar (a member that was never given it).
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -12,16 +11,14 @@ import { startCluster } from '../../scripts/hazelcast.mjs';
 
 const { values } = parseArgs({
   options: {
-    members: { type: 'string', default: '1' }, 'log-dir': { type: 'string' }, 'public-addresses': { type: 'string' }, config: { type: 'string' }, 'no-processors': { type: 'string' },
+    members: { type: 'string', default: '1' }, 'log-dir': { type: 'string' }, 'public-addresses': { type: 'string' }, config: { type: 'string' },
   },
 });
 const clientPublicAddresses = values['public-addresses']?.split(',');
-const without = new Set((values['no-processors'] ?? '').split(',').filter(Boolean).map(Number));
-const processors = Array.from({ length: Number(values.members) }, (_, i) => !without.has(i));
 const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 let cluster;
 try {
-  cluster = await startCluster({ members: Number(values.members), logDir: values['log-dir'], clientPublicAddresses, config: values.config, processors });
+  cluster = await startCluster({ members: Number(values.members), logDir: values['log-dir'], clientPublicAddresses, config: values.config });
 } catch (error) {
   say({ ok: false, cmd: 'start', error: String(error?.message ?? error) });
   process.exit(1);

@@ -24,8 +24,6 @@ export interface ControlledClusterOptions {
   proxied?: boolean;
   /** A member configuration file (maps, split-brain protection) that every member imports, as a production cluster would. */
   config?: string;
-  /** Members (by index) started without the library's member jar, as a member never given it. Default: every member has it. */
-  withoutProcessors?: number[];
 }
 
 /**
@@ -66,12 +64,11 @@ export class ControlledCluster {
   }
 
   /** Starts `members` members and waits until they formed one cluster. */
-  static async start(members: number, { proxied = false, config, withoutProcessors }: ControlledClusterOptions = {}): Promise<ControlledCluster> {
+  static async start(members: number, { proxied = false, config }: ControlledClusterOptions = {}): Promise<ControlledCluster> {
     const proxies = proxied ? await Promise.all(Array.from({ length: members }, () => TcpProxy.listen())) : [];
     const args = ['--members', String(members), '--log-dir', '.cache/test-logs'];
     if (proxied) args.push('--public-addresses', proxies.map((p) => p.address).join(','));
     if (config) args.push('--config', config);
-    if (withoutProcessors?.length) args.push('--no-processors', withoutProcessors.join(','));
     const child = spawn(process.execPath, [join(__dirname, 'cluster-control.process.mjs'), ...args], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });

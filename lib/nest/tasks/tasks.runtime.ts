@@ -121,10 +121,7 @@ export class TasksRuntime implements CapabilityRuntime {
   /** The worker, with the store connected (once; a failed connect is tried again on the next use). */
   private connected(): Promise<TaskWorker> {
     this.connecting ??= (async () => {
-      await this.store.connect({
-        corruptValue: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`),
-        warning: (message) => this.logger.warn(message),
-      });
+      await this.store.connect({ corruptValue: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`) });
       const { holder, clock, clockSkewMs, tasks } = this.options;
       this.worker = new TaskWorker(this.store, { instance: holder.instance, acquirer: holder.acquirer }, {
         clock,
