@@ -254,7 +254,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
   it('a task whose lease lapsed as often as its attempts allow fails, and its group still joins', async () => {
     const joins: GroupJoinData[] = [];
     const a = await worker('a');
-    a.handle('part', () => new Promise(() => undefined), { leaseMs: 100, maxAttempts: 2 }); // never ends, never renews
+    a.handle('part', () => new Promise(() => undefined), { leaseMs: 500, maxAttempts: 2 }); // never ends, never renews; a slow claim answer fits in the lease
     a.onGroupFinished('part', (join) => {
       joins.push(join);
     });
@@ -458,11 +458,11 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       started.push(context.task.id);
       await stuck;
       looked.push(`${context.signal.aborted} ${(context.signal.reason as Error | undefined)?.name}`);
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.handle('never-looks', async (_data, context) => {
       started.push(context.task.id);
       await stuck;
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.start();
     await a.submit({ type: 'looks-late', name: 'x' });
     await a.submit({ type: 'never-looks', name: 'y' });
@@ -486,7 +486,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       context.signal.addEventListener('abort', () => lostSignals.push(String((context.signal.reason as Error).name)), { once: true });
       await stuck; // never renews
       return 'from a';
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.start();
     await a.submit({ type: 'job', name: 'x' });
     await eventually('a runs it', () => a.runningTasks().includes('job:x'));
