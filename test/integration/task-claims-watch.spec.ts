@@ -44,7 +44,7 @@ describe('a claim query asked while the watch is being set up', () => {
       const task = decideSubmit(undefined, { type: 'w', name: 'meanwhile' }, clock.now(), 60_000).task;
       expect(await new MemoryTaskStore(backend).compareAndSet(task.id, { raw: null }, task)).toBe(true);
       store.open();
-      await eventually('the task submitted while the watch was set up ran', () => ran.includes('w:meanwhile'), { timeoutMs: 5_000 });
+      await eventually('the task submitted while the watch was set up ran', () => ran.includes('w:meanwhile'));
     } finally {
       await worker.stop(100);
     }

@@ -45,7 +45,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await expect(admin(store).retry('t:g:1')).rejects.toThrow(TaskActionRefusedError);
     expect(Object.keys((await store.readGroup('t:g')).group!.finished)).toEqual(['1']);
     held.open();
-    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done');
     expect(joins).toHaveLength(1);
     expect(joins[0].results).toEqual({ 1: 1, 2: 2, 3: 3 });
   });
@@ -75,7 +75,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await eventually('the retried task done', async () => (await store.read('t:g:2')).task?.state === 'done');
     expect((await store.read(joinTaskId('t', 'g'))).task).toMatchObject({ state: 'running', data: { errors: { 2: 'boom' } } }); // not replaced while it runs
     firstJoin.open();
-    await eventually('round 1’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+    await eventually('round 1’s join', () => joins.length === 2);
     expect(joins.map((j) => [j.round ?? 0, j.errors])).toEqual([[0, { 2: 'boom' }], [1, {}]]);
     expect(joins[1].results).toEqual({ 1: 1, 2: 2 });
   });
@@ -96,7 +96,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     w.start();
     await submitGroup((input) => w.submit(input as never), 3, { failGroupFast: true });
     const store = nodes.stores[0];
-    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done');
     await eventually('the failed task counted', async () => !(await store.read('t:g:1')).task?.uncounted);
     expect(await store.uncounted(['t'], 10)).toHaveLength(2);
     expect((await store.read('t:g:2')).task!.attempts.at(-1)).toMatchObject({ outcome: 'cancelled', error: 'its group t:g stopped at a failure (failGroupFast)' });
@@ -108,13 +108,13 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
       joins.push(join);
     });
     b.start();
-    await eventually('the cancelled tasks counted', async () => (await store.uncounted(['t'], 10)).length === 0, { timeoutMs: 5_000 });
+    await eventually('the cancelled tasks counted', async () => (await store.uncounted(['t'], 10)).length === 0);
     expect((await store.readGroup('t:g')).group?.joinSubmittedAt).toEqual(expect.any(Number));
     expect((await store.read(joinTaskId('t', 'g'))).task).toBeUndefined(); // no second join was created
     expect(joins).toHaveLength(1);
     // Once the cancelled runs' leases are over (their ids stay taken until then), the last of the group takes its record.
     let purged = 0;
-    await eventually('the cancelled tasks purged', async () => (purged += await admin(store).purge({ olderThanMs: 0 })) === 2, { timeoutMs: 5_000 });
+    await eventually('the cancelled tasks purged', async () => (purged += await admin(store).purge({ olderThanMs: 0 })) === 2);
     expect((await store.readGroup('t:g')).group).toBeUndefined();
   });
 
@@ -144,7 +144,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     await purgeExpired(store, Date.now() + 10, 1);
     expect([await store.query({}), (await store.readGroup('t:g')).group]).toEqual([[], undefined]);
     await submitGroup((input) => w.submit(input as never), 2); // the next day's batch, same group name
-    await eventually('its join', () => joins.length === 2, { timeoutMs: 5_000 });
+    await eventually('its join', () => joins.length === 2);
   });
 
   it('a parent waiting for its sub-group’s join is neither purged nor replaced by a submit: its join comes once', async () => {
@@ -170,7 +170,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect(await admin(store).purge({ states: ['done'], olderThanMs: 0 })).toBe(0);
     expect((await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true })).state).toBe('done'); // kept, not run again
     held.open();
-    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the parent’s join', () => parentJoins.length === 1);
     expect(parentJoins[0].results).toEqual({ 'rs:sys-x': 'joined' });
   });
 
@@ -189,17 +189,18 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     });
     w.start();
     await w.submit({ type: 'sync', name: 'x', rerunFinished: true });
-    await eventually('the first run’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the first run’s join', () => parentJoins.length === 1);
     expect((await w.submit({ type: 'sync', name: 'x', rerunFinished: true })).state).toBe('pending');
-    await eventually('the second run’s join', () => parentJoins.length === 2, { timeoutMs: 5_000 });
+    await eventually('the second run’s join', () => parentJoins.length === 2);
     expect(parentJoins.map((j) => Object.keys(j.results))).toEqual([['part:run-1'], ['part:run-2']]);
   });
+
   it('a cancel then a retry of a running task: no second run before the cancelled lease ends', async () => {
     let active = 0;
     let most = 0;
-    const starts: Array<{ node: string; at: number }> = [];
-    const handler = (node: string) => async (_data: unknown, context: { signal: AbortSignal }) => {
-      starts.push({ node, at: Date.now() });
+    const starts: Array<{ node: string; epoch: number; at: number }> = [];
+    const handler = (node: string) => async (_data: unknown, context: { epoch: number; signal: AbortSignal }) => {
+      starts.push({ node, epoch: context.epoch, at: Date.now() });
       most = Math.max(most, ++active);
       // Works on, never renewing: it learns of the cancel only when its lease ends (its signal fires then).
       await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -207,20 +208,26 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     };
     const a = await nodes.worker('a');
     a.handle('job', handler('a'), { leaseMs: 800 });
+    // b connects before the task is claimed: a connect slowed by a loaded machine must not eat the lease.
+    const b = await nodes.worker('b');
+    b.handle('job', handler('b'), { leaseMs: 800 });
     a.start();
     await a.submit({ type: 'job', name: 'x' });
     await eventually('a runs it', () => starts.length === 1);
-    const b = await nodes.worker('b');
-    b.handle('job', handler('b'), { leaseMs: 800 });
     b.start();
     const store = nodes.stores[0];
     const cancelled = await admin(store).cancel('job:x');
-    expect(cancelled.heldUntil).toEqual(expect.any(Number));
-    expect(await admin(store).purge()).toBe(0); // its id stays taken while the cancelled run may go on
+    // The run the cancel hit: a's, unless a loaded machine outlived its lease first and a node claimed the task again.
+    const { epoch } = cancelled.attempts.at(-1)!;
+    const heldUntil = cancelled.heldUntil!;
+    expect(heldUntil).toEqual(expect.any(Number));
+    // Its id stays taken while the cancelled run may go on: asked just before the hold ends, however late this runs.
+    const beforeHoldEnds = new TaskAdmin(store, { now: () => heldUntil - 1 }, { retentionMs: 86_400_000 });
+    expect(await beforeHoldEnds.purge()).toBe(0);
     await admin(store).retry('job:x');
-    await eventually('the retry runs', () => starts.length === 2, { timeoutMs: 5_000 });
+    const retried = await eventually('the retry runs', () => starts.find((s) => s.epoch > epoch), { timeoutMs: Math.max(0, heldUntil - Date.now()) + 10_000 });
     expect(most).toBe(1);
-    expect(starts[1].at).toBeGreaterThanOrEqual(cancelled.heldUntil!);
+    expect(retried.at).toBeGreaterThanOrEqual(heldUntil);
   });
 
   it('a join whose group was never marked (its node died right after creating it) is not purged: no second join', async () => {
@@ -241,13 +248,13 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     b.start();
     await submitGroup((input) => a.submit(input as never), 2);
     const store = nodes.stores[1];
-    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('the join done', async () => (await store.read(joinTaskId('t', 'g'))).task?.state === 'done');
     await a.stop(100);
     expect(await admin(store).purge({ olderThanMs: 0 })).toBe(1); // task 1; the join waits for its group's mark, task 2 to be counted
     const c = await nodes.worker('c');
     c.handle('t', async (n) => n);
     c.start();
-    await eventually('task 2 counted', async () => (await store.uncounted(['t'], 10)).length === 0, { timeoutMs: 5_000 });
+    await eventually('task 2 counted', async () => (await store.uncounted(['t'], 10)).length === 0);
     expect((await store.read(joinTaskId('t', 'g'))).task?.state).toBe('done'); // the one join, not a new one
     expect(joins).toHaveLength(1);
   });
@@ -274,19 +281,19 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     b.start();
     const store = nodes.stores[0];
     await a.submit({ type: 't', name: 'g' }); // the parent t:g; its own join is created, then a dies before marking it
-    await eventually('the parent’s join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the parent’s join', () => joins.length === 1);
     await a.stop(100);
     const c = await nodes.worker('c', { scanMs: 600_000 });
     c.handle('t', async (n) => n);
     c.start();
     await submitGroup((input) => c.submit(input as never), 2); // the group g of type t
-    await eventually('the group’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+    await eventually('the group’s join', () => joins.length === 2);
     expect((await store.read(joinTaskId('sub', 's'))).task?.uncounted).toBe(true); // its parent never heard of it
     const d = await nodes.worker('d'); // sweeps the sub-group's join a left uncounted, and with it the parent
     d.onGroupFinished('sub', () => 'sub joined');
     d.start();
     await eventually('the parent marked', async () => (await store.read('t:g')).task?.subgroups?.joinSubmittedAt !== undefined
-      && !(await store.read(joinTaskId('sub', 's'))).task?.uncounted, { timeoutMs: 5_000 });
+      && !(await store.read(joinTaskId('sub', 's'))).task?.uncounted);
     await eventually('no join left to run', async () => (await store.query({ types: ['t#group-finished'], states: ['pending', 'running'] })).length === 0);
     expect(joins.map((j) => Object.keys(j.results).sort())).toEqual([['sub:s'], ['1', '2']]);
     expect((await store.read(joinTaskId('t', 'g'))).task?.joinOf).toMatch(/^group /);
@@ -312,7 +319,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     const w = await nodes.worker('a', {}, store);
     w.handle('p', async () => undefined);
     w.start();
-    await eventually('the last straggler counted', async () => !(await store.read('p:late')).task?.uncounted, { timeoutMs: 5_000 });
+    await eventually('the last straggler counted', async () => !(await store.read('p:late')).task?.uncounted);
     expect((await store.read(parentJoinTaskId('p', 'late'))).task).toMatchObject({ state: 'pending', joinOf: 'parent 2' });
     expect((await store.uncounted(['p'], 100)).length).toBe(60); // the blocked ones wait for their earlier join
   });
@@ -332,7 +339,7 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect(await admin(store).purge({ types: ['t'], olderThanMs: 0 })).toBe(2); // the tasks; the join stays
     expect((await store.readGroup('t:g')).group).toBeUndefined();
     await submitGroup((input) => w.submit(input as never), 2);
-    await eventually('the second group’s join', () => joins.length === 2, { timeoutMs: 5_000 });
+    await eventually('the second group’s join', () => joins.length === 2);
   });
 
   it('a retry waits until its group counted every end: a stopped group’s cancelled tasks never stop the new round', async () => {
@@ -364,12 +371,13 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     const store = nodes.stores[0];
     const parentJoined = async () => (await store.read(parentJoinTaskId('recon-parent', 'sys-x'))).task?.state === 'done';
     await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
-    await eventually('the first run’s join', parentJoined, { timeoutMs: 5_000 });
+    await eventually('the first run’s join', parentJoined);
     await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true });
     await eventually('the second run done', async () => runs === 2 && (await store.read('recon-parent:sys-x')).task?.state === 'done');
     expect((await store.read('recon-parent:sys-x')).task!.subgroups).toBeUndefined();
     expect((await w.submit({ type: 'recon-parent', name: 'sys-x', rerunFinished: true })).state).toBe('pending'); // runs again
   });
+
   it('a parent run again after part of its sub-group was purged: the group joins again for the new run, and so does the parent', async () => {
     const parentJoins: GroupJoinData[] = [];
     const slow = gate();
@@ -388,13 +396,22 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     w.start();
     const store = nodes.stores[0];
     await w.submit({ type: 'parent', name: 'p', rerunFinished: true });
-    await eventually('sub 1 done', async () => (await store.read('sub:g:1')).task?.state === 'done' && !(await store.read('sub:g:1')).task?.uncounted);
-    const purgedAt = Date.now();
+    const sub1 = await eventually('sub 1 done', async () => {
+      const { task } = await store.read('sub:g:1');
+      return task?.state === 'done' && !task.uncounted && task;
+    });
+    // Sub 2 ends at a later millisecond than sub 1, so a purge by age can take sub 1 and leave sub 2.
+    await eventually('the clock past sub 1’s end', () => Date.now() > sub1.finishedAt!, { intervalMs: 1 });
     slow.open();
-    await eventually('the first run’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
-    expect(await admin(store).purge({ types: ['sub'], olderThanMs: Date.now() - purgedAt + 1 })).toBe(1); // sub 1 only: sub 2 is newer
+    await eventually('the first run’s join', () => parentJoins.length === 1);
+    const sub2 = (await store.read('sub:g:2')).task!;
+    // The purge's clock stopped at sub 2's end: real time passing between picking the age and the purge reading its
+    // clock (a loaded machine) would move the cut past sub 2.
+    const atSub2sEnd = new TaskAdmin(store, { now: () => sub2.finishedAt! }, { retentionMs: 86_400_000 });
+    expect(await atSub2sEnd.purge({ types: ['sub'], olderThanMs: sub2.finishedAt! - sub1.finishedAt! })).toBe(1); // sub 1 only: sub 2 is newer
+    expect((await store.read('sub:g:1')).task).toBeUndefined();
     await w.submit({ type: 'parent', name: 'p', rerunFinished: true }); // its sub 1 is new, its sub 2 remembered
-    await eventually('the second run’s join', () => parentJoins.length === 2, { timeoutMs: 5_000 });
+    await eventually('the second run’s join', () => parentJoins.length === 2);
     expect(parentJoins[1].results).toEqual({ 'sub:g': 2 });
   });
 

@@ -29,7 +29,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
           await context.submit({ type: 'recon-record-set', group: { name: 'recon-system-x', number: n, ...(n === 100 && { total: 100 }) }, data: { batch: n } });
         }
         return 'split into 100';
-      }, { leaseMs: 2_000 });
+      }, { leaseMs: 60_000 }); // 100 submits one after another: a loaded machine must not outlive the lease meanwhile
       w.handle('recon-record-set', async (data) => {
         const { batch } = data as { batch: number };
         if (ran.has(batch)) throw new Error(`batch ${batch} ran twice`);
@@ -77,7 +77,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       joins.push(join);
     });
     b.start();
-    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the join', () => joins.length === 1);
     expect(joins[0]).toMatchObject({ group: 'g', total: 2, results: { 1: 1, 2: 2 } });
     await eventually('counted', async () => (await stores[1].uncounted(['part'], 10)).length === 0);
     await sleep(300);
@@ -105,8 +105,8 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     });
     a.start();
     for (const number of [1, 2]) await a.submit({ type: 'part', group: { name: 'g', number, ...(number === 2 && { total: 2 }) }, data: number });
-    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
-    await eventually('both counted', async () => (await stores[0].uncounted(['part'], 10)).length === 0, { timeoutMs: 5_000 });
+    await eventually('the join', () => joins.length === 1);
+    await eventually('both counted', async () => (await stores[0].uncounted(['part'], 10)).length === 0);
     await sleep(300);
     expect(joins).toHaveLength(1);
   });
@@ -120,12 +120,13 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     }, { leaseMs: 5_000 });
     a.start();
     await a.submit({ type: 'job', name: 'x' });
-    await eventually('done', async () => (await task('job:x'))?.state === 'done', { timeoutMs: 3_000 }); // well within the 5 s lease
-    expect(runs).toEqual([1]);
+    await eventually('done', async () => (await task('job:x'))?.state === 'done');
+    expect(runs).toEqual([1]); // run at once: one that waited for the 5 s lease to lapse would be attempt 2, after a lapsed one
     expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
   });
 
   it('a claim whose answer comes back after its lease is never run (another node may hold it): it is handed back', async () => {
+    const LATE_LEASE_MS = 1_000;
     const starts: Array<{ node: string; left: number }> = [];
     const a = await worker('a');
     const store = stores.at(-1)! as unknown as Record<string, (...args: unknown[]) => Promise<boolean>>;
@@ -136,7 +137,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       const landed = await real(...args);
       if (!slowed && (args[2] as TaskRecord | null)?.state === 'running') {
         slowed = true;
-        await sleep(400); // the answer arrives after the 200 ms lease
+        await sleep(LATE_LEASE_MS + 500); // the answer arrives after the lease
         setImmediate(() => (answered = true));
       }
       return landed;
@@ -145,13 +146,13 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     for (const [w, node] of [[a, 'a'], [b, 'b']] as const) {
       w.handle('job', async (_data, context) => {
         starts.push({ node, left: context.expiresAt - Date.now() });
-      }, { leaseMs: 200 });
+      }, { leaseMs: LATE_LEASE_MS }); // long enough that b's own claims, on a loaded machine, are answered within it
     }
     await a.submit({ type: 'job', name: 'late' });
     a.start();
     await eventually('claimed by a, slowly', () => slowed);
     b.start();
-    await eventually('done', async () => (await task('job:late'))?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('done', async () => (await task('job:late'))?.state === 'done', { timeoutMs: LATE_LEASE_MS + 10_000 });
     await eventually('a heard its late answer', () => answered);
     expect(starts.filter((x) => x.left <= 0)).toEqual([]); // nobody ran on a lease that had run out
     expect(starts).toHaveLength(1);
@@ -162,14 +163,15 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     let runs = 0;
     const a = await worker('a', { onEvent: (event) => events.push(`${event.kind} ${'task' in event ? event.task.id : event.id}`) });
     loseAnswers('compareAndSet', (args) => (args[2] as TaskRecord | null)?.state === 'done');
+    const leaseMs = 1_000; // the run's claim and completion land within it, even on a loaded machine
     a.handle('job', async () => {
       runs++;
       return 'ok';
-    }, { leaseMs: 300 });
+    }, { leaseMs });
     a.start();
     await a.submit({ type: 'job', name: 'x' });
-    await eventually('reported', () => events.includes('completed job:x'), { timeoutMs: 3_000 });
-    await sleep(600); // two leases: a completion taken for lost would lapse and run again
+    await eventually('reported', () => events.includes('completed job:x'));
+    await sleep(2 * leaseMs); // two leases: a completion taken for lost would lapse and run again
     expect(runs).toBe(1);
     expect(events.filter((e) => e.endsWith('job:x'))).toEqual(['claimed job:x', 'completed job:x']);
     expect((await task('job:x'))!.attempts.map((x) => x.outcome)).toEqual(['done']);
@@ -187,7 +189,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     a.onGroupFinished('part', (join) => Object.keys(join.results).length);
     a.start();
     await a.submit({ type: 'parent', name: 'p' });
-    await eventually('the sub-group’s join done', async () => (await task('part#group-finished:p'))?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('the sub-group’s join done', async () => (await task('part#group-finished:p'))?.state === 'done');
     await a.stop(100);
     const b = await worker('b');
     b.handle('part', async (data) => data);
@@ -196,7 +198,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       parentJoins.push(join);
     });
     b.start();
-    await eventually('the parent’s join', () => parentJoins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the parent’s join', () => parentJoins.length === 1);
     expect(parentJoins[0]).toMatchObject({ type: 'parent', group: 'p', results: { 'part:p': 2 } });
   });
 
@@ -243,22 +245,22 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       for (const number of [1, 2]) await a.submit({ type: 'part', group: { name: 'g', number, ...(number === 2 && { total: 2 }) }, data: number });
     };
     await submitAll();
-    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
-    await eventually('all purged', async () => (await stores[0].query({})).length === 0 && !(await stores[0].readGroup('part:g')).group, { timeoutMs: 5_000 });
+    await eventually('the join', () => joins.length === 1);
+    await eventually('all purged', async () => (await stores[0].query({})).length === 0 && !(await stores[0].readGroup('part:g')).group);
     await submitAll(); // after the retention window: a new run, with a join of its own
-    await eventually('the second join', () => joins.length === 2, { timeoutMs: 5_000 });
+    await eventually('the second join', () => joins.length === 2);
   });
 
   it('a task whose lease lapsed as often as its attempts allow fails, and its group still joins', async () => {
     const joins: GroupJoinData[] = [];
     const a = await worker('a');
-    a.handle('part', () => new Promise(() => undefined), { leaseMs: 100, maxAttempts: 2 }); // never ends, never renews
+    a.handle('part', () => new Promise(() => undefined), { leaseMs: 500, maxAttempts: 2 }); // never ends, never renews; a slow claim answer fits in the lease
     a.onGroupFinished('part', (join) => {
       joins.push(join);
     });
     a.start();
     await a.submit({ type: 'part', group: { name: 'g', number: 1, total: 1 } });
-    await eventually('the join', () => joins.length === 1, { timeoutMs: 5_000 });
+    await eventually('the join', () => joins.length === 1);
     expect(joins[0].errors).toEqual({ 1: expect.stringContaining('lease lapsed') });
     const failed = (await task('part:g:1'))!;
     expect(failed.state).toBe('failed');
@@ -379,7 +381,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     });
     w.start();
     await w.submit({ type: 'job', name: 'now' });
-    await eventually('three attempts', () => attempts.length === 3, { timeoutMs: 5_000 });
+    await eventually('three attempts', () => attempts.length === 3);
     expect(attempts).toEqual([1, 2, 3]);
   });
 
@@ -393,7 +395,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     w.handle('early', async (_data, context) => {
       ran.push(context.task.id);
     });
-    await eventually('the waiting task ran', () => ran.includes('early:x'), { timeoutMs: 5_000 });
+    await eventually('the waiting task ran', () => ran.includes('early:x'));
     await w.stop(100);
     await submitter.submit({ type: 'early', name: 'after-stop' });
     await eventually('the task is there, unclaimed', async () => (await stores[0].read('early:after-stop')).task?.state === 'pending');
@@ -456,19 +458,19 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       started.push(context.task.id);
       await stuck;
       looked.push(`${context.signal.aborted} ${(context.signal.reason as Error | undefined)?.name}`);
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.handle('never-looks', async (_data, context) => {
       started.push(context.task.id);
       await stuck;
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.start();
     await a.submit({ type: 'looks-late', name: 'x' });
     await a.submit({ type: 'never-looks', name: 'y' });
     // Neither renews: at its lease's end (minus the skew bound) each run gives up its task, though no handler listened.
     await eventually('both started', () => started.length === 2, { timeoutMs: 10_000 });
-    await eventually('both runs gave up their tasks', () => a.runningTasks().length === 0, { timeoutMs: 5_000 });
+    await eventually('both runs gave up their tasks', () => a.runningTasks().length === 0);
     release();
-    await eventually('both outcomes refused', () => events.filter((e) => e.startsWith('rejected')).length === 2, { timeoutMs: 5_000 });
+    await eventually('both outcomes refused', () => events.filter((e) => e.startsWith('rejected')).length === 2);
     expect(looked).toEqual([`true ${LeaseExpiredError.name}`]);
     // (A claim whose answer came back after its short lease is handed back unrun, and claimed again: not an outcome.)
     expect(events.filter((e) => !e.startsWith('claimed') && !e.startsWith('handed-back')).sort()).toEqual(['rejected looks-late:x', 'rejected never-looks:y']);
@@ -484,14 +486,14 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       context.signal.addEventListener('abort', () => lostSignals.push(String((context.signal.reason as Error).name)), { once: true });
       await stuck; // never renews
       return 'from a';
-    }, { leaseMs: 300 });
+    }, { leaseMs: 600 });
     a.start();
     await a.submit({ type: 'job', name: 'x' });
     await eventually('a runs it', () => a.runningTasks().includes('job:x'));
     const b = await worker('b');
-    b.handle('job', async () => 'from b', { leaseMs: 300 });
+    b.handle('job', async () => 'from b', { leaseMs: 10_000 }); // its run must not lapse too on a loaded machine: one lapse is the test's
     b.start();
-    await eventually('b finished it', async () => (await task('job:x'))?.state === 'done', { timeoutMs: 5_000 });
+    await eventually('b finished it', async () => (await task('job:x'))?.state === 'done');
     expect(lostSignals).toEqual([LeaseExpiredError.name]);
     release();
     await eventually('a gave up', () => !a.runningTasks().includes('job:x'));
