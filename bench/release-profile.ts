@@ -3,6 +3,8 @@
  * in this process, M jobs, release with lockAtLeastFor 800 ms), with every store call of each node counted by kind
  * (compare-and-set won or lost, read) and the CPU of this process per node per tick.
  */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import { systemClock } from '../lib/core/clock';
@@ -19,10 +21,47 @@ const TICKS = Number(process.env.PROFILE_TICKS ?? 10);
 const writes: { calls: number; bytes: number } = (globalThis as { __writes?: { calls: number; bytes: number } }).__writes ?? { calls: 0, bytes: 0 };
 const NODES = (process.env.PROFILE_NODES ?? '1,3,6').split(',').map(Number);
 
+/** CPU ticks (1/100 s) of each thread of this process by thread name: where the CPU goes besides the main thread (GC, JIT). */
+function threadTicks(): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = tid === String(process.pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return byName;
+}
+const threadsSince = (before: Map<string, number>) => [...threadTicks()].map(([name, t]) => [name, (t - (before.get(name) ?? 0)) * 10] as const).filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${ms}`).join(', ');
+
+/** PROFILE_CPU=<path prefix>: a V8 CPU profile of each measured window only (start-up and warm-up left out). */
+const profiler = {
+  session: undefined as Session | undefined,
+  count: 0,
+  async start(): Promise<void> {
+    this.session ??= new Session();
+    this.session.connect();
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.start');
+  },
+  async stop(path: string): Promise<void> {
+    const { profile } = await this.session!.post('Profiler.stop');
+    writeFileSync(path, JSON.stringify(profile));
+    this.session!.disconnect();
+  },
+};
+
 async function main(): Promise<void> {
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
   const member = await startMemberProcess(await freePort(), `rp-${process.pid}`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
+  // PROFILE_METRICS=0: the client's own metrics (collected and deflated every 5 s per client) turned off (no
+  // measurable effect on this workload: tried).
+  if (process.env.PROFILE_METRICS === '0') config.metrics = { enabled: false };
   const declarer = await Client.newHazelcastClient(config);
   await declareFreshCluster(declarer);
   await declarer.shutdown();
@@ -33,7 +72,8 @@ async function main(): Promise<void> {
   await admin.close();
   // The floor of a release-mode tick at one node: the same two compare-and-sets per job (grant, release) as raw
   // replaceIfSame calls on a map nobody listens to, issued the same way, so no entry event and none of our code.
-  if (process.env.PROFILE_FLOOR !== '0') await floorTicks(config, prefix);
+  // PROFILE_FLOOR=n runs it n times (the first runs are cold: JIT), 0 not at all.
+  for (let i = 0; i < Number(process.env.PROFILE_FLOOR ?? 1); i++) await floorTicks(config, `${prefix}-${i}`);
   for (const n of NODES) {
     const nodes = await Promise.all(Array.from({ length: n }, (_, i) => gatekeeperNode(`node-${i}`, config, prefix)));
     const counts = { casWon: 0, casLost: 0, reads: 0, grants: 0, denials: 0 };
@@ -49,11 +89,14 @@ async function main(): Promise<void> {
     }
     const keys = Array.from({ length: JOBS }, (_, i) => `r-${n}-${i}`);
     let cpu = process.cpuUsage();
+    let threads = threadTicks();
     for (let tick = 0; tick < TICKS + 2; tick++) {
       if (tick === 2) {
         for (const k of Object.keys(counts) as Array<keyof typeof counts>) counts[k] = 0;
         writes.calls = writes.bytes = 0;
         cpu = process.cpuUsage();
+        threads = threadTicks();
+        if (process.env.PROFILE_CPU) await profiler.start();
       }
       const next = Date.now() + 1000;
       await Promise.all(nodes.flatMap((m) => keys.map(async (key) => {
@@ -64,8 +107,10 @@ async function main(): Promise<void> {
       await sleep(Math.max(0, next - Date.now()));
     }
     const used = process.cpuUsage(cpu);
+    if (process.env.PROFILE_CPU) await profiler.stop(`${process.env.PROFILE_CPU}-${n}-${profiler.count++}.cpuprofile`);
     const per = (x: number) => (x / (TICKS * n)).toFixed(1);
     console.log(`${n} node(s) x ${JOBS} jobs, per node per tick: cas won ${per(counts.casWon)} lost ${per(counts.casLost)} reads ${per(counts.reads)} grants ${per(counts.grants)} denials ${per(counts.denials)}; cpu ms ${((used.user + used.system) / 1000 / (TICKS * n)).toFixed(2)}; socket writes per node per tick ${(writes.calls / (TICKS * n)).toFixed(1)}`);
+    if (process.env.PROFILE_THREADS === '1') console.log(`  threads, ms over the window: ${threadsSince(threads)}`);
     await Promise.all(nodes.map((m) => m.close()));
   }
   await member.stop();
