@@ -45,7 +45,8 @@ import { floorRows, listenedFloorRow } from './floors';
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
 const TICKS = Number(process.env.BENCH_TICKS ?? 10);
-const WARMUP_TICKS = 2;
+/** Ticks before the measured window, for every system alike: the first ticks pay for cold code and a young heap (a fresh 1-node release window costs 2-4x a warm one). */
+const WARMUP_TICKS = Number(process.env.BENCH_WARMUP_TICKS ?? 10);
 /**
  * The run-history rows measure a whole minute: every node writes its skipped-tick counts at most once a minute and
  * the holder its runs every 10 s, so a shorter window counts each node's first write as if it came every window.

@@ -20,6 +20,12 @@ export interface PermitEngineOptions {
   /** Most a decision may take when the semaphore's duration does not ask for less (a quarter of it). Default 5000. */
   storeTimeoutMs?: number;
   /**
+   * On a local decision, how long a node gives way to the instance that released a free slot with a hold just
+   * before (see `givesWayToIncumbents`), waiting for its grant's event instead of racing it with a compare-and-set
+   * that would lose. Bounded by a tenth of the semaphore's duration. Default 50; 0 turns it off.
+   */
+  incumbentHeadStartMs?: number;
+  /**
    * Called when a semaphore's entry is absent. Returns true if it put the entry back (a definition this node
    * knows, lost with its partition); the decision is then taken again on the rebuilt entry.
    */

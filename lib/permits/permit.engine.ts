@@ -12,6 +12,8 @@ import type { AcquireResult, PermitDenied } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from '../core/deadline';
 import { PermitWatchers } from './permit-watchers';
+import { EntryWaits } from './entry-waits';
+import { givesWayToIncumbents } from './incumbent.rules';
 import { HeldPermits } from './held-permits';
 import { amendAttempt, amendFromView, type AmendInput, type Amendment, type AmendOutcome, type AmendResult } from './permit-amendment';
 import { denied, storeDenial } from './store-denial';
@@ -40,6 +42,8 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
 export class PermitEngine {
   private readonly held: HeldPermits;
   private readonly watchers: PermitWatchers;
+  private readonly waits = new EntryWaits();
+  private readonly headStartMs: number;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
   private readonly quorum: number | undefined;
@@ -57,11 +61,12 @@ export class PermitEngine {
     this.skewMs = options.clockSkewMs ?? 0;
     this.quorum = options.quorum;
     this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
+    this.headStartMs = options.incumbentHeadStartMs ?? 50;
     this.watchers = new PermitWatchers();
     this.held = new HeldPermits(holder.instance);
     // Only news of semaphores this instance holds, lets go or watches can change what it does (see onEntry): the
     // others' values may stay undecoded until a decision asks for them.
-    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry), (name) => this.held.tracks(name) || this.watchers.has(name));
+    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry), (name) => this.held.tracks(name) || this.watchers.has(name) || this.waits.has(name));
   }
 
   /**
@@ -174,6 +179,7 @@ export class PermitEngine {
   /** Stops listening to the store. */
   dispose(): void {
     this.unwatchStore();
+    this.waits.dispose();
   }
 
   /** The deadline of a decision on `semaphore`: a quarter of its duration, at most `storeTimeoutMs`. */
@@ -190,6 +196,19 @@ export class PermitEngine {
    */
   private young(known: ObservedEntry): boolean {
     return this.store.isConnected() && known.ageMs <= (known.entry?.definition?.durationMs ?? UNKNOWN_SEMAPHORE_AGE_MS);
+  }
+
+  /**
+   * Waits, up to the head start, for news of a slot the view shows free when the instance that released it with a
+   * hold is likely to take it again at this tick (see {@link givesWayToIncumbents}). True when it waited.
+   */
+  private async gaveWay(semaphore: string): Promise<boolean> {
+    const view = this.store.peek(semaphore);
+    const durationMs = view?.entry?.definition?.durationMs;
+    if (!view || durationMs === undefined || this.headStartMs <= 0 || !this.young(view)) return false;
+    if (!givesWayToIncumbents(view.entry, this.holder, this.clock.now(), this.skewMs)) return false;
+    await this.waits.next(semaphore, Math.min(this.headStartMs, durationMs / 10));
+    return true;
   }
 
   private decideLocally(semaphore: string, rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision): AcquireResult | undefined {
@@ -220,6 +239,10 @@ export class PermitEngine {
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
+      if (local && (await this.gaveWay(semaphore))) {
+        const after = this.decideLocally(semaphore, rule);
+        if (after) return after;
+      }
       const deadline = this.deadlineFor(semaphore, 'decision');
       let decision: PermitDecision | undefined;
       for (let rebuilt = 0; rebuilt < 2; rebuilt++) {
@@ -278,6 +301,7 @@ export class PermitEngine {
    * from the store, in that order.
    */
   private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
+    this.waits.notify(name);
     this.held.forgetGone(name, entry);
     const heldToken = this.held.get(name)?.fencingToken;
     if (!this.watchers.has(name) && heldToken === undefined) return;
