@@ -7,10 +7,15 @@
  *   READY                  once it takes work
  *   S <id> <unix ms>       when a handler starts (fractional ms, from the process's high-resolution clock)
  *   C <id> <unix ms>       when a noop handler returns
+ * PROFILE_DIR=<dir> (diagnostics): a V8 CPU profile of the process from READY to SIGTERM, written there as
+ * <system>-<pid>.cpuprofile.
  *   OPS <unix ms> <n>      on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
  *                          connections sent, a Lua script counting as one (BullMQ)
  */
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker } from 'bullmq';
@@ -104,9 +109,38 @@ export const countRedisCommands = (() => {
   return counter;
 })();
 
+/** PROFILE_DIR: profiles the process from now until SIGTERM (the bench's stop), for where a node's CPU goes. */
+async function profileUntilStopped(dir: string): Promise<void> {
+  // Socket writes to the cluster (not stdout's pipe) and task starts, beside the profile.
+  const net = await import('node:net');
+  const counts = { writes: 0, bytes: 0, started: 0 };
+  const write = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: import('node:net').Socket, chunk: unknown, ...rest: unknown[]) {
+    if (this.remotePort !== undefined) {
+      counts.writes++;
+      counts.bytes += (chunk as { length?: number })?.length ?? 0;
+    }
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as typeof write;
+  const say = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((line: string) => {
+    if (line.startsWith('S ')) counts.started++;
+    return say(line);
+  }) as typeof process.stdout.write;
+  process.prependOnceListener('SIGTERM', () => writeFileSync(join(dir, `${env('SYSTEM')}-${process.pid}.counts.json`), JSON.stringify(counts)));
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  process.prependOnceListener('SIGTERM', () => {
+    void session.post('Profiler.stop').then(({ profile }) => writeFileSync(join(dir, `${env('SYSTEM')}-${process.pid}.cpuprofile`), JSON.stringify(profile)));
+  });
+}
+
 async function main(): Promise<void> {
   if (env('SYSTEM') === 'bullmq') await bullmq();
   else await gatekeeper();
+  if (process.env.PROFILE_DIR) await profileUntilStopped(process.env.PROFILE_DIR);
   say('READY');
 }
 
