@@ -8,7 +8,8 @@ interface Wait {
 /**
  * Waits for the next news of a semaphore, each with a deadline, on one timer for all of them: a tick starts many
  * waits at once with the same head start, so their deadlines come in the order they were made and a queue
- * serves them (no timer per wait).
+ * serves them (no timer per wait). Real time, not the engine's clock: a wait is for events on the network. The
+ * timer is not unref'd: a decision is waiting on it, and it lasts at most a head start.
  */
 export class EntryWaits {
   private readonly byName = new Map<string, Set<Wait>>();
@@ -62,7 +63,6 @@ export class EntryWaits {
     while (this.queue.length > 0 && !this.queue[0].wake) this.queue.shift();
     if (this.queue.length === 0) return;
     this.timer = setTimeout(() => this.sweep(), Math.max(0, this.queue[0].at - this.now()));
-    this.timer.unref?.();
   }
 
   private sweep(): void {

@@ -240,6 +240,11 @@ export class PermitEngine {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
       if (local && (await this.gaveWay(semaphore))) {
+        const belowQuorumNow = this.belowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
+        if (belowQuorumNow) {
+          this.held.delete(semaphore);
+          return belowQuorumNow;
+        }
         const after = this.decideLocally(semaphore, rule);
         if (after) return after;
       }

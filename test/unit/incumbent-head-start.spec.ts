@@ -1,6 +1,11 @@
 import { decideAcquire, decideRelease } from '../../lib/permits/permit.rules';
 import { givesWayToIncumbents } from '../../lib/permits/incumbent.rules';
 import { EntryWaits } from '../../lib/permits/entry-waits';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/permits/memory-permit.store';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { DenyReason } from '../../lib/permits/deny-reason';
+import { FakeClock } from '../support/fake-clock';
 import type { NextPermits } from '../../lib/permits/decision';
 import type { Holder } from '../../lib/permits/permit';
 import { seedRevision, type SemaphoreEntry } from '../../lib/permits/semaphore-entry';
@@ -79,5 +84,45 @@ describe('EntryWaits', () => {
     waits.dispose();
     await pending;
     expect(performance.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('a local decision that gives way (memory stores, the engine production uses)', () => {
+  async function twoNodes(quorum?: number) {
+    const clock = new FakeClock(T0);
+    const backend = new MemoryStoreBackend();
+    const stores = [new MemoryPermitStore(backend), new MemoryPermitStore(backend)];
+    await Promise.all(stores.map((s) => s.connect({ clock })));
+    await new SemaphoreAdmin(stores[0], clock).put({ name: 'report', duration: '10s' });
+    const [a, b] = stores.map((s, i) => new PermitEngine(s, node(['a', 'b'][i]), clock, { clockSkewMs: 100, ...(quorum !== undefined && { quorum }) }));
+    const first = await a.tryAcquire('report', { local: true });
+    if (!first.granted) throw new Error(first.message);
+    await a.release(first.permit, clock.now() + 800);
+    clock.advance(1_000);
+    return { clock, stores, a, b };
+  }
+
+  it('denies from the view, with no store call, when the incumbent\'s grant comes within the head start', async () => {
+    const { stores, a, b } = await twoNodes();
+    const before = stores[1].operationCount();
+    const waiting = b.tryAcquire('report', { local: true });
+    const incumbent = await a.tryAcquire('report', { local: true });
+    expect(incumbent.granted).toBe(true);
+    expect(await waiting).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
+    expect(stores[1].operationCount()).toBe(before);
+  });
+
+  it('takes the slot by compare-and-set when no grant comes', async () => {
+    const { b } = await twoNodes();
+    expect(await b.tryAcquire('report', { local: true })).toMatchObject({ granted: true });
+  });
+
+  it('asks the quorum again after the wait: a cluster that shrank meanwhile grants nothing', async () => {
+    const { stores, b } = await twoNodes(2);
+    let members = 2;
+    jest.spyOn(stores[1], 'memberCount').mockImplementation(() => members);
+    const decision = b.tryAcquire('report', { local: true });
+    members = 1; // during the head start
+    expect(await decision).toMatchObject({ granted: false, reason: DenyReason.QUORUM_NOT_MET });
   });
 });
