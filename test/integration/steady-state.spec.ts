@@ -26,14 +26,18 @@ describe('steady-state cost on a real member', () => {
     return made;
   }
   const ops = (list: PermitStore[]) => list.reduce((sum, s) => sum + s.operationCount(), 0);
-
-  it('costs 0 round trips for a held or denied tick, 1 for a due refresh, and never runs a tick twice', async () => {
-    const mapPrefix = uniquePrefix('steady');
+  /** Three nodes on a real member, each with an engine, all seeing a 10 s semaphore `job`. */
+  async function threeNodes(prefix: string, clockSkewMs: number) {
     const clock = new FakeClock(Date.now());
-    const nodes = await connect(3, mapPrefix);
+    const nodes = await connect(3, uniquePrefix(prefix));
     await new SemaphoreAdmin(nodes[0], clock).put({ name: 'job', duration: '10s' });
     await eventually('every node to see the definition', () => nodes.every((s) => s.peek('job')?.entry));
-    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g', instance: `node-${i}` }, clock, { clockSkewMs: 500 }));
+    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g', instance: `node-${i}` }, clock, { clockSkewMs }));
+    return { clock, nodes, engines };
+  }
+
+  it('costs 0 round trips for a held or denied tick, 1 for a due refresh, and never runs a tick twice', async () => {
+    const { clock, nodes, engines } = await threeNodes('steady', 500);
     const tick = async () => (await Promise.all(engines.map((e) => e.tryAcquire('job', { local: true })))).filter((r) => r.granted);
 
     expect(await tick()).toHaveLength(1);
@@ -63,12 +67,7 @@ describe('steady-state cost on a real member', () => {
   });
 
   it('release mode: the node that released with a hold takes the next tick; the others deny from their view, without a losing compare-and-set', async () => {
-    const mapPrefix = uniquePrefix('release-mode');
-    const clock = new FakeClock(Date.now());
-    const nodes = await connect(3, mapPrefix);
-    await new SemaphoreAdmin(nodes[0], clock).put({ name: 'job', duration: '10s' });
-    await eventually('every node to see the definition', () => nodes.every((s) => s.peek('job')?.entry));
-    const engines = nodes.map((s, i) => new PermitEngine(s, { acquirer: `node-${i}`, group: 'g', instance: `node-${i}` }, clock, { clockSkewMs: 100 }));
+    const { clock, nodes, engines } = await threeNodes('release-mode', 100);
     // A tick as @ClusterSingleton in release mode makes it: local decisions on every node at once, the run, then a
     // release that keeps the permit for lockAtLeastFor (800 ms of a 1 s tick).
     const tick = async () => {
