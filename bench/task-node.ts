@@ -7,13 +7,14 @@
  *   READY                  once it takes work
  *   S <id> <unix ms>       when a handler starts (fractional ms, from the process's high-resolution clock)
  *   C <id> <unix ms>       when a noop handler returns
- * PROFILE_DIR=<dir> (diagnostics): a V8 CPU profile of the process from READY to SIGTERM, written there as
- * <system>-<pid>.cpuprofile.
  *   OPS <unix ms> <n>      on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
  *                          connections sent, a Lua script counting as one (BullMQ)
+ * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile) and the
+ * socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
@@ -111,21 +112,20 @@ export const countRedisCommands = (() => {
 
 /** PROFILE_DIR: profiles the process from now until SIGTERM (the bench's stop), for where a node's CPU goes. */
 async function profileUntilStopped(dir: string): Promise<void> {
-  // Socket writes to the cluster (not stdout's pipe) and task starts, beside the profile.
-  const net = await import('node:net');
+  // Socket writes to the store (not stdout's pipe) and task starts, beside the profile.
   const counts = { writes: 0, bytes: 0, started: 0 };
-  const write = net.Socket.prototype.write;
-  net.Socket.prototype.write = function (this: import('node:net').Socket, chunk: unknown, ...rest: unknown[]) {
+  const write = Socket.prototype.write;
+  Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: unknown[]) {
     if (this.remotePort !== undefined) {
       counts.writes++;
       counts.bytes += (chunk as { length?: number })?.length ?? 0;
     }
     return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
   } as typeof write;
-  const say = process.stdout.write.bind(process.stdout);
+  const print = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((line: string) => {
     if (line.startsWith('S ')) counts.started++;
-    return say(line);
+    return print(line);
   }) as typeof process.stdout.write;
   process.prependOnceListener('SIGTERM', () => writeFileSync(join(dir, `${env('SYSTEM')}-${process.pid}.counts.json`), JSON.stringify(counts)));
   const session = new Session();

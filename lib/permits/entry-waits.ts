@@ -16,8 +16,6 @@ export class EntryWaits {
   private readonly queue: Wait[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
-
   /** Whether anything waits for news of `name`. */
   has(name: string): boolean {
     return this.byName.has(name);
@@ -26,7 +24,7 @@ export class EntryWaits {
   /** Resolves at the next {@link notify} of `name`, or after `ms`. */
   next(name: string, ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const wait: Wait = { name, at: this.now() + ms };
+      const wait: Wait = { name, at: performance.now() + ms };
       wait.wake = () => {
         wait.wake = undefined;
         const waits = this.byName.get(name);
@@ -62,11 +60,11 @@ export class EntryWaits {
     this.timer = undefined;
     while (this.queue.length > 0 && !this.queue[0].wake) this.queue.shift();
     if (this.queue.length === 0) return;
-    this.timer = setTimeout(() => this.sweep(), Math.max(0, this.queue[0].at - this.now()));
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, this.queue[0].at - performance.now()));
   }
 
   private sweep(): void {
-    const now = this.now();
+    const now = performance.now();
     while (this.queue.length > 0 && (this.queue[0].at <= now || !this.queue[0].wake)) this.queue.shift()!.wake?.();
     this.arm();
   }

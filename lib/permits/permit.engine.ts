@@ -35,7 +35,7 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
  * so its knowledge is never older than half a duration). Nothing frees a permit's slot early without its holder
  * writing it, so a holder's permit stays its own until `expiresAt` whatever it missed.
  *
- * About 300 lines, kept whole: it is the decision path (quorum, local answer, compare-and-set, rebuild, denial) and
+ * About 350 lines, kept whole: it is the decision path (quorum, local answer, compare-and-set, rebuild, denial) and
  * the news that withdraws a permit, which re-enters that path. The amend attempt, the bookkeeping of this instance's
  * permits and the mapping of store failures to denials live beside it.
  */
@@ -231,20 +231,14 @@ export class PermitEngine {
     local: boolean,
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
-    const belowQuorum = this.belowQuorum(semaphore);
-    if (belowQuorum) {
-      this.held.delete(semaphore);
-      return belowQuorum;
-    }
+    const refused = this.refusedBelowQuorum(semaphore);
+    if (refused) return refused;
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
       if (local && (await this.gaveWay(semaphore))) {
-        const belowQuorumNow = this.belowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
-        if (belowQuorumNow) {
-          this.held.delete(semaphore);
-          return belowQuorumNow;
-        }
+        const refusedNow = this.refusedBelowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
+        if (refusedNow) return refusedNow;
         const after = this.decideLocally(semaphore, rule);
         if (after) return after;
       }
@@ -322,6 +316,13 @@ export class PermitEngine {
       // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
       if (denial.next && !lettingGoItself) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
+  }
+
+  /** A decision's refusal below the quorum: this instance no longer counts the permit as held. */
+  private refusedBelowQuorum(semaphore: string): PermitDenied | undefined {
+    const refused = this.belowQuorum(semaphore);
+    if (refused) this.held.delete(semaphore);
+    return refused;
   }
 
   /** The denial when fewer members than the quorum are visible, else `undefined`. */
