@@ -26,7 +26,7 @@ export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead' | 'leader-only-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
-    | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput';
+    | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw';
   nodes: number;
   semaphores: number;

@@ -75,7 +75,7 @@ const runs = (group: (typeof GROUPS)[number]) =>
   only.length === 0 || only.includes(group) || (group.startsWith('leader-') && only.includes('leader')) || (group.startsWith('allocation-') && only.includes('allocation'));
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
-const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
+const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['floor-task-lifecycle', 'tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
 
 function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
   const total = samples.reduce((a, b) => a + b, 0);

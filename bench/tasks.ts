@@ -10,10 +10,17 @@ import { percentile, round, type BenchRow } from './bench-stats';
 import { cpuWindow, type WindowCpu } from './proc-cpu';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 import { backlogRows } from './task-backlog';
+import { taskFloorRow } from './task-floor';
 import { DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System } from './task-submitters';
 const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 2000);
 /** The burst row: this many tasks on 3 nodes, each node's share reported (the target: none above 40 %). */
 const BURST_TASKS = Number(process.env.BENCH_BURST_TASKS ?? 3000);
+/**
+ * Tasks each set of worker processes runs, unmeasured, before the throughput burst, for every system alike: fresh
+ * processes (and a member whose task paths never ran) otherwise spend much of a 2,000-task burst compiling code,
+ * which measures start-up, not throughput (the member's JIT threads used about as much CPU as its operation threads).
+ */
+const WARMUP_TASKS = Number(process.env.BENCH_TASK_WARMUP ?? 2000);
 const LATENCY_TASKS = 200;
 const LATENCY_RATE_PER_S = 20;
 const IDLE_WINDOW_MS = 10_000;
@@ -55,6 +62,7 @@ async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv
   const idOf = (name: string) => (system === 'gatekeeper' ? `noop:${name}` : `noop-${name}`);
   const base = { system, nodes: nodeCount, semaphores: 0, opsPerSec: null, storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null } as const;
   try {
+    if (WARMUP_TASKS > 0) await burst(system, nodes, submitter, Array.from({ length: WARMUP_TASKS }, (_, i) => `${run}-w${i}`), idOf, procs);
     const names = Array.from({ length: THROUGHPUT_TASKS }, (_, i) => `${run}-t${i}`);
     const done = await burst(system, nodes, submitter, names, idOf, procs);
     const tasksPerSec = round(THROUGHPUT_TASKS / done.elapsedS, 0);
@@ -124,7 +132,7 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
 /** Every tasks row, both systems (BullMQ only with a Redis). */
 export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   const env = workerEnv(cluster, mapPrefix, redisPort);
-  const rows: BenchRow[] = [];
+  const rows: BenchRow[] = [await taskFloorRow({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } }, `${mapPrefix}-floor`, THROUGHPUT_TASKS, procs, log)];
   const systems: System[] = redisPort === undefined ? ['gatekeeper'] : ['gatekeeper', 'bullmq'];
   if (redisPort === undefined) log('  no Redis (--no-baselines): the BullMQ baseline is left out');
   for (const system of systems) {
