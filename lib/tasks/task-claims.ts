@@ -17,6 +17,13 @@ const READY_REFRESH_MS = 100;
 const READY_LIMIT = 256;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
+/**
+ * Claims landed since the last query after which a list drained down to its horizon is refilled at once, not after
+ * {@link READY_REFRESH_MS}: the node is working through a backlog deeper than one answer, and held to one answer per
+ * 100 ms it would claim no more than 2,560 tasks a second however fast its handlers. Fewer landed claims (the
+ * others won the races) wait as before, so a node that keeps losing does not query in a loop.
+ */
+const REQUERY_AFTER_CLAIMS = READY_LIMIT / 8;
 
 /**
  * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
@@ -36,6 +43,8 @@ export class TaskClaims {
    */
   private readonly ready = new ReadyList(READY_CAPACITY);
   private readyAt = 0;
+  /** Claims this node landed since its last query began. */
+  private landedSinceQuery = 0;
   /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
   private signalled = true;
   /** Query at once: the list holds nothing it can vouch for, or a claim failed (its candidate left the list). */
@@ -136,6 +145,7 @@ export class TaskClaims {
         this.refresh = false;
         this.signalled = false;
         this.readyAt = now;
+        this.landedSinceQuery = 0;
         const mark = this.ready.beginQuery();
         let found: TaskRecord[];
         try {
@@ -162,8 +172,9 @@ export class TaskClaims {
       const batch = this.ready.take(Math.min(this.runs.freeSlots(concurrency), turn), concurrency, now, (id) => this.runs.has(id));
       if (batch.length === 0) {
         if (!query && this.ready.incomplete) {
-          // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now.
-          if (now - this.readyAt >= READY_REFRESH_MS) {
+          // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now and has
+          // claimed little since.
+          if (now - this.readyAt >= READY_REFRESH_MS || this.landedSinceQuery >= REQUERY_AFTER_CLAIMS) {
             this.refresh = true;
             continue;
           }
@@ -237,6 +248,7 @@ export class TaskClaims {
       return false;
     }
     this.turns.heard(found.id, decision.claim, this.options.clock.now()); // its own claims are not told back
+    this.landedSinceQuery++;
     this.runs.launch(decision.task, registration);
     return true;
   }
