@@ -15,6 +15,8 @@ import type { TaskWorkerOptions } from './task-worker.options';
 const READY_REFRESH_MS = 100;
 /** Candidates one query returns to a node. */
 const READY_LIMIT = 256;
+/** Claims others won in a row, in multiples of the node's slots, after which it waits before asking the store again. */
+const LOST_STREAK_ROUNDS = 4;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
 /**
@@ -28,7 +30,8 @@ const REQUERY_AFTER_CLAIMS = READY_LIMIT / 8;
 /**
  * The claim loop of one node: claims tasks of the types it has handlers for (highest priority first, then submit
  * order) when told of new work and when the scan comes round, until it runs `concurrency` handlers, and hands each
- * claim that landed to its runs. Rounds never overlap: a kick during one asks for another after it.
+ * claim that landed to its runs. Rounds (a query if due, then claims for the free slots) never overlap: a kick during
+ * one asks for another after it. Claims run on in the background, each holding its slot until it settles.
  *
  * Nodes take turns in a burst (see {@link ClaimTurns}): each round claims no more than the node's turn allows.
  */
@@ -54,6 +57,10 @@ export class TaskClaims {
   private started = false;
   private stopping = false;
   private readonly turns: ClaimTurns;
+  /** Claims under way, by task: each holds a slot until it settles. */
+  private readonly underway = new Map<string, Promise<void>>();
+  /** Claims others won since this node's last landed one. */
+  private lostStreak = 0;
 
   constructor(
     private readonly store: TaskStore,
@@ -75,11 +82,12 @@ export class TaskClaims {
     this.kick();
   }
 
-  /** Stops claiming; resolves once the round under way ended. */
-  stop(): Promise<void> | undefined {
+  /** Stops claiming; resolves once the round under way ended and every claim under way settled (one that landed runs). */
+  async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.dueTimer);
-    return this.filling;
+    await this.filling;
+    await Promise.all([...this.underway.values()]);
   }
 
   /** The store told of work of a type this node handles: the task as it is now, or `undefined` when it could not be read. */
@@ -126,15 +134,17 @@ export class TaskClaims {
   }
 
   /**
-   * Claims until the node runs `concurrency` handlers or nothing claimable is left. A round where others won every
-   * race takes the next candidates at once; after four such rounds the node asks the store again 100 ms later.
+   * Claims until the node runs `concurrency` handlers (claims under way count) or nothing claimable is left. Claims
+   * are not waited for: each takes a slot while it is under way, and as it settles (landed or lost) the node claims
+   * again, so one slow answer never holds the others' slots. After {@link LOST_STREAK_ROUNDS} × `concurrency` claims
+   * others won in a row, the node asks the store again 100 ms later rather than spin on a stale list.
    */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
-    let lostRounds = 0;
-    while (!this.stopping && this.runs.freeSlots(concurrency) > 0) {
-      if (lostRounds >= 4) {
-        // Others won every race, four rounds running: ask again a little later rather than spin on a stale list.
+    while (!this.stopping && this.freeSlots(concurrency) > 0) {
+      if (this.lostStreak >= LOST_STREAK_ROUNDS * concurrency) {
+        // Others won every race for a while: ask again a little later rather than spin on a stale list.
+        this.lostStreak = 0;
         this.signalled = true;
         this.wakeLater(this.options.clock.now());
         return;
@@ -162,18 +172,19 @@ export class TaskClaims {
         this.ready.replace(found, READY_LIMIT, mark, now);
         if (this.stopping) return;
       }
-      // As many claims at once as there are free slots (each is one compare-and-set), and no more than its turn allows.
+      // As many claims as there are free slots (each is one compare-and-set), and no more than its turn allows.
       // Claims waiting unread on the socket are read before an immediate runs.
       const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
       if (turn === 0) {
         this.wakeLater(now);
         return;
       }
-      const batch = this.ready.take(Math.min(this.runs.freeSlots(concurrency), turn), concurrency, now, (id) => this.runs.has(id));
+      const free = this.freeSlots(concurrency);
+      const batch = this.ready.take(Math.min(free, turn), concurrency, now, (id) => this.runs.has(id) || this.underway.has(id));
       if (batch.length === 0) {
-        if (!query && this.ready.incomplete) {
+        if (!query && this.ready.incomplete && this.underway.size === 0) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now and has
-          // claimed little since.
+          // claimed little since. (With claims under way, it asks once they settled: a failed one asks anyway.)
           if (now - this.readyAt >= READY_REFRESH_MS || this.landedSinceQuery >= REQUERY_AFTER_CLAIMS) {
             this.refresh = true;
             continue;
@@ -183,15 +194,30 @@ export class TaskClaims {
         this.wakeLater(now);
         return;
       }
-      // Every claim settles before the next round (one that throws must not free its slot while others still land).
-      const outcomes = await Promise.allSettled(batch.map((candidate) => this.claim(candidate)));
-      for (const outcome of outcomes) {
-        if (outcome.status === 'fulfilled') continue;
-        this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
-        this.options.onError?.(outcome.reason, 'claim');
-      }
-      lostRounds = outcomes.some((o) => o.status === 'fulfilled' && o.value) ? 0 : lostRounds + 1;
+      for (const candidate of batch) this.claimInBackground(candidate);
     }
+  }
+
+  /** Handler slots free for new claims: those of the runs, less the claims under way. */
+  private freeSlots(concurrency: number): number {
+    return this.runs.freeSlots(concurrency) - this.underway.size;
+  }
+
+  /** Claims `candidate` in the background; as it settles, the node claims again. */
+  private claimInBackground(candidate: TaskRecord): void {
+    const claim: Promise<void> = this.claim(candidate)
+      .then((landed) => {
+        this.lostStreak = landed ? 0 : this.lostStreak + 1;
+      })
+      .catch((error) => {
+        this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
+        this.options.onError?.(error, 'claim');
+      })
+      .finally(() => {
+        this.underway.delete(candidate.id);
+        this.kick();
+      });
+    this.underway.set(candidate.id, claim);
   }
 
   /**

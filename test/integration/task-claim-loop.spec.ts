@@ -1,0 +1,86 @@
+import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import type { TaskRecord } from '../../lib/tasks/task';
+import type { TaskCallOptions, VersionedTask } from '../../lib/tasks/task-store';
+import { decideSubmit } from '../../lib/tasks/task-submit.rules';
+import { TaskWorker } from '../../lib/tasks/task-worker';
+import { eventually } from '../support/eventually';
+import { FakeClock } from '../support/fake-clock';
+
+describe('a node working through a backlog deeper than one query answers', () => {
+  it('asks again as soon as it claimed its way through an answer, not once per refresh window', async () => {
+    // The clock never moves, so no refresh window (100 ms) ever passes: a node that waits for one before asking again
+    // claims the first answer's 256 tasks and then nothing more (no scan comes round either).
+    const clock = new FakeClock();
+    const backend = new MemoryTaskBackend();
+    const submitter = new MemoryTaskStore(backend);
+    const total = 700;
+    for (let i = 0; i < total; i++) {
+      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
+      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+    }
+    const worker = new TaskWorker(new MemoryTaskStore(backend), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
+    let ran = 0;
+    worker.handle('w', async () => {
+      ran++;
+    });
+    worker.start();
+    try {
+      await eventually(`all ${total} tasks ran`, () => ran === total);
+      const left = await submitter.query({ states: ['pending', 'running'] });
+      expect(left).toEqual([]);
+    } finally {
+      await worker.stop(1_000);
+    }
+  });
+});
+
+/** A store that holds the answer to the first claim it is asked for until `release()`: a slow call. */
+class OneSlowClaimStore extends MemoryTaskStore {
+  held?: string;
+  private gate!: () => void;
+  private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
+
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+    if (this.held === undefined && next?.state === 'running') {
+      this.held = id;
+      const landed = await super.compareAndSet(id, expected, next, options);
+      await this.open;
+      return landed;
+    }
+    return super.compareAndSet(id, expected, next, options);
+  }
+
+  release(): void {
+    this.gate();
+  }
+}
+
+describe('a claim whose answer is slow', () => {
+  it('holds its own slot only: the node claims and runs other work meanwhile, then runs the slow one', async () => {
+    const clock = new FakeClock();
+    const backend = new MemoryTaskBackend();
+    const submitter = new MemoryTaskStore(backend);
+    const total = 20;
+    for (let i = 0; i < total; i++) {
+      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
+      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+    }
+    const store = new OneSlowClaimStore(backend);
+    const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 2 });
+    const ran: string[] = [];
+    worker.handle('w', async (_data, context) => {
+      ran.push(context.task.id);
+    });
+    worker.start();
+    try {
+      await eventually(`the other ${total - 1} tasks ran while one claim's answer was held`, () => ran.length === total - 1);
+      expect(ran).not.toContain(store.held);
+      store.release();
+      await eventually('the slow claim ran once its answer came', () => ran.length === total);
+      expect(new Set(ran).size).toBe(total);
+    } finally {
+      store.release();
+      await worker.stop(1_000);
+    }
+  });
+});
