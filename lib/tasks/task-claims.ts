@@ -15,8 +15,11 @@ import type { TaskWorkerOptions } from './task-worker.options';
 const READY_REFRESH_MS = 100;
 /** Candidates one query returns to a node. */
 const READY_LIMIT = 256;
-/** Claims others won in a row, in multiples of the node's slots, after which it waits before asking the store again. */
-const LOST_STREAK_ROUNDS = 4;
+/**
+ * Claims that failed in a row (others won the race, or the call failed), in multiples of the node's slots, after which
+ * the node claims no more until it asked the store again, at most every {@link READY_REFRESH_MS}.
+ */
+const LOST_STREAK_SLOTS = 4;
 /** Candidates a node keeps, from queries and events. */
 const READY_CAPACITY = 1_024;
 /**
@@ -33,7 +36,8 @@ const REQUERY_AFTER_CLAIMS = READY_LIMIT / 8;
  * claim that landed to its runs. Rounds (a query if due, then claims for the free slots) never overlap: a kick during
  * one asks for another after it. Claims run on in the background, each holding its slot until it settles.
  *
- * Nodes take turns in a burst (see {@link ClaimTurns}): each round claims no more than the node's turn allows.
+ * Nodes take turns in a burst (see {@link ClaimTurns}): claims under way and those a round starts together stay within
+ * the node's turn.
  */
 export class TaskClaims {
   private filling?: Promise<void>;
@@ -41,8 +45,8 @@ export class TaskClaims {
   /**
    * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
    * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
-   * when it holds nothing it can vouch for (see {@link ReadyList}), after a claim failed, after four rounds of claims
-   * others won, and when the scan comes round.
+   * when it holds nothing it can vouch for (see {@link ReadyList}), after a claim failed, after a streak of claims that
+   * failed, and when the scan comes round.
    */
   private readonly ready = new ReadyList(READY_CAPACITY);
   private readyAt = 0;
@@ -59,7 +63,7 @@ export class TaskClaims {
   private readonly turns: ClaimTurns;
   /** Claims under way, by task: each holds a slot until it settles. */
   private readonly underway = new Map<string, Promise<void>>();
-  /** Claims others won since this node's last landed one. */
+  /** Claims that failed (lost or threw) since this node's last landed one: a query does not end a streak. */
   private lostStreak = 0;
 
   constructor(
@@ -87,7 +91,7 @@ export class TaskClaims {
     this.stopping = true;
     clearTimeout(this.dueTimer);
     await this.filling;
-    await Promise.all([...this.underway.values()]);
+    await Promise.allSettled([...this.underway.values()]);
   }
 
   /** The store told of work of a type this node handles: the task as it is now, or `undefined` when it could not be read. */
@@ -136,20 +140,23 @@ export class TaskClaims {
   /**
    * Claims until the node runs `concurrency` handlers (claims under way count) or nothing claimable is left. Claims
    * are not waited for: each takes a slot while it is under way, and as it settles (landed or lost) the node claims
-   * again, so one slow answer never holds the others' slots. After {@link LOST_STREAK_ROUNDS} × `concurrency` claims
-   * others won in a row, the node asks the store again 100 ms later rather than spin on a stale list.
+   * again, so one slow answer never holds the others' slots. After {@link LOST_STREAK_SLOTS} × `concurrency` claims
+   * failed in a row, it claims nothing more until it asked the store again, at most every {@link READY_REFRESH_MS},
+   * rather than spin on a stale list or a failing store.
    */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
     while (!this.stopping && this.freeSlots(concurrency) > 0) {
-      if (this.lostStreak >= LOST_STREAK_ROUNDS * concurrency) {
-        // Others won every race for a while: ask again a little later rather than spin on a stale list.
-        this.lostStreak = 0;
-        this.signalled = true;
-        this.wakeLater(this.options.clock.now());
-        return;
-      }
       const now = this.options.clock.now();
+      if (this.lostStreak >= LOST_STREAK_SLOTS * concurrency) {
+        // Claims kept failing: ask the store again, but not before the refresh window passed (claims still under way
+        // that settle meanwhile wake the loop, which stops here again).
+        this.signalled = true;
+        if (now - this.readyAt < READY_REFRESH_MS) {
+          this.wakeLater(now);
+          return;
+        }
+      }
       const query = this.queryDue(now);
       if (query) {
         this.refresh = false;
@@ -175,16 +182,18 @@ export class TaskClaims {
       // As many claims as there are free slots (each is one compare-and-set), and no more than its turn allows.
       // Claims waiting unread on the socket are read before an immediate runs.
       const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
-      if (turn === 0) {
-        this.wakeLater(now);
+      if (this.stopping) return;
+      // The turn counts landed claims only: those under way come out of it, or each round would take it again.
+      const room = Math.min(this.freeSlots(concurrency), turn - this.underway.size);
+      if (room <= 0) {
+        this.wakeLater(now); // claims under way wake it as they settle; a turn of 0, a claim by another node
         return;
       }
-      const free = this.freeSlots(concurrency);
-      const batch = this.ready.take(Math.min(free, turn), concurrency, now, (id) => this.runs.has(id) || this.underway.has(id));
+      const batch = this.ready.take(room, concurrency, now, (id) => this.runs.has(id) || this.underway.has(id));
       if (batch.length === 0) {
         if (!query && this.ready.incomplete && this.underway.size === 0) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now and has
-          // claimed little since. (With claims under way, it asks once they settled: a failed one asks anyway.)
+          // claimed little since. With claims under way it waits for them: each wakes the loop as it settles.
           if (now - this.readyAt >= READY_REFRESH_MS || this.landedSinceQuery >= REQUERY_AFTER_CLAIMS) {
             this.refresh = true;
             continue;
@@ -210,6 +219,7 @@ export class TaskClaims {
         this.lostStreak = landed ? 0 : this.lostStreak + 1;
       })
       .catch((error) => {
+        this.lostStreak++;
         this.refresh = true; // its candidate left the list with the claim that failed: ask the store next time
         this.options.onError?.(error, 'claim');
       })
@@ -221,8 +231,8 @@ export class TaskClaims {
   }
 
   /**
-   * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or four rounds of
-   * claims others won) asks, at most every {@link READY_REFRESH_MS}.
+   * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or a streak of
+   * claims that failed) asks, at most every {@link READY_REFRESH_MS}.
    */
   private queryDue(now: number): boolean {
     return this.refresh || (this.signalled && now - this.readyAt >= READY_REFRESH_MS);

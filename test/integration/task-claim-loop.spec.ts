@@ -84,3 +84,46 @@ describe('a claim whose answer is slow', () => {
     }
   });
 });
+
+/** A store whose claims (a task's move to running) all fail: each throws, or each loses its race. */
+class FailingClaimsStore extends MemoryTaskStore {
+  claims = 0;
+  constructor(backend: MemoryTaskBackend, private readonly how: 'throw' | 'lose') {
+    super(backend);
+  }
+
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+    if (next?.state !== 'running') return super.compareAndSet(id, expected, next, options);
+    this.claims++;
+    if (this.how === 'throw') throw new Error('the cluster refused the write');
+    return false;
+  }
+}
+
+describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
+  it('stop after a streak of failures until the refresh window passed, not in a loop with no wait', async () => {
+    // The clock never moves, so the refresh window never passes: after its streak a node claims nothing more.
+    const clock = new FakeClock();
+    const backend = new MemoryTaskBackend();
+    const submitter = new MemoryTaskStore(backend);
+    for (let i = 0; i < 50; i++) {
+      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
+      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+    }
+    const store = new FailingClaimsStore(backend, how);
+    const concurrency = 4;
+    const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency, onError: () => undefined });
+    worker.handle('w', async () => undefined);
+    worker.start();
+    try {
+      const streak = 4 * concurrency;
+      await eventually('the node to fail a streak of claims', () => store.claims >= streak);
+      // Given time to spin (a loop with no wait made tens of thousands of claims in this window), it made no more
+      // than the streak and the claims under way when it ended.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(store.claims).toBeLessThanOrEqual(streak + concurrency);
+    } finally {
+      await worker.stop(1_000);
+    }
+  });
+});
