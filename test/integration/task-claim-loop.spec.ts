@@ -6,6 +6,14 @@ import { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 
+/** Submits `count` pending tasks of type `w` (t0, t1, ...) through `store`. */
+async function submitPending(store: MemoryTaskStore, clock: FakeClock, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
+    expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+  }
+}
+
 describe('a node working through a backlog deeper than one query answers', () => {
   it('asks again as soon as it claimed its way through an answer, not once per refresh window', async () => {
     // The clock never moves, so no refresh window (100 ms) ever passes: a node that waits for one before asking again
@@ -14,10 +22,7 @@ describe('a node working through a backlog deeper than one query answers', () =>
     const backend = new MemoryTaskBackend();
     const submitter = new MemoryTaskStore(backend);
     const total = 700;
-    for (let i = 0; i < total; i++) {
-      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
-      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
-    }
+    await submitPending(submitter, clock, total);
     const worker = new TaskWorker(new MemoryTaskStore(backend), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
     let ran = 0;
     worker.handle('w', async () => {
@@ -59,12 +64,8 @@ describe('a claim whose answer is slow', () => {
   it('holds its own slot only: the node claims and runs other work meanwhile, then runs the slow one', async () => {
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
-    const submitter = new MemoryTaskStore(backend);
     const total = 20;
-    for (let i = 0; i < total; i++) {
-      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
-      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
-    }
+    await submitPending(new MemoryTaskStore(backend), clock, total);
     const store = new OneSlowClaimStore(backend);
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 2 });
     const ran: string[] = [];
@@ -105,11 +106,7 @@ describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
     // The clock never moves, so the refresh window never passes: after its streak a node claims nothing more.
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
-    const submitter = new MemoryTaskStore(backend);
-    for (let i = 0; i < 50; i++) {
-      const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
-      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
-    }
+    await submitPending(new MemoryTaskStore(backend), clock, 50);
     const store = new FailingClaimsStore(backend, how);
     const concurrency = 4;
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency, onError: () => undefined });
