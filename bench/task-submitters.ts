@@ -96,7 +96,8 @@ export function workerEnv(cluster: Cluster, mapPrefix: string, redisPort: number
   };
 }
 
-const clientConfigOf = (cluster: Cluster): ClientConfig => ({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } });
+/** The client config of a bench client of `cluster` (Hazelcast's own logging off). */
+export const clientConfigOf = (cluster: Cluster): ClientConfig => ({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } });
 
 /** Opens the submitter of `system`. */
 export function openSubmitter(system: System, cluster: Cluster, mapPrefix: string, redisPort: number | undefined, queue = 'bench'): Promise<Submitter> {

@@ -11,7 +11,7 @@ import { cpuWindow, type WindowCpu } from './proc-cpu';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 import { backlogRows } from './task-backlog';
 import { taskFloorRow } from './task-floor';
-import { DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System } from './task-submitters';
+import { clientConfigOf, DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System } from './task-submitters';
 const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 2000);
 /** The burst row: this many tasks on 3 nodes, each node's share reported (the target: none above 40 %). */
 const BURST_TASKS = Number(process.env.BENCH_BURST_TASKS ?? 3000);
@@ -132,7 +132,7 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
 /** Every tasks row, both systems (BullMQ only with a Redis). */
 export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   const env = workerEnv(cluster, mapPrefix, redisPort);
-  const rows: BenchRow[] = [await taskFloorRow({ clusterName: cluster.clusterName, network: { clusterMembers: cluster.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } }, `${mapPrefix}-floor`, THROUGHPUT_TASKS, procs, log)];
+  const rows: BenchRow[] = [await taskFloorRow(clientConfigOf(cluster), `${mapPrefix}-floor`, THROUGHPUT_TASKS, procs, log)];
   const systems: System[] = redisPort === undefined ? ['gatekeeper'] : ['gatekeeper', 'bullmq'];
   if (redisPort === undefined) log('  no Redis (--no-baselines): the BullMQ baseline is left out');
   for (const system of systems) {

@@ -186,7 +186,7 @@ export class TaskClaims {
       // The turn counts landed claims only: those under way come out of it, or each round would take it again.
       const room = Math.min(this.freeSlots(concurrency), turn - this.underway.size);
       if (room <= 0) {
-        this.wakeLater(now); // claims under way wake it as they settle; a turn of 0, a claim by another node
+        this.wakeLater(now); // claims under way wake it as they settle; on a turn of 0, another node's claim or its timer
         return;
       }
       const batch = this.ready.take(room, concurrency, now, (id) => this.runs.has(id) || this.underway.has(id));
