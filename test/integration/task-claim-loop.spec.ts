@@ -2,6 +2,7 @@ import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskCallOptions, VersionedTask } from '../../lib/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
+import { ClaimTurns } from '../../lib/tasks/claim-turns';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
@@ -120,6 +121,48 @@ describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(store.claims).toBeLessThanOrEqual(streak + concurrency);
     } finally {
+      await worker.stop(1_000);
+    }
+  });
+});
+
+/** A store that holds every claim's answer until `release()`, counting the claims asked for. */
+class HeldClaimsStore extends MemoryTaskStore {
+  asked = 0;
+  private gate!: () => void;
+  private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
+
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+    if (next?.state !== 'running') return super.compareAndSet(id, expected, next, options);
+    this.asked++;
+    await this.open;
+    return super.compareAndSet(id, expected, next, options);
+  }
+
+  release(): void {
+    this.gate();
+  }
+}
+
+describe("a node's turn in a burst", () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('counts its claims under way: a turn of one claim starts one, however many slots are free', async () => {
+    jest.spyOn(ClaimTurns.prototype, 'turn').mockResolvedValue(1);
+    const clock = new FakeClock();
+    const backend = new MemoryTaskBackend();
+    await submitPending(new MemoryTaskStore(backend), clock, 20);
+    const store = new HeldClaimsStore(backend);
+    const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
+    worker.handle('w', async () => undefined);
+    worker.start();
+    try {
+      await eventually('the first claim to be asked for', () => store.asked >= 1);
+      // Time for more claims to start if the turn did not hold them (it took all 8 slots at once when it did not).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(store.asked).toBe(1);
+    } finally {
+      store.release();
       await worker.stop(1_000);
     }
   });
