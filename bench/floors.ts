@@ -6,8 +6,11 @@
  * submitter keeps 16 in flight too). On the bench's Redis, the same with GET, SET and a Lua compare-and-set script
  * of the kind redlock runs to extend a lock (check the value, then set it with a TTL).
  */
+import { randomUUID } from 'node:crypto';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
+import { writtenByOthers } from '../lib/permits/hazelcast-permit.store';
+import { writeIdOf } from '../lib/permits/semaphore-entry.codec';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { cpuWindow, type CpuParts } from './proc-cpu';
 
@@ -113,8 +116,9 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
 
 /**
  * The member's compare-and-set when the map has the listeners a gatekeeper's semaphore map has: this client's own
- * (every node's view listens, so a writer hears its own write, with its value) and another process's
- * (`listening`, the decision rows' other node, listening to `mapName` too). Values the size of a semaphore entry.
+ * (every node's view listens, with a predicate that leaves out the values it wrote itself, and one for removals) and
+ * another process's (`listening`, the decision rows' other node, listening to `mapName` too, and sent every write).
+ * Values the size of a semaphore entry, starting as one does (the predicates read its writeId).
  * What a grant or refresh could take with no code of ours on the path, while hold mode's views are fed by events.
  */
 export async function listenedFloorRow(config: ClientConfig, mapName: string, count: number, procs: CpuParts, listening: number | undefined): Promise<BenchRow> {
@@ -122,8 +126,10 @@ export async function listenedFloorRow(config: ClientConfig, mapName: string, co
   try {
     const map = await client.getMap<string, string>(mapName);
     let heard = 0;
-    await map.addEntryListener({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, undefined, true);
-    const entry = (i: number) => JSON.stringify({ v: 2, revision: i, writeId: `w-${i}`, pad: 'x'.repeat(320) });
+    const writer = randomUUID();
+    await map.addEntryListenerWithPredicate({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, writtenByOthers(writer), undefined, true);
+    await map.addEntryListener({ removed: () => heard++ }, undefined, false);
+    const entry = (i: number) => JSON.stringify({ v: 2, revision: i, writeId: writeIdOf(writer, i), pad: 'x'.repeat(320) });
     let current = entry(0);
     await map.set('k', current);
     const cas = async (i: number) => {
@@ -135,6 +141,7 @@ export async function listenedFloorRow(config: ClientConfig, mapName: string, co
     const cpu = cpuWindow({ ...procs, ...(listening !== undefined && { workers: [listening] }) });
     const samples = await timed(count, (i) => cas(WARMUP + 1 + i));
     const used = cpu.stop();
+    if (heard !== 0) throw new Error(`listened floor: the writer was sent its own writes (${heard} characters)`);
     const total = samples.reduce((a, b) => a + b, 0);
     const clients = used.bench === null ? null : used.bench + (used.workers ?? 0);
     return {

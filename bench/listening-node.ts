@@ -3,11 +3,12 @@
  * whose view listens to the semaphore map, as every other replica's does in production. In the bench process it
  * would decode each of the holder's writes on the holder's own event loop and count against its latency; here, as
  * in a real deployment, that work is another process's. With LISTENED_MAP it also listens, with values, to that
- * raw map (the listened floor row). Prints READY once listening; SIGTERM closes it.
+ * raw map as a node's view does (the listened floor row). Prints READY once listening; SIGTERM closes it.
  */
+import { randomUUID } from 'node:crypto';
 import { Client } from 'hazelcast-client';
 import { systemClock } from '../lib/core/clock';
-import { HazelcastPermitStore } from '../lib/permits/hazelcast-permit.store';
+import { HazelcastPermitStore, writtenByOthers } from '../lib/permits/hazelcast-permit.store';
 import { env } from '../test/fixtures/fixture-process';
 
 async function main(): Promise<void> {
@@ -20,7 +21,11 @@ async function main(): Promise<void> {
   if (listened) {
     const client = await Client.newHazelcastClient({ clusterName: env('GATEKEEPER_HZ_CLUSTER_NAME'), network: { clusterMembers: env('GATEKEEPER_HZ_MEMBERS').split(',') }, properties: { 'hazelcast.logging.level': 'OFF' } });
     let heard = 0;
-    await (await client.getMap<string, string>(listened)).addEntryListener({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, undefined, true);
+    // As a node's view listens (see HazelcastPermitStore): with the predicate that leaves out its own writes, and
+    // removals apart; this node writes nothing, so it is sent every write.
+    const map = await client.getMap<string, string>(listened);
+    await map.addEntryListenerWithPredicate({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, writtenByOthers(randomUUID()), undefined, true);
+    await map.addEntryListener({ removed: () => heard++ }, undefined, false);
     process.once('SIGTERM', () => void client.shutdown());
   }
   process.once('SIGTERM', () => void store.close().finally(() => process.exit(0)));

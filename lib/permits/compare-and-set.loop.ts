@@ -7,7 +7,7 @@ import type { Deadline } from '../core/deadline';
 /** What one attempt decided: the result, and the entry to write for it (nothing to write: the result stands). */
 export interface Attempt<R> {
   readonly result: R;
-  /** The entry to write, without `writeId` (added here). Its revision must be the read one plus one. */
+  /** The entry to write, without `writeId` (added here: the store's, else a random UUID). Its revision must be the read one plus one. */
   readonly write?: Omit<SemaphoreEntry, 'writeId'>;
   /** Called right before the write is sent (e.g. to tell a holder whose permit the write withdraws). */
   readonly beforeWrite?: () => void;
@@ -52,7 +52,7 @@ export async function compareAndSetLoop<R>(
       continue;
     }
     decision.beforeWrite?.();
-    if (await store.compareAndSet(name, read, { ...decision.write, writeId: randomUUID() }, { timeoutMs: deadline.left() })) {
+    if (await store.compareAndSet(name, read, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
       return decision.result;
     }
     // Another writer got in first. Its write may already have reached the view by event (a lost race then costs

@@ -1,4 +1,5 @@
-import type { Client, ClientConfig, IMap } from 'hazelcast-client';
+import { randomUUID } from 'node:crypto';
+import { Predicates, type Client, type ClientConfig, type IMap, type Predicate } from 'hazelcast-client';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
@@ -7,7 +8,7 @@ import { HazelcastConnection, type ConnectionState } from '../hazelcast/hazelcas
 import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import { StoreCalls } from '../hazelcast/store-call';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
-import { decodeEntries, decodeEntry, encodeEntry } from './semaphore-entry.codec';
+import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenByPattern } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
 
 /** How the Hazelcast store reaches the cluster. */
@@ -38,6 +39,11 @@ export interface HazelcastStoreOptions {
   connection?: HazelcastConnection;
 }
 
+/** The predicate of a node's listener on the semaphore map: every value but those written with `writer`'s mark. */
+export function writtenByOthers(writer: string): Predicate {
+  return Predicates.not(Predicates.regex('this', writtenByPattern(writer)));
+}
+
 /**
  * The product store: one entry per semaphore in a Hazelcast IMap, written with optimistic compare-and-set
  * (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Every call has a deadline. Each node keeps a view
@@ -50,6 +56,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private map?: IMap<string, string>;
   private canaries?: PartitionCanaries;
   private listenerId?: string;
+  private removalListenerId?: string;
   private membershipListenerId?: string;
   private events: PermitStoreEvents = {};
   private clock?: Clock;
@@ -70,9 +77,13 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private readonly calls: StoreCalls;
   /**
    * This node's writes in flight, by name: the member sends a write's entry event before its answer, so the event
-   * of this node's own write usually arrives first, and would be decoded although the entry is at hand.
+   * of one of this node's writes that does not carry its mark (an operator's rebuild) usually arrives first, and
+   * would be decoded although the entry is at hand.
    */
   private readonly writing = new Map<string, { raw: string; entry: SemaphoreEntry }>();
+  /** This store's mark in the writeIds it hands out (see {@link writeId}), and how many it handed out. */
+  private readonly writer = randomUUID();
+  private written = 0;
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
     super();
@@ -97,11 +108,23 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       const map = await this.call(() => client.getMap<string, string>(this.mapName), 'open the semaphore map');
       this.map = map;
       this.canaries = new PartitionCanaries(client, await this.call(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), clock);
-      this.listenerId = await this.call(() => map.addEntryListener(
+      // A node learns its own writes from their answers (compareAndSet records them in the view), so the members
+      // leave out of its listener the values it wrote (their writeId carries this store's mark): per write, one event
+      // less to send, receive and decode. Every value another node or version wrote still comes.
+      this.listenerId = await this.call(() => map.addEntryListenerWithPredicate(
         {
           added: (e) => this.observe(e.key, e.value),
           updated: (e) => this.observe(e.key, e.value),
           merged: (e) => this.observe(e.key, e.value),
+        },
+        writtenByOthers(this.writer),
+        undefined,
+        true,
+      ), 'listen to the semaphore map');
+      // Removals on a listener of their own, without values: the predicate above would test the value removed, and
+      // so leave out the removal of an entry this node wrote last.
+      this.removalListenerId = await this.call(() => map.addEntryListener(
+        {
           removed: (e) => this.view.observe(e.key, null),
           // An entry that disappears without being lost with its partition (eviction, expiry: misconfigured maps)
           // leaves its canary: renew it, so whoever rebuilds the entry still waits out its permits.
@@ -111,7 +134,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
           mapEvicted: () => this.distrust(),
         },
         undefined,
-        true,
+        false,
       ), 'listen to the semaphore map');
       // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
       this.membershipListenerId = this.client.getCluster().addMembershipListener({
@@ -139,9 +162,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     this.connected = false;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.listenerId && this.map) await this.map.removeEntryListener(this.listenerId).catch(() => undefined);
+    for (const id of [this.listenerId, this.removalListenerId]) if (id && this.map) await this.map.removeEntryListener(id).catch(() => undefined);
     if (this.membershipListenerId) this.client?.getCluster().removeMembershipListener(this.membershipListenerId);
     this.listenerId = undefined;
+    this.removalListenerId = undefined;
     this.membershipListenerId = undefined;
     this.view.clear();
     this.client = undefined;
@@ -171,6 +195,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
     const lostSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
     return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
+  }
+
+  /** {@inheritDoc PermitStore.writeId} Marked as this store's, so its listener is not sent the write back. */
+  writeId(): string {
+    return writeIdOf(this.writer, this.written++);
   }
 
   async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {

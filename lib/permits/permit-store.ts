@@ -67,6 +67,12 @@ export interface PermitStore {
    * re-reading; throws `StoreUnavailableError` when it cannot be, `StoreTimeoutError` past the deadline.
    */
   compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options?: CallOptions): Promise<boolean>;
+  /**
+   * A unique `writeId` for the next entry this node writes. Optional: without it, writers use a random UUID. A store
+   * whose view is fed by change events may mark its own writes so it is not sent them back (it records a write it
+   * made from the answer).
+   */
+  writeId?(): string;
   /** Every entry in the store. Unreadable ones are reported via `corruptValue` and skipped. */
   list(options?: CallOptions): Promise<Array<{ name: string; entry: SemaphoreEntry }>>;
   /** The exact stored value under `name`, readable or not (for an operator's repair of a corrupt one). */

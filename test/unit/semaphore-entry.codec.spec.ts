@@ -1,7 +1,8 @@
 import { CorruptStateError } from '../../lib/core/errors/corrupt-state.error';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
-import { decodeEntry, encodeEntry } from '../../lib/permits/semaphore-entry.codec';
+import { randomUUID } from 'node:crypto';
+import { decodeEntry, encodeEntry, writeIdOf, writtenByPattern } from '../../lib/permits/semaphore-entry.codec';
 
 const definition = validateDefinition({ name: 's', duration: '1m', groupPattern: 'prod.*' });
 const entry: SemaphoreEntry = {
@@ -56,5 +57,22 @@ describe('semaphore entry codec', () => {
   ])('rejects %s, naming the key', (_, raw) => {
     expect(() => decodeEntry('s', raw)).toThrow(CorruptStateError);
     expect(() => decodeEntry('s', raw)).toThrow(/"s"/);
+  });
+
+  it("tells a writer's own entries by their writeId, in every format, and nobody else's", () => {
+    const writer = randomUUID();
+    // The members read the pattern as a Java regex that must match the whole value; (?s) is JavaScript's flag s.
+    const pattern = writtenByPattern(writer);
+    expect(pattern.startsWith('(?s)')).toBe(true);
+    const matches = (raw: string) => new RegExp(`^(?:${pattern.slice(4)})$`, 's').test(raw);
+    const withResources: SemaphoreEntry = { ...entry, annex: { a: 1 }, permits: [{ ...entry.permits[0], resources: { r: 1 } }] };
+    const mine = [0, 35, 1e9].flatMap((n) => [entry, withResources, { ...entry, revision: 12_345_678 }].map((e) => encodeEntry({ ...e, writeId: writeIdOf(writer, n) })));
+    expect(mine.map((raw) => JSON.parse(raw).v)).toContain(3);
+    expect(mine.filter((raw) => !matches(raw))).toEqual([]);
+    const others = [randomUUID(), writeIdOf(randomUUID(), 0), writer, `${writer}x`, '', `x${writeIdOf(writer, 0)}`].map((writeId) => encodeEntry({ ...entry, writeId }));
+    expect(others.filter(matches)).toEqual([]);
+    // A definition or permit that happens to contain the writeId does not make the entry the writer's.
+    expect(matches(encodeEntry({ ...entry, permits: [{ ...entry.permits[0], acquirer: writeIdOf(writer, 0) }] }))).toBe(false);
+    expect(() => writtenByPattern('a.*')).toThrow('writer must be a UUID');
   });
 });
