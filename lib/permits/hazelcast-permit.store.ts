@@ -8,7 +8,7 @@ import { HazelcastConnection, type ConnectionState } from '../hazelcast/hazelcas
 import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import { StoreCalls } from '../hazelcast/store-call';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
-import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenByPattern } from './semaphore-entry.codec';
+import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenBy, writtenByPattern } from './semaphore-entry.codec';
 import { ViewedPermitStore } from './viewed-permit.store';
 
 /** How the Hazelcast store reaches the cluster. */
@@ -76,14 +76,16 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private readonly mapName: string;
   private readonly calls: StoreCalls;
   /**
-   * This node's writes in flight, by name: the member sends a write's entry event before its answer, so the event
-   * of one of this node's writes that does not carry its mark (an operator's rebuild) usually arrives first, and
-   * would be decoded although the entry is at hand.
+   * This node's writes in flight, by name: the event of one of its writes that does not carry its mark (made with a
+   * writeId of the caller's) often arrives before the answer, and would be decoded although the entry is at hand;
+   * a removal heard meanwhile is read again (see `removed`).
    */
   private readonly writing = new Map<string, { raw: string; entry: SemaphoreEntry }>();
   /** This store's mark in the writeIds it hands out (see {@link writeId}), and how many it handed out. */
   private readonly writer = randomUUID();
   private written = 0;
+  /** Whether a value carries this store's mark. */
+  private readonly ownValue = writtenBy(this.writer);
 
   constructor(private readonly options: HazelcastStoreOptions = {}) {
     super();
@@ -113,9 +115,9 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       // less to send, receive and decode. Every value another node or version wrote still comes.
       this.listenerId = await this.call(() => map.addEntryListenerWithPredicate(
         {
-          added: (e) => this.observe(e.key, e.value),
-          updated: (e) => this.observe(e.key, e.value),
-          merged: (e) => this.observe(e.key, e.value),
+          added: (e) => this.heard(e.key, e.value),
+          updated: (e) => this.heard(e.key, e.value),
+          merged: (e) => this.heard(e.key, e.value),
         },
         writtenByOthers(this.writer),
         undefined,
@@ -125,7 +127,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       // so leave out the removal of an entry this node wrote last.
       this.removalListenerId = await this.call(() => map.addEntryListener(
         {
-          removed: (e) => this.view.observe(e.key, null),
+          removed: (e) => this.removed(e.key),
           // An entry that disappears without being lost with its partition (eviction, expiry: misconfigured maps)
           // leaves its canary: renew it, so whoever rebuilds the entry still waits out its permits.
           evicted: (e) => this.vanished(e.key),
@@ -210,16 +212,21 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     let written: boolean;
     const own = { raw, entry: next };
     this.writing.set(name, own);
+    let sent: Promise<boolean> | undefined;
     try {
       written = await this.call(
-        async () => (expected.raw === null ? (await map.putIfAbsent(name, raw)) === null : map.replaceIfSame(name, expected.raw, raw)),
+        () => (sent = expected.raw === null ? map.putIfAbsent(name, raw).then((previous) => previous === null) : map.replaceIfSame(name, expected.raw, raw)),
         what,
         options.timeoutMs,
         { settle: true },
       );
     } catch (error) {
+      // The client may still be sending the write past its deadline (it retries a call the members refused, during
+      // a migration for one), and it may land: its answer records it then, as no event will (a node's own writes
+      // are left out of its listener). Revisions keep an answer that comes late from undoing a newer entry.
+      void sent?.then((won) => won && this.connected && this.map === map && this.view.observe(name, raw, next), () => undefined);
       if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
-      // Writes are not retried by the client, so the outcome is unknown. The entry carries a unique writeId:
+      // The connection failed under the call, so the outcome is unknown. The entry carries a unique writeId:
       // if the stored value is exactly ours, the write landed.
       const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
       const stored = await this.call(() => map.get(name), what, left);
@@ -331,6 +338,22 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     for (const name of known) if (!names.has(name)) this.view.observe(name, null);
     for (const [name, raw] of entries) this.observe(name, raw);
     return names;
+  }
+
+  /** An entry event: a value another node (or version, or operator) wrote. */
+  private heard(name: string, value: string): void {
+    this.observe(name, value);
+  }
+
+  /**
+   * An entry was removed. When the view holds a value this node wrote, or a write of its own is under way, the
+   * removal may be of the value before it (answers and events travel apart, and no event follows to put this node's
+   * own write back), so the entry is read again instead; a failed read leaves the view distrusted until a resync.
+   */
+  private removed(name: string): void {
+    const known = this.view.peek(name)?.raw;
+    if (this.writing.has(name) || (typeof known === 'string' && this.ownValue(known))) void this.read(name).catch(() => undefined);
+    else this.view.observe(name, null);
   }
 
   /** Records a value the store sent (event, reload) in the view, and reports it when it cannot be read. */

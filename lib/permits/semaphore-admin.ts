@@ -227,7 +227,7 @@ export class SemaphoreAdmin {
     const known = remembered?.definition ?? definition ?? null;
     const waitMs = Math.max(graceDurationMs ?? 0, known?.durationMs ?? 0, ...this.list().map((d) => d.durationMs));
     const revision = seedRevision(now, remembered?.revision, this.skewMs);
-    const rebuilt: SemaphoreEntry = { revision, writeId: '', definition: known, lastToken: 0, permits: [], graceUntil: now + waitMs + 2 * this.skewMs };
+    const rebuilt: SemaphoreEntry = { revision, writeId: this.store.writeId?.() ?? '', definition: known, lastToken: 0, permits: [], graceUntil: now + waitMs + 2 * this.skewMs };
     if (!(await this.store.compareAndSet(name, { raw }, rebuilt, { timeoutMs: this.editTimeoutMs }))) {
       throw new EditConflictError(name, 1);
     }

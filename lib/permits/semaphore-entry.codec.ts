@@ -88,6 +88,12 @@ export function writtenByPattern(writer: string): string {
   return `(?s)\\{"v":\\d+,"revision":\\d+,"writeId":"${writer}\\..*`;
 }
 
+/** The same test as {@link writtenByPattern}'s, here: whether `raw` is a value `writer` wrote. */
+export function writtenBy(writer: string): (raw: string) => boolean {
+  const whole = new RegExp(`^(?:${writtenByPattern(writer).slice('(?s)'.length)})$`, 's');
+  return (raw) => whole.test(raw);
+}
+
 /** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parseJsonObject(key, raw);

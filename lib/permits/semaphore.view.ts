@@ -109,7 +109,7 @@ export class SemaphoreView {
     if (raw === null && !this.remembered_.has(name)) return this.observeAbsent(name, seenAt);
     this.absent.delete(name);
     if (previous && previous.raw === raw) {
-      // The same value again (the event of this node's own write, a re-read): confirmed now, nothing to decode.
+      // The same value again (a re-read, the answer after the event of an unmarked write): confirmed now, nothing to decode.
       previous.seenAt = seenAt;
       return undefined;
     }
