@@ -49,11 +49,11 @@ async function main(): Promise<void> {
     GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix,
   }) : undefined;
   const holder = await gatekeeperNode('holder', config, prefix, false);
-  // A holder that does not hear its own writes: its entry listener removed (its view still gets its own writes
-  // from their answers, which is all a grant or refresh of a fresh key needs here).
+  // A holder with no values listener at all (no node is sent its own writes any more; this one hears nobody's): its
+  // view gets its own writes from their answers, which is all a grant or refresh of a fresh key needs here.
   const unheard = await gatekeeperNode('unheard', config, prefix, false);
-  const inner = unheard.store as unknown as { map: IMap<string, string>; listenerId: string };
-  await inner.map.removeEntryListener(inner.listenerId);
+  const inner = unheard.store as unknown as { map: IMap<string, string>; listeners: { values: string } };
+  await inner.map.removeEntryListener(inner.listeners.values);
   const raw = await Client.newHazelcastClient(config);
   const quiet = await raw.getMap<string, string>(`${prefix}.floor`);
   const watched = await raw.getMap<string, string>(`${prefix}.semaphores`);

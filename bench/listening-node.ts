@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'hazelcast-client';
 import { systemClock } from '../lib/core/clock';
-import { HazelcastPermitStore, writtenByOthers } from '../lib/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../lib/permits/hazelcast-permit.store';
+import { writtenByOthers } from '../lib/permits/hazelcast-semaphore-listeners';
 import { env } from '../test/fixtures/fixture-process';
 
 async function main(): Promise<void> {

@@ -81,7 +81,7 @@ async function main(): Promise<void> {
       const map = (node.store as unknown as { map: IMap<string, string> }).map;
       // PROFILE_UNHEARD=1: the nodes' entry listeners removed, to see what the events cost (views then go stale:
       // a diagnostic only; lost compare-and-sets read instead).
-      if (process.env.PROFILE_UNHEARD === '1') await map.removeEntryListener((node.store as unknown as { listenerId: string }).listenerId);
+      if (process.env.PROFILE_UNHEARD === '1') await map.removeEntryListener((node.store as unknown as { listeners: { values: string } }).listeners.values);
       const replace = map.replaceIfSame.bind(map);
       const get = map.get.bind(map);
       map.replaceIfSame = ((k: string, o: string, v: string) => replace(k, o, v).then((won) => ((won ? counts.casWon++ : counts.casLost++), won))) as typeof map.replaceIfSame;

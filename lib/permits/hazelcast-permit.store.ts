@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Predicates, type Client, type ClientConfig, type IMap, type Predicate } from 'hazelcast-client';
+import type { Client, ClientConfig, IMap } from 'hazelcast-client';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
@@ -8,7 +8,8 @@ import { HazelcastConnection, type ConnectionState } from '../hazelcast/hazelcas
 import { CANARY_MAP, PartitionCanaries } from '../hazelcast/hazelcast-partition-canaries';
 import { StoreCalls } from '../hazelcast/store-call';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
-import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenBy, writtenByPattern } from './semaphore-entry.codec';
+import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenBy } from './semaphore-entry.codec';
+import { listenToSemaphoreMap, stopListening, type SemaphoreMapListeners } from './hazelcast-semaphore-listeners';
 import { ViewedPermitStore } from './viewed-permit.store';
 
 /** How the Hazelcast store reaches the cluster. */
@@ -39,24 +40,19 @@ export interface HazelcastStoreOptions {
   connection?: HazelcastConnection;
 }
 
-/** The predicate of a node's listener on the semaphore map: every value but those written with `writer`'s mark. */
-export function writtenByOthers(writer: string): Predicate {
-  return Predicates.not(Predicates.regex('this', writtenByPattern(writer)));
-}
-
 /**
  * The product store: one entry per semaphore in a Hazelcast IMap, written with optimistic compare-and-set
  * (`putIfAbsent` / `replaceIfSame`) on canonical JSON strings. Every call has a deadline. Each node keeps a view
- * of the entries fed by an entry listener; it is re-read after every reconnect and whenever a member leaves,
- * because missed events are not replayed, and the engine never trusts it beyond its age bound. Slightly over 300
- * lines on purpose: the view's suspicion and resync are one state machine with the calls that feed it.
+ * of the entries fed by its reads, the answers to its writes and its listeners (the others' writes, every removal:
+ * hazelcast-semaphore-listeners.ts); it is re-read after every reconnect and whenever a member leaves, because missed
+ * events are not replayed, and the engine never trusts it beyond its age bound. Over 300 lines on purpose: the
+ * view's suspicion and resync are one state machine with the calls that feed it.
  */
 export class HazelcastPermitStore extends ViewedPermitStore implements PermitStore {
   private client?: Client;
   private map?: IMap<string, string>;
   private canaries?: PartitionCanaries;
-  private listenerId?: string;
-  private removalListenerId?: string;
+  private listeners?: SemaphoreMapListeners;
   private membershipListenerId?: string;
   private events: PermitStoreEvents = {};
   private clock?: Clock;
@@ -110,34 +106,13 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
       const map = await this.call(() => client.getMap<string, string>(this.mapName), 'open the semaphore map');
       this.map = map;
       this.canaries = new PartitionCanaries(client, await this.call(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), clock);
-      // A node learns its own writes from their answers (compareAndSet records them in the view), so the members
-      // leave out of its listener the values it wrote (their writeId carries this store's mark): per write, one event
-      // less to send, receive and decode. Every value another node or version wrote still comes.
-      this.listenerId = await this.call(() => map.addEntryListenerWithPredicate(
-        {
-          added: (e) => this.heard(e.key, e.value),
-          updated: (e) => this.heard(e.key, e.value),
-          merged: (e) => this.heard(e.key, e.value),
-        },
-        writtenByOthers(this.writer),
-        undefined,
-        true,
-      ), 'listen to the semaphore map');
-      // Removals on a listener of their own, without values: the predicate above would test the value removed, and
-      // so leave out the removal of an entry this node wrote last.
-      this.removalListenerId = await this.call(() => map.addEntryListener(
-        {
-          removed: (e) => this.removed(e.key),
-          // An entry that disappears without being lost with its partition (eviction, expiry: misconfigured maps)
-          // leaves its canary: renew it, so whoever rebuilds the entry still waits out its permits.
-          evicted: (e) => this.vanished(e.key),
-          expired: (e) => this.vanished(e.key),
-          mapCleared: () => this.distrust(),
-          mapEvicted: () => this.distrust(),
-        },
-        undefined,
-        false,
-      ), 'listen to the semaphore map');
+      // Not sent its own writes (compareAndSet records them from their answers); see listenToSemaphoreMap.
+      this.listeners = await listenToSemaphoreMap(
+        map,
+        this.writer,
+        { heard: (name, value) => this.heard(name, value), removed: (name) => this.removed(name), vanished: (name) => this.vanished(name), cleared: () => this.distrust() },
+        (operation) => this.call(operation, 'listen to the semaphore map'),
+      );
       // A member leaving may mean lost data or missed events; an injected client gives no lifecycle events.
       this.membershipListenerId = this.client.getCluster().addMembershipListener({
         memberAdded: () => undefined,
@@ -164,10 +139,9 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     this.connected = false;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    for (const id of [this.listenerId, this.removalListenerId]) if (id && this.map) await this.map.removeEntryListener(id).catch(() => undefined);
+    if (this.listeners && this.map) await stopListening(this.map, this.listeners);
     if (this.membershipListenerId) this.client?.getCluster().removeMembershipListener(this.membershipListenerId);
-    this.listenerId = undefined;
-    this.removalListenerId = undefined;
+    this.listeners = undefined;
     this.membershipListenerId = undefined;
     this.view.clear();
     this.client = undefined;
@@ -272,6 +246,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     return this.calls.count();
   }
 
+  /**
+   * An entry disappeared without being lost with its partition (eviction, expiry: misconfigured maps) and left its
+   * canary: renew it, so whoever rebuilds the entry still waits out its permits.
+   */
   private vanished(name: string): void {
     this.view.observe(name, null);
     void this.canaries?.renew(name, (op) => this.call(op, 'renew canary')).catch(() => undefined);
