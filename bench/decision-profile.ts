@@ -3,8 +3,8 @@
  * `npm run bench`: a diagnostic run by hand (`node -r ts-node/register/transpile-only bench/decision-profile.ts`).
  * Interleaves blocks of raw `replaceIfSame` (a map nobody listens to, and the semaphore map the nodes listen to)
  * with grants and refreshes, and for every call records: the engine's work before the write is sent, the member's
- * answer, the continuation after it, when the entry event of the call's own write arrived, GC pauses and the
- * event-loop delay. Prints per-kind percentiles and what the slowest 1 % of calls overlapped.
+ * answer, the continuation after it, GC pauses and the event-loop delay (a node is not sent the events of its own
+ * writes, so none is waited for). Prints per-kind percentiles and what the slowest 1 % of calls overlapped.
  */
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ const BLOCK = Number(process.env.PROFILE_BLOCK ?? 250);
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 8);
 const LISTENER = process.env.PROFILE_LISTENER !== '0';
 
-interface Sample { kind: string; start: number; sent?: number; answered?: number; end: number; event?: number }
+interface Sample { kind: string; start: number; sent?: number; answered?: number; end: number }
 const gcs: Array<{ start: number; end: number }> = [];
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration });
@@ -58,9 +58,9 @@ async function main(): Promise<void> {
   const quiet = await raw.getMap<string, string>(`${prefix}.floor`);
   const watched = await raw.getMap<string, string>(`${prefix}.semaphores`);
 
-  // Instrument the holder's store: when its write is sent and answered, and when the event of it arrives.
+  // Instrument the holder's store: when its write is sent and answered.
   let current: Sample | undefined;
-  const store = holder.store as unknown as { map: IMap<string, string>; observe: (name: string, raw: string) => void };
+  const store = holder.store as unknown as { map: IMap<string, string> };
   const map = store.map;
   const replace = map.replaceIfSame.bind(map);
   map.replaceIfSame = ((key: string, oldValue: string, newValue: string) => {
@@ -71,25 +71,13 @@ async function main(): Promise<void> {
       return r;
     });
   }) as typeof map.replaceIfSame;
-  const pending = new Map<string, Sample>();
-  const observe = store.observe.bind(store);
-  store.observe = (name, value) => {
-    const s = pending.get(name);
-    if (s) {
-      s.event = performance.now();
-      pending.delete(name);
-    }
-    observe(name, value);
-  };
-
   const samples: Sample[] = [];
   const rawListened: number[] = [];
   const loop = monitorEventLoopDelay({ resolution: 1 });
-  const run = async (kind: string, op: (i: number) => Promise<unknown>, key?: (i: number) => string) => {
+  const run = async (kind: string, op: (i: number) => Promise<unknown>) => {
     for (let i = 0; i < BLOCK; i++) {
       const s: Sample = { kind, start: performance.now(), end: 0 };
       current = s;
-      if (key) pending.set(key(i), s);
       await op(i);
       s.end = performance.now();
       current = undefined;
@@ -118,42 +106,40 @@ async function main(): Promise<void> {
       if (!(await watched.replaceIfSame(name, old, next))) throw new Error('raw cas lost');
       rawListened.push(performance.now() - t);
     });
-    await run('grant', (i) => holder.acquire(`k-${base + i}`, 60_000), (i) => `k-${base + i}`);
+    await run('grant', (i) => holder.acquire(`k-${base + i}`, 60_000));
     // The same with the other node's process stopped (SIGSTOP): the member still sends it every event, but its
     // handling of them no longer competes for this machine's two cores.
     listening?.child.kill('SIGSTOP');
     await run('grant-other-stopped', (i) => holder.acquire(`s-${base + i}`, 60_000));
     listening?.child.kill('SIGCONT');
     await run('grant-unheard', (i) => unheard.acquire(`u-${base + i}`, 60_000));
-    await run('refresh', (i) => holder.acquire(`k-${base + i}`, 60_000), (i) => `k-${base + i}`);
+    await run('refresh', (i) => holder.acquire(`k-${base + i}`, 60_000));
   }
   loop.disable();
   await new Promise((r) => setTimeout(r, 200));
 
   const fmt = (v: number | null) => (v === null ? '-' : String(round(v, 3)));
   console.log(`blocks of ${BLOCK} x ${ROUNDS} rounds, listener process: ${LISTENER}`);
-  console.log('kind               n     p50    p90    p99    max   | pre-send p50/p99 | answer p50/p99 | after p50/p99 | event-after-answer p50/p99 (n)');
+  console.log('kind               n     p50    p90    p99    max   | pre-send p50/p99 | answer p50/p99 | after p50/p99');
   for (const kind of ['raw-cas', 'grant', 'grant-other-stopped', 'grant-unheard', 'refresh']) {
     const of = samples.filter((s) => s.kind === kind);
     const d = of.map((s) => s.end - s.start);
     const pre = of.filter((s) => s.sent).map((s) => s.sent! - s.start);
     const ans = of.filter((s) => s.answered).map((s) => s.answered! - s.sent!);
     const after = of.filter((s) => s.answered).map((s) => s.end - s.answered!);
-    const ev = of.filter((s) => s.event && s.answered).map((s) => s.event! - s.answered!);
-    console.log(`${kind.padEnd(17)} ${String(of.length).padEnd(5)} ${[50, 90, 99, 100].map((p) => fmt(percentile(d, p)).padEnd(6)).join(' ')} | ${fmt(percentile(pre, 50))}/${fmt(percentile(pre, 99))} | ${fmt(percentile(ans, 50))}/${fmt(percentile(ans, 99))} | ${fmt(percentile(after, 50))}/${fmt(percentile(after, 99))} | ${fmt(percentile(ev, 50))}/${fmt(percentile(ev, 99))} (${ev.length})`);
+    console.log(`${kind.padEnd(17)} ${String(of.length).padEnd(5)} ${[50, 90, 99, 100].map((p) => fmt(percentile(d, p)).padEnd(6)).join(' ')} | ${fmt(percentile(pre, 50))}/${fmt(percentile(pre, 99))} | ${fmt(percentile(ans, 50))}/${fmt(percentile(ans, 99))} | ${fmt(percentile(after, 50))}/${fmt(percentile(after, 99))}`);
     // The slowest 1 %: what did they overlap?
     const slow = [...of].sort((a, b) => (b.end - b.start) - (a.end - a.start)).slice(0, Math.max(1, Math.ceil(of.length / 100)));
     const withGc = slow.filter((s) => gcs.some((g) => g.start < s.end && g.end > s.start)).length;
     const gcMs = slow.map((s) => gcs.filter((g) => g.start < s.end && g.end > s.start).reduce((a, g) => a + (g.end - g.start), 0));
-    const eventInside = slow.filter((s) => s.event !== undefined && s.event < s.end).length;
     const slowAnswer = slow.filter((s) => s.answered && s.answered - s.sent! > 0.5 * (s.end - s.start)).length;
     if (kind === 'grant' || kind === 'refresh') {
       const t0 = samples[0].start;
       for (const s of slow.slice(0, 8)) {
-        console.log(`     at ${new Date(performance.timeOrigin + s.start).toISOString()} (+${fmt(s.start - t0)} ms): total ${fmt(s.end - s.start)}, send ${fmt(s.sent! - s.start)}, event ${fmt((s.event ?? NaN) - s.sent!)}, answer ${fmt(s.answered! - s.sent!)}, after ${fmt(s.end - s.answered!)}`);
+        console.log(`     at ${new Date(performance.timeOrigin + s.start).toISOString()} (+${fmt(s.start - t0)} ms): total ${fmt(s.end - s.start)}, send ${fmt(s.sent! - s.start)}, answer ${fmt(s.answered! - s.sent!)}, after ${fmt(s.end - s.answered!)}`);
       }
     }
-    console.log(`   slowest ${slow.length}: ${slow.map((s) => fmt(s.end - s.start)).slice(0, 8).join(' ')} ms; overlapping GC ${withGc} (GC ms in them ${gcMs.map((x) => fmt(x)).slice(0, 8).join(' ')}); own event before return ${eventInside}; answer > half ${slowAnswer}`);
+    console.log(`   slowest ${slow.length}: ${slow.map((s) => fmt(s.end - s.start)).slice(0, 8).join(' ')} ms; overlapping GC ${withGc} (GC ms in them ${gcMs.map((x) => fmt(x)).slice(0, 8).join(' ')}); answer > half ${slowAnswer}`);
   }
   console.log(`raw-cas-listened (the CAS alone) p50 ${fmt(percentile(rawListened, 50))} p99 ${fmt(percentile(rawListened, 99))}`);
   const gcInWindow = gcs.length;

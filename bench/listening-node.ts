@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   if (listened) {
     const client = await Client.newHazelcastClient({ clusterName: env('GATEKEEPER_HZ_CLUSTER_NAME'), network: { clusterMembers: env('GATEKEEPER_HZ_MEMBERS').split(',') }, properties: { 'hazelcast.logging.level': 'OFF' } });
     let heard = 0;
-    // As a node's view listens (see HazelcastPermitStore): with the predicate that leaves out its own writes, and
+    // As a node's view listens (see lib/permits/hazelcast-semaphore-listeners.ts): with the predicate that leaves out its own writes, and
     // removals apart; this node writes nothing, so it is sent every write.
     const map = await client.getMap<string, string>(listened);
     await map.addEntryListenerWithPredicate({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, writtenByOthers(randomUUID()), undefined, true);

@@ -79,8 +79,8 @@ async function main(): Promise<void> {
     const counts = { casWon: 0, casLost: 0, reads: 0, grants: 0, denials: 0 };
     for (const node of nodes) {
       const map = (node.store as unknown as { map: IMap<string, string> }).map;
-      // PROFILE_UNHEARD=1: the nodes' entry listeners removed, to see what the events cost (views then go stale:
-      // a diagnostic only; lost compare-and-sets read instead).
+      // PROFILE_UNHEARD=1: the nodes' values listeners removed (removals still heard), to see what the others'
+      // events cost (views then go stale: a diagnostic only; lost compare-and-sets read instead).
       if (process.env.PROFILE_UNHEARD === '1') await map.removeEntryListener((node.store as unknown as { listeners: { values: string } }).listeners.values);
       const replace = map.replaceIfSame.bind(map);
       const get = map.get.bind(map);
