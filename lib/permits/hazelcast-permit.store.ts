@@ -318,7 +318,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     return names;
   }
 
-  /** An entry event: a value another node (or version, or operator) wrote. */
+  /**
+   * An entry event: a value another node (or version, or operator) wrote. Apart from {@link observe}, which reads and
+   * reloads feed too, so that what a node is sent can be told (and counted, as the contract test does).
+   */
   private heard(name: string, value: string): void {
     this.observe(name, value);
   }
