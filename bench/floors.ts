@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
 import { writtenByOthers } from '../lib/permits/hazelcast-semaphore-listeners';
-import { writeIdOf } from '../lib/permits/semaphore-entry.codec';
+import { decodeEntry, encodeEntry, writeIdOf } from '../lib/permits/semaphore-entry.codec';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { cpuWindow, type CpuParts } from './proc-cpu';
 
@@ -115,13 +115,16 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
 }
 
 /**
- * The member's compare-and-set when the map has the listeners a gatekeeper's semaphore map has: this client's own
- * (every node's view listens, with a predicate that leaves out the values it wrote itself, and one for removals) and
- * another process's (`listening`, the decision rows' other node, listening to `mapName` too, and sent every write).
- * Values the size of a semaphore entry, starting as one does (the predicates read its writeId).
- * What a grant or refresh could take with no code of ours on the path, while hold mode's views are fed by events.
+ * A grant's write with no code of ours on the writer's path: a raw `replaceIfSame` of a real semaphore entry (the
+ * next revision, this writer's mark) on the bench's semaphore map, one distinct name per call as the grant row's
+ * are, with the listeners a node's view registers (this client's own, which leaves out the values it wrote, and one
+ * for removals). `listening` is the decision rows' other node, a process of its own whose view is sent every write
+ * and handles it as a replica does: on this machine's two cores its work competes with the writer and the member,
+ * as it does in the grant rows. Against this row a decision shows what our code adds on the writer's path; against
+ * the bare `floor-cas` (one key, nobody listening) what the whole system adds. Run after the holder closed, so no
+ * view in the bench process handles these writes.
  */
-export async function listenedFloorRow(config: ClientConfig, mapName: string, count: number, procs: CpuParts, listening: number | undefined): Promise<BenchRow> {
+export async function listenedFloorRow(config: ClientConfig, mapName: string, names: readonly string[], warmNames: readonly string[], procs: CpuParts, listening: number | undefined): Promise<BenchRow> {
   const client = await Client.newHazelcastClient(config);
   try {
     const map = await client.getMap<string, string>(mapName);
@@ -129,19 +132,32 @@ export async function listenedFloorRow(config: ClientConfig, mapName: string, co
     const writer = randomUUID();
     await map.addEntryListenerWithPredicate({ added: (e) => (heard += e.value.length), updated: (e) => (heard += e.value.length) }, writtenByOthers(writer), undefined, true);
     await map.addEntryListener({ removed: () => heard++ }, undefined, false);
-    const entry = (i: number) => JSON.stringify({ v: 2, revision: i, writeId: writeIdOf(writer, i), pad: 'x'.repeat(320) });
-    let current = entry(0);
-    await map.set('k', current);
-    const cas = async (i: number) => {
-      const next = entry(i);
-      if (!(await map.replaceIfSame('k', current, next))) throw new Error(`listened floor: compare-and-set ${i} failed`);
-      current = next;
+    const current = new Map<string, string>();
+    for (const name of [...names, ...warmNames]) {
+      const raw = await map.get(name);
+      if (raw === null) throw new Error(`listened floor: semaphore ${name} is not defined`);
+      current.set(name, raw);
+    }
+    let writes = 0;
+    const nextOf = (name: string) => {
+      const entry = decodeEntry(name, current.get(name)!);
+      return encodeEntry({ ...entry, revision: entry.revision + 1, writeId: writeIdOf(writer, ++writes) });
     };
-    for (let i = 1; i <= WARMUP; i++) await cas(i);
+    const cas = async (name: string, next: string) => {
+      if (!(await map.replaceIfSame(name, current.get(name)!, next))) throw new Error(`listened floor: compare-and-set of ${name} failed`);
+      current.set(name, next);
+    };
+    for (let i = 0; i < WARMUP; i++) {
+      const name = warmNames[i % warmNames.length];
+      await cas(name, nextOf(name));
+    }
+    // The values are encoded before the clock starts: the row times the write alone.
+    const nexts = names.map(nextOf);
     const cpu = cpuWindow({ ...procs, ...(listening !== undefined && { workers: [listening] }) });
-    const samples = await timed(count, (i) => cas(WARMUP + 1 + i));
+    const samples = await timed(names.length, (i) => cas(names[i], nexts[i]));
     const used = cpu.stop();
     if (heard !== 0) throw new Error(`listened floor: the writer was sent its own writes (${heard} characters)`);
+    const count = names.length;
     const total = samples.reduce((a, b) => a + b, 0);
     const clients = used.bench === null ? null : used.bench + (used.workers ?? 0);
     return {

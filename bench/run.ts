@@ -53,6 +53,12 @@ const WARMUP_TICKS = Number(process.env.BENCH_WARMUP_TICKS ?? 10);
  */
 const HISTORY_TICKS = Number(process.env.BENCH_HISTORY_TICKS ?? 60);
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
+/** The decision rows' semaphores (prefix `d`): each grant takes a name of its own, the warm-up cycles through 50. */
+const FREE_NAMES = Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`);
+const WARM_NAMES = Array.from({ length: 50 }, (_, i) => `d-warm-${i}`);
+/** The listened floor's semaphores: as many as the grant row's, and 50 to warm up on. */
+const FLOOR_NAMES = Array.from({ length: DECISIONS }, (_, i) => `d-floor-${i}`);
+const FLOOR_WARM_NAMES = Array.from({ length: 50 }, (_, i) => `d-floorwarm-${i}`);
 const rows: BenchRow[] = [];
 /** The member's JVM, the Redis server and this process, for the CPU columns (set in main). */
 let procs: BenchProcesses = { bench: process.pid, member: [] };
@@ -97,37 +103,43 @@ async function decisions(
   make: (name: string) => Promise<BenchNode>,
   prefix: string,
   listener?: () => Promise<AppProcess>,
-  /** Runs while the other node still listens: the listened floor row. */
+  /** Runs while the other node still listens, once the holder closed: the listened floor row. */
   whileListening?: (listening: AppProcess | undefined) => Promise<void>,
 ): Promise<void> {
   const holder = await make('holder');
   const other = await make('other');
   const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
   await holder.acquire(`${prefix}-held`, 60_000);
-  // Warm both clients and the member's JIT on every kind of call before measuring.
-  for (let i = 0; i < 1000; i++) {
-    await other.acquire(`${prefix}-held`, 60_000);
-    await holder.acquire(`${prefix}-warm-${i % 50}`, 60_000);
-    await holder.release(`${prefix}-warm-${i % 50}`);
-  }
-  const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>, listening?: AppProcess) => {
-    const before = node.roundTrips();
-    // The listening node's CPU counts with the clients': it is work every write causes.
-    const cpu = cpuWindow({ ...procs, ...(listening?.child.pid !== undefined && { workers: [listening.child.pid] }) });
-    const samples = await timed(DECISIONS, op);
-    const used = cpu.stop();
-    rows.push({ ...decisionRow(scenario, system, samples, node.roundTrips() - before), processCpuMs: used, cpuMsPer: cpuPerUnit(system, used, 'decision', DECISIONS) });
-  };
-  await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
-  await other.close();
+  // The listening node starts before the warm-up, so it hears the warm-up's writes as a replica that has run for a
+  // while has: started after it, its first events ran cold code in the measured grants (the listened floor, which
+  // runs last, never had that), and its JIT competed with the holder and the member for the two cores.
   const listening = await listener?.();
+  let closed = false;
   try {
+    // Warm both clients, the listening node and the member's JIT on every kind of call before measuring.
+    for (let i = 0; i < 1000; i++) {
+      await other.acquire(`${prefix}-held`, 60_000);
+      await holder.acquire(`${prefix}-warm-${i % 50}`, 60_000);
+      await holder.release(`${prefix}-warm-${i % 50}`);
+    }
+    const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>, listening?: AppProcess) => {
+      const before = node.roundTrips();
+      // The listening node's CPU counts with the clients': it is work every write causes.
+      const cpu = cpuWindow({ ...procs, ...(listening?.child.pid !== undefined && { workers: [listening.child.pid] }) });
+      const samples = await timed(DECISIONS, op);
+      const used = cpu.stop();
+      rows.push({ ...decisionRow(scenario, system, samples, node.roundTrips() - before), processCpuMs: used, cpuMsPer: cpuPerUnit(system, used, 'decision', DECISIONS) });
+    };
+    await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
+    await other.close();
     await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000), listening);
     await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000), listening);
     await measure('decision-release', holder, (i) => holder.release(keys[i]), listening);
+    await holder.close();
+    closed = true;
     await whileListening?.(listening);
   } finally {
-    await Promise.all([holder.close(), listening?.stop()]);
+    await Promise.all([closed || holder.close(), listening?.stop()]);
   }
 }
 
@@ -379,7 +391,7 @@ async function main(): Promise<void> {
     // Definitions for every key the gatekeeper will use, written once.
     if (runs('decisions') || runs('cron') || runs('cron-history')) {
       const admin = await gatekeeperNode('admin', config, prefix, false);
-      const names = [`d-held`, ...Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`), ...Array.from({ length: 50 }, (_, i) => `d-warm-${i}`),
+      const names = [`d-held`, ...FREE_NAMES, ...WARM_NAMES, ...FLOOR_NAMES, ...FLOOR_WARM_NAMES,
         ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
       const definitions = new SemaphoreAdmin(admin.store, systemClock);
       for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
@@ -389,11 +401,11 @@ async function main(): Promise<void> {
     if (runs('decisions')) {
       log('decision latency (warm client, 1 node)');
       await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd', () => startApp(LISTENING_NODE, 'listening-node', {
-        GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix, LISTENED_MAP: `${prefix}.listened`,
+        GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix,
       }), async (listening) => {
-        const row = await listenedFloorRow(config, `${prefix}.listened`, DECISIONS, procs, listening?.child.pid);
+        const row = await listenedFloorRow(config, `${prefix}.semaphores`, FLOOR_NAMES, FLOOR_WARM_NAMES, procs, listening?.child.pid);
         rows.push(row);
-        log(`  hazelcast-raw: compare-and-set on a map with a gatekeeper's listeners p50 ${row.p50Ms} / p99 ${row.p99Ms} ms`);
+        log(`  hazelcast-raw: compare-and-set of a semaphore entry a replica hears, a name per call, p50 ${row.p50Ms} / p99 ${row.p99Ms} ms`);
       });
       await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
       if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
