@@ -29,8 +29,8 @@ function record(id: string, i: number, state: 'pending' | 'running' | 'done', wo
   return new HazelcastJsonValue(JSON.stringify(task));
 }
 
-/** The floor row: `count` tasks through the raw lifecycle above, after as many again to warm up. */
-export async function taskFloorRow(config: ClientConfig, mapName: string, count: number, procs: CpuParts, log: (line: string) => void): Promise<BenchRow> {
+/** The floor row: `count` tasks through the raw lifecycle above, after `warmup` tasks as the gatekeeper and BullMQ rows have. */
+export async function taskFloorRow(config: ClientConfig, mapName: string, count: number, warmup: number, procs: CpuParts, log: (line: string) => void): Promise<BenchRow> {
   const clients = await Promise.all(Array.from({ length: WORKERS + 1 }, () => Client.newHazelcastClient(config)));
   try {
     const maps = await Promise.all(clients.map((c) => c.getMap<string, HazelcastJsonValue>(mapName)));
@@ -52,16 +52,16 @@ export async function taskFloorRow(config: ClientConfig, mapName: string, count:
       if (!(await worker.map.replaceIfSame(id, pending, running))) throw new Error(`task floor: the claim of ${id} failed`);
       if (!(await worker.map.replaceIfSame(id, running, record(id, i, 'done', worker.name)))) throw new Error(`task floor: the completion of ${id} failed`);
     };
-    const drive = async (from: number) => {
+    const drive = async (from: number, tasks: number) => {
       let next = from;
       await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < from + count) await lifecycle(next++, maps[0]);
+        while (next < from + tasks) await lifecycle(next++, maps[0]);
       }));
     };
-    await drive(0);
+    await drive(0, warmup);
     const cpu = cpuWindow(procs);
     const start = process.hrtime.bigint();
-    await drive(count);
+    await drive(warmup, count);
     const elapsedS = Number(process.hrtime.bigint() - start) / 1e9;
     const used = cpu.stop();
     const tasksPerSec = round(count / elapsedS, 0);

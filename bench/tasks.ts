@@ -12,15 +12,20 @@ import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } 
 import { backlogRows } from './task-backlog';
 import { taskFloorRow } from './task-floor';
 import { clientConfigOf, DETECTION_SETTINGS, openSubmitter, submitAll, workerEnv, type BenchProcesses, type Cluster, type Submitter, type System } from './task-submitters';
-const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 2000);
+/**
+ * The throughput rows' tasks. At 2,000 a warm BullMQ finished in 0.13 to 0.27 s, a window short enough for one
+ * scheduling hiccup on two shared cores to move its row by half between runs.
+ */
+const THROUGHPUT_TASKS = Number(process.env.BENCH_TASKS ?? 10_000);
 /** The burst row: this many tasks on 3 nodes, each node's share reported (the target: none above 40 %). */
 const BURST_TASKS = Number(process.env.BENCH_BURST_TASKS ?? 3000);
 /**
- * Tasks each set of worker processes runs, unmeasured, before the throughput burst, for every system alike: fresh
- * processes (and a member whose task paths never ran) otherwise spend much of a 2,000-task burst compiling code,
- * which measures start-up, not throughput (the member's JIT threads used about as much CPU as its operation threads).
+ * Tasks each set of worker processes runs, unmeasured, before the throughput burst, for every system alike (and
+ * the raw lifecycle floor): fresh processes and a member whose task paths never ran otherwise spend much of the
+ * burst compiling code, which measures start-up, not throughput (the member's JIT threads used about as much CPU as
+ * its operation threads). 2,000 was too few: with 10,000, both gatekeeper's 1-node row and BullMQ's rose by half.
  */
-const WARMUP_TASKS = Number(process.env.BENCH_TASK_WARMUP ?? 2000);
+const WARMUP_TASKS = Number(process.env.BENCH_TASK_WARMUP ?? 10_000);
 const LATENCY_TASKS = 200;
 const LATENCY_RATE_PER_S = 20;
 const IDLE_WINDOW_MS = 10_000;
@@ -132,7 +137,7 @@ async function detection(system: System, env: NodeJS.ProcessEnv, submitter: Subm
 /** Every tasks row, both systems (BullMQ only with a Redis). */
 export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: number | undefined, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   const env = workerEnv(cluster, mapPrefix, redisPort);
-  const rows: BenchRow[] = [await taskFloorRow(clientConfigOf(cluster), `${mapPrefix}-floor`, THROUGHPUT_TASKS, procs, log)];
+  const rows: BenchRow[] = [await taskFloorRow(clientConfigOf(cluster), `${mapPrefix}-floor`, THROUGHPUT_TASKS, WARMUP_TASKS, procs, log)];
   const systems: System[] = redisPort === undefined ? ['gatekeeper'] : ['gatekeeper', 'bullmq'];
   if (redisPort === undefined) log('  no Redis (--no-baselines): the BullMQ baseline is left out');
   for (const system of systems) {
