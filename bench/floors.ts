@@ -116,7 +116,7 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
 
 /**
  * A grant's write with no code of ours on the writer's path: a raw `replaceIfSame` of a real semaphore entry (the
- * next revision, this writer's mark) on the bench's semaphore map, one distinct name per call as the grant row's
+ * next revision and token, one permit held, this writer's mark: what a grant writes) on the bench's semaphore map, one distinct name per call as the grant row's
  * are, with the listeners a node's view registers (this client's own, which leaves out the values it wrote, and one
  * for removals). `listening` is the decision rows' other node, a process of its own whose view is sent every write
  * and handles it as a replica does: on this machine's two cores its work competes with the writer and the member,
@@ -139,9 +139,12 @@ export async function listenedFloorRow(config: ClientConfig, mapName: string, na
       current.set(name, raw);
     }
     let writes = 0;
+    // What a grant writes: the entry with one more permit, held by a node of this writer's, and the next token.
     const nextOf = (name: string) => {
       const entry = decodeEntry(name, current.get(name)!);
-      return encodeEntry({ ...entry, revision: entry.revision + 1, writeId: writeIdOf(writer, ++writes) });
+      const now = Date.now();
+      const permit = { semaphore: name, acquirer: 'floor', group: 'default', instance: writer, fencingToken: entry.lastToken + 1, grantedAt: now, refreshedAt: now, expiresAt: now + 60_000 };
+      return encodeEntry({ ...entry, revision: entry.revision + 1, writeId: writeIdOf(writer, ++writes), lastToken: entry.lastToken + 1, permits: [permit] });
     };
     const cas = async (name: string, next: string) => {
       if (!(await map.replaceIfSame(name, current.get(name)!, next))) throw new Error(`listened floor: compare-and-set of ${name} failed`);

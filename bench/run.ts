@@ -108,14 +108,16 @@ async function decisions(
 ): Promise<void> {
   const holder = await make('holder');
   const other = await make('other');
-  const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
-  await holder.acquire(`${prefix}-held`, 60_000);
-  // The listening node starts before the warm-up, so it hears the warm-up's writes as a replica that has run for a
-  // while has: started after it, its first events ran cold code in the measured grants (the listened floor, which
-  // runs last, never had that), and its JIT competed with the holder and the member for the two cores.
-  const listening = await listener?.();
   let closed = false;
+  let otherClosed = false;
+  let listening: AppProcess | undefined;
+  const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
   try {
+    await holder.acquire(`${prefix}-held`, 60_000);
+    // The listening node starts before the warm-up, so it hears the warm-up's writes as a replica that has run for a
+    // while has: started after it, its first events ran cold code in the measured grants (the listened floor, which
+    // runs last, never had that), and its JIT competed with the holder and the member for the two cores.
+    listening = await listener?.();
     // Warm both clients, the listening node and the member's JIT on every kind of call before measuring.
     for (let i = 0; i < 1000; i++) {
       await other.acquire(`${prefix}-held`, 60_000);
@@ -132,6 +134,7 @@ async function decisions(
     };
     await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
     await other.close();
+    otherClosed = true;
     await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000), listening);
     await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000), listening);
     await measure('decision-release', holder, (i) => holder.release(keys[i]), listening);
@@ -139,7 +142,7 @@ async function decisions(
     closed = true;
     await whileListening?.(listening);
   } finally {
-    await Promise.all([closed || holder.close(), listening?.stop()]);
+    await Promise.all([closed || holder.close(), otherClosed || other.close(), listening?.stop()]);
   }
 }
 
@@ -391,7 +394,7 @@ async function main(): Promise<void> {
     // Definitions for every key the gatekeeper will use, written once.
     if (runs('decisions') || runs('cron') || runs('cron-history')) {
       const admin = await gatekeeperNode('admin', config, prefix, false);
-      const names = [`d-held`, ...FREE_NAMES, ...WARM_NAMES, ...FLOOR_NAMES, ...FLOOR_WARM_NAMES,
+      const names = [`d-held`, ...FREE_NAMES, ...WARM_NAMES, ...(runs('decisions') ? [...FLOOR_NAMES, ...FLOOR_WARM_NAMES] : []),
         ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
       const definitions = new SemaphoreAdmin(admin.store, systemClock);
       for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
