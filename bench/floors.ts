@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
 import { writtenByOthers } from '../lib/permits/hazelcast-semaphore-listeners';
+import { decideAcquire } from '../lib/permits/permit.rules';
 import { decodeEntry, encodeEntry, writeIdOf } from '../lib/permits/semaphore-entry.codec';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { cpuWindow, type CpuParts } from './proc-cpu';
@@ -115,9 +116,9 @@ async function rowsOf(system: 'hazelcast-raw' | 'redis-raw', raw: Raw, prefix: s
 }
 
 /**
- * A grant's write with no code of ours on the writer's path: a raw `replaceIfSame` of a real semaphore entry (the
- * next revision and token, one permit held, this writer's mark: what a grant writes) on the bench's semaphore map, one distinct name per call as the grant row's
- * are, with the listeners a node's view registers (this client's own, which leaves out the values it wrote, and one
+ * A grant's write with no code of ours on the writer's path: a raw `replaceIfSame` of a real semaphore entry (what
+ * a grant writes, decided before the clock starts, with this writer's mark) on the bench's semaphore map, one
+ * distinct name per call as the grant row's are, with the listeners a node's view registers (this client's own, which leaves out the values it wrote, and one
  * for removals). `listening` is the decision rows' other node, a process of its own whose view is sent every write
  * and handles it as a replica does: on this machine's two cores its work competes with the writer and the member,
  * as it does in the grant rows. Against this row a decision shows what our code adds on the writer's path; against
@@ -139,12 +140,14 @@ export async function listenedFloorRow(config: ClientConfig, mapName: string, na
       current.set(name, raw);
     }
     let writes = 0;
-    // What a grant writes: the entry with one more permit, held by a node of this writer's, and the next token.
+    // What a grant writes, decided by the library's own rule for a holder of this writer's (a warm-up name already
+    // held by it is refreshed, as a refresh writes).
+    const holder = { group: 'default', acquirer: 'floor', instance: writer };
     const nextOf = (name: string) => {
       const entry = decodeEntry(name, current.get(name)!);
-      const now = Date.now();
-      const permit = { semaphore: name, acquirer: 'floor', group: 'default', instance: writer, fencingToken: entry.lastToken + 1, grantedAt: now, refreshedAt: now, expiresAt: now + 60_000 };
-      return encodeEntry({ ...entry, revision: entry.revision + 1, writeId: writeIdOf(writer, ++writes), lastToken: entry.lastToken + 1, permits: [permit] });
+      const decision = decideAcquire(entry, holder, Date.now());
+      if (decision.outcome === 'denied') throw new Error(`listened floor: ${name} was not granted (${decision.reason})`);
+      return encodeEntry({ ...entry, ...decision.next, revision: entry.revision + 1, writeId: writeIdOf(writer, ++writes) });
     };
     const cas = async (name: string, next: string) => {
       if (!(await map.replaceIfSame(name, current.get(name)!, next))) throw new Error(`listened floor: compare-and-set of ${name} failed`);
