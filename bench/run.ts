@@ -53,7 +53,8 @@ const WARMUP_TICKS = Number(process.env.BENCH_WARMUP_TICKS ?? 10);
  */
 const HISTORY_TICKS = Number(process.env.BENCH_HISTORY_TICKS ?? 60);
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
-/** The decision rows' semaphores (prefix `d`): each grant takes a name of its own, the warm-up cycles through 50. */
+/** The decision rows' semaphores: the one the other node is denied, one per grant, and 50 the warm-up cycles through. */
+const HELD_NAME = 'd-held';
 const FREE_NAMES = Array.from({ length: DECISIONS }, (_, i) => `d-free-${i}`);
 const WARM_NAMES = Array.from({ length: 50 }, (_, i) => `d-warm-${i}`);
 /** The listened floor's semaphores: as many as the grant row's, and 50 to warm up on. */
@@ -101,7 +102,6 @@ function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'],
 async function decisions(
   system: BenchRow['system'],
   make: (name: string) => Promise<BenchNode>,
-  prefix: string,
   listener?: () => Promise<AppProcess>,
   /** Runs while the other node still listens, once the holder closed: the listened floor row. */
   whileListening?: (listening: AppProcess | undefined) => Promise<void>,
@@ -111,18 +111,17 @@ async function decisions(
   let closed = false;
   let otherClosed = false;
   let listening: AppProcess | undefined;
-  const keys = Array.from({ length: DECISIONS }, (_, i) => `${prefix}-free-${i}`);
   try {
-    await holder.acquire(`${prefix}-held`, 60_000);
+    await holder.acquire(HELD_NAME, 60_000);
     // The listening node starts before the warm-up, so it hears the warm-up's writes as a replica that has run for a
     // while has: started after it, its first events ran cold code in the measured grants (the listened floor, which
     // runs last, never had that), and its JIT competed with the holder and the member for the two cores.
     listening = await listener?.();
     // Warm both clients, the listening node and the member's JIT on every kind of call before measuring.
     for (let i = 0; i < 1000; i++) {
-      await other.acquire(`${prefix}-held`, 60_000);
-      await holder.acquire(`${prefix}-warm-${i % 50}`, 60_000);
-      await holder.release(`${prefix}-warm-${i % 50}`);
+      await other.acquire(HELD_NAME, 60_000);
+      await holder.acquire(WARM_NAMES[i % WARM_NAMES.length], 60_000);
+      await holder.release(WARM_NAMES[i % WARM_NAMES.length]);
     }
     const measure = async (scenario: BenchRow['scenario'], node: BenchNode, op: (i: number) => Promise<unknown>, listening?: AppProcess) => {
       const before = node.roundTrips();
@@ -132,12 +131,12 @@ async function decisions(
       const used = cpu.stop();
       rows.push({ ...decisionRow(scenario, system, samples, node.roundTrips() - before), processCpuMs: used, cpuMsPer: cpuPerUnit(system, used, 'decision', DECISIONS) });
     };
-    await measure('decision-deny', other, () => other.acquire(`${prefix}-held`, 60_000));
+    await measure('decision-deny', other, () => other.acquire(HELD_NAME, 60_000));
     await other.close();
     otherClosed = true;
-    await measure('decision-grant', holder, (i) => holder.acquire(keys[i], 60_000), listening);
-    await measure('decision-refresh', holder, (i) => holder.acquire(keys[i], 60_000), listening);
-    await measure('decision-release', holder, (i) => holder.release(keys[i]), listening);
+    await measure('decision-grant', holder, (i) => holder.acquire(FREE_NAMES[i], 60_000), listening);
+    await measure('decision-refresh', holder, (i) => holder.acquire(FREE_NAMES[i], 60_000), listening);
+    await measure('decision-release', holder, (i) => holder.release(FREE_NAMES[i]), listening);
     await holder.close();
     closed = true;
     await whileListening?.(listening);
@@ -394,7 +393,7 @@ async function main(): Promise<void> {
     // Definitions for every key the gatekeeper will use, written once.
     if (runs('decisions') || runs('cron') || runs('cron-history')) {
       const admin = await gatekeeperNode('admin', config, prefix, false);
-      const names = [`d-held`, ...FREE_NAMES, ...WARM_NAMES, ...(runs('decisions') ? [...FLOOR_NAMES, ...FLOOR_WARM_NAMES] : []),
+      const names = [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...(runs('decisions') ? [...FLOOR_NAMES, ...FLOOR_WARM_NAMES] : []),
         ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
       const definitions = new SemaphoreAdmin(admin.store, systemClock);
       for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
@@ -403,15 +402,15 @@ async function main(): Promise<void> {
 
     if (runs('decisions')) {
       log('decision latency (warm client, 1 node)');
-      await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), 'd', () => startApp(LISTENING_NODE, 'listening-node', {
+      await decisions('gatekeeper', (n) => gatekeeperNode(n, config, prefix, false), () => startApp(LISTENING_NODE, 'listening-node', {
         GATEKEEPER_HZ_CLUSTER_NAME: member.clusterName, GATEKEEPER_HZ_MEMBERS: member.addresses.join(','), MAP_PREFIX: prefix,
       }), async (listening) => {
         const row = await listenedFloorRow(config, `${prefix}.semaphores`, FLOOR_NAMES, FLOOR_WARM_NAMES, procs, listening?.child.pid);
         rows.push(row);
         log(`  hazelcast-raw: compare-and-set of a semaphore entry a replica hears, a name per call, p50 ${row.p50Ms} / p99 ${row.p99Ms} ms`);
       });
-      await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`), 'd');
-      if (redis) await decisions('redlock', () => redlockNode(redis.port), 'd');
+      await decisions('pessimistic-lock', (n) => pessimisticNode(n, config, `${prefix}.pessimistic`));
+      if (redis) await decisions('redlock', () => redlockNode(redis.port));
       log('floors: raw calls on the same member and Redis (warm clients)');
       rows.push(...(await floorRows(config, `${prefix}.floor`, redis?.port, DECISIONS, procs, log)));
     }
