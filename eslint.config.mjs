@@ -3,12 +3,13 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-// Rooms (DESIGN.md, "Layout for several capabilities"): core <- hazelcast <- presence, permits <- elections <- allocation
-// <- tasks; schedules beside them on permits and presence <- nest, cli. Only lib/nest imports Nest; only lib/hazelcast and files named hazelcast-* import
+// Rooms (DESIGN.md, "Layout for several capabilities"): core <- store (the backend contract) <- backends/<name> (each
+// implements it); core, store <- presence, permits <- elections <- allocation <- tasks; schedules beside them on permits
+// and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast and files named hazelcast-* import
 // hazelcast-client; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
 const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
-const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' };
+const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/backends/hazelcast and files named hazelcast-* talk to Hazelcast.' };
 const SHELL = { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' };
 const PURE_IO = { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' };
 const PURE_DEPS = { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' };
@@ -91,16 +92,26 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*', 'hazelcast-client'], message: 'lib/core has no I/O and no framework (DESIGN.md layout).' },
-        { group: ['**/hazelcast/*', ...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
+        { group: [...rooms('store', 'backends', ...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
       ] }],
     },
   },
   {
-    files: ['lib/hazelcast/**/*.ts'],
+    // The backend contract names what the primitives promise, never how a store keeps it.
+    files: ['lib/store/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@nestjs/*', 'hazelcast-client', 'pg', 'ioredis'], message: 'lib/store is the contract: no framework and no backend client (DESIGN.md, Backends).' },
+        { group: [...rooms('backends', ...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/store stands on core only.' },
+      ] }],
+    },
+  },
+  {
+    files: ['lib/backends/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         NEST,
-        { group: [...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/hazelcast serves the capabilities; it imports none of them.' },
+        { group: [...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them.' },
       ] }],
     },
   },
@@ -109,7 +120,7 @@ export default tseslint.config(
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only lib/hazelcast and files named hazelcast-* talk to Hazelcast.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only lib/backends/hazelcast and files named hazelcast-* talk to Hazelcast.' }] }],
     },
   },
 );

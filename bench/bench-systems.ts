@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { HazelcastPermitStore } from '../lib/permits/hazelcast-permit.store';
 import { PermitEngine } from '../lib/permits/permit.engine';
 import { systemClock } from '../lib/core/clock';
-import { HazelcastConnection } from '../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecorder } from '../lib/schedules/history-recorder';
 import { HazelcastHistoryStore } from '../lib/schedules/hazelcast-history.store';
 import type { Permit } from '../lib';

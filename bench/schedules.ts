@@ -8,7 +8,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import type { ClientConfig } from 'hazelcast-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClusterSingleton, GatekeeperModule, ScheduleHandler, ScheduleService } from '../lib';
-import type { HazelcastConnection } from '../lib/hazelcast/hazelcast-connection';
+import type { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { GATEKEEPER_CONNECTION } from '../lib/nest/gatekeeper.constants';
 import { percentile, round, type BenchRow } from './bench-stats';
 

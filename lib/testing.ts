@@ -12,7 +12,7 @@ export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
 export { MemoryHistoryStore, MemoryHistoryBackend } from './schedules/memory-history.store';
 export { MemoryScheduleStore, MemoryScheduleBackend } from './schedules/memory-schedule.store';
 export { ManualClock, type Clock } from './core/clock';
-export { declareFreshCluster } from './hazelcast/hazelcast-partition-canaries';
+export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
 // What the memory stores implement and name (also exported from the root, where the module's options name them)
 export { ViewedPermitStore } from './permits/viewed-permit.store';

@@ -1,5 +1,5 @@
 // Declares a cluster this script's caller has just started as brand new: writes every partition's canary marked
-// `fresh`, so the library's first grants on it need no recovery wait (see lib/hazelcast/hazelcast-partition-canaries.ts,
+// `fresh`, so the library's first grants on it need no recovery wait (see lib/backends/hazelcast/hazelcast-partition-canaries.ts,
 // whose key scheme and value format this mirrors; a contract test checks the two agree). Never call it for a
 // cluster that may have held permits before: on a restarted cluster the wait is what keeps two holders apart.
 import hz from 'hazelcast-client';

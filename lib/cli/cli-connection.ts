@@ -1,5 +1,5 @@
 import type { Client } from 'hazelcast-client';
-import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock';
-import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { declareNewCluster, type NewClusterReport } from '../permits/hazelcast-new-cluster';
 import type { Execute } from './cli-command';
 import { CliUsageError } from './cli-errors';

@@ -13,7 +13,7 @@ import { resolveAllocations } from '../allocation/allocation-definition';
 import { resolveTasksOptions } from './tasks/tasks.options';
 import { resolveSchedulesOptions } from './schedules/schedules.options';
 import { resolveMetricsOptions } from './observability/metrics.options';
-import { nearCacheOnLibraryMap } from '../hazelcast/library-maps';
+import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 

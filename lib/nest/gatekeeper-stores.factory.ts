@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
-import { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
 import { MemoryPresenceStore } from '../presence/memory-presence.store';
 import type { PresenceStore } from '../presence/presence-store';

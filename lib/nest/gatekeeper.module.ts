@@ -7,7 +7,7 @@ import { RunRequests } from './schedules/run-requests';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { ScheduleService } from './schedules/schedule.service';
-import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../core/clock';
-import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast/hazelcast-partition-canaries';
-import { callWithDeadline } from '../hazelcast/store-call';
+import { CANARY_MAP, encodeCanary, readCanaries } from '../backends/hazelcast/hazelcast-partition-canaries';
+import { callWithDeadline } from '../backends/hazelcast/store-call';
 import { ClusterNotNewError } from './errors/cluster-not-new.error';
 import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from './new-cluster.rules';
 import { decodeEntry, encodeEntry } from './semaphore-entry.codec';

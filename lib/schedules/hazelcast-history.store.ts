@@ -1,7 +1,7 @@
 import type { IMap } from 'hazelcast-client';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { StoreCalls } from '../hazelcast/store-call';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import { StoreCalls } from '../backends/hazelcast/store-call';
 import type { JobHistory, NodeTicks } from './job-history';
 import { decodeHistory, decodeTicks, encodeHistory, encodeTicks } from './job-history.codec';
 import type { HistoryStore, StoredHistory } from './history-store';

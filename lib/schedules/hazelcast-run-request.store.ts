@@ -1,7 +1,7 @@
 import type { IMap } from 'hazelcast-client';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { StoreCalls } from '../hazelcast/store-call';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import { StoreCalls } from '../backends/hazelcast/store-call';
 import { decodeRequest, encodeRequest, type RunRequest } from './run-request';
 import type { RunRequestStore, StoredRequest } from './run-request-store';
 

@@ -1,8 +1,8 @@
 import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { HazelcastConnection } from '../hazelcast/hazelcast-connection';
-import { StoreCalls } from '../hazelcast/store-call';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import { StoreCalls } from '../backends/hazelcast/store-call';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
 import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';

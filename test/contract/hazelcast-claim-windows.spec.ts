@@ -1,4 +1,4 @@
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { MemoryTaskStore } from '../../lib/tasks/memory-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';

@@ -1,4 +1,4 @@
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastHistoryStore } from '../../lib/schedules/hazelcast-history.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeHistoryStoreContract } from './history-store.contract';

@@ -1,4 +1,4 @@
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describePresenceStoreContract } from './presence-store.contract';

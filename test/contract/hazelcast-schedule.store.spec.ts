@@ -1,5 +1,5 @@
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
-import { libraryMapNames } from '../../lib/hazelcast/library-maps';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { libraryMapNames } from '../../lib/backends/hazelcast/library-maps';
 import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeScheduleStoreContract } from './schedule-store.contract';

@@ -1,5 +1,5 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import type { TaskRecord } from '../../lib/tasks/task';

@@ -1,5 +1,5 @@
 import { Aggregators, HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';

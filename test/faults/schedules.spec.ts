@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClusterSingleton, ScheduleService } from '../../lib';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastHistoryStore } from '../../lib/schedules/hazelcast-history.store';
 import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';

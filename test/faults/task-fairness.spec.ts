@@ -1,6 +1,6 @@
 import type { TaskNoteEvent } from '../harness';
 import { newHistoryFile, readHistory, startTaskNode, type HistoryEvent, type NodeProcess } from '../harness';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { systemClock } from '../../lib/core/clock';
 import { TaskWorker } from '../../lib/tasks/task-worker';

@@ -1,5 +1,5 @@
 import type { ClientConfig } from 'hazelcast-client';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { systemClock } from '../../lib/core/clock';
 import { TaskWorker } from '../../lib/tasks/task-worker';

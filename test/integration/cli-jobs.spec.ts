@@ -3,7 +3,7 @@ import { Cron } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { ClusterSingleton, GatekeeperModule, GatekeeperService } from '../../lib';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
 import { announcement } from '../../lib/presence/presence.rules';
 import { CapturingLogger } from '../support/capturing-logger';

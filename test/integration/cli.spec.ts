@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { ClusterService, type Leader } from '../../lib';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
 import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';

@@ -1,5 +1,5 @@
 import { Client } from 'hazelcast-client';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
 import { systemClock } from '../../lib/core/clock';
 import { recordNewClients } from '../support/client-spy';

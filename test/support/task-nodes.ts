@@ -1,5 +1,5 @@
 import { systemClock } from '../../lib/core/clock';
-import { HazelcastConnection } from '../../lib/hazelcast/hazelcast-connection';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
 import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
 import type { TaskStore } from '../../lib/tasks/task-store';

@@ -3,8 +3,8 @@ import { CorruptStateError } from '../../lib/core/errors/corrupt-state.error';
 import { QuorumLostError } from '../../lib/core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
-import { HazelcastConnection, type StoreCall } from '../../lib/hazelcast/hazelcast-connection';
-import { callWithDeadline, StoreCalls } from '../../lib/hazelcast/store-call';
+import { HazelcastConnection, type StoreCall } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { callWithDeadline, StoreCalls } from '../../lib/backends/hazelcast/store-call';
 
 /**
  * The fail-closed rule every Hazelcast store call obeys: whatever the client does, a caller sees one of the library's

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModu
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Subscription } from 'rxjs';
-import type { HazelcastConnection } from '../../hazelcast/hazelcast-connection';
+import type { HazelcastConnection } from '../../backends/hazelcast/hazelcast-connection';
 import { DenyReason } from '../../permits/deny-reason';
 import { GatekeeperEvents, type GatekeeperEvent } from './gatekeeper-events';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';

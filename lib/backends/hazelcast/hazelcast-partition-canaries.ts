@@ -1,5 +1,5 @@
 import type { Client, IMap } from 'hazelcast-client';
-import type { Clock } from '../core/clock';
+import type { Clock } from '../../core/clock';
 import type { ClusterCall } from './store-call';
 
 /** The cluster-wide map of canaries (one per partition, shared by every map prefix: partitions are cluster-wide). */

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, LifecycleState } from 'hazelcast-client';
-import { formatDuration } from '../core/duration';
-import { StoreTimeoutError } from '../core/errors/store-timeout.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { withDeadline } from '../core/with-deadline';
+import { formatDuration } from '../../core/duration';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
 import { connectToEveryMember } from './connect-to-every-member';
 import { FirstConnection, type FirstOutcome } from './first-connection';
 import { clusterTarget, firstConnectionBound, ownedClientConfig, unreachableMessage, type HazelcastConnectionOptions } from './hazelcast-connection.options';

@@ -1,9 +1,9 @@
 import { SplitBrainProtectionError } from 'hazelcast-client';
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { QuorumLostError } from '../core/errors/quorum-lost.error';
-import { StoreTimeoutError } from '../core/errors/store-timeout.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { withDeadline } from '../core/with-deadline';
+import { CorruptStateError } from '../../core/errors/corrupt-state.error';
+import { QuorumLostError } from '../../core/errors/quorum-lost.error';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
 
 /**
  * The one home of a Hazelcast store call: its deadline, and how its failures become the library's errors. Callers
