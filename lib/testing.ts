@@ -33,3 +33,14 @@ export type { ScheduleDefinition, JsonValue, MissedRunPolicy, OverlapPolicy } fr
 export type { HistoryDelta, JobHistory, NodeTicks, RunCounts } from './schedules/job-history';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
+
+// The store contract: the backends, and the suite every backend passes
+export { MemoryBackend } from './backends/memory/memory-backend';
+export { MemoryRecords } from './backends/memory/memory-records';
+export { describeBackendContract, type BackendContractFixture, type BackendContractOptions } from './testing/backend-contract';
+export type { TestApi } from './testing/test-api';
+export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
+export type {
+  MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
+} from './store/record-map';
+export type { Counters, CounterValue } from './store/counter';

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from 'hazelcast-client';
+import { systemClock, type Clock } from '../../core/clock';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import type { Counters } from '../../store/counter';
+import type { RecordMap, RecordMapSpec } from '../../store/record-map';
+import type { StoreBackend } from '../../store/store-backend';
+import { HazelcastConnection } from './hazelcast-connection';
+import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
+import { HazelcastCounters } from './hazelcast-counters';
+import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
+import { HazelcastRecordMap } from './hazelcast-record-map';
+import { StoreCalls, type StoreName } from './store-call';
+
+/** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
+export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
+  /** Prefix of every IMap: `<prefix>.<map>`. Default `'gatekeeper'`. */
+  mapPrefix?: string;
+  /** Deadline of a call given none, in ms. Default 10 s. */
+  callTimeoutMs?: number;
+  /** Where the canaries and counters read time. Default the system clock. */
+  clock?: Clock;
+  /**
+   * A connection shared with the rest of this process (the module passes its own). Default: one of this backend's
+   * own, made from the connection options.
+   */
+  connection?: HazelcastConnection;
+}
+
+/** Which store label (metrics) a map's calls carry, by the map's name. */
+const STORE_OF: Record<string, StoreName> = { semaphores: 'permits', presence: 'presence', tasks: 'tasks', 'task-groups': 'tasks' };
+
+/**
+ * The store contract on a Hazelcast cluster: record maps are IMaps (`<prefix>.<name>`), changes come from entry
+ * listeners (a reconnect, a member leaving or a cleared map say changes may have been missed), counters are records
+ * advanced by compare-and-set, and the partition canaries tell a lost record from one never written. No CP
+ * Subsystem (not in open-source members since 5.5) and no code on the members.
+ */
+export class HazelcastBackend implements StoreBackend {
+  readonly kind = 'hazelcast';
+  readonly connection: HazelcastConnection;
+  private readonly mark = randomUUID();
+  private written = 0;
+  private client?: Client;
+  private canaries?: PartitionCanaries;
+  private opens = 0;
+  private readonly calls = new Map<StoreName, StoreCalls>();
+  private readonly prefix: string;
+  private countersOf?: Promise<Counters>;
+
+  constructor(private readonly options: HazelcastBackendOptions = {}) {
+    this.connection = options.connection ?? new HazelcastConnection(options);
+    this.prefix = options.mapPrefix ?? 'gatekeeper';
+  }
+
+  async open(): Promise<void> {
+    this.opens++;
+    try {
+      this.client = await this.connection.open();
+      if (!this.canaries) {
+        const client = this.client;
+        const canaries = new PartitionCanaries(client, await this.storeCalls('schedules').run(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), this.options.clock ?? systemClock);
+        await canaries.ensure((operation) => this.storeCalls('schedules').run(operation, 'canaries'));
+        this.canaries = canaries;
+      }
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.opens === 0) return;
+    this.opens--;
+    if (this.opens > 0) return;
+    this.client = undefined;
+    this.canaries = undefined;
+    this.countersOf = undefined;
+    await this.connection.close();
+  }
+
+  async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
+    const client = this.requireClient();
+    const calls = this.storeCalls(STORE_OF[name] ?? 'schedules');
+    const json = (spec.indexes?.length ?? 0) > 0;
+    const map = await calls.run(() => client.getMap<string, string>(`${this.prefix}.${name}`), `open the ${name} map`);
+    return new HazelcastRecordMap(name, map, json, {
+      connection: this.connection,
+      calls,
+      canaries: () => this.canaries ?? (() => { throw new StoreUnavailableError('the Hazelcast backend is not open'); })(),
+      mark: this.mark,
+    });
+  }
+
+  counters(): Promise<Counters> {
+    this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => this.writeId(), this.options.clock ?? systemClock));
+    return this.countersOf;
+  }
+
+  writeId(): string {
+    return `${this.mark}.${(this.written++).toString(36)}`;
+  }
+
+  wroteId(writeId: string): boolean {
+    return writeId.startsWith(`${this.mark}.`);
+  }
+
+  memberCount(): number | undefined {
+    return this.isConnected() ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
+  }
+
+  isConnected(): boolean {
+    return this.opens > 0 && this.connection.isRunning();
+  }
+
+  operationCount(): number {
+    let count = 0;
+    for (const calls of this.calls.values()) count += calls.count();
+    return count;
+  }
+
+  private storeCalls(store: StoreName): StoreCalls {
+    let calls = this.calls.get(store);
+    if (!calls) this.calls.set(store, (calls = new StoreCalls(this.connection, store, this.options.callTimeoutMs ?? 10_000)));
+    return calls;
+  }
+
+  private requireClient(): Client {
+    if (!this.client) throw new StoreUnavailableError('the Hazelcast backend is not open');
+    return this.client;
+  }
+}

@@ -1,0 +1,153 @@
+import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
+import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import type { HazelcastConnection } from './hazelcast-connection';
+import type { PartitionCanaries } from './hazelcast-partition-canaries';
+import type { StoreCalls } from './store-call';
+import { recordField } from '../../store/record-field';
+
+/** A map's stored values: strings, or JSON values the members can query by field (maps with indexes). */
+type Stored = string | HazelcastJsonValue;
+
+
+/** What a {@link HazelcastRecordMap} is given by its backend. */
+export interface HazelcastRecordMapContext {
+  readonly connection: HazelcastConnection;
+  readonly calls: StoreCalls;
+  readonly canaries: () => PartitionCanaries;
+  /** The mark of the backend's write ids, left out of a watch with `exceptOwn`. */
+  readonly mark: string;
+}
+
+/**
+ * One record map in a Hazelcast IMap: create is `putIfAbsent`, replace `replaceIfSame` and remove `remove(key, value)`,
+ * each against the exact text (the members compare serialized bytes), every call through the backend's
+ * {@link StoreCalls} (deadline, failures mapped fail-closed). A map opened with indexes keeps JSON values, so
+ * `findBy` runs on the members; the others keep strings. Lost records are told by the partition canaries.
+ */
+export class HazelcastRecordMap implements RecordMap {
+  constructor(
+    readonly name: string,
+    private readonly map: IMap<string, Stored>,
+    private readonly json: boolean,
+    private readonly context: HazelcastRecordMapContext,
+  ) {}
+
+  async get(key: string, options: RecordCallOptions = {}): Promise<StoredRecord | undefined> {
+    const stored = await this.call(() => this.map.get(key), `read ${this.name} "${key}"`, options);
+    return stored === null || stored === undefined ? undefined : { key, value: text(stored) };
+  }
+
+  async getMany(keys: readonly string[], options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    if (keys.length === 0) return [];
+    const entries = await this.call(() => this.map.getAll([...keys]), `read ${keys.length} of ${this.name}`, options);
+    return entries.map(([key, stored]) => ({ key, value: text(stored) }));
+  }
+
+  async list(options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    const entries = await this.call(() => this.map.entrySet(), `list ${this.name}`, options);
+    return entries.map(([key, stored]) => ({ key, value: text(stored) }));
+  }
+
+  async findBy(field: string, value: string | number | boolean, options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    if (!this.json) return (await this.list(options)).filter((record) => recordField(record.value, field) === value);
+    const entries = await this.call(() => this.map.entrySetWithPredicate(Predicates.equal(field, value)), `find ${this.name} by ${field}`, options);
+    return entries.map(([key, stored]) => ({ key, value: text(stored) }));
+  }
+
+  async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+    const previous = await this.call(() => this.map.putIfAbsent(key, this.stored(value), options.ttlMs), `create ${this.name} "${key}"`, options);
+    return previous === null || previous === undefined;
+  }
+
+  async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+    const what = `write ${this.name} "${expected.key}"`;
+    const replaced = await this.call(() => this.map.replaceIfSame(expected.key, this.stored(expected.value), this.stored(value)), what, options);
+    // replaceIfSame takes no TTL and resets the entry's to the map's default: set it again (a garbage-collection aid).
+    if (replaced && options.ttlMs !== undefined) await this.call(() => this.map.setTtl(expected.key, options.ttlMs!), what, options).catch(() => undefined);
+    return replaced;
+  }
+
+  async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {
+    return this.call(() => this.map.remove(expected.key, this.stored(expected.value)) as Promise<boolean>, `remove ${this.name} "${expected.key}"`, options);
+  }
+
+  async put(key: string, value: string, options: RecordWriteOptions = {}): Promise<void> {
+    await this.call(() => this.map.set(key, this.stored(value), options.ttlMs), `write ${this.name} "${key}"`, options);
+  }
+
+  async delete(key: string, options: RecordCallOptions = {}): Promise<void> {
+    await this.call(() => this.map.delete(key), `remove ${this.name} "${key}"`, options);
+  }
+
+  async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
+    return this.context.canaries().intactSince(key, (operation) => this.call(operation, `canary of ${this.name} "${key}"`, options));
+  }
+
+  async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
+    const heard = (key: string, stored: Stored | null | undefined) => changes.changed(key, stored === null || stored === undefined ? null : text(stored));
+    const gone = (key: string) => changes.changed(key, null);
+    const cleared = () => changes.missed('cleared');
+    const own = options.exceptOwn && !this.json;
+    const ids: string[] = [];
+    const stopAll = async () => {
+      await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
+      ids.length = 0;
+    };
+    try {
+      if (own) {
+        // Values on a listener that leaves out this node's own writes (their write ids carry its mark); removals on a
+        // second without values: a predicate would test the removed value and hide the removal of an own write.
+        ids.push(await this.call(() => this.map.addEntryListenerWithPredicate(
+          { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
+          Predicates.not(Predicates.like('this', `%${this.context.mark}%`)),
+          undefined,
+          true,
+        ), `listen to ${this.name}`, {}));
+        ids.push(await this.call(() => this.map.addEntryListener(
+          { removed: (e) => gone(e.key), evicted: (e) => gone(e.key), expired: (e) => gone(e.key), mapCleared: cleared, mapEvicted: cleared },
+          undefined,
+          false,
+        ), `listen to ${this.name}`, {}));
+      } else {
+        ids.push(await this.call(() => this.map.addEntryListener(
+          {
+            added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value),
+            removed: (e) => gone(e.key), evicted: (e) => gone(e.key), expired: (e) => gone(e.key), mapCleared: cleared, mapEvicted: cleared,
+          },
+          undefined,
+          true,
+        ), `listen to ${this.name}`, {}));
+      }
+    } catch (error) {
+      await stopAll();
+      throw error;
+    }
+    // Events missed while disconnected are not replayed, and a member leaving may take some (and data) with it.
+    const unsubscribeState = this.context.connection.onState((state) => changes.missed(state === 'connected' ? 'reconnected' : 'disconnected'));
+    const client = this.context.connection.client;
+    const membership = client?.getCluster().addMembershipListener({ memberAdded: () => undefined, memberRemoved: () => changes.missed('member-left') });
+    return async () => {
+      unsubscribeState();
+      if (membership) client?.getCluster().removeMembershipListener(membership);
+      await stopAll();
+    };
+  }
+
+  private stored(value: string): Stored {
+    return this.json ? new HazelcastJsonValue(value) : value;
+  }
+
+  private call<T>(operation: () => Promise<T>, what: string, options: RecordCallOptions): Promise<T> {
+    return this.context.calls.run(operation, what, options.timeoutMs);
+  }
+}
+
+/**
+ * The text of a stored value. A client that parses JSON values eagerly (the Node client's default) hands over the
+ * object: written as `JSON.stringify` writes it (what the contract asks of values in a map with indexes), it turns
+ * back into the same text, so a compare-and-set against it matches the stored bytes.
+ */
+function text(stored: Stored | object): string {
+  if (typeof stored === 'string') return stored;
+  return stored instanceof HazelcastJsonValue ? stored.toString() : JSON.stringify(stored);
+}

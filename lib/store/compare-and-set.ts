@@ -1,0 +1,87 @@
+import { WriteConflictError } from '../core/errors/write-conflict.error';
+import type { Deadline } from '../core/deadline';
+import type { RecordMap, RecordWriteOptions, StoredRecord } from './record-map';
+import { settleWrite } from './settle-write';
+
+/** How many attempts a compare-and-set loop makes unless told otherwise: enough for a hot record under a dozen writers. */
+export const DEFAULT_ATTEMPTS = 16;
+
+/** What an attempt of {@link retryOnConflict} returns to be tried again (it lost a race). */
+export const CONFLICT: unique symbol = Symbol('conflict');
+
+/** Bounds of a compare-and-set loop. */
+export interface ConflictBounds {
+  /** Attempts before giving up with `WriteConflictError`. Default {@link DEFAULT_ATTEMPTS}. */
+  readonly attempts?: number;
+  /** The deadline of the whole loop: checked before each attempt (`Deadline.left()` throws `StoreTimeoutError`). */
+  readonly deadline?: Deadline;
+}
+
+/**
+ * The one bounded loop of the library: runs `attempt` until it returns anything but {@link CONFLICT}, at most
+ * `attempts` times and never past `deadline`; throws `WriteConflictError` naming `what` when every attempt lost. Every
+ * read-decide-write of a capability runs in it (or in {@link updateRecord}, built on it), so none can spin for ever
+ * under contention or against a store that keeps refusing.
+ */
+export async function retryOnConflict<R>(
+  what: string,
+  attempt: (index: number) => Promise<R | typeof CONFLICT>,
+  { attempts = DEFAULT_ATTEMPTS, deadline }: ConflictBounds = {},
+): Promise<R> {
+  for (let index = 0; index < attempts; index++) {
+    deadline?.left();
+    const result = await attempt(index);
+    if (result !== CONFLICT) return result;
+  }
+  throw new WriteConflictError(what, attempts);
+}
+
+/** What one decision of {@link updateRecord} wants done. */
+export interface RecordDecision<R> {
+  /** What the update returns once the write (if any) landed. */
+  readonly result: R;
+  /**
+   * The record's next value: a string writes it (creating the record if it was absent), `null` removes it, absent
+   * (`undefined`) writes nothing and `result` stands.
+   */
+  readonly write?: string | null;
+}
+
+/** Options of {@link updateRecord}. */
+export interface UpdateOptions extends ConflictBounds {
+  /** What this node already knows of the record (`null`: known absent), to try the first write without reading. */
+  readonly known?: StoredRecord | null;
+  /** Options of each write (its TTL). The timeout of every call is what is left of `deadline` when there is one. */
+  readonly write?: Omit<RecordWriteOptions, 'timeoutMs'>;
+}
+
+/**
+ * Read, decide, compare-and-set, and on conflict read and decide again, within {@link ConflictBounds}. A write whose
+ * answer was lost is settled by reading it back ({@link settleWrite}): if it landed, its result stands; if not, the
+ * loop decides again on what it read. `decide` is called again on every attempt, with the record as it is now.
+ */
+export async function updateRecord<R>(
+  map: RecordMap,
+  key: string,
+  decide: (current: StoredRecord | undefined) => RecordDecision<R> | Promise<RecordDecision<R>>,
+  options: UpdateOptions = {},
+): Promise<R> {
+  const { deadline } = options;
+  const timeout = () => (deadline ? { timeoutMs: deadline.left() } : {});
+  let known: StoredRecord | null | undefined = options.known;
+  return retryOnConflict(`update ${map.name} "${key}"`, async () => {
+    const current = known !== undefined ? (known ?? undefined) : await map.get(key, timeout());
+    known = undefined;
+    const decision = await decide(current);
+    if (decision.write === undefined) return decision.result;
+    const write = decision.write;
+    const settled = await settleWrite(map, key, write, () => {
+      if (write === null) return current ? map.remove(current, timeout()) : Promise.resolve(true);
+      return current ? map.replace(current, write, { ...options.write, ...timeout() }) : map.create(key, write, { ...options.write, ...timeout() });
+    }, deadline);
+    if (settled.written) return decision.result;
+    // Lost the race: decide again on what the settle read found, or read.
+    known = settled.read;
+    return CONFLICT;
+  }, options);
+}

@@ -1,0 +1,122 @@
+/**
+ * The versioned record map: the one kind of state every capability keeps (a semaphore, an instance's presence, a
+ * task, a schedule, a job's history). Named by what it promises, not by any store's API: Hazelcast implements it
+ * with an IMap (`putIfAbsent` / `replaceIfSame` on the exact text), PostgreSQL with `UPDATE … WHERE value = $n`,
+ * Redis with one Lua script per write, memory with a `Map`.
+ */
+
+/** A record as the store holds it: its key and its exact stored text, in the capability's own encoding. */
+export interface StoredRecord {
+  readonly key: string;
+  /**
+   * The exact text stored. A compare-and-set names it as the value it expects; a value that carries a unique write id
+   * (see `StoreBackend.writeId`) also settles a write whose answer was lost (`settleWrite`).
+   */
+  readonly value: string;
+}
+
+/** Options of one call. */
+export interface RecordCallOptions {
+  /**
+   * Give up after this many ms with `StoreTimeoutError`: the call's outcome is then unknown. Derive it from the lease
+   * the call serves. Default: the backend's call timeout.
+   */
+  timeoutMs?: number;
+}
+
+/** Options of one write. */
+export interface RecordWriteOptions extends RecordCallOptions {
+  /**
+   * A garbage-collection aid: the store may drop the record this long after this write (rounded up, and late). Never
+   * a lease: decide on a time kept in the value. Default: kept until removed.
+   */
+  ttlMs?: number;
+}
+
+/** Why a change feed says changes may have been missed. */
+export type MissedReason =
+  /** The connection to the store dropped: nothing is heard until it is back. */
+  | 'disconnected'
+  /** The connection came back: whatever changed while it was down was not heard. */
+  | 'reconnected'
+  /** Part of the store went away (a member left): events it held back may be lost, and data with them. */
+  | 'member-left'
+  /** Every record of the map was cleared or evicted at once. */
+  | 'cleared'
+  /** The store lost data (a restart, a restore from an older backup, a failover that missed writes). */
+  | 'lost-data';
+
+/**
+ * What a change feed tells. Events can be lost without a sign on some stores (HAZELCAST.md): a view built on them
+ * bounds how stale it may be and re-reads when told {@link RecordChanges.missed}.
+ */
+export interface RecordChanges {
+  /** A record was written (`value`), or removed or expired (`null`). One key's changes arrive in order. */
+  changed(key: string, value: string | null): void;
+  /** Changes may have been missed since the last one heard: re-read what you rely on. */
+  missed(reason: MissedReason): void;
+}
+
+/** What a watch asks for. */
+export interface WatchOptions {
+  /**
+   * Leave out the values this backend instance wrote itself (their write ids carry its mark): a writer learns its own
+   * writes from their answers. A backend may ignore it and send them anyway. Removals are always sent. Default `false`.
+   */
+  exceptOwn?: boolean;
+}
+
+/** How a map is opened. */
+export interface RecordMapSpec {
+  /**
+   * Top-level fields of the JSON values that {@link RecordMap.findBy} is asked about; a backend may index them. Values
+   * of a map with indexes must be JSON objects in the form `JSON.stringify` writes (a store may keep them parsed and
+   * give back that form).
+   */
+  readonly indexes?: readonly string[];
+}
+
+/** Stops a watch. */
+export type Unwatch = () => Promise<void>;
+
+/**
+ * One map of records, written only by compare-and-set ({@link RecordMap.create}, {@link RecordMap.replace},
+ * {@link RecordMap.remove}) except for records with a single writer ({@link RecordMap.put}, {@link RecordMap.delete}:
+ * an instance's own presence). Every call has a deadline; every failure is a `StoreUnavailableError` (a
+ * `StoreTimeoutError` when the deadline passed, a `QuorumLostError` when the store refused a minority side), so
+ * callers fail closed; an unreadable answer is never a success.
+ */
+export interface RecordMap {
+  /** The map's name within the backend (without the backend's prefix), for errors. */
+  readonly name: string;
+
+  /** One record, or `undefined` when there is none. */
+  get(key: string, options?: RecordCallOptions): Promise<StoredRecord | undefined>;
+  /** The records of `keys` that exist, in one call where the store can. */
+  getMany(keys: readonly string[], options?: RecordCallOptions): Promise<StoredRecord[]>;
+  /** Every record. */
+  list(options?: RecordCallOptions): Promise<StoredRecord[]>;
+  /** The records whose JSON value has `field` equal to `value` (a field named in the map's `indexes`). */
+  findBy(field: string, value: string | number | boolean, options?: RecordCallOptions): Promise<StoredRecord[]>;
+
+  /** Creates the record if there is none; false when one exists. */
+  create(key: string, value: string, options?: RecordWriteOptions): Promise<boolean>;
+  /** Replaces `expected` by `value` only if the stored text is still exactly `expected.value`; false otherwise. */
+  replace(expected: StoredRecord, value: string, options?: RecordWriteOptions): Promise<boolean>;
+  /** Removes `expected` only if the stored text is still exactly `expected.value`; false otherwise. */
+  remove(expected: StoredRecord, options?: RecordCallOptions): Promise<boolean>;
+  /** Writes the record whatever it holds: only for records one instance alone writes (its presence). */
+  put(key: string, value: string, options?: RecordWriteOptions): Promise<void>;
+  /** Removes the record whatever it holds: only for records one instance alone writes. */
+  delete(key: string, options?: RecordCallOptions): Promise<void>;
+
+  /**
+   * For a key found absent: since when (epoch ms) the store cannot rule out that a record under it was lost (its
+   * data was rebuilt then), or `undefined` when nothing under it can have been lost. A durable store that never
+   * loses acknowledged writes answers `undefined`.
+   */
+  lostSince(key: string, options?: RecordCallOptions): Promise<number | undefined>;
+
+  /** Starts hearing this map's changes; resolves once the watch is in place where changes are sent from. */
+  watch(changes: RecordChanges, options?: WatchOptions): Promise<Unwatch>;
+}

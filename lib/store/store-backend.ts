@@ -1,0 +1,49 @@
+import type { Counters } from './counter';
+import type { RecordMap, RecordMapSpec } from './record-map';
+
+/** What a backend reports while it runs. */
+export interface StoreBackendEvents {
+  /** A stored value could not be read and was skipped. */
+  corruptValue?(map: string, key: string, reason: string): void;
+}
+
+/**
+ * One store every capability keeps its state in: the backend contract. A backend implements these primitives once
+ * (versioned record maps with a change feed, counters that never go back, the store's clock where it has one, lost
+ * data told by {@link RecordMap.lostSince} and the feed's `missed('lost-data')`, and one call policy: every call with
+ * a deadline, every failure mapped to `StoreUnavailableError`); the capabilities' stores are written once over them.
+ *
+ * A backend instance is one node's connection: share one between the capabilities of a process, never between
+ * processes. `nestjs-gatekeeper/testing`'s `describeBackendContract` is the suite every backend passes.
+ */
+export interface StoreBackend {
+  /** What the backend is, for logs and errors (`'hazelcast'`, `'memory'`, `'postgres'`). */
+  readonly kind: string;
+  /** Connects (idempotent: a second caller shares the first's connection until every caller closed). */
+  open(): Promise<void>;
+  /** Lets go of one {@link StoreBackend.open}; the last one disconnects what the backend itself created. */
+  close(): Promise<void>;
+  /** Opens the map `name` (the backend adds its own prefix). The backend must be open. */
+  map(name: string, spec?: RecordMapSpec): Promise<RecordMap>;
+  /** The backend's counters. The backend must be open. */
+  counters(): Promise<Counters>;
+  /**
+   * A unique write id for the next value this node writes: `<this instance's mark>.<a count>`. A value that carries
+   * one can be told from every other value ever written, so a write whose answer was lost is settled by reading it
+   * back, and a feed may leave out this instance's own writes ({@link WatchOptions.exceptOwn}).
+   */
+  writeId(): string;
+  /** Whether a write id is one this backend instance handed out. */
+  wroteId(writeId: string): boolean;
+  /** The store's own clock (epoch ms) where it has one (PostgreSQL `clock_timestamp()`, Redis `TIME`); `undefined`: none. */
+  now?(): Promise<number>;
+  /**
+   * How many members of a clustered store this node sees now (quorum checks); `undefined` for a store that is not a
+   * cluster of members.
+   */
+  memberCount(): number | undefined;
+  /** Whether the backend is connected right now. */
+  isConnected(): boolean;
+  /** How many calls the backend made so far (round trips: the benchmarks and the tests of a quiet steady state). */
+  operationCount(): number;
+}

@@ -1,0 +1,22 @@
+/**
+ * The few functions of a test runner a contract suite needs: Jest's globals and `node:test` both have them. Pass
+ * `import * as test from 'node:test'` to run a suite under Node's own runner; under Jest the globals are used.
+ */
+export interface TestApi {
+  describe(name: string, body: () => void): void;
+  it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  beforeEach(body: () => Promise<void>): void;
+  afterEach(body: () => Promise<void>): void;
+}
+
+/** The runner's functions: the ones given, else the globals (Jest, Vitest with globals). */
+export function testApi(given?: Partial<TestApi>): TestApi {
+  const globals = globalThis as unknown as Partial<TestApi>;
+  const pick = <K extends keyof TestApi>(key: K): TestApi[K] => {
+    const fn = given?.[key] ?? globals[key];
+    if (typeof fn !== 'function') throw new Error(`contract suite: no '${key}' function; pass the runner's (e.g. import * as test from 'node:test')`);
+    return fn as TestApi[K];
+  };
+  // node:test reads (name, fn) and leaves a third argument alone: the timeout is Jest's.
+  return { describe: pick('describe'), it: pick('it'), beforeEach: pick('beforeEach'), afterEach: pick('afterEach') };
+}

@@ -1,0 +1,43 @@
+import { Client } from 'hazelcast-client';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { describeBackendContract } from '../../lib/testing';
+import { ControlledCluster } from '../support/cluster-control';
+import { declareFresh } from '../support/fresh-cluster';
+import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+
+/** Two backends on connections of their own, as two nodes have. */
+function twoNodes(clientConfig: () => import('hazelcast-client').ClientConfig, mapPrefix: string): [HazelcastBackend, HazelcastBackend] {
+  const node = () => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: clientConfig() }), mapPrefix, callTimeoutMs: 5_000 });
+  return [node(), node()];
+}
+
+describe('against the shared test member', () => {
+  describeBackendContract('hazelcast', async () => ({
+    backends: twoNodes(testClientConfig, uniquePrefix('backend')),
+    close: async () => undefined,
+  }));
+});
+
+describe('against a member of its own, restarted to lose its data', () => {
+  let cluster: ControlledCluster;
+  beforeAll(async () => {
+    cluster = await ControlledCluster.start(1);
+    await declareFresh(cluster.clientConfig());
+  });
+  afterAll(async () => {
+    await cluster?.quit();
+  });
+
+  describeBackendContract('hazelcast, data lost by a restart', async () => ({
+    backends: twoNodes(() => ({ ...cluster.clientConfig(), properties: { 'hazelcast.logging.level': 'OFF' } }), uniquePrefix('backend')),
+    async loseData() {
+      await cluster.stopAll();
+      await cluster.startAll();
+      // The clients reconnect by themselves; wait until one call goes through, as a node's next decision would.
+      const probe = await Client.newHazelcastClient({ ...cluster.clientConfig(), properties: { 'hazelcast.logging.level': 'OFF' } });
+      await probe.shutdown();
+    },
+    close: async () => undefined,
+  }), { timeoutMs: 90_000, eventTimeoutMs: 30_000 });
+});
