@@ -6,7 +6,8 @@ import { PermitEngine } from '../lib/permits/permit.engine';
 import { systemClock } from '../lib/core/clock';
 import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecorder } from '../lib/schedules/history-recorder';
-import { HazelcastHistoryStore } from '../lib/schedules/hazelcast-history.store';
+import { HistoryRecordStore } from '../lib/schedules/history-record.store';
+import { HazelcastBackend } from '../lib/backends/hazelcast/hazelcast-backend';
 import type { Permit } from '../lib';
 
 /**
@@ -53,7 +54,7 @@ export async function gatekeeperHistoryNode(name: string, config: ClientConfig, 
   const connection = new HazelcastConnection({ clientConfig: config });
   const store = new HazelcastPermitStore({ connection, mapPrefix });
   await store.connect({ clock: systemClock });
-  const history = new HazelcastHistoryStore({ connection, mapPrefix });
+  const history = new HistoryRecordStore(new HazelcastBackend({ connection, mapPrefix }));
   await history.connect();
   const instance = `${name}/${process.pid}`;
   const recorder = new HistoryRecorder(history, { keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock });

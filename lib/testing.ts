@@ -36,7 +36,9 @@ export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatche
 
 // The store contract: the backends, and the suite every backend passes
 export { MemoryBackend } from './backends/memory/memory-backend';
-export { MemoryRecords } from './backends/memory/memory-records';
+export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
+export { PresenceRecordStore } from './presence/presence-record.store';
+export { HistoryRecordStore } from './schedules/history-record.store';
 export { describeBackendContract, type BackendContractFixture, type BackendContractOptions } from './testing/backend-contract';
 export type { TestApi } from './testing/test-api';
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';

@@ -1,6 +1,7 @@
 import type { Client } from 'hazelcast-client';
 import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
+import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
+import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
 import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
@@ -11,7 +12,7 @@ import type { InvalidDefinitionError } from '../core/errors/invalid-definition.e
 import { CliUsageError } from './cli-errors';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { TaskAdmin } from '../tasks/task-admin';
-import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
+import { HistoryRecordStore } from '../schedules/history-record.store';
 import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
@@ -37,7 +38,7 @@ export interface CliStores {
   /** The operators' tools over distributed tasks, on the same connection (connected on first use). */
   tasks(): Promise<TaskAdmin>;
   /** The jobs' run history as the nodes wrote it to the cluster, on the same connection (connected on first use). */
-  history(): Promise<HazelcastHistoryStore>;
+  history(): Promise<HistoryRecordStore>;
   /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), on the same connection (connected on first use). */
   schedules(): Promise<HazelcastScheduleStore>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
@@ -58,7 +59,9 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     },
   });
   const store = new HazelcastPermitStore({ mapPrefix: options.mapPrefix, connection });
-  const presence = new HazelcastPresenceStore({ connection, mapPrefix: options.mapPrefix });
+  // One backend for the stores written over the contract; each store opens and closes it.
+  const backend = new HazelcastBackend({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+  const presence = new PresenceRecordStore(backend);
   try {
     await store.connect({ clock: systemClock });
   } catch (error) {
@@ -75,8 +78,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   let presenceOpen = false;
   let taskStore: HazelcastTaskStore | undefined;
   let taskAdmin: Promise<TaskAdmin> | undefined;
-  let historyStore: HazelcastHistoryStore | undefined;
-  let history: Promise<HazelcastHistoryStore> | undefined;
+  let historyStore: HistoryRecordStore | undefined;
+  let history: Promise<HistoryRecordStore> | undefined;
   let scheduleStore: HazelcastScheduleStore | undefined;
   let schedules: Promise<HazelcastScheduleStore> | undefined;
   const presences = async (): Promise<Presence[] | undefined> => {
@@ -111,7 +114,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     },
     history() {
       history ??= (async () => {
-        historyStore = new HazelcastHistoryStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        historyStore = new HistoryRecordStore(backend);
         await historyStore.connect();
         return historyStore;
       })();

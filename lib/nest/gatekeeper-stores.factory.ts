@@ -1,8 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
 import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../presence/hazelcast-presence.store';
-import { MemoryPresenceStore } from '../presence/memory-presence.store';
+import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
+import { MemoryBackend } from '../backends/memory/memory-backend';
+import { MemoryRecords } from '../backends/memory/memory-records';
+import { PresenceRecordStore } from '../presence/presence-record.store';
+import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';
 import { HazelcastPermitStore, type HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
 import { MemoryPermitStore } from '../permits/memory-permit.store';
@@ -12,11 +15,9 @@ import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { MemoryTaskStore } from '../tasks/memory-task.store';
 import type { TaskStore } from '../tasks/task-store';
-import { HazelcastHistoryStore } from '../schedules/hazelcast-history.store';
-import { MemoryHistoryStore } from '../schedules/memory-history.store';
+import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
-import { HazelcastRunRequestStore } from '../schedules/hazelcast-run-request.store';
-import { MemoryRunRequestStore } from '../schedules/memory-run-request.store';
+import { RunRequestRecordStore } from '../schedules/run-request-record.store';
 import type { RunRequestStore } from '../schedules/run-request-store';
 import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
 import { MemoryScheduleStore } from '../schedules/memory-schedule.store';
@@ -54,6 +55,15 @@ export function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS
   return holder.connection;
 }
 
+/**
+ * The process's store backend, which the capabilities written over the store contract share: Hazelcast on the shared
+ * connection, else one in this process's memory.
+ */
+export function createBackend(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): StoreBackend {
+  if (connection) return new HazelcastBackend({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock });
+  return new MemoryBackend(new MemoryRecords(options.clock));
+}
+
 /** Builds the permit store the options ask for, on the shared connection when it is Hazelcast's. */
 export function createPermitStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): PermitStore {
   if (typeof options.store === 'object') return options.store;
@@ -61,12 +71,10 @@ export function createPermitStore(options: ResolvedGatekeeperOptions, connection
   return new HazelcastPermitStore({ ...options.hazelcast, connection });
 }
 
-/** Builds the presence store: the one given, else on the shared connection, else in memory; none with membership off. */
-export function createPresenceStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): PresenceStore | undefined {
+/** Builds the presence store: the one given, else on the process's backend; none with membership off. */
+export function createPresenceStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): PresenceStore | undefined {
   if (!options.membership) return undefined;
-  if (options.membership.store) return options.membership.store;
-  if (connection) return new HazelcastPresenceStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  return new MemoryPresenceStore();
+  return options.membership.store ?? new PresenceRecordStore(backend);
 }
 
 /** Builds the task store: the one given in `tasks.store`, else on the shared connection, else in memory. */
@@ -76,11 +84,9 @@ export function createTaskStore(options: ResolvedGatekeeperOptions, connection?:
   return new MemoryTaskStore();
 }
 
-/** Builds the run history store: the one given in `schedules.historyStore`, else on the shared connection, else in memory. */
-export function createHistoryStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): HistoryStore {
-  if (options.schedules.historyStore) return options.schedules.historyStore;
-  if (connection) return new HazelcastHistoryStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  return new MemoryHistoryStore(undefined, options.clock);
+/** Builds the run history store: the one given in `schedules.historyStore`, else on the process's backend. */
+export function createHistoryStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): HistoryStore {
+  return options.schedules.historyStore ?? new HistoryRecordStore(backend);
 }
 
 /** Builds the store of runtime schedules: the one given in `schedules.store`, else on the shared connection, else in memory. */
@@ -90,10 +96,9 @@ export function createScheduleStore(options: ResolvedGatekeeperOptions, connecti
   return new MemoryScheduleStore();
 }
 
-/** Builds the store of "run now" requests: on the shared connection, else in memory. */
-export function createRunRequestStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): RunRequestStore {
-  if (connection) return new HazelcastRunRequestStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  return new MemoryRunRequestStore();
+/** Builds the store of "run now" requests, on the process's backend. */
+export function createRunRequestStore(backend: StoreBackend): RunRequestStore {
+  return new RunRequestRecordStore(backend);
 }
 
 /**

@@ -8,13 +8,14 @@ import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { ScheduleService } from './schedules/schedule.service';
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import type { StoreBackend } from '../store/store-backend';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
 import type { LeaderRunLog } from './elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_BACKEND, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -33,7 +34,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { PermitsStartup } from './permits/permits.startup';
-import { createConnection, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore } from './gatekeeper-stores.factory';
+import { createBackend, createConnection, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore } from './gatekeeper-stores.factory';
 
 /** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
 const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
@@ -59,14 +60,19 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       inject: [GATEKEEPER_OPTIONS],
     },
     {
+      provide: GATEKEEPER_BACKEND,
+      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createBackend(options, connection),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+    },
+    {
       provide: GATEKEEPER_STORE,
       useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPermitStore(options, connection),
       inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
     },
     {
       provide: GATEKEEPER_PRESENCE_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPresenceStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createPresenceStore(options, backend),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
     },
     {
       provide: GATEKEEPER_TASK_STORE,
@@ -75,13 +81,13 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     },
     {
       provide: GATEKEEPER_HISTORY_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createHistoryStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createHistoryStore(options, backend),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
     },
     {
       provide: GATEKEEPER_RUN_REQUEST_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createRunRequestStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+      useFactory: (backend: StoreBackend) => createRunRequestStore(backend),
+      inject: [GATEKEEPER_BACKEND],
     },
     {
       provide: GATEKEEPER_SCHEDULE_STORE,

@@ -7,6 +7,7 @@
 
 /** A record as the store holds it: its key and its exact stored text, in the capability's own encoding. */
 export interface StoredRecord {
+  /** The record's key in its map. */
   readonly key: string;
   /**
    * The exact text stored. A compare-and-set names it as the value it expects; a value that carries a unique write id

@@ -7,6 +7,7 @@ import type { TaskQuery, TaskStore } from './task-store';
 import { decideReopen } from './task-group.rules';
 import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
 import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -106,24 +107,24 @@ export class TaskAdmin {
         throw new TaskActionRefusedError(id, 'retry', 'its group\'s record is gone (purged): submit the group again instead');
       }
     }
-    for (;;) {
+    return retryOnConflict(`retry task "${id}"`, async () => {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
       const next = decideRetry(read.task, this.clock.now());
       if (!next) throw refuse(read.task);
-      if (await this.store.compareAndSet(id, read, next)) return next;
-    }
+      return (await this.store.compareAndSet(id, read, next)) ? next : CONFLICT;
+    });
   }
 
   /** Cancels a pending or running task (a running handler learns it at its next renewal; its finish is rejected). */
   async cancel(id: string): Promise<TaskRecord> {
-    for (;;) {
+    return retryOnConflict(`cancel task "${id}"`, async () => {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
       const next = decideCancel(read.task, this.clock.now(), undefined, this.options.clockSkewMs ?? 500);
       if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
-      if (await this.store.compareAndSet(id, read, next)) return next;
-    }
+      return (await this.store.compareAndSet(id, read, next)) ? next : CONFLICT;
+    });
   }
 
   /**
@@ -165,14 +166,14 @@ export class TaskAdmin {
   /** Reopens the task's group for its retry; false when the group's record is gone (a purge removed it). */
   private async reopen(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
-    for (;;) {
+    return retryOnConflict(`reopen group "${id}"`, async () => {
       const read = await this.store.readGroup(id);
       if (!read.group) return false;
       if (!(String(task.group!.number) in read.group.finished)) return true;
       // A join created for this round counts as submitted even if the group's mark was never written (its node died).
       const join = (await this.store.read(joinTaskId(task.type, task.group!.name))).task;
       const joined = read.group.joinSubmittedAt !== undefined || join?.joinOf === groupJoinOf(read.group);
-      if (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) return true;
-    }
+      return (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) ? true : CONFLICT;
+    });
   }
 }

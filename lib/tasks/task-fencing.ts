@@ -3,6 +3,7 @@ import type { TaskRecord } from './task';
 import { encodeTask } from './task.codec';
 import type { FencedDecision, TaskActor } from './task-claim.rules';
 import type { TaskStore, VersionedTask } from './task-store';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
 /**
  * Writes of a claim (renew, finish, hand back), each only while the claim's epoch is still this node's, and the
@@ -27,7 +28,7 @@ export class TaskFencing {
     checkClaim = false,
   ): Promise<FencedDecision> {
     let guess = known;
-    for (;;) {
+    return retryOnConflict(`write task "${id}" under claim ${epoch}`, async () => {
       const read: VersionedTask = guess ?? (await this.store.read(id));
       guess = undefined;
       if (!read.task) return { outcome: 'lease-lost', message: `task ${id} is gone` };
@@ -46,7 +47,8 @@ export class TaskFencing {
         if (back.raw === encodeTask(decision.task)) return decision;
         guess = back;
       }
-    }
+      return CONFLICT;
+    });
   }
 
   /** Reads a task after a call whose answer was lost, a few times over about two seconds; `undefined` if it cannot. */

@@ -5,6 +5,7 @@ import { groupId, joinedType, joinIdOf } from './task-id.rules';
 import { decideCancel } from './task-outcome.rules';
 import type { TaskStore } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
 /** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
 const STRAGGLERS_READ = 5_000;
@@ -58,25 +59,25 @@ export class TaskGroups {
     if (task.group && !(await this.countInGroup(task))) return;
     if (!task.group && joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
     if (decideParentJoin(task, 0) && !(await this.submitParentJoin(task.id))) return;
-    for (;;) {
+    await retryOnConflict(`clear the count mark of task "${task.id}"`, async () => {
       const read = await this.store.read(task.id);
       // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
       if (!read.task?.uncounted || read.task.finishedAt !== task.finishedAt) return;
-      if (await this.store.compareAndSet(task.id, read, counted(read.task))) return;
-    }
+      if (!(await this.store.compareAndSet(task.id, read, counted(read.task)))) return CONFLICT;
+    });
   }
 
   /** Counts a grouped task into its group's record; false when its group's join has to wait (see `createJoin`). */
   private async countInGroup(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
-    for (;;) {
+    return retryOnConflict(`count task "${task.id}" into group "${id}"`, async () => {
       const read = await this.store.readGroup(id);
       const progress = decideGroupProgress(read.group, task, this.options.clock.now());
       if (!read.group) {
         // The record is created empty first: its generation (which its joins name) is then the one every node
         // reads, never one a node made up and lost to another's create.
         await this.store.compareAndSetGroup(id, read, newGroupRecord(task));
-        continue;
+        return CONFLICT;
       }
       const same = JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]);
       if (same && !progress.join && progress.group.round === read.group.round) {
@@ -87,10 +88,10 @@ export class TaskGroups {
       // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
       // a group marked joined always has its join, whatever fails in between.
       if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return false;
-      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) continue;
+      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) return CONFLICT;
       if (groupStoppedFast(progress.group)) await this.stopGroup(task, progress.cancel);
       return true;
-    }
+    });
   }
 
   /** The rest of a group that stopped at a failure: every task of it not ended yet, whether or not the total is known. */
@@ -111,7 +112,7 @@ export class TaskGroups {
   private async joinParent(join: TaskRecord): Promise<void> {
     const data = join.data as GroupJoinData;
     const id = groupId(data.type, data.group);
-    for (;;) {
+    await retryOnConflict(`record join "${join.id}" in parent "${join.parent}"`, async () => {
       const read = await this.store.read(join.parent!);
       if (!read.task) return; // the parent was purged: nobody waits for this
       if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return; // recorded already
@@ -119,19 +120,19 @@ export class TaskGroups {
       const due = decideParentJoin(recorded, this.options.clock.now());
       const created = due ? await this.createJoin(due.join, due.joinOf, undefined) : false;
       const next = !due ? recorded : created ? due.parent : { ...recorded, uncounted: true as const };
-      if (await this.store.compareAndSet(read.task.id, read, next)) return;
-    }
+      if (!(await this.store.compareAndSet(read.task.id, read, next))) return CONFLICT;
+    });
   }
 
   /** A parent finished after all its sub-groups joined: its own join, once (created before the mark); false if it has to wait. */
   private async submitParentJoin(id: string): Promise<boolean> {
-    for (;;) {
+    return retryOnConflict(`submit the join of parent "${id}"`, async () => {
       const read = await this.store.read(id);
       const due = read.task && decideParentJoin(read.task, this.options.clock.now());
       if (!due) return true;
       if (!(await this.createJoin(due.join, due.joinOf, undefined))) return false;
-      if (await this.store.compareAndSet(id, read, counted(due.parent))) return true;
-    }
+      return (await this.store.compareAndSet(id, read, counted(due.parent))) ? true : CONFLICT;
+    });
   }
 
   /**
@@ -140,22 +141,22 @@ export class TaskGroups {
    * keeps its mark, and the join is created by a later scan, after the earlier one.
    */
   private async createJoin(join: GroupJoinData, joinOf: string, parent: string | undefined): Promise<boolean> {
-    for (;;) {
-      const id = joinIdOf(join, joinOf);
+    const id = joinIdOf(join, joinOf);
+    return retryOnConflict(`create join "${id}"`, async () => {
       const read = await this.store.read(id);
       const decision = joinTask(join, joinOf, parent, this.options.clock.now(), read.task);
       if (decision.outcome === 'exists') return true;
       if (decision.outcome === 'blocked') return false;
-      if (await this.store.compareAndSet(id, read, decision.task)) return true;
-    }
+      return (await this.store.compareAndSet(id, read, decision.task)) ? true : CONFLICT;
+    });
   }
 
   /** Cancels a task of a group that stopped at a failure, unless it finished (`reason` goes on its attempt). */
   private async cancel(id: string, reason: string): Promise<void> {
-    for (;;) {
+    await retryOnConflict(`cancel task "${id}"`, async () => {
       const read = await this.store.read(id);
       const next = read.task && decideCancel(read.task, this.options.clock.now(), reason, this.options.clockSkewMs);
-      if (!next || (await this.store.compareAndSet(id, read, next))) return;
-    }
+      if (next && !(await this.store.compareAndSet(id, read, next))) return CONFLICT;
+    });
   }
 }

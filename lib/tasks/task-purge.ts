@@ -5,6 +5,7 @@ import type { TaskStore } from './task-store';
 import { groupId, groupJoinOf, isParentJoin, joinedType, parentJoinOf } from './task-id.rules';
 import { isPurgeable } from './task-outcome.rules';
 
+
 /**
  * Removes tasks finished longer than `retentionMs` before `now`, `batch` at a time until none is left, with the
  * records of groups whose last task or join they were. Every node runs it on a slow timer; removals are
@@ -12,14 +13,19 @@ import { isPurgeable } from './task-outcome.rules';
  */
 export async function purgeExpired(store: TaskStore, now: number, retentionMs: number, batch = 500): Promise<number> {
   let removed = 0;
-  for (;;) {
+  // A full batch may hide more; a batch that removed nothing (others are removing the same) ends the pass, and so
+  // does the pass's bound: the next pass goes on where this one stopped.
+  for (let pass = 0; pass < MAX_BATCHES_PER_PASS; pass++) {
     const found = await store.finishedBefore(now - retentionMs, batch);
     const gone = await removeFinished(store, found.filter((task) => isPurgeable(task, now, retentionMs)), now);
     removed += gone;
-    // A full batch may hide more; a batch that removed nothing (others are removing the same) ends the pass.
-    if (found.length < batch || gone === 0) return removed;
+    if (found.length < batch || gone === 0) break;
   }
+  return removed;
 }
+
+/** At most this many batches per purge pass, so one pass never runs for ever behind a store that keeps filling. */
+const MAX_BATCHES_PER_PASS = 1_000;
 
 /**
  * Removes finished tasks as they were read. A group's record is removed with the last of its tasks, before it: so a

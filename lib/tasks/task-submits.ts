@@ -5,6 +5,7 @@ import { groupId, taskId } from './task-id.rules';
 import type { TaskStore, VersionedTask } from './task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
 /** Submits of one process: idempotent by id, in an order that only grows (see {@link TaskSubmits.submit}). */
 export class TaskSubmits {
@@ -21,7 +22,7 @@ export class TaskSubmits {
     const id = taskId(input); // bad input fails here, naming the field, before any call
     // A new id is created in one call (put-if-absent); only an id that exists is read and decided on.
     let read: VersionedTask = { task: undefined, raw: null };
-    for (;;) {
+    return retryOnConflict(`submit task "${id}"`, async () => {
       const now = this.options.clock.now();
       // Submit order, unique and increasing within this process even for many submits in one millisecond.
       this.lastSeq = Math.max(now * 1000, this.lastSeq + 1);
@@ -32,6 +33,7 @@ export class TaskSubmits {
       if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
       if (await this.store.compareAndSet(id, read, task)) return { created: true, task };
       read = await this.store.read(id);
-    }
+      return CONFLICT;
+    });
   }
 }

@@ -3,9 +3,13 @@
  * `import * as test from 'node:test'` to run a suite under Node's own runner; under Jest the globals are used.
  */
 export interface TestApi {
+  /** Groups tests. */
   describe(name: string, body: () => void): void;
+  /** One test; `timeoutMs` is Jest's (node:test leaves it alone). */
   it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
+  /** Runs before each test of the group. */
   beforeEach(body: () => Promise<void>): void;
+  /** Runs after each test of the group. */
   afterEach(body: () => Promise<void>): void;
 }
 

@@ -1,5 +1,6 @@
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastHistoryStore } from '../../lib/schedules/hazelcast-history.store';
+import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeHistoryStoreContract } from './history-store.contract';
 
@@ -11,8 +12,8 @@ describe('against a real Hazelcast member', () => {
     return {
       // Two connections, as two nodes would have.
       stores: [
-        new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
-        new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+        new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
+        new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
       ],
       async close() {
         for (const map of ['job-runs', 'job-ticks']) await (await raw().getMap(`${mapPrefix}.${map}`)).destroy();

@@ -1,5 +1,6 @@
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describePresenceStoreContract } from './presence-store.contract';
 
@@ -11,8 +12,8 @@ describe('against a real Hazelcast member', () => {
     return {
       // Two connections, as two nodes would have.
       stores: [
-        new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
-        new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+        new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
+        new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
       ],
       async writeRaw(instance, value) {
         await (await raw().getMap<string, string>(`${mapPrefix}.presence`)).set(instance, value);

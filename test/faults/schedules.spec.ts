@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ClusterSingleton, ScheduleService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastHistoryStore } from '../../lib/schedules/hazelcast-history.store';
+import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -80,7 +81,7 @@ describe('schedules with real processes', () => {
     const takeover = await eventually('another node to take over', () => starts(historyFile).find((e) => e.node !== first.node), { timeoutMs: 20_000, intervalMs: 100 });
     expect(takeover.token).toBeGreaterThan(first.token);
 
-    const store = new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    const store = new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     await store.connect();
     try {
       const runs = await eventually('the takeover in the cluster history', async () => {
@@ -145,7 +146,7 @@ describe('missed runs across a full outage, with real processes', () => {
     expect(once.after.filter((e) => e.tick === catchUp.tick)).toHaveLength(1);
 
     expect(skip.after.filter((e) => e.trigger === 'catchUp')).toEqual([]);
-    const store = new HazelcastHistoryStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix: skip.mapPrefix });
+    const store = new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix: skip.mapPrefix }));
     await store.connect();
     try {
       const history = await eventually('the missed instants in the history', async () => {

@@ -4,7 +4,8 @@ import { Test } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { ClusterSingleton, GatekeeperModule, GatekeeperService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { announcement } from '../../lib/presence/presence.rules';
 import { CapturingLogger } from '../support/capturing-logger';
 import { cli, CLI_BIN } from '../support/cli-process';
@@ -54,7 +55,7 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     return JSON.parse(result.stdout);
   };
   let apps: INestApplication[] = [];
-  let ghost: HazelcastPresenceStore;
+  let ghost: PresenceRecordStore;
 
   async function startApp(acquirer: string, providers: Type[]): Promise<INestApplication> {
     const port = await freePort();
@@ -77,7 +78,7 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
   beforeAll(async () => {
     if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
     // The oldest live node, as presence shows it, with nothing listening at its address: the CLI must pass it over.
-    ghost = new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    ghost = new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     await ghost.connect();
     const dead = `http://127.0.0.1:${await freePort()}`;
     await ghost.announce(announcement({ instance: 'ghost/1', acquirer: 'ghost', group: 'production', startedAt: Date.now() - 60_000, version: '0.1.0', httpAddress: dead }, Date.now(), 120_000));

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:net';
 import { ClusterService, type Leader } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
-import { HazelcastPresenceStore } from '../../lib/presence/hazelcast-presence.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
@@ -160,7 +161,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
 
     it('refuses a target group with no live instance once instances announce themselves, unless --force', async () => {
       // An app instance of the dr-site group, as presence shows it (what a running module writes).
-      const presence = new HazelcastPresenceStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+      const presence = new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
       await presence.connect();
       try {
         await presence.announce(announcement({ instance: 'app-3/x', acquirer: 'app-3', group: 'dr-site', startedAt: Date.now(), version: '0.1.0' }, Date.now(), 60_000));

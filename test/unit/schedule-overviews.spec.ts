@@ -65,6 +65,7 @@ describe('schedule overviews', () => {
 
   it('reads the newest runs of many schedules in one store call, each its own, when the store reads many at once', async () => {
     const store = new MemoryHistoryStore();
+    await store.connect();
     const ids = Array.from({ length: 50 }, (_, i) => `s${i}`);
     for (const [i, id] of ids.entries()) {
       if (i % 5 === 4) continue; // some never ran

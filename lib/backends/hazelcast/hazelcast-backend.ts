@@ -37,6 +37,7 @@ const STORE_OF: Record<string, StoreName> = { semaphores: 'permits', presence: '
  * Subsystem (not in open-source members since 5.5) and no code on the members.
  */
 export class HazelcastBackend implements StoreBackend {
+  /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   readonly connection: HazelcastConnection;
   private readonly mark = randomUUID();
@@ -44,6 +45,9 @@ export class HazelcastBackend implements StoreBackend {
   private client?: Client;
   private canaries?: PartitionCanaries;
   private opens = 0;
+  private opening?: Promise<void>;
+  /** Whether this backend holds one open of the connection (to close once). */
+  private holdsConnection = false;
   private readonly calls = new Map<StoreName, StoreCalls>();
   private readonly prefix: string;
   private countersOf?: Promise<Counters>;
@@ -53,32 +57,54 @@ export class HazelcastBackend implements StoreBackend {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
   }
 
+  /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
   async open(): Promise<void> {
     this.opens++;
+    this.opening ??= this.start();
     try {
-      this.client = await this.connection.open();
-      if (!this.canaries) {
-        const client = this.client;
-        const canaries = new PartitionCanaries(client, await this.storeCalls('schedules').run(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), this.options.clock ?? systemClock);
-        await canaries.ensure((operation) => this.storeCalls('schedules').run(operation, 'canaries'));
-        this.canaries = canaries;
-      }
+      await this.opening;
     } catch (error) {
-      await this.close();
+      this.opens--;
+      this.opening = undefined;
       throw error;
     }
   }
 
+  /** {@inheritDoc StoreBackend.close} */
   async close(): Promise<void> {
     if (this.opens === 0) return;
-    this.opens--;
-    if (this.opens > 0) return;
+    if (--this.opens > 0) return;
+    this.opening = undefined;
     this.client = undefined;
     this.canaries = undefined;
     this.countersOf = undefined;
-    await this.connection.close();
+    // Once per open of the connection: a shared one stays up for its other users.
+    if (this.holdsConnection) {
+      this.holdsConnection = false;
+      await this.connection.close();
+    }
   }
 
+  private async start(): Promise<void> {
+    this.holdsConnection = true;
+    const opened = this.connection.open();
+    try {
+      const client = await opened;
+      const calls = this.storeCalls('schedules');
+      const canaries = new PartitionCanaries(client, await calls.run(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), this.options.clock ?? systemClock);
+      await canaries.ensure((operation) => calls.run(operation, 'canaries'));
+      this.client = client;
+      this.canaries = canaries;
+    } catch (error) {
+      if (this.holdsConnection) {
+        this.holdsConnection = false;
+        await this.connection.close();
+      }
+      throw error;
+    }
+  }
+
+  /** {@inheritDoc StoreBackend.map} */
   async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
     const client = this.requireClient();
     const calls = this.storeCalls(STORE_OF[name] ?? 'schedules');
@@ -92,27 +118,33 @@ export class HazelcastBackend implements StoreBackend {
     });
   }
 
+  /** {@inheritDoc StoreBackend.counters} */
   counters(): Promise<Counters> {
     this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => this.writeId(), this.options.clock ?? systemClock));
     return this.countersOf;
   }
 
+  /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
     return `${this.mark}.${(this.written++).toString(36)}`;
   }
 
+  /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
     return writeId.startsWith(`${this.mark}.`);
   }
 
+  /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
     return this.isConnected() ? (this.client?.getCluster().getMembers().length ?? 0) : 0;
   }
 
+  /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {
     return this.opens > 0 && this.connection.isRunning();
   }
 
+  /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
     let count = 0;
     for (const calls of this.calls.values()) count += calls.count();

@@ -12,6 +12,7 @@ import { recordField } from '../../store/record-field';
  * events are delivered synchronously, to every watcher but the writer's own when it asked so.
  */
 export class MemoryBackend implements StoreBackend {
+  /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'memory';
   private readonly mark = randomUUID();
   private written = 0;
@@ -25,38 +26,47 @@ export class MemoryBackend implements StoreBackend {
     readonly records: MemoryRecords = new MemoryRecords(),
   ) {}
 
+  /** {@inheritDoc StoreBackend.open} */
   async open(): Promise<void> {
     this.opens++;
   }
 
+  /** {@inheritDoc StoreBackend.close} */
   async close(): Promise<void> {
     this.opens = Math.max(0, this.opens - 1);
   }
 
+  /** {@inheritDoc StoreBackend.map} */
   async map(name: string, _spec?: RecordMapSpec): Promise<RecordMap> {
     return new MemoryRecordMap(name, this.records, () => this.call(), this.mark);
   }
 
+  /** {@inheritDoc StoreBackend.counters} */
   async counters(): Promise<Counters> {
     return new MemoryCounters(this.records, () => this.call());
   }
 
+  /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
     return `${this.mark}.${this.written++}`;
   }
 
+  /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
     return writeId.startsWith(`${this.mark}.`);
   }
 
+  /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
     return undefined;
   }
 
+  /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {
     return this.opens > 0 && this.unreachable === undefined;
   }
 
+  /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
     return this.operations;
   }
@@ -86,52 +96,52 @@ class MemoryRecordMap implements RecordMap {
 
   async get(key: string): Promise<StoredRecord | undefined> {
     this.call();
-    const record = this.records.map(this.name).get(key);
-    return record && { key, value: record.value };
+    const value = this.records.map(this.name).get(key);
+    return value === undefined ? undefined : { key, value };
   }
 
   async getMany(keys: readonly string[]): Promise<StoredRecord[]> {
     this.call();
     const map = this.records.map(this.name);
     return keys.flatMap((key) => {
-      const record = map.get(key);
-      return record ? [{ key, value: record.value }] : [];
+      const value = map.get(key);
+      return value === undefined ? [] : [{ key, value }];
     });
   }
 
   async list(): Promise<StoredRecord[]> {
     this.call();
-    return [...this.records.map(this.name)].map(([key, record]) => ({ key, value: record.value }));
+    return [...this.records.map(this.name)].map(([key, value]) => ({ key, value }));
   }
 
   async findBy(field: string, value: string | number | boolean): Promise<StoredRecord[]> {
     return (await this.list()).filter((record) => recordField(record.value, field) === value);
   }
 
-  async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+  async create(key: string, value: string, _options?: RecordWriteOptions): Promise<boolean> {
     this.call();
     if (this.records.map(this.name).has(key)) return false;
-    this.records.write(this.name, key, value, options.ttlMs);
+    this.records.write(this.name, key, value);
     return true;
   }
 
-  async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+  async replace(expected: StoredRecord, value: string, _options?: RecordWriteOptions): Promise<boolean> {
     this.call();
-    if (this.records.map(this.name).get(expected.key)?.value !== expected.value) return false;
-    this.records.write(this.name, expected.key, value, options.ttlMs);
+    if (this.records.map(this.name).get(expected.key) !== expected.value) return false;
+    this.records.write(this.name, expected.key, value);
     return true;
   }
 
   async remove(expected: StoredRecord): Promise<boolean> {
     this.call();
-    if (this.records.map(this.name).get(expected.key)?.value !== expected.value) return false;
+    if (this.records.map(this.name).get(expected.key) !== expected.value) return false;
     this.records.write(this.name, expected.key, null);
     return true;
   }
 
-  async put(key: string, value: string, options: RecordWriteOptions = {}): Promise<void> {
+  async put(key: string, value: string, _options?: RecordWriteOptions): Promise<void> {
     this.call();
-    this.records.write(this.name, key, value, options.ttlMs);
+    this.records.write(this.name, key, value);
   }
 
   async delete(key: string): Promise<void> {

@@ -1,15 +1,11 @@
 import { systemClock, type Clock } from '../../core/clock';
 import type { MissedReason } from '../../store/record-map';
 
-/** A record in memory, and when it may be dropped (its TTL). */
-export interface MemoryRecord {
-  value: string;
-  dropAt?: number;
-}
-
 /** Someone hearing one map's changes. */
 export interface MemoryWatcher {
+  /** A record was written (`value`) or removed (`null`). */
   changed(key: string, value: string | null): void;
+  /** Changes may have been missed (the data was lost). */
   missed(reason: MissedReason): void;
   /** Values carrying this text (a backend instance's mark) are not sent to this watcher. */
   readonly except?: string;
@@ -17,42 +13,38 @@ export interface MemoryWatcher {
 
 /**
  * The data behind one or more {@link MemoryBackend}s: share one between several backends to simulate several nodes
- * in one process (each module of a test a node). Also the place tests lose data on purpose ({@link loseData}).
+ * in one process (each module of a test a node). Also the place tests lose data on purpose ({@link MemoryRecords.loseData}).
  */
 export class MemoryRecords {
-  private readonly maps = new Map<string, Map<string, MemoryRecord>>();
+  private readonly maps = new Map<string, Map<string, string>>();
   private readonly watchers = new Map<string, Set<MemoryWatcher>>();
   /** Counters by name; kept apart from the maps so a map's `clear` never touches them. */
   readonly counters = new Map<string, number>();
-  /** When the data was last lost ({@link loseData}), or `undefined` when it never was. */
+  /** When the data was last lost ({@link MemoryRecords.loseData}), or `undefined` when it never was. */
   lostAt?: number;
 
   constructor(
-    /** Where TTLs are read against. */
+    /** Where the time of a loss is read (counters jump to it). */
     readonly clock: Clock = systemClock,
   ) {}
 
-  /** The records of map `name`, with those whose TTL passed dropped. */
-  map(name: string): Map<string, MemoryRecord> {
+  /**
+   * The values of map `name` by key. Records are kept until removed: a TTL is a garbage-collection aid, and one
+   * process has no dead instances to collect after (nor a clock of theirs to read it against).
+   */
+  map(name: string): Map<string, string> {
     let map = this.maps.get(name);
     if (!map) this.maps.set(name, (map = new Map()));
-    const now = this.clock.now();
-    for (const [key, record] of map) {
-      if (record.dropAt !== undefined && record.dropAt <= now) {
-        map.delete(key);
-        this.tell(name, key, null);
-      }
-    }
     return map;
   }
 
   /** Stores `value` under `key` (`null`: removes it) and tells the map's watchers. For tests, a value the library did not write. */
-  write(name: string, key: string, value: string | null, ttlMs?: number): void {
+  write(name: string, key: string, value: string | null): void {
     const map = this.map(name);
     if (value === null) {
       if (!map.delete(key)) return;
     } else {
-      map.set(key, ttlMs === undefined ? { value } : { value, dropAt: this.clock.now() + ttlMs });
+      map.set(key, value);
     }
     this.tell(name, key, value);
   }
@@ -76,10 +68,11 @@ export class MemoryRecords {
     for (const set of this.watchers.values()) for (const watcher of set) watcher.missed('lost-data');
   }
 
+  /** Tells the map's watchers of a change, each a moment after the write (in a microtask), as a store's events come after its answer. */
   private tell(name: string, key: string, value: string | null): void {
     for (const watcher of this.watchers.get(name) ?? []) {
       if (value !== null && watcher.except !== undefined && value.includes(watcher.except)) continue;
-      watcher.changed(key, value);
+      queueMicrotask(() => watcher.changed(key, value));
     }
   }
 }

@@ -1,0 +1,92 @@
+import type { RecordMap, Unwatch } from '../store/record-map';
+import type { StoreBackend } from '../store/store-backend';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import type { Presence } from './presence';
+import { encodePresence, PresenceReader } from './presence.codec';
+import type { PresenceCallOptions, PresenceStore, PresenceStoreEvents } from './presence-store';
+
+/** The record map presence lives in: one record per instance, written only by that instance. */
+export const PRESENCE_MAP = 'presence';
+
+/**
+ * Presence on any backend of the store contract: one record per instance, each written only by its instance (so
+ * `put`, no compare-and-set) with a time-to-live of twice its validity, so the store cleans up after instances that
+ * died; liveness itself is judged by each record's `expiresAt`, never by the TTL. Changes come from the map's feed;
+ * the tracker re-reads on its interval, since events can be lost.
+ */
+export class PresenceRecordStore implements PresenceStore {
+  private map?: RecordMap;
+  private unwatch?: Unwatch;
+  private opened = false;
+  private operations = 0;
+  private events: PresenceStoreEvents = {};
+  private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
+  private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
+
+  constructor(private readonly backend: StoreBackend) {}
+
+  /** {@inheritDoc PresenceStore.connect} */
+  async connect(events: PresenceStoreEvents = {}): Promise<void> {
+    this.events = events;
+    await this.backend.open();
+    this.opened = true;
+    try {
+      const map = await this.backend.map(PRESENCE_MAP);
+      this.unwatch = await map.watch({ changed: (instance, raw) => this.notify(instance, raw), missed: () => undefined });
+      this.map = map;
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** {@inheritDoc PresenceStore.close} */
+  async close(): Promise<void> {
+    await this.unwatch?.().catch(() => undefined);
+    this.unwatch = undefined;
+    this.map = undefined;
+    if (!this.opened) return;
+    this.opened = false;
+    await this.backend.close();
+  }
+
+  /** {@inheritDoc PresenceStore.announce} */
+  async announce(presence: Presence, options: PresenceCallOptions = {}): Promise<void> {
+    const ttlMs = Math.max(1_000, 2 * (presence.expiresAt - presence.refreshedAt));
+    await this.require().put(presence.instance, encodePresence(presence), { ...options, ttlMs });
+  }
+
+  /** {@inheritDoc PresenceStore.withdraw} */
+  async withdraw(instance: string, options: PresenceCallOptions = {}): Promise<void> {
+    await this.require().delete(instance, options);
+  }
+
+  /** {@inheritDoc PresenceStore.list} */
+  async list(options: PresenceCallOptions = {}): Promise<Presence[]> {
+    const records = await this.require().list(options);
+    return records.flatMap(({ key, value }) => this.reader.read(key, value));
+  }
+
+  /** {@inheritDoc PresenceStore.watch} */
+  watch(listener: (instance: string, presence: Presence | null) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  /** {@inheritDoc PresenceStore.operationCount} */
+  operationCount(): number {
+    return this.operations;
+  }
+
+  private notify(instance: string, raw: string | null): void {
+    const presence = raw === null ? null : (this.reader.read(instance, raw)[0] ?? null);
+    for (const watcher of this.watchers) watcher(instance, presence);
+  }
+
+  /** The map, counting the call about to be made on it. */
+  private require(): RecordMap {
+    if (!this.map) throw new StoreUnavailableError('the presence store is not connected');
+    this.operations++;
+    return this.map;
+  }
+}

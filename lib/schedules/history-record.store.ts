@@ -1,0 +1,104 @@
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import type { RecordMap } from '../store/record-map';
+import type { StoreBackend } from '../store/store-backend';
+import type { JobHistory, NodeTicks } from './job-history';
+import { decodeHistory, decodeTicks, encodeHistory, encodeTicks } from './job-history.codec';
+import type { HistoryStore, StoredHistory } from './history-store';
+
+/** The record maps of the run history: one record per job, and one skipped-ticks record per instance. */
+export const HISTORY_MAPS = { jobs: 'job-runs', ticks: 'job-ticks' } as const;
+
+/**
+ * Run history on any backend of the store contract: `job-runs`, one canonical JSON record per job, written by
+ * compare-and-set on the exact text read (created for the first run); `job-ticks`, one record per instance with its
+ * skipped-tick counts, written only by that instance with a time-to-live. No watch: the history is read when asked
+ * for, never pushed to every node.
+ */
+export class HistoryRecordStore implements HistoryStore {
+  private jobs?: RecordMap;
+  private ticks?: RecordMap;
+  private opened = false;
+  private operations = 0;
+
+  constructor(private readonly backend: StoreBackend) {}
+
+  /** {@inheritDoc HistoryStore.connect} */
+  async connect(): Promise<void> {
+    await this.backend.open();
+    this.opened = true;
+    try {
+      this.jobs = await this.backend.map(HISTORY_MAPS.jobs);
+      this.ticks = await this.backend.map(HISTORY_MAPS.ticks);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** {@inheritDoc HistoryStore.close} */
+  async close(): Promise<void> {
+    this.jobs = undefined;
+    this.ticks = undefined;
+    if (!this.opened) return;
+    this.opened = false;
+    await this.backend.close();
+  }
+
+  /** {@inheritDoc HistoryStore.read} */
+  async read(job: string, timeoutMs?: number): Promise<StoredHistory | undefined> {
+    const record = await this.require(this.jobs).get(job, { timeoutMs });
+    return record && { raw: record.value, history: decodeHistory(job, record.value) };
+  }
+
+  /** {@inheritDoc HistoryStore.readMany} */
+  async readMany(jobs: readonly string[], timeoutMs?: number): Promise<Map<string, StoredHistory>> {
+    if (jobs.length === 0) return new Map();
+    const records = await this.require(this.jobs).getMany(jobs, { timeoutMs });
+    return new Map(records.map(({ key, value }) => [key, { raw: value, history: decodeHistory(key, value) }]));
+  }
+
+  /** {@inheritDoc HistoryStore.write} */
+  async write(job: string, expected: StoredHistory | undefined, next: JobHistory, timeoutMs?: number): Promise<StoredHistory | undefined> {
+    const jobs = this.require(this.jobs);
+    const raw = encodeHistory(next);
+    const written = expected === undefined ? await jobs.create(job, raw, { timeoutMs }) : await jobs.replace({ key: job, value: expected.raw }, raw, { timeoutMs });
+    return written ? { raw, history: next } : undefined;
+  }
+
+  /** {@inheritDoc HistoryStore.remove} */
+  async remove(job: string): Promise<void> {
+    await this.require(this.jobs).delete(job);
+  }
+
+  /**
+   * Every job's history, one call (operators' listings, e.g. the CLI's `jobs list`; the nodes never list). Not on
+   * {@link HistoryStore}: only tools that read the store directly need it.
+   */
+  async list(timeoutMs?: number): Promise<StoredHistory[]> {
+    const records = await this.require(this.jobs).list({ timeoutMs });
+    return records.map(({ key, value }) => ({ raw: value, history: decodeHistory(key, value) }));
+  }
+
+  /** {@inheritDoc HistoryStore.writeTicks} */
+  async writeTicks(ticks: NodeTicks, ttlMs: number, timeoutMs?: number): Promise<void> {
+    await this.require(this.ticks).put(ticks.instance, encodeTicks(ticks), { timeoutMs, ttlMs: Math.max(1_000, ttlMs) });
+  }
+
+  /** {@inheritDoc HistoryStore.readTicks} */
+  async readTicks(timeoutMs?: number): Promise<NodeTicks[]> {
+    const records = await this.require(this.ticks).list({ timeoutMs });
+    return records.map(({ key, value }) => decodeTicks(key, value));
+  }
+
+  /** {@inheritDoc HistoryStore.operationCount} */
+  operationCount(): number {
+    return this.operations;
+  }
+
+  /** `map`, counting the call about to be made on it. */
+  private require(map: RecordMap | undefined): RecordMap {
+    if (!map) throw new StoreUnavailableError('the history store is not connected');
+    this.operations++;
+    return map;
+  }
+}
