@@ -113,6 +113,7 @@ export { ClusterUnreachableError } from './core/errors/cluster-unreachable.error
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { QuorumLostError } from './core/errors/quorum-lost.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';
+export { WriteConflictError } from './core/errors/write-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
 export { PermitLostError } from './permits/errors/permit-lost.error';
 export { UnknownSemaphoreError } from './permits/errors/unknown-semaphore.error';

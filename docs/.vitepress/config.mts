@@ -84,6 +84,7 @@ const config: UserConfig<DefaultTheme.Config> = {
         text: 'Under the hood',
         items: [
           { text: 'Guarantees and how it works', link: '/guarantees' },
+          { text: 'Backends and the store contract', link: '/backends' },
           { text: 'Benchmarks', link: '/benchmarks' },
           { text: 'Development', link: '/development' },
           { text: 'API reference', link: '/api/index.html', target: '_self' },
