@@ -24,7 +24,10 @@ export class HazelcastCounters implements Counters {
   ) {}
 
   async next(name: string, options: RecordCallOptions = {}): Promise<CounterValue> {
-    return retryOnConflict(`advance counter "${name}"`, async () => {
+    return retryOnConflict(`advance counter "${name}"`, async (attempt) => {
+      // Many nodes advancing one counter at once: after a lost race, wait a random moment (growing, at most 50 ms)
+      // so the same fast writers do not win every round while one starves.
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
       const current = await this.map.get(name, options);
       let lostSince: number | undefined;
       let value: number;
@@ -40,7 +43,7 @@ export class HazelcastCounters implements Counters {
       if (!written) return CONFLICT;
       this.seen.set(name, value);
       return lostSince === undefined ? { value } : { value, lostSince };
-    });
+    }, { attempts: COUNTER_ATTEMPTS });
   }
 
   async current(name: string, options: RecordCallOptions = {}): Promise<number> {
@@ -48,6 +51,9 @@ export class HazelcastCounters implements Counters {
     return current ? decodeCounter(name, current.value) : 0;
   }
 }
+
+/** Attempts of one advance: a counter is shared by every node, so it is given more than a record's default. */
+const COUNTER_ATTEMPTS = 64;
 
 function decodeCounter(name: string, raw: string): number {
   const { value } = parseJsonObject(`counter "${name}"`, raw);
