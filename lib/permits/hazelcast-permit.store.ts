@@ -12,6 +12,13 @@ import { decodeEntries, decodeEntry, encodeEntry, writeIdOf, writtenBy } from '.
 import { listenToSemaphoreMap, stopListening, type SemaphoreMapListeners } from './hazelcast-semaphore-listeners';
 import { ViewedPermitStore } from './viewed-permit.store';
 
+/** A write of this node's in flight: what it writes, and whether the entry was seen absent meanwhile. */
+interface OwnWrite {
+  readonly raw: string;
+  readonly entry: SemaphoreEntry;
+  absenceSeen: boolean;
+}
+
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
   /**
@@ -72,11 +79,12 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   private readonly mapName: string;
   private readonly calls: StoreCalls;
   /**
-   * This node's writes in flight, by name: the event of one of its writes that does not carry its mark (made with a
-   * writeId of the caller's) often arrives before the answer, and would be decoded although the entry is at hand;
-   * a removal heard meanwhile is read again (see `removed`).
+   * This node's writes in flight, by name, until their answer comes (even past their call's deadline): the event of
+   * one of its writes that does not carry its mark (made with a writeId of the caller's) often arrives before the
+   * answer, and would be decoded although the entry is at hand; a removal heard meanwhile is read again (see
+   * `removed`), and an absence seen meanwhile keeps the answer from putting the value back (see `landed`).
    */
-  private readonly writing = new Map<string, { raw: string; entry: SemaphoreEntry }>();
+  private readonly writing = new Map<string, Set<OwnWrite>>();
   /** This store's mark in the writeIds it hands out (see {@link writeId}), and how many it handed out. */
   private readonly writer = randomUUID();
   private written = 0;
@@ -167,7 +175,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const started = Date.now();
     const raw = await this.call(() => map.get(name), `read "${name}"`, options.timeoutMs);
     if (raw !== null) return { raw, entry: this.decodeRead(name, raw) };
-    this.view.observe(name, null);
+    this.observeAbsent(name);
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
     const lostSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
     return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
@@ -184,8 +192,8 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const what = `write "${name}"`;
     const started = Date.now();
     let written: boolean;
-    const own = { raw, entry: next };
-    this.writing.set(name, own);
+    const own: OwnWrite = { raw, entry: next, absenceSeen: false };
+    this.track(name, own);
     let sent: Promise<boolean> | undefined;
     try {
       written = await this.call(
@@ -197,19 +205,54 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     } catch (error) {
       // The client may still be sending the write past its deadline (it retries a call the members refused, during
       // a migration for one), and it may land: its answer records it then, as no event will (a node's own writes
-      // are left out of its listener). Revisions keep an answer that comes late from undoing a newer entry.
-      void sent?.then((won) => won && this.connected && this.map === map && this.view.observe(name, raw, next), () => undefined);
+      // are left out of its listener). Revisions keep an answer that comes late from undoing a newer entry, and the
+      // write stays tracked until then, so an absence seen meanwhile keeps it from putting a removed value back.
+      if (sent) {
+        void sent.then((won) => won && this.connected && this.map === map && this.landed(name, own), () => undefined).finally(() => this.untrack(name, own));
+      } else {
+        this.untrack(name, own);
+      }
       if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
       // The connection failed under the call, so the outcome is unknown. The entry carries a unique writeId:
-      // if the stored value is exactly ours, the write landed.
+      // if the stored value is exactly ours, the write landed. Events may have been missed in the drop (an edit's,
+      // with an injected client that tells no disconnect): the view is read again whatever the settle finds.
       const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
       const stored = await this.call(() => map.get(name), what, left);
+      this.distrust();
       written = stored === raw;
-    } finally {
-      if (this.writing.get(name) === own) this.writing.delete(name);
+      if (written) this.landed(name, own);
+      return written;
     }
-    if (written) this.view.observe(name, raw, next);
+    this.untrack(name, own);
+    if (written) this.landed(name, own);
     return written;
+  }
+
+  /**
+   * A write of this node's landed: its value goes into the view, unless an absence of the entry was seen while it
+   * was in flight. Then which came first is unknown (a removal of the value before it, or of this very write, whose
+   * answer comes after the removal's event and the read it caused), so the entry is read again rather than put back.
+   */
+  private landed(name: string, own: OwnWrite): void {
+    if (own.absenceSeen) void this.read(name).catch(() => this.distrust());
+    else this.view.observe(name, own.raw, own.entry);
+  }
+
+  private track(name: string, own: OwnWrite): void {
+    const writes = this.writing.get(name);
+    if (writes) writes.add(own);
+    else this.writing.set(name, new Set([own]));
+  }
+
+  private untrack(name: string, own: OwnWrite): void {
+    const writes = this.writing.get(name);
+    if (writes?.delete(own) && writes.size === 0) this.writing.delete(name);
+  }
+
+  /** Records that `name` is absent in the store, and tells this node's writes of it in flight that it was seen so. */
+  private observeAbsent(name: string): void {
+    for (const own of this.writing.get(name) ?? []) own.absenceSeen = true;
+    this.view.observe(name, null);
   }
 
   async list(options: CallOptions = {}): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
@@ -251,7 +294,12 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
    * canary: renew it, so whoever rebuilds the entry still waits out its permits.
    */
   private vanished(name: string): void {
-    this.view.observe(name, null);
+    this.observeAbsent(name);
+    this.renewCanary(name);
+  }
+
+  /** Marks `name`'s partition as intact only from now on, so whoever rebuilds an entry that went waits out its permits. */
+  private renewCanary(name: string): void {
     void this.canaries?.renew(name, (op) => this.call(op, 'renew canary')).catch(() => undefined);
   }
 
@@ -313,7 +361,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     const known = this.view.entries().map((e) => e.name);
     const entries = await this.call(() => map.entrySet(), 'reload');
     const names = new Set(entries.map(([name]) => name));
-    for (const name of known) if (!names.has(name)) this.view.observe(name, null);
+    for (const name of known) if (!names.has(name)) this.observeAbsent(name);
     for (const [name, raw] of entries) this.observe(name, raw);
     return names;
   }
@@ -327,20 +375,28 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
   }
 
   /**
-   * An entry was removed. When the view holds a value this node wrote, or a write of its own is under way, the
-   * removal may be of the value before it (answers and events travel apart, and no event follows to put this node's
-   * own write back), so the entry is read again instead; a failed read leaves the view distrusted until a resync.
+   * An entry was removed. No library code removes a semaphore's entry (a definition removed is an entry without one),
+   * so the removal is a loss of its permits: the partition's canary is renewed, and whoever rebuilds the entry waits
+   * them out. When the view holds a value this node wrote, or a write of its own is under way, the removal may be of
+   * the value before it (answers and events travel apart, and no event follows to put this node's own write back), so
+   * the entry is read again instead; a failed read leaves the view distrusted until a resync.
    */
   private removed(name: string): void {
+    this.renewCanary(name);
     const known = this.view.peek(name)?.raw;
-    if (this.writing.has(name) || (typeof known === 'string' && this.ownValue(known))) void this.read(name).catch(() => undefined);
-    else this.view.observe(name, null);
+    if (this.writing.has(name) || (typeof known === 'string' && this.ownValue(known))) {
+      for (const own of this.writing.get(name) ?? []) own.absenceSeen = true;
+      void this.read(name).catch(() => undefined);
+    } else {
+      this.view.observe(name, null);
+    }
   }
 
   /** Records a value the store sent (event, reload) in the view, and reports it when it cannot be read. */
   private observe(name: string, raw: string): void {
-    const own = this.writing.get(name);
-    const unreadable = this.view.observe(name, raw, own?.raw === raw ? own.entry : undefined);
+    let decoded: SemaphoreEntry | undefined;
+    for (const own of this.writing.get(name) ?? []) if (own.raw === raw) decoded = own.entry;
+    const unreadable = this.view.observe(name, raw, decoded);
     if (unreadable) this.events.corruptValue?.(name, unreadable);
   }
 
