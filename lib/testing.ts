@@ -39,6 +39,7 @@ export { MemoryBackend } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { PresenceRecordStore } from './presence/presence-record.store';
 export { HistoryRecordStore } from './schedules/history-record.store';
+export { ScheduleRecordStore } from './schedules/schedule-record.store';
 export { describeBackendContract, type BackendContractFixture, type BackendContractOptions } from './testing/backend-contract';
 export type { TestApi } from './testing/test-api';
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';

@@ -13,7 +13,7 @@ import { CliUsageError } from './cli-errors';
 import { HazelcastTaskStore } from '../tasks/hazelcast-task.store';
 import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
-import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
+import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
@@ -40,7 +40,7 @@ export interface CliStores {
   /** The jobs' run history as the nodes wrote it to the cluster, on the same connection (connected on first use). */
   history(): Promise<HistoryRecordStore>;
   /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), on the same connection (connected on first use). */
-  schedules(): Promise<HazelcastScheduleStore>;
+  schedules(): Promise<ScheduleRecordStore>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
   client(): Client;
   /** Disconnects every store. */
@@ -80,8 +80,8 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   let taskAdmin: Promise<TaskAdmin> | undefined;
   let historyStore: HistoryRecordStore | undefined;
   let history: Promise<HistoryRecordStore> | undefined;
-  let scheduleStore: HazelcastScheduleStore | undefined;
-  let schedules: Promise<HazelcastScheduleStore> | undefined;
+  let scheduleStore: ScheduleRecordStore | undefined;
+  let schedules: Promise<ScheduleRecordStore> | undefined;
   const presences = async (): Promise<Presence[] | undefined> => {
     try {
       if (!presenceOpen) await presence.connect();
@@ -122,7 +122,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     },
     schedules() {
       schedules ??= (async () => {
-        scheduleStore = new HazelcastScheduleStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        scheduleStore = new ScheduleRecordStore(backend);
         await scheduleStore.connect();
         return scheduleStore;
       })();

@@ -19,8 +19,7 @@ import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
 import { RunRequestRecordStore } from '../schedules/run-request-record.store';
 import type { RunRequestStore } from '../schedules/run-request-store';
-import { HazelcastScheduleStore } from '../schedules/hazelcast-schedule.store';
-import { MemoryScheduleStore } from '../schedules/memory-schedule.store';
+import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
@@ -89,11 +88,9 @@ export function createHistoryStore(options: ResolvedGatekeeperOptions, backend: 
   return options.schedules.historyStore ?? new HistoryRecordStore(backend);
 }
 
-/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the shared connection, else in memory. */
-export function createScheduleStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): ScheduleStore {
-  if (options.schedules.store) return options.schedules.store;
-  if (connection) return new HazelcastScheduleStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  return new MemoryScheduleStore();
+/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the process's backend. */
+export function createScheduleStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): ScheduleStore {
+  return options.schedules.store ?? new ScheduleRecordStore(backend);
 }
 
 /** Builds the store of "run now" requests, on the process's backend. */

@@ -91,8 +91,8 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     },
     {
       provide: GATEKEEPER_SCHEDULE_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createScheduleStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createScheduleStore(options, backend),
+      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
     },
     {
       // @LeaderOnly runs go to the jobs' run history: the elections never import the schedules, so it is wired here.

@@ -1,6 +1,7 @@
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { libraryMapNames } from '../../lib/backends/hazelcast/library-maps';
-import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
+import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeScheduleStoreContract } from './schedule-store.contract';
 
@@ -12,8 +13,8 @@ describe('against a real Hazelcast member', () => {
     return {
       // Two connections, as two nodes would have.
       stores: [
-        new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
-        new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+        new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
+        new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
       ],
       async plant(id, value) {
         await (await raw().getMap<string, string>(`${mapPrefix}.schedules`)).set(id, value);
@@ -26,7 +27,7 @@ describe('against a real Hazelcast member', () => {
 
   it('opens only maps the library lists (libraryMapNames), so the near-cache guard covers them', async () => {
     const mapPrefix = uniquePrefix('schedule-maps');
-    const store = new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    const store = new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     await store.connect();
     try {
       await store.touchMarker('m');

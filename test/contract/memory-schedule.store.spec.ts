@@ -6,7 +6,7 @@ describeScheduleStoreContract('memory', async () => {
   return {
     stores: [new MemoryScheduleStore(backend), new MemoryScheduleStore(backend)],
     async plant(id, raw) {
-      backend.records.set(id, raw);
+      backend.write('schedules', id, raw);
     },
     async close() {},
   };

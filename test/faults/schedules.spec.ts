@@ -3,7 +3,7 @@ import { ClusterSingleton, ScheduleService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
-import { HazelcastScheduleStore } from '../../lib/schedules/hazelcast-schedule.store';
+import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent } from '../harness';
@@ -184,7 +184,7 @@ describe('runtime schedules upserted by replicas deploying at once, with real pr
     await eventually('two instants of every schedule after the writes', () =>
       Array.from({ length: 20 }, (_, i) => `rt-${i}`).every((id) => starts(historyFile).filter((e) => e.job === id && e.at > settledAt + 1_000).length >= 2), { timeoutMs: 30_000, intervalMs: 200 });
 
-    const store = new HazelcastScheduleStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    const store = new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     await store.connect();
     try {
       const live = (await store.list()).map((v) => v.record!).filter((r) => r.definition !== null);

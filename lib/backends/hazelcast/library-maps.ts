@@ -2,11 +2,11 @@ import { CANARY_MAP } from './hazelcast-partition-canaries';
 
 /**
  * Every IMap the library reads and writes for a map prefix (default `'gatekeeper'`): permits, presence, tasks and
- * task groups, runtime schedules, job history, skipped ticks and run-now requests, and the partition canaries (shared by every prefix). A test keeps this list in step with the maps a
+ * task groups, runtime schedules, job history, skipped ticks and run-now requests, the counters, and the partition canaries (shared by every prefix). A test keeps this list in step with the maps a
  * node actually opens.
  */
 export function libraryMapNames(prefix = 'gatekeeper'): string[] {
-  return [`${prefix}.semaphores`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, CANARY_MAP];
+  return [`${prefix}.semaphores`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, `${prefix}.counters`, CANARY_MAP];
 }
 
 /**

@@ -1,0 +1,145 @@
+import { compareCodePoints } from '../core/code-point-order';
+import { CorruptStateError } from '../core/errors/corrupt-state.error';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import type { RecordMap, Unwatch } from '../store/record-map';
+import type { StoreBackend } from '../store/store-backend';
+import type { ScheduleRecord } from './schedule-record';
+import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
+import type { ScheduleCallOptions, ScheduleListOptions, ScheduleStore, ScheduleStoreEvents, ScheduleWatcher, VersionedSchedule } from './schedule-store';
+
+/** The record map runtime schedules live in. */
+export const SCHEDULE_MAP = 'schedules';
+
+/**
+ * The key of the change marker in the schedule map: the empty string, which is never a schedule id, so the
+ * marker shares the records' map without ever meeting one of them.
+ */
+export const SCHEDULE_MARKER_KEY = '';
+
+/**
+ * Runtime schedules on any backend of the store contract: one canonical JSON record per schedule id, written by
+ * compare-and-set against the exact text read, and the change marker under the empty key. Changes come
+ * from the map's feed; whenever it says some may have been missed (a reconnect, a member leaving, a cleared map, lost
+ * data), watchers are told to re-read.
+ */
+export class ScheduleRecordStore implements ScheduleStore {
+  private map?: RecordMap;
+  private unwatch?: Unwatch;
+  private opened = false;
+  private operations = 0;
+  private events: ScheduleStoreEvents = {};
+  private readonly watchers = new Set<ScheduleWatcher>();
+
+  constructor(private readonly backend: StoreBackend) {}
+
+  /** {@inheritDoc ScheduleStore.connect} */
+  async connect(events: ScheduleStoreEvents = {}): Promise<void> {
+    this.events = events;
+    await this.backend.open();
+    this.opened = true;
+    try {
+      const map = await this.backend.map(SCHEDULE_MAP);
+      this.unwatch = await map.watch({ changed: (id, raw) => this.heard(id, raw), missed: () => this.missed() });
+      this.map = map;
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** {@inheritDoc ScheduleStore.close} */
+  async close(): Promise<void> {
+    await this.unwatch?.().catch(() => undefined);
+    this.unwatch = undefined;
+    this.map = undefined;
+    this.events = {};
+    if (!this.opened) return;
+    this.opened = false;
+    await this.backend.close();
+  }
+
+  /** {@inheritDoc ScheduleStore.read} */
+  async read(id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
+    const record = await this.require().get(id, options);
+    return record ? { raw: record.value, record: decodeScheduleRecord(id, record.value) } : { raw: null, record: undefined };
+  }
+
+  /** {@inheritDoc ScheduleStore.list} */
+  async list({ removed = false, ...options }: ScheduleListOptions = {}): Promise<VersionedSchedule[]> {
+    const records = await this.require().list(options);
+    const listed: VersionedSchedule[] = [];
+    for (const { key: id, value: raw } of records.sort((a, b) => compareCodePoints(a.key, b.key))) {
+      if (id === SCHEDULE_MARKER_KEY) continue;
+      try {
+        const record = decodeScheduleRecord(id, raw);
+        if (removed || record.definition !== null) listed.push({ raw, record });
+      } catch (error) {
+        this.events.corruptValue?.(id, (error as Error).message);
+      }
+    }
+    return listed;
+  }
+
+  /** {@inheritDoc ScheduleStore.compareAndSet} */
+  async compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
+    const map = this.require();
+    const raw = encodeScheduleRecord(next);
+    return expected.raw === null ? map.create(id, raw, options) : map.replace({ key: id, value: expected.raw }, raw, options);
+  }
+
+  /** {@inheritDoc ScheduleStore.readMarker} */
+  async readMarker(options: ScheduleCallOptions = {}): Promise<string | null> {
+    return (await this.require().get(SCHEDULE_MARKER_KEY, options))?.value ?? null;
+  }
+
+  /** {@inheritDoc ScheduleStore.touchMarker} */
+  async touchMarker(value: string, options: ScheduleCallOptions = {}): Promise<void> {
+    await this.require().put(SCHEDULE_MARKER_KEY, value, options);
+  }
+
+  /** {@inheritDoc ScheduleStore.watch} */
+  watch(watcher: ScheduleWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  /** {@inheritDoc ScheduleStore.operationCount} */
+  operationCount(): number {
+    return this.operations;
+  }
+
+  /** A change heard: the record as written (a tombstone too), or its disappearance; unreadable values are reported. */
+  private heard(id: string, raw: string | null): void {
+    if (id === SCHEDULE_MARKER_KEY || this.watchers.size === 0) return;
+    let record: ScheduleRecord | undefined;
+    if (raw !== null) {
+      try {
+        record = decodeScheduleRecord(id, raw);
+      } catch (error) {
+        this.events.corruptValue?.(id, error instanceof CorruptStateError ? error.message : String(error));
+        return;
+      }
+    }
+    for (const watcher of [...this.watchers]) guard(() => watcher.changed(id, record));
+  }
+
+  private missed(): void {
+    for (const watcher of [...this.watchers]) guard(() => watcher.missed?.());
+  }
+
+  /** The map, counting the call about to be made on it. */
+  private require(): RecordMap {
+    if (!this.map) throw new StoreUnavailableError('the schedule store is not connected');
+    this.operations++;
+    return this.map;
+  }
+}
+
+/** Runs a watcher so that one that throws never stops the others (or the store's event delivery). */
+function guard(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // The watcher's own business; the view reports its listeners' failures itself.
+  }
+}
