@@ -85,6 +85,11 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
    * `removed`), and an absence seen meanwhile keeps the answer from putting the value back (see `landed`).
    */
   private readonly writing = new Map<string, Set<OwnWrite>>();
+  /**
+   * When this node last heard each entry removed (epoch ms): a read that finds it absent reports it lost since then,
+   * whatever the canary says yet. Bounded by the entries the store ever held (removals come only of those).
+   */
+  private readonly removedAt = new Map<string, number>();
   /** This store's mark in the writeIds it hands out (see {@link writeId}), and how many it handed out. */
   private readonly writer = randomUUID();
   private written = 0;
@@ -177,7 +182,10 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
     if (raw !== null) return { raw, entry: this.decodeRead(name, raw) };
     this.observeAbsent(name);
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
-    const lostSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
+    const intactSince = await this.canaries!.intactSince(name, (op) => this.call(op, `canary of "${name}"`, left));
+    // A removal this node heard counts even before any node's renewal of the canary has landed.
+    const removedAt = this.removedAt.get(name);
+    const lostSince = intactSince === undefined ? removedAt : removedAt === undefined ? intactSince : Math.max(intactSince, removedAt);
     return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
   }
 
@@ -382,6 +390,7 @@ export class HazelcastPermitStore extends ViewedPermitStore implements PermitSto
    * the entry is read again instead; a failed read leaves the view distrusted until a resync.
    */
   private removed(name: string): void {
+    this.removedAt.set(name, this.clock?.now() ?? Date.now());
     this.renewCanary(name);
     const known = this.view.peek(name)?.raw;
     if (this.writing.has(name) || (typeof known === 'string' && this.ownValue(known))) {

@@ -93,6 +93,18 @@ describe('the permit view against a real member', () => {
     await eventually('the view re-read after the drop', () => store.operationCount() >= calls + 3 && store.isConnected());
   });
 
+  it('reads an entry it heard removed as lost, before any renewal of its canary has landed', async () => {
+    // Every node's renewal of the canary held back: only what this node heard can say the entry went.
+    const canaries = (store as unknown as { canaries: { renew: () => Promise<void> } }).canaries;
+    canaries.renew = () => new Promise<void>(() => undefined);
+    const heardAt = Date.now();
+    await (await outside()).delete('billing');
+    await eventually('the removal heard', () => store.peek('billing')?.raw === null);
+    const read = await store.read('billing');
+    expect(read.raw).toBeNull();
+    expect(read.lostSince).toBeGreaterThanOrEqual(heardAt - 1_000);
+  });
+
   it('makes an entry removed from outside count as lost, so whoever rebuilds it waits out its permits', async () => {
     const other = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
     await other.connect({ clock: systemClock });
