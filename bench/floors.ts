@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { writtenByOthers } from '../lib/permits/hazelcast-semaphore-listeners';
+import { writtenByOthers } from '../lib/backends/hazelcast/hazelcast-record-map';
 import { decideAcquire } from '../lib/permits/permit.rules';
 import { decodeEntry, encodeEntry, writeIdOf } from '../lib/permits/semaphore-entry.codec';
 import { percentile, round, timed, type BenchRow } from './bench-stats';

@@ -43,7 +43,8 @@ export { ScheduleRecordStore } from './schedules/schedule-record.store';
 export { describeBackendContract, type BackendContractFixture, type BackendContractOptions } from './testing/backend-contract';
 export type { TestApi } from './testing/test-api';
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
-export type {
-  MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
+export {
+  writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,
+  type StoredRecord, type Unwatch, type WatchOptions,
 } from './store/record-map';
 export type { Counters, CounterValue } from './store/counter';

@@ -72,26 +72,10 @@ export function encodedRevision(raw: string): number | undefined {
 
 /**
  * The writeId of a writer's `n`-th write: its mark (a UUID of its own), a dot, then `n` in base 36. Unique as long as
- * marks are, and recognisable by {@link writtenByPattern} in the encoded entry.
+ * marks are; a watch with `exceptOwn` tells a writer's values by it (`writtenByMark`).
  */
 export function writeIdOf(writer: string, n: number): string {
   return `${writer}.${n.toString(36)}`;
-}
-
-/**
- * A regular expression, read alike by Java (the members' regex predicate) and JavaScript, that matches exactly the
- * values {@link encodeEntry} writes with a writeId of {@link writeIdOf}`(writer, …)`: the writeId is the third field
- * of every encoded entry. `writer` must be a UUID (nothing in it needs escaping).
- */
-export function writtenByPattern(writer: string): string {
-  if (!/^[0-9a-f-]{36}$/.test(writer)) throw new Error(`writtenByPattern: writer must be a UUID, got ${JSON.stringify(writer)}`);
-  return `(?s)\\{"v":\\d+,"revision":\\d+,"writeId":"${writer}\\..*`;
-}
-
-/** The same test as {@link writtenByPattern}'s, here: whether `raw` is a value `writer` wrote. */
-export function writtenBy(writer: string): (raw: string) => boolean {
-  const whole = new RegExp(`^(?:${writtenByPattern(writer).slice('(?s)'.length)})$`, 's');
-  return (raw) => whole.test(raw);
 }
 
 /** Decodes an entry, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */

@@ -28,9 +28,10 @@ export class PresenceRecordStore implements PresenceStore {
   /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    await this.backend.open();
+    // Held from the call on: a close() while the backend is still opening makes it give up.
     this.opened = true;
     try {
+      await this.backend.open();
       const map = await this.backend.map(PRESENCE_MAP);
       this.unwatch = await map.watch({ changed: (instance, raw) => this.notify(instance, raw), missed: () => undefined });
       this.map = map;

@@ -24,9 +24,10 @@ export class HistoryRecordStore implements HistoryStore {
 
   /** {@inheritDoc HistoryStore.connect} */
   async connect(): Promise<void> {
-    await this.backend.open();
+    // Held from the call on: a close() while the backend is still opening makes it give up.
     this.opened = true;
     try {
+      await this.backend.open();
       this.jobs = await this.backend.map(HISTORY_MAPS.jobs);
       this.ticks = await this.backend.map(HISTORY_MAPS.ticks);
     } catch (error) {

@@ -23,9 +23,10 @@ export class RunRequestRecordStore implements RunRequestStore {
   constructor(private readonly backend: StoreBackend) {}
 
   async connect(heard: (request: RunRequest) => void): Promise<void> {
-    await this.backend.open();
+    // Held from the call on: a close() while the backend is still opening makes it give up.
     this.opened = true;
     try {
+      await this.backend.open();
       const map = await this.backend.map(RUN_REQUEST_MAP);
       this.unwatch = await map.watch({
         changed: (id, raw) => {

@@ -35,9 +35,10 @@ export class ScheduleRecordStore implements ScheduleStore {
   /** {@inheritDoc ScheduleStore.connect} */
   async connect(events: ScheduleStoreEvents = {}): Promise<void> {
     this.events = events;
-    await this.backend.open();
+    // Held from the call on: a close() while the backend is still opening makes it give up.
     this.opened = true;
     try {
+      await this.backend.open();
       const map = await this.backend.map(SCHEDULE_MAP);
       this.unwatch = await map.watch({ changed: (id, raw) => this.heard(id, raw), missed: () => this.missed() });
       this.map = map;

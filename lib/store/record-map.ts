@@ -28,6 +28,13 @@ export interface RecordCallOptions {
 /** Options of one write. */
 export interface RecordWriteOptions extends RecordCallOptions {
   /**
+   * For a compare-and-set that failed with `StoreTimeoutError`: called exactly once, later, with what became of it:
+   * `true` if it landed after all (a store may apply a write it could not answer in time: a client that retries a
+   * call the members refused during a migration), `false` if it did not, `undefined` if the store cannot tell.
+   * Never called for a write that answered in time, or failed otherwise.
+   */
+  lateOutcome?: (landed: boolean | undefined) => void;
+  /**
    * A garbage-collection aid: the store may drop the record this long after this write (rounded up, and late). Never
    * a lease: decide on a time kept in the value. Default: kept until removed.
    */
@@ -61,8 +68,9 @@ export interface RecordChanges {
 /** What a watch asks for. */
 export interface WatchOptions {
   /**
-   * Leave out the values this backend instance wrote itself (their write ids carry its mark): a writer learns its own
-   * writes from their answers. A backend may ignore it and send them anyway. Removals are always sent. Default `false`.
+   * Leave out the values this backend instance wrote itself, told by the write id they carry as a `"writeId"` field
+   * (see {@link writtenByMark}): a writer learns its own writes from their answers. A backend may ignore it and send
+   * them anyway. Removals are always sent. Default `false`.
    */
   exceptOwn?: boolean;
 }
@@ -117,7 +125,22 @@ export interface RecordMap {
    * loses acknowledged writes answers `undefined`.
    */
   lostSince(key: string, options?: RecordCallOptions): Promise<number | undefined>;
+  /**
+   * Records that a record under `key` went without being removed by its capability (evicted, expired, removed from
+   * outside): from now on {@link RecordMap.lostSince} answers at least now for it, so whoever rebuilds it waits out
+   * what it granted. A store may mark more keys than this one (Hazelcast marks the key's partition).
+   */
+  markLost(key: string, options?: RecordCallOptions): Promise<void>;
 
   /** Starts hearing this map's changes; resolves once the watch is in place where changes are sent from. */
   watch(changes: RecordChanges, options?: WatchOptions): Promise<Unwatch>;
+}
+
+/**
+ * The text every value written with a write id of the instance whose mark is `mark` contains, and no other value: its
+ * `"writeId"` field (in JSON, a quote inside a string is escaped, so no other field's text can hold it). What a watch
+ * with `exceptOwn` leaves out.
+ */
+export function writtenByMark(mark: string): string {
+  return `"writeId":"${mark}.`;
 }

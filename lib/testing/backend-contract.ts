@@ -199,6 +199,14 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
       assert.equal(await ma.lostSince('never'), undefined);
     }, timeoutMs);
 
+    it('answers lostSince for a key marked lost, from then on', async () => {
+      const [ma, mb] = await maps();
+      const before = Date.now();
+      await ma.markLost('gone');
+      const since = await mb.lostSince('gone');
+      assert.ok(since !== undefined && since >= before - 60_000, `lostSince ${since}`);
+    }, timeoutMs);
+
     it('fails a call it cannot make with StoreUnavailableError, never with a success', async () => {
       const [ma] = await maps();
       await a.close();

@@ -28,7 +28,7 @@ describe('the permit view against a real member', () => {
     await store.close();
   });
 
-  const storeMap = () => (store as unknown as { map: IMap<string, string> }).map;
+  const storeMap = () => (store as unknown as { map: { map: IMap<string, string> } }).map.map;
   const outside = async () => raw().getMap<string, string>(`${mapPrefix}.semaphores`);
   const nextOf = async (): Promise<{ before: { raw: string | null; entry: SemaphoreEntry | undefined }; next: SemaphoreEntry }> => {
     const before = await store.read('billing');
@@ -95,8 +95,8 @@ describe('the permit view against a real member', () => {
 
   it('reads an entry it heard removed as lost, before any renewal of its canary has landed', async () => {
     // Every node's renewal of the canary held back: only what this node heard can say the entry went.
-    const canaries = (store as unknown as { canaries: { renew: () => Promise<void> } }).canaries;
-    canaries.renew = () => new Promise<void>(() => undefined);
+    const map = (store as unknown as { map: { markLost: () => Promise<void> } }).map;
+    map.markLost = () => new Promise<void>(() => undefined);
     const heardAt = Date.now();
     await (await outside()).delete('billing');
     await eventually('the removal heard', () => store.peek('billing')?.raw === null);

@@ -42,7 +42,7 @@ describe('against a real Hazelcast member', () => {
         const spied = store as unknown as { heard(name: string, raw: string): void };
         const heard = spied.heard.bind(store);
         spied.heard = (name, raw) => (sent.get(store)!.push(raw), heard(name, raw));
-        const map = (store as unknown as { map: IMap<string, string> }).map;
+        const map = (store as unknown as { map: { map: IMap<string, string> } }).map.map;
         const [putIfAbsent, replaceIfSame] = [map.putIfAbsent.bind(map), map.replaceIfSame.bind(map)];
         map.putIfAbsent = ((key: string, value: string) => (wrote.get(store)!.push(value), putIfAbsent(key, value))) as typeof map.putIfAbsent;
         map.replaceIfSame = ((key: string, expected: string, next: string) => (wrote.get(store)!.push(next), replaceIfSame(key, expected, next))) as typeof map.replaceIfSame;
@@ -92,7 +92,7 @@ describe('against a real Hazelcast member', () => {
       await new SemaphoreAdmin(store, systemClock).put({ name: 'billing', duration: '10s' });
       const before = await store.read('billing');
       // The write reaches the member only after the call's deadline, as one the client retries during a migration.
-      const map = (store as unknown as { map: IMap<string, string> }).map;
+      const map = (store as unknown as { map: { map: IMap<string, string> } }).map.map;
       const replaceIfSame = map.replaceIfSame.bind(map);
       let landed = false;
       map.replaceIfSame = (async (key: string, expected: string, next: string) => {

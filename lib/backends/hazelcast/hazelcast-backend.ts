@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from 'hazelcast-client';
+import type { Client, IMap } from 'hazelcast-client';
 import { systemClock, type Clock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
@@ -51,6 +51,7 @@ export class HazelcastBackend implements StoreBackend {
   private readonly calls = new Map<StoreName, StoreCalls>();
   private readonly prefix: string;
   private countersOf?: Promise<Counters>;
+  private lostMarks?: Promise<IMap<string, string>>;
 
   constructor(private readonly options: HazelcastBackendOptions = {}) {
     this.connection = options.connection ?? new HazelcastConnection(options);
@@ -78,6 +79,7 @@ export class HazelcastBackend implements StoreBackend {
     this.client = undefined;
     this.canaries = undefined;
     this.countersOf = undefined;
+    this.lostMarks = undefined;
     // Once per open of the connection: a shared one stays up for its other users.
     if (this.holdsConnection) {
       this.holdsConnection = false;
@@ -114,6 +116,11 @@ export class HazelcastBackend implements StoreBackend {
       connection: this.connection,
       calls,
       canaries: () => this.canaries ?? (() => { throw new StoreUnavailableError('the Hazelcast backend is not open'); })(),
+      lostMarks: () => (this.lostMarks ??= calls.run(() => client.getMap<string, string>(`${this.prefix}.lost-records`), 'open the lost-records map').catch((error: unknown) => {
+        this.lostMarks = undefined;
+        throw error;
+      })),
+      now: () => (this.options.clock ?? systemClock).now(),
       mark: this.mark,
     });
   }

@@ -1,5 +1,6 @@
-import { HazelcastJsonValue, Predicates, type IMap } from 'hazelcast-client';
-import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
+import { writtenByMark, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { HazelcastConnection } from './hazelcast-connection';
 import type { PartitionCanaries } from './hazelcast-partition-canaries';
 import type { StoreCalls } from './store-call';
@@ -14,6 +15,10 @@ export interface HazelcastRecordMapContext {
   readonly connection: HazelcastConnection;
   readonly calls: StoreCalls;
   readonly canaries: () => PartitionCanaries;
+  /** The map of records marked lost (`<map>/<key>` → when), shared by the backend's maps. */
+  readonly lostMarks: () => Promise<IMap<string, string>>;
+  /** Where time is read (the time a record is marked lost). */
+  readonly now: () => number;
   /** The mark of the backend's write ids, left out of a watch with `exceptOwn`. */
   readonly mark: string;
 }
@@ -55,13 +60,13 @@ export class HazelcastRecordMap implements RecordMap {
   }
 
   async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const previous = await this.call(() => this.map.putIfAbsent(key, this.stored(value), options.ttlMs), `create ${this.name} "${key}"`, options);
-    return previous === null || previous === undefined;
+    const created = () => this.map.putIfAbsent(key, this.stored(value), options.ttlMs).then((previous) => previous === null || previous === undefined);
+    return this.write(created, `create ${this.name} "${key}"`, options);
   }
 
   async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
     const what = `write ${this.name} "${expected.key}"`;
-    const replaced = await this.call(() => this.map.replaceIfSame(expected.key, this.stored(expected.value), this.stored(value)), what, options);
+    const replaced = await this.write(() => this.map.replaceIfSame(expected.key, this.stored(expected.value), this.stored(value)), what, options);
     // replaceIfSame takes no TTL and resets the entry's to the map's default: set it again (a garbage-collection aid).
     if (replaced && options.ttlMs !== undefined) await this.call(() => this.map.setTtl(expected.key, options.ttlMs!), what, options).catch(() => undefined);
     return replaced;
@@ -79,8 +84,23 @@ export class HazelcastRecordMap implements RecordMap {
     await this.call(() => this.map.delete(key), `remove ${this.name} "${key}"`, options);
   }
 
+  /**
+   * Since when `key`'s partition is known intact (its canary), or since the record was marked lost, whichever is
+   * later. The mark is read only when the canary says the partition always was intact or since before it.
+   */
   async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
-    return this.context.canaries().intactSince(key, (operation) => this.call(operation, `canary of ${this.name} "${key}"`, options));
+    const intactSince = await this.context.canaries().intactSince(key, (operation) => this.call(operation, `canary of ${this.name} "${key}"`, options));
+    const marks = await this.context.lostMarks();
+    const mark = await this.call(() => marks.get(`${this.name}/${key}`), `lost mark of ${this.name} "${key}"`, options);
+    const markedAt = mark === null || mark === undefined ? undefined : Number(mark);
+    if (markedAt === undefined || !Number.isFinite(markedAt)) return intactSince;
+    return intactSince === undefined ? markedAt : Math.max(intactSince, markedAt);
+  }
+
+  /** Marks this one record lost (a record of its own in `<prefix>.lost-records`): no other key, map or prefix is touched. */
+  async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
+    const marks = await this.context.lostMarks();
+    await this.call(() => marks.set(`${this.name}/${key}`, String(this.context.now())), `mark ${this.name} "${key}" lost`, options);
   }
 
   async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
@@ -99,7 +119,7 @@ export class HazelcastRecordMap implements RecordMap {
         // second without values: a predicate would test the removed value and hide the removal of an own write.
         ids.push(await this.call(() => this.map.addEntryListenerWithPredicate(
           { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
-          Predicates.not(Predicates.like('this', `%${this.context.mark}%`)),
+          writtenByOthers(this.context.mark),
           undefined,
           true,
         ), `listen to ${this.name}`, {}));
@@ -133,6 +153,24 @@ export class HazelcastRecordMap implements RecordMap {
     };
   }
 
+  /**
+   * A compare-and-set through the backend's calls. The client cannot cancel an invocation: one past its deadline may
+   * still land, and its answer is handed to `lateOutcome` when it comes.
+   */
+  private async write(operation: () => Promise<boolean>, what: string, options: RecordWriteOptions): Promise<boolean> {
+    let sent: Promise<boolean> | undefined;
+    try {
+      return await this.call(() => (sent = operation()), what, options);
+    } catch (error) {
+      if (error instanceof StoreTimeoutError && options.lateOutcome) {
+        const tell = options.lateOutcome;
+        if (sent) void sent.then((landed) => tell(landed), () => tell(undefined));
+        else tell(undefined);
+      }
+      throw error;
+    }
+  }
+
   private stored(value: string): Stored {
     return this.json ? new HazelcastJsonValue(value) : value;
   }
@@ -150,4 +188,12 @@ export class HazelcastRecordMap implements RecordMap {
 function text(stored: Stored | object): string {
   if (typeof stored === 'string') return stored;
   return stored instanceof HazelcastJsonValue ? stored.toString() : JSON.stringify(stored);
+}
+
+/**
+ * The member-side predicate of a watch with `exceptOwn`: every value but those that carry a write id with `mark` (see
+ * `writtenByMark`). Exported for the benchmark's listened floor, which listens as a node does.
+ */
+export function writtenByOthers(mark: string): Predicate {
+  return Predicates.not(Predicates.like('this', `%${writtenByMark(mark)}%`));
 }

@@ -6,7 +6,7 @@ import { CANARY_MAP } from './hazelcast-partition-canaries';
  * node actually opens.
  */
 export function libraryMapNames(prefix = 'gatekeeper'): string[] {
-  return [`${prefix}.semaphores`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, `${prefix}.counters`, CANARY_MAP];
+  return [`${prefix}.semaphores`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, `${prefix}.counters`, `${prefix}.lost-records`, CANARY_MAP];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Counters, CounterValue } from '../../store/counter';
-import type { RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import { writtenByMark, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { StoreBackend } from '../../store/store-backend';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { MemoryRecords } from './memory-records';
@@ -149,9 +149,16 @@ class MemoryRecordMap implements RecordMap {
     this.records.write(this.name, key, null);
   }
 
-  async lostSince(): Promise<number | undefined> {
+  async lostSince(key: string): Promise<number | undefined> {
     this.call();
-    return this.records.lostAt;
+    const marked = this.records.markedLost(this.name, key);
+    const lostAt = this.records.lostAt;
+    return marked === undefined ? lostAt : lostAt === undefined ? marked : Math.max(marked, lostAt);
+  }
+
+  async markLost(key: string): Promise<void> {
+    this.call();
+    this.records.markLost(this.name, key);
   }
 
   async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
@@ -159,7 +166,7 @@ class MemoryRecordMap implements RecordMap {
     const stop = this.records.watch(this.name, {
       changed: (key, value) => changes.changed(key, value),
       missed: (reason) => changes.missed(reason),
-      ...(options.exceptOwn && { except: this.mark }),
+      ...(options.exceptOwn && { except: writtenByMark(this.mark) }),
     });
     return async () => stop();
   }

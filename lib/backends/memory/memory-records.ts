@@ -20,6 +20,8 @@ export class MemoryRecords {
   private readonly watchers = new Map<string, Set<MemoryWatcher>>();
   /** Counters by name; kept apart from the maps so a map's `clear` never touches them. */
   readonly counters = new Map<string, number>();
+  /** When records were marked lost, by map and key. */
+  private readonly lost = new Map<string, number>();
   /** When the data was last lost ({@link MemoryRecords.loseData}), or `undefined` when it never was. */
   lostAt?: number;
 
@@ -55,6 +57,16 @@ export class MemoryRecords {
     if (!set) this.watchers.set(name, (set = new Set()));
     set.add(watcher);
     return () => set.delete(watcher);
+  }
+
+  /** Records that a record of map `name` under `key` was lost now (see `RecordMap.markLost`). */
+  markLost(name: string, key: string): void {
+    this.lost.set(`${name}\u0000${key}`, this.clock.now());
+  }
+
+  /** When a record of map `name` under `key` was last marked lost, if ever. */
+  markedLost(name: string, key: string): number | undefined {
+    return this.lost.get(`${name}\u0000${key}`);
   }
 
   /**
