@@ -37,6 +37,7 @@ export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatche
 // The store contract: the backends, and the suite every backend passes
 export { MemoryBackend } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
+export { PermitRecordStore } from './permits/permit-record.store';
 export { PresenceRecordStore } from './presence/presence-record.store';
 export { HistoryRecordStore } from './schedules/history-record.store';
 export { ScheduleRecordStore } from './schedules/schedule-record.store';

@@ -1,3 +1,4 @@
+import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
@@ -57,6 +58,8 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
    * whatever the store says yet. Bounded by the entries the store ever held (removals come only of those).
    */
   private readonly removedAt = new Map<string, number>();
+  /** How many removals of each entry this node heard: a read or reload answer that started before one is not taken into the view. */
+  private readonly removals = new Map<string, number>();
 
   constructor(
     private readonly backend: StoreBackend,
@@ -66,6 +69,7 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     super();
   }
 
+  /** {@inheritDoc PermitStore.connect} */
   async connect({ clock, events = {} }: PermitStoreContext): Promise<void> {
     this.events = events;
     this.clock = clock;
@@ -86,6 +90,7 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     }
   }
 
+  /** {@inheritDoc PermitStore.close} */
   async close(): Promise<void> {
     // Our own shutdown disconnects: that is not an outage to report.
     this.events = {};
@@ -105,16 +110,21 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     return this.reachable() && !this.suspect;
   }
 
+  /** {@inheritDoc PermitStore.memberCount} */
   memberCount(): number | undefined {
     // A member list goes stale while disconnected; count nobody then.
     return this.reachable() ? this.backend.memberCount() : 0;
   }
 
+  /** {@inheritDoc PermitStore.read} */
   async read(name: string, options: CallOptions = {}): Promise<VersionedEntry> {
     const map = this.requireMap();
     const started = Date.now();
+    const removals = this.removals.get(name);
     const record = await this.call(() => map.get(name, this.timeout(options)));
-    if (record) return { raw: record.value, entry: this.decodeRead(name, record.value) };
+    // A removal heard while the read was out may have come after the value it answers: the caller gets what the store
+    // said, the view keeps the absence (a compare-and-set against the value then fails, and reads again).
+    if (record) return { raw: record.value, entry: this.decodeRead(name, record.value, this.removals.get(name) === removals) };
     this.observeAbsent(name);
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
     const storeSays = await this.call(() => map.lostSince(name, this.timeout({ timeoutMs: left })));
@@ -124,11 +134,12 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     return lostSince === undefined ? { raw: null, entry: undefined } : { raw: null, entry: undefined, lostSince };
   }
 
-  /** {@inheritDoc PermitStore.writeId} Marked as this node's, so its feed is not sent the write back. */
+  /** A new unique id for a write, marked as this node's so its feed is not sent the write back. */
   writeId(): string {
     return this.backend.writeId();
   }
 
+  /** {@inheritDoc PermitStore.compareAndSet} */
   async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
     const map = this.requireMap();
     const raw = encodeEntry(next);
@@ -144,7 +155,11 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
       ...this.timeout(options),
       lateOutcome: (landed: boolean | undefined) => {
         this.untrack(name, own);
-        if (landed && this.connected && this.map === map) this.landed(name, own);
+        try {
+          if (landed && this.connected && this.map === map) this.landed(name, own);
+        } catch {
+          // A view listener's failure is its own; the write is recorded.
+        }
       },
     };
     try {
@@ -153,16 +168,26 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
         { settle: true },
       );
     } catch (error) {
-      if (!(error instanceof StoreTimeoutError)) this.untrack(name, own);
-      if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
+      // A timed-out write stays tracked until its late outcome; the others until they are settled here.
+      if (error instanceof StoreTimeoutError) throw error;
+      if (!(error instanceof StoreUnavailableError) || error instanceof QuorumLostError) {
+        // Not an unknown outcome: a member refused the write (split-brain protection), or it never went out.
+        this.untrack(name, own);
+        throw error;
+      }
       // The connection failed under the call, so the outcome is unknown. The entry carries a unique writeId:
       // if the stored value is exactly ours, the write landed. Events may have been missed in the drop (an edit's,
-      // with an injected client that tells no disconnect): the view is read again whatever the settle finds.
-      const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
-      const stored = await this.call(() => map.get(name, this.timeout({ timeoutMs: left })));
-      this.distrust();
-      written = stored?.value === raw;
-      if (written) this.landed(name, own);
+      // with an injected client that tells no disconnect): the view is read again whatever the settle finds, after
+      // the write's landing is recorded (so the resync's reload sees it and corrects it if it went meanwhile).
+      try {
+        const left = options.timeoutMs === undefined ? undefined : Math.max(1, options.timeoutMs - (Date.now() - started));
+        const stored = await this.call(() => map.get(name, this.timeout({ timeoutMs: left })));
+        written = stored?.value === raw;
+        if (written) this.landed(name, own);
+      } finally {
+        this.untrack(name, own);
+        this.distrust();
+      }
       return written;
     }
     this.untrack(name, own);
@@ -170,6 +195,7 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     return written;
   }
 
+  /** {@inheritDoc PermitStore.list} */
   async list(options: CallOptions = {}): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
     const map = this.requireMap();
     const records = await this.call(() => map.list(this.timeout(options)));
@@ -178,11 +204,13 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     return decodeEntries(entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
+  /** {@inheritDoc PermitStore.readRaw} */
   async readRaw(name: string, options: CallOptions = {}): Promise<string | null> {
     const map = this.requireMap();
     return (await this.call(() => map.get(name, this.timeout(options))))?.value ?? null;
   }
 
+  /** {@inheritDoc PermitStore.operationCount} */
   operationCount(): number {
     return this.operations;
   }
@@ -192,16 +220,16 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     this.events.corruptValue?.(name, reason);
   }
 
-  /** Decodes a value read from the store (throwing when unreadable), recorded in the view either way. */
-  private decodeRead(name: string, raw: string): SemaphoreEntry {
+  /** Decodes a value read from the store (throwing when unreadable), recorded in the view either way unless `record` is false. */
+  private decodeRead(name: string, raw: string, record = true): SemaphoreEntry {
     let entry: SemaphoreEntry;
     try {
       entry = decodeEntry(name, raw);
     } catch (error) {
-      this.view.observe(name, raw);
+      if (record) this.view.observe(name, raw);
       throw error;
     }
-    this.view.observe(name, raw, entry);
+    if (record) this.view.observe(name, raw, entry);
     return entry;
   }
 
@@ -242,6 +270,7 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
    */
   private removed(name: string): void {
     this.removedAt.set(name, this.clock?.now() ?? Date.now());
+    this.removals.set(name, (this.removals.get(name) ?? 0) + 1);
     const map = this.map;
     if (map) void this.call(() => map.markLost(name)).catch(() => undefined);
     const known = this.view.peek(name)?.raw;
@@ -316,15 +345,18 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
   private async reload(): Promise<Set<string>> {
     const map = this.requireMap();
     const known = this.view.entries().map((e) => e.name);
+    const removals = new Map(this.removals);
     const records = await this.call(() => map.list());
     const names = new Set(records.map(({ key }) => key));
     for (const name of known) if (!names.has(name)) this.observeAbsent(name);
-    for (const { key, value } of records) this.observe(key, value);
+    // A write in flight on a name the listing lacks may land after a removal this node never heard (events can be lost).
+    for (const [name, writes] of this.writing) if (!names.has(name)) for (const own of writes) own.absenceSeen = true;
+    for (const { key, value } of records) if (this.removals.get(key) === removals.get(key)) this.observe(key, value);
     return names;
   }
 
   /**
-   * A value another node (or version, or operator) wrote, from the feed. Apart from {@link observe}, which reads and
+   * A value another node (or version, or operator) wrote, from the feed. Apart from `observe`, which reads and
    * reloads feed too, so that what a node is sent can be told (and counted, as the contract test does).
    */
   private heard(name: string, value: string): void {

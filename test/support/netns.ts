@@ -200,6 +200,8 @@ export interface NetnsMember {
   pid: number;
   /** Its stdout and stderr (the member's log). */
   logFile: string;
+  /** Whether its JVM is still running. */
+  running(): boolean;
   /** SIGTERM (graceful), SIGKILL after `timeoutMs`. */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -241,9 +243,9 @@ export async function startNetnsMembers(net: TwoSidedNetwork, hosts: string[], o
       multicast: { enabled: false }
       tcp-ip: { enabled: true, connection-timeout-seconds: 1, member-list: ${JSON.stringify(memberList)} }
 `);
-    const logFile = join(options.logDir, `netns-${options.clusterName}-${name}.log`);
+    const logFile = join(options.logDir, `netns-member-${name}.log`);
     const out = openSync(logFile, 'a');
-    writeSync(out, `\n==== ${new Date().toISOString()} starting member ${address}:${HAZELCAST_PORT} in namespace ${net.host(name).namespace}\n`);
+    writeSync(out, `\n==== ${new Date().toISOString()} starting member ${address}:${HAZELCAST_PORT} (${options.clusterName}) in namespace ${net.host(name).namespace}\n`);
     let child: ChildProcess;
     try {
       child = net.spawnIn(name, java, [
@@ -266,6 +268,7 @@ export async function startNetnsMembers(net: TwoSidedNetwork, hosts: string[], o
       host: name,
       address: `${address}:${HAZELCAST_PORT}`,
       pid: child.pid!,
+      running,
       stop: async (timeoutMs = 10_000) => {
         if (!running()) return;
         child.kill('SIGTERM');
@@ -283,8 +286,8 @@ export async function startNetnsMembers(net: TwoSidedNetwork, hosts: string[], o
 }
 
 /**
- * How many members the member at `address` counts in its cluster, asked by a short-lived client that talks to that
- * member only (no smart routing: nothing else is connected to). Throws if it cannot be reached in `timeoutMs`.
+ * How many members the member at `address` counts in its cluster, asked by a short-lived client connected to that
+ * member only (no smart routing). Throws if it cannot be reached within `timeoutMs`.
  */
 export async function membersSeenBy(clusterName: string, address: string, timeoutMs = 2_000): Promise<number> {
   const client = await Client.newHazelcastClient({
@@ -300,15 +303,19 @@ export async function membersSeenBy(clusterName: string, address: string, timeou
   }
 }
 
-/** Waits until the member at each of `addresses` counts `count` members. */
-export async function waitForMembers(clusterName: string, addresses: string[], count: number, timeoutMs: number): Promise<void> {
-  const seen = new Map<string, number>();
-  await eventually(`${count} members seen from ${addresses.join(', ')} (seen: ${JSON.stringify(Object.fromEntries(seen))})`, async () => {
-    for (const address of addresses) {
-      seen.set(address, await membersSeenBy(clusterName, address).catch(() => 0));
-    }
-    return [...seen.values()].every((n) => n === count);
+/**
+ * Waits until every one of `members` counts `count` members in its cluster; fails at once, naming its log, if one of
+ * them exited.
+ */
+export async function waitForMembers(clusterName: string, members: NetnsMember[], count: number, timeoutMs: number): Promise<void> {
+  const outcome = await eventually(`${count} members seen from each of ${members.map((m) => m.address).join(', ')}`, async () => {
+    const dead = members.find((m) => !m.running());
+    if (dead) return { dead };
+    const seen = await Promise.all(members.map((m) => membersSeenBy(clusterName, m.address).catch(() => 0)));
+    if (seen.some((n) => n !== count)) throw new Error(`members seen: ${seen.join(', ')}`);
+    return {};
   }, { timeoutMs, intervalMs: 200 });
+  if (outcome.dead) throw new Error(`member ${outcome.dead.address} exited while starting; see ${outcome.dead.logFile}`);
 }
 
 /**

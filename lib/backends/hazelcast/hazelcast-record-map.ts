@@ -164,7 +164,7 @@ export class HazelcastRecordMap implements RecordMap {
     } catch (error) {
       if (error instanceof StoreTimeoutError && options.lateOutcome) {
         const tell = options.lateOutcome;
-        if (sent) void sent.then((landed) => tell(landed), () => tell(undefined));
+        if (sent) void sent.then((landed) => tell(landed), () => tell(undefined)).catch(() => undefined);
         else tell(undefined);
       }
       throw error;
