@@ -5,15 +5,18 @@ import globals from 'globals';
 
 // Rooms (DESIGN.md, "Layout for several capabilities"): core <- store (the backend contract) <- backends/<name> (each
 // implements it); core, store <- presence, permits <- elections <- allocation <- tasks; schedules beside them on permits
-// and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast and files named hazelcast-* import
-// hazelcast-client; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
+// and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast imports hazelcast-client (lib/nest and
+// lib/cli may import its types, which their options name); a capability stands on the contract and never imports a
+// backend; a backend's native path of a capability (lib/backends/<name>/<capability>/) imports that capability only;
+// *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
+const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
 const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
-const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/backends/hazelcast and files named hazelcast-* talk to Hazelcast.' };
+const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/backends/hazelcast talks to Hazelcast (DESIGN.md, Backends).' };
+const BACKENDS = { group: rooms('backends'), message: 'A capability is written over the store contract (lib/store), never over a backend: the module picks the backend.' };
 const SHELL = { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' };
 const PURE_IO = { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' };
-const PURE_DEPS = { group: ['**/*.store', '**/*.engine', '**/hazelcast-*', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' };
-const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
+const PURE_DEPS = { group: ['**/*.store', '**/*.engine', '**/backends/**', '**/nest/*', '**/nest/**'], message: 'A *.rules.ts file is pure: no stores, engines or Nest.' };
 const CAPABILITIES = ['presence', 'permits', 'elections', 'allocation', 'tasks', 'schedules'];
 
 // Each capability and the capabilities it never imports: the ones above it, and for presence and permits each other
@@ -55,15 +58,28 @@ function nestRules({ room, never }) {
   };
 }
 
-/** A capability's three kinds of file: ordinary, hazelcast-* (may talk to Hazelcast) and *.rules.ts (pure). */
+/** A capability's two kinds of file: ordinary (over the store contract, no backend) and *.rules.ts (pure). */
 function capabilityRules({ room, never, why }) {
   const layer = never.length > 0 ? [{ group: rooms(...never), message: why }] : [];
   const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...layer] }] });
   return [
-    { files: [`lib/${room}/**/*.ts`], ignores: [`lib/${room}/**/hazelcast-*.ts`, `lib/${room}/**/*.rules.ts`], rules: restrict([NEST, HAZELCAST, SHELL]) },
-    { files: [`lib/${room}/**/hazelcast-*.ts`], rules: restrict([NEST, SHELL]) },
-    { files: [`lib/${room}/**/*.rules.ts`], rules: restrict([PURE_IO, PURE_DEPS, SHELL]) },
+    { files: [`lib/${room}/**/*.ts`], ignores: [`lib/${room}/**/*.rules.ts`], rules: restrict([NEST, HAZELCAST, BACKENDS, SHELL]) },
+    { files: [`lib/${room}/**/*.rules.ts`], rules: restrict([PURE_IO, PURE_DEPS, BACKENDS, SHELL]) },
   ];
+}
+
+/** A backend's native path of one capability (lib/backends/<name>/<room>/): it implements that capability's store only. */
+function nativePathRules(room) {
+  const others = CAPABILITIES.filter((c) => c !== room);
+  return {
+    files: [`lib/backends/*/${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        NEST,
+        { group: [...rooms(...others), '**/nest/*', '**/nest/**', '**/cli/*'], message: `lib/backends/<name>/${room} is that backend's native path of ${room}: it imports no other capability.` },
+      ] }],
+    },
+  };
 }
 
 export default tseslint.config(
@@ -108,19 +124,33 @@ export default tseslint.config(
   },
   {
     files: ['lib/backends/**/*.ts'],
+    ignores: CAPABILITIES.map((room) => `lib/backends/*/${room}/**`),
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         NEST,
-        { group: [...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them.' },
+        { group: [...rooms(...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/).' },
       ] }],
     },
+  },
+  ...CAPABILITIES.map(nativePathRules),
+  {
+    // Only the Hazelcast backend talks to Hazelcast: the others' native paths neither.
+    files: ['lib/backends/**/*.ts'],
+    ignores: ['lib/backends/hazelcast/**'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: HAZELCAST.message }] }] },
   },
   ...LAYERS.flatMap(capabilityRules),
   ...NEST_LAYERS.map(nestRules),
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: 'Only lib/backends/hazelcast and files named hazelcast-* talk to Hazelcast.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: `${HAZELCAST.message} lib/nest may name its types.` }] }],
+    },
+  },
+  {
+    files: ['lib/cli/**/*.ts', 'lib/testing.ts', 'lib/testing/**/*.ts', 'lib/index.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: `${HAZELCAST.message} The CLI and the entries may name its types.` }] }],
     },
   },
 );

@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import type { ClientConfig } from 'hazelcast-client';
 import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { systemClock } from '../lib/core/clock';
 import { TaskWorker } from '../lib/tasks/task-worker';
 import type { CpuParts } from './proc-cpu';

@@ -19,7 +19,7 @@ export type { GatekeeperModuleOptions, MembershipOptions } from './nest/gatekeep
 export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tasks.options';
 export type { MetricsOptions } from './nest/observability/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
-export type { HazelcastStoreOptions } from './permits/hazelcast-permit.store';
+export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelcast-permit.store';
 export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput, GroupMigrationMemory } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';

@@ -6,11 +6,11 @@
  * @packageDocumentation
  */
 
-export { MemoryPermitStore, MemoryStoreBackend } from './permits/memory-permit.store';
-export { MemoryPresenceStore, MemoryPresenceBackend } from './presence/memory-presence.store';
+export { MemoryPermitStore, MemoryStoreBackend } from './backends/memory/permits/memory-permit.store';
+export { MemoryPresenceStore, MemoryPresenceBackend } from './backends/memory/presence/memory-presence.store';
 export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
-export { MemoryHistoryStore, MemoryHistoryBackend } from './schedules/memory-history.store';
-export { MemoryScheduleStore, MemoryScheduleBackend } from './schedules/memory-schedule.store';
+export { MemoryHistoryStore, MemoryHistoryBackend } from './backends/memory/schedules/memory-history.store';
+export { MemoryScheduleStore, MemoryScheduleBackend } from './backends/memory/schedules/memory-schedule.store';
 export { ManualClock, type Clock } from './core/clock';
 export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock';
 import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { declareNewCluster, type NewClusterReport } from '../permits/hazelcast-new-cluster';
+import { declareNewCluster, type NewClusterReport } from '../backends/hazelcast/permits/hazelcast-new-cluster';
 import type { Execute } from './cli-command';
 import { CliUsageError } from './cli-errors';
 import { CLI_NAME } from './cli-format';

@@ -7,7 +7,7 @@ import type { NodeIdentity } from '../permits/permit';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
+import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
 import { resolveAllocations } from '../allocation/allocation-definition';
 import { resolveTasksOptions } from './tasks/tasks.options';

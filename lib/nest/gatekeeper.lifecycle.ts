@@ -3,7 +3,7 @@ import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
 } from '@nestjs/common';
 import type { PermitStore } from '../permits/permit-store';
-import { HazelcastPermitStore } from '../permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import type { CapabilityRuntime } from './capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import { messages } from './gatekeeper.messages';

@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock';
 import type { Holder, NodeIdentity } from '../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
-import type { HazelcastStoreOptions } from '../permits/hazelcast-permit.store';
+import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../presence/presence-store';
 import type { ElectionInput } from '../elections/election';

@@ -1,5 +1,5 @@
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { MemoryTaskStore } from '../../lib/tasks/memory-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskStore } from '../../lib/tasks/task-store';

@@ -1,6 +1,6 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';

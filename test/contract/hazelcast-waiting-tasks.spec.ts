@@ -1,6 +1,6 @@
 import { Aggregators, HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';

@@ -1,4 +1,4 @@
-import { MemoryHistoryBackend, MemoryHistoryStore } from '../../lib/schedules/memory-history.store';
+import { MemoryHistoryBackend, MemoryHistoryStore } from '../../lib/backends/memory/schedules/memory-history.store';
 import { describeHistoryStoreContract } from './history-store.contract';
 
 describeHistoryStoreContract('memory', async () => {

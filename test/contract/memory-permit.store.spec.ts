@@ -1,4 +1,4 @@
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/permits/memory-permit.store';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
 import { describePermitStoreContract } from './permit-store.contract';
 
 describePermitStoreContract('memory', async () => {

@@ -1,4 +1,4 @@
-import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/presence/memory-presence.store';
+import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/backends/memory/presence/memory-presence.store';
 import { describePresenceStoreContract } from './presence-store.contract';
 
 describePresenceStoreContract('memory', async () => {

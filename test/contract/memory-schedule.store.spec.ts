@@ -1,4 +1,4 @@
-import { MemoryScheduleBackend, MemoryScheduleStore } from '../../lib/schedules/memory-schedule.store';
+import { MemoryScheduleBackend, MemoryScheduleStore } from '../../lib/backends/memory/schedules/memory-schedule.store';
 import { describeScheduleStoreContract } from './schedule-store.contract';
 
 describeScheduleStoreContract('memory', async () => {

@@ -1,7 +1,7 @@
 import type { TaskNoteEvent } from '../harness';
 import { newHistoryFile, readHistory, startTaskNode, type HistoryEvent, type NodeProcess } from '../harness';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { systemClock } from '../../lib/core/clock';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';

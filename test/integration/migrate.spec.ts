@@ -5,8 +5,8 @@ import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition
 import { UnknownSemaphoreError } from '../../lib/permits/errors/unknown-semaphore.error';
 import { systemClock } from '../../lib/core/clock';
 import type { PermitStore } from '../../lib/permits/permit-store';
-import { HazelcastPermitStore } from '../../lib/permits/hazelcast-permit.store';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/permits/memory-permit.store';
+import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 /**

@@ -1,5 +1,5 @@
 import type { MembershipChanges, Presence } from '../../lib/presence/presence';
-import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/presence/memory-presence.store';
+import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/backends/memory/presence/memory-presence.store';
 import type { PresenceStore } from '../../lib/presence/presence-store';
 import { PresenceTracker } from '../../lib/presence/presence.tracker';
 import { FakeClock } from '../support/fake-clock';

@@ -1,6 +1,6 @@
 import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastTaskStore } from '../../lib/tasks/hazelcast-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';

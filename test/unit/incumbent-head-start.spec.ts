@@ -1,7 +1,7 @@
 import { decideAcquire, decideRelease } from '../../lib/permits/permit.rules';
 import { givesWayToIncumbents } from '../../lib/permits/incumbent.rules';
 import { EntryWaits } from '../../lib/permits/entry-waits';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/permits/memory-permit.store';
+import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { DenyReason } from '../../lib/permits/deny-reason';

@@ -1,5 +1,5 @@
 import { emptyHistory } from '../../lib/schedules/job-history';
-import { MemoryHistoryStore } from '../../lib/schedules/memory-history.store';
+import { MemoryHistoryStore } from '../../lib/backends/memory/schedules/memory-history.store';
 import type { RunRecord } from '../../lib/schedules/run-record';
 import type { LiveScheduleRecord } from '../../lib/schedules/schedule-record';
 import { scheduleOverviews } from '../../lib/nest/schedules/schedule-overviews';

@@ -1,4 +1,4 @@
-import { MemoryPermitStore } from '../../lib/permits/memory-permit.store';
+import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';

@@ -1,9 +1,9 @@
 import { Aggregators, Predicates, type HazelcastJsonValue, type IMap, type Predicate } from 'hazelcast-client';
-import type { TaskRecord } from './task';
-import type { TaskCallOptions } from './task-store';
-import { inClaimOrder, isClaimable } from './task-store.queries';
-import { ClaimWindows, type RankedSource } from './claim-windows';
-import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from './task-rank.rules';
+import type { TaskRecord } from '../../../tasks/task';
+import type { TaskCallOptions } from '../../../tasks/task-store';
+import { inClaimOrder, isClaimable } from '../../../tasks/task-store.queries';
+import { ClaimWindows, type RankedSource } from '../../../tasks/claim-windows';
+import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from '../../../tasks/task-rank.rules';
 import { decodeStoredTasks, type CorruptValueReport } from './hazelcast-task-values';
 
 /** What the claim queries need of their store: the task map, its calls, and where unreadable values are reported. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, IMap } from 'hazelcast-client';
-import type { Clock } from '../core/clock';
-import { CANARY_MAP, encodeCanary, readCanaries } from '../backends/hazelcast/hazelcast-partition-canaries';
-import { callWithDeadline } from '../backends/hazelcast/store-call';
-import { ClusterNotNewError } from './errors/cluster-not-new.error';
-import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from './new-cluster.rules';
-import { decodeEntry, encodeEntry } from './semaphore-entry.codec';
-import type { SemaphoreEntry } from './semaphore-entry';
+import type { Clock } from '../../../core/clock';
+import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast-partition-canaries';
+import { callWithDeadline } from '../store-call';
+import { ClusterNotNewError } from '../../../permits/errors/cluster-not-new.error';
+import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from '../../../permits/new-cluster.rules';
+import { decodeEntry, encodeEntry } from '../../../permits/semaphore-entry.codec';
+import type { SemaphoreEntry } from '../../../permits/semaphore-entry';
 
 /** What a declaration did. */
 export interface NewClusterReport {

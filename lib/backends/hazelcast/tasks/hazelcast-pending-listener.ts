@@ -1,6 +1,6 @@
 import { Predicates, type HazelcastJsonValue, type IMap } from 'hazelcast-client';
-import type { TaskRecord } from './task';
-import type { ClaimWatch, TaskWatcher } from './task-store';
+import type { TaskRecord } from '../../../tasks/task';
+import type { ClaimWatch, TaskWatcher } from '../../../tasks/task-store';
 
 /** One watcher: its listener, the types it wants (`undefined`: every type), and whether it hears claims too. */
 interface Watch {

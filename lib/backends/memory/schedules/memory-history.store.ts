@@ -1,6 +1,6 @@
-import { MemoryBackend } from '../backends/memory/memory-backend';
-import { MemoryRecords } from '../backends/memory/memory-records';
-import { HistoryRecordStore } from './history-record.store';
+import { MemoryBackend } from '../memory-backend';
+import { MemoryRecords } from '../memory-records';
+import { HistoryRecordStore } from '../../../schedules/history-record.store';
 
 /** The records behind one or more {@link MemoryHistoryStore}s: give the same one to the stores of one "cluster". */
 export class MemoryHistoryBackend extends MemoryRecords {}

@@ -1,6 +1,6 @@
-import { MemoryBackend } from '../backends/memory/memory-backend';
-import { MemoryRecords } from '../backends/memory/memory-records';
-import { PRESENCE_MAP, PresenceRecordStore } from './presence-record.store';
+import { MemoryBackend } from '../memory-backend';
+import { MemoryRecords } from '../memory-records';
+import { PRESENCE_MAP, PresenceRecordStore } from '../../../presence/presence-record.store';
 
 /** The presence records behind one or more {@link MemoryPresenceStore}s (share one to simulate several nodes). */
 export class MemoryPresenceBackend extends MemoryRecords {

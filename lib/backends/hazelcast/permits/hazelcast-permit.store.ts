@@ -1,7 +1,7 @@
 import type { Client, ClientConfig } from 'hazelcast-client';
-import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
-import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { PermitRecordStore } from './permit-record.store';
+import { HazelcastBackend } from '../hazelcast-backend';
+import type { HazelcastConnection } from '../hazelcast-connection';
+import { PermitRecordStore } from '../../../permits/permit-record.store';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {

@@ -1,8 +1,8 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { parseJsonObject } from '../core/json-object';
-import type { TaskRecord } from './task';
-import { decodeTaskObject } from './task.codec';
+import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
+import { parseJsonObject } from '../../../core/json-object';
+import type { TaskRecord } from '../../../tasks/task';
+import { decodeTaskObject } from '../../../tasks/task.codec';
 
 /** Told of a stored value that cannot be read: its key (or `'?'`) and why. */
 export type CorruptValueReport = (key: string, message: string) => void;

@@ -1,6 +1,6 @@
-import { MemoryBackend } from '../backends/memory/memory-backend';
-import { MemoryRecords } from '../backends/memory/memory-records';
-import { PermitRecordStore, SEMAPHORE_MAP } from './permit-record.store';
+import { MemoryBackend } from '../memory-backend';
+import { MemoryRecords } from '../memory-records';
+import { PermitRecordStore, SEMAPHORE_MAP } from '../../../permits/permit-record.store';
 
 /**
  * The data behind one or more {@link MemoryPermitStore}s. Share one backend between stores to simulate several

@@ -1,6 +1,6 @@
-import { MemoryBackend } from '../backends/memory/memory-backend';
-import { MemoryRecords } from '../backends/memory/memory-records';
-import { ScheduleRecordStore } from './schedule-record.store';
+import { MemoryBackend } from '../memory-backend';
+import { MemoryRecords } from '../memory-records';
+import { ScheduleRecordStore } from '../../../schedules/schedule-record.store';
 
 /** The records behind one or more {@link MemoryScheduleStore}s: give the same one to the stores of one "cluster". */
 export class MemoryScheduleBackend extends MemoryRecords {}

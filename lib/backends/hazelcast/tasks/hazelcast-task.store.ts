@@ -1,13 +1,13 @@
 import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { StoreCalls } from '../backends/hazelcast/store-call';
-import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from './task';
-import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from './task.codec';
-import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
+import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
+import type { HazelcastConnection } from '../hazelcast-connection';
+import { StoreCalls } from '../store-call';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from '../../../tasks/task';
+import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from '../../../tasks/task.codec';
+import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from '../../../tasks/task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
-import { inClaimOrder, isFinishedBefore, matchesQuery } from './task-store.queries';
+import { inClaimOrder, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
 import { HazelcastClaimQueries, typeIn } from './hazelcast-claim-queries';
 import { decodeStoredTasks, objectOf } from './hazelcast-task-values';
 
