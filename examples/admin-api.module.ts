@@ -9,7 +9,7 @@ import { GatekeeperModule } from 'nestjs-gatekeeper';
       imports: [ConfigModule],
       inject: [ConfigService],
       useFactory: (config: ConfigService) => ({
-        store: 'memory',
+        backend: 'memory',
         // A missing GATEKEEPER_ADMIN_TOKEN stops start-up naming it; one shorter than 16 characters stops it naming admin.token.
         admin: { path: 'ops/gatekeeper', token: config.getOrThrow<string>('GATEKEEPER_ADMIN_TOKEN'), console: true },
       }),

@@ -20,6 +20,13 @@ export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tas
 export type { MetricsOptions } from './nest/observability/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelcast-permit.store';
+export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/backend-choice.options';
+// The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
+export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
+export type {
+  MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
+} from './store/record-map';
+export type { Counters, CounterValue } from './store/counter';
 export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput, GroupMigrationMemory } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';

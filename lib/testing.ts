@@ -8,7 +8,7 @@
 
 export { MemoryPermitStore, MemoryStoreBackend } from './backends/memory/permits/memory-permit.store';
 export { MemoryPresenceStore, MemoryPresenceBackend } from './backends/memory/presence/memory-presence.store';
-export { MemoryTaskStore, MemoryTaskBackend } from './tasks/memory-task.store';
+export { MemoryTaskStore, MemoryTaskBackend } from './backends/memory/tasks/memory-task.store';
 export { MemoryHistoryStore, MemoryHistoryBackend } from './backends/memory/schedules/memory-history.store';
 export { MemoryScheduleStore, MemoryScheduleBackend } from './backends/memory/schedules/memory-schedule.store';
 export { ManualClock, type Clock } from './core/clock';
@@ -38,6 +38,7 @@ export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatche
 export { MemoryBackend } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { PermitRecordStore } from './permits/permit-record.store';
+export { TaskRecordStore } from './tasks/task-record.store';
 export { PresenceRecordStore } from './presence/presence-record.store';
 export { HistoryRecordStore } from './schedules/history-record.store';
 export { ScheduleRecordStore } from './schedules/schedule-record.store';

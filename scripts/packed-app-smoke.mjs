@@ -353,7 +353,7 @@ async function checkWithoutSchedule(installDir) {
     Reflect.defineMetadata('design:paramtypes', [GatekeeperService], Jobs);
     Injectable()(Jobs);
     class AppModule {}
-    Module({ imports: [GatekeeperModule.forRoot({ store: 'memory', definitions: [{ name: 'manual', duration: '10s' }] })], providers: [Jobs] })(AppModule);
+    Module({ imports: [GatekeeperModule.forRoot({ backend: 'memory', definitions: [{ name: 'manual', duration: '10s' }] })], providers: [Jobs] })(AppModule);
 
     const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
     const ran = await app.get(Jobs).reindex();

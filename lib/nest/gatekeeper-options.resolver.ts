@@ -15,6 +15,7 @@ import { resolveSchedulesOptions } from './schedules/schedules.options';
 import { resolveMetricsOptions } from './observability/metrics.options';
 import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
+import { resolveBackends } from './backend-choice.options';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /**
@@ -60,9 +61,9 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   if (policy !== 'keep' && policy !== 'overwrite') {
     throw new InvalidOptionsError('definitionsPolicy', `must be 'keep' or 'overwrite', got '${String(policy)}'`);
   }
-  const store = options.store ?? 'hazelcast';
-  if (typeof store === 'string' && store !== 'hazelcast' && store !== 'memory') {
-    throw new InvalidOptionsError('store', `must be 'hazelcast', 'memory' or a PermitStore, got '${store}'`);
+  const store = options.store;
+  if (store !== undefined && store !== 'hazelcast' && store !== 'memory' && (store === null || typeof store !== 'object')) {
+    throw new InvalidOptionsError('store', `must be 'hazelcast', 'memory' or a PermitStore, got ${JSON.stringify(store)}`);
   }
   return {
     // Ownership: unique per instance, so a restarted process (pid 1 again, in a container) or a second process
@@ -73,7 +74,8 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     allocations,
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
-    store,
+    backends: resolveBackends(options),
+    ...(typeof store === 'object' && { permitStore: store }),
     hazelcast: resolveHazelcast(options.hazelcast),
     connectTimeoutMs: parseOptionDuration(options.connectTimeout ?? '30s', 'connectTimeout'),
     connectInBackground: options.connectInBackground ?? false,
@@ -209,7 +211,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 
 /** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
-  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'store', 'hazelcast', 'connectTimeout',
+  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
   'allocations', 'tasks', 'schedules', 'metrics', 'tracing', 'admin',
 ];

@@ -7,13 +7,15 @@ import { MemoryRecords } from '../backends/memory/memory-records';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';
-import { HazelcastPermitStore, type HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
-import { MemoryPermitStore } from '../backends/memory/permits/memory-permit.store';
+import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
+import { PermitRecordStore } from '../permits/permit-record.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './backend-choice.options';
+
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
-import { MemoryTaskStore } from '../tasks/memory-task.store';
+import { TaskRecordStore } from '../tasks/task-record.store';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
@@ -21,6 +23,9 @@ import { RunRequestRecordStore } from '../schedules/run-request-record.store';
 import type { RunRequestStore } from '../schedules/run-request-store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
+
+/** Deadline of a store call that serves no particular lease (edits, listings), unless `hazelcast.callTimeoutMs` says otherwise. */
+const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 export const HAZELCAST_ENV = {
@@ -43,9 +48,36 @@ export function hazelcastTargetSources(options: ResolvedGatekeeperOptions, env: 
   return `${members}; ${name}`;
 }
 
-/** The process's Hazelcast connection, shared by every capability's store; `undefined` without a Hazelcast store. */
-export function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): HazelcastConnection | undefined {
-  if (options.store !== 'hazelcast') return undefined;
+/**
+ * The module's backends: one per capability's state, the same instance wherever the options name the same backend
+ * (`'hazelcast'` is one backend on the process's one Hazelcast connection, `'memory'` one in this process's memory),
+ * and that connection when a capability is on it.
+ */
+export interface ModuleBackends {
+  /** The process's Hazelcast connection: `undefined` when no capability is on `'hazelcast'`. */
+  readonly connection?: HazelcastConnection;
+  /** The backend of each capability's state. */
+  readonly of: Readonly<Record<CapabilityState, StoreBackend>>;
+}
+
+/** Builds the backends the options ask for (nothing connects until a store opens its backend). */
+export function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): ModuleBackends {
+  const connection = usesHazelcast(options.backends) ? createConnection(options, env) : undefined;
+  let hazelcast: HazelcastBackend | undefined;
+  let memory: MemoryBackend | undefined;
+  const pick = (choice: BackendChoice): StoreBackend => {
+    if (choice === 'memory') return (memory ??= new MemoryBackend(new MemoryRecords(options.clock)));
+    if (choice !== 'hazelcast') return choice;
+    return (hazelcast ??= new HazelcastBackend({
+      connection: connection!, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
+    }));
+  };
+  const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
+  return { connection, of };
+}
+
+/** The process's Hazelcast connection, shared by every capability on `'hazelcast'`. */
+function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): HazelcastConnection {
   const holder: { connection?: HazelcastConnection } = {};
   let everConnected = false;
   // The first connection is reported by the gatekeeper itself (what it waits for, and for how long).
@@ -54,48 +86,43 @@ export function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS
   return holder.connection;
 }
 
-/**
- * The process's store backend, which the capabilities written over the store contract share: Hazelcast on the shared
- * connection, else one in this process's memory.
- */
-export function createBackend(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): StoreBackend {
-  if (connection) return new HazelcastBackend({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock });
-  return new MemoryBackend(new MemoryRecords(options.clock));
+/** Builds the permit store: the one given as `store`, else the permit store of the contract on the permits' backend. */
+export function createPermitStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): PermitStore {
+  return options.permitStore ?? new PermitRecordStore(backends.of.permits, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
 }
 
-/** Builds the permit store the options ask for, on the shared connection when it is Hazelcast's. */
-export function createPermitStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): PermitStore {
-  if (typeof options.store === 'object') return options.store;
-  if (options.store === 'memory' || !connection) return new MemoryPermitStore();
-  return new HazelcastPermitStore({ ...options.hazelcast, connection });
-}
-
-/** Builds the presence store: the one given, else on the process's backend; none with membership off. */
-export function createPresenceStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): PresenceStore | undefined {
+/** Builds the presence store: the one given, else on the presence's backend; none with membership off. */
+export function createPresenceStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): PresenceStore | undefined {
   if (!options.membership) return undefined;
-  return options.membership.store ?? new PresenceRecordStore(backend);
+  return options.membership.store ?? new PresenceRecordStore(backends.of.presence);
 }
 
-/** Builds the task store: the one given in `tasks.store`, else on the shared connection, else in memory. */
-export function createTaskStore(options: ResolvedGatekeeperOptions, connection?: HazelcastConnection): TaskStore {
+/**
+ * Builds the task store: the one given in `tasks.store`; else, on Hazelcast, its native store (member-side claim
+ * queries and a filtered pending listener); else the task store of the contract on the tasks' backend.
+ */
+export function createTaskStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): TaskStore {
   if (options.tasks.store) return options.tasks.store;
-  if (connection) return new HazelcastTaskStore({ connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  return new MemoryTaskStore();
+  const backend = backends.of.tasks;
+  if (backend instanceof HazelcastBackend) {
+    return new HazelcastTaskStore({ connection: backend.connection, mapPrefix: backend.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
+  }
+  return new TaskRecordStore(backend, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
 }
 
-/** Builds the run history store: the one given in `schedules.historyStore`, else on the process's backend. */
-export function createHistoryStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): HistoryStore {
-  return options.schedules.historyStore ?? new HistoryRecordStore(backend);
+/** Builds the run history store: the one given in `schedules.historyStore`, else on the history's backend. */
+export function createHistoryStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): HistoryStore {
+  return options.schedules.historyStore ?? new HistoryRecordStore(backends.of.history);
 }
 
-/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the process's backend. */
-export function createScheduleStore(options: ResolvedGatekeeperOptions, backend: StoreBackend): ScheduleStore {
-  return options.schedules.store ?? new ScheduleRecordStore(backend);
+/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the schedules' backend. */
+export function createScheduleStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): ScheduleStore {
+  return options.schedules.store ?? new ScheduleRecordStore(backends.of.schedules);
 }
 
-/** Builds the store of "run now" requests, on the process's backend. */
-export function createRunRequestStore(backend: StoreBackend): RunRequestStore {
-  return new RunRequestRecordStore(backend);
+/** Builds the store of "run now" requests, on the schedules' backend. */
+export function createRunRequestStore(backends: ModuleBackends): RunRequestStore {
+  return new RunRequestRecordStore(backends.of.schedules);
 }
 
 /**

@@ -4,8 +4,8 @@ export const GATEKEEPER_OPTIONS = Symbol('gatekeeper:options');
 export const GATEKEEPER_STORE = Symbol('gatekeeper:store');
 /** Injection token of the process's shared Hazelcast connection (`undefined` without a Hazelcast store). */
 export const GATEKEEPER_CONNECTION = Symbol('gatekeeper:connection');
-/** Injection token of the process's store backend (the contract's primitives: Hazelcast on the shared connection, or memory). */
-export const GATEKEEPER_BACKEND = Symbol('gatekeeper:backend');
+/** Injection token of the module's backends, one per capability's state (`ModuleBackends`). */
+export const GATEKEEPER_BACKENDS = Symbol('gatekeeper:backends');
 /** Injection token of the presence store (`undefined` with membership off). */
 export const GATEKEEPER_PRESENCE_STORE = Symbol('gatekeeper:presence-store');
 /** Injection token of the task store (see the module option `tasks`). */

@@ -2,10 +2,10 @@ import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
 } from '@nestjs/common';
-import type { PermitStore } from '../permits/permit-store';
-import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
 import type { CapabilityRuntime } from './capability.runtime';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
+import type { PermitStore } from '../permits/permit-store';
 import { messages } from './gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { PresenceRuntime } from './presence/presence.runtime';
@@ -17,7 +17,7 @@ import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { ClusterUnreachableError } from '../core/errors/cluster-unreachable.error';
-import { hazelcastTargetSources } from './gatekeeper-stores.factory';
+import { hazelcastTargetSources, type ModuleBackends } from './gatekeeper-stores.factory';
 
 /** While start-up waits for the cluster, how often it says so. */
 const WAITING_REPORT_MS = 10_000;
@@ -40,6 +40,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
+    @Inject(GATEKEEPER_BACKENDS) private readonly backends: ModuleBackends,
     private readonly permits: PermitsRuntime,
     presence: PresenceRuntime,
     elections: ElectionsRuntime,
@@ -108,7 +109,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     } finally {
       stopWaiting();
     }
-    this.logger.log(messages.connected(this.store.constructor.name, this.options.holder));
+    this.logger.log(messages.connected(this.options.permitStore ? this.store.constructor.name : this.backends.of.permits.kind, this.options.holder));
     try {
       for (const { runtime } of this.runtimes) {
         if (this.permits.phase === 'draining' || this.permits.phase === 'closed') throw new GatekeeperError('shut down while starting');
@@ -156,9 +157,11 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     return [...this.runtimes].reverse();
   }
 
-  /** The cluster a Hazelcast store connects to, for the start-up lines; `undefined` for other stores. */
+  /** The cluster the permits' Hazelcast connection is made for, for the start-up lines; `undefined` on other backends. */
   private target(): { clusterName: string; members: string[] } | undefined {
-    return this.store instanceof HazelcastPermitStore && !this.options.hazelcast.client ? this.store.target() : undefined;
+    const backend = this.backends.of.permits;
+    const own = !this.options.permitStore && !this.options.hazelcast.client;
+    return own && backend instanceof HazelcastBackend ? backend.connection.target() : undefined;
   }
 
   /** Says what start-up waits for, then again every few seconds until connected; returns the stop. */

@@ -31,7 +31,7 @@ export const messages = {
       : 'npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0, for a local one';
     return `Cannot reach Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} within ${formatDuration(timeoutMs)} ` +
       `(${target.sources}). Start a member (${start}), or point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours; ` +
-      "for a single instance, use store: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
+      "for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
   },
   connectingInBackground: (target: ClusterTarget | undefined) =>
     `Starting without waiting for the cluster (connectInBackground)${target ? `: connecting to Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')}` : ''}; ` +

@@ -7,15 +7,13 @@ import { RunRequests } from './schedules/run-requests';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { ScheduleService } from './schedules/schedule.service';
-import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import type { StoreBackend } from '../store/store-backend';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
 import type { LeaderRunLog } from './elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_BACKEND, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -34,7 +32,7 @@ import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { PermitsStartup } from './permits/permits.startup';
-import { createBackend, createConnection, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore } from './gatekeeper-stores.factory';
+import { createBackends, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore, type ModuleBackends } from './gatekeeper-stores.factory';
 
 /** Injection token of `admin` given next to `forRootAsync`'s `useFactory` (the factory's own `admin` wins). */
 const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
@@ -55,45 +53,23 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
       inject: [GATEKEEPER_MODULE_OPTIONS, { token: GATEKEEPER_ADMIN_EXTRA, optional: true }],
     },
     {
-      provide: GATEKEEPER_CONNECTION,
-      useFactory: (options: ResolvedGatekeeperOptions) => createConnection(options),
+      provide: GATEKEEPER_BACKENDS,
+      useFactory: (options: ResolvedGatekeeperOptions) => createBackends(options),
       inject: [GATEKEEPER_OPTIONS],
     },
     {
-      provide: GATEKEEPER_BACKEND,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createBackend(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
+      provide: GATEKEEPER_CONNECTION,
+      useFactory: (backends: ModuleBackends) => backends.connection,
+      inject: [GATEKEEPER_BACKENDS],
     },
-    {
-      provide: GATEKEEPER_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createPermitStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
-    },
-    {
-      provide: GATEKEEPER_PRESENCE_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createPresenceStore(options, backend),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
-    },
-    {
-      provide: GATEKEEPER_TASK_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, connection?: HazelcastConnection) => createTaskStore(options, connection),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_CONNECTION],
-    },
-    {
-      provide: GATEKEEPER_HISTORY_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createHistoryStore(options, backend),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
-    },
-    {
-      provide: GATEKEEPER_RUN_REQUEST_STORE,
-      useFactory: (backend: StoreBackend) => createRunRequestStore(backend),
-      inject: [GATEKEEPER_BACKEND],
-    },
-    {
-      provide: GATEKEEPER_SCHEDULE_STORE,
-      useFactory: (options: ResolvedGatekeeperOptions, backend: StoreBackend) => createScheduleStore(options, backend),
-      inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKEND],
-    },
+    ...([
+      [GATEKEEPER_STORE, createPermitStore],
+      [GATEKEEPER_PRESENCE_STORE, createPresenceStore],
+      [GATEKEEPER_TASK_STORE, createTaskStore],
+      [GATEKEEPER_HISTORY_STORE, createHistoryStore],
+      [GATEKEEPER_SCHEDULE_STORE, createScheduleStore],
+      [GATEKEEPER_RUN_REQUEST_STORE, (_options: ResolvedGatekeeperOptions, backends: ModuleBackends) => createRunRequestStore(backends)],
+    ] as const).map(([provide, create]) => ({ provide, useFactory: create, inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKENDS] })),
     {
       // @LeaderOnly runs go to the jobs' run history: the elections never import the schedules, so it is wired here.
       provide: GATEKEEPER_LEADER_RUNS,

@@ -4,6 +4,7 @@ import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } fro
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../presence/presence-store';
+import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
 import type { ElectionInput } from '../elections/election';
 import type { AllocationInput } from '../allocation/allocation';
 import type { ResolvedAllocation } from '../allocation/allocation-definition';
@@ -34,12 +35,25 @@ export interface GatekeeperModuleOptions {
    */
   autoDefine?: boolean;
   /**
-   * Where permits live: `'hazelcast'` (default), `'memory'` (this process only: single instance, local
-   * development, tests), or your own {@link PermitStore} instance (e.g. a shared `MemoryPermitStore`).
+   * Where the library keeps its state: `'hazelcast'` (default), `'memory'` (this process only: single instance,
+   * local development, tests), or a `StoreBackend` instance (a backend of the store contract, yours or one of
+   * the library's built on a client you already have). `backends` may put a capability elsewhere.
+   */
+  backend?: BackendChoice;
+  /**
+   * A backend per capability, over `backend`: for example `{ history: durable, schedules: durable }` to keep the
+   * run history and runtime schedules on a store that survives a full restart while permits stay on Hazelcast.
+   * `'hazelcast'` and `'memory'` name one backend each for the whole module, shared by the capabilities given them.
+   */
+  backends?: CapabilityBackends;
+  /**
+   * Your own {@link PermitStore} instance (e.g. a shared `MemoryPermitStore` in tests), used for permits instead of
+   * one on their backend; without `backend`, the other capabilities are then in this process's memory. `'hazelcast'`
+   * and `'memory'` are the same as `backend` (which they may not contradict).
    */
   store?: 'hazelcast' | 'memory' | PermitStore;
   /**
-   * How to reach Hazelcast when `store` is `'hazelcast'`: an existing client, or config for one the module owns.
+   * How to reach Hazelcast when a capability is on `'hazelcast'`: an existing client, or config for one the module owns.
    * What `clientConfig` leaves out is read from the environment: `GATEKEEPER_HZ_MEMBERS` (comma-separated
    * `host:port`) for `network.clusterMembers` and `GATEKEEPER_HZ_CLUSTER_NAME` for `clusterName`; without them,
    * Hazelcast's defaults (`127.0.0.1:5701`, cluster `dev`). The client's log lines go through Nest's `Logger`
@@ -170,7 +184,10 @@ export interface ResolvedGatekeeperOptions {
   readonly admin?: ResolvedAdminOptions;
   readonly definitionsPolicy: 'keep' | 'overwrite';
   readonly autoDefine: boolean;
-  readonly store: 'hazelcast' | 'memory' | PermitStore;
+  /** The backend of each capability's state. */
+  readonly backends: ResolvedBackends;
+  /** A permit store given as `store`, used instead of one on the permits' backend. */
+  readonly permitStore?: PermitStore;
   readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
   readonly connectTimeoutMs: number;
   readonly connectInBackground: boolean;

@@ -69,7 +69,7 @@ export interface RecordChanges {
 export interface WatchOptions {
   /**
    * Leave out the values this backend instance wrote itself, told by the write id they carry as a `"writeId"` field
-   * (see {@link writtenByMark}): a writer learns its own writes from their answers. A backend may ignore it and send
+   * (see `writtenByMark`): a writer learns its own writes from their answers. A backend may ignore it and send
    * them anyway. Removals are always sent. Default `false`.
    */
   exceptOwn?: boolean;

@@ -1,6 +1,6 @@
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
-import { MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import { MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { encodeTask } from '../../lib/tasks/task.codec';
@@ -23,7 +23,7 @@ describe('claim windows on a real member answer as the memory store does', () =>
     const mapPrefix = uniquePrefix('windows');
     const hazelcast = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
     const memory = new MemoryTaskStore();
-    await hazelcast.connect();
+    await Promise.all([hazelcast.connect(), memory.connect()]);
     try {
       const now = Date.now();
       const written = new Map<string, TaskRecord>();
@@ -58,7 +58,7 @@ describe('claim windows on a real member answer as the memory store does', () =>
         }
       }
     } finally {
-      await hazelcast.close();
+      await Promise.all([hazelcast.close(), memory.close()]);
       await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
     }
   });

@@ -1,4 +1,4 @@
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskCallOptions, VersionedTask } from '../../lib/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
@@ -6,6 +6,19 @@ import { ClaimTurns } from '../../lib/tasks/claim-turns';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
+
+/** Stores connected by a test, closed after it. */
+const opened: MemoryTaskStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+/** `store`, connected (and closed after the test). */
+async function connected<S extends MemoryTaskStore>(store: S): Promise<S> {
+  await store.connect();
+  opened.push(store);
+  return store;
+}
 
 /** Submits `count` pending tasks of type `w` (t0, t1, ...) through `store`. */
 async function submitPending(store: MemoryTaskStore, clock: FakeClock, count: number): Promise<void> {
@@ -21,10 +34,10 @@ describe('a node working through a backlog deeper than one query answers', () =>
     // claims the first answer's 256 tasks and then nothing more (no scan comes round either).
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
-    const submitter = new MemoryTaskStore(backend);
+    const submitter = await connected(new MemoryTaskStore(backend));
     const total = 700;
     await submitPending(submitter, clock, total);
-    const worker = new TaskWorker(new MemoryTaskStore(backend), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
+    const worker = new TaskWorker(await connected(new MemoryTaskStore(backend)), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
     let ran = 0;
     worker.handle('w', async () => {
       ran++;
@@ -66,8 +79,8 @@ describe('a claim whose answer is slow', () => {
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
     const total = 20;
-    await submitPending(new MemoryTaskStore(backend), clock, total);
-    const store = new OneSlowClaimStore(backend);
+    await submitPending(await connected(new MemoryTaskStore(backend)), clock, total);
+    const store = await connected(new OneSlowClaimStore(backend));
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 2 });
     const ran: string[] = [];
     worker.handle('w', async (_data, context) => {
@@ -107,8 +120,8 @@ describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
     // The clock never moves, so the refresh window never passes: after its streak a node claims nothing more.
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
-    await submitPending(new MemoryTaskStore(backend), clock, 50);
-    const store = new FailingClaimsStore(backend, how);
+    await submitPending(await connected(new MemoryTaskStore(backend)), clock, 50);
+    const store = await connected(new FailingClaimsStore(backend, how));
     const concurrency = 4;
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency, onError: () => undefined });
     worker.handle('w', async () => undefined);
@@ -151,8 +164,8 @@ describe("a node's turn in a burst", () => {
     jest.spyOn(ClaimTurns.prototype, 'turn').mockResolvedValue(1);
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
-    await submitPending(new MemoryTaskStore(backend), clock, 20);
-    const store = new HeldClaimsStore(backend);
+    await submitPending(await connected(new MemoryTaskStore(backend)), clock, 20);
+    const store = await connected(new HeldClaimsStore(backend));
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
     worker.handle('w', async () => undefined);
     worker.start();

@@ -1,4 +1,4 @@
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import type { TaskWatcher } from '../../lib/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { TaskWorker } from '../../lib/tasks/task-worker';
@@ -32,6 +32,7 @@ describe('a claim query asked while the watch is being set up', () => {
     const clock = new FakeClock();
     const backend = new MemoryTaskBackend();
     const store = new SlowWatchStore(backend);
+    await store.connect();
     const ran: string[] = [];
     // No scan comes round during the test: only the first query can find the task.
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000 });
@@ -42,11 +43,15 @@ describe('a claim query asked while the watch is being set up', () => {
     try {
       clock.advance(5);
       const task = decideSubmit(undefined, { type: 'w', name: 'meanwhile' }, clock.now(), 60_000).task;
-      expect(await new MemoryTaskStore(backend).compareAndSet(task.id, { raw: null }, task)).toBe(true);
+      const submitter = new MemoryTaskStore(backend);
+      await submitter.connect();
+      expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+      await submitter.close();
       store.open();
       await eventually('the task submitted while the watch was set up ran', () => ran.includes('w:meanwhile'));
     } finally {
       await worker.stop(100);
+      await store.close();
     }
   });
 });

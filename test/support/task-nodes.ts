@@ -1,7 +1,7 @@
 import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/tasks/memory-task.store';
+import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { testClientConfig, uniquePrefix } from './test-cluster';

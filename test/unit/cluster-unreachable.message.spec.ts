@@ -24,7 +24,7 @@ describe('the start-up error without a cluster', () => {
     const local = messages.clusterUnreachable({ clusterName: 'dev', members: ['127.0.0.1:5701'], sources }, 30_000);
     expect(local).toContain('Cannot reach Hazelcast cluster "dev" at 127.0.0.1:5701 within 30s (default members). ');
     expect(local).toContain('(npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0)');
-    expect(local).toContain("for a single instance, use store: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true");
+    expect(local).toContain("for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true");
     expect(local).not.toContain('\n');
 
     const own = messages.clusterUnreachable({ clusterName: 'team', members: ['localhost:5800'], sources }, 2_000);

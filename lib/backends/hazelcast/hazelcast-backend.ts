@@ -49,13 +49,14 @@ export class HazelcastBackend implements StoreBackend {
   /** Whether this backend holds one open of the connection (to close once). */
   private holdsConnection = false;
   private readonly calls = new Map<StoreName, StoreCalls>();
-  private readonly prefix: string;
+  /** The prefix of this backend's IMaps (`<prefix>.<map>`). */
+  readonly mapPrefix: string;
   private countersOf?: Promise<Counters>;
   private lostMarks?: Promise<IMap<string, string>>;
 
   constructor(private readonly options: HazelcastBackendOptions = {}) {
     this.connection = options.connection ?? new HazelcastConnection(options);
-    this.prefix = options.mapPrefix ?? 'gatekeeper';
+    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
   }
 
   /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
@@ -111,12 +112,12 @@ export class HazelcastBackend implements StoreBackend {
     const client = this.requireClient();
     const calls = this.storeCalls(STORE_OF[name] ?? 'schedules');
     const json = (spec.indexes?.length ?? 0) > 0;
-    const map = await calls.run(() => client.getMap<string, string>(`${this.prefix}.${name}`), `open the ${name} map`);
+    const map = await calls.run(() => client.getMap<string, string>(`${this.mapPrefix}.${name}`), `open the ${name} map`);
     return new HazelcastRecordMap(name, map, json, {
       connection: this.connection,
       calls,
       canaries: () => this.canaries ?? (() => { throw new StoreUnavailableError('the Hazelcast backend is not open'); })(),
-      lostMarks: () => (this.lostMarks ??= calls.run(() => client.getMap<string, string>(`${this.prefix}.lost-records`), 'open the lost-records map').catch((error: unknown) => {
+      lostMarks: () => (this.lostMarks ??= calls.run(() => client.getMap<string, string>(`${this.mapPrefix}.lost-records`), 'open the lost-records map').catch((error: unknown) => {
         this.lostMarks = undefined;
         throw error;
       })),

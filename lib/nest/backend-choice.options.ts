@@ -1,0 +1,102 @@
+import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import type { PermitStore } from '../permits/permit-store';
+import type { StoreBackend } from '../store/store-backend';
+
+/**
+ * A backend of the store contract: `'hazelcast'` (the module's own Hazelcast connection, configured by the
+ * `hazelcast` option), `'memory'` (this process's memory: one instance, local development, tests), or a
+ * {@link StoreBackend} you built (a backend of your own, or one of the library's on a client you already have).
+ */
+export type BackendChoice = 'hazelcast' | 'memory' | StoreBackend;
+
+/** One capability's state, which can be put on a backend of its own (see {@link CapabilityBackends}). */
+export type CapabilityState = 'permits' | 'presence' | 'schedules' | 'history' | 'tasks';
+
+/** Every {@link CapabilityState}. */
+export const CAPABILITY_STATES: readonly CapabilityState[] = ['permits', 'presence', 'schedules', 'history', 'tasks'];
+
+/**
+ * A backend per capability, over the module's `backend`: for example permits on Hazelcast for the fastest decisions
+ * and the run history and runtime schedules on a durable store, so they survive a full restart.
+ */
+export interface CapabilityBackends {
+  /** Semaphores and their permits: cron singletons, manual permits, and the elections and allocations built on them. */
+  permits?: BackendChoice;
+  /** Who is here (membership, the cluster status). */
+  presence?: BackendChoice;
+  /** Runtime schedules and run-now requests. */
+  schedules?: BackendChoice;
+  /** The jobs' run history. */
+  history?: BackendChoice;
+  /** Leased tasks and their groups. */
+  tasks?: BackendChoice;
+}
+
+/** The backend of every capability, resolved. */
+export type ResolvedBackends = Readonly<Record<CapabilityState, BackendChoice>>;
+
+/** What the backend options are read from. */
+export interface BackendOptionsInput {
+  backend?: unknown;
+  backends?: unknown;
+  store?: 'hazelcast' | 'memory' | PermitStore;
+}
+
+/**
+ * The module's `backend` and `backends` options to one backend per capability. `store: 'memory'` (the option from
+ * before backends could be chosen) means `backend: 'memory'`; it may not say otherwise than `backend`.
+ */
+export function resolveBackends(options: BackendOptionsInput): ResolvedBackends {
+  const legacy = typeof options.store === 'string' ? options.store : undefined;
+  const given = options.backend === undefined ? undefined : checkChoice(options.backend, 'backend');
+  if (legacy !== undefined && given !== undefined && legacy !== given) {
+    throw new InvalidOptionsError('store', `says '${legacy}' while backend says ${describe(given)}: give the backend once, as backend`);
+  }
+  // A PermitStore of your own without a backend keeps the rest in this process (a test's module), as before backends.
+  const fallback = given ?? legacy ?? (typeof options.store === 'object' ? 'memory' : 'hazelcast');
+  const perCapability = options.backends;
+  if (perCapability !== undefined && (perCapability === null || typeof perCapability !== 'object' || Array.isArray(perCapability))) {
+    throw new InvalidOptionsError('backends', `must be an object with any of ${CAPABILITY_STATES.join(', ')}, got ${JSON.stringify(perCapability)}`);
+  }
+  const each = (perCapability ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(each)) {
+    if (!(CAPABILITY_STATES as readonly string[]).includes(key)) {
+      throw new InvalidOptionsError(`backends.${key}`, `is not a capability with a backend of its own (known: ${CAPABILITY_STATES.join(', ')})`);
+    }
+  }
+  if (typeof options.store === 'object' && each.permits !== undefined) {
+    throw new InvalidOptionsError('backends.permits', 'cannot be given with a PermitStore as store: the store is where permits live');
+  }
+  const resolved = {} as Record<CapabilityState, BackendChoice>;
+  for (const state of CAPABILITY_STATES) {
+    resolved[state] = each[state] === undefined ? fallback : checkChoice(each[state], `backends.${state}`);
+  }
+  return resolved;
+}
+
+/** Whether any capability is on the module's own Hazelcast connection. */
+export function usesHazelcast(backends: ResolvedBackends): boolean {
+  return CAPABILITY_STATES.some((state) => backends[state] === 'hazelcast');
+}
+
+function checkChoice(value: unknown, path: string): BackendChoice {
+  if (value === 'hazelcast' || value === 'memory') return value;
+  if (isStoreBackend(value)) return value;
+  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
+}
+
+function isStoreBackend(value: unknown): value is StoreBackend {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Record<string, unknown>;
+  return ['open', 'close', 'map', 'counters', 'writeId', 'wroteId', 'memberCount', 'isConnected', 'operationCount'].every((m) => typeof candidate[m] === 'function');
+}
+
+function describe(choice: BackendChoice): string {
+  return typeof choice === 'string' ? `'${choice}'` : `a ${choice.kind} backend`;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (value !== null && typeof value === 'object') return `an object without them (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
+  return String(value);
+}

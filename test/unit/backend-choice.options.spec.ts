@@ -1,0 +1,63 @@
+import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
+import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
+import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper-options.resolver';
+import { createBackends } from '../../lib/nest/gatekeeper-stores.factory';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+
+const every = (choice: unknown) => ({ permits: choice, presence: choice, schedules: choice, history: choice, tasks: choice });
+
+describe('module options: the backend of each capability', () => {
+  it('is Hazelcast for every capability by default, as before backends could be chosen', () => {
+    expect(resolveGatekeeperOptions({}).backends).toEqual(every('hazelcast'));
+  });
+
+  it("takes `backend` for every capability and `backends` over it; store: 'memory' still means memory", () => {
+    const durable = new MemoryBackend();
+    expect(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable, schedules: 'hazelcast' } }).backends)
+      .toEqual({ ...every('memory'), history: durable, schedules: 'hazelcast' });
+    expect(resolveGatekeeperOptions({ store: 'memory' }).backends).toEqual(every('memory'));
+    expect(resolveGatekeeperOptions({ store: 'memory', backend: 'memory' }).backends).toEqual(every('memory'));
+  });
+
+  it('keeps the rest in memory beside a PermitStore given as store, unless a backend is named', () => {
+    const store = new MemoryPermitStore();
+    expect(resolveGatekeeperOptions({ store })).toMatchObject({ permitStore: store, backends: every('memory') });
+    expect(resolveGatekeeperOptions({ store, backend: 'hazelcast' }).backends).toEqual(every('hazelcast'));
+  });
+
+  it.each([
+    ['backend', { backend: 'postgres' }, /must be 'hazelcast', 'memory' or a StoreBackend.*got 'postgres'/],
+    ['backend', { backend: { open: () => undefined } }, /got an object without them \(open\)/],
+    ['backends.jobs', { backends: { jobs: 'memory' } }, /not a capability with a backend of its own \(known: permits, presence, schedules, history, tasks\)/],
+    ['backends.history', { backends: { history: 'redis' } }, /got 'redis'/],
+    ['backends', { backends: 'memory' }, /must be an object/],
+    ['store', { store: 'memory', backend: 'hazelcast' }, /says 'memory' while backend says 'hazelcast'/],
+    ['backends.permits', { store: new MemoryPermitStore(), backends: { permits: 'memory' } }, /cannot be given with a PermitStore/],
+  ])('refuses a bad %s, naming it', (option, options, message) => {
+    let thrown: unknown;
+    try {
+      resolveGatekeeperOptions(options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InvalidOptionsError);
+    expect((thrown as InvalidOptionsError).message).toContain(option);
+    expect((thrown as InvalidOptionsError).message).toMatch(message);
+  });
+
+  it('builds one backend per choice, shared by the capabilities that name it, and a connection only for Hazelcast', () => {
+    const durable = new MemoryBackend();
+    const memoryOnly = createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
+    expect(memoryOnly.connection).toBeUndefined();
+    expect(memoryOnly.of.history).toBe(durable);
+    expect(memoryOnly.of.permits).toBeInstanceOf(MemoryBackend);
+    expect(new Set([memoryOnly.of.permits, memoryOnly.of.presence, memoryOnly.of.schedules, memoryOnly.of.tasks]).size).toBe(1);
+
+    const mixed = createBackends(resolveGatekeeperOptions({ backends: { schedules: 'memory' } }), {});
+    expect(mixed.connection).toBeDefined();
+    expect(mixed.of.permits).toBeInstanceOf(HazelcastBackend);
+    expect(mixed.of.tasks).toBe(mixed.of.permits);
+    expect(mixed.of.schedules).toBeInstanceOf(MemoryBackend);
+  });
+});
