@@ -3,6 +3,8 @@ import type { SemaphoreEntry } from './semaphore-entry';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import type { ObservedEntry } from './semaphore.view';
 import type { Deadline } from '../core/deadline';
+import { WriteConflictError } from '../core/errors/write-conflict.error';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
 /** What one attempt decided: the result, and the entry to write for it (nothing to write: the result stands). */
 export interface Attempt<R> {
@@ -26,11 +28,12 @@ export interface LoopOptions {
 }
 
 /**
- * The one read-decide-compare-and-set loop every writer uses (permit decisions and operator edits alike): read
- * the entry, decide, compare-and-set, and on conflict read and decide again. The first attempt may start from
- * `known` (this node's view), saving the read: if it was stale the write fails and the loop reads. A result that
- * writes nothing is only returned from an entry read in this loop, unless `trust` accepts the view's.
- * Returns `undefined` when every attempt lost a race.
+ * The permits' read-decide-compare-and-set (permit decisions and operator edits alike), run in the library's one
+ * bounded loop ({@link retryOnConflict}): read the entry, decide, compare-and-set, and on conflict read and decide
+ * again. The first attempt may start from `known` (this node's view), saving the read: if it was stale the write fails
+ * and the loop reads. A result that writes nothing is only returned from an entry read in this loop, unless `trust`
+ * accepts the view's. Returns `undefined` when every attempt lost a race. Every store call gets what is left of
+ * `deadline` (and throws `StoreTimeoutError` when nothing is); a result from the trusted view needs no time.
  */
 export async function compareAndSetLoop<R>(
   store: PermitStore,
@@ -40,27 +43,33 @@ export async function compareAndSetLoop<R>(
 ): Promise<R | undefined> {
   let observed: ObservedEntry | undefined = known?.raw === null ? undefined : known;
   let read: VersionedEntry | undefined = observed;
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    if (!read) {
-      read = await store.read(name, { timeoutMs: deadline.left() });
-      observed = undefined;
-    }
-    const decision = await decide(read);
-    if (!decision.write) {
-      if (!observed || trust(observed)) return decision.result;
-      read = undefined;
-      continue;
-    }
-    decision.beforeWrite?.();
-    if (await store.compareAndSet(name, read, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
-      return decision.result;
-    }
-    // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
-    // no read); otherwise read what it wrote. An absence is always read from the store: only a read can say
-    // whether an absent entry may have been lost (and so must be rebuilt with a recovery wait).
-    const seen = store.peek(name);
-    observed = seen && seen.raw !== null && seen.raw !== read.raw ? seen : undefined;
-    read = observed;
+  try {
+    return await retryOnConflict(`semaphore "${name}"`, async () => {
+      if (!read) {
+        read = await store.read(name, { timeoutMs: deadline.left() });
+        observed = undefined;
+      }
+      const current = read;
+      const decision = await decide(current);
+      if (!decision.write) {
+        if (!observed || trust(observed)) return decision.result;
+        read = undefined;
+        return CONFLICT;
+      }
+      decision.beforeWrite?.();
+      if (await store.compareAndSet(name, current, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
+        return decision.result;
+      }
+      // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
+      // no read); otherwise read what it wrote. An absence is always read from the store: only a read can say
+      // whether an absent entry may have been lost (and so must be rebuilt with a recovery wait).
+      const seen = store.peek(name);
+      observed = seen && seen.raw !== null && seen.raw !== current.raw ? seen : undefined;
+      read = observed;
+      return CONFLICT;
+    }, { attempts: maxAttempts });
+  } catch (error) {
+    if (error instanceof WriteConflictError) return undefined;
+    throw error;
   }
-  return undefined;
 }

@@ -198,9 +198,11 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
   /** {@inheritDoc PermitStore.list} */
   async list(options: CallOptions = {}): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
     const map = this.requireMap();
+    const removals = new Map(this.removals);
     const records = await this.call(() => map.list(this.timeout(options)));
     const entries = records.map(({ key, value }): [string, string] => [key, value]);
-    for (const [name, raw] of entries) this.view.observe(name, raw);
+    // As for a read: an answer that started before a removal this node heard is not taken into the view.
+    for (const [name, raw] of entries) if (this.removals.get(name) === removals.get(name)) this.view.observe(name, raw);
     return decodeEntries(entries, (key, reason) => this.events.corruptValue?.(key, reason));
   }
 
@@ -341,13 +343,20 @@ export class PermitRecordStore extends ViewedPermitStore implements PermitStore 
     return this.resyncing;
   }
 
-  /** Re-reads every entry into the view; returns the names present. */
+  /**
+   * Re-reads every entry into the view; returns the names present. An entry the view held that the store no longer
+   * has went without this node hearing it (events can be lost, a map can be cleared): it is marked lost in the store
+   * before the caller rebuilds anything, so whoever rebuilds it, on any node, waits out its permits.
+   */
   private async reload(): Promise<Set<string>> {
     const map = this.requireMap();
     const known = this.view.entries().map((e) => e.name);
+    const held = new Set(known.filter((name) => typeof this.view.peek(name)?.raw === 'string'));
     const removals = new Map(this.removals);
     const records = await this.call(() => map.list());
     const names = new Set(records.map(({ key }) => key));
+    const gone = [...held].filter((name) => !names.has(name));
+    await Promise.all(gone.map((name) => this.call(() => map.markLost(name))));
     for (const name of known) if (!names.has(name)) this.observeAbsent(name);
     // A write in flight on a name the listing lacks may land after a removal this node never heard (events can be lost).
     for (const [name, writes] of this.writing) if (!names.has(name)) for (const own of writes) own.absenceSeen = true;

@@ -1,6 +1,6 @@
-import type { RecordMap, Unwatch } from '../store/record-map';
+import type { RecordMap } from '../store/record-map';
+import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Presence } from './presence';
 import { encodePresence, PresenceReader } from './presence.codec';
 import type { PresenceCallOptions, PresenceStore, PresenceStoreEvents } from './presence-store';
@@ -15,40 +15,25 @@ export const PRESENCE_MAP = 'presence';
  * the tracker re-reads on its interval, since events can be lost.
  */
 export class PresenceRecordStore implements PresenceStore {
-  private map?: RecordMap;
-  private unwatch?: Unwatch;
-  private opened = false;
+  private readonly hold: MapHold;
   private operations = 0;
   private events: PresenceStoreEvents = {};
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
 
-  constructor(private readonly backend: StoreBackend) {}
+  constructor(backend: StoreBackend) {
+    this.hold = new MapHold(backend, PRESENCE_MAP, 'presence');
+  }
 
   /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    // Held from the call on: a close() while the backend is still opening makes it give up.
-    this.opened = true;
-    try {
-      await this.backend.open();
-      const map = await this.backend.map(PRESENCE_MAP);
-      this.unwatch = await map.watch({ changed: (instance, raw) => this.notify(instance, raw), missed: () => undefined });
-      this.map = map;
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
+    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: () => undefined });
   }
 
   /** {@inheritDoc PresenceStore.close} */
   async close(): Promise<void> {
-    await this.unwatch?.().catch(() => undefined);
-    this.unwatch = undefined;
-    this.map = undefined;
-    if (!this.opened) return;
-    this.opened = false;
-    await this.backend.close();
+    await this.hold.close();
   }
 
   /** {@inheritDoc PresenceStore.announce} */
@@ -86,8 +71,8 @@ export class PresenceRecordStore implements PresenceStore {
 
   /** The map, counting the call about to be made on it. */
   private require(): RecordMap {
-    if (!this.map) throw new StoreUnavailableError('the presence store is not connected');
+    const map = this.hold.map();
     this.operations++;
-    return this.map;
+    return map;
   }
 }

@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { RecordMap } from '../store/record-map';
+import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import type { JobHistory, NodeTicks } from './job-history';
 import { decodeHistory, decodeTicks, encodeHistory, encodeTicks } from './job-history.codec';
@@ -15,21 +15,20 @@ export const HISTORY_MAPS = { jobs: 'job-runs', ticks: 'job-ticks' } as const;
  * for, never pushed to every node.
  */
 export class HistoryRecordStore implements HistoryStore {
-  private jobs?: RecordMap;
-  private ticks?: RecordMap;
-  private opened = false;
+  private readonly jobs: MapHold;
+  private readonly ticks: MapHold;
   private operations = 0;
 
-  constructor(private readonly backend: StoreBackend) {}
+  constructor(backend: StoreBackend) {
+    this.jobs = new MapHold(backend, HISTORY_MAPS.jobs, 'history');
+    this.ticks = new MapHold(backend, HISTORY_MAPS.ticks, 'history');
+  }
 
   /** {@inheritDoc HistoryStore.connect} */
   async connect(): Promise<void> {
-    // Held from the call on: a close() while the backend is still opening makes it give up.
-    this.opened = true;
     try {
-      await this.backend.open();
-      this.jobs = await this.backend.map(HISTORY_MAPS.jobs);
-      this.ticks = await this.backend.map(HISTORY_MAPS.ticks);
+      await this.jobs.open();
+      await this.ticks.open();
     } catch (error) {
       await this.close();
       throw error;
@@ -38,11 +37,7 @@ export class HistoryRecordStore implements HistoryStore {
 
   /** {@inheritDoc HistoryStore.close} */
   async close(): Promise<void> {
-    this.jobs = undefined;
-    this.ticks = undefined;
-    if (!this.opened) return;
-    this.opened = false;
-    await this.backend.close();
+    await Promise.all([this.jobs.close(), this.ticks.close()]);
   }
 
   /** {@inheritDoc HistoryStore.read} */
@@ -97,8 +92,8 @@ export class HistoryRecordStore implements HistoryStore {
   }
 
   /** `map`, counting the call about to be made on it. */
-  private require(map: RecordMap | undefined): RecordMap {
-    if (!map) throw new StoreUnavailableError('the history store is not connected');
+  private require(hold: MapHold): RecordMap {
+    const map = hold.map();
     this.operations++;
     return map;
   }

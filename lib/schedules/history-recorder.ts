@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { mergeHistory } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
@@ -176,7 +177,7 @@ export class HistoryRecorder {
     this.dropped.delete(job);
     const delta: HistoryDelta = { runs: taken, missed, dropped };
     try {
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      return await retryOnConflict(`the history of "${job}"`, async () => {
         const expected = this.stored.get(job) ?? (await this.store.read(job, this.options.callTimeoutMs));
         const next = mergeHistory(expected?.history, delta, this.options.keep, this.options.clock.now());
         const written = await this.store.write(job, expected, { ...next, job }, this.options.callTimeoutMs);
@@ -187,8 +188,8 @@ export class HistoryRecorder {
         }
         // Another node wrote first: read what it wrote and merge again.
         this.stored.delete(job);
-      }
-      throw new Error(`the history of "${job}" changed under ${ATTEMPTS} writes in a row`);
+        return CONFLICT;
+      }, { attempts: ATTEMPTS });
     } catch (error) {
       this.stored.delete(job);
       if (missed) this.missed(job, missed.count, missed.last);

@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { RecordMap, Unwatch } from '../store/record-map';
+import type { RecordMap } from '../store/record-map';
+import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import { decodeRequest, encodeRequest, type RunRequest } from './run-request';
 import type { RunRequestStore, StoredRequest } from './run-request-store';
@@ -16,43 +16,28 @@ const REQUEST_TTL_MS = 60 * 60_000;
  * decides without asking). The requester removes its request once answered.
  */
 export class RunRequestRecordStore implements RunRequestStore {
-  private map?: RecordMap;
-  private unwatch?: Unwatch;
-  private opened = false;
+  private readonly hold: MapHold;
 
-  constructor(private readonly backend: StoreBackend) {}
+  constructor(backend: StoreBackend) {
+    this.hold = new MapHold(backend, RUN_REQUEST_MAP, 'run request');
+  }
 
   async connect(heard: (request: RunRequest) => void): Promise<void> {
-    // Held from the call on: a close() while the backend is still opening makes it give up.
-    this.opened = true;
-    try {
-      await this.backend.open();
-      const map = await this.backend.map(RUN_REQUEST_MAP);
-      this.unwatch = await map.watch({
-        changed: (id, raw) => {
-          if (raw === null) return;
-          try {
-            heard(decodeRequest(id, raw));
-          } catch {
-            // An unreadable request is nobody's to run.
-          }
-        },
-        missed: () => undefined, // the requester nudges and polls its request: a missed event costs time, not a run
-      });
-      this.map = map;
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
+    await this.hold.open({
+      changed: (id, raw) => {
+        if (raw === null) return;
+        try {
+          heard(decodeRequest(id, raw));
+        } catch {
+          // An unreadable request is nobody's to run.
+        }
+      },
+      missed: () => undefined, // the requester nudges and polls its request: a missed event costs time, not a run
+    });
   }
 
   async close(): Promise<void> {
-    await this.unwatch?.().catch(() => undefined);
-    this.unwatch = undefined;
-    this.map = undefined;
-    if (!this.opened) return;
-    this.opened = false;
-    await this.backend.close();
+    await this.hold.close();
   }
 
   create(request: RunRequest, timeoutMs?: number): Promise<boolean> {
@@ -73,7 +58,6 @@ export class RunRequestRecordStore implements RunRequestStore {
   }
 
   private require(): RecordMap {
-    if (!this.map) throw new StoreUnavailableError('the run request store is not connected');
-    return this.map;
+    return this.hold.map();
   }
 }

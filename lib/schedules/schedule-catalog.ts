@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock';
 import { Deadline } from '../core/deadline';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { WriteConflictError } from '../core/errors/write-conflict.error';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { ScheduleEditConflictError } from './errors/schedule-edit-conflict.error';
 import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
@@ -124,18 +126,23 @@ export class ScheduleCatalog {
     /** What each attempt decided, by the revision it wrote: a late write of an earlier attempt may be the one that landed. */
     const tried = new Map<number, ScheduleDecision>();
     let read = await this.store.read(id, { timeoutMs: deadline.left() });
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const decision = decide(read.record, context());
-      if (!decision.write) return result(id, decision.outcome, decision.revision, read.record);
-      tried.set(decision.write.revision, decision);
-      if (await this.write(id, read, decision.write, deadline)) return this.announce(id, decision, decision.write);
-      // Lost a race, or the outcome was unknown: read what is there now. Our nonce in it means one of our
-      // attempts landed after all (it is the only one that can: each was checked against a value it replaced).
-      read = await this.store.read(id, { timeoutMs: deadline.left() });
-      const landed = read.record?.writeId === writeId ? tried.get(read.record.revision) : undefined;
-      if (landed && read.record) return this.announce(id, landed, read.record);
+    try {
+      return await retryOnConflict(`schedule "${id}"`, async () => {
+        const decision = decide(read.record, context());
+        if (!decision.write) return result(id, decision.outcome, decision.revision, read.record);
+        tried.set(decision.write.revision, decision);
+        if (await this.write(id, read, decision.write, deadline)) return this.announce(id, decision, decision.write);
+        // Lost a race, or the outcome was unknown: read what is there now. Our nonce in it means one of our
+        // attempts landed after all (it is the only one that can: each was checked against a value it replaced).
+        read = await this.store.read(id, { timeoutMs: deadline.left() });
+        const landed = read.record?.writeId === writeId ? tried.get(read.record.revision) : undefined;
+        if (landed && read.record) return this.announce(id, landed, read.record);
+        return CONFLICT;
+      }, { attempts: this.maxAttempts });
+    } catch (error) {
+      if (error instanceof WriteConflictError) throw new ScheduleEditConflictError(id, this.maxAttempts);
+      throw error;
     }
-    throw new ScheduleEditConflictError(id, this.maxAttempts);
   }
 
   /** One compare-and-set; `false` when it lost, or when its outcome is unknown (the caller reads to settle it). */

@@ -1,7 +1,7 @@
 import { compareCodePoints } from '../core/code-point-order';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { RecordMap, Unwatch } from '../store/record-map';
+import type { RecordMap } from '../store/record-map';
+import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import type { ScheduleRecord } from './schedule-record';
 import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
@@ -23,40 +23,25 @@ export const SCHEDULE_MARKER_KEY = '';
  * data), watchers are told to re-read.
  */
 export class ScheduleRecordStore implements ScheduleStore {
-  private map?: RecordMap;
-  private unwatch?: Unwatch;
-  private opened = false;
+  private readonly hold: MapHold;
   private operations = 0;
   private events: ScheduleStoreEvents = {};
   private readonly watchers = new Set<ScheduleWatcher>();
 
-  constructor(private readonly backend: StoreBackend) {}
+  constructor(backend: StoreBackend) {
+    this.hold = new MapHold(backend, SCHEDULE_MAP, 'schedule');
+  }
 
   /** {@inheritDoc ScheduleStore.connect} */
   async connect(events: ScheduleStoreEvents = {}): Promise<void> {
     this.events = events;
-    // Held from the call on: a close() while the backend is still opening makes it give up.
-    this.opened = true;
-    try {
-      await this.backend.open();
-      const map = await this.backend.map(SCHEDULE_MAP);
-      this.unwatch = await map.watch({ changed: (id, raw) => this.heard(id, raw), missed: () => this.missed() });
-      this.map = map;
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
+    await this.hold.open({ changed: (id, raw) => this.heard(id, raw), missed: () => this.missed() });
   }
 
   /** {@inheritDoc ScheduleStore.close} */
   async close(): Promise<void> {
-    await this.unwatch?.().catch(() => undefined);
-    this.unwatch = undefined;
-    this.map = undefined;
     this.events = {};
-    if (!this.opened) return;
-    this.opened = false;
-    await this.backend.close();
+    await this.hold.close();
   }
 
   /** {@inheritDoc ScheduleStore.read} */
@@ -130,9 +115,9 @@ export class ScheduleRecordStore implements ScheduleStore {
 
   /** The map, counting the call about to be made on it. */
   private require(): RecordMap {
-    if (!this.map) throw new StoreUnavailableError('the schedule store is not connected');
+    const map = this.hold.map();
     this.operations++;
-    return this.map;
+    return map;
   }
 }
 

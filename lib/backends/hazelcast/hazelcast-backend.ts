@@ -62,12 +62,13 @@ export class HazelcastBackend implements StoreBackend {
   /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
   async open(): Promise<void> {
     this.opens++;
-    this.opening ??= this.start();
+    const opening = (this.opening ??= this.start());
     try {
-      await this.opening;
+      await opening;
     } catch (error) {
-      this.opens--;
-      this.opening = undefined;
+      // A close() while this was opening already let go of it: never count below none.
+      this.opens = Math.max(0, this.opens - 1);
+      if (this.opening === opening) this.opening = undefined;
       throw error;
     }
   }

@@ -7,12 +7,17 @@ import type { RunNowResult } from '../../schedules/job-view';
 import type { RunRequest } from '../../schedules/run-request';
 import type { RunRequestStore } from '../../schedules/run-request-store';
 import { claimRequest, withdrawRequest } from '../../schedules/run-request.rules';
+import { CONFLICT, retryOnConflict } from '../../store/compare-and-set';
+import { WriteConflictError } from '../../core/errors/write-conflict.error';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { JobRegistry } from './job-registry';
 import { manualRunContext, type ManualRun } from './manual-run.context';
+
+/** Tries of a claim of a request before this node leaves it to another (the requester's nudges make races). */
+const CLAIM_ATTEMPTS = 5;
 
 /** How often the requester looks at its request, at first and at most. */
 const POLL_FIRST_MS = 10;
@@ -87,7 +92,8 @@ export class RunRequests {
     let wait = POLL_FIRST_MS;
     let nudgedAt = performance.now();
     for (;;) {
-      await sleep(Math.min(wait, Math.max(0, deadline - performance.now())));
+      // Past the deadline (a withdrawal that lost to a claim), still at a poll's pace while the claimant starts it.
+      await sleep(Math.min(wait, Math.max(POLL_FIRST_MS, deadline - performance.now())));
       wait = Math.min(POLL_MAX_MS, wait * 2);
       const stored = await this.store.read(request.id, this.options.storeTimeoutMs);
       const started = stored?.request.started;
@@ -133,14 +139,16 @@ export class RunRequests {
   }
 
   private async claim(id: string, token: number): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    const claimant = { node: this.options.holder.acquirer, instance: this.options.holder.instance, token };
+    return retryOnConflict(`claim run request ${id}`, async () => {
       const stored = await this.store.read(id, this.options.storeTimeoutMs);
-      const claimant = { node: this.options.holder.acquirer, instance: this.options.holder.instance, token };
       const next = claimRequest(stored?.request, claimant, this.options.clock.now(), this.options.clockSkewMs);
       if (typeof next === 'string' || !stored) return false;
       if (await this.store.compareAndSet(id, stored, next, this.options.storeTimeoutMs)) return true;
-      // The requester bumped it, or another node claimed it: read again.
-    }
-    return false;
+      return CONFLICT; // the requester bumped it, or another node claimed it: read again
+    }, { attempts: CLAIM_ATTEMPTS }).catch((error: unknown) => {
+      if (error instanceof WriteConflictError) return false;
+      throw error;
+    });
   }
 }

@@ -3,6 +3,7 @@ import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../../../core/clock';
 import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast-partition-canaries';
 import { callWithDeadline } from '../store-call';
+import { CONFLICT, retryOnConflict } from '../../../store/compare-and-set';
 import { ClusterNotNewError } from '../../../permits/errors/cluster-not-new.error';
 import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from '../../../permits/new-cluster.rules';
 import { decodeEntry, encodeEntry } from '../../../permits/semaphore-entry.codec';
@@ -79,17 +80,21 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
   const waitsLifted: Array<NewClusterReport['waitsLifted'][number]> = [];
   const lift = async ({ map, name, raw, entry }: Stored) => {
     const imap = await call(`open ${map}`, () => client.getMap<string, string>(map));
-    for (let current: Stored | undefined = { map, name, raw, entry }; current?.entry; ) {
-      const next = current.entry.rebuilt ? withoutRecoveryWait(current.entry) : undefined;
-      if (!next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays
+    let current: Stored | undefined = { map, name, raw, entry };
+    await retryOnConflict(`lift the recovery wait of "${name}" in ${map}`, async () => {
+      const entry = current?.entry;
+      const next = entry?.rebuilt ? withoutRecoveryWait(entry) : undefined;
+      if (!current || !entry || !next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays
       const value = encodeEntry({ ...next, writeId: randomUUID() });
-      if (await call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, current!.raw, value))) {
-        waitsLifted.push({ map, semaphore: name, wouldHaveWaitedUntil: current.entry.graceUntil });
+      const expected = current.raw;
+      if (await call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, expected, value))) {
+        waitsLifted.push({ map, semaphore: name, wouldHaveWaitedUntil: entry.graceUntil });
         return;
       }
       const again = await call(`read "${name}"`, () => imap.get(name));
       current = again === null ? undefined : { map, name, raw: again, entry: decodeOrUndefined(name, again) };
-    }
+      return CONFLICT;
+    });
   };
   for (const s of stored) await lift(s);
   // Entries created between the read and the canaries turning fresh were created waiting: lift those too.
