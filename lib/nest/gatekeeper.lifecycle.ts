@@ -96,6 +96,9 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
 
   /** Stops every capability in reverse order (also when no drain came first), then disconnects. */
   async onApplicationShutdown(): Promise<void> {
+    // A background start may still wait for the cluster on behalf of any capability on it (not only permits): it
+    // gives up now, so no runtime's stop waits on a start that never ends.
+    this.backends.connection?.abandonStart();
     await this.stopAll();
     // A background start still waiting for the cluster gives up once the store is closed (its client is shut down
     // at once); shutdown does not wait for it.

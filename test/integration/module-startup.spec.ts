@@ -116,6 +116,23 @@ describe('GatekeeperModule start-up', () => {
     expect(denied.granted).toBe(false);
   });
 
+  it('with connectInBackground and only some capabilities on the cluster, shuts down promptly while still waiting for it', async () => {
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    const app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        connectInBackground: true,
+        backend: 'memory',
+        backends: { presence: 'hazelcast', schedules: 'hazelcast' },
+        hazelcast: { clientConfig: { clusterName: 'nowhere', network: { clusterMembers: [nowhere] }, properties: quiet } },
+      })],
+    }).setLogger(new CapturingLogger()).compile();
+    await app.init();
+    // Permits are in memory: the start got past them and waits on presence's backend.
+    const closing = Date.now();
+    await app.close();
+    expect(Date.now() - closing).toBeLessThan(3000);
+  });
+
   it('with connectInBackground and task handlers, shuts down promptly while still waiting for the cluster', async () => {
     const nowhere = `127.0.0.1:${await freePort()}`;
     const app = await Test.createTestingModule({

@@ -87,6 +87,16 @@ export class HazelcastConnection {
     if (client && this.owned) await client.shutdown().catch(() => undefined);
   }
 
+  /**
+   * Gives up a first connection still being waited for (a shutdown while a background start waits for the cluster),
+   * without letting go of the connection's users: their opens fail, and a later open starts again.
+   */
+  abandonStart(): void {
+    if (!this.opening || this.current) return; // not starting, or connected already
+    this.generation++;
+    this.starting?.first.abandon();
+  }
+
   /** Hears the owned client go offline and come back; returns the unsubscribe. */
   onState(listener: (state: ConnectionState) => void): () => void {
     this.listeners.add(listener);
