@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ClientConfig } from 'hazelcast-client';
-import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { MemoryRecords } from '../backends/memory/memory-records';
 import { PresenceRecordStore } from '../presence/presence-record.store';
@@ -14,7 +13,6 @@ import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './backend-choice.options';
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
-import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
@@ -58,31 +56,44 @@ export interface ModuleBackends {
   readonly connection?: HazelcastConnection;
   /** The backend of each capability's state. */
   readonly of: Readonly<Record<CapabilityState, StoreBackend>>;
+  /** The tasks' native store, where their backend has one (Hazelcast's). */
+  readonly nativeTasks?: () => TaskStore | undefined;
 }
 
-/** Builds the backends the options ask for (nothing connects until a store opens its backend). */
-export function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): ModuleBackends {
-  const connection = usesHazelcast(options.backends) ? createConnection(options, env) : undefined;
-  let hazelcast: HazelcastBackend | undefined;
+/**
+ * Builds the backends the options ask for (nothing connects until a store opens its backend). The Hazelcast half is
+ * loaded only when a capability is on Hazelcast, so `hazelcast-client` is needed only then.
+ */
+export async function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): Promise<ModuleBackends> {
+  const choices = CAPABILITY_STATES.map((state) => options.backends[state]);
+  const hazelcast = choices.some((c) => c === 'hazelcast' || (typeof c === 'object' && c.kind === 'hazelcast'))
+    ? await import('./hazelcast-backends')
+    : undefined;
+  const connection = hazelcast && usesHazelcast(options.backends) ? createConnection(options, env, hazelcast.hazelcastConnection) : undefined;
+  let shared: StoreBackend | undefined;
   let memory: MemoryBackend | undefined;
   const pick = (choice: BackendChoice): StoreBackend => {
     if (choice === 'memory') return (memory ??= new MemoryBackend(new MemoryRecords(options.clock)));
     if (choice !== 'hazelcast') return choice;
-    return (hazelcast ??= new HazelcastBackend({
-      connection: connection!, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
+    return (shared ??= hazelcast!.hazelcastBackend(connection!, {
+      mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
     }));
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
-  return { connection, of };
+  return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
 }
 
 /** The process's Hazelcast connection, shared by every capability on `'hazelcast'`. */
-function createConnection(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): HazelcastConnection {
+function createConnection(
+  options: ResolvedGatekeeperOptions,
+  env: NodeJS.ProcessEnv,
+  connect: (options: HazelcastStoreOptions) => HazelcastConnection,
+): HazelcastConnection {
   const holder: { connection?: HazelcastConnection } = {};
   let everConnected = false;
   // The first connection is reported by the gatekeeper itself (what it waits for, and for how long).
   const quiet = () => !(everConnected ||= holder.connection?.client !== undefined);
-  holder.connection = new HazelcastConnection(hazelcastStoreOptions(options, env, quiet));
+  holder.connection = connect(hazelcastStoreOptions(options, env, quiet));
   return holder.connection;
 }
 
@@ -103,11 +114,7 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
  */
 export function createTaskStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): TaskStore {
   if (options.tasks.store) return options.tasks.store;
-  const backend = backends.of.tasks;
-  if (backend instanceof HazelcastBackend) {
-    return new HazelcastTaskStore({ connection: backend.connection, mapPrefix: backend.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs });
-  }
-  return new TaskRecordStore(backend, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+  return backends.nativeTasks?.() ?? new TaskRecordStore(backends.of.tasks, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
 }
 
 /** Builds the run history store: the one given in `schedules.historyStore`, else on the history's backend. */

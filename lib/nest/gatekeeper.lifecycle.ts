@@ -2,7 +2,6 @@ import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
 } from '@nestjs/common';
-import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
 import type { CapabilityRuntime } from './capability.runtime';
 import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import type { PermitStore } from '../permits/permit-store';
@@ -162,9 +161,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
 
   /** The cluster the permits' Hazelcast connection is made for, for the start-up lines; `undefined` on other backends. */
   private target(): { clusterName: string; members: string[] } | undefined {
-    const backend = this.backends.of.permits;
-    const own = !this.options.permitStore && !this.options.hazelcast.client;
-    return own && backend instanceof HazelcastBackend ? backend.connection.target() : undefined;
+    const own = this.options.backends.permits === 'hazelcast' && !this.options.permitStore && !this.options.hazelcast.client;
+    return own ? this.backends.connection?.target() : undefined;
   }
 
   /** Says what start-up waits for, then again every few seconds until connected; returns the stop. */

@@ -46,15 +46,15 @@ describe('module options: the backend of each capability', () => {
     expect((thrown as InvalidOptionsError).message).toMatch(message);
   });
 
-  it('builds one backend per choice, shared by the capabilities that name it, and a connection only for Hazelcast', () => {
+  it('builds one backend per choice, shared by the capabilities that name it, and a connection only for Hazelcast', async () => {
     const durable = new MemoryBackend();
-    const memoryOnly = createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
+    const memoryOnly = await createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
     expect(memoryOnly.connection).toBeUndefined();
     expect(memoryOnly.of.history).toBe(durable);
     expect(memoryOnly.of.permits).toBeInstanceOf(MemoryBackend);
     expect(new Set([memoryOnly.of.permits, memoryOnly.of.presence, memoryOnly.of.schedules, memoryOnly.of.tasks]).size).toBe(1);
 
-    const mixed = createBackends(resolveGatekeeperOptions({ backends: { schedules: 'memory' } }), {});
+    const mixed = await createBackends(resolveGatekeeperOptions({ backends: { schedules: 'memory' } }), {});
     expect(mixed.connection).toBeDefined();
     expect(mixed.of.permits).toBeInstanceOf(HazelcastBackend);
     expect(mixed.of.tasks).toBe(mixed.of.permits);
