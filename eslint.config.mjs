@@ -139,6 +139,16 @@ export default tseslint.config(
     ignores: ['lib/backends/hazelcast/**'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: HAZELCAST.message }] }] },
   },
+  {
+    // The public contract suites build the capabilities' stores over any backend: never the Nest layer, the CLI or a backend.
+    files: ['lib/testing/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        NEST,
+        { group: ['**/nest/*', '**/nest/**', '**/cli/*', ...rooms('backends')], message: 'lib/testing runs the contract over any backend: it imports no backend, Nest layer or CLI.' },
+      ] }],
+    },
+  },
   ...LAYERS.flatMap(capabilityRules),
   ...NEST_LAYERS.map(nestRules),
   {

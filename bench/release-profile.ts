@@ -78,10 +78,8 @@ async function main(): Promise<void> {
     const nodes = await Promise.all(Array.from({ length: n }, (_, i) => gatekeeperNode(`node-${i}`, config, prefix)));
     const counts = { casWon: 0, casLost: 0, reads: 0, grants: 0, denials: 0 };
     for (const node of nodes) {
-      const map = (node.store as unknown as { map: IMap<string, string> }).map;
-      // PROFILE_UNHEARD=1: the nodes' values listeners removed (removals still heard), to see what the others'
-      // events cost (views then go stale: a diagnostic only; lost compare-and-sets read instead).
-      if (process.env.PROFILE_UNHEARD === '1') await map.removeEntryListener((node.store as unknown as { listeners: { values: string } }).listeners.values);
+      // The permit store's record map, and under it the IMap its calls go to.
+      const map = (node.store as unknown as { map: { map: IMap<string, string> } }).map.map;
       const replace = map.replaceIfSame.bind(map);
       const get = map.get.bind(map);
       map.replaceIfSame = ((k: string, o: string, v: string) => replace(k, o, v).then((won) => ((won ? counts.casWon++ : counts.casLost++), won))) as typeof map.replaceIfSame;

@@ -1,7 +1,7 @@
 /**
  * What an application's own tests need: in-memory stores to share between several modules in one process (each
- * module a simulated node), a clock that moves only when told to, and `declareFreshCluster` for tests that start
- * a fresh Hazelcast member.
+ * module a simulated node), a clock that moves only when told to, `declareFreshCluster` for tests that start
+ * a fresh Hazelcast member, and the public contract suite a backend passes (`describeStoreContracts`).
  *
  * @packageDocumentation
  */
@@ -34,7 +34,7 @@ export type { HistoryDelta, JobHistory, NodeTicks, RunCounts } from './schedules
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
-// The store contract: the backends, and the suite every backend passes
+// The store contract: the backends, and the suites every backend passes (describeStoreContracts runs them all)
 export { MemoryBackend } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { PermitRecordStore } from './permits/permit-record.store';
@@ -42,8 +42,15 @@ export { TaskRecordStore } from './tasks/task-record.store';
 export { PresenceRecordStore } from './presence/presence-record.store';
 export { HistoryRecordStore } from './schedules/history-record.store';
 export { ScheduleRecordStore } from './schedules/schedule-record.store';
-export { describeBackendContract, type BackendContractFixture, type BackendContractOptions } from './testing/backend-contract';
-export type { TestApi } from './testing/test-api';
+export { describeStoreContracts } from './testing/store-contracts';
+export { describeBackendContract, type BackendContractFixture } from './testing/backend-contract';
+export { describePermitStoreContract, type PermitStoreFixture } from './testing/permit-store.contract';
+export { describePresenceStoreContract, type PresenceStoreFixture } from './testing/presence-store.contract';
+export { describeHistoryStoreContract, type HistoryStoreFixture } from './testing/history-store.contract';
+export { describeScheduleStoreContract, type ScheduleStoreFixture } from './testing/schedule-store.contract';
+export { describeTaskStoreContract, type TaskStoreFixture } from './testing/task-store.contract';
+export { describeRankedClaimsContract, type RankedClaimsFixture } from './testing/task-store-ranks.contract';
+export type { ContractOptions, TestApi } from './testing/test-api';
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 export {
   writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,

@@ -1,7 +1,8 @@
-import { MemoryBackend, MemoryRecords, describeBackendContract } from 'nestjs-gatekeeper/testing';
+import { MemoryBackend, MemoryRecords, describeStoreContracts } from 'nestjs-gatekeeper/testing';
 
-// Every promise of the store contract, run against a backend factory: put your backend where MemoryBackend is.
-describeBackendContract('my backend', async () => {
+// Every promise of the store contract, and of each capability store the library builds on it, run against a backend
+// factory: put your backend where MemoryBackend is.
+describeStoreContracts('my backend', async () => {
   // Two instances on one store, as two nodes have (here: two memory backends sharing their records).
   const records = new MemoryRecords();
   return {

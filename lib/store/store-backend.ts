@@ -14,7 +14,8 @@ export interface StoreBackendEvents {
  * a deadline, every failure mapped to `StoreUnavailableError`); the capabilities' stores are written once over them.
  *
  * A backend instance is one node's connection: share one between the capabilities of a process, never between
- * processes. `nestjs-gatekeeper/testing`'s `describeBackendContract` is the suite every backend passes.
+ * processes. `nestjs-gatekeeper/testing`'s `describeStoreContracts` is the suite every backend passes: the primitives,
+ * and every capability store built on them.
  */
 export interface StoreBackend {
   /** What the backend is, for logs and errors (`'hazelcast'`, `'memory'`, `'postgres'`). */

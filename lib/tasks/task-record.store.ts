@@ -12,7 +12,7 @@ export const TASK_MAP = 'tasks';
 /** The record map of task groups' records: one per group, under its id. */
 export const TASK_GROUP_MAP = 'task-groups';
 /** The top-level fields of a task's record that the store finds tasks by (the group's name is nested: filtered here). */
-const TASK_INDEXES = ['state', 'type', 'uncounted'] as const;
+export const TASK_INDEXES = ['state', 'type', 'uncounted'] as const;
 
 /** One watch: its listener, the types it wants (`undefined`: every type), and what it hears of claims. */
 interface Watch {

@@ -4,9 +4,13 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { updateRecord } from '../store/compare-and-set';
 import type { MissedReason, RecordMap, StoredRecord } from '../store/record-map';
 import type { StoreBackend } from '../store/store-backend';
-import { testApi, type TestApi } from './test-api';
+import { eventually } from './eventually';
+import { testApi, type ContractOptions } from './test-api';
 
-/** What {@link describeBackendContract} is given for each test: two backend instances on one store, as two nodes. */
+/**
+ * What {@link describeBackendContract} and {@link describeStoreContracts} are given for each test: two backend
+ * instances on one store, as two nodes.
+ */
 export interface BackendContractFixture {
   /** Two instances of the backend on the same store (two nodes' connections); the suite opens and closes them. */
   readonly backends: readonly [StoreBackend, StoreBackend];
@@ -16,36 +20,27 @@ export interface BackendContractFixture {
    * lost-data cases are then not run.
    */
   loseData?(): Promise<void>;
-  /** Called after each test (drop what the test wrote). */
+  /** Called after each test, once the suite closed the backends (drop what the test wrote). */
   close(): Promise<void>;
 }
 
-/** Options of {@link describeBackendContract}. */
-export interface BackendContractOptions {
-  /** The test runner's functions; default: the globals (Jest). Pass `import * as test from 'node:test'` for Node's runner. */
-  readonly test?: Partial<TestApi>;
-  /** How long a test may take, in ms. Default 30 s. */
-  readonly timeoutMs?: number;
-  /** How long an event may take to arrive, in ms. Default 5 s. */
-  readonly eventTimeoutMs?: number;
-}
-
 /**
- * The public contract suite of the store contract (`StoreBackend`): every promise the capabilities rely on, run
+ * The suite of the store contract's primitives (`StoreBackend`): every promise the capabilities rely on, run
  * against a backend factory: compare-and-set writes that lose to a stale expectation, reads by key, by keys and by
  * field, the change feed (in order, without this node's own values when asked), unique write ids, counters that
  * never go back, the concurrency fuzz (many writers, one record and one counter, no lost update) and, where the
- * fixture can lose data, the lost-data cases. The library's own backends run it; a backend of yours runs the same:
+ * fixture can lose data, the lost-data cases. {@link describeStoreContracts} runs it with every capability's suite on
+ * stores built over the backends: that is the call a backend runs.
  *
  * ```ts
  * import { describeBackendContract } from 'nestjs-gatekeeper/testing';
  * describeBackendContract('my store', async () => ({ backends: [new MyBackend(), new MyBackend()], close: async () => {} }));
  * ```
  */
-export function describeBackendContract(name: string, setup: () => Promise<BackendContractFixture>, options: BackendContractOptions = {}): void {
+export function describeBackendContract(name: string, setup: () => Promise<BackendContractFixture>, options: ContractOptions = {}): void {
   const { describe, it, beforeEach, afterEach } = testApi(options.test);
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const eventTimeoutMs = options.eventTimeoutMs ?? 5_000;
+  const eventTimeoutMs = options.eventTimeoutMs ?? 10_000;
 
   describe(`StoreBackend contract: ${name}`, () => {
     let fixture: BackendContractFixture;
@@ -119,7 +114,7 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
         await ma.create('k', 'v1');
         await ma.replace({ key: 'k', value: 'v1' }, 'v2');
         await ma.remove({ key: 'k', value: 'v2' });
-        await until(() => heard.length >= 3, eventTimeoutMs, 'three changes heard');
+        await eventually('three changes heard', () => heard.length >= 3, eventTimeoutMs);
         assert.deepEqual(heard, [['k', 'v1'], ['k', 'v2'], ['k', null]]);
       } finally {
         await stop();
@@ -135,9 +130,9 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
         await ma.create('mine', mine);
         const theirs = JSON.stringify({ writeId: b.writeId() });
         await mb.create('theirs', theirs);
-        await until(() => own.some(([key]) => key === 'theirs'), eventTimeoutMs, 'the other node\'s write heard');
+        await eventually('the other node\'s write heard', () => own.some(([key]) => key === 'theirs'), eventTimeoutMs);
         await mb.remove({ key: 'mine', value: mine });
-        await until(() => own.some(([key, value]) => key === 'mine' && value === null), eventTimeoutMs, 'the removal of an own write heard');
+        await eventually('the removal of an own write heard', () => own.some(([key, value]) => key === 'mine' && value === null), eventTimeoutMs);
         // A backend may send its own values anyway; one that leaves them out leaves out only those.
         assert.ok(own.every(([key, value]) => key === 'theirs' || value === null || value === mine));
         assert.deepEqual(own.filter(([key]) => key === 'theirs'), [['theirs', theirs]]);
@@ -237,19 +232,10 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
         const after = await (await b.counters()).next(counter);
         assert.ok(after.value > before, `counter went back: ${after.value} after ${before}`);
         assert.ok(after.lostSince !== undefined, 'the counter did not say it was lost');
-        await until(() => missed.length > 0, eventTimeoutMs, 'a watcher told changes may have been missed');
+        await eventually('a watcher told changes may have been missed', () => missed.length > 0, eventTimeoutMs);
       } finally {
         await stop();
       }
     }, timeoutMs);
   });
-}
-
-/** Polls `check` until it holds, or fails naming `what` after `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new assert.AssertionError({ message: `not within ${timeoutMs} ms: ${what}` });
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

@@ -24,3 +24,13 @@ export function testApi(given?: Partial<TestApi>): TestApi {
   // node:test reads (name, fn) and leaves a third argument alone: the timeout is Jest's.
   return { describe: pick('describe'), it: pick('it'), beforeEach: pick('beforeEach'), afterEach: pick('afterEach') };
 }
+
+/** Options of the contract suites: {@link describeStoreContracts}, {@link describeBackendContract} and each capability's suite. */
+export interface ContractOptions {
+  /** The test runner's functions; default: the globals (Jest). Pass `import * as test from 'node:test'` for Node's runner. */
+  readonly test?: Partial<TestApi>;
+  /** How long a test may take, in ms (Jest's timeout; node:test has none). Default 30 s. */
+  readonly timeoutMs?: number;
+  /** How long an event (or a change another node made) may take to be heard, in ms. Default 10 s. */
+  readonly eventTimeoutMs?: number;
+}

@@ -1,10 +1,10 @@
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { describeBackendContract } from '../../lib/testing';
+import { describeBackendContract, describeStoreContracts } from '../../lib/testing';
 import { ControlledCluster } from '../support/cluster-control';
 import { declareFresh } from '../support/fresh-cluster';
 import { eventually } from '../support/eventually';
-import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 
 /** Two backends on connections of their own, as two nodes have. */
 function twoNodes(clientConfig: () => import('hazelcast-client').ClientConfig, mapPrefix: string): [HazelcastBackend, HazelcastBackend] {
@@ -13,10 +13,19 @@ function twoNodes(clientConfig: () => import('hazelcast-client').ClientConfig, m
 }
 
 describe('against the shared test member', () => {
-  describeBackendContract('hazelcast', async () => ({
-    backends: twoNodes(testClientConfig, uniquePrefix('backend')),
-    close: async () => undefined,
-  }));
+  const raw = useRawClient();
+
+  // The primitives and every capability store over them, each test on maps of a prefix of its own.
+  describeStoreContracts('hazelcast', async () => {
+    const mapPrefix = uniquePrefix('backend');
+    return {
+      backends: twoNodes(testClientConfig, mapPrefix),
+      async close() {
+        const maps = (await raw().getDistributedObjects()).filter((object) => object.getName().startsWith(`${mapPrefix}.`));
+        await Promise.all(maps.map((map) => map.destroy()));
+      },
+    };
+  }, { timeoutMs: 120_000 });
 });
 
 describe('against a member of its own, restarted to lose its data', () => {

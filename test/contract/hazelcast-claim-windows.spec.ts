@@ -6,7 +6,7 @@ import type { TaskStore } from '../../lib/tasks/task-store';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { pendingAt } from './task-store-ranks.contract';
+import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
 
 /**
  * The Hazelcast store reads claimable tasks by windows of ranks that it sizes from what it learned; the memory store

@@ -2,7 +2,7 @@ import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-conn
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describeHistoryStoreContract } from './history-store.contract';
+import { describeHistoryStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -19,5 +19,5 @@ describe('against a real Hazelcast member', () => {
         for (const map of ['job-runs', 'job-ticks']) await (await raw().getMap(`${mapPrefix}.${map}`)).destroy();
       },
     };
-  });
+  }, { timeoutMs: 120_000 });
 });

@@ -8,7 +8,7 @@ import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describePermitStoreContract } from './permit-store.contract';
+import { describePermitStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -21,14 +21,14 @@ describe('against a real Hazelcast member', () => {
         new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
         new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
       ],
-      async writeRaw(key, value) {
+      async plant(key, value) {
         await (await raw().getMap<string, string>(`${mapPrefix}.semaphores`)).set(key, value);
       },
       async close() {
         await (await raw().getMap(`${mapPrefix}.semaphores`)).destroy();
       },
     };
-  });
+  }, { timeoutMs: 120_000 });
 
   it("is not sent its own writes back (it takes them from their answers), and still hears the others' writes and every removal", async () => {
     const mapPrefix = uniquePrefix('own-writes');

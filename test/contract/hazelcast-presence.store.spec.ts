@@ -2,7 +2,7 @@ import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-conn
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describePresenceStoreContract } from './presence-store.contract';
+import { describePresenceStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -15,12 +15,12 @@ describe('against a real Hazelcast member', () => {
         new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
         new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
       ],
-      async writeRaw(instance, value) {
+      async plant(instance, value) {
         await (await raw().getMap<string, string>(`${mapPrefix}.presence`)).set(instance, value);
       },
       async close() {
         await (await raw().getMap(`${mapPrefix}.presence`)).destroy();
       },
     };
-  });
+  }, { timeoutMs: 120_000 });
 });

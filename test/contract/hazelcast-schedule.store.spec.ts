@@ -3,7 +3,7 @@ import { libraryMapNames } from '../../lib/backends/hazelcast/library-maps';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describeScheduleStoreContract } from './schedule-store.contract';
+import { describeScheduleStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -23,7 +23,7 @@ describe('against a real Hazelcast member', () => {
         await (await raw().getMap(`${mapPrefix}.schedules`)).destroy();
       },
     };
-  });
+  }, { timeoutMs: 120_000 });
 
   it('opens only maps the library lists (libraryMapNames), so the near-cache guard covers them', async () => {
     const mapPrefix = uniquePrefix('schedule-maps');

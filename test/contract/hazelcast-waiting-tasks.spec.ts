@@ -5,7 +5,7 @@ import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { pendingAt } from './task-store-ranks.contract';
+import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
 
 /**
  * The part of a query the sorted index on state and rank answers: the tasks whose JSON the members read to check the

@@ -1,6 +1,7 @@
-import { MemoryBackend, MemoryRecords, describeBackendContract } from '../../lib/testing';
+import { MemoryBackend, MemoryRecords, describeStoreContracts } from '../../lib/testing';
 
-describeBackendContract('memory', async () => {
+// The primitives and every capability store over them (the memory stores are these stores on a memory backend).
+describeStoreContracts('memory', async () => {
   const records = new MemoryRecords();
   return {
     backends: [new MemoryBackend(records), new MemoryBackend(records)],

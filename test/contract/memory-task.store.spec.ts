@@ -1,24 +1,9 @@
 import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { eventually } from '../support/eventually';
-import { describeTaskStoreContract } from './task-store.contract';
-import { describeRankedClaimsContract } from './task-store-ranks.contract';
 
-describeTaskStoreContract('memory', async () => {
-  const backend = new MemoryTaskBackend();
-  return { stores: [new MemoryTaskStore(backend), new MemoryTaskStore(backend)], async close() {} };
-});
-
-describeRankedClaimsContract('memory', async () => {
-  const backend = new MemoryTaskBackend();
-  return {
-    stores: [new MemoryTaskStore(backend), new MemoryTaskStore(backend)],
-    async plant(id, json) {
-      backend.writeRaw(id, json);
-    },
-    async close() {},
-  };
-});
+// The task store contract (and its claim order over a backlog) runs on memory through describeStoreContracts, in
+// memory-backend.spec.ts: MemoryTaskStore is the TaskRecordStore on a memory backend.
 
 /** What the task store over the contract (here on memory) does beyond the contract suite. */
 describe('the task store over the contract, on memory', () => {

@@ -3,8 +3,7 @@ import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { TASK_GROUP_MAP, TASK_MAP, TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describeTaskStoreContract } from './task-store.contract';
-import { describeRankedClaimsContract } from './task-store-ranks.contract';
+import { describeRankedClaimsContract, describeTaskStoreContract } from '../../lib/testing';
 
 /**
  * The default task store (over the store contract) on a real Hazelcast member: the same contract as the native
@@ -23,7 +22,7 @@ describe('the task store over the contract, against a real Hazelcast member', ()
   describeTaskStoreContract('TaskRecordStore on hazelcast', async () => {
     const mapPrefix = uniquePrefix('task-records');
     return { stores: [store(mapPrefix), store(mapPrefix)], close: () => destroy(mapPrefix) };
-  });
+  }, { timeoutMs: 120_000 });
 
   describeRankedClaimsContract('TaskRecordStore on hazelcast', async () => {
     const mapPrefix = uniquePrefix('task-records-ranks');
@@ -35,5 +34,5 @@ describe('the task store over the contract, against a real Hazelcast member', ()
       },
       close: () => destroy(mapPrefix),
     };
-  });
+  }, { timeoutMs: 120_000 });
 });

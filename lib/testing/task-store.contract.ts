@@ -1,22 +1,34 @@
-import type { TaskRecord } from '../../lib/tasks/task';
-import type { TaskStore } from '../../lib/tasks/task-store';
-import { encodeTask } from '../../lib/tasks/task.codec';
-import { decideClaim } from '../../lib/tasks/task-claim.rules';
-import { decideGroupProgress } from '../../lib/tasks/task-group.rules';
-import { decideSubmit } from '../../lib/tasks/task-submit.rules';
-import { eventually } from '../support/eventually';
+import assert from 'node:assert/strict';
+import type { TaskRecord } from '../tasks/task';
+import type { TaskStore } from '../tasks/task-store';
+import { encodeTask } from '../tasks/task.codec';
+import { decideClaim } from '../tasks/task-claim.rules';
+import { decideGroupProgress } from '../tasks/task-group.rules';
+import { decideSubmit } from '../tasks/task-submit.rules';
+import { assertEqual } from './assertions';
+import { eventually } from './eventually';
+import { testApi, type ContractOptions } from './test-api';
 
-/** Two stores on one backend (two nodes). */
+/** What {@link describeTaskStoreContract} is given for each test: two task stores on one backend (two nodes). */
 export interface TaskStoreFixture {
-  stores: [TaskStore, TaskStore];
+  /** Two stores on one store's data, as two nodes have; the suite connects and closes them. */
+  readonly stores: readonly [TaskStore, TaskStore];
+  /** Called after each test, once the stores are closed (drop what the test wrote). */
   close(): Promise<void>;
 }
 
 const T0 = Date.now();
 const submit = (type: string, name: string, priority = 0, now = T0): TaskRecord => decideSubmit(undefined, { type, name, priority, data: { name } }, now, 60_000).task;
 
-/** What every task store must do, run against each implementation. */
-export function describeTaskStoreContract(name: string, setup: () => Promise<TaskStoreFixture>): void {
+/**
+ * What every task store must do, run against each implementation. {@link describeStoreContracts} runs it on the
+ * `TaskRecordStore` of a backend; a backend's native task store runs it directly.
+ */
+export function describeTaskStoreContract(name: string, setup: () => Promise<TaskStoreFixture>, options: ContractOptions = {}): void {
+  const { describe, it, beforeEach, afterEach } = testApi(options.test);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const eventTimeoutMs = options.eventTimeoutMs ?? 10_000;
+
   describe(`TaskStore contract: ${name}`, () => {
     let fixture: TaskStoreFixture;
     beforeEach(async () => {
@@ -31,11 +43,11 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     it('creates once: a second create of the same id conflicts, and every writer reads what was stored', async () => {
       const [a, b] = fixture.stores;
       const task = submit('check', 'db');
-      expect(await a.compareAndSet(task.id, { raw: null }, task)).toBe(true);
-      expect(await b.compareAndSet(task.id, { raw: null }, { ...task, priority: 9 })).toBe(false);
-      expect((await b.read(task.id)).task).toEqual(task);
-      expect(await a.read('check:missing')).toEqual({ raw: null, task: undefined });
-    });
+      assert.equal(await a.compareAndSet(task.id, { raw: null }, task), true);
+      assert.equal(await b.compareAndSet(task.id, { raw: null }, { ...task, priority: 9 }), false);
+      assertEqual((await b.read(task.id)).task, task);
+      assertEqual(await a.read('check:missing'), { raw: null, task: undefined });
+    }, timeoutMs);
 
     it('writes only against the value read: of two claims on one read, one wins', async () => {
       const [a, b] = fixture.stores;
@@ -46,14 +58,14 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       const claimA = decideClaim(readA.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
       const claimB = decideClaim(readB.task!, { instance: 'b/1', acquirer: 'b' }, T0, 5_000);
       const results = await Promise.all([a.compareAndSet(task.id, readA, claimA.outcome === 'claimed' ? claimA.task : null), b.compareAndSet(task.id, readB, claimB.outcome === 'claimed' ? claimB.task : null)]);
-      expect(results.filter(Boolean)).toHaveLength(1);
-      expect((await a.read(task.id)).task?.state).toBe('running');
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal((await a.read(task.id)).task?.state, 'running');
       // A purge is a compare-and-set too.
       const current = await b.read(task.id);
-      expect(await a.compareAndSet(task.id, readA, null)).toBe(false);
-      expect(await a.compareAndSet(task.id, current, null)).toBe(true);
-      expect((await b.read(task.id)).raw).toBeNull();
-    });
+      assert.equal(await a.compareAndSet(task.id, readA, null), false);
+      assert.equal(await a.compareAndSet(task.id, current, null), true);
+      assert.equal((await b.read(task.id)).raw, null);
+    }, timeoutMs);
 
     it('finds claimable tasks of the given types in claim order, without the rest', async () => {
       const [a, b] = fixture.stores;
@@ -62,25 +74,25 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       const held = submit('x', 'held');
       const claim = decideClaim(held, { instance: 'a/1', acquirer: 'a' }, T0, 1_000);
       await a.compareAndSet(held.id, { raw: null }, claim.outcome === 'claimed' ? claim.task : held);
-      expect((await b.claimable(['x'], T0 + 10, T0, 10)).map((t) => t.name)).toEqual(['high', 'early', 'low']);
-      expect((await b.claimable(['x'], T0 + 10, T0, 2)).map((t) => t.name)).toEqual(['high', 'early']);
+      assert.deepEqual((await b.claimable(['x'], T0 + 10, T0, 10)).map((t) => t.name), ['high', 'early', 'low']);
+      assert.deepEqual((await b.claimable(['x'], T0 + 10, T0, 2)).map((t) => t.name), ['high', 'early']);
       // Once the held task's claim expired before the given horizon, it is claimable too (abandoned).
-      expect((await b.claimable(['x'], T0 + 10, T0 + 2_000, 10)).map((t) => t.name)).toContain('held');
-      expect((await b.claimable([], T0, T0, 10))).toEqual([]);
-      expect((await b.query({ types: ['y'] })).map((t) => t.name)).toEqual(['other']);
-      expect((await b.query({ states: ['running'] })).map((t) => t.name)).toEqual(['held']);
-    });
+      assert.ok((await b.claimable(['x'], T0 + 10, T0 + 2_000, 10)).map((t) => t.name).includes('held'), 'the abandoned task is claimable');
+      assert.deepEqual(await b.claimable([], T0, T0, 10), []);
+      assert.deepEqual((await b.query({ types: ['y'] })).map((t) => t.name), ['other']);
+      assert.deepEqual((await b.query({ states: ['running'] })).map((t) => t.name), ['held']);
+    }, timeoutMs);
 
     it('compares against the encoding of a task as a query found it, so a claim needs no read first', async () => {
       const [a, b] = fixture.stores;
       const task = submit('q', 'direct', 0, T0);
       await a.compareAndSet(task.id, { raw: null }, task);
       const [found] = await b.claimable(['q'], T0 + 10, T0, 1);
-      expect(found).toEqual(task);
+      assertEqual(found, task);
       const claim = decideClaim(found, { instance: 'b/1', acquirer: 'b' }, T0 + 10, 5_000);
-      expect(await b.compareAndSet(task.id, { raw: encodeTask(found) }, claim.outcome === 'claimed' ? claim.task : null)).toBe(true);
-      expect(await a.compareAndSet(task.id, { raw: encodeTask(found) }, null)).toBe(false); // changed since
-    });
+      assert.equal(await b.compareAndSet(task.id, { raw: encodeTask(found) }, claim.outcome === 'claimed' ? claim.task : null), true);
+      assert.equal(await a.compareAndSet(task.id, { raw: encodeTask(found) }, null), false); // changed since
+    }, timeoutMs);
 
     it('finds finished tasks to purge: finished before the horizon and heard of by their group', async () => {
       const [a, b] = fixture.stores;
@@ -88,9 +100,9 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       for (const t of [finished('old', T0 - 10_000), finished('new', T0), finished('waiting', T0 - 10_000, { uncounted: true }), submit('p', 'pending', 0, T0 - 20_000)]) {
         await a.compareAndSet(t.id, { raw: null }, t);
       }
-      expect((await b.finishedBefore(T0 - 1_000, 10)).map((t) => t.name)).toEqual(['old']);
-      expect((await b.finishedBefore(T0 + 1, 10)).map((t) => t.name).sort()).toEqual(['new', 'old']);
-    });
+      assert.deepEqual((await b.finishedBefore(T0 - 1_000, 10)).map((t) => t.name), ['old']);
+      assert.deepEqual((await b.finishedBefore(T0 + 1, 10)).map((t) => t.name).sort(), ['new', 'old']);
+    }, timeoutMs);
 
     it('signals tasks that become pending, by type, to every node', async () => {
       const [a, b] = fixture.stores;
@@ -103,10 +115,10 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       await b.listening(); // the watch is in place where events are sent from: nothing written after it is missed
       const task = submit('recon', 'x');
       await a.compareAndSet(task.id, { raw: null }, task);
-      await eventually('the signal', () => heard.includes('recon recon:x'));
+      await eventually('the signal', () => heard.includes('recon recon:x'), eventTimeoutMs);
       // The task as written comes with it, exactly: a claim compare-and-sets against it with no read first.
-      expect(told[0]).toEqual(task);
-      expect(encodeTask(told[0]!)).toBe((await b.read(task.id)).raw);
+      assertEqual(told[0], task);
+      assert.equal(encodeTask(told[0]!), (await b.read(task.id)).raw);
       // A claim (running) is no news for idle nodes; handing the task back (pending) is. Events of one key arrive
       // in order, so once the second signal is heard, a signal for the claim would have been heard before it.
       const pending = await a.read(task.id);
@@ -114,10 +126,10 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       await a.compareAndSet(task.id, pending, claim.outcome === 'claimed' ? claim.task : null);
       const running = await a.read(task.id);
       await a.compareAndSet(task.id, running, { ...running.task!, state: 'pending', claim: undefined });
-      await eventually('the second signal', () => heard.length >= 2);
-      expect(heard).toEqual(['recon recon:x', 'recon recon:x']);
+      await eventually('the second signal', () => heard.length >= 2, eventTimeoutMs);
+      assert.deepEqual(heard, ['recon recon:x', 'recon recon:x']);
       stop();
-    });
+    }, timeoutMs);
 
     it('tells a watch that asks for claims of every other node’s claim (instance and epoch), not its own, and not as pending work', async () => {
       const [a, b] = fixture.stores;
@@ -129,7 +141,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
         const read = await a.read(id);
         const claim = decideClaim(read.task!, { instance, acquirer: instance }, T0, 5_000);
         if (claim.outcome !== 'claimed') throw new Error('not claimable');
-        expect(await a.compareAndSet(id, read, claim.task)).toBe(true);
+        assert.equal(await a.compareAndSet(id, read, claim.task), true);
         return claim.claim.epoch;
       };
       await a.compareAndSet('fair:own', { raw: null }, submit('fair', 'own'));
@@ -141,11 +153,11 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       // Events of one key arrive in order: once the hand-back of the own task is heard, its claim would have been.
       const own = await a.read('fair:own');
       await a.compareAndSet('fair:own', own, { ...own.task!, state: 'pending', claim: undefined });
-      await eventually('the claim and the hand-back', () => claims.length >= 1 && pending.filter((id) => id === 'fair:own').length >= 2);
-      expect(claims).toEqual([`fair:other a/1 ${epoch}`]);
-      expect(pending.sort()).toEqual(['fair:other', 'fair:own', 'fair:own']);
+      await eventually('the claim and the hand-back', () => claims.length >= 1 && pending.filter((id) => id === 'fair:own').length >= 2, eventTimeoutMs);
+      assert.deepEqual(claims, [`fair:other a/1 ${epoch}`]);
+      assert.deepEqual(pending.sort(), ['fair:other', 'fair:own', 'fair:own']);
       stop();
-    });
+    }, timeoutMs);
 
     it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
       const [a, b] = fixture.stores;
@@ -154,28 +166,28 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       await b.listening();
       await a.compareAndSet('other:1', { raw: null }, submit('other', '1'));
       await a.compareAndSet('wanted:1', { raw: null }, submit('wanted', '1'));
-      await eventually('the wanted task', () => heard.includes('wanted:1'));
+      await eventually('the wanted task', () => heard.includes('wanted:1'), eventTimeoutMs);
       // A second type, watched before the first watch ends (as a node that registers a handler does).
       const stopSecond = b.watch((type, id) => heard.push(id), ['wanted', 'late']);
       stopFirst();
       await b.listening();
       await a.compareAndSet('late:1', { raw: null }, submit('late', '1'));
       await a.compareAndSet('wanted:2', { raw: null }, submit('wanted', '2'));
-      await eventually('the late and wanted tasks', () => heard.includes('late:1') && heard.includes('wanted:2'));
-      expect(heard.filter((id) => id.startsWith('other:'))).toEqual([]);
+      await eventually('the late and wanted tasks', () => heard.includes('late:1') && heard.includes('wanted:2'), eventTimeoutMs);
+      assert.deepEqual(heard.filter((id) => id.startsWith('other:')), []);
       stopSecond();
-    });
+    }, timeoutMs);
 
     it('keeps group records by compare-and-set', async () => {
       const [a, b] = fixture.stores;
       const member = { ...submit('t', 'ignored'), id: 't:g:1', name: undefined, group: { name: 'g', number: 1, total: 1 }, state: 'done' as const, result: 1 };
       const { group } = decideGroupProgress(undefined, member, T0);
-      expect(await a.compareAndSetGroup(group.id, { raw: null }, group)).toBe(true);
-      expect(await b.compareAndSetGroup(group.id, { raw: null }, group)).toBe(false);
+      assert.equal(await a.compareAndSetGroup(group.id, { raw: null }, group), true);
+      assert.equal(await b.compareAndSetGroup(group.id, { raw: null }, group), false);
       const read = await b.readGroup(group.id);
-      expect(read.group).toEqual(group);
-      expect(await b.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 5 })).toBe(true);
-      expect(await a.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 9 })).toBe(false);
-    });
+      assertEqual(read.group, group);
+      assert.equal(await b.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 5 }), true);
+      assert.equal(await a.compareAndSetGroup(group.id, read, { ...group, joinSubmittedAt: T0 + 9 }), false);
+    }, timeoutMs);
   });
 }

@@ -1,17 +1,28 @@
-import type { HistoryStore } from '../../lib/schedules/history-store';
-import { HistoryRecorder } from '../../lib/schedules/history-recorder';
-import { readableHistory } from '../../lib/schedules/job-history.rules';
-import { emptyHistory } from '../../lib/schedules/job-history';
-import { ManualClock } from '../../lib/testing';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../core/clock';
+import type { HistoryStore } from '../schedules/history-store';
+import { HistoryRecorder } from '../schedules/history-recorder';
+import { readableHistory } from '../schedules/job-history.rules';
+import { emptyHistory } from '../schedules/job-history';
+import { assertEqual, assertMatch } from './assertions';
+import { testApi, type ContractOptions } from './test-api';
 
-/** Two stores on one backend (two nodes). */
+/** What {@link describeHistoryStoreContract} is given for each test: two run history stores on one backend (two nodes). */
 export interface HistoryStoreFixture {
-  stores: [HistoryStore, HistoryStore];
+  /** Two stores on one store's data, as two nodes have; the suite connects and closes them. */
+  readonly stores: readonly [HistoryStore, HistoryStore];
+  /** Called after each test, once the stores are closed (drop what the test wrote). */
   close(): Promise<void>;
 }
 
-/** What every run history store must do, run against each implementation. */
-export function describeHistoryStoreContract(name: string, setup: () => Promise<HistoryStoreFixture>): void {
+/**
+ * What every run history store must do, run against each implementation, with the recorder that merges into it.
+ * {@link describeStoreContracts} runs it on the `HistoryRecordStore` of a backend.
+ */
+export function describeHistoryStoreContract(name: string, setup: () => Promise<HistoryStoreFixture>, options: ContractOptions = {}): void {
+  const { describe, it, beforeEach, afterEach } = testApi(options.test);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+
   describe(`HistoryStore contract: ${name}`, () => {
     let fixture: HistoryStoreFixture;
     beforeEach(async () => {
@@ -25,35 +36,36 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
 
     it('writes by compare-and-set: the first write of an absent entry, then only on the text read', async () => {
       const [a, b] = fixture.stores;
-      expect(await a.read('billing')).toBeUndefined();
+      assert.equal(await a.read('billing'), undefined);
       const first = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
-      expect(first?.history.revision).toBe(1);
+      assert.equal(first?.history.revision, 1);
       // A second "first write" loses: the entry is there now.
-      expect(await b.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 2 })).toBeUndefined();
+      assert.equal(await b.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 2 }), undefined);
       const read = await b.read('billing');
-      expect(read?.raw).toBe(first?.raw);
-      expect(await b.write('billing', read, { ...read!.history, revision: 2 })).toBeDefined();
+      assert.equal(read?.raw, first?.raw);
+      assert.notEqual(await b.write('billing', read, { ...read!.history, revision: 2 }), undefined);
       // `a` still names the text it wrote, which is gone: its write conflicts.
-      expect(await a.write('billing', first, { ...first!.history, revision: 2, updatedAt: 3 })).toBeUndefined();
-      expect((await a.read('billing'))?.history.revision).toBe(2);
+      assert.equal(await a.write('billing', first, { ...first!.history, revision: 2, updatedAt: 3 }), undefined);
+      assert.equal((await a.read('billing'))?.history.revision, 2);
       await a.remove('billing');
-      expect(await b.read('billing')).toBeUndefined();
-    });
+      assert.equal(await b.read('billing'), undefined);
+    }, timeoutMs);
 
     it('reads several jobs in one call, as a single read would, leaving out jobs with no history', async () => {
       const [a, b] = fixture.stores;
       const billing = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
       const reports = await a.write('reports', undefined, { ...emptyHistory('reports'), revision: 4, updatedAt: 2 });
+      assert.ok(b.readMany, 'the store reads many jobs in one call');
       const before = b.operationCount();
-      const read = await b.readMany!(['billing', 'never-ran', 'reports']);
-      expect(b.operationCount() - before).toBe(1);
-      expect([...read.keys()].sort()).toEqual(['billing', 'reports']);
-      expect(read.get('billing')).toEqual(await b.read('billing'));
-      expect(read.get('reports')?.raw).toBe(reports?.raw);
+      const read = await b.readMany(['billing', 'never-ran', 'reports']);
+      assert.equal(b.operationCount() - before, 1);
+      assert.deepEqual([...read.keys()].sort(), ['billing', 'reports']);
+      assertEqual(read.get('billing'), await b.read('billing'));
+      assert.equal(read.get('reports')?.raw, reports?.raw);
       // What it read is what a compare-and-set names.
-      expect(await b.write('billing', read.get('billing'), { ...billing!.history, revision: 2 })).toBeDefined();
-      expect(await b.readMany!([])).toEqual(new Map());
-    });
+      assert.notEqual(await b.write('billing', read.get('billing'), { ...billing!.history, revision: 2 }), undefined);
+      assert.deepEqual(await b.readMany([]), new Map());
+    }, timeoutMs);
 
     it('keeps every node its own skipped-ticks record', async () => {
       const [a, b] = fixture.stores;
@@ -61,8 +73,8 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       await b.writeTicks({ instance: 'b/1', node: 'b', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { PAUSED: 1 } } }, 60_000);
       await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 3, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 5 } } }, 60_000);
       const ticks = (await b.readTicks()).sort((x, y) => x.instance.localeCompare(y.instance));
-      expect(ticks.map((t) => [t.instance, t.skipped['Jobs.tick']])).toEqual([['a/1', { NO_PERMIT_AVAILABLE: 5 }], ['b/1', { PAUSED: 1 }]]);
-    });
+      assertEqual(ticks.map((t) => [t.instance, t.skipped['Jobs.tick']]), [['a/1', { NO_PERMIT_AVAILABLE: 5 }], ['b/1', { PAUSED: 1 }]]);
+    }, timeoutMs);
 
     it('loses no run when two nodes write one job at once, and keeps the newest runs only', async () => {
       const clock = new ManualClock(1_000_000);
@@ -81,12 +93,12 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
         await Promise.all(recorders.map((r) => r.flush()));
       }
       const history = (await fixture.stores[0].read('report'))!.history;
-      expect(history.runs).toHaveLength(15);
-      expect(history.counts).toEqual({ completed: 20, failed: 4 });
-      expect(history.runs[0].startedAt).toBe(clock.now());
-      expect(history.lastFailure?.error).toBe('boom');
-      expect(history.lastInstant).toBe(clock.now());
-    });
+      assert.equal(history.runs.length, 15);
+      assertEqual(history.counts, { completed: 20, failed: 4 });
+      assert.equal(history.runs[0].startedAt, clock.now());
+      assert.equal(history.lastFailure?.error, 'boom');
+      assert.equal(history.lastInstant, clock.now());
+    }, timeoutMs);
 
     it('keeps runs under one token that start in the same millisecond apart (calls of a @LeaderOnly method, a catch-up and its tick)', async () => {
       const clock = new ManualClock(7_000_000);
@@ -100,9 +112,9 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       recorder.finished(second, 'failed', 0, 'no recipients');
       await recorder.flush();
       const history = (await fixture.stores[1].read(job))!.history;
-      expect(history.runs.map((r) => r.outcome).sort()).toEqual(['completed', 'failed']);
-      expect(history.counts).toEqual({ completed: 1, failed: 1 });
-    });
+      assert.deepEqual(history.runs.map((r) => r.outcome).sort(), ['completed', 'failed']);
+      assertEqual(history.counts, { completed: 1, failed: 1 });
+    }, timeoutMs);
 
     it('keeps the newest `keep` runs of many that waited for one flush, counts the rest, and never drops one still running', async () => {
       const clock = new ManualClock(9_000_000);
@@ -121,13 +133,13 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       await recorder.flush();
       const history = (await fixture.stores[1].read(job))!.history;
       // `keep` runs waited: the one still running and the two newest ended ones.
-      expect(history.runs.map((r) => [r.startedAt, r.outcome])).toEqual([
+      assert.deepEqual(history.runs.map((r) => [r.startedAt, r.outcome]), [
         [starts[7], 'completed'], [starts[6], 'completed'], [long.startedAt, 'running'],
       ]);
-      expect(history.counts).toEqual({ completed: 7, failed: 1 });
-      expect(history.lastFailure).toMatchObject({ startedAt: starts[1], error: 'relay down' });
-      expect(recorder.unwritten(job).map((r) => r.id)).toEqual([long.id]);
-    });
+      assertEqual(history.counts, { completed: 7, failed: 1 });
+      assertMatch(history.lastFailure, { startedAt: starts[1], error: 'relay down' });
+      assert.deepEqual(recorder.unwritten(job).map((r) => r.id), [long.id]);
+    }, timeoutMs);
 
     it('shows a run left running by a node that was taken over as unknown', async () => {
       const clock = new ManualClock(5_000_000);
@@ -140,7 +152,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       b.finished(b.started({ job: 'sweep', trigger: 'schedule', instant: clock.now(), token: 8 }), 'completed', 12);
       await b.flush();
       const runs = readableHistory((await fixture.stores[0].read('sweep'))!.history).runs;
-      expect(runs.map((r) => [r.token, r.outcome])).toEqual([[8, 'completed'], [7, 'unknown']]);
-    });
+      assert.deepEqual(runs.map((r) => [r.token, r.outcome]), [[8, 'completed'], [7, 'unknown']]);
+    }, timeoutMs);
   });
 }

@@ -1,15 +1,22 @@
-import type { TaskRecord } from '../../lib/tasks/task';
-import type { TaskStore } from '../../lib/tasks/task-store';
-import { encodeTask } from '../../lib/tasks/task.codec';
-import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';
-import { decideSubmit } from '../../lib/tasks/task-submit.rules';
-import { rankOf } from '../../lib/tasks/task-rank.rules';
+import assert from 'node:assert/strict';
+import type { TaskRecord } from '../tasks/task';
+import type { TaskStore } from '../tasks/task-store';
+import { encodeTask } from '../tasks/task.codec';
+import { compareReady, decideClaim } from '../tasks/task-claim.rules';
+import { decideSubmit } from '../tasks/task-submit.rules';
+import { rankOf } from '../tasks/task-rank.rules';
+import { testApi, type ContractOptions } from './test-api';
 
-/** Two stores on one backend, and a way to write a stored value as another writer (the previous version) would. */
-export interface RankedStoreFixture {
-  stores: [TaskStore, TaskStore];
-  /** Stores `json` under `id` as it is, past the codec. */
+/**
+ * What {@link describeRankedClaimsContract} is given for each test: two task stores on one backend (two nodes), and
+ * a way to write a stored value as another writer (the previous version) would.
+ */
+export interface RankedClaimsFixture {
+  /** Two stores on one store's data, as two nodes have; the suite connects and closes them. */
+  readonly stores: readonly [TaskStore, TaskStore];
+  /** Stores `json` under the task id `id` as it is, past the codec. */
   plant(id: string, json: string): Promise<void>;
+  /** Called after each test, once the stores are closed (drop what the test wrote). */
   close(): Promise<void>;
 }
 
@@ -23,16 +30,23 @@ export const pendingAt = (type: string, name: string, priority: number, seq: num
 async function claimAll(store: TaskStore, found: TaskRecord[], now: number): Promise<TaskRecord[]> {
   return Promise.all(found.map(async (task) => {
     const decision = decideClaim(task, ACTOR, now, 60_000);
-    if (decision.outcome !== 'claimed') throw new Error(`${task.id} not claimable: ${decision.outcome}`);
-    expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, decision.task)).toBe(true);
+    if (decision.outcome !== 'claimed') throw new assert.AssertionError({ message: `${task.id} not claimable: ${decision.outcome}` });
+    assert.equal(await store.compareAndSet(task.id, { raw: encodeTask(task) }, decision.task), true, `the claim of ${task.id} as found`);
     return decision.task;
   }));
 }
 
-/** Claim order over a backlog and records of the previous format: what every task store must do. */
-export function describeRankedClaimsContract(name: string, setup: () => Promise<RankedStoreFixture>): void {
+/**
+ * Claim order over a backlog and records of the previous format: what every task store must do.
+ * {@link describeStoreContracts} runs it on the `TaskRecordStore` of a backend; a backend's native task store runs it
+ * directly.
+ */
+export function describeRankedClaimsContract(name: string, setup: () => Promise<RankedClaimsFixture>, options: ContractOptions = {}): void {
+  const { describe, it, beforeEach, afterEach } = testApi(options.test);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+
   describe(`TaskStore contract, claim order over a backlog: ${name}`, () => {
-    let fixture: RankedStoreFixture;
+    let fixture: RankedClaimsFixture;
     beforeEach(async () => {
       fixture = await setup();
       await Promise.all(fixture.stores.map((s) => s.connect()));
@@ -58,7 +72,7 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       let now = T0 + 1;
       for (let round = 0; waiting.length > 0; round++) {
         const found = await b.claimable(['bk'], now, now - 1_000, limit);
-        expect(found.map((t) => t.name)).toEqual(waiting.slice(0, limit).map((t) => t.name));
+        assert.deepEqual(found.map((t) => t.name), waiting.slice(0, limit).map((t) => t.name), `round ${round}`);
         const claimed = await claimAll(b, found, now);
         waiting.splice(0, found.length);
         if (round === 2) {
@@ -67,7 +81,7 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
           const read = await a.read(retry.id);
           const { claim: _claim, ...rest } = read.task!;
           const back: TaskRecord = { ...rest, state: 'pending', notBefore: now };
-          expect(await a.compareAndSet(retry.id, read, back)).toBe(true);
+          assert.equal(await a.compareAndSet(retry.id, read, back), true);
           waiting.unshift(back);
         }
         if (round === 4) {
@@ -77,8 +91,8 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
         }
         now += 1;
       }
-      expect(await b.claimable(['bk'], now, now - 1_000, limit)).toEqual([]);
-    });
+      assert.deepEqual(await b.claimable(['bk'], now, now - 1_000, limit), []);
+    }, timeoutMs);
 
     it('finds and claims the records the previous format wrote: without a rank, and with one carried into a claim', async () => {
       const [a, b] = fixture.stores;
@@ -98,18 +112,18 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       await fixture.plant(claimedByOld.id, JSON.stringify({ ...stored, state: 'running', epoch: 7, claim, attempts: [{ attempt: 1, epoch: 7, instance: 'old/1', acquirer: 'old', startedAt: T0 }] }));
 
       // Before its claim lapsed, the carried rank does not make it claimable.
-      expect((await b.claimable(['old'], T0 + 10, T0, 10)).map((t) => t.name)).toEqual(['unranked', 'current']);
+      assert.deepEqual((await b.claimable(['old'], T0 + 10, T0, 10)).map((t) => t.name), ['unranked', 'current']);
       const found = await b.claimable(['old'], T0 + 1_000, T0 + 1_000, 10);
-      expect(found.map((t) => t.name)).toEqual(['carried', 'unranked', 'current']);
+      assert.deepEqual(found.map((t) => t.name), ['carried', 'unranked', 'current']);
       // Each compare-and-set is against the exact stored value, so a claim on a record of either format lands.
       await claimAll(b, found, T0 + 1_000);
-      expect((await a.query({ states: ['running'] })).map((t) => t.name).sort()).toEqual(['carried', 'current', 'unranked']);
+      assert.deepEqual((await a.query({ states: ['running'] })).map((t) => t.name).sort(), ['carried', 'current', 'unranked']);
       // The previous version hands one back (pending, without a rank): it is found again.
       const read = await a.read(unranked.id);
       const { claim: _c, ...rest } = read.task!;
       await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...rest, state: 'pending', notBefore: T0 }));
-      expect((await b.claimable(['old'], T0 + 1_000, T0, 10)).map((t) => t.name)).toEqual(['unranked']);
-    });
+      assert.deepEqual((await b.claimable(['old'], T0 + 1_000, T0, 10)).map((t) => t.name), ['unranked']);
+    }, timeoutMs);
 
     it('finds retries once due: one the previous format wrote with its place in claim order, one this format wrote', async () => {
       const [a, b] = fixture.stores;
@@ -122,12 +136,12 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       await a.compareAndSet(later.id, { raw: null }, later);
       const ready = pendingAt('wait', 'ready', 0, base + 3);
       await a.compareAndSet(ready.id, { raw: null }, ready);
-      expect((await b.claimable(['wait'], T0 + 10, T0, 10)).map((t) => t.name)).toEqual(['ready']);
+      assert.deepEqual((await b.claimable(['wait'], T0 + 10, T0, 10)).map((t) => t.name), ['ready']);
       const found = await b.claimable(['wait'], T0 + 1_000, T0, 10);
-      expect(found.map((t) => t.name)).toEqual(['old-retry', 'new-retry', 'ready']);
+      assert.deepEqual(found.map((t) => t.name), ['old-retry', 'new-retry', 'ready']);
       await claimAll(b, found, T0 + 1_000);
-      expect((await b.claimable(['wait'], T0 + 5_000, T0, 10)).map((t) => t.name)).toEqual(['later']);
-    });
+      assert.deepEqual((await b.claimable(['wait'], T0 + 5_000, T0, 10)).map((t) => t.name), ['later']);
+    }, timeoutMs);
 
     it('finds tasks of types with characters that patterns give meaning to, and no others', async () => {
       const [a, b] = fixture.stores;
@@ -141,11 +155,11 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
         await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
         const held = pendingAt(type, 'lapsed', 0, base);
         const claim = decideClaim(held, ACTOR, T0, 100);
-        if (claim.outcome !== 'claimed') throw new Error('not claimed');
+        if (claim.outcome !== 'claimed') throw new assert.AssertionError({ message: `${held.id} not claimed: ${claim.outcome}` });
         await a.compareAndSet(held.id, { raw: null }, claim.task);
       }
       const found = await b.claimable([odd], T0 + 1_000, T0 + 1_000, 10);
-      expect(found.map((t) => `${t.type} ${t.name}`)).toEqual(['lapsed', 'unranked', 'ranked'].map((name) => `${odd} ${name}`));
-    });
+      assert.deepEqual(found.map((t) => `${t.type} ${t.name}`), ['lapsed', 'unranked', 'ranked'].map((name) => `${odd} ${name}`));
+    }, timeoutMs);
   });
 }
