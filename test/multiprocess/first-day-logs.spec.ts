@@ -75,7 +75,7 @@ describe('start-up logs of a real app process', () => {
     expect(line).toContain('members from GATEKEEPER_HZ_MEMBERS; cluster name from GATEKEEPER_HZ_CLUSTER_NAME');
     expect(line).toContain(`npx nestjs-gatekeeper --cluster-name nowhere hazelcast start --port ${port}`);
     expect(line).toContain(`docker run --rm -p ${port}:5701 -e HZ_CLUSTERNAME=nowhere hazelcast/hazelcast:5.6.0`);
-    expect(line).toContain("store: 'memory'");
+    expect(line).toContain("backend: 'memory'");
     expect(line).toContain('connectInBackground: true');
     // No stack for an expected condition, no cause's stack, and not one line of the client's own.
     expect(output).not.toMatch(/^\s+at /m);
