@@ -5,7 +5,7 @@ import { HistoryRecorder } from '../schedules/history-recorder';
 import { readableHistory } from '../schedules/job-history.rules';
 import { emptyHistory } from '../schedules/job-history';
 import { assertEqual, assertMatch } from './assertions';
-import { testApi, type ContractOptions } from './test-api';
+import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
 
 /** What {@link describeHistoryStoreContract} is given for each test: two run history stores on one backend (two nodes). */
 export interface HistoryStoreFixture {
@@ -24,18 +24,10 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
   const timeoutMs = options.timeoutMs ?? 30_000;
 
   describe(`HistoryStore contract: ${name}`, () => {
-    let fixture: HistoryStoreFixture;
-    beforeEach(async () => {
-      fixture = await setup();
-      await Promise.all(fixture.stores.map((s) => s.connect()));
-    });
-    afterEach(async () => {
-      await Promise.all(fixture.stores.map((s) => s.close()));
-      await fixture.close();
-    });
+    const fixture = fixtureEachTest({ beforeEach, afterEach }, setup);
 
     it('writes by compare-and-set: the first write of an absent entry, then only on the text read', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       assert.equal(await a.read('billing'), undefined);
       const first = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
       assert.equal(first?.history.revision, 1);
@@ -52,7 +44,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
     }, timeoutMs);
 
     it('reads several jobs in one call, as a single read would, leaving out jobs with no history', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const billing = await a.write('billing', undefined, { ...emptyHistory('billing'), revision: 1, updatedAt: 1 });
       const reports = await a.write('reports', undefined, { ...emptyHistory('reports'), revision: 4, updatedAt: 2 });
       assert.ok(b.readMany, 'the store reads many jobs in one call');
@@ -68,7 +60,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
     }, timeoutMs);
 
     it('keeps every node its own skipped-ticks record', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 3 } } }, 60_000);
       await b.writeTicks({ instance: 'b/1', node: 'b', since: 1, updatedAt: 2, skipped: { 'Jobs.tick': { PAUSED: 1 } } }, 60_000);
       await a.writeTicks({ instance: 'a/1', node: 'a', since: 1, updatedAt: 3, skipped: { 'Jobs.tick': { NO_PERMIT_AVAILABLE: 5 } } }, 60_000);
@@ -78,7 +70,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
 
     it('loses no run when two nodes write one job at once, and keeps the newest runs only', async () => {
       const clock = new ManualClock(1_000_000);
-      const recorders = fixture.stores.map((store, i) => new HistoryRecorder(store, {
+      const recorders = fixture().stores.map((store, i) => new HistoryRecorder(store, {
         keep: 15, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: `n${i}/1`, node: `n${i}` }, clock,
       }));
       for (let round = 0; round < 4; round++) {
@@ -92,7 +84,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
         // Both write at once: one wins the compare-and-set, the other reads it and merges again.
         await Promise.all(recorders.map((r) => r.flush()));
       }
-      const history = (await fixture.stores[0].read('report'))!.history;
+      const history = (await fixture().stores[0].read('report'))!.history;
       assert.equal(history.runs.length, 15);
       assertEqual(history.counts, { completed: 20, failed: 4 });
       assert.equal(history.runs[0].startedAt, clock.now());
@@ -102,7 +94,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
 
     it('keeps runs under one token that start in the same millisecond apart (calls of a @LeaderOnly method, a catch-up and its tick)', async () => {
       const clock = new ManualClock(7_000_000);
-      const recorder = new HistoryRecorder(fixture.stores[0], {
+      const recorder = new HistoryRecorder(fixture().stores[0], {
         keep: 10, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: 'n0/1', node: 'n0' }, clock,
       });
       const job = 'leader:reports:ReportSender.send';
@@ -111,14 +103,14 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       recorder.finished(first, 'completed', 0);
       recorder.finished(second, 'failed', 0, 'no recipients');
       await recorder.flush();
-      const history = (await fixture.stores[1].read(job))!.history;
+      const history = (await fixture().stores[1].read(job))!.history;
       assert.deepEqual(history.runs.map((r) => r.outcome).sort(), ['completed', 'failed']);
       assertEqual(history.counts, { completed: 1, failed: 1 });
     }, timeoutMs);
 
     it('keeps the newest `keep` runs of many that waited for one flush, counts the rest, and never drops one still running', async () => {
       const clock = new ManualClock(9_000_000);
-      const recorder = new HistoryRecorder(fixture.stores[0], {
+      const recorder = new HistoryRecorder(fixture().stores[0], {
         keep: 3, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: 'n0/1', node: 'n0' }, clock,
       });
       const job = 'leader:reports:ReportSender.send';
@@ -131,7 +123,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
         recorder.finished(run, i === 1 ? 'failed' : 'completed', 1, i === 1 ? 'relay down' : undefined);
       }
       await recorder.flush();
-      const history = (await fixture.stores[1].read(job))!.history;
+      const history = (await fixture().stores[1].read(job))!.history;
       // `keep` runs waited: the one still running and the two newest ended ones.
       assert.deepEqual(history.runs.map((r) => [r.startedAt, r.outcome]), [
         [starts[7], 'completed'], [starts[6], 'completed'], [long.startedAt, 'running'],
@@ -143,7 +135,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
 
     it('shows a run left running by a node that was taken over as unknown', async () => {
       const clock = new ManualClock(5_000_000);
-      const [a, b] = fixture.stores.map((store, i) => new HistoryRecorder(store, {
+      const [a, b] = fixture().stores.map((store, i) => new HistoryRecorder(store, {
         keep: 10, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: `n${i}/1`, node: `n${i}` }, clock,
       }));
       a.started({ job: 'sweep', trigger: 'schedule', instant: clock.now(), token: 7 });
@@ -151,7 +143,7 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       clock.advance(60_000);
       b.finished(b.started({ job: 'sweep', trigger: 'schedule', instant: clock.now(), token: 8 }), 'completed', 12);
       await b.flush();
-      const runs = readableHistory((await fixture.stores[0].read('sweep'))!.history).runs;
+      const runs = readableHistory((await fixture().stores[0].read('sweep'))!.history).runs;
       assert.deepEqual(runs.map((r) => [r.token, r.outcome]), [[8, 'completed'], [7, 'unknown']]);
     }, timeoutMs);
   });

@@ -5,7 +5,7 @@ import { encodeTask } from '../tasks/task.codec';
 import { compareReady, decideClaim } from '../tasks/task-claim.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { rankOf } from '../tasks/task-rank.rules';
-import { testApi, type ContractOptions } from './test-api';
+import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
 
 /**
  * What {@link describeRankedClaimsContract} is given for each test: two task stores on one backend (two nodes), and
@@ -46,18 +46,10 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
   const timeoutMs = options.timeoutMs ?? 30_000;
 
   describe(`TaskStore contract, claim order over a backlog: ${name}`, () => {
-    let fixture: RankedClaimsFixture;
-    beforeEach(async () => {
-      fixture = await setup();
-      await Promise.all(fixture.stores.map((s) => s.connect()));
-    });
-    afterEach(async () => {
-      await Promise.all(fixture.stores.map((s) => s.close()));
-      await fixture.close();
-    });
+    const fixture = fixtureEachTest({ beforeEach, afterEach }, setup);
 
     it('claims a backlog batch after batch in claim order: a retry below the last batch and a late higher priority come first', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const base = T0 * 1000;
       // Dense seqs, then a gap and sparse ones, and a higher priority at the far end of the seqs.
       const backlog = [
@@ -95,21 +87,21 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
     }, timeoutMs);
 
     it('finds and claims the records the previous format wrote: without a rank, and with one carried into a claim', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const base = T0 * 1000;
       const current = pendingAt('old', 'current', 0, base + 2);
       await a.compareAndSet(current.id, { raw: null }, current);
       // Written by the previous version: no rank.
       const unranked = pendingAt('old', 'unranked', 0, base + 1);
-      await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
+      await fixture().plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
       const backingOff = { ...pendingAt('old', 'later', 5, base), notBefore: T0 + 60_000 };
-      await fixture.plant(backingOff.id, JSON.stringify({ v: 1, ...backingOff }));
+      await fixture().plant(backingOff.id, JSON.stringify({ v: 1, ...backingOff }));
       // The previous version claimed a task this version wrote: it keeps the rank (a field it does not know) in the
       // place it stood, and its claim lapsed at T0 + 100.
       const claimedByOld = pendingAt('old', 'carried', 0, base);
       const stored = JSON.parse(encodeTask(claimedByOld)) as Record<string, unknown>;
       const claim = { instance: 'old/1', acquirer: 'old', epoch: 7, claimedAt: T0, expiresAt: T0 + 100 };
-      await fixture.plant(claimedByOld.id, JSON.stringify({ ...stored, state: 'running', epoch: 7, claim, attempts: [{ attempt: 1, epoch: 7, instance: 'old/1', acquirer: 'old', startedAt: T0 }] }));
+      await fixture().plant(claimedByOld.id, JSON.stringify({ ...stored, state: 'running', epoch: 7, claim, attempts: [{ attempt: 1, epoch: 7, instance: 'old/1', acquirer: 'old', startedAt: T0 }] }));
 
       // Before its claim lapsed, the carried rank does not make it claimable.
       assert.deepEqual((await b.claimable(['old'], T0 + 10, T0, 10)).map((t) => t.name), ['unranked', 'current']);
@@ -121,15 +113,15 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
       // The previous version hands one back (pending, without a rank): it is found again.
       const read = await a.read(unranked.id);
       const { claim: _c, ...rest } = read.task!;
-      await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...rest, state: 'pending', notBefore: T0 }));
+      await fixture().plant(unranked.id, JSON.stringify({ v: 1, ...rest, state: 'pending', notBefore: T0 }));
       assert.deepEqual((await b.claimable(['old'], T0 + 1_000, T0, 10)).map((t) => t.name), ['unranked']);
     }, timeoutMs);
 
     it('finds retries once due: one the previous format wrote with its place in claim order, one this format wrote', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const base = T0 * 1000;
       const oldRetry = { ...pendingAt('wait', 'old-retry', 0, base + 1), notBefore: T0 + 500 };
-      await fixture.plant(oldRetry.id, JSON.stringify({ v: 1, ...oldRetry, rank: rankOf(oldRetry) }));
+      await fixture().plant(oldRetry.id, JSON.stringify({ v: 1, ...oldRetry, rank: rankOf(oldRetry) }));
       const newRetry = { ...pendingAt('wait', 'new-retry', 0, base + 2), notBefore: T0 + 500 };
       await a.compareAndSet(newRetry.id, { raw: null }, newRetry);
       const later = { ...pendingAt('wait', 'later', 9, base), notBefore: T0 + 5_000 };
@@ -144,7 +136,7 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
     }, timeoutMs);
 
     it('finds tasks of types with characters that patterns give meaning to, and no others', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const base = T0 * 1000;
       const odd = 're(port)s.v2+[x]{1}|*?^$\\';
       const lookalike = 're(port)sXv2+[x]{1}|*?^$\\';
@@ -152,7 +144,7 @@ export function describeRankedClaimsContract(name: string, setup: () => Promise<
         const ranked = pendingAt(type, 'ranked', 0, base + 2);
         await a.compareAndSet(ranked.id, { raw: null }, ranked);
         const unranked = pendingAt(type, 'unranked', 0, base + 1);
-        await fixture.plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
+        await fixture().plant(unranked.id, JSON.stringify({ v: 1, ...unranked }));
         const held = pendingAt(type, 'lapsed', 0, base);
         const claim = decideClaim(held, ACTOR, T0, 100);
         if (claim.outcome !== 'claimed') throw new assert.AssertionError({ message: `${held.id} not claimed: ${claim.outcome}` });

@@ -7,7 +7,7 @@ import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { assertEqual } from './assertions';
 import { eventually } from './eventually';
-import { testApi, type ContractOptions } from './test-api';
+import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
 
 /** What {@link describeTaskStoreContract} is given for each test: two task stores on one backend (two nodes). */
 export interface TaskStoreFixture {
@@ -30,18 +30,10 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
   const eventTimeoutMs = options.eventTimeoutMs ?? 10_000;
 
   describe(`TaskStore contract: ${name}`, () => {
-    let fixture: TaskStoreFixture;
-    beforeEach(async () => {
-      fixture = await setup();
-      await Promise.all(fixture.stores.map((s) => s.connect()));
-    });
-    afterEach(async () => {
-      await Promise.all(fixture.stores.map((s) => s.close()));
-      await fixture.close();
-    });
+    const fixture = fixtureEachTest({ beforeEach, afterEach }, setup);
 
     it('creates once: a second create of the same id conflicts, and every writer reads what was stored', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const task = submit('check', 'db');
       assert.equal(await a.compareAndSet(task.id, { raw: null }, task), true);
       assert.equal(await b.compareAndSet(task.id, { raw: null }, { ...task, priority: 9 }), false);
@@ -50,7 +42,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('writes only against the value read: of two claims on one read, one wins', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const task = submit('t', 'n');
       await a.compareAndSet(task.id, { raw: null }, task);
       const readA = await a.read(task.id);
@@ -68,7 +60,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('finds claimable tasks of the given types in claim order, without the rest', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const tasks = [submit('x', 'low', 0, T0), submit('x', 'high', 5, T0 + 1), submit('x', 'early', 0, T0 - 5), submit('y', 'other', 9), { ...submit('x', 'later'), notBefore: T0 + 60_000 }];
       for (const t of tasks) await a.compareAndSet(t.id, { raw: null }, t);
       const held = submit('x', 'held');
@@ -84,7 +76,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('compares against the encoding of a task as a query found it, so a claim needs no read first', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const task = submit('q', 'direct', 0, T0);
       await a.compareAndSet(task.id, { raw: null }, task);
       const [found] = await b.claimable(['q'], T0 + 10, T0, 1);
@@ -95,7 +87,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('finds finished tasks to purge: finished before the horizon and heard of by their group', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const finished = (name: string, finishedAt: number, extra: Partial<TaskRecord> = {}): TaskRecord => ({ ...submit('p', name), state: 'done', finishedAt, ...extra });
       for (const t of [finished('old', T0 - 10_000), finished('new', T0), finished('waiting', T0 - 10_000, { uncounted: true }), submit('p', 'pending', 0, T0 - 20_000)]) {
         await a.compareAndSet(t.id, { raw: null }, t);
@@ -105,7 +97,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('signals tasks that become pending, by type, to every node', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const heard: string[] = [];
       const told: Array<TaskRecord | undefined> = [];
       const stop = b.watch((type, id, written) => {
@@ -132,7 +124,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('tells a watch that asks for claims of every other node’s claim (instance and epoch), not its own, and not as pending work', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const pending: string[] = [];
       const claims: string[] = [];
       const stop = b.watch((_type, id) => pending.push(id), ['fair'], { listener: (_type, id, claim) => claims.push(`${id} ${claim.instance} ${claim.epoch}`), except: 'b/1' });
@@ -160,7 +152,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const heard: string[] = [];
       const stopFirst = b.watch((type, id) => heard.push(id), ['wanted']);
       await b.listening();
@@ -179,7 +171,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
     }, timeoutMs);
 
     it('keeps group records by compare-and-set', async () => {
-      const [a, b] = fixture.stores;
+      const [a, b] = fixture().stores;
       const member = { ...submit('t', 'ignored'), id: 't:g:1', name: undefined, group: { name: 'g', number: 1, total: 1 }, state: 'done' as const, result: 1 };
       const { group } = decideGroupProgress(undefined, member, T0);
       assert.equal(await a.compareAndSetGroup(group.id, { raw: null }, group), true);

@@ -34,3 +34,32 @@ export interface ContractOptions {
   /** How long an event (or a change another node made) may take to be heard, in ms. Default 10 s. */
   readonly eventTimeoutMs?: number;
 }
+
+/** What a capability suite's fixture gives: two stores (two nodes) and the fixture's own close. */
+export interface StoresFixture<S> {
+  readonly stores: readonly [S, S];
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh fixture for every test of the group: made by `setup` and its stores connected (by `connect`, plain
+ * `connect()` by default) before each test, closed after it, then the fixture itself. Returns the current fixture.
+ */
+export function fixtureEachTest<S extends { connect(): Promise<unknown>; close(): Promise<void> }, F extends StoresFixture<S>>(
+  api: Pick<TestApi, 'beforeEach' | 'afterEach'>,
+  setup: () => Promise<F>,
+): () => F {
+  let fixture: F | undefined;
+  api.beforeEach(async () => {
+    fixture = await setup();
+    await Promise.all(fixture.stores.map((s) => s.connect()));
+  });
+  api.afterEach(async () => {
+    await Promise.all(fixture?.stores.map((s) => s.close()) ?? []);
+    await fixture?.close();
+  });
+  return () => {
+    if (!fixture) throw new Error('contract suite: no fixture outside a test');
+    return fixture;
+  };
+}
