@@ -5,8 +5,8 @@ import globals from 'globals';
 
 // Rooms (DESIGN.md, "Layout for several capabilities"): core <- store (the backend contract) <- backends/<name> (each
 // implements it); core, store <- presence, permits <- elections <- allocation <- tasks; schedules beside them on permits
-// and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast imports hazelcast-client (lib/nest and
-// lib/cli may import its types, which their options name); a capability stands on the contract and never imports a
+// and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast imports hazelcast-client, even for
+// types (lib/nest and lib/cli name them through its hazelcast-client.types); a capability stands on the contract and never imports a
 // backend; a backend's native path of a capability (lib/backends/<name>/<capability>/) imports that capability only;
 // *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
@@ -154,13 +154,13 @@ export default tseslint.config(
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: `${HAZELCAST.message} lib/nest may name its types.` }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: `${HAZELCAST.message} Name its types through lib/backends/hazelcast/hazelcast-client.types.` }] }],
     },
   },
   {
     files: ['lib/cli/**/*.ts', 'lib/testing.ts', 'lib/testing/**/*.ts', 'lib/index.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', allowTypeImports: true, message: `${HAZELCAST.message} The CLI and the entries may name its types.` }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: `${HAZELCAST.message} Name its types through lib/backends/hazelcast/hazelcast-client.types.` }] }],
     },
   },
 );

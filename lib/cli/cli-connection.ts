@@ -1,4 +1,4 @@
-import type { Client } from 'hazelcast-client';
+import type { Client } from '../backends/hazelcast/hazelcast-client.types';
 import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../presence/presence-record.store';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { ClientConfig } from 'hazelcast-client';
+import type { ClientConfig } from '../backends/hazelcast/hazelcast-client.types';
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { MemoryRecords } from '../backends/memory/memory-records';

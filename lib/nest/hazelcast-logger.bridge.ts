@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { ILogger } from 'hazelcast-client';
+import type { ILogger } from '../backends/hazelcast/hazelcast-client.types';
 
 /** hazelcast-client's levels (its `LogLevel`), so this file needs no runtime import of the client. */
 const LEVELS = { OFF: -1, ERROR: 0, WARN: 1, INFO: 2, DEBUG: 3, TRACE: 4 } as const;
