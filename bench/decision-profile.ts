@@ -51,16 +51,15 @@ async function main(): Promise<void> {
   // A holder with no values listener at all (no node is sent its own writes any more; this one hears nobody's): its
   // view gets its own writes from their answers, which is all a grant or refresh of a fresh key needs here.
   const unheard = await gatekeeperNode('unheard', config, prefix, false);
-  const inner = unheard.store as unknown as { map: IMap<string, string>; listeners: { values: string } };
-  await inner.map.removeEntryListener(inner.listeners.values);
+  // Its watch of the map stopped: the feed's listener removed from the member.
+  await (unheard.store as unknown as { records: { hold: { unwatch(): Promise<void> } } }).records.hold.unwatch();
   const raw = await Client.newHazelcastClient(config);
   const quiet = await raw.getMap<string, string>(`${prefix}.floor`);
   const watched = await raw.getMap<string, string>(`${prefix}.semaphores`);
 
   // Instrument the holder's store: when its write is sent and answered.
   let current: Sample | undefined;
-  const store = holder.store as unknown as { map: IMap<string, string> };
-  const map = store.map;
+  const map = (holder.store as unknown as { records: { map(): { map: IMap<string, string> } } }).records.map().map;
   const replace = map.replaceIfSame.bind(map);
   map.replaceIfSame = ((key: string, oldValue: string, newValue: string) => {
     const sample = current;

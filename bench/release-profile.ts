@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     const counts = { casWon: 0, casLost: 0, reads: 0, grants: 0, denials: 0 };
     for (const node of nodes) {
       // The permit store's record map, and under it the IMap its calls go to.
-      const map = (node.store as unknown as { map: { map: IMap<string, string> } }).map.map;
+      const map = (node.store as unknown as { records: { map(): { map: IMap<string, string> } } }).records.map().map;
       const replace = map.replaceIfSame.bind(map);
       const get = map.get.bind(map);
       map.replaceIfSame = ((k: string, o: string, v: string) => replace(k, o, v).then((won) => ((won ? counts.casWon++ : counts.casLost++), won))) as typeof map.replaceIfSame;

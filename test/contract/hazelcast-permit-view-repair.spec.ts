@@ -1,4 +1,3 @@
-import type { IMap } from 'hazelcast-client';
 import { systemClock } from '../../lib/core/clock';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
 import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
@@ -7,6 +6,7 @@ import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
+import { imapOf, watchedOf } from '../support/permit-records';
 
 /**
  * The permit view's repairs, on a real member, with a write's answer held back by wrapping the store's own map (as the
@@ -28,7 +28,7 @@ describe('the permit view against a real member', () => {
     await store.close();
   });
 
-  const storeMap = () => (store as unknown as { map: { map: IMap<string, string> } }).map.map;
+  const storeMap = () => imapOf(store);
   const outside = async () => raw().getMap<string, string>(`${mapPrefix}.semaphores`);
   const nextOf = async (): Promise<{ before: { raw: string | null; entry: SemaphoreEntry | undefined }; next: SemaphoreEntry }> => {
     const before = await store.read('billing');
@@ -95,7 +95,7 @@ describe('the permit view against a real member', () => {
 
   it('reads an entry it heard removed as lost, before any renewal of its canary has landed', async () => {
     // Every node's renewal of the canary held back: only what this node heard can say the entry went.
-    const map = (store as unknown as { map: { markLost: () => Promise<void> } }).map;
+    const map = watchedOf(store).map();
     map.markLost = () => new Promise<void>(() => undefined);
     const heardAt = Date.now();
     await (await outside()).delete('billing');

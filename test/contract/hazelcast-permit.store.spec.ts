@@ -1,4 +1,3 @@
-import type { IMap } from 'hazelcast-client';
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../../lib/core/clock';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
@@ -9,6 +8,7 @@ import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describePermitStoreContract } from '../../lib/testing';
+import { imapOf, watchedOf } from '../support/permit-records';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -39,10 +39,10 @@ describe('against a real Hazelcast member', () => {
       const sent = new Map<HazelcastPermitStore, string[]>([[a, []], [b, []]]);
       const wrote = new Map<HazelcastPermitStore, string[]>([[a, []], [b, []]]);
       for (const store of [a, b]) {
-        const spied = store as unknown as { heard(name: string, raw: string): void };
-        const heard = spied.heard.bind(store);
+        const spied = watchedOf(store);
+        const heard = spied.heard.bind(spied);
         spied.heard = (name, raw) => (sent.get(store)!.push(raw), heard(name, raw));
-        const map = (store as unknown as { map: { map: IMap<string, string> } }).map.map;
+        const map = imapOf(store);
         const [putIfAbsent, replaceIfSame] = [map.putIfAbsent.bind(map), map.replaceIfSame.bind(map)];
         map.putIfAbsent = ((key: string, value: string) => (wrote.get(store)!.push(value), putIfAbsent(key, value))) as typeof map.putIfAbsent;
         map.replaceIfSame = ((key: string, expected: string, next: string) => (wrote.get(store)!.push(next), replaceIfSame(key, expected, next))) as typeof map.replaceIfSame;
@@ -92,7 +92,7 @@ describe('against a real Hazelcast member', () => {
       await new SemaphoreAdmin(store, systemClock).put({ name: 'billing', duration: '10s' });
       const before = await store.read('billing');
       // The write reaches the member only after the call's deadline, as one the client retries during a migration.
-      const map = (store as unknown as { map: { map: IMap<string, string> } }).map.map;
+      const map = imapOf(store);
       const replaceIfSame = map.replaceIfSame.bind(map);
       let landed = false;
       map.replaceIfSame = (async (key: string, expected: string, next: string) => {
@@ -117,7 +117,7 @@ describe('against a real Hazelcast member', () => {
       const own = store.peek('billing')!.raw;
       // A removal of the entry before this write, its event come after the write's answer (events and answers travel apart).
       const calls = store.operationCount();
-      (store as unknown as { removed(name: string): void }).removed('billing');
+      watchedOf(store).removed('billing');
       expect(store.peek('billing')?.raw).toBe(own);
       await eventually('the entry read again', () => store.operationCount() > calls);
     } finally {

@@ -4,6 +4,7 @@ import type { RecordMap, StoredRecord } from '../../lib/store/record-map';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
 import { eventually } from '../support/eventually';
+import { watchedOf } from '../support/permit-records';
 
 /**
  * The permit view's repairs that need no member to show: a listing racing a removal, and entries that went while
@@ -21,7 +22,7 @@ describe('the permit view on a memory backend', () => {
   afterEach(async () => {
     await store.close();
   });
-  const storeMap = () => (store as unknown as { map: RecordMap }).map;
+  const storeMap = () => watchedOf(store).map();
 
   it('does not take a listing into the view over a removal heard while it was out', async () => {
     const map = storeMap();
@@ -42,7 +43,7 @@ describe('the permit view on a memory backend', () => {
     const before = Date.now();
     // Gone without an event (a cleared map whose events were lost): only a re-read can tell.
     records.entries.delete('billing');
-    (store as unknown as { missed(reason: string): void }).missed('cleared');
+    watchedOf(store).missed('cleared');
     await eventually('the resync to find it gone', () => store.peek('billing')?.raw === null);
     const other = new MemoryPermitStore(records);
     await other.connect({ clock: systemClock });
