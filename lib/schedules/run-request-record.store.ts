@@ -13,7 +13,8 @@ const REQUEST_TTL_MS = 60 * 60_000;
 /**
  * "Run now" requests on any backend of the store contract: one canonical JSON record per request, written by
  * compare-and-set; every node watches the map (requests are rare, and each change carries its value, so a node
- * decides without asking). The requester removes its request once answered.
+ * decides without asking), and reads every request again when the feed says changes may have been missed. The
+ * requester removes its request once answered.
  */
 export class RunRequestRecordStore implements RunRequestStore {
   private readonly hold: MapHold;
@@ -23,16 +24,25 @@ export class RunRequestRecordStore implements RunRequestStore {
   }
 
   async connect(heard: (request: RunRequest) => void): Promise<void> {
+    const hear = (id: string, raw: string) => {
+      try {
+        heard(decodeRequest(id, raw));
+      } catch {
+        // An unreadable request is nobody's to run.
+      }
+    };
     await this.hold.open({
       changed: (id, raw) => {
-        if (raw === null) return;
-        try {
-          heard(decodeRequest(id, raw));
-        } catch {
-          // An unreadable request is nobody's to run.
-        }
+        if (raw !== null) hear(id, raw);
       },
-      missed: () => undefined, // the requester nudges and polls its request: a missed event costs time, not a run
+      // Changes may have been missed: every request is read again and heard (as every view re-reads then), so one whose
+      // event was lost is answered now, not at the requester's next nudge. Nothing to read while disconnected.
+      missed: (reason) => {
+        if (reason === 'disconnected') return;
+        void this.hold.map().list().then((records) => {
+          for (const { key, value } of records) hear(key, value);
+        }).catch(() => undefined); // the requester's nudges still repeat its request
+      },
     });
   }
 

@@ -1,5 +1,7 @@
 import { compareCodePoints } from '../core/code-point-order';
+import { RecordView, type RecordCodec } from '../store/record-view';
 import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
+import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
 import type { ScheduleStore } from './schedule-store';
 
 /** A change of a node's view of the runtime schedules. */
@@ -29,20 +31,24 @@ export interface ScheduleViewOptions {
   readonly monotonicNow?: () => number;
 }
 
+/** How the view reads schedules' records. */
+const SCHEDULE_CODEC: RecordCodec<ScheduleRecord> = {
+  decode: (id, raw) => decodeScheduleRecord(id, raw),
+  revision: (record) => record.revision,
+};
+
 /**
- * A node's view of the runtime schedules: a snapshot of the live ones, kept fresh by the store's entry events and,
- * since those can be lost without any sign, by polling the store's change marker (one read per interval) and
- * listing again when it moved, when the store says events may have been missed, and at least every
- * `resyncIntervalMs`. Revisions only grow, so a late event or a listing older than what an event brought never
- * takes the view back. Listeners hear each change once: added, changed (a new revision), removed.
+ * A node's view of the runtime schedules: the record view every capability keeps (`RecordView`), on the schedules'
+ * records, fed by the store's change events and, since those can be lost without any sign, by polling the store's
+ * change marker (one read per interval) and listing again when it moved, when the store says events may have been
+ * missed, and at least every `resyncIntervalMs`. Revisions only grow, so a late event or a listing older than what an
+ * event brought never takes the view back, and a listing begun before an event never undoes it. Listeners hear each
+ * change once: added, changed (a new revision), removed.
  */
 export class ScheduleView {
+  private readonly records = new RecordView<ScheduleRecord>(SCHEDULE_CODEC);
+  /** The live schedules as listeners were last told. */
   private readonly live = new Map<string, LiveScheduleRecord>();
-  /** The newest revision seen per id, tombstones included: what orders events and listings. */
-  private readonly revisions = new Map<string, number>();
-  /** When (in {@link sequence}) an event last changed each id: a listing begun before it does not undo it. */
-  private readonly heardAt = new Map<string, number>();
-  private sequence = 0;
   private readonly listeners = new Set<(change: ScheduleChange) => void>();
   private marker: string | null | undefined;
   private confirmedAt = -Infinity;
@@ -65,6 +71,7 @@ export class ScheduleView {
     this.resyncIntervalMs = options.resyncIntervalMs ?? 60_000;
     this.callTimeoutMs = options.callTimeoutMs ?? 5_000;
     this.now = options.monotonicNow ?? (() => performance.now());
+    this.records.subscribe((id, record) => this.told(id, record));
   }
 
   /** Starts listening and reads every schedule (throws if that first read fails); then polls on its timer. */
@@ -143,7 +150,7 @@ export class ScheduleView {
       return false;
     }
     this.missed = false;
-    const since = this.sequence;
+    const mark = this.records.changeMark();
     let listed;
     try {
       listed = await this.store.list({ removed: true, timeoutMs: this.callTimeoutMs });
@@ -151,42 +158,31 @@ export class ScheduleView {
       this.missed = true; // list again at the next poll, whatever the marker says then
       throw error;
     }
-    const seen = new Set<string>();
-    for (const { record } of listed) {
-      if (!record) continue;
-      seen.add(record.id);
-      this.apply(record.id, record);
-    }
-    // Gone from the store (deleted by hand, or lost), unless an event changed it after the listing began.
-    for (const id of [...this.live.keys()]) {
-      if (!seen.has(id) && (this.heardAt.get(id) ?? 0) <= since) this.apply(id, undefined);
-    }
+    // Gone from the store (deleted by hand, or lost) unless an event changed it after the listing began.
+    this.records.observeListing(listed.filter((v) => v.raw !== null).map(({ raw, record }) => ({ key: record!.id, value: raw! })), mark);
     this.marker = marker;
     this.listedAt = started;
     this.confirmedAt = started;
     return true;
   }
 
+  /** A change the store sent: a record as written (a tombstone too), or its disappearance. */
   private heard(id: string, record: ScheduleRecord | undefined): void {
-    if (this.apply(id, record)) this.heardAt.set(id, ++this.sequence);
+    if (record) this.records.heard(id, encodeScheduleRecord(record), record);
+    else this.records.removed(id);
   }
 
-  /** Takes in a record (or an id's disappearance) unless the view already has that revision or a newer one. */
-  private apply(id: string, record: ScheduleRecord | undefined): boolean {
+  /** The view took in a newer record of `id` (or its absence): listeners hear what it changed. */
+  private told(id: string, record: ScheduleRecord | undefined): void {
     const previous = this.live.get(id);
-    if (record) {
-      if (record.revision <= (this.revisions.get(id) ?? 0)) return false;
-      this.revisions.set(id, record.revision);
-    }
     if (isLive(record)) {
       this.live.set(id, record);
+      if (previous?.revision === record.revision) return; // the same revision in other words: nothing changed
       this.emit(previous ? { kind: 'changed', schedule: record, previous } : { kind: 'added', schedule: record });
-      return true;
+    } else if (previous) {
+      this.live.delete(id);
+      this.emit({ kind: 'removed', previous });
     }
-    if (!previous) return record !== undefined;
-    this.live.delete(id);
-    this.emit({ kind: 'removed', previous });
-    return true;
   }
 
   private emit(change: ScheduleChange): void {

@@ -94,6 +94,9 @@ export class RecordView<T> {
   private readonly writing = new Map<string, Set<OwnWrite<T>>>();
   /** How many removals of each key this node heard. Bounded by the records the store ever held. */
   private readonly removals = new Map<string, number>();
+  /** When (in {@link RecordView.changeMark}'s sequence) the feed last changed each key: a listing begun before does not undo it. */
+  private readonly heardAt = new Map<string, number>();
+  private sequence = 0;
 
   constructor(
     private readonly codec: RecordCodec<T>,
@@ -191,14 +194,51 @@ export class RecordView<T> {
     return new Map(this.removals);
   }
 
+  /** A value the feed sent (another node's write): counted for listings under way (see {@link RecordView.observeListing}). */
+  heard(key: string, raw: string, decoded?: T): string | undefined {
+    this.heardAt.set(key, ++this.sequence);
+    return this.observe(key, raw, decoded);
+  }
+
+  /** A mark to take before a full listing (see {@link RecordView.observeListing}). */
+  changeMark(): { readonly removals: RemovalMark; readonly sequence: number } {
+    return { removals: this.removalMark(), sequence: this.sequence };
+  }
+
+  /** The keys the view holds that a full listing begun at `mark` lacks, and the feed did not change since it began. */
+  goneFrom(records: ReadonlyArray<{ key: string }>, mark: { readonly sequence: number }): string[] {
+    const listed = new Set(records.map((r) => r.key));
+    return this.keys().filter((key) => !listed.has(key) && (this.heardAt.get(key) ?? 0) <= mark.sequence);
+  }
+
+  /**
+   * Takes in a full listing begun at `mark`: each record (unless removed since), and the absence of every record the
+   * view holds that the listing lacks, unless the feed changed it since the listing began (the listing may predate
+   * it). Returns the keys found gone, and why values listed cannot be read.
+   */
+  observeListing(records: ReadonlyArray<{ key: string; value: string }>, mark: { readonly removals: RemovalMark; readonly sequence: number }): { gone: string[]; unreadable: Array<{ key: string; reason: string }> } {
+    const listed = new Set(records.map((r) => r.key));
+    const gone = this.goneFrom(records, mark);
+    for (const key of gone) this.observe(key, null);
+    // A write in flight on a key the listing lacks may land after a removal this node never heard (events can be lost).
+    this.absentExcept(listed);
+    const unreadable: Array<{ key: string; reason: string }> = [];
+    for (const { key, value } of records) {
+      const reason = this.observeRead(key, value, mark.removals);
+      if (reason) unreadable.push({ key, reason });
+    }
+    return { gone, unreadable };
+  }
+
   /**
    * The feed says `key` was removed. Returns `'read-again'` when the view holds a value this node wrote or a write of
    * its own is under way: the removal may be of the value before it (answers and events travel apart, and no event
    * follows to put this node's own write back), so the caller reads the record again; `'absent'` when the view now
    * holds the absence.
    */
-  removed(key: string, wroteValue: (raw: string) => boolean): 'read-again' | 'absent' {
+  removed(key: string, wroteValue: (raw: string) => boolean = () => false): 'read-again' | 'absent' {
     this.removals.set(key, (this.removals.get(key) ?? 0) + 1);
+    this.heardAt.set(key, ++this.sequence);
     const known = this.known.get(key)?.raw;
     const writes = this.writing.get(key);
     if (writes || (typeof known === 'string' && wroteValue(known))) {

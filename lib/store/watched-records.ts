@@ -251,7 +251,7 @@ export class WatchedRecords<T> {
 
   /** A value another node (or version, or operator) wrote, from the feed. */
   private heard(key: string, value: string): void {
-    const unreadable = this.view.observe(key, value);
+    const unreadable = this.view.heard(key, value);
     if (unreadable) this.events.corruptValue?.(key, unreadable);
   }
 
@@ -303,21 +303,12 @@ export class WatchedRecords<T> {
    */
   private async reload(): Promise<Set<string>> {
     const map = this.hold.map();
-    const known = this.view.entries().map((e) => e.name);
-    const held = this.view.keys();
-    const mark = this.view.removalMark();
+    const mark = this.view.changeMark();
     const records = await this.call(() => map.list());
-    const keys = new Set(records.map(({ key }) => key));
-    const gone = held.filter((key) => !keys.has(key));
+    const gone = this.view.goneFrom(records, mark);
     if (gone.length > 0) await this.events.gone?.(map, gone);
-    for (const key of known) if (!keys.has(key)) this.view.observe(key, null);
-    // A write in flight on a key the listing lacks may land after a removal this node never heard (events can be lost).
-    this.view.absentExcept(keys);
-    for (const { key, value } of records) {
-      const unreadable = this.view.observeRead(key, value, mark);
-      if (unreadable) this.events.corruptValue?.(key, unreadable);
-    }
-    return keys;
+    for (const { key, reason } of this.view.observeListing(records, mark).unreadable) this.events.corruptValue?.(key, reason);
+    return new Set(records.map(({ key }) => key));
   }
 
   private timeout(options: RecordCallOptions): RecordCallOptions {

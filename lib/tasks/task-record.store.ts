@@ -29,9 +29,10 @@ interface Watch {
  * (`pending` and `running`) and filtered here; new work and claims come from the tasks map's change feed, which the
  * store watches only while someone watches it (a submitter hears nothing).
  *
- * The feed may lose events (its `missed`): nothing is done about it here, since nothing is owed. A lost event of new
- * work is found by the worker's scan (`TaskWorker` asks {@link TaskRecordStore.claimable} every scan interval), and a
- * lost claim only makes the nodes share a burst less evenly.
+ * The feed may lose events (its `missed`): watchers are then told of work they could not read, so a worker's
+ * candidates are read again from the store at its next claim (as every view re-reads when changes may have been
+ * missed); the worker's scan (`TaskWorker` asks {@link TaskRecordStore.claimable} every scan interval) bounds what a
+ * loss the feed does not tell costs, and a lost claim only makes the nodes share a burst less evenly.
  */
 export class TaskRecordStore implements TaskStore {
   private tasks?: RecordMap;
@@ -214,6 +215,20 @@ export class TaskRecordStore implements TaskStore {
     }
   }
 
+  /**
+   * The feed may have lost changes: every watcher is told of work it could not read (no task), which makes a worker
+   * ask the store again at its next claim instead of waiting for its scan, as every view re-reads on a missed change.
+   */
+  private missed(): void {
+    for (const { listener } of [...this.watches]) {
+      try {
+        listener('', '', undefined);
+      } catch {
+        // The watcher's own business.
+      }
+    }
+  }
+
   /** Brings the feed's registration in line with the watches: on while connected and watched, else off. */
   private syncFeed(): void {
     this.feed = this.feed.catch(() => undefined).then(() => this.resubscribe());
@@ -223,8 +238,7 @@ export class TaskRecordStore implements TaskStore {
     const map = this.tasks;
     const wanted = map !== undefined && this.watches.size > 0;
     if (wanted && !this.unwatchFeed) {
-      // Missed changes need nothing here: the worker's scan finds the work they were about (see the class).
-      this.unwatchFeed = await map.watch({ changed: (key, value) => this.heard(key, value), missed: () => undefined });
+      this.unwatchFeed = await map.watch({ changed: (key, value) => this.heard(key, value), missed: () => this.missed() });
     } else if (!wanted && this.unwatchFeed) {
       const stop = this.unwatchFeed;
       this.unwatchFeed = undefined;

@@ -80,6 +80,14 @@ export class MemoryRecords {
     for (const set of this.watchers.values()) for (const watcher of set) watcher.missed('lost-data');
   }
 
+  /**
+   * Tells every watcher that changes may have been missed, losing nothing: a feed that dropped events, as a reconnect
+   * or a member leaving does on a clustered store. For tests of what a view does then.
+   */
+  missChanges(reason: MissedReason = 'member-left'): void {
+    for (const set of this.watchers.values()) for (const watcher of [...set]) watcher.missed(reason);
+  }
+
   /** Tells the map's watchers of a change, each a moment after the write (in a microtask), as a store's events come after its answer. */
   private tell(name: string, key: string, value: string | null): void {
     for (const watcher of this.watchers.get(name) ?? []) {

@@ -51,6 +51,21 @@ export class HazelcastPendingListener {
     };
   }
 
+  /**
+   * Events may have been missed (a reconnect: the members do not replay them): every watcher is told of work it could
+   * not read, so a worker reads its candidates again at its next claim, as every view re-reads when changes may have
+   * been missed.
+   */
+  missed(): void {
+    for (const { listener } of [...this.watchers]) {
+      try {
+        listener('', '', undefined);
+      } catch {
+        // The watcher's own business.
+      }
+    }
+  }
+
   /** See `TaskStore.listening`. */
   listening(): Promise<void> {
     // A registration that failed (the cluster was out of reach) is tried again now, once; the query goes ahead either

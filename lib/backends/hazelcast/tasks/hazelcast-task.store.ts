@@ -34,6 +34,8 @@ export class HazelcastTaskStore implements TaskStore {
   private tasks?: IMap<string, HazelcastJsonValue>;
   private groups?: IMap<string, string>;
   private opened = false;
+  /** Stops hearing the connection's reconnects (after which pending events may have been missed). */
+  private unsubscribeState?: () => void;
   private events: TaskStoreEvents = {};
   private readonly pending = new HazelcastPendingListener((operation, what) => this.call(operation, what, {}), (key, value) => this.decodeEvent(key, value));
   private readonly prefix: string;
@@ -63,6 +65,9 @@ export class HazelcastTaskStore implements TaskStore {
       await this.call(() => tasks.addIndex({ type: 'HASH', attributes: ['uncounted'] }), 'index uncounted tasks', {});
       this.tasks = tasks;
       this.pending.attach(tasks);
+      this.unsubscribeState = this.options.connection.onState((state) => {
+        if (state === 'connected') this.pending.missed();
+      });
     } catch (error) {
       await this.close();
       throw error;
@@ -70,6 +75,8 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
+    this.unsubscribeState?.();
+    this.unsubscribeState = undefined;
     await this.pending.close();
     this.tasks = undefined;
     this.groups = undefined;
