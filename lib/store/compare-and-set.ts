@@ -15,7 +15,17 @@ export interface ConflictBounds {
   readonly attempts?: number;
   /** The deadline of the whole loop: checked before each attempt (`Deadline.left()` throws `StoreTimeoutError`). */
   readonly deadline?: Deadline;
+  /**
+   * The longest wait between two attempts, in ms: after the `n`-th conflict in a row an attempt waits a random time
+   * up to `min(backoffMs, 2^(n-1))` ms (the first retry goes at once), so writers that keep colliding on one hot
+   * record spread out instead of losing in lockstep. Never waits past `deadline`. Default {@link DEFAULT_BACKOFF_MS};
+   * `0`: no wait.
+   */
+  readonly backoffMs?: number;
 }
+
+/** The longest wait between two attempts of a compare-and-set loop unless told otherwise, in ms. */
+export const DEFAULT_BACKOFF_MS = 64;
 
 /**
  * The one bounded loop of the library: runs `attempt` until it returns anything but {@link CONFLICT}, at most
@@ -26,14 +36,22 @@ export interface ConflictBounds {
 export async function retryOnConflict<R>(
   what: string,
   attempt: (index: number) => Promise<R | typeof CONFLICT>,
-  { attempts = DEFAULT_ATTEMPTS, deadline }: ConflictBounds = {},
+  { attempts = DEFAULT_ATTEMPTS, deadline, backoffMs = DEFAULT_BACKOFF_MS }: ConflictBounds = {},
 ): Promise<R> {
   for (let index = 0; index < attempts; index++) {
+    if (index > 1 && backoffMs > 0) await backOff(Math.min(backoffMs, 2 ** (index - 2)), deadline);
     deadline?.left();
     const result = await attempt(index);
     if (result !== CONFLICT) return result;
   }
   throw new WriteConflictError(what, attempts);
+}
+
+/** Waits a random time up to `maxMs` (full jitter), and never past `deadline`. */
+function backOff(maxMs: number, deadline: Deadline | undefined): Promise<void> {
+  const left = deadline ? deadline.left() : Infinity;
+  const ms = Math.min(Math.random() * maxMs, Math.max(0, left - 1));
+  return ms >= 1 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
 
 /** What one decision of {@link updateRecord} wants done. */

@@ -53,7 +53,7 @@ describe('the task store over the contract, on memory', () => {
     const stop = worker.watch((_type, id) => heard.push(id), ['w']);
     await worker.listening();
     expect(watches).toHaveBeenCalledTimes(1);
-    backend.loseData(); // the feed says changes may have been missed: nothing to do, the worker's scan finds the work
+    backend.loseData(); // the feed says changes may have been missed: the watch is told, and goes on hearing
     const second = submit('w', '2');
     await submitter.compareAndSet(second.id, { raw: null }, second);
     await eventually('the task written after the missed changes', () => heard.includes('w:2'));

@@ -183,7 +183,8 @@ class MemoryCounters implements Counters {
     this.call();
     const before = this.records.counters.get(name);
     const lostSince = before === undefined ? this.records.lostAt : undefined;
-    const value = lostSince === undefined ? (before ?? 0) + 1 : this.records.clock.now() * 1_000;
+    // After a loss, a value no earlier counter can have reached: the loss's time in µs (fewer than 1,000 values a ms).
+    const value = lostSince === undefined ? (before ?? 0) + 1 : Math.max(this.records.clock.now(), lostSince) * 1_000;
     this.records.counters.set(name, value);
     return lostSince === undefined ? { value } : { value, lostSince };
   }

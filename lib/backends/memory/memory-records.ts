@@ -76,7 +76,8 @@ export class MemoryRecords {
   loseData(): void {
     this.maps.clear();
     this.counters.clear();
-    this.lostAt = this.clock.now();
+    // Strictly later than the previous loss, even within one ms: counters jump to a value above every one handed out since.
+    this.lostAt = Math.max(this.clock.now(), (this.lostAt ?? -Infinity) + 1);
     for (const set of this.watchers.values()) for (const watcher of set) watcher.missed('lost-data');
   }
 
