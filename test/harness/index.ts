@@ -18,7 +18,10 @@
  *      Operator actions go through `new Operator(historyFile, serviceOrAdmin)`, which records `edit` events.
  *   3. Nemesis. Members: `cluster.freeze(i)`, `resume(i)`, `kill(i)`, `killMany([i, j])`, `stop(i)`, `restart(i)`.
  *      Network: `cluster.proxy(i).delay(ms) | blackhole() | reset() | heal()`, each optionally `{ pid }` to hit one
- *      node process only (keysOwnedBy / ownerIndex aim at the member owning a key). Nodes: `node.freeze()`,
+ *      node process only, and `{ direction: 'toClient' }` to hold a member's answers and events while its
+ *      requests still land (keysOwnedBy / ownerIndex aim at the member owning a key);
+ *      `cluster.proxy(i).holdBackupAcks({ pid })` holds only the backup acknowledgements member i sends, so a
+ *      write whose backup it keeps lands and its answer comes late while everything else flows. Nodes: `node.freeze()`,
  *      `resume()`, `kill()`, `terminate()`. Clocks: `clockOffsetMs` per node. Record what you inject with
  *      `recordNemesis(historyFile, action, target)` (node faults record themselves) to measure bounds from it.
  *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, edits })` returns violations
@@ -30,7 +33,7 @@
  * nemesis.spec.ts proves each fault against real members; workload.spec.ts and checker.spec.ts show the rest.
  */
 export { ControlledCluster, type ControlledClusterOptions } from '../support/cluster-control';
-export { TcpProxy, type ProxyConnection, type ProxyMode, type ProxyScope } from './tcp-proxy';
+export { TcpProxy, type ProxyConnection, type ProxyDirection, type ProxyMode, type ProxyScope } from './tcp-proxy';
 export { canResolvePids, localPortsOf, tcpSocketsOf, type ProcSocket } from './proc-net';
 export { keysOwnedBy, ownerIndex, partitionTableReady, partitionTableStable } from './key-owner';
 export { within, type Within } from './deadline';
