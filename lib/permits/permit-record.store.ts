@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock';
 import type { RecordMap } from '../store/record-map';
 import type { StoreBackend } from '../store/store-backend';
+import { MapHold } from '../store/map-hold';
 import { WatchedRecords } from '../store/watched-records';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
@@ -9,6 +10,12 @@ import { SEMAPHORE_CODEC, type ObservedEntry } from './semaphore.view';
 
 /** The record map semaphores live in: one entry per semaphore, its definition and permits. */
 export const SEMAPHORE_MAP = 'semaphores';
+/**
+ * The record map that says which semaphores ever had an entry: one small record per name, written once after its entry
+ * was first created and never removed. An entry found absent under a name it lists went without its capability
+ * removing it (nothing removes an entry), even when nobody heard it go.
+ */
+export const SEMAPHORE_KEYS_MAP = 'semaphore-keys';
 
 /**
  * Semaphores on any backend of the store contract: one entry per semaphore in the record map `semaphores`, written
@@ -26,6 +33,9 @@ export class PermitRecordStore implements PermitStore {
    * whatever the store says yet. Bounded by the entries the store ever held (removals come only of those).
    */
   private readonly removedAt = new Map<string, number>();
+  private readonly existed: MapHold;
+  /** The names this node knows are in {@link SEMAPHORE_KEYS_MAP}: bounded by the entries it wrote. */
+  private readonly marked = new Set<string>();
 
   constructor(
     private readonly backend: StoreBackend,
@@ -33,6 +43,7 @@ export class PermitRecordStore implements PermitStore {
     callTimeoutMs?: number,
   ) {
     this.records = new WatchedRecords(backend, { map: SEMAPHORE_MAP, store: 'permit', codec: SEMAPHORE_CODEC, callTimeoutMs });
+    this.existed = new MapHold(backend, SEMAPHORE_KEYS_MAP, 'permit');
   }
 
   /** {@inheritDoc PermitStore.connect} */
@@ -50,12 +61,19 @@ export class PermitRecordStore implements PermitStore {
       removed: (map, name) => this.removed(map, name),
       corruptValue: (key, reason) => this.events.corruptValue?.(key, reason),
     });
+    try {
+      await this.existed.open();
+    } catch (error) {
+      await this.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** {@inheritDoc PermitStore.close} */
   async close(): Promise<void> {
     this.events = {};
     await this.records.close();
+    await this.existed.close();
   }
 
   /** Connected, and nothing since the last successful resync suggests this node missed events. */
@@ -75,12 +93,19 @@ export class PermitRecordStore implements PermitStore {
     const read = await this.records.read(name, options);
     if (read.raw !== null) return read;
     const map = this.records.map();
+    const existed = this.existed.map();
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
-    const storeSays = await this.records.call(() => map.lostSince(name, left === undefined ? {} : { timeoutMs: left }));
-    // A removal this node heard counts even before the store says so.
+    const timeout = left === undefined ? {} : { timeoutMs: left };
+    const [storeSays, marker] = await Promise.all([
+      this.records.call(() => map.lostSince(name, timeout)),
+      this.records.call(() => existed.get(name, timeout)),
+    ]);
+    // A removal this node heard counts even before the store says so; an entry that existed and is gone went unheard,
+    // at some time before now (a map cleared or evicted while every node that knew it was cut off).
     const removedAt = this.removedAt.get(name);
-    const lostSince = storeSays === undefined ? removedAt : removedAt === undefined ? storeSays : Math.max(storeSays, removedAt);
-    return lostSince === undefined ? read : { ...read, lostSince };
+    const unheard = marker ? (this.clock?.now() ?? Date.now()) : undefined;
+    const times = [storeSays, removedAt, unheard].filter((t): t is number => t !== undefined);
+    return times.length === 0 ? read : { ...read, lostSince: Math.max(...times) };
   }
 
   /** A new unique id for a write, marked as this node's so its feed is not sent the write back. */
@@ -89,8 +114,25 @@ export class PermitRecordStore implements PermitStore {
   }
 
   /** {@inheritDoc PermitStore.compareAndSet} */
-  compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
-    return this.records.write(name, expected.raw, next, encodeEntry(next), options);
+  async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
+    const written = await this.records.write(name, expected.raw, next, encodeEntry(next), options);
+    if (written && !this.marked.has(name)) void this.markExisted(name);
+    return written;
+  }
+
+  /**
+   * Records in {@link SEMAPHORE_KEYS_MAP} that `name` has an entry, once, after a write of it landed (never before: a
+   * name listed without ever having had an entry would make its first creator wait out a loss that never was). In the
+   * background: a failure leaves it for this node's next write of the entry.
+   */
+  private async markExisted(name: string): Promise<void> {
+    this.marked.add(name);
+    try {
+      const existed = this.existed.map();
+      await this.records.call(() => existed.create(name, JSON.stringify({ since: this.clock?.now() ?? Date.now() })));
+    } catch {
+      this.marked.delete(name);
+    }
   }
 
   /** {@inheritDoc PermitStore.list} */

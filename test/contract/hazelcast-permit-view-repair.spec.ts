@@ -105,6 +105,20 @@ describe('the permit view against a real member', () => {
     expect(read.lostSince).toBeGreaterThanOrEqual(heardAt - 1_000);
   });
 
+  it('reads an entry as lost that went while no node that knew it was there to hear it', async () => {
+    await eventually('the note that billing has an entry', async () => (await raw().getMap<string, string>(`${mapPrefix}.semaphore-keys`)).containsKey('billing'));
+    // Every node that knew the entry is gone (cut off, stopped); then the map is cleared, unheard by anyone.
+    await store.close();
+    const before = Date.now();
+    await (await outside()).clear();
+    store = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
+    await store.connect({ clock: systemClock });
+    // A node that never saw the entry: its partition's canary is intact, and nobody marked it lost.
+    const read = await store.read('billing');
+    expect(read.raw).toBeNull();
+    expect(read.lostSince).toBeGreaterThanOrEqual(before);
+  });
+
   it('makes an entry removed from outside count as lost, so whoever rebuilds it waits out its permits', async () => {
     const other = new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix });
     await other.connect({ clock: systemClock });

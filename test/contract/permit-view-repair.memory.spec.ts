@@ -2,7 +2,7 @@ import { systemClock } from '../../lib/core/clock';
 import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
 import type { RecordMap, StoredRecord } from '../../lib/store/record-map';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
-import { SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
+import { SEMAPHORE_KEYS_MAP, SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
 import { eventually } from '../support/eventually';
 import { watchedOf } from '../support/permit-records';
 
@@ -37,6 +37,20 @@ describe('the permit view on a memory backend', () => {
     const listed = await store.list();
     expect(listed.map((e) => e.name)).toEqual(['billing']); // the caller gets what the store said
     expect(store.peek('billing')?.raw ?? null).toBeNull(); // the view keeps the absence it heard
+  });
+
+  it('reads an entry as lost that went while no node that knew it was there to hear it', async () => {
+    await eventually('the note that billing has an entry', () => records.map(SEMAPHORE_KEYS_MAP).has('billing'));
+    await store.close();
+    const before = Date.now();
+    records.entries.delete('billing'); // no event: nobody listens
+    store = new MemoryPermitStore(records);
+    await store.connect({ clock: systemClock });
+    const read = await store.read('billing');
+    expect(read.raw).toBeNull();
+    expect(read.lostSince).toBeGreaterThanOrEqual(before);
+    // A name that never had an entry is not lost: its first creator waits for nothing.
+    expect((await store.read('never')).lostSince).toBeUndefined();
   });
 
   it('marks an entry that went unheard as lost when a resync finds it gone, so a node that never saw it waits', async () => {

@@ -1,12 +1,12 @@
 import { CANARY_MAP } from './hazelcast-partition-canaries';
 
 /**
- * Every IMap the library reads and writes for a map prefix (default `'gatekeeper'`): permits, presence, tasks and
+ * Every IMap the library reads and writes for a map prefix (default `'gatekeeper'`): permits (and which semaphores ever had an entry), presence, tasks and
  * task groups, runtime schedules, job history, skipped ticks and run-now requests, the counters, and the partition canaries (shared by every prefix). A test keeps this list in step with the maps a
  * node actually opens.
  */
 export function libraryMapNames(prefix = 'gatekeeper'): string[] {
-  return [`${prefix}.semaphores`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, `${prefix}.counters`, `${prefix}.lost-records`, CANARY_MAP];
+  return [`${prefix}.semaphores`, `${prefix}.semaphore-keys`, `${prefix}.presence`, `${prefix}.tasks`, `${prefix}.task-groups`, `${prefix}.schedules`, `${prefix}.job-runs`, `${prefix}.job-ticks`, `${prefix}.job-requests`, `${prefix}.counters`, `${prefix}.lost-records`, CANARY_MAP];
 }
 
 /**
