@@ -34,7 +34,7 @@ export class PermitRecordStore implements PermitStore {
    */
   private readonly removedAt = new Map<string, number>();
   private readonly existed: MapHold;
-  /** The names this node knows are in {@link SEMAPHORE_KEYS_MAP}: bounded by the entries it wrote. */
+  /** The names this node knows are in the map `semaphore-keys`: bounded by the entries it wrote. */
   private readonly marked = new Set<string>();
 
   constructor(
@@ -121,7 +121,7 @@ export class PermitRecordStore implements PermitStore {
   }
 
   /**
-   * Records in {@link SEMAPHORE_KEYS_MAP} that `name` has an entry, once, after a write of it landed (never before: a
+   * Records in the map `semaphore-keys` that `name` has an entry, once, after a write of it landed (never before: a
    * name listed without ever having had an entry would make its first creator wait out a loss that never was). In the
    * background: a failure leaves it for this node's next write of the entry.
    */

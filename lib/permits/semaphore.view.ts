@@ -1,11 +1,18 @@
 import type { SemaphoreEntry } from './semaphore-entry';
 import { decodeEntry, encodedRevision } from './semaphore-entry.codec';
-import { RecordView, type ObservedRecord, type RecordCodec } from '../store/record-view';
+import { RecordView, type RecordCodec } from '../store/record-view';
 
 export { ABSENT_NAMES_CAP } from '../store/record-view';
 
-/** An entry as this node last saw it, and how old that knowledge is. */
-export type ObservedEntry = ObservedRecord<SemaphoreEntry>;
+/** An entry as this node last saw it, and how old that knowledge is (the record view's `ObservedRecord` of an entry). */
+export interface ObservedEntry {
+  /** The decoded entry, or `undefined` when the store had none. */
+  readonly entry: SemaphoreEntry | undefined;
+  /** The exact stored value (`null` if absent), for compare-and-set. */
+  readonly raw: string | null;
+  /** How long ago (ms, this process's monotonic clock) the store last confirmed this value by read, write or event. */
+  readonly ageMs: number;
+}
 
 /** How the view reads semaphores' entries. */
 export const SEMAPHORE_CODEC: RecordCodec<SemaphoreEntry> = {

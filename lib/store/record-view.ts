@@ -1,4 +1,9 @@
 import { RecentMap } from '../core/recent-map';
+import { HeardChanges, type ChangeMark, type RemovalMark } from './heard-changes';
+import { WritesInFlight, type OwnWrite } from './writes-in-flight';
+
+export type { ChangeMark, RemovalMark } from './heard-changes';
+export type { OwnWrite } from './writes-in-flight';
 
 /** How a view reads the records of one map. */
 export interface RecordCodec<T> {
@@ -23,13 +28,6 @@ export interface ObservedRecord<T> {
   readonly ageMs: number;
 }
 
-/** A write of this node's in flight: what it writes, and whether the record was seen absent meanwhile. */
-export interface OwnWrite<T> {
-  readonly raw: string;
-  readonly value: T;
-  absenceSeen: boolean;
-}
-
 interface Known<T> {
   raw: string | null;
   /** `undefined` when absent or unreadable, and until `raw` is decoded. */
@@ -52,9 +50,6 @@ interface Listener<T> {
  * not grow with them; a few thousand cover every key a node's own work asks for, in about 1 MB.
  */
 export const ABSENT_NAMES_CAP = 4_096;
-
-/** A mark taken before a read or a listing: its answer is taken into the view only if no removal was heard since. */
-export type RemovalMark = ReadonlyMap<string, number>;
 
 /**
  * The one event-fed view of a record map every capability keeps: the newest record this node has seen per key, from
@@ -90,13 +85,10 @@ export class RecordView<T> {
    */
   private readonly remembered_ = new Map<string, T>();
   private readonly listeners = new Set<Listener<T>>();
-  /** This node's writes in flight, by key, until their answer comes (even past their call's deadline). */
-  private readonly writing = new Map<string, Set<OwnWrite<T>>>();
-  /** How many removals of each key this node heard. Bounded by the records the store ever held. */
-  private readonly removals = new Map<string, number>();
-  /** When (in {@link RecordView.changeMark}'s sequence) the feed last changed each key: a listing begun before does not undo it. */
-  private readonly heardAt = new Map<string, number>();
-  private sequence = 0;
+  /** This node's writes in flight, until their answer comes (even past their call's deadline). */
+  private readonly writing = new WritesInFlight<T>();
+  /** What the feed told, counted for the reads and listings under way. */
+  private readonly changes = new HeardChanges();
 
   constructor(
     private readonly codec: RecordCodec<T>,
@@ -142,7 +134,7 @@ export class RecordView<T> {
   observe(key: string, raw: string | null, decoded?: T): string | undefined {
     const seenAt = this.monotonicNow();
     const previous = this.known.get(key);
-    if (raw === null) for (const own of this.writing.get(key) ?? []) own.absenceSeen = true;
+    if (raw === null) this.writing.sawAbsence(key);
     // A value kept undecoded is decoded before it is lost, so a lost record is remembered as if decoded on arrival.
     if (raw === null && previous) this.decoded(key, previous);
     if (raw === null && !this.remembered_.has(key)) return this.observeAbsent(key, seenAt);
@@ -152,7 +144,7 @@ export class RecordView<T> {
       previous.seenAt = seenAt;
       return undefined;
     }
-    if (raw !== null && decoded === undefined) decoded = this.ownValue(key, raw);
+    if (raw !== null && decoded === undefined) decoded = this.writing.valueOf(key, raw);
     const revision = raw !== null && decoded === undefined && !this.wanted(key) ? this.codec.encodedRevision?.(raw) : undefined;
     if (revision !== undefined) {
       const before = previous && (previous.decoded ? this.revisionOf(previous.entry) : previous.revision);
@@ -185,30 +177,30 @@ export class RecordView<T> {
    * reads again). Returns why `raw` cannot be read, if it cannot.
    */
   observeRead(key: string, raw: string | null, mark: RemovalMark, decoded?: T): string | undefined {
-    if ((this.removals.get(key) ?? 0) !== (mark.get(key) ?? 0)) return undefined;
+    if (this.changes.removedSince(key, mark)) return undefined;
     return this.observe(key, raw, decoded);
   }
 
   /** A mark to take before a read or a listing (see {@link RecordView.observeRead}). */
   removalMark(): RemovalMark {
-    return new Map(this.removals);
+    return this.changes.removalMark();
   }
 
   /** A value the feed sent (another node's write): counted for listings under way (see {@link RecordView.observeListing}). */
   heard(key: string, raw: string, decoded?: T): string | undefined {
-    this.heardAt.set(key, ++this.sequence);
+    this.changes.heard(key);
     return this.observe(key, raw, decoded);
   }
 
   /** A mark to take before a full listing (see {@link RecordView.observeListing}). */
-  changeMark(): { readonly removals: RemovalMark; readonly sequence: number } {
-    return { removals: this.removalMark(), sequence: this.sequence };
+  changeMark(): ChangeMark {
+    return this.changes.changeMark();
   }
 
   /** The keys the view holds that a full listing begun at `mark` lacks, and the feed did not change since it began. */
-  goneFrom(records: ReadonlyArray<{ key: string }>, mark: { readonly sequence: number }): string[] {
+  goneFrom(records: ReadonlyArray<{ key: string }>, mark: ChangeMark): string[] {
     const listed = new Set(records.map((r) => r.key));
-    return this.keys().filter((key) => !listed.has(key) && (this.heardAt.get(key) ?? 0) <= mark.sequence);
+    return this.keys().filter((key) => !listed.has(key) && !this.changes.changedSince(key, mark));
   }
 
   /**
@@ -216,12 +208,12 @@ export class RecordView<T> {
    * view holds that the listing lacks, unless the feed changed it since the listing began (the listing may predate
    * it). Returns the keys found gone, and why values listed cannot be read.
    */
-  observeListing(records: ReadonlyArray<{ key: string; value: string }>, mark: { readonly removals: RemovalMark; readonly sequence: number }): { gone: string[]; unreadable: Array<{ key: string; reason: string }> } {
+  observeListing(records: ReadonlyArray<{ key: string; value: string }>, mark: ChangeMark): { gone: string[]; unreadable: Array<{ key: string; reason: string }> } {
     const listed = new Set(records.map((r) => r.key));
     const gone = this.goneFrom(records, mark);
     for (const key of gone) this.observe(key, null);
     // A write in flight on a key the listing lacks may land after a removal this node never heard (events can be lost).
-    this.absentExcept(listed);
+    this.writing.sawAbsenceExcept(listed);
     const unreadable: Array<{ key: string; reason: string }> = [];
     for (const { key, value } of records) {
       const reason = this.observeRead(key, value, mark.removals);
@@ -237,12 +229,10 @@ export class RecordView<T> {
    * holds the absence.
    */
   removed(key: string, wroteValue: (raw: string) => boolean = () => false): 'read-again' | 'absent' {
-    this.removals.set(key, (this.removals.get(key) ?? 0) + 1);
-    this.heardAt.set(key, ++this.sequence);
+    this.changes.removed(key);
     const known = this.known.get(key)?.raw;
-    const writes = this.writing.get(key);
-    if (writes || (typeof known === 'string' && wroteValue(known))) {
-      for (const own of writes ?? []) own.absenceSeen = true;
+    if (this.writing.has(key) || (typeof known === 'string' && wroteValue(known))) {
+      this.writing.sawAbsence(key);
       return 'read-again';
     }
     this.observe(key, null);
@@ -251,17 +241,12 @@ export class RecordView<T> {
 
   /** Tracks a write of this node's until {@link RecordView.endWrite}: the feed's copy of it is not decoded again. */
   beginWrite(key: string, raw: string, value: T): OwnWrite<T> {
-    const own: OwnWrite<T> = { raw, value, absenceSeen: false };
-    const writes = this.writing.get(key);
-    if (writes) writes.add(own);
-    else this.writing.set(key, new Set([own]));
-    return own;
+    return this.writing.begin(key, raw, value);
   }
 
   /** The write's answer came (or it was settled): it is no longer in flight. */
   endWrite(key: string, own: OwnWrite<T>): void {
-    const writes = this.writing.get(key);
-    if (writes?.delete(own) && writes.size === 0) this.writing.delete(key);
+    this.writing.end(key, own);
   }
 
   /**
@@ -273,11 +258,6 @@ export class RecordView<T> {
     if (own.absenceSeen) return false;
     this.observe(key, own.raw, own.value);
     return true;
-  }
-
-  /** Marks every write in flight on a key outside `present` as having seen an absence (a listing lacked its key). */
-  absentExcept(present: ReadonlySet<string>): void {
-    for (const [key, writes] of this.writing) if (!present.has(key)) for (const own of writes) own.absenceSeen = true;
   }
 
   /**
@@ -295,12 +275,6 @@ export class RecordView<T> {
     for (const [key, known] of this.known) this.decoded(key, known);
     this.known.clear();
     this.absent.clear();
-  }
-
-  /** The decoded value of a write of this node's in flight with exactly this text, if any. */
-  private ownValue(key: string, raw: string): T | undefined {
-    for (const own of this.writing.get(key) ?? []) if (own.raw === raw) return own.value;
-    return undefined;
   }
 
   private revisionOf(entry: T | undefined): number | undefined {

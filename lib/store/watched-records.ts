@@ -2,9 +2,10 @@ import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { MapHold } from './map-hold';
-import type { MissedReason, RecordCallOptions, RecordMap, RecordMapSpec, StoredRecord } from './record-map';
+import type { RecordCallOptions, RecordMap, RecordMapSpec, StoredRecord } from './record-map';
 import { RecordView, type ObservedRecord, type RecordCodec } from './record-view';
 import type { StoreBackend } from './store-backend';
+import { ViewTrust } from './view-trust';
 
 /** What a watched map tells its capability store. */
 export interface WatchedRecordsEvents {
@@ -59,14 +60,7 @@ export class WatchedRecords<T> {
   readonly view: RecordView<T>;
   private readonly hold: MapHold;
   private events: WatchedRecordsEvents = {};
-  private connected = false;
-  /** Set when the connection dropped or a call failed: missed events must be made up for by a re-read. */
-  private suspect = false;
-  /** Between a 'disconnected' and the next 'reconnected' of the feed. */
-  private offline = false;
-  private resyncing?: Promise<void>;
-  /** Counts reasons to distrust the view, so a resync that began before the latest one runs again. */
-  private distrusted = 0;
+  private readonly trust: ViewTrust;
   private operations = 0;
 
   constructor(
@@ -75,15 +69,19 @@ export class WatchedRecords<T> {
   ) {
     this.view = new RecordView(options.codec, options.monotonicNow, (key, reason) => this.events.corruptValue?.(key, reason));
     this.hold = new MapHold(backend, options.map, options.store, options.spec);
+    this.trust = new ViewTrust(() => this.resyncOnce(), {
+      disconnected: () => this.events.disconnected?.(),
+      resynced: () => this.events.resynced?.(),
+    });
   }
 
   /** Opens the map, watches it (without this node's own values) and reads every record into the view. */
   async open(events: WatchedRecordsEvents = {}): Promise<void> {
     this.events = events;
     try {
-      await this.hold.open({ changed: (key, value) => (value === null ? this.removed(key) : this.heard(key, value)), missed: (reason) => this.missed(reason) }, { exceptOwn: true });
+      await this.hold.open({ changed: (key, value) => (value === null ? this.removed(key) : this.heard(key, value)), missed: (reason) => this.trust.missed(reason) }, { exceptOwn: true });
       await this.reload();
-      this.connected = true;
+      this.trust.start();
     } catch (error) {
       // A failed start must not leave a connection open that keeps the process alive.
       await this.close().catch(() => undefined);
@@ -95,19 +93,19 @@ export class WatchedRecords<T> {
   async close(): Promise<void> {
     // Our own shutdown disconnects: that is not an outage to report.
     this.events = {};
-    this.connected = false;
+    this.trust.stop();
     await this.hold.close();
     this.view.clear();
   }
 
   /** Connected, and nothing since the last successful resync suggests this node missed changes. */
   isTrusted(): boolean {
-    return this.reachable() && !this.suspect;
+    return this.reachable() && this.trust.trusted();
   }
 
   /** Connected, and the feed has not said it is down. */
   reachable(): boolean {
-    return this.connected && !this.offline && this.backend.isConnected();
+    return this.trust.online() && this.backend.isConnected();
   }
 
   /**
@@ -187,7 +185,7 @@ export class WatchedRecords<T> {
       lateOutcome: (landed: boolean | undefined) => {
         this.view.endWrite(key, own);
         try {
-          if (landed && this.connected && this.hold.map() === map) this.landed(key, own);
+          if (landed && this.trust.online() && this.hold.map() === map) this.landed(key, own);
         } catch {
           // A view listener's failure is its own; the write is recorded.
         }
@@ -222,10 +220,7 @@ export class WatchedRecords<T> {
 
   /** Events may have been missed or data lost: stop trusting the view until a resync. */
   distrust(): void {
-    if (!this.connected) return;
-    this.suspect = true;
-    this.distrusted++;
-    void this.resync();
+    this.trust.distrust();
   }
 
   /** A write of this node's landed: into the view, or, after an absence seen meanwhile, read again. */
@@ -255,45 +250,15 @@ export class WatchedRecords<T> {
     if (unreadable) this.events.corruptValue?.(key, unreadable);
   }
 
-  /** The feed says changes may have been missed. */
-  private missed(reason: MissedReason): void {
-    if (!this.connected) return;
-    if (reason === 'disconnected') {
-      this.offline = true;
-      this.suspect = true;
-      this.events.disconnected?.();
-    } else if (reason === 'reconnected') {
-      this.offline = false;
-      if (this.suspect) void this.resync();
-    } else {
-      this.distrust();
-    }
-  }
-
   /**
-   * After a disconnect, a lost member or a failed call: changes missed meanwhile are not replayed, so every record is
-   * read again. Records this node knew that are now gone were lost (`events.lost`).
+   * One resync: after a disconnect, a lost member or a failed call, changes missed meanwhile are not replayed, so every
+   * record is read again. Records this node knew that are now gone were lost (`events.lost`).
    */
-  private resync(): Promise<void> {
-    this.resyncing ??= (async () => {
-      try {
-        // A loss while this runs may have taken records this reload already saw: run again then.
-        for (let generation = -1; generation !== this.distrusted; ) {
-          generation = this.distrusted;
-          const before = new Set(this.view.entries().map((e) => e.name));
-          const keys = await this.reload();
-          const lost = [...before].filter((key) => !keys.has(key));
-          if (generation === this.distrusted) this.suspect = false;
-          if (lost.length > 0) await this.events.lost?.(lost);
-        }
-        await this.events.resynced?.();
-      } catch {
-        // Still unreachable: the next reconnect or successful call tries again.
-      } finally {
-        this.resyncing = undefined;
-      }
-    })();
-    return this.resyncing;
+  private async resyncOnce(): Promise<void> {
+    const before = new Set(this.view.entries().map((e) => e.name));
+    const keys = await this.reload();
+    const lost = [...before].filter((key) => !keys.has(key));
+    if (lost.length > 0) await this.events.lost?.(lost);
   }
 
   /**
@@ -323,12 +288,12 @@ export class WatchedRecords<T> {
     this.operations++;
     try {
       const result = await operation();
-      if (this.suspect && this.connected) void this.resync();
+      this.trust.callWorked();
       return result;
     } catch (error) {
       // A timeout means a stalled store: what it will do with the call, and what events it held back, is unknown,
       // so the view is re-read before the next local answer. Other write failures are settled first.
-      if (!settle || error instanceof StoreTimeoutError) this.suspect = this.connected;
+      if (!settle || error instanceof StoreTimeoutError) this.trust.callFailed();
       throw error;
     }
   }

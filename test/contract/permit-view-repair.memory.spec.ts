@@ -57,7 +57,7 @@ describe('the permit view on a memory backend', () => {
     const before = Date.now();
     // Gone without an event (a cleared map whose events were lost): only a re-read can tell.
     records.entries.delete('billing');
-    watchedOf(store).missed('cleared');
+    watchedOf(store).trust.missed('cleared');
     await eventually('the resync to find it gone', () => store.peek('billing')?.raw === null);
     const other = new MemoryPermitStore(records);
     await other.connect({ clock: systemClock });

@@ -10,8 +10,8 @@ export interface WatchedInternals {
   heard(key: string, value: string): void;
   /** What the feed calls with a removal. */
   removed(key: string): void;
-  /** What the feed calls when changes may have been missed. */
-  missed(reason: MissedReason): void;
+  /** Its trust in the view, which the feed tells when changes may have been missed. */
+  trust: { missed(reason: MissedReason): void };
 }
 
 /** The watched map under a `PermitRecordStore` (Hazelcast's or memory's). */
