@@ -1,14 +1,12 @@
-import { Client } from 'hazelcast-client';
 import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { decodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { systemClock } from '../../lib/core/clock';
 import {
-  checkHistory, ControlledCluster, keysOwnedBy, newHistoryFile, Operator, partitionTableStable, readHistory, recordNemesis,
-  startWorkloadNode, type EffectEvent, type NodeProcess, type SignalEvent, type StartEvent,
+  checkHistory, keysOwnedBy, newHistoryFile, Operator, readHistory, recordNemesis, startWorkloadNode, useFaultCluster,
+  type EffectEvent, type SignalEvent, type StartEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
-import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 /** The job whose write the connection drop cuts: short runs every 250 ms, a write every half permit (3 s). */
@@ -35,24 +33,15 @@ const BOUND_MS = WRITER.duration / 4 + 1_000;
  * deadline, not only at the holder's next write of the paused entry.
  */
 describe('a connection drop during a write whose settle read succeeds, with an edit\'s event lost in the drop', () => {
-  let cluster: ControlledCluster;
-  let probe: Client;
+  const fault = useFaultCluster(2, { proxied: true, outside: true });
+  const { nodes } = fault;
   let store: HazelcastPermitStore | undefined;
-  const nodes: NodeProcess[] = [];
-  beforeAll(async () => {
-    cluster = await ControlledCluster.start(2, { proxied: true });
-    await declareFresh(cluster.clientConfig());
-    probe = await Client.newHazelcastClient(cluster.clientConfig());
-    await partitionTableStable(probe);
-  });
   afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.terminate()));
     await store?.close();
-    await probe?.shutdown();
-    await cluster?.quit();
   });
 
   it('reaches the holder\'s running job within the settled write\'s deadline', async () => {
+    const { cluster, outside: probe } = fault;
     const historyFile = newHistoryFile('dropped-write');
     const mapPrefix = uniquePrefix('dropped');
     // Both entries on member 0: the write and the edit's event travel the one connection that drops.

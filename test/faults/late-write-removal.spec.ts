@@ -1,11 +1,9 @@
-import { Client } from 'hazelcast-client';
 import { decodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import {
-  checkHistory, ControlledCluster, newHistoryFile, ownerIndex, partitionTableStable, readHistory, recordNemesis,
-  startWorkloadNode, type EffectEvent, type NodeProcess, type StartEvent,
+  checkHistory, newHistoryFile, ownerIndex, readHistory, recordNemesis, startWorkloadNode, useFaultCluster,
+  type EffectEvent, type StartEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
-import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 /** The permit's duration: each decision waits a quarter of it (2 s) before it gives up on the store. */
@@ -35,22 +33,11 @@ const SIDE = { duration: 4_000, intervalMs: 250, runMs: 10, effectEveryMs: 5, mo
  * as lost, so whoever puts it back waits out every permit it could hold, the late-landed refresh's included.
  */
 describe('a write whose answer comes after its deadline, followed by a removal', () => {
-  let cluster: ControlledCluster;
-  let raw: Client;
-  const nodes: NodeProcess[] = [];
-  beforeAll(async () => {
-    cluster = await ControlledCluster.start(2, { proxied: true });
-    await declareFresh(cluster.clientConfig());
-    raw = await Client.newHazelcastClient(cluster.clientConfig());
-    await partitionTableStable(raw);
-  });
-  afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.terminate()));
-    await raw?.shutdown();
-    await cluster?.quit();
-  });
+  const fault = useFaultCluster(2, { proxied: true, outside: true });
+  const { nodes } = fault;
 
   it('leaves the holder acting on nothing the store lost, and grants nobody the permit before the late write\'s lease lapsed', async () => {
+    const { cluster, outside: raw } = fault;
     const historyFile = newHistoryFile('late-write-removal');
     const mapPrefix = uniquePrefix('late-write');
     // The entry's primary on one member, its backup (whose acknowledgements are held) on the other; the holder's other

@@ -47,5 +47,5 @@ export * from './history';
 export { holderOf, runsOf, type Run } from './runs';
 export { checkHistory, type CheckOptions, type CheckResult, type HistoryStats, type Violation, type ViolationKind } from './checker';
 export { gaps, summarize, type Gap } from './bounds';
-export { useFaultCluster, newHistoryFile, type FaultCluster } from './fault-cluster';
+export { useFaultCluster, newHistoryFile, type FaultCluster, type FaultClusterOptions } from './fault-cluster';
 export { startTaskNode, taskEnv, type TaskNodeSettings } from './task-app';
