@@ -35,7 +35,7 @@ export interface LoopOptions {
  * accepts the view's. Returns `undefined` when every attempt lost a race. Every store call gets what is left of
  * `deadline` (and throws `StoreTimeoutError` when nothing is); a result from the trusted view needs no time.
  */
-export async function compareAndSetLoop<R>(
+export function compareAndSetLoop<R>(
   store: PermitStore,
   name: string,
   decide: (read: VersionedEntry) => Attempt<R> | Promise<Attempt<R>>,
@@ -43,33 +43,31 @@ export async function compareAndSetLoop<R>(
 ): Promise<R | undefined> {
   let observed: ObservedEntry | undefined = known?.raw === null ? undefined : known;
   let read: VersionedEntry | undefined = observed;
-  try {
-    return await retryOnConflict(`semaphore "${name}"`, async () => {
-      if (!read) {
-        read = await store.read(name, { timeoutMs: deadline.left() });
-        observed = undefined;
-      }
-      const current = read;
-      const decision = await decide(current);
-      if (!decision.write) {
-        if (!observed || trust(observed)) return decision.result;
-        read = undefined;
-        return CONFLICT;
-      }
-      decision.beforeWrite?.();
-      if (await store.compareAndSet(name, current, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
-        return decision.result;
-      }
-      // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
-      // no read); otherwise read what it wrote. An absence is always read from the store: only a read can say
-      // whether an absent entry may have been lost (and so must be rebuilt with a recovery wait).
-      const seen = store.peek(name);
-      observed = seen && seen.raw !== null && seen.raw !== current.raw ? seen : undefined;
-      read = observed;
+  return retryOnConflict(`semaphore "${name}"`, async () => {
+    if (!read) {
+      read = await store.read(name, { timeoutMs: deadline.left() });
+      observed = undefined;
+    }
+    const current = read;
+    const decision = await decide(current);
+    if (!decision.write) {
+      if (!observed || trust(observed)) return decision.result;
+      read = undefined;
       return CONFLICT;
-    }, { attempts: maxAttempts });
-  } catch (error) {
+    }
+    decision.beforeWrite?.();
+    if (await store.compareAndSet(name, current, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
+      return decision.result;
+    }
+    // Another writer got in first. Its write may already have reached the view by event (a lost race then costs
+    // no read); otherwise read what it wrote. An absence is always read from the store: only a read can say
+    // whether an absent entry may have been lost (and so must be rebuilt with a recovery wait).
+    const seen = store.peek(name);
+    observed = seen && seen.raw !== null && seen.raw !== current.raw ? seen : undefined;
+    read = observed;
+    return CONFLICT;
+  }, { attempts: maxAttempts, deadline }).catch((error: unknown) => {
     if (error instanceof WriteConflictError) return undefined;
     throw error;
-  }
+  });
 }

@@ -12,21 +12,30 @@ export interface OwnWrite<T> {
  * `RecordView.landed`); the feed's copy of a write is recognised by its exact text and not decoded again.
  */
 export class WritesInFlight<T> {
-  private readonly writing = new Map<string, Set<OwnWrite<T>>>();
+  /** One write per key is the rule, kept as is (an array only while several are out): no collection per write. */
+  private readonly writing = new Map<string, OwnWrite<T> | Array<OwnWrite<T>>>();
 
   /** Tracks a write until {@link WritesInFlight.end}. */
   begin(key: string, raw: string, value: T): OwnWrite<T> {
     const own: OwnWrite<T> = { raw, value, absenceSeen: false };
     const writes = this.writing.get(key);
-    if (writes) writes.add(own);
-    else this.writing.set(key, new Set([own]));
+    if (writes === undefined) this.writing.set(key, own);
+    else if (Array.isArray(writes)) writes.push(own);
+    else this.writing.set(key, [writes, own]);
     return own;
   }
 
   /** The write's answer came (or it was settled): it is no longer in flight. */
   end(key: string, own: OwnWrite<T>): void {
     const writes = this.writing.get(key);
-    if (writes?.delete(own) && writes.size === 0) this.writing.delete(key);
+    if (writes === own) {
+      this.writing.delete(key);
+    } else if (Array.isArray(writes)) {
+      const at = writes.indexOf(own);
+      if (at >= 0) writes.splice(at, 1);
+      if (writes.length === 0) this.writing.delete(key);
+      else if (writes.length === 1) this.writing.set(key, writes[0]);
+    }
   }
 
   /** Whether a write of `key` is in flight. */
@@ -36,17 +45,22 @@ export class WritesInFlight<T> {
 
   /** The record was seen absent: every write of it in flight may have been removed, or come after a removal. */
   sawAbsence(key: string): void {
-    for (const own of this.writing.get(key) ?? []) own.absenceSeen = true;
+    for (const own of this.of(key)) own.absenceSeen = true;
   }
 
   /** A full listing lacked every key outside `present`: the writes in flight on those saw an absence. */
   sawAbsenceExcept(present: ReadonlySet<string>): void {
-    for (const [key, writes] of this.writing) if (!present.has(key)) for (const own of writes) own.absenceSeen = true;
+    for (const key of this.writing.keys()) if (!present.has(key)) this.sawAbsence(key);
   }
 
   /** The decoded value of a write in flight with exactly this text, if any. */
   valueOf(key: string, raw: string): T | undefined {
-    for (const own of this.writing.get(key) ?? []) if (own.raw === raw) return own.value;
+    for (const own of this.of(key)) if (own.raw === raw) return own.value;
     return undefined;
+  }
+
+  private of(key: string): ReadonlyArray<OwnWrite<T>> {
+    const writes = this.writing.get(key);
+    return writes === undefined ? [] : Array.isArray(writes) ? writes : [writes];
   }
 }

@@ -59,17 +59,22 @@ export class HazelcastRecordMap implements RecordMap {
     return entries.map(([key, stored]) => ({ key, value: text(stored) }));
   }
 
-  async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const created = () => this.map.putIfAbsent(key, this.stored(value), options.ttlMs).then((previous) => previous === null || previous === undefined);
+  // The writes are every decision's hot path: no async layer of their own (each costs a promise and its awaits).
+  create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+    const created = () => this.map.putIfAbsent(key, this.stored(value), options.ttlMs).then(absentBefore);
     return this.write(created, `create ${this.name} "${key}"`, options);
   }
 
-  async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+  replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
     const what = `write ${this.name} "${expected.key}"`;
-    const replaced = await this.write(() => this.map.replaceIfSame(expected.key, this.stored(expected.value), this.stored(value)), what, options);
+    const replaced = this.write(() => this.map.replaceIfSame(expected.key, this.stored(expected.value), this.stored(value)), what, options);
+    const ttlMs = options.ttlMs;
+    if (ttlMs === undefined) return replaced;
     // replaceIfSame takes no TTL and resets the entry's to the map's default: set it again (a garbage-collection aid).
-    if (replaced && options.ttlMs !== undefined) await this.call(() => this.map.setTtl(expected.key, options.ttlMs!), what, options).catch(() => undefined);
-    return replaced;
+    return replaced.then(async (written) => {
+      if (written) await this.call(() => this.map.setTtl(expected.key, ttlMs), what, options).catch(() => undefined);
+      return written;
+    });
   }
 
   async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {
@@ -157,18 +162,18 @@ export class HazelcastRecordMap implements RecordMap {
    * A compare-and-set through the backend's calls. The client cannot cancel an invocation: one past its deadline may
    * still land, and its answer is handed to `lateOutcome` when it comes.
    */
-  private async write(operation: () => Promise<boolean>, what: string, options: RecordWriteOptions): Promise<boolean> {
+  private write(operation: () => Promise<boolean>, what: string, options: RecordWriteOptions): Promise<boolean> {
+    const tell = options.lateOutcome;
+    if (!tell) return this.call(operation, what, options);
     let sent: Promise<boolean> | undefined;
-    try {
-      return await this.call(() => (sent = operation()), what, options);
-    } catch (error) {
-      if (error instanceof StoreTimeoutError && options.lateOutcome) {
-        const tell = options.lateOutcome;
+    // A rejection handler only: an answer in time passes through with no layer of its own.
+    return this.call(() => (sent = operation()), what, options).catch((error: unknown) => {
+      if (error instanceof StoreTimeoutError) {
         if (sent) void sent.then((landed) => tell(landed), () => tell(undefined)).catch(() => undefined);
         else tell(undefined);
       }
       throw error;
-    }
+    });
   }
 
   private stored(value: string): Stored {
@@ -179,6 +184,9 @@ export class HazelcastRecordMap implements RecordMap {
     return this.context.calls.run(operation, what, options.timeoutMs);
   }
 }
+
+/** Whether a `putIfAbsent` found no previous value (it created the record). */
+const absentBefore = (previous: unknown): boolean => previous === null || previous === undefined;
 
 /**
  * The text of a stored value. A client that parses JSON values eagerly (the Node client's default) hands over the
