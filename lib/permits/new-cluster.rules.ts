@@ -37,6 +37,28 @@ export function earlierLifeOf(where: string, entry: SemaphoreEntry): EarlierLife
   return undefined;
 }
 
+/**
+ * How much earlier than a rebuild's loss a note must be to show an earlier entry: the nodes' clocks differ (a note is
+ * stamped by its writer, a loss by the canaries' or a node's clock), and a cluster's first creators write their notes
+ * just after the first start.
+ */
+export const NOTE_MARGIN_MS = 60_000;
+
+/**
+ * The sign of an earlier life in a semaphore the cluster notes as having had an entry since `notedAt` (map
+ * `semaphore-keys`, written after an entry's first write landed): its entry is gone, or was rebuilt after a loss that
+ * came after the note. A cluster that lost everything loses its notes too, so a note older than the entry means the
+ * entry alone went: the cluster is not new, and the rebuild's wait must stay. A note written after a first start's
+ * rebuild (its first creators' entries wait too) is no sign.
+ */
+export function noteEvidence(where: string, notedAt: number | undefined, entry: SemaphoreEntry | undefined): EarlierLife | undefined {
+  if (!entry) return { where, reason: 'the cluster notes it had an entry, and the entry is gone (it was lost, not never made)' };
+  if (entry.rebuilt && (notedAt === undefined || notedAt < entry.rebuilt.lostSince - NOTE_MARGIN_MS)) {
+    return { where, reason: 'the cluster noted an entry of it before the loss this one was rebuilt after' };
+  }
+  return undefined;
+}
+
 /** A partition's canary as the rules read it. */
 export interface CanaryReading {
   readonly createdAt: number;

@@ -53,7 +53,10 @@ export class PermitRecordStore implements PermitStore {
     await this.records.open({
       disconnected: () => this.events.disconnected?.(),
       resynced: () => this.events.reconnected?.(),
-      lost: (names) => this.events.entriesLost?.(names),
+      lost: (names) => {
+        for (const name of names) this.marked.delete(name); // the note may have gone with the entry
+        return this.events.entriesLost?.(names);
+      },
       // Gone without a removal heard: marked lost before anyone rebuilds them, so whoever does, on any node, waits.
       gone: async (map, names) => {
         await Promise.all(names.map((name) => this.records.call(() => map.markLost(name))));
@@ -116,7 +119,8 @@ export class PermitRecordStore implements PermitStore {
   /** {@inheritDoc PermitStore.compareAndSet} */
   async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
     const written = await this.records.write(name, expected.raw, next, encodeEntry(next), options);
-    if (written && !this.marked.has(name)) void this.markExisted(name);
+    // Noted again at every create: a create follows a loss, which may have taken the note with the entry.
+    if (written && (expected.raw === null || !this.marked.has(name))) void this.markExisted(name);
     return written;
   }
 
@@ -178,6 +182,7 @@ export class PermitRecordStore implements PermitStore {
    */
   private removed(map: RecordMap, name: string): void {
     this.removedAt.set(name, this.clock?.now() ?? Date.now());
+    this.marked.delete(name);
     void this.records.call(() => map.markLost(name)).catch(() => undefined);
   }
 }

@@ -138,7 +138,7 @@ export class ScheduleCatalog {
         const landed = read.record?.writeId === writeId ? tried.get(read.record.revision) : undefined;
         if (landed && read.record) return this.announce(id, landed, read.record);
         return CONFLICT;
-      }, { attempts: this.maxAttempts });
+      }, { attempts: this.maxAttempts, deadline });
     } catch (error) {
       if (error instanceof WriteConflictError) throw new ScheduleEditConflictError(id, this.maxAttempts);
       throw error;

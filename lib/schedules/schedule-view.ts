@@ -35,6 +35,8 @@ export interface ScheduleViewOptions {
 const SCHEDULE_CODEC: RecordCodec<ScheduleRecord> = {
   decode: (id, raw) => decodeScheduleRecord(id, raw),
   revision: (record) => record.revision,
+  // A removed schedule is a tombstone whose revision goes on growing if the id comes back.
+  revisionsOutliveRecords: true,
 };
 
 /**

@@ -51,6 +51,7 @@ export async function retryOnConflict<R>(
 function backOff(maxMs: number, deadline: Deadline | undefined): Promise<void> {
   const left = deadline ? deadline.left() : Infinity;
   const ms = Math.min(Math.random() * maxMs, Math.max(0, left - 1));
+  // Not unref'd: the loop is work under way, which a process (or a test runner) must wait for.
   return ms >= 1 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
 

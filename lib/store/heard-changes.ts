@@ -5,6 +5,8 @@ export type RemovalMark = ReadonlyMap<string, number>;
 export interface ChangeMark {
   readonly removals: RemovalMark;
   readonly sequence: number;
+  /** The keys the view held a value under when the mark was taken: only those can be found gone by the listing. */
+  readonly held: ReadonlySet<string>;
 }
 
 /**
@@ -36,8 +38,8 @@ export class HeardChanges {
   }
 
   /** A mark to take before a full listing (see {@link HeardChanges.changedSince}). */
-  changeMark(): ChangeMark {
-    return { removals: this.removalMark(), sequence: this.sequence };
+  changeMark(held: Iterable<string>): ChangeMark {
+    return { removals: this.removalMark(), sequence: this.sequence, held: new Set(held) };
   }
 
   /** Whether a removal of `key` was heard since `mark` was taken. */

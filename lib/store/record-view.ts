@@ -16,6 +16,12 @@ export interface RecordCodec<T> {
    * full decode can tell. Lets a view keep values nobody asks for undecoded. Optional.
    */
   encodedRevision?(raw: string): number | undefined;
+  /**
+   * Whether a key's revisions keep growing across its removal (records kept as tombstones, re-created above the last):
+   * then a value at or below the newest one seen is old even once the key was seen absent (a late event after a
+   * listing that found it gone). Default `false`: after a loss, whatever the store has next is taken in.
+   */
+  readonly revisionsOutliveRecords?: boolean;
 }
 
 /** A record as this node last saw it, and how old that knowledge is. */
@@ -165,6 +171,10 @@ export class RecordView<T> {
     }
     // Against a readable record only: an unreadable one orders nothing.
     if (previous && entry !== undefined && (this.revisionOf(this.decoded(key, previous).entry) ?? -1) > this.codec.revision(entry)) return undefined;
+    if (entry !== undefined && this.codec.revisionsOutliveRecords && (!previous || previous.raw === null)) {
+      const floor = this.revisionOf(this.remembered_.get(key));
+      if (floor !== undefined && floor >= this.codec.revision(entry)) return undefined;
+    }
     if (entry !== undefined) this.remember(key, entry);
     this.known.set(key, { raw, entry, decoded: true, revision: this.revisionOf(entry), seenAt });
     this.tell(key, entry);
@@ -194,13 +204,14 @@ export class RecordView<T> {
 
   /** A mark to take before a full listing (see {@link RecordView.observeListing}). */
   changeMark(): ChangeMark {
-    return this.changes.changeMark();
+    return this.changes.changeMark(this.keys());
   }
 
   /** The keys the view holds that a full listing begun at `mark` lacks, and the feed did not change since it began. */
   goneFrom(records: ReadonlyArray<{ key: string }>, mark: ChangeMark): string[] {
     const listed = new Set(records.map((r) => r.key));
-    return this.keys().filter((key) => !listed.has(key) && !this.changes.changedSince(key, mark));
+    // Only keys held when the listing began: one this node wrote or read meanwhile may be newer than the listing.
+    return this.keys().filter((key) => mark.held.has(key) && !listed.has(key) && !this.changes.changedSince(key, mark));
   }
 
   /**

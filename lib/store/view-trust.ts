@@ -34,6 +34,11 @@ export class ViewTrust {
     this.active = false;
   }
 
+  /** Whether the view is open (what a late answer needs to be recorded, online or not). */
+  isActive(): boolean {
+    return this.active;
+  }
+
   /** Whether the view is open and the feed has not said it is down. */
   online(): boolean {
     return this.active && !this.offline;

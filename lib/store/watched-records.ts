@@ -185,7 +185,7 @@ export class WatchedRecords<T> {
       lateOutcome: (landed: boolean | undefined) => {
         this.view.endWrite(key, own);
         try {
-          if (landed && this.trust.online() && this.hold.map() === map) this.landed(key, own);
+          if (landed && this.trust.isActive() && this.hold.map() === map) this.landed(key, own);
         } catch {
           // A view listener's failure is its own; the write is recorded.
         }

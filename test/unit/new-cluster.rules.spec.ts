@@ -1,4 +1,4 @@
-import { CANARY_SPREAD_MS, canaryEvidence, earlierLifeOf, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
+import { CANARY_SPREAD_MS, canaryEvidence, earlierLifeOf, NOTE_MARGIN_MS, noteEvidence, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
 
 const definition = { name: 'billing', permits: 1, durationMs: 600_000, groupPattern: '.*', acquirerPattern: '.*' };
@@ -16,6 +16,17 @@ describe('declaring a cluster new: what shows an earlier life', () => {
   it('a permit ever granted, or a rebuild from a remembered entry, is an earlier life', () => {
     expect(earlierLifeOf('g "billing"', { ...waiting, lastToken: 3 })?.reason).toContain('last fencing token 3');
     expect(earlierLifeOf('g "billing"', { ...waiting, rebuilt: { lostSince: 1, fromRevision: 7 } })?.reason).toContain('knew it before');
+  });
+
+  it('a note that a semaphore had an entry is an earlier life beside a missing entry, or one rebuilt after a later loss', () => {
+    const { graceUntil: _g, rebuilt: _r, ...plain } = waiting;
+    expect(noteEvidence('g "billing"', 100, undefined)?.reason).toContain('entry is gone');
+    // Cleared while its nodes were cut off: a newcomer rebuilt it after a loss it read long after the note.
+    expect(noteEvidence('g "billing"', 400_000 - NOTE_MARGIN_MS - 1, waiting)?.reason).toContain('before the loss');
+    // A first start: the first creator's entry waits for the canaries' loss, and its note comes just after.
+    expect(noteEvidence('g "billing"', 400_500, waiting)).toBeUndefined();
+    expect(noteEvidence('g "billing"', 400_000 - NOTE_MARGIN_MS + 1, waiting)).toBeUndefined();
+    expect(noteEvidence('g "billing"', 100, plain)).toBeUndefined();
   });
 
   it('an entry with no wait has nothing to lift', () => {

@@ -44,6 +44,35 @@ describe('RecordView', () => {
     expect(view.peek('new')?.raw).toBeNull();
   });
 
+  it('finds gone only what it held when the listing began: not a record this node wrote or read meanwhile', () => {
+    const view = new RecordView(codec);
+    const mark = view.changeMark();
+    // While the listing is out, this node creates a record (its own writes bring no event) and reads another.
+    const own = view.beginWrite('created', raw(1), { revision: 1, body: 'r1' });
+    expect(view.landed('created', own)).toBe(true);
+    view.endWrite('created', own);
+    view.observeRead('read', raw(1), view.removalMark());
+    expect(view.observeListing([], mark).gone).toEqual([]);
+    expect(view.peek('created')?.entry?.revision).toBe(1);
+    expect(view.peek('read')?.entry?.revision).toBe(1);
+  });
+
+  it('keeps a key absent against old revisions when its revisions outlive its records (tombstones)', () => {
+    const view = new RecordView({ ...codec, revisionsOutliveRecords: true });
+    view.observe('x', raw(5));
+    view.observeListing([], view.changeMark()); // removed by hand, its event lost: a listing finds it gone
+    view.heard('x', raw(5)); // the late event of the value the listing already showed
+    expect(view.peek('x')?.raw).toBeNull();
+    view.heard('x', raw(6)); // the id comes back, above its last revision
+    expect(view.peek('x')?.entry?.revision).toBe(6);
+    // Without the option (permits: after a loss, whatever the store has next is taken in).
+    const plain = new RecordView(codec);
+    plain.observe('x', raw(5));
+    plain.observe('x', null);
+    plain.heard('x', raw(5));
+    expect(plain.peek('x')?.entry?.revision).toBe(5);
+  });
+
   it('does not take in a read or a listing whose answer started before a removal heard', () => {
     const view = new RecordView(codec);
     view.observe('a', raw(1));

@@ -5,7 +5,8 @@ import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast-partition-c
 import { callWithDeadline } from '../store-call';
 import { CONFLICT, retryOnConflict } from '../../../store/compare-and-set';
 import { ClusterNotNewError } from '../../../permits/errors/cluster-not-new.error';
-import { canaryEvidence, earlierLifeOf, withoutRecoveryWait, type EarlierLife } from '../../../permits/new-cluster.rules';
+import { canaryEvidence, earlierLifeOf, noteEvidence, withoutRecoveryWait, type EarlierLife } from '../../../permits/new-cluster.rules';
+import { SEMAPHORE_KEYS_MAP, SEMAPHORE_MAP } from '../../../permits/permit-record.store';
 import { decodeEntry, encodeEntry } from '../../../permits/semaphore-entry.codec';
 import type { SemaphoreEntry } from '../../../permits/semaphore-entry';
 
@@ -20,7 +21,7 @@ export interface NewClusterReport {
 }
 
 const MAP_SERVICE = 'hz:impl:mapService';
-const SEMAPHORE_MAP_SUFFIX = '.semaphores';
+const SEMAPHORE_MAP_SUFFIX = `.${SEMAPHORE_MAP}`;
 
 interface Stored {
   readonly map: string;
@@ -61,6 +62,13 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
     const sign = signOf(s);
     if (sign) evidence.push(sign);
   }
+  const noted = async (map: string) => call(`read ${notesOf(map)}`, async () => (await client.getMap<string, string>(notesOf(map))).entrySet());
+  for (const map of maps) {
+    for (const [name, note] of await noted(map)) {
+      const sign = noteEvidence(`semaphore "${name}" (map ${map})`, notedAt(note), stored.find((s) => s.map === map && s.name === name)?.entry);
+      if (sign) evidence.push(sign);
+    }
+  }
   if (evidence.length > 0) throw new ClusterNotNewError(evidence);
 
   const canaryMap = await call('open the canary map', () => client.getMap<string, string>(CANARY_MAP));
@@ -85,6 +93,9 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
       const entry = current?.entry;
       const next = entry?.rebuilt ? withoutRecoveryWait(entry) : undefined;
       if (!current || !entry || !next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays
+      // A rebuild the cluster notes an earlier entry of (noted since the first read): the loss was real, its wait stays.
+      const note = (await noted(map)).find(([noted]) => noted === name)?.[1];
+      if (note !== undefined && noteEvidence(name, notedAt(note), entry)) return;
       const value = encodeEntry({ ...next, writeId: randomUUID() });
       const expected = current.raw;
       if (await call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, expected, value))) {
@@ -105,6 +116,21 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
     }
   }
   return { maps, canariesMarked: marked.length, waitsLifted };
+}
+
+/** When a note says its semaphore first had an entry (`undefined`: unreadable, which counts as early). */
+function notedAt(note: string): number | undefined {
+  try {
+    const since = (JSON.parse(note) as { since?: unknown }).since;
+    return typeof since === 'number' ? since : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The map of a semaphores map's notes of the names that had an entry (`<prefix>.semaphore-keys`). */
+function notesOf(map: string): string {
+  return `${map.slice(0, -SEMAPHORE_MAP.length)}${SEMAPHORE_KEYS_MAP}`;
 }
 
 function decodeOrUndefined(name: string, raw: string): SemaphoreEntry | undefined {
