@@ -34,8 +34,6 @@ export class PermitRecordStore implements PermitStore {
    */
   private readonly removedAt = new Map<string, number>();
   private readonly existed: MapHold;
-  /** The names this node knows are in the map `semaphore-keys`: bounded by the entries it wrote. */
-  private readonly marked = new Set<string>();
 
   constructor(
     private readonly backend: StoreBackend,
@@ -53,10 +51,7 @@ export class PermitRecordStore implements PermitStore {
     await this.records.open({
       disconnected: () => this.events.disconnected?.(),
       resynced: () => this.events.reconnected?.(),
-      lost: (names) => {
-        for (const name of names) this.marked.delete(name); // the note may have gone with the entry
-        return this.events.entriesLost?.(names);
-      },
+      lost: (names) => this.events.entriesLost?.(names),
       // Gone without a removal heard: marked lost before anyone rebuilds them, so whoever does, on any node, waits.
       gone: async (map, names) => {
         await Promise.all(names.map((name) => this.records.call(() => map.markLost(name))));
@@ -119,25 +114,26 @@ export class PermitRecordStore implements PermitStore {
   /** {@inheritDoc PermitStore.compareAndSet} */
   async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
     const written = await this.records.write(name, expected.raw, next, encodeEntry(next), options);
-    // Noted again at every create: a create follows a loss, which may have taken the note with the entry.
-    if (written && (expected.raw === null || !this.marked.has(name))) void this.markExisted(name);
+    // Noted by whoever creates the entry (a create also follows a loss, which may have taken the note with it): once per
+    // entry in the cluster, not once per node, so a grant of an entry that exists costs nothing more.
+    if (written && expected.raw === null) void this.markExisted(name);
     return written;
   }
 
   /**
-   * Records in the map `semaphore-keys` that `name` has an entry, once, after a write of it landed (never before: a
-   * name listed without ever having had an entry would make its first creator wait out a loss that never was). In the
-   * background: a failure leaves it for this node's next write of the entry.
+   * Records in the map `semaphore-keys` that `name` has an entry, after the create of it landed (never before: a name
+   * listed without ever having had an entry would make its first creator wait out a loss that never was). In the
+   * background, by the creator only. Entries created before this note existed (by an older version) have none.
    */
   private async markExisted(name: string): Promise<void> {
-    this.marked.add(name);
     try {
       const existed = this.existed.map();
       await this.records.call(() => existed.create(name, JSON.stringify({ since: this.clock?.now() ?? Date.now() })));
     } catch {
-      this.marked.delete(name);
+      // Not noted: a loss of this entry no node hears falls back to what the store's own loss detection says.
     }
   }
+
 
   /** {@inheritDoc PermitStore.list} */
   async list(options: CallOptions = {}): Promise<Array<{ name: string; entry: SemaphoreEntry }>> {
@@ -182,7 +178,6 @@ export class PermitRecordStore implements PermitStore {
    */
   private removed(map: RecordMap, name: string): void {
     this.removedAt.set(name, this.clock?.now() ?? Date.now());
-    this.marked.delete(name);
     void this.records.call(() => map.markLost(name)).catch(() => undefined);
   }
 }
