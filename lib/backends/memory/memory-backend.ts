@@ -184,7 +184,12 @@ class MemoryCounters implements Counters {
     const before = this.records.counters.get(name);
     const lostSince = before === undefined ? this.records.lostAt : undefined;
     // After a loss, a value no earlier counter can have reached: the loss's time in µs (fewer than 1,000 values a ms).
-    const value = lostSince === undefined ? (before ?? 0) + 1 : Math.max(this.records.clock.now(), lostSince) * 1_000;
+    let value = (before ?? 0) + 1;
+    if (lostSince !== undefined) {
+      const from = Math.max(this.records.clock.now(), lostSince);
+      this.records.jumpedFromMs = Math.max(this.records.jumpedFromMs, from);
+      value = from * 1_000;
+    }
     this.records.counters.set(name, value);
     return lostSince === undefined ? { value } : { value, lostSince };
   }

@@ -22,6 +22,8 @@ export class MemoryRecords {
   readonly counters = new Map<string, number>();
   /** When records were marked lost, by map and key. */
   private readonly lost = new Map<string, number>();
+  /** The latest ms a counter jumped from after a loss (see `MemoryCounters`): the next loss dates after it. */
+  jumpedFromMs = -Infinity;
   /** When the data was last lost ({@link MemoryRecords.loseData}), or `undefined` when it never was. */
   lostAt?: number;
 
@@ -76,8 +78,9 @@ export class MemoryRecords {
   loseData(): void {
     this.maps.clear();
     this.counters.clear();
-    // Strictly later than the previous loss, even within one ms: counters jump to a value above every one handed out since.
-    this.lostAt = Math.max(this.clock.now(), (this.lostAt ?? -Infinity) + 1);
+    // Strictly later than the ms every earlier jump of the counters started from, even within one ms: counters then
+    // jump above every value handed out since (fewer than 1,000 a ms).
+    this.lostAt = Math.max(this.clock.now(), (this.lostAt ?? -Infinity) + 1, this.jumpedFromMs + 1);
     for (const set of this.watchers.values()) for (const watcher of set) watcher.missed('lost-data');
   }
 
