@@ -10,4 +10,6 @@ module.exports = {
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   testTimeout: 120_000,
   maxWorkers: 2,
+  // A worker whose heap grew past this after a test file is replaced: about 140 suites in, one ran out of memory on CI.
+  workerIdleMemoryLimit: '1GB',
 };
