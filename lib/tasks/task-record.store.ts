@@ -5,6 +5,7 @@ import type { StoreBackend } from '../store/store-backend';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import { TaskWatches } from './task-watches';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
 /** The record map tasks live in: one record per task, under its id. */
@@ -13,13 +14,6 @@ export const TASK_MAP = 'tasks';
 export const TASK_GROUP_MAP = 'task-groups';
 /** The top-level fields of a task's record that the store finds tasks by (the group's name is nested: filtered here). */
 export const TASK_INDEXES = ['state', 'type', 'uncounted'] as const;
-
-/** One watch: its listener, the types it wants (`undefined`: every type), and what it hears of claims. */
-interface Watch {
-  readonly listener: TaskWatcher;
-  readonly types: ReadonlySet<string> | undefined;
-  readonly claims: ClaimWatch | undefined;
-}
 
 /**
  * Tasks on any backend of the store contract: the default task store, which every backend gets for free (memory
@@ -39,7 +33,7 @@ export class TaskRecordStore implements TaskStore {
   private groups?: RecordMap;
   private opened = false;
   private events: TaskStoreEvents = {};
-  private readonly watches = new Set<Watch>();
+  private readonly watches = new TaskWatches(() => this.syncFeed());
   /** The registration of the tasks map's feed under way (or the last one): registrations run one at a time. */
   private feed: Promise<void> = Promise.resolve();
   private unwatchFeed?: Unwatch;
@@ -136,12 +130,7 @@ export class TaskRecordStore implements TaskStore {
 
   /** {@inheritDoc TaskStore.watch} */
   watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void {
-    const watch: Watch = { listener, types: types && new Set(types), claims };
-    this.watches.add(watch);
-    this.syncFeed();
-    return () => {
-      if (this.watches.delete(watch)) this.syncFeed();
-    };
+    return this.watches.add(listener, types, claims);
   }
 
   /** {@inheritDoc TaskStore.listening} */
@@ -201,18 +190,9 @@ export class TaskRecordStore implements TaskStore {
     if (value === null) return;
     // A task's id starts with its type (`<type>:...`): tasks nobody watches are not even decoded.
     const type = key.slice(0, Math.max(0, key.indexOf(':')));
-    if (![...this.watches].some((w) => !w.types || w.types.has(type))) return;
+    if (!this.watches.wants(type)) return;
     const task = this.decodeOne(key, value);
-    if (!task || (task.state !== 'pending' && task.state !== 'running')) return;
-    for (const watch of [...this.watches]) {
-      if (watch.types && !watch.types.has(task.type)) continue;
-      try {
-        if (task.state === 'pending') watch.listener(task.type, key, task);
-        else if (task.claim && watch.claims && task.claim.instance !== watch.claims.except) watch.claims.listener(task.type, key, task.claim);
-      } catch {
-        // A listener's failure is its own: the others are still told.
-      }
-    }
+    if (task && (task.state === 'pending' || task.state === 'running')) this.watches.tell(task.type, key, task);
   }
 
   /**
@@ -220,13 +200,7 @@ export class TaskRecordStore implements TaskStore {
    * ask the store again at its next claim instead of waiting for its scan, as every view re-reads on a missed change.
    */
   private missed(): void {
-    for (const { listener } of [...this.watches]) {
-      try {
-        listener('', '', undefined);
-      } catch {
-        // The watcher's own business.
-      }
-    }
+    this.watches.missed();
   }
 
   /** Brings the feed's registration in line with the watches: on while connected and watched, else off. */

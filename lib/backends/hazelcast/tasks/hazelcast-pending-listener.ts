@@ -1,13 +1,7 @@
 import { Predicates, type HazelcastJsonValue, type IMap } from 'hazelcast-client';
 import type { TaskRecord } from '../../../tasks/task';
 import type { ClaimWatch, TaskWatcher } from '../../../tasks/task-store';
-
-/** One watcher: its listener, the types it wants (`undefined`: every type), and whether it hears claims too. */
-interface Watch {
-  readonly listener: TaskWatcher;
-  readonly types: ReadonlySet<string> | undefined;
-  readonly claims: ClaimWatch | undefined;
-}
+import { TaskWatches } from '../../../tasks/task-watches';
 
 /** A store call with its deadline and failure mapping (the store's own). */
 type Call = <T>(operation: () => Promise<T>, what: string) => Promise<T>;
@@ -27,7 +21,7 @@ export class HazelcastPendingListener {
   /** The member-side listener, and the watched types it was registered for. */
   private registered?: { readonly id: string; readonly types: string };
   private registering: Promise<void> = Promise.resolve();
-  private readonly watchers = new Set<Watch>();
+  private readonly watchers = new TaskWatches(() => this.register());
 
   constructor(
     private readonly call: Call,
@@ -43,12 +37,7 @@ export class HazelcastPendingListener {
 
   /** See `TaskStore.watch`. */
   watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void {
-    const watch: Watch = { listener, types: types && new Set(types), claims };
-    this.watchers.add(watch);
-    this.register();
-    return () => {
-      if (this.watchers.delete(watch)) this.register();
-    };
+    return this.watchers.add(listener, types, claims);
   }
 
   /**
@@ -57,13 +46,7 @@ export class HazelcastPendingListener {
    * been missed.
    */
   missed(): void {
-    for (const { listener } of [...this.watchers]) {
-      try {
-        listener('', '', undefined);
-      } catch {
-        // The watcher's own business.
-      }
-    }
+    this.watchers.missed();
   }
 
   /** See `TaskStore.listening`. */
@@ -79,7 +62,6 @@ export class HazelcastPendingListener {
   /** Stops listening (the store closes). */
   async close(): Promise<void> {
     this.watchers.clear();
-    this.register();
     await this.registering.catch(() => undefined);
     this.map = undefined;
   }
@@ -91,8 +73,8 @@ export class HazelcastPendingListener {
   private async reregister(): Promise<void> {
     const map = this.map;
     if (!map) return;
-    const wanted = this.watchedTypes();
-    const claims = this.claimsWanted();
+    const wanted = this.watchers.types();
+    const claims = this.watchers.claimsWanted();
     const key = `${claims === false ? '-' : claims ?? '*'}:${wanted === undefined ? '*' : [...wanted].sort().join('\n')}`;
     const old = this.registered;
     if (this.watchers.size === 0 || wanted?.size === 0) {
@@ -118,42 +100,11 @@ export class HazelcastPendingListener {
   }
 
   /**
-   * Whether any watcher wants claims: `false` if none does; else the instance whose claims none of them needs (all
-   * name the same one), or `undefined` when they need every claim.
-   */
-  private claimsWanted(): false | string | undefined {
-    const excepts = new Set<string | undefined>();
-    for (const watch of this.watchers) if (watch.claims) excepts.add(watch.claims.except);
-    if (excepts.size === 0) return false;
-    return excepts.size === 1 ? [...excepts][0] : undefined;
-  }
-
-  /** The types some watcher wants, or `undefined` when one wants every type. */
-  private watchedTypes(): Set<string> | undefined {
-    const all = new Set<string>();
-    for (const watch of this.watchers) {
-      if (!watch.types) return undefined;
-      for (const type of watch.types) all.add(type);
-    }
-    return all;
-  }
-
-  /**
    * A task became pending, or was claimed: decoded once (only if someone wants its type) and told to those who want
    * it. One that cannot be read is told as pending work that could not be read (ask the store).
    */
   private heard(key: string, value: unknown): void {
     const type = key.slice(0, key.indexOf(':'));
-    let task: TaskRecord | undefined;
-    let decoded = false;
-    for (const watch of this.watchers) {
-      if (watch.types && !watch.types.has(type)) continue;
-      if (!decoded) {
-        task = this.decode(key, value);
-        decoded = true;
-      }
-      if (task?.state !== 'running') watch.listener(type, key, task);
-      else if (task.claim && task.claim.instance !== watch.claims?.except) watch.claims?.listener(type, key, task.claim);
-    }
+    if (this.watchers.wants(type)) this.watchers.tell(type, key, this.decode(key, value));
   }
 }
