@@ -1,5 +1,9 @@
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { validateDefinition } from '../../lib/permits/definition.validator';
+import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
+import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
+import { encodeScheduleRecord } from '../../lib/schedules/schedule-record.codec';
 import { describeBackendContract, describeStoreContracts } from '../../lib/testing';
 import { ControlledCluster } from '../support/cluster-control';
 import { declareFresh } from '../support/fresh-cluster';
@@ -26,6 +30,39 @@ describe('against the shared test member', () => {
       },
     };
   }, { timeoutMs: 120_000 });
+
+  // The contract lets a backend send a node its own values; this one must not, or every write of hold mode costs
+  // its writer an event: the member-side filter has to recognise the library's own records, not only test values.
+  it("leaves its own semaphore entries and schedule records out of its feed, and another node's in", async () => {
+    const mapPrefix = uniquePrefix('own-writes');
+    const [a, b] = twoNodes(testClientConfig, mapPrefix);
+    await a.open();
+    await b.open();
+    try {
+      const [ma, mb] = [await a.map('own'), await b.map('own')];
+      const heard: Array<[string, string | null]> = [];
+      const stop = await ma.watch({ changed: (key, value) => heard.push([key, value]), missed: () => undefined }, { exceptOwn: true });
+      const entry: SemaphoreEntry = {
+        revision: 3, writeId: a.writeId(), definition: validateDefinition({ name: 'nightly-export', duration: '10m' }), lastToken: 3,
+        permits: [{ semaphore: 'nightly-export', acquirer: 'a', group: 'default', instance: 'a/1', fencingToken: 3, grantedAt: 1, refreshedAt: 2, expiresAt: 3 }],
+      };
+      const schedule = { id: 'reports.nightly-ledger-export', revision: 1, updatedAt: Date.now(), updatedBy: 'eu-west-1/replica-7f9c', writeId: a.writeId(), definition: null };
+      const mine = { entry: encodeEntry(entry), schedule: encodeScheduleRecord(schedule) };
+      const theirs = { entry: encodeEntry({ ...entry, revision: 4, writeId: b.writeId() }), schedule: encodeScheduleRecord({ ...schedule, revision: 2, writeId: b.writeId() }) };
+      for (const key of ['entry', 'schedule'] as const) {
+        await ma.create(key, mine[key]);
+        // One key's events come in order: had the own write been sent, it would be heard before the other node's.
+        await mb.replace({ key, value: mine[key] }, theirs[key]);
+      }
+      await eventually("the other node's writes heard", () => heard.length >= 2, { timeoutMs: 10_000 });
+      await stop();
+      expect(heard.sort()).toEqual([['entry', theirs.entry], ['schedule', theirs.schedule]]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      const maps = (await raw().getDistributedObjects()).filter((object) => object.getName().startsWith(`${mapPrefix}.`));
+      await Promise.all(maps.map((map) => map.destroy()));
+    }
+  }, 60_000);
 });
 
 describe('against a member of its own, restarted to lose its data', () => {
