@@ -8,11 +8,17 @@ import globals from 'globals';
 // and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast imports hazelcast-client, even for
 // types (lib/nest and lib/cli name them through its hazelcast-client.types); a capability stands on the contract and never imports a
 // backend; a backend's native path of a capability (lib/backends/<name>/<capability>/) imports that capability only;
-// *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
+// only lib/backends/postgres imports pg; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
 const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
 const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
 const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/backends/hazelcast talks to Hazelcast (DESIGN.md, Backends).' };
+const POSTGRES = { group: ['pg', 'pg-*'], message: 'Only lib/backends/postgres talks to PostgreSQL (DESIGN.md, Backends).' };
+/** The backend clients, each for the @typescript-eslint rule (type imports too), but the one of `own`. */
+const clientPaths = (own, suffix = '') => [
+  ...(own === 'hazelcast' ? [] : [{ name: 'hazelcast-client', message: `${HAZELCAST.message}${suffix}` }]),
+  ...(own === 'postgres' ? [] : [{ name: 'pg', message: POSTGRES.message }]),
+];
 const BACKENDS = { group: rooms('backends'), message: 'A capability is written over the store contract (lib/store), never over a backend: the module picks the backend.' };
 const SHELL = { group: ['**/nest/*', '**/nest/**', '**/cli/*'], message: 'A capability never imports the Nest layer or the CLI.' };
 const PURE_IO = { group: ['@nestjs/*', 'hazelcast-client', 'node:*'], message: 'A *.rules.ts file is pure: no I/O, the clock passed in.' };
@@ -63,7 +69,7 @@ function capabilityRules({ room, never, why }) {
   const layer = never.length > 0 ? [{ group: rooms(...never), message: why }] : [];
   const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, ...layer] }] });
   return [
-    { files: [`lib/${room}/**/*.ts`], ignores: [`lib/${room}/**/*.rules.ts`], rules: restrict([NEST, HAZELCAST, BACKENDS, SHELL]) },
+    { files: [`lib/${room}/**/*.ts`], ignores: [`lib/${room}/**/*.rules.ts`], rules: restrict([NEST, HAZELCAST, POSTGRES, BACKENDS, SHELL]) },
     { files: [`lib/${room}/**/*.rules.ts`], rules: restrict([PURE_IO, PURE_DEPS, BACKENDS, SHELL]) },
   ];
 }
@@ -107,7 +113,7 @@ export default tseslint.config(
     files: ['lib/core/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
-        { group: ['@nestjs/*', 'hazelcast-client'], message: 'lib/core has no I/O and no framework (DESIGN.md layout).' },
+        { group: ['@nestjs/*', 'hazelcast-client', 'pg', 'ioredis'], message: 'lib/core has no I/O and no framework (DESIGN.md layout).' },
         { group: [...rooms('store', 'backends', ...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/core imports nothing above it.' },
       ] }],
     },
@@ -134,11 +140,13 @@ export default tseslint.config(
   },
   ...CAPABILITIES.map(nativePathRules),
   {
-    // Only the Hazelcast backend talks to Hazelcast: the others' native paths neither.
+    // Only the Hazelcast backend talks to Hazelcast, only the PostgreSQL backend to PostgreSQL: native paths too.
     files: ['lib/backends/**/*.ts'],
-    ignores: ['lib/backends/hazelcast/**'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: HAZELCAST.message }] }] },
+    ignores: ['lib/backends/hazelcast/**', 'lib/backends/postgres/**'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: clientPaths(undefined) }] },
   },
+  { files: ['lib/backends/hazelcast/**/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: clientPaths('hazelcast') }] } },
+  { files: ['lib/backends/postgres/**/*.ts'], rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: clientPaths('postgres') }] } },
   {
     // The public contract suites build the capabilities' stores over any backend: never the Nest layer, the CLI or a backend.
     files: ['lib/testing/**/*.ts'],
@@ -154,13 +162,13 @@ export default tseslint.config(
   {
     files: ['lib/nest/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: `${HAZELCAST.message} Name its types through lib/backends/hazelcast/hazelcast-client.types.` }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: clientPaths(undefined, ' Name its types through lib/backends/hazelcast/hazelcast-client.types.') }],
     },
   },
   {
     files: ['lib/cli/**/*.ts', 'lib/testing.ts', 'lib/testing/**/*.ts', 'lib/index.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'hazelcast-client', message: `${HAZELCAST.message} Name its types through lib/backends/hazelcast/hazelcast-client.types.` }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: clientPaths(undefined, ' Name its types through lib/backends/hazelcast/hazelcast-client.types.') }],
     },
   },
 );

@@ -2,6 +2,7 @@
 // cluster. Workers are forked after this runs, so they inherit the environment variables set here.
 import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
 import { declareFreshCluster } from '../../scripts/fresh-cluster.mjs';
+import { postgresFromEnv, startPostgres } from '../../scripts/postgres.mjs';
 import { createRequire } from 'node:module';
 
 const { warm } = createRequire(import.meta.url)('../../scripts/ts-cache.cjs');
@@ -10,6 +11,12 @@ export default async function globalSetup() {
   // The real processes the tests start run the repository's TypeScript through scripts/ts-register.cjs: transpiled
   // once here (or found unchanged in the cache) rather than by every process, several of which boot at once.
   warm(['lib', 'test', 'sample-app']);
+  // A PostgreSQL server for the PostgreSQL backend's tests, unless GATEKEEPER_PG_URL names one.
+  if (!postgresFromEnv()) {
+    const postgres = await startPostgres();
+    globalThis.__GATEKEEPER_TEST_POSTGRES__ = postgres;
+    process.env.GATEKEEPER_PG_URL = postgres.url;
+  }
   if (clusterFromEnv()) return;
   const cluster = await startCluster({ members: 1, logDir: '.cache/test-logs' });
   // This run started the member itself: nothing was ever granted on it, so first grants need no recovery wait.

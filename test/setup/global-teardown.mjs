@@ -1,3 +1,4 @@
 export default async function globalTeardown() {
   await globalThis.__GATEKEEPER_TEST_CLUSTER__?.stop();
+  await globalThis.__GATEKEEPER_TEST_POSTGRES__?.stop();
 }

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type * as Pg from 'pg';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import type { Counters } from '../../store/counter';
+import type { RecordMap, RecordMapSpec } from '../../store/record-map';
+import type { StoreBackend } from '../../store/store-backend';
+import { PostgresCalls } from './postgres-calls';
+import { PostgresCounters } from './postgres-counters';
+import { PostgresFeed } from './postgres-feed';
+import { PostgresRecordMap } from './postgres-record-map';
+import { ident, migrate } from './postgres-schema';
+
+/** How a {@link PostgresBackend} reaches the database and names what it keeps. */
+export interface PostgresBackendOptions {
+  /**
+   * The application's own `pg.Pool`, shared (the backend never ends it). It holds one of the pool's connections
+   * while it listens for changes. Give this, `connectionString` or `poolConfig`.
+   */
+  pool?: Pg.Pool;
+  /** A connection string (`postgres://user:password@host:5432/db`): the backend makes a pool of its own. */
+  connectionString?: string;
+  /** Options of a pool of the backend's own (node-postgres `PoolConfig`). */
+  poolConfig?: Pg.PoolConfig;
+  /** The schema of the library's tables, created and migrated at start. Default `'gatekeeper'`. */
+  schema?: string;
+  /** Prefix of every map and counter name in the tables (`<prefix>.<map>`). Default `'gatekeeper'`. */
+  mapPrefix?: string;
+  /** Deadline of a statement given none, in ms. Default 10 s. */
+  callTimeoutMs?: number;
+  /** How often the connection that listens for changes is checked, in ms. Default 5 s. */
+  listenCheckMs?: number;
+}
+
+/** A schema or prefix name the backend accepts: it ends up in SQL identifiers and the notification channel. */
+const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
+
+/**
+ * The store contract on PostgreSQL (`pg`, an optional peer): record maps are rows of one `records` table, written
+ * by single statements that compare the exact stored text; changes come from a trigger's `NOTIFY` on the schema's
+ * channel, heard on a connection of the backend's own (a lost connection says changes may have been missed);
+ * counters are rows advanced in one statement; TTLs and the store's clock are the database's
+ * (`clock_timestamp()`). The schema is created and migrated at the first open, under an advisory lock.
+ */
+export class PostgresBackend implements StoreBackend {
+  /** {@inheritDoc StoreBackend.kind} */
+  readonly kind = 'postgres';
+  /** The prefix of this backend's map and counter names. */
+  readonly mapPrefix: string;
+  /** The schema of the library's tables. */
+  readonly schema: string;
+  private readonly mark = randomUUID();
+  private written = 0;
+  private opens = 0;
+  private opening?: Promise<void>;
+  private pool?: Pg.Pool;
+  private ownsPool = false;
+  private readonly calls: PostgresCalls;
+  private feed?: PostgresFeed;
+  private countersOf?: PostgresCounters;
+  private readonly quoted: string;
+
+  constructor(private readonly options: PostgresBackendOptions) {
+    if (!options.pool && options.connectionString === undefined && options.poolConfig === undefined) {
+      throw new InvalidOptionsError('postgres', 'give pool, connectionString or poolConfig');
+    }
+    this.schema = options.schema ?? 'gatekeeper';
+    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+    if (!NAME.test(this.schema)) throw new InvalidOptionsError('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
+    if (this.mapPrefix === '') throw new InvalidOptionsError('postgres.mapPrefix', 'must not be empty');
+    this.quoted = ident(this.schema);
+    this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? 10_000);
+  }
+
+  /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
+  async open(): Promise<void> {
+    this.opens++;
+    const opening = (this.opening ??= this.start());
+    try {
+      await opening;
+    } catch (error) {
+      this.opens = Math.max(0, this.opens - 1);
+      if (this.opening === opening) this.opening = undefined;
+      throw error;
+    }
+  }
+
+  /** {@inheritDoc StoreBackend.close} */
+  async close(): Promise<void> {
+    if (this.opens === 0) return;
+    if (--this.opens > 0) return;
+    await this.opening?.catch(() => undefined);
+    this.opening = undefined;
+    const feed = this.feed;
+    const pool = this.pool;
+    this.feed = undefined;
+    this.pool = undefined;
+    this.countersOf = undefined;
+    await feed?.close();
+    if (pool && this.ownsPool) await pool.end().catch(() => undefined);
+  }
+
+  private async start(): Promise<void> {
+    const pool = this.options.pool ?? new (loadPg().Pool)({ ...this.options.poolConfig, ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
+    this.ownsPool = !this.options.pool;
+    // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
+    if (this.ownsPool) pool.on('error', () => undefined);
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw new StoreUnavailableError(`PostgreSQL unreachable: ${(error as Error).message}`, { cause: error });
+      });
+      try {
+        await migrate(client, this.schema, this.channel());
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      if (this.ownsPool) await pool.end().catch(() => undefined);
+      throw error;
+    }
+    this.pool = pool;
+    this.feed = new PostgresFeed({
+      connect: () => pool.connect(),
+      read: async (map, key) => {
+        const result = await this.calls.query<{ value: string }>(`SELECT value FROM ${this.quoted}.records WHERE map = $1 AND key = $2`, [map, key], `read ${map} "${key}"`);
+        return result.rows[0]?.value ?? null;
+      },
+      channel: this.channel(),
+      mark: this.mark,
+      checkEveryMs: this.options.listenCheckMs ?? 5_000,
+    });
+  }
+
+  /** {@inheritDoc StoreBackend.map} */
+  async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
+    const feed = this.feed;
+    if (!feed) throw new StoreUnavailableError(`cannot open the ${name} map: the PostgreSQL backend is not open`);
+    const indexes = spec.indexes ?? [];
+    for (const field of indexes) await this.ensureIndex(field);
+    return new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, indexes.length > 0, { calls: this.calls, feed, schema: this.quoted });
+  }
+
+  /** {@inheritDoc StoreBackend.counters} */
+  async counters(): Promise<Counters> {
+    if (!this.pool) throw new StoreUnavailableError('cannot count: the PostgreSQL backend is not open');
+    return (this.countersOf ??= new PostgresCounters(this.calls, this.quoted, this.mapPrefix));
+  }
+
+  /** {@inheritDoc StoreBackend.writeId} */
+  writeId(): string {
+    return `${this.mark}.${(this.written++).toString(36)}`;
+  }
+
+  /** {@inheritDoc StoreBackend.wroteId} */
+  wroteId(writeId: string): boolean {
+    return writeId.startsWith(`${this.mark}.`);
+  }
+
+  /** The database's clock (`clock_timestamp()`), in epoch ms. */
+  async now(): Promise<number> {
+    const result = await this.calls.query<{ now: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now', [], 'read the database clock');
+    return Number(result.rows[0].now);
+  }
+
+  /** {@inheritDoc StoreBackend.memberCount} */
+  memberCount(): number | undefined {
+    return undefined;
+  }
+
+  /** {@inheritDoc StoreBackend.isConnected} */
+  isConnected(): boolean {
+    return this.opens > 0 && this.pool !== undefined && this.calls.reachable();
+  }
+
+  /** {@inheritDoc StoreBackend.operationCount} */
+  operationCount(): number {
+    return this.calls.operations();
+  }
+
+  /** The notification channel of the schema's changes. */
+  private channel(): string {
+    return `${this.schema}_changes`;
+  }
+
+  /** An index of `doc -> field` for `findBy`, once per field (several nodes may race: the loser finds it made). */
+  private async ensureIndex(field: string): Promise<void> {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(field)) throw new InvalidOptionsError('indexes', `a field to find records by must be a plain name, got ${JSON.stringify(field)}`);
+    const sql = `CREATE INDEX IF NOT EXISTS ${ident(`records_by_${field}`)} ON ${this.quoted}.records (map, (doc -> ${`'${field}'`})) WHERE doc IS NOT NULL`;
+    await this.calls.query(sql, [], `index ${field}`).catch((error: unknown) => {
+      // Two nodes creating the same index at once: one gets a duplicate-name error, and the index is there.
+      const code = ((error as { cause?: { code?: unknown } }).cause)?.code;
+      if (code !== '23505' && code !== '42P07') throw error;
+    });
+  }
+
+  private requirePool(): Pg.Pool {
+    if (!this.pool) throw new StoreUnavailableError('the PostgreSQL backend is not open');
+    return this.pool;
+  }
+}
+
+/** `pg`, an optional peer: a clear error when it is not installed. */
+function loadPg(): typeof Pg {
+  try {
+    return createRequire(__filename)('pg') as typeof Pg;
+  } catch (error) {
+    throw new InvalidOptionsError('postgres', `the PostgreSQL backend needs the pg package (npm install pg): ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,62 @@
+import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import { CorruptStateError } from '../../core/errors/corrupt-state.error';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
+
+/**
+ * Every statement the PostgreSQL backend sends: through the pool, with the caller's deadline (the backend's call
+ * timeout by default), counted, and failures mapped fail-closed. A statement past its deadline may still commit on
+ * the server: a write's late answer is handed to `lateOutcome`.
+ */
+export class PostgresCalls {
+  private count = 0;
+  /** Whether the last statement failed for want of the server (not for its SQL). */
+  private unreachable = false;
+
+  constructor(
+    private readonly pool: () => Pool,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Runs one statement; rejects with `StoreUnavailableError` (`StoreTimeoutError` past the deadline). */
+  query<R extends QueryResultRow>(text: string, values: readonly unknown[], what: string, timeoutMs?: number, lateOutcome?: (result: QueryResult<R> | undefined) => void): Promise<QueryResult<R>> {
+    this.count++;
+    let sent: Promise<QueryResult<R>>;
+    try {
+      sent = this.pool().query<R>(text, values as unknown[]);
+    } catch (error) {
+      return Promise.reject(this.failure(error, what));
+    }
+    return withDeadline(sent, timeoutMs ?? this.timeoutMs, what).then(
+      (result) => {
+        this.unreachable = false;
+        return result;
+      },
+      (error: unknown) => {
+        if (error instanceof StoreTimeoutError && lateOutcome) void sent.then((late) => lateOutcome(late), () => lateOutcome(undefined));
+        throw this.failure(error, what);
+      },
+    );
+  }
+
+  /** Statements sent so far. */
+  operations(): number {
+    return this.count;
+  }
+
+  /** Whether the last statement reached the server (or none was sent yet). */
+  reachable(): boolean {
+    return !this.unreachable;
+  }
+
+  private failure(error: unknown, what: string): Error {
+    if (error instanceof StoreUnavailableError || error instanceof CorruptStateError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown } | null)?.code;
+    // An SQLSTATE of class 08 (connection), 57 (operator intervention: shutdown, cancel) or 53 (resources), or a
+    // socket error: the server could not be reached or gave up. Anything else reached it.
+    if (typeof code !== 'string' || /^(08|57|53)/.test(code) || !/^[0-9A-Z]{5}$/.test(code)) this.unreachable = true;
+    return new StoreUnavailableError(`PostgreSQL call failed (${what}): ${message}`, { cause: error });
+  }
+}

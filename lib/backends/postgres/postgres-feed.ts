@@ -1,0 +1,224 @@
+import type { Notification, PoolClient } from 'pg';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
+import { writtenByMark, type MissedReason, type RecordChanges, type Unwatch } from '../../store/record-map';
+import { ident } from './postgres-schema';
+
+/** One watch of one map. */
+interface Watch {
+  readonly changes: RecordChanges;
+  /** The text of this backend's own write ids, when the watch leaves them out. */
+  readonly except: string | undefined;
+}
+
+/** What the `records` trigger sends (see `postgres-schema.ts`). */
+interface Payload {
+  /** The map (`<prefix>.<name>`). */
+  readonly m?: string;
+  readonly k?: string;
+  /** The new value; absent for a removal. */
+  readonly v?: string;
+  /** The value was too large to send: read it. */
+  readonly r?: true;
+  /** The table was truncated. */
+  readonly c?: true;
+}
+
+/** What a {@link PostgresFeed} needs from its backend. */
+export interface PostgresFeedContext {
+  /** A connection of its own, held while the feed listens. */
+  connect(): Promise<PoolClient>;
+  /** Reads one record's value (a change too large for a notification); `null` when there is none. */
+  read(map: string, key: string): Promise<string | null>;
+  readonly channel: string;
+  /** The backend's write-id mark. */
+  readonly mark: string;
+  /** How often the listening connection is checked, and how long a check may take, in ms. */
+  readonly checkEveryMs: number;
+}
+
+/**
+ * The change feed of every record map of one backend: one connection that `LISTEN`s on the schema's channel, where
+ * the `records` trigger tells each change in commit order. A notification is lost with its connection: when the
+ * connection fails (an error, its end, or a check that gets no answer) every watch is told `disconnected`, the
+ * feed connects again with a growing pause, and once it listens again every watch is told `reconnected`, so each
+ * view re-reads what it relies on.
+ */
+export class PostgresFeed {
+  private client?: PoolClient;
+  private starting?: Promise<void>;
+  private readonly watches = new Map<string, Set<Watch>>();
+  private closed = false;
+  private retry?: NodeJS.Timeout;
+  private check?: NodeJS.Timeout;
+  private retryMs = RETRY_MIN_MS;
+  /** Changes told in order: one too large to send waits for its read, and those after it wait for it. */
+  private queue?: Promise<void>;
+  private queued = 0;
+
+  constructor(private readonly context: PostgresFeedContext) {}
+
+  /** Starts telling `changes` of map `stored` (its name `name`); resolves once the feed listens. */
+  async watch(stored: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
+    if (this.closed) throw new StoreUnavailableError(`cannot watch ${name}: the PostgreSQL backend is closed`);
+    await this.listening(name);
+    const watch: Watch = { changes, except: exceptOwn ? writtenByMark(this.context.mark) : undefined };
+    let set = this.watches.get(stored);
+    if (!set) this.watches.set(stored, (set = new Set()));
+    set.add(watch);
+    return async () => {
+      set.delete(watch);
+      if (set.size === 0 && this.watches.get(stored) === set) this.watches.delete(stored);
+    };
+  }
+
+  /** Whether the feed's connection listens now. */
+  isListening(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** Stops listening and lets go of the connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    clearInterval(this.check);
+    this.watches.clear();
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      await client.query(`UNLISTEN ${ident(this.context.channel)}`).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  private async listening(name: string): Promise<void> {
+    if (this.client) return;
+    try {
+      await (this.starting ??= this.listen().finally(() => (this.starting = undefined)));
+    } catch (error) {
+      throw new StoreUnavailableError(`cannot watch ${name}: PostgreSQL LISTEN failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const client = await this.context.connect();
+    const onNotification = (message: Notification) => this.heard(message.payload);
+    const onGone = () => this.lost(client);
+    client.on('notification', onNotification);
+    client.on('error', onGone);
+    client.on('end', onGone);
+    try {
+      await client.query(`LISTEN ${ident(this.context.channel)}`);
+    } catch (error) {
+      client.off('notification', onNotification);
+      client.release(error as Error);
+      throw error;
+    }
+    if (this.closed) {
+      client.release();
+      return;
+    }
+    this.client = client;
+    this.retryMs = RETRY_MIN_MS;
+    clearInterval(this.check);
+    this.check = setInterval(() => void this.checkConnection(client), this.context.checkEveryMs);
+    this.check.unref();
+  }
+
+  /** A connection that does not answer in time is as gone as one that failed: its notifications may be lost. */
+  private async checkConnection(client: PoolClient): Promise<void> {
+    try {
+      await withDeadline(client.query('SELECT 1'), this.context.checkEveryMs, 'check the LISTEN connection');
+    } catch {
+      this.lost(client);
+    }
+  }
+
+  private lost(client: PoolClient): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    clearInterval(this.check);
+    client.removeAllListeners('notification');
+    try {
+      client.release(new Error('the LISTEN connection failed'));
+    } catch {
+      // Released already.
+    }
+    this.tellAll('disconnected');
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.closed) return;
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      void (this.starting ??= this.listen().finally(() => (this.starting = undefined))).then(
+        () => this.tellAll('reconnected'),
+        () => {
+          this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+          this.reconnect();
+        },
+      );
+    }, this.retryMs);
+    this.retry.unref();
+  }
+
+  private heard(raw: string | undefined): void {
+    let payload: Payload;
+    try {
+      payload = JSON.parse(raw ?? '') as Payload;
+    } catch {
+      return;
+    }
+    if (payload.c) {
+      this.tellAll('cleared');
+      return;
+    }
+    const { m: map, k: key } = payload;
+    if (typeof map !== 'string' || typeof key !== 'string' || !this.watches.has(map)) return;
+    if (payload.r || this.queued > 0) {
+      this.queued++;
+      this.queue = (this.queue ?? Promise.resolve()).then(async () => {
+        try {
+          const value = payload.r ? await this.context.read(map, key).catch(() => undefined) : payload.v ?? null;
+          // A read that failed loses this change: the watches are told so.
+          if (value === undefined) this.tellMap(map, 'disconnected');
+          else this.tell(map, key, value);
+        } finally {
+          this.queued--;
+        }
+      });
+      return;
+    }
+    this.tell(map, key, payload.v ?? null);
+  }
+
+  private tell(map: string, key: string, value: string | null): void {
+    for (const watch of [...(this.watches.get(map) ?? [])]) {
+      if (value !== null && watch.except !== undefined && value.includes(watch.except)) continue;
+      try {
+        watch.changes.changed(key, value);
+      } catch {
+        // A watcher's failure is its own.
+      }
+    }
+  }
+
+  private tellMap(map: string, reason: MissedReason): void {
+    for (const watch of [...(this.watches.get(map) ?? [])]) {
+      try {
+        watch.changes.missed(reason);
+      } catch {
+        // A watcher's failure is its own.
+      }
+    }
+  }
+
+  private tellAll(reason: MissedReason): void {
+    for (const map of [...this.watches.keys()]) this.tellMap(map, reason);
+  }
+}
+
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5_000;

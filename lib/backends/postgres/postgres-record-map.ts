@@ -1,0 +1,125 @@
+import type { QueryResult } from 'pg';
+import { recordField } from '../../store/record-field';
+import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import type { PostgresCalls } from './postgres-calls';
+import type { PostgresFeed } from './postgres-feed';
+
+/** What a {@link PostgresRecordMap} is given by its backend. */
+export interface PostgresRecordMapContext {
+  readonly calls: PostgresCalls;
+  readonly feed: PostgresFeed;
+  /** The quoted schema (`"gatekeeper"`). */
+  readonly schema: string;
+}
+
+/** A record not past its TTL, on the database's clock. */
+const LIVE = '(expires_at IS NULL OR expires_at > clock_timestamp())';
+/** The TTL column of a write: `$n` ms from now on the database's clock, or none. */
+const expiresAt = (n: number) => `CASE WHEN $${n}::bigint IS NULL THEN NULL ELSE clock_timestamp() + $${n}::bigint * interval '1 millisecond' END`;
+
+/**
+ * One record map in the `records` table, under `map` = `<prefix>.<name>`: create is an `INSERT … ON CONFLICT` that
+ * takes only an expired row's place, replace an `UPDATE … WHERE value = $expected`, remove a `DELETE … WHERE value =
+ * $expected`, each one statement (one round trip, atomic on the server). A map with indexes keeps a `jsonb` copy of
+ * each value, so `findBy` runs on the database's index. TTLs count on the database's clock.
+ */
+export class PostgresRecordMap implements RecordMap {
+  private readonly table: string;
+
+  constructor(
+    readonly name: string,
+    /** The map's name in the table (`<prefix>.<name>`). */
+    private readonly stored: string,
+    private readonly json: boolean,
+    private readonly context: PostgresRecordMapContext,
+  ) {
+    this.table = `${context.schema}.records`;
+  }
+
+  async get(key: string, options: RecordCallOptions = {}): Promise<StoredRecord | undefined> {
+    const result = await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key], `read ${this.name} "${key}"`, options);
+    return result.rows[0];
+  }
+
+  async getMany(keys: readonly string[], options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    if (keys.length === 0) return [];
+    const result = await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = ANY($2::text[]) AND ${LIVE}`, [this.stored, [...keys]], `read ${keys.length} of ${this.name}`, options);
+    return result.rows;
+  }
+
+  async list(options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND ${LIVE}`, [this.stored], `list ${this.name}`, options)).rows;
+  }
+
+  async findBy(field: string, value: string | number | boolean, options: RecordCallOptions = {}): Promise<StoredRecord[]> {
+    const what = `find ${this.name} by ${field}`;
+    if (this.json) {
+      const sql = `SELECT key, value FROM ${this.table} WHERE map = $1 AND doc IS NOT NULL AND (doc -> $2::text) = $3::jsonb AND ${LIVE}`;
+      return (await this.query<StoredRecord>(sql, [this.stored, field, JSON.stringify(value)], what, options)).rows;
+    }
+    // Values of a map without indexes need not be JSON: filtered here, as the contract lets a backend.
+    return (await this.list(options)).filter((record) => recordField(record.value, field) === value);
+  }
+
+  async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+    const sql =
+      `INSERT INTO ${this.table} AS r (map, key, value, doc, expires_at) VALUES ($1, $2, $3, $4::jsonb, ${expiresAt(5)}) ` +
+      `ON CONFLICT (map, key) DO UPDATE SET value = EXCLUDED.value, doc = EXCLUDED.doc, expires_at = EXCLUDED.expires_at ` +
+      `WHERE r.expires_at IS NOT NULL AND r.expires_at <= clock_timestamp()`;
+    return this.write(sql, [this.stored, key, value, this.doc(value), options.ttlMs ?? null], `create ${this.name} "${key}"`, options);
+  }
+
+  async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
+    const sql = `UPDATE ${this.table} SET value = $4, doc = $5::jsonb, expires_at = ${expiresAt(6)} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE}`;
+    return this.write(sql, [this.stored, expected.key, expected.value, value, this.doc(value), options.ttlMs ?? null], `write ${this.name} "${expected.key}"`, options);
+  }
+
+  async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {
+    const sql = `DELETE FROM ${this.table} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE}`;
+    return this.write(sql, [this.stored, expected.key, expected.value], `remove ${this.name} "${expected.key}"`, options);
+  }
+
+  async put(key: string, value: string, options: RecordWriteOptions = {}): Promise<void> {
+    const sql =
+      `INSERT INTO ${this.table} (map, key, value, doc, expires_at) VALUES ($1, $2, $3, $4::jsonb, ${expiresAt(5)}) ` +
+      `ON CONFLICT (map, key) DO UPDATE SET value = EXCLUDED.value, doc = EXCLUDED.doc, expires_at = EXCLUDED.expires_at`;
+    await this.query(sql, [this.stored, key, value, this.doc(value), options.ttlMs ?? null], `write ${this.name} "${key}"`, options);
+  }
+
+  async delete(key: string, options: RecordCallOptions = {}): Promise<void> {
+    await this.query(`DELETE FROM ${this.table} WHERE map = $1 AND key = $2`, [this.stored, key], `remove ${this.name} "${key}"`, options);
+  }
+
+  /** Since when the record was marked lost, if it was: PostgreSQL keeps what it acknowledged. */
+  async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
+    const result = await this.query<{ at: string }>(`SELECT at FROM ${this.context.schema}.lost_marks WHERE map = $1 AND key = $2`, [this.stored, key], `read whether ${this.name} "${key}" was lost`, options);
+    return result.rows.length === 0 ? undefined : Number(result.rows[0].at);
+  }
+
+  async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
+    const sql =
+      `INSERT INTO ${this.context.schema}.lost_marks (map, key, at) VALUES ($1, $2, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) ` +
+      `ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(${this.context.schema}.lost_marks.at, EXCLUDED.at)`;
+    await this.query(sql, [this.stored, key], `mark ${this.name} "${key}" lost`, options);
+  }
+
+  watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
+    return this.context.feed.watch(this.stored, this.name, changes, options.exceptOwn === true);
+  }
+
+  /** A compare-and-set: true when one row was written. A late answer goes to `lateOutcome` (see `PostgresCalls`). */
+  private write(sql: string, values: unknown[], what: string, options: RecordWriteOptions): Promise<boolean> {
+    const tell = options.lateOutcome;
+    const late = tell && ((result: QueryResult | undefined) => tell(result === undefined ? undefined : result.rowCount === 1));
+    return this.context.calls.query(sql, values, what, options.timeoutMs, late).then((result) => result.rowCount === 1);
+  }
+
+  private query<R extends object>(sql: string, values: unknown[], what: string, options: RecordCallOptions): Promise<QueryResult<R & Record<string, unknown>>> {
+    return this.context.calls.query<R & Record<string, unknown>>(sql, values, what, options.timeoutMs);
+  }
+
+  /** The `jsonb` copy of a value in a map with indexes (`null` in the others). */
+  private doc(value: string): string | null {
+    return this.json ? value : null;
+  }
+}

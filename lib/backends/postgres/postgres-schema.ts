@@ -1,0 +1,104 @@
+import type { PoolClient } from 'pg';
+
+/** The schema version this build of the library writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * The library's tables, in a schema of its own. A migration is applied once, in order, inside the transaction that
+ * holds the schema's advisory lock, and never edited once released: a change is a new version.
+ *
+ * - `records`: every record map's records (`map` is `<prefix>.<name>`), their exact text, a `jsonb` copy for maps with
+ *   indexes (`doc`, so `findBy` runs on an index), and the time after which a record with a TTL counts as gone.
+ * - `counters`: counters that never go back, one row each.
+ * - `lost_marks`: records marked lost (`markLost`), by map and key.
+ * - A trigger tells every change of `records` on the schema's channel (`NOTIFY`), in commit order: writes by any
+ *   client, operators' SQL included.
+ */
+function migrations(schema: string, channel: string): ReadonlyArray<readonly string[]> {
+  const s = ident(schema);
+  return [
+    // 1: records, counters, lost marks, the change trigger.
+    [
+      `CREATE TABLE ${s}.records (
+        map text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        doc jsonb,
+        expires_at timestamptz,
+        PRIMARY KEY (map, key)
+      )`,
+      `CREATE INDEX records_expiring ON ${s}.records (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE ${s}.counters (name text PRIMARY KEY, value bigint NOT NULL)`,
+      `CREATE TABLE ${s}.lost_marks (map text NOT NULL, key text NOT NULL, at bigint NOT NULL, PRIMARY KEY (map, key))`,
+      `CREATE FUNCTION ${s}.tell_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE payload text;
+        BEGIN
+          IF TG_OP = 'DELETE' THEN
+            payload := json_build_object('m', OLD.map, 'k', OLD.key)::text;
+          ELSE
+            payload := json_build_object('m', NEW.map, 'k', NEW.key, 'v', NEW.value)::text;
+            -- NOTIFY takes at most 8000 bytes: a larger value is told by key, and read.
+            IF octet_length(payload) > 7900 THEN
+              payload := json_build_object('m', NEW.map, 'k', NEW.key, 'r', true)::text;
+            END IF;
+          END IF;
+          PERFORM pg_notify(${literal(channel)}, payload);
+          RETURN NULL;
+        END $$`,
+      `CREATE TRIGGER records_changed AFTER INSERT OR UPDATE OR DELETE ON ${s}.records FOR EACH ROW EXECUTE FUNCTION ${s}.tell_change()`,
+      `CREATE FUNCTION ${s}.tell_cleared() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM pg_notify(${literal(channel)}, '{"c":true}');
+          RETURN NULL;
+        END $$`,
+      `CREATE TRIGGER records_cleared AFTER TRUNCATE ON ${s}.records FOR EACH STATEMENT EXECUTE FUNCTION ${s}.tell_cleared()`,
+    ],
+  ];
+}
+
+/** Thrown when the database holds a schema a newer version of the library wrote. */
+export class SchemaTooNewError extends Error {}
+
+/**
+ * Brings `schema` to {@link SCHEMA_VERSION} on `client` (a connection of its own): in one transaction holding the
+ * schema's advisory lock, so nodes starting together apply each migration once. Refuses a schema newer than this
+ * build knows. Returns the version found before.
+ */
+export async function migrate(client: PoolClient, schema: string, channel: string): Promise<number> {
+  const s = ident(schema);
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`nestjs-gatekeeper:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)`);
+    const found = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_version WHERE id = 1`);
+    const before = found.rows[0]?.version ?? 0;
+    if (before > SCHEMA_VERSION) {
+      throw new SchemaTooNewError(
+        `PostgreSQL schema "${schema}" is at version ${before}, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION}): upgrade the library, or give it a schema of its own`,
+      );
+    }
+    const all = migrations(schema, channel);
+    for (let version = before + 1; version <= SCHEMA_VERSION; version++) {
+      for (const statement of all[version - 1]) await client.query(statement);
+    }
+    if (before < SCHEMA_VERSION) {
+      await client.query(`INSERT INTO ${s}.schema_version (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`, [SCHEMA_VERSION]);
+    }
+    await client.query('COMMIT');
+    return before;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A quoted SQL identifier. */
+export function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A quoted SQL string literal. */
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}

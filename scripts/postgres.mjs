@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// Runs a throwaway PostgreSQL server on 127.0.0.1 for tests, benchmarks and the sample app, from the binaries
+// installed on the machine (Debian: apt-get install postgresql), with no Docker: initdb in a temporary folder, then
+// pg_ctl on a free port. The folder goes when the server stops.
+//
+//   node scripts/postgres.mjs start [--port 5432]     prints the connection string, stops on Ctrl-C
+//
+// Anything that needs a server should try postgresFromEnv() first, so it can be pointed at an existing one with
+// GATEKEEPER_PG_URL instead.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const HOST = '127.0.0.1';
+const USER = 'gatekeeper';
+
+/** The folder of PostgreSQL's server binaries (`initdb`, `pg_ctl`): on PATH, or Debian's newest under /usr/lib/postgresql. */
+export function postgresBinDir() {
+  const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
+  if (onPath) return resolve(onPath, '..');
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  if (versions.length === 0) {
+    throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found: install them (Debian/Ubuntu: apt-get install postgresql; macOS: brew install postgresql), or point GATEKEEPER_PG_URL at a server');
+  }
+  return join(root, versions[0], 'bin');
+}
+
+/** The server to use from the environment (GATEKEEPER_PG_URL), or undefined. */
+export function postgresFromEnv() {
+  const url = process.env.GATEKEEPER_PG_URL;
+  return url ? { url } : undefined;
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((done, fail) => server.once('error', fail).listen(0, HOST, done));
+  const { port } = server.address();
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/**
+ * Starts a server in a new temporary folder and resolves once it accepts connections.
+ * @param {{ port?: number, durable?: boolean, settings?: Record<string, string | number> }} [options] `durable: false`
+ *   (the default) turns fsync off: a test server loses nothing when its process is killed, only when the machine is.
+ * @returns {Promise<{ url: string, port: number, dataDir: string, pid: () => number | undefined, stop: (mode?: 'fast' | 'immediate') => Promise<void>, kill: (signal: NodeJS.Signals) => void, start: () => Promise<void> }>}
+ */
+export async function startPostgres({ port, durable = false, settings = {} } = {}) {
+  const bin = postgresBinDir();
+  const dataDir = await mkdtemp(join(tmpdir(), 'gatekeeper-pg-'));
+  // PostgreSQL refuses to run as root: as root, the folder and the server belong to the postgres user.
+  const asRoot = process.getuid?.() === 0;
+  const run = (command, args) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  if (asRoot) {
+    const ids = execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim();
+    const gid = execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim();
+    await chown(dataDir, Number(ids), Number(gid));
+  }
+  const serverPort = port ?? (await freePort());
+  run('initdb', ['-D', dataDir, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
+  const options = {
+    port: serverPort, listen_addresses: HOST, unix_socket_directories: dataDir, max_connections: 300, fsync: durable ? 'on' : 'off',
+    full_page_writes: durable ? 'on' : 'off', ...settings,
+  };
+  const serverArgs = Object.entries(options).map(([k, v]) => `-c ${k}=${v}`).join(' ');
+  const start = async () => {
+    run('pg_ctl', ['-D', dataDir, '-o', serverArgs, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start']);
+  };
+  await start();
+  const pid = () => {
+    try {
+      return Number(execFileSync('head', ['-1', join(dataDir, 'postmaster.pid'), ], { encoding: 'utf8' }).trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    url: `postgres://${USER}@${HOST}:${serverPort}/postgres`,
+    port: serverPort,
+    dataDir,
+    pid,
+    start,
+    kill: (signal) => {
+      const p = pid();
+      if (p) process.kill(p, signal);
+    },
+    async stop(mode = 'immediate') {
+      try {
+        run('pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
+      } catch {
+        // Not running.
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
+  if (positionals[0] !== 'start') {
+    process.stderr.write('usage: node scripts/postgres.mjs start [--port 5432]\n');
+    process.exit(2);
+  }
+  const server = await startPostgres({ port: values.port ? Number(values.port) : undefined, durable: true });
+  process.stdout.write(`PostgreSQL running: ${server.url}\n(Ctrl-C stops it and deletes its data)\n`);
+  const stop = () => void server.stop().finally(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  setInterval(() => undefined, 1 << 30);
+}
