@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
+import { SharedOpen } from '../../store/shared-open';
 import type { StoreBackend } from '../../store/store-backend';
 import { HazelcastConnection } from './hazelcast-connection';
 import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
@@ -44,8 +45,7 @@ export class HazelcastBackend implements StoreBackend {
   private written = 0;
   private client?: Client;
   private canaries?: PartitionCanaries;
-  private opens = 0;
-  private opening?: Promise<void>;
+  private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   /** Whether this backend holds one open of the connection (to close once). */
   private holdsConnection = false;
   private readonly calls = new Map<StoreName, StoreCalls>();
@@ -60,24 +60,17 @@ export class HazelcastBackend implements StoreBackend {
   }
 
   /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
-  async open(): Promise<void> {
-    this.opens++;
-    const opening = (this.opening ??= this.start());
-    try {
-      await opening;
-    } catch (error) {
-      // A close() while this was opening already let go of it: never count below none.
-      this.opens = Math.max(0, this.opens - 1);
-      if (this.opening === opening) this.opening = undefined;
-      throw error;
-    }
+  open(): Promise<void> {
+    return this.opened.open();
   }
 
   /** {@inheritDoc StoreBackend.close} */
-  async close(): Promise<void> {
-    if (this.opens === 0) return;
-    if (--this.opens > 0) return;
-    this.opening = undefined;
+  close(): Promise<void> {
+    return this.opened.close();
+  }
+
+  /** Lets go of what the last open made. */
+  private async stop(): Promise<void> {
     this.client = undefined;
     this.canaries = undefined;
     this.countersOf = undefined;
@@ -150,7 +143,7 @@ export class HazelcastBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {
-    return this.opens > 0 && this.connection.isRunning();
+    return this.opened.isOpen() && this.connection.isRunning();
   }
 
   /** {@inheritDoc StoreBackend.operationCount} */

@@ -5,6 +5,7 @@ import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
+import { SharedOpen } from '../../store/shared-open';
 import type { StoreBackend } from '../../store/store-backend';
 import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
@@ -52,8 +53,7 @@ export class PostgresBackend implements StoreBackend {
   readonly schema: string;
   private readonly mark = randomUUID();
   private written = 0;
-  private opens = 0;
-  private opening?: Promise<void>;
+  private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private pool?: Pg.Pool;
   private ownsPool = false;
   private readonly calls: PostgresCalls;
@@ -74,24 +74,17 @@ export class PostgresBackend implements StoreBackend {
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
-  async open(): Promise<void> {
-    this.opens++;
-    const opening = (this.opening ??= this.start());
-    try {
-      await opening;
-    } catch (error) {
-      this.opens = Math.max(0, this.opens - 1);
-      if (this.opening === opening) this.opening = undefined;
-      throw error;
-    }
+  open(): Promise<void> {
+    return this.opened.open();
   }
 
   /** {@inheritDoc StoreBackend.close} */
-  async close(): Promise<void> {
-    if (this.opens === 0) return;
-    if (--this.opens > 0) return;
-    await this.opening?.catch(() => undefined);
-    this.opening = undefined;
+  close(): Promise<void> {
+    return this.opened.close();
+  }
+
+  /** Lets go of what the last open made: the feed's connection, and the pool when it is the backend's own. */
+  private async stop(): Promise<void> {
     const feed = this.feed;
     const pool = this.pool;
     this.feed = undefined;
@@ -118,6 +111,11 @@ export class PostgresBackend implements StoreBackend {
     } catch (error) {
       if (this.ownsPool) await pool.end().catch(() => undefined);
       throw error;
+    }
+    if (!this.opened.isOpen()) {
+      // Closed while it started: nobody will stop it.
+      if (this.ownsPool) await pool.end().catch(() => undefined);
+      return;
     }
     this.pool = pool;
     this.feed = new PostgresFeed({
@@ -170,7 +168,7 @@ export class PostgresBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {
-    return this.opens > 0 && this.pool !== undefined && this.calls.reachable();
+    return this.opened.isOpen() && this.pool !== undefined && this.calls.reachable();
   }
 
   /** {@inheritDoc StoreBackend.operationCount} */
