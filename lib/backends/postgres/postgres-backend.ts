@@ -13,17 +13,27 @@ import { PostgresFeed } from './postgres-feed';
 import { PostgresRecordMap } from './postgres-record-map';
 import { ident, migrate } from './postgres-schema';
 
+/**
+ * What the backend uses of a node-postgres `Pool`: a `pg.Pool` is one. Spelled out here so that this package's types
+ * need no `pg` installed.
+ */
+export interface PostgresPool {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+}
+
 /** How a {@link PostgresBackend} reaches the database and names what it keeps. */
 export interface PostgresBackendOptions {
   /**
    * The application's own `pg.Pool`, shared (the backend never ends it). It holds one of the pool's connections
    * while it listens for changes. Give this, `connectionString` or `poolConfig`.
    */
-  pool?: Pg.Pool;
+  pool?: PostgresPool;
   /** A connection string (`postgres://user:password@host:5432/db`): the backend makes a pool of its own. */
   connectionString?: string;
-  /** Options of a pool of the backend's own (node-postgres `PoolConfig`). */
-  poolConfig?: Pg.PoolConfig;
+  /** Options of a pool of the backend's own: node-postgres's `PoolConfig` (`host`, `user`, `max`, `ssl`, ...). */
+  poolConfig?: Record<string, unknown>;
   /** The schema of the library's tables, created and migrated at start. Default `'gatekeeper'`. */
   schema?: string;
   /** Prefix of every map and counter name in the tables (`<prefix>.<map>`). Default `'gatekeeper'`. */
@@ -95,7 +105,7 @@ export class PostgresBackend implements StoreBackend {
   }
 
   private async start(): Promise<void> {
-    const pool = this.options.pool ?? new (loadPg().Pool)({ ...this.options.poolConfig, ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
+    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)({ ...(this.options.poolConfig as Pg.PoolConfig), ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
     this.ownsPool = !this.options.pool;
     // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
     if (this.ownsPool) pool.on('error', () => undefined);
