@@ -8,7 +8,7 @@
 // Anything that needs a server should try postgresFromEnv() first, so it can be pointed at an existing one with
 // GATEKEEPER_PG_URL instead.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -78,7 +78,7 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
   await start();
   const pid = () => {
     try {
-      return Number(execFileSync('head', ['-1', join(dataDir, 'postmaster.pid'), ], { encoding: 'utf8' }).trim()) || undefined;
+      return Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
     } catch {
       return undefined;
     }
@@ -104,16 +104,70 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
   };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
+/**
+ * `start --control`: for tests that fault the server. Prints one JSON line ({ url, port, dataDir }), then takes
+ * commands on stdin, one a line, each answered by a JSON line: `kill` (SIGKILL the server, as a crash), `start`, and
+ * `stop` (stop, delete the folder, exit). Stdin closing stops it too.
+ */
+async function control(server) {
+  const { createInterface } = await import('node:readline');
+  const answer = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
+  answer({ ok: true, url: server.url, port: server.port, dataDir: server.dataDir });
+  const lines = createInterface({ input: process.stdin });
+  let queue = Promise.resolve();
+  const quit = () => void queue.then(() => server.stop()).finally(() => process.exit(0));
+  lines.on('close', quit);
+  lines.on('line', (line) => {
+    queue = queue.then(async () => {
+      try {
+        if (line === 'kill') {
+          const pid = server.pid();
+          server.kill('SIGKILL');
+          // Gone once its pid answers no signal.
+          while (pid !== undefined && alive(pid)) await new Promise((done) => setTimeout(done, 20));
+        } else if (line === 'start') {
+          await server.start();
+        } else if (line === 'stop') {
+          quit();
+          return;
+        } else {
+          throw new Error(`unknown command ${JSON.stringify(line)}`);
+        }
+        answer({ ok: true, cmd: line });
+      } catch (error) {
+        answer({ ok: false, cmd: line, error: error.message });
+      }
+    });
+  });
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' }, control: { type: 'boolean' } } });
   if (positionals[0] !== 'start') {
-    process.stderr.write('usage: node scripts/postgres.mjs start [--port 5432]\n');
+    process.stderr.write('usage: node scripts/postgres.mjs start [--port 5432] [--control]\n');
     process.exit(2);
   }
-  const server = await startPostgres({ port: values.port ? Number(values.port) : undefined, durable: true });
+  const server = await startPostgres({ port: values.port ? Number(values.port) : undefined, durable: !values.control });
+  if (values.control) return control(server);
   process.stdout.write(`PostgreSQL running: ${server.url}\n(Ctrl-C stops it and deletes its data)\n`);
   const stop = () => void server.stop().finally(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   setInterval(() => undefined, 1 << 30);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exit(1);
+  });
 }

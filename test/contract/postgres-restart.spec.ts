@@ -1,0 +1,51 @@
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
+import type { MissedReason } from '../../lib/store/record-map';
+import { eventually } from '../support/eventually';
+import { ControlledPostgres } from '../support/postgres-control';
+
+/**
+ * The PostgreSQL backend when its server crashes (SIGKILL) and comes back: calls fail closed meanwhile, a watching
+ * node is told it may have missed changes when its LISTEN connection goes and again when it is back, hears changes
+ * again after, and what was acknowledged before the crash is still there, counters included.
+ */
+describe('PostgreSQL backend across a crash of its server', () => {
+  let server: ControlledPostgres;
+  const backends: PostgresBackend[] = [];
+  beforeAll(async () => {
+    server = await ControlledPostgres.start();
+  });
+  afterAll(async () => {
+    await Promise.all(backends.map((backend) => backend.close()));
+    await server?.quit();
+  });
+
+  it('fails closed while it is down, tells watchers disconnected then reconnected, and keeps what it acknowledged', async () => {
+    const node = () => new PostgresBackend({ connectionString: server.url, callTimeoutMs: 2_000, listenCheckMs: 500, poolConfig: { connectionTimeoutMillis: 1_000 } });
+    const [a, b] = [node(), node()];
+    backends.push(a, b);
+    await a.open();
+    await b.open();
+    const [ma, mb] = [await a.map('jobs'), await b.map('jobs')];
+    const heard: Array<[string, string | null]> = [];
+    const missed: MissedReason[] = [];
+    await mb.watch({ changed: (key, value) => heard.push([key, value]), missed: (reason) => missed.push(reason) });
+    await ma.create('before', 'v1');
+    const token = (await (await a.counters()).next('tokens')).value;
+    await eventually('the write heard', () => heard.some(([key]) => key === 'before'), { timeoutMs: 10_000 });
+
+    await server.kill();
+    await eventually('the watcher told it may have missed changes', () => missed.includes('disconnected'), { timeoutMs: 10_000 });
+    await expect(ma.create('during', 'v1')).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(mb.get('before')).rejects.toBeInstanceOf(StoreUnavailableError);
+
+    await server.startAgain();
+    await eventually('the watcher told it listens again', () => missed.includes('reconnected'), { timeoutMs: 20_000 });
+    expect(missed.indexOf('disconnected')).toBeLessThan(missed.lastIndexOf('reconnected'));
+    // The pool's connections broke with the server: a call may fail once per broken connection, then works.
+    await eventually('a write landing after the restart', () => ma.create('after', 'v2').then(() => true, () => false), { timeoutMs: 10_000 });
+    await eventually('the new write heard', () => heard.some(([key]) => key === 'after'), { timeoutMs: 10_000 });
+    expect(await mb.get('before')).toEqual({ key: 'before', value: 'v1' });
+    expect((await (await b.counters()).next('tokens')).value).toBeGreaterThan(token);
+  }, 90_000);
+});

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+interface Answer {
+  ok: boolean;
+  cmd?: string;
+  error?: string;
+  url?: string;
+}
+
+/**
+ * A PostgreSQL server of a test's own, to fault: `scripts/postgres.mjs start --control` in a child process, which
+ * kills (SIGKILL, a crash) and starts the server on command. The data stays across a kill, as on a real crash.
+ */
+export class ControlledPostgres {
+  private readonly waiters: Array<(answer: Answer) => void> = [];
+  url = '';
+
+  private constructor(private readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => this.waiters.shift()?.(JSON.parse(line) as Answer));
+    child.once('exit', (code, signal) => {
+      for (const waiter of this.waiters.splice(0)) waiter({ ok: false, error: `postgres control exited (${signal ?? code})` });
+    });
+  }
+
+  static async start(): Promise<ControlledPostgres> {
+    const child = spawn(process.execPath, [join(__dirname, '../../scripts/postgres.mjs'), 'start', '--control'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const server = new ControlledPostgres(child);
+    const started = await server.next();
+    if (!started.ok) throw new Error(`PostgreSQL did not start: ${started.error}`);
+    server.url = started.url!;
+    return server;
+  }
+
+  /** SIGKILLs the server and resolves once it is gone. */
+  kill(): Promise<void> {
+    return this.command('kill');
+  }
+
+  /** Starts it again (crash recovery first) and resolves once it accepts connections. */
+  startAgain(): Promise<void> {
+    return this.command('start');
+  }
+
+  /** Stops it and deletes its data. */
+  async quit(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.stdin!.end('stop\n');
+    await once(this.child, 'exit');
+  }
+
+  private async command(cmd: string): Promise<void> {
+    const answered = this.next();
+    this.child.stdin!.write(`${cmd}\n`);
+    const answer = await answered;
+    if (!answer.ok) throw new Error(`postgres ${cmd} failed: ${answer.error}`);
+  }
+
+  private next(): Promise<Answer> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
