@@ -7,7 +7,7 @@ import type { StoreBackend } from '../store/store-backend';
  * `hazelcast` option), `'memory'` (this process's memory: one instance, local development, tests), or a
  * {@link StoreBackend} you built (a backend of your own, or one of the library's on a client you already have).
  */
-export type BackendChoice = 'hazelcast' | 'memory' | StoreBackend;
+export type BackendChoice = 'hazelcast' | 'memory' | 'postgres' | StoreBackend;
 
 /** One capability's state, which can be put on a backend of its own (see {@link CapabilityBackends}). */
 export type CapabilityState = 'permits' | 'presence' | 'schedules' | 'history' | 'tasks';
@@ -80,9 +80,9 @@ export function usesHazelcast(backends: ResolvedBackends): boolean {
 }
 
 function checkChoice(value: unknown, path: string): BackendChoice {
-  if (value === 'hazelcast' || value === 'memory') return value;
+  if (value === 'hazelcast' || value === 'memory' || value === 'postgres') return value;
   if (isStoreBackend(value)) return value;
-  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
+  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory', 'postgres' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
 }
 
 function isStoreBackend(value: unknown): value is StoreBackend {

@@ -16,6 +16,7 @@ import { resolveMetricsOptions } from './observability/metrics.options';
 import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
 import { resolveBackends } from './backend-choice.options';
+import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /**
@@ -77,6 +78,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     backends: resolveBackends(options),
     ...(typeof store === 'object' && { permitStore: store }),
     hazelcast: resolveHazelcast(options.hazelcast),
+    postgres: resolvePostgres(options.postgres),
     connectTimeoutMs: parseOptionDuration(options.connectTimeout ?? '30s', 'connectTimeout'),
     connectInBackground: options.connectInBackground ?? false,
     shutdownTimeoutMs: parseOptionDuration(options.shutdownTimeout ?? '10s', 'shutdownTimeout', { allowZero: true }),
@@ -211,7 +213,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 
 /** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
-  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'connectTimeout',
+  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'postgres', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
   'allocations', 'tasks', 'schedules', 'metrics', 'tracing', 'admin',
 ];
@@ -233,4 +235,13 @@ function rejectUnknownKeys(value: Record<string, unknown>, known: readonly strin
       : `is not an option (expected one of ${known.join(', ')})`;
     throw new InvalidOptionsError(`${prefix}${key}`, hint);
   }
+}
+
+/** The `postgres` options: an object, checked by the backend when it is made (see `createBackends`). */
+function resolvePostgres(postgres: unknown): PostgresBackendOptions {
+  if (postgres === undefined) return {};
+  if (postgres === null || typeof postgres !== 'object' || Array.isArray(postgres)) {
+    throw new InvalidOptionsError('postgres', `must be an object (pool, connectionString or poolConfig, schema, mapPrefix), got ${JSON.stringify(postgres)}`);
+  }
+  return postgres as PostgresBackendOptions;
 }

@@ -3,6 +3,8 @@ import type { ClientConfig } from '../backends/hazelcast/hazelcast-client.types'
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { MemoryRecords } from '../backends/memory/memory-records';
+import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import { PostgresBackend, type PostgresBackendOptions } from '../backends/postgres/postgres-backend';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';
@@ -72,8 +74,10 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   const connection = hazelcast && usesHazelcast(options.backends) ? createConnection(options, env, hazelcast.hazelcastConnection) : undefined;
   let shared: StoreBackend | undefined;
   let memory: MemoryBackend | undefined;
+  let postgres: PostgresBackend | undefined;
   const pick = (choice: BackendChoice): StoreBackend => {
     if (choice === 'memory') return (memory ??= new MemoryBackend(new MemoryRecords(options.clock)));
+    if (choice === 'postgres') return (postgres ??= new PostgresBackend(postgresOptions(options, env)));
     if (choice !== 'hazelcast') return choice;
     return (shared ??= hazelcast!.hazelcastBackend(connection!, {
       mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
@@ -81,6 +85,15 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
   return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
+}
+
+/** The `postgres` options, with the connection string from `GATEKEEPER_PG_URL` when they name no connection. */
+function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): PostgresBackendOptions {
+  const given = options.postgres;
+  if (given.pool || given.connectionString !== undefined || given.poolConfig !== undefined) return given;
+  const url = env.GATEKEEPER_PG_URL;
+  if (!url) throw new InvalidOptionsError('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");
+  return { ...given, connectionString: url };
 }
 
 /** The process's Hazelcast connection, shared by every capability on `'hazelcast'`. */

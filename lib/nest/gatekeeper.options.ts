@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock';
 import type { Holder, NodeIdentity } from '../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
+import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../presence/presence-store';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
@@ -36,14 +37,15 @@ export interface GatekeeperModuleOptions {
   autoDefine?: boolean;
   /**
    * Where the library keeps its state: `'hazelcast'` (default), `'memory'` (this process only: single instance,
-   * local development, tests), or a `StoreBackend` instance (a backend of the store contract, yours or one of
+   * local development, tests), `'postgres'` (PostgreSQL through `pg`, configured by `postgres`), or a `StoreBackend` instance (a backend of the store contract, yours or one of
    * the library's built on a client you already have). `backends` may put a capability elsewhere.
    */
   backend?: BackendChoice;
   /**
    * A backend per capability, over `backend`: for example `{ history: durable, schedules: durable }` to keep the
    * run history and runtime schedules on a store that survives a full restart while permits stay on Hazelcast.
-   * `'hazelcast'` and `'memory'` name one backend each for the whole module, shared by the capabilities given them.
+   * `'hazelcast'`, `'memory'` and `'postgres'` name one backend each for the whole module, shared by the capabilities
+   * given them.
    */
   backends?: CapabilityBackends;
   /**
@@ -61,6 +63,12 @@ export interface GatekeeperModuleOptions {
    * `clientConfig.properties['hazelcast.logging.level']` asks for more (`'INFO'`, `'DEBUG'`).
    */
   hazelcast?: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  /**
+   * How to reach PostgreSQL when a capability is on `'postgres'`: the application's `pg.Pool` (`pool`), a
+   * `connectionString` or a `poolConfig` for a pool the module owns; without any, the connection string in
+   * `GATEKEEPER_PG_URL`. `pg` must be installed.
+   */
+  postgres?: PostgresBackendOptions;
   /**
    * How long start-up waits for the cluster before it fails with a one-line `ClusterUnreachableError` naming
    * the cluster, its members, where they came from, and the ways forward. Default `'30s'`. Once connected, a lost
@@ -189,6 +197,7 @@ export interface ResolvedGatekeeperOptions {
   /** A permit store given as `store`, used instead of one on the permits' backend. */
   readonly permitStore?: PermitStore;
   readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  readonly postgres: PostgresBackendOptions;
   readonly connectTimeoutMs: number;
   readonly connectInBackground: boolean;
   readonly shutdownTimeoutMs: number;

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { Pool } from 'pg';
-import { DenyReason, GatekeeperModule, GatekeeperService, PostgresBackend } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -22,7 +22,9 @@ describe('GatekeeperModule on PostgreSQL', () => {
   async function node(mapPrefix: string, name: string, pool?: Pool) {
     const app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        backend: new PostgresBackend(pool ? { pool, mapPrefix } : { connectionString: testPostgresUrl(), mapPrefix }),
+        // The connection string comes from GATEKEEPER_PG_URL (the test run's server) when no pool is given.
+        backend: 'postgres',
+        postgres: pool ? { pool, mapPrefix } : { mapPrefix },
         identity: { acquirer: name },
         definitions: [{ name: 'pg-report', duration: '30s' }],
       })],
@@ -51,5 +53,22 @@ describe('GatekeeperModule on PostgreSQL', () => {
     expect((await ga.tryAcquire('pg-report')).granted).toBe(false);
     await gb.putDefinition({ name: 'pg-report', permits: 2, duration: '30s' });
     await eventually('the edit granting node-a the second permit', async () => (await ga.tryAcquire('pg-report')).granted, { timeoutMs: 10_000 });
+  });
+
+  it("refuses to start on 'postgres' without a connection, naming the option and the variable", async () => {
+    const url = process.env.GATEKEEPER_PG_URL;
+    delete process.env.GATEKEEPER_PG_URL;
+    try {
+      const started = Test.createTestingModule({ imports: [GatekeeperModule.forRoot({ backend: 'postgres' })] })
+        .setLogger(new CapturingLogger()).compile().then(async (app) => {
+          apps.push(app);
+          await app.init();
+        });
+      const error = await started.then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidOptionsError);
+      expect((error as Error).message).toMatch(/invalid postgres: .*GATEKEEPER_PG_URL/);
+    } finally {
+      process.env.GATEKEEPER_PG_URL = url;
+    }
   });
 });

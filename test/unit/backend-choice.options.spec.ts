@@ -27,7 +27,8 @@ describe('module options: the backend of each capability', () => {
   });
 
   it.each([
-    ['backend', { backend: 'postgres' }, /must be 'hazelcast', 'memory' or a StoreBackend.*got 'postgres'/],
+    ['backend', { backend: 'mysql' }, /must be 'hazelcast', 'memory', 'postgres' or a StoreBackend.*got 'mysql'/],
+    ['postgres', { backend: 'postgres', postgres: 'postgres://x' }, /must be an object/],
     ['backend', { backend: { open: () => undefined } }, /got an object without them \(open\)/],
     ['backends.jobs', { backends: { jobs: 'memory' } }, /not a capability with a backend of its own \(known: permits, presence, schedules, history, tasks\)/],
     ['backends.history', { backends: { history: 'redis' } }, /got 'redis'/],

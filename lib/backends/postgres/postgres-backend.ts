@@ -18,8 +18,11 @@ import { ident, migrate } from './postgres-schema';
  * need no `pg` installed.
  */
 export interface PostgresPool {
+  /** Runs one statement on a connection of the pool. */
   query(text: string, values?: unknown[]): Promise<unknown>;
+  /** Takes a connection of the pool (the backend's change feed holds one). */
   connect(): Promise<unknown>;
+  /** Closes the pool (never called on a pool the application gave). */
   end(): Promise<void>;
 }
 
