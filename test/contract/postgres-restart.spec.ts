@@ -40,11 +40,20 @@ describe('PostgreSQL backend across a crash of its server', () => {
     await expect(mb.get('before')).rejects.toBeInstanceOf(StoreUnavailableError);
 
     await server.startAgain();
+    // A watch made as the server comes back, while the feed waits to connect again: still one connection, each change
+    // told once.
+    const second: string[] = [];
+    await eventually('a second watch in place', () => mb.watch({ changed: (key) => second.push(key), missed: () => undefined }).then(() => true, () => false), { timeoutMs: 10_000 });
     await eventually('the watcher told it listens again', () => missed.includes('reconnected'), { timeoutMs: 20_000 });
     expect(missed.indexOf('disconnected')).toBeLessThan(missed.lastIndexOf('reconnected'));
     // The pool's connections broke with the server: a call may fail once per broken connection, then works.
     await eventually('a write landing after the restart', () => ma.create('after', 'v2').then(() => true, () => false), { timeoutMs: 10_000 });
-    await eventually('the new write heard', () => heard.some(([key]) => key === 'after'), { timeoutMs: 10_000 });
+    await eventually('the new write heard', () => heard.some(([key]) => key === 'after') && second.includes('after'), { timeoutMs: 10_000 });
+    await ma.replace({ key: 'after', value: 'v2' }, 'v3');
+    await ma.create('last', 'v1');
+    await eventually('the last write heard', () => second.includes('last'), { timeoutMs: 10_000 });
+    expect(second.filter((key) => key === 'after')).toHaveLength(2);
+    expect(heard.filter(([key]) => key === 'after')).toHaveLength(2);
     expect(await mb.get('before')).toEqual({ key: 'before', value: 'v1' });
     expect((await (await b.counters()).next('tokens')).value).toBeGreaterThan(token);
   }, 90_000);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Pg from 'pg';
+import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
@@ -47,6 +48,9 @@ export interface PostgresBackendOptions {
   listenCheckMs?: number;
 }
 
+/** How often expired records' rows are dropped, in ms. */
+const SWEEP_EVERY_MS = 30_000;
+
 /** A schema or prefix name the backend accepts: it ends up in SQL identifiers and the notification channel. */
 const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -72,6 +76,7 @@ export class PostgresBackend implements StoreBackend {
   private readonly calls: PostgresCalls;
   private feed?: PostgresFeed;
   private countersOf?: PostgresCounters;
+  private sweep?: NodeJS.Timeout;
   private readonly quoted: string;
 
   constructor(private readonly options: PostgresBackendOptions) {
@@ -103,6 +108,7 @@ export class PostgresBackend implements StoreBackend {
     this.feed = undefined;
     this.pool = undefined;
     this.countersOf = undefined;
+    clearInterval(this.sweep);
     await feed?.close();
     if (pool && this.ownsPool) await pool.end().catch(() => undefined);
   }
@@ -137,10 +143,19 @@ export class PostgresBackend implements StoreBackend {
         const result = await this.calls.query<{ value: string }>(`SELECT value FROM ${this.quoted}.records WHERE map = $1 AND key = $2`, [map, key], `read ${map} "${key}"`);
         return result.rows[0]?.value ?? null;
       },
+      notify: async (payload) => {
+        await this.calls.query('SELECT pg_notify($1, $2)', [this.channel(), payload], 'check the change feed');
+      },
       channel: this.channel(),
       mark: this.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
+    // Records past their TTL read as gone at once; their rows go in the background, and the trigger tells watchers.
+    this.sweep = setInterval(() => void this.calls.query(
+      `DELETE FROM ${this.quoted}.records WHERE ctid IN (SELECT ctid FROM ${this.quoted}.records WHERE expires_at <= clock_timestamp() LIMIT 1000)`,
+      [], 'drop expired records',
+    ).catch(() => undefined), SWEEP_EVERY_MS);
+    this.sweep.unref();
   }
 
   /** {@inheritDoc StoreBackend.map} */
@@ -149,7 +164,7 @@ export class PostgresBackend implements StoreBackend {
     if (!feed) throw new StoreUnavailableError(`cannot open the ${name} map: the PostgreSQL backend is not open`);
     const indexes = spec.indexes ?? [];
     for (const field of indexes) await this.ensureIndex(field);
-    return new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, indexes.length > 0, { calls: this.calls, feed, schema: this.quoted });
+    return new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, indexes.length > 0, { calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now() });
   }
 
   /** {@inheritDoc StoreBackend.counters} */
@@ -197,7 +212,12 @@ export class PostgresBackend implements StoreBackend {
   /** An index of `doc -> field` for `findBy`, once per field (several nodes may race: the loser finds it made). */
   private async ensureIndex(field: string): Promise<void> {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(field)) throw new InvalidOptionsError('indexes', `a field to find records by must be a plain name, got ${JSON.stringify(field)}`);
-    const sql = `CREATE INDEX IF NOT EXISTS ${ident(`records_by_${field}`)} ON ${this.quoted}.records (map, (doc -> ${`'${field}'`})) WHERE doc IS NOT NULL`;
+    const name = `records_by_${field}`;
+    // CREATE INDEX IF NOT EXISTS takes its table lock before it looks, and would queue every write behind a VACUUM:
+    // look first, so only the very first open of a database creates it.
+    const found = await this.calls.query('SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = $2', [this.schema, name], `look up index ${field}`);
+    if (found.rows.length > 0) return;
+    const sql = `CREATE INDEX IF NOT EXISTS ${ident(name)} ON ${this.quoted}.records (map, (doc -> ${`'${field}'`})) WHERE doc IS NOT NULL`;
     await this.calls.query(sql, [], `index ${field}`).catch((error: unknown) => {
       // Two nodes creating the same index at once: one gets a duplicate-name error, and the index is there.
       const code = ((error as { cause?: { code?: unknown } }).cause)?.code;

@@ -4,6 +4,9 @@ import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
 
+/** Errors of a statement that never reached the server: no connection could be made for it. */
+const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|timeout exceeded when trying to connect|Cannot use a pool after calling end/;
+
 /**
  * Every statement the PostgreSQL backend sends: through the pool, with the caller's deadline (the backend's call
  * timeout by default), counted, and failures mapped fail-closed. A statement past its deadline may still commit on
@@ -34,8 +37,13 @@ export class PostgresCalls {
         return result;
       },
       (error: unknown) => {
-        if (error instanceof StoreTimeoutError && lateOutcome) void sent.then((late) => lateOutcome(late), () => lateOutcome(undefined));
-        throw this.failure(error, what);
+        const failure = this.failure(error, what);
+        if (failure instanceof StoreTimeoutError && lateOutcome) {
+          // Past the deadline the statement still runs and its answer may come; a connection lost under it tells none.
+          if (error instanceof StoreTimeoutError) void sent.then((late) => lateOutcome(late), () => lateOutcome(undefined));
+          else lateOutcome(undefined);
+        }
+        throw failure;
       },
     );
   }
@@ -54,9 +62,15 @@ export class PostgresCalls {
     if (error instanceof StoreUnavailableError || error instanceof CorruptStateError) return error;
     const message = error instanceof Error ? error.message : String(error);
     const code = (error as { code?: unknown } | null)?.code;
+    const sqlState = typeof code === 'string' && /^[0-9A-DF-Z][0-9A-Z]{4}$/.test(code) ? code : undefined;
     // An SQLSTATE of class 08 (connection), 57 (operator intervention: shutdown, cancel) or 53 (resources), or a
     // socket error: the server could not be reached or gave up. Anything else reached it.
-    if (typeof code !== 'string' || /^(08|57|53)/.test(code) || !/^[0-9A-Z]{5}$/.test(code)) this.unreachable = true;
+    if (sqlState === undefined || /^(08|57|53)/.test(sqlState)) this.unreachable = true;
+    // The statement was never sent (no connection could be made, the server refused it): it did not happen. A
+    // connection lost while it ran, without an answer, may have committed it: its outcome is unknown.
+    if (sqlState === undefined && !NOT_SENT.test(`${String(code)} ${message}`)) {
+      return new StoreTimeoutError(`PostgreSQL call failed (${what}), its outcome unknown: ${message}`, { cause: error });
+    }
     return new StoreUnavailableError(`PostgreSQL call failed (${what}): ${message}`, { cause: error });
   }
 }

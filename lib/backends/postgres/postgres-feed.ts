@@ -22,12 +22,16 @@ interface Payload {
   readonly r?: true;
   /** The table was truncated. */
   readonly c?: true;
+  /** A feed's check of itself (see `checkConnection`). */
+  readonly p?: string;
 }
 
 /** What a {@link PostgresFeed} needs from its backend. */
 export interface PostgresFeedContext {
   /** A connection of its own, held while the feed listens. */
   connect(): Promise<PoolClient>;
+  /** Sends `payload` on the channel from another connection (the feed's check of itself). */
+  notify(payload: string): Promise<void>;
   /** Reads one record's value (a change too large for a notification); `null` when there is none. */
   read(map: string, key: string): Promise<string | null>;
   readonly channel: string;
@@ -55,6 +59,11 @@ export class PostgresFeed {
   /** Changes told in order: one too large to send waits for its read, and those after it wait for it. */
   private queue?: Promise<void>;
   private queued = 0;
+  private probes = 0;
+  /** The connection was lost since the feed last listened: the watches are told `reconnected` once it listens again. */
+  private wasLost = false;
+  /** The check under way: what it sent, and what it calls once that is heard. */
+  private probe?: { readonly id: string; readonly heard: () => void };
 
   constructor(private readonly context: PostgresFeedContext) {}
 
@@ -102,6 +111,7 @@ export class PostgresFeed {
   }
 
   private async listen(): Promise<void> {
+    if (this.client) return;
     const client = await this.context.connect();
     const onNotification = (message: Notification) => this.heard(message.payload);
     const onGone = () => this.lost(client);
@@ -115,7 +125,8 @@ export class PostgresFeed {
       client.release(error as Error);
       throw error;
     }
-    if (this.closed) {
+    if (this.closed || this.client) {
+      client.removeAllListeners('notification');
       client.release();
       return;
     }
@@ -124,14 +135,28 @@ export class PostgresFeed {
     clearInterval(this.check);
     this.check = setInterval(() => void this.checkConnection(client), this.context.checkEveryMs);
     this.check.unref();
+    // Whoever listened again (the retry, or a watch made meanwhile), the watches made before hear it.
+    if (this.wasLost) {
+      this.wasLost = false;
+      this.tellAll('reconnected');
+    }
   }
 
-  /** A connection that does not answer in time is as gone as one that failed: its notifications may be lost. */
+  /**
+   * A notification sent from another connection must come back on this one in time, or its notifications may be
+   * lost: a connection that stopped answering, or one that never hears any (behind a pooler in transaction mode,
+   * where LISTEN does nothing), is as gone as one that failed.
+   */
   private async checkConnection(client: PoolClient): Promise<void> {
+    if (this.probe) return;
+    const id = `${this.context.mark}.${++this.probes}`;
+    const heard = new Promise<void>((resolve) => (this.probe = { id, heard: resolve }));
     try {
-      await withDeadline(client.query('SELECT 1'), this.context.checkEveryMs, 'check the LISTEN connection');
+      await withDeadline(Promise.all([this.context.notify(JSON.stringify({ p: id })), heard]), this.context.checkEveryMs, 'check the LISTEN connection');
     } catch {
       this.lost(client);
+    } finally {
+      this.probe = undefined;
     }
   }
 
@@ -145,6 +170,7 @@ export class PostgresFeed {
     } catch {
       // Released already.
     }
+    this.wasLost = true;
     this.tellAll('disconnected');
     this.reconnect();
   }
@@ -153,8 +179,10 @@ export class PostgresFeed {
     if (this.closed) return;
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
+      // A watch made meanwhile may have listened again already.
+      if (this.client || this.closed) return;
       void (this.starting ??= this.listen().finally(() => (this.starting = undefined))).then(
-        () => this.tellAll('reconnected'),
+        () => undefined,
         () => {
           this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
           this.reconnect();
@@ -171,6 +199,10 @@ export class PostgresFeed {
     } catch {
       return;
     }
+    if (payload.p !== undefined) {
+      if (payload.p === this.probe?.id) this.probe.heard();
+      return;
+    }
     if (payload.c) {
       this.tellAll('cleared');
       return;
@@ -182,9 +214,13 @@ export class PostgresFeed {
       this.queue = (this.queue ?? Promise.resolve()).then(async () => {
         try {
           const value = payload.r ? await this.context.read(map, key).catch(() => undefined) : payload.v ?? null;
-          // A read that failed loses this change: the watches are told so.
-          if (value === undefined) this.tellMap(map, 'disconnected');
-          else this.tell(map, key, value);
+          // A read that failed loses this change: the watches are told so, and to read again (the feed still listens).
+          if (value === undefined) {
+            this.tellMap(map, 'disconnected');
+            this.tellMap(map, 'reconnected');
+          } else {
+            this.tell(map, key, value);
+          }
         } finally {
           this.queued--;
         }

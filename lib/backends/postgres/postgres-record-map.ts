@@ -10,6 +10,8 @@ export interface PostgresRecordMapContext {
   readonly feed: PostgresFeed;
   /** The quoted schema (`"gatekeeper"`). */
   readonly schema: string;
+  /** This node's clock (the time a record is marked lost). */
+  readonly now: () => number;
 }
 
 /** A record not past its TTL, on the database's clock. */
@@ -97,10 +99,12 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
+    // On this node's clock, as on Hazelcast: whoever reads the mark adds its skew bound to its own clock, which the
+    // database's is not bounded by.
     const sql =
-      `INSERT INTO ${this.context.schema}.lost_marks (map, key, at) VALUES ($1, $2, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) ` +
+      `INSERT INTO ${this.context.schema}.lost_marks (map, key, at) VALUES ($1, $2, $3) ` +
       `ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(${this.context.schema}.lost_marks.at, EXCLUDED.at)`;
-    await this.query(sql, [this.stored, key], `mark ${this.name} "${key}" lost`, options);
+    await this.query(sql, [this.stored, key, this.context.now()], `mark ${this.name} "${key}" lost`, options);
   }
 
   watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
