@@ -105,8 +105,9 @@ describe('a connection drop during a write whose settle read succeeds, with an e
 
     const history = events();
     const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: WRITER.duration / 5 });
+    // Its last effect while paused: a resume gives back the remembered permit, token and all, and its job may go on.
     const lastEffect = history.filter((e): e is EffectEvent =>
-      e.type === 'effect' && e.node === 'holder' && e.semaphore === edited && e.token === editedRun.token).at(-1)!;
+      e.type === 'effect' && e.node === 'holder' && e.semaphore === edited && e.token === editedRun.token && e.at < resumed.startedAt).at(-1)!;
     const dueWrite = editedPermit ? editedPermit.expiresAt - EDITED.duration / 2 - SKEW_MS - paused.startedAt : undefined;
     process.stdout.write(`dropped write, lost edit (writer permit ${WRITER.duration} ms, edited ${EDITED.duration} ms): write landed, connection reset `
       + `${resetAt - landedAt} ms after; the holder's paused run told ${toldAfter} ms after the pause (${told.at - resetAt} ms after the reset; bound `
