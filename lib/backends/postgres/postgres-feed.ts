@@ -81,11 +81,6 @@ export class PostgresFeed {
     };
   }
 
-  /** Whether the feed's connection listens now. */
-  isListening(): boolean {
-    return this.client !== undefined;
-  }
-
   /** Stops listening and lets go of the connection. */
   async close(): Promise<void> {
     this.closed = true;
@@ -104,10 +99,15 @@ export class PostgresFeed {
   private async listening(name: string): Promise<void> {
     if (this.client) return;
     try {
-      await (this.starting ??= this.listen().finally(() => (this.starting = undefined)));
+      await this.startListening();
     } catch (error) {
       throw new StoreUnavailableError(`cannot watch ${name}: PostgreSQL LISTEN failed: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  /** One attempt to listen at a time, shared by whoever asks meanwhile (a watch, the retry). */
+  private startListening(): Promise<void> {
+    return (this.starting ??= this.listen().finally(() => (this.starting = undefined)));
   }
 
   private async listen(): Promise<void> {
@@ -181,7 +181,7 @@ export class PostgresFeed {
     this.retry = setTimeout(() => {
       // A watch made meanwhile may have listened again already.
       if (this.client || this.closed) return;
-      void (this.starting ??= this.listen().finally(() => (this.starting = undefined))).then(
+      void this.startListening().then(
         () => undefined,
         () => {
           this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
