@@ -4,6 +4,7 @@ import { formatDuration } from '../../core/duration';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
+import { yieldClusterViewRetries } from './cluster-view-retry';
 import { connectToEveryMember } from './connect-to-every-member';
 import { FirstConnection, type FirstOutcome } from './first-connection';
 import { clusterTarget, firstConnectionBound, ownedClientConfig, unreachableMessage, type HazelcastConnectionOptions } from './hazelcast-connection.options';
@@ -60,6 +61,7 @@ export class HazelcastConnection {
     this.closed = false;
     const generation = this.generation;
     this.opening ??= (this.options.client ? Promise.resolve(this.options.client) : this.startOwnedClient(generation)).then((client) => {
+      yieldClusterViewRetries(client); // an injected client too: a starved event loop stops every capability
       this.current = client;
       return client;
     });
@@ -162,6 +164,7 @@ export class HazelcastConnection {
       })).catch((error: unknown) => {
         throw new StoreUnavailableError(this.unreachable(`(the client could not start: ${(error as Error).message})`), { cause: error });
       });
+      yieldClusterViewRetries(client);
       this.starting = { client, first };
       let outcome: FirstOutcome;
       try {
