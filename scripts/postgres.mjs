@@ -106,8 +106,9 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
 
 /**
  * `start --control`: for tests that fault the server. Prints one JSON line ({ url, port, dataDir }), then takes
- * commands on stdin, one a line, each answered by a JSON line: `kill` (SIGKILL the server, as a crash), `start`, and
- * `stop` (stop, delete the folder, exit). Stdin closing stops it too.
+ * commands on stdin, one a line, each answered by a JSON line: `kill` (SIGKILL the server and its backends, as a crash), `start`,
+ * `freeze` (SIGSTOP the server and every backend: it holds its connections and answers nothing, a stalled machine),
+ * `resume` (SIGCONT), and `stop` (stop, delete the folder, exit). Stdin closing stops it too.
  */
 async function control(server) {
   const { createInterface } = await import('node:readline');
@@ -121,12 +122,18 @@ async function control(server) {
     queue = queue.then(async () => {
       try {
         if (line === 'kill') {
-          const pid = server.pid();
-          server.kill('SIGKILL');
-          // Gone once its pid answers no signal.
-          while (pid !== undefined && alive(pid)) await new Promise((done) => setTimeout(done, 20));
+          // The postmaster and every backend at once, as a crash of the machine would.
+          const pids = serverProcesses(server.pid());
+          for (const pid of pids) signal(pid, 'SIGKILL');
+          // Gone once no pid answers a signal.
+          while (pids.some(alive)) await new Promise((done) => setTimeout(done, 20));
         } else if (line === 'start') {
           await server.start();
+        } else if (line === 'freeze') {
+          // The postmaster first, so it forks no backend the loop would miss.
+          for (const pid of serverProcesses(server.pid())) signal(pid, 'SIGSTOP');
+        } else if (line === 'resume') {
+          for (const pid of serverProcesses(server.pid()).reverse()) signal(pid, 'SIGCONT');
         } else if (line === 'stop') {
           quit();
           return;
@@ -139,6 +146,29 @@ async function control(server) {
       }
     });
   });
+}
+
+/** The postmaster `pid` and its children (the backends and background workers), from /proc. */
+function serverProcesses(pid) {
+  if (pid === undefined) throw new Error('the server is not running');
+  const children = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((entry) => {
+    try {
+      // Field 4 of /proc/<pid>/stat, after the command in parentheses, is the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === String(pid);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+  return [pid, ...children.map(Number)];
+}
+
+function signal(pid, name) {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Gone meanwhile.
+  }
 }
 
 function alive(pid) {

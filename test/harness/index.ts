@@ -5,7 +5,8 @@
  *   1. Cluster. `ControlledCluster.start(3, { proxied: true })` runs members of your own, each behind a TcpProxy
  *      (members advertise the proxy to clients; member-to-member traffic is direct). Use `cluster.clientConfig()`
  *      / `cluster.addresses` for every client. The shared jest member (testCluster()) is fine for tests that
- *      fault only node processes.
+ *      fault only node processes. On PostgreSQL, `ControlledPostgres.start()` (test/support/postgres-control.ts)
+ *      runs a server of your own, and nodes take `cluster: { postgresUrl: server.url }` (store-target.ts).
  *   2. Workload. `startWorkloadNode({ name, historyFile, jobs, cluster, mapPrefix, ... })` starts workload-app.ts
  *      as a real process: each job is a real `@ClusterSingleton` method ticking at aligned slots, and each run
  *      appends start / effect / abort / signal / end events. Other capabilities add a workload app of their own
@@ -22,7 +23,9 @@
  *      requests still land (keysOwnedBy / ownerIndex aim at the member owning a key);
  *      `cluster.proxy(i).holdBackupAcks({ pid })` holds only the backup acknowledgements member i sends, so a
  *      write whose backup it keeps lands and its answer comes late while everything else flows. Nodes: `node.freeze()`,
- *      `resume()`, `kill()`, `terminate()`. Clocks: `clockOffsetMs` per node. Record what you inject with
+ *      `resume()`, `kill()`, `terminate()`. PostgreSQL: `server.kill()` (the server and its backends SIGKILLed),
+ *      `startAgain()`, `freeze()` / `resume()`, and one backend found by `backends(node, where)` then
+ *      `terminate(pid)` or SIGSTOPped. Clocks: `clockOffsetMs` per node. Record what you inject with
  *      `recordNemesis(historyFile, action, target)` (node faults record themselves) to measure bounds from it.
  *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, edits })` returns violations
  *      (overlap, invalid-start, token-order, duplicate-tick, lost-edit) and stats; assert `violations` is empty
@@ -33,6 +36,8 @@
  * nemesis.spec.ts proves each fault against real members; workload.spec.ts and checker.spec.ts show the rest.
  */
 export { ControlledCluster, type ControlledClusterOptions } from '../support/cluster-control';
+export { ControlledPostgres } from '../support/postgres-control';
+export { storeTargetEnv, type StoreTarget } from './store-target';
 export { TcpProxy, type ProxyConnection, type ProxyDirection, type ProxyMode, type ProxyScope } from './tcp-proxy';
 export { canResolvePids, localPortsOf, tcpSocketsOf, type ProcSocket } from './proc-net';
 export { keysOwnedBy, ownerIndex, partitionTableReady, partitionTableStable } from './key-owner';

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { startApp, type AppProcess } from '../support/app-process';
 import { recordNemesis } from './history';
+import { storeTargetEnv, type StoreTarget } from './store-target';
 import { workloadEnv, type WorkloadSettings } from './workload';
 
 /** A node process under the test's control. */
@@ -32,7 +33,8 @@ export interface NodeBasics {
   /** NODE_NAME: the acquirer, and the `node` of its history events. */
   name: string;
   historyFile: string;
-  cluster: { clusterName: string; addresses: string[] };
+  /** The Hazelcast cluster, or the PostgreSQL server (`{ postgresUrl }`). */
+  cluster: StoreTarget;
   mapPrefix: string;
 }
 
@@ -42,8 +44,7 @@ export function nodeBasicsEnv(s: NodeBasics): NodeJS.ProcessEnv {
     NODE_NAME: s.name,
     HISTORY_FILE: s.historyFile,
     MAP_PREFIX: s.mapPrefix,
-    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
-    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...storeTargetEnv(s.cluster),
   };
 }
 

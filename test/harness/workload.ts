@@ -3,6 +3,7 @@
  * (node-process.ts): the job list and settings travel as environment variables.
  */
 import type { DurationInput, SemaphoreDefinitionInput } from '../../lib';
+import { storeTargetEnv, type StoreTarget } from './store-target';
 
 /** One scheduled job of a workload node: a `@ClusterSingleton` method ticking every `intervalMs`. */
 export interface WorkloadJob {
@@ -29,7 +30,8 @@ export interface WorkloadSettings {
   name: string;
   historyFile: string;
   jobs: WorkloadJob[];
-  cluster: { clusterName: string; addresses: string[] };
+  /** The Hazelcast cluster, or the PostgreSQL server (`{ postgresUrl }`). */
+  cluster: StoreTarget;
   mapPrefix: string;
   group?: string;
   /** This node's gatekeeper clock runs this far ahead of real time (negative: behind). */
@@ -49,8 +51,7 @@ export function workloadEnv(s: WorkloadSettings): NodeJS.ProcessEnv {
     HISTORY_FILE: s.historyFile,
     WORKLOAD: JSON.stringify(s.jobs),
     MAP_PREFIX: s.mapPrefix,
-    GATEKEEPER_HZ_MEMBERS: s.cluster.addresses.join(','),
-    GATEKEEPER_HZ_CLUSTER_NAME: s.cluster.clusterName,
+    ...storeTargetEnv(s.cluster),
     ...(s.group !== undefined && { GROUP: s.group }),
     ...(s.clockOffsetMs !== undefined && { CLOCK_OFFSET_MS: String(s.clockOffsetMs) }),
     ...(s.maxClockSkew !== undefined && { MAX_CLOCK_SKEW: String(s.maxClockSkew) }),

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Client } from 'pg';
 
 interface Answer {
   ok: boolean;
@@ -12,7 +13,7 @@ interface Answer {
 
 /**
  * A PostgreSQL server of a test's own, to fault: `scripts/postgres.mjs start --control` in a child process, which
- * kills (SIGKILL, a crash) and starts the server on command. The data stays across a kill, as on a real crash.
+ * kills (SIGKILL, a crash), freezes (SIGSTOP) and starts the server on command. The data stays across a kill, as on a real crash.
  */
 export class ControlledPostgres {
   private readonly waiters: Array<(answer: Answer) => void> = [];
@@ -42,6 +43,37 @@ export class ControlledPostgres {
   /** Starts it again (crash recovery first) and resolves once it accepts connections. */
   startAgain(): Promise<void> {
     return this.command('start');
+  }
+
+  /** SIGSTOPs the server and every backend: connections stay open and nothing answers (a stalled machine). */
+  freeze(): Promise<void> {
+    return this.command('freeze');
+  }
+
+  /** SIGCONTs what {@link freeze} stopped. */
+  resume(): Promise<void> {
+    return this.command('resume');
+  }
+
+  /** The pids of the backends serving the connections `applicationName` opened that match `where` (on pg_stat_activity). */
+  backends(applicationName: string, where = 'true'): Promise<number[]> {
+    return this.query(`select pid from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid() and (${where})`, [applicationName])
+      .then((rows) => rows.map((row) => Number(row.pid)));
+  }
+
+  /** Ends one backend (`pg_terminate_backend`), as an administrator or a failing network would; whether it was there. */
+  terminate(pid: number): Promise<boolean> {
+    return this.query('select pg_terminate_backend($1) as ended', [pid]).then(([row]) => row.ended === true);
+  }
+
+  private async query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const client = new Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows as Array<Record<string, unknown>>;
+    } finally {
+      await client.end();
+    }
   }
 
   /** Stops it and deletes its data. */
