@@ -5,6 +5,11 @@ import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
 import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
+import { PostgresBackend } from '../backends/postgres/postgres-backend';
+import { PermitRecordStore } from '../permits/permit-record.store';
+import type { StoreBackend } from '../store/store-backend';
+import { TaskRecordStore } from '../tasks/task-record.store';
+import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock } from '../core/clock';
 import { formatDuration, parseDuration } from '../core/duration';
@@ -17,11 +22,15 @@ import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
+  /** Where the state is: a Hazelcast cluster (`members`, `clusterName`) or PostgreSQL (`postgresUrl`). */
+  backend: 'hazelcast' | 'postgres';
+  /** The PostgreSQL connection string (with `backend: 'postgres'`). */
+  postgresUrl?: string;
   /** Member addresses, `host` or `host:port`. */
   members: string[];
   /** The Hazelcast cluster name. */
   clusterName: string;
-  /** The module's `hazelcast.mapPrefix`. */
+  /** The module's `hazelcast.mapPrefix` or `postgres.mapPrefix`. */
   mapPrefix: string;
   /** Give up connecting after this many ms. */
   connectTimeout: number;
@@ -30,7 +39,7 @@ export interface CliConnectionOptions {
 /** What the CLI works with: the permit store, and who is here (presence) on the same connection. */
 export interface CliStores {
   /** The permit store, connected. */
-  store: HazelcastPermitStore;
+  store: PermitRecordStore;
   /** The live app instances, or `undefined` when none announces itself (membership off everywhere, or unreadable). */
   liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
   /** The live app instances as they announce themselves, oldest first; `undefined` when presence cannot be read. */
@@ -41,7 +50,7 @@ export interface CliStores {
   history(): Promise<HistoryRecordStore>;
   /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), on the same connection (connected on first use). */
   schedules(): Promise<ScheduleRecordStore>;
-  /** The connected Hazelcast client the stores share (for what works on the cluster as a whole). */
+  /** The connected Hazelcast client the stores share (for what works on the cluster as a whole); Hazelcast only. */
   client(): Client;
   /** Disconnects every store. */
   close(): Promise<void>;
@@ -49,34 +58,19 @@ export interface CliStores {
 
 /** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
-  const members = options.members;
-  const connection = new HazelcastConnection({
-    clientConfig: {
-      clusterName: options.clusterName,
-      network: { clusterMembers: members },
-      connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: options.connectTimeout } },
-      properties: { 'hazelcast.logging.level': 'OFF' },
-    },
-  });
-  const store = new HazelcastPermitStore({ mapPrefix: options.mapPrefix, connection });
-  // One backend for the stores written over the contract; each store opens and closes it.
-  const backend = new HazelcastBackend({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+  const reached = options.backend === 'postgres' ? postgresStores(options) : hazelcastStores(options);
+  const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
   try {
     await store.connect({ clock: systemClock });
   } catch (error) {
     // The connection's own message says the same for an app (naming its options); the CLI says it once, in its own
     // terms. Anything else (a refused authentication, say) is news, so it is kept.
-    const why = error instanceof StoreUnavailableError ? '' : ` (${(error as Error).message})`;
-    throw new StoreUnavailableError(
-      `cannot reach Hazelcast cluster "${options.clusterName}" at ${members.join(', ')} within ${formatDuration(options.connectTimeout)}${why}: ` +
-        'is a member running there, with that cluster name? Point the CLI at yours with --members host:port,... and --cluster-name ' +
-        '(or GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME)',
-      { cause: error },
-    );
+    const why = error instanceof StoreUnavailableError && options.backend === 'hazelcast' ? '' : ` (${(error as Error).message})`;
+    throw new StoreUnavailableError(`${reached.unreachable} within ${formatDuration(options.connectTimeout)}${why}: ${reached.hint}`, { cause: error });
   }
   let presenceOpen = false;
-  let taskStore: HazelcastTaskStore | undefined;
+  let taskStore: TaskStore | undefined;
   let taskAdmin: Promise<TaskAdmin> | undefined;
   let historyStore: HistoryRecordStore | undefined;
   let history: Promise<HistoryRecordStore> | undefined;
@@ -99,13 +93,14 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       return live && live.length > 0 ? live : undefined;
     },
     client() {
-      const client = connection.client;
+      const client = reached.connection?.client;
+      if (!reached.connection) throw new CliUsageError('this command works on a Hazelcast cluster only (--backend hazelcast)', 'backend');
       if (!client) throw new StoreUnavailableError('the connection to the cluster is closed');
       return client;
     },
     tasks() {
       taskAdmin ??= (async () => {
-        taskStore = new HazelcastTaskStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout });
+        taskStore = reached.tasks();
         await taskStore.connect();
         // Retention matters only to purges of the app's own schedule; an operator's purge names its age.
         return new TaskAdmin(taskStore, systemClock, { retentionMs: 24 * 3_600_000 });
@@ -138,8 +133,71 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   };
 }
 
+/** The stores' backend and how to say it cannot be reached, per store. */
+interface ReachedStore {
+  store: PermitRecordStore;
+  backend: StoreBackend;
+  /** The Hazelcast connection, for what works on a cluster as a whole. */
+  connection?: HazelcastConnection;
+  tasks(): TaskStore;
+  unreachable: string;
+  hint: string;
+}
+
+function hazelcastStores(options: CliConnectionOptions): ReachedStore {
+  const connection = new HazelcastConnection({
+    clientConfig: {
+      clusterName: options.clusterName,
+      network: { clusterMembers: options.members },
+      connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: options.connectTimeout } },
+      properties: { 'hazelcast.logging.level': 'OFF' },
+    },
+  });
+  return {
+    store: new HazelcastPermitStore({ mapPrefix: options.mapPrefix, connection }),
+    // One backend for the stores written over the contract; each store opens and closes it.
+    backend: new HazelcastBackend({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout }),
+    connection,
+    tasks: () => new HazelcastTaskStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout }),
+    unreachable: `cannot reach Hazelcast cluster "${options.clusterName}" at ${options.members.join(', ')}`,
+    hint: 'is a member running there, with that cluster name? Point the CLI at yours with --members host:port,... and --cluster-name ' +
+      '(or GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME)',
+  };
+}
+
+function postgresStores(options: CliConnectionOptions): ReachedStore {
+  const backend = new PostgresBackend({
+    connectionString: options.postgresUrl,
+    mapPrefix: options.mapPrefix,
+    callTimeoutMs: options.connectTimeout,
+    poolConfig: { connectionTimeoutMillis: options.connectTimeout, application_name: 'nestjs-gatekeeper cli' },
+  });
+  return {
+    store: new PermitRecordStore(backend, options.connectTimeout),
+    backend,
+    tasks: () => new TaskRecordStore(backend, options.connectTimeout),
+    unreachable: `cannot reach PostgreSQL at ${redactedUrl(options.postgresUrl!)}`,
+    hint: 'is the server running, and the connection string right? Point the CLI at yours with --pg-url (or GATEKEEPER_PG_URL)',
+  };
+}
+
+/** A connection string without its password, for messages. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(the connection string given)';
+  }
+}
+
 /** The connection options as given on the command line or in the environment, before validation. */
 export interface RawCliConnectionOptions {
+  /** `hazelcast` (default) or `postgres`. */
+  backend?: string;
+  /** The PostgreSQL connection string. */
+  pgUrl?: string;
   /** Comma-separated member addresses. */
   members?: string;
   /** The Hazelcast cluster name. */
@@ -158,6 +216,12 @@ const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
  * (`5000`, `500ms`, `1s`, `1m`, as in the library).
  */
 export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionOptions {
+  const backend = raw.backend ?? 'hazelcast';
+  if (backend !== 'hazelcast' && backend !== 'postgres') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast or postgres`, 'backend');
+  const postgresUrl = raw.pgUrl?.trim() || undefined;
+  if (backend === 'postgres' && !postgresUrl) {
+    throw new CliUsageError('invalid --pg-url: --backend postgres needs a connection string (postgres://user:password@host:5432/db), or GATEKEEPER_PG_URL', 'pgUrl');
+  }
   const members = (raw.members ?? '').split(',').map((m) => m.trim()).filter(Boolean);
   if (members.length === 0) throw new CliUsageError(`invalid --members: no member address given (host:port,...)`, 'members');
   for (const member of members) {
@@ -176,5 +240,5 @@ export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionO
   } catch (error) {
     throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidDefinitionError).reason}`, 'connectTimeout');
   }
-  return { members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
+  return { backend, ...(postgresUrl && { postgresUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

@@ -23,6 +23,7 @@ import { addTaskCommands } from './task.commands';
 import { addJobCommands } from './job.commands';
 import { addScheduleCommands } from './schedule.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
+import { addPostgresCommands } from './postgres.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
@@ -35,9 +36,11 @@ export interface CliOutput {
 }
 
 const ENVIRONMENT = [
+  ['GATEKEEPER_BACKEND', 'default of --backend (hazelcast or postgres)'],
+  ['GATEKEEPER_PG_URL', 'default of --pg-url (postgres://user:password@host:5432/db)'],
   ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
   ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
-  ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix)"],
+  ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
   ['GATEKEEPER_ADMIN_TOKEN', "the app's admin.token, for the commands that ask a live app (jobs describe, jobs run)"],
   ['GATEKEEPER_ADMIN_PATH', "default of --admin-path (the app's admin.path, default gatekeeper)"],
 ] as const;
@@ -91,11 +94,13 @@ function setFields(name: string, o: { permits?: string; duration?: string; group
 /** Builds the program. Its actions check their arguments, then connect, run, and print; errors propagate to {@link main}. */
 export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
   const program = new Command(CLI_NAME)
-    .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in a Hazelcast cluster')
+    .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in Hazelcast or PostgreSQL')
     .version(libraryVersion(), '-V, --version', 'print the version')
+    .addOption(new Option('--backend <name>', 'where the state is: hazelcast or postgres').env('GATEKEEPER_BACKEND').default('hazelcast'))
+    .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env('GATEKEEPER_PG_URL'))
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
-    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))
+    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix (postgres.mapPrefix)").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))
     .option('--connect-timeout <duration>', "give up connecting after this long: '5s', '500ms', or ms", '5s')
     .option('--json', 'print JSON for scripts instead of tables (errors too, on stderr)', false)
     .configureOutput({
@@ -311,6 +316,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addJobCommands(program, execute);
   addScheduleCommands(program, execute);
   addNewClusterCommands(program, execute);
+  addPostgresCommands(program, (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`));
   return program;
 }
 

@@ -12,7 +12,7 @@ import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
 import { PostgresRecordMap } from './postgres-record-map';
-import { ident, migrate } from './postgres-schema';
+import { ident, migrate, SCHEMA_VERSION } from './postgres-schema';
 
 /**
  * What the backend uses of a node-postgres `Pool`: a `pg.Pool` is one. Spelled out here so that this package's types
@@ -113,20 +113,46 @@ export class PostgresBackend implements StoreBackend {
     if (pool && this.ownsPool) await pool.end().catch(() => undefined);
   }
 
-  private async start(): Promise<void> {
-    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)({ ...(this.options.poolConfig as Pg.PoolConfig), ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
-    this.ownsPool = !this.options.pool;
-    // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
-    if (this.ownsPool) pool.on('error', () => undefined);
+  /**
+   * Brings the library's schema to this version's and lets go, without opening the backend: for teams that migrate
+   * ahead of a deploy (`nestjs-gatekeeper postgres migrate`). Nodes migrate at start anyway; both take the schema's
+   * advisory lock, so they can run together. Refuses a schema newer than this version knows.
+   * @returns the schema, and its version before and after.
+   */
+  async migrate(): Promise<{ schema: string; from: number; to: number }> {
+    const pool = this.newPool();
     try {
-      const client = await pool.connect().catch((error: unknown) => {
-        throw new StoreUnavailableError(`PostgreSQL unreachable: ${(error as Error).message}`, { cause: error });
-      });
-      try {
-        await migrate(client, this.schema, this.channel());
-      } finally {
-        client.release();
-      }
+      const from = await this.migrateOn(pool);
+      return { schema: this.schema, from, to: Math.max(from, SCHEMA_VERSION) };
+    } finally {
+      if (!this.options.pool) await pool.end().catch(() => undefined);
+    }
+  }
+
+  private newPool(): Pg.Pool {
+    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)({ ...(this.options.poolConfig as Pg.PoolConfig), ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
+    // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
+    if (!this.options.pool) pool.on('error', () => undefined);
+    return pool;
+  }
+
+  /** Migrates on a connection of `pool`; returns the version found before. */
+  private async migrateOn(pool: Pg.Pool): Promise<number> {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw new StoreUnavailableError(`PostgreSQL unreachable: ${(error as Error).message}`, { cause: error });
+    });
+    try {
+      return await migrate(client, this.schema, this.channel());
+    } finally {
+      client.release();
+    }
+  }
+
+  private async start(): Promise<void> {
+    const pool = this.newPool();
+    this.ownsPool = !this.options.pool;
+    try {
+      await this.migrateOn(pool);
     } catch (error) {
       if (this.ownsPool) await pool.end().catch(() => undefined);
       throw error;

@@ -1,0 +1,84 @@
+import { existsSync } from 'node:fs';
+import { Client } from 'pg';
+import { PermitEngine } from '../../lib/permits/permit.engine';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { systemClock } from '../../lib/core/clock';
+import { cli, CLI_BIN as BIN } from '../support/cli-process';
+import { testPostgresUrl } from '../support/test-postgres';
+import { uniquePrefix } from '../support/test-cluster';
+
+/**
+ * The operator's command line on PostgreSQL (`--backend postgres --pg-url`, or GATEKEEPER_BACKEND and
+ * GATEKEEPER_PG_URL): the same commands over the same records an app writes, and `postgres migrate` for the schema.
+ */
+describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () => {
+  const url = testPostgresUrl();
+  const mapPrefix = uniquePrefix('cli-pg');
+  const env = { GATEKEEPER_BACKEND: 'postgres', GATEKEEPER_PG_URL: url };
+  const run = (...args: string[]) => cli(['--map-prefix', mapPrefix, ...args], env);
+  const json = async (...args: string[]) => {
+    const result = await run('--json', ...args);
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    return JSON.parse(result.stdout);
+  };
+  const closing: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    await Promise.all(closing.map((close) => close()));
+  });
+
+  beforeAll(() => {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first (npm test does)`);
+  });
+
+  it('edits definitions, and shows the permits an app holds', async () => {
+    expect((await run('set', 'billing', '--duration', '30s', '--permits', '2')).code).toBe(0);
+    expect(await json('pause', 'billing')).toMatchObject({ permits: 0, pausedFrom: 2 });
+    expect(await json('resume', 'billing')).toMatchObject({ permits: 2 });
+    // An app node on the same records holds a permit: the CLI sees it, and force-releases it.
+    const store = new PermitRecordStore(new PostgresBackend({ connectionString: url, mapPrefix }));
+    await store.connect({ clock: systemClock });
+    closing.push(() => store.close());
+    const granted = await new PermitEngine(store, { acquirer: 'app-1', group: 'production', instance: 'app-1/1' }, systemClock).tryAcquire('billing');
+    if (!granted.granted) throw new Error(granted.message);
+    expect((await run('permits', 'billing')).stdout).toMatch(new RegExp(`billing\\s+app-1\\s+production\\s+${granted.permit.fencingToken}`));
+    expect(await json('release', 'billing', String(granted.permit.fencingToken))).toMatchObject({ released: 'billing' });
+    expect((await json('permits', 'billing'))[0].permits).toEqual([]);
+    expect((await json('list')).map((d: { name: string }) => d.name)).toEqual(['billing']);
+  });
+
+  it('names --pg-url when --backend postgres has no connection string, having contacted nothing', async () => {
+    const result = await cli(['--backend', 'postgres', 'list'], { GATEKEEPER_PG_URL: '' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--pg-url');
+    expect((await cli(['--backend', 'redis', 'list'])).stderr).toContain("invalid --backend: 'redis' is not hazelcast or postgres");
+  });
+
+  it('says a Hazelcast-only command is one, and an unreachable server where it was looked for (no password shown)', async () => {
+    const init = await run('cluster', 'init');
+    expect(init.code).toBe(2);
+    expect(init.stderr).toContain('Hazelcast cluster only');
+    const away = await cli(['--backend', 'postgres', '--pg-url', 'postgres://someone:secret@127.0.0.1:1/db', '--connect-timeout', '1s', 'list']);
+    expect(away.code).toBe(3);
+    expect(away.stderr).toContain('cannot reach PostgreSQL at postgres://someone:***@127.0.0.1:1/db');
+    expect(away.stderr).not.toContain('secret');
+  });
+
+  it('postgres migrate creates the schema, then has nothing to do, and refuses a newer one', async () => {
+    const schema = `cli_${Date.now().toString(36)}`;
+    expect(await json('postgres', 'migrate', '--schema', schema)).toEqual({ schema, from: 0, to: 1 });
+    const again = await run('postgres', 'migrate', '--schema', schema);
+    expect([again.code, again.stdout]).toEqual([0, `Schema "${schema}" is at version 1, this version's: nothing to do.\n`]);
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`UPDATE ${schema}.schema_version SET version = 99`);
+      const refused = await run('postgres', 'migrate', '--schema', schema);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (1)`);
+    } finally {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+});
