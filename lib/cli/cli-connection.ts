@@ -1,10 +1,8 @@
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
-import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
-import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
 import type { StoreBackend } from '../store/store-backend';
@@ -15,7 +13,6 @@ import { systemClock } from '../core/clock';
 import { formatDuration, parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { CliUsageError } from './cli-errors';
-import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
 import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
@@ -58,7 +55,8 @@ export interface CliStores {
 
 /** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
-  const reached = options.backend === 'postgres' ? postgresStores(options) : hazelcastStores(options);
+  // The Hazelcast half is loaded only for a cluster, so the CLI runs on PostgreSQL without hazelcast-client.
+  const reached = options.backend === 'postgres' ? postgresStores(options) : (await import('./cli-hazelcast-stores')).hazelcastStores(options);
   const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
   try {
@@ -134,7 +132,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
 }
 
 /** The stores' backend and how to say it cannot be reached, per store. */
-interface ReachedStore {
+export interface ReachedStore {
   store: PermitRecordStore;
   backend: StoreBackend;
   /** The Hazelcast connection, for what works on a cluster as a whole. */
@@ -142,27 +140,6 @@ interface ReachedStore {
   tasks(): TaskStore;
   unreachable: string;
   hint: string;
-}
-
-function hazelcastStores(options: CliConnectionOptions): ReachedStore {
-  const connection = new HazelcastConnection({
-    clientConfig: {
-      clusterName: options.clusterName,
-      network: { clusterMembers: options.members },
-      connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: options.connectTimeout } },
-      properties: { 'hazelcast.logging.level': 'OFF' },
-    },
-  });
-  return {
-    store: new HazelcastPermitStore({ mapPrefix: options.mapPrefix, connection }),
-    // One backend for the stores written over the contract; each store opens and closes it.
-    backend: new HazelcastBackend({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout }),
-    connection,
-    tasks: () => new HazelcastTaskStore({ connection, mapPrefix: options.mapPrefix, callTimeoutMs: options.connectTimeout }),
-    unreachable: `cannot reach Hazelcast cluster "${options.clusterName}" at ${options.members.join(', ')}`,
-    hint: 'is a member running there, with that cluster name? Point the CLI at yours with --members host:port,... and --cluster-name ' +
-      '(or GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME)',
-  };
 }
 
 function postgresStores(options: CliConnectionOptions): ReachedStore {

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock';
-import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
-import { declareNewCluster, type NewClusterReport } from '../backends/hazelcast/permits/hazelcast-new-cluster';
+import type { NewClusterReport } from '../backends/hazelcast/permits/hazelcast-new-cluster';
 import type { Execute } from './cli-command';
 import { CliUsageError } from './cli-errors';
 import { CLI_NAME } from './cli-format';
@@ -33,6 +32,8 @@ export function addNewClusterCommands(program: Command, execute: Execute): void 
     )
     .action(() =>
       execute(() => async (_admin, stores) => {
+        // Loaded here, not at the top: the CLI runs on PostgreSQL without hazelcast-client.
+        const { declareNewCluster } = await import('../backends/hazelcast/permits/hazelcast-new-cluster');
         const report = await declareNewCluster(stores.client(), systemClock);
         return { json: report, text: initText(report) };
       }),
@@ -76,6 +77,10 @@ async function runLocalMember(port: number, clusterName: string, log: (line: str
     if (stopping) return;
     member = await startLocalMember(jar, { port, clusterName });
     const started = member;
+    const [{ HazelcastConnection }, { declareNewCluster }] = await Promise.all([
+      import('../backends/hazelcast/hazelcast-connection'),
+      import('../backends/hazelcast/permits/hazelcast-new-cluster'),
+    ]);
     const connection = new HazelcastConnection({
       clientConfig: {
         clusterName,

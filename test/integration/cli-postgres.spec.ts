@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
@@ -45,6 +48,12 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     expect(await json('release', 'billing', String(granted.permit.fencingToken))).toMatchObject({ released: 'billing' });
     expect((await json('permits', 'billing'))[0].permits).toEqual([]);
     expect((await json('list')).map((d: { name: string }) => d.name)).toEqual(['billing']);
+  });
+
+  it('runs without hazelcast-client installed (the preload refuses the package)', async () => {
+    const block = join(__dirname, '../fixtures/without-hazelcast-client.cjs');
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', block, BIN, '--map-prefix', mapPrefix, '--json', 'list'], { env: { ...process.env, ...env } });
+    expect(JSON.parse(stdout).map((d: { name: string }) => d.name)).toEqual(['billing']);
   });
 
   it('names --pg-url when --backend postgres has no connection string, having contacted nothing', async () => {
