@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Runs the sample app as three instances on three ports against one Hazelcast cluster:
+// Runs the sample app as three instances on three ports against one Hazelcast cluster, or one PostgreSQL database:
 //
 //   npm run sample                          # starts a local member on 5701 (cluster "dev"), then the instances
 //   GATEKEEPER_HZ_MEMBERS=10.0.0.5:5701 npm run sample   # attaches to an existing cluster instead
+//   npm run sample -- --backend postgres    # starts a throwaway PostgreSQL (scripts/postgres.mjs) instead
+//   GATEKEEPER_PG_URL=postgres://... npm run sample -- --backend postgres   # uses that database
 //
 // Ctrl-C stops the instances gracefully (they release their permits), then the member it started (which runs in a
 // process group of its own, so the terminal's Ctrl-C does not stop it first).
@@ -14,22 +16,26 @@ import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { clusterFromEnv, startCluster } from './hazelcast.mjs';
 import { declareFreshCluster } from './fresh-cluster.mjs';
+import { startPostgres } from './postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'sample-app', 'src', 'main.ts');
 const COLORS = ['\x1b[36m', '\x1b[33m', '\x1b[35m'];
 const RESET = '\x1b[0m';
 
-const USAGE = `Usage: npm run sample -- [--ports 3000,3001,3002] [--groups production,production,dr-site] [--hz-port 5701]
+const USAGE = `Usage: npm run sample -- [--backend hazelcast|postgres] [--ports 3000,3001,3002] [--groups production,production,dr-site] [--hz-port 5701]
 
 Starts a local Hazelcast member on 127.0.0.1:<hz-port> (unless GATEKEEPER_HZ_MEMBERS names a cluster to attach
 to), then three sample instances, one per port, with identities app-<port> in the given groups. Ctrl-C stops the
-instances (they release their permits), then the member.
+instances (they release their permits), then the member. With --backend postgres (or GATEKEEPER_BACKEND=postgres)
+the state is in PostgreSQL instead: the database GATEKEEPER_PG_URL names, else a throwaway local server (Debian's
+postgresql package; its data goes when it stops).
 `;
 
 function parse() {
   const { values } = parseArgs({
     options: {
+      backend: { type: 'string', default: process.env.GATEKEEPER_BACKEND || 'hazelcast' },
       ports: { type: 'string', default: '3000,3001,3002' },
       groups: { type: 'string', default: 'production,production,dr-site' },
       'hz-port': { type: 'string', default: '5701' },
@@ -47,7 +53,8 @@ function parse() {
   }
   const hzPort = Number(values['hz-port']);
   if (!Number.isInteger(hzPort) || hzPort <= 0 || hzPort > 65535) throw new Error(`--hz-port must be a port number, got "${values['hz-port']}"`);
-  return { ports, groups, hzPort };
+  if (values.backend !== 'hazelcast' && values.backend !== 'postgres') throw new Error(`--backend must be hazelcast or postgres, got "${values.backend}"`);
+  return { ports, groups, hzPort, backend: values.backend };
 }
 
 /** Prefixes every line of a stream with the instance's name, so the three logs can share one terminal. */
@@ -76,15 +83,17 @@ async function busyPorts(ports) {
 }
 
 async function main() {
-  const { ports, groups, hzPort } = parse();
-  let cluster = clusterFromEnv();
+  const { ports, groups, hzPort, backend } = parse();
+  const onPostgres = backend === 'postgres';
+  let cluster = onPostgres ? undefined : clusterFromEnv();
+  let postgresUrl = onPostgres ? process.env.GATEKEEPER_PG_URL || undefined : undefined;
   // Check before starting anything, so a busy port never leaves two instances running and a third failed.
   const busy = await busyPorts(ports);
   if (busy.length > 0) {
     throw new Error(`port ${busy.join(', ')} ${busy.length > 1 ? 'are' : 'is'} already in use (another \`npm run sample\`?); ` +
       `pick free ones: npm run sample -- --ports 4000,4001,4002`);
   }
-  if (!cluster && (await busyPorts([hzPort])).length > 0) {
+  if (!onPostgres && !cluster && (await busyPorts([hzPort])).length > 0) {
     throw new Error(`port ${hzPort} is already in use: if a Hazelcast member runs there, attach to it with ` +
       `GATEKEEPER_HZ_MEMBERS=127.0.0.1:${hzPort} npm run sample; else pick another port with --hz-port`);
   }
@@ -97,7 +106,7 @@ async function main() {
     console.log('Stopping the instances (they release their permits)...');
     await Promise.all(instances.map(({ name, child }) => stopInstance(name, child)));
     if (owned) {
-      console.log('Stopping the Hazelcast member...');
+      console.log(onPostgres ? 'Stopping PostgreSQL...' : 'Stopping the Hazelcast member...');
       await owned.stop();
     }
     console.log('Stopped.');
@@ -108,7 +117,16 @@ async function main() {
   // own); SIGHUP as well (the terminal closed), or the member would outlive us.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stop);
 
-  if (cluster) {
+  if (onPostgres) {
+    if (postgresUrl) {
+      console.log(`Using PostgreSQL at ${redacted(postgresUrl)}`);
+    } else {
+      console.log('Starting a throwaway PostgreSQL...');
+      owned = await startPostgres({ durable: true });
+      postgresUrl = owned.url;
+      console.log(`PostgreSQL at ${postgresUrl}`);
+    }
+  } else if (cluster) {
     console.log(`Attaching to cluster "${cluster.clusterName}" at ${cluster.addresses.join(', ')}`);
   } else {
     console.log(`Starting a Hazelcast member on 127.0.0.1:${hzPort} (cluster "dev")...`);
@@ -132,8 +150,9 @@ async function main() {
         SAMPLE_GROUP: groups[i],
         // One instance prints the cluster's state every 30 s; the same lines from all three would only repeat it.
         SAMPLE_STATE_DUMP: process.env.SAMPLE_STATE_DUMP ?? (i === 0 ? '30s' : 'off'),
-        GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','),
-        GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName,
+        ...(onPostgres
+          ? { SAMPLE_BACKEND: 'postgres', GATEKEEPER_PG_URL: postgresUrl }
+          : { GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -156,8 +175,8 @@ the dr-site instance, export (release mode) on one at a time.
   curl -s http://127.0.0.1:${ports[0]}/metrics
   curl -s -X POST http://127.0.0.1:${ports[0]}/reindex
   curl -s -H 'Authorization: Bearer sample-admin-token-change-me' http://127.0.0.1:${ports[0]}/gatekeeper/permits
-  ${cliHint(cluster)} pause billing          (then: resume billing)
-  ${cliHint(cluster)} migrate --from-group production --to-group dr-site
+  ${cliHint(cluster, postgresUrl)} pause billing          (then: resume billing)
+  ${cliHint(cluster, postgresUrl)} migrate --from-group production --to-group dr-site
 Press Ctrl-C to stop everything.
 `);
 }
@@ -184,14 +203,33 @@ async function stopInstance(name, child) {
   }
 }
 
-/** The CLI command line that reaches this cluster: its defaults (127.0.0.1:5701, cluster dev) need no flags. */
-function cliHint({ clusterName, addresses }) {
+/**
+ * The CLI command line that reaches this cluster (its defaults, 127.0.0.1:5701 and cluster dev, need no flags), or
+ * this database.
+ */
+function cliHint(cluster, postgresUrl) {
   const flags = [];
-  if (addresses.join(',') !== '127.0.0.1:5701') flags.push(`--members ${addresses.join(',')}`);
-  if (clusterName !== 'dev') flags.push(`--cluster-name ${clusterName}`);
+  if (postgresUrl) {
+    flags.push(`--backend postgres --pg-url ${redacted(postgresUrl)}`);
+  } else {
+    const { clusterName, addresses } = cluster;
+    if (addresses.join(',') !== '127.0.0.1:5701') flags.push(`--members ${addresses.join(',')}`);
+    if (clusterName !== 'dev') flags.push(`--cluster-name ${clusterName}`);
+  }
   const mapPrefix = process.env.SAMPLE_MAP_PREFIX;
   if (mapPrefix && mapPrefix !== 'gatekeeper') flags.push(`--map-prefix ${mapPrefix}`);
   return ['npx nestjs-gatekeeper', ...flags].join(' ');
+}
+
+/** A connection string without its password, for the terminal. */
+function redacted(url) {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
 }
 
 main().catch((error) => {

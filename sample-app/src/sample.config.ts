@@ -12,11 +12,20 @@ export const sampleConfig = {
 export function gatekeeperOptions(): GatekeeperModuleOptions {
   return {
     identity: { group: sampleConfig.group, acquirer: sampleConfig.acquirer },
-    hazelcast: {
-      mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper',
-      // Cluster name and members come from GATEKEEPER_HZ_CLUSTER_NAME / GATEKEEPER_HZ_MEMBERS (the module's defaults).
-      clientConfig: { properties: { 'hazelcast.logging.level': 'WARN' } },
-    },
+    ...(process.env.SAMPLE_BACKEND === 'postgres'
+      ? {
+          // `npm run sample -- --backend postgres`: the same app on PostgreSQL; the connection string comes from
+          // GATEKEEPER_PG_URL (the module's default).
+          backend: 'postgres' as const,
+          postgres: { mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper' },
+        }
+      : {
+          hazelcast: {
+            mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper',
+            // Cluster name and members come from GATEKEEPER_HZ_CLUSTER_NAME / GATEKEEPER_HZ_MEMBERS (the module's defaults).
+            clientConfig: { properties: { 'hazelcast.logging.level': 'WARN' } },
+          },
+        }),
     definitions: [
       // One node at a time runs billing; the holder keeps it as long as it refreshes.
       { name: 'billing', permits: 1, duration: '6s', groupPattern: 'production|dr-site' },

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { testCluster, uniquePrefix } from '../support/test-cluster';
+import { testPostgresUrl } from '../support/test-postgres';
 
 interface Run { job: string; node: string; group: string; token: number; tick: number }
 
@@ -23,12 +24,14 @@ const nowTick = () => Math.floor(Date.now() / 1000);
  */
 describe('the three-instance sample app', () => {
   const { clusterName, addresses } = testCluster();
-  const env = {
+  const hazelcastEnv = {
     ...process.env,
     GATEKEEPER_HZ_MEMBERS: addresses.join(','),
     GATEKEEPER_HZ_CLUSTER_NAME: clusterName,
     SAMPLE_MAP_PREFIX: uniquePrefix('sample'),
   };
+  /** The environment of the sample and the CLI: Hazelcast's, or PostgreSQL's (GATEKEEPER_BACKEND tells both). */
+  let env: NodeJS.ProcessEnv & { SAMPLE_MAP_PREFIX: string } = hazelcastEnv;
   let sample: ChildProcess;
   let output = '';
   const runs = (job: string) =>
@@ -58,8 +61,9 @@ describe('the three-instance sample app', () => {
   const waitForTick = (job: string, atLeast: number, what: string) =>
     eventually(what, () => runs(job).some((r) => r.tick >= atLeast) || (nowTick() > atLeast + 1 && nowTick()), { timeoutMs: 30_000, intervalMs: 200 });
 
-  afterAll(async () => {
-    if (sample && sample.exitCode === null) {
+  // After each: a scenario that failed half-way must not leave its instances running into the next one.
+  afterEach(async () => {
+    if (sample && sample.exitCode === null && sample.signalCode === null) {
       sample.kill('SIGTERM');
       await once(sample, 'exit');
     }
@@ -163,7 +167,11 @@ describe('the three-instance sample app', () => {
     }
   }, 300_000);
 
-  it('runs billing once per tick, reports on two, the digest on the leader, 4 queues each, follows pause, migrate and a killed holder', async () => {
+  it.each(['hazelcast', 'postgres'])('on %s: runs billing once per tick, reports on two, the digest on the leader, 4 queues each, follows pause, migrate and a killed holder', async (backend) => {
+    env = backend === 'postgres'
+      ? { ...process.env, GATEKEEPER_BACKEND: 'postgres', GATEKEEPER_PG_URL: testPostgresUrl(), SAMPLE_MAP_PREFIX: uniquePrefix('sample-pg') }
+      : hazelcastEnv;
+    output = '';
     const ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     sample.stdout?.on('data', (c) => (output += String(c)));
@@ -246,7 +254,7 @@ describe('the three-instance sample app', () => {
     expect(takeover!.tick - killed).toBeLessThanOrEqual(6 + 2 + 1);
     expect(takeover!.token).toBeGreaterThan(Math.max(...runs('billing').filter((r) => r.node === holder).map((r) => r.token)));
 
-    process.stdout.write(`sample e2e: takeover ${takeover!.tick - killed} s after SIGKILL of ${holder}; ` +
+    process.stdout.write(`sample e2e on ${backend}: takeover ${takeover!.tick - killed} s after SIGKILL of ${holder}; ` +
       `first dr-site billing tick ${afterMigration[0].tick - migrated} s after migrate; ${runs('billing').length} billing runs\n`);
     // Over the whole run: no billing tick ran twice.
     expect([...byTick(runs('billing')).entries()].filter(([, r]) => r.length > 1)).toEqual([]);
