@@ -27,7 +27,8 @@ export interface BenchRow {
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle';
-  system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw';
+  system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
+    | 'gatekeeper-postgres' | 'advisory-lock' | 'postgres-raw';
   nodes: number;
   semaphores: number;
   runs: number;

@@ -3,6 +3,7 @@ import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import Redis from 'ioredis';
 import { HazelcastPermitStore } from '../lib/backends/hazelcast/permits/hazelcast-permit.store';
 import { PermitEngine } from '../lib/permits/permit.engine';
+import type { PermitStore } from '../lib/permits/permit-store';
 import { systemClock } from '../lib/core/clock';
 import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecorder } from '../lib/schedules/history-recorder';
@@ -25,11 +26,15 @@ export interface BenchNode {
 export async function gatekeeperNode(name: string, config: ClientConfig, mapPrefix: string, local = true): Promise<BenchNode & { engine: PermitEngine; store: HazelcastPermitStore }> {
   const store = new HazelcastPermitStore({ clientConfig: config, mapPrefix });
   await store.connect({ clock: systemClock });
+  return { ...engineNode(name, store, local), store };
+}
+
+/** A permit engine over `store` (connected) as a bench node: the decorator's decisions, with its round trips counted. */
+export function engineNode(name: string, store: PermitStore, local: boolean): BenchNode & { engine: PermitEngine } {
   const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance: `${name}/${process.pid}` }, systemClock, { clockSkewMs: 100 });
   const held = new Map<string, Permit>();
   return {
     engine,
-    store,
     async acquire(key) {
       const result = await engine.tryAcquire(key, { local });
       if (result.granted) held.set(key, result.permit);

@@ -41,6 +41,7 @@ import { taskRows } from './tasks';
 import type { BenchProcesses } from './task-submitters';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows, listenedFloorRow } from './floors';
+import { advisoryLockNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -64,17 +65,21 @@ const rows: BenchRow[] = [];
 /** The member's JVM, the Redis server and this process, for the CPU columns (set in main). */
 let procs: BenchProcesses = { bench: process.pid, member: [] };
 /** Which store a system's calls reach, for its CPU per unit of work. */
-const storeOf = (system: BenchRow['system']): 'member' | 'redis' => (system === 'redlock' || system === 'bullmq' || system === 'redis-raw' ? 'redis' : 'member');
+const storeOf = (system: BenchRow['system']): 'member' | 'redis' | 'postgres' =>
+  system === 'redlock' || system === 'bullmq' || system === 'redis-raw' ? 'redis' : POSTGRES_SYSTEMS.includes(system) ? 'postgres' : 'member';
+const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'advisory-lock', 'postgres-raw'];
 
 /** CPU per unit of work over a window: the bench process (the nodes) as clients, the system's store as store. */
 export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
-  const store = cpu[storeOf(system)];
+  const where = storeOf(system);
+  // The PostgreSQL rows count no server CPU yet (the server's processes are not in the window): none rather than wrong.
+  const store = where === 'postgres' ? null : cpu[where];
   if (cpu.bench === null || store === null) return null;
   const clients = cpu.bench + (cpu.workers ?? 0);
   return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres'] as const;
 const NO_BASELINES = process.argv.includes('--no-baselines');
 const only = [...process.argv.slice(2).filter((a) => a !== '--no-baselines'), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
@@ -305,22 +310,25 @@ const cpuCell = (r: BenchRow) => (r.cpuMsPer ? `${r.cpuMsPer.clients}+${r.cpuMsP
 /** A decision row's p50 and p99 against the raw compare-and-set of its store in the same run. */
 function vsFloor(r: BenchRow): string | null {
   if (r.scenario !== 'decision-grant' && r.scenario !== 'decision-refresh' && r.scenario !== 'decision-deny' && r.scenario !== 'decision-release') return null;
-  const floor = rows.find((o) => o.scenario === 'floor-cas' && o.system === (storeOf(r.system) === 'redis' ? 'redis-raw' : 'hazelcast-raw'));
+  const floorSystem = { redis: 'redis-raw', postgres: 'postgres-raw', member: 'hazelcast-raw' }[storeOf(r.system)];
+  const floor = rows.find((o) => o.scenario === 'floor-cas' && o.system === floorSystem);
   if (!floor?.p50Ms || !floor.p99Ms || r.p50Ms === null || r.p99Ms === null) return null;
   // Ours also against the same compare-and-set on a map with a gatekeeper's listeners (the views' entry events).
-  const listened = r.system === 'gatekeeper' ? rows.find((o) => o.scenario === 'floor-cas-listened') : undefined;
+  const listened = r.system === 'gatekeeper' || r.system === 'gatekeeper-postgres' ? rows.find((o) => o.scenario === 'floor-cas-listened' && o.system === floorSystem) : undefined;
   const withListeners = listened?.p50Ms && listened.p99Ms ? ` (listened ${round(r.p50Ms / listened.p50Ms, 1)}x/${round(r.p99Ms / listened.p99Ms, 1)}x)` : '';
   return `${round(r.p50Ms / floor.p50Ms, 1)}x/${round(r.p99Ms / floor.p99Ms, 1)}x${withListeners}`;
 }
 
 function printTable(): void {
-  const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper' && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
+  // Each baseline against ours on the same store.
+  const oursOn = (r: BenchRow) => (storeOf(r.system) === 'postgres' ? 'gatekeeper-postgres' : 'gatekeeper');
+  const ours = (r: BenchRow) => rows.find((o) => o.system === oursOn(r) && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'cpu ms/op cli+store', 'vs ours', 'vs floor cas p50/p99'];
   const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
-    const vs = r.system === 'gatekeeper' || r.system === 'bare-cron' || r.system.endsWith('-raw') ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
+    const vs = r.system === 'gatekeeper' || r.system === 'gatekeeper-postgres' || r.system === 'bare-cron' || r.system.endsWith('-raw') ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, cpuCell(r), vs, vsFloor(r)].map((v) => (v === null ? '-' : String(v)));
   });
   if (table.length === 0) return;
@@ -365,6 +373,38 @@ function printTaskTable(): void {
   log('');
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
   for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
+/**
+ * The PostgreSQL rows: decisions against the raw compare-and-set floor and a plain advisory lock, and the cron
+ * workload at 1, 3 and 6 nodes in both modes, on a durable server the bench starts.
+ */
+async function postgresBench(): Promise<void> {
+  const server = await startBenchPostgres();
+  try {
+    const prefix = `bench-${Date.now()}`;
+    const admin = await gatekeeperPostgresNode('admin', server.url, prefix, false);
+    const names = [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...[1, 3, 6].flatMap((n) => ['hold', 'release'].map((mode) => `pg-${mode}-${n}-job-0`))];
+    const definitions = new SemaphoreAdmin(admin.store, systemClock);
+    for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('pg-hold') ? '10s' : '5s' }));
+    await admin.close();
+    log('PostgreSQL: decision latency (warm client, 1 node)');
+    await decisions('gatekeeper-postgres', (n) => gatekeeperPostgresNode(n, server.url, prefix, false));
+    await decisions('advisory-lock', () => advisoryLockNode(server.url));
+    const [bare, listened] = await postgresFloorRows(server.url, DECISIONS);
+    rows.push(bare, listened);
+    log(`  postgres-raw: compare-and-set of a row by its text, a name per call, p50 ${bare.p50Ms} / p99 ${bare.p99Ms} ms; `
+      + `with a NOTIFY trigger heard by another connection ${listened.p50Ms} / ${listened.p99Ms} ms`);
+    log(`PostgreSQL: cron workload (${TICKS} measured ticks of ${TICK_MS} ms after ${WARMUP_TICKS} warm-up ticks)`);
+    for (const nodes of [1, 3, 6]) {
+      for (const mode of ['hold', 'release'] as const) {
+        await cron('gatekeeper-postgres', mode, nodes, 1, (n) => gatekeeperPostgresNode(n, server.url, prefix), `pg-${mode}-${nodes}`);
+        await cron('advisory-lock', mode, nodes, 1, () => advisoryLockNode(server.url), `pg-${mode}-${nodes}-a`);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -469,6 +509,7 @@ async function main(): Promise<void> {
       log('allocation: steady-state store operations of the whole cluster (3 node processes, module defaults)');
       rows.push(...(await allocationSteady(cluster, `${prefix}-allocation`, log)));
     }
+    if (runs('postgres')) await postgresBench();
     if (runs('tasks')) {
       log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
       rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
