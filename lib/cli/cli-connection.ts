@@ -1,12 +1,10 @@
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
-import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
-import { PostgresBackend } from '../backends/postgres/postgres-backend';
-import { PermitRecordStore } from '../permits/permit-record.store';
-import type { StoreBackend } from '../store/store-backend';
-import { TaskRecordStore } from '../tasks/task-record.store';
+import type { PermitRecordStore } from '../permits/permit-record.store';
+import type { CliConnectionOptions } from './cli-reached-store';
+import { postgresStores } from './cli-postgres-stores';
 import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock } from '../core/clock';
@@ -17,21 +15,7 @@ import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 
-/** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
-export interface CliConnectionOptions {
-  /** Where the state is: a Hazelcast cluster (`members`, `clusterName`) or PostgreSQL (`postgresUrl`). */
-  backend: 'hazelcast' | 'postgres';
-  /** The PostgreSQL connection string (with `backend: 'postgres'`). */
-  postgresUrl?: string;
-  /** Member addresses, `host` or `host:port`. */
-  members: string[];
-  /** The Hazelcast cluster name. */
-  clusterName: string;
-  /** The module's `hazelcast.mapPrefix` or `postgres.mapPrefix`. */
-  mapPrefix: string;
-  /** Give up connecting after this many ms. */
-  connectTimeout: number;
-}
+export type { CliConnectionOptions } from './cli-reached-store';
 
 /** What the CLI works with: the permit store, and who is here (presence) on the same connection. */
 export interface CliStores {
@@ -129,44 +113,6 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       await store.close();
     },
   };
-}
-
-/** The stores' backend and how to say it cannot be reached, per store. */
-export interface ReachedStore {
-  store: PermitRecordStore;
-  backend: StoreBackend;
-  /** The Hazelcast connection, for what works on a cluster as a whole. */
-  connection?: HazelcastConnection;
-  tasks(): TaskStore;
-  unreachable: string;
-  hint: string;
-}
-
-function postgresStores(options: CliConnectionOptions): ReachedStore {
-  const backend = new PostgresBackend({
-    connectionString: options.postgresUrl,
-    mapPrefix: options.mapPrefix,
-    callTimeoutMs: options.connectTimeout,
-    poolConfig: { connectionTimeoutMillis: options.connectTimeout, application_name: 'nestjs-gatekeeper cli' },
-  });
-  return {
-    store: new PermitRecordStore(backend, options.connectTimeout),
-    backend,
-    tasks: () => new TaskRecordStore(backend, options.connectTimeout),
-    unreachable: `cannot reach PostgreSQL at ${redactedUrl(options.postgresUrl!)}`,
-    hint: 'is the server running, and the connection string right? Point the CLI at yours with --pg-url (or GATEKEEPER_PG_URL)',
-  };
-}
-
-/** A connection string without its password, for messages. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(the connection string given)';
-  }
 }
 
 /** The connection options as given on the command line or in the environment, before validation. */

@@ -2,7 +2,7 @@ import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection'
 import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
 import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
-import type { CliConnectionOptions, ReachedStore } from './cli-connection';
+import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 
 /** The CLI's stores on a Hazelcast cluster: the half of the CLI that loads hazelcast-client, imported only for one. */
 export function hazelcastStores(options: CliConnectionOptions): ReachedStore {

@@ -1,0 +1,32 @@
+import { PostgresBackend } from '../backends/postgres/postgres-backend';
+import { PermitRecordStore } from '../permits/permit-record.store';
+import { TaskRecordStore } from '../tasks/task-record.store';
+import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
+
+/** The CLI's stores on PostgreSQL. */
+export function postgresStores(options: CliConnectionOptions): ReachedStore {
+  const backend = new PostgresBackend({
+    connectionString: options.postgresUrl,
+    mapPrefix: options.mapPrefix,
+    callTimeoutMs: options.connectTimeout,
+    poolConfig: { connectionTimeoutMillis: options.connectTimeout, application_name: 'nestjs-gatekeeper cli' },
+  });
+  return {
+    store: new PermitRecordStore(backend, options.connectTimeout),
+    backend,
+    tasks: () => new TaskRecordStore(backend, options.connectTimeout),
+    unreachable: `cannot reach PostgreSQL at ${redactedUrl(options.postgresUrl!)}`,
+    hint: 'is the server running, and the connection string right? Point the CLI at yours with --pg-url (or GATEKEEPER_PG_URL)',
+  };
+}
+
+/** A connection string without its password, for messages. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(the connection string given)';
+  }
+}
