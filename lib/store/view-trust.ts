@@ -89,7 +89,9 @@ export class ViewTrust {
         for (let generation = -1; generation !== this.distrusted; ) {
           generation = this.distrusted;
           await this.reread();
-          if (generation === this.distrusted) this.suspect = false;
+          // A re-read while the feed is down (a call worked meanwhile) cannot vouch for what changes before it listens
+          // again: the view stays suspect until the resync that 'reconnected' starts.
+          if (generation === this.distrusted && !this.offline) this.suspect = false;
         }
         await this.told.resynced();
       } catch {
