@@ -12,7 +12,7 @@ import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
 import { PostgresRecordMap } from './postgres-record-map';
-import { ident, migrate, SCHEMA_VERSION } from './postgres-schema';
+import { ident, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 
 /**
  * What the backend uses of a node-postgres `Pool`: a `pg.Pool` is one. Spelled out here so that this package's types
@@ -177,10 +177,7 @@ export class PostgresBackend implements StoreBackend {
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
     // Records past their TTL read as gone at once; their rows go in the background, and the trigger tells watchers.
-    this.sweep = setInterval(() => void this.calls.query(
-      `DELETE FROM ${this.quoted}.records WHERE ctid IN (SELECT ctid FROM ${this.quoted}.records WHERE expires_at <= clock_timestamp() LIMIT 1000)`,
-      [], 'drop expired records',
-    ).catch(() => undefined), SWEEP_EVERY_MS);
+    this.sweep = setInterval(() => void this.calls.query(sweepExpired(this.schema), [], 'drop expired records').catch(() => undefined), SWEEP_EVERY_MS);
     this.sweep.unref();
   }
 
