@@ -42,7 +42,10 @@ export interface PostgresBackendOptions {
   schema?: string;
   /** Prefix of every map and counter name in the tables (`<prefix>.<map>`). Default `'gatekeeper'`. */
   mapPrefix?: string;
-  /** Deadline of a statement given none, in ms. Default 10 s. */
+  /**
+   * Deadline of a statement given none, in ms. Default 10 s. A pool of the backend's own also has the server cancel a
+   * statement past it (`statement_timeout`, unless `poolConfig` sets one); give your own `pool` one too.
+   */
   callTimeoutMs?: number;
   /** How often the connection that listens for changes is checked, in ms. Default 5 s. */
   listenCheckMs?: number;
@@ -50,6 +53,8 @@ export interface PostgresBackendOptions {
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
+/** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
+const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 /** A schema or prefix name the backend accepts: it ends up in SQL identifiers and the notification channel. */
 const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
@@ -88,7 +93,7 @@ export class PostgresBackend implements StoreBackend {
     if (!NAME.test(this.schema)) throw new InvalidOptionsError('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
     if (this.mapPrefix === '') throw new InvalidOptionsError('postgres.mapPrefix', 'must not be empty');
     this.quoted = ident(this.schema);
-    this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? 10_000);
+    this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
@@ -130,7 +135,15 @@ export class PostgresBackend implements StoreBackend {
   }
 
   private newPool(): Pg.Pool {
-    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)({ ...(this.options.poolConfig as Pg.PoolConfig), ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }) });
+    // A pool of its own stops on the server what the client gave up on: a statement past the call timeout (waiting on
+    // a row an operator's open transaction holds, say) is cancelled there, so it cannot commit late and does not keep
+    // its connection. The pool's config may say otherwise.
+    const config: Pg.PoolConfig = {
+      statement_timeout: this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      ...(this.options.poolConfig as Pg.PoolConfig),
+      ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }),
+    };
+    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)(config);
     // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
     if (!this.options.pool) pool.on('error', () => undefined);
     return pool;

@@ -68,6 +68,8 @@ export async function migrate(client: PoolClient, schema: string, channel: strin
   const s = ident(schema);
   await client.query('BEGIN');
   try {
+    // Waiting for another node's migration may take longer than a statement may.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`nestjs-gatekeeper:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (id int PRIMARY KEY CHECK (id = 1), version int NOT NULL)`);
