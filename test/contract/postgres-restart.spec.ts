@@ -57,4 +57,19 @@ describe('PostgreSQL backend across a crash of its server', () => {
     expect(await mb.get('before')).toEqual({ key: 'before', value: 'v1' });
     expect((await (await b.counters()).next('tokens')).value).toBeGreaterThan(token);
   }, 90_000);
+
+  it('fails to open within its call timeout while the server is frozen, and opens once it answers', async () => {
+    await server.freeze();
+    try {
+      const frozen = new PostgresBackend({ connectionString: server.url, callTimeoutMs: 1_000 });
+      const started = Date.now();
+      await expect(frozen.open()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await server.resume();
+    }
+    const thawed = new PostgresBackend({ connectionString: server.url, callTimeoutMs: 1_000 });
+    backends.push(thawed);
+    await eventually('the backend to open once the server answers', () => thawed.open().then(() => true, () => false), { timeoutMs: 10_000 });
+  }, 30_000);
 });

@@ -138,8 +138,11 @@ export class PostgresBackend implements StoreBackend {
     // A pool of its own stops on the server what the client gave up on: a statement past the call timeout (waiting on
     // a row an operator's open transaction holds, say) is cancelled there, so it cannot commit late and does not keep
     // its connection. The pool's config may say otherwise.
+    // Likewise a connection that cannot be made in that time (a frozen server accepts the socket and answers nothing)
+    // fails, rather than hold up opening, watching and every call waiting for a connection.
     const config: Pg.PoolConfig = {
       statement_timeout: this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      connectionTimeoutMillis: this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       ...(this.options.poolConfig as Pg.PoolConfig),
       ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }),
     };
