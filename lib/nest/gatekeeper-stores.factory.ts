@@ -4,7 +4,7 @@ import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connec
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { MemoryRecords } from '../backends/memory/memory-records';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import { PostgresBackend, type PostgresBackendOptions } from '../backends/postgres/postgres-backend';
+import { describeLostData, PostgresBackend, type PostgresBackendOptions } from '../backends/postgres/postgres-backend';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';
@@ -15,6 +15,7 @@ import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
 import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './backend-choice.options';
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
+import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
@@ -87,9 +88,15 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
 }
 
-/** The `postgres` options, with the connection string from `GATEKEEPER_PG_URL` when they name no connection. */
+/**
+ * The `postgres` options, with the connection string from `GATEKEEPER_PG_URL` when they name no connection, and a
+ * loss of data the backend finds logged as an ERROR unless they say where it goes.
+ */
 function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): PostgresBackendOptions {
-  const given = options.postgres;
+  const given: PostgresBackendOptions = {
+    onLostData: (report) => new Logger(GATEKEEPER_LOGGER_CONTEXT).error(describeLostData(report)),
+    ...options.postgres,
+  };
   if (given.pool || given.connectionString !== undefined || given.poolConfig !== undefined) return given;
   const url = env.GATEKEEPER_PG_URL;
   if (!url) throw new InvalidOptionsError('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");

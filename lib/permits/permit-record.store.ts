@@ -40,7 +40,7 @@ export class PermitRecordStore implements PermitStore {
     /** Deadline of a call given none, in ms. Default: the backend's. */
     callTimeoutMs?: number,
   ) {
-    this.records = new WatchedRecords(backend, { map: SEMAPHORE_MAP, store: 'permit', codec: SEMAPHORE_CODEC, callTimeoutMs });
+    this.records = new WatchedRecords(backend, { map: SEMAPHORE_MAP, store: 'permit', codec: SEMAPHORE_CODEC, callTimeoutMs, spec: { forgetOnRestore: true } });
     this.existed = new MapHold(backend, SEMAPHORE_KEYS_MAP, 'permit');
   }
 

@@ -83,6 +83,14 @@ export interface RecordMapSpec {
    * give back that form).
    */
   readonly indexes?: readonly string[];
+  /**
+   * The map's records are leases its capability rebuilds after a loss of data (the permits' semaphores): a store that
+   * keeps data across restarts and finds itself restored to an earlier state (a backup, a replica promoted after it
+   * missed writes) drops them and marks them lost ({@link RecordMap.lostSince}) rather than serve them, since a
+   * restored lease may be one its holder has since given up and another node taken. A store that cannot be restored
+   * to an earlier state ignores it. Default `false`: records are kept as restored.
+   */
+  readonly forgetOnRestore?: boolean;
 }
 
 /** Stops a watch. */

@@ -1,8 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { describeStoreContracts } from '../../lib/testing';
 import { testPostgresUrl } from '../support/test-postgres';
-import { uniquePrefix } from '../support/test-cluster';
 
 describe('against the test run\'s PostgreSQL server', () => {
   const pool = new Pool({ connectionString: testPostgresUrl(), max: 2 });
@@ -10,17 +10,22 @@ describe('against the test run\'s PostgreSQL server', () => {
     await pool.end();
   });
 
-  // The primitives and every capability store over them, two nodes each with a pool of its own, each test under a
-  // prefix of its own.
+  // The primitives and every capability store over them, two nodes each with a pool of its own, each test in a
+  // schema of its own (a loss of data is a whole database's).
   describeStoreContracts('postgres', async () => {
-    const mapPrefix = uniquePrefix('backend');
-    const node = () => new PostgresBackend({ connectionString: testPostgresUrl(), mapPrefix, callTimeoutMs: 5_000 });
+    const schema = `contract_${randomUUID().slice(0, 8)}`;
+    const node = () => new PostgresBackend({ connectionString: testPostgresUrl(), schema, callTimeoutMs: 5_000, onLostData: () => undefined });
     return {
       backends: [node(), node()],
+      // What a restore from an older backup looks like to the backend: the records and counters of an earlier state,
+      // in a database that is not the one they were written in.
+      async loseData() {
+        await pool.query(`UPDATE ${schema}.incarnation SET identity = 'restored:' || identity`);
+        await pool.query(`DELETE FROM ${schema}.records`);
+        await pool.query(`UPDATE ${schema}.counters SET value = 1`);
+      },
       async close() {
-        await pool.query('DELETE FROM gatekeeper.records WHERE map LIKE $1', [`${mapPrefix}.%`]);
-        await pool.query('DELETE FROM gatekeeper.counters WHERE name LIKE $1', [`${mapPrefix}.%`]);
-        await pool.query('DELETE FROM gatekeeper.lost_marks WHERE map LIKE $1', [`${mapPrefix}.%`]);
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       },
     };
   }, { timeoutMs: 120_000 });

@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { SCHEMA_VERSION } from '../../lib/backends/postgres/postgres-schema';
 import { systemClock } from '../../lib/core/clock';
 import { cli, CLI_BIN as BIN } from '../support/cli-process';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -75,16 +76,16 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
 
   it('postgres migrate creates the schema, then has nothing to do, and refuses a newer one', async () => {
     const schema = `cli_${Date.now().toString(36)}`;
-    expect(await json('postgres', 'migrate', '--schema', schema)).toEqual({ schema, from: 0, to: 1 });
+    expect(await json('postgres', 'migrate', '--schema', schema)).toEqual({ schema, from: 0, to: SCHEMA_VERSION });
     const again = await run('postgres', 'migrate', '--schema', schema);
-    expect([again.code, again.stdout]).toEqual([0, `Schema "${schema}" is at version 1, this version's: nothing to do.\n`]);
+    expect([again.code, again.stdout]).toEqual([0, `Schema "${schema}" is at version ${SCHEMA_VERSION}, this version's: nothing to do.\n`]);
     const admin = new Client({ connectionString: url });
     await admin.connect();
     try {
       await admin.query(`UPDATE ${schema}.schema_version SET version = 99`);
       const refused = await run('postgres', 'migrate', '--schema', schema);
       expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (1)`);
+      expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION})`);
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();

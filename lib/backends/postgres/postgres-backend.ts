@@ -11,8 +11,9 @@ import type { StoreBackend } from '../../store/store-backend';
 import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
+import { PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { PostgresRecordMap } from './postgres-record-map';
-import { ident, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { checkIncarnation, ident, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 
 /**
  * What the backend uses of a node-postgres `Pool`: a `pg.Pool` is one. Spelled out here so that this package's types
@@ -47,8 +48,27 @@ export interface PostgresBackendOptions {
    * statement past it (`statement_timeout`, unless `poolConfig` sets one); give your own `pool` one too.
    */
   callTimeoutMs?: number;
-  /** How often the connection that listens for changes is checked, in ms. Default 5 s. */
+  /**
+   * How often the connection that listens for changes is checked, in ms (and with it, that the database is still the
+   * one the state was written in). Default 5 s.
+   */
   listenCheckMs?: number;
+  /**
+   * Told when the database turns out not to be the one the library's state was written in (restored from a backup,
+   * or a replica promoted), so writes it acknowledged may be lost: `forgotten` names the records dropped (permits,
+   * rebuilt after a recovery wait). Default: one `console.error` line. The module logs it as an ERROR.
+   */
+  onLostData?: (report: PostgresLostData) => void;
+}
+
+/** What a {@link PostgresBackend} found when its database had lost writes (see `PostgresBackendOptions.onLostData`). */
+export interface PostgresLostData {
+  /** The schema of the library's tables. */
+  readonly schema: string;
+  /** Since when (epoch ms, this node's clock) the state may have lost writes the database had acknowledged. */
+  readonly lostAt: number;
+  /** The records dropped as leases that may be stale (`<prefix>.<map> <key>`), by the node that found the loss. */
+  readonly forgotten: readonly string[];
 }
 
 /** How often expired records' rows are dropped, in ms. */
@@ -83,6 +103,9 @@ export class PostgresBackend implements StoreBackend {
   private countersOf?: PostgresCounters;
   private sweep?: NodeJS.Timeout;
   private readonly quoted: string;
+  private readonly incarnation: PostgresIncarnation;
+  /** The maps registered as forgetting their records on a restore. */
+  private readonly forgetting = new Set<string>();
 
   constructor(private readonly options: PostgresBackendOptions) {
     if (!options.pool && options.connectionString === undefined && options.poolConfig === undefined) {
@@ -93,7 +116,33 @@ export class PostgresBackend implements StoreBackend {
     if (!NAME.test(this.schema)) throw new InvalidOptionsError('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
     if (this.mapPrefix === '') throw new InvalidOptionsError('postgres.mapPrefix', 'must not be empty');
     this.quoted = ident(this.schema);
-    this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    this.incarnation = new PostgresIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
+    this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, (client) => this.checkOn(client));
+  }
+
+  /**
+   * Checks on a new connection, before its first statement, that the database is still the one the state was
+   * written in. A restore or a failover starts every connection anew, so no statement reads its state unchecked.
+   */
+  private async checkOn(client: Pg.PoolClient): Promise<void> {
+    const result = await client.query<IncarnationAnswer>(`SELECT lost_at, forgotten FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
+    this.incarnation.observe(result.rows[0]);
+  }
+
+  /** Checks the database's incarnation in one statement (`select` from `check_incarnation($1) c`, with `more` from `$2` on). */
+  private async checkIncarnation(select = 'SELECT c.lost_at, c.forgotten', more: unknown[] = []): Promise<void> {
+    const sql = `${select} FROM ${checkIncarnation(this.quoted)} c`;
+    const result = await this.calls.query<IncarnationAnswer>(sql, [systemClock.now(), ...more], 'check the database\'s incarnation');
+    this.incarnation.observe(result.rows[0]);
+  }
+
+  /** The database lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
+  private lostData(lostAt: number, forgotten: readonly string[] | undefined): void {
+    this.feed?.missed('lost-data');
+    if (forgotten === undefined) return;
+    const report = { schema: this.schema, lostAt, forgotten };
+    if (this.options.onLostData) this.options.onLostData(report);
+    else console.error(`nestjs-gatekeeper: ${describeLostData(report)}`);
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
@@ -179,6 +228,12 @@ export class PostgresBackend implements StoreBackend {
       return;
     }
     this.pool = pool;
+    // What this node starts from: a loss found later is one it must tell its views of.
+    await this.checkIncarnation().catch(async (error: unknown) => {
+      this.pool = undefined;
+      if (this.ownsPool) await pool.end().catch(() => undefined);
+      throw error;
+    });
     this.feed = new PostgresFeed({
       connect: () => pool.connect(),
       read: async (map, key) => {
@@ -186,7 +241,9 @@ export class PostgresBackend implements StoreBackend {
         return result.rows[0]?.value ?? null;
       },
       notify: async (payload) => {
-        await this.calls.query('SELECT pg_notify($1, $2)', [this.channel(), payload], 'check the change feed');
+        // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
+        // leaves the pool's connections open, so no new one would.
+        await this.checkIncarnation('SELECT pg_notify($2, $3), c.lost_at, c.forgotten', [this.channel(), payload]);
       },
       channel: this.channel(),
       mark: this.mark,
@@ -203,7 +260,14 @@ export class PostgresBackend implements StoreBackend {
     if (!feed) throw new StoreUnavailableError(`cannot open the ${name} map: the PostgreSQL backend is not open`);
     const indexes = spec.indexes ?? [];
     for (const field of indexes) await this.ensureIndex(field);
-    return new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, indexes.length > 0, { calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now() });
+    const stored = `${this.mapPrefix}.${name}`;
+    if (spec.forgetOnRestore && !this.forgetting.has(stored)) {
+      await this.calls.query(`INSERT INTO ${this.quoted}.forget_on_restore (map) VALUES ($1) ON CONFLICT DO NOTHING`, [stored], `register ${name}`);
+      this.forgetting.add(stored);
+    }
+    return new PostgresRecordMap(name, stored, indexes.length > 0, {
+      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation,
+    });
   }
 
   /** {@inheritDoc StoreBackend.counters} */
@@ -268,6 +332,15 @@ export class PostgresBackend implements StoreBackend {
     if (!this.pool) throw new StoreUnavailableError('the PostgreSQL backend is not open');
     return this.pool;
   }
+}
+
+/** One line saying what a loss of data found by a {@link PostgresBackend} took. */
+export function describeLostData({ schema, lostAt, forgotten }: PostgresLostData): string {
+  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
+  return `PostgreSQL schema "${schema}" is not in the database its state was written in (restored from a backup, or a `
+    + `replica promoted): writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
+    + (forgotten.length === 0 ? 'No permits were held in it. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
+    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as restored.';
 }
 
 /** `pg`, an optional peer: a clear error when it is not installed. */

@@ -1,4 +1,4 @@
-import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { CorruptStateError } from '../../core/errors/corrupt-state.error';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
@@ -10,16 +10,20 @@ const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|time
 /**
  * Every statement the PostgreSQL backend sends: through the pool, with the caller's deadline (the backend's call
  * timeout by default), counted, and failures mapped fail-closed. A statement past its deadline may still commit on
- * the server: a write's late answer is handed to `lateOutcome`.
+ * the server: a write's late answer is handed to `lateOutcome`. Each connection the pool makes runs `firstUse` before
+ * its first statement (the backend checks there that the database is still the one its state was written in).
  */
 export class PostgresCalls {
   private count = 0;
   /** Whether the last statement failed for want of the server (not for its SQL). */
   private unreachable = false;
+  /** The connections `firstUse` ran on. */
+  private readonly ready = new WeakSet<PoolClient>();
 
   constructor(
     private readonly pool: () => Pool,
     private readonly timeoutMs: number,
+    private readonly firstUse?: (client: PoolClient) => Promise<void>,
   ) {}
 
   /** Runs one statement; rejects with `StoreUnavailableError` (`StoreTimeoutError` past the deadline). */
@@ -27,7 +31,7 @@ export class PostgresCalls {
     this.count++;
     let sent: Promise<QueryResult<R>>;
     try {
-      sent = this.pool().query<R>(text, values as unknown[]);
+      sent = this.run<R>(this.pool(), text, values as unknown[]);
     } catch (error) {
       return Promise.reject(this.failure(error, what));
     }
@@ -46,6 +50,24 @@ export class PostgresCalls {
         throw failure;
       },
     );
+  }
+
+  /** Runs one statement on a connection of `pool`, after `firstUse` when the connection is new. */
+  private async run<R extends QueryResultRow>(pool: Pool, text: string, values: unknown[]): Promise<QueryResult<R>> {
+    const client = await pool.connect();
+    try {
+      if (this.firstUse && !this.ready.has(client)) {
+        await this.firstUse(client);
+        this.ready.add(client);
+      }
+      const result = await client.query<R>(text, values);
+      client.release();
+      return result;
+    } catch (error) {
+      // As pg's pool.query does: a connection a statement failed on is not given out again.
+      client.release(error as Error);
+      throw error;
+    }
   }
 
   /** Statements sent so far. */

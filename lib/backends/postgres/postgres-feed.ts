@@ -81,6 +81,11 @@ export class PostgresFeed {
     };
   }
 
+  /** Tells every watch that changes may have been missed (the backend found the database lost data). */
+  missed(reason: MissedReason): void {
+    this.tellAll(reason);
+  }
+
   /** Stops listening and lets go of the connection. */
   async close(): Promise<void> {
     this.closed = true;

@@ -3,6 +3,8 @@ import { recordField } from '../../store/record-field';
 import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
 import type { PostgresCalls } from './postgres-calls';
 import type { PostgresFeed } from './postgres-feed';
+import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
+import { checkIncarnation } from './postgres-schema';
 
 /** What a {@link PostgresRecordMap} is given by its backend. */
 export interface PostgresRecordMapContext {
@@ -12,6 +14,8 @@ export interface PostgresRecordMapContext {
   readonly schema: string;
   /** This node's clock (the time a record is marked lost). */
   readonly now: () => number;
+  /** Since when the database may have lost writes (a restore, a failover). */
+  readonly incarnation: PostgresIncarnation;
 }
 
 /** A record not past its TTL, on the database's clock. */
@@ -92,10 +96,19 @@ export class PostgresRecordMap implements RecordMap {
     await this.query(`DELETE FROM ${this.table} WHERE map = $1 AND key = $2`, [this.stored, key], `remove ${this.name} "${key}"`, options);
   }
 
-  /** Since when the record was marked lost, if it was: PostgreSQL keeps what it acknowledged. */
+  /**
+   * Since when the record may have been lost: marked lost (`markLost`, or dropped by a restore as a lease), or any
+   * record since the database was found restored or failed over. The database's incarnation is checked in the same
+   * statement, so a node asking for an absent record cannot miss a restore no other node has seen yet.
+   */
   async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
-    const result = await this.query<{ at: string }>(`SELECT at FROM ${this.context.schema}.lost_marks WHERE map = $1 AND key = $2`, [this.stored, key], `read whether ${this.name} "${key}" was lost`, options);
-    return result.rows.length === 0 ? undefined : Number(result.rows[0].at);
+    const schema = this.context.schema;
+    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, c.lost_at, c.forgotten FROM ${checkIncarnation(schema, 3)} c`;
+    const result = await this.query<{ at: string | null } & IncarnationAnswer>(sql, [this.stored, key, this.context.now()], `read whether ${this.name} "${key}" was lost`, options);
+    const row = result.rows[0];
+    const store = this.context.incarnation.observe(row);
+    const times = [row.at === null ? undefined : Number(row.at), store].filter((t): t is number => t !== undefined);
+    return times.length === 0 ? undefined : Math.max(...times);
   }
 
   async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * The library's tables, in a schema of its own. A migration is applied once, in order, inside the transaction that
@@ -13,6 +13,8 @@ export const SCHEMA_VERSION = 1;
  * - `lost_marks`: records marked lost (`markLost`), by map and key.
  * - A trigger tells every change of `records` on the schema's channel (`NOTIFY`), in commit order: writes by any
  *   client, operators' SQL included.
+ * - `incarnation`: which database the library's state is in (see {@link checkIncarnation}), and since when it may have
+ *   lost acknowledged writes; `forget_on_restore`: the maps whose records a restore drops (`forgetOnRestore`).
  */
 function migrations(schema: string, channel: string): ReadonlyArray<readonly string[]> {
   const s = ident(schema);
@@ -52,6 +54,51 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
           RETURN NULL;
         END $$`,
       `CREATE TRIGGER records_cleared AFTER TRUNCATE ON ${s}.records FOR EACH STATEMENT EXECUTE FUNCTION ${s}.tell_cleared()`,
+    ],
+    // 2: the incarnation, to tell a restore from an older state or a failover that missed writes.
+    [
+      // The server's system identifier (a new cluster: a restore into a fresh server), its WAL timeline (a promoted
+      // replica, a point-in-time recovery) and the records table's oid (a logical restore into the same server).
+      `CREATE FUNCTION ${s}.current_incarnation() RETURNS text LANGUAGE sql VOLATILE AS $$
+        SELECT (SELECT system_identifier FROM pg_control_system())::text
+          || '/' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+          || '/' || ${literal(`${s}.records`)}::regclass::oid::text
+      $$`,
+      `CREATE TABLE ${s}.incarnation (id int PRIMARY KEY CHECK (id = 1), identity text NOT NULL, lost_at bigint)`,
+      `INSERT INTO ${s}.incarnation (id, identity) VALUES (1, ${s}.current_incarnation())`,
+      `CREATE TABLE ${s}.forget_on_restore (map text PRIMARY KEY)`,
+      // Run before anything else on each new connection, and every few seconds: when the database is not the one the
+      // state was written in, drops the records of the maps that forget theirs (marking each lost), takes every
+      // counter past anything it can have handed out, and dates the loss; all in the statement's one transaction, the
+      // incarnation's row locked, so one caller handles a restore and every other one waits for it and sees it.
+      `CREATE FUNCTION ${s}.check_incarnation(now_ms bigint, OUT lost_at bigint, OUT forgotten text[]) LANGUAGE plpgsql AS $$
+        DECLARE
+          known ${s}.incarnation%ROWTYPE;
+          here text := ${s}.current_incarnation();
+        BEGIN
+          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1;
+          IF known.identity = here THEN
+            lost_at := known.lost_at;
+            RETURN;
+          END IF;
+          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1 FOR UPDATE;
+          IF known.identity = here THEN
+            lost_at := known.lost_at;
+            RETURN;
+          END IF;
+          lost_at := GREATEST(coalesce(known.lost_at, 0), now_ms);
+          WITH gone AS (
+            DELETE FROM ${s}.records WHERE map IN (SELECT map FROM ${s}.forget_on_restore) RETURNING map, key
+          ), marked AS (
+            INSERT INTO ${s}.lost_marks AS l (map, key, at) SELECT map, key, lost_at FROM gone
+            ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(l.at, EXCLUDED.at)
+            RETURNING map || ' ' || key AS what
+          )
+          SELECT coalesce(array_agg(what ORDER BY what), '{}') INTO forgotten FROM marked;
+          UPDATE ${s}.counters SET value = GREATEST(value, lost_at * 1000);
+          INSERT INTO ${s}.incarnation AS i (id, identity, lost_at) VALUES (1, here, check_incarnation.lost_at)
+          ON CONFLICT (id) DO UPDATE SET identity = EXCLUDED.identity, lost_at = EXCLUDED.lost_at;
+        END $$`,
     ],
   ];
 }
@@ -104,6 +151,16 @@ export function sweepExpired(schema: string): string {
   const s = ident(schema);
   return `DELETE FROM ${s}.records WHERE ctid IN (SELECT ctid FROM ${s}.records WHERE expires_at <= clock_timestamp() LIMIT 1000) `
     + 'AND expires_at <= clock_timestamp()';
+}
+
+/**
+ * The call that checks which database the state is in (`check_incarnation`, migration 2) in the schema `quoted`
+ * (already an identifier), with this node's clock as parameter `$param`: a row of `lost_at`, since when the state may
+ * have lost acknowledged writes (`null`: never), and `forgotten`, the records this call dropped (`<map> <key>`; `null`
+ * unless this call found the restore).
+ */
+export function checkIncarnation(quoted: string, param = 1): string {
+  return `${quoted}.check_incarnation($${param}::bigint)`;
 }
 
 /** A quoted SQL identifier. */

@@ -1,0 +1,46 @@
+/** One answer of `check_incarnation` (see `postgres-schema.ts`). */
+export interface IncarnationAnswer {
+  /** Since when (epoch ms, as text) the state may have lost acknowledged writes; `null`: never. */
+  readonly lost_at: string | number | null;
+  /** The records the call dropped (`<map> <key>`) when it was the one that found the restore; else `null`. */
+  readonly forgotten: readonly string[] | null;
+}
+
+/** What the backend is told when the database turns out to have lost writes. */
+export interface IncarnationEvents {
+  /**
+   * The state may have lost acknowledged writes since `lostAt` (a restore, a failover): views must read again. Told
+   * once per loss, on every node; `forgotten` is set on the one node whose check dropped the records.
+   */
+  lost(lostAt: number, forgotten: readonly string[] | undefined): void;
+}
+
+/**
+ * What this node knows of the database's incarnation: since when its state may have lost acknowledged writes, as
+ * the last check said (each new connection is checked before its first statement, and the change feed checks every
+ * few seconds). A loss later than the one known is told to {@link IncarnationEvents.lost} once.
+ */
+export class PostgresIncarnation {
+  private known: number | undefined;
+  private checked = false;
+
+  constructor(private readonly events: IncarnationEvents) {}
+
+  /** Takes in one check's answer; returns since when the state may have lost writes (`undefined`: never). */
+  observe(answer: IncarnationAnswer): number | undefined {
+    const lostAt = answer.lost_at === null ? undefined : Number(answer.lost_at);
+    const first = !this.checked;
+    this.checked = true;
+    if (lostAt === undefined || (this.known !== undefined && lostAt <= this.known)) return this.known;
+    this.known = lostAt;
+    // A loss found before this node's first check happened before it knew anything: nothing of its own to re-read,
+    // unless its own first check is what found it.
+    if (!first || answer.forgotten !== null) this.events.lost(lostAt, answer.forgotten ?? undefined);
+    return lostAt;
+  }
+
+  /** Since when the state may have lost acknowledged writes, as last checked (`undefined`: never, or not checked yet). */
+  lostSince(): number | undefined {
+    return this.known;
+  }
+}
