@@ -8,8 +8,8 @@
 // Anything that needs a server should try postgresFromEnv() first, so it can be pointed at an existing one with
 // GATEKEEPER_PG_URL instead.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chown, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,7 +22,8 @@ const USER = 'gatekeeper';
 /** The folder of PostgreSQL's server binaries (`initdb`, `pg_ctl`): on PATH, or Debian's newest under /usr/lib/postgresql. */
 export function postgresBinDir() {
   const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
-  if (onPath) return resolve(onPath, '..');
+  // Through a link to the real folder, which holds pg_dump, pg_basebackup and the rest beside them.
+  if (onPath) return resolve(realpathSync(onPath), '..');
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
   if (versions.length === 0) {
@@ -71,11 +72,21 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
     port: serverPort, listen_addresses: HOST, unix_socket_directories: dataDir, max_connections: 300, fsync: durable ? 'on' : 'off',
     full_page_writes: durable ? 'on' : 'off', ...settings,
   };
-  const serverArgs = Object.entries(options).map(([k, v]) => `-c ${k}=${v}`).join(' ');
+  const argsFor = (values) => Object.entries(values).map(([k, v]) => `-c ${k}=${v}`).join(' ');
+  const serverArgs = argsFor(options);
   const start = async () => {
     run('pg_ctl', ['-D', dataDir, '-o', serverArgs, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start']);
   };
   await start();
+  // A folder of the server's user for what outlives the data folder: dumps, a replica's data.
+  const spare = await mkdtemp(join(tmpdir(), 'gatekeeper-pg-spare-'));
+  if (asRoot) {
+    await chown(spare, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()));
+  }
+  const dumpFile = join(spare, 'state.dump');
+  const standbyDir = join(spare, 'standby');
+  let standbyPort;
+  const local = ['-h', HOST, '-p', String(serverPort), '-U', USER];
   const pid = () => {
     try {
       return Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
@@ -94,21 +105,73 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
       if (p) process.kill(p, signal);
     },
     async stop(mode = 'immediate') {
-      try {
-        run('pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
-      } catch {
-        // Not running.
+      for (const dir of [dataDir, standbyDir]) {
+        try {
+          if (existsSync(join(dir, 'postmaster.pid'))) run('pg_ctl', ['-D', dir, '-m', mode, '-w', 'stop']);
+        } catch {
+          // Not running.
+        }
       }
       await rm(dataDir, { recursive: true, force: true });
+      await rm(spare, { recursive: true, force: true });
+    },
+    /** Saves the whole database as it is now (`pg_dump`), for {@link restoreFresh}. */
+    async dump() {
+      run('pg_dump', [...local, '-Fc', '-f', dumpFile, 'postgres']);
+    },
+    /**
+     * A restore from that backup into a new server: the running one is gone (stopped at once), a new one is made in its
+     * folder on its port, and the dump restored into it in one transaction (no client sees a half-restored schema).
+     */
+    async restoreFresh() {
+      run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+      await emptyFolder(dataDir);
+      run('initdb', ['-D', dataDir, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
+      await start();
+      run('pg_restore', [...local, '--single-transaction', '-d', 'postgres', dumpFile]);
+    },
+    /** Starts a streaming replica of the server (`pg_basebackup`) on a port of its own, and resolves once it replays. */
+    async startStandby() {
+      standbyPort = await freePort();
+      run('pg_basebackup', [...local, '-D', standbyDir, '-R', '-X', 'stream', '--no-sync']);
+      run('pg_ctl', ['-D', standbyDir, '-o', argsFor({ ...options, port: standbyPort, unix_socket_directories: standbyDir }), '-l', join(spare, 'standby.log'), '-w', '-t', '60', 'start']);
+    },
+    /** Stops the replica: from now on it misses every commit of the server. */
+    async stopStandby() {
+      run('pg_ctl', ['-D', standbyDir, '-m', 'fast', '-w', 'stop']);
+    },
+    /**
+     * A failover to the replica after the server died: the server is killed, the replica's data takes its folder and
+     * port, and it is promoted (a new timeline), with whatever it had not received lost.
+     */
+    async failover() {
+      const p = pid();
+      const pids = p ? serverProcesses(p) : [];
+      for (const child of pids) signal(child, 'SIGKILL');
+      while (pids.some(alive)) await new Promise((done) => setTimeout(done, 20));
+      await rm(dataDir, { recursive: true, force: true });
+      await rename(standbyDir, dataDir);
+      // No server to stream from: it waits as a replica until promoted.
+      await writeFile(join(dataDir, 'postgresql.auto.conf'), '');
+      await rm(join(dataDir, 'postmaster.pid'), { force: true });
+      await start();
+      run('pg_ctl', ['-D', dataDir, '-w', '-t', '60', 'promote']);
     },
   };
+}
+
+/** Deletes what a folder holds, keeping the folder (and its owner). */
+async function emptyFolder(dir) {
+  for (const entry of readdirSync(dir)) await rm(join(dir, entry), { recursive: true, force: true });
 }
 
 /**
  * `start --control`: for tests that fault the server. Prints one JSON line ({ url, port, dataDir }), then takes
  * commands on stdin, one a line, each answered by a JSON line: `kill` (SIGKILL the server and its backends, as a crash), `start`,
  * `freeze` (SIGSTOP the server and every backend: it holds its connections and answers nothing, a stalled machine),
- * `resume` (SIGCONT), and `stop` (stop, delete the folder, exit). Stdin closing stops it too.
+ * `resume` (SIGCONT), `dump` and `restore-fresh` (a backup, and later its restore into a new server on the same
+ * port), `standby`, `standby-stop` and `failover` (a streaming replica, stopped so it misses commits, then promoted
+ * in the server's place after the server dies), and `stop` (stop, delete the folders, exit). Stdin closing stops it too.
  */
 async function control(server) {
   const { createInterface } = await import('node:readline');
@@ -134,6 +197,16 @@ async function control(server) {
           for (const pid of serverProcesses(server.pid())) signal(pid, 'SIGSTOP');
         } else if (line === 'resume') {
           for (const pid of serverProcesses(server.pid()).reverse()) signal(pid, 'SIGCONT');
+        } else if (line === 'dump') {
+          await server.dump();
+        } else if (line === 'restore-fresh') {
+          await server.restoreFresh();
+        } else if (line === 'standby') {
+          await server.startStandby();
+        } else if (line === 'standby-stop') {
+          await server.stopStandby();
+        } else if (line === 'failover') {
+          await server.failover();
         } else if (line === 'stop') {
           quit();
           return;

@@ -55,6 +55,31 @@ export class ControlledPostgres {
     return this.command('resume');
   }
 
+  /** Saves the whole database as it is now (`pg_dump`), for {@link restoreFresh}. */
+  dump(): Promise<void> {
+    return this.command('dump');
+  }
+
+  /** Restores that dump into a new server (`initdb`) in this one's place and port: a restore from a backup. */
+  restoreFresh(): Promise<void> {
+    return this.command('restore-fresh');
+  }
+
+  /** Starts a streaming replica (`pg_basebackup`) beside the server. */
+  startStandby(): Promise<void> {
+    return this.command('standby');
+  }
+
+  /** Stops the replica: it misses every commit from now on. */
+  stopStandby(): Promise<void> {
+    return this.command('standby-stop');
+  }
+
+  /** Kills the server and promotes the replica in its place and port (a failover that loses what it missed). */
+  failover(): Promise<void> {
+    return this.command('failover');
+  }
+
   /** The pids of the backends serving the connections `applicationName` opened that match `where` (on pg_stat_activity). */
   backends(applicationName: string, where = 'true'): Promise<number[]> {
     return this.query(`select pid from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid() and (${where})`, [applicationName])
