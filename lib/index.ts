@@ -24,7 +24,8 @@ export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
-export { PostgresBackend, type PostgresBackendOptions, type PostgresLostData, type PostgresPool } from './backends/postgres/postgres-backend';
+export { PostgresBackend } from './backends/postgres/postgres-backend';
+export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';
 export type {
   MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
 } from './store/record-map';

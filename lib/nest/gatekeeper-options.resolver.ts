@@ -16,7 +16,7 @@ import { resolveMetricsOptions } from './observability/metrics.options';
 import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
 import { resolveBackends } from './backend-choice.options';
-import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend';
+import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /**

@@ -4,7 +4,9 @@ import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connec
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { MemoryRecords } from '../backends/memory/memory-records';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import { describeLostData, PostgresBackend, type PostgresBackendOptions } from '../backends/postgres/postgres-backend';
+import { PostgresBackend } from '../backends/postgres/postgres-backend';
+import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
+import { describeLostData } from '../backends/postgres/postgres-incarnation';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';

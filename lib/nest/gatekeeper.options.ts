@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock';
 import type { Holder, NodeIdentity } from '../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
-import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend';
+import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../presence/presence-store';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type * as Pg from 'pg';
 import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
@@ -11,65 +10,11 @@ import type { StoreBackend } from '../../store/store-backend';
 import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
-import { PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
+import type { PostgresBackendOptions } from './postgres-backend.options';
+import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
+import { newPool } from './postgres-pool';
 import { PostgresRecordMap } from './postgres-record-map';
 import { checkIncarnation, ident, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
-
-/**
- * What the backend uses of a node-postgres `Pool`: a `pg.Pool` is one. Spelled out here so that this package's types
- * need no `pg` installed.
- */
-export interface PostgresPool {
-  /** Runs one statement on a connection of the pool. */
-  query(text: string, values?: unknown[]): Promise<unknown>;
-  /** Takes a connection of the pool (the backend's change feed holds one). */
-  connect(): Promise<unknown>;
-  /** Closes the pool (never called on a pool the application gave). */
-  end(): Promise<void>;
-}
-
-/** How a {@link PostgresBackend} reaches the database and names what it keeps. */
-export interface PostgresBackendOptions {
-  /**
-   * The application's own `pg.Pool`, shared (the backend never ends it). It holds one of the pool's connections
-   * while it listens for changes. Give this, `connectionString` or `poolConfig`.
-   */
-  pool?: PostgresPool;
-  /** A connection string (`postgres://user:password@host:5432/db`): the backend makes a pool of its own. */
-  connectionString?: string;
-  /** Options of a pool of the backend's own: node-postgres's `PoolConfig` (`host`, `user`, `max`, `ssl`, ...). */
-  poolConfig?: Record<string, unknown>;
-  /** The schema of the library's tables, created and migrated at start. Default `'gatekeeper'`. */
-  schema?: string;
-  /** Prefix of every map and counter name in the tables (`<prefix>.<map>`). Default `'gatekeeper'`. */
-  mapPrefix?: string;
-  /**
-   * Deadline of a statement given none, in ms. Default 10 s. A pool of the backend's own also has the server cancel a
-   * statement past it (`statement_timeout`, unless `poolConfig` sets one); give your own `pool` one too.
-   */
-  callTimeoutMs?: number;
-  /**
-   * How often the connection that listens for changes is checked, in ms (and with it, that the database is still the
-   * one the state was written in). Default 5 s.
-   */
-  listenCheckMs?: number;
-  /**
-   * Told when the database turns out not to be the one the library's state was written in (restored from a backup,
-   * or a replica promoted), so writes it acknowledged may be lost: `forgotten` names the records dropped (permits,
-   * rebuilt after a recovery wait). Default: one `console.error` line. The module logs it as an ERROR.
-   */
-  onLostData?: (report: PostgresLostData) => void;
-}
-
-/** What a {@link PostgresBackend} found when its database had lost writes (see `PostgresBackendOptions.onLostData`). */
-export interface PostgresLostData {
-  /** The schema of the library's tables. */
-  readonly schema: string;
-  /** Since when (epoch ms, this node's clock) the state may have lost writes the database had acknowledged. */
-  readonly lostAt: number;
-  /** The records dropped as leases that may be stale (`<prefix>.<map> <key>`), by the node that found the loss. */
-  readonly forgotten: readonly string[];
-}
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -184,21 +129,7 @@ export class PostgresBackend implements StoreBackend {
   }
 
   private newPool(): Pg.Pool {
-    // A pool of its own stops on the server what the client gave up on: a statement past the call timeout (waiting on
-    // a row an operator's open transaction holds, say) is cancelled there, so it cannot commit late and does not keep
-    // its connection. The pool's config may say otherwise.
-    // Likewise a connection that cannot be made in that time (a frozen server accepts the socket and answers nothing)
-    // fails, rather than hold up opening, watching and every call waiting for a connection.
-    const config: Pg.PoolConfig = {
-      statement_timeout: this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-      connectionTimeoutMillis: this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-      ...(this.options.poolConfig as Pg.PoolConfig),
-      ...(this.options.connectionString !== undefined && { connectionString: this.options.connectionString }),
-    };
-    const pool = (this.options.pool as Pg.Pool | undefined) ?? new (loadPg().Pool)(config);
-    // A pool's idle connection that fails (the server restarted) must not crash the process: the next call fails.
-    if (!this.options.pool) pool.on('error', () => undefined);
-    return pool;
+    return newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** Migrates on a connection of `pool`; returns the version found before. */
@@ -331,23 +262,5 @@ export class PostgresBackend implements StoreBackend {
   private requirePool(): Pg.Pool {
     if (!this.pool) throw new StoreUnavailableError('the PostgreSQL backend is not open');
     return this.pool;
-  }
-}
-
-/** One line saying what a loss of data found by a {@link PostgresBackend} took. */
-export function describeLostData({ schema, lostAt, forgotten }: PostgresLostData): string {
-  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
-  return `PostgreSQL schema "${schema}" is not in the database its state was written in (restored from a backup, or a `
-    + `replica promoted): writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
-    + (forgotten.length === 0 ? 'No permits were held in it. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
-    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as restored.';
-}
-
-/** `pg`, an optional peer: a clear error when it is not installed. */
-function loadPg(): typeof Pg {
-  try {
-    return createRequire(__filename)('pg') as typeof Pg;
-  } catch (error) {
-    throw new InvalidOptionsError('postgres', `the PostgreSQL backend needs the pg package (npm install pg): ${(error as Error).message}`);
   }
 }

@@ -1,3 +1,5 @@
+import type { PostgresLostData } from './postgres-backend.options';
+
 /** One answer of `check_incarnation` (see `postgres-schema.ts`). */
 export interface IncarnationAnswer {
   /** Since when (epoch ms, as text) the state may have lost acknowledged writes; `null`: never. */
@@ -43,4 +45,13 @@ export class PostgresIncarnation {
   lostSince(): number | undefined {
     return this.known;
   }
+}
+
+/** One line saying what a loss of data found by a `PostgresBackend` took. */
+export function describeLostData({ schema, lostAt, forgotten }: PostgresLostData): string {
+  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
+  return `PostgreSQL schema "${schema}" is not in the database its state was written in (restored from a backup, or a `
+    + `replica promoted): writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
+    + (forgotten.length === 0 ? 'No permits were held in it. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
+    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as restored.';
 }
