@@ -76,6 +76,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Observability', link: '/observability' },
           { text: 'Configuration reference', link: '/configuration' },
           { text: 'Hazelcast in production', link: '/production' },
+          { text: 'PostgreSQL in production', link: '/postgres-production' },
           { text: 'Kubernetes', link: '/kubernetes' },
           { text: 'Troubleshooting', link: '/troubleshooting' },
         ],

@@ -3,7 +3,7 @@ import { systemClock } from '../../lib/core/clock';
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import {
-  checkHistory, newHistoryFile, Operator, readHistory, recordNemesis, startWorkloadNode,
+  checkHistory, newHistoryFile, Operator, readHistory, recordNemesis, resetConnections, startWorkloadNode,
   type EffectEvent, type NodeProcess, type SignalEvent, type StartEvent, type WorkloadJob,
 } from '../harness';
 import { eventually } from '../support/eventually';
@@ -193,5 +193,50 @@ describe('PostgreSQL server faults under running jobs', () => {
     } finally {
       if (frozen !== undefined) process.kill(frozen, 'SIGCONT');
     }
+  });
+
+  it('a node\'s connections reset again and again (ss -K) as an operator pauses its job: one holder, the pause heard, jobs go on', async () => {
+    const { historyFile, settings, events, starts } = await scene('pg-reset', [LONG, OFTEN, EDITED]);
+    await eventually('every job to run', () => ['long', 'often', 'edited'].every((s) => starts(s).length > 0), { timeoutMs: 20_000 });
+    const holder = nodes.find((n) => n.name === starts('edited')[0].node)!;
+    const store = new PermitRecordStore(new PostgresBackend({ connectionString: server.url, mapPrefix: settings.mapPrefix }));
+    await store.connect({ clock: systemClock });
+    closing.push(() => store.close());
+    const operator = new Operator(historyFile, new SemaphoreAdmin(store, systemClock));
+
+    // Every 250 ms for 4 s, every connection the holder has to the server is destroyed: its pool's and its LISTEN one;
+    // while the pause is written, every 10 ms, so its notification finds no LISTEN connection to reach.
+    const resetting = recordNemesis(historyFile, 'reset connections', { node: holder.name });
+    let resets = 0;
+    let paused: Awaited<ReturnType<Operator['edit']>> | undefined;
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let round = 0; round < 16; round++) {
+      resets += resetConnections(holder.pid, server.port);
+      if (round === 6) {
+        const editing = operator.edit('pause', 'edited').then((done) => (paused = done));
+        while (!paused) {
+          resets += resetConnections(holder.pid, server.port);
+          await Promise.race([editing, pause(10)]);
+        }
+      }
+      await pause(250);
+    }
+    const calm = recordNemesis(historyFile, 'connections left alone');
+    expect(paused?.ok).toBe(true);
+    const told = await eventually('the holder\'s running job to be told of the pause', () => events().find((e): e is SignalEvent =>
+      e.type === 'signal' && e.node === holder.name && e.semaphore === 'edited' && e.at >= paused!.startedAt), { timeoutMs: EDITED_MS, intervalMs: 20 });
+    await eventually('the other jobs to run on after the resets', () => starts('often').filter((e) => e.at > calm.at).length >= 3, { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+
+    const history = events();
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: OFTEN_MS / 5 });
+    const oftenDuring = starts('often').filter((e) => e.at > resetting.at && e.at < calm.at).length;
+    process.stdout.write(`postgres, connections reset: ${resets} connections of ${holder.name} destroyed in 16 rounds over ${calm.at - resetting.at} ms; `
+      + `the paused job told ${told.at - paused!.startedAt} ms after the pause; ${oftenDuring} grants of the frequent job meanwhile; `
+      + `${stats.runs} runs, max overlap ${stats.maxOverlapMs} ms, ${violations.length} violations\n`);
+    expect(resets).toBeGreaterThanOrEqual(16);
+    expect(violations).toEqual([]);
+    // A reset LISTEN connection is replaced at once, and the view read again: well within one check of the feed.
+    expect(told.at - paused!.startedAt).toBeLessThanOrEqual(LISTEN_CHECK_MS);
   });
 });

@@ -40,6 +40,7 @@ export { ControlledPostgres } from '../support/postgres-control';
 export { storeTargetEnv, type StoreTarget } from './store-target';
 export { TcpProxy, type ProxyConnection, type ProxyDirection, type ProxyMode, type ProxyScope } from './tcp-proxy';
 export { canResolvePids, localPortsOf, tcpSocketsOf, type ProcSocket } from './proc-net';
+export { resetConnections } from './reset-connections';
 export { keysOwnedBy, ownerIndex, partitionTableReady, partitionTableStable } from './key-owner';
 export { within, type Within } from './deadline';
 export { ProbeClient } from './probe-client';

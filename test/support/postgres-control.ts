@@ -26,6 +26,11 @@ export class ControlledPostgres {
     });
   }
 
+  /** The port the server listens on (127.0.0.1). */
+  get port(): number {
+    return Number(new URL(this.url).port);
+  }
+
   static async start(): Promise<ControlledPostgres> {
     const child = spawn(process.execPath, [join(__dirname, '../../scripts/postgres.mjs'), 'start', '--control'], { stdio: ['pipe', 'pipe', 'inherit'] });
     const server = new ControlledPostgres(child);

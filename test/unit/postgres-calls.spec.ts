@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { Pool } from 'pg';
 import { PostgresCalls } from '../../lib/backends/postgres/postgres-calls';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
@@ -7,7 +8,7 @@ import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.e
 describe('PostgresCalls failures', () => {
   /** A pool whose connections fail every statement with `error`, or that cannot connect at all (`atConnect`). */
   const failing = (error: Error & { code?: string }, atConnect = false) => new PostgresCalls(() => ({
-    connect: () => (atConnect ? Promise.reject(error) : Promise.resolve({ query: () => Promise.reject(error), release: () => undefined })),
+    connect: () => (atConnect ? Promise.reject(error) : Promise.resolve({ query: () => Promise.reject(error), release: () => undefined, on: () => undefined, off: () => undefined })),
   }) as unknown as Pool, 1_000);
   const outcome = async (error: Error & { code?: string }, atConnect = false) => {
     const told: Array<boolean | undefined> = [];
@@ -43,6 +44,8 @@ describe('PostgresCalls failures', () => {
     const clients = [0, 1].map((n) => ({
       query: (text: string) => (sent.push(`${n}:${text}`), Promise.resolve({ rows: [], rowCount: 0 })),
       release: (error?: Error) => released.push(error),
+      on: () => undefined,
+      off: () => undefined,
     }));
     let next = 0;
     const pool = { connect: () => Promise.resolve(clients[next]) } as unknown as Pool;
@@ -60,5 +63,21 @@ describe('PostgresCalls failures', () => {
     await calls.query('D', [], 'd');
     expect(sent).toEqual(['0:CHECK', '0:A', '0:B', '1:CHECK', '1:D']);
     expect(released.map((e) => e?.message)).toEqual([undefined, undefined, 'not the database the state was written in', undefined]);
+  });
+
+  it('a connection whose socket fails while it is out of the pool does not end the process, and is not given out again', async () => {
+    const released: Array<Error | undefined> = [];
+    const client = Object.assign(new EventEmitter(), {
+      // The socket is reset while the statement runs, whose answer had come: pg emits 'error' on the client.
+      query: () => {
+        client.emit('error', new Error('read ECONNABORTED'));
+        return Promise.resolve({ rows: [], rowCount: 1 });
+      },
+      release: (error?: Error) => released.push(error),
+    });
+    const calls = new PostgresCalls(() => ({ connect: () => Promise.resolve(client) }) as unknown as Pool, 1_000);
+    await expect(calls.query('UPDATE x SET v = 1', [], 'write x')).resolves.toMatchObject({ rowCount: 1 });
+    expect(released.map((e) => e?.message)).toEqual(['read ECONNABORTED']);
+    expect(client.listenerCount('error')).toBe(0);
   });
 });

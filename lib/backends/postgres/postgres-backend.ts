@@ -137,9 +137,13 @@ export class PostgresBackend implements StoreBackend {
     const client = await pool.connect().catch((error: unknown) => {
       throw new StoreUnavailableError(`PostgreSQL unreachable: ${(error as Error).message}`, { cause: error });
     });
+    // A connection reset between two of the migration's statements emits 'error': the next statement fails with it.
+    const onError = () => undefined;
+    client.on('error', onError);
     try {
       return await migrate(client, this.schema, this.channel());
     } finally {
+      client.off('error', onError);
       client.release();
     }
   }

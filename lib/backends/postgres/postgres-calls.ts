@@ -55,18 +55,25 @@ export class PostgresCalls {
   /** Runs one statement on a connection of `pool`, after `firstUse` when the connection is new. */
   private async run<R extends QueryResultRow>(pool: Pool, text: string, values: unknown[]): Promise<QueryResult<R>> {
     const client = await pool.connect();
+    // A connection that fails while it is out of the pool emits 'error' (its socket reset between two statements);
+    // unheard, that would end the process. The statement under way, or the next, fails with it; as pg's pool.query does.
+    let broken: Error | undefined;
+    const onError = (error: Error) => (broken ??= error);
+    client.on('error', onError);
     try {
       if (this.firstUse && !this.ready.has(client)) {
         await this.firstUse(client);
         this.ready.add(client);
       }
       const result = await client.query<R>(text, values);
-      client.release();
+      client.release(broken);
       return result;
     } catch (error) {
       // As pg's pool.query does: a connection a statement failed on is not given out again.
       client.release(error as Error);
       throw error;
+    } finally {
+      client.off('error', onError);
     }
   }
 
