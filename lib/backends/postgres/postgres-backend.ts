@@ -86,8 +86,12 @@ export class PostgresBackend implements StoreBackend {
     this.feed?.missed('lost-data');
     if (forgotten === undefined) return;
     const report = { schema: this.schema, lostAt, forgotten };
-    if (this.options.onLostData) this.options.onLostData(report);
-    else console.error(`nestjs-gatekeeper: ${describeLostData(report)}`);
+    try {
+      if (this.options.onLostData) this.options.onLostData(report);
+      else console.error(`nestjs-gatekeeper: ${describeLostData(report)}`);
+    } catch {
+      // The report's failure is its receiver's: the call that found the loss goes on.
+    }
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
@@ -201,14 +205,14 @@ export class PostgresBackend implements StoreBackend {
       this.forgetting.add(stored);
     }
     return new PostgresRecordMap(name, stored, indexes.length > 0, {
-      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation,
+      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation, forgets: spec.forgetOnRestore === true,
     });
   }
 
   /** {@inheritDoc StoreBackend.counters} */
   async counters(): Promise<Counters> {
     if (!this.pool) throw new StoreUnavailableError('cannot count: the PostgreSQL backend is not open');
-    return (this.countersOf ??= new PostgresCounters(this.calls, this.quoted, this.mapPrefix));
+    return (this.countersOf ??= new PostgresCounters(this.calls, this.quoted, this.mapPrefix, this.incarnation));
   }
 
   /** {@inheritDoc StoreBackend.writeId} */

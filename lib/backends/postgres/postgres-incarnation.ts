@@ -33,12 +33,13 @@ export class PostgresIncarnation {
     const lostAt = answer.lost_at === null ? undefined : Number(answer.lost_at);
     const first = !this.checked;
     this.checked = true;
-    if (lostAt === undefined || (this.known !== undefined && lostAt <= this.known)) return this.known;
-    this.known = lostAt;
+    if (lostAt === undefined) return this.known;
+    const later = this.known === undefined || lostAt > this.known;
+    this.known = Math.max(lostAt, this.known ?? lostAt);
     // A loss found before this node's first check happened before it knew anything: nothing of its own to re-read,
-    // unless its own first check is what found it.
-    if (!first || answer.forgotten !== null) this.events.lost(lostAt, answer.forgotten ?? undefined);
-    return lostAt;
+    // unless its own check is what found it (and dropped records: told whatever this node knew, so it is reported).
+    if ((later && !first) || answer.forgotten !== null) this.events.lost(this.known, answer.forgotten ?? undefined);
+    return this.known;
   }
 
   /** Since when the state may have lost acknowledged writes, as last checked (`undefined`: never, or not checked yet). */

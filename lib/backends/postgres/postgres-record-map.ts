@@ -16,6 +16,8 @@ export interface PostgresRecordMapContext {
   readonly now: () => number;
   /** Since when the database may have lost writes (a restore, a failover). */
   readonly incarnation: PostgresIncarnation;
+  /** The map's records are dropped on a restore (`forgetOnRestore`): each read checks the incarnation too. */
+  readonly forgets: boolean;
 }
 
 /** A record not past its TTL, on the database's clock. */
@@ -43,25 +45,22 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async get(key: string, options: RecordCallOptions = {}): Promise<StoredRecord | undefined> {
-    const result = await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key], `read ${this.name} "${key}"`, options);
-    return result.rows[0];
+    return (await this.rows(`map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key], `read ${this.name} "${key}"`, options))[0];
   }
 
   async getMany(keys: readonly string[], options: RecordCallOptions = {}): Promise<StoredRecord[]> {
     if (keys.length === 0) return [];
-    const result = await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = ANY($2::text[]) AND ${LIVE}`, [this.stored, [...keys]], `read ${keys.length} of ${this.name}`, options);
-    return result.rows;
+    return this.rows(`map = $1 AND key = ANY($2::text[]) AND ${LIVE}`, [this.stored, [...keys]], `read ${keys.length} of ${this.name}`, options);
   }
 
   async list(options: RecordCallOptions = {}): Promise<StoredRecord[]> {
-    return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE map = $1 AND ${LIVE}`, [this.stored], `list ${this.name}`, options)).rows;
+    return this.rows(`map = $1 AND ${LIVE}`, [this.stored], `list ${this.name}`, options);
   }
 
   async findBy(field: string, value: string | number | boolean, options: RecordCallOptions = {}): Promise<StoredRecord[]> {
     const what = `find ${this.name} by ${field}`;
     if (this.json) {
-      const sql = `SELECT key, value FROM ${this.table} WHERE map = $1 AND doc IS NOT NULL AND (doc -> $2::text) = $3::jsonb AND ${LIVE}`;
-      return (await this.query<StoredRecord>(sql, [this.stored, field, JSON.stringify(value)], what, options)).rows;
+      return this.rows(`map = $1 AND doc IS NOT NULL AND (doc -> $2::text) = $3::jsonb AND ${LIVE}`, [this.stored, field, JSON.stringify(value)], what, options);
     }
     // Values of a map without indexes need not be JSON: filtered here, as the contract lets a backend.
     return (await this.list(options)).filter((record) => recordField(record.value, field) === value);
@@ -133,6 +132,24 @@ export class PostgresRecordMap implements RecordMap {
 
   private query<R extends object>(sql: string, values: unknown[], what: string, options: RecordCallOptions): Promise<QueryResult<R & Record<string, unknown>>> {
     return this.context.calls.query<R & Record<string, unknown>>(sql, values, what, options.timeoutMs);
+  }
+
+  /**
+   * The map's live rows matching `where` (a condition on `records`). In a map that forgets its records on a restore,
+   * the database's incarnation is checked in the same statement: the check runs first, so a row it finds restored is
+   * dropped before any write can compare against it (a row read in the statement may still be the restored one, and a
+   * write against it then fails). So no connection, however old, serves a restored lease to a decision.
+   */
+  private async rows(where: string, values: unknown[], what: string, options: RecordCallOptions): Promise<StoredRecord[]> {
+    if (!this.context.forgets) return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE ${where}`, values, what, options)).rows;
+    const check = checkIncarnation(this.context.schema, values.length + 1);
+    const sql = `WITH c AS MATERIALIZED (SELECT lost_at, forgotten FROM ${check}) `
+      + `SELECT r.key, r.value, c.lost_at, c.forgotten FROM c LEFT JOIN ${this.table} r ON ${where}`;
+    const result = await this.query<{ key: string | null; value: string | null } & IncarnationAnswer>(sql, [...values, this.context.now()], what, options);
+    this.context.incarnation.observe(result.rows[0]);
+    // This very call dropped the map's records: what it read of them is gone.
+    if (result.rows[0].forgotten !== null) return [];
+    return result.rows.filter((row) => row.key !== null).map((row) => ({ key: row.key!, value: row.value! }));
   }
 
   /** The `jsonb` copy of a value in a map with indexes (`null` in the others). */

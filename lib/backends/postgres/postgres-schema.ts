@@ -81,6 +81,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
             lost_at := known.lost_at;
             RETURN;
           END IF;
+          -- A missing row (deleted by hand) counts as another database; made first, so the lock below has a row to take.
+          INSERT INTO ${s}.incarnation (id, identity) VALUES (1, 'missing') ON CONFLICT (id) DO NOTHING;
           SELECT * INTO known FROM ${s}.incarnation WHERE id = 1 FOR UPDATE;
           IF known.identity = here THEN
             lost_at := known.lost_at;
@@ -96,8 +98,17 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
           )
           SELECT coalesce(array_agg(what ORDER BY what), '{}') INTO forgotten FROM marked;
           UPDATE ${s}.counters SET value = GREATEST(value, lost_at * 1000);
-          INSERT INTO ${s}.incarnation AS i (id, identity, lost_at) VALUES (1, here, check_incarnation.lost_at)
-          ON CONFLICT (id) DO UPDATE SET identity = EXCLUDED.identity, lost_at = EXCLUDED.lost_at;
+          UPDATE ${s}.incarnation SET identity = here, lost_at = check_incarnation.lost_at WHERE id = 1;
+        END $$`,
+      // A counter's next value, the database's incarnation checked first in the same transaction: a counter never
+      // hands out a value again from a restored row.
+      `CREATE FUNCTION ${s}.next_counter(counter text, at_least bigint, now_ms bigint, OUT next bigint, OUT lost_at bigint, OUT forgotten text[])
+        LANGUAGE plpgsql AS $$
+        BEGIN
+          SELECT c.lost_at, c.forgotten INTO lost_at, forgotten FROM ${s}.check_incarnation(now_ms) c;
+          INSERT INTO ${s}.counters AS k (name, value) VALUES (counter, GREATEST(at_least, coalesce(next_counter.lost_at * 1000, 1)))
+          ON CONFLICT (name) DO UPDATE SET value = GREATEST(k.value + 1, at_least)
+          RETURNING k.value INTO next;
         END $$`,
     ],
   ];
