@@ -70,12 +70,12 @@ export class PostgresBackend implements StoreBackend {
    * written in. A restore or a failover starts every connection anew, so no statement reads its state unchecked.
    */
   private async checkOn(client: Pg.PoolClient): Promise<void> {
-    const result = await client.query<IncarnationAnswer>(`SELECT lost_at, forgotten FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
+    const result = await client.query<IncarnationAnswer>(`SELECT lost_at, forgotten, records_oid FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
     this.incarnation.observe(result.rows[0]);
   }
 
   /** Checks the database's incarnation in one statement (`select` from `check_incarnation($1) c`, with `more` from `$2` on). */
-  private async checkIncarnation(select = 'SELECT c.lost_at, c.forgotten', more: unknown[] = []): Promise<void> {
+  private async checkIncarnation(select = 'SELECT c.lost_at, c.forgotten, c.records_oid', more: unknown[] = []): Promise<void> {
     const sql = `${select} FROM ${checkIncarnation(this.quoted)} c`;
     const result = await this.calls.query<IncarnationAnswer>(sql, [systemClock.now(), ...more], 'check the database\'s incarnation');
     this.incarnation.observe(result.rows[0]);
@@ -182,7 +182,7 @@ export class PostgresBackend implements StoreBackend {
       notify: async (payload) => {
         // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
         // leaves the pool's connections open, so no new one would.
-        await this.checkIncarnation('SELECT pg_notify($2, $3), c.lost_at, c.forgotten', [this.channel(), payload]);
+        await this.checkIncarnation('SELECT pg_notify($2, $3), c.lost_at, c.forgotten, c.records_oid', [this.channel(), payload]);
       },
       channel: this.channel(),
       mark: this.mark,

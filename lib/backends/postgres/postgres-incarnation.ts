@@ -6,6 +6,8 @@ export interface IncarnationAnswer {
   readonly lost_at: string | number | null;
   /** The records the call dropped (`<map> <key>`) when it was the one that found the restore; else `null`. */
   readonly forgotten: readonly string[] | null;
+  /** The oid of the `records` table the call checked (a counter's advance does not say). */
+  readonly records_oid?: string | number | null;
 }
 
 /** What the backend is told when the database turns out to have lost writes. */
@@ -25,11 +27,13 @@ export interface IncarnationEvents {
 export class PostgresIncarnation {
   private known: number | undefined;
   private checked = false;
+  private records: number | undefined;
 
   constructor(private readonly events: IncarnationEvents) {}
 
   /** Takes in one check's answer; returns since when the state may have lost writes (`undefined`: never). */
   observe(answer: IncarnationAnswer): number | undefined {
+    if (answer.records_oid !== undefined && answer.records_oid !== null) this.records = Number(answer.records_oid);
     const lostAt = answer.lost_at === null ? undefined : Number(answer.lost_at);
     const first = !this.checked;
     this.checked = true;
@@ -40,6 +44,14 @@ export class PostgresIncarnation {
     // unless its own check is what found it (and dropped records: told whatever this node knew, so it is reported).
     if ((later && !first) || answer.forgotten !== null) this.events.lost(this.known, answer.forgotten ?? undefined);
     return this.known;
+  }
+
+  /**
+   * Whether rows read from the table with oid `tableoid` are from the database last checked: a logical restore into
+   * the same server makes the table anew, under connections that are not new.
+   */
+  checkedTable(tableoid: number): boolean {
+    return this.records === tableoid;
   }
 
   /** Since when the state may have lost acknowledged writes, as last checked (`undefined`: never, or not checked yet). */

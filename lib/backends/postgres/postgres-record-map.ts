@@ -102,7 +102,7 @@ export class PostgresRecordMap implements RecordMap {
    */
   async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
     const schema = this.context.schema;
-    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, c.lost_at, c.forgotten FROM ${checkIncarnation(schema, 3)} c`;
+    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, c.lost_at, c.forgotten, c.records_oid FROM ${checkIncarnation(schema, 3)} c`;
     const result = await this.query<{ at: string | null } & IncarnationAnswer>(sql, [this.stored, key, this.context.now()], `read whether ${this.name} "${key}" was lost`, options);
     const row = result.rows[0];
     const store = this.context.incarnation.observe(row);
@@ -136,20 +136,22 @@ export class PostgresRecordMap implements RecordMap {
 
   /**
    * The map's live rows matching `where` (a condition on `records`). In a map that forgets its records on a restore,
-   * the database's incarnation is checked in the same statement: the check runs first, so a row it finds restored is
-   * dropped before any write can compare against it (a row read in the statement may still be the restored one, and a
-   * write against it then fails). So no connection, however old, serves a restored lease to a decision.
+   * each row's `tableoid` must be the table the database's incarnation was last checked with: a logical restore into
+   * the same server makes the table anew under connections that are not new, so a row of another table has the
+   * incarnation checked (dropping those records if it is a restore) and the rows read again. (An absent record is
+   * checked by `lostSince`, which its capability asks next.) So no connection, however old, serves a restored lease.
    */
   private async rows(where: string, values: unknown[], what: string, options: RecordCallOptions): Promise<StoredRecord[]> {
     if (!this.context.forgets) return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE ${where}`, values, what, options)).rows;
-    const check = checkIncarnation(this.context.schema, values.length + 1);
-    const sql = `WITH c AS MATERIALIZED (SELECT lost_at, forgotten FROM ${check}) `
-      + `SELECT r.key, r.value, c.lost_at, c.forgotten FROM c LEFT JOIN ${this.table} r ON ${where}`;
-    const result = await this.query<{ key: string | null; value: string | null } & IncarnationAnswer>(sql, [...values, this.context.now()], what, options);
-    this.context.incarnation.observe(result.rows[0]);
-    // This very call dropped the map's records: what it read of them is gone.
-    if (result.rows[0].forgotten !== null) return [];
-    return result.rows.filter((row) => row.key !== null).map((row) => ({ key: row.key!, value: row.value! }));
+    const sql = `SELECT key, value, tableoid::bigint AS t FROM ${this.table} WHERE ${where}`;
+    const read = async () => (await this.query<StoredRecord & { t: string }>(sql, values, what, options)).rows;
+    let rows = await read();
+    if (rows.some((row) => !this.context.incarnation.checkedTable(Number(row.t)))) {
+      const check = `SELECT lost_at, forgotten, records_oid FROM ${checkIncarnation(this.context.schema)}`;
+      this.context.incarnation.observe((await this.query<IncarnationAnswer>(check, [this.context.now()], what, options)).rows[0]);
+      rows = await read();
+    }
+    return rows.map(({ key, value }) => ({ key, value }));
   }
 
   /** The `jsonb` copy of a value in a map with indexes (`null` in the others). */

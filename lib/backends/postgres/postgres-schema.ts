@@ -71,11 +71,12 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       // state was written in, drops the records of the maps that forget theirs (marking each lost), takes every
       // counter past anything it can have handed out, and dates the loss; all in the statement's one transaction, the
       // incarnation's row locked, so one caller handles a restore and every other one waits for it and sees it.
-      `CREATE FUNCTION ${s}.check_incarnation(now_ms bigint, OUT lost_at bigint, OUT forgotten text[]) LANGUAGE plpgsql AS $$
+      `CREATE FUNCTION ${s}.check_incarnation(now_ms bigint, OUT lost_at bigint, OUT forgotten text[], OUT records_oid bigint) LANGUAGE plpgsql AS $$
         DECLARE
           known ${s}.incarnation%ROWTYPE;
           here text := ${s}.current_incarnation();
         BEGIN
+          records_oid := ${literal(`${s}.records`)}::regclass::oid::bigint;
           SELECT * INTO known FROM ${s}.incarnation WHERE id = 1;
           IF known.identity = here THEN
             lost_at := known.lost_at;
@@ -105,7 +106,7 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       `CREATE FUNCTION ${s}.next_counter(counter text, at_least bigint, now_ms bigint, OUT next bigint, OUT lost_at bigint, OUT forgotten text[])
         LANGUAGE plpgsql AS $$
         BEGIN
-          SELECT c.lost_at, c.forgotten INTO lost_at, forgotten FROM ${s}.check_incarnation(now_ms) c;
+          SELECT c.lost_at, c.forgotten INTO next_counter.lost_at, next_counter.forgotten FROM ${s}.check_incarnation(now_ms) c;
           INSERT INTO ${s}.counters AS k (name, value) VALUES (counter, GREATEST(at_least, coalesce(next_counter.lost_at * 1000, 1)))
           ON CONFLICT (name) DO UPDATE SET value = GREATEST(k.value + 1, at_least)
           RETURNING k.value INTO next;
@@ -167,8 +168,9 @@ export function sweepExpired(schema: string): string {
 /**
  * The call that checks which database the state is in (`check_incarnation`, migration 2) in the schema `quoted`
  * (already an identifier), with this node's clock as parameter `$param`: a row of `lost_at`, since when the state may
- * have lost acknowledged writes (`null`: never), and `forgotten`, the records this call dropped (`<map> <key>`; `null`
- * unless this call found the restore).
+ * have lost acknowledged writes (`null`: never), `forgotten`, the records this call dropped (`<map> <key>`; `null`
+ * unless this call found the restore), and `records_oid`, the oid of the `records` table it checked (a logical restore
+ * makes the table anew: a row read with another `tableoid` is from a database not checked yet).
  */
 export function checkIncarnation(quoted: string, param = 1): string {
   return `${quoted}.check_incarnation($${param}::bigint)`;
