@@ -94,16 +94,19 @@ export class PermitRecordStore implements PermitStore {
     const existed = this.existed.map();
     const left = options.timeoutMs === undefined ? undefined : options.timeoutMs - (Date.now() - started);
     const timeout = left === undefined ? {} : { timeoutMs: left };
-    const [storeSays, marker] = await Promise.all([
+    const [storeSays, marker, dropped] = await Promise.all([
       this.records.call(() => map.lostSince(name, timeout)),
       this.records.call(() => existed.get(name, timeout)),
+      map.lostValue ? this.records.call(() => map.lostValue!(name, timeout)) : undefined,
     ]);
     // A removal this node heard counts even before the store says so; an entry that existed and is gone went unheard,
     // at some time before now (a map cleared or evicted while every node that knew it was cut off).
     const removedAt = this.removedAt.get(name);
     const unheard = marker ? (this.clock?.now() ?? Date.now()) : undefined;
     const times = [storeSays, removedAt, unheard].filter((t): t is number => t !== undefined);
-    return times.length === 0 ? read : { ...read, lostSince: Math.max(...times) };
+    const restored = dropped === undefined ? undefined : restoredEntry(name, dropped);
+    const withRestored = restored ? { ...read, restored } : read;
+    return times.length === 0 ? withRestored : { ...withRestored, lostSince: Math.max(...times) };
   }
 
   /** A new unique id for a write, marked as this node's so its feed is not sent the write back. */
@@ -179,5 +182,14 @@ export class PermitRecordStore implements PermitStore {
   private removed(map: RecordMap, name: string): void {
     this.removedAt.set(name, this.clock?.now() ?? Date.now());
     void this.records.call(() => map.markLost(name)).catch(() => undefined);
+  }
+}
+
+/** The entry a restore dropped, when it can still be read (an unreadable one is no better than none). */
+function restoredEntry(name: string, raw: string): SemaphoreEntry | undefined {
+  try {
+    return SEMAPHORE_CODEC.decode(name, raw);
+  } catch {
+    return undefined;
   }
 }

@@ -13,6 +13,11 @@ export interface VersionedEntry {
    * (epoch ms), because the data around it was rebuilt then. `undefined`: nothing under this name was lost.
    */
   readonly lostSince?: number;
+  /**
+   * Only for an absent entry: the entry a restore of the store dropped under this name, when the store kept it (see
+   * `RecordMap.lostValue`): rebuilding waits out its permits too, when this node remembers no newer one.
+   */
+  readonly restored?: SemaphoreEntry;
 }
 
 /** Options of one store call. */

@@ -85,7 +85,8 @@ export class SemaphoreEdits {
   private created(name: string, definition: SemaphoreDefinition | null, read: VersionedEntry, graceDurationMs?: number): Omit<SemaphoreEntry, 'writeId'> {
     const now = this.clock.now();
     const skewMs = this.bounds.skewMs;
-    const remembered = this.store.remembered(name);
+    // What this node saw last, else what a restore of the store dropped (a fresh node after a restore saw nothing).
+    const remembered = this.store.remembered(name) ?? read.restored;
     const revision = seedRevision(now, remembered?.revision, skewMs);
     const entry = { revision, definition, lastToken: 0, permits: [] };
     // Nothing removes an entry, so one this node remembers and cannot find was lost, whatever its partition's

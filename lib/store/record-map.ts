@@ -139,6 +139,13 @@ export interface RecordMap {
    * what it granted. A store may mark more keys than this one (Hazelcast marks the key's partition).
    */
   markLost(key: string, options?: RecordCallOptions): Promise<void>;
+  /**
+   * For a key found absent: the value the store dropped under it when it found itself restored to an earlier state
+   * (a map opened with `forgetOnRestore`), if it kept it; `undefined` otherwise. What its capability rebuilds from
+   * when no node remembers better (a permit's duration, to wait out). Optional: a store that never drops records
+   * on a restore leaves it out.
+   */
+  lostValue?(key: string, options?: RecordCallOptions): Promise<string | undefined>;
 
   /** Starts hearing this map's changes; resolves once the watch is in place where changes are sent from. */
   watch(changes: RecordChanges, options?: WatchOptions): Promise<Unwatch>;

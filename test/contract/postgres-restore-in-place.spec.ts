@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import type { PostgresLostData } from '../../lib/backends/postgres/postgres-backend.options';
+import { systemClock } from '../../lib/core/clock';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import type { MissedReason } from '../../lib/store/record-map';
 import { postgresTool, testPostgresUrl } from '../support/test-postgres';
 
@@ -64,5 +67,39 @@ describe('PostgreSQL backend after a logical restore into its running server', (
     const after = await cb.next('token');
     expect(after.value).toBeGreaterThan(handedOut);
     expect(after.lostSince).toBe(since);
+  });
+
+  it('a semaphore a restore dropped is rebuilt by a fresh node waiting out the longer permit it had, not its own', async () => {
+    const other = `${schema}_b`;
+    const stores: PermitRecordStore[] = [];
+    const nodeOn = async () => {
+      const store = new PermitRecordStore(new PostgresBackend({ connectionString: testPostgresUrl(), schema: other, onLostData: () => undefined }));
+      await store.connect({ clock: systemClock });
+      stores.push(store);
+      return { store, admin: new SemaphoreAdmin(store, systemClock, { clockSkewMs: 200 }) };
+    };
+    try {
+      const { admin } = await nodeOn();
+      // The module says a minute; an operator raised it to half an hour before the backup.
+      const defined = { name: 'billing', permits: 1, durationMs: 60_000, groupPattern: '.*', acquirerPattern: '.*' };
+      await admin.define(defined);
+      await admin.update('billing', { duration: '30m' });
+      const dump = join(dir, 'other.dump');
+      run('pg_dump', ['-Fc', '-n', other, '-f', dump]);
+      await Promise.all(stores.splice(0).map((store) => store.close()));
+      run('pg_restore', ['--clean', '--single-transaction', dump]);
+
+      // Every application was stopped for the restore: a node that starts remembers nothing, and has the module's minute.
+      const fresh = await nodeOn();
+      await fresh.admin.define(defined, { graceDurationMs: 60_000 });
+      const { entry } = await fresh.store.read('billing');
+      expect(entry?.rebuilt).toBeDefined();
+      expect(entry!.graceUntil! - entry!.rebuilt!.lostSince).toBeGreaterThanOrEqual(30 * 60_000);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      const admin = new Client({ connectionString: testPostgresUrl() });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS ${other} CASCADE`).finally(() => admin.end());
+    }
   });
 });

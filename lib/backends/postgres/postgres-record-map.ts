@@ -110,6 +110,12 @@ export class PostgresRecordMap implements RecordMap {
     return times.length === 0 ? undefined : Math.max(...times);
   }
 
+  async lostValue(key: string, options: RecordCallOptions = {}): Promise<string | undefined> {
+    const sql = `SELECT value FROM ${this.context.schema}.lost_marks WHERE map = $1 AND key = $2 AND value IS NOT NULL`;
+    const result = await this.query<{ value: string }>(sql, [this.stored, key], `read what a restore dropped of ${this.name} "${key}"`, options);
+    return result.rows[0]?.value;
+  }
+
   async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
     // On this node's clock, as on Hazelcast: whoever reads the mark adds its skew bound to its own clock, which the
     // database's is not bounded by.

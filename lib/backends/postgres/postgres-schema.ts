@@ -10,7 +10,7 @@ export const SCHEMA_VERSION = 2;
  * - `records`: every record map's records (`map` is `<prefix>.<name>`), their exact text, a `jsonb` copy for maps with
  *   indexes (`doc`, so `findBy` runs on an index), and the time after which a record with a TTL counts as gone.
  * - `counters`: counters that never go back, one row each.
- * - `lost_marks`: records marked lost (`markLost`), by map and key.
+ * - `lost_marks`: records marked lost (`markLost`), by map and key, with the value a restore dropped (migration 2).
  * - A trigger tells every change of `records` on the schema's channel (`NOTIFY`), in commit order: writes by any
  *   client, operators' SQL included.
  * - `incarnation`: which database the library's state is in (see {@link checkIncarnation}), and since when it may have
@@ -67,6 +67,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       `CREATE TABLE ${s}.incarnation (id int PRIMARY KEY CHECK (id = 1), identity text NOT NULL, lost_at bigint)`,
       `INSERT INTO ${s}.incarnation (id, identity) VALUES (1, ${s}.current_incarnation())`,
       `CREATE TABLE ${s}.forget_on_restore (map text PRIMARY KEY)`,
+      // What a restore dropped under a key: its capability rebuilds from it when no node remembers better.
+      `ALTER TABLE ${s}.lost_marks ADD COLUMN value text`,
       // Run before anything else on each new connection, and every few seconds: when the database is not the one the
       // state was written in, drops the records of the maps that forget theirs (marking each lost), takes every
       // counter past anything it can have handed out, and dates the loss; all in the statement's one transaction, the
@@ -91,10 +93,10 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
           END IF;
           lost_at := GREATEST(coalesce(known.lost_at, 0), now_ms);
           WITH gone AS (
-            DELETE FROM ${s}.records WHERE map IN (SELECT map FROM ${s}.forget_on_restore) RETURNING map, key
+            DELETE FROM ${s}.records WHERE map IN (SELECT map FROM ${s}.forget_on_restore) RETURNING map, key, value
           ), marked AS (
-            INSERT INTO ${s}.lost_marks AS l (map, key, at) SELECT map, key, lost_at FROM gone
-            ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(l.at, EXCLUDED.at)
+            INSERT INTO ${s}.lost_marks AS l (map, key, at, value) SELECT map, key, lost_at, value FROM gone
+            ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(l.at, EXCLUDED.at), value = EXCLUDED.value
             RETURNING map || ' ' || key AS what
           )
           SELECT coalesce(array_agg(what ORDER BY what), '{}') INTO forgotten FROM marked;
