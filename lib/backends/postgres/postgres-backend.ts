@@ -14,7 +14,7 @@ import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
 import { PostgresRecordMap } from './postgres-record-map';
-import { checkIncarnation, ident, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -70,14 +70,17 @@ export class PostgresBackend implements StoreBackend {
    * written in. A restore or a failover starts every connection anew, so no statement reads its state unchecked.
    */
   private async checkOn(client: Pg.PoolClient): Promise<void> {
-    const result = await client.query<IncarnationAnswer>(`SELECT lost_at, forgotten, records_oid FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
+    const result = await client.query<IncarnationAnswer>(`SELECT ${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
     this.incarnation.observe(result.rows[0]);
   }
 
-  /** Checks the database's incarnation in one statement (`select` from `check_incarnation($1) c`, with `more` from `$2` on). */
-  private async checkIncarnation(select = 'SELECT c.lost_at, c.forgotten, c.records_oid', more: unknown[] = []): Promise<void> {
-    const sql = `${select} FROM ${checkIncarnation(this.quoted)} c`;
-    const result = await this.calls.query<IncarnationAnswer>(sql, [systemClock.now(), ...more], 'check the database\'s incarnation');
+  /**
+   * Checks the database's incarnation in one statement, through the pool: with `also` selected beside it (its
+   * parameters `more`, from `$2` on).
+   */
+  private async checkIncarnation({ also = '', more = [], timeoutMs }: { also?: string; more?: unknown[]; timeoutMs?: number } = {}): Promise<void> {
+    const sql = `SELECT ${also}${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`;
+    const result = await this.calls.query<IncarnationAnswer>(sql, [systemClock.now(), ...more], 'check the database\'s incarnation', timeoutMs);
     this.incarnation.observe(result.rows[0]);
   }
 
@@ -182,7 +185,7 @@ export class PostgresBackend implements StoreBackend {
       notify: async (payload) => {
         // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
         // leaves the pool's connections open, so no new one would.
-        await this.checkIncarnation('SELECT pg_notify($2, $3), c.lost_at, c.forgotten, c.records_oid', [this.channel(), payload]);
+        await this.checkIncarnation({ also: 'pg_notify($2, $3), ', more: [this.channel(), payload] });
       },
       channel: this.channel(),
       mark: this.mark,
@@ -205,7 +208,8 @@ export class PostgresBackend implements StoreBackend {
       this.forgetting.add(stored);
     }
     return new PostgresRecordMap(name, stored, indexes.length > 0, {
-      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation, forgets: spec.forgetOnRestore === true,
+      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation,
+      recheck: spec.forgetOnRestore ? (timeoutMs) => this.checkIncarnation({ timeoutMs }) : undefined,
     });
   }
 

@@ -53,11 +53,6 @@ export class PostgresIncarnation {
   checkedTable(tableoid: number): boolean {
     return this.records === tableoid;
   }
-
-  /** Since when the state may have lost acknowledged writes, as last checked (`undefined`: never, or not checked yet). */
-  lostSince(): number | undefined {
-    return this.known;
-  }
 }
 
 /** One line saying what a loss of data found by a `PostgresBackend` took. */

@@ -4,7 +4,7 @@ import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, S
 import type { PostgresCalls } from './postgres-calls';
 import type { PostgresFeed } from './postgres-feed';
 import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
-import { checkIncarnation } from './postgres-schema';
+import { checkIncarnation, INCARNATION_COLUMNS } from './postgres-schema';
 
 /** What a {@link PostgresRecordMap} is given by its backend. */
 export interface PostgresRecordMapContext {
@@ -16,8 +16,11 @@ export interface PostgresRecordMapContext {
   readonly now: () => number;
   /** Since when the database may have lost writes (a restore, a failover). */
   readonly incarnation: PostgresIncarnation;
-  /** The map's records are dropped on a restore (`forgetOnRestore`): each read checks the incarnation too. */
-  readonly forgets: boolean;
+  /**
+   * Only for a map whose records are dropped on a restore (`forgetOnRestore`): checks the database's incarnation
+   * again, when a read finds rows of a table other than the one last checked.
+   */
+  readonly recheck?: (timeoutMs?: number) => Promise<void>;
 }
 
 /** A record not past its TTL, on the database's clock. */
@@ -102,7 +105,7 @@ export class PostgresRecordMap implements RecordMap {
    */
   async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
     const schema = this.context.schema;
-    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, c.lost_at, c.forgotten, c.records_oid FROM ${checkIncarnation(schema, 3)} c`;
+    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, ${INCARNATION_COLUMNS} FROM ${checkIncarnation(schema, 3)}`;
     const result = await this.query<{ at: string | null } & IncarnationAnswer>(sql, [this.stored, key, this.context.now()], `read whether ${this.name} "${key}" was lost`, options);
     const row = result.rows[0];
     const store = this.context.incarnation.observe(row);
@@ -148,13 +151,13 @@ export class PostgresRecordMap implements RecordMap {
    * checked by `lostSince`, which its capability asks next.) So no connection, however old, serves a restored lease.
    */
   private async rows(where: string, values: unknown[], what: string, options: RecordCallOptions): Promise<StoredRecord[]> {
-    if (!this.context.forgets) return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE ${where}`, values, what, options)).rows;
+    const recheck = this.context.recheck;
+    if (!recheck) return (await this.query<StoredRecord>(`SELECT key, value FROM ${this.table} WHERE ${where}`, values, what, options)).rows;
     const sql = `SELECT key, value, tableoid::bigint AS t FROM ${this.table} WHERE ${where}`;
     const read = async () => (await this.query<StoredRecord & { t: string }>(sql, values, what, options)).rows;
     let rows = await read();
     if (rows.some((row) => !this.context.incarnation.checkedTable(Number(row.t)))) {
-      const check = `SELECT lost_at, forgotten, records_oid FROM ${checkIncarnation(this.context.schema)}`;
-      this.context.incarnation.observe((await this.query<IncarnationAnswer>(check, [this.context.now()], what, options)).rows[0]);
+      await recheck(options.timeoutMs);
       rows = await read();
     }
     return rows.map(({ key, value }) => ({ key, value }));

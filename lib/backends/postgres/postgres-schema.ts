@@ -169,14 +169,17 @@ export function sweepExpired(schema: string): string {
 
 /**
  * The call that checks which database the state is in (`check_incarnation`, migration 2) in the schema `quoted`
- * (already an identifier), with this node's clock as parameter `$param`: a row of `lost_at`, since when the state may
+ * (already an identifier), with this node's clock as parameter `$param`, named `c`: a row of `lost_at`, since when the state may
  * have lost acknowledged writes (`null`: never), `forgotten`, the records this call dropped (`<map> <key>`; `null`
  * unless this call found the restore), and `records_oid`, the oid of the `records` table it checked (a logical restore
  * makes the table anew: a row read with another `tableoid` is from a database not checked yet).
  */
 export function checkIncarnation(quoted: string, param = 1): string {
-  return `${quoted}.check_incarnation($${param}::bigint)`;
+  return `${quoted}.check_incarnation($${param}::bigint) c`;
 }
+
+/** The columns of {@link checkIncarnation}'s row (as `c`) that `PostgresIncarnation.observe` takes. */
+export const INCARNATION_COLUMNS = 'c.lost_at, c.forgotten, c.records_oid';
 
 /** A quoted SQL identifier. */
 export function ident(name: string): string {
