@@ -10,13 +10,15 @@
  *
  * Task types:
  * - `work` (data `{ ms }`): works `ms` ms in steps of `STEP_MS`, renewing the lease before each step.
- * - `recon-parent` (data `{ batches, failAt?, failGroupFast? }`): submits `batches` `recon-record-set` sub-tasks.
- * - `recon-record-set` (data `{ batch, fail? }`): a short step; `fail` throws InvalidTaskError.
+ * - `recon-parent` (data `{ batches, failAt?, failGroupFast?, gate? }`): submits `batches` `recon-record-set` sub-tasks.
+ * - `recon-record-set` (data `{ batch, fail?, gate? }`): a short step; `fail` throws InvalidTaskError. With `gate` (a
+ *   file path) a batch that does not fail then holds, renewing its lease each step, until the test creates that file.
  * - joins of both, and `tick` (`@Cron` every 2 s, `@OncePerTrigger`).
  *
  * Imported by a test (not run), it only exports the settings and `startTaskNode`.
  */
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
@@ -88,6 +90,18 @@ function main(): void {
     run({ ...base(task), type: 'start', tick: task.attempt, validUntil: vouchedUntil(task), valid: Date.now() < vouchedUntil(task), grantedAt: task.task.claim?.claimedAt ?? Date.now() });
   };
 
+  /** One step of work: `stepMs`, then a renewal (an `effect` if it held, an `abort` and the error if it did not). */
+  const step = async (task: TaskContext) => {
+    await sleep(stepMs);
+    try {
+      await task.renewLease();
+    } catch (error) {
+      run({ ...base(task), type: 'abort', reason: error instanceof LeaseExpiredError ? `lease expired: ${error.message}` : String(error) });
+      throw error;
+    }
+    run({ ...base(task), type: 'effect', valid: true, validUntil: vouchedUntil(task) });
+  };
+
   @Injectable()
   class TaskNode implements OnApplicationBootstrap, OnModuleDestroy {
     private subscription?: Subscription;
@@ -112,29 +126,20 @@ function main(): void {
     @TaskHandler('work', { lease: leaseMs, maxAttempts: 10 })
     async work(data: { ms: number }, task: TaskContext): Promise<string> {
       started(task);
-      for (let done = 0; done < data.ms; done += stepMs) {
-        await sleep(stepMs);
-        try {
-          await task.renewLease();
-        } catch (error) {
-          run({ ...base(task), type: 'abort', reason: error instanceof LeaseExpiredError ? `lease expired: ${error.message}` : String(error) });
-          throw error;
-        }
-        run({ ...base(task), type: 'effect', valid: true, validUntil: vouchedUntil(task) });
-      }
+      for (let done = 0; done < data.ms; done += stepMs) await step(task);
       run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
       return `${data.ms} ms of work by ${nodeName}`;
     }
 
     @TaskHandler('recon-parent', { lease: leaseMs })
-    async split(data: { batches: number; failAt?: number; failGroupFast?: boolean }, task: TaskContext): Promise<string> {
+    async split(data: { batches: number; failAt?: number; failGroupFast?: boolean; gate?: string }, task: TaskContext): Promise<string> {
       started(task);
       const group = task.task.name!;
       for (let i = 1; i <= data.batches; i++) {
         await task.submit({
           type: 'recon-record-set',
           group: { name: group, number: i, ...(i === data.batches && { total: data.batches }), ...(data.failGroupFast && { failGroupFast: true }) },
-          data: { batch: i, ...(i === data.failAt && { fail: true }) },
+          data: { batch: i, ...(i === data.failAt && { fail: true }), ...(data.gate !== undefined && { gate: data.gate }) },
         });
       }
       run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
@@ -142,13 +147,14 @@ function main(): void {
     }
 
     @TaskHandler('recon-record-set', { lease: leaseMs, maxAttempts: 3 })
-    async reconcile(data: { batch: number; fail?: boolean }, task: TaskContext): Promise<number> {
+    async reconcile(data: { batch: number; fail?: boolean; gate?: string }, task: TaskContext): Promise<number> {
       started(task);
       await sleep(20);
       if (data.fail) {
         run({ ...base(task), type: 'end', outcome: 'aborted', valid: !task.signal.aborted });
         throw new InvalidTaskError(`batch ${data.batch} has no records`);
       }
+      while (data.gate !== undefined && !existsSync(data.gate)) await step(task);
       run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
       return data.batch;
     }
