@@ -1,6 +1,6 @@
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
-import { TaskRecordStore } from '../tasks/task-record.store';
+import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 
 /** The CLI's stores on PostgreSQL. */
@@ -14,7 +14,7 @@ export function postgresStores(options: CliConnectionOptions): ReachedStore {
   return {
     store: new PermitRecordStore(backend, options.connectTimeout),
     backend,
-    tasks: () => new TaskRecordStore(backend, options.connectTimeout),
+    tasks: () => new PostgresTaskStore(backend, options.connectTimeout),
     unreachable: `cannot reach PostgreSQL at ${redactedUrl(options.postgresUrl!)}`,
     hint: 'is the server running, and the connection string right? Point the CLI at yours with --pg-url (or GATEKEEPER_PG_URL)',
   };

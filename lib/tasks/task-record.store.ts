@@ -43,7 +43,8 @@ export class TaskRecordStore implements TaskStore {
    * @param callTimeoutMs - Deadline of a call given none, in ms. Default: the backend's.
    */
   constructor(
-    private readonly backend: StoreBackend,
+    /** The backend the tasks live on (shared with the process's other capabilities). */
+    protected readonly backend: StoreBackend,
     private readonly callTimeoutMs?: number,
   ) {}
 
@@ -54,7 +55,7 @@ export class TaskRecordStore implements TaskStore {
     this.opened = true;
     try {
       await this.backend.open();
-      const tasks = await this.backend.map(TASK_MAP, { indexes: TASK_INDEXES });
+      const tasks = await this.openTasks();
       this.groups = await this.backend.map(TASK_GROUP_MAP);
       this.tasks = tasks;
       this.syncFeed(); // for the watches made before connect; `listening()` waits for it
@@ -62,6 +63,11 @@ export class TaskRecordStore implements TaskStore {
       await this.close();
       throw error;
     }
+  }
+
+  /** Opens the record map the tasks live in (a backend's native store may keep them in a place of its own). */
+  protected openTasks(): Promise<RecordMap> {
+    return this.backend.map(TASK_MAP, { indexes: TASK_INDEXES });
   }
 
   /** {@inheritDoc TaskStore.close} */
@@ -169,7 +175,7 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** The tasks among `records`; one that cannot be read is reported and left out (one bad record must not stop every claim). */
-  private decodeAll(records: StoredRecord[]): TaskRecord[] {
+  protected decodeAll(records: StoredRecord[]): TaskRecord[] {
     return records.flatMap(({ key, value }) => this.decodeOne(key, value) ?? []);
   }
 
@@ -220,7 +226,8 @@ export class TaskRecordStore implements TaskStore {
     }
   }
 
-  private timeout(options: TaskCallOptions): RecordCallOptions {
+  /** A call's deadline: the caller's, else the store's. */
+  protected timeout(options: TaskCallOptions): RecordCallOptions {
     return options.timeoutMs === undefined && this.callTimeoutMs !== undefined ? { timeoutMs: this.callTimeoutMs } : { timeoutMs: options.timeoutMs };
   }
 

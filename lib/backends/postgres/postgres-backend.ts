@@ -16,6 +16,21 @@ import { newPool } from './postgres-pool';
 import { PostgresRecordMap } from './postgres-record-map';
 import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 
+/**
+ * The tasks' table as the PostgreSQL task store uses it (see `PostgresBackend.taskTable`).
+ * @internal
+ */
+export interface PostgresTaskTable {
+  /** The record map of the tasks' rows (`map` = {@link PostgresTaskTable.stored}). */
+  readonly map: RecordMap;
+  /** The rows' `map` (`<prefix>.tasks`). */
+  readonly stored: string;
+  /** The quoted table (`"gatekeeper".tasks`). */
+  readonly table: string;
+  /** Runs one of the store's queries, with the backend's deadline and failure mapping; its rows. */
+  select<R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number): Promise<R[]>;
+}
+
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
 /** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
@@ -179,7 +194,9 @@ export class PostgresBackend implements StoreBackend {
     this.feed = new PostgresFeed({
       connect: () => pool.connect(),
       read: async (map, key) => {
-        const result = await this.calls.query<{ value: string }>(`SELECT value FROM ${this.quoted}.records WHERE map = $1 AND key = $2`, [map, key], `read ${map} "${key}"`);
+        // A change too large to send, of a record map or of the tasks' own table (their maps' names differ).
+        const sql = `SELECT value FROM ${this.quoted}.records WHERE map = $1 AND key = $2 UNION ALL SELECT value FROM ${this.quoted}.tasks WHERE map = $1 AND key = $2`;
+        const result = await this.calls.query<{ value: string }>(sql, [map, key], `read ${map} "${key}"`);
         return result.rows[0]?.value ?? null;
       },
       notify: async (payload) => {
@@ -211,6 +228,23 @@ export class PostgresBackend implements StoreBackend {
       calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation,
       recheck: spec.forgetOnRestore ? (timeoutMs) => this.checkIncarnation({ timeoutMs }) : undefined,
     });
+  }
+
+  /**
+   * The tasks' own table (migration 3), for the PostgreSQL task store: a record map of its rows, written by the same
+   * statements as every map, and the store's own queries on it.
+   * @internal
+   */
+  taskTable(name: string): PostgresTaskTable {
+    const feed = this.feed;
+    if (!feed) throw new StoreUnavailableError(`cannot open the ${name} table: the PostgreSQL backend is not open`);
+    const stored = `${this.mapPrefix}.${name}`;
+    return {
+      map: new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', now: () => systemClock.now(), incarnation: this.incarnation }),
+      stored,
+      table: `${this.quoted}.tasks`,
+      select: async <R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number) => (await this.calls.query(sql, values, what, timeoutMs)).rows as R[],
+    };
   }
 
   /** {@inheritDoc StoreBackend.counters} */

@@ -12,6 +12,8 @@ export interface PostgresRecordMapContext {
   readonly feed: PostgresFeed;
   /** The quoted schema (`"gatekeeper"`). */
   readonly schema: string;
+  /** The table of the map's rows, in the schema: `records` unless a capability has one of its own (`tasks`). */
+  readonly table?: string;
   /** This node's clock (the time a record is marked lost). */
   readonly now: () => number;
   /** Since when the database may have lost writes (a restore, a failover). */
@@ -44,7 +46,7 @@ export class PostgresRecordMap implements RecordMap {
     private readonly json: boolean,
     private readonly context: PostgresRecordMapContext,
   ) {
-    this.table = `${context.schema}.records`;
+    this.table = `${context.schema}.${context.table ?? 'records'}`;
   }
 
   async get(key: string, options: RecordCallOptions = {}): Promise<StoredRecord | undefined> {

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * The library's tables, in a schema of its own. A migration is applied once, in order, inside the transaction that
@@ -15,6 +15,10 @@ export const SCHEMA_VERSION = 2;
  *   client, operators' SQL included.
  * - `incarnation`: which database the library's state is in (see {@link checkIncarnation}), and since when it may have
  *   lost acknowledged writes; `forget_on_restore`: the maps whose records a restore drops (`forgetOnRestore`).
+ * - `tasks` (migration 3): the tasks' records, with the columns of `records` (so the same statements write them) and
+ *   the fields claims are found by taken from each value as generated columns, under partial indexes that hand out
+ *   the first tasks in claim order however long the backlog. Its trigger tells only what a node acts on: a task that
+ *   became pending, and a new claim (not a renewal, not a completion).
  */
 function migrations(schema: string, channel: string): ReadonlyArray<readonly string[]> {
   const s = ident(schema);
@@ -113,6 +117,48 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
           ON CONFLICT (name) DO UPDATE SET value = GREATEST(k.value + 1, at_least)
           RETURNING k.value INTO next;
         END $$`,
+    ],
+    // 3: the tasks' own table.
+    [
+      `CREATE TABLE ${s}.tasks (
+        map text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        doc jsonb,
+        expires_at timestamptz,
+        type text GENERATED ALWAYS AS ((value::jsonb) ->> 'type') STORED,
+        state text GENERATED ALWAYS AS ((value::jsonb) ->> 'state') STORED,
+        priority float8 GENERATED ALWAYS AS (((value::jsonb) ->> 'priority')::float8) STORED,
+        seq float8 GENERATED ALWAYS AS (((value::jsonb) ->> 'seq')::float8) STORED,
+        not_before float8 GENERATED ALWAYS AS (((value::jsonb) ->> 'notBefore')::float8) STORED,
+        claim_epoch float8 GENERATED ALWAYS AS (((value::jsonb) -> 'claim' ->> 'epoch')::float8) STORED,
+        claim_expires float8 GENERATED ALWAYS AS (((value::jsonb) -> 'claim' ->> 'expiresAt')::float8) STORED,
+        finished_at float8 GENERATED ALWAYS AS (((value::jsonb) ->> 'finishedAt')::float8) STORED,
+        uncounted boolean GENERATED ALWAYS AS (coalesce(((value::jsonb) ->> 'uncounted')::boolean, false)) STORED,
+        group_name text GENERATED ALWAYS AS ((value::jsonb) -> 'group' ->> 'name') STORED,
+        PRIMARY KEY (map, key)
+      )`,
+      // Claim order within a type: the first due tasks are the index's first rows.
+      `CREATE INDEX tasks_pending ON ${s}.tasks (map, type, priority DESC, seq, key COLLATE "C") WHERE state = 'pending'`,
+      `CREATE INDEX tasks_running ON ${s}.tasks (map, type, claim_expires) WHERE state = 'running'`,
+      `CREATE INDEX tasks_uncounted ON ${s}.tasks (map, type) WHERE uncounted`,
+      `CREATE INDEX tasks_finished ON ${s}.tasks (map, finished_at) WHERE state IN ('done', 'failed', 'invalid', 'cancelled')`,
+      `CREATE INDEX tasks_by_type ON ${s}.tasks (map, type, state)`,
+      `CREATE INDEX tasks_by_group ON ${s}.tasks (map, group_name) WHERE group_name IS NOT NULL`,
+      `CREATE FUNCTION ${s}.tell_task() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE payload text;
+        BEGIN
+          IF NEW.state = 'pending' OR (NEW.state = 'running' AND (TG_OP = 'INSERT' OR OLD.state <> 'running' OR OLD.claim_epoch IS DISTINCT FROM NEW.claim_epoch)) THEN
+            payload := json_build_object('m', NEW.map, 'k', NEW.key, 'v', NEW.value)::text;
+            IF octet_length(payload) > 7900 THEN
+              payload := json_build_object('m', NEW.map, 'k', NEW.key, 'r', true)::text;
+            END IF;
+            PERFORM pg_notify(${literal(channel)}, payload);
+          END IF;
+          RETURN NULL;
+        END $$`,
+      `CREATE TRIGGER tasks_changed AFTER INSERT OR UPDATE ON ${s}.tasks FOR EACH ROW EXECUTE FUNCTION ${s}.tell_task()`,
+      `CREATE TRIGGER tasks_cleared AFTER TRUNCATE ON ${s}.tasks FOR EACH STATEMENT EXECUTE FUNCTION ${s}.tell_cleared()`,
     ],
   ];
 }

@@ -1,0 +1,103 @@
+import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
+import type { RecordMap } from '../../../store/record-map';
+import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
+import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
+import type { TaskCallOptions, TaskQuery } from '../../../tasks/task-store';
+import { inClaimOrder } from '../../../tasks/task-store.queries';
+import type { PostgresBackend, PostgresTaskTable } from '../postgres-backend';
+
+/** Claim order in SQL, as `compareReady`: priority (highest first), then submit order, then id (code-point order). */
+const CLAIM_ORDER = 'priority DESC, seq, key COLLATE "C"';
+const FINISHED = [...FINISHED_STATES];
+
+/**
+ * Tasks on PostgreSQL in a table of their own (`tasks`, migration 3), written as every record map is (one statement
+ * that compares the exact stored text), with the fields claims are found by kept by the database itself as generated
+ * columns. Each query is answered on an index and reads about what it returns, however long the backlog: the first
+ * due tasks of each type in claim order (a partial index per state, one index scan per type, merged), lapsed claims
+ * by their expiry, and the rest by state, type, group or finish time. New work and new claims come from the table's
+ * trigger on the backend's one `LISTEN` connection, which tells a pending task or a new claim with its value, and
+ * nothing of renewals or completions. Groups' records stay in a record map of the backend.
+ */
+export class PostgresTaskStore extends TaskRecordStore {
+  private table?: PostgresTaskTable;
+
+  /**
+   * @param backend - The PostgreSQL backend the tasks live on (shared with the process's other capabilities).
+   * @param callTimeoutMs - Deadline of a call given none, in ms. Default: the backend's.
+   */
+  constructor(private readonly postgres: PostgresBackend, callTimeoutMs?: number) {
+    super(postgres, callTimeoutMs);
+  }
+
+  /** The tasks' table's rows as a record map (the base store's reads, writes and feed run on it). */
+  protected override async openTasks(): Promise<RecordMap> {
+    this.table = this.postgres.taskTable(TASK_MAP);
+    return this.table.map;
+  }
+
+  /** {@inheritDoc TaskStore.close} */
+  override async close(): Promise<void> {
+    this.table = undefined;
+    await super.close();
+  }
+
+  /** {@inheritDoc TaskStore.claimable} */
+  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0 || limit <= 0) return [];
+    const t = this.tableOf();
+    // Per type, the index's first due rows (a type's pending tasks that wait for their backoff are stepped over);
+    // lapsed claims by their expiry; the first `limit` of both in claim order.
+    const sql =
+      `SELECT key, value FROM (` +
+      `(SELECT p.key, p.value, p.priority, p.seq FROM unnest($2::text[]) AS w(type) CROSS JOIN LATERAL (` +
+      `SELECT key, value, priority, seq FROM ${t.table} WHERE map = $1 AND type = w.type AND state = 'pending' AND not_before <= $3 ` +
+      `ORDER BY ${CLAIM_ORDER} LIMIT $5) p) ` +
+      `UNION ALL ` +
+      `(SELECT key, value, priority, seq FROM ${t.table} WHERE map = $1 AND type = ANY($2::text[]) AND state = 'running' AND claim_expires < $4 ` +
+      `ORDER BY ${CLAIM_ORDER} LIMIT $5)` +
+      `) found ORDER BY ${CLAIM_ORDER} LIMIT $5`;
+    return this.found(sql, [t.stored, [...new Set(types)], now, lapsedBefore, limit], `find claimable tasks of ${types.join(', ')}`, options, limit);
+  }
+
+  /** {@inheritDoc TaskStore.uncounted} */
+  override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0 || limit <= 0) return [];
+    const t = this.tableOf();
+    const sql = `SELECT key, value FROM ${t.table} WHERE map = $1 AND uncounted AND type = ANY($2::text[]) ORDER BY ${CLAIM_ORDER} LIMIT $3`;
+    return this.found(sql, [t.stored, [...new Set(types)], limit], 'find uncounted tasks', options, limit);
+  }
+
+  /** {@inheritDoc TaskStore.finishedBefore} */
+  override async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (limit <= 0) return [];
+    const t = this.tableOf();
+    // Finished, counted, and not a parent whose sub-groups' joins it still waits for (`awaitsJoins`).
+    const sql =
+      `SELECT key, value FROM ${t.table} WHERE map = $1 AND state = ANY($2::text[]) AND finished_at < $3 AND NOT uncounted ` +
+      `AND NOT (jsonb_array_length(coalesce((value::jsonb) -> 'subgroups' -> 'submitted', '[]')) > 0 AND (value::jsonb) -> 'subgroups' -> 'joinSubmittedAt' IS NULL) ` +
+      `ORDER BY ${CLAIM_ORDER} LIMIT $4`;
+    return this.found(sql, [t.stored, FINISHED, before, limit], 'find finished tasks', options, limit);
+  }
+
+  /** {@inheritDoc TaskStore.query} */
+  override async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    const t = this.tableOf();
+    const sql =
+      `SELECT key, value FROM ${t.table} WHERE map = $1 AND ($2::text[] IS NULL OR type = ANY($2::text[])) ` +
+      `AND ($3::text[] IS NULL OR state = ANY($3::text[])) AND ($4::text IS NULL OR group_name = $4) ORDER BY ${CLAIM_ORDER}`;
+    const values = [t.stored, query.types ? [...query.types] : null, query.states ? [...query.states] : null, query.group ?? null];
+    return this.found(sql, values, 'list tasks', options);
+  }
+
+  /** The readable tasks a query found, in claim order (the database's order, settled as `compareReady` does). */
+  private async found(sql: string, values: unknown[], what: string, options: TaskCallOptions, limit?: number): Promise<TaskRecord[]> {
+    const rows = await this.tableOf().select<{ key: string; value: string }>(sql, values, what, this.timeout(options).timeoutMs);
+    return inClaimOrder(this.decodeAll(rows), limit);
+  }
+
+  private tableOf(): PostgresTaskTable {
+    if (!this.table) throw new StoreUnavailableError('the task store is not connected');
+    return this.table;
+  }
+}
