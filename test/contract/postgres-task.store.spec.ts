@@ -39,6 +39,42 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
     };
   }, { timeoutMs: 120_000 });
 
+  describe('compare-and-sets asked for together', () => {
+    it('go out in one statement, each landing or not on its own; a second write of one key waits for the next', async () => {
+      const store = node(`w${randomUUID().slice(0, 8)}`);
+      await store.connect();
+      try {
+        const tasks = ['a', 'b', 'c', 'd'].map((name) => pendingAt('batch', name, 0, Date.now() * 1000));
+        let before = store.operationCount();
+        const created = await Promise.all([...tasks.map((t) => store.compareAndSet(t.id, { raw: null }, t)), store.compareAndSet(tasks[0].id, { raw: null }, tasks[0])]);
+        expect(created).toEqual([true, true, true, true, false]);
+        expect(store.operationCount() - before).toBe(2); // the four, then the second create of a
+        // Claims of three as read, one against a value that changed since, and two claims of one read of d.
+        const now = Date.now();
+        const claim = (task: TaskRecord, instance: string) => {
+          const decision = decideClaim(task, { instance, acquirer: instance }, now, 60_000);
+          if (decision.outcome !== 'claimed') throw new Error(`${task.id} not claimable`);
+          return decision.task;
+        };
+        const stale = { ...tasks[2], priority: 5 };
+        before = store.operationCount();
+        const landed = await Promise.all([
+          store.compareAndSet(tasks[0].id, { raw: encodeTask(tasks[0]) }, claim(tasks[0], 'n/1')),
+          store.compareAndSet(tasks[1].id, { raw: encodeTask(tasks[1]) }, claim(tasks[1], 'n/1')),
+          store.compareAndSet(tasks[2].id, { raw: encodeTask(stale) }, claim(stale, 'n/1')),
+          store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claim(tasks[3], 'n/1')),
+          store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claim(tasks[3], 'n/2')),
+        ]);
+        expect(landed).toEqual([true, true, false, true, false]);
+        expect(store.operationCount() - before).toBe(2);
+        const states = await Promise.all(tasks.map(async (t) => (await store.read(t.id)).task));
+        expect(states.map((t) => `${t!.state} ${t!.claim?.instance ?? '-'}`)).toEqual(['running n/1', 'running n/1', 'pending -', 'running n/1']);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('a backlog', () => {
     it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
       const mapPrefix = `b${randomUUID().slice(0, 8)}`;
@@ -68,8 +104,10 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
         const table = (store as unknown as { table: { select: (sql: string, values: unknown[], ...rest: unknown[]) => Promise<unknown[]> } }).table;
         const select = table.select.bind(table);
         table.select = async (sql, values, ...rest) => {
-          const plan = (await pool.query<{ 'QUERY PLAN': PlanNode[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, values)).rows[0]['QUERY PLAN'][0].Plan;
-          reads.push(rowsRead(plan));
+          if (sql.startsWith('SELECT')) {
+            const plan = (await pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, values)).rows[0]['QUERY PLAN'][0].Plan;
+            reads.push(rowsRead(plan));
+          }
           return select(sql, values, ...rest);
         };
         const limit = 256;

@@ -4,10 +4,14 @@ import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-conn
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { systemClock } from '../../lib/core/clock';
 import { TaskWorker } from '../../lib/tasks/task-worker';
+import type { TaskStore } from '../../lib/tasks/task-store';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
+import { testPostgresUrl } from '../support/test-postgres';
 import type { SubmitInput } from '../../lib';
 import {
   checkHistory, newHistoryFile, readHistory, recordNemesis, runsOf, startTaskNode, useFaultCluster,
-  type HistoryEvent, type NodeProcess, type TaskNodeSettings, type TaskNoteEvent,
+  type HistoryEvent, type NodeProcess, type StoreTarget, type TaskNodeSettings, type TaskNoteEvent,
 } from '../harness';
 import { eventually } from '../support/eventually';
 import { testCluster, testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -39,9 +43,11 @@ function expectSafe(history: HistoryEvent[]): ReturnType<typeof checkHistory> {
   return checked;
 }
 
-/** A submitting client of the test's own, through the library's submit path. */
-async function submitter(clientConfig: ClientConfig, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; state(id: string): Promise<string>; close(): Promise<void> }> {
-  const store = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig }), mapPrefix });
+/** A submitting client of the test's own, through the library's submit path, on the nodes' store. */
+async function submitter(target: ClientConfig | { postgresUrl: string }, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; state(id: string): Promise<string>; close(): Promise<void> }> {
+  const store: TaskStore = 'postgresUrl' in target
+    ? new PostgresTaskStore(new PostgresBackend({ connectionString: target.postgresUrl, mapPrefix }))
+    : new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: target }), mapPrefix });
   await store.connect();
   const worker = new TaskWorker(store, { instance: 'test/1', acquirer: 'test' }, { clock: systemClock, clockSkewMs: SKEW_MS });
   return {
@@ -54,16 +60,21 @@ async function submitter(clientConfig: ClientConfig, mapPrefix: string): Promise
   };
 }
 
-describe('tasks among real processes on the shared member', () => {
+// The same scenes on the shared member and on the test run's PostgreSQL server (its native task store).
+describe.each([
+  { on: 'the shared member', target: (): StoreTarget => testCluster(), client: (): ClientConfig | { postgresUrl: string } => testClientConfig() },
+  { on: 'PostgreSQL', target: (): StoreTarget => ({ postgresUrl: testPostgresUrl() }), client: () => ({ postgresUrl: testPostgresUrl() }) },
+])('tasks among real processes on $on', ({ on, target, client: clientTarget }) => {
   const nodes: NodeProcess[] = [];
-  const historyFile = newHistoryFile('tasks');
+  const historyFile = newHistoryFile(on === 'PostgreSQL' ? 'tasks-pg' : 'tasks');
   const mapPrefix = uniquePrefix('tasks');
-  const common: Omit<TaskNodeSettings, 'name'> = { historyFile, cluster: testCluster(), mapPrefix, leaseMs: LEASE_MS, scanMs: SCAN_MS, maxClockSkewMs: SKEW_MS, concurrency: CONCURRENCY };
+  const common: Omit<TaskNodeSettings, 'name'> = { historyFile, cluster: target(), mapPrefix, leaseMs: LEASE_MS, scanMs: SCAN_MS, maxClockSkewMs: SKEW_MS, concurrency: CONCURRENCY };
   let client: Awaited<ReturnType<typeof submitter>>;
   const byPid = (pid: number) => nodes.find((n) => n.pid === pid)!;
+  const print = (line: string) => process.stdout.write(`tasks on ${on}: ${line}\n`);
 
   beforeAll(async () => {
-    client = await submitter(testClientConfig(), mapPrefix);
+    client = await submitter(clientTarget(), mapPrefix);
     const once: SubmitInput = { type: 'work', name: 'database-check-2026-11-23T01:00', data: { ms: 100 } };
     nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, ticks: true, submit: [once] })))));
   });

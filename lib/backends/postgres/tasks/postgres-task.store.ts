@@ -2,9 +2,11 @@ import { StoreUnavailableError } from '../../../core/errors/store-unavailable.er
 import type { RecordMap } from '../../../store/record-map';
 import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
-import type { TaskCallOptions, TaskQuery } from '../../../tasks/task-store';
+import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
+import { encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder } from '../../../tasks/task-store.queries';
 import type { PostgresBackend, PostgresTaskTable } from '../postgres-backend';
+import { PostgresTaskWrites } from './postgres-task-writes';
 
 /** Claim order in SQL, as `compareReady`: priority (highest first), then submit order, then id (code-point order). */
 const CLAIM_ORDER = 'priority DESC, seq, key COLLATE "C"';
@@ -17,10 +19,12 @@ const FINISHED = [...FINISHED_STATES];
  * due tasks of each type in claim order (a partial index per state, one index scan per type, merged), lapsed claims
  * by their expiry, and the rest by state, type, group or finish time. New work and new claims come from the table's
  * trigger on the backend's one `LISTEN` connection, which tells a pending task or a new claim with its value, and
- * nothing of renewals or completions. Groups' records stay in a record map of the backend.
+ * nothing of renewals or completions. Compare-and-sets asked for together go out in one statement. Groups' records
+ * stay in a record map of the backend.
  */
 export class PostgresTaskStore extends TaskRecordStore {
   private table?: PostgresTaskTable;
+  private readonly writes = new PostgresTaskWrites(() => this.tableOf());
 
   /**
    * @param backend - The PostgreSQL backend the tasks live on (shared with the process's other capabilities).
@@ -40,6 +44,16 @@ export class PostgresTaskStore extends TaskRecordStore {
   override async close(): Promise<void> {
     this.table = undefined;
     await super.close();
+  }
+
+  /**
+   * {@inheritDoc TaskStore.compareAndSet}
+   *
+   * Creates and replaces asked for in one turn of the event loop share a statement ({@link PostgresTaskWrites}).
+   */
+  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    if (next === null) return super.compareAndSet(id, expected, next, options);
+    return this.writes.write(id, expected.raw, encodeTask(next), this.timeout(options).timeoutMs);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
