@@ -88,13 +88,15 @@ export class SemaphoreAdmin {
   /**
    * Creates a definition unless one exists (with `overwrite`, replaces it). Returns whether it wrote. An entry
    * that may have been lost is rebuilt with a recovery wait of `graceDurationMs` (default: the definition's
-   * duration) plus twice the skew bound before its first grant.
+   * duration) plus twice the skew bound before its first grant. Without `overwrite`, an entry a restore of the store
+   * dropped is rebuilt with the definition it had (paused, edited), unless this node remembers one.
    */
   async define(definition: SemaphoreDefinition, { overwrite = false, graceDurationMs }: { overwrite?: boolean; graceDurationMs?: number } = {}): Promise<boolean> {
     return this.edits.edit(
       definition.name,
       (current) => (current && !overwrite ? undefined : carryMigrationMemory(current, definition, this.clock.now())),
       graceDurationMs,
+      { rebuild: !overwrite },
     );
   }
 

@@ -36,15 +36,19 @@ export class SemaphoreEdits {
   /**
    * Applies `change` to the definition by compare-and-set, re-reading and re-applying it on conflict. Creating an
    * entry (none, or one that may have been lost) seeds its revision above anything seen and, where its partition
-   * lost data recently, sets the recovery wait. Returns whether anything was written.
+   * lost data recently, sets the recovery wait. With `rebuild` (a node putting back what it expects to exist, not an
+   * operator's edit), an entry a restore of the store dropped comes back with the definition it had, when this node
+   * remembers none: an operator's pause or edit before the backup is not undone by a node's options. Returns whether
+   * anything was written.
    */
-  edit(name: string, change: DefinitionChange, graceDurationMs?: number): Promise<boolean> {
+  edit(name: string, change: DefinitionChange, graceDurationMs?: number, { rebuild = false }: { rebuild?: boolean } = {}): Promise<boolean> {
     return this.loop(name, (read) => {
       const current = read.entry?.definition ?? undefined;
       const next = change(current);
       if (next === undefined || (next === null && !read.entry)) return { result: false };
       if (read.entry) return { result: true, write: { ...read.entry, revision: read.entry.revision + 1, definition: next } };
-      return { result: true, write: this.created(name, next, read, graceDurationMs) };
+      const dropped = rebuild && next !== null && this.store.remembered(name) === undefined ? read.restored?.definition : undefined;
+      return { result: true, write: this.created(name, dropped ?? next, read, graceDurationMs) };
     });
   }
 

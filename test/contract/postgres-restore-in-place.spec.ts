@@ -69,7 +69,7 @@ describe('PostgreSQL backend after a logical restore into its running server', (
     expect(after.lostSince).toBe(since);
   });
 
-  it('a semaphore a restore dropped is rebuilt by a fresh node waiting out the longer permit it had, not its own', async () => {
+  it('a semaphore a restore dropped is rebuilt by a fresh node as it was (paused, the longer permit), not as its options say; an operator\'s own define wins', async () => {
     const other = `${schema}_b`;
     const stores: PermitRecordStore[] = [];
     const nodeOn = async () => {
@@ -83,7 +83,9 @@ describe('PostgreSQL backend after a logical restore into its running server', (
       // The module says a minute; an operator raised it to half an hour before the backup.
       const defined = { name: 'billing', permits: 1, durationMs: 60_000, groupPattern: '.*', acquirerPattern: '.*' };
       await admin.define(defined);
+      await admin.define({ ...defined, name: 'ledger' });
       await admin.update('billing', { duration: '30m' });
+      await admin.pause('billing');
       const dump = join(dir, 'other.dump');
       run('pg_dump', ['-Fc', '-n', other, '-f', dump]);
       await Promise.all(stores.splice(0).map((store) => store.close()));
@@ -95,6 +97,12 @@ describe('PostgreSQL backend after a logical restore into its running server', (
       const { entry } = await fresh.store.read('billing');
       expect(entry?.rebuilt).toBeDefined();
       expect(entry!.graceUntil! - entry!.rebuilt!.lostSince).toBeGreaterThanOrEqual(30 * 60_000);
+      // Paused by an operator before the backup: it stays paused, and resumes to what it had.
+      expect(entry!.definition).toMatchObject({ permits: 0, durationMs: 30 * 60_000, pausedFrom: 1 });
+      // An operator who defines a dropped semaphore anew gets theirs.
+      const mine = await fresh.admin.put({ name: 'ledger', permits: 2, duration: '45s' });
+      expect(mine).toMatchObject({ permits: 2, durationMs: 45_000 });
+      expect((await fresh.store.read('ledger')).entry?.definition).toMatchObject({ permits: 2, durationMs: 45_000 });
     } finally {
       await Promise.all(stores.map((store) => store.close()));
       const admin = new Client({ connectionString: testPostgresUrl() });
