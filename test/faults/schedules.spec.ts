@@ -3,13 +3,16 @@ import { ClusterSingleton, ScheduleService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import type { StoreBackend } from '../../lib/store/store-backend';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
-import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent } from '../harness';
+import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent, type StoreTarget } from '../harness';
 import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../harness/schedule-node';
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
+import { testPostgresUrl } from '../support/test-postgres';
 
 type Start = StartEvent & { trigger: string; instant?: number };
 const starts = (file: string) => readHistory(file).filter((e): e is Start => e.type === 'start');
@@ -23,11 +26,27 @@ class ScheduleJobs {
   }
 }
 
+/** Where the scenes run: the shared member, and the test run's PostgreSQL server. */
+const STORES = [
+  {
+    on: 'Hazelcast',
+    target: (): StoreTarget => testCluster(),
+    backend: (mapPrefix: string): StoreBackend => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
+    module: (mapPrefix: string) => ({ hazelcast: { clientConfig: testClientConfig(), mapPrefix } }),
+  },
+  {
+    on: 'PostgreSQL',
+    target: (): StoreTarget => ({ postgresUrl: testPostgresUrl() }),
+    backend: (mapPrefix: string): StoreBackend => new PostgresBackend({ connectionString: testPostgresUrl(), mapPrefix }),
+    module: (mapPrefix: string) => ({ backend: 'postgres' as const, postgres: { connectionString: testPostgresUrl(), mapPrefix } }),
+  },
+];
+
 /**
- * Schedules with real processes on the shared member: each node is schedule-app.ts, its job a real @Cron under
+ * Schedules with real processes on each store: each node is schedule-app.ts, its job a real @Cron under
  * @ClusterSingleton; the checker reads the history the processes wrote.
  */
-describe('schedules with real processes', () => {
+describe.each(STORES)('schedules with real processes on $on', ({ on, target, backend, module }) => {
   const nodes: NodeProcess[] = [];
   let asker: TestNode | undefined;
   afterEach(async () => {
@@ -37,9 +56,8 @@ describe('schedules with real processes', () => {
   });
 
   function settings(name: string, historyFile: string, mapPrefix: string, job: Partial<ScheduleNodeSettings['job']> = {}): ScheduleNodeSettings {
-    const { clusterName, addresses } = testCluster();
     return {
-      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      name, historyFile, mapPrefix, cluster: target(),
       job: { semaphore: 'sched-now', cron: '*/2 * * * * *', duration: '3s', runMs: 300, definitions: [{ name: 'sched-now', duration: '3s', acquirerPattern: 'app-.*' }], ...job },
     };
   }
@@ -50,6 +68,7 @@ describe('schedules with real processes', () => {
     nodes.push(...(await Promise.all(['app-1', 'app-2', 'app-3'].map((name) => startScheduleNode(settings(name, historyFile, mapPrefix))))));
     await eventually('ticks running', () => starts(historyFile).length >= 2, { timeoutMs: 20_000, intervalMs: 200 });
     asker = await startNode({
+      ...module(mapPrefix),
       identity: { acquirer: 'asker', group: 'default' }, mapPrefix, providers: [ScheduleJobs],
       definitions: [{ name: 'sched-now', duration: '3s', acquirerPattern: 'app-.*' }],
     });
@@ -66,7 +85,7 @@ describe('schedules with real processes', () => {
     expect(ticks.filter((e) => e.token === started.token).length).toBeGreaterThan(0);
     const check = checkHistory(readHistory(historyFile), { permits: 1 });
     expect(check.violations).toEqual([]);
-    process.stdout.write(`run now from a node that may not run it: started on the holder ${started.node} ${latencyMs} ms after the call; ${ticks.length} ticks, 1 manual run, 0 violations\n`);
+    process.stdout.write(`run now on ${on} from a node that may not run it: started on the holder ${started.node} ${latencyMs} ms after the call; ${ticks.length} ticks, 1 manual run, 0 violations\n`);
   });
 
   it('shows the run a SIGKILLed holder left as unknown, and the takeover, in the history', async () => {
@@ -81,7 +100,7 @@ describe('schedules with real processes', () => {
     const takeover = await eventually('another node to take over', () => starts(historyFile).find((e) => e.node !== first.node), { timeoutMs: 20_000, intervalMs: 100 });
     expect(takeover.token).toBeGreaterThan(first.token);
 
-    const store = new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
+    const store = new HistoryRecordStore(backend(mapPrefix));
     await store.connect();
     try {
       const runs = await eventually('the takeover in the cluster history', async () => {
@@ -101,7 +120,7 @@ describe('schedules with real processes', () => {
 /** The catch-up window of the `runOnce` job, in s. */
 const CATCH_UP_WINDOW_S = 8;
 
-describe('missed runs across a full outage, with real processes', () => {
+describe.each(STORES)('missed runs across a full outage, with real processes on $on', ({ on, target, backend }) => {
   const nodes: NodeProcess[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate()));
@@ -111,9 +130,8 @@ describe('missed runs across a full outage, with real processes', () => {
   async function outage(missedRuns: 'skip' | 'runOnce', restart: number) {
     const historyFile = newHistoryFile(`missed-${missedRuns}`);
     const mapPrefix = uniquePrefix(`missed-${missedRuns}`);
-    const { clusterName, addresses } = testCluster();
     const settings = (name: string): ScheduleNodeSettings => ({
-      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      name, historyFile, mapPrefix, cluster: target(),
       // A catch-up window of a few gaps: a start-up slowed by a loaded machine past the next instant still catches up
       // (the default window, one gap, rightly lets a tick a gap later run instead).
       job: {
@@ -155,7 +173,7 @@ describe('missed runs across a full outage, with real processes', () => {
     expect(once.after.filter((e) => e.tick === catchUp.tick)).toHaveLength(1);
 
     expect(skip.after.filter((e) => e.trigger === 'catchUp')).toEqual([]);
-    const store = new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix: skip.mapPrefix }));
+    const store = new HistoryRecordStore(backend(skip.mapPrefix));
     await store.connect();
     try {
       const history = await eventually('the missed instants in the history', async () => {
@@ -166,11 +184,11 @@ describe('missed runs across a full outage, with real processes', () => {
     } finally {
       await store.close();
     }
-    process.stdout.write(`missed runs: runOnce ran 1 catch-up for ${new Date(catchUp.tick * 1000).toISOString()}, ${Math.round(catchUp.at - catchUp.tick * 1000)} ms after that instant; skip ran 0 and counted the missed instants\n`);
+    process.stdout.write(`missed runs on ${on}: runOnce ran 1 catch-up for ${new Date(catchUp.tick * 1000).toISOString()}, ${Math.round(catchUp.at - catchUp.tick * 1000)} ms after that instant; skip ran 0 and counted the missed instants\n`);
   });
 });
 
-describe('runtime schedules upserted by replicas deploying at once, with real processes', () => {
+describe.each(STORES)('runtime schedules upserted by replicas deploying at once, with real processes on $on', ({ on, target, backend }) => {
   const nodes: NodeProcess[] = [];
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.terminate()));
@@ -179,9 +197,8 @@ describe('runtime schedules upserted by replicas deploying at once, with real pr
   it('loses and doubles none of 20 schedules two replicas upsert concurrently with different versions; each fires once per instant', async () => {
     const historyFile = newHistoryFile('runtime-upserts');
     const mapPrefix = uniquePrefix('runtime-upserts');
-    const { clusterName, addresses } = testCluster();
     const start = (name: string, version: number) => startScheduleNode({
-      name, historyFile, mapPrefix, cluster: { clusterName, addresses },
+      name, historyFile, mapPrefix, cluster: target(),
       job: { semaphore: 'rt-unused', cron: '0 0 0 1 1 *', duration: '3s', runMs: 0 },
       env: { RUNTIME: JSON.stringify({ count: 20, version, rounds: 3 }) },
     });
@@ -193,7 +210,7 @@ describe('runtime schedules upserted by replicas deploying at once, with real pr
     await eventually('two instants of every schedule after the writes', () =>
       Array.from({ length: 20 }, (_, i) => `rt-${i}`).every((id) => starts(historyFile).filter((e) => e.job === id && e.at > settledAt + 1_000).length >= 2), { timeoutMs: 30_000, intervalMs: 200 });
 
-    const store = new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
+    const store = new ScheduleRecordStore(backend(mapPrefix));
     await store.connect();
     try {
       const live = (await store.list()).map((v) => v.record!).filter((r) => r.definition !== null);
@@ -213,6 +230,6 @@ describe('runtime schedules upserted by replicas deploying at once, with real pr
     for (const s of starts(historyFile)) perInstant.set(`${s.job}@${s.tick}`, (perInstant.get(`${s.job}@${s.tick}`) ?? 0) + 1);
     expect([...perInstant].filter(([, n]) => n > 1)).toEqual([]);
     expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
-    process.stdout.write(`runtime upserts: 120 upserts from 2 processes at once, 20 schedules stored, ${perInstant.size} runs, 0 doubled\n`);
+    process.stdout.write(`runtime upserts on ${on}: 120 upserts from 2 processes at once, 20 schedules stored, ${perInstant.size} runs, 0 doubled\n`);
   });
 });
