@@ -75,6 +75,31 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
     });
   });
 
+  describe('a task another transaction holds locked', () => {
+    it('is skipped, not waited for: its compare-and-set fails at once, and lands once the lock is gone', async () => {
+      const mapPrefix = `l${randomUUID().slice(0, 8)}`;
+      const store = node(mapPrefix);
+      await store.connect();
+      const other = await pool.connect();
+      try {
+        const task = pendingAt('locked', 'x', 0, Date.now() * 1000);
+        expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+        const claim = decideClaim(task, { instance: 'n/1', acquirer: 'n' }, Date.now(), 60_000);
+        if (claim.outcome !== 'claimed') throw new Error('not claimable');
+        // Another node's claim of the same task, in flight (its row locked until it commits).
+        await other.query('BEGIN');
+        await other.query(`SELECT 1 FROM ${schema}.tasks WHERE map = $1 AND key = $2 FOR UPDATE`, [`${mapPrefix}.tasks`, task.id]);
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, claim.task)).toBe(false);
+        await other.query('ROLLBACK');
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, claim.task)).toBe(true);
+      } finally {
+        await other.query('ROLLBACK').catch(() => undefined);
+        other.release();
+        await store.close();
+      }
+    });
+  });
+
   describe('a backlog', () => {
     it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
       const mapPrefix = `b${randomUUID().slice(0, 8)}`;
