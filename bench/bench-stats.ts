@@ -26,9 +26,10 @@ export interface BenchRow {
   scenario: 'decision-deny' | 'decision-grant' | 'decision-refresh' | 'decision-release' | 'cron-hold' | 'cron-release' | 'decorator-overhead' | 'leader-only-overhead'
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
-    | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle';
+    | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
+    | 'pg-tasks-throughput' | 'pg-tasks-latency';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
-    | 'gatekeeper-postgres' | 'advisory-lock' | 'postgres-raw';
+    | 'gatekeeper-postgres' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker';
   nodes: number;
   semaphores: number;
   runs: number;
@@ -64,8 +65,14 @@ export interface BenchRow {
   storeOpsPerRebalance?: number | null;
   /** Tasks throughput rows: tasks completed per second, from the first submit to the last completion (latency rows: the submit rate). */
   tasksPerSec?: number | null;
-  /** Tasks throughput rows: round trips per task, every node's and the submitter's: store calls (gatekeeper) or Redis commands sent, a Lua script counting as one (BullMQ). */
+  /**
+   * Tasks throughput rows: round trips per task, every node's and the submitter's: store calls (gatekeeper, on either
+   * backend) or Redis commands sent, a Lua script counting as one (BullMQ), or `pg` client queries (pg-boss,
+   * graphile-worker: each `Client#query`, a multi-statement text counting as one).
+   */
   roundTripsPerTask?: number | null;
+  /** PostgreSQL tasks throughput rows: `pg` client queries per task, every node's and the submitter's, counted alike for every system. */
+  pgQueriesPerTask?: number | null;
   /** Tasks throughput rows: store calls per worker node per second with no work (the same processes, right after). */
   idleOpsPerSecPerNode?: number | null;
   /** Tasks detection rows: ms from a worker's SIGKILL to its task starting on another node. */
@@ -75,13 +82,15 @@ export interface BenchRow {
   /**
    * CPU ms (utime + stime from /proc) each process spent over the row's measured window: the bench process (the
    * nodes of decision and cron rows; the submitter and the harness of tasks rows), the member's JVM, the Redis
-   * server, the tasks rows' worker processes (summed); null where there is no such process in the run.
+   * server, the PostgreSQL server (its postmaster and every process below it, reaped backends included), the tasks
+   * rows' worker processes (summed); null where there is no such process in the run.
    */
-  processCpuMs?: { bench: number | null; member: number | null; redis: number | null; workers: number | null; windowMs: number } | null;
+  processCpuMs?: { bench: number | null; member: number | null; redis: number | null; postgres?: number | null; workers: number | null; windowMs: number } | null;
   /**
    * Whole-system CPU ms per unit of work over the window: `clients` is the worker processes (tasks) or the bench
    * process that runs the nodes (decisions, cron, floors); `store` is the member (gatekeeper, pessimistic lock,
-   * raw Hazelcast) or Redis (redlock, BullMQ, raw Redis); `total` their sum. The tasks rows leave the bench
+   * raw Hazelcast), Redis (redlock, BullMQ, raw Redis) or the PostgreSQL server's processes (gatekeeper-postgres,
+   * advisory lock, raw PostgreSQL, pg-boss, graphile-worker); `total` their sum. The tasks rows leave the bench
    * process (submitter, harness) out.
    */
   cpuMsPer?: { unit: 'task' | 'decision' | 'job tick' | 'call' | 'claim'; clients: number; store: number; total: number } | null;

@@ -12,9 +12,14 @@ import { systemClock } from '../lib/core/clock';
 import { PermitRecordStore } from '../lib/permits/permit-record.store';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { engineNode, type BenchNode } from './bench-systems';
+import { parentOf } from './proc-cpu';
 
-/** A PostgreSQL server of the bench's own, as a user runs one: durable (fsync, synchronous commits). */
-export async function startBenchPostgres(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * A PostgreSQL server of the bench's own, as a user runs one: durable (fsync, synchronous commits). `pid` is the
+ * script that runs it; `serverPid` the postmaster (pg_ctl detaches it, so it is no descendant of the script),
+ * found as the parent of a backend: the root of every server process, for the CPU columns.
+ */
+export async function startBenchPostgres(): Promise<{ url: string; pid: number; serverPid: number | undefined; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [join(__dirname, '../scripts/postgres.mjs'), 'start'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
   const url = await new Promise<string>((resolve, reject) => {
@@ -24,9 +29,15 @@ export async function startBenchPostgres(): Promise<{ url: string; pid: number; 
     });
     void exited.then(([code]) => reject(new Error(`scripts/postgres.mjs start exited (code ${code}) before the server ran`)));
   });
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const backend = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  const serverPid = parentOf(backend);
+  await client.end();
   return {
     url,
     pid: child.pid!,
+    serverPid,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

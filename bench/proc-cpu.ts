@@ -26,6 +26,24 @@ export function cpuMsOf(pid: number): number | undefined {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
 
+/**
+ * CPU ms the whole process tree under `root` has used so far: every live member's own time plus the time of the
+ * children it already reaped (cutime + cstime, fields 16 and 17 of stat(5)), so a PostgreSQL backend that came and
+ * went (a closed connection, reaped by the postmaster) still counts. The root is read last, so a child reaped
+ * between the two readings is in its parent's count rather than in neither. Undefined when the root is gone.
+ */
+export function treeCpuMsOf(root: number): number | undefined {
+  let ticks = 0;
+  for (const pid of descendantsOf(root)) {
+    const fields = statFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  }
+  const fields = statFields(root);
+  if (!fields) return undefined;
+  ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  return (ticks * 1000) / TICKS_PER_S;
+}
+
 /** Every process below `pid` (children, their children...), found by parent id. */
 export function descendantsOf(pid: number): number[] {
   let all: Array<{ pid: number; ppid: number }>;
@@ -47,6 +65,12 @@ export function descendantsOf(pid: number): number[] {
     }
   }
   return found;
+}
+
+/** The parent of `pid`, or undefined when it is gone. */
+export function parentOf(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields ? Number(fields[1]) : undefined;
 }
 
 /** The command name of `pid` (`java`, `redis-server`, `node`). */
@@ -73,6 +97,8 @@ export interface CpuParts {
   bench: number;
   member: number[];
   redis?: number;
+  /** The postmaster of the bench's PostgreSQL server: it and every process below it (backends, background workers) count. */
+  postgres?: number;
   workers?: number[];
 }
 
@@ -81,6 +107,8 @@ export interface WindowCpu {
   bench: number | null;
   member: number | null;
   redis: number | null;
+  /** The PostgreSQL server's whole process tree (see {@link treeCpuMsOf}); null when the window has no server. */
+  postgres: number | null;
   workers: number | null;
   windowMs: number;
 }
@@ -92,7 +120,8 @@ const sum = (pids: number[] | undefined) => {
 };
 
 function reading(parts: CpuParts) {
-  return { bench: sum([parts.bench]), member: sum(parts.member), redis: parts.redis === undefined ? null : sum([parts.redis]), workers: sum(parts.workers), at: performance.now() };
+  return { bench: sum([parts.bench]), member: sum(parts.member), redis: parts.redis === undefined ? null : sum([parts.redis]),
+    postgres: parts.postgres === undefined ? null : (treeCpuMsOf(parts.postgres) ?? null), workers: sum(parts.workers), at: performance.now() };
 }
 
 /** Starts a window now; `stop()` (call it before any of the processes exits) gives what each role used since. */
@@ -102,7 +131,7 @@ export function cpuWindow(parts: CpuParts): { stop(): WindowCpu } {
     stop() {
       const end = reading(parts);
       const delta = (a: number | null, b: number | null) => (a === null || b === null ? null : Math.round((b - a) * 10) / 10);
-      return { bench: delta(start.bench, end.bench), member: delta(start.member, end.member), redis: delta(start.redis, end.redis), workers: delta(start.workers, end.workers), windowMs: Math.round(end.at - start.at) };
+      return { bench: delta(start.bench, end.bench), member: delta(start.member, end.member), redis: delta(start.redis, end.redis), postgres: delta(start.postgres, end.postgres), workers: delta(start.workers, end.workers), windowMs: Math.round(end.at - start.at) };
     },
   };
 }

@@ -4,7 +4,8 @@
  * (plus a dated copy). Not part of npm test.
  *
  * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions, tasks,
- * cron, overhead and leader (leader-failover and leader-steady). A filtered run prints its table and writes its JSON to the temp directory, leaving
+ * cron, overhead and leader (leader-failover and leader-steady), postgres and tasks-postgres (which need no member
+ * and no Redis: run alone, they start neither). A filtered run prints its table and writes its JSON to the temp directory, leaving
  * bench/results alone.
  *
  * The baselines (redlock, BullMQ, raw Redis) need a Redis server: the bench starts `redis-server` on a free port and
@@ -42,6 +43,7 @@ import type { BenchProcesses } from './task-submitters';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows, listenedFloorRow } from './floors';
 import { advisoryLockNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
+import { pgTaskRows } from './pg-tasks';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -67,19 +69,20 @@ let procs: BenchProcesses = { bench: process.pid, member: [] };
 /** Which store a system's calls reach, for its CPU per unit of work. */
 const storeOf = (system: BenchRow['system']): 'member' | 'redis' | 'postgres' =>
   system === 'redlock' || system === 'bullmq' || system === 'redis-raw' ? 'redis' : POSTGRES_SYSTEMS.includes(system) ? 'postgres' : 'member';
-const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'advisory-lock', 'postgres-raw'];
+const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'advisory-lock', 'postgres-raw', 'pg-boss', 'graphile-worker'];
 
 /** CPU per unit of work over a window: the bench process (the nodes) as clients, the system's store as store. */
 export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
-  const where = storeOf(system);
-  // The PostgreSQL rows count no server CPU yet (the server's processes are not in the window): none rather than wrong.
-  const store = where === 'postgres' ? null : cpu[where];
+  // On PostgreSQL: the server's whole process tree (procs.postgres, set while the PostgreSQL rows run).
+  const store = cpu[storeOf(system)];
   if (cpu.bench === null || store === null) return null;
   const clients = cpu.bench + (cpu.workers ?? 0);
   return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres'] as const;
+/** The groups that run on PostgreSQL only: a run of nothing else starts no member and no Redis. */
+const POSTGRES_GROUPS: ReadonlyArray<(typeof GROUPS)[number]> = ['postgres', 'tasks-postgres'];
 const NO_BASELINES = process.argv.includes('--no-baselines');
 const only = [...process.argv.slice(2).filter((a) => a !== '--no-baselines'), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
@@ -88,6 +91,7 @@ const runs = (group: (typeof GROUPS)[number]) =>
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
 const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['floor-task-lifecycle', 'tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
+const PG_TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['pg-tasks-throughput', 'pg-tasks-latency'];
 
 function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
   const total = samples.reduce((a, b) => a + b, 0);
@@ -326,7 +330,7 @@ function printTable(): void {
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'cpu ms/op cli+store', 'vs ours', 'vs floor cas p50/p99'];
-  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario)).map((r) => {
+  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario) && !PG_TASK_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper' || r.system === 'gatekeeper-postgres' || r.system === 'bare-cron' || r.system.endsWith('-raw') ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, cpuCell(r), vs, vsFloor(r)].map((v) => (v === null ? '-' : String(v)));
@@ -375,12 +379,50 @@ function printTaskTable(): void {
   for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
 }
 
+/** The tasks-postgres rows have columns of their own: ours against pg-boss and graphile-worker on one server. */
+function printPgTaskTable(): void {
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'pg queries/task', 'cpu ms/task workers+pg=total', 'bench cpu ms', 'per node', 'vs ours'];
+  const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper-postgres' && o.scenario === r.scenario && o.nodes === r.nodes);
+  const table = rows.filter((r) => PG_TASK_SCENARIOS.includes(r.scenario)).map((r) => {
+    const base = ours(r);
+    const vs = r.system === 'gatekeeper-postgres' || !base ? null
+      : r.scenario === 'pg-tasks-throughput' ? (base.tasksPerSec ? `${round(r.tasksPerSec! / base.tasksPerSec, 2)}x tasks/s` : null)
+        : base.p50Ms ? `${round(r.p50Ms! / base.p50Ms, 2)}x p50` : null;
+    return [
+      r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, r.pgQueriesPerTask,
+      r.cpuMsPer ? `${r.cpuMsPer.clients}+${r.cpuMsPer.store}=${r.cpuMsPer.total}` : null, r.processCpuMs?.bench, r.shares?.join('/'), vs,
+    ].map((v) => (v === null || v === undefined ? '-' : String(v)));
+  });
+  if (table.length === 0) return;
+  log('');
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+  for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+}
+
+/**
+ * The tasks-postgres rows, on a durable server of their own (bench/pg-tasks.ts); its postmaster's process tree is
+ * the store of their CPU columns.
+ */
+async function pgTasksBench(): Promise<void> {
+  const server = await startBenchPostgres();
+  try {
+    log(`tasks on PostgreSQL: gatekeeper-postgres, pg-boss and graphile-worker on one server; throughput (submit to completed, no-op handler) on 1 and 3 worker processes, whole-system CPU, round trips, latency at a steady rate`);
+    if (server.serverPid === undefined) log('  the postmaster was not found: the CPU columns leave the server out');
+    rows.push(...(await pgTaskRows(server.url, { ...procs, ...(server.serverPid !== undefined && { postgres: server.serverPid }) }, log)));
+  } finally {
+    await server.stop();
+  }
+}
+
 /**
  * The PostgreSQL rows: decisions against the raw compare-and-set floor and a plain advisory lock, and the cron
  * workload at 1, 3 and 6 nodes in both modes, on a durable server the bench starts.
  */
 async function postgresBench(): Promise<void> {
   const server = await startBenchPostgres();
+  // The server's whole process tree is the store of these rows' CPU columns.
+  const before = procs;
+  if (server.serverPid !== undefined) procs = { ...procs, postgres: server.serverPid };
   try {
     const prefix = `bench-${Date.now()}`;
     const admin = await gatekeeperPostgresNode('admin', server.url, prefix, false);
@@ -403,12 +445,24 @@ async function postgresBench(): Promise<void> {
       }
     }
   } finally {
+    procs = before;
     await server.stop();
   }
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const needsMember = GROUPS.some((group) => runs(group) && !POSTGRES_GROUPS.includes(group));
+  if (needsMember) await memberGroups();
+  else {
+    if (runs('postgres')) await postgresBench();
+    if (runs('tasks-postgres')) await pgTasksBench();
+  }
+  report(started);
+}
+
+/** Every group that needs the Hazelcast member (and the PostgreSQL ones too, in a run that has any of those). */
+async function memberGroups(): Promise<void> {
   // Tests start members for fast startup (C1 only, serial GC); a benchmark wants the steady state of a real
   // deployment: full JIT and the default collector.
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
@@ -510,6 +564,7 @@ async function main(): Promise<void> {
       rows.push(...(await allocationSteady(cluster, `${prefix}-allocation`, log)));
     }
     if (runs('postgres')) await postgresBench();
+    if (runs('tasks-postgres')) await pgTasksBench();
     if (runs('tasks')) {
       log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
       rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
@@ -518,7 +573,10 @@ async function main(): Promise<void> {
     await redis?.stop();
     await member.stop();
   }
+}
 
+/** Prints the tables and writes the JSON. */
+function report(started: number): void {
   const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, durationS: Math.round((Date.now() - started) / 1000) };
   const json = JSON.stringify({ machine, rows }, null, 2);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -538,6 +596,7 @@ async function main(): Promise<void> {
   printLeaderTable();
   printAllocationTable();
   printTaskTable();
+  printPgTaskTable();
   log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.durationS} s; results in ${where}`);
 }
 

@@ -3,12 +3,16 @@
  * which: `gatekeeper` (a Nest application context with the module on the bench member, `tasks` options from the
  * environment, handlers by `@TaskHandler` as an application has them) or `bullmq` (a BullMQ Worker on the bench's
  * Redis with the same concurrency; queue QUEUE, default `bench`). Both run the same two job types: `noop` (returns at once) and `hang` (never
- * returns; the detection row SIGKILLs its node). It prints:
+ * returns; the detection row SIGKILLs its node). The tasks-postgres rows (bench/pg-tasks.ts) add
+ * `gatekeeper-postgres` (the same module with GATEKEEPER_BACKEND=postgres on GATEKEEPER_PG_URL), `pg-boss` and
+ * `graphile-worker` (on PG_URL, settings in bench/pg-task-systems.ts), `noop` only; those two print the task's id as
+ * `noop-<name>`, the name being the job's payload. It prints:
  *   READY                  once it takes work
  *   S <id> <unix ms>       when a handler starts (fractional ms, from the process's high-resolution clock)
  *   C <id> <unix ms>       when a noop handler returns
- *   OPS <unix ms> <n>      on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
- *                          connections sent, a Lua script counting as one (BullMQ)
+ *   OPS <unix ms> <n> [q]  on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
+ *                          connections sent, a Lua script counting as one (BullMQ), or `pg` queries (pg-boss,
+ *                          graphile-worker); q: `pg` queries, on the PostgreSQL systems
  * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile) and the
  * socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
  */
@@ -24,6 +28,7 @@ import Redis from 'ioredis';
 import { GatekeeperModule, TaskHandler, type TaskContext, type TaskStore } from '../lib';
 import { GATEKEEPER_TASK_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
+import { countPgQueries, graphileRunnerOptions, NOOP_QUEUE, pgBossOptions, pgBossWorkOptions } from './pg-task-systems';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 /** Wall-clock ms with µs precision: claim gaps are fractions of a millisecond. */
@@ -59,7 +64,9 @@ async function gatekeeper(): Promise<void> {
   const app = await NestFactory.createApplicationContext(TaskBenchModule, { logger: ['error', 'warn'] });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   const store = app.get<TaskStore>(GATEKEEPER_TASK_STORE as never, { strict: false });
-  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${store.operationCount()}`));
+  // `pg` queries too on PostgreSQL (nothing counts them on Hazelcast: no OPS line change there).
+  const queries = process.env.GATEKEEPER_BACKEND === 'postgres' ? countPgQueries() : undefined;
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${store.operationCount()}${queries ? ` ${queries.sent}` : ''}`));
   if (process.env.TRACE_CALLS === '1') traceCalls(store);
 }
 
@@ -97,6 +104,46 @@ async function bullmq(): Promise<void> {
   await worker.waitUntilReady();
   // Forced: a job that never ends (the hang job of the detection row) must not hold the shutdown for ever.
   process.on('SIGTERM', () => void worker.close(true).then(() => process.exit(0)));
+}
+
+/** A pg-boss worker on PG_URL: `noop` jobs, 4 at once (bench/pg-task-systems.ts); the queue exists already (the submitter made it). */
+async function pgBoss(): Promise<void> {
+  const pgQueries = countPgQueries();
+  const { PgBoss } = await import('pg-boss');
+  const boss = new PgBoss(pgBossOptions(env('PG_URL')));
+  boss.on('error', (error: Error) => process.stderr.write(`pg-boss: ${error.message}\n`));
+  await boss.start();
+  await boss.work<{ name: string }>(NOOP_QUEUE, pgBossWorkOptions(), async (jobs) => {
+    for (const job of jobs) {
+      say(`S noop-${job.data.name} ${now()}`);
+      say(`C noop-${job.data.name} ${now()}`);
+    }
+  });
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${pgQueries.sent} ${pgQueries.sent}`));
+  process.on('SIGTERM', () => void boss.stop({ graceful: true, timeout: 2_000 }).finally(() => process.exit(0)));
+}
+
+/** A graphile-worker runner on PG_URL: `noop` jobs, 4 at once (bench/pg-task-systems.ts); the schema exists already (the submitter migrated it). */
+async function graphileWorker(): Promise<void> {
+  const pgQueries = countPgQueries();
+  const { run, Logger } = await import('graphile-worker');
+  // Its own logging to stderr, errors only: stdout is the bench's protocol.
+  const logger = new Logger(() => (level, message) => {
+    if (level === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
+  });
+  const runner = await run({
+    ...graphileRunnerOptions(env('PG_URL')),
+    logger,
+    taskList: {
+      [NOOP_QUEUE]: async (payload) => {
+        const { name } = payload as { name: string };
+        say(`S noop-${name} ${now()}`);
+        say(`C noop-${name} ${now()}`);
+      },
+    },
+  });
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${pgQueries.sent} ${pgQueries.sent}`));
+  process.on('SIGTERM', () => void runner.stop().finally(() => process.exit(0)));
 }
 
 /** Counts every command this process's ioredis connections send (BullMQ's included: it uses the same ioredis). */
@@ -138,7 +185,10 @@ async function profileUntilStopped(dir: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (env('SYSTEM') === 'bullmq') await bullmq();
+  const system = env('SYSTEM');
+  if (system === 'bullmq') await bullmq();
+  else if (system === 'pg-boss') await pgBoss();
+  else if (system === 'graphile-worker') await graphileWorker();
   else await gatekeeper();
   if (process.env.PROFILE_DIR) await profileUntilStopped(process.env.PROFILE_DIR);
   say('READY');

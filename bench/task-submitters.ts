@@ -7,6 +7,9 @@ import { Queue } from 'bullmq';
 import type { ClientConfig } from 'hazelcast-client';
 import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../lib/backends/hazelcast/tasks/hazelcast-task.store';
+import { PostgresBackend } from '../lib/backends/postgres/postgres-backend';
+import { PostgresTaskStore } from '../lib/backends/postgres/tasks/postgres-task.store';
+import type { TaskStore } from '../lib/tasks/task-store';
 import { systemClock } from '../lib/core/clock';
 import { TaskWorker } from '../lib/tasks/task-worker';
 import type { CpuParts } from './proc-cpu';
@@ -34,6 +37,30 @@ export interface Submitter {
 
 async function gatekeeperSubmitter(config: ClientConfig, mapPrefix: string): Promise<Submitter> {
   const store = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: config }), mapPrefix });
+  await store.connect();
+  const worker = new TaskWorker(store, { instance: 'bench/submitter', acquirer: 'bench' }, { clock: systemClock, clockSkewMs: 500 });
+  return {
+    submit: async (type, name) => {
+      await worker.submit({ type, name });
+    },
+    operations: async () => store.operationCount(),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The task store of the bench process's gatekeeper-postgres submitter (bench/pg-tasks.ts): every gatekeeper-postgres
+ * store the bench builds itself comes from here. The worker processes get theirs from the module, which builds this
+ * same store on a PostgresBackend (lib/nest/gatekeeper-stores.factory.ts): both sides must use the same one, or the
+ * submits land where the workers never look.
+ */
+export function postgresTaskStore(url: string, mapPrefix: string): TaskStore {
+  return new PostgresTaskStore(new PostgresBackend({ connectionString: url, mapPrefix }));
+}
+
+/** The library's own submit on PostgreSQL, as gatekeeperSubmitter on Hazelcast. */
+export async function gatekeeperPostgresSubmitter(url: string, mapPrefix: string): Promise<Submitter> {
+  const store = postgresTaskStore(url, mapPrefix);
   await store.connect();
   const worker = new TaskWorker(store, { instance: 'bench/submitter', acquirer: 'bench' }, { clock: systemClock, clockSkewMs: 500 });
   return {

@@ -18,6 +18,8 @@ export class WorkerNode {
   readonly started = new Map<string, number>();
   readonly completed = new Map<string, number>();
   private readonly ops: number[] = [];
+  /** The `pg` query counts the PostgreSQL systems report beside their round trips, in report order. */
+  private readonly queries: number[] = [];
   private readonly listeners = new Set<() => void>();
   private rest = '';
   private ready = false;
@@ -67,6 +69,11 @@ export class WorkerNode {
     return this.ops.at(-1)!;
   }
 
+  /** The `pg` queries the last `operations()` report gave (NaN when the process reports none). */
+  lastQueries(): number {
+    return this.queries.at(-1) ?? NaN;
+  }
+
   /** Called on every line read, until the returned function is called. */
   onLine(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -77,10 +84,13 @@ export class WorkerNode {
     const lines = (this.rest + chunk).split('\n');
     this.rest = lines.pop()!;
     for (const line of lines) {
-      const [kind, a, b] = line.split(' ');
+      const [kind, a, b, c] = line.split(' ');
       if (kind === 'S') this.started.set(a, Number(b));
       else if (kind === 'C') this.completed.set(a, Number(b));
-      else if (kind === 'OPS') this.ops.push(Number(b));
+      else if (kind === 'OPS') {
+        this.ops.push(Number(b));
+        this.queries.push(c === undefined ? NaN : Number(c));
+      }
       else if (kind === 'READY') this.ready = true;
     }
     if (lines.length) for (const listener of this.listeners) listener();
