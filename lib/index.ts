@@ -26,6 +26,9 @@ export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
 export { PostgresBackend } from './backends/postgres/postgres-backend';
 export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';
+// The Redis backend (`ioredis`, an optional peer, loaded only when a RedisBackend opens).
+export { RedisBackend } from './backends/redis/redis-backend';
+export type { RedisBackendOptions, RedisClient, RedisLostData } from './backends/redis/redis-backend.options';
 export type {
   MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
 } from './store/record-map';

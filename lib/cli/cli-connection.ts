@@ -5,6 +5,7 @@ import { livePresences } from '../presence/presence.rules';
 import type { PermitRecordStore } from '../permits/permit-record.store';
 import type { CliConnectionOptions } from './cli-reached-store';
 import { postgresStores } from './cli-postgres-stores';
+import { redisStores } from './cli-redis-stores';
 import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock } from '../core/clock';
@@ -40,7 +41,9 @@ export interface CliStores {
 /** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
   // The Hazelcast half is loaded only for a cluster, so the CLI runs on PostgreSQL without hazelcast-client.
-  const reached = options.backend === 'postgres' ? postgresStores(options) : (await import('./cli-hazelcast-stores')).hazelcastStores(options);
+  const reached = options.backend === 'postgres' ? postgresStores(options)
+    : options.backend === 'redis' ? redisStores(options)
+      : (await import('./cli-hazelcast-stores')).hazelcastStores(options);
   const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
   try {
@@ -121,6 +124,8 @@ export interface RawCliConnectionOptions {
   backend?: string;
   /** The PostgreSQL connection string. */
   pgUrl?: string;
+  /** The Redis URL. */
+  redisUrl?: string;
   /** Comma-separated member addresses. */
   members?: string;
   /** The Hazelcast cluster name. */
@@ -140,10 +145,14 @@ const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
  */
 export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionOptions {
   const backend = raw.backend ?? 'hazelcast';
-  if (backend !== 'hazelcast' && backend !== 'postgres') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast or postgres`, 'backend');
+  if (backend !== 'hazelcast' && backend !== 'postgres' && backend !== 'redis') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast, postgres or redis`, 'backend');
   const postgresUrl = raw.pgUrl?.trim() || undefined;
   if (backend === 'postgres' && !postgresUrl) {
     throw new CliUsageError('invalid --pg-url: --backend postgres needs a connection string (postgres://user:password@host:5432/db), or GATEKEEPER_PG_URL', 'pgUrl');
+  }
+  const redisUrl = raw.redisUrl?.trim() || undefined;
+  if (backend === 'redis' && !redisUrl) {
+    throw new CliUsageError('invalid --redis-url: --backend redis needs a URL (redis://user:password@host:6379/0), or GATEKEEPER_REDIS_URL', 'redisUrl');
   }
   const members = (raw.members ?? '').split(',').map((m) => m.trim()).filter(Boolean);
   if (members.length === 0) throw new CliUsageError(`invalid --members: no member address given (host:port,...)`, 'members');
@@ -163,5 +172,5 @@ export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionO
   } catch (error) {
     throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidDefinitionError).reason}`, 'connectTimeout');
   }
-  return { backend, ...(postgresUrl && { postgresUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
+  return { backend, ...(postgresUrl && { postgresUrl }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

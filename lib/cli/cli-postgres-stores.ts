@@ -2,6 +2,7 @@ import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
+import { redactedUrl } from './cli-redacted-url';
 
 /** The CLI's stores on PostgreSQL. */
 export function postgresStores(options: CliConnectionOptions): ReachedStore {
@@ -18,15 +19,4 @@ export function postgresStores(options: CliConnectionOptions): ReachedStore {
     unreachable: `cannot reach PostgreSQL at ${redactedUrl(options.postgresUrl!)}`,
     hint: 'is the server running, and the connection string right? Point the CLI at yours with --pg-url (or GATEKEEPER_PG_URL)',
   };
-}
-
-/** A connection string without its password, for messages. */
-export function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(the connection string given)';
-  }
 }

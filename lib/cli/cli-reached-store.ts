@@ -5,10 +5,12 @@ import type { TaskStore } from '../tasks/task-store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {
-  /** Where the state is: a Hazelcast cluster (`members`, `clusterName`) or PostgreSQL (`postgresUrl`). */
-  backend: 'hazelcast' | 'postgres';
+  /** Where the state is: a Hazelcast cluster (`members`, `clusterName`), PostgreSQL (`postgresUrl`) or Redis (`redisUrl`). */
+  backend: 'hazelcast' | 'postgres' | 'redis';
   /** The PostgreSQL connection string (with `backend: 'postgres'`). */
   postgresUrl?: string;
+  /** The Redis URL (with `backend: 'redis'`). */
+  redisUrl?: string;
   /** Member addresses, `host` or `host:port`. */
   members: string[];
   /** The Hazelcast cluster name. */

@@ -36,8 +36,9 @@ export interface CliOutput {
 }
 
 const ENVIRONMENT = [
-  ['GATEKEEPER_BACKEND', 'default of --backend (hazelcast or postgres)'],
+  ['GATEKEEPER_BACKEND', 'default of --backend (hazelcast, postgres or redis)'],
   ['GATEKEEPER_PG_URL', 'default of --pg-url (postgres://user:password@host:5432/db)'],
+  ['GATEKEEPER_REDIS_URL', 'default of --redis-url (redis://user:password@host:6379/0)'],
   ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
   ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
   ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
@@ -96,8 +97,9 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   const program = new Command(CLI_NAME)
     .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in Hazelcast or PostgreSQL')
     .version(libraryVersion(), '-V, --version', 'print the version')
-    .addOption(new Option('--backend <name>', 'where the state is: hazelcast or postgres').env('GATEKEEPER_BACKEND').default('hazelcast'))
+    .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis').env('GATEKEEPER_BACKEND').default('hazelcast'))
     .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env('GATEKEEPER_PG_URL'))
+    .addOption(new Option('--redis-url <url>', 'Redis URL (with --backend redis)').env('GATEKEEPER_REDIS_URL'))
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
     .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix (postgres.mapPrefix)").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))

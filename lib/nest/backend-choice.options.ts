@@ -4,10 +4,11 @@ import type { StoreBackend } from '../store/store-backend';
 
 /**
  * A backend of the store contract: `'hazelcast'` (the module's own Hazelcast connection, configured by the
- * `hazelcast` option), `'memory'` (this process's memory: one instance, local development, tests), or a
+ * `hazelcast` option), `'memory'` (this process's memory: one instance, local development, tests), `'postgres'` and
+ * `'redis'` (configured by the `postgres` and `redis` options), or a
  * {@link StoreBackend} you built (a backend of your own, or one of the library's on a client you already have).
  */
-export type BackendChoice = 'hazelcast' | 'memory' | 'postgres' | StoreBackend;
+export type BackendChoice = 'hazelcast' | 'memory' | 'postgres' | 'redis' | StoreBackend;
 
 /** One capability's state, which can be put on a backend of its own (see {@link CapabilityBackends}). */
 export type CapabilityState = 'permits' | 'presence' | 'schedules' | 'history' | 'tasks';
@@ -80,9 +81,9 @@ export function usesHazelcast(backends: ResolvedBackends): boolean {
 }
 
 function checkChoice(value: unknown, path: string): BackendChoice {
-  if (value === 'hazelcast' || value === 'memory' || value === 'postgres') return value;
+  if (value === 'hazelcast' || value === 'memory' || value === 'postgres' || value === 'redis') return value;
   if (isStoreBackend(value)) return value;
-  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory', 'postgres' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
+  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory', 'postgres', 'redis' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
 }
 
 function isStoreBackend(value: unknown): value is StoreBackend {

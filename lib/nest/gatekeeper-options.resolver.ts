@@ -17,6 +17,7 @@ import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
 import { resolveBackends } from './backend-choice.options';
 import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
+import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /**
@@ -79,6 +80,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     ...(typeof store === 'object' && { permitStore: store }),
     hazelcast: resolveHazelcast(options.hazelcast),
     postgres: resolvePostgres(options.postgres),
+    redis: resolveRedis(options.redis),
     connectTimeoutMs: parseOptionDuration(options.connectTimeout ?? '30s', 'connectTimeout'),
     connectInBackground: options.connectInBackground ?? false,
     shutdownTimeoutMs: parseOptionDuration(options.shutdownTimeout ?? '10s', 'shutdownTimeout', { allowZero: true }),
@@ -213,7 +215,7 @@ function resolveQuorum(quorum: number | undefined): number | undefined {
 
 /** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
 const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
-  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'postgres', 'connectTimeout',
+  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'postgres', 'redis', 'connectTimeout',
   'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
   'allocations', 'tasks', 'schedules', 'metrics', 'tracing', 'admin',
 ];
@@ -235,6 +237,15 @@ function rejectUnknownKeys(value: Record<string, unknown>, known: readonly strin
       : `is not an option (expected one of ${known.join(', ')})`;
     throw new InvalidOptionsError(`${prefix}${key}`, hint);
   }
+}
+
+/** The `redis` options: an object, checked by the backend when it is made (see `createBackends`). */
+function resolveRedis(redis: unknown): RedisBackendOptions {
+  if (redis === undefined) return {};
+  if (redis === null || typeof redis !== 'object' || Array.isArray(redis)) {
+    throw new InvalidOptionsError('redis', `must be an object (client, url or connection, mapPrefix), got ${JSON.stringify(redis)}`);
+  }
+  return redis as RedisBackendOptions;
 }
 
 /** The `postgres` options: an object, checked by the backend when it is made (see `createBackends`). */

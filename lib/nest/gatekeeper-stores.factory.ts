@@ -7,6 +7,8 @@ import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
 import { describeLostData } from '../backends/postgres/postgres-incarnation';
+import { describeRedisLostData, RedisBackend } from '../backends/redis/redis-backend';
+import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { PresenceStore } from '../presence/presence-store';
@@ -79,9 +81,11 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   let shared: StoreBackend | undefined;
   let memory: MemoryBackend | undefined;
   let postgres: PostgresBackend | undefined;
+  let redis: RedisBackend | undefined;
   const pick = (choice: BackendChoice): StoreBackend => {
     if (choice === 'memory') return (memory ??= new MemoryBackend(new MemoryRecords(options.clock)));
     if (choice === 'postgres') return (postgres ??= new PostgresBackend(postgresOptions(options, env)));
+    if (choice === 'redis') return (redis ??= new RedisBackend(redisOptions(options, env)));
     if (choice !== 'hazelcast') return choice;
     return (shared ??= hazelcast!.hazelcastBackend(connection!, {
       mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
@@ -104,6 +108,21 @@ function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.Process
   const url = env.GATEKEEPER_PG_URL;
   if (!url) throw new InvalidOptionsError('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");
   return { ...given, connectionString: url };
+}
+
+/**
+ * The `redis` options, with the URL from `GATEKEEPER_REDIS_URL` when they name no connection, and a loss of data the
+ * backend finds logged as an ERROR unless they say where it goes.
+ */
+function redisOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): RedisBackendOptions {
+  const given: RedisBackendOptions = {
+    onLostData: (report) => new Logger(GATEKEEPER_LOGGER_CONTEXT).error(describeRedisLostData(report)),
+    ...options.redis,
+  };
+  if (given.client || given.url !== undefined || given.connection !== undefined) return given;
+  const url = env.GATEKEEPER_REDIS_URL;
+  if (!url) throw new InvalidOptionsError('redis', "a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
+  return { ...given, url };
 }
 
 /** The process's Hazelcast connection, shared by every capability on `'hazelcast'`. */

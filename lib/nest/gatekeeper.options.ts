@@ -3,6 +3,7 @@ import type { Holder, NodeIdentity } from '../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
+import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
 import type { PermitStore } from '../permits/permit-store';
 import type { PresenceStore } from '../presence/presence-store';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
@@ -37,14 +38,15 @@ export interface GatekeeperModuleOptions {
   autoDefine?: boolean;
   /**
    * Where the library keeps its state: `'hazelcast'` (default), `'memory'` (this process only: single instance,
-   * local development, tests), `'postgres'` (PostgreSQL through `pg`, configured by `postgres`), or a `StoreBackend` instance (a backend of the store contract, yours or one of
+   * local development, tests), `'postgres'` (PostgreSQL through `pg`, configured by `postgres`), `'redis'` (Redis
+   * through `ioredis`, configured by `redis`), or a `StoreBackend` instance (a backend of the store contract, yours or one of
    * the library's built on a client you already have). `backends` may put a capability elsewhere.
    */
   backend?: BackendChoice;
   /**
    * A backend per capability, over `backend`: for example `{ history: durable, schedules: durable }` to keep the
    * run history and runtime schedules on a store that survives a full restart while permits stay on Hazelcast.
-   * `'hazelcast'`, `'memory'` and `'postgres'` name one backend each for the whole module, shared by the capabilities
+   * `'hazelcast'`, `'memory'`, `'postgres'` and `'redis'` name one backend each for the whole module, shared by the capabilities
    * given them.
    */
   backends?: CapabilityBackends;
@@ -69,6 +71,12 @@ export interface GatekeeperModuleOptions {
    * `GATEKEEPER_PG_URL`. `pg` must be installed.
    */
   postgres?: PostgresBackendOptions;
+  /**
+   * How to reach Redis when a capability is on `'redis'`: the application's `ioredis` client (`client`), a `url` or
+   * `connection` options for a client the module owns; without any, the URL in `GATEKEEPER_REDIS_URL`. `ioredis`
+   * must be installed.
+   */
+  redis?: RedisBackendOptions;
   /**
    * How long start-up waits for the cluster before it fails with a one-line `ClusterUnreachableError` naming
    * the cluster, its members, where they came from, and the ways forward. Default `'30s'`. Once connected, a lost
@@ -198,6 +206,7 @@ export interface ResolvedGatekeeperOptions {
   readonly permitStore?: PermitStore;
   readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
   readonly postgres: PostgresBackendOptions;
+  readonly redis: RedisBackendOptions;
   readonly connectTimeoutMs: number;
   readonly connectInBackground: boolean;
   readonly shutdownTimeoutMs: number;

@@ -27,11 +27,12 @@ describe('module options: the backend of each capability', () => {
   });
 
   it.each([
-    ['backend', { backend: 'mysql' }, /must be 'hazelcast', 'memory', 'postgres' or a StoreBackend.*got 'mysql'/],
+    ['backend', { backend: 'mysql' }, /must be 'hazelcast', 'memory', 'postgres', 'redis' or a StoreBackend.*got 'mysql'/],
     ['postgres', { backend: 'postgres', postgres: 'postgres://x' }, /must be an object/],
+    ['redis', { backend: 'redis', redis: 'redis://x' }, /must be an object/],
     ['backend', { backend: { open: () => undefined } }, /got an object without them \(open\)/],
     ['backends.jobs', { backends: { jobs: 'memory' } }, /not a capability with a backend of its own \(known: permits, presence, schedules, history, tasks\)/],
-    ['backends.history', { backends: { history: 'redis' } }, /got 'redis'/],
+    ['backends.history', { backends: { history: 'mongodb' } }, /got 'mongodb'/],
     ['backends', { backends: 'memory' }, /must be an object/],
     ['store', { store: 'memory', backend: 'hazelcast' }, /says 'memory' while backend says 'hazelcast'/],
     ['backends.permits', { store: new MemoryPermitStore(), backends: { permits: 'memory' } }, /cannot be given with a PermitStore/],

@@ -1,0 +1,63 @@
+/**
+ * What the backend uses of an `ioredis` client: an `ioredis` `Redis` (or `Cluster`) is one. Spelled out here so that
+ * this package's types need no `ioredis` installed.
+ */
+export interface RedisClient {
+  /** Defines a Lua script as a command, called by its SHA (`EVALSHA`, loaded again on `NOSCRIPT`). */
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  /** Sends one command. */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
+  /** A new connection with the same options (the change feed's subscriber). */
+  duplicate(): RedisClient;
+  /** The connection's state (`'ready'` when commands go through). */
+  readonly status: string;
+  /** Connects (a client made with `lazyConnect`). */
+  connect(): Promise<void>;
+  /** Closes the connection after the commands sent. */
+  quit(): Promise<unknown>;
+  /** Closes the connection now. */
+  disconnect(reconnect?: boolean): void;
+  /** Subscribes this connection to `channels` (the change feed's). */
+  subscribe(...channels: string[]): Promise<unknown>;
+  /** Listens to a connection event (`message`, `ready`, `close`, `error`). */
+  on(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/** How a {@link RedisBackend} reaches Redis and names what it keeps. */
+export interface RedisBackendOptions {
+  /**
+   * The application's own `ioredis` client (`new Redis(...)`, or a `Cluster`), shared: the backend never closes it,
+   * and opens one more connection like it (`duplicate()`) to hear changes. Give this, `url` or `connection`. Give it
+   * `enableOfflineQueue: false` so a call made while it is disconnected fails at once rather than runs late.
+   */
+  client?: RedisClient;
+  /** A Redis URL (`redis://user:password@host:6379/0`, `rediss://` for TLS): the backend makes a client of its own. */
+  url?: string;
+  /** Options of a client of the backend's own: ioredis's `RedisOptions` (`host`, `port`, `sentinels`, `tls`, ...). */
+  connection?: Record<string, unknown>;
+  /**
+   * The hash tag and prefix of every key the library keeps (`{<prefix>}:...`: one Redis Cluster slot, so each of its
+   * scripts may touch them all). Default `'gatekeeper'`.
+   */
+  mapPrefix?: string;
+  /** Deadline of a call given none, in ms. Default 10 s. */
+  callTimeoutMs?: number;
+  /** How often the subscriber connection is checked (a message published must come back on it), in ms. Default 5 s. */
+  listenCheckMs?: number;
+  /**
+   * Told when Redis turns out to have lost writes it acknowledged (a restart that lost its data or its last writes, a
+   * replica promoted before it had them): `forgotten` names the records dropped (permits, rebuilt after a recovery
+   * wait). Default: one `console.error` line. The module logs it as an ERROR.
+   */
+  onLostData?: (report: RedisLostData) => void;
+}
+
+/** What a {@link RedisBackend} found when Redis had lost writes (see `RedisBackendOptions.onLostData`). */
+export interface RedisLostData {
+  /** The key prefix of the library's keys. */
+  readonly prefix: string;
+  /** Since when (epoch ms, the server's clock) the state may have lost writes Redis had acknowledged. */
+  readonly lostAt: number;
+  /** The records dropped as leases that may be stale (`<map> <key>`), by the node whose call found the loss. */
+  readonly forgotten: readonly string[];
+}

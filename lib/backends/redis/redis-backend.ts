@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock } from '../../core/clock';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import type { Counters } from '../../store/counter';
+import type { RecordMap, RecordMapSpec } from '../../store/record-map';
+import { SharedOpen } from '../../store/shared-open';
+import type { StoreBackend } from '../../store/store-backend';
+import type { RedisBackendOptions, RedisClient, RedisLostData } from './redis-backend.options';
+import { RedisCalls } from './redis-calls';
+import { newClient } from './redis-client';
+import { RedisCounters } from './redis-counters';
+import { RedisFeed } from './redis-feed';
+import { RedisIncarnation } from './redis-incarnation';
+import { RedisRecordMap } from './redis-record-map';
+
+/** How often expired records are dropped, in ms. */
+const SWEEP_EVERY_MS = 30_000;
+/** Deadline of a call given none. */
+const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * The store contract on Redis (`ioredis`, an optional peer): every call is one Lua script, atomic on the server and
+ * one round trip: record maps are hashes written by compare-and-set on the exact stored text, counters `HINCRBY`,
+ * TTLs and the store's clock the server's (`TIME`). Each script publishes what it changed on the prefix's channel,
+ * heard on a subscriber connection of the backend's own (a dropped or deaf subscriber says changes may have been
+ * missed), and first checks that the store is the one this node knew: a Redis that restarted without its data, or
+ * came back (a restart, a promoted replica) without writes this node saw, is a loss of data, found by the next call
+ * of any node that knew more. Every key is under one hash tag (`{<prefix>}`): one Redis Cluster slot.
+ */
+export class RedisBackend implements StoreBackend {
+  /** {@inheritDoc StoreBackend.kind} */
+  readonly kind = 'redis';
+  /** The prefix (and hash tag) of the library's keys. */
+  readonly mapPrefix: string;
+  private readonly mark = randomUUID();
+  private written = 0;
+  private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
+  private client?: RedisClient;
+  private ownsClient = false;
+  private readonly calls: RedisCalls;
+  private feed?: RedisFeed;
+  private countersOf?: RedisCounters;
+  private sweep?: NodeJS.Timeout;
+  private readonly incarnation: RedisIncarnation;
+  /** The maps this node opened, for the sweep of expired records. */
+  private readonly maps = new Set<string>();
+  private readonly forgetting = new Set<string>();
+
+  constructor(private readonly options: RedisBackendOptions) {
+    if (!options.client && options.url === undefined && options.connection === undefined) {
+      throw new InvalidOptionsError('redis', 'give client, url or connection');
+    }
+    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+    if (this.mapPrefix === '' || /[{}]/.test(this.mapPrefix)) throw new InvalidOptionsError('redis.mapPrefix', `must be non-empty, without { or }, got ${JSON.stringify(this.mapPrefix)}`);
+    this.incarnation = new RedisIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
+    this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation);
+  }
+
+  /** Connects (the client, unless given), checks the store and starts the change feed; later callers share it. */
+  open(): Promise<void> {
+    return this.opened.open();
+  }
+
+  /** {@inheritDoc StoreBackend.close} */
+  close(): Promise<void> {
+    return this.opened.close();
+  }
+
+  private async start(): Promise<void> {
+    const { client, own } = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
+    this.ownsClient = own;
+    try {
+      if (client.status === 'wait') await client.connect();
+      this.client = client;
+      // What this node starts from: a loss found later is one it must tell its views of.
+      await this.calls.run('check', [], 'check the Redis store');
+    } catch (error) {
+      this.client = undefined;
+      if (own) client.disconnect(false);
+      throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError(`Redis unreachable: ${(error as Error).message}`, { cause: error });
+    }
+    if (!this.opened.isOpen()) {
+      this.client = undefined;
+      if (own) client.disconnect(false);
+      return;
+    }
+    const channel = `{${this.mapPrefix}}:changes`;
+    this.feed = new RedisFeed({
+      subscriber: () => {
+        const sub = client.duplicate();
+        return sub;
+      },
+      publish: async (payload) => {
+        await client.call('PUBLISH', channel, payload);
+      },
+      channel,
+      mark: this.mark,
+      checkEveryMs: this.options.listenCheckMs ?? 5_000,
+    });
+    this.sweep = setInterval(() => {
+      for (const map of this.maps) void this.calls.run('sweep', [map], `drop expired records of ${map}`).catch(() => undefined);
+    }, SWEEP_EVERY_MS);
+    this.sweep.unref();
+  }
+
+  private async stop(): Promise<void> {
+    const feed = this.feed;
+    const client = this.client;
+    this.feed = undefined;
+    this.client = undefined;
+    this.countersOf = undefined;
+    clearInterval(this.sweep);
+    await feed?.close();
+    if (client && this.ownsClient) await client.quit().catch(() => client.disconnect(false));
+  }
+
+  /** The store lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
+  private lostData(lostAt: number, forgotten: readonly string[] | undefined): void {
+    this.feed?.missed('lost-data');
+    if (forgotten === undefined) return;
+    const report: RedisLostData = { prefix: this.mapPrefix, lostAt, forgotten };
+    try {
+      if (this.options.onLostData) this.options.onLostData(report);
+      else console.error(`nestjs-gatekeeper: ${describeRedisLostData(report)}`);
+    } catch {
+      // The report's failure is its receiver's.
+    }
+  }
+
+  /** {@inheritDoc StoreBackend.map} */
+  async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
+    const feed = this.feed;
+    if (!feed || !this.client) throw new StoreUnavailableError(`cannot open the ${name} map: the Redis backend is not open`);
+    if (spec.forgetOnRestore && !this.forgetting.has(name)) {
+      await this.client.call('SADD', `{${this.mapPrefix}}:forget`, name).catch((error: unknown) => {
+        throw new StoreUnavailableError(`Redis call failed (register ${name}): ${(error as Error).message}`, { cause: error });
+      });
+      this.forgetting.add(name);
+    }
+    this.maps.add(name);
+    return new RedisRecordMap(name, name, { calls: this.calls, feed, now: () => systemClock.now() });
+  }
+
+  /** {@inheritDoc StoreBackend.counters} */
+  async counters(): Promise<Counters> {
+    if (!this.client) throw new StoreUnavailableError('cannot count: the Redis backend is not open');
+    return (this.countersOf ??= new RedisCounters(this.calls));
+  }
+
+  /** {@inheritDoc StoreBackend.writeId} */
+  writeId(): string {
+    return `${this.mark}.${(this.written++).toString(36)}`;
+  }
+
+  /** {@inheritDoc StoreBackend.wroteId} */
+  wroteId(writeId: string): boolean {
+    return writeId.startsWith(`${this.mark}.`);
+  }
+
+  /** The server's clock (`TIME`), in epoch ms. */
+  async now(): Promise<number> {
+    const [seconds, micros] = (await this.requireClient().call('TIME')) as [string, string];
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** {@inheritDoc StoreBackend.memberCount} */
+  memberCount(): number | undefined {
+    return undefined;
+  }
+
+  /** {@inheritDoc StoreBackend.isConnected} */
+  isConnected(): boolean {
+    return this.opened.isOpen() && this.client?.status === 'ready' && this.calls.reachable();
+  }
+
+  /** {@inheritDoc StoreBackend.operationCount} */
+  operationCount(): number {
+    return this.calls.operations();
+  }
+
+  private requireClient(): RedisClient {
+    if (!this.client) throw new StoreUnavailableError('the Redis backend is not open');
+    return this.client;
+  }
+}
+
+/** One line saying what a loss of data found by a `RedisBackend` took. */
+export function describeRedisLostData({ prefix, lostAt, forgotten }: RedisLostData): string {
+  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
+  return `Redis (keys {${prefix}}:*) lost writes it had acknowledged (a restart without its data, or a replica promoted `
+    + `before it had them): writes before ${new Date(lostAt).toISOString()} may be lost. `
+    + (forgotten.length === 0 ? 'No permits were held in what it kept. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
+    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as Redis kept them.';
+}

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { CorruptStateError } from '../../core/errors/corrupt-state.error';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
+import type { RedisClient } from './redis-backend.options';
+import type { IncarnationAnswer, RedisIncarnation } from './redis-incarnation';
+import { luaOf, SCRIPTS, type ScriptName } from './redis-scripts';
+
+/** Errors of a command that was never sent: no connection to send it on. */
+const NOT_SENT = /enableOfflineQueue|Stream isn't writeable|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|Connection is closed.*before|not connected/i;
+
+/** One script's answer: its own result and what it says of the store. */
+export interface ScriptAnswer<R> extends IncarnationAnswer {
+  readonly result: R;
+}
+
+/**
+ * Every call the Redis backend makes: one of its scripts (`EVALSHA`, loaded once per connection), with the caller's
+ * deadline (the backend's call timeout by default), counted, its answer's incarnation checked, and failures mapped
+ * fail-closed: never sent is `StoreUnavailableError`, sent without an answer `StoreTimeoutError` (its outcome unknown;
+ * a late answer goes to `lateOutcome`).
+ */
+export class RedisCalls {
+  private count = 0;
+  private unreachable = false;
+  private readonly defined = new WeakSet<RedisClient>();
+
+  constructor(
+    private readonly client: () => RedisClient,
+    /** The key prefix's hash tag (`{gatekeeper}`): every script's KEYS[1]. */
+    private readonly tag: string,
+    private readonly timeoutMs: number,
+    private readonly incarnation: RedisIncarnation,
+  ) {}
+
+  /** Runs script `name` with its own arguments; resolves with its answer once the incarnation in it was taken in. */
+  async run<R>(name: ScriptName, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
+    this.count++;
+    let sent: Promise<ScriptAnswer<R>>;
+    try {
+      const client = this.client();
+      this.define(client);
+      const command = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[SCRIPTS[name].name];
+      const argv = [this.tag, ...this.incarnation.argv(), randomUUID(), ...args];
+      sent = command.apply(client, argv).then((raw) => this.decode<R>(raw, what));
+    } catch (error) {
+      throw this.failure(error, what);
+    }
+    try {
+      const answer = await withDeadline(sent, timeoutMs ?? this.timeoutMs, what);
+      this.unreachable = false;
+      this.incarnation.observe(answer);
+      return answer;
+    } catch (error) {
+      const failure = this.failure(error, what);
+      if (failure instanceof StoreTimeoutError && lateOutcome) {
+        if (error instanceof StoreTimeoutError) {
+          void sent.then((late) => {
+            this.incarnation.observe(late);
+            lateOutcome(late);
+          }, () => lateOutcome(undefined));
+        } else {
+          lateOutcome(undefined);
+        }
+      }
+      throw failure;
+    }
+  }
+
+  /** Commands sent so far. */
+  operations(): number {
+    return this.count;
+  }
+
+  /** Whether the last call reached the server (or none was made yet). */
+  reachable(): boolean {
+    return !this.unreachable;
+  }
+
+  /** Defines the scripts as commands on `client`, once. */
+  private define(client: RedisClient): void {
+    if (this.defined.has(client)) return;
+    for (const script of Object.values(SCRIPTS)) client.defineCommand(script.name, { numberOfKeys: 1, lua: luaOf(script) });
+    this.defined.add(client);
+  }
+
+  private decode<R>(raw: unknown, what: string): ScriptAnswer<R> {
+    if (!Array.isArray(raw) || raw.length !== 5 || typeof raw[1] !== 'string') throw new CorruptStateError(what, `unexpected answer from Redis: ${JSON.stringify(raw)}`);
+    const [result, incarnation, epoch, lostAt, forgotten] = raw as [R, string, number | string, string | null, string[]];
+    return { result, incarnation, epoch: Number(epoch), lostAt: lostAt === null ? undefined : Number(lostAt), forgotten: Array.isArray(forgotten) ? forgotten : [] };
+  }
+
+  private failure(error: unknown, what: string): Error {
+    if (error instanceof StoreUnavailableError || error instanceof CorruptStateError) {
+      if (error instanceof StoreTimeoutError) this.unreachable = true;
+      return error;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    // An error Redis itself answered (a script error, OOM, READONLY on a replica): it reached the server.
+    const answered = /^(ERR|WRONGTYPE|OOM|READONLY|NOSCRIPT|BUSY|LOADING|MASTERDOWN|NOREPLICAS|CLUSTERDOWN|MOVED|ASK|TRYAGAIN|CROSSSLOT)\b/.test(message);
+    if (!answered) this.unreachable = true;
+    if (!answered && !NOT_SENT.test(message)) {
+      return new StoreTimeoutError(`Redis call failed (${what}), its outcome unknown: ${message}`, { cause: error });
+    }
+    return new StoreUnavailableError(`Redis call failed (${what}): ${message}`, { cause: error });
+  }
+}

@@ -1,0 +1,183 @@
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import { withDeadline } from '../../core/with-deadline';
+import { writtenByMark, type MissedReason, type RecordChanges, type Unwatch } from '../../store/record-map';
+import type { RedisClient } from './redis-backend.options';
+
+/** One watch of one map. */
+interface Watch {
+  readonly changes: RecordChanges;
+  /** The text of this backend's own write ids, when the watch leaves them out. */
+  readonly except: string | undefined;
+}
+
+/** What the scripts publish (see `redis-scripts.ts`). */
+interface Payload {
+  readonly m?: string;
+  readonly k?: string;
+  /** The new value; absent for a removal. */
+  readonly v?: string;
+  /** A feed's check of itself. */
+  readonly p?: string;
+}
+
+/** What a {@link RedisFeed} needs from its backend. */
+export interface RedisFeedContext {
+  /** A connection of its own for `SUBSCRIBE` (the backend's client, duplicated). */
+  subscriber(): RedisClient;
+  /** Publishes `payload` on the channel from the backend's client (the feed's check of itself). */
+  publish(payload: string): Promise<void>;
+  readonly channel: string;
+  /** The backend's write-id mark. */
+  readonly mark: string;
+  /** How often the subscriber is checked, and how long a check may take, in ms. */
+  readonly checkEveryMs: number;
+}
+
+/**
+ * The change feed of every record map of one Redis backend: one subscriber connection on the prefix's channel, where
+ * the scripts publish each change as they make it. A message is lost with its connection: when the subscriber drops
+ * (its `close`, or a check whose message does not come back in time) every watch is told `disconnected`, and once it
+ * is subscribed again `reconnected`, so each view re-reads what it relies on.
+ */
+export class RedisFeed {
+  private sub?: RedisClient;
+  private starting?: Promise<void>;
+  private readonly watches = new Map<string, Set<Watch>>();
+  private closed = false;
+  private subscribed = false;
+  private wasLost = false;
+  private check?: NodeJS.Timeout;
+  private probes = 0;
+  private probe?: { readonly id: string; readonly heard: () => void };
+
+  constructor(private readonly context: RedisFeedContext) {}
+
+  /** Starts telling `changes` of map `map`; resolves once the feed is subscribed. */
+  async watch(map: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
+    if (this.closed) throw new StoreUnavailableError(`cannot watch ${name}: the Redis backend is closed`);
+    try {
+      await this.listening();
+    } catch (error) {
+      throw new StoreUnavailableError(`cannot watch ${name}: Redis SUBSCRIBE failed: ${(error as Error).message}`, { cause: error });
+    }
+    const watch: Watch = { changes, except: exceptOwn ? writtenByMark(this.context.mark) : undefined };
+    let set = this.watches.get(map);
+    if (!set) this.watches.set(map, (set = new Set()));
+    set.add(watch);
+    return async () => {
+      set.delete(watch);
+      if (set.size === 0 && this.watches.get(map) === set) this.watches.delete(map);
+    };
+  }
+
+  /** Tells every watch that changes may have been missed (the backend found Redis lost data). */
+  missed(reason: MissedReason): void {
+    this.tellAll(reason);
+  }
+
+  /** Unsubscribes and closes the subscriber. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.check);
+    this.watches.clear();
+    await this.starting?.catch(() => undefined);
+    const sub = this.sub;
+    this.sub = undefined;
+    sub?.disconnect(false);
+  }
+
+  /** The subscriber, subscribed: made once; ioredis reconnects and subscribes it again by itself after a drop. */
+  private listening(): Promise<void> {
+    if (this.subscribed) return Promise.resolve();
+    return (this.starting ??= this.start().finally(() => (this.starting = undefined)));
+  }
+
+  private async start(): Promise<void> {
+    if (!this.sub) {
+      const sub = this.context.subscriber();
+      this.sub = sub;
+      sub.on('message', (_channel: string, message: string) => this.heard(message));
+      sub.on('close', () => this.lost());
+      sub.on('ready', () => void this.ready(sub));
+      sub.on('error', () => undefined); // told by 'close'; ioredis reconnects
+      if (sub.status === 'wait') await sub.connect();
+    }
+    await this.sub.subscribe(this.context.channel);
+    this.subscribed = true;
+    clearInterval(this.check);
+    this.check = setInterval(() => void this.checkConnection(), this.context.checkEveryMs);
+    this.check.unref();
+  }
+
+  /** The subscriber connected again (ioredis subscribes it again): once subscribed, the watches read again. */
+  private async ready(sub: RedisClient): Promise<void> {
+    if (!this.wasLost || this.closed || sub !== this.sub) return;
+    try {
+      await sub.subscribe(this.context.channel);
+    } catch {
+      return; // dropped again: told by 'close'
+    }
+    this.subscribed = true;
+    this.wasLost = false;
+    this.tellAll('reconnected');
+  }
+
+  private lost(): void {
+    if (this.closed || !this.subscribed) return;
+    this.subscribed = false;
+    this.wasLost = true;
+    this.tellAll('disconnected');
+  }
+
+  /** A message published from the backend's client must come back on the subscriber in time, or it counts as lost. */
+  private async checkConnection(): Promise<void> {
+    if (this.probe || !this.subscribed) return;
+    const id = `${this.context.mark}.${++this.probes}`;
+    const heard = new Promise<void>((resolve) => (this.probe = { id, heard: resolve }));
+    try {
+      await withDeadline(Promise.all([this.context.publish(JSON.stringify({ p: id })), heard]), this.context.checkEveryMs, 'check the Redis subscriber');
+    } catch {
+      // Deaf or gone: drop it, as if it had failed; ioredis connects and subscribes it again.
+      this.lost();
+      this.sub?.disconnect(true);
+    } finally {
+      this.probe = undefined;
+    }
+  }
+
+  private heard(raw: string): void {
+    let payload: Payload;
+    try {
+      payload = JSON.parse(raw) as Payload;
+    } catch {
+      return;
+    }
+    if (payload.p !== undefined) {
+      if (payload.p === this.probe?.id) this.probe.heard();
+      return;
+    }
+    const { m: map, k: key } = payload;
+    if (typeof map !== 'string' || typeof key !== 'string') return;
+    const value = payload.v ?? null;
+    for (const watch of [...(this.watches.get(map) ?? [])]) {
+      if (value !== null && watch.except !== undefined && value.includes(watch.except)) continue;
+      try {
+        watch.changes.changed(key, value);
+      } catch {
+        // A watcher's failure is its own.
+      }
+    }
+  }
+
+  private tellAll(reason: MissedReason): void {
+    for (const set of [...this.watches.values()]) {
+      for (const watch of [...set]) {
+        try {
+          watch.changes.missed(reason);
+        } catch {
+          // A watcher's failure is its own.
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** The part of every script's answer that says which store answered (see `redis-scripts.ts`). */
+export interface IncarnationAnswer {
+  /** The store's incarnation id. */
+  readonly incarnation: string;
+  /** Its write epoch. */
+  readonly epoch: number;
+  /** Since when (ms, the server's clock) it may have lost acknowledged writes; `undefined`: never. */
+  readonly lostAt: number | undefined;
+  /** The records this call dropped (`<map> <key>`), when it was the call that found the loss. */
+  readonly forgotten: readonly string[];
+}
+
+/** What the backend is told when Redis turns out to have lost writes. */
+export interface IncarnationEvents {
+  /**
+   * The state may have lost acknowledged writes since `lostAt`: views must read again. Told once per loss on every
+   * node that knew the store before; `forgotten` is set on the node whose call dropped the records.
+   */
+  lost(lostAt: number, forgotten: readonly string[] | undefined): void;
+}
+
+/**
+ * What this node knows of the Redis it talks to: its incarnation id and the highest write epoch it saw, sent with
+ * every call so the script finds a store that came back with less (see `redis-scripts.ts`), and since when it may
+ * have lost writes. A loss later than the one known is told to {@link IncarnationEvents.lost} once.
+ */
+export class RedisIncarnation {
+  private incarnation = '';
+  private epoch = 0;
+  private known: number | undefined;
+
+  constructor(private readonly events: IncarnationEvents) {}
+
+  /** What a call sends: the incarnation this node knows ('' if none) and the highest epoch it saw. */
+  argv(): [string, string] {
+    return [this.incarnation, String(this.epoch)];
+  }
+
+  /** Takes in one answer; returns since when the state may have lost writes (`undefined`: never). */
+  observe(answer: IncarnationAnswer): number | undefined {
+    const first = this.incarnation === '';
+    this.incarnation = answer.incarnation;
+    this.epoch = Math.max(this.epoch, answer.epoch);
+    const lostAt = answer.lostAt;
+    if (lostAt === undefined) return this.known;
+    const later = this.known === undefined || lostAt > this.known;
+    this.known = Math.max(lostAt, this.known ?? lostAt);
+    // A loss older than this node's first answer happened before it knew anything: nothing of its own to re-read,
+    // unless its own call found it (and dropped records: reported whatever this node knew).
+    if ((later && !first) || answer.forgotten.length > 0) this.events.lost(this.known, answer.forgotten.length > 0 ? answer.forgotten : undefined);
+    return this.known;
+  }
+}

@@ -1,0 +1,219 @@
+/*
+ * The Redis backend's Lua scripts: every call the backend makes is one of them (one round trip, atomic on the
+ * server), and each checks first, in the same script, that the store is still the one this node knew.
+ *
+ * Keys, all under one hash tag (`{<prefix>}`, so a Redis Cluster keeps them in one slot and a script may touch any):
+ * - `T:inc`: the store's incarnation, a random id the first node writes; gone after a restart that lost the data.
+ * - `T:epoch`: bumped by every write; each node remembers the highest it saw, so a store that comes back with a lower
+ *   one (a restart that lost its last writes, a replica promoted before it had them) is found by the next call of any
+ *   node that saw more.
+ * - `T:lost_at`, `T:lost_inc`: since when (ms, the server's clock) the store may have lost acknowledged writes, and
+ *   for which incarnation that was found.
+ * - `T:forget`: the maps whose records a loss drops (`forgetOnRestore`).
+ * - `T:m:<map>` (hash: key → value), `T:ttl:<map>` (sorted set: key by expiry ms), `T:lost:<map>` (hash: key → when
+ *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
+ * - Changes are published on `T:changes` as `{"m":<map>,"k":<key>,"v":<value>}` (no `v`: removed).
+ *
+ * Every script takes KEYS[1] = `T` and ARGV[1..3] = the incarnation this node knows ('' if none), the highest epoch it
+ * saw, and a new incarnation id to use if the store has none; the rest of ARGV is its own. Every script answers
+ * `{ result, incarnation, epoch, lost_at or false, forgotten }`.
+ */
+
+/** The check every script runs first, and the helpers the scripts share. */
+const PRELUDE = `
+local T = KEYS[1]
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local forgotten = {}
+local function lose(inc)
+  local at = now_ms()
+  local before = tonumber(redis.call('GET', T .. ':lost_at') or '0')
+  if before > at then at = before end
+  redis.call('SET', T .. ':lost_at', at)
+  redis.call('SET', T .. ':lost_inc', inc)
+  for _, map in ipairs(redis.call('SMEMBERS', T .. ':forget')) do
+    local all = redis.call('HGETALL', T .. ':m:' .. map)
+    for i = 1, #all, 2 do
+      redis.call('HSET', T .. ':lost:' .. map, all[i], at)
+      redis.call('HSET', T .. ':lostv:' .. map, all[i], all[i + 1])
+      forgotten[#forgotten + 1] = map .. ' ' .. all[i]
+    end
+    redis.call('DEL', T .. ':m:' .. map, T .. ':ttl:' .. map)
+  end
+end
+local inc = redis.call('GET', T .. ':inc')
+local epoch = tonumber(redis.call('GET', T .. ':epoch') or '0')
+local known_inc, known_epoch = ARGV[1], tonumber(ARGV[2])
+if not inc then
+  inc = ARGV[3]
+  redis.call('SET', T .. ':inc', inc)
+end
+if known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_inc') ~= inc then
+  lose(inc)
+elseif epoch < known_epoch then
+  lose(inc)
+end
+if epoch < known_epoch then
+  epoch = known_epoch
+  redis.call('SET', T .. ':epoch', epoch)
+end
+local function answer(result)
+  return { result, inc, epoch, redis.call('GET', T .. ':lost_at') or false, forgotten }
+end
+local function bump()
+  epoch = redis.call('INCR', T .. ':epoch')
+end
+local function live(map, key, now)
+  local exp = redis.call('ZSCORE', T .. ':ttl:' .. map, key)
+  return not exp or tonumber(exp) > now
+end
+local function tell(map, key, value)
+  if value then
+    redis.call('PUBLISH', T .. ':changes', cjson.encode({ m = map, k = key, v = value }))
+  else
+    redis.call('PUBLISH', T .. ':changes', cjson.encode({ m = map, k = key }))
+  end
+end
+local function expiry(map, key, ttl, now)
+  if ttl ~= '' then
+    redis.call('ZADD', T .. ':ttl:' .. map, now + tonumber(ttl), key)
+  else
+    redis.call('ZREM', T .. ':ttl:' .. map, key)
+  end
+end
+`;
+
+/** One script: its name (an ioredis command) and its body after the prelude; ARGV[4..] are its own. */
+interface Script {
+  readonly name: string;
+  readonly body: string;
+}
+
+const script = (name: string, body: string): Script => ({ name, body });
+
+/** The scripts, by what they do. ARGV from 4 on, as listed per script. */
+export const SCRIPTS = {
+  /** The check alone (the feed's check of itself, the open). */
+  check: script('gkCheck', 'return answer(false)'),
+  /** ARGV: map, key → the value or false. */
+  get: script('gkGet', `
+local map, key = ARGV[4], ARGV[5]
+local v = redis.call('HGET', T .. ':m:' .. map, key)
+if v and not live(map, key, now_ms()) then v = false end
+return answer(v)`),
+  /** ARGV: map, keys... → { key, value, key, value, ... } of those live. */
+  getMany: script('gkGetMany', `
+local map, now, out = ARGV[4], now_ms(), {}
+for i = 5, #ARGV do
+  local v = redis.call('HGET', T .. ':m:' .. map, ARGV[i])
+  if v and live(map, ARGV[i], now) then out[#out + 1] = ARGV[i]; out[#out + 1] = v end
+end
+return answer(out)`),
+  /** ARGV: map → { key, value, ... } of every live record. */
+  list: script('gkList', `
+local map, now, out = ARGV[4], now_ms(), {}
+local expired = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', T .. ':ttl:' .. map, '-inf', now)) do expired[key] = true end
+local all = redis.call('HGETALL', T .. ':m:' .. map)
+for i = 1, #all, 2 do
+  if not expired[all[i]] then out[#out + 1] = all[i]; out[#out + 1] = all[i + 1] end
+end
+return answer(out)`),
+  /** ARGV: map, key, value, ttl ms or '' → 1 if created (no live record was there), else 0. */
+  create: script('gkCreate', `
+local map, key, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms()
+if redis.call('HEXISTS', T .. ':m:' .. map, key) == 1 and live(map, key, now) then return answer(0) end
+redis.call('HSET', T .. ':m:' .. map, key, value)
+expiry(map, key, ttl, now)
+bump()
+tell(map, key, value)
+return answer(1)`),
+  /** ARGV: map, key, expected, value, ttl ms or '' → 1 if the live record held exactly `expected` and was replaced. */
+  replace: script('gkReplace', `
+local map, key, expected, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], now_ms()
+if redis.call('HGET', T .. ':m:' .. map, key) ~= expected or not live(map, key, now) then return answer(0) end
+redis.call('HSET', T .. ':m:' .. map, key, value)
+expiry(map, key, ttl, now)
+bump()
+tell(map, key, value)
+return answer(1)`),
+  /** ARGV: map, key, expected → 1 if the live record held exactly `expected` and was removed. */
+  remove: script('gkRemove', `
+local map, key, expected = ARGV[4], ARGV[5], ARGV[6]
+if redis.call('HGET', T .. ':m:' .. map, key) ~= expected or not live(map, key, now_ms()) then return answer(0) end
+redis.call('HDEL', T .. ':m:' .. map, key)
+redis.call('ZREM', T .. ':ttl:' .. map, key)
+bump()
+tell(map, key, false)
+return answer(1)`),
+  /** ARGV: map, key, value, ttl ms or '' → writes whatever was there. */
+  put: script('gkPut', `
+local map, key, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms()
+redis.call('HSET', T .. ':m:' .. map, key, value)
+expiry(map, key, ttl, now)
+bump()
+tell(map, key, value)
+return answer(1)`),
+  /** ARGV: map, key → removes whatever was there. */
+  delete: script('gkDelete', `
+local map, key = ARGV[4], ARGV[5]
+local had = redis.call('HDEL', T .. ':m:' .. map, key)
+redis.call('ZREM', T .. ':ttl:' .. map, key)
+if had == 1 then
+  bump()
+  tell(map, key, false)
+end
+return answer(had)`),
+  /** ARGV: map, key → when it was marked lost (ms) or false. */
+  lostMark: script('gkLostMark', `
+return answer(redis.call('HGET', T .. ':lost:' .. ARGV[4], ARGV[5]) or false)`),
+  /** ARGV: map, key → the value a loss dropped under it, or false. */
+  lostValue: script('gkLostValue', `
+return answer(redis.call('HGET', T .. ':lostv:' .. ARGV[4], ARGV[5]) or false)`),
+  /** ARGV: map, key, at (ms) → marks it lost since `at`, or since when it was marked already if later. */
+  markLost: script('gkMarkLost', `
+local map, key, at = ARGV[4], ARGV[5], tonumber(ARGV[6])
+local before = tonumber(redis.call('HGET', T .. ':lost:' .. map, key) or '0')
+if before < at then redis.call('HSET', T .. ':lost:' .. map, key, at) end
+bump()
+return answer(1)`),
+  /**
+   * ARGV: counter, at least → its next value: one more than the last, at least `at least` (one more than this node
+   * saw), and after a loss at least the time of the loss in microseconds.
+   */
+  next: script('gkNext', `
+local name, at_least = ARGV[4], tonumber(ARGV[5])
+local v = redis.call('HINCRBY', T .. ':counters', name, 1)
+local lost_at = tonumber(redis.call('GET', T .. ':lost_at') or '0')
+local floor = math.max(at_least, lost_at * 1000)
+if v < floor then
+  v = floor
+  redis.call('HSET', T .. ':counters', name, string.format('%.0f', v))
+end
+bump()
+return answer(string.format('%.0f', v))`),
+  /** ARGV: counter → its last value, or false. */
+  current: script('gkCurrent', `
+return answer(redis.call('HGET', T .. ':counters', ARGV[4]) or false)`),
+  /** ARGV: map → drops up to 1,000 records past their TTL, telling each removal. */
+  sweep: script('gkSweep', `
+local map = ARGV[4]
+local gone = redis.call('ZRANGEBYSCORE', T .. ':ttl:' .. map, '-inf', now_ms(), 'LIMIT', 0, 1000)
+for _, key in ipairs(gone) do
+  redis.call('HDEL', T .. ':m:' .. map, key)
+  redis.call('ZREM', T .. ':ttl:' .. map, key)
+  tell(map, key, false)
+end
+if #gone > 0 then bump() end
+return answer(#gone)`),
+} as const;
+
+/** A script's whole Lua source. */
+export function luaOf(s: Script): string {
+  return `${PRELUDE}\n${s.body}`;
+}
+
+/** The scripts' names. */
+export type ScriptName = keyof typeof SCRIPTS;
