@@ -4,6 +4,7 @@ import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-conn
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import type { StoreBackend } from '../../lib/store/store-backend';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
@@ -13,6 +14,7 @@ import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../h
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 import { testPostgresUrl } from '../support/test-postgres';
+import { testRedisUrl } from '../support/test-redis';
 
 type Start = StartEvent & { trigger: string; instant?: number };
 const starts = (file: string) => readHistory(file).filter((e): e is Start => e.type === 'start');
@@ -33,6 +35,12 @@ const STORES = [
     target: (): StoreTarget => testCluster(),
     backend: (mapPrefix: string): StoreBackend => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
     module: (mapPrefix: string) => ({ hazelcast: { clientConfig: testClientConfig(), mapPrefix } }),
+  },
+  {
+    on: 'Redis',
+    target: (): StoreTarget => ({ redisUrl: testRedisUrl() }),
+    backend: (mapPrefix: string): StoreBackend => new RedisBackend({ url: testRedisUrl(), mapPrefix }),
+    module: (mapPrefix: string) => ({ backend: 'redis' as const, redis: { url: testRedisUrl(), mapPrefix } }),
   },
   {
     on: 'PostgreSQL',

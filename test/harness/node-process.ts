@@ -33,7 +33,7 @@ export interface NodeBasics {
   /** NODE_NAME: the acquirer, and the `node` of its history events. */
   name: string;
   historyFile: string;
-  /** The Hazelcast cluster, or the PostgreSQL server (`{ postgresUrl }`). */
+  /** The Hazelcast cluster, the PostgreSQL server (`{ postgresUrl }`) or the Redis server (`{ redisUrl }`). */
   cluster: StoreTarget;
   mapPrefix: string;
 }

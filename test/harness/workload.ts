@@ -30,7 +30,7 @@ export interface WorkloadSettings {
   name: string;
   historyFile: string;
   jobs: WorkloadJob[];
-  /** The Hazelcast cluster, or the PostgreSQL server (`{ postgresUrl }`). */
+  /** The Hazelcast cluster, the PostgreSQL server (`{ postgresUrl }`) or the Redis server (`{ redisUrl }`). */
   cluster: StoreTarget;
   mapPrefix: string;
   group?: string;
