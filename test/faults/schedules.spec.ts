@@ -35,18 +35,23 @@ const STORES = [
     target: (): StoreTarget => testCluster(),
     backend: (mapPrefix: string): StoreBackend => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }),
     module: (mapPrefix: string) => ({ hazelcast: { clientConfig: testClientConfig(), mapPrefix } }),
+    fresh: async (_mapPrefix: string) => undefined, // the test setup declared the shared member's cluster new
   },
   {
     on: 'Redis',
     target: (): StoreTarget => ({ redisUrl: testRedisUrl() }),
     backend: (mapPrefix: string): StoreBackend => new RedisBackend({ url: testRedisUrl(), mapPrefix }),
     module: (mapPrefix: string) => ({ backend: 'redis' as const, redis: { url: testRedisUrl(), mapPrefix } }),
+    fresh: async (mapPrefix: string) => {
+      await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh();
+    },
   },
   {
     on: 'PostgreSQL',
     target: (): StoreTarget => ({ postgresUrl: testPostgresUrl() }),
     backend: (mapPrefix: string): StoreBackend => new PostgresBackend({ connectionString: testPostgresUrl(), mapPrefix }),
     module: (mapPrefix: string) => ({ backend: 'postgres' as const, postgres: { connectionString: testPostgresUrl(), mapPrefix } }),
+    fresh: async (_mapPrefix: string) => undefined, // a schema's first migration makes it new
   },
 ];
 
@@ -54,7 +59,7 @@ const STORES = [
  * Schedules with real processes on each store: each node is schedule-app.ts, its job a real @Cron under
  * @ClusterSingleton; the checker reads the history the processes wrote.
  */
-describe.each(STORES)('schedules with real processes on $on', ({ on, target, backend, module }) => {
+describe.each(STORES)('schedules with real processes on $on', ({ on, target, backend, module, fresh }) => {
   const nodes: NodeProcess[] = [];
   let asker: TestNode | undefined;
   afterEach(async () => {
@@ -73,6 +78,7 @@ describe.each(STORES)('schedules with real processes on $on', ({ on, target, bac
   it('runs a job once, marked manual, on the holder, when one node asks while three run it', async () => {
     const historyFile = newHistoryFile('run-now');
     const mapPrefix = uniquePrefix('run-now');
+    await fresh(mapPrefix);
     nodes.push(...(await Promise.all(['app-1', 'app-2', 'app-3'].map((name) => startScheduleNode(settings(name, historyFile, mapPrefix))))));
     await eventually('ticks running', () => starts(historyFile).length >= 2, { timeoutMs: 20_000, intervalMs: 200 });
     asker = await startNode({
@@ -99,6 +105,7 @@ describe.each(STORES)('schedules with real processes on $on', ({ on, target, bac
   it('shows the run a SIGKILLed holder left as unknown, and the takeover, in the history', async () => {
     const historyFile = newHistoryFile('killed-run');
     const mapPrefix = uniquePrefix('killed-run');
+    await fresh(mapPrefix);
     const job = { semaphore: 'sched-kill', cron: '*/2 * * * * *', duration: '2s', runMs: 5_000, definitions: [{ name: 'sched-kill', duration: '2s' }], flushInterval: '300ms' };
     nodes.push(...(await Promise.all(['app-1', 'app-2', 'app-3'].map((name) => startScheduleNode(settings(name, historyFile, mapPrefix, job))))));
     const first = await eventually('a run to start', () => starts(historyFile)[0], { timeoutMs: 20_000, intervalMs: 100 });
@@ -128,7 +135,7 @@ describe.each(STORES)('schedules with real processes on $on', ({ on, target, bac
 /** The catch-up window of the `runOnce` job, in s. */
 const CATCH_UP_WINDOW_S = 8;
 
-describe.each(STORES)('missed runs across a full outage, with real processes on $on', ({ on, target, backend }) => {
+describe.each(STORES)('missed runs across a full outage, with real processes on $on', ({ on, target, backend, fresh }) => {
   const nodes: NodeProcess[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate()));
@@ -138,6 +145,7 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
   async function outage(missedRuns: 'skip' | 'runOnce', restart: number) {
     const historyFile = newHistoryFile(`missed-${missedRuns}`);
     const mapPrefix = uniquePrefix(`missed-${missedRuns}`);
+    await fresh(mapPrefix);
     const settings = (name: string): ScheduleNodeSettings => ({
       name, historyFile, mapPrefix, cluster: target(),
       // A catch-up window of a few gaps: a start-up slowed by a loaded machine past the next instant still catches up
@@ -196,7 +204,7 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
   });
 });
 
-describe.each(STORES)('runtime schedules upserted by replicas deploying at once, with real processes on $on', ({ on, target, backend }) => {
+describe.each(STORES)('runtime schedules upserted by replicas deploying at once, with real processes on $on', ({ on, target, backend, fresh }) => {
   const nodes: NodeProcess[] = [];
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.terminate()));
@@ -205,6 +213,7 @@ describe.each(STORES)('runtime schedules upserted by replicas deploying at once,
   it('loses and doubles none of 20 schedules two replicas upsert concurrently with different versions; each fires once per instant', async () => {
     const historyFile = newHistoryFile('runtime-upserts');
     const mapPrefix = uniquePrefix('runtime-upserts');
+    await fresh(mapPrefix);
     const start = (name: string, version: number) => startScheduleNode({
       name, historyFile, mapPrefix, cluster: target(),
       job: { semaphore: 'rt-unused', cron: '0 0 0 1 1 *', duration: '3s', runMs: 0 },

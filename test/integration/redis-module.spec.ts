@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, RedisBackend } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testRedisUrl } from '../support/test-redis';
@@ -36,6 +36,7 @@ describe('GatekeeperModule on Redis', () => {
 
   it('grants a permit to one node, denies the other, hands it over on release with a larger token, and takes live edits', async () => {
     const mapPrefix = uniquePrefix('redis-module');
+    await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh();
     const [a, b] = [await node(mapPrefix, 'node-a'), await node(mapPrefix, 'node-b', appClient)];
     const [ga, gb] = [a.get(GatekeeperService), b.get(GatekeeperService)];
 

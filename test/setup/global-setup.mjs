@@ -3,6 +3,7 @@
 import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
 import { declareFreshCluster } from '../../scripts/fresh-cluster.mjs';
 import { postgresFromEnv, startPostgres } from '../../scripts/postgres.mjs';
+import { redisFromEnv, startRedis } from '../../scripts/redis.mjs';
 import { createRequire } from 'node:module';
 
 const { warm } = createRequire(import.meta.url)('../../scripts/ts-cache.cjs');
@@ -16,6 +17,12 @@ export default async function globalSetup() {
     const postgres = await startPostgres();
     globalThis.__GATEKEEPER_TEST_POSTGRES__ = postgres;
     process.env.GATEKEEPER_PG_URL = postgres.url;
+  }
+  // A Redis server for the Redis backend's tests, unless GATEKEEPER_REDIS_URL names one.
+  if (!redisFromEnv()) {
+    const redis = await startRedis();
+    globalThis.__GATEKEEPER_TEST_REDIS__ = redis;
+    process.env.GATEKEEPER_REDIS_URL = redis.url;
   }
   if (clusterFromEnv()) return;
   const cluster = await startCluster({ members: 1, logDir: '.cache/test-logs' });

@@ -13,6 +13,8 @@ import { RedisCounters } from './redis-counters';
 import { RedisFeed } from './redis-feed';
 import { RedisIncarnation } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
+import { DECLARE_FRESH } from './redis-scripts';
+import { withDeadline } from '../../core/with-deadline';
 
 /** How often expired records are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -65,6 +67,28 @@ export class RedisBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.close} */
   close(): Promise<void> {
     return this.opened.close();
+  }
+
+  /**
+   * Declares the prefix's keys new, before any node used them: its first permits are then granted without a recovery
+   * wait. A store found without its incarnation is otherwise taken for one that lost its data (a restart without
+   * persistence looks exactly like a new store), and every permit waits out the longest it could have granted. Only
+   * for whoever knows nothing was ever granted there (a new deployment, a test's own prefix): on a store that held
+   * permits, it would cut the wait that keeps two holders apart. Needs no open backend.
+   * @returns whether it declared it (false: the store is in use already, or was found lost).
+   */
+  async declareFresh(): Promise<boolean> {
+    const { client, own } = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
+    try {
+      if (client.status === 'wait') await client.connect();
+      const done = await withDeadline(client.call('EVAL', DECLARE_FRESH, 1, `{${this.mapPrefix}}`, randomUUID()), this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, 'declare the Redis store new');
+      return Number(done) === 1;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      throw new StoreUnavailableError(`Redis call failed (declare the store new): ${(error as Error).message}`, { cause: error });
+    } finally {
+      if (own) client.disconnect(false);
+    }
   }
 
   private async start(): Promise<void> {
@@ -140,6 +164,16 @@ export class RedisBackend implements StoreBackend {
     }
     this.maps.add(name);
     return new RedisRecordMap(name, name, { calls: this.calls, feed, now: () => systemClock.now() });
+  }
+
+  /**
+   * The backend's script calls, for the scripts of its native task store (`RedisTaskStore`): each runs with the same
+   * prelude, deadline, incarnation check and failure mapping as the backend's own.
+   * @internal
+   */
+  taskCalls(): RedisCalls {
+    if (!this.feed || !this.client) throw new StoreUnavailableError('cannot open the tasks: the Redis backend is not open');
+    return this.calls;
   }
 
   /** {@inheritDoc StoreBackend.counters} */

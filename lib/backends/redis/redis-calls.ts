@@ -5,7 +5,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { withDeadline } from '../../core/with-deadline';
 import type { RedisClient } from './redis-backend.options';
 import type { IncarnationAnswer, RedisIncarnation } from './redis-incarnation';
-import { luaOf, SCRIPTS, type ScriptName } from './redis-scripts';
+import { luaOf, SCRIPTS, type Script, type ScriptName } from './redis-scripts';
 
 /** Errors of a command that was never sent: no connection to send it on. */
 const NOT_SENT = /enableOfflineQueue|Stream isn't writeable|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|Connection is closed.*before|not connected/i;
@@ -25,6 +25,8 @@ export class RedisCalls {
   private count = 0;
   private unreachable = false;
   private readonly defined = new WeakSet<RedisClient>();
+  /** Scripts not in `SCRIPTS` (a native store's own) defined so far, per client, by name. */
+  private readonly definedExtra = new WeakMap<RedisClient, Set<string>>();
 
   constructor(
     private readonly client: () => RedisClient,
@@ -34,14 +36,18 @@ export class RedisCalls {
     private readonly incarnation: RedisIncarnation,
   ) {}
 
-  /** Runs script `name` with its own arguments; resolves with its answer once the incarnation in it was taken in. */
-  async run<R>(name: ScriptName, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
+  /**
+   * Runs script `name` (one of `SCRIPTS`, or a script of a native store's own, with the same prelude) with its own
+   * arguments; resolves with its answer once the incarnation in it was taken in.
+   */
+  async run<R>(name: ScriptName | Script, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
     this.count++;
     let sent: Promise<ScriptAnswer<R>>;
     try {
       const client = this.client();
       this.define(client);
-      const command = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[SCRIPTS[name].name];
+      const script = typeof name === 'string' ? SCRIPTS[name] : this.defineExtra(client, name);
+      const command = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[script.name];
       const argv = [this.tag, ...this.incarnation.argv(), randomUUID(), ...args];
       sent = command.apply(client, argv).then((raw) => this.decode<R>(raw, what));
     } catch (error) {
@@ -83,6 +89,17 @@ export class RedisCalls {
     if (this.defined.has(client)) return;
     for (const script of Object.values(SCRIPTS)) client.defineCommand(script.name, { numberOfKeys: 1, lua: luaOf(script) });
     this.defined.add(client);
+  }
+
+  /** Defines a script not in `SCRIPTS` as a command on `client`, once. */
+  private defineExtra(client: RedisClient, script: Script): Script {
+    let names = this.definedExtra.get(client);
+    if (!names) this.definedExtra.set(client, (names = new Set()));
+    if (!names.has(script.name)) {
+      client.defineCommand(script.name, { numberOfKeys: 1, lua: luaOf(script) });
+      names.add(script.name);
+    }
+    return script;
   }
 
   private decode<R>(raw: unknown, what: string): ScriptAnswer<R> {

@@ -3,7 +3,9 @@
  * server), and each checks first, in the same script, that the store is still the one this node knew.
  *
  * Keys, all under one hash tag (`{<prefix>}`, so a Redis Cluster keeps them in one slot and a script may touch any):
- * - `T:inc`: the store's incarnation, a random id the first node writes; gone after a restart that lost the data.
+ * - `T:inc`: the store's incarnation, a random id; gone after a restart that lost the data. A store without one looks
+ *   exactly like one that lost everything, so the call that finds none writes it and counts it as a loss (every
+ *   permit then waits out the recovery), unless whoever set the store up declared it new ({@link DECLARE_FRESH}).
  * - `T:epoch`: bumped by every write; each node remembers the highest it saw, so a store that comes back with a lower
  *   one (a restart that lost its last writes, a replica promoted before it had them) is found by the next call of any
  *   node that saw more.
@@ -49,8 +51,8 @@ local known_inc, known_epoch = ARGV[1], tonumber(ARGV[2])
 if not inc then
   inc = ARGV[3]
   redis.call('SET', T .. ':inc', inc)
-end
-if known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_inc') ~= inc then
+  lose(inc)
+elseif known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_inc') ~= inc then
   lose(inc)
 elseif epoch < known_epoch then
   lose(inc)
@@ -86,12 +88,13 @@ end
 `;
 
 /** One script: its name (an ioredis command) and its body after the prelude; ARGV[4..] are its own. */
-interface Script {
+export interface Script {
   readonly name: string;
   readonly body: string;
 }
 
-const script = (name: string, body: string): Script => ({ name, body });
+/** A script named `name` (unique among every script a client runs) whose body runs after the prelude. */
+export const script = (name: string, body: string): Script => ({ name, body });
 
 /** The scripts, by what they do. ARGV from 4 on, as listed per script. */
 export const SCRIPTS = {
@@ -209,6 +212,19 @@ end
 if #gone > 0 then bump() end
 return answer(#gone)`),
 } as const;
+
+/**
+ * Declares a store that has never been used new (KEYS[1] = `T`, ARGV[1] = a new incarnation id): its incarnation is
+ * written without a loss, so its first permits need no recovery wait. Answers 1, or 0 when it has one already (in
+ * use, or lost and found since). Runs without the prelude: the prelude would count the missing incarnation as a loss.
+ */
+export const DECLARE_FRESH = `
+local T = KEYS[1]
+if redis.call('GET', T .. ':inc') then return 0 end
+redis.call('SET', T .. ':inc', ARGV[1])
+redis.call('SET', T .. ':lost_inc', ARGV[1])
+return 1
+`;
 
 /** A script's whole Lua source. */
 export function luaOf(s: Script): string {

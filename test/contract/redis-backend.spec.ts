@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import type { RedisLostData } from '../../lib/backends/redis/redis-backend.options';
+import { describeStoreContracts } from '../../lib/testing';
+import { testRedisUrl } from '../support/test-redis';
+
+/** Every key of one prefix (its hash tag). */
+async function keysOf(redis: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `{${prefix}}:*`, 'COUNT', 1000);
+    keys.push(...found);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+describe('against the test run\'s Redis server', () => {
+  const redis = new Redis(testRedisUrl());
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  // The primitives and every capability store over them, two nodes each with a client of its own, each test under a
+  // prefix of its own (a loss of data is a whole prefix's: its keys are one hash tag).
+  describeStoreContracts('redis', async () => {
+    const mapPrefix = `contract-${randomUUID().slice(0, 8)}`;
+    const node = () => new RedisBackend({ url: testRedisUrl(), mapPrefix, callTimeoutMs: 5_000, onLostData: () => undefined });
+    // A prefix of the test's own, new: declared so, as a new deployment would be (else its first use is a loss).
+    await node().declareFresh();
+    return {
+      backends: [node(), node()],
+      // What a restart without persistence looks like to the backend: every key of the prefix gone.
+      async loseData() {
+        const keys = await keysOf(redis, mapPrefix);
+        if (keys.length > 0) await redis.del(...keys);
+      },
+      async close() {
+        const keys = await keysOf(redis, mapPrefix);
+        if (keys.length > 0) await redis.del(...keys);
+      },
+    };
+  }, { timeoutMs: 120_000 });
+
+  describe('a store that comes back without its last writes (a replica promoted before it had them)', () => {
+    it('is found by the next call of a node that saw more: the leases are dropped and marked lost, counters jump, watchers are told', async () => {
+      const mapPrefix = `restore-${randomUUID().slice(0, 8)}`;
+      const reports: RedisLostData[] = [];
+      const node = () => new RedisBackend({ url: testRedisUrl(), mapPrefix, listenCheckMs: 60_000, onLostData: (r) => reports.push(r) });
+      const [a, b] = [node(), node()];
+      expect(await a.declareFresh()).toBe(true);
+      await a.open();
+      await b.open();
+      try {
+        const [ma, mb] = [await a.map('semaphores', { forgetOnRestore: true }), await b.map('semaphores', { forgetOnRestore: true })];
+        const [other] = [await a.map('schedules')];
+        const [ca, cb] = [await a.counters(), await b.counters()];
+        const missed: string[] = [];
+        await mb.watch({ changed: () => undefined, missed: (reason) => missed.push(reason) });
+        expect(await ma.create('billing', 'free@1')).toBe(true);
+        expect(await other.create('nightly', 'kept@1')).toBe(true);
+        await ca.next('token');
+        // The replica's copy: every key as it is now.
+        const keys = await keysOf(redis, mapPrefix);
+        const copy = await Promise.all(keys.map(async (key) => [key, await redis.dumpBuffer(key)] as const));
+
+        // Acknowledged to a after the copy: the promoted replica never had them.
+        expect(await ma.replace({ key: 'billing', value: 'free@1' }, 'held-by-a@2')).toBe(true);
+        const handedOut = (await ca.next('token')).value;
+        expect((await mb.get('billing'))?.value).toBe('held-by-a@2'); // b saw them too
+        for (const key of await keysOf(redis, mapPrefix)) await redis.del(key);
+        for (const [key, dump] of copy) if (dump) await redis.restore(key, 0, dump, 'REPLACE');
+
+        // b's next call finds it: the lease is not served as restored, and b's compare-and-set against it fails.
+        expect(await mb.get('billing')).toBeUndefined();
+        expect(await mb.replace({ key: 'billing', value: 'free@1' }, 'held-by-b@2')).toBe(false);
+        const since = await mb.lostSince('billing');
+        expect(since).toBeDefined();
+        expect(await mb.lostValue!('billing')).toBe('free@1');
+        expect(missed).toContain('lost-data');
+        expect(reports.map((r) => r.forgotten)).toEqual([['semaphores billing']]);
+        // A map that is not a lease is kept as it came back.
+        expect((await other.get('nightly'))?.value).toBe('kept@1');
+        const after = await cb.next('token');
+        expect(after.value).toBeGreaterThan(handedOut);
+        expect(after.lostSince).toBe(since);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        const keys = await keysOf(redis, mapPrefix);
+        if (keys.length > 0) await redis.del(...keys);
+      }
+    });
+  });
+});

@@ -1,0 +1,209 @@
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { systemClock } from '../../lib/core/clock';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import {
+  checkHistory, newHistoryFile, Operator, readHistory, recordNemesis, startWorkloadNode,
+  type EffectEvent, type NodeProcess, type SignalEvent, type StartEvent, type WorkloadJob,
+} from '../harness';
+import { eventually } from '../support/eventually';
+import { ControlledRedis } from '../support/redis-control';
+import { uniquePrefix } from '../support/test-cluster';
+
+const SKEW_MS = 200;
+/** A long run in hold mode: kept alive by refreshes, it must stop by its lease when they cannot land. */
+const LONG_MS = 4_000;
+const LONG: WorkloadJob = { semaphore: 'long', duration: LONG_MS, intervalMs: 250, runMs: 60_000, effectEveryMs: 50 };
+/** Short runs in release mode, granted several times a second: tokens must keep growing across every fault. */
+const OFTEN_MS = 2_000;
+const OFTEN: WorkloadJob = { semaphore: 'often', duration: OFTEN_MS, intervalMs: 200, runMs: 10, effectEveryMs: 5, mode: 'release', lockAtLeastFor: '150ms' };
+/** A long-running job an operator pauses: its holder writes its entry again only at half its permit (30 s). */
+const EDITED_MS = 60_000;
+const EDITED: WorkloadJob = { semaphore: 'edited', duration: EDITED_MS, intervalMs: 1_000, runMs: 120_000, effectEveryMs: 50 };
+/** How often a node checks that its subscriber still hears (RedisBackend's listenCheckMs default). */
+const LISTEN_CHECK_MS = 5_000;
+
+/** The last event of a run (by its token) other than its start. */
+const lastOf = (semaphore: string, token: number, history: ReturnType<typeof readHistory>) =>
+  history.filter((e) => 'semaphore' in e && e.semaphore === semaphore && 'token' in e && e.token === token && e.type !== 'start').at(-1);
+
+/**
+ * The fault harness on Redis: real node processes run `@ClusterSingleton` jobs on a server of the test's own, which
+ * is crashed (with and without its AOF), frozen, or has a node's subscriber killed, and the checker reads only the
+ * history. The properties are the other stores': at most one holder at every instant, tokens never back, no run on
+ * too little validity, nothing runs while the store cannot be reached (past the lease it was granted), edits reach
+ * the holder within their bound, and a store that lost its data is a recovery, not a fresh start.
+ */
+describe.each([
+  { persistence: 'with its AOF', appendonly: true },
+  { persistence: 'without persistence', appendonly: false },
+])('Redis server faults under running jobs, $persistence', ({ persistence, appendonly }) => {
+  let server: ControlledRedis;
+  const nodes: NodeProcess[] = [];
+  const closing: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    server = await ControlledRedis.start({ appendonly });
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    await Promise.all(closing.splice(0).map((close) => close()));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** Two nodes running `jobs` on a fresh prefix; returns the history and its readers. */
+  async function scene(label: string, jobs: WorkloadJob[], names = ['node-a', 'node-b']) {
+    const historyFile = newHistoryFile(label);
+    const settings = { historyFile, cluster: { redisUrl: server.url }, mapPrefix: uniquePrefix(label), maxClockSkew: `${SKEW_MS}ms`, jobs };
+    // A new deployment: declared so, else its first use counts as a loss (see RedisBackend.declareFresh).
+    expect(await new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }).declareFresh()).toBe(true);
+    nodes.push(...(await Promise.all(names.map((name) => startWorkloadNode({ ...settings, name })))));
+    const events = () => readHistory(historyFile);
+    const starts = (semaphore: string) => events().filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
+    return { historyFile, settings, events, starts };
+  }
+
+  it('a crash of the server (SIGKILL) and its restart: the holder stops by its lease, tokens keep growing, one holder', async () => {
+    const { historyFile, events, starts } = await scene(`redis-crash-${appendonly ? 'aof' : 'none'}`, [LONG, OFTEN]);
+    await eventually('the long job to run and the frequent one to be granted often', () => starts('long').length > 0 && starts('often').length >= 5, { timeoutMs: 20_000 });
+    const before = starts('long')[0];
+
+    const killed = recordNemesis(historyFile, 'kill redis');
+    await server.kill();
+    await eventually('the holder to stop its run', () => lastOf('long', before.token, events())?.type === 'end', { timeoutMs: 2 * LONG_MS });
+    const restarting = recordNemesis(historyFile, 'start redis');
+    await server.restart();
+    await eventually('the long job to run again', () => starts('long').some((e) => e.at > restarting.at), { timeoutMs: 30_000, intervalMs: 100 });
+    await eventually('the frequent job to run again', () => starts('often').filter((e) => e.at > restarting.at).length >= 3, { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+
+    const history = events();
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: OFTEN_MS / 5 });
+    const lastOld = lastOf('long', before.token, history)!;
+    const resumed = starts('long').find((e) => e.at > restarting.at)!;
+    const effectsWhileDown = history.filter((e): e is EffectEvent => e.type === 'effect' && e.at > killed.at && e.at < restarting.at);
+    process.stdout.write(`redis crash ${persistence}: the holder's run ended ${lastOld.at - killed.at} ms after the kill (permit ${LONG_MS} ms), `
+      + `${effectsWhileDown.length} effects while down; the long job ran again ${resumed.at - restarting.at} ms after the restart began `
+      + `(token ${before.token} → ${resumed.token}); ${stats.runs} runs, ${violations.length} violations\n`);
+    expect(violations).toEqual([]);
+    expect(lastOld.at - killed.at).toBeLessThanOrEqual(LONG_MS + 1_000);
+    expect(effectsWhileDown.every((e) => e.at <= killed.at + LONG_MS)).toBe(true);
+    if (appendonly) {
+      // Kept: the holder may take its own permit up again (same token) if it outlived the outage; anyone else, a later one.
+      expect(resumed.node === before.node ? resumed.token >= before.token : resumed.token > before.token).toBe(true);
+    } else {
+      // Lost: a recovery, not a fresh start. The counters start again above the time of the loss, and the permit
+      // is granted again only once every permit granted before could have lapsed.
+      expect(resumed.token).toBeGreaterThan(before.token);
+      expect(resumed.at - restarting.at).toBeGreaterThanOrEqual(LONG_MS);
+    }
+  });
+
+  it('a server frozen (SIGSTOP) past the lease: the holder stops by its lease, nobody else runs until it answers', async () => {
+    const { historyFile, events, starts } = await scene(`redis-freeze-${appendonly ? 'aof' : 'none'}`, [LONG, OFTEN]);
+    await eventually('the long job to run', () => starts('long').length > 0 && starts('often').length >= 5, { timeoutMs: 20_000 });
+    const before = starts('long')[0];
+
+    const frozen = recordNemesis(historyFile, 'freeze redis');
+    await server.freeze();
+    await eventually('the holder to stop its run', () => lastOf('long', before.token, events())?.type === 'end', { timeoutMs: 2 * LONG_MS });
+    await eventually('the freeze to outlast the permit', () => Date.now() >= frozen.at + 1.5 * LONG_MS, { timeoutMs: 2 * LONG_MS });
+    const resuming = recordNemesis(historyFile, 'resume redis');
+    await server.resume();
+    await eventually('the long job to run again', () => starts('long').some((e) => e.at > resuming.at), { timeoutMs: 30_000, intervalMs: 100 });
+    await eventually('the frequent job to run again', () => starts('often').filter((e) => e.at > resuming.at).length >= 3, { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+
+    const history = events();
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: OFTEN_MS / 5 });
+    const lastOld = lastOf('long', before.token, history)!;
+    const startsWhileFrozen = history.filter((e) => e.type === 'start' && e.at > frozen.at + 500 && e.at < resuming.at);
+    process.stdout.write(`redis frozen ${resuming.at - frozen.at} ms (${persistence}): the holder's run ended ${lastOld.at - frozen.at} ms after the freeze `
+      + `(permit ${LONG_MS} ms), ${startsWhileFrozen.length} starts while frozen; ${stats.runs} runs, ${violations.length} violations\n`);
+    expect(violations).toEqual([]);
+    expect(lastOld.at - frozen.at).toBeLessThanOrEqual(LONG_MS + 1_000);
+    expect(startsWhileFrozen).toEqual([]);
+  });
+
+  it('the holder\'s subscriber killed (CLIENT KILL) as an operator pauses its job: the running job is told within a check', async () => {
+    const { historyFile, settings, events, starts } = await scene(`redis-sub-${appendonly ? 'aof' : 'none'}`, [EDITED], ['holder']);
+    await eventually('the holder to run the job', () => starts('edited').length > 0, { timeoutMs: 20_000 });
+    const store = new PermitRecordStore(new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }));
+    await store.connect({ clock: systemClock });
+    closing.push(() => store.close());
+    const operator = new Operator(historyFile, new SemaphoreAdmin(store, systemClock));
+    // The holder's subscriber: its connection named by the node, in subscriber mode.
+    const killed = await server.withClient(async (client) => {
+      const list = String(await client.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+      const ids = list.split('\n').filter((line) => /\bname=holder\b/.test(line)).map((line) => /\bid=(\d+)/.exec(line)![1]);
+      for (const id of ids) await client.call('CLIENT', 'KILL', 'ID', id);
+      return ids.length;
+    });
+    expect(killed).toBe(1);
+    recordNemesis(historyFile, 'kill the holder\'s subscriber', { node: 'holder' });
+    const paused = await operator.edit('pause', 'edited');
+    expect(paused.ok).toBe(true);
+    const told = await eventually('the holder\'s running job to be told', () => events().find((e): e is SignalEvent =>
+      e.type === 'signal' && e.node === 'holder' && e.semaphore === 'edited' && e.at >= paused.startedAt), { timeoutMs: EDITED_MS, intervalMs: 20 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    const { violations } = checkHistory(events(), { permits: 1, startMarginMs: EDITED_MS / 5 });
+    process.stdout.write(`redis, subscriber killed (${persistence}): the paused job told ${told.at - paused.startedAt} ms after the pause\n`);
+    expect(violations).toEqual([]);
+    // ioredis connects and subscribes again at once, and the view reads again (it may have missed changes).
+    expect(told.at - paused.startedAt).toBeLessThanOrEqual(LISTEN_CHECK_MS);
+  });
+});
+
+/** A Redis without persistence, restarted under a frozen holder: what a node that remembers nothing must do. */
+describe('Redis restarted without its data under a frozen holder', () => {
+  let server: ControlledRedis;
+  const nodes: NodeProcess[] = [];
+  beforeAll(async () => {
+    server = await ControlledRedis.start({ appendonly: false });
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  async function scene(label: string, jobs: WorkloadJob[], names: string[]) {
+    const historyFile = newHistoryFile(label);
+    const settings = { historyFile, cluster: { redisUrl: server.url }, mapPrefix: uniquePrefix(label), maxClockSkew: `${SKEW_MS}ms`, jobs };
+    expect(await new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }).declareFresh()).toBe(true);
+    nodes.push(...(await Promise.all(names.map((name) => startWorkloadNode({ ...settings, name })))));
+    const events = () => readHistory(historyFile);
+    const starts = (semaphore: string) => events().filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
+    return { historyFile, settings, events, starts };
+  }
+
+  it('a restart that lost everything, the holder frozen: a node that remembers nothing waits out the permits granted before', async () => {
+    const { historyFile, settings, events, starts } = await scene('redis-wiped', [LONG], ['holder']);
+    await eventually('the long job to run', () => starts('long').length > 0, { timeoutMs: 20_000 });
+    const before = starts('long')[0];
+    const holder = nodes.find((n) => n.name === 'holder')!;
+    // The holder stalls (a long GC, a VM paused) as Redis restarts without its data.
+    holder.freeze();
+    const killed = recordNemesis(historyFile, 'kill redis, holder frozen');
+    await server.kill();
+    await server.restart();
+    // A node that never saw the store: it cannot tell a wiped store from a new one but by the missing incarnation.
+    const fresh = await startWorkloadNode({ ...settings, name: 'newcomer' });
+    nodes.push(fresh);
+    const taken = await eventually('the newcomer to run the job', () => starts('long').find((e) => e.node === 'newcomer'), { timeoutMs: 30_000, intervalMs: 100 });
+    holder.resume();
+    await eventually('the resumed holder to end its run', () => lastOf('long', before.token, events())?.type === 'end', { timeoutMs: 2 * LONG_MS });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+
+    const history = events();
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: LONG_MS / 5 });
+    process.stdout.write(`redis wiped under a frozen holder: the newcomer ran the job ${taken.at - killed.at} ms after the kill (the holder's permit ${LONG_MS} ms), `
+      + `token ${before.token} → ${taken.token}; ${stats.runs} runs, ${violations.length} violations\n`);
+    expect(violations).toEqual([]);
+    expect(taken.token).toBeGreaterThan(before.token);
+    expect(taken.at - killed.at).toBeGreaterThanOrEqual(LONG_MS);
+  });
+
+});
