@@ -24,6 +24,7 @@ import { addJobCommands } from './job.commands';
 import { addScheduleCommands } from './schedule.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
 import { addPostgresCommands } from './postgres.commands';
+import { addRedisCommands } from './redis.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
@@ -318,7 +319,9 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addJobCommands(program, execute);
   addScheduleCommands(program, execute);
   addNewClusterCommands(program, execute);
-  addPostgresCommands(program, (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`));
+  const printResult = (result: unknown, text: string) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`);
+  addPostgresCommands(program, printResult);
+  addRedisCommands(program, printResult);
   return program;
 }
 
