@@ -117,6 +117,7 @@ function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.Process
 function redisOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv): RedisBackendOptions {
   const given: RedisBackendOptions = {
     onLostData: (report) => new Logger(GATEKEEPER_LOGGER_CONTEXT).error(describeRedisLostData(report)),
+    onWarning: (message) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(message),
     ...options.redis,
   };
   if (given.client || given.url !== undefined || given.connection !== undefined) return given;

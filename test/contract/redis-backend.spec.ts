@@ -3,6 +3,8 @@ import Redis from 'ioredis';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import type { RedisLostData } from '../../lib/backends/redis/redis-backend.options';
 import { describeStoreContracts } from '../../lib/testing';
+import { eventually } from '../support/eventually';
+import { ControlledRedis } from '../support/redis-control';
 import { testRedisUrl } from '../support/test-redis';
 
 /** Every key of one prefix (its hash tag). */
@@ -43,6 +45,31 @@ describe('against the test run\'s Redis server', () => {
       },
     };
   }, { timeoutMs: 120_000 });
+
+  describe('a Redis that keeps nothing on disk', () => {
+    it('is told once at open; one with its AOF is not', async () => {
+      const bare = await ControlledRedis.start({ appendonly: false });
+      try {
+        const warnings: string[] = [];
+        const mapPrefix = `warn-${randomUUID().slice(0, 8)}`;
+        const opened = [
+          new RedisBackend({ url: bare.url, mapPrefix, onWarning: (m) => warnings.push(`bare ${m}`) }),
+          new RedisBackend({ url: testRedisUrl(), mapPrefix, onWarning: (m) => warnings.push(`aof ${m}`) }),
+        ];
+        for (const backend of opened) {
+          await backend.declareFresh();
+          await backend.open();
+        }
+        await eventually('the warning', () => warnings.length > 0);
+        await opened[1].now(); // answered after its CONFIG GET on the same connection: its warning, if any, is out
+        await Promise.all(opened.map((backend) => backend.close()));
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(/^bare Redis keeps no append-only file \(appendonly no\): a restart of it loses every permit/);
+      } finally {
+        await bare.stop();
+      }
+    });
+  });
 
   describe('a store that comes back without its last writes (a replica promoted before it had them)', () => {
     it('is found by the next call of a node that saw more: the leases are dropped and marked lost, counters jump, watchers are told', async () => {

@@ -50,6 +50,12 @@ export interface RedisBackendOptions {
    * wait). Default: one `console.error` line. The module logs it as an ERROR.
    */
   onLostData?: (report: RedisLostData) => void;
+  /**
+   * Told once at open when Redis keeps nothing on disk (`appendonly no`): a restart then loses every permit, runtime
+   * schedule and run history, and the library waits out a recovery after it. Default: one `console.warn` line. The
+   * module logs it as a WARN.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** What a {@link RedisBackend} found when Redis had lost writes (see `RedisBackendOptions.onLostData`). */

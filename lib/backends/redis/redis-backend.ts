@@ -109,6 +109,7 @@ export class RedisBackend implements StoreBackend {
       if (own) client.disconnect(false);
       return;
     }
+    void this.warnWithoutPersistence(client);
     const channel = `{${this.mapPrefix}}:changes`;
     this.feed = new RedisFeed({
       subscriber: () => {
@@ -126,6 +127,26 @@ export class RedisBackend implements StoreBackend {
       for (const map of this.maps) void this.calls.run('sweep', [map], `drop expired records of ${map}`).catch(() => undefined);
     }, SWEEP_EVERY_MS);
     this.sweep.unref();
+  }
+
+  /** Warns once when Redis keeps nothing on disk; says nothing when it may not be asked (`CONFIG` refused, as on managed services). */
+  private async warnWithoutPersistence(client: RedisClient): Promise<void> {
+    let aof: unknown;
+    try {
+      aof = await withDeadline(client.call('CONFIG', 'GET', 'appendonly'), this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, 'read appendonly');
+    } catch {
+      return;
+    }
+    if (!Array.isArray(aof) || aof[1] !== 'no') return;
+    const message = `Redis keeps no append-only file (appendonly no): a restart of it loses every permit, runtime schedule, run `
+      + 'history and task of the library, and permits are then granted again only after a recovery wait. Set appendonly yes '
+      + '(appendfsync everysec) for state that survives a restart.';
+    try {
+      if (this.options.onWarning) this.options.onWarning(message);
+      else console.warn(`nestjs-gatekeeper: ${message}`);
+    } catch {
+      // The warning's failure is its receiver's.
+    }
   }
 
   private async stop(): Promise<void> {
