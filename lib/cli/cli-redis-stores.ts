@@ -1,6 +1,6 @@
 import { RedisBackend } from '../backends/redis/redis-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
-import { TaskRecordStore } from '../tasks/task-record.store';
+import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
 import { redactedUrl } from './cli-redacted-url';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 
@@ -15,7 +15,7 @@ export function redisStores(options: CliConnectionOptions): ReachedStore {
   return {
     store: new PermitRecordStore(backend, options.connectTimeout),
     backend,
-    tasks: () => new TaskRecordStore(backend, options.connectTimeout),
+    tasks: () => new RedisTaskStore(backend, options.connectTimeout),
     unreachable: `cannot reach Redis at ${redactedUrl(options.redisUrl!)}`,
     hint: 'is the server running, and the URL right? Point the CLI at yours with --redis-url (or GATEKEEPER_REDIS_URL)',
   };

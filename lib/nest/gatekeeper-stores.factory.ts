@@ -22,6 +22,7 @@ import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
+import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
@@ -154,11 +155,13 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
 /**
  * Builds the task store: the one given in `tasks.store`; else the tasks' backend's native store (on Hazelcast
  * member-side claim queries and a filtered pending listener; on PostgreSQL a table of their own with claims found on
- * its indexes); else the task store of the contract on the tasks' backend.
+ * its indexes; on Redis sorted sets its write scripts keep beside the tasks); else the task store of the contract on
+ * the tasks' backend.
  */
 export function createTaskStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): TaskStore {
   if (options.tasks.store) return options.tasks.store;
   if (backends.of.tasks instanceof PostgresBackend) return new PostgresTaskStore(backends.of.tasks);
+  if (backends.of.tasks instanceof RedisBackend) return new RedisTaskStore(backends.of.tasks);
   return backends.nativeTasks?.() ?? new TaskRecordStore(backends.of.tasks, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
 }
 

@@ -14,6 +14,8 @@
  * - `T:forget`: the maps whose records a loss drops (`forgetOnRestore`).
  * - `T:m:<map>` (hash: key → value), `T:ttl:<map>` (sorted set: key by expiry ms), `T:lost:<map>` (hash: key → when
  *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
+ * - `T:tp:<type>`, `T:tw:<type>`, `T:tr:<type>`, `T:tu:<type>`, `T:tf`: the indexes of the tasks map (`T:m:tasks`) that
+ *   the task store's own scripts keep beside it (see `tasks/redis-task-scripts.ts`).
  * - Changes are published on `T:changes` as `{"m":<map>,"k":<key>,"v":<value>}` (no `v`: removed).
  *
  * Every script takes KEYS[1] = `T` and ARGV[1..3] = the incarnation this node knows ('' if none), the highest epoch it

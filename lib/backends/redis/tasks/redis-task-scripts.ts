@@ -1,0 +1,178 @@
+import { script } from '../redis-scripts';
+
+/*
+ * The Redis task store's scripts (see `RedisTaskStore`), run as the backend's own are (`RedisCalls.run`: the same
+ * prelude first, which checks the store's incarnation, then the body). ARGV[4] is the tasks' record map (`tasks`):
+ * the tasks stay in its hash `T:m:<map>`, so the record map's reads and its change feed serve them as any map's; every
+ * write of a task runs here, and keeps beside the hash, in the same script, the indexes the queries read:
+ *
+ * - `T:tp:<type>` (sorted set, every score 0, so in member order): the type's pending tasks in claim order. A member
+ *   is the task's place, 32 hex digits (the priority negated, then the seq, each as 16 hex digits that sort as the
+ *   number does: `rankOf` of task-rank.rules.ts without the type), then its id; byte order is claim order.
+ * - `T:tw:<type>` (sorted set by `notBefore`): pending tasks that wait (a retry backing off, a hand-back, a submit
+ *   held by its group: `notBefore` past both their submit and the server's clock when written), members as above. A
+ *   claim query moves those due by its clock into `T:tp:<type>`: no query steps over tasks that wait.
+ * - `T:tr:<type>` (sorted set by the claim's `expiresAt`): running tasks, members as above.
+ * - `T:tu:<type>` (sorted set, scores 0): tasks marked `uncounted`, members as above.
+ * - `T:tf` (sorted set by `finishedAt`, members the ids): finished tasks a purge may take: counted, and not a parent
+ *   whose sub-groups' joins it still waits for (`awaitsJoins`).
+ *
+ * Each index is derived from the stored value alone (parsed with `cjson`), so a record another writer stored (the
+ * previous format, a test's plant) is indexed by running the write script on it (`p`ut). A value that cannot be
+ * parsed is indexed nowhere (the record map's reads still report it).
+ */
+
+/** Helpers every task script shares, after the prelude. */
+const TASK_LIB = `
+local MAP = ARGV[4]
+local TASKS = T .. ':m:' .. MAP
+local FINISHED = { done = true, failed = true, invalid = true, cancelled = true }
+local function num(x)
+  return type(x) == 'number' and x == x and x ~= math.huge and x ~= -math.huge
+end
+local function sortable(x)
+  if x == 0 then x = 0 end
+  local b = { string.byte(struct.pack('>d', x), 1, 8) }
+  local out = {}
+  if b[1] >= 128 then
+    for i = 1, 8 do out[i] = string.format('%02x', 255 - b[i]) end
+  else
+    b[1] = b[1] + 128
+    for i = 1, 8 do out[i] = string.format('%02x', b[i]) end
+  end
+  return table.concat(out)
+end
+local function decoded(raw)
+  if not raw then return nil end
+  local ok, v = pcall(cjson.decode, raw)
+  if ok and type(v) == 'table' then return v end
+  return nil
+end
+local function awaits_joins(v)
+  local s = v.subgroups
+  return type(s) == 'table' and type(s.submitted) == 'table' and #s.submitted > 0 and s.joinSubmittedAt == nil
+end
+-- The index entries { zset, score, member } of task key stored as v; removing, a pending task's in both its sets.
+local function entries(key, v, now, removing)
+  local out = {}
+  if not v or type(v.type) ~= 'string' or not num(v.priority) or not num(v.seq) then return out end
+  local member = sortable(-v.priority) .. sortable(v.seq) .. key
+  local ty = v.type
+  if v.state == 'pending' then
+    local waits = num(v.notBefore) and num(v.submittedAt) and v.notBefore > v.submittedAt and v.notBefore > now
+    if removing or waits then out[#out + 1] = { T .. ':tw:' .. ty, num(v.notBefore) and v.notBefore or 0, member } end
+    if removing or not waits then out[#out + 1] = { T .. ':tp:' .. ty, 0, member } end
+  elseif v.state == 'running' and type(v.claim) == 'table' and num(v.claim.expiresAt) then
+    out[#out + 1] = { T .. ':tr:' .. ty, v.claim.expiresAt, member }
+  end
+  if v.uncounted == true then out[#out + 1] = { T .. ':tu:' .. ty, 0, member } end
+  if FINISHED[v.state] and num(v.finishedAt) and v.uncounted ~= true and not awaits_joins(v) then
+    out[#out + 1] = { T .. ':tf', v.finishedAt, key }
+  end
+  return out
+end
+local function reindex(key, old, new, now)
+  local added = entries(key, new, now, false)
+  local kept = {}
+  for _, e in ipairs(added) do kept[e[1] .. '\\0' .. e[3]] = true end
+  for _, e in ipairs(entries(key, old, now, true)) do
+    if not kept[e[1] .. '\\0' .. e[3]] then redis.call('ZREM', e[1], e[3]) end
+  end
+  for _, e in ipairs(added) do redis.call('ZADD', e[1], e[2], e[3]) end
+end
+-- The values of the first limit of the sorted members (place then id), as { key, value, ... }.
+local function values_of(members, limit)
+  table.sort(members)
+  local out = {}
+  for i = 1, math.min(limit, #members) do
+    local key = string.sub(members[i], 33)
+    local v = redis.call('HGET', TASKS, key)
+    if v then out[#out + 1] = key; out[#out + 1] = v end
+  end
+  return out
+end
+`;
+
+/** Most waiting tasks one claim query moves into claim order per type (the rest, the next query). */
+export const MOST_PROMOTED = 1_000;
+/** Most lapsed claims of a type one claim query reads (in claim order among them once read). */
+export const MOST_LAPSED = 1_000;
+
+/** The task store's scripts. ARGV from 5 on, as listed per script. */
+export const TASK_SCRIPTS = {
+  /**
+   * ARGV: then per write `mode, key, expected, next` → per write 1 if it landed, else 0. Modes: `c` creates (no
+   * record there), `r` replaces and `d` removes (the record holds exactly `expected`), `a` writes nothing and lands
+   * if there is no record, `p` stores and `x` removes whatever is there (values another writer stored). Each write
+   * lands or not on its own, keeps the indexes, and publishes a task that became pending or was claimed (a renewal,
+   * a completion or a removal is no news to anyone); the epoch is bumped once if any landed.
+   */
+  write: script('gkTaskWrite', `${TASK_LIB}
+local now = now_ms()
+local out, landed = {}, false
+for i = 5, #ARGV, 4 do
+  local mode, key, expected, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local old = redis.call('HGET', TASKS, key)
+  local ok
+  if mode == 'a' or mode == 'c' then ok = not old
+  elseif mode == 'p' or mode == 'x' then ok = true
+  else ok = old == expected end
+  if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
+    local was, is = decoded(old), nil
+    if mode == 'd' or mode == 'x' then
+      redis.call('HDEL', TASKS, key)
+    else
+      redis.call('HSET', TASKS, key, value)
+      is = decoded(value)
+    end
+    reindex(key, was, is, now)
+    landed = true
+    if mode ~= 'd' and mode ~= 'x' then
+      local news = not is or is.state == 'pending'
+        or (is.state == 'running' and (not was or was.state ~= 'running' or was.epoch ~= is.epoch))
+      if news then tell(MAP, key, value) end
+    end
+  end
+  out[#out + 1] = ok and 1 or 0
+end
+if landed then bump() end
+return answer(out)`),
+  /**
+   * ARGV: now, lapsed before, limit, types... → `{ { key, value, ... }, examined }`: per type the first `limit` due
+   * pending tasks (the waiting ones due at `now` moved into claim order first) and up to {@link MOST_LAPSED} running
+   * ones whose claim expired before `lapsed before`; of all, the first `limit` in claim order. `examined` counts the
+   * index entries the script read (moved, ranged over), the cost of the query.
+   */
+  claimable: script('gkTaskClaimable', `${TASK_LIB}
+local now, lapsed, limit = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local members, examined = {}, 0
+for i = 8, #ARGV do
+  local ty = ARGV[i]
+  local tw, tp = T .. ':tw:' .. ty, T .. ':tp:' .. ty
+  local due = redis.call('ZRANGEBYSCORE', tw, '-inf', now, 'LIMIT', 0, ${MOST_PROMOTED})
+  if #due > 0 then
+    for _, m in ipairs(due) do redis.call('ZADD', tp, 0, m) end
+    redis.call('ZREM', tw, unpack(due))
+    examined = examined + #due
+  end
+  for _, m in ipairs(redis.call('ZRANGE', tp, 0, limit - 1)) do members[#members + 1] = m end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', T .. ':tr:' .. ty, '-inf', '(' .. lapsed, 'LIMIT', 0, ${MOST_LAPSED})) do members[#members + 1] = m end
+end
+examined = examined + #members
+return answer({ values_of(members, limit), examined })`),
+  /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
+  uncounted: script('gkTaskUncounted', `${TASK_LIB}
+local limit, members = tonumber(ARGV[5]), {}
+for i = 6, #ARGV do
+  for _, m in ipairs(redis.call('ZRANGE', T .. ':tu:' .. ARGV[i], 0, limit - 1)) do members[#members + 1] = m end
+end
+return answer(values_of(members, limit))`),
+  /** ARGV: before, limit → `{ key, value, ... }`: up to `limit` purgeable tasks finished before `before`, earliest first. */
+  finishedBefore: script('gkTaskFinishedBefore', `${TASK_LIB}
+local out = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', T .. ':tf', '-inf', '(' .. ARGV[5], 'LIMIT', 0, tonumber(ARGV[6]))) do
+  local v = redis.call('HGET', TASKS, key)
+  if v then out[#out + 1] = key; out[#out + 1] = v end
+end
+return answer(out)`),
+} as const;

@@ -1,0 +1,130 @@
+import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
+import type { RecordMap, StoredRecord } from '../../../store/record-map';
+import type { TaskRecord } from '../../../tasks/task';
+import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
+import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
+import { encodeTask } from '../../../tasks/task.codec';
+import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
+import type { RedisBackend } from '../redis-backend';
+import type { RedisCalls } from '../redis-calls';
+import { TASK_SCRIPTS } from './redis-task-scripts';
+import { RedisTaskWrites, type RedisTaskTarget, type TaskWriteMode } from './redis-task-writes';
+
+/** `{ key, value, key, value, ... }` as records. */
+function pairs(flat: readonly string[] | null): StoredRecord[] {
+  const records: StoredRecord[] = [];
+  for (let i = 0; flat && i + 1 < flat.length; i += 2) records.push({ key: flat[i], value: flat[i + 1] });
+  return records;
+}
+
+/**
+ * Tasks on Redis, found on indexes of their own: the tasks stay in the record map `tasks` (the hash
+ * `{<prefix>}:m:tasks`, read and watched as any record map), and every write of a task is one of the store's scripts
+ * (`redis-task-scripts.ts`), which compares the exact stored text and, in the same atomic script, keeps sorted sets
+ * beside the hash: per type the pending tasks in claim order, those waiting by when they come due, the running ones by
+ * their claim's expiry and the uncounted ones, and the finished ones a purge may take by their finish time. Each query
+ * is one script that reads about what it returns, however long the backlog: the first due tasks of each type in claim
+ * order, lapsed claims by their expiry, uncounted tasks of the types, finished tasks by their finish time; an
+ * operator's listing reads the whole map. A write publishes a task that became pending and a new claim, with its
+ * value, on the backend's channel (the base store's feed hears them), nothing of renewals, completions or removals.
+ * Compare-and-sets asked for together go out in one script call ({@link RedisTaskWrites}). Groups' records stay in a
+ * record map of the backend.
+ *
+ * Every writer of a prefix's tasks must be this store: a value written around it (the default `TaskRecordStore`, a raw
+ * `HSET`) is not indexed; {@link RedisTaskStore.writeRaw} stores one as this store would.
+ */
+export class RedisTaskStore extends TaskRecordStore {
+  private calls?: RedisCalls;
+  private map?: RecordMap;
+  private readonly writes = new RedisTaskWrites(() => this.target());
+  /**
+   * Index entries the last claim query read (moved into claim order, ranged over): what it cost the server.
+   * @internal
+   */
+  lastClaimQueryExamined = 0;
+
+  /**
+   * @param redis - The Redis backend the tasks live on (shared with the process's other capabilities).
+   * @param callTimeoutMs - Deadline of a call given none, in ms. Default: the backend's.
+   */
+  constructor(private readonly redis: RedisBackend, callTimeoutMs?: number) {
+    super(redis, callTimeoutMs);
+  }
+
+  /** The tasks' record map (the base store's reads and feed run on it), and the backend's calls for the scripts. */
+  protected override async openTasks(): Promise<RecordMap> {
+    const map = await super.openTasks();
+    this.calls = this.redis.taskCalls();
+    this.map = map;
+    return map;
+  }
+
+  /** {@inheritDoc TaskStore.close} */
+  override async close(): Promise<void> {
+    this.calls = undefined;
+    this.map = undefined;
+    await super.close();
+  }
+
+  /**
+   * {@inheritDoc TaskStore.compareAndSet}
+   *
+   * Compare-and-sets asked for in one turn of the event loop share a script call ({@link RedisTaskWrites}).
+   */
+  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+    const mode: TaskWriteMode = next === null ? (expected.raw === null ? 'a' : 'd') : expected.raw === null ? 'c' : 'r';
+    return this.writes.write(mode, id, expected.raw, next && encodeTask(next), this.timeout(options).timeoutMs);
+  }
+
+  /**
+   * Stores `raw` under the task id `id` as it is, past the codec and any compare (`null`: removes it), indexed and
+   * published as a write of this store: for tests and tools that plant values this version did not write.
+   */
+  async writeRaw(id: string, raw: string | null, options: TaskCallOptions = {}): Promise<void> {
+    await this.writes.write(raw === null ? 'x' : 'p', id, null, raw, this.timeout(options).timeoutMs);
+  }
+
+  /** {@inheritDoc TaskStore.claimable} */
+  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0 || limit <= 0) return [];
+    const wanted = new Set(types);
+    const { calls, map } = this.target();
+    const { result } = await calls.run<[string[], number]>(TASK_SCRIPTS.claimable, [map, now, lapsedBefore, limit, ...wanted], `find claimable tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs);
+    this.lastClaimQueryExamined = Number(result[1]);
+    // A task the index placed by the server's clock may not be due yet by the caller's: left out here.
+    return inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
+  }
+
+  /** {@inheritDoc TaskStore.uncounted} */
+  override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (types.length === 0 || limit <= 0) return [];
+    const { calls, map } = this.target();
+    const { result } = await calls.run<string[]>(TASK_SCRIPTS.uncounted, [map, limit, ...new Set(types)], 'find uncounted tasks', this.timeout(options).timeoutMs);
+    return inClaimOrder(this.decodeAll(pairs(result)).filter((t) => t.uncounted && types.includes(t.type)), limit);
+  }
+
+  /** {@inheritDoc TaskStore.finishedBefore} */
+  override async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    if (limit <= 0) return [];
+    const { calls, map } = this.target();
+    const { result } = await calls.run<string[]>(TASK_SCRIPTS.finishedBefore, [map, before, limit], 'find finished tasks', this.timeout(options).timeoutMs);
+    return inClaimOrder(this.decodeAll(pairs(result)).filter((t) => isFinishedBefore(t, before)), limit);
+  }
+
+  /** {@inheritDoc TaskStore.query} */
+  override async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+    // An operator's listing: the whole map once, filtered here.
+    const records = await this.mapOf().list(this.timeout(options));
+    return inClaimOrder(this.decodeAll(records).filter((t) => matchesQuery(t, query)));
+  }
+
+  private target(): RedisTaskTarget {
+    if (!this.calls) throw new StoreUnavailableError('the task store is not connected');
+    return { calls: this.calls, map: TASK_MAP };
+  }
+
+  private mapOf(): RecordMap {
+    if (!this.map) throw new StoreUnavailableError('the task store is not connected');
+    return this.map;
+  }
+}

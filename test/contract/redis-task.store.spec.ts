@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
+import type { TaskRecord } from '../../lib/tasks/task';
+import { encodeTask } from '../../lib/tasks/task.codec';
+import { compareReady, decideClaim, decideRenew } from '../../lib/tasks/task-claim.rules';
+import { describeRankedClaimsContract, describeTaskStoreContract } from '../../lib/testing';
+import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
+import { eventually } from '../support/eventually';
+import { testRedisUrl } from '../support/test-redis';
+
+/** Every key of one prefix (its hash tag). */
+async function keysOf(redis: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `{${prefix}}:*`, 'COUNT', 1000);
+    keys.push(...found);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+/** A claim of `task` by `instance` at `now`, as a node decides it. */
+function claimOf(task: TaskRecord, instance: string, now: number, leaseMs = 60_000): TaskRecord {
+  const decision = decideClaim(task, { instance, acquirer: instance }, now, leaseMs);
+  if (decision.outcome !== 'claimed') throw new Error(`${task.id} not claimable: ${decision.outcome}`);
+  return decision.task;
+}
+
+/*
+ * The native task store on Redis (tasks in the record map's hash, claims found on sorted sets the write scripts keep)
+ * against the test run's server: the task store contracts, two nodes with a backend each, writes asked for together,
+ * what a write publishes, and what a claim query reads over a backlog.
+ */
+describe('RedisTaskStore against the test run\'s Redis server', () => {
+  const redis = new Redis(testRedisUrl());
+  const prefixes: string[] = [];
+  const node = (mapPrefix: string) => new RedisTaskStore(new RedisBackend({ url: testRedisUrl(), mapPrefix, callTimeoutMs: 5_000, onLostData: () => undefined }));
+  const fresh = (name: string) => {
+    const prefix = `${name}-${randomUUID().slice(0, 8)}`;
+    prefixes.push(prefix);
+    return prefix;
+  };
+  const drop = async (prefix: string) => {
+    const keys = await keysOf(redis, prefix);
+    for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  };
+  afterAll(async () => {
+    for (const prefix of prefixes) await drop(prefix);
+    await redis.quit();
+  });
+
+  describeTaskStoreContract('redis native', async () => {
+    const mapPrefix = fresh('tc');
+    return { stores: [node(mapPrefix), node(mapPrefix)], close: () => drop(mapPrefix) };
+  }, { timeoutMs: 60_000 });
+
+  describeRankedClaimsContract('redis native', async () => {
+    const mapPrefix = fresh('rc');
+    const stores = [node(mapPrefix), node(mapPrefix)] as const;
+    // The record in the tasks hash as it is, and its index entries as the write scripts derive them from the value.
+    return { stores, plant: (id, json) => stores[0].writeRaw(id, json), close: () => drop(mapPrefix) };
+  }, { timeoutMs: 60_000 });
+
+  describe('compare-and-sets asked for together', () => {
+    it('go out in one script call, each landing or not on its own; a second write of one key waits for the next', async () => {
+      const store = node(fresh('w'));
+      await store.connect();
+      try {
+        const tasks = ['a', 'b', 'c', 'd', 'e'].map((name) => pendingAt('batch', name, 0, Date.now() * 1000));
+        let before = store.operationCount();
+        const created = await Promise.all([...tasks.map((t) => store.compareAndSet(t.id, { raw: null }, t)), store.compareAndSet(tasks[0].id, { raw: null }, tasks[0])]);
+        expect(created).toEqual([true, true, true, true, true, false]);
+        expect(store.operationCount() - before).toBe(2); // the five, then the second create of a
+        // Claims of three as read, one against a value that changed since, two claims of one read of d, a purge of e
+        // and a purge of a task that is not there (it holds: absent).
+        const now = Date.now();
+        const stale = { ...tasks[2], priority: 5 };
+        before = store.operationCount();
+        const landed = await Promise.all([
+          store.compareAndSet(tasks[0].id, { raw: encodeTask(tasks[0]) }, claimOf(tasks[0], 'n/1', now)),
+          store.compareAndSet(tasks[1].id, { raw: encodeTask(tasks[1]) }, claimOf(tasks[1], 'n/1', now)),
+          store.compareAndSet(tasks[2].id, { raw: encodeTask(stale) }, claimOf(stale, 'n/1', now)),
+          store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claimOf(tasks[3], 'n/1', now)),
+          store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claimOf(tasks[3], 'n/2', now)),
+          store.compareAndSet(tasks[4].id, { raw: encodeTask(tasks[4]) }, null),
+          store.compareAndSet('batch:missing', { raw: null }, null),
+        ]);
+        expect(landed).toEqual([true, true, false, true, false, true, true]);
+        expect(store.operationCount() - before).toBe(2);
+        const states = await Promise.all(tasks.map(async (t) => (await store.read(t.id)).task));
+        expect(states.map((t) => t && `${t.state} ${t.claim?.instance ?? '-'}`)).toEqual(['running n/1', 'running n/1', 'pending -', 'running n/1', undefined]);
+        // The indexes followed: c is the one task left to claim, the three claims are the running ones.
+        expect((await store.claimable(['batch'], now + 1, now, 10)).map((t) => t.name)).toEqual(['c']);
+        expect((await store.claimable(['batch'], now + 1, now + 120_000, 10)).map((t) => t.name)).toEqual(['a', 'b', 'c', 'd']);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('what a write publishes', () => {
+    it('a task that became pending and a new claim, with its value; nothing of renewals, completions or removals', async () => {
+      const mapPrefix = fresh('pub');
+      const store = node(mapPrefix);
+      const sub = new Redis(testRedisUrl());
+      const heard: Array<{ k: string; state?: string }> = [];
+      sub.on('message', (_channel: string, message: string) => {
+        const { k, v } = JSON.parse(message) as { k: string; v?: string };
+        heard.push({ k, state: v === undefined ? undefined : (JSON.parse(v) as TaskRecord).state });
+      });
+      await sub.subscribe(`{${mapPrefix}}:changes`);
+      await store.connect();
+      try {
+        const now = Date.now();
+        const task = pendingAt('pub', 'x', 0, now * 1000);
+        expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+        const claimed = claimOf(task, 'n/1', now);
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, claimed)).toBe(true);
+        const renewed = decideRenew(claimed, { instance: 'n/1', acquirer: 'n/1' }, claimed.epoch, now + 1, 60_000);
+        if (renewed.outcome !== 'ok') throw new Error('not renewed');
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(claimed) }, renewed.task)).toBe(true);
+        const { claim: _claim, ...rest } = renewed.task;
+        const done: TaskRecord = { ...rest, state: 'done', finishedAt: now + 2 };
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(renewed.task) }, done)).toBe(true);
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(done) }, null)).toBe(true);
+        // A last one, pending: once it is heard, everything written before it would have been.
+        const last = pendingAt('pub', 'last', 0, now * 1000);
+        expect(await store.compareAndSet(last.id, { raw: null }, last)).toBe(true);
+        await eventually('the last write', () => heard.some((h) => h.k === last.id), { timeoutMs: 5_000 });
+        expect(heard).toEqual([{ k: task.id, state: 'pending' }, { k: task.id, state: 'running' }, { k: last.id, state: 'pending' }]);
+      } finally {
+        await store.close();
+        await sub.quit();
+      }
+    });
+  });
+
+  describe('the indexes of groups and purges', () => {
+    it('find uncounted tasks until counted, and a finished parent to purge only once its join was submitted', async () => {
+      const store = node(fresh('g'));
+      await store.connect();
+      try {
+        const now = Date.now();
+        const finished = (name: string, extra: Partial<TaskRecord> = {}): TaskRecord => ({ ...pendingAt('g', name, 0, now * 1000), state: 'done', finishedAt: now - 10_000, ...extra });
+        // Those nobody may purge yet finished first: they are not in the purge's index, so they take no place in its batch.
+        const uncounted = finished('uncounted', { uncounted: true, finishedAt: now - 30_000 });
+        const parent = finished('parent', { subgroups: { submitted: ['g:sub'], joined: {} }, finishedAt: now - 20_000 });
+        const plain = finished('plain');
+        const second = finished('uncounted2', { uncounted: true });
+        for (const t of [uncounted, parent, plain, second]) expect(await store.compareAndSet(t.id, { raw: null }, t)).toBe(true);
+        expect((await store.uncounted(['g'], 10)).map((t) => t.name)).toEqual(['uncounted', 'uncounted2']);
+        expect((await store.finishedBefore(now, 1)).map((t) => t.name)).toEqual(['plain']);
+        expect((await store.finishedBefore(now, 10)).map((t) => t.name)).toEqual(['plain']);
+        const { uncounted: _u, ...counted } = uncounted;
+        expect(await store.compareAndSet(uncounted.id, { raw: encodeTask(uncounted) }, counted)).toBe(true);
+        const joined: TaskRecord = { ...parent, subgroups: { ...parent.subgroups!, joinSubmittedAt: now } };
+        expect(await store.compareAndSet(parent.id, { raw: encodeTask(parent) }, joined)).toBe(true);
+        // Counted, it leaves the index: the next batch of one is the other.
+        expect((await store.uncounted(['g'], 1)).map((t) => t.name)).toEqual(['uncounted2']);
+        expect((await store.finishedBefore(now, 10)).map((t) => t.name).sort()).toEqual(['parent', 'plain', 'uncounted']);
+        expect((await store.finishedBefore(now, 2))).toHaveLength(2);
+        expect(await store.compareAndSet(plain.id, { raw: encodeTask(plain) }, null)).toBe(true);
+        expect((await store.finishedBefore(now, 10)).map((t) => t.name).sort()).toEqual(['parent', 'uncounted']);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('a backlog', () => {
+    it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
+      const store = node(fresh('b'));
+      await store.connect();
+      try {
+        // 10,000 due, ordered as a submitter's runs are, some of a higher priority; 500 of the first priority
+        // backing off ahead of them; and 5,000 of another type.
+        const now = Date.now();
+        const base = now * 1000 - 7.2e9;
+        const backlog = [
+          ...Array.from({ length: 6_000 }, (_, i) => pendingAt('bk', `a${i}`, 0, base + i * 50)),
+          ...Array.from({ length: 3_900 }, (_, i) => pendingAt('bk', `b${i}`, 0, base + 3.6e9 + i * 700)),
+          ...Array.from({ length: 100 }, (_, i) => pendingAt('bk', `c${i}`, 2, base + 3.6e9 + i * 10_000)),
+        ];
+        const waitingOut = Array.from({ length: 500 }, (_, i) => ({ ...pendingAt('bk', `w${i}`, 0, base - 1_000 - i), notBefore: now + 3_600_000 }));
+        const other = Array.from({ length: 5_000 }, (_, i) => pendingAt('other', `o${i}`, 9, base + i));
+        const all = [...backlog, ...waitingOut, ...other];
+        for (let i = 0; i < all.length; i += 1_000) {
+          const landed = await Promise.all(all.slice(i, i + 1_000).map((t) => store.compareAndSet(t.id, { raw: null }, t)));
+          expect(landed.every(Boolean)).toBe(true);
+        }
+        const waiting = [...backlog].sort(compareReady);
+        const limit = 256;
+        for (let round = 0; round < 12; round++) {
+          const found = await store.claimable(['bk'], now, now - 1_000, limit);
+          expect(found.map((t) => t.id)).toEqual(waiting.slice(0, limit).map((t) => t.id));
+          // The batch, read off the index in claim order: the tasks backing off are not even stepped over.
+          expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit);
+          const claimed = await Promise.all(found.map(async (task) => {
+            const next = claimOf(task, 'n/1', now);
+            expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, next)).toBe(true);
+            return next;
+          }));
+          waiting.splice(0, found.length);
+          if (round === 3) {
+            // A retry keeps its seq, below every task left; a late submit of a higher priority comes first too.
+            const { claim: _claim, ...rest } = claimed[5];
+            const retry: TaskRecord = { ...rest, state: 'pending', notBefore: now };
+            expect(await store.compareAndSet(retry.id, { raw: encodeTask(claimed[5]) }, retry)).toBe(true);
+            const late = pendingAt('bk', 'late', 7, now * 1000);
+            expect(await store.compareAndSet(late.id, { raw: null }, late)).toBe(true);
+            waiting.unshift(late, retry);
+          }
+        }
+        // Once the tasks backing off come due they come first (their seqs are the lowest): the first query moves
+        // them into claim order (500 entries, once), the next reads its batch again.
+        const later = now + 3_600_000;
+        const due = [...waitingOut].sort(compareReady);
+        expect((await store.claimable(['bk'], later, now - 1_000, limit)).map((t) => t.id)).toEqual(due.slice(0, limit).map((t) => t.id));
+        expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit + waitingOut.length);
+        expect((await store.claimable(['bk'], later, now - 1_000, limit)).map((t) => t.id)).toEqual(due.slice(0, limit).map((t) => t.id));
+        expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit);
+        // The claims of the first rounds lapse: found by their expiry, in claim order with the rest.
+        const lapsed = await store.claimable(['bk'], later, now + 120_000, 10);
+        expect(lapsed.map((t) => t.state)).toEqual(Array(10).fill('running'));
+        expect(lapsed.map((t) => t.id)).toEqual([...lapsed].sort(compareReady).map((t) => t.id));
+      } finally {
+        await store.close();
+      }
+    }, 120_000);
+  });
+});
