@@ -8,6 +8,9 @@ import type { TaskStore } from '../../lib/tasks/task-store';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
 import { testPostgresUrl } from '../support/test-postgres';
+import { testRedisUrl } from '../support/test-redis';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
 import type { SubmitInput } from '../../lib';
 import {
   checkHistory, newHistoryFile, readHistory, recordNemesis, runsOf, startTaskNode, useFaultCluster,
@@ -44,10 +47,12 @@ function expectSafe(history: HistoryEvent[]): ReturnType<typeof checkHistory> {
 }
 
 /** A submitting client of the test's own, through the library's submit path, on the nodes' store. */
-async function submitter(target: ClientConfig | { postgresUrl: string }, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; state(id: string): Promise<string>; close(): Promise<void> }> {
+async function submitter(target: ClientConfig | { postgresUrl: string } | { redisUrl: string }, mapPrefix: string): Promise<{ submit(input: SubmitInput): Promise<unknown>; state(id: string): Promise<string>; close(): Promise<void> }> {
   const store: TaskStore = 'postgresUrl' in target
     ? new PostgresTaskStore(new PostgresBackend({ connectionString: target.postgresUrl, mapPrefix }))
-    : new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: target }), mapPrefix });
+    : 'redisUrl' in target
+      ? new RedisTaskStore(new RedisBackend({ url: target.redisUrl, mapPrefix }))
+      : new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: target }), mapPrefix });
   await store.connect();
   const worker = new TaskWorker(store, { instance: 'test/1', acquirer: 'test' }, { clock: systemClock, clockSkewMs: SKEW_MS });
   return {
@@ -62,11 +67,12 @@ async function submitter(target: ClientConfig | { postgresUrl: string }, mapPref
 
 // The same scenes on the shared member and on the test run's PostgreSQL server (its native task store).
 describe.each([
-  { on: 'the shared member', target: (): StoreTarget => testCluster(), client: (): ClientConfig | { postgresUrl: string } => testClientConfig() },
+  { on: 'the shared member', target: (): StoreTarget => testCluster(), client: (): ClientConfig | { postgresUrl: string } | { redisUrl: string } => testClientConfig() },
   { on: 'PostgreSQL', target: (): StoreTarget => ({ postgresUrl: testPostgresUrl() }), client: () => ({ postgresUrl: testPostgresUrl() }) },
+  { on: 'Redis', target: (): StoreTarget => ({ redisUrl: testRedisUrl() }), client: () => ({ redisUrl: testRedisUrl() }) },
 ])('tasks among real processes on $on', ({ on, target, client: clientTarget }) => {
   const nodes: NodeProcess[] = [];
-  const historyFile = newHistoryFile(on === 'PostgreSQL' ? 'tasks-pg' : 'tasks');
+  const historyFile = newHistoryFile({ PostgreSQL: 'tasks-pg', Redis: 'tasks-redis' }[on] ?? 'tasks');
   const mapPrefix = uniquePrefix('tasks');
   const common: Omit<TaskNodeSettings, 'name'> = { historyFile, cluster: target(), mapPrefix, leaseMs: LEASE_MS, scanMs: SCAN_MS, maxClockSkewMs: SKEW_MS, concurrency: CONCURRENCY };
   let client: Awaited<ReturnType<typeof submitter>>;
@@ -74,6 +80,8 @@ describe.each([
   const print = (line: string) => process.stdout.write(`tasks on ${on}: ${line}\n`);
 
   beforeAll(async () => {
+    // A new Redis prefix is declared so (else its first use counts as a loss); the other stores' are new by nature here.
+    if (on === 'Redis') await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh();
     client = await submitter(clientTarget(), mapPrefix);
     const once: SubmitInput = { type: 'work', name: 'database-check-2026-11-23T01:00', data: { ms: 100 } };
     nodes.push(...(await Promise.all(['node-a', 'node-b', 'node-c'].map((name) => startTaskNode({ ...common, name, ticks: true, submit: [once] })))));
