@@ -77,6 +77,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Configuration reference', link: '/configuration' },
           { text: 'Hazelcast in production', link: '/production' },
           { text: 'PostgreSQL in production', link: '/postgres-production' },
+          { text: 'Redis in production', link: '/redis-production' },
           { text: 'Kubernetes', link: '/kubernetes' },
           { text: 'Troubleshooting', link: '/troubleshooting' },
         ],
