@@ -1,15 +1,9 @@
 import type { Notification, PoolClient } from 'pg';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
-import { writtenByMark, type MissedReason, type RecordChanges, type Unwatch } from '../../store/record-map';
+import { FeedWatches } from '../../store/feed-watches';
+import type { MissedReason, RecordChanges, Unwatch } from '../../store/record-map';
 import { ident } from './postgres-schema';
-
-/** One watch of one map. */
-interface Watch {
-  readonly changes: RecordChanges;
-  /** The text of this backend's own write ids, when the watch leaves them out. */
-  readonly except: string | undefined;
-}
 
 /** What the `records` trigger sends (see `postgres-schema.ts`). */
 interface Payload {
@@ -51,7 +45,7 @@ export interface PostgresFeedContext {
 export class PostgresFeed {
   private client?: PoolClient;
   private starting?: Promise<void>;
-  private readonly watches = new Map<string, Set<Watch>>();
+  private readonly watches: FeedWatches;
   private closed = false;
   private retry?: NodeJS.Timeout;
   private check?: NodeJS.Timeout;
@@ -65,25 +59,20 @@ export class PostgresFeed {
   /** The check under way: what it sent, and what it calls once that is heard. */
   private probe?: { readonly id: string; readonly heard: () => void };
 
-  constructor(private readonly context: PostgresFeedContext) {}
+  constructor(private readonly context: PostgresFeedContext) {
+    this.watches = new FeedWatches(context.mark);
+  }
 
   /** Starts telling `changes` of map `stored` (its name `name`); resolves once the feed listens. */
   async watch(stored: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
     if (this.closed) throw new StoreUnavailableError(`cannot watch ${name}: the PostgreSQL backend is closed`);
     await this.listening(name);
-    const watch: Watch = { changes, except: exceptOwn ? writtenByMark(this.context.mark) : undefined };
-    let set = this.watches.get(stored);
-    if (!set) this.watches.set(stored, (set = new Set()));
-    set.add(watch);
-    return async () => {
-      set.delete(watch);
-      if (set.size === 0 && this.watches.get(stored) === set) this.watches.delete(stored);
-    };
+    return this.watches.add(stored, changes, exceptOwn);
   }
 
   /** Tells every watch that changes may have been missed (the backend found the database lost data). */
   missed(reason: MissedReason): void {
-    this.tellAll(reason);
+    this.watches.tellAll(reason);
   }
 
   /** Stops listening and lets go of the connection. */
@@ -143,7 +132,7 @@ export class PostgresFeed {
     // Whoever listened again (the retry, or a watch made meanwhile), the watches made before hear it.
     if (this.wasLost) {
       this.wasLost = false;
-      this.tellAll('reconnected');
+      this.watches.tellAll('reconnected');
     }
   }
 
@@ -176,7 +165,7 @@ export class PostgresFeed {
       // Released already.
     }
     this.wasLost = true;
-    this.tellAll('disconnected');
+    this.watches.tellAll('disconnected');
     this.reconnect();
   }
 
@@ -209,7 +198,7 @@ export class PostgresFeed {
       return;
     }
     if (payload.c) {
-      this.tellAll('cleared');
+      this.watches.tellAll('cleared');
       return;
     }
     const { m: map, k: key } = payload;
@@ -221,10 +210,10 @@ export class PostgresFeed {
           const value = payload.r ? await this.context.read(map, key).catch(() => undefined) : payload.v ?? null;
           // A read that failed loses this change: the watches are told so, and to read again (the feed still listens).
           if (value === undefined) {
-            this.tellMap(map, 'disconnected');
-            this.tellMap(map, 'reconnected');
+            this.watches.tellMap(map, 'disconnected');
+            this.watches.tellMap(map, 'reconnected');
           } else {
-            this.tell(map, key, value);
+            this.watches.tell(map, key, value);
           }
         } finally {
           this.queued--;
@@ -232,32 +221,7 @@ export class PostgresFeed {
       });
       return;
     }
-    this.tell(map, key, payload.v ?? null);
-  }
-
-  private tell(map: string, key: string, value: string | null): void {
-    for (const watch of [...(this.watches.get(map) ?? [])]) {
-      if (value !== null && watch.except !== undefined && value.includes(watch.except)) continue;
-      try {
-        watch.changes.changed(key, value);
-      } catch {
-        // A watcher's failure is its own.
-      }
-    }
-  }
-
-  private tellMap(map: string, reason: MissedReason): void {
-    for (const watch of [...(this.watches.get(map) ?? [])]) {
-      try {
-        watch.changes.missed(reason);
-      } catch {
-        // A watcher's failure is its own.
-      }
-    }
-  }
-
-  private tellAll(reason: MissedReason): void {
-    for (const map of [...this.watches.keys()]) this.tellMap(map, reason);
+    this.watches.tell(map, key, payload.v ?? null);
   }
 }
 

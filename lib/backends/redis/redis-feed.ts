@@ -1,14 +1,8 @@
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
-import { writtenByMark, type MissedReason, type RecordChanges, type Unwatch } from '../../store/record-map';
+import { FeedWatches } from '../../store/feed-watches';
+import type { MissedReason, RecordChanges, Unwatch } from '../../store/record-map';
 import type { RedisClient } from './redis-backend.options';
-
-/** One watch of one map. */
-interface Watch {
-  readonly changes: RecordChanges;
-  /** The text of this backend's own write ids, when the watch leaves them out. */
-  readonly except: string | undefined;
-}
 
 /** What the scripts publish (see `redis-scripts.ts`). */
 interface Payload {
@@ -42,7 +36,7 @@ export interface RedisFeedContext {
 export class RedisFeed {
   private sub?: RedisClient;
   private starting?: Promise<void>;
-  private readonly watches = new Map<string, Set<Watch>>();
+  private readonly watches: FeedWatches;
   private closed = false;
   private subscribed = false;
   private wasLost = false;
@@ -50,7 +44,9 @@ export class RedisFeed {
   private probes = 0;
   private probe?: { readonly id: string; readonly heard: () => void };
 
-  constructor(private readonly context: RedisFeedContext) {}
+  constructor(private readonly context: RedisFeedContext) {
+    this.watches = new FeedWatches(context.mark);
+  }
 
   /** Starts telling `changes` of map `map`; resolves once the feed is subscribed. */
   async watch(map: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
@@ -60,19 +56,12 @@ export class RedisFeed {
     } catch (error) {
       throw new StoreUnavailableError(`cannot watch ${name}: Redis SUBSCRIBE failed: ${(error as Error).message}`, { cause: error });
     }
-    const watch: Watch = { changes, except: exceptOwn ? writtenByMark(this.context.mark) : undefined };
-    let set = this.watches.get(map);
-    if (!set) this.watches.set(map, (set = new Set()));
-    set.add(watch);
-    return async () => {
-      set.delete(watch);
-      if (set.size === 0 && this.watches.get(map) === set) this.watches.delete(map);
-    };
+    return this.watches.add(map, changes, exceptOwn);
   }
 
   /** Tells every watch that changes may have been missed (the backend found Redis lost data). */
   missed(reason: MissedReason): void {
-    this.tellAll(reason);
+    this.watches.tellAll(reason);
   }
 
   /** Unsubscribes and closes the subscriber. */
@@ -119,14 +108,14 @@ export class RedisFeed {
     }
     this.subscribed = true;
     this.wasLost = false;
-    this.tellAll('reconnected');
+    this.watches.tellAll('reconnected');
   }
 
   private lost(): void {
     if (this.closed || !this.subscribed) return;
     this.subscribed = false;
     this.wasLost = true;
-    this.tellAll('disconnected');
+    this.watches.tellAll('disconnected');
   }
 
   /** A message published from the backend's client must come back on the subscriber in time, or it counts as lost. */
@@ -158,26 +147,6 @@ export class RedisFeed {
     }
     const { m: map, k: key } = payload;
     if (typeof map !== 'string' || typeof key !== 'string') return;
-    const value = payload.v ?? null;
-    for (const watch of [...(this.watches.get(map) ?? [])]) {
-      if (value !== null && watch.except !== undefined && value.includes(watch.except)) continue;
-      try {
-        watch.changes.changed(key, value);
-      } catch {
-        // A watcher's failure is its own.
-      }
-    }
-  }
-
-  private tellAll(reason: MissedReason): void {
-    for (const set of [...this.watches.values()]) {
-      for (const watch of [...set]) {
-        try {
-          watch.changes.missed(reason);
-        } catch {
-          // A watcher's failure is its own.
-        }
-      }
-    }
+    this.watches.tell(map, key, payload.v ?? null);
   }
 }
