@@ -129,7 +129,7 @@ describe.each([
   it('the holder\'s subscriber killed (CLIENT KILL) as an operator pauses its job: the running job is told within a check', async () => {
     const { historyFile, settings, events, starts } = await scene(`redis-sub-${appendonly ? 'aof' : 'none'}`, [EDITED], ['holder']);
     await eventually('the holder to run the job', () => starts('edited').length > 0, { timeoutMs: 20_000 });
-    const store = new PermitRecordStore(new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }));
+    const store = new PermitRecordStore(new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix, onWarning: () => undefined }));
     await store.connect({ clock: systemClock });
     closing.push(() => store.close());
     const operator = new Operator(historyFile, new SemaphoreAdmin(store, systemClock));

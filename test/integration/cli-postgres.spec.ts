@@ -61,7 +61,7 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     const result = await cli(['--backend', 'postgres', 'list'], { GATEKEEPER_PG_URL: '' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--pg-url');
-    expect((await cli(['--backend', 'redis', 'list'])).stderr).toContain("invalid --backend: 'redis' is not hazelcast or postgres");
+    expect((await cli(['--backend', 'mysql', 'list'])).stderr).toContain("invalid --backend: 'mysql' is not hazelcast, postgres or redis");
   });
 
   it('says a Hazelcast-only command is one, and an unreachable server where it was looked for (no password shown)', async () => {

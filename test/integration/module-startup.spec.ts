@@ -160,7 +160,7 @@ describe('GatekeeperModule start-up', () => {
     expect(unknown).toBeInstanceOf(InvalidDefinitionError);
     expect((unknown as Error).message).toBe(
       'GatekeeperModule options: invalid defintions: is not an option (expected one of identity, definitions, definitionsPolicy, ' +
-        'autoDefine, backend, backends, store, hazelcast, postgres, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, schedules, metrics, tracing, admin)',
+        'autoDefine, backend, backends, store, hazelcast, postgres, redis, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, schedules, metrics, tracing, admin)',
     );
     expect(((await compile({ store: 'memory', identity: { grup: 'a' } })) as Error).message).toContain('invalid identity.grup');
     expect(((await compile({ store: 'memory', hazelcast: { members: 'x' } })) as Error).message).toContain('invalid hazelcast.members');
