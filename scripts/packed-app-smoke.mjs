@@ -16,6 +16,9 @@
 //   nest11-cjs   Nest 11 in a CommonJS app, as `nest new` makes them in 11 (`module: nodenext`, no "type").
 //   nest11-pg    the same on PostgreSQL: the quickstart with examples/quickstart-postgres/app.module.ts (the only
 //                file that differs) and `pg` installed, against a throwaway server (scripts/postgres.mjs).
+//   nest11-redis the same on Redis: examples/quickstart-redis/app.module.ts and `ioredis` installed, against a
+//                throwaway redis-server with its AOF (scripts/redis.mjs), its prefix declared new first by the
+//                package's own `redis init`, as the guide says.
 //   no-schedule  after the Nest 12 apps: @nestjs/schedule uninstalled, the library still loads, a decorated method
 //                called by hand and withPermit run (memory store).
 //   first-day    the Nest 11 app on a team's first day: with no member it fails within its connect timeout with one
@@ -35,6 +38,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePorts, startCluster } from './hazelcast.mjs';
 import { startPostgres } from './postgres.mjs';
+import { startRedis } from './redis.mjs';
 import { declareFreshCluster } from './fresh-cluster.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,6 +46,8 @@ const QUICKSTART = join(ROOT, 'examples', 'quickstart');
 const QUICKSTART_FILES = ['app.module.ts', 'billing.jobs.ts', 'main.ts'];
 /** The PostgreSQL quickstart's module, in place of the Hazelcast one. */
 const QUICKSTART_PG_MODULE = join(ROOT, 'examples', 'quickstart-postgres', 'app.module.ts');
+/** The Redis quickstart's module, in place of the Hazelcast one. */
+const QUICKSTART_REDIS_MODULE = join(ROOT, 'examples', 'quickstart-redis', 'app.module.ts');
 
 /** What each Nest major's apps install besides the tarball (one install per major). */
 const INSTALLS = {
@@ -55,11 +61,14 @@ const INSTALLS = {
 // The PostgreSQL app's own install: `pg` and no `hazelcast-client` (both optional peers; each backend's apps do
 // without the other's client).
 INSTALLS['11-pg'] = [...INSTALLS[11].filter((p) => !p.startsWith('hazelcast-client@')), 'pg@^8'];
+// The Redis app's: `ioredis` and no `hazelcast-client`.
+INSTALLS['11-redis'] = [...INSTALLS[11].filter((p) => !p.startsWith('hazelcast-client@')), 'ioredis@^5'];
 const APPS = {
   'nest12-esm': { major: 12, esm: true },
   'nest12-cjs': { major: 12, esm: false },
   'nest11-cjs': { major: 11, esm: false },
   'nest11-pg': { major: '11-pg', esm: false, postgres: true },
+  'nest11-redis': { major: '11-redis', esm: false, redis: true },
 };
 const CHECKS = ['no-schedule', 'first-day'];
 
@@ -142,22 +151,26 @@ async function install(dir, major, tarball) {
   await run('npm', ['install', '--no-audit', '--no-fund', tarball, ...INSTALLS[major]],
     { cwd: dir, timeoutMs: INSTALL_TIMEOUT_MS, what: `npm install (Nest ${major})` });
   const versions = {};
-  const clients = INSTALLS[major].filter((p) => /^(hazelcast-client|pg)@/.test(p)).map((p) => p.slice(0, p.indexOf('@')));
+  const clients = INSTALLS[major].filter((p) => /^(hazelcast-client|pg|ioredis)@/.test(p)).map((p) => p.slice(0, p.indexOf('@')));
   for (const name of ['@nestjs/core', '@nestjs/schedule', 'typescript', ...clients]) versions[name] = await packageVersion(dir, name);
   return versions;
 }
 
-/** The quickstart files into `<dir>/src`, relative imports given `.js` for an ESM app; returns the rewrites made. */
-async function writeApp(dir, esm, postgres = false) {
+/**
+ * The quickstart files into `<dir>/src`, relative imports given `.js` for an ESM app; returns the rewrites made.
+ * `backend` 'postgres' or 'redis' takes that quickstart's module in place of the Hazelcast one.
+ */
+async function writeApp(dir, esm, backend = 'hazelcast') {
   await mkdir(join(dir, 'src'), { recursive: true });
   await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: 'quickstart', private: true, type: esm ? 'module' : 'commonjs' }, null, 2)}\n`);
-  // The PostgreSQL app keeps `nest new`'s skipLibCheck: the package's option types name hazelcast-client's, which
-  // this app does not install (a gap of issue 38: checked with skipLibCheck off, they need its types).
-  const tsconfig = postgres ? { ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, skipLibCheck: true } } : TSCONFIG;
+  // The PostgreSQL and Redis apps keep `nest new`'s skipLibCheck: the package's option types name hazelcast-client's,
+  // which these apps do not install (a gap of issue 38: checked with skipLibCheck off, they need its types).
+  const tsconfig = backend !== 'hazelcast' ? { ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, skipLibCheck: true } } : TSCONFIG;
   await writeFile(join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  const modules = { postgres: QUICKSTART_PG_MODULE, redis: QUICKSTART_REDIS_MODULE };
   const rewrites = [];
   for (const file of QUICKSTART_FILES) {
-    let source = await readFile(postgres && file === 'app.module.ts' ? QUICKSTART_PG_MODULE : join(QUICKSTART, file), 'utf8');
+    let source = await readFile(file === 'app.module.ts' && modules[backend] ? modules[backend] : join(QUICKSTART, file), 'utf8');
     if (esm) {
       source = source.replace(/(from\s+|import\s+)(['"])(\.\.?\/[^'"]+?)\2/g, (all, lead, quote, path) => {
         if (/\.[cm]?js$/.test(path)) return all;
@@ -194,6 +207,13 @@ async function checkOneInstance(appDir) {
   await run(process.execPath, ['one-instance.check.mjs'], { cwd: appDir, timeoutMs: 30_000, what: 'the one-instance check' });
 }
 
+/** The CLI's options that reach `store`: a member, a PostgreSQL database or a Redis server. */
+function cliStoreArgs(store) {
+  if (store.postgresUrl) return ['--backend', 'postgres', '--pg-url', store.postgresUrl];
+  if (store.redisUrl) return ['--backend', 'redis', '--redis-url', store.redisUrl];
+  return ['--members', store.addresses.join(','), '--cluster-name', store.clusterName];
+}
+
 /** Starts the compiled app, waits for the billing job's line, stops it with SIGTERM. */
 async function runApp(name, appDir, store, installDir) {
   const [port] = await freePorts(1);
@@ -202,7 +222,9 @@ async function runApp(name, appDir, store, installDir) {
     PORT: String(port),
     ...(store.postgresUrl
       ? { GATEKEEPER_PG_URL: store.postgresUrl }
-      : { GATEKEEPER_HZ_MEMBERS: store.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: store.clusterName }),
+      : store.redisUrl
+        ? { GATEKEEPER_REDIS_URL: store.redisUrl }
+        : { GATEKEEPER_HZ_MEMBERS: store.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: store.clusterName }),
     NO_COLOR: '1',
   };
   const started = Date.now();
@@ -238,9 +260,7 @@ async function runApp(name, appDir, store, installDir) {
     if (/\bERROR\b/.test(output)) throw new SmokeError(`${name}: the app logged an error`, output);
     // The permit was released at shutdown, not left to expire: asked through the package's own CLI binary.
     const cli = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'),
-      ['permits', 'billing', '--json', ...(store.postgresUrl
-        ? ['--backend', 'postgres', '--pg-url', store.postgresUrl]
-        : ['--members', store.addresses.join(','), '--cluster-name', store.clusterName])],
+      ['permits', 'billing', '--json', ...cliStoreArgs(store)],
       { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper permits billing' });
     const held = JSON.parse(cli).flatMap((s) => s.permits ?? []);
     if (held.length) throw new SmokeError(`${name}: "billing" still held after the app stopped: ${JSON.stringify(held)}`, output);
@@ -404,6 +424,7 @@ async function main() {
   const workDir = await mkdtemp(join(tmpdir(), 'gatekeeper-smoke-'));
   let cluster;
   let postgres;
+  let redis;
   let failed = true;
   try {
     const { tarball, entryCount } = await pack(workDir);
@@ -411,32 +432,42 @@ async function main() {
 
     const memberPort = values['member-port'] ? Number(values['member-port']) : undefined;
     const postgresReady = apps.some((a) => APPS[a].postgres) ? startPostgres().then((server) => { postgres = server; }) : Promise.resolve();
-    const clusterReady = !apps.some((a) => !APPS[a].postgres) ? Promise.resolve() : startCluster({ members: 1, ports: memberPort ? [memberPort] : undefined, clusterName: values['cluster-name'] })
+    const redisReady = apps.some((a) => APPS[a].redis) ? startRedis().then((server) => { redis = server; }) : Promise.resolve();
+    const clusterReady = !apps.some((a) => !APPS[a].postgres && !APPS[a].redis) ? Promise.resolve() : startCluster({ members: 1, ports: memberPort ? [memberPort] : undefined, clusterName: values['cluster-name'] })
       .then(async (c) => { cluster = c; await declareFreshCluster(c); return c; });
     const installs = Object.fromEntries(majors.map((major) => {
       const dir = join(workDir, `nest${major}`);
       return [major, install(dir, major, tarball).then((versions) => ({ dir, versions }))];
     }));
     // Settle all before going on, so a failure leaves nothing running behind our back.
-    const settled = await Promise.allSettled([clusterReady, postgresReady, ...Object.values(installs)]);
+    const settled = await Promise.allSettled([clusterReady, postgresReady, redisReady, ...Object.values(installs)]);
     const rejected = settled.find((s) => s.status === 'rejected');
     if (rejected) throw rejected.reason;
-    log(`${cluster ? `member ${cluster.addresses.join(',')} (cluster ${cluster.clusterName}) up and declared new; ` : ''}${postgres ? `PostgreSQL at ${postgres.url}; ` : ''}installs done in ${seconds(Date.now() - began)}`);
+    log(`${cluster ? `member ${cluster.addresses.join(',')} (cluster ${cluster.clusterName}) up and declared new; ` : ''}${postgres ? `PostgreSQL at ${postgres.url}; ` : ''}${redis ? `Redis at ${redis.url}; ` : ''}installs done in ${seconds(Date.now() - began)}`);
 
     const results = [];
     for (const name of apps) {
-      const { major, esm, postgres: onPostgres } = APPS[name];
+      const { major, esm, postgres: onPostgres, redis: onRedis } = APPS[name];
       const { dir: installDir, versions } = await installs[major];
       const appDir = join(installDir, name);
-      const rewrites = await writeApp(appDir, esm, onPostgres);
+      const rewrites = await writeApp(appDir, esm, onPostgres ? 'postgres' : onRedis ? 'redis' : 'hazelcast');
       const compileStart = Date.now();
       await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: `tsc (${name})` });
       const compileMs = Date.now() - compileStart;
       if (esm) await checkOneInstance(appDir);
-      const outcome = await runApp(name, appDir, onPostgres ? { postgresUrl: postgres.url } : cluster, installDir);
+      const store = onPostgres ? { postgresUrl: postgres.url } : onRedis ? { redisUrl: redis.url } : cluster;
+      let declared = '';
+      if (onRedis) {
+        // A new Redis: declared new by the package's own CLI, as the guide says, or the first tick waits a minute.
+        const said = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'), [...cliStoreArgs(store), 'redis', 'init'],
+          { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper redis init' });
+        if (!/Declared prefix "gatekeeper" new/.test(said)) throw new SmokeError(`${name}: redis init did not declare the prefix new`, said);
+        declared = 'prefix declared new by redis init; ';
+      }
+      const outcome = await runApp(name, appDir, store, installDir);
       const made = `Nest ${versions['@nestjs/core']}, @nestjs/schedule ${versions['@nestjs/schedule']}, TypeScript ${versions.typescript}, `
-        + (onPostgres ? `pg ${versions.pg}` : `hazelcast-client ${versions['hazelcast-client']}`);
-      log(`${name} (${made}): compiled in ${seconds(compileMs)}${rewrites.length ? ` (ESM: rewrote ${rewrites.join(', ')})` : ''}; `
+        + (onPostgres ? `pg ${versions.pg}` : onRedis ? `ioredis ${versions.ioredis}` : `hazelcast-client ${versions['hazelcast-client']}`);
+      log(`${name} (${made}): compiled in ${seconds(compileMs)}${rewrites.length ? ` (ESM: rewrote ${rewrites.join(', ')})` : ''}; ${declared}`
         + `charging as ${outcome.acquirer} (token ${outcome.token}) ${seconds(outcome.ms)} after start; stopped by SIGTERM in ${outcome.stopMs} ms (${outcome.exit === 'SIGTERM' ? 'died of the SIGTERM Nest raises again after its shutdown hooks' : outcome.exit}), permit released`);
       results.push(`${name} ok`);
     }
@@ -458,6 +489,7 @@ async function main() {
   } finally {
     await cluster?.stop().catch(() => {});
     await postgres?.stop().catch(() => {});
+    await redis?.stop().catch(() => {});
     if (values.keep || failed) log(`kept ${workDir}`);
     else await rm(workDir, { recursive: true, force: true });
   }

@@ -10,7 +10,7 @@
 // GATEKEEPER_REDIS_URL instead.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,16 @@ export function redisFromEnv() {
   const url = process.env.GATEKEEPER_REDIS_URL;
   return url ? { url } : undefined;
 }
+
+// Detached servers still running, killed if this process exits without stopping them (process.exit(), an uncaught
+// error), so none is left behind.
+const detachedServers = new Map(); // child process -> its folder
+process.on('exit', () => {
+  for (const [child, dir] of detachedServers) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 async function freePort() {
   const server = createServer();
@@ -64,14 +74,16 @@ function ping(port) {
 
 /**
  * Starts a server in a new temporary folder and resolves once it answers PING.
- * @param {{ port?: number, appendonly?: boolean, save?: string, replicaOf?: number }} [options] `appendonly` (the
+ * @param {{ port?: number, appendonly?: boolean, save?: string, replicaOf?: number, detached?: boolean }} [options] `appendonly` (the
  *   default) keeps an AOF fsynced every second: a SIGKILLed server comes back with every acknowledged write (only a
  *   crash of the machine loses the last second); `appendonly: false` keeps nothing across a kill. `save` is Redis's
  *   RDB snapshot schedule (`'3600 1 300 100'`), none by default. `replicaOf` makes it a replica of the server on that
- *   port of 127.0.0.1.
+ *   port of 127.0.0.1. `detached` runs it in a process group of its own, so a Ctrl-C in the terminal (SIGINT to the
+ *   whole foreground group) reaches only the caller, which stops it when it is ready to (the sample app: after its
+ *   instances released their permits); killed if this process exits without stopping it.
  * @returns {Promise<{ url: string, port: number, dir: string, pid: () => number | undefined, stop: () => Promise<void>, shutdown: () => Promise<void>, kill: (signal: NodeJS.Signals) => void, start: () => Promise<void> }>}
  */
-export async function startRedis({ port, appendonly = true, save = '', replicaOf } = {}) {
+export async function startRedis({ port, appendonly = true, save = '', replicaOf, detached = false } = {}) {
   const bin = redisServerPath();
   const dir = await mkdtemp(join(tmpdir(), 'gatekeeper-redis-'));
   const serverPort = port ?? (await freePort());
@@ -101,9 +113,14 @@ export async function startRedis({ port, appendonly = true, save = '', replicaOf
   };
   const start = async () => {
     if (running()) throw new Error(`redis-server on port ${serverPort} is already running`);
-    // Not detached: a Ctrl-C in the terminal reaches it too, and nothing outlives the process that started it.
-    const server = spawn(bin, [configFile], { cwd: dir, stdio: 'ignore' });
+    // Not detached unless asked: a Ctrl-C in the terminal reaches it too, and nothing outlives the process that
+    // started it. Detached, the exit hook below kills it.
+    const server = spawn(bin, [configFile], { cwd: dir, stdio: 'ignore', detached });
     child = server;
+    if (detached) {
+      detachedServers.set(server, dir);
+      server.once('exit', () => detachedServers.delete(server));
+    }
     const failed = new Promise((_, fail) => {
       server.once('error', (error) => fail(error.code === 'ENOENT' ? new Error(MISSING) : error));
       server.once('exit', (code, signal) => {

@@ -1,35 +1,42 @@
 #!/usr/bin/env node
-// Runs the sample app as three instances on three ports against one Hazelcast cluster, or one PostgreSQL database:
+// Runs the sample app as three instances on three ports against one Hazelcast cluster, one PostgreSQL database, or
+// one Redis server:
 //
 //   npm run sample                          # starts a local member on 5701 (cluster "dev"), then the instances
 //   GATEKEEPER_HZ_MEMBERS=10.0.0.5:5701 npm run sample   # attaches to an existing cluster instead
 //   npm run sample -- --backend postgres    # starts a throwaway PostgreSQL (scripts/postgres.mjs) instead
 //   GATEKEEPER_PG_URL=postgres://... npm run sample -- --backend postgres   # uses that database
+//   npm run sample -- --backend redis       # starts a throwaway redis-server (scripts/redis.mjs) instead
+//   GATEKEEPER_REDIS_URL=redis://... npm run sample -- --backend redis     # uses that server
 //
-// Ctrl-C stops the instances gracefully (they release their permits), then the member it started (which runs in a
-// process group of its own, so the terminal's Ctrl-C does not stop it first).
+// Ctrl-C stops the instances gracefully (they release their permits), then the member (or Redis server) it started
+// (which runs in a process group of its own, so the terminal's Ctrl-C does not stop it first).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { clusterFromEnv, startCluster } from './hazelcast.mjs';
 import { declareFreshCluster } from './fresh-cluster.mjs';
 import { startPostgres } from './postgres.mjs';
+import { startRedis } from './redis.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'sample-app', 'src', 'main.ts');
 const COLORS = ['\x1b[36m', '\x1b[33m', '\x1b[35m'];
 const RESET = '\x1b[0m';
 
-const USAGE = `Usage: npm run sample -- [--backend hazelcast|postgres] [--ports 3000,3001,3002] [--groups production,production,dr-site] [--hz-port 5701]
+const USAGE = `Usage: npm run sample -- [--backend hazelcast|postgres|redis] [--ports 3000,3001,3002] [--groups production,production,dr-site] [--hz-port 5701]
 
 Starts a local Hazelcast member on 127.0.0.1:<hz-port> (unless GATEKEEPER_HZ_MEMBERS names a cluster to attach
 to), then three sample instances, one per port, with identities app-<port> in the given groups. Ctrl-C stops the
 instances (they release their permits), then the member. With --backend postgres (or GATEKEEPER_BACKEND=postgres)
 the state is in PostgreSQL instead: the database GATEKEEPER_PG_URL names, else a throwaway local server (Debian's
-postgresql package; its data goes when it stops).
+postgresql package; its data goes when it stops). With --backend redis (or GATEKEEPER_BACKEND=redis), in Redis: the
+server GATEKEEPER_REDIS_URL names, else a throwaway local redis-server (with its AOF; its data goes when it stops),
+whose key prefix is declared new before the instances start, so their first grants need no recovery wait.
 `;
 
 function parse() {
@@ -53,7 +60,7 @@ function parse() {
   }
   const hzPort = Number(values['hz-port']);
   if (!Number.isInteger(hzPort) || hzPort <= 0 || hzPort > 65535) throw new Error(`--hz-port must be a port number, got "${values['hz-port']}"`);
-  if (values.backend !== 'hazelcast' && values.backend !== 'postgres') throw new Error(`--backend must be hazelcast or postgres, got "${values.backend}"`);
+  if (!['hazelcast', 'postgres', 'redis'].includes(values.backend)) throw new Error(`--backend must be hazelcast, postgres or redis, got "${values.backend}"`);
   return { ports, groups, hzPort, backend: values.backend };
 }
 
@@ -85,15 +92,17 @@ async function busyPorts(ports) {
 async function main() {
   const { ports, groups, hzPort, backend } = parse();
   const onPostgres = backend === 'postgres';
-  let cluster = onPostgres ? undefined : clusterFromEnv();
+  const onRedis = backend === 'redis';
+  let cluster = backend === 'hazelcast' ? clusterFromEnv() : undefined;
   let postgresUrl = onPostgres ? process.env.GATEKEEPER_PG_URL || undefined : undefined;
+  let redisUrl = onRedis ? process.env.GATEKEEPER_REDIS_URL || undefined : undefined;
   // Check before starting anything, so a busy port never leaves two instances running and a third failed.
   const busy = await busyPorts(ports);
   if (busy.length > 0) {
     throw new Error(`port ${busy.join(', ')} ${busy.length > 1 ? 'are' : 'is'} already in use (another \`npm run sample\`?); ` +
       `pick free ones: npm run sample -- --ports 4000,4001,4002`);
   }
-  if (!onPostgres && !cluster && (await busyPorts([hzPort])).length > 0) {
+  if (backend === 'hazelcast' && !cluster && (await busyPorts([hzPort])).length > 0) {
     throw new Error(`port ${hzPort} is already in use: if a Hazelcast member runs there, attach to it with ` +
       `GATEKEEPER_HZ_MEMBERS=127.0.0.1:${hzPort} npm run sample; else pick another port with --hz-port`);
   }
@@ -106,11 +115,11 @@ async function main() {
     console.log('Stopping the instances (they release their permits)...');
     await Promise.all(instances.map(({ name, child }) => stopInstance(name, child)));
     if (owned) {
-      console.log(onPostgres ? 'Stopping PostgreSQL...' : 'Stopping the Hazelcast member...');
+      console.log(onPostgres ? 'Stopping PostgreSQL...' : onRedis ? 'Stopping Redis...' : 'Stopping the Hazelcast member...');
       await owned.stop();
     }
     console.log('Stopped.');
-    // A member still starting is killed by scripts/hazelcast.mjs's exit hook.
+    // A member (or Redis server) still starting is killed by scripts/hazelcast.mjs's (scripts/redis.mjs's) exit hook.
     process.exit(0);
   };
   // Listening from before the member starts, so a Ctrl-C during start-up stops it too (it runs in a group of its
@@ -125,6 +134,21 @@ async function main() {
       owned = await startPostgres({ durable: true });
       postgresUrl = owned.url;
       console.log(`PostgreSQL at ${postgresUrl}`);
+    }
+  } else if (onRedis) {
+    if (redisUrl) {
+      // A server someone else runs: the prefix may have held permits, so it is not declared new here (that would cut
+      // the recovery wait that keeps two holders apart); on a prefix nobody used, `redis init` does it.
+      console.log(`Using Redis at ${redacted(redisUrl)}; on a prefix no node used yet, first grants wait one permit duration ` +
+        `unless it was declared new (${cliHint(undefined, undefined, redisUrl)} redis init)`);
+    } else {
+      console.log('Starting a throwaway Redis (with its AOF)...');
+      // Detached, as the Hazelcast member: the terminal's Ctrl-C must not stop it while the instances release their permits.
+      owned = await startRedis({ detached: true });
+      redisUrl = owned.url;
+      console.log(`Redis at ${redisUrl}`);
+      // A server this script just started has never granted anything: its first grants need no recovery wait.
+      await declareFreshRedis(redisUrl);
     }
   } else if (cluster) {
     console.log(`Attaching to cluster "${cluster.clusterName}" at ${cluster.addresses.join(', ')}`);
@@ -152,7 +176,9 @@ async function main() {
         SAMPLE_STATE_DUMP: process.env.SAMPLE_STATE_DUMP ?? (i === 0 ? '30s' : 'off'),
         ...(onPostgres
           ? { SAMPLE_BACKEND: 'postgres', GATEKEEPER_PG_URL: postgresUrl }
-          : { GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName }),
+          : onRedis
+            ? { SAMPLE_BACKEND: 'redis', GATEKEEPER_REDIS_URL: redisUrl }
+            : { GATEKEEPER_HZ_MEMBERS: cluster.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: cluster.clusterName }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -175,8 +201,8 @@ the dr-site instance, export (release mode) on one at a time.
   curl -s http://127.0.0.1:${ports[0]}/metrics
   curl -s -X POST http://127.0.0.1:${ports[0]}/reindex
   curl -s -H 'Authorization: Bearer sample-admin-token-change-me' http://127.0.0.1:${ports[0]}/gatekeeper/permits
-  ${cliHint(cluster, postgresUrl)} pause billing          (then: resume billing)
-  ${cliHint(cluster, postgresUrl)} migrate --from-group production --to-group dr-site
+  ${cliHint(cluster, postgresUrl, redisUrl)} pause billing          (then: resume billing)
+  ${cliHint(cluster, postgresUrl, redisUrl)} migrate --from-group production --to-group dr-site
 Press Ctrl-C to stop everything.
 `);
 }
@@ -204,13 +230,26 @@ async function stopInstance(name, child) {
 }
 
 /**
- * The CLI command line that reaches this cluster (its defaults, 127.0.0.1:5701 and cluster dev, need no flags), or
- * this database.
+ * Declares the sample's key prefix new on the Redis server this script just started (the library's
+ * RedisBackend.declareFresh(), as `nestjs-gatekeeper redis init` does), so the instances' first grants need no
+ * recovery wait. From the built package (`npm run sample` builds it), as the instances load it.
  */
-function cliHint(cluster, postgresUrl) {
+async function declareFreshRedis(url) {
+  const { RedisBackend } = createRequire(import.meta.url)('nestjs-gatekeeper');
+  const backend = new RedisBackend({ url, mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper' });
+  if (await backend.declareFresh()) console.log(`Declared prefix "${backend.mapPrefix}" new: the first ticks run at once`);
+}
+
+/**
+ * The CLI command line that reaches this cluster (its defaults, 127.0.0.1:5701 and cluster dev, need no flags), or
+ * this database, or this Redis server.
+ */
+function cliHint(cluster, postgresUrl, redisUrl) {
   const flags = [];
   if (postgresUrl) {
     flags.push(`--backend postgres --pg-url ${redacted(postgresUrl)}`);
+  } else if (redisUrl) {
+    flags.push(`--backend redis --redis-url ${redacted(redisUrl)}`);
   } else {
     const { clusterName, addresses } = cluster;
     if (addresses.join(',') !== '127.0.0.1:5701') flags.push(`--members ${addresses.join(',')}`);

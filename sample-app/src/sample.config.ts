@@ -19,6 +19,13 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
           backend: 'postgres' as const,
           postgres: { mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper' },
         }
+      : process.env.SAMPLE_BACKEND === 'redis'
+      ? {
+          // `npm run sample -- --backend redis`: the same app on Redis (ioredis); the URL comes from
+          // GATEKEEPER_REDIS_URL (the module's default).
+          backend: 'redis' as const,
+          redis: { mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper' },
+        }
       : {
           hazelcast: {
             mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper',
