@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import type { RedisLostData } from '../../lib/backends/redis/redis-backend.options';
+import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
 import { describeStoreContracts } from '../../lib/testing';
 import { eventually } from '../support/eventually';
 import { ControlledRedis } from '../support/redis-control';
@@ -68,6 +69,37 @@ describe('against the test run\'s Redis server', () => {
       } finally {
         await bare.stop();
       }
+    });
+  });
+
+  describe('minReplicas', () => {
+    it('counts a write done once a replica has it, and fails one no replica acknowledged in time, closed', async () => {
+      const primary = await ControlledRedis.start();
+      const replica = await ControlledRedis.startReplica(primary);
+      const mapPrefix = `replicas-${randomUUID().slice(0, 8)}`;
+      const backend = new RedisBackend({ url: primary.url, mapPrefix, minReplicas: 1, callTimeoutMs: 1_500, onWarning: () => undefined });
+      try {
+        await backend.declareFresh();
+        await backend.open();
+        const map = await backend.map('semaphores');
+        expect(await map.create('billing', 'held@1')).toBe(true);
+        expect(await replica.withClient((client) => client.hget(`{${mapPrefix}}:m:semaphores`, 'billing'))).toBe('held@1');
+        // Reads wait for nothing; a write no replica can acknowledge fails within its deadline.
+        await replica.freeze();
+        expect((await map.get('billing'))?.value).toBe('held@1');
+        const failed = await map.replace({ key: 'billing', value: 'held@1' }, 'held@2').then(() => undefined, (error: unknown) => error);
+        expect(failed).toBeInstanceOf(StoreUnavailableError);
+        expect((failed as Error).message).toMatch(/reached 0 of the 1 replicas minReplicas asks for/);
+        await replica.resume();
+      } finally {
+        await backend.close();
+        await replica.stop();
+        await primary.stop();
+      }
+    });
+
+    it('refuses a count that is not one, naming the option', () => {
+      expect(() => new RedisBackend({ url: testRedisUrl(), minReplicas: 1.5 })).toThrow(/invalid redis\.minReplicas: must be a whole number of replicas/);
     });
   });
 

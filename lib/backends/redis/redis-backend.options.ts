@@ -42,6 +42,13 @@ export interface RedisBackendOptions {
   mapPrefix?: string;
   /** Deadline of a call given none, in ms. Default 10 s. */
   callTimeoutMs?: number;
+  /**
+   * Replicas every write a decision rests on (a grant, a claim, a counter) must reach before it counts as done
+   * (`WAIT`, one more round trip per write): an acknowledged grant then survives a failover to one of them. A write
+   * that reaches fewer within its deadline fails closed. Default 0: the primary's answer is enough, and a failover to
+   * a replica that missed writes is found as a loss (see Redis in production).
+   */
+  minReplicas?: number;
   /** How often the subscriber connection is checked (a message published must come back on it), in ms. Default 5 s. */
   listenCheckMs?: number;
   /**

@@ -56,7 +56,9 @@ export class RedisBackend implements StoreBackend {
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
     if (this.mapPrefix === '' || /[{}]/.test(this.mapPrefix)) throw new InvalidOptionsError('redis.mapPrefix', `must be non-empty, without { or }, got ${JSON.stringify(this.mapPrefix)}`);
     this.incarnation = new RedisIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
-    this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation);
+    const minReplicas = options.minReplicas ?? 0;
+    if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new InvalidOptionsError('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);
+    this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas);
   }
 
   /** Connects (the client, unless given), checks the store and starts the change feed; later callers share it. */

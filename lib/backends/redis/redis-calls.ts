@@ -34,6 +34,8 @@ export class RedisCalls {
     private readonly tag: string,
     private readonly timeoutMs: number,
     private readonly incarnation: RedisIncarnation,
+    /** Replicas a write must reach (`WAIT`) before it counts as done; 0: none. */
+    private readonly minReplicas = 0,
   ) {}
 
   /**
@@ -53,10 +55,13 @@ export class RedisCalls {
     } catch (error) {
       throw this.failure(error, what);
     }
+    const script = typeof name === 'string' ? SCRIPTS[name] : name;
     try {
+      const started = performance.now();
       const answer = await withDeadline(sent, timeoutMs ?? this.timeoutMs, what);
       this.unreachable = false;
       this.incarnation.observe(answer);
+      if (this.minReplicas > 0 && script.writes) await this.replicated(what, Math.max(1, (timeoutMs ?? this.timeoutMs) - (performance.now() - started)));
       return answer;
     } catch (error) {
       const failure = this.failure(error, what);
@@ -71,6 +76,20 @@ export class RedisCalls {
         }
       }
       throw failure;
+    }
+  }
+
+  /**
+   * Waits, within what is left of the call's deadline, until `minReplicas` replicas have every write this connection
+   * made (`WAIT`): an acknowledged grant then survives a failover to one of them. Fewer in time fails the call with
+   * `StoreUnavailableError`, and its caller acts as if it had not written (the write stays on the primary: a permit it
+   * holds unused until it expires, a claim that lapses), never on a write a failover could take back.
+   */
+  private async replicated(what: string, waitMs: number): Promise<void> {
+    this.count++;
+    const acked = Number(await withDeadline(this.client().call('WAIT', this.minReplicas, Math.ceil(waitMs)), waitMs + 1_000, `${what}: wait for replicas`));
+    if (acked < this.minReplicas) {
+      throw new StoreUnavailableError(`Redis call (${what}) reached ${acked} of the ${this.minReplicas} replicas minReplicas asks for within its deadline: not counted as done, since a failover could lose it`);
     }
   }
 

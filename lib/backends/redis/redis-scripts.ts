@@ -93,10 +93,12 @@ end
 export interface Script {
   readonly name: string;
   readonly body: string;
+  /** It writes what a decision rests on (a grant, a claim, a counter): `minReplicas` waits for it to be replicated. */
+  readonly writes: boolean;
 }
 
 /** A script named `name` (unique among every script a client runs) whose body runs after the prelude. */
-export const script = (name: string, body: string): Script => ({ name, body });
+export const script = (name: string, body: string, writes = false): Script => ({ name, body, writes });
 
 /** The scripts, by what they do. ARGV from 4 on, as listed per script. */
 export const SCRIPTS = {
@@ -134,7 +136,7 @@ redis.call('HSET', T .. ':m:' .. map, key, value)
 expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
-return answer(1)`),
+return answer(1)`, true),
   /** ARGV: map, key, expected, value, ttl ms or '' → 1 if the live record held exactly `expected` and was replaced. */
   replace: script('gkReplace', `
 local map, key, expected, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], now_ms()
@@ -143,7 +145,7 @@ redis.call('HSET', T .. ':m:' .. map, key, value)
 expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
-return answer(1)`),
+return answer(1)`, true),
   /** ARGV: map, key, expected → 1 if the live record held exactly `expected` and was removed. */
   remove: script('gkRemove', `
 local map, key, expected = ARGV[4], ARGV[5], ARGV[6]
@@ -152,7 +154,7 @@ redis.call('HDEL', T .. ':m:' .. map, key)
 redis.call('ZREM', T .. ':ttl:' .. map, key)
 bump()
 tell(map, key, false)
-return answer(1)`),
+return answer(1)`, true),
   /** ARGV: map, key, value, ttl ms or '' → writes whatever was there. */
   put: script('gkPut', `
 local map, key, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms()
@@ -160,7 +162,7 @@ redis.call('HSET', T .. ':m:' .. map, key, value)
 expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
-return answer(1)`),
+return answer(1)`, true),
   /** ARGV: map, key → removes whatever was there. */
   delete: script('gkDelete', `
 local map, key = ARGV[4], ARGV[5]
@@ -170,7 +172,7 @@ if had == 1 then
   bump()
   tell(map, key, false)
 end
-return answer(had)`),
+return answer(had)`, true),
   /** ARGV: map, key → when it was marked lost (ms) or false. */
   lostMark: script('gkLostMark', `
 return answer(redis.call('HGET', T .. ':lost:' .. ARGV[4], ARGV[5]) or false)`),
@@ -183,7 +185,7 @@ local map, key, at = ARGV[4], ARGV[5], tonumber(ARGV[6])
 local before = tonumber(redis.call('HGET', T .. ':lost:' .. map, key) or '0')
 if before < at then redis.call('HSET', T .. ':lost:' .. map, key, at) end
 bump()
-return answer(1)`),
+return answer(1)`, true),
   /**
    * ARGV: counter, at least → its next value: one more than the last, at least `at least` (one more than this node
    * saw), and after a loss at least the time of the loss in microseconds.
@@ -198,7 +200,7 @@ if v < floor then
   redis.call('HSET', T .. ':counters', name, string.format('%.0f', v))
 end
 bump()
-return answer(string.format('%.0f', v))`),
+return answer(string.format('%.0f', v))`, true),
   /** ARGV: counter → its last value, or false. */
   current: script('gkCurrent', `
 return answer(redis.call('HGET', T .. ':counters', ARGV[4]) or false)`),
@@ -212,7 +214,7 @@ for _, key in ipairs(gone) do
   tell(map, key, false)
 end
 if #gone > 0 then bump() end
-return answer(#gone)`),
+return answer(#gone)`, true),
 } as const;
 
 /**

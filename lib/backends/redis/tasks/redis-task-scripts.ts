@@ -136,7 +136,7 @@ for i = 5, #ARGV, 4 do
   out[#out + 1] = ok and 1 or 0
 end
 if landed then bump() end
-return answer(out)`),
+return answer(out)`, true),
   /**
    * ARGV: now, lapsed before, limit, types... → `{ { key, value, ... }, examined }`: per type the first `limit` due
    * pending tasks (the waiting ones due at `now` moved into claim order first) and up to {@link MOST_LAPSED} running
