@@ -11,6 +11,9 @@
  *   node that saw more.
  * - `T:lost_at`, `T:lost_inc`: since when (ms, the server's clock) the store may have lost acknowledged writes, and
  *   for which incarnation that was found.
+ * - `T:replid`: the replication id of the server that last wrote (`master_replid`): a replica promoted to primary
+ *   takes a new one, so the first call on it finds the keys written under its old primary's id, a loss even for a
+ *   node that never saw the writes the old primary had and the replica missed.
  * - `T:forget`: the maps whose records a loss drops (`forgetOnRestore`).
  * - `T:m:<map>` (hash: key → value), `T:ttl:<map>` (sorted set: key by expiry ms), `T:lost:<map>` (hash: key → when
  *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
@@ -50,6 +53,10 @@ end
 local inc = redis.call('GET', T .. ':inc')
 local epoch = tonumber(redis.call('GET', T .. ':epoch') or '0')
 local known_inc, known_epoch = ARGV[1], tonumber(ARGV[2])
+-- The server's replication id: a replica promoted to primary takes a new one, so state it holds under the id its
+-- old primary wrote is from a server that may have had more.
+local replid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+local written_by = redis.call('GET', T .. ':replid')
 if not inc then
   inc = ARGV[3]
   redis.call('SET', T .. ':inc', inc)
@@ -58,7 +65,10 @@ elseif known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_in
   lose(inc)
 elseif epoch < known_epoch then
   lose(inc)
+elseif written_by and written_by ~= replid then
+  lose(inc)
 end
+if written_by ~= replid then redis.call('SET', T .. ':replid', replid) end
 if epoch < known_epoch then
   epoch = known_epoch
   redis.call('SET', T .. ':epoch', epoch)
@@ -227,6 +237,7 @@ local T = KEYS[1]
 if redis.call('GET', T .. ':inc') then return 0 end
 redis.call('SET', T .. ':inc', ARGV[1])
 redis.call('SET', T .. ':lost_inc', ARGV[1])
+redis.call('SET', T .. ':replid', string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)'))
 return 1
 `;
 
