@@ -27,9 +27,16 @@ export interface BenchRow {
     | 'leader-failover-kill' | 'leader-handover' | 'leader-steady' | 'allocation-join' | 'allocation-kill' | 'allocation-steady'
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
-    | 'pg-tasks-throughput' | 'pg-tasks-latency';
+    | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
+    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
-    | 'gatekeeper-postgres' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker';
+    | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker'
+    | 'gatekeeper-redis' | 'gatekeeper-redis+aof';
+  /**
+   * The group a row was measured in, where its scenario and system alone do not say: `redis` for the rows of the redis
+   * group (ours on Redis beside redlock, BullMQ and the raw Redis floors, all measured again in that group).
+   */
+  group?: 'redis';
   nodes: number;
   semaphores: number;
   runs: number;
@@ -63,7 +70,7 @@ export interface BenchRow {
   unowned?: number;
   /** Allocation join/kill rows: store round trips of all nodes during the rebalance. */
   storeOpsPerRebalance?: number | null;
-  /** Tasks throughput rows: tasks completed per second, from the first submit to the last completion (latency rows: the submit rate). */
+  /** Tasks throughput rows: tasks completed per second, from the first submit to the last completion (latency rows: the submit rate; backlog rows: claims per second over the window). */
   tasksPerSec?: number | null;
   /**
    * Tasks throughput rows: round trips per task, every node's and the submitter's: store calls (gatekeeper, on either
@@ -73,6 +80,8 @@ export interface BenchRow {
   roundTripsPerTask?: number | null;
   /** PostgreSQL tasks throughput rows: `pg` client queries per task, every node's and the submitter's, counted alike for every system. */
   pgQueriesPerTask?: number | null;
+  /** Redis tasks rows: Redis commands sent per task (a Lua script is one), every node's and the submitter's, counted alike for ours and BullMQ. */
+  redisCommandsPerTask?: number | null;
   /** Tasks throughput rows: store calls per worker node per second with no work (the same processes, right after). */
   idleOpsPerSecPerNode?: number | null;
   /** Tasks detection rows: ms from a worker's SIGKILL to its task starting on another node. */
@@ -98,11 +107,11 @@ export interface BenchRow {
   shares?: number[];
   /** Tasks burst rows: the largest share, % of the burst. */
   maxSharePct?: number | null;
-  /** Tasks backlog rows: pending tasks besides the measured ones when the worker started. */
+  /** Tasks backlog rows (tasks-backlog, pg-tasks-backlog): pending tasks besides the measured ones when the worker started. */
   backlog?: number;
   /** Tasks backlog rows: the longest slot cycle (a claim that fetches a batch pays for it once, which p99 may hide). */
   maxMs?: number | null;
-  /** Tasks backlog rows (whose p50Ms/p99Ms are the one slot's cycle, start to next start): from a completion to the next start. */
+  /** Tasks backlog rows, on either store (whose p50Ms/p99Ms are the one slot's cycle, start to next start): from a completion to the next start. */
   claimGapMs?: { p50: number; p99: number } | null;
   /** Tasks backlog rows: bytes the worker process read (/proc/<pid>/io rchar: its sockets, all of them) per claim over the window. */
   bytesPerClaim?: number | null;

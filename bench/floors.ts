@@ -195,3 +195,13 @@ export async function floorRows(config: ClientConfig, mapName: string, redisPort
   }
   return rows;
 }
+
+/** The raw Redis floor rows alone (the redis group, on the bench's Redis without a member). */
+export async function redisFloorRows(redisPort: number, count: number, procs: CpuParts, log: (line: string) => void): Promise<BenchRow[]> {
+  const redis = await redisRaw(redisPort);
+  try {
+    return await rowsOf('redis-raw', redis, 'f', count, procs, log);
+  } finally {
+    await redis.close();
+  }
+}

@@ -40,11 +40,12 @@ export function pgBossWorkOptions(): WorkOptions {
 }
 
 /**
- * graphile-worker's runner: 4 jobs at once, new jobs heard by LISTEN/NOTIFY, and every other setting at its
- * default (poll interval 2 s, only for jobs due later; no local queue; no batching of completions; a pool of 10).
+ * graphile-worker's runner: 4 jobs at once (`concurrency`: 1 for the backlog rows' one slot), new jobs heard by
+ * LISTEN/NOTIFY, and every other setting at its default (poll interval 2 s, only for jobs due later; no local
+ * queue; no batching of completions; a pool of 10).
  */
-export const graphileRunnerOptions = (url: string): Pick<RunnerOptions, 'connectionString' | 'concurrency' | 'schema' | 'noHandleSignals'> => ({
-  connectionString: url, concurrency: PG_CONCURRENCY, schema: GRAPHILE_SCHEMA, noHandleSignals: true,
+export const graphileRunnerOptions = (url: string, concurrency = PG_CONCURRENCY): Pick<RunnerOptions, 'connectionString' | 'concurrency' | 'schema' | 'noHandleSignals'> => ({
+  connectionString: url, concurrency, schema: GRAPHILE_SCHEMA, noHandleSignals: true,
 });
 
 /**

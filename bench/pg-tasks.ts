@@ -8,22 +8,40 @@
  *     (the postmaster and all below it, reaped backends included; bench/proc-cpu.ts treeCpuMsOf);
  *   - round trips per task: store calls (ours, the store's operationCount()) or `pg` queries (the baselines), and
  *     `pg` queries for every system alike, the submitter's included;
- *   - latency from submit to handler start at a steady 20/s on 1 worker.
+ *   - latency from submit to handler start at a steady 20/s on 1 worker;
+ *   - backlog (pg-tasks-backlog): what a claim costs when many tasks wait, against a near-empty queue, as
+ *     bench/task-backlog.ts on Hazelcast: one worker process with one slot starts on BENCH_PG_BACKLOG pending no-op
+ *     tasks (0 and 100,000 by default; a list, e.g. 10000,50000) plus 501 more, takes one, then 500 in a row; the
+ *     slot's cycle (handler start to next start), the completion-to-next-start gap, and the bytes the worker
+ *     process read per claim (/proc/<pid>/io rchar) over those 500.
  * Each row starts from empty schemas (all three dropped, then a CHECKPOINT) with a fresh submitter and fresh worker
  * processes. The settings of each system are in bench/pg-task-systems.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { percentile, round, type BenchRow } from './bench-stats';
-import { cpuWindow } from './proc-cpu';
+import { bytesReadOf, cpuWindow } from './proc-cpu';
 import { countPgQueries, GRAPHILE_SCHEMA, NOOP_QUEUE, PG_BOSS_SCHEMA, PG_CONCURRENCY, pgBossOptions } from './pg-task-systems';
 import { gatekeeperPostgresSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
-import { allSeen, preciseNow, startNodes, stopNodes, type WorkerNode } from './worker-node';
+import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 
 const PG_TASKS = Number(process.env.BENCH_PG_TASKS ?? 3000);
 const PG_WARMUP = Number(process.env.BENCH_PG_TASK_WARMUP ?? 1000);
 const LATENCY_TASKS = 200;
 const LATENCY_RATE_PER_S = 20;
+/** The backlog rows' sizes: pending tasks besides the measured ones (0 is the near-empty queue). */
+const PG_BACKLOGS = [0, ...(process.env.BENCH_PG_BACKLOG ?? '100000').split(',').map(Number).filter((n) => n > 0)];
+/** Backlog rows: claims measured in a row, after one unmeasured. */
+const BACKLOG_MEASURED = 500;
+/** Backlog rows: submits in flight while ours fills the backlog (not measured); the baselines insert in batches of BACKLOG_BATCH. */
+const BACKLOG_IN_FLIGHT = 64;
+const BACKLOG_BATCH = 1000;
+/**
+ * Backlog rows: pg-boss's one slot, one fetch loop (`work` with localConcurrency 1) of batch 2 with
+ * `burstWhenBatchFull`, as each of the throughput rows' two loops: at batch 1 pg-boss ignores that trigger and the
+ * loop waits its polling interval (0.5 s) after every fetch, backlog or not. A batch's jobs run one after another.
+ */
+const PGBOSS_ONE_SLOT = process.env.BENCH_PG_BACKLOG_PGBOSS_WORK ?? '1x2';
 /** gatekeeper's schema on the server (the backend's default). */
 const GATEKEEPER_SCHEMA = 'gatekeeper';
 
@@ -49,8 +67,11 @@ async function counts(submitter: Submitter, nodes: WorkerNode[]): Promise<{ trip
   return { trips, queries };
 }
 
-/** pg-boss's producer: `send` of a job whose payload is the task's name, on a queue that NOTIFYs its workers. */
-async function pgBossSubmitter(url: string): Promise<Submitter> {
+/** A submitter that can also fill a backlog fast: `load` puts every name's task in the queue, by any means the system offers. */
+type PgSubmitter = Submitter & { load(names: string[]): Promise<void> };
+
+/** pg-boss's producer: `send` of a job whose payload is the task's name, on a queue that NOTIFYs its workers; `load` by `insert` in batches. */
+async function pgBossSubmitter(url: string): Promise<PgSubmitter> {
   const { PgBoss } = await import('pg-boss');
   // No listener in the producer: the queue's notify option makes every send NOTIFY, whoever sends it.
   const boss = new PgBoss({ ...pgBossOptions(url), useListenNotify: false });
@@ -61,13 +82,16 @@ async function pgBossSubmitter(url: string): Promise<Submitter> {
     submit: async (_type, name) => {
       await boss.send(NOOP_QUEUE, { name });
     },
+    load: async (names) => {
+      for (let i = 0; i < names.length; i += BACKLOG_BATCH) await boss.insert(NOOP_QUEUE, names.slice(i, i + BACKLOG_BATCH).map((name) => ({ data: { name } })));
+    },
     operations: async () => pgQueries.sent,
     close: () => boss.stop({ graceful: false, close: true }),
   };
 }
 
-/** graphile-worker's producer: `addJob` through its worker utils (the schema migrated first). */
-async function graphileSubmitter(url: string): Promise<Submitter> {
+/** graphile-worker's producer: `addJob` through its worker utils (the schema migrated first); `load` by `addJobs` in batches. */
+async function graphileSubmitter(url: string): Promise<PgSubmitter> {
   const { makeWorkerUtils, Logger } = await import('graphile-worker');
   const logger = new Logger(() => (level, message) => {
     if (level === 'error') process.stderr.write(`graphile-worker (submitter): ${message}\n`);
@@ -78,6 +102,9 @@ async function graphileSubmitter(url: string): Promise<Submitter> {
     submit: async (_type, name) => {
       await utils.addJob(NOOP_QUEUE, { name });
     },
+    load: async (names) => {
+      for (let i = 0; i < names.length; i += BACKLOG_BATCH) await utils.addJobs(names.slice(i, i + BACKLOG_BATCH).map((name) => ({ identifier: NOOP_QUEUE, payload: { name } })));
+    },
     operations: async () => pgQueries.sent,
     close: async () => {
       await utils.release();
@@ -85,10 +112,12 @@ async function graphileSubmitter(url: string): Promise<Submitter> {
   };
 }
 
-function openSubmitter(system: PgSystem, url: string, mapPrefix: string): Promise<Submitter> {
+async function openSubmitter(system: PgSystem, url: string, mapPrefix: string): Promise<PgSubmitter> {
   if (system === 'pg-boss') return pgBossSubmitter(url);
   if (system === 'graphile-worker') return graphileSubmitter(url);
-  return gatekeeperPostgresSubmitter(url, mapPrefix);
+  const submitter = await gatekeeperPostgresSubmitter(url, mapPrefix);
+  // Ours has one way in, the submit (many in flight share a statement).
+  return { ...submitter, load: async (names) => void (await submitAll(submitter, 'noop', names, (name) => idOf(system, name), BACKLOG_IN_FLIGHT)) };
 }
 
 /** Empty schemas for the next row: all three systems' dropped, then a checkpoint, so no row pays for another's dirty pages. */
@@ -170,11 +199,65 @@ async function measure(system: PgSystem, nodeCount: number, url: string, procs: 
   }
 }
 
+/**
+ * One backlog row: a fresh queue of `backlog` + BACKLOG_MEASURED + 1 pending no-op tasks, one worker process with one
+ * slot (CONCURRENCY 1; pg-boss PGBOSS_ONE_SLOT), one unmeasured claim, then BACKLOG_MEASURED in a row.
+ */
+async function backlogRow(system: PgSystem, backlog: number, url: string, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow> {
+  await resetServer(url);
+  const mapPrefix = `bench-backlog-${Date.now()}`;
+  const submitter = await openSubmitter(system, url, mapPrefix);
+  try {
+    const names = Array.from({ length: backlog + BACKLOG_MEASURED + 1 }, (_, i) => `bk${i}`);
+    const loadStart = Date.now();
+    await submitter.load(names);
+    log(`  ${system}: ${names.length} tasks pending (loaded in ${round((Date.now() - loadStart) / 1000, 1)} s), starting one worker with one slot`);
+    const env: NodeJS.ProcessEnv = {
+      CONCURRENCY: '1', SCAN_MS: process.env.BENCH_PG_SCAN_MS ?? '5000', HANG_LEASE_MS: '5000', MAP_PREFIX: mapPrefix, PG_URL: url, PGBOSS_WORK: PGBOSS_ONE_SLOT,
+      ...(system === 'gatekeeper-postgres' && { GATEKEEPER_BACKEND: 'postgres', GATEKEEPER_PG_URL: url }),
+    };
+    const [node] = await startNodes(system, 1, env, `${system}-backlog-${backlog}`);
+    try {
+      await waitFor([node], `${system}: the first backlog task completed`, () => node.completed.size >= 1, 300_000);
+      const cpu = cpuWindow({ ...procs, workers: [node.pid] });
+      const readBefore = bytesReadOf(node.pid);
+      await waitFor([node], `${system}: ${BACKLOG_MEASURED} backlog tasks completed`, () => node.completed.size >= 1 + BACKLOG_MEASURED, 300_000);
+      const readAfter = bytesReadOf(node.pid);
+      const used = cpu.stop();
+      // One slot: starts and completions alternate, in the order the worker printed them (see bench/task-backlog.ts).
+      const starts = [...node.started.values()];
+      const completions = [...node.completed.values()];
+      const cycles = Array.from({ length: BACKLOG_MEASURED }, (_, k) => starts[k + 1] - starts[k]);
+      const gaps = Array.from({ length: BACKLOG_MEASURED }, (_, k) => starts[k + 1] - completions[k]);
+      const bytesPerClaim = readBefore === undefined || readAfter === undefined ? null : Math.round((readAfter - readBefore) / BACKLOG_MEASURED);
+      const claimsPerSec = round(BACKLOG_MEASURED / (used.windowMs / 1000), 0);
+      const cpuMsPer = used.workers === null || used.postgres === null ? null
+        : { unit: 'claim' as const, clients: round(used.workers / BACKLOG_MEASURED, 3)!, store: round(used.postgres / BACKLOG_MEASURED, 3)!, total: round((used.workers + used.postgres) / BACKLOG_MEASURED, 3)! };
+      log(`  ${system} with ${backlog} more pending: slot cycle p50 ${round(percentile(cycles, 50))} ms, p99 ${round(percentile(cycles, 99))} ms, max ${round(Math.max(...cycles))} ms `
+        + `(completion to next start p50 ${round(percentile(gaps, 50))} ms, p99 ${round(percentile(gaps, 99))} ms), ${bytesPerClaim} bytes read per claim, ${claimsPerSec} claims/s, `
+        + `CPU per claim ${cpuMsPer ? `${cpuMsPer.clients} ms worker + ${cpuMsPer.store} ms PostgreSQL` : 'n/a'}`);
+      return {
+        scenario: 'pg-tasks-backlog', system, nodes: 1, semaphores: 0, runs: BACKLOG_MEASURED, p50Ms: round(percentile(cycles, 50)), p99Ms: round(percentile(cycles, 99)),
+        maxMs: round(Math.max(...cycles)), claimGapMs: { p50: round(percentile(gaps, 50))!, p99: round(percentile(gaps, 99))! },
+        opsPerSec: null, storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null,
+        tasksPerSec: claimsPerSec, backlog, bytesPerClaim, processCpuMs: used, cpuMsPer,
+      };
+    } finally {
+      await stopNodes([node]);
+    }
+  } finally {
+    await submitter.close();
+  }
+}
+
 /** Every tasks-postgres row, on the bench's server at `url` (`procs.postgres`: its postmaster, for the CPU columns). */
 export async function pgTaskRows(url: string, procs: BenchProcesses, log: (line: string) => void): Promise<BenchRow[]> {
   pgQueries = countPgQueries();
   const rows: BenchRow[] = [];
   // Each node count in turn for every system, so a slow spell of the shared machine is less likely to hit one system only.
-  for (const nodes of [1, 3]) for (const system of SYSTEMS) rows.push(...(await measure(system, nodes, url, procs, log)));
+  // BENCH_PG_TASKS=0 (diagnostics) leaves the throughput and latency rows out.
+  if (PG_TASKS > 0) for (const nodes of [1, 3]) for (const system of SYSTEMS) rows.push(...(await measure(system, nodes, url, procs, log)));
+  // The backlog rows, each size in turn for every system (BENCH_PG_BACKLOG=0 leaves only the near-empty queue's).
+  for (const backlog of PG_BACKLOGS) for (const system of SYSTEMS) rows.push(await backlogRow(system, backlog, url, procs, log));
   return rows;
 }

@@ -5,7 +5,8 @@
  *
  * Only some groups of scenarios: `npm run bench -- leader cron` (or BENCH_ONLY=leader,cron), among decisions, tasks,
  * cron, overhead and leader (leader-failover and leader-steady), postgres and tasks-postgres (which need no member
- * and no Redis: run alone, they start neither). A filtered run prints its table and writes its JSON to the temp directory, leaving
+ * and no Redis: run alone, they start neither), and redis (ours on the bench's Redis beside redlock, BullMQ and the raw
+ * Redis floors: run alone, it starts a Redis and no member). A filtered run prints its table and writes its JSON to the temp directory, leaving
  * bench/results alone.
  *
  * The baselines (redlock, BullMQ, raw Redis) need a Redis server: the bench starts `redis-server` on a free port and
@@ -15,7 +16,7 @@
 import 'reflect-metadata';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,8 +43,11 @@ import { taskRows } from './tasks';
 import type { BenchProcesses } from './task-submitters';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows, listenedFloorRow } from './floors';
-import { advisoryLockNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
+import { advisoryLockNode, gatekeeperPostgresHistoryNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
 import { pgTaskRows } from './pg-tasks';
+import { flushRedis, gatekeeperRedisNode, prepareRedisPrefix, redisUrlOf, setAppendOnly } from './redis-systems';
+import { redisTaskRows } from './redis-tasks';
+import { redisFloorRows } from './floors';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -55,6 +59,8 @@ const WARMUP_TICKS = Number(process.env.BENCH_WARMUP_TICKS ?? 10);
  * the holder its runs every 10 s, so a shorter window counts each node's first write as if it came every window.
  */
 const HISTORY_TICKS = Number(process.env.BENCH_HISTORY_TICKS ?? 60);
+/** The PostgreSQL run-history rows, nodes x jobs (`BENCH_PG_HISTORY=1x1,3x100`): fewer than on Hazelcast, each row being a minute and more. */
+const PG_HISTORY_SIZES = (process.env.BENCH_PG_HISTORY ?? '1x1,3x1,6x1,3x100').split(',').filter(Boolean).map((size) => size.split('x').map(Number) as [number, number]);
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 2000);
 /** The decision rows' semaphores: the one the other node is denied, one per grant, and 50 the warm-up cycles through. */
 const HELD_NAME = 'd-held';
@@ -68,8 +74,10 @@ const rows: BenchRow[] = [];
 let procs: BenchProcesses = { bench: process.pid, member: [] };
 /** Which store a system's calls reach, for its CPU per unit of work. */
 const storeOf = (system: BenchRow['system']): 'member' | 'redis' | 'postgres' =>
-  system === 'redlock' || system === 'bullmq' || system === 'redis-raw' ? 'redis' : POSTGRES_SYSTEMS.includes(system) ? 'postgres' : 'member';
-const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'advisory-lock', 'postgres-raw', 'pg-boss', 'graphile-worker'];
+  system === 'redlock' || system === 'bullmq' || system === 'redis-raw' || REDIS_OURS.includes(system) ? 'redis' : POSTGRES_SYSTEMS.includes(system) ? 'postgres' : 'member';
+/** Ours on Redis (the redis group): its store is the bench's Redis. */
+const REDIS_OURS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-redis', 'gatekeeper-redis+aof'];
+const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'gatekeeper-postgres+history', 'advisory-lock', 'postgres-raw', 'pg-boss', 'graphile-worker'];
 
 /** CPU per unit of work over a window: the bench process (the nodes) as clients, the system's store as store. */
 export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
@@ -80,7 +88,7 @@ export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: Non
   return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres', 'redis'] as const;
 /** The groups that run on PostgreSQL only: a run of nothing else starts no member and no Redis. */
 const POSTGRES_GROUPS: ReadonlyArray<(typeof GROUPS)[number]> = ['postgres', 'tasks-postgres'];
 const NO_BASELINES = process.argv.includes('--no-baselines');
@@ -91,7 +99,7 @@ const runs = (group: (typeof GROUPS)[number]) =>
 const LEADER_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['leader-failover-kill', 'leader-handover', 'leader-steady'];
 const ALLOCATION_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['allocation-join', 'allocation-kill', 'allocation-steady'];
 const TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['floor-task-lifecycle', 'tasks-throughput', 'tasks-latency', 'tasks-detection', 'tasks-burst', 'tasks-backlog'];
-const PG_TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['pg-tasks-throughput', 'pg-tasks-latency'];
+const PG_TASK_SCENARIOS: ReadonlyArray<BenchRow['scenario']> = ['pg-tasks-throughput', 'pg-tasks-latency', 'pg-tasks-backlog'];
 
 function decisionRow(scenario: BenchRow['scenario'], system: BenchRow['system'], samples: number[], trips: number): BenchRow {
   const total = samples.reduce((a, b) => a + b, 0);
@@ -276,14 +284,17 @@ const REDIS_MISSING = 'redis-server was not found on PATH: the redlock, BullMQ a
   + '--no-baselines for a local run without them (its results are not written to bench/results).';
 
 /** Starts a throwaway Redis on a free loopback port; undefined with --no-baselines, an error when there is none. */
-async function startRedis(): Promise<{ port: number; pid: number; stop: () => Promise<void> } | undefined> {
-  if (NO_BASELINES) {
+async function startRedis(force = false): Promise<{ port: number; pid: number; stop: () => Promise<void> } | undefined> {
+  // force: the redis group's own rows need the server even with --no-baselines.
+  if (NO_BASELINES && !force) {
     log('--no-baselines: redlock, BullMQ and raw Redis rows are left out');
     return undefined;
   }
   if (spawnSync('redis-server', ['--version']).status !== 0) throw new BenchSetupError(REDIS_MISSING);
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // A directory of its own: the redis group's one row with the append-only file on writes it there.
+  const dir = mkdtempSync(join(tmpdir(), 'gatekeeper-bench-redis-'));
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   const exited = once(child, 'exit');
   const ping = async () => {
     const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -302,7 +313,7 @@ async function startRedis(): Promise<{ port: number; pid: number; stop: () => Pr
     await sleep(50);
   }
   if (!(await ping())) throw new BenchSetupError(`redis-server did not answer on port ${port} within 5 s`);
-  return { port, pid: child.pid!, stop: async () => { if (child.exitCode === null) child.kill('SIGTERM'); await exited; } };
+  return { port, pid: child.pid!, stop: async () => { if (child.exitCode === null) child.kill('SIGTERM'); await exited; rmSync(dir, { recursive: true, force: true }); } };
 }
 
 /** A problem with the machine rather than the code: printed as it is, without a stack. */
@@ -326,11 +337,13 @@ function vsFloor(r: BenchRow): string | null {
 function printTable(): void {
   // Each baseline against ours on the same store.
   const oursOn = (r: BenchRow) => (storeOf(r.system) === 'postgres' ? 'gatekeeper-postgres' : 'gatekeeper');
-  const ours = (r: BenchRow) => rows.find((o) => o.system === oursOn(r) && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
+  // The run-history rows (60 ticks) against ours over as many ticks, not the cron rows' 10.
+  const same = (o: BenchRow, r: BenchRow) => o.system === oursOn(r) && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores;
+  const ours = (r: BenchRow) => rows.find((o) => same(o, r) && o.runs === r.runs) ?? rows.find((o) => same(o, r));
   const ratio = (a: number | null | undefined, b: number | null | undefined) =>
     a == null || b == null ? '-' : b === 0 ? (a === 0 ? '1x' : `${a} vs 0`) : `${round(a / b, 1)}x`;
   const header = ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'ops/s', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'cpu ms/op cli+store', 'vs ours', 'vs floor cas p50/p99'];
-  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario) && !PG_TASK_SCENARIOS.includes(r.scenario)).map((r) => {
+  const table = rows.filter((r) => !LEADER_SCENARIOS.includes(r.scenario) && !ALLOCATION_SCENARIOS.includes(r.scenario) && !TASK_SCENARIOS.includes(r.scenario) && !PG_TASK_SCENARIOS.includes(r.scenario) && r.group !== 'redis').map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper' || r.system === 'gatekeeper-postgres' || r.system === 'bare-cron' || r.system.endsWith('-raw') ? '' : r.storeOpsPerTick !== null ? ratio(r.storeOpsPerTick, base?.storeOpsPerTick) + ' ops' : ratio(r.p50Ms, base?.p50Ms) + ' p50';
     return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.opsPerSec, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode ?? null, cpuCell(r), vs, vsFloor(r)].map((v) => (v === null ? '-' : String(v)));
@@ -379,18 +392,29 @@ function printTaskTable(): void {
   for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
 }
 
-/** The tasks-postgres rows have columns of their own: ours against pg-boss and graphile-worker on one server. */
+/**
+ * The tasks-postgres rows have columns of their own: ours against pg-boss and graphile-worker on one server. The
+ * backlog rows (tasks: the claims measured; tasks/s: claims/s; p50/p99: the slot's cycle; cpu: per claim) add their
+ * backlog, longest cycle, completion-to-start gap and bytes read per claim, and each system's ratio to its own row on
+ * the near-empty queue.
+ */
 function printPgTaskTable(): void {
-  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'pg queries/task', 'cpu ms/task workers+pg=total', 'bench cpu ms', 'per node', 'vs ours'];
-  const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper-postgres' && o.scenario === r.scenario && o.nodes === r.nodes);
+  const header = ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'pg queries/task', 'cpu ms/task workers+pg=total', 'bench cpu ms', 'per node', 'vs ours',
+    'backlog', 'max ms', 'gap p50/p99', 'bytes/claim', 'vs empty queue'];
+  const ours = (r: BenchRow) => rows.find((o) => o.system === 'gatekeeper-postgres' && o.scenario === r.scenario && o.nodes === r.nodes && o.backlog === r.backlog);
+  const empty = (r: BenchRow) => (r.backlog ? rows.find((o) => o.system === r.system && o.scenario === r.scenario && o.backlog === 0) : undefined);
   const table = rows.filter((r) => PG_TASK_SCENARIOS.includes(r.scenario)).map((r) => {
     const base = ours(r);
     const vs = r.system === 'gatekeeper-postgres' || !base ? null
       : r.scenario === 'pg-tasks-throughput' ? (base.tasksPerSec ? `${round(r.tasksPerSec! / base.tasksPerSec, 2)}x tasks/s` : null)
         : base.p50Ms ? `${round(r.p50Ms! / base.p50Ms, 2)}x p50` : null;
+    const zero = empty(r);
+    const vsEmpty = !zero ? null
+      : `${zero.p50Ms ? round(r.p50Ms! / zero.p50Ms, 2) : '-'}x p50, ${zero.p99Ms ? round(r.p99Ms! / zero.p99Ms, 2) : '-'}x p99, ${zero.bytesPerClaim && r.bytesPerClaim !== null && r.bytesPerClaim !== undefined ? round(r.bytesPerClaim / zero.bytesPerClaim, 2) : '-'}x bytes`;
     return [
       r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, r.pgQueriesPerTask,
       r.cpuMsPer ? `${r.cpuMsPer.clients}+${r.cpuMsPer.store}=${r.cpuMsPer.total}` : null, r.processCpuMs?.bench, r.shares?.join('/'), vs,
+      r.backlog, r.maxMs, r.claimGapMs ? `${r.claimGapMs.p50}/${r.claimGapMs.p99}` : null, r.bytesPerClaim, vsEmpty,
     ].map((v) => (v === null || v === undefined ? '-' : String(v)));
   });
   if (table.length === 0) return;
@@ -415,8 +439,9 @@ async function pgTasksBench(): Promise<void> {
 }
 
 /**
- * The PostgreSQL rows: decisions against the raw compare-and-set floor and a plain advisory lock, and the cron
- * workload at 1, 3 and 6 nodes in both modes, on a durable server the bench starts.
+ * The PostgreSQL rows: decisions against the raw compare-and-set floor and a plain advisory lock, the cron
+ * workload at 1, 3 and 6 nodes in both modes, and the run history's cost on held ticks (as the cron-history group on
+ * Hazelcast, at PG_HISTORY_SIZES), on a durable server the bench starts.
  */
 async function postgresBench(): Promise<void> {
   const server = await startBenchPostgres();
@@ -426,7 +451,8 @@ async function postgresBench(): Promise<void> {
   try {
     const prefix = `bench-${Date.now()}`;
     const admin = await gatekeeperPostgresNode('admin', server.url, prefix, false);
-    const names = [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...[1, 3, 6].flatMap((n) => ['hold', 'release'].map((mode) => `pg-${mode}-${n}-job-0`))];
+    const names = [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...[1, 3, 6].flatMap((n) => ['hold', 'release'].map((mode) => `pg-${mode}-${n}-job-0`)),
+      ...PG_HISTORY_SIZES.flatMap(([n, m]) => ['g', 'h'].flatMap((kind) => Array.from({ length: m }, (_, i) => `pg-hold-${kind}-${n}-${m}-job-${i}`)))];
     const definitions = new SemaphoreAdmin(admin.store, systemClock);
     for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('pg-hold') ? '10s' : '5s' }));
     await admin.close();
@@ -444,19 +470,121 @@ async function postgresBench(): Promise<void> {
         await cron('advisory-lock', mode, nodes, 1, () => advisoryLockNode(server.url), `pg-${mode}-${nodes}-a`);
       }
     }
+    if (PG_HISTORY_SIZES.length) {
+      // The run history's cost on a held tick, as the cron-history group: hold mode with and without every run recorded, in the same run.
+      log(`PostgreSQL: run history on held ticks (${HISTORY_TICKS} measured ticks of ${TICK_MS} ms; history written every 10 s, skipped ticks every 60 s)`);
+      for (const [nodes, semaphores] of PG_HISTORY_SIZES) {
+        await cron('gatekeeper-postgres', 'hold', nodes, semaphores, (n) => gatekeeperPostgresNode(n, server.url, prefix), `pg-hold-g-${nodes}-${semaphores}`, HISTORY_TICKS);
+        await cron('gatekeeper-postgres+history', 'hold', nodes, semaphores, (n) => gatekeeperPostgresHistoryNode(n, server.url, prefix), `pg-hold-h-${nodes}-${semaphores}`, HISTORY_TICKS);
+      }
+    }
   } finally {
     procs = before;
     await server.stop();
   }
 }
 
+/** The redis group's cron sizes: jobs per node (`BENCH_REDIS_CRON_JOBS=1,100`), each at 1, 3 and 6 nodes in both modes. */
+const REDIS_CRON_JOBS = (process.env.BENCH_REDIS_CRON_JOBS ?? '1,100').split(',').filter(Boolean).map(Number);
+/** BENCH_REDIS_AOF=0 leaves out the rows of ours with the server's append-only file on. */
+const REDIS_AOF = process.env.BENCH_REDIS_AOF !== '0';
+
+/**
+ * The redis group: ours on Redis (`gatekeeper-redis`: a PermitRecordStore on a RedisBackend per node, bench/redis-systems.ts)
+ * beside redlock, the raw Redis floors and BullMQ, all measured again here on the bench's one Redis server
+ * (`--save '' --appendonly no`), emptied first: decisions, cron hold and release at 1, 3 and 6 nodes, tasks
+ * (bench/redis-tasks.ts), and ours once more with the append-only file on. Its rows carry `group: 'redis'`.
+ * `given`: the run's Redis, when it has one; else (the group alone, or --no-baselines) one started here.
+ */
+async function redisGroup(given?: Awaited<ReturnType<typeof startRedis>>): Promise<void> {
+  const server = given ?? (await startRedis(true))!;
+  const before = procs;
+  procs = { ...procs, redis: server.pid };
+  const from = rows.length;
+  const baselines = !NO_BASELINES;
+  try {
+    await flushRedis(server.port);
+    const url = redisUrlOf(server.port);
+    const prefix = `bench-redis-${Date.now()}`;
+    const cronNames = REDIS_CRON_JOBS.flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release'].flatMap((mode) => Array.from({ length: m }, (_, i) => `r-${mode}-${n}-${m}-job-${i}`))));
+    await prepareRedisPrefix(url, prefix, [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...cronNames], (name) => name.startsWith('r-hold'));
+    log('Redis: decision latency (warm client, 1 node): gatekeeper-redis, redlock and the raw floors on one Redis (persistence off)');
+    await decisions('gatekeeper-redis', (n) => gatekeeperRedisNode(n, url, prefix, false));
+    if (baselines) await decisions('redlock', () => redlockNode(server.port));
+    rows.push(...(await redisFloorRows(server.port, DECISIONS, procs, log)));
+    if (REDIS_AOF) {
+      // The same decisions of ours with the append-only file on (appendfsync everysec), on a prefix of their own.
+      await setAppendOnly(server.port, true);
+      try {
+        const aofPrefix = `${prefix}-aof`;
+        await prepareRedisPrefix(url, aofPrefix, [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES], () => false);
+        await decisions('gatekeeper-redis+aof', (n) => gatekeeperRedisNode(n, url, aofPrefix, false));
+      } finally {
+        await setAppendOnly(server.port, false);
+      }
+    }
+    log(`Redis: cron workload (${TICKS} measured ticks of ${TICK_MS} ms after ${WARMUP_TICKS} warm-up ticks)`);
+    for (const semaphores of REDIS_CRON_JOBS) {
+      for (const nodes of [1, 3, 6]) {
+        for (const mode of ['hold', 'release'] as const) {
+          const key = `r-${mode}-${nodes}-${semaphores}`;
+          await cron('gatekeeper-redis', mode, nodes, semaphores, (n) => gatekeeperRedisNode(n, url, prefix), key);
+          if (baselines) await cron('redlock', mode, nodes, semaphores, () => redlockNode(server.port), `${key}-r`);
+        }
+      }
+    }
+    log(`Redis: tasks: gatekeeper-redis${baselines ? ' and BullMQ' : ''} on one Redis; throughput (submit to completed, no-op handler) on 1 and 3 worker processes, whole-system CPU, round trips, latency at a steady rate, burst shares`);
+    rows.push(...(await redisTaskRows(server.port, procs, baselines, log)));
+  } finally {
+    procs = before;
+    for (const row of rows.slice(from)) row.group = 'redis';
+    if (!given) await server.stop();
+  }
+}
+
+/** The redis group's rows: decisions, floors and cron (ours against redlock and the floor), then tasks (ours against BullMQ). */
+function printRedisTables(): void {
+  const group = rows.filter((r) => r.group === 'redis');
+  const print = (header: string[], table: string[][]) => {
+    if (table.length === 0) return;
+    log('');
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+    for (const line of [header, ...table]) log(line.map((cell, i) => cell.padEnd(widths[i])).join('  '));
+  };
+  const cell = (v: unknown) => (v === null || v === undefined ? '-' : String(v));
+  const x = (a: number | null | undefined, b: number | null | undefined) => (a == null || !b ? '-' : `${round(a / b, 2)}x`);
+  const floor = group.find((r) => r.scenario === 'floor-cas' && r.system === 'redis-raw');
+  const redlockOf = (r: BenchRow) => group.find((o) => o.system === 'redlock' && o.scenario === r.scenario && o.nodes === r.nodes && o.semaphores === r.semaphores);
+  print(
+    ['scenario', 'system', 'nodes', 'sems', 'p50 ms', 'p99 ms', 'RT/decision', 'ops/job tick', 'once %', 'cpu ms/tick/node', 'cpu ms/op cli+redis', 'vs redlock', 'vs floor cas p50/p99'],
+    group.filter((r) => !r.scenario.startsWith('redis-tasks')).map((r) => {
+      const ours = REDIS_OURS.includes(r.system);
+      const base = ours ? redlockOf(r) : undefined;
+      const vs = !base ? null : r.storeOpsPerTick !== null ? `${x(r.storeOpsPerTick, base.storeOpsPerTick)} ops, ${x(r.cpuMsPer?.total, base.cpuMsPer?.total)} cpu` : `${x(r.p50Ms, base.p50Ms)} p50, ${x(r.p99Ms, base.p99Ms)} p99`;
+      const vsFloorCas = r.scenario.startsWith('decision-') && floor ? `${x(r.p50Ms, floor.p50Ms)}/${x(r.p99Ms, floor.p99Ms)}` : null;
+      return [r.scenario, r.system, r.nodes, r.semaphores, r.p50Ms, r.p99Ms, r.roundTripsPerDecision, r.storeOpsPerTick, r.exactlyOncePct, r.cpuMsPerTickPerNode, cpuCell(r), vs, vsFloorCas].map(cell);
+    }),
+  );
+  const bullmqOf = (r: BenchRow) => group.find((o) => o.system === 'bullmq' && o.scenario === r.scenario && o.nodes === r.nodes);
+  print(
+    ['scenario', 'system', 'nodes', 'tasks', 'tasks/s', 'p50 ms', 'p99 ms', 'RT/task', 'redis cmds/task', 'cpu ms/task workers+redis=total', 'bench cpu ms', 'per node', 'max share %', 'vs bullmq'],
+    group.filter((r) => r.scenario.startsWith('redis-tasks')).map((r) => {
+      const base = r.system !== 'bullmq' ? bullmqOf(r) : undefined;
+      const vs = !base ? null : r.scenario === 'redis-tasks-latency' ? `${x(r.p50Ms, base.p50Ms)} p50` : `${x(r.tasksPerSec, base.tasksPerSec)} tasks/s, ${x(r.cpuMsPer?.total, base.cpuMsPer?.total)} cpu`;
+      return [r.scenario, r.system, r.nodes, r.runs, r.tasksPerSec, r.p50Ms, r.p99Ms, r.roundTripsPerTask, r.redisCommandsPerTask,
+        r.cpuMsPer ? `${r.cpuMsPer.clients}+${r.cpuMsPer.store}=${r.cpuMsPer.total}` : null, r.processCpuMs?.bench, r.shares?.join('/'), r.maxSharePct, vs].map(cell);
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  const needsMember = GROUPS.some((group) => runs(group) && !POSTGRES_GROUPS.includes(group));
+  const needsMember = GROUPS.some((group) => runs(group) && !POSTGRES_GROUPS.includes(group) && group !== 'redis');
   if (needsMember) await memberGroups();
   else {
     if (runs('postgres')) await postgresBench();
     if (runs('tasks-postgres')) await pgTasksBench();
+    if (runs('redis')) await redisGroup();
   }
   report(started);
 }
@@ -466,7 +594,7 @@ async function memberGroups(): Promise<void> {
   // Tests start members for fast startup (C1 only, serial GC); a benchmark wants the steady state of a real
   // deployment: full JIT and the default collector.
   process.env.GATEKEEPER_HZ_JVM_FLAGS ??= '-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseG1GC';
-  const redis = runs('decisions') || runs('cron') || runs('tasks') ? await startRedis() : undefined;
+  const redis = runs('decisions') || runs('cron') || runs('tasks') || runs('redis') ? await startRedis() : undefined;
   let member: MemberProcess;
   try {
     member = await startMemberProcess(await freePort(), `bench-${process.pid}`);
@@ -569,6 +697,8 @@ async function memberGroups(): Promise<void> {
       log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
       rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
     }
+    // Last: it empties the bench's Redis first.
+    if (runs('redis')) await redisGroup(redis);
   } finally {
     await redis?.stop();
     await member.stop();
@@ -597,6 +727,7 @@ function report(started: number): void {
   printAllocationTable();
   printTaskTable();
   printPgTaskTable();
+  printRedisTables();
   log(`\nmachine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.durationS} s; results in ${where}`);
 }
 

@@ -12,7 +12,8 @@
  *   C <id> <unix ms>       when a noop handler returns
  *   OPS <unix ms> <n> [q]  on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
  *                          connections sent, a Lua script counting as one (BullMQ), or `pg` queries (pg-boss,
- *                          graphile-worker); q: `pg` queries, on the PostgreSQL systems
+ *                          graphile-worker); q: `pg` queries, on the PostgreSQL systems (Redis commands sent, on
+ *                          gatekeeper with GATEKEEPER_BACKEND=redis: the redis group's `gatekeeper-redis`)
  * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile) and the
  * socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
  */
@@ -65,7 +66,9 @@ async function gatekeeper(): Promise<void> {
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   const store = app.get<TaskStore>(GATEKEEPER_TASK_STORE as never, { strict: false });
   // `pg` queries too on PostgreSQL (nothing counts them on Hazelcast: no OPS line change there).
-  const queries = process.env.GATEKEEPER_BACKEND === 'postgres' ? countPgQueries() : undefined;
+  const queries = process.env.GATEKEEPER_BACKEND === 'postgres' ? countPgQueries()
+    // On Redis: the commands its connections sent (the redis group's rows, bench/redis-tasks.ts), counted as BullMQ's are.
+    : process.env.GATEKEEPER_BACKEND === 'redis' ? countRedisCommands : undefined;
   process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${store.operationCount()}${queries ? ` ${queries.sent}` : ''}`));
   if (process.env.TRACE_CALLS === '1') traceCalls(store);
 }
@@ -106,7 +109,10 @@ async function bullmq(): Promise<void> {
   process.on('SIGTERM', () => void worker.close(true).then(() => process.exit(0)));
 }
 
-/** A pg-boss worker on PG_URL: `noop` jobs, 4 at once (bench/pg-task-systems.ts); the queue exists already (the submitter made it). */
+/**
+ * A pg-boss worker on PG_URL: `noop` jobs, 4 at once (bench/pg-task-systems.ts; PGBOSS_WORK sets the fetch loops
+ * and their batch, as the backlog rows' one slot does); the queue exists already (the submitter made it).
+ */
 async function pgBoss(): Promise<void> {
   const pgQueries = countPgQueries();
   const { PgBoss } = await import('pg-boss');
@@ -123,7 +129,7 @@ async function pgBoss(): Promise<void> {
   process.on('SIGTERM', () => void boss.stop({ graceful: true, timeout: 2_000 }).finally(() => process.exit(0)));
 }
 
-/** A graphile-worker runner on PG_URL: `noop` jobs, 4 at once (bench/pg-task-systems.ts); the schema exists already (the submitter migrated it). */
+/** A graphile-worker runner on PG_URL: `noop` jobs, CONCURRENCY at once (4; bench/pg-task-systems.ts); the schema exists already (the submitter migrated it). */
 async function graphileWorker(): Promise<void> {
   const pgQueries = countPgQueries();
   const { run, Logger } = await import('graphile-worker');
@@ -132,7 +138,7 @@ async function graphileWorker(): Promise<void> {
     if (level === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
   });
   const runner = await run({
-    ...graphileRunnerOptions(env('PG_URL')),
+    ...graphileRunnerOptions(env('PG_URL'), concurrency),
     logger,
     taskList: {
       [NOOP_QUEUE]: async (payload) => {

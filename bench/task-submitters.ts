@@ -9,6 +9,8 @@ import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connect
 import { HazelcastTaskStore } from '../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { PostgresBackend } from '../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../lib/backends/postgres/tasks/postgres-task.store';
+import { RedisBackend } from '../lib/backends/redis/redis-backend';
+import { RedisTaskStore } from '../lib/backends/redis/tasks/redis-task.store';
 import type { TaskStore } from '../lib/tasks/task-store';
 import { systemClock } from '../lib/core/clock';
 import { TaskWorker } from '../lib/tasks/task-worker';
@@ -61,6 +63,24 @@ export function postgresTaskStore(url: string, mapPrefix: string): TaskStore {
 /** The library's own submit on PostgreSQL, as gatekeeperSubmitter on Hazelcast. */
 export async function gatekeeperPostgresSubmitter(url: string, mapPrefix: string): Promise<Submitter> {
   const store = postgresTaskStore(url, mapPrefix);
+  await store.connect();
+  const worker = new TaskWorker(store, { instance: 'bench/submitter', acquirer: 'bench' }, { clock: systemClock, clockSkewMs: 500 });
+  return {
+    submit: async (type, name) => {
+      await worker.submit({ type, name });
+    },
+    operations: async () => store.operationCount(),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The library's own submit on Redis (the `redis` group, bench/redis-tasks.ts), as gatekeeperSubmitter on Hazelcast:
+ * a TaskWorker on the store the module builds on a RedisBackend (lib/nest/gatekeeper-stores.factory.ts), so the
+ * submits land where the worker processes look.
+ */
+export async function gatekeeperRedisSubmitter(url: string, mapPrefix: string): Promise<Submitter> {
+  const store = new RedisTaskStore(new RedisBackend({ url, mapPrefix, onWarning: () => undefined }));
   await store.connect();
   const worker = new TaskWorker(store, { instance: 'bench/submitter', acquirer: 'bench' }, { clock: systemClock, clockSkewMs: 500 });
   return {
