@@ -61,6 +61,14 @@ export async function gatekeeperHistoryNode(name: string, config: ClientConfig, 
   await store.connect({ clock: systemClock });
   const history = new HistoryRecordStore(new HazelcastBackend({ connection, mapPrefix }));
   await history.connect();
+  return historyNode(name, store, history);
+}
+
+/**
+ * A node of ours that records its runs: a decorator's held tick with the run history on, on whatever stores it is
+ * given (connected), both closed with the node. Every backend's history row is this node.
+ */
+export function historyNode(name: string, store: PermitStore & { operationCount(): number; close(): Promise<void> }, history: HistoryRecordStore): BenchNode {
   const instance = `${name}/${process.pid}`;
   const recorder = new HistoryRecorder(history, { keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock });
   recorder.start();

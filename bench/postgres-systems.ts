@@ -10,11 +10,9 @@ import { Client } from 'pg';
 import { PostgresBackend } from '../lib/backends/postgres/postgres-backend';
 import { systemClock } from '../lib/core/clock';
 import { PermitRecordStore } from '../lib/permits/permit-record.store';
-import { PermitEngine } from '../lib/permits/permit.engine';
-import { HistoryRecorder } from '../lib/schedules/history-recorder';
 import { HistoryRecordStore } from '../lib/schedules/history-record.store';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
-import { engineNode, type BenchNode } from './bench-systems';
+import { engineNode, historyNode, type BenchNode } from './bench-systems';
 import { parentOf } from './proc-cpu';
 
 /**
@@ -67,29 +65,7 @@ export async function gatekeeperPostgresHistoryNode(name: string, url: string, m
   await store.connect({ clock: systemClock });
   const history = new HistoryRecordStore(backend);
   await history.connect();
-  const instance = `${name}/${process.pid}`;
-  const recorder = new HistoryRecorder(history, { keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock });
-  recorder.start();
-  const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance }, systemClock, { clockSkewMs: 100 });
-  return {
-    async acquire(key) {
-      const result = await engine.tryAcquire(key, { local: true });
-      if (!result.granted) {
-        recorder.skippedTick(key, result.reason);
-        return false;
-      }
-      const run = recorder.started({ job: key, trigger: 'schedule', instant: Math.floor(Date.now() / 1000) * 1000, token: result.permit.fencingToken });
-      recorder.finished(run, 'completed', 0);
-      return true;
-    },
-    async release() {},
-    roundTrips: () => store.operationCount() + history.operationCount(),
-    async close() {
-      await recorder.stop();
-      await history.close();
-      await store.close();
-    },
-  };
+  return historyNode(name, store, history);
 }
 
 /**
