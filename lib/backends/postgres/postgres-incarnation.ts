@@ -1,3 +1,4 @@
+import { KnownLoss } from '../../store/known-loss';
 import type { PostgresLostData } from './postgres-backend.options';
 
 /** One answer of `check_incarnation` (see `postgres-schema.ts`). */
@@ -25,25 +26,17 @@ export interface IncarnationEvents {
  * few seconds). A loss later than the one known is told to {@link IncarnationEvents.lost} once.
  */
 export class PostgresIncarnation {
-  private known: number | undefined;
-  private checked = false;
+  private readonly loss: KnownLoss;
   private records: number | undefined;
 
-  constructor(private readonly events: IncarnationEvents) {}
+  constructor(events: IncarnationEvents) {
+    this.loss = new KnownLoss((lostAt, forgotten) => events.lost(lostAt, forgotten));
+  }
 
   /** Takes in one check's answer; returns since when the state may have lost writes (`undefined`: never). */
   observe(answer: IncarnationAnswer): number | undefined {
     if (answer.records_oid !== undefined && answer.records_oid !== null) this.records = Number(answer.records_oid);
-    const lostAt = answer.lost_at === null ? undefined : Number(answer.lost_at);
-    const first = !this.checked;
-    this.checked = true;
-    if (lostAt === undefined) return this.known;
-    const later = this.known === undefined || lostAt > this.known;
-    this.known = Math.max(lostAt, this.known ?? lostAt);
-    // A loss found before this node's first check happened before it knew anything: nothing of its own to re-read,
-    // unless its own check is what found it (and dropped records: told whatever this node knew, so it is reported).
-    if ((later && !first) || answer.forgotten !== null) this.events.lost(this.known, answer.forgotten ?? undefined);
-    return this.known;
+    return this.loss.observe(answer.lost_at === null ? undefined : Number(answer.lost_at), answer.forgotten ?? undefined);
   }
 
   /**

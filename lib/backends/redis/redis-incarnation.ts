@@ -1,3 +1,5 @@
+import { KnownLoss } from '../../store/known-loss';
+
 /** The part of every script's answer that says which store answered (see `redis-scripts.ts`). */
 export interface IncarnationAnswer {
   /** The store's incarnation id. */
@@ -27,9 +29,11 @@ export interface IncarnationEvents {
 export class RedisIncarnation {
   private incarnation = '';
   private epoch = 0;
-  private known: number | undefined;
+  private readonly loss: KnownLoss;
 
-  constructor(private readonly events: IncarnationEvents) {}
+  constructor(events: IncarnationEvents) {
+    this.loss = new KnownLoss((lostAt, forgotten) => events.lost(lostAt, forgotten));
+  }
 
   /** What a call sends: the incarnation this node knows ('' if none) and the highest epoch it saw. */
   argv(): [string, string] {
@@ -38,16 +42,8 @@ export class RedisIncarnation {
 
   /** Takes in one answer; returns since when the state may have lost writes (`undefined`: never). */
   observe(answer: IncarnationAnswer): number | undefined {
-    const first = this.incarnation === '';
     this.incarnation = answer.incarnation;
     this.epoch = Math.max(this.epoch, answer.epoch);
-    const lostAt = answer.lostAt;
-    if (lostAt === undefined) return this.known;
-    const later = this.known === undefined || lostAt > this.known;
-    this.known = Math.max(lostAt, this.known ?? lostAt);
-    // A loss older than this node's first answer happened before it knew anything: nothing of its own to re-read,
-    // unless its own call found it (and dropped records: reported whatever this node knew).
-    if ((later && !first) || answer.forgotten.length > 0) this.events.lost(this.known, answer.forgotten.length > 0 ? answer.forgotten : undefined);
-    return this.known;
+    return this.loss.observe(answer.lostAt, answer.forgotten.length > 0 ? answer.forgotten : undefined);
   }
 }
