@@ -13,8 +13,12 @@ describe('GatekeeperModule on Redis', () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
 
-  // The second node is given the application's own client, as an application that already uses ioredis would.
-  const appClient = new Redis(testRedisUrl(), { enableOfflineQueue: false, lazyConnect: true });
+  // The second node is given the application's own client, as an application that already uses ioredis would (with
+  // ioredis's defaults: the backend's connections made like it are held to sending each command once).
+  const appClient = new Redis(testRedisUrl(), { lazyConnect: true });
+  beforeAll(async () => {
+    await appClient.connect();
+  });
   afterAll(async () => {
     await appClient.quit();
   });
@@ -54,7 +58,7 @@ describe('GatekeeperModule on Redis', () => {
     expect((await ga.tryAcquire('redis-report')).granted).toBe(false);
     await gb.putDefinition({ name: 'redis-report', permits: 2, duration: '30s' });
     await eventually('the edit granting node-a the second permit', async () => (await ga.tryAcquire('redis-report')).granted, { timeoutMs: 10_000 });
-    // The application's client is the application's: the module left it open.
+    // The application's client is the application's: the module sent nothing on it and left it open.
     await apps.splice(0).reduce((done, app) => done.then(() => app.close()), Promise.resolve());
     expect(appClient.status).toBe('ready');
   });

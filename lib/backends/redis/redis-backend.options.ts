@@ -7,8 +7,11 @@ export interface RedisClient {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   /** Sends one command. */
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
-  /** A new connection with the same options (the change feed's subscriber). */
-  duplicate(): RedisClient;
+  /**
+   * A new connection with the same options, some overridden (a `Redis`'s `duplicate(options)`; a `Cluster`'s is
+   * `duplicate(startupNodes, options)`): the backend's own connections, made like the application's client.
+   */
+  duplicate(...overrides: unknown[]): RedisClient;
   /** The connection's state (`'ready'` when commands go through). */
   readonly status: string;
   /** Connects (a client made with `lazyConnect`). */
@@ -26,14 +29,21 @@ export interface RedisClient {
 /** How a {@link RedisBackend} reaches Redis and names what it keeps. */
 export interface RedisBackendOptions {
   /**
-   * The application's own `ioredis` client (`new Redis(...)`, or a `Cluster`), shared: the backend never closes it,
-   * and opens one more connection like it (`duplicate()`) to hear changes. Give this, `url` or `connection`. Give it
-   * `enableOfflineQueue: false` so a call made while it is disconnected fails at once rather than runs late.
+   * The application's own `ioredis` client (`new Redis(...)`, or a `Cluster`), as the model of the backend's
+   * connections: the backend sends nothing on it and never closes it, but opens two connections like it
+   * (`duplicate()`: its address, credentials, TLS, Sentinel or Cluster nodes), one for its calls and one to hear
+   * changes. Those never send a command twice or late: no offline queue, no retry of a command in flight, no resend
+   * on reconnect (`enableOfflineQueue: false`, `maxRetriesPerRequest: 0`, `autoResendUnfulfilledCommands: false`).
+   * A compare-and-set sent again on a new connection would answer "not written" for the write its first run made.
+   * Give this, `url` or `connection`.
    */
   client?: RedisClient;
   /** A Redis URL (`redis://user:password@host:6379/0`, `rediss://` for TLS): the backend makes a client of its own. */
   url?: string;
-  /** Options of a client of the backend's own: ioredis's `RedisOptions` (`host`, `port`, `sentinels`, `tls`, ...). */
+  /**
+   * Options of a client of the backend's own: ioredis's `RedisOptions` (`host`, `port`, `sentinels`, `tls`, ...).
+   * `enableOfflineQueue`, `maxRetriesPerRequest` and `autoResendUnfulfilledCommands` are the backend's (see `client`).
+   */
   connection?: Record<string, unknown>;
   /**
    * The hash tag and prefix of every key the library keeps (`{<prefix>}:...`: one Redis Cluster slot, so each of its

@@ -39,7 +39,6 @@ export class RedisBackend implements StoreBackend {
   private written = 0;
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private client?: RedisClient;
-  private ownsClient = false;
   private readonly calls: RedisCalls;
   private feed?: RedisFeed;
   private countersOf?: RedisCounters;
@@ -80,7 +79,7 @@ export class RedisBackend implements StoreBackend {
    * @returns whether it declared it (false: the store is in use already, or was found lost).
    */
   async declareFresh(): Promise<boolean> {
-    const { client, own } = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
+    const client = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
     try {
       if (client.status === 'wait') await client.connect();
       const done = await withDeadline(client.call('EVAL', DECLARE_FRESH, 1, `{${this.mapPrefix}}`, randomUUID()), this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, 'declare the Redis store new');
@@ -89,13 +88,12 @@ export class RedisBackend implements StoreBackend {
       if (error instanceof StoreUnavailableError) throw error;
       throw new StoreUnavailableError(`Redis call failed (declare the store new): ${(error as Error).message}`, { cause: error });
     } finally {
-      if (own) client.disconnect(false);
+      client.disconnect(false);
     }
   }
 
   private async start(): Promise<void> {
-    const { client, own } = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
-    this.ownsClient = own;
+    const client = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
     try {
       if (client.status === 'wait') await client.connect();
       this.client = client;
@@ -103,12 +101,12 @@ export class RedisBackend implements StoreBackend {
       await this.calls.run('check', [], 'check the Redis store');
     } catch (error) {
       this.client = undefined;
-      if (own) client.disconnect(false);
+      client.disconnect(false);
       throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError(`Redis unreachable: ${(error as Error).message}`, { cause: error });
     }
     if (!this.opened.isOpen()) {
       this.client = undefined;
-      if (own) client.disconnect(false);
+      client.disconnect(false);
       return;
     }
     void this.warnWithoutPersistence(client);
@@ -159,7 +157,7 @@ export class RedisBackend implements StoreBackend {
     this.countersOf = undefined;
     clearInterval(this.sweep);
     await feed?.close();
-    if (client && this.ownsClient) await client.quit().catch(() => client.disconnect(false));
+    if (client) await client.quit().catch(() => client.disconnect(false));
   }
 
   /** The store lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
