@@ -5,24 +5,24 @@
  * found before the node's first answer happened before it knew anything, so it is told only when this node's own
  * call found it (and dropped records: reported whatever the node knew).
  */
-export class KnownLoss {
+export class KnownLoss<Found = readonly string[]> {
   private known: number | undefined;
   private answered = false;
 
-  /** @param lost - Told of a loss that is news: since when, and what this node's call dropped (if it found it). */
-  constructor(private readonly lost: (lostAt: number, forgotten: readonly string[] | undefined) => void) {}
+  /** @param lost - Told of a loss that is news: since when, and what this node's call found (if it found it). */
+  constructor(private readonly lost: (lostAt: number, found: Found | undefined) => void) {}
 
   /**
    * Takes in one answer: since when the store says it may have lost writes (`undefined`: never), and what this call
    * dropped when it was the one that found the loss. Returns since when the state may have lost writes, as known now.
    */
-  observe(lostAt: number | undefined, forgotten: readonly string[] | undefined): number | undefined {
+  observe(lostAt: number | undefined, found: Found | undefined): number | undefined {
     const first = !this.answered;
     this.answered = true;
     if (lostAt === undefined) return this.known;
     const later = this.known === undefined || lostAt > this.known;
     this.known = Math.max(lostAt, this.known ?? lostAt);
-    if ((later && !first) || forgotten !== undefined) this.lost(this.known, forgotten);
+    if ((later && !first) || found !== undefined) this.lost(this.known, found);
     return this.known;
   }
 }

@@ -23,7 +23,8 @@ export interface RedisClient {
   /** Subscribes this connection to `channels` (the change feed's). */
   subscribe(...channels: string[]): Promise<unknown>;
   /** Listens to a connection event (`message`, `ready`, `close`, `error`). */
-  on(event: string, listener: (...args: never[]) => void): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as ioredis's own (a Cluster's listeners take any[])
+  on(event: string, listener: (...args: any[]) => void): unknown;
 }
 
 /** How a {@link RedisBackend} reaches Redis and names what it keeps. */
@@ -75,10 +76,20 @@ export interface RedisBackendOptions {
   onWarning?: (message: string) => void;
 }
 
+/**
+ * Why a {@link RedisBackend} counts what it found as a loss of writes: `'empty'`, none of the library's keys (a new
+ * store not declared new, or one that lost everything); `'restarted'`, a new incarnation (a restart that lost its
+ * data while a node knew the old one); `'behind'`, fewer writes than a node saw (a restart or a replica that lost
+ * the last ones); `'failed-over'`, state written under another server's replication id (a replica promoted).
+ */
+export type RedisLossCause = 'empty' | 'restarted' | 'behind' | 'failed-over';
+
 /** What a {@link RedisBackend} found when Redis had lost writes (see `RedisBackendOptions.onLostData`). */
 export interface RedisLostData {
   /** The key prefix of the library's keys. */
   readonly prefix: string;
+  /** Why it counts as a loss. */
+  readonly cause: RedisLossCause;
   /** Since when (epoch ms, the server's clock) the state may have lost writes Redis had acknowledged. */
   readonly lostAt: number;
   /** The records dropped as leases that may be stale (`<map> <key>`), by the node whose call found the loss. */

@@ -6,7 +6,7 @@ import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
 import type { StoreBackend } from '../../store/store-backend';
-import type { RedisBackendOptions, RedisClient, RedisLostData } from './redis-backend.options';
+import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
 import { newClient } from './redis-client';
 import { RedisCounters } from './redis-counters';
@@ -54,9 +54,13 @@ export class RedisBackend implements StoreBackend {
     }
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
     if (this.mapPrefix === '' || /[{}]/.test(this.mapPrefix)) throw new InvalidOptionsError('redis.mapPrefix', `must be non-empty, without { or }, got ${JSON.stringify(this.mapPrefix)}`);
-    this.incarnation = new RedisIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
+    this.incarnation = new RedisIncarnation({ lost: (lostAt, found) => this.lostData(lostAt, found) });
     const minReplicas = options.minReplicas ?? 0;
     if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new InvalidOptionsError('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);
+    if (minReplicas > 0 && (options.client as { isCluster?: boolean } | undefined)?.isCluster) {
+      // WAIT counts the replicas of the node it is sent to; a Cluster client sends it to any node.
+      throw new InvalidOptionsError('redis.minReplicas', 'is not supported on a Redis Cluster client (WAIT would reach a node other than the one written); use 0');
+    }
     this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas);
   }
 
@@ -161,10 +165,10 @@ export class RedisBackend implements StoreBackend {
   }
 
   /** The store lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
-  private lostData(lostAt: number, forgotten: readonly string[] | undefined): void {
+  private lostData(lostAt: number, found: { readonly why: RedisLossCause; readonly forgotten: readonly string[] } | undefined): void {
     this.feed?.missed('lost-data');
-    if (forgotten === undefined) return;
-    const report: RedisLostData = { prefix: this.mapPrefix, lostAt, forgotten };
+    if (found === undefined) return;
+    const report: RedisLostData = { prefix: this.mapPrefix, cause: found.why, lostAt, forgotten: found.forgotten };
     try {
       if (this.options.onLostData) this.options.onLostData(report);
       else console.error(`nestjs-gatekeeper: ${describeRedisLostData(report)}`);
@@ -240,11 +244,18 @@ export class RedisBackend implements StoreBackend {
   }
 }
 
+/** What each cause of a loss means, in the report's words. */
+const CAUSES: Readonly<Record<RedisLossCause, string>> = {
+  empty: 'has none of the library\'s keys: a store that lost everything, or a new one nobody declared new (nestjs-gatekeeper redis init)',
+  restarted: 'came back as another incarnation than the one the nodes knew: a restart without its data',
+  behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones',
+  'failed-over': 'holds state written under another server\'s replication id: a replica promoted to primary, which may have missed writes',
+};
+
 /** One line saying what a loss of data found by a `RedisBackend` took. */
-export function describeRedisLostData({ prefix, lostAt, forgotten }: RedisLostData): string {
+export function describeRedisLostData({ prefix, cause, lostAt, forgotten }: RedisLostData): string {
   const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
-  return `Redis (keys {${prefix}}:*) lost writes it had acknowledged (a restart without its data, or a replica promoted `
-    + `before it had them): writes before ${new Date(lostAt).toISOString()} may be lost. `
+  return `Redis (keys {${prefix}}:*) ${CAUSES[cause]}. Writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
     + (forgotten.length === 0 ? 'No permits were held in what it kept. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
     + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as Redis kept them.';
 }

@@ -3,7 +3,7 @@ import { CorruptStateError } from '../../core/errors/corrupt-state.error';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
-import type { RedisClient } from './redis-backend.options';
+import type { RedisClient, RedisLossCause } from './redis-backend.options';
 import type { IncarnationAnswer, RedisIncarnation } from './redis-incarnation';
 import { luaOf, SCRIPTS, type Script, type ScriptName } from './redis-scripts';
 
@@ -122,9 +122,12 @@ export class RedisCalls {
   }
 
   private decode<R>(raw: unknown, what: string): ScriptAnswer<R> {
-    if (!Array.isArray(raw) || raw.length !== 5 || typeof raw[1] !== 'string') throw new CorruptStateError(what, `unexpected answer from Redis: ${JSON.stringify(raw)}`);
-    const [result, incarnation, epoch, lostAt, forgotten] = raw as [R, string, number | string, string | null, string[]];
-    return { result, incarnation, epoch: Number(epoch), lostAt: lostAt === null ? undefined : Number(lostAt), forgotten: Array.isArray(forgotten) ? forgotten : [] };
+    if (!Array.isArray(raw) || raw.length !== 6 || typeof raw[1] !== 'string') throw new CorruptStateError(what, `unexpected answer from Redis: ${JSON.stringify(raw)}`);
+    const [result, incarnation, epoch, lostAt, forgotten, why] = raw as [R, string, number | string, string | null, string[] | null, string | null];
+    return {
+      result, incarnation, epoch: Number(epoch), lostAt: lostAt === null ? undefined : Number(lostAt),
+      found: typeof why === 'string' ? { why: why as RedisLossCause, forgotten: Array.isArray(forgotten) ? forgotten : [] } : undefined,
+    };
   }
 
   private failure(error: unknown, what: string): Error {

@@ -1,3 +1,4 @@
+import type { RedisLossCause } from './redis-backend.options';
 import { KnownLoss } from '../../store/known-loss';
 
 /** The part of every script's answer that says which store answered (see `redis-scripts.ts`). */
@@ -8,17 +9,17 @@ export interface IncarnationAnswer {
   readonly epoch: number;
   /** Since when (ms, the server's clock) it may have lost acknowledged writes; `undefined`: never. */
   readonly lostAt: number | undefined;
-  /** The records this call dropped (`<map> <key>`), when it was the call that found the loss. */
-  readonly forgotten: readonly string[];
+  /** Set when this call found a loss: why it counts as one, and the records it dropped (`<map> <key>`). */
+  readonly found: { readonly why: RedisLossCause; readonly forgotten: readonly string[] } | undefined;
 }
 
 /** What the backend is told when Redis turns out to have lost writes. */
 export interface IncarnationEvents {
   /**
    * The state may have lost acknowledged writes since `lostAt`: views must read again. Told once per loss on every
-   * node that knew the store before; `forgotten` is set on the node whose call dropped the records.
+   * node that knew the store before; `found` is set on the node whose call found it.
    */
-  lost(lostAt: number, forgotten: readonly string[] | undefined): void;
+  lost(lostAt: number, found: { readonly why: RedisLossCause; readonly forgotten: readonly string[] } | undefined): void;
 }
 
 /**
@@ -29,10 +30,10 @@ export interface IncarnationEvents {
 export class RedisIncarnation {
   private incarnation = '';
   private epoch = 0;
-  private readonly loss: KnownLoss;
+  private readonly loss: KnownLoss<NonNullable<IncarnationAnswer['found']>>;
 
   constructor(events: IncarnationEvents) {
-    this.loss = new KnownLoss((lostAt, forgotten) => events.lost(lostAt, forgotten));
+    this.loss = new KnownLoss<NonNullable<IncarnationAnswer['found']>>((lostAt, found) => events.lost(lostAt, found));
   }
 
   /** What a call sends: the incarnation this node knows ('' if none) and the highest epoch it saw. */
@@ -44,6 +45,6 @@ export class RedisIncarnation {
   observe(answer: IncarnationAnswer): number | undefined {
     this.incarnation = answer.incarnation;
     this.epoch = Math.max(this.epoch, answer.epoch);
-    return this.loss.observe(answer.lostAt, answer.forgotten.length > 0 ? answer.forgotten : undefined);
+    return this.loss.observe(answer.lostAt, answer.found);
   }
 }

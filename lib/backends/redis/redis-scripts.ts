@@ -23,7 +23,8 @@
  *
  * Every script takes KEYS[1] = `T` and ARGV[1..3] = the incarnation this node knows ('' if none), the highest epoch it
  * saw, and a new incarnation id to use if the store has none; the rest of ARGV is its own. Every script answers
- * `{ result, incarnation, epoch, lost_at or false, forgotten }`.
+ * `{ result, incarnation, epoch, lost_at or false, forgotten or false, why or false }`: the last two set only when
+ * this call found a loss (the records it dropped, and why it counts as one).
  */
 
 /** The check every script runs first, and the helpers the scripts share. */
@@ -34,7 +35,12 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local forgotten = {}
-local function lose(inc)
+-- Why this call found a loss (false: it found none): 'empty' (no incarnation: new, or lost everything), 'restarted'
+-- (another incarnation than the caller knew), 'behind' (an older epoch than the caller saw), 'failed-over' (state
+-- written under another server's replication id).
+local found = false
+local function lose(inc, why)
+  found = why
   local at = now_ms()
   local before = tonumber(redis.call('GET', T .. ':lost_at') or '0')
   if before > at then at = before end
@@ -60,13 +66,13 @@ local written_by = redis.call('GET', T .. ':replid')
 if not inc then
   inc = ARGV[3]
   redis.call('SET', T .. ':inc', inc)
-  lose(inc)
+  lose(inc, 'empty')
 elseif known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_inc') ~= inc then
-  lose(inc)
+  lose(inc, 'restarted')
 elseif epoch < known_epoch then
-  lose(inc)
+  lose(inc, 'behind')
 elseif written_by and written_by ~= replid then
-  lose(inc)
+  lose(inc, 'failed-over')
 end
 if written_by ~= replid then redis.call('SET', T .. ':replid', replid) end
 if epoch < known_epoch then
@@ -74,7 +80,7 @@ if epoch < known_epoch then
   redis.call('SET', T .. ':epoch', epoch)
 end
 local function answer(result)
-  return { result, inc, epoch, redis.call('GET', T .. ':lost_at') or false, forgotten }
+  return { result, inc, epoch, redis.call('GET', T .. ':lost_at') or false, found and forgotten or false, found }
 end
 local function bump()
   epoch = redis.call('INCR', T .. ':epoch')
