@@ -28,7 +28,7 @@ export { PostgresBackend } from './backends/postgres/postgres-backend';
 export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';
 // The Redis backend (`ioredis`, an optional peer, loaded only when a RedisBackend opens).
 export { RedisBackend } from './backends/redis/redis-backend';
-export type { RedisBackendOptions, RedisClient, RedisLostData } from './backends/redis/redis-backend.options';
+export type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './backends/redis/redis-backend.options';
 export type {
   MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
 } from './store/record-map';
