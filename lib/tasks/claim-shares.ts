@@ -46,6 +46,19 @@ export class ClaimShares {
     else left.count--;
   }
 
+  /** The nodes counted now (see the class), this one first, then the others in the order they first claimed. */
+  counting(now: number): string[] {
+    const nodes = [this.self];
+    for (const instance of this.instances.keys()) if (instance !== this.self && this.counted(instance, now)) nodes.push(instance);
+    return nodes;
+  }
+
+  /** Whether `instance` counts among the nodes sharing the work: this node, or another that has not stopped claiming. */
+  private counted(instance: string, now: number): boolean {
+    const last = this.instances.get(instance);
+    return instance === this.self || (last !== undefined && !(now - last.at > this.activeMs && this.claims - last.heard > this.slack));
+  }
+
   /** When this node last heard another node claim; `-Infinity` if it never did. */
   get lastOthersClaim(): number {
     return this.othersAt;
@@ -60,8 +73,8 @@ export class ClaimShares {
   allowance(now: number): number {
     let nodes = 1;
     let total = 0;
-    for (const [instance, { count, at, heard }] of this.instances) {
-      if (instance !== this.self && now - at > this.activeMs && this.claims - heard > this.slack) continue; // stopped claiming
+    for (const [instance, { count }] of this.instances) {
+      if (!this.counted(instance, now)) continue; // stopped claiming
       if (instance !== this.self) nodes++;
       total += count;
     }

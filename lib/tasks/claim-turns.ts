@@ -76,6 +76,25 @@ export class ClaimTurns {
     return turn;
   }
 
+  /**
+   * Which of the tasks nodes that hold the same list reach for is this node's to claim first: with others claiming
+   * too, the tasks whose highest {@link rendezvous} score among the nodes counted now (see {@link ClaimShares}) is
+   * this node's, so they claim different tasks of a burst instead of racing for the same ones; no `mine` when it
+   * claims alone. `nodes`: how many claim now (this one included).
+   */
+  owner(now: number): { readonly nodes: number; readonly mine?: (id: string) => boolean } {
+    const nodes = this.shares.counting(now);
+    if (nodes.length <= 1) return { nodes: 1 };
+    return {
+      nodes: nodes.length,
+      mine: (id) => {
+        const own = rendezvous(this.self, id);
+        for (let i = 1; i < nodes.length; i++) if (rendezvous(nodes[i], id) > own) return false;
+        return true;
+      },
+    };
+  }
+
   /** When a node that waits for its turn should look again, though no claim woke it; `undefined` when it does not wait. */
   wakeAt(): number | undefined {
     return this.waiting ? this.quietSince() + HOLD_BACK_MS : undefined;
@@ -90,4 +109,17 @@ export class ClaimTurns {
   private quietSince(): number {
     return Math.max(this.shares.lastOthersClaim, this.quietBatchAt);
   }
+}
+
+/** A score of node `instance` for task `id` (32-bit FNV-1a of both): the node with the highest owns the task. */
+export function rendezvous(instance: string, id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < instance.length; i++) hash = Math.imul(hash ^ instance.charCodeAt(i), 0x01000193);
+  hash = Math.imul(hash ^ 0, 0x01000193);
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  // Mixed once more (FNV alone spreads the last characters poorly), then unsigned.
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  return hash >>> 0;
 }

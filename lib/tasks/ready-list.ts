@@ -105,10 +105,11 @@ export class ReadyList {
 
   /**
    * Takes up to `count` tasks due at `now` that are not `busy` (this node still runs an earlier claim of them) and not
-   * past the horizon, out of the first `window` such tasks: higher priorities first, and within a priority at random,
-   * so nodes that hold the same list do not all race for its head.
+   * past the horizon, out of the first `window` such tasks: higher priorities first, and within a priority those
+   * `mine` names first (the tasks this node's share of the window falls on: nodes that hold the same list then reach
+   * for different tasks), each lot at random, so nodes that hold the same list do not all race for its head.
    */
-  take(count: number, window: number, now: number, busy: (id: string) => boolean = () => false): TaskRecord[] {
+  take(count: number, window: number, now: number, busy: (id: string) => boolean = () => false, mine?: (id: string) => boolean): TaskRecord[] {
     this.promote(now);
     if (this.horizon === null || count <= 0) return [];
     const eligible: number[] = [];
@@ -122,7 +123,14 @@ export class ReadyList {
       let end = start;
       while (end < eligible.length && this.tasks[eligible[end]].priority === this.tasks[eligible[start]].priority) end++;
       const group = eligible.slice(start, end);
-      while (group.length > 0 && chosen.length < count) chosen.push(group.splice(Math.floor(Math.random() * group.length), 1)[0]);
+      if (mine) {
+        const own = group.filter((i) => mine(this.tasks[i].id));
+        const rest = group.filter((i) => !mine(this.tasks[i].id));
+        while (own.length > 0 && chosen.length < count) chosen.push(own.splice(Math.floor(Math.random() * own.length), 1)[0]);
+        while (rest.length > 0 && chosen.length < count) chosen.push(rest.splice(Math.floor(Math.random() * rest.length), 1)[0]);
+      } else {
+        while (group.length > 0 && chosen.length < count) chosen.push(group.splice(Math.floor(Math.random() * group.length), 1)[0]);
+      }
       start = end;
     }
     const taken = chosen.map((i) => this.tasks[i]);

@@ -189,7 +189,9 @@ export class TaskClaims {
         this.wakeLater(now); // claims under way wake it as they settle; on a turn of 0, another node's claim or its timer
         return;
       }
-      const batch = this.ready.take(room, concurrency, now, (id) => this.runs.has(id) || this.underway.has(id));
+      // Out of a window of the list's head as wide as the slots of the nodes claiming now, this node's part first.
+      const owner = this.turns.owner(now);
+      const batch = this.ready.take(room, concurrency * owner.nodes, now, (id) => this.runs.has(id) || this.underway.has(id), owner.mine);
       if (batch.length === 0) {
         if (!query && this.ready.incomplete && this.underway.size === 0) {
           // Nothing left it can vouch for: the store may hold more. Asked at once, unless it asked just now and has

@@ -24,11 +24,20 @@ const STATES = new Set<TaskState>(['pending', 'running', ...FINISHED_STATES]);
  */
 const storedForm = new WeakMap<TaskRecord, Record<string, unknown>>();
 
+/**
+ * Each task's encoding once made: a task is encoded several times over (its claim's compare-and-set, then the value
+ * the run's next write compares with), and tasks are never changed in place, so the text stays true to it.
+ */
+const encoded = new WeakMap<TaskRecord, string>();
+
 /** Encodes a task: as it was stored if it is one this process decoded, else afresh (with its rank while pending). */
 export function encodeTask(task: TaskRecord): string {
+  let text = encoded.get(task);
+  if (text !== undefined) return text;
   const stored = storedForm.get(task);
-  if (stored) return JSON.stringify(stored);
-  return JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: storedRankOf(task) } : { v: FORMAT, ...task });
+  text = stored ? JSON.stringify(stored) : JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: storedRankOf(task) } : { v: FORMAT, ...task });
+  encoded.set(task, text);
+  return text;
 }
 
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */

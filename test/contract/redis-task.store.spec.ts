@@ -170,6 +170,38 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
     });
   });
 
+  describe('the claim order index', () => {
+    /** 16 hex digits that sort as `x` does: its IEEE bytes, the sign bit flipped (every bit, for a negative). */
+    const sortable = (x: number) => {
+      const bytes = Buffer.alloc(8);
+      bytes.writeDoubleBE(x === 0 ? 0 : x);
+      if (bytes[0] >= 128) for (let i = 0; i < 8; i++) bytes[i] = 255 - bytes[i];
+      else bytes[0] += 128;
+      return bytes.toString('hex');
+    };
+
+    it('keeps a member per pending task: its place (priority negated, then seq, 16 hex digits each) then its id', async () => {
+      const mapPrefix = fresh('ix');
+      const store = node(mapPrefix);
+      await store.connect();
+      try {
+        const base = Date.now() * 1000;
+        const tasks = [
+          pendingAt('ix', 'high', 7, base + 5),
+          pendingAt('ix', 'zero', 0, base + 1),
+          pendingAt('ix', 'low', -3, base),
+          pendingAt('ix', 'first', Number.MAX_SAFE_INTEGER, base + 2),
+          pendingAt('ix', 'last', Number.MIN_SAFE_INTEGER, base + 3),
+        ];
+        expect(await Promise.all(tasks.map((t) => store.compareAndSet(t.id, { raw: null }, t)))).toEqual(tasks.map(() => true));
+        const members = await redis.zrange(`{${mapPrefix}}:tp:ix`, 0, -1);
+        expect(members).toEqual([...tasks].sort(compareReady).map((t) => sortable(-t.priority) + sortable(t.seq) + t.id));
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('a backlog', () => {
     it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
       const store = node(fresh('b'));

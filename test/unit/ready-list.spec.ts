@@ -1,4 +1,5 @@
 import { ReadyList } from '../../lib/tasks/ready-list';
+import { rendezvous } from '../../lib/tasks/claim-turns';
 import type { TaskRecord } from '../../lib/tasks/task';
 
 const NOW = 1_000_000;
@@ -175,5 +176,30 @@ describe('ReadyList: claims heard', () => {
     list.replace([task('raced', 1, { epoch: 1 }), task('free', 2)], 256, mark, NOW);
     expect(drain(list)).toEqual(['free']);
     expect(claimedSoFar()).toBe(0);
+  });
+});
+
+describe('ReadyList.take with a node\'s own share: nodes that hold the same list reach for different tasks', () => {
+  const NODES = ['node-a/1', 'node-b/2', 'node-c/3'];
+  /** Whether `self` scores highest for `id` among NODES (the rule ClaimTurns.owner applies). */
+  const mineOf = (self: string) => (id: string) => NODES.every((other) => other === self || rendezvous(other, id) < rendezvous(self, id));
+
+  it('splits a burst\'s tasks about evenly among the nodes, each task to exactly one', () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => `t:${i}`);
+    const owners = ids.map((id) => NODES.filter((n) => mineOf(n)(id)));
+    expect(owners.every((o) => o.length === 1)).toBe(true);
+    const shares = NODES.map((n) => owners.filter((o) => o[0] === n).length);
+    for (const share of shares) expect(share).toBeGreaterThan(3000 / NODES.length * 0.85);
+  });
+
+  it('takes its own tasks of a priority first, then the others, never a lower priority before a higher one', () => {
+    const list = known(100);
+    for (let i = 0; i < 12; i++) list.offer(task(`n${i}`, i), NOW);
+    list.offer(task('urgent', 99, { priority: 5 }), NOW);
+    const mine = mineOf(NODES[0]);
+    const own = Array.from({ length: 12 }, (_, i) => `t:n${i}`).filter(mine);
+    const taken = list.take(1 + own.length, 13, NOW, undefined, mine).map((t) => t.id);
+    expect(taken[0]).toBe('t:urgent');
+    expect(taken.slice(1).sort()).toEqual(own.sort());
   });
 });

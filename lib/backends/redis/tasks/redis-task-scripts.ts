@@ -27,20 +27,18 @@ const TASK_LIB = `
 local MAP = ARGV[4]
 local TASKS = T .. ':m:' .. MAP
 local FINISHED = { done = true, failed = true, invalid = true, cancelled = true }
+local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
 local function num(x)
   return type(x) == 'number' and x == x and x ~= math.huge and x ~= -math.huge
 end
+-- 16 hex digits that sort as the number does: its IEEE bytes, the sign bit flipped (every bit, for a negative).
 local function sortable(x)
   if x == 0 then x = 0 end
-  local b = { string.byte(struct.pack('>d', x), 1, 8) }
-  local out = {}
-  if b[1] >= 128 then
-    for i = 1, 8 do out[i] = string.format('%02x', 255 - b[i]) end
-  else
-    b[1] = b[1] + 128
-    for i = 1, 8 do out[i] = string.format('%02x', b[i]) end
+  local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(struct.pack('>d', x), 1, 8)
+  if b1 >= 128 then
+    return string.format(HEX8, 255 - b1, 255 - b2, 255 - b3, 255 - b4, 255 - b5, 255 - b6, 255 - b7, 255 - b8)
   end
-  return table.concat(out)
+  return string.format(HEX8, b1 + 128, b2, b3, b4, b5, b6, b7, b8)
 end
 local function decoded(raw)
   if not raw then return nil end
