@@ -105,13 +105,14 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
     it('a task that became pending and a new claim, with its value; nothing of renewals, completions or removals', async () => {
       const mapPrefix = fresh('pub');
       const store = node(mapPrefix);
-      const sub = new Redis(testRedisUrl());
+      // Another node's feed of the tasks map: every message on the channel, as the feed reads it.
+      const listener = new RedisBackend({ url: testRedisUrl(), mapPrefix, onWarning: () => undefined, onLostData: () => undefined });
+      await listener.open();
       const heard: Array<{ k: string; state?: string }> = [];
-      sub.on('message', (_channel: string, message: string) => {
-        const { k, v } = JSON.parse(message) as { k: string; v?: string };
-        heard.push({ k, state: v === undefined ? undefined : (JSON.parse(v) as TaskRecord).state });
+      await (await listener.map('tasks')).watch({
+        changed: (k, v) => heard.push({ k, state: v === null ? undefined : (JSON.parse(v) as TaskRecord).state }),
+        missed: () => undefined,
       });
-      await sub.subscribe(`{${mapPrefix}}:changes`);
       await store.connect();
       try {
         const now = Date.now();
@@ -133,7 +134,7 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
         expect(heard).toEqual([{ k: task.id, state: 'pending' }, { k: task.id, state: 'running' }, { k: last.id, state: 'pending' }]);
       } finally {
         await store.close();
-        await sub.quit();
+        await listener.close();
       }
     });
   });

@@ -4,15 +4,14 @@ import { FeedWatches } from '../../store/feed-watches';
 import type { MissedReason, RecordChanges, Unwatch } from '../../store/record-map';
 import type { RedisClient } from './redis-backend.options';
 
-/** What the scripts publish (see `redis-scripts.ts`). */
-interface Payload {
-  readonly m?: string;
-  readonly k?: string;
-  /** The new value; absent for a removal. */
-  readonly v?: string;
-  /** A feed's check of itself. */
-  readonly p?: string;
-}
+/**
+ * What the scripts publish (see `tell` in `redis-scripts.ts`), a change as `w<len>:<map><len>:<key><value>` (written)
+ * or `r<len>:<map><len>:<key>` (removed), lengths in bytes, nothing escaped; `p<id>` is a feed's check of itself.
+ */
+const WRITTEN = 0x77; // 'w'
+const REMOVED = 0x72; // 'r'
+const PROBE = 0x70; // 'p'
+const COLON = 0x3a;
 
 /** What a {@link RedisFeed} needs from its backend. */
 export interface RedisFeedContext {
@@ -85,7 +84,7 @@ export class RedisFeed {
     if (!this.sub) {
       const sub = this.context.subscriber();
       this.sub = sub;
-      sub.on('message', (_channel: string, message: string) => this.heard(message));
+      sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => this.heard(message));
       sub.on('close', () => this.lost());
       sub.on('ready', () => void this.ready(sub));
       sub.on('error', () => undefined); // told by 'close'; ioredis reconnects
@@ -124,7 +123,7 @@ export class RedisFeed {
     const id = `${this.context.mark}.${++this.probes}`;
     const heard = new Promise<void>((resolve) => (this.probe = { id, heard: resolve }));
     try {
-      await withDeadline(Promise.all([this.context.publish(JSON.stringify({ p: id })), heard]), this.context.checkEveryMs, 'check the Redis subscriber');
+      await withDeadline(Promise.all([this.context.publish(`p${id}`), heard]), this.context.checkEveryMs, 'check the Redis subscriber');
     } catch {
       // Deaf or gone: drop it, as if it had failed; ioredis connects and subscribes it again.
       this.lost();
@@ -134,19 +133,26 @@ export class RedisFeed {
     }
   }
 
-  private heard(raw: string): void {
-    let payload: Payload;
-    try {
-      payload = JSON.parse(raw) as Payload;
-    } catch {
+  private heard(message: Buffer): void {
+    const kind = message[0];
+    if (kind === PROBE) {
+      if (this.probe && message.toString('utf8', 1) === this.probe.id) this.probe.heard();
       return;
     }
-    if (payload.p !== undefined) {
-      if (payload.p === this.probe?.id) this.probe.heard();
-      return;
-    }
-    const { m: map, k: key } = payload;
-    if (typeof map !== 'string' || typeof key !== 'string') return;
-    this.watches.tell(map, key, payload.v ?? null);
+    if (kind !== WRITTEN && kind !== REMOVED) return;
+    const map = field(message, 1);
+    const key = map && field(message, map.end);
+    if (!map || !key) return;
+    this.watches.tell(map.text, key.text, kind === WRITTEN ? message.toString('utf8', key.end) : null);
   }
+}
+
+/** The field `<len>:<bytes>` of `message` at `at`, and where the next starts; `undefined` if it is not one. */
+function field(message: Buffer, at: number): { text: string; end: number } | undefined {
+  const colon = message.indexOf(COLON, at);
+  if (colon < 0 || colon === at) return undefined;
+  const length = Number(message.toString('latin1', at, colon));
+  const end = colon + 1 + length;
+  if (!Number.isInteger(length) || end > message.length) return undefined;
+  return { text: message.toString('utf8', colon + 1, end), end };
 }

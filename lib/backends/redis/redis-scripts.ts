@@ -19,7 +19,8 @@
  *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
  * - `T:tp:<type>`, `T:tw:<type>`, `T:tr:<type>`, `T:tu:<type>`, `T:tf`: the indexes of the tasks map (`T:m:tasks`) that
  *   the task store's own scripts keep beside it (see `tasks/redis-task-scripts.ts`).
- * - Changes are published on `T:changes` as `{"m":<map>,"k":<key>,"v":<value>}` (no `v`: removed).
+ * - Changes are published on `T:changes` as `w<bytes>:<map><bytes>:<key><value>`, or `r<bytes>:<map><bytes>:<key>` for
+ *   a removal (see `tell`).
  *
  * Every script takes KEYS[1] = `T` and ARGV[1..3] = the incarnation this node knows ('' if none), the highest epoch it
  * saw, and a new incarnation id to use if the store has none; the rest of ARGV is its own. Every script answers
@@ -89,11 +90,14 @@ local function live(map, key, now)
   local exp = redis.call('ZSCORE', T .. ':ttl:' .. map, key)
   return not exp or tonumber(exp) > now
 end
+-- A change as the feed reads it (redis-feed.ts): 'w' or 'r', then the map and the key each as <bytes>:<text>, then
+-- the value as it is (nothing escaped, nothing to decode twice).
 local function tell(map, key, value)
+  local head = #map .. ':' .. map .. #key .. ':' .. key
   if value then
-    redis.call('PUBLISH', T .. ':changes', cjson.encode({ m = map, k = key, v = value }))
+    redis.call('PUBLISH', T .. ':changes', 'w' .. head .. value)
   else
-    redis.call('PUBLISH', T .. ':changes', cjson.encode({ m = map, k = key }))
+    redis.call('PUBLISH', T .. ':changes', 'r' .. head)
   end
 end
 local function expiry(map, key, ttl, now)
