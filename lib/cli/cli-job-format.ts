@@ -66,7 +66,7 @@ export function describeText(d: JobDescription, answeredBy: string, now = Date.n
     `definition: ${definition}`,
     `held by: ${holders}`,
     `schedule: ${schedule}`,
-    ...(d.nextRuns.length > 0 ? [`next runs: ${d.nextRuns.map(instant).join(', ')}`] : []),
+    ...(d.nextRuns.length > 0 || d.nextRunsNote ? [`next runs: ${d.nextRuns.map(instant).join(', ')}${d.nextRunsNote ? ` (${d.nextRunsNote})` : ''}`] : []),
     `last run: ${d.lastRun ? runText(d.lastRun) : 'none'}`,
     `last failure: ${d.lastFailure ? runText(d.lastFailure) : 'none'}`,
     `runs: ${countsText(d.counts)}; missed instants: ${d.missed.count}; skipped ticks: ${skippedText(d.skipped)}`,

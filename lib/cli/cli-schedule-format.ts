@@ -37,6 +37,8 @@ export interface ScheduleTakers {
 /** What `schedules show` prints as JSON. */
 export interface ShownSchedule extends ListedSchedule {
   readonly nextRuns: number[];
+  /** Why `nextRuns` has fewer instants than asked for (the cron package's horizon ended first). */
+  readonly nextRunsNote?: string;
   readonly takers: ScheduleTakers;
 }
 
@@ -79,7 +81,7 @@ export function scheduleText(s: ShownSchedule, now = Date.now()): string {
     `cron: ${d.cron} (zone ${d.timeZone}); handler: ${d.handler}; data: ${JSON.stringify(d.data)}`,
     `permit: semaphore ${d.semaphore}, permits ${d.permits}, duration ${formatDuration(d.durationMs)}, group ${d.groupPattern}, acquirer ${d.acquirerPattern}`,
     `missed runs: ${d.missedRuns}${d.catchUpWindowMs === undefined ? '' : ` (catch-up window ${formatDuration(d.catchUpWindowMs)})`}; overlap: ${d.overlap}${d.replaceWaitMs === undefined ? '' : ` (wait ${formatDuration(d.replaceWaitMs)})`}`,
-    `next runs: ${d.paused ? 'none while paused' : s.nextRuns.length > 0 ? s.nextRuns.map(instant).join(', ') : 'unknown here (the cron package cannot be loaded)'}`,
+    `next runs: ${d.paused ? 'none while paused' : s.nextRunsNote ? `${s.nextRuns.map(instant).join(', ')} (${s.nextRunsNote})` : s.nextRuns.length > 0 ? s.nextRuns.map(instant).join(', ') : 'unknown here (the cron package cannot be loaded)'}`,
     `last run: ${last ? `${instant(last.startedAt)} (${last.trigger}) on ${last.node}, token ${last.token}: ${last.outcome}${last.error ? `: ${last.error}` : ''}` : 'none'}`,
     takersText(s),
     `(runs: ${CLI_NAME} jobs history ${s.id})`,

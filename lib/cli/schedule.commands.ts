@@ -10,6 +10,7 @@ import type { CronValidator, ScheduleDefinitionInput } from '../schedules/schedu
 import { validateScheduleDefinition, validateScheduleId } from '../schedules/schedule-definition.validator';
 import type { LiveScheduleRecord } from '../schedules/schedule-record';
 import { parseExpectedRevision } from '../schedules/schedule-request.input';
+import { CRON_HORIZON_NOTE } from '../nest/schedule-metadata/cron-instants';
 import { loadCronTime } from '../nest/schedule-metadata/schedule-interval.reader';
 import { CronTrigger } from '../nest/schedule-metadata/cron-trigger';
 import type { Action, Execute } from './cli-command';
@@ -38,14 +39,19 @@ function cronValidator(): CronValidator | undefined {
 /** Triggers by zone and expression: reading one with the cron package costs milliseconds, and tenants share a few. */
 const triggers = new Map<string, CronTrigger | string>();
 
-/** The next `count` fire instants of a schedule, or none when paused or the cron package cannot be loaded here. */
-function nextRuns(record: LiveScheduleRecord, count: number, now: number): number[] {
+/**
+ * The next `count` fire instants of a schedule, or none when paused or the cron package cannot be loaded here; with
+ * a note when the package's horizon ended before `count`.
+ */
+function nextRuns(record: LiveScheduleRecord, count: number, now: number): { nextRuns: number[]; nextRunsNote?: string } {
   const { paused, cron, timeZone } = record.definition;
-  if (paused || !loadCronTime()) return [];
+  if (paused || !loadCronTime()) return { nextRuns: [] };
   const key = `${timeZone}\u0000${cron}`;
   let trigger = triggers.get(key);
   if (trigger === undefined) triggers.set(key, (trigger = CronTrigger.fromExpression(cron, timeZone)));
-  return typeof trigger === 'string' ? [] : trigger.next(now, count);
+  if (typeof trigger === 'string') return { nextRuns: [] };
+  const instants = trigger.next(now, count);
+  return instants.length < count ? { nextRuns: instants, nextRunsNote: CRON_HORIZON_NOTE } : { nextRuns: instants };
 }
 
 /** A schedule's field checked before connecting: a usage error naming the option (and the schedule). */
@@ -97,7 +103,7 @@ async function lastRuns(stores: CliStores): Promise<Map<string, ListedSchedule['
 }
 
 function listed(record: LiveScheduleRecord, lastRun: ListedSchedule['lastRun'], now: number): ListedSchedule {
-  const [nextRun] = nextRuns(record, 1, now);
+  const [nextRun] = nextRuns(record, 1, now).nextRuns;
   return {
     id: record.id, revision: record.revision, updatedAt: record.updatedAt, updatedBy: record.updatedBy, definition: record.definition,
     ...(nextRun !== undefined && { nextRun }), ...(lastRun && { lastRun }),
@@ -137,7 +143,7 @@ export function addScheduleCommands(program: Command, execute: Execute): void {
         if (!record) throw new UnknownScheduleError(id);
         const now = Date.now();
         const [runs, takers] = await Promise.all([lastRuns(stores), takersOf(admin, record)]);
-        const shown: ShownSchedule = { ...listed(record, runs.get(id), now), nextRuns: nextRuns(record, NEXT_RUNS, now), takers };
+        const shown: ShownSchedule = { ...listed(record, runs.get(id), now), ...nextRuns(record, NEXT_RUNS, now), takers };
         return { json: shown, text: scheduleText(shown, now) };
       };
     }));

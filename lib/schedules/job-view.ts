@@ -40,6 +40,8 @@ export interface JobDescription extends JobHistoryView {
   readonly timeZone?: string;
   /** The next 10 fire instants (epoch ms); empty without a cron expression. */
   readonly nextRuns: readonly number[];
+  /** Why `nextRuns` has fewer than 10 instants of a cron expression (the cron package's horizon ended first). */
+  readonly nextRunsNote?: string;
   /** The newest run. */
   readonly lastRun?: RunRecord;
 }

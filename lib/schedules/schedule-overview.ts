@@ -20,6 +20,8 @@ export interface ScheduleOverview {
   readonly definition: ScheduleDefinition;
   /** Its next fire instants (epoch ms): none while it is paused, or when its expression cannot be read here. */
   readonly nextRuns: number[];
+  /** Why `nextRuns` has fewer instants than asked for (the cron package's horizon ended first). */
+  readonly nextRunsNote?: string;
   /** Whether the answering node has its `@ScheduleHandler` (it takes part in the schedule). */
   readonly handledHere: boolean;
   /** Its newest run, as the cluster's history has it. */
@@ -27,7 +29,7 @@ export interface ScheduleOverview {
 }
 
 /** An overview of `record`: what the answering node knows besides the record itself. */
-export function scheduleOverview(record: LiveScheduleRecord, known: { nextRuns: number[]; handledHere: boolean; lastRun?: RunRecord }): ScheduleOverview {
+export function scheduleOverview(record: LiveScheduleRecord, known: { nextRuns: number[]; nextRunsNote?: string; handledHere: boolean; lastRun?: RunRecord }): ScheduleOverview {
   return {
     id: record.id,
     revision: record.revision,
@@ -35,6 +37,7 @@ export function scheduleOverview(record: LiveScheduleRecord, known: { nextRuns: 
     updatedBy: record.updatedBy,
     definition: record.definition,
     nextRuns: record.definition.paused ? [] : known.nextRuns,
+    ...(!record.definition.paused && known.nextRunsNote !== undefined && { nextRunsNote: known.nextRunsNote }),
     handledHere: known.handledHere,
     ...(known.lastRun && { lastRun: known.lastRun }),
   };

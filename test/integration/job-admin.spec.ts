@@ -27,6 +27,10 @@ class BillingJobs {
 
   @ClusterSingleton('jobs-sweep', '10s')
   async sweep(): Promise<void> {}
+
+  @Cron('0 0 0 1 1 *')
+  @ClusterSingleton('jobs-new-year', '10s')
+  async newYear(): Promise<void> {}
 }
 
 /** An app with the admin API (and console) under `/ops`, listening on a free port; `call` sends the token unless told. */
@@ -70,8 +74,8 @@ describe('admin API: jobs (memory store)', () => {
     await node.jobs.charge();
     const { status, body } = await node.call('GET', '/jobs');
     expect(status).toBe(200);
-    expect(body.map((j: { job: string }) => j.job)).toEqual(['BillingJobs.charge', 'BillingJobs.sweep']);
-    const [charge, sweep] = body;
+    expect(body.map((j: { job: string }) => j.job)).toEqual(['BillingJobs.charge', 'BillingJobs.newYear', 'BillingJobs.sweep']);
+    const [charge, , sweep] = body;
     expect(charge).toMatchObject({
       semaphore: 'jobs-billing', mode: 'hold', paused: false, cron: '0 30 2 * * *', timeZone: 'Europe/Berlin',
       holders: [{ node: 'jobs-node', group: 'production', token: expect.any(Number), expiresAt: expect.any(Number) }],
@@ -86,6 +90,16 @@ describe('admin API: jobs (memory store)', () => {
     expect(sweep.nextRun).toBeUndefined();
   });
 
+  it('describes a yearly job: the fire instants within the cron package\'s 8 years, and why no more', async () => {
+    const { status, body } = await node.call('GET', '/jobs/BillingJobs.newYear');
+    expect(status).toBe(200);
+    expect(body.nextRuns.length).toBeGreaterThanOrEqual(7);
+    expect(body.nextRuns.length).toBeLessThan(10);
+    expect(body.nextRuns.every((at: number) => new Date(at).toISOString().endsWith('-01-01T00:00:00.000Z'))).toBe(true);
+    expect(body.nextRunsNote).toMatch(/8 years/);
+    expect((await node.call('GET', '/jobs/BillingJobs.charge')).body.nextRunsNote).toBeUndefined();
+  });
+
   it('describes a job by its dotted name, and answers 404 naming a job this node does not have', async () => {
     const { status, body } = await node.call('GET', '/jobs/BillingJobs.charge');
     expect(status).toBe(200);
@@ -93,7 +107,7 @@ describe('admin API: jobs (memory store)', () => {
     expect(body.nextRuns).toHaveLength(10);
     const missing = await node.call('GET', '/jobs/BillingJobs.nope');
     expect(missing).toMatchObject({ status: 404, body: { job: 'BillingJobs.nope', reason: 'UNKNOWN_JOB' } });
-    expect(missing.body.message).toContain('BillingJobs.charge, BillingJobs.sweep');
+    expect(missing.body.message).toContain('BillingJobs.charge, BillingJobs.newYear, BillingJobs.sweep');
   });
 
   it('answers the history newest first, limited, with the failure; 400 naming a bad limit', async () => {

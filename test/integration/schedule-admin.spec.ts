@@ -75,6 +75,21 @@ describe('admin API: runtime schedules (memory store)', () => {
     expect(listed.body.find((s: { id: string }) => s.id === 'report-acme')).toMatchObject({ revision: created.body.revision, nextRuns: [one.body.nextRuns[0]] });
   });
 
+  it('reads yearly and leap-day schedules back with the instants within the cron package\'s 8 years, and why no more', async () => {
+    for (const [id, cron, date] of [['new-year', '0 0 0 1 1 *', '-01-01'], ['leap-day', '0 0 0 29 2 *', '-02-29']] as const) {
+      expect((await node.call('PUT', `/schedules/${id}`, { body: { ...DAILY, cron, timeZone: 'UTC' } })).status).toBe(200);
+      const one = await node.call('GET', `/schedules/${id}`);
+      expect(one.status).toBe(200);
+      expect(one.body.nextRuns.length).toBeGreaterThanOrEqual(date === '-01-01' ? 7 : 1);
+      expect(one.body.nextRuns.length).toBeLessThan(10);
+      expect(one.body.nextRuns.every((at: number) => new Date(at).toISOString().slice(4, 10) === date)).toBe(true);
+      expect(one.body.nextRunsNote).toMatch(/8 years/);
+      const listed = await node.call('GET', '/schedules');
+      expect(listed.status).toBe(200);
+      expect(listed.body.find((s: { id: string }) => s.id === id).nextRuns).toEqual([one.body.nextRuns[0]]);
+    }
+  });
+
   it('refuses a stale expectedRevision with 409 REVISION_CONFLICT and changes nothing; a current one is applied', async () => {
     const { revision } = (await node.call('GET', '/schedules/report-acme')).body;
     const stale = await node.call('PUT', `/schedules/report-acme?expectedRevision=${revision - 1}`, { body: { ...DAILY, cron: '0 0 3 * * *' } });

@@ -55,3 +55,20 @@ describe('CronTrigger: the instant a @Cron tick is for', () => {
       .toBe(fires('0 0 1 * * *', { timeZone: 'Europe/Berlin' })[0]);
   });
 });
+
+describe('CronTrigger: expressions that fire rarely, within the cron package\'s horizon (8 years from now)', () => {
+  it.each([
+    ['yearly', '0 0 0 1 1 *', 7, '-01-01'],
+    ['a leap day', '0 0 0 29 2 *', 1, '-02-29'],
+  ])('%s: reads, lists the instants within the horizon (fewer than asked), and counts fires between two instants', (_what, cron, atLeast, date) => {
+    const trigger = CronTrigger.fromExpression(cron, 'UTC');
+    if (typeof trigger === 'string') throw new Error(trigger);
+    const now = Date.now();
+    const next = trigger.next(now, 10);
+    expect(next.length).toBeGreaterThanOrEqual(atLeast);
+    expect(next.length).toBeLessThan(10);
+    expect(next.every((at) => new Date(at).toISOString().slice(4, 10) === date)).toBe(true);
+    expect(trigger.firesBetween(now, next[0] + 1)).toEqual({ count: 1, last: next[0] });
+    expect(trigger.instantFor(next[0] + 5_000)).toBe(next[0]);
+  });
+});

@@ -1,3 +1,4 @@
+import { instantsFrom, nextInstant, shortestGapMs, type CronSteps } from './cron-instants';
 import { loadCronTime, scheduleIntervalMs, SCHEDULE_CRON_OPTIONS } from './schedule-interval.reader';
 
 /** The `@Cron` settings of a method, as @nestjs/schedule records them. */
@@ -17,7 +18,7 @@ const EARLY_TICK_MS = 1_000;
  */
 export class CronTrigger {
   private constructor(
-    private readonly cronTime: { getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number } },
+    private readonly cronTime: CronSteps,
     private readonly gapMs: number,
     private readonly zone: string | undefined,
     /** The cron expression, as written. */
@@ -39,28 +40,26 @@ export class CronTrigger {
    * the newest.
    */
   firesBetween(after: number, before: number, cap = 10_000): { count: number; last?: number } {
-    const next = (from: number) => this.cronTime.getNextDateFrom(new Date(from), this.zone).toMillis();
+    const next = (from: number) => nextInstant(this.cronTime, this.zone, from);
     let count = 0;
     let last: number | undefined;
-    for (let at = next(after); at < before; at = next(at)) {
+    for (let at = next(after); at !== undefined && at < before; at = next(at)) {
       last = at;
       if (++count >= cap) {
         // Too many to count: the newest is found from just before `before` (a few of the shortest gaps back).
-        for (let near = next(Math.max(at, before - 4 * this.gapMs)); near < before; near = next(near)) last = near;
+        for (let near = next(Math.max(at, before - 4 * this.gapMs)); near !== undefined && near < before; near = next(near)) last = near;
         break;
       }
     }
     return { count, last };
   }
 
-  /** The next `count` fire instants after `from` (epoch ms). */
+  /**
+   * The next `count` fire instants after `from` (epoch ms): fewer when the cron package's horizon (8 years from now)
+   * ends first, as for a yearly or leap-day expression (see `CRON_HORIZON_NOTE`).
+   */
   next(from: number, count: number): number[] {
-    const instants: number[] = [];
-    for (let at = from; instants.length < count; ) {
-      at = this.cronTime.getNextDateFrom(new Date(at), this.zone).toMillis();
-      instants.push(at);
-    }
-    return instants;
+    return instantsFrom(this.cronTime, this.zone, from, count);
   }
 
   /** The trigger of a cron expression in a time zone (a runtime schedule's), or why it cannot be read. */
@@ -69,8 +68,8 @@ export class CronTrigger {
     if (!CronTime) return '@nestjs/schedule (and its cron package) cannot be loaded';
     try {
       const cronTime = new CronTime(expression, timeZone);
-      const times = cronTime.sendAt(6).map((t) => t.toMillis());
-      const gapMs = Math.min(...times.slice(1).map((t, i) => t - times[i]));
+      const gapMs = shortestGapMs(cronTime, timeZone, Date.now());
+      if (gapMs === undefined) return `the cron expression ${JSON.stringify(expression)} in ${timeZone} fires at no instant within the next 8 years`;
       return new CronTrigger(cronTime, gapMs, timeZone, expression);
     } catch (error) {
       return `the cron expression ${JSON.stringify(expression)} in ${timeZone} cannot be read: ${(error as Error).message}`;
@@ -98,7 +97,7 @@ export class CronTrigger {
   /** The scheduled instant a tick firing at `now` (epoch ms) is for: the latest one at or before it. */
   instantFor(now: number): number {
     const last = now + Math.min(EARLY_TICK_MS, this.gapMs / 2);
-    const next = (from: number) => this.cronTime.getNextDateFrom(new Date(from), this.zone).toMillis();
+    const next = (from: number) => nextInstant(this.cronTime, this.zone, from) ?? Number.POSITIVE_INFINITY;
     // Back from the tick a gap at a time (the shortest gap: some may be longer) until an instant is found, then on.
     for (let from = last - this.gapMs; ; from -= this.gapMs) {
       let instant = next(from);

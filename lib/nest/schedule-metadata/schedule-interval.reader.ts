@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { shortestGapMs } from './cron-instants';
 
 /* The schedule metadata @nestjs/schedule records on a method (its own keys), read to check release-mode settings. */
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
@@ -29,8 +30,7 @@ export function scheduleIntervalMs(method: object): number | undefined {
   const CronTime = loadCronTime();
   if (!CronTime || typeof cronTime !== 'string') return undefined;
   try {
-    const times = new CronTime(cronTime).sendAt(6).map((t) => t.toMillis());
-    return Math.min(...times.slice(1).map((t, i) => t - times[i]));
+    return shortestGapMs(new CronTime(cronTime), undefined, Date.now());
   } catch {
     return undefined;
   }

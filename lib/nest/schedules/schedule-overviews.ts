@@ -3,6 +3,7 @@ import { readableHistory } from '../../schedules/job-history.rules';
 import { scheduleOverview, type ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import type { RunRecord } from '../../schedules/run-record';
+import { CRON_HORIZON_NOTE } from '../schedule-metadata/cron-instants';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import type { SchedulesRuntime } from './schedules.runtime';
 
@@ -18,7 +19,7 @@ const cache = new Map<string, { readonly trigger?: CronTrigger; upcoming: number
  * so triggers are kept per (expression, zone), and so are the instants computed, which stay the next ones until
  * `now` passes them.
  */
-function nextRuns(cron: string, zone: string, now: number, count: number): number[] {
+function nextRuns(cron: string, zone: string, now: number, count: number): { nextRuns: number[]; nextRunsNote?: string } {
   const key = `${zone}\u0000${cron}`;
   let entry = cache.get(key);
   if (!entry) {
@@ -27,12 +28,12 @@ function nextRuns(cron: string, zone: string, now: number, count: number): numbe
     entry = { trigger: typeof trigger === 'string' ? undefined : trigger, upcoming: [] };
     cache.set(key, entry);
   }
-  if (!entry.trigger) return [];
+  if (!entry.trigger) return { nextRuns: [] };
   // Instants computed from an earlier moment that are still ahead are exactly the next ones from now.
   const ahead = entry.upcoming.filter((at) => at > now);
-  if (ahead.length >= count) return ahead.slice(0, count);
+  if (ahead.length >= count) return { nextRuns: ahead.slice(0, count) };
   entry.upcoming = entry.trigger.next(now, count);
-  return entry.upcoming;
+  return entry.upcoming.length < count ? { nextRuns: entry.upcoming, nextRunsNote: CRON_HORIZON_NOTE } : { nextRuns: entry.upcoming };
 }
 
 /**
@@ -46,7 +47,7 @@ export async function scheduleOverviews(runtime: SchedulesRuntime, records: read
   return records.map((record) => {
     const { cron, timeZone } = record.definition;
     return scheduleOverview(record, {
-      nextRuns: record.definition.paused ? [] : nextRuns(cron, timeZone, now, next),
+      ...(record.definition.paused ? { nextRuns: [] } : nextRuns(cron, timeZone, now, next)),
       handledHere: runtime.jobs.get(record.id) !== undefined,
       lastRun: lastRun(runtime, record.id, histories.get(record.id)),
     });

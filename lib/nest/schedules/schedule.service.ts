@@ -1,3 +1,4 @@
+import { CRON_HORIZON_NOTE } from '../schedule-metadata/cron-instants';
 import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
@@ -138,6 +139,7 @@ export class ScheduleService {
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
     const trigger = registered?.trigger;
+    const nextRuns = trigger ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
     return {
       ...history,
       semaphore,
@@ -147,7 +149,8 @@ export class ScheduleService {
       holders,
       cron: trigger?.expression,
       timeZone: trigger?.timeZone,
-      nextRuns: trigger ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [],
+      nextRuns,
+      ...(trigger && nextRuns.length < NEXT_RUNS && { nextRunsNote: CRON_HORIZON_NOTE }),
       lastRun: history.runs[0],
     };
   }

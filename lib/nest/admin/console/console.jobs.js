@@ -57,7 +57,7 @@
       $('job-detail').replaceChildren(
         el('h3', { id: 'job-detail-title' }, d.job),
         el('dl', { class: 'facts', 'aria-labelledby': 'job-detail-title' }, facts.flatMap(([name, value]) => [el('dt', {}, name), el('dd', { 'data-fact': name }, value)])),
-        d.nextRuns.length ? el('div', {}, el('h4', {}, 'Next runs'), el('ol', { class: 'next-runs' }, d.nextRuns.map((t) => el('li', {}, when(t))))) : null,
+        d.nextRuns.length || d.nextRunsNote ? el('div', {}, el('h4', {}, 'Next runs'), el('ol', { class: 'next-runs' }, d.nextRuns.map((t) => el('li', {}, when(t)))), d.nextRunsNote ? el('p', { class: 'note' }, d.nextRunsNote) : null) : null,
         el('div', { class: 'scroll' }, el('table', {},
           el('caption', {}, `History: ${d.runs.length} run(s) kept, newest first`),
           el('thead', {}, el('tr', {}, ['Trigger', 'Instant', 'Node', 'Token', 'Started', 'Took', 'Outcome', 'Error'].map((h) => el('th', { scope: 'col' }, h)))),
