@@ -88,6 +88,11 @@ export const messages = {
   durationBelowSkew: (name: string, durationMs: number, skewMs: number) =>
     `Semaphore "${name}" lasts ${durationMs} ms, not more than twice maxClockSkew (${skewMs} ms): a running job's ` +
     'lease can vouch for its permit only briefly or not at all; lengthen the duration or lower maxClockSkew',
+  definitionInForce: (name: string, where: string, codeMs: number, storedMs: number) =>
+    `${where} runs with the duration semaphore "${name}" has in the cluster, ${formatDuration(storedMs)}, ` +
+    `not @ClusterSingleton's ${formatDuration(codeMs)}: a definition that exists wins over the decorator (a live edit, ` +
+    'the module\'s definitions, or the version that defined it first). Change it with the console, the admin API or ' +
+    `\`nestjs-gatekeeper set ${name} --duration <duration>\`, or give it in the module's definitions with definitionsPolicy: 'overwrite'`,
   missingDuration: (where: string) =>
     'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
 } as const;

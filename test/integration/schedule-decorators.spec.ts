@@ -1,7 +1,9 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
-import { Cron, Interval, SchedulerRegistry, Timeout } from '@nestjs/schedule';
+import { Cron, Interval, ScheduleModule, SchedulerRegistry, Timeout } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
 import { SCHEDULER_TYPE } from '@nestjs/schedule/dist/schedule.constants';
-import { ClusterSingleton } from '../../lib';
+import { ClusterSingleton, GatekeeperModule } from '../../lib';
+import { CapturingLogger } from '../support/capturing-logger';
 import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -89,5 +91,76 @@ describe('@ClusterSingleton with @nestjs/schedule decorators', () => {
     expect(() => ClusterSingleton({ semaphore: 'billing', mode: 'forever' as never })).toThrow('invalid mode');
     expect(() => ClusterSingleton({ semaphore: 'billing', lockAtLeastFor: '1s' })).toThrow('invalid lockAtLeastFor');
     expect(() => ClusterSingleton('')).toThrow('invalid name');
+  });
+});
+
+describe('@Cron settings the cron package refuses, on a @ClusterSingleton job', () => {
+  @Injectable()
+  class BadMinute {
+    @Cron('0 61 * * * *')
+    @ClusterSingleton('bad-minute', '5s')
+    tick(): void {}
+  }
+
+  @Injectable()
+  class BadZone {
+    @Cron('0 0 * * * *', { timeZone: 'Mars/Olympus' })
+    @ClusterSingleton('bad-zone', '5s')
+    tick(): void {}
+  }
+
+  it.each([
+    { job: 'BadMinute.tick', provider: BadMinute, said: /@Cron on BadMinute\.tick: invalid cronTime: the cron package cannot read "0 61 \* \* \* \*": Field value \(61\) is out of range/ },
+    { job: 'BadZone.tick', provider: BadZone, said: /@Cron on BadZone\.tick: invalid timeZone: the cron package does not know the time zone "Mars\/Olympus"/ },
+  ])('fails the start naming $job and what is wrong, not with the cron package\'s bare message', async ({ provider, said }) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ScheduleModule.forRoot(), GatekeeperModule.forRoot({ store: 'memory', membership: false })],
+      providers: [provider],
+    }).setLogger(new CapturingLogger()).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    try {
+      await expect(app.init()).rejects.toThrow(said);
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('a decorator\'s duration against the definition in the cluster', () => {
+  @Injectable()
+  class Reports {
+    @ClusterSingleton('report', '5s')
+    run(): void {}
+  }
+
+  async function start(backend: MemoryStoreBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}) {
+    const logger = new CapturingLogger();
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ store: new MemoryPermitStore(backend), membership: false, ...extra })],
+      providers: [Reports],
+    }).setLogger(logger).compile();
+    const app = moduleRef.createNestApplication({ logger });
+    await app.init();
+    return { app, said: () => logger.entries.filter((e) => /runs with the duration semaphore/.test(e.message)).map((e) => e.message) };
+  }
+
+  it('says once at start-up which value is in force when they differ, and nothing when they agree', async () => {
+    const backend = new MemoryStoreBackend();
+    const editor = await start(backend, { definitions: [{ name: 'report', duration: '10m' }] });
+    const node = await start(backend);
+    try {
+      expect(node.said()).toEqual([
+        expect.stringMatching(/^Reports\.run runs with the duration semaphore "report" has in the cluster, 10m, not @ClusterSingleton's 5s: .*nestjs-gatekeeper set report --duration/),
+      ]);
+    } finally {
+      await node.app.close();
+      await editor.app.close();
+    }
+    const agreeing = await start(new MemoryStoreBackend());
+    try {
+      expect(agreeing.said()).toEqual([]);
+    } finally {
+      await agreeing.app.close();
+    }
   });
 });

@@ -54,6 +54,7 @@ export class PermitsStartup {
     }
     for (const { name } of this.options.definitions) this.used.add(name);
     const notRunnable = new Set<string>();
+    const told = new Set<string>();
     for (const { where, options, method } of this.explorer.discover()) {
       this.used.add(options.semaphore);
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
@@ -67,6 +68,10 @@ export class PermitsStartup {
           this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
         }
         this.autoDefined.set(definition.name, definition);
+      } else if (options.durationMs !== undefined && definition.durationMs !== options.durationMs && !told.has(definition.name)) {
+        // The one source of truth is the stored definition: said once at start-up when the code says otherwise.
+        told.add(definition.name);
+        this.logger.log(messages.definitionInForce(definition.name, where, options.durationMs, definition.durationMs));
       }
       this.check(where, options.mode, options.lockAtLeastForMs, method, definition);
       if (!notRunnable.has(definition.name)) {

@@ -76,6 +76,26 @@ export class CronTrigger {
     }
   }
 
+  /**
+   * What is wrong with a `@Cron` method's settings that the cron package will refuse when @nestjs/schedule mounts it
+   * (an expression it cannot read, an unknown time zone), in words naming them; `undefined` when nothing is (or it has
+   * no cron expression, or the package cannot be loaded).
+   */
+  static problemOf(method: object): { readonly field: 'cronTime' | 'timeZone'; readonly reason: string } | undefined {
+    const settings = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as CronSettings | undefined;
+    const CronTime = loadCronTime();
+    if (!settings || typeof settings.cronTime !== 'string' || !CronTime) return undefined;
+    try {
+      new CronTime(settings.cronTime, settings.timeZone ?? null, settings.timeZone ? null : (settings.utcOffset ?? null));
+      return undefined;
+    } catch (error) {
+      const message = (error as Error).message;
+      return /time ?zone/i.test(message)
+        ? { field: 'timeZone', reason: `the cron package does not know the time zone ${JSON.stringify(settings.timeZone)} (${message})` }
+        : { field: 'cronTime', reason: `the cron package cannot read ${JSON.stringify(settings.cronTime)}: ${message}` };
+    }
+  }
+
   /** The trigger of a `@Cron` method (a cron expression), or a reason why it has none. */
   static of(method: object): CronTrigger | string {
     const settings = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as CronSettings | undefined;

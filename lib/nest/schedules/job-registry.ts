@@ -23,6 +23,9 @@ export class JobRegistry {
   /** Registers the jobs start-up found. */
   register(found: readonly ClusterSingletonJob[]): void {
     for (const { where, options, method, instance } of found) {
+      // Said here, naming the job: @nestjs/schedule would throw the cron package's bare message when it mounts it.
+      const problem = CronTrigger.problemOf(method);
+      if (problem) throw new InvalidDecoratorError(`@Cron on ${where}`, problem.reason, problem.field);
       const trigger = CronTrigger.of(method);
       if (options.missedRuns === 'runOnce' && typeof trigger === 'string') {
         throw new InvalidDecoratorError(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
