@@ -5,8 +5,8 @@ import { GatekeeperModule } from 'nestjs-gatekeeper';
   imports: [
     GatekeeperModule.forRoot({
       backend: 'redis',
-      // Or { client } (the application's own ioredis client, left open by the module), or { connection } (ioredis's
-      // RedisOptions: Sentinel, TLS). Without any, GATEKEEPER_REDIS_URL.
+      // Or { client } (the application's own ioredis client or Cluster, duplicated: the module never uses it nor
+      // closes it), or { connection } (ioredis's RedisOptions: Sentinel, TLS). Without any, GATEKEEPER_REDIS_URL.
       redis: { url: 'redis://redis.internal:6379/0', mapPrefix: 'billing-app' },
     }),
   ],

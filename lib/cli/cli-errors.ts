@@ -92,7 +92,7 @@ export class AdminApiError extends GatekeeperError {
     readonly node: string,
     /** The job asked about. */
     readonly job?: string,
-    /** The reason code it gave (`UNKNOWN_JOB`, `PAUSED`, `NO_ELIGIBLE_NODE`, `NOT_STARTED`). */
+    /** The reason code it gave (`UNKNOWN_JOB`, `PAUSED`, `NO_ELIGIBLE_NODE`, `LOCKED`, `RECOVERING`, `NOT_STARTED`). */
     readonly reason?: string,
   ) {
     super(message);

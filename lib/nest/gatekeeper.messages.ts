@@ -68,6 +68,7 @@ export const messages = {
     `"${semaphore}" runs nowhere: its groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}" ` +
     `admit none of the ${count} live instance(s) (${live}). Edit the definition or start a node it admits`,
   stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
+  replacedRun: (where: string) => `${where}: its run stopped, replaced by the next tick (overlap: replace)`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
   notReplaced: (where: string, waitMs: number) =>
     `${where}: the running run was told to stop (overlap: replace) but did not end within ${waitMs} ms; this tick is skipped, and it keeps running`,

@@ -9,7 +9,7 @@ import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
  */
 
 const TRIGGERS: ReadonlySet<string> = new Set<RunTrigger>(['schedule', 'manual', 'catchUp', 'call']);
-const OUTCOMES: ReadonlySet<string> = new Set<JobRunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped']);
+const OUTCOMES: ReadonlySet<string> = new Set<JobRunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped', 'replaced']);
 
 export function encodeHistory(history: JobHistory): string {
   return JSON.stringify({

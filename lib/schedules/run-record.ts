@@ -10,10 +10,11 @@ export type RunTrigger = 'schedule' | 'manual' | 'catchUp' | 'call';
  * - `failed`: it threw (the message is kept);
  * - `aborted`: its permit (for a `@LeaderOnly` method: its leadership) was lost while it ran and it stopped at the signal;
  * - `stopped`: `maxRunTime` was reached and it stopped at the signal;
+ * - `replaced`: the next tick replaced it (`overlap: 'replace'`) and it stopped at the signal: not a failure;
  * - `unknown`: shown for a run still `running` in the history after a later holder took over (its node stopped,
  *   crashed or was cut off before it could say how the run ended); never written.
  */
-export type JobRunOutcome = 'running' | 'completed' | 'failed' | 'aborted' | 'stopped' | 'unknown';
+export type JobRunOutcome = 'running' | 'completed' | 'failed' | 'aborted' | 'stopped' | 'replaced' | 'unknown';
 
 /** One run of a job, as the cluster's history keeps it. */
 export interface RunRecord {

@@ -65,10 +65,13 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
           store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claim(tasks[3], 'n/1')),
           store.compareAndSet(tasks[3].id, { raw: encodeTask(tasks[3]) }, claim(tasks[3], 'n/2')),
         ]);
-        expect(landed).toEqual([true, true, false, true, false]);
+        // The two claims of d go out in two calls, which may run at once on two connections: one of them lands.
+        expect(landed.slice(0, 3)).toEqual([true, true, false]);
+        expect(landed.slice(3).filter(Boolean)).toHaveLength(1);
         expect(store.operationCount() - before).toBe(2);
         const states = await Promise.all(tasks.map(async (t) => (await store.read(t.id)).task));
-        expect(states.map((t) => `${t!.state} ${t!.claim?.instance ?? '-'}`)).toEqual(['running n/1', 'running n/1', 'pending -', 'running n/1']);
+        const winner = landed[3] ? 'n/1' : 'n/2';
+        expect(states.map((t) => `${t!.state} ${t!.claim?.instance ?? '-'}`)).toEqual(['running n/1', 'running n/1', 'pending -', `running ${winner}`]);
       } finally {
         await store.close();
       }

@@ -123,7 +123,10 @@ describe('run history, describe and the overlap policy on a real member', () => 
       const h = await a.get(ScheduleService).history('HistoryJobs.slow');
       return h.runs.length === 2 && h.runs.every((r) => r.outcome !== 'running') ? h : undefined;
     }, { timeoutMs: 10_000 });
-    expect(history.runs.map((r) => r.outcome)).toEqual(['completed', 'aborted']);
+    // A replaced run is what overlap: 'replace' is for: `replaced`, not a failure, and no warning of a lost permit.
+    expect(history.runs.map((r) => r.outcome)).toEqual(['completed', 'replaced']);
+    expect(history.lastFailure).toBeUndefined();
+    expect(a.logger.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([]);
   });
 });
 

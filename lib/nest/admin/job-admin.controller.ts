@@ -36,7 +36,7 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
 
     /**
      * Runs the job once, now, in the cluster (body `{ timeout? }`, default 30 s); answers once a node started it.
-     * 404 for a job this node does not have, 409 with the reason code (`PAUSED`, `NO_ELIGIBLE_NODE`, `NOT_STARTED`).
+     * 404 for a job this node does not have, 409 with the reason code (`PAUSED`, `NO_ELIGIBLE_NODE`, `LOCKED`, `RECOVERING`, `NOT_STARTED`).
      */
     @Post('jobs/:job/run')
     @HttpCode(200)

@@ -30,7 +30,7 @@ export type GatekeeperEvent = GatekeeperEventBase & (
   | { readonly name: 'gatekeeper.job.started'; readonly semaphore: string; readonly job: string; readonly token: number; readonly trigger?: 'schedule' | 'manual' | 'catchUp'; readonly instant?: number }
   | { readonly name: 'gatekeeper.job.finished'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number }
   /** A run threw, or stopped at its signal (`outcome`: `failed`, `aborted` when the permit was lost or the run replaced, `stopped` at `maxRunTime`). */
-  | { readonly name: 'gatekeeper.job.failed'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly error: string; readonly outcome?: 'failed' | 'aborted' | 'stopped' }
+  | { readonly name: 'gatekeeper.job.failed'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly error: string; readonly outcome?: 'failed' | 'aborted' | 'stopped' | 'replaced' }
   /**
    * A job's tick did not run here, and why: a deny reason code (`NO_PERMIT_AVAILABLE`: another node holds it,
    * `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP` (the previous run was still going).

@@ -111,7 +111,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
     switch (event.name) {
       case 'gatekeeper.job.finished':
       case 'gatekeeper.job.failed':
-        instruments.runs.observe({ node, semaphore: event.semaphore, job: event.job, outcome: event.name === 'gatekeeper.job.finished' ? 'finished' : 'failed' }, event.durationMs / 1000);
+        instruments.runs.observe({ node, semaphore: event.semaphore, job: event.job, outcome: event.name === 'gatekeeper.job.finished' ? 'finished' : event.outcome === 'replaced' ? 'replaced' : 'failed' }, event.durationMs / 1000);
         source.lastRuns.set(`${event.semaphore}\u0000${event.job}`, { semaphore: event.semaphore, job: event.job, at: event.at });
         break;
       case 'gatekeeper.permit.lost':

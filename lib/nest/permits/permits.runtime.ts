@@ -170,6 +170,11 @@ export class PermitsRuntime implements CapabilityRuntime {
     return entry ? livePermits(entry.permits, this.options.clock.now()) : [];
   }
 
+  /** Until when `semaphore` waits out a recovery before granting again (its rebuilt entry's), as this node's view has it. */
+  viewedGraceUntil(semaphore: string): number | undefined {
+    return this.store.peek(semaphore)?.entry?.graceUntil;
+  }
+
   /** The last fencing token granted for `semaphore` as this node's view has it (0 if none). */
   viewedLastToken(semaphore: string): number {
     return this.store.peek(semaphore)?.entry?.lastToken ?? 0;

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PermitLostError } from '../../permits/errors/permit-lost.error';
 import type { PermitLease } from '../../permits/permit-lease';
-import { DenyReason } from '../../permits/deny-reason';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
@@ -21,17 +20,10 @@ import { MissedRuns } from './missed-runs';
 import type { RunGrant } from '../../permits/permit-executor';
 import { runContext } from './run-context';
 
-/**
- * Denials that are about the cluster or the module, not the job: each is said louder once elsewhere (unreachable,
- * recovering, corrupt, quorum), so a job's skips for them are logged once per change of reason, not per tick.
- */
-const SAID_ELSEWHERE: ReadonlySet<string> = new Set<string>([
-  DenyReason.STORE_UNAVAILABLE, DenyReason.STORE_TIMEOUT, DenyReason.QUORUM_NOT_MET, DenyReason.NOT_READY,
-  DenyReason.RECOVERING, DenyReason.CORRUPT_STATE,
-]);
-
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
+/** A run the next tick replaced (`overlap: 'replace'`): it ended as told, on a permit this node still holds. */
+const REPLACED = Symbol('replaced by the next tick');
 
 /** What a call comes to that ran nothing here: a manual run another node claimed, a start-up with nothing to catch up. */
 const NOT_CLAIMED = Symbol('nothing ran');
@@ -46,6 +38,8 @@ export const DUPLICATE_TICK = 'DUPLICATE_TICK';
 /** A run going on now here, for a tick that would replace it. */
 interface Running {
   readonly lease: PermitLease;
+  /** Told to stop by the next tick (`overlap: 'replace'`): its end is `replaced`, not a failure. */
+  replaced: boolean;
 }
 
 /** Runs a `@ClusterSingleton` method's tick: acquire or refresh, run under the permit, release in release mode. */
@@ -153,9 +147,10 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
         if (this.holding.delete(where)) {
           this.logger.log(messages.lost(where, outcome.denied));
           this.events.emit({ name: 'gatekeeper.permit.lost', semaphore: options.semaphore, job: where, reason });
-        } else if (!SAID_ELSEWHERE.has(reason) || this.lastSkip.get(where) !== reason) {
-          // Every tick of every node that does not run the job: verbose. What needs an operator's eye (the cluster
-          // unreachable, a recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
+        } else if (this.lastSkip.get(where) !== reason) {
+          // Once per change of reason, at verbose: a node that does not hold the job says so once, not every tick
+          // (its history counts every skipped tick). What needs an operator's eye (the cluster unreachable, a
+          // recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
           this.logger.verbose(messages.skipped(where, outcome.denied));
         }
         this.lastSkip.set(where, reason);
@@ -165,7 +160,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
         this.unheld.denied(where, outcome.denied);
         return undefined;
       }
-      if (outcome.value === NOT_CLAIMED) return undefined;
+      if (outcome.value === NOT_CLAIMED || outcome.value === REPLACED) return undefined;
       if (outcome.value === STOPPED) {
         // The run began on a permit it lost while it ran: neither a result nor a holding to report.
         this.holding.delete(where);
@@ -193,6 +188,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     if (options.overlap !== 'replace' || !current || this.replacing.has(where)) return false;
     this.replacing.add(where);
     try {
+      current.replaced = true;
       current.lease.end('replaced by the next tick (overlap: replace)');
       const ended = await Promise.race([done.then(() => true), sleep(options.replaceWaitMs, false, { ref: false })]);
       if (!ended) this.logger.warn(messages.notReplaced(where, options.replaceWaitMs));
@@ -237,7 +233,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
           // The catch-up failed (its history says so); the tick's own run still goes ahead.
           this.logger.error(`${where}: the catch-up run for ${new Date(catchUp).toISOString()} failed: ${(error as Error).message}`);
         }
-        if (caughtUp === STOPPED || atStart) return caughtUp;
+        if (caughtUp === STOPPED || caughtUp === REPLACED || atStart) return caughtUp;
       }
       if (atStart) return NOT_CLAIMED;
     }
@@ -258,7 +254,8 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     if (instant !== undefined && trigger !== 'manual') this.lastInstant.set(where, Math.max(instant, this.lastInstant.get(where) ?? -Infinity));
     this.events.emit({ name: 'gatekeeper.job.started', semaphore, job: where, token, trigger, instant });
     const record = this.schedules.recorder.started({ job: where, trigger, instant, token, request });
-    this.running.set(where, { lease });
+    const running: Running = { lease, replaced: false };
+    this.running.set(where, running);
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
@@ -274,9 +271,14 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       return value;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const outcome = this.failure(lease);
+      const outcome = running.replaced ? 'replaced' : this.failure(lease);
       this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: message, outcome });
       this.schedules.recorder.finished(record, outcome, took(), message);
+      if (running.replaced) {
+        // What overlap: 'replace' is for: nothing lost, nothing failed.
+        this.logger.debug(messages.replacedRun(where));
+        return REPLACED;
+      }
       if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
       this.logger.warn(messages.stoppedOnLostPermit(where, error));
       return STOPPED;

@@ -69,12 +69,22 @@ export class RunRequests {
     const { semaphore } = registered.options;
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     if (definition?.permits === 0) throw new RunNowRefusedError(job, 'PAUSED', `its semaphore "${semaphore}" is paused (permits: 0); resume it first`);
+    // Said at once, naming until when, rather than a request that waits out its timeout for a permit nobody can get.
+    const now = this.options.clock.now();
+    const held = this.permits.viewedPermits(semaphore);
+    if (definition && definition.permits > 0 && held.length >= definition.permits && held.every((p) => p.released)) {
+      const until = Math.min(...held.map((p) => p.expiresAt));
+      throw new RunNowRefusedError(job, 'LOCKED', `its last run released the permit of "${semaphore}" but keeps it until ${new Date(until).toISOString()} (lockAtLeastFor): no run starts before then; ask again after it`);
+    }
+    const graceUntil = this.permits.viewedGraceUntil(semaphore);
+    if (graceUntil !== undefined && graceUntil + this.options.clockSkewMs > now) {
+      throw new RunNowRefusedError(job, 'RECOVERING', `the cluster lost the data of "${semaphore}" and grants it again only after ${new Date(graceUntil + this.options.clockSkewMs).toISOString()} (the recovery wait that keeps two holders apart): no run starts before then`);
+    }
     const live = this.presence.confirmedParticipants();
     if (definition && live && admittedBy(definition, live).length === 0) {
       throw new RunNowRefusedError(job, 'NO_ELIGIBLE_NODE', `no live node matches "${semaphore}" (group ${definition.groupPattern}, acquirer ${definition.acquirerPattern}); live: ${live.map((p) => `${p.acquirer} (${p.group})`).join(', ') || 'none'}`);
     }
     await this.connect();
-    const now = this.options.clock.now();
     const request: RunRequest = {
       id: randomUUID(), job, requestedAt: now, requestedBy: this.options.holder.acquirer, state: 'pending', nudge: 0, expiresAt: now + timeoutMs,
     };
