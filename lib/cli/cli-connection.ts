@@ -1,3 +1,4 @@
+import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
@@ -51,6 +52,9 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   } catch (error) {
     // The connection's own message says the same for an app (naming its options); the CLI says it once, in its own
     // terms. Anything else (a refused authentication, say) is news, so it is kept.
+    if (error instanceof ClusterNameRefusedError) {
+      throw new StoreUnavailableError(`${error.message}: give --cluster-name (or GATEKEEPER_HZ_CLUSTER_NAME) the name the members were started with`, { cause: error });
+    }
     const why = error instanceof StoreUnavailableError && options.backend === 'hazelcast' ? '' : ` (${(error as Error).message})`;
     throw new StoreUnavailableError(`${reached.unreachable} within ${formatDuration(options.connectTimeout)}${why}: ${reached.hint}`, { cause: error });
   }

@@ -4,6 +4,10 @@ import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-pe
 import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 
+const nothing = (): void => undefined;
+/** The client's logger in the CLI: every line dropped. */
+const SILENT = { log: nothing, error: nothing, warn: nothing, info: nothing, debug: nothing, trace: nothing };
+
 /** The CLI's stores on a Hazelcast cluster: the half of the CLI that loads hazelcast-client, imported only for one. */
 export function hazelcastStores(options: CliConnectionOptions): ReachedStore {
   const connection = new HazelcastConnection({
@@ -11,7 +15,8 @@ export function hazelcastStores(options: CliConnectionOptions): ReachedStore {
       clusterName: options.clusterName,
       network: { clusterMembers: options.members },
       connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: options.connectTimeout } },
-      properties: { 'hazelcast.logging.level': 'OFF' },
+      // Says nothing (the CLI reports a failed connection itself), but is heard: a member that refused the client.
+      customLogger: SILENT,
     },
   });
   return {

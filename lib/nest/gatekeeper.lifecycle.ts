@@ -1,3 +1,4 @@
+import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
@@ -133,6 +134,10 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
+      if (error instanceof ClusterNameRefusedError) {
+        throw new ClusterUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
+          + `to the name the members were started with (${hazelcastTargetSources(this.options)})`);
+      }
       const sources = hazelcastTargetSources(this.options);
       throw new ClusterUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
     }

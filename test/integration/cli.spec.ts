@@ -218,6 +218,14 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     expect((await json('list')).map((d: { name: string }) => d.name)).not.toContain('no-duration');
   });
 
+  it('exits 3 naming a cluster-name mismatch when a member answered but refused the CLI', async () => {
+    const result = await cli(['--cluster-name', 'not-the-test-cluster', '--connect-timeout', '2s', 'list'], env);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/answered but refused this client: it is not in a cluster named "not-the-test-cluster"/);
+    expect(result.stderr).toContain('give --cluster-name (or GATEKEEPER_HZ_CLUSTER_NAME) the name the members were started with');
+    expect(result.stderr).not.toMatch(/cannot reach/i);
+  });
+
   it('exits 3 with the address when the cluster cannot be reached, within a connect timeout written as a duration', async () => {
     const result = await cli(['--members', '127.0.0.1:1', '--connect-timeout', '1s', 'list'], env);
     expect(result.code).toBe(3);

@@ -70,6 +70,23 @@ describe('GatekeeperModule start-up', () => {
     process.stdout.write(`start-up with no cluster: failed after ${elapsed} ms (connectTimeout 1500ms)\n`);
   });
 
+  it('names a cluster-name mismatch as such when a member answered but refused the client, not a missing member', async () => {
+    const { addresses } = testCluster();
+    const app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        connectTimeout: '2s',
+        membership: false,
+        hazelcast: { clientConfig: { clusterName: 'not-the-test-cluster', network: { clusterMembers: addresses }, properties: quiet } },
+      })],
+    }).setLogger(new CapturingLogger()).compile();
+    const failure = await app.init().then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(StoreUnavailableError);
+    const message = (failure as Error).message;
+    expect(message).toMatch(/^The Hazelcast member at \S+ answered but refused this client: it is not in a cluster named "not-the-test-cluster"/);
+    expect(message).toContain('Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, to the name the members were started with');
+    expect(message).not.toContain('Start a member');
+  });
+
   it('with connectInBackground, boots at once, denies NOT_READY until the cluster is reachable, then grants', async () => {
     // A port that refuses connections until the proxy is pointed at the member.
     const proxy = await TcpProxy.listen();

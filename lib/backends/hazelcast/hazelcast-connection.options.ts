@@ -1,4 +1,5 @@
 import type { Client, ClientConfig, LifecycleState } from 'hazelcast-client';
+import { refusalTap } from './refusal-tap';
 
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
@@ -33,7 +34,7 @@ export interface HazelcastConnectionOptions {
  * The config of a client a connection owns: the application's `clientConfig` over the connection's defaults (see
  * {@link HazelcastConnectionOptions.clientConfig}), with `onLifecycle` added to its lifecycle listeners.
  */
-export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecycle: (state: LifecycleState) => void): ClientConfig {
+export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecycle: (state: LifecycleState) => void, onRefused?: (address: string) => void): ClientConfig {
   const config = options.clientConfig ?? {};
   const retry = config.connectionStrategy?.connectionRetry;
   return {
@@ -48,6 +49,8 @@ export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecyc
       connectionRetry: { ...retry, maxBackoffMillis: retry?.maxBackoffMillis ?? MAX_BACKOFF_MS },
     },
     lifecycleListeners: [...(config.lifecycleListeners ?? []), onLifecycle],
+    // A member that refused the client is heard in its log lines only: with a logger given, they are listened to.
+    ...(config.customLogger && onRefused && { customLogger: refusalTap(config.customLogger, onRefused) }),
   } as ClientConfig;
 }
 

@@ -5,6 +5,7 @@ import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
 import { yieldClusterViewRetries } from './cluster-view-retry';
+import { ClusterNameRefusedError } from './errors/cluster-name-refused.error';
 import { connectToEveryMember } from './connect-to-every-member';
 import { FirstConnection, type FirstOutcome } from './first-connection';
 import { clusterTarget, firstConnectionBound, ownedClientConfig, unreachableMessage, type HazelcastConnectionOptions } from './hazelcast-connection.options';
@@ -158,10 +159,11 @@ export class HazelcastConnection {
     for (;;) {
       if (this.closed || this.generation !== generation) throw new StoreUnavailableError('the connection was closed while connecting');
       const first = new FirstConnection();
+      let refusedBy: string | undefined;
       const client = await Client.newHazelcastClient(ownedClientConfig(this.options, (state) => {
         first.onLifecycle(state);
         this.onLifecycle(state);
-      })).catch((error: unknown) => {
+      }, (address) => (refusedBy = address))).catch((error: unknown) => {
         throw new StoreUnavailableError(this.unreachable(`(the client could not start: ${(error as Error).message})`), { cause: error });
       });
       yieldClusterViewRetries(client);
@@ -183,6 +185,8 @@ export class HazelcastConnection {
         await sleep(RESTART_PAUSE_MS, undefined, { ref: false });
         continue;
       }
+      // A member answered but refused the client: not a cluster that is missing, and no wait will change it.
+      if (refusedBy !== undefined) throw new ClusterNameRefusedError(refusedBy, this.target().clusterName);
       throw new StoreUnavailableError(this.unreachable(outcome === 'gave up'
         ? '(the client gave up: connectionRetry.clusterConnectTimeoutMillis)'
         : `within ${formatDuration(bound!)}`));
