@@ -15,6 +15,8 @@ export const EXIT = {
   usage: 2,
   /** The cluster (or the live app a command asks) could not be reached, or a call to it timed out. */
   unreachable: 3,
+  /** `jobs run --wait`: the run started but did not complete (it failed, was stopped), or was still running when the wait ran out. */
+  runNotCompleted: 4,
 } as const;
 
 /** The CLI option or argument each validated field comes from, to name what the user typed. */
@@ -99,6 +101,23 @@ export class AdminApiError extends GatekeeperError {
   }
 }
 
+/** `jobs run --wait`: the run started but did not complete, or was still running when the wait ran out: exit 4. */
+export class RunNotCompletedError extends GatekeeperError {
+  constructor(
+    message: string,
+    /** The job run. */
+    readonly job: string,
+    /** How it ended (`failed`, `aborted`, `stopped`, `replaced`), or `running` when the wait ran out first. */
+    readonly outcome: string,
+    /** The node that ran it. */
+    readonly node: string,
+    /** The fencing token it ran under. */
+    readonly token: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The cluster keeps no run history of a job and no node counted a skipped tick of it: exit 1. */
 export class NoJobHistoryError extends GatekeeperError {
   constructor(
@@ -133,6 +152,10 @@ export function describeError(error: unknown): { exitCode: number; text: string;
     exitCode = EXIT.usage;
     code = 'USAGE';
     if (error instanceof CommanderError) details.commanderCode = error.code;
+  } else if (error instanceof RunNotCompletedError) {
+    exitCode = EXIT.runNotCompleted;
+    code = 'RUN_NOT_COMPLETED';
+    Object.assign(details, { outcome: error.outcome, node: error.node, token: error.token });
   } else if (error instanceof StoreUnavailableError || error instanceof LiveNodeUnreachableError) {
     exitCode = EXIT.unreachable;
     code = 'UNREACHABLE';

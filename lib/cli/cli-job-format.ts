@@ -78,6 +78,7 @@ export function describeText(d: JobDescription, answeredBy: string, now = Date.n
 export function runNowText(r: RunNowResult, askedVia: string): string {
   return [
     `started ${r.job} on ${r.node} (instance ${r.instance}) under token ${r.token} at ${instant(r.startedAt)} (request ${r.requestId}, asked via ${askedVia})`,
+    ...(r.outcome === undefined ? [] : [`it ${r.outcome}${r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`}${r.error ? `: ${r.error}` : ''}`]),
     `its run shows in: ${CLI_NAME} jobs history ${r.job}`,
   ].join('\n');
 }

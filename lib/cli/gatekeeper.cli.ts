@@ -52,6 +52,7 @@ const EXIT_HELP = [
   [EXIT.rejected, 'rejected by the cluster or the app: unknown semaphore, election, job or schedule, invalid definition, conflicting edits (a stale --expected-revision), no such permit, a run now refused'],
   [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
   [EXIT.unreachable, 'the cluster could not be reached (for jobs describe and run: nor a live app), or a call to it timed out'],
+  [EXIT.runNotCompleted, 'jobs run --wait: the run started but did not complete (failed, stopped), or was still running when the wait ran out'],
 ] as const;
 
 function helpFooter(): string {

@@ -7,12 +7,14 @@ import { parseHistoryLimit, parseRunNowTimeout } from '../schedules/job-request.
 import type { JobDescription, JobHistoryView, RunNowResult } from '../schedules/job-view';
 import { askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
-import { CliUsageError, NoJobHistoryError } from './cli-errors';
+import { CliUsageError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
 import { describeText, historyText, jobListText, listedJobs, runNowText } from './cli-job-format';
 
 /** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
 const ANSWER_SLACK_MS = 10_000;
 const DEFAULT_RUN_TIMEOUT = '30s';
+/** How long `jobs run --wait` waits for the run to end, given no duration. */
+const DEFAULT_RUN_WAIT = '5m';
 
 /** A job's name as typed, or a usage error: the admin API and the history key jobs by it (`Class.method`). */
 function checkJob(job: string): string {
@@ -110,19 +112,30 @@ export function addJobCommands(program: Command, execute: Execute): void {
   asksLiveApp(jobs.command('run <job>'))
     .description('run a job once, now, in the cluster: on its holder (else on a node its definition admits), under a permit, marked manual in the history')
     .option('--timeout <duration>', `give up if no node started it within this long (the request is then withdrawn and never runs); at most 5m`, DEFAULT_RUN_TIMEOUT)
-    .addHelpText('after', `\n${LIVE_NOTE} Refused (exit 1, with its reason code) when the job is paused, no live node may run it, or none started it in time.`)
-    .action((job: string, o: RawAdminApiOptions & { timeout: string }) =>
+    .option('--wait [duration]', `wait for the run to end too, at most this long after it started (default ${DEFAULT_RUN_WAIT}; at most 5m): exit 4 unless it completed`)
+    .addHelpText('after', `\n${LIVE_NOTE} Refused (exit 1, with its reason code) when the job is paused, inside its last run's lockAtLeastFor or a recovery wait, no live node may run it, or none started it in time.`)
+    .action((job: string, o: RawAdminApiOptions & { timeout: string; wait?: string | true }) =>
       execute(() => {
         checkJob(job);
         const timeoutMs = checked(() => parseRunNowTimeout(job, o.timeout)) ?? parseDuration(DEFAULT_RUN_TIMEOUT, job, 'timeout');
+        const waitMs = o.wait === undefined ? undefined : checked(() => parseRunNowTimeout(job, o.wait === true ? DEFAULT_RUN_WAIT : o.wait, 'wait'));
         const api = parseAdminApiOptions(o, 'jobs run');
         return async (_admin, stores) => {
           const answer = await askLiveNode<RunNowResult>(
             await stores.presences(),
-            { method: 'POST', route: `jobs/${encodeURIComponent(job)}/run`, body: { timeout: timeoutMs }, timeoutMs: timeoutMs + ANSWER_SLACK_MS, job },
+            {
+              method: 'POST', route: `jobs/${encodeURIComponent(job)}/run`, body: { timeout: timeoutMs, ...(waitMs !== undefined && { wait: waitMs }) },
+              timeoutMs: timeoutMs + (waitMs ?? 0) + ANSWER_SLACK_MS, job,
+            },
             api,
           );
-          return { json: answer.body, text: runNowText(answer.body, answer.node.acquirer) };
+          const run = answer.body;
+          if (waitMs !== undefined && run.outcome !== 'completed') {
+            const how = run.outcome === undefined ? `was still running when the wait (${o.wait === true ? DEFAULT_RUN_WAIT : o.wait}) ran out`
+              : `ended ${run.outcome}${run.error ? `: ${run.error}` : ''}`;
+            throw new RunNotCompletedError(`${job} started on ${run.node} under token ${run.token} and ${how}`, job, run.outcome ?? 'running', run.node, run.token);
+          }
+          return { json: run, text: runNowText(run, answer.node.acquirer) };
         };
       }),
     );

@@ -27,17 +27,17 @@ export function parseHistoryLimit(job: string, value: unknown): number | undefin
 }
 
 /** A "run now"'s `timeout` (ms, or `'30s'`), at most {@link MAX_RUN_NOW_TIMEOUT_MS}; `undefined`: the service's default. */
-export function parseRunNowTimeout(job: string, value: unknown): number | undefined {
+export function parseRunNowTimeout(job: string, value: unknown, field: 'timeout' | 'wait' = 'timeout'): number | undefined {
   if (value === undefined) return undefined;
   let ms: number;
   try {
-    ms = parseDuration(value as string | number, job, 'timeout');
+    ms = parseDuration(value as string | number, job, field);
   } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidJobRequestError(job, 'timeout', error.reason);
+    if (error instanceof InvalidDefinitionError) throw new InvalidJobRequestError(job, field, error.reason);
     throw error;
   }
   if (ms > MAX_RUN_NOW_TIMEOUT_MS) {
-    throw new InvalidJobRequestError(job, 'timeout', `must be at most ${formatDuration(MAX_RUN_NOW_TIMEOUT_MS)}, got ${JSON.stringify(value)}`);
+    throw new InvalidJobRequestError(job, field, `must be at most ${formatDuration(MAX_RUN_NOW_TIMEOUT_MS)}, got ${JSON.stringify(value)}`);
   }
   return ms;
 }
@@ -46,11 +46,12 @@ export function parseRunNowTimeout(job: string, value: unknown): number | undefi
  * The body of a "run now" (`POST jobs/:job/run`): nothing, or `{ timeout? }`. Any other key is refused: a
  * misspelt `timout` must not fall back to the default silently.
  */
-export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: number } {
+export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: number; waitMs?: number } {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidJobRequestError(job, 'body', 'must be a JSON object { timeout? }');
-  const unknown = Object.keys(body).find((key) => key !== 'timeout');
-  if (unknown !== undefined) throw new InvalidJobRequestError(job, unknown, 'is not a field of a run now (expected timeout)');
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidJobRequestError(job, 'body', 'must be a JSON object { timeout?, wait? }');
+  const unknown = Object.keys(body).find((key) => key !== 'timeout' && key !== 'wait');
+  if (unknown !== undefined) throw new InvalidJobRequestError(job, unknown, 'is not a field of a run now (expected timeout or wait)');
   const timeoutMs = parseRunNowTimeout(job, (body as { timeout?: unknown }).timeout);
-  return timeoutMs === undefined ? {} : { timeoutMs };
+  const waitMs = parseRunNowTimeout(job, (body as { wait?: unknown }).wait, 'wait');
+  return { ...(timeoutMs !== undefined && { timeoutMs }), ...(waitMs !== undefined && { waitMs }) };
 }

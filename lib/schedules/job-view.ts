@@ -1,5 +1,5 @@
 import type { RunCounts } from './job-history';
-import type { RunRecord } from './run-record';
+import type { JobRunOutcome, RunRecord } from './run-record';
 
 /** A job's run history as `ScheduleService.history` answers it. */
 export interface JobHistoryView {
@@ -60,4 +60,13 @@ export interface RunNowResult {
   readonly token: number;
   /** When it started (epoch ms, the running node's clock). */
   readonly startedAt: number;
+  /**
+   * How the run ended, when the caller waited for it (`wait`) and it ended in time: `completed`, `failed` (with
+   * `error`), `aborted`, `stopped` or `replaced`. Absent when not waited for, or still running at the end of the wait.
+   */
+  readonly outcome?: JobRunOutcome;
+  /** How long the run took, with `outcome`. */
+  readonly durationMs?: number;
+  /** The error's message, for a failed run (with `outcome`). */
+  readonly error?: string;
 }

@@ -199,4 +199,21 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect(text.stdout).toMatch(/^started BillingJobs\.charge on cli-[ab] \(instance \S+\) under token \d+ at \S+Z \(request \S+, asked via cli-a\)\n/);
     expect((await run(['jobs', 'run', 'BillingJobs.charge', '--timeout', '1h'])).code).toBe(2);
   });
+
+  it('with --wait, prints how the run ended and exits 4 unless it completed', async () => {
+    const [a, b] = apps.map((app) => app.get(BillingJobs));
+    const completed = await run(['jobs', 'run', 'BillingJobs.charge', '--wait', '30s']);
+    expect([completed.code, completed.stderr]).toEqual([0, '']);
+    expect(completed.stdout).toMatch(/\nit completed in \d+ ms\n/);
+    a.failNext = true;
+    b.failNext = true;
+    const failed = await run(['--json', 'jobs', 'run', 'BillingJobs.charge', '--wait']);
+    expect(failed.code).toBe(4);
+    expect(JSON.parse(failed.stderr).error).toMatchObject({
+      code: 'RUN_NOT_COMPLETED', exitCode: 4, job: 'BillingJobs.charge', outcome: 'failed', token: expect.any(Number),
+      message: expect.stringMatching(/^BillingJobs\.charge started on cli-[ab] under token \d+ and ended failed: card declined$/),
+    });
+    a.failNext = false;
+    b.failNext = false;
+  });
 });

@@ -143,6 +143,15 @@ describe('admin API: jobs (memory store)', () => {
     expect(node.jobs.runs).toBe(runs);
   });
 
+  it('with wait, answers once the run ended, with its outcome: completed, or failed with the error', async () => {
+    const completed = await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '10s' } });
+    expect(completed).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', outcome: 'completed', durationMs: expect.any(Number) } });
+    node.jobs.failNext = true;
+    const failed = await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '10s' } });
+    expect(failed).toMatchObject({ status: 200, body: { outcome: 'failed', error: 'the payment provider answered 502' } });
+    expect(await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '1h' } })).toMatchObject({ status: 400, body: { field: 'wait' } });
+  });
+
   it('refuses a run now: 404 for an unknown job, 409 with the reason code for a paused one', async () => {
     const runs = node.jobs.runs;
     const unknown = await node.call('POST', '/jobs/BillingJobs.nope/run');

@@ -35,15 +35,16 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     }
 
     /**
-     * Runs the job once, now, in the cluster (body `{ timeout? }`, default 30 s); answers once a node started it.
+     * Runs the job once, now, in the cluster (body `{ timeout?, wait? }`, timeout default 30 s); answers once a node
+     * started it, or with `wait` once its run ended (at most that long after it started), with its `outcome`.
      * 404 for a job this node does not have, 409 with the reason code (`PAUSED`, `NO_ELIGIBLE_NODE`, `LOCKED`, `RECOVERING`, `NOT_STARTED`).
      */
     @Post('jobs/:job/run')
     @HttpCode(200)
     run(@Param('job') job: string, @Body() body?: unknown): Promise<RunNowResult> {
       return answer(() => {
-        const { timeoutMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
-        return this.schedules.runNow(job, timeoutMs === undefined ? {} : { timeout: timeoutMs });
+        const { timeoutMs, waitMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
+        return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
       });
     }
   }

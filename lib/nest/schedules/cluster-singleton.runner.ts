@@ -237,7 +237,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       }
       if (atStart) return NOT_CLAIMED;
     }
-    return this.once(semaphore, where, lease, invoke, { trigger: manual ? 'manual' : 'schedule', instant, request: manual?.request });
+    return this.once(semaphore, where, lease, invoke, { trigger: manual ? 'manual' : 'schedule', instant, request: manual?.request, manual });
   }
 
   /**
@@ -247,7 +247,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
    */
   private async once(
     semaphore: string, where: string, lease: PermitLease, invoke: () => unknown,
-    run: { trigger: Exclude<RunTrigger, 'call'>; instant?: number; request?: string },
+    run: { trigger: Exclude<RunTrigger, 'call'>; instant?: number; request?: string; manual?: ManualRun },
   ): Promise<unknown> {
     const token = lease.permit.fencingToken;
     const { trigger, instant, request } = run;
@@ -268,12 +268,14 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       });
       this.events.emit({ name: 'gatekeeper.job.finished', semaphore, job: where, token, durationMs: took() });
       this.schedules.recorder.finished(record, 'completed', took());
+      run.manual?.finish({ outcome: 'completed', durationMs: took() });
       return value;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const outcome = running.replaced ? 'replaced' : this.failure(lease);
       this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: message, outcome });
       this.schedules.recorder.finished(record, outcome, took(), message);
+      run.manual?.finish({ outcome, durationMs: took(), error: message.slice(0, 500) });
       if (running.replaced) {
         // What overlap: 'replace' is for: nothing lost, nothing failed.
         this.logger.debug(messages.replacedRun(where));

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RunRequest } from '../../schedules/run-request';
 
 /** A "run now" of a job being tried on this node: the tick path runs it, marked manual, if it can claim the request. */
 export interface ManualRun {
@@ -8,6 +9,8 @@ export interface ManualRun {
   claim(token: number): Promise<boolean>;
   /** Set once the run started here. */
   started?: { readonly token: number; readonly at: number };
+  /** Tells the request how its run ended (best effort: a requester that waits reads it there). */
+  finish(finished: NonNullable<RunRequest['finished']>): void;
 }
 
 /** Carries a manual run from the call of the decorated method to the runner that decides it. */

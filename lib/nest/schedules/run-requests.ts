@@ -62,8 +62,11 @@ export class RunRequests {
     await this.store.close();
   }
 
-  /** Asks the cluster to run `job` once now; resolves when a node started it. */
-  async request(job: string, timeoutMs: number): Promise<RunNowResult> {
+  /**
+   * Asks the cluster to run `job` once now; resolves when a node started it, or with `waitMs`, once its run ended
+   * (or the wait is over: then without an outcome).
+   */
+  async request(job: string, timeoutMs: number, waitMs?: number): Promise<RunNowResult> {
     const registered = this.jobs.get(job);
     if (!registered) throw new RunNowRefusedError(job, 'UNKNOWN_JOB', `no job of that name on this node (${this.jobs.all().map((j) => j.name).join(', ') || 'it has none'})`);
     const { semaphore } = registered.options;
@@ -91,9 +94,22 @@ export class RunRequests {
     await this.store.create(request, this.options.storeTimeoutMs);
     void this.heard(request);
     try {
-      return await this.awaitStart(request, timeoutMs);
+      const started = await this.awaitStart(request, timeoutMs);
+      return waitMs === undefined ? started : { ...started, ...(await this.awaitEnd(request.id, waitMs)) };
     } finally {
       await this.store.remove(request.id).catch(() => undefined);
+    }
+  }
+
+  /** Polls the request until the node that ran it wrote how the run ended, for at most `waitMs`. */
+  private async awaitEnd(id: string, waitMs: number): Promise<Pick<RunNowResult, 'outcome' | 'durationMs' | 'error'>> {
+    const deadline = performance.now() + waitMs;
+    for (let wait = POLL_FIRST_MS; ; wait = Math.min(POLL_MAX_MS, wait * 2)) {
+      const finished = (await this.store.read(id, this.options.storeTimeoutMs))?.request.finished;
+      if (finished) return { outcome: finished.outcome, durationMs: finished.durationMs, ...(finished.error !== undefined && { error: finished.error }) };
+      const left = deadline - performance.now();
+      if (left <= 0) return {};
+      await sleep(Math.min(wait, left));
     }
   }
 
@@ -139,13 +155,26 @@ export class RunRequests {
     if (holders.length > 0 && !holders.some((p) => p.instance === this.options.holder.instance)) return;
     this.trying.add(request.id);
     try {
-      const manual: ManualRun = { request: request.id, claim: (token) => this.claim(request.id, token) };
+      const manual: ManualRun = {
+        request: request.id,
+        claim: (token) => this.claim(request.id, token),
+        finish: (finished) => void this.finish(request.id, finished).catch(() => undefined),
+      };
       await manualRunContext.run(manual, () => job.call()).catch((error: unknown) => {
         if (!manual.started) this.logger.warn(`run now of ${request.job} failed before it started: ${(error as Error).message}`);
       });
     } finally {
       this.trying.delete(request.id);
     }
+  }
+
+  /** Writes how the run of request `id` ended into it, if the requester still keeps it (it does while it waits). */
+  private async finish(id: string, finished: NonNullable<RunRequest['finished']>): Promise<void> {
+    await retryOnConflict(`finish run request ${id}`, async () => {
+      const stored = await this.store.read(id, this.options.storeTimeoutMs);
+      if (!stored || stored.request.state !== 'started' || stored.request.finished) return true;
+      return (await this.store.compareAndSet(id, stored, { ...stored.request, finished }, this.options.storeTimeoutMs)) ? true : CONFLICT;
+    }, { attempts: CLAIM_ATTEMPTS });
   }
 
   private async claim(id: string, token: number): Promise<boolean> {

@@ -158,10 +158,13 @@ export class ScheduleService {
   /**
    * Runs a job once, now, in the cluster: on the node that holds its permit (else on one its definition admits),
    * under a permit like any tick, marked `manual` in the history. Resolves once the run started. Throws
-   * {@link RunNowRefusedError} when the job is unknown or paused, no live node may run it, or none started it
-   * within `timeout` (default `'30s'`; the request is then withdrawn and never runs).
+   * {@link RunNowRefusedError} when the job is unknown or paused, no live node may run it, it is inside the last
+   * run's `lockAtLeastFor` or a recovery wait, or none started it within `timeout` (default `'30s'`; the request is
+   * then withdrawn and never runs). With `wait`, resolves once the run ended too (at most that long after it
+   * started), with its `outcome`: without one when the run was still going when the wait ran out.
    */
-  async runNow(job: string, options: { timeout?: DurationInput } = {}): Promise<RunNowResult> {
-    return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'));
+  async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
+    const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
+    return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
   }
 }
