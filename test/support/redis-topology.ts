@@ -123,9 +123,24 @@ export class TestRedisSentinel {
   /** Fails the primary over to a replica (`SENTINEL FAILOVER`) and resolves once the Sentinel names the new one. */
   async failover(): Promise<number> {
     const before = await this.primaryPort();
-    // The Sentinel must know the replica first (it learns it from the primary's INFO, every 10 s at first).
-    await eventually('the Sentinel to know a replica', () => this.withClient(async (client) => ((await client.call('SENTINEL', 'REPLICAS', this.name)) as unknown[]).length > 0), { timeoutMs: 30_000, intervalMs: 200 });
-    await this.withClient((client) => client.call('SENTINEL', 'FAILOVER', this.name));
+    // The Sentinel must know the replica, connected and following, before it will promote it (it learns of it from
+    // the primary's INFO, then connects to it): until then FAILOVER answers NOGOODSLAVE.
+    await eventually('the Sentinel to know a replica in good standing', () => this.withClient(async (client) => {
+      const replicas = (await client.call('SENTINEL', 'REPLICAS', this.name)) as string[][];
+      return replicas.some((fields) => {
+        const field = (name: string) => fields[fields.indexOf(name) + 1];
+        return field('flags') === 'slave' && field('master-link-status') === 'ok';
+      });
+    }), { timeoutMs: 30_000, intervalMs: 200 });
+    await eventually('the Sentinel to start a failover', () => this.withClient(async (client) => {
+      try {
+        await client.call('SENTINEL', 'FAILOVER', this.name);
+        return true;
+      } catch (error) {
+        if (/NOGOODSLAVE/.test((error as Error).message)) return false; // its view of the replica is not fresh yet
+        throw error;
+      }
+    }), { timeoutMs: 30_000, intervalMs: 500 });
     return eventually('the Sentinel to name a new primary', async () => {
       const now = await this.primaryPort();
       return now !== before ? now : undefined;
