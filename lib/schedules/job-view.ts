@@ -38,7 +38,7 @@ export interface JobDescription extends JobHistoryView {
   readonly cron?: string;
   /** The zone its cron expression fires in; `undefined`: the process's zone. */
   readonly timeZone?: string;
-  /** The next 10 fire instants (epoch ms); empty without a cron expression. */
+  /** The next 10 fire instants (epoch ms); empty without a cron expression, and while paused. */
   readonly nextRuns: readonly number[];
   /** Why `nextRuns` has fewer than 10 instants of a cron expression (the cron package's horizon ended first). */
   readonly nextRunsNote?: string;

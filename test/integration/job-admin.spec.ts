@@ -161,7 +161,11 @@ describe('admin API: jobs (memory store)', () => {
       const paused = await node.call('POST', '/jobs/BillingJobs.charge/run');
       expect(paused).toMatchObject({ status: 409, body: { statusCode: 409, error: 'Conflict', job: 'BillingJobs.charge', reason: 'PAUSED' } });
       expect(paused.body.message).toContain('paused');
-      expect((await node.call('GET', '/jobs')).body[0]).toMatchObject({ job: 'BillingJobs.charge', paused: true });
+      const listed = (await node.call('GET', '/jobs')).body[0];
+      expect(listed).toMatchObject({ job: 'BillingJobs.charge', paused: true });
+      // A paused job fires nowhere: no next run is shown, in the listing or the description.
+      expect(listed.nextRun).toBeUndefined();
+      expect((await node.call('GET', '/jobs/BillingJobs.charge')).body).toMatchObject({ paused: true, nextRuns: [] });
     } finally {
       await node.gatekeeper.resume('jobs-billing');
     }

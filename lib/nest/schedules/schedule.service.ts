@@ -139,18 +139,20 @@ export class ScheduleService {
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
     const trigger = registered?.trigger;
-    const nextRuns = trigger ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
+    const paused = definition?.permits === 0;
+    // A paused job fires nowhere: no next runs to show until it is resumed.
+    const nextRuns = trigger && !paused ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
     return {
       ...history,
       semaphore,
       mode,
       definition: definition && { permits: definition.permits, durationMs: definition.durationMs, groupPattern: definition.groupPattern, acquirerPattern: definition.acquirerPattern },
-      paused: definition?.permits === 0,
+      paused,
       holders,
       cron: trigger?.expression,
       timeZone: trigger?.timeZone,
       nextRuns,
-      ...(trigger && nextRuns.length < NEXT_RUNS && { nextRunsNote: CRON_HORIZON_NOTE }),
+      ...(trigger && !paused && nextRuns.length < NEXT_RUNS && { nextRunsNote: CRON_HORIZON_NOTE }),
       lastRun: history.runs[0],
     };
   }
