@@ -29,6 +29,20 @@ const lastOf = (semaphore: string, token: number, history: ReturnType<typeof rea
   history.filter((e) => 'semaphore' in e && e.semaphore === semaphore && 'token' in e && e.token === token && e.type !== 'start').at(-1);
 
 /**
+ * `names` node processes running `jobs` on the Redis at `url`, on a fresh prefix declared new (else its first use
+ * counts as a loss: see RedisBackend.declareFresh), added to `nodes`; returns the history and its readers.
+ */
+async function startScene(url: string, nodes: NodeProcess[], label: string, jobs: WorkloadJob[], names: string[]) {
+  const historyFile = newHistoryFile(label);
+  const settings = { historyFile, cluster: { redisUrl: url }, mapPrefix: uniquePrefix(label), maxClockSkew: `${SKEW_MS}ms`, jobs };
+  expect(await new RedisBackend({ url, mapPrefix: settings.mapPrefix }).declareFresh()).toBe(true);
+  nodes.push(...(await Promise.all(names.map((name) => startWorkloadNode({ ...settings, name })))));
+  const events = () => readHistory(historyFile);
+  const starts = (semaphore: string) => events().filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
+  return { historyFile, settings, events, starts };
+}
+
+/**
  * The fault harness on Redis: real node processes run `@ClusterSingleton` jobs on a server of the test's own, which
  * is crashed (with and without its AOF), frozen, or has a node's subscriber killed, and the checker reads only the
  * history. The properties are the other stores': at most one holder at every instant, tokens never back, no run on
@@ -54,16 +68,7 @@ describe.each([
   });
 
   /** Two nodes running `jobs` on a fresh prefix; returns the history and its readers. */
-  async function scene(label: string, jobs: WorkloadJob[], names = ['node-a', 'node-b']) {
-    const historyFile = newHistoryFile(label);
-    const settings = { historyFile, cluster: { redisUrl: server.url }, mapPrefix: uniquePrefix(label), maxClockSkew: `${SKEW_MS}ms`, jobs };
-    // A new deployment: declared so, else its first use counts as a loss (see RedisBackend.declareFresh).
-    expect(await new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }).declareFresh()).toBe(true);
-    nodes.push(...(await Promise.all(names.map((name) => startWorkloadNode({ ...settings, name })))));
-    const events = () => readHistory(historyFile);
-    const starts = (semaphore: string) => events().filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
-    return { historyFile, settings, events, starts };
-  }
+  const scene = (label: string, jobs: WorkloadJob[], names = ['node-a', 'node-b']) => startScene(server.url, nodes, label, jobs, names);
 
   it('a crash of the server (SIGKILL) and its restart: the holder stops by its lease, a recovery wait, tokens keep growing, one holder', async () => {
     const { historyFile, events, starts } = await scene(`redis-crash-${appendonly ? 'aof' : 'none'}`, [LONG, OFTEN]);
@@ -166,15 +171,7 @@ describe('Redis restarted without its data under a frozen holder', () => {
     await server?.stop();
   });
 
-  async function scene(label: string, jobs: WorkloadJob[], names: string[]) {
-    const historyFile = newHistoryFile(label);
-    const settings = { historyFile, cluster: { redisUrl: server.url }, mapPrefix: uniquePrefix(label), maxClockSkew: `${SKEW_MS}ms`, jobs };
-    expect(await new RedisBackend({ url: server.url, mapPrefix: settings.mapPrefix }).declareFresh()).toBe(true);
-    nodes.push(...(await Promise.all(names.map((name) => startWorkloadNode({ ...settings, name })))));
-    const events = () => readHistory(historyFile);
-    const starts = (semaphore: string) => events().filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore);
-    return { historyFile, settings, events, starts };
-  }
+  const scene = (label: string, jobs: WorkloadJob[], names: string[]) => startScene(server.url, nodes, label, jobs, names);
 
   it('a restart that lost everything, the holder frozen: a node that remembers nothing waits out the permits granted before', async () => {
     const { historyFile, settings, events, starts } = await scene('redis-wiped', [LONG], ['holder']);
