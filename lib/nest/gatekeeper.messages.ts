@@ -70,6 +70,8 @@ export const messages = {
   stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
   replacedRun: (where: string) => `${where}: its run stopped, replaced by the next tick (overlap: replace)`,
   overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
+  notAFireInstant: (where: string, expression: string, zone: string | undefined, at: number) =>
+    `${where} skipped: the cron package fired at ${new Date(at).toISOString()}, which is not a fire instant of ${JSON.stringify(expression)} in ${zone ?? 'the process time zone'} (a daylight-saving shift; see docs/time-zones.md)`,
   notReplaced: (where: string, waitMs: number) =>
     `${where}: the running run was told to stop (overlap: replace) but did not end within ${waitMs} ms; this tick is skipped, and it keeps running`,
   lost: (where: string, denied: PermitDenied) =>

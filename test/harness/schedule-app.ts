@@ -47,12 +47,15 @@ Object.defineProperty(ScheduleJobs.prototype, 'tick', descriptor);
  * With env RUNTIME (`{ count, version, rounds }`): at start-up this node upserts the schedules `rt-0` .. `rt-<count-1>`
  * (every second), `rounds` times over, all at once, each carrying `version * 100 + round`, and records every
  * write's outcome and revision as an `edit` event; it runs them with its handler, recording each run's start.
+ * With env RUNTIME_SCHEDULES (`[{ id, cron, timeZone }]`), it upserts those schedules at start-up, run the same way.
  */
 @Injectable()
 class RuntimeScheduleNode implements OnApplicationBootstrap {
   constructor(private readonly gatekeeper: GatekeeperService, private readonly schedules: ScheduleService) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    const listed = process.env.RUNTIME_SCHEDULES ? (JSON.parse(process.env.RUNTIME_SCHEDULES) as Array<{ id: string; cron: string; timeZone?: string }>) : [];
+    for (const { id, cron, timeZone } of listed) await this.schedules.upsert({ id, cron, timeZone, handler: 'rt', duration: '3s' });
     const plan = process.env.RUNTIME ? (JSON.parse(process.env.RUNTIME) as { count: number; version: number; rounds: number }) : undefined;
     if (!plan) return;
     for (let round = 0; round < plan.rounds; round++) {

@@ -1,4 +1,4 @@
-import { instantsFrom, nextInstant, shortestGapMs, type CronSteps } from './cron-instants';
+import { CronCalendar, shortestGapMs } from './cron-instants';
 import { loadCronTime, scheduleIntervalMs, SCHEDULE_CRON_OPTIONS } from './schedule-interval.reader';
 
 /** The `@Cron` settings of a method, as @nestjs/schedule records them. */
@@ -12,13 +12,20 @@ interface CronSettings {
 const EARLY_TICK_MS = 1_000;
 
 /**
+ * How late the cron package's timer may fire and still be told for the proposal it was set for. A tick at a proposal
+ * that is not a fire instant (see {@link CronCalendar}) is dropped within this; later than that, a call is named by the
+ * newest fire instant before it, as a direct call is.
+ */
+const TIMER_LATENESS_MS = 60_000;
+
+/**
  * A `@Cron` method's schedule, to name each trigger the same on every node: the latest scheduled instant at (or just
  * before) the moment a tick fires. Each node's cron fires by its own clock, so every node names the same instant
  * however late its tick runs (a blocked event loop, a slow start), as long as the next instant has not come.
  */
 export class CronTrigger {
   private constructor(
-    private readonly cronTime: CronSteps,
+    private readonly calendar: CronCalendar,
     private readonly gapMs: number,
     private readonly zone: string | undefined,
     /** The cron expression, as written. */
@@ -40,7 +47,7 @@ export class CronTrigger {
    * the newest.
    */
   firesBetween(after: number, before: number, cap = 10_000): { count: number; last?: number } {
-    const next = (from: number) => nextInstant(this.cronTime, this.zone, from);
+    const next = (from: number) => this.calendar.next(from);
     let count = 0;
     let last: number | undefined;
     for (let at = next(after); at !== undefined && at < before; at = next(at)) {
@@ -59,7 +66,7 @@ export class CronTrigger {
    * ends first, as for a yearly or leap-day expression (see `CRON_HORIZON_NOTE`).
    */
   next(from: number, count: number): number[] {
-    return instantsFrom(this.cronTime, this.zone, from, count);
+    return this.calendar.list(from, count);
   }
 
   /** The trigger of a cron expression in a time zone (a runtime schedule's), or why it cannot be read. */
@@ -67,10 +74,10 @@ export class CronTrigger {
     const CronTime = loadCronTime();
     if (!CronTime) return '@nestjs/schedule (and its cron package) cannot be loaded';
     try {
-      const cronTime = new CronTime(expression, timeZone);
-      const gapMs = shortestGapMs(cronTime, timeZone, Date.now());
+      const calendar = new CronCalendar(new CronTime(expression, timeZone), timeZone);
+      const gapMs = shortestGapMs(calendar, Date.now());
       if (gapMs === undefined) return `the cron expression ${JSON.stringify(expression)} in ${timeZone} fires at no instant within the next 8 years`;
-      return new CronTrigger(cronTime, gapMs, timeZone, expression);
+      return new CronTrigger(calendar, gapMs, timeZone, expression);
     } catch (error) {
       return `the cron expression ${JSON.stringify(expression)} in ${timeZone} cannot be read: ${(error as Error).message}`;
     }
@@ -107,18 +114,25 @@ export class CronTrigger {
     if (gapMs === undefined) return `its cron expression ${JSON.stringify(settings.cronTime)} cannot be read`;
     try {
       const offset = settings.timeZone ? null : (settings.utcOffset ?? null);
-      const cronTime = new CronTime(settings.cronTime, settings.timeZone ?? null, offset);
-      return new CronTrigger(cronTime, gapMs, settings.timeZone ?? (offset === null ? undefined : utcZone(offset)), settings.cronTime);
+      const zone = settings.timeZone ?? (offset === null ? undefined : utcZone(offset));
+      const calendar = new CronCalendar(new CronTime(settings.cronTime, settings.timeZone ?? null, offset), zone);
+      return new CronTrigger(calendar, gapMs, zone, settings.cronTime);
     } catch (error) {
       return `its cron expression ${JSON.stringify(settings.cronTime)} cannot be read: ${(error as Error).message}`;
     }
   }
 
-  /** The scheduled instant a tick firing at `now` (epoch ms) is for: the latest one at or before it. */
-  instantFor(now: number): number {
+  /**
+   * The scheduled instant a call at `now` (epoch ms) is for: the newest fire instant at or before it. `undefined` for
+   * a tick of the cron package's own timer at an instant it proposed that is not a fire instant (at a daylight-saving
+   * fall-back: a repeated wall-clock time of a fixed-hour job, or an hour off): that tick is not one.
+   */
+  instantFor(now: number): number | undefined {
     const last = now + Math.min(EARLY_TICK_MS, this.gapMs / 2);
-    const next = (from: number) => nextInstant(this.cronTime, this.zone, from) ?? Number.POSITIVE_INFINITY;
+    const proposal = this.calendar.proposedAtOrBefore(last, Math.min(this.gapMs, TIMER_LATENESS_MS));
+    if (proposal) return proposal.fires ? proposal.instant : undefined;
     // Back from the tick a gap at a time (the shortest gap: some may be longer) until an instant is found, then on.
+    const next = (from: number) => this.calendar.next(from) ?? Number.POSITIVE_INFINITY;
     for (let from = last - this.gapMs; ; from -= this.gapMs) {
       let instant = next(from);
       if (instant > last) continue;

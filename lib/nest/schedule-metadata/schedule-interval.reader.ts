@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { shortestGapMs } from './cron-instants';
+import { CronCalendar, shortestGapMs, type CronSteps } from './cron-instants';
 
 /* The schedule metadata @nestjs/schedule records on a method (its own keys), read to check release-mode settings. */
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
@@ -10,10 +10,7 @@ const CRON = 1;
 const INTERVAL = 3;
 
 /** The part of `cron`'s CronTime this library uses. */
-export type CronTimeClass = new (source: string | Date, timeZone?: string | null, utcOffset?: number | null) => {
-  sendAt(count: number): Array<{ toMillis(): number }>;
-  getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number };
-};
+export type CronTimeClass = new (source: string | Date, timeZone?: string | null, utcOffset?: number | null) => CronSteps;
 
 /**
  * The shortest time between two ticks of a `@Cron` or `@Interval` method, in ms, or `undefined` when it has none
@@ -30,7 +27,7 @@ export function scheduleIntervalMs(method: object): number | undefined {
   const CronTime = loadCronTime();
   if (!CronTime || typeof cronTime !== 'string') return undefined;
   try {
-    return shortestGapMs(new CronTime(cronTime), undefined, Date.now());
+    return shortestGapMs(new CronCalendar(new CronTime(cronTime), undefined), Date.now());
   } catch {
     return undefined;
   }

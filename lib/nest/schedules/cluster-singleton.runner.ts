@@ -34,6 +34,11 @@ const MANUAL_WAIT_MS = 30_000;
 export const OVERLAP = 'OVERLAP';
 /** The skip reason of a second tick for an instant this node already started a run for. */
 export const DUPLICATE_TICK = 'DUPLICATE_TICK';
+/**
+ * The skip reason of a tick the cron package fired at an instant that is not one of the expression's (at a
+ * daylight-saving fall-back: a fixed-hour job's repeated wall-clock time, or an hour off).
+ */
+export const NOT_A_FIRE_INSTANT = 'NOT_A_FIRE_INSTANT';
 
 /** A run going on now here, for a tick that would replace it. */
 interface Running {
@@ -106,7 +111,14 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     const manual = manualRunContext.getStore();
     const start = catchUpContext.getStore();
     const atStart = start !== undefined;
-    const instant = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger?.instantFor(this.moduleOptions.clock.now());
+    const trigger = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger;
+    const instant = trigger?.instantFor(this.moduleOptions.clock.now());
+    if (trigger && instant === undefined) {
+      // Not a tick: the cron package's timer fired at an instant the expression does not fire at (docs/time-zones.md).
+      this.logger.debug(messages.notAFireInstant(where, trigger.expression, trigger.timeZone, this.moduleOptions.clock.now()));
+      this.skipped(options.semaphore, where, NOT_A_FIRE_INSTANT);
+      return undefined;
+    }
     if (options.oncePerInstant && instant !== undefined && instant <= (this.lastInstant.get(where) ?? -Infinity)) {
       // Each instant runs at most once here, whatever fires the tick twice (a timer early by its rounding, a schedule
       // re-armed by an edit): a second tick for an instant this node started is not a new tick.

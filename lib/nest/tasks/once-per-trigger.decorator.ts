@@ -10,7 +10,8 @@ import { methodName, wrapDecoratedMethod } from '../decorated-method';
  * every node), which exists once; one node claims it and runs the method's body under a lease, with the usual
  * retries, and gets its {@link TaskContext} as the only argument. A node that fires late or after a redeploy finds
  * the id remembered (for the tasks' retention window) and does not run it again. The decorated method resolves to
- * the task as submitted (or as found).
+ * the task as submitted (or as found), or `undefined` for a tick the cron package fired at an instant
+ * that is not one of the expression's (see the daylight-saving rules in docs/time-zones.md).
  *
  * Works above or below `@Cron`. The class must be a provider; its nodes must run a `GatekeeperModule`.
  *

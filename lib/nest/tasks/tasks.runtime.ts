@@ -91,9 +91,17 @@ export class TasksRuntime implements CapabilityRuntime {
     return (await this.connected()).submit(input);
   }
 
-  /** The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant the tick is for (the latest at now). */
-  async submitTrigger(type: string, method: object, where: string): Promise<TaskRecord> {
-    return this.submit({ type, name: new Date(this.trigger(method, where).instantFor(this.options.clock.now())).toISOString() });
+  /**
+   * The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant the tick is for (the latest at
+   * now); nothing for a tick the cron package fired at an instant that is not a fire instant (a daylight-saving shift).
+   */
+  async submitTrigger(type: string, method: object, where: string): Promise<TaskRecord | undefined> {
+    const instant = this.trigger(method, where).instantFor(this.options.clock.now());
+    if (instant === undefined) {
+      this.logger.debug(`${where}: a tick of the cron package at an instant that is not a fire instant (a daylight-saving shift); nothing submitted`);
+      return undefined;
+    }
+    return this.submit({ type, name: new Date(instant).toISOString() });
   }
 
   /** Operators' tools over the tasks (counts, listings, retry, cancel, purge, group progress), once connected. */
