@@ -86,6 +86,11 @@ export class HistoryRecordStore implements HistoryStore {
     return records.map(({ key, value }) => decodeTicks(key, value));
   }
 
+  /** {@inheritDoc HistoryStore.lostSince} */
+  lostSince(job: string, timeoutMs?: number): Promise<number | undefined> {
+    return this.require(this.jobs).lostSince(job, { timeoutMs });
+  }
+
   /** {@inheritDoc HistoryStore.operationCount} */
   operationCount(): number {
     return this.operations;

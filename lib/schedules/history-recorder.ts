@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { HistoryDelta, JobHistory } from './job-history';
-import { mergeHistory } from './job-history.rules';
+import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
 import { FAILED_OUTCOMES, runId, type JobRunOutcome, type RunRecord } from './run-record';
 
@@ -18,6 +18,12 @@ export interface HistoryRecorderOptions {
   readonly clock: Clock;
   /** Told when a write fails (what is pending stays, and is tried again at the next flush). */
   readonly onFlushFailed?: (error: unknown) => void;
+  /**
+   * Told once per flush that found job histories lost with the store's data (see `HistoryStore.lostSince`): since
+   * when, and the jobs whose history this node wrote back from what it last wrote or read. The history of jobs
+   * this node did not hold is lost with the data.
+   */
+  readonly onLost?: (lost: { readonly lostSince: number; readonly restored: readonly string[] }) => void;
 }
 
 /** A run this node has to tell the cluster about. */
@@ -36,6 +42,12 @@ const TICKS_REFRESH_MS = 6 * 60 * 60_000;
  * flush, more than the runs themselves. Other nodes' counts are that much older than the reader's own.
  */
 const TICKS_EVERY_MS = 60_000;
+/**
+ * How often a node checks that the histories it last wrote are still in the store (one read of them all): a store
+ * that lost its data (a Hazelcast cluster restarted empty) gets them back within this, even from a node that no
+ * longer runs the job.
+ */
+const HELD_CHECK_MS = 30_000;
 /** Writes tried per job and flush before the rest waits for the next flush. */
 const ATTEMPTS = 5;
 /** The longest error message a run record keeps. */
@@ -54,6 +66,11 @@ export class HistoryRecorder {
   /** Ended runs let go unwritten per job (more than `keep` waited): still counted at the next write. */
   private readonly dropped = new Map<string, { counts: Record<string, number>; lastFailure?: RunRecord }>();
   private readonly stored = new Map<string, StoredHistory>();
+  /** The history of each job this node last wrote, kept through conflicts: what it writes back if the store lost it. */
+  private readonly held = new Map<string, JobHistory>();
+  private heldCheckedAt = 0;
+  /** What the current flush found lost and wrote back (told once per flush). */
+  private lost = { lostSince: -Infinity, restored: new Set<string>() };
   private readonly skipped: Record<string, Record<string, number>> = {};
   private ticksDirty = false;
   private ticksWrittenAt = 0;
@@ -164,31 +181,70 @@ export class HistoryRecorder {
     const jobs = new Set([...this.pending].filter(([, runs]) => [...runs.values()].some((p) => p.dirty)).map(([job]) => job));
     for (const job of [...this.missedCounts.keys(), ...this.dropped.keys()]) jobs.add(job);
     await Promise.all([...jobs].map((job) => this.write(job).catch((error: unknown) => this.options.onFlushFailed?.(error))));
+    await this.checkHeld().catch((error: unknown) => this.options.onFlushFailed?.(error));
+    const { lostSince, restored } = this.lost;
+    if (restored.size > 0) this.options.onLost?.({ lostSince, restored: [...restored].sort() });
+    this.lost = { lostSince: -Infinity, restored: new Set() };
     await this.writeTicks().catch((error: unknown) => this.options.onFlushFailed?.(error));
   }
 
-  private async write(job: string): Promise<JobHistory | undefined> {
+  /**
+   * Every `HELD_CHECK_MS`, reads the histories this node last wrote and writes back, through the usual write, any the
+   * store no longer has at that revision (absent, or younger) when it says it may have lost them.
+   */
+  private async checkHeld(): Promise<void> {
+    const now = this.options.clock.now();
+    if (this.held.size === 0 || now - this.heldCheckedAt < HELD_CHECK_MS || this.final) return;
+    this.heldCheckedAt = now;
+    const jobs = [...this.held.keys()];
+    const found = this.store.readMany ? await this.store.readMany(jobs, this.options.callTimeoutMs) : new Map();
+    for (const job of jobs) {
+      const stored = this.store.readMany ? found.get(job) : await this.store.read(job, this.options.callTimeoutMs);
+      if (!madeAnew(stored?.history, this.held.get(job)!)) continue;
+      this.stored.delete(job);
+      await this.write(job, true);
+    }
+  }
+
+  /** Writes `job`'s news (and, with `check`, writes back its history if the store lost it, even with no news). */
+  private async write(job: string, check = false): Promise<JobHistory | undefined> {
     const runs = this.pending.get(job);
     const taken = [...(runs?.values() ?? [])].filter((p) => p.dirty).map((p) => p.record);
     const missed = this.missedCounts.get(job);
     const dropped = this.dropped.get(job);
-    if (taken.length === 0 && !missed && !dropped) return this.stored.get(job)?.history;
+    if (taken.length === 0 && !missed && !dropped && !check) return this.stored.get(job)?.history;
     this.missedCounts.delete(job);
     this.dropped.delete(job);
     const delta: HistoryDelta = { runs: taken, missed, dropped };
     try {
       return await retryOnConflict(`the history of "${job}"`, async () => {
         const expected = this.stored.get(job) ?? (await this.store.read(job, this.options.callTimeoutMs));
-        const next = mergeHistory(expected?.history, delta, this.options.keep, this.options.clock.now());
-        const written = await this.store.write(job, expected, { ...next, job }, this.options.callTimeoutMs);
-        if (written) {
+        // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
+        const held = this.held.get(job);
+        const cached = expected !== undefined && expected === this.stored.get(job);
+        const behind = held !== undefined && !cached && madeAnew(expected?.history, held);
+        const lostAt = behind ? await this.store.lostSince?.(job, this.options.callTimeoutMs) : undefined;
+        const now = this.options.clock.now();
+        const base = lostAt === undefined ? expected?.history : restoreHistory(held!, expected?.history, this.options.keep, now);
+        if (lostAt === undefined && behind && expected === undefined) this.held.delete(job); // removed (a schedule's end), not lost
+        if (!check || lostAt !== undefined || taken.length > 0 || missed || dropped) {
+          const next = mergeHistory(base, delta, this.options.keep, now);
+          const written = await this.store.write(job, expected, { ...next, job }, this.options.callTimeoutMs);
+          if (!written) {
+            // Another node wrote first (or the record is gone): read what is there and merge again.
+            this.stored.delete(job);
+            return CONFLICT;
+          }
           this.stored.set(job, written);
+          this.held.set(job, written.history);
           this.settle(job, taken);
+          if (lostAt !== undefined) {
+            this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
+            this.lost.restored.add(job);
+          }
           return written.history;
         }
-        // Another node wrote first: read what it wrote and merge again.
-        this.stored.delete(job);
-        return CONFLICT;
+        return expected?.history;
       }, { attempts: ATTEMPTS });
     } catch (error) {
       this.stored.delete(job);

@@ -37,4 +37,10 @@ export interface HistoryStore {
   readTicks(timeoutMs?: number): Promise<NodeTicks[]>;
   /** Calls made so far (benchmarks and tests of round trips). */
   operationCount(): number;
+  /**
+   * For a job whose history is found absent: since when (epoch ms) the store cannot rule out that it was lost with
+   * the store's data, or `undefined` when it cannot have been lost. A node restores the history it last wrote or
+   * read. Optional: a store without it is taken never to lose data.
+   */
+  lostSince?(job: string, timeoutMs?: number): Promise<number | undefined>;
 }

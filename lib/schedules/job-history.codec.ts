@@ -21,6 +21,7 @@ export function encodeHistory(history: JobHistory): string {
     counts: sortedCounts(history.counts),
     missed: { count: history.missed.count, last: history.missed.last },
     updatedAt: history.updatedAt,
+    createdAt: history.createdAt,
   });
 }
 
@@ -39,6 +40,7 @@ export function decodeHistory(key: string, raw: string): JobHistory {
     counts: (value.counts ?? {}) as RunCounts,
     missed: { count: value.missed.count, last: optionalNumber(value.missed.last) },
     updatedAt: typeof value.updatedAt === 'number' ? value.updatedAt : 0,
+    ...(typeof value.createdAt === 'number' && { createdAt: value.createdAt }),
   };
 }
 

@@ -27,7 +27,30 @@ export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelt
   const missed = delta.missed
     ? { count: base.missed.count + delta.missed.count, last: Math.max(base.missed.last ?? delta.missed.last, delta.missed.last) }
     : base.missed;
-  return { ...base, job: base.job || delta.runs[0]?.job || '', revision: base.revision + 1, runs, lastInstant, lastFailure, counts, missed, updatedAt: now };
+  const createdAt = current ? current.createdAt : now;
+  return { ...base, job: base.job || delta.runs[0]?.job || '', revision: base.revision + 1, runs, lastInstant, lastFailure, counts, missed, updatedAt: now, ...(createdAt !== undefined && { createdAt }) };
+}
+
+/**
+ * A job's history written back after the store lost it: what this node held, with what was written since the loss
+ * (`current`, if any) merged in by run id. Its revision is above both, so every node's next write builds on it.
+ */
+export function restoreHistory(held: JobHistory, current: JobHistory | undefined, keep: number, now: number): JobHistory {
+  if (!current) return { ...held, revision: held.revision + 1, updatedAt: now };
+  const since = { runs: current.runs, missed: current.missed.count > 0 ? { count: current.missed.count, last: current.missed.last ?? 0 } : undefined };
+  const merged = mergeHistory(held, since, keep, now);
+  // The older record's birth: nodes that held it see it as theirs, and one that made the newer builds on it.
+  return { ...merged, revision: Math.max(held.revision, current.revision) + 1, ...(held.createdAt !== undefined && { createdAt: held.createdAt }) };
+}
+
+/**
+ * Whether the stored history is not the one a node last wrote, nor grown from it: made anew after the store lost the
+ * older (born later), or, for records from before `createdAt` existed, at a revision no later than the one written.
+ */
+export function madeAnew(stored: JobHistory | undefined, held: JobHistory): boolean {
+  if (stored === undefined) return true;
+  if (stored.createdAt !== undefined && held.createdAt !== undefined) return stored.createdAt > held.createdAt;
+  return stored.revision <= held.revision;
 }
 
 /**

@@ -24,6 +24,12 @@ export interface JobHistory {
   readonly missed: { readonly count: number; readonly last?: number };
   /** When it was last written (the writer's clock). */
   readonly updatedAt: number;
+  /**
+   * When this record was first written (the writer's clock), carried by every write after it: a record found with a
+   * later one than a node last wrote was made anew, after the store lost the older (see `HistoryStore.lostSince`).
+   * Absent from records written before it existed.
+   */
+  readonly createdAt?: number;
 }
 
 /** What one node adds to a job's history in one write: runs (new, or further along) and missed instants. */

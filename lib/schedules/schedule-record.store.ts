@@ -89,6 +89,11 @@ export class ScheduleRecordStore implements ScheduleStore {
     return () => this.watchers.delete(watcher);
   }
 
+  /** {@inheritDoc ScheduleStore.lostSince} */
+  lostSince(id: string, options: ScheduleCallOptions = {}): Promise<number | undefined> {
+    return this.require().lostSince(id, options);
+  }
+
   /** {@inheritDoc ScheduleStore.operationCount} */
   operationCount(): number {
     return this.operations;

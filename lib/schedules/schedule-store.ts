@@ -60,6 +60,13 @@ export interface ScheduleStore {
   touchMarker(value: string, options?: ScheduleCallOptions): Promise<void>;
   /** Hears changes of the map; returns the unsubscribe. Events may be lost. */
   watch(watcher: ScheduleWatcher): () => void;
+  /**
+   * For an id found absent: since when (epoch ms) the store cannot rule out that its record was lost with the
+   * store's data (a Hazelcast cluster restarted, a database restored), or `undefined` when it cannot have been lost
+   * (then it was deleted from outside the library, which writes tombstones). Nodes restore a lost record they still
+   * hold. Optional: a store without it is taken never to lose data.
+   */
+  lostSince?(id: string, options?: ScheduleCallOptions): Promise<number | undefined>;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

@@ -1,5 +1,5 @@
 import { compareCodePoints } from '../core/code-point-order';
-import { RecordView, type RecordCodec } from '../store/record-view';
+import { RecordView, type ChangeMark, type RecordCodec } from '../store/record-view';
 import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
 import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
 import type { ScheduleStore } from './schedule-store';
@@ -25,8 +25,18 @@ export interface ScheduleViewOptions {
   readonly resyncIntervalMs?: number;
   /** Deadline of each store call, in ms. Default 5 s. */
   readonly callTimeoutMs?: number;
-  /** Told of a background poll that failed, or of a change listener that threw. */
+  /** Told of a background poll that failed (and of a change listener that threw, without `onListenerError`). */
   readonly onError?: (error: unknown) => void;
+  /** Told of a change listener that threw. */
+  readonly onListenerError?: (error: unknown) => void;
+  /** Told of each background poll that succeeded (to say once that the store answers again after failures). */
+  readonly onPolled?: () => void;
+  /**
+   * Given the records this node held that a listing no longer finds (live schedules and tombstones), before the view
+   * drops them: it may write back those the store lost (see `restoreSchedules`). The view then lists again, so a
+   * record written back is never dropped here. Without it, a record gone from the store is gone from the view.
+   */
+  readonly restore?: (vanished: ScheduleRecord[]) => Promise<void>;
   /** This process's monotonic clock, in ms (tests pass a fake one). Default `performance.now()`. */
   readonly monotonicNow?: () => number;
 }
@@ -92,7 +102,7 @@ export class ScheduleView {
       throw error;
     }
     if (this.pollIntervalMs > 0) {
-      this.timer = setInterval(() => this.poll().catch((error: unknown) => this.options.onError?.(error)), this.pollIntervalMs);
+      this.timer = setInterval(() => this.poll().then(() => this.options.onPolled?.(), (error: unknown) => this.options.onError?.(error)), this.pollIntervalMs);
       this.timer.unref();
     }
   }
@@ -152,20 +162,40 @@ export class ScheduleView {
       return false;
     }
     this.missed = false;
-    const mark = this.records.changeMark();
-    let listed;
-    try {
-      listed = await this.store.list({ removed: true, timeoutMs: this.callTimeoutMs });
-    } catch (error) {
-      this.missed = true; // list again at the next poll, whatever the marker says then
-      throw error;
+    let mark = this.records.changeMark();
+    let listed = await this.list();
+    const vanished = this.options.restore ? this.vanished(listed, mark) : [];
+    if (vanished.length > 0) {
+      // Held here, gone from the store: written back if the store lost them, then listed again to see what stands.
+      await this.options.restore!(vanished);
+      mark = this.records.changeMark();
+      listed = await this.list();
     }
     // Gone from the store (deleted by hand, or lost) unless an event changed it after the listing began.
-    this.records.observeListing(listed.filter((v) => v.raw !== null).map(({ raw, record }) => ({ key: record!.id, value: raw! })), mark);
+    this.records.observeListing(listed, mark);
     this.marker = marker;
     this.listedAt = started;
     this.confirmedAt = started;
     return true;
+  }
+
+  /** Every record (tombstones too), as the view observes a listing. */
+  private async list(): Promise<Array<{ key: string; value: string }>> {
+    try {
+      const listed = await this.store.list({ removed: true, timeoutMs: this.callTimeoutMs });
+      return listed.filter((v) => v.raw !== null).map(({ raw, record }) => ({ key: record!.id, value: raw! }));
+    } catch (error) {
+      this.missed = true; // list again at the next poll, whatever the marker says then
+      throw error;
+    }
+  }
+
+  /** The records this node holds that `listed` lacks and no event changed since `mark`. */
+  private vanished(listed: ReadonlyArray<{ key: string }>, mark: ChangeMark): ScheduleRecord[] {
+    return this.records.goneFrom(listed, mark).flatMap((id) => {
+      const held = this.records.remembered(id);
+      return held ? [held] : [];
+    });
   }
 
   /** A change the store sent: a record as written (a tombstone too), or its disappearance. */
@@ -192,7 +222,7 @@ export class ScheduleView {
       try {
         listener(change);
       } catch (error) {
-        this.options.onError?.(error);
+        (this.options.onListenerError ?? this.options.onError)?.(error);
       }
     }
   }

@@ -83,7 +83,7 @@ class RuntimeScheduleNode implements OnApplicationBootstrap {
     GatekeeperModule.forRoot(gatekeeperOptionsFromEnv({
       ...(settings.definitions && { definitions: settings.definitions }),
       membership: { interval: '1s' },
-      schedules: { history: { flushInterval: settings.flushInterval ?? '500ms' } },
+      schedules: { history: { flushInterval: settings.flushInterval ?? '500ms', ...(settings.keep && { keep: settings.keep }) } },
     })),
   ],
   providers: [ScheduleJobs, RuntimeScheduleNode],

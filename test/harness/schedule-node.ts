@@ -15,6 +15,8 @@ export interface ScheduleNodeSettings extends NodeBasics {
     options?: Partial<ClusterSingletonOptions>;
     definitions?: SemaphoreDefinitionInput[];
     flushInterval?: string;
+    /** Runs kept per job in the history. */
+    keep?: number;
   };
   /** More environment (a clock-shifting preload). */
   env?: NodeJS.ProcessEnv;

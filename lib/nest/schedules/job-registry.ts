@@ -13,6 +13,8 @@ export interface RegisteredJob {
   readonly trigger?: CronTrigger;
   /** Calls the decorated method as a tick would (through the runner), with no arguments. */
   readonly call: () => Promise<unknown>;
+  /** A runtime schedule paused by its own definition (a decorated job is paused by its semaphore's permits). */
+  readonly paused?: boolean;
 }
 
 /** The jobs this node runs, by name, found once at start-up. Used inside the module, not by applications. */

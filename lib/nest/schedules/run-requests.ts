@@ -72,6 +72,7 @@ export class RunRequests {
     const { semaphore } = registered.options;
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     if (definition?.permits === 0) throw new RunNowRefusedError(job, 'PAUSED', `its semaphore "${semaphore}" is paused (permits: 0); resume it first`);
+    if (registered.paused) throw new RunNowRefusedError(job, 'PAUSED', 'the runtime schedule is paused; resume it first');
     // Said at once, naming until when, rather than a request that waits out its timeout for a permit nobody can get.
     const now = this.options.clock.now();
     const held = this.permits.viewedPermits(semaphore);

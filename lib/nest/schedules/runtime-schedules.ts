@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { ScheduleDefinition } from '../../schedules/schedule-definition';
 import { ScheduleCatalog } from '../../schedules/schedule-catalog';
-import type { LiveScheduleRecord } from '../../schedules/schedule-record';
+import type { LiveScheduleRecord, ScheduleRecord } from '../../schedules/schedule-record';
+import { describeRestore, restoreSchedules } from '../../schedules/schedule-restore';
 import type { ScheduleStore } from '../../schedules/schedule-store';
 import { ScheduleView, type ScheduleChange } from '../../schedules/schedule-view';
 import type { CapabilityRuntime } from '../capability.runtime';
@@ -45,6 +46,8 @@ export class RuntimeSchedules implements CapabilityRuntime {
   private readonly armed = new Map<string, Armed>();
   private started?: Promise<void>;
   private stopped = false;
+  /** Whether the view's reads are failing (said once per outage). */
+  private failing = false;
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -67,8 +70,35 @@ export class RuntimeSchedules implements CapabilityRuntime {
     this.view = new ScheduleView(store, {
       pollIntervalMs: POLL_MS,
       callTimeoutMs: options.storeTimeoutMs,
-      onError: (error) => this.logger.warn(`runtime schedules: ${(error as Error).message}`),
+      onError: (error) => this.pollFailed(error),
+      onListenerError: (error) => this.logger.error(`Runtime schedules: arming a changed schedule failed: ${(error as Error).message}`),
+      onPolled: () => this.polled(),
+      restore: (vanished) => this.restore(vanished),
     });
+  }
+
+  /**
+   * Writes back the schedules this node held that the store lost (a Hazelcast cluster restarted empty), and says so
+   * once: a warning naming what came back, an ERROR naming what could not.
+   */
+  private async restore(vanished: ScheduleRecord[]): Promise<void> {
+    const report = await restoreSchedules(this.store, vanished, this.options.storeTimeoutMs);
+    const said = describeRestore(report);
+    if (said) this.logger[said.level](said.message);
+    if (report.deletedOutside.length > 0) this.logger.warn(`Runtime schedules deleted from the store outside the library (not restored): ${report.deletedOutside.join(', ')}`);
+  }
+
+  /** A background read of the schedules failed: said once until one succeeds again (the view keeps what it knew). */
+  private pollFailed(error: unknown): void {
+    if (this.failing) return this.logger.debug(`runtime schedules: still cannot read the store: ${(error as Error).message}`);
+    this.failing = true;
+    this.logger.warn(`Runtime schedules: cannot read the store (${(error as Error).message}); armed schedules keep their last known definition, and changes are heard once it answers`);
+  }
+
+  private polled(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.logger.log('Runtime schedules: the store answers again');
   }
 
   /** Finds the handlers, reads every schedule, and arms those this node has a handler for. */
@@ -97,6 +127,29 @@ export class RuntimeSchedules implements CapabilityRuntime {
   /** The schedules this node takes part in (it has their handler), by id. */
   armedIds(): string[] {
     return [...this.armed.keys()].sort();
+  }
+
+  /** Whether this node takes part in the schedule `id` (its job in the registry is that schedule's). */
+  takesPart(id: string): boolean {
+    return this.armed.has(id);
+  }
+
+  /** The live schedule `id` as this node's view has it, or `undefined`. */
+  record(id: string): LiveScheduleRecord | undefined {
+    return this.view.get(id);
+  }
+
+  /** Every live schedule as this node's view has it, sorted by id. */
+  records(): LiveScheduleRecord[] {
+    return this.view.schedules();
+  }
+
+  /**
+   * Reads the cluster's schedules again if they changed, so that an edit this node just made shows in its answers
+   * at once rather than at the next poll (within a second). A failure is left to the next poll.
+   */
+  async catchUp(): Promise<void> {
+    await this.view.poll().catch(() => undefined);
   }
 
   private async open(): Promise<void> {
@@ -129,7 +182,7 @@ export class RuntimeSchedules implements CapabilityRuntime {
     }
     const options = permitOptions(definition);
     const call = () => this.runner.run(options, definition.id, () => (handler.method as (data: unknown) => unknown).call(handler.instance, definition.data));
-    this.jobs.put({ name: definition.id, options, trigger, call });
+    this.jobs.put({ name: definition.id, options, trigger, call, paused: definition.paused === true });
     const armed: Armed = { record };
     this.armed.set(definition.id, armed);
     void this.defineSemaphore(definition);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HistoryRecorder } from '../../schedules/history-recorder';
 import { leaderJobName } from '../../core/leader-job-name';
+import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
@@ -40,6 +41,10 @@ export class SchedulesRuntime implements CapabilityRuntime {
       identity: { instance: options.holder.instance, node: options.holder.acquirer },
       clock: options.clock,
       onFlushFailed: (error) => this.warnFlushFailed(error),
+      onLost: ({ lostSince, restored }) => this.logger.error(
+        `Run history: the store lost data (since ${new Date(lostSince).toISOString()}). Written back from this node's memory: the history of ${restored.join(', ')}. ` +
+        'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
+      ),
     });
   }
 
@@ -69,6 +74,17 @@ export class SchedulesRuntime implements CapabilityRuntime {
   /** The election of this node's `@LeaderOnly` method named `job` in the history, if it is one. */
   leaderElection(job: string): string | undefined {
     return this.leaderJobs.get(job);
+  }
+
+  /**
+   * This node's jobs that run under `semaphore`, sorted: its `@ClusterSingleton` jobs and the runtime schedules it
+   * takes part in (by their options), and for an election's semaphore (`election:<name>`) its `@LeaderOnly` methods
+   * of that election.
+   */
+  jobsUnder(semaphore: string): string[] {
+    const jobs = this.jobs.all().filter((job) => job.options.semaphore === semaphore).map((job) => job.name);
+    const leaders = [...this.leaderJobs].filter(([, election]) => `${ELECTION_SEMAPHORE_PREFIX}${election}` === semaphore).map(([job]) => job);
+    return [...jobs, ...leaders].sort();
   }
 
   /** Connects the history store once (readers before start-up wait for it). */
