@@ -95,7 +95,7 @@ export { InvalidScheduleError } from './schedules/errors/invalid-schedule.error'
 export { ScheduleEditConflictError } from './schedules/errors/schedule-edit-conflict.error';
 export { UnknownScheduleError } from './schedules/errors/unknown-schedule.error';
 export type { SchedulesOptions } from './nest/schedules/schedules.options';
-export type { JobDescription, JobHistoryView, RunNowResult } from './schedules/job-view';
+export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export { leaderJobName } from './core/leader-job-name';

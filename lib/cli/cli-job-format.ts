@@ -2,7 +2,7 @@ import { formatDuration } from '../core/duration';
 import type { StoredHistory } from '../schedules/history-store';
 import type { NodeTicks } from '../schedules/job-history';
 import { readableHistory } from '../schedules/job-history.rules';
-import type { JobDescription, JobHistoryView, RunNowResult } from '../schedules/job-view';
+import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import type { RunRecord } from '../schedules/run-record';
 import { formatAge } from './cli-cluster-format';
 import { CLI_NAME } from './cli-format';
@@ -80,6 +80,18 @@ export function runNowText(r: RunNowResult, askedVia: string): string {
     `started ${r.job} on ${r.node} (instance ${r.instance}) under token ${r.token} at ${instant(r.startedAt)} (request ${r.requestId}, asked via ${askedVia})`,
     ...(r.outcome === undefined ? [] : [`it ${r.outcome}${r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`}${r.error ? `: ${r.error}` : ''}`]),
     `its run shows in: ${CLI_NAME} jobs history ${r.job}`,
+  ].join('\n');
+}
+
+/** `jobs pause` and `jobs resume` for people: what was paused or resumed, and which other jobs went with it. */
+export function pauseText(r: JobPauseResult, askedVia: string): string {
+  const done = r.paused ? 'paused' : 'resumed';
+  const how = r.by === 'schedule'
+    ? `its runtime schedule ${done}, revision ${r.revision ?? '-'}`
+    : `its semaphore ${r.semaphore} ${r.paused ? 'paused (permits 0)' : `has ${r.permits ?? '-'} permit(s)`}`;
+  return [
+    `${done} ${r.job}: ${how} (asked via ${askedVia})`,
+    ...(r.alsoAffected.length > 0 ? [`also ${done}, sharing the semaphore ${r.semaphore}: ${r.alsoAffected.join(', ')}`] : []),
   ].join('\n');
 }
 

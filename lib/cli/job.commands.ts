@@ -4,11 +4,11 @@ import { emptyHistory } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
 import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
 import { parseHistoryLimit, parseRunNowTimeout } from '../schedules/job-request.input';
-import type { JobDescription, JobHistoryView, RunNowResult } from '../schedules/job-view';
+import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import { askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
 import { CliUsageError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
-import { describeText, historyText, jobListText, listedJobs, runNowText } from './cli-job-format';
+import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText } from './cli-job-format';
 
 /** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
 const ANSWER_SLACK_MS = 10_000;
@@ -32,7 +32,7 @@ function checked<T>(parse: () => T): T {
   }
 }
 
-/** The options of a command that asks a live app (describe, run). */
+/** The options of a command that asks a live app (describe, run, pause, resume). */
 function asksLiveApp(command: Command): Command {
   return command
     .option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job')
@@ -45,12 +45,21 @@ const LIVE_NOTE =
   "admin API of the live nodes that announce membership.httpAddress (presence), with GATEKEEPER_ADMIN_TOKEN, until one has the job.";
 const CLUSTER_NOTE = 'Reads the cluster alone (no app needed): what the nodes wrote, in batches every schedules.history.flushInterval.';
 
+/** How long `jobs pause` and `jobs resume` wait for the app's answer (an edit's own deadline is 10 s). */
+const EDIT_ANSWER_MS = 20_000;
+
+const PAUSE_NOTE =
+  "A @ClusterSingleton job is paused by its semaphore (permits to 0, the count remembered for the resume): every job " +
+  'sharing that semaphore stops too, and the answer names those the node asked knows. A runtime schedule is paused ' +
+  "alone (as schedules pause <id>). A @LeaderOnly method's semaphore is its election's: only with --force.";
+
 /**
  * Adds `jobs` and its subcommands: `list` and `history` read the run history the nodes write to the cluster (no app
- * needed); `describe` and `run` need the app's code, so they ask a live node's admin API (found through presence).
+ * needed); `describe`, `run`, `pause` and `resume` need the app's code (only it knows a job's semaphore), so they ask
+ * a live node's admin API (found through presence).
  */
 export function addJobCommands(program: Command, execute: Execute): void {
-  const jobs = program.command('jobs').description('scheduled jobs (@ClusterSingleton): list and history read the cluster alone; describe and run ask a live app');
+  const jobs = program.command('jobs').description('scheduled jobs (@ClusterSingleton): list and history read the cluster alone; describe, run, pause and resume ask a live app');
 
   jobs
     .command('list', { isDefault: true })
@@ -139,4 +148,25 @@ export function addJobCommands(program: Command, execute: Execute): void {
         };
       }),
     );
+
+  for (const action of ['pause', 'resume'] as const) {
+    const what = action === 'pause'
+      ? 'pause a job by its name: no node runs it until resumed (its semaphore paused, or its runtime schedule)'
+      : 'resume a paused job: its semaphore gets back the permits it had before the pause, or its runtime schedule fires again';
+    asksLiveApp(jobs.command(`${action} <job>`))
+      .description(what)
+      .option('--force', "also a @LeaderOnly method, whose semaphore is its election's (the leader steps down while paused)")
+      .addHelpText('after', `\n${LIVE_NOTE} ${PAUSE_NOTE}`)
+      .action((job: string, o: RawAdminApiOptions & { force?: boolean }) =>
+        execute(() => {
+          checkJob(job);
+          const api = parseAdminApiOptions(o, `jobs ${action}`);
+          return async (_admin, stores) => {
+            const route = `jobs/${encodeURIComponent(job)}/${action}${o.force === true ? '?force=true' : ''}`;
+            const answer = await askLiveNode<JobPauseResult>(await stores.presences(), { method: 'POST', route, timeoutMs: EDIT_ANSWER_MS, job }, api);
+            return { json: answer.body, text: pauseText(answer.body, answer.node.acquirer) };
+          };
+        }),
+      );
+  }
 }

@@ -55,3 +55,13 @@ export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: numbe
   const waitMs = parseRunNowTimeout(job, (body as { wait?: unknown }).wait, 'wait');
   return { ...(timeoutMs !== undefined && { timeoutMs }), ...(waitMs !== undefined && { waitMs }) };
 }
+
+/**
+ * `force` of a pause or resume by job name (`?force=`): `true` lets it change an election's semaphore (a
+ * `@LeaderOnly` method's); `undefined` or `false`: not forced.
+ */
+export function parseJobForce(job: string, value: unknown): { force?: true } {
+  if (value === undefined || value === 'false' || value === false) return {};
+  if (value === 'true' || value === true) return { force: true };
+  throw new InvalidJobRequestError(job, 'force', `must be true or false, got ${JSON.stringify(value)}`);
+}

@@ -70,3 +70,28 @@ export interface RunNowResult {
   /** The error's message, for a failed run (with `outcome`). */
   readonly error?: string;
 }
+
+/** What pausing or resuming a job by its name did (`ScheduleService.pauseJob`, `resumeJob`). */
+export interface JobPauseResult {
+  /** The job asked for. */
+  readonly job: string;
+  /** Whether the job is paused now. */
+  readonly paused: boolean;
+  /**
+   * What was paused or resumed: `semaphore` for a `@ClusterSingleton` job (its semaphore's permits went to 0, or back
+   * to the count the pause remembered), `schedule` for a runtime schedule (its own `paused`, as `pause(id)` does).
+   */
+  readonly by: 'semaphore' | 'schedule';
+  /** The job's semaphore. */
+  readonly semaphore: string;
+  /** With `by: 'semaphore'`: the semaphore's permits now (0 while paused). */
+  readonly permits?: number;
+  /** With `by: 'schedule'`: the schedule's revision now. */
+  readonly revision?: number;
+  /**
+   * The other jobs the same change pauses or resumes, sorted: those that share the semaphore, as the answering node
+   * knows them (its own jobs on it, and the cluster's runtime schedules on it that are not paused themselves). A job
+   * that only other nodes run is not known here. Empty with `by: 'schedule'`: a schedule pauses alone.
+   */
+  readonly alsoAffected: readonly string[];
+}

@@ -185,7 +185,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
   });
 
-  it("shows a job's description and run history, runs it now, and says why a paused one is refused", async () => {
+  it("shows a job's description and run history, runs it now, says why a paused one is refused, and pauses and resumes it by name", async () => {
     const page: Page = await browser!.newPage();
     const clickInRow = (selector: string) => page.$eval(selector, (button) => (button as HTMLElement).click());
     const text = (selector: string) => page.$eval(selector, (node) => node.textContent ?? '');
@@ -236,6 +236,25 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(await page.$eval('#run-now-result', (p) => p.className)).toBe('status error');
     await clickInRow('tr[data-name="billing"] button.secondary'); // resume
     await page.waitForFunction((r) => !document.querySelector(`${r} .badge.paused`), {}, row);
+
+    // Pause by the job's name, from its row: the row says paused with no next run, and the job stops everywhere.
+    await clickInRow(`${row} button[aria-label="Pause BillingJob.charge"]`);
+    await page.waitForSelector(`${row} .badge.paused`);
+    expect(await text('#run-now-result')).toBe('BillingJob.charge: paused (semaphore billing, permits 0).');
+    expect(await page.$eval('#run-now-result', (p) => p.className)).toBe('status ok');
+    await page.waitForFunction((r) => document.querySelector(`${r} td.next-run`)?.textContent === '-', {}, row);
+    expect(await page.$(`${row} button[aria-label="Resume BillingJob.charge"]`)).not.toBeNull();
+    await page.waitForSelector('tr[data-name="billing"] .badge.paused'); // its semaphore, in the definitions
+    const pausedAt = nowTick();
+    await eventually('reports ticks after the pause by name', () => runs('reports').some((r) => r.tick >= pausedAt + 6), { timeoutMs: 20_000, intervalMs: 200 });
+    expect(runs('billing').filter((r) => r.tick >= pausedAt + 3)).toEqual([]);
+    // Resume from the same row: the badge goes, the next run is back, and it runs again.
+    await clickInRow(`${row} button[aria-label="Resume BillingJob.charge"]`);
+    await page.waitForFunction((r) => !document.querySelector(`${r} .badge.paused`), {}, row);
+    expect(await text('#run-now-result')).toMatch(/^BillingJob\.charge: resumed \(semaphore billing, permits [1-9]\d*\)\.$/);
+    await page.waitForFunction((r) => / \((in \d+ s|now)\)$/.test(document.querySelector(`${r} td.next-run`)?.textContent ?? ''), {}, row);
+    const resumedAt = nowTick();
+    await eventually('billing to run after the resume', () => runs('billing').some((r) => r.tick > resumedAt), { timeoutMs: 20_000, intervalMs: 200 });
   });
 
   it('lists the runtime schedules with their last run, pauses and resumes one (its runs stop and come back), and removes one after a confirm', async () => {

@@ -197,7 +197,7 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
     expect(await tasks.get('part:g:1')).toBeUndefined();
   });
 
-  it('answers jobs: list, describe, run now (on this node) and the history that records it', async () => {
+  it('answers jobs: list, describe, run now (on this node), the history that records it, pause and resume', async () => {
     const work = app.get(PgWork);
     expect((await op('GET', '/jobs')).body).toEqual([expect.objectContaining({ job: 'PgWork.nightly', semaphore: 'pg-nightly', cron: '0 30 2 * * *' })]);
     expect((await op('GET', '/jobs/PgWork.nightly')).body).toMatchObject({ job: 'PgWork.nightly', definition: { permits: 1, durationMs: 10_000 }, nextRuns: expect.any(Array) });
@@ -209,6 +209,12 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
       return body.runs[0]?.outcome === 'completed' ? body : undefined;
     });
     expect(history.runs[0]).toMatchObject({ trigger: 'manual', node: NODE, request: started.requestId, token: started.token });
+    // Paused by its name: its semaphore, the count kept in PostgreSQL; the listing says so until the resume.
+    expect((await op('POST', '/jobs/PgWork.nightly/pause')).body).toEqual({ job: 'PgWork.nightly', paused: true, by: 'semaphore', semaphore: 'pg-nightly', permits: 0, alsoAffected: [] });
+    expect(await app.get(GatekeeperService).readDefinition('pg-nightly')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    await eventually('the pause in the listing', async () => (await op('GET', '/jobs')).body[0].paused === true);
+    expect((await op('POST', '/jobs/PgWork.nightly/resume')).body).toMatchObject({ job: 'PgWork.nightly', paused: false, permits: 1 });
+    await eventually('the resume in the listing', async () => (await op('GET', '/jobs')).body[0].paused === false);
   });
 
   it('answers runtime schedules: put, list, read back, pause, resume and delete', async () => {

@@ -42,7 +42,8 @@ class ReportJobs {
 
 /**
  * The CLI's jobs commands (built binary) against a real member and two live apps: `list` and `history` read the
- * cluster; `describe` and `run` ask the apps' admin API, found through presence (a dead address is passed over).
+ * cluster; `describe`, `run`, `pause` and `resume` ask the apps' admin API, found through presence (a dead address is
+ * passed over).
  */
 describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => {
   const { clusterName, addresses } = testCluster();
@@ -198,6 +199,40 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect([text.code, text.stderr]).toEqual([0, '']);
     expect(text.stdout).toMatch(/^started BillingJobs\.charge on cli-[ab] \(instance \S+\) under token \d+ at \S+Z \(request \S+, asked via cli-a\)\n/);
     expect((await run(['jobs', 'run', 'BillingJobs.charge', '--timeout', '1h'])).code).toBe(2);
+  });
+
+  it('pauses and resumes a job by its name through a live node: its semaphore, with the permits it had', async () => {
+    const gatekeeper = apps[0].get(GatekeeperService);
+    const paused = await json('jobs', 'pause', 'BillingJobs.charge');
+    expect(paused).toEqual({ job: 'BillingJobs.charge', paused: true, by: 'semaphore', semaphore: 'cli-billing', permits: 0, alsoAffected: [] });
+    expect(await gatekeeper.readDefinition('cli-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    await eventually('cli-b to see the pause', async () => (await json('jobs', 'describe', 'BillingJobs.charge', '--node', 'cli-b')).paused === true);
+    const refused = await run(['--json', 'jobs', 'run', 'BillingJobs.charge']);
+    expect(JSON.parse(refused.stderr).error).toMatchObject({ reason: 'PAUSED' });
+
+    const resumed = await run(['jobs', 'resume', 'BillingJobs.charge']);
+    expect([resumed.code, resumed.stderr]).toEqual([0, '']);
+    expect(resumed.stdout).toBe('resumed BillingJobs.charge: its semaphore cli-billing has 1 permit(s) (asked via cli-a)\n');
+    expect((await gatekeeper.readDefinition('cli-billing')).permits).toBe(1);
+
+    // Only cli-b has this job: cli-a answers 404 and the question moves on.
+    const other = await run(['jobs', 'pause', 'ReportJobs.nightly']);
+    expect([other.code, other.stderr, other.stdout]).toEqual([0, '', 'paused ReportJobs.nightly: its semaphore cli-reports paused (permits 0) (asked via cli-b)\n']);
+    expect((await json('jobs', 'resume', 'ReportJobs.nightly', '--node', 'cli-b')).permits).toBe(1);
+  });
+
+  it('refuses a pause of an unknown job (exit 1, naming it), and without the token before connecting (exit 2)', async () => {
+    const unknown = await run(['--json', 'jobs', 'pause', 'BillingJobs.nope']);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stderr).error).toMatchObject({ code: 'REJECTED', reason: 'UNKNOWN_JOB', job: 'BillingJobs.nope', status: 404 });
+    const none = await run(['--json', 'jobs', 'resume', 'BillingJobs.charge'], { GATEKEEPER_ADMIN_TOKEN: undefined });
+    expect(none.code).toBe(2);
+    expect(JSON.parse(none.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', option: '--admin-token' }) });
+    expect((await apps[0].get(GatekeeperService).readDefinition('cli-billing')).permits).toBe(1);
+    const help = await run(['jobs', 'pause', '--help']);
+    expect(help.stdout).toContain('--force');
+    expect(help.stdout).toContain('every job sharing that semaphore stops too');
+    expect((await run(['jobs', '--help'])).stdout).toMatch(/pause \[options\] <job>[\s\S]*resume \[options\] <job>/);
   });
 
   it('with --wait, prints how the run ended and exits 4 unless it completed', async () => {

@@ -172,6 +172,36 @@ describe('admin API: jobs (memory store)', () => {
     expect(node.jobs.runs).toBe(runs);
   });
 
+  it('pauses a job by its name (its semaphore, the permits remembered) and resumes it: the listing follows', async () => {
+    const paused = await node.call('POST', '/jobs/BillingJobs.charge/pause');
+    expect(paused).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', paused: true, by: 'semaphore', semaphore: 'jobs-billing', permits: 0, alsoAffected: [] } });
+    expect(await node.gatekeeper.readDefinition('jobs-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    const listed = (await node.call('GET', '/jobs')).body;
+    expect(listed.map((j: { job: string; paused: boolean }) => [j.job, j.paused])).toEqual([['BillingJobs.charge', true], ['BillingJobs.newYear', false], ['BillingJobs.sweep', false]]);
+    expect(listed[0].nextRun).toBeUndefined();
+    // Pausing again changes nothing; a run now is refused as paused.
+    expect(await node.call('POST', '/jobs/BillingJobs.charge/pause')).toMatchObject({ status: 200, body: { paused: true, permits: 0 } });
+    expect(await node.call('POST', '/jobs/BillingJobs.charge/run')).toMatchObject({ status: 409, body: { reason: 'PAUSED' } });
+
+    const resumed = await node.call('POST', '/jobs/BillingJobs.charge/resume');
+    expect(resumed).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', paused: false, by: 'semaphore', semaphore: 'jobs-billing', permits: 1, alsoAffected: [] } });
+    const [charge] = (await node.call('GET', '/jobs')).body;
+    expect(charge).toMatchObject({ job: 'BillingJobs.charge', paused: false, nextRun: expect.any(Number) });
+  });
+
+  it('refuses a pause or resume of an unknown job (404 naming it) or with a bad force (400), changing nothing', async () => {
+    for (const action of ['pause', 'resume']) {
+      const unknown = await node.call('POST', `/jobs/BillingJobs.nope/${action}`);
+      expect(unknown).toMatchObject({ status: 404, body: { job: 'BillingJobs.nope', reason: 'UNKNOWN_JOB' } });
+      expect(unknown.body.message).toContain('No job "BillingJobs.nope"');
+      expect(await node.call('POST', `/jobs/BillingJobs.charge/${action}?force=yes`)).toMatchObject({ status: 400, body: { job: 'BillingJobs.charge', field: 'force' } });
+    }
+    expect((await node.gatekeeper.readDefinition('jobs-billing')).permits).toBe(1);
+    // force=true is taken (a @ClusterSingleton job's semaphore needs none).
+    expect(await node.call('POST', '/jobs/BillingJobs.sweep/pause?force=true')).toMatchObject({ status: 200, body: { semaphore: 'jobs-sweep', paused: true } });
+    expect(await node.call('POST', '/jobs/BillingJobs.sweep/resume?force=false')).toMatchObject({ status: 200, body: { semaphore: 'jobs-sweep', paused: false } });
+  });
+
   it('needs what the other admin routes need: the token, and for a run from the console its header', async () => {
     const runs = node.jobs.runs;
     expect((await node.call('GET', '/jobs', { token: null })).status).toBe(401);
@@ -184,6 +214,12 @@ describe('admin API: jobs (memory store)', () => {
     expect((await node.call('POST', '/jobs/BillingJobs.charge/run', { token: null, headers: session })).status).toBe(403);
     expect(node.jobs.runs).toBe(runs);
     expect((await node.call('POST', '/jobs/BillingJobs.charge/run', { token: null, headers: { ...session, 'x-gatekeeper-console': '1' } })).status).toBe(200);
+    // So are a pause and a resume.
+    expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null })).status).toBe(401);
+    expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null, headers: session })).status).toBe(403);
+    expect((await node.gatekeeper.readDefinition('jobs-billing')).permits).toBe(1);
+    expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null, headers: { ...session, 'x-gatekeeper-console': '1' } })).body).toMatchObject({ paused: true });
+    expect((await node.call('POST', '/jobs/BillingJobs.charge/resume', { token: null, headers: { ...session, 'x-gatekeeper-console': '1' } })).body).toMatchObject({ paused: false });
   });
 });
 
@@ -196,6 +232,8 @@ describe('admin API: jobs on Fastify (memory store)', () => {
       expect(await node.call('GET', '/jobs/BillingJobs.charge/history?limit=1')).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', runs: [] } });
       expect(await node.call('POST', '/jobs/BillingJobs.charge/run')).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', node: 'jobs-node' } });
       expect(await node.call('POST', '/jobs/BillingJobs.nope/run')).toMatchObject({ status: 404, body: { reason: 'UNKNOWN_JOB' } });
+      expect(await node.call('POST', '/jobs/BillingJobs.charge/pause')).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', paused: true } });
+      expect(await node.call('POST', '/jobs/BillingJobs.charge/resume')).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', paused: false } });
     } finally {
       await node.app.close();
     }

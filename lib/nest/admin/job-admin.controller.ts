@@ -1,14 +1,15 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
-import { parseHistoryLimit, parseRunNowBody } from '../../schedules/job-request.input';
+import { parseHistoryLimit, parseJobForce, parseRunNowBody } from '../../schedules/job-request.input';
 import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
-import type { JobDescription, JobHistoryView, RunNowResult } from '../../schedules/job-view';
+import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { ScheduleService } from '../schedules/schedule.service';
 import { answer } from './admin-answer';
 
 /**
  * Builds the admin controller of scheduled jobs, under the same prefix and guard as the other admin routes: this
- * node's jobs, one job described, its run history (read from the cluster), and "run now". Jobs are named
- * `Class.method`: the dot is part of the path segment (`jobs/BillingJobs.charge`); encode other characters.
+ * node's jobs, one job described, its run history (read from the cluster), "run now", and pause and resume by the
+ * job's name. Jobs are named `Class.method`: the dot is part of the path segment (`jobs/BillingJobs.charge`); encode
+ * other characters.
  */
 export function createJobAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
@@ -46,6 +47,24 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
         const { timeoutMs, waitMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
         return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
       });
+    }
+
+    /**
+     * Pauses the job by its name: a `@ClusterSingleton` job's semaphore (permits to 0, every job sharing it stops too:
+     * `alsoAffected`), or a runtime schedule alone. `?force=true` for a `@LeaderOnly` method (its election's
+     * semaphore). 404 for a job this node does not have, 400 naming the semaphore when it needs `force`.
+     */
+    @Post('jobs/:job/pause')
+    @HttpCode(200)
+    pause(@Param('job') job: string, @Query('force') force?: unknown): Promise<JobPauseResult> {
+      return answer(() => this.schedules.pauseJob(job, parseJobForce(job, force)));
+    }
+
+    /** Resumes the job: its semaphore gets back the permits it had before the pause, or its runtime schedule fires again. As pause otherwise. */
+    @Post('jobs/:job/resume')
+    @HttpCode(200)
+    resume(@Param('job') job: string, @Query('force') force?: unknown): Promise<JobPauseResult> {
+      return answer(() => this.schedules.resumeJob(job, parseJobForce(job, force)));
     }
   }
   return JobAdminController;

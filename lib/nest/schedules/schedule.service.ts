@@ -3,7 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
 import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
-import type { JobDescription, JobHistoryView, RunNowResult } from '../../schedules/job-view';
+import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
+import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
+import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import { parseDuration } from '../../core/duration';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
@@ -22,12 +24,14 @@ const NEXT_RUNS = 10;
 
 /**
  * Scheduled jobs as people see them: each `@ClusterSingleton` job's run history (kept in the cluster, the newest
- * `schedules.history.keep` runs), and one answer that says everything about a job. Jobs are named `Class.method`.
+ * `schedules.history.keep` runs), one answer that says everything about a job, run now, and pause and resume by the
+ * job's name. Jobs are named `Class.method`.
  *
  * @example
  * ```ts
  * const { runs, skipped } = await schedules.history('BillingJobs.charge');
  * const { holders, nextRuns, lastFailure } = await schedules.describe('BillingJobs.charge');
+ * const { alsoAffected } = await schedules.pauseJob('BillingJobs.charge'); // until resumeJob
  * ```
  */
 @Injectable()
@@ -139,7 +143,8 @@ export class ScheduleService {
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
     const trigger = registered?.trigger;
-    const paused = definition?.permits === 0;
+    // Paused by its semaphore (permits 0), or, for a runtime schedule, by the schedule's own pause.
+    const paused = definition?.permits === 0 || (registered !== undefined && this.runtimeSchedules.takesPart(job) && this.runtimeSchedules.record(job)?.definition.paused === true);
     // A paused job fires nowhere: no next runs to show until it is resumed.
     const nextRuns = trigger && !paused ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
     return {
@@ -158,6 +163,35 @@ export class ScheduleService {
   }
 
   /**
+   * Pauses a job by its name, as `jobs()`, `describe` and the history name it: no node runs it until
+   * {@link ScheduleService.resumeJob}. A `@ClusterSingleton` job is paused by its semaphore (permits to 0, the count
+   * remembered for the resume, as `GatekeeperService.pause` does): every job that shares the semaphore stops too, and
+   * the answer names those this node knows in `alsoAffected`. A runtime schedule is paused alone, as
+   * {@link ScheduleService.pause} does. A `@LeaderOnly` method's semaphore is its election's: pausing it needs
+   * `{ force: true }` (the leader steps down), else it is refused with `InvalidDefinitionError`. Throws
+   * {@link UnknownJobError} for a job this node does not have and no runtime schedule has as its id. Pausing a paused
+   * job changes nothing.
+   *
+   * @example
+   * ```ts
+   * const { semaphore, alsoAffected } = await schedules.pauseJob('BillingJobs.charge');
+   * ```
+   */
+  pauseJob(job: string, options: KindGuardOptions = {}): Promise<JobPauseResult> {
+    return this.setJobPaused(job, true, options);
+  }
+
+  /**
+   * Resumes a job {@link ScheduleService.pauseJob} paused: a `@ClusterSingleton` job's semaphore gets back the permits
+   * it had before the pause (1 if the pause remembered none), which resumes every job that shares it
+   * (`alsoAffected`); a runtime schedule resumes alone. The same `force`, and the same errors, as
+   * {@link ScheduleService.pauseJob}. Resuming a job that is not paused changes nothing.
+   */
+  resumeJob(job: string, options: KindGuardOptions = {}): Promise<JobPauseResult> {
+    return this.setJobPaused(job, false, options);
+  }
+
+  /**
    * Runs a job once, now, in the cluster: on the node that holds its permit (else on one its definition admits),
    * under a permit like any tick, marked `manual` in the history. Resolves once the run started. Throws
    * {@link RunNowRefusedError} when the job is unknown or paused, no live node may run it, it is inside the last
@@ -168,5 +202,42 @@ export class ScheduleService {
   async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
     return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
+  }
+
+  private async setJobPaused(job: string, pause: boolean, options: KindGuardOptions): Promise<JobPauseResult> {
+    await this.runtimeSchedules.ready();
+    const target = await this.pauseTarget(job);
+    if ('schedule' in target) {
+      let changed: ScheduleChangeResult;
+      try {
+        changed = pause ? await this.runtimeSchedules.catalog.pause(job) : await this.runtimeSchedules.catalog.resume(job);
+      } catch (error) {
+        // Removed since it was looked up: no such job any more.
+        if (error instanceof UnknownScheduleError) throw new UnknownJobError(job, this.jobs());
+        throw error;
+      }
+      await this.runtimeSchedules.catchUp();
+      return { job, paused: pause, by: 'schedule', semaphore: target.schedule.definition.semaphore, revision: changed.revision, alsoAffected: [] };
+    }
+    const { semaphore } = target;
+    const definition = pause ? await this.permits.admin.pause(semaphore, options) : await this.permits.admin.resume(semaphore, undefined, options);
+    // Every job under the semaphore stops or starts with it: this node's, and the cluster's runtime schedules on it that
+    // are not paused themselves (those this node takes part in are in both: the view says whether they are paused).
+    const ownJobs = this.runtime.jobsUnder(semaphore).filter((name) => !this.runtimeSchedules.takesPart(name));
+    const scheduled = this.runtimeSchedules.records().filter((r) => r.definition.semaphore === semaphore && !r.definition.paused).map((r) => r.id);
+    const alsoAffected = [...new Set([...ownJobs, ...scheduled])].filter((name) => name !== job).sort();
+    return { job, paused: definition.permits === 0, by: 'semaphore', semaphore, permits: definition.permits, alsoAffected };
+  }
+
+  /** What pausing `job` pauses: its semaphore (a `@ClusterSingleton` or `@LeaderOnly` method), or its runtime schedule. */
+  private async pauseTarget(job: string): Promise<{ semaphore: string } | { schedule: LiveScheduleRecord }> {
+    const registered = this.runtime.jobs.get(job);
+    if (registered && !this.runtimeSchedules.takesPart(job)) return { semaphore: registered.options.semaphore };
+    const election = registered ? undefined : this.runtime.leaderElection(job);
+    if (election !== undefined) return { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}` };
+    // A runtime schedule, whether or not this node has its handler.
+    const schedule = await this.runtimeSchedules.catalog.get(job);
+    if (schedule) return { schedule };
+    throw new UnknownJobError(job, this.jobs());
   }
 }

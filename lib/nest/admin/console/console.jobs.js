@@ -1,6 +1,7 @@
 // The console's Jobs panel: this node's scheduled jobs (holder, token, expiry, paused, last run, next run), one
-// job's description and run history, and "Run now". Loaded before console.client.js, which builds the panel with its
-// helpers and calls refresh() with every poll and tick() every second.
+// job's description and run history, "Run now", and Pause or Resume by the job's name. Loaded before
+// console.client.js, which builds the panel with its helpers and calls refresh() with every poll and tick() every
+// second.
 (() => {
   'use strict';
 
@@ -35,7 +36,10 @@
           el('td', { class: 'next-run' }, j.nextRun === undefined ? (j.cron ? '-' : 'no cron') : `${clock(j.nextRun)} (${until(j.nextRun)})`),
           el('td', { class: 'actions' },
             el('button', { type: 'button', class: 'secondary', 'aria-label': `Details of ${j.job}`, onclick: () => show(j.job) }, 'Details'),
-            el('button', { type: 'button', 'aria-label': `Run ${j.job} now`, onclick: (e) => runNow(j.job, e.target) }, 'Run now')));
+            el('button', { type: 'button', 'aria-label': `Run ${j.job} now`, onclick: (e) => runNow(j.job, e.target) }, 'Run now'),
+            j.paused
+              ? el('button', { type: 'button', class: 'secondary', 'aria-label': `Resume ${j.job}`, onclick: (e) => setPaused(j, 'resume', e.target) }, 'Resume')
+              : el('button', { type: 'button', class: 'danger', 'aria-label': `Pause ${j.job}`, onclick: (e) => setPaused(j, 'pause', e.target) }, 'Pause')));
       });
       $('jobs-rows').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 7 }, 'No scheduled job on this node.'))]));
     }
@@ -98,19 +102,47 @@
       if (selected === job) await show(job).catch(() => undefined);
     }
 
+    /**
+     * Pauses or resumes a job by its name (its semaphore, or its runtime schedule), then reads the jobs again so its
+     * row, and those of the jobs sharing its semaphore, say so. Pausing a semaphore other listed jobs share asks first.
+     */
+    async function setPaused(j, action, button) {
+      const sharing = jobs.filter((o) => o.job !== j.job && o.semaphore === j.semaphore).map((o) => o.job);
+      if (sharing.length && !window.confirm(`${action === 'pause' ? 'Pause' : 'Resume'} ${j.job}? Its semaphore ${j.semaphore} is shared: ${sharing.join(', ')} ${action === 'pause' ? 'stop' : 'start'} too.`)) return;
+      const result = $('run-now-result');
+      button.disabled = true;
+      try {
+        const r = await api('POST', `${path(j.job)}/${action}`);
+        const done = r.paused ? 'paused' : 'resumed';
+        result.className = 'status ok';
+        result.dataset.reason = '';
+        result.textContent = `${j.job}: ${done} (${r.by === 'schedule' ? `its runtime schedule, revision ${r.revision}` : `semaphore ${r.semaphore}, permits ${r.permits}`})`
+          + `${r.alsoAffected.length ? `; also ${done}: ${r.alsoAffected.join(', ')}` : ''}.`;
+      } catch (error) {
+        result.className = 'status error';
+        result.dataset.reason = (error.body && error.body.reason) || '';
+        result.textContent = `${action === 'pause' ? 'Pause' : 'Resume'} of ${j.job}: ${error.message}`;
+      } finally {
+        button.disabled = false;
+      }
+      await refresh();
+    }
+
+    /** Reads the jobs (and the shown job's description) again; a failure is said in the panel, never thrown. */
+    async function refresh() {
+      try {
+        jobs = await api('GET', '/jobs');
+        $('jobs-error').textContent = '';
+      } catch (error) {
+        $('jobs-error').textContent = `Jobs not updated: ${error.message}`;
+        return;
+      }
+      renderRows();
+      if (selected) await show(selected);
+    }
+
     return {
-      /** Reads the jobs (and the shown job's description) again; a failure is said in the panel, never thrown. */
-      async refresh() {
-        try {
-          jobs = await api('GET', '/jobs');
-          $('jobs-error').textContent = '';
-        } catch (error) {
-          $('jobs-error').textContent = `Jobs not updated: ${error.message}`;
-          return;
-        }
-        renderRows();
-        if (selected) await show(selected);
-      },
+      refresh,
       /** Counts the holders' time left down. */
       tick() {
         const now = serverNow();
