@@ -135,9 +135,15 @@ function createConnection(
 ): HazelcastConnection {
   const holder: { connection?: HazelcastConnection } = {};
   let everConnected = false;
-  // The first connection is reported by the gatekeeper itself (what it waits for, and for how long).
-  const quiet = () => !(everConnected ||= holder.connection?.client !== undefined);
+  let offline = false;
+  // The first connection is reported by the gatekeeper itself (what it waits for, and for how long), and so is an
+  // outage (one line when the cluster goes, one when it is back): the client's own warnings meanwhile (each attempt
+  // to reconnect, each call refused) come out at debug.
+  const quiet = () => offline || !(everConnected ||= holder.connection?.client !== undefined);
   holder.connection = connect(hazelcastStoreOptions(options, env, quiet));
+  holder.connection.onState((state) => {
+    offline = state === 'disconnected';
+  });
   return holder.connection;
 }
 

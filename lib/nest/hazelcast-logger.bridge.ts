@@ -11,7 +11,8 @@ type Level = (typeof LEVELS)[keyof typeof LEVELS];
  * and `warn`, INFO to `verbose` (lifecycle and membership chatter), DEBUG and TRACE to `debug`. Lines below
  * `threshold` (the client's `hazelcast.logging.level` property, default `WARN`: a healthy boot prints nothing of
  * the client's) are dropped. While `quiet()` says so (the first connection, whose failure the gatekeeper reports
- * itself in one line), WARN lines count as DEBUG: each failed attempt would otherwise print one.
+ * itself in one line) and while the client is offline (the gatekeeper says so once, and once when it is back), WARN
+ * lines count as DEBUG: each failed attempt would otherwise print one. A connection's close counts as DEBUG always.
  */
 export class HazelcastLoggerBridge implements ILogger {
   private readonly threshold: Level;
@@ -26,7 +27,7 @@ export class HazelcastLoggerBridge implements ILogger {
   }
 
   log(given: number, objectName: string, message: string, furtherInfo?: unknown): void {
-    const level = given === LEVELS.WARN && this.quiet() ? LEVELS.DEBUG : given;
+    const level = given === LEVELS.WARN && (this.quiet() || folded(objectName, message)) ? LEVELS.DEBUG : given;
     if (level > this.threshold || level === LEVELS.OFF) return;
     const line = `${objectName}: ${message}${describe(furtherInfo)}`;
     if (level === LEVELS.ERROR) this.logger.error(line);
@@ -54,6 +55,14 @@ export class HazelcastLoggerBridge implements ILogger {
   trace(objectName: string, message: string, furtherInfo?: unknown): void {
     this.log(LEVELS.TRACE, objectName, message, furtherInfo);
   }
+}
+
+/**
+ * A client warning the gatekeeper says in its own words: a connection closed (the cluster gone is "Cluster
+ * unreachable", once; a member gone is told by membership). The client logs it before it reports itself offline.
+ */
+function folded(objectName: string, message: string): boolean {
+  return objectName === 'Connection' && / closed\b/.test(message);
 }
 
 function describe(info: unknown): string {

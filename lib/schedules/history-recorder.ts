@@ -18,6 +18,8 @@ export interface HistoryRecorderOptions {
   readonly clock: Clock;
   /** Told when a write fails (what is pending stays, and is tried again at the next flush). */
   readonly onFlushFailed?: (error: unknown) => void;
+  /** Told after each flush whose writes all succeeded (one that wrote something, or had nothing to write). */
+  readonly onFlushed?: () => void;
   /**
    * Told once per flush that found job histories lost with the store's data (see `HistoryStore.lostSince`): since
    * when, and the jobs whose history this node wrote back from what it last wrote or read. The history of jobs
@@ -180,12 +182,18 @@ export class HistoryRecorder {
   private async flushAll(): Promise<void> {
     const jobs = new Set([...this.pending].filter(([, runs]) => [...runs.values()].some((p) => p.dirty)).map(([job]) => job));
     for (const job of [...this.missedCounts.keys(), ...this.dropped.keys()]) jobs.add(job);
-    await Promise.all([...jobs].map((job) => this.write(job).catch((error: unknown) => this.options.onFlushFailed?.(error))));
-    await this.checkHeld().catch((error: unknown) => this.options.onFlushFailed?.(error));
+    let failed = false;
+    const failure = (error: unknown) => {
+      failed = true;
+      this.options.onFlushFailed?.(error);
+    };
+    await Promise.all([...jobs].map((job) => this.write(job).catch(failure)));
+    await this.checkHeld().catch(failure);
     const { lostSince, restored } = this.lost;
     if (restored.size > 0) this.options.onLost?.({ lostSince, restored: [...restored].sort() });
     this.lost = { lostSince: -Infinity, restored: new Set() };
-    await this.writeTicks().catch((error: unknown) => this.options.onFlushFailed?.(error));
+    await this.writeTicks().catch(failure);
+    if (!failed) this.options.onFlushed?.();
   }
 
   /**

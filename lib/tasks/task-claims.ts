@@ -176,6 +176,7 @@ export class TaskClaims {
           this.wakeLater(now);
           throw error;
         }
+        this.options.onHealthy?.();
         this.ready.replace(found, READY_LIMIT, mark, now);
         if (this.stopping) return;
       }

@@ -23,6 +23,8 @@ export interface TaskWorkerOptions {
   onInvalid?(task: TaskRecord, error: string): void;
   /** Called when something failed and is retried. */
   onError?(error: unknown, what: string): void;
+  /** Called when the store answered a query for claimable tasks (after failures: it answers again). */
+  onHealthy?(): void;
   /** Hears every claim and every run's end on this node (see {@link TaskEvent}). Must not throw. */
   onEvent?(event: TaskEvent): void;
 }

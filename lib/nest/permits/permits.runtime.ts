@@ -12,6 +12,7 @@ import type { PermitStore, PermitStoreEvents } from '../../permits/permit-store'
 import { SemaphoreAdmin } from '../../permits/semaphore-admin';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import { OutageNotice } from '../observability/outage-notice';
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { GatekeeperTracing, type TraceSpan } from '../observability/gatekeeper-tracing';
@@ -154,7 +155,9 @@ export class PermitsRuntime implements CapabilityRuntime {
     try {
       return (await this.engine.release(permit, notBefore)) === 'released';
     } catch (error) {
-      this.logger.warn(messages.releaseFailed(permit.semaphore, error));
+      // With the store out of reach, said once as "Cluster unreachable": the permit simply expires.
+      if (OutageNotice.isOutage(error)) this.logger.debug(messages.releaseFailed(permit.semaphore, error));
+      else this.logger.warn(messages.releaseFailed(permit.semaphore, error));
       return false;
     }
   }

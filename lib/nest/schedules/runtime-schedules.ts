@@ -15,6 +15,7 @@ import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
+import { OutageNotice } from '../observability/outage-notice';
 
 /** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -46,8 +47,7 @@ export class RuntimeSchedules implements CapabilityRuntime {
   private readonly armed = new Map<string, Armed>();
   private started?: Promise<void>;
   private stopped = false;
-  /** Whether the view's reads are failing (said once per outage). */
-  private failing = false;
+  private readonly outage = new OutageNotice(this.logger, 'Runtime schedules', 'armed schedules keep their last known definition, and changes are heard once it answers');
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -70,9 +70,9 @@ export class RuntimeSchedules implements CapabilityRuntime {
     this.view = new ScheduleView(store, {
       pollIntervalMs: POLL_MS,
       callTimeoutMs: options.storeTimeoutMs,
-      onError: (error) => this.pollFailed(error),
+      onError: (error) => this.outage.failed((error as Error).message),
       onListenerError: (error) => this.logger.error(`Runtime schedules: arming a changed schedule failed: ${(error as Error).message}`),
-      onPolled: () => this.polled(),
+      onPolled: () => this.outage.succeeded(),
       restore: (vanished) => this.restore(vanished),
     });
   }
@@ -86,19 +86,6 @@ export class RuntimeSchedules implements CapabilityRuntime {
     const said = describeRestore(report);
     if (said) this.logger[said.level](said.message);
     if (report.deletedOutside.length > 0) this.logger.warn(`Runtime schedules deleted from the store outside the library (not restored): ${report.deletedOutside.join(', ')}`);
-  }
-
-  /** A background read of the schedules failed: said once until one succeeds again (the view keeps what it knew). */
-  private pollFailed(error: unknown): void {
-    if (this.failing) return this.logger.debug(`runtime schedules: still cannot read the store: ${(error as Error).message}`);
-    this.failing = true;
-    this.logger.warn(`Runtime schedules: cannot read the store (${(error as Error).message}); armed schedules keep their last known definition, and changes are heard once it answers`);
-  }
-
-  private polled(): void {
-    if (!this.failing) return;
-    this.failing = false;
-    this.logger.log('Runtime schedules: the store answers again');
   }
 
   /** Finds the handlers, reads every schedule, and arms those this node has a handler for. */

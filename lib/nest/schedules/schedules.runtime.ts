@@ -9,9 +9,7 @@ import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { JobRegistry } from './job-registry';
 import { RunRequests } from './run-requests';
-
-/** A failed history write is said once per this long at most (the history waits and is written later). */
-const FLUSH_WARNING_MS = 60_000;
+import { OutageNotice } from '../observability/outage-notice';
 
 /**
  * Schedules in one process: the jobs found at start-up and this node's part of their run history (written in
@@ -25,7 +23,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
   private leaderJobs: ReadonlyMap<string, string> = new Map();
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private connected?: Promise<void>;
-  private lastWarning = 0;
+  private readonly outage = new OutageNotice(this.logger, 'Run history', 'runs are kept here and written at the first flush it answers');
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -40,7 +38,8 @@ export class SchedulesRuntime implements CapabilityRuntime {
       callTimeoutMs: options.storeTimeoutMs,
       identity: { instance: options.holder.instance, node: options.holder.acquirer },
       clock: options.clock,
-      onFlushFailed: (error) => this.warnFlushFailed(error),
+      onFlushFailed: (error) => this.flushFailed(error),
+      onFlushed: () => this.outage.succeeded(),
       onLost: ({ lostSince, restored }) => this.logger.error(
         `Run history: the store lost data (since ${new Date(lostSince).toISOString()}). Written back from this node's memory: the history of ${restored.join(', ')}. ` +
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
@@ -96,10 +95,9 @@ export class SchedulesRuntime implements CapabilityRuntime {
     return this.connected;
   }
 
-  private warnFlushFailed(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < FLUSH_WARNING_MS) return;
-    this.lastWarning = now;
-    this.logger.warn(`run history not written yet (kept here, tried again at the next flush): ${(error as Error).message}`);
+  /** A write of the history failed: the store out of reach is said once per outage; anything else each time. */
+  private flushFailed(error: unknown): void {
+    if (OutageNotice.isOutage(error)) this.outage.failed((error as Error).message);
+    else this.logger.warn(`Run history not written (kept here, tried again at the next flush): ${(error as Error).message}`);
   }
 }

@@ -10,6 +10,7 @@ import type { TaskContext } from '../../tasks/task-handler';
 import { TaskWorker } from '../../tasks/task-worker';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
+import { OutageNotice } from '../observability/outage-notice';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
@@ -28,6 +29,7 @@ import { joinedType } from '../../tasks/task-id.rules';
 @Injectable()
 export class TasksRuntime implements CapabilityRuntime {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
+  private readonly outage = new OutageNotice(this.logger, 'Tasks', 'no task is claimed here, and running ones finish or hand back as their leases allow');
   private readonly triggers = new Map<object, CronTrigger>();
   private connecting?: Promise<TaskWorker>;
   private worker?: TaskWorker;
@@ -139,7 +141,11 @@ export class TasksRuntime implements CapabilityRuntime {
         scanMs: tasks.scanMs,
         purgeMs: tasks.purgeMs,
         onInvalid: (task, error) => this.invalid(task, error),
-        onError: (error, what) => this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`),
+        onError: (error, what) => {
+          if (OutageNotice.isOutage(error)) this.outage.failed(`${what} failed: ${(error as Error).message}`);
+          else this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`);
+        },
+        onHealthy: () => this.outage.succeeded(),
         onEvent: (event) => {
           if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
           // Two events per task on a busy node: nothing is built for streams and emitters nobody listens to.
