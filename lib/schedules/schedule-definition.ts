@@ -1,11 +1,9 @@
 import type { DurationInput } from '../core/duration';
 import { MAX_SEMAPHORE_NAME_LENGTH } from '../permits/semaphore-definition';
+import type { MissedRunPolicy, OverlapPolicy } from './job-policy';
 
-/** What a schedule does with fire instants that passed while no node could run it. */
-export type MissedRunPolicy = 'skip' | 'runOnce';
-
-/** What a schedule does when it fires while its previous run is still going. */
-export type OverlapPolicy = 'skip' | 'replace';
+export type { MissedRunPolicy, OverlapPolicy } from './job-policy';
+export { DEFAULT_REPLACE_WAIT_MS } from './job-policy';
 
 /** JSON as a schedule's `data` holds it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -103,5 +101,3 @@ export const MAX_SCHEDULE_DATA_BYTES = 64 * 1024;
 /** The default catch-up window of `missedRuns: 'runOnce'`, in ms. */
 export const DEFAULT_CATCH_UP_WINDOW_MS = 3_600_000;
 
-/** The default wait of `overlap: 'replace'`, in ms (the `@ClusterSingleton` option's default). */
-export const DEFAULT_REPLACE_WAIT_MS = 30_000;

@@ -5,14 +5,12 @@ import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
 import { ELECTION_SEMAPHORE_PREFIX, validateSemaphoreName } from '../permits/definition.validator';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { canonicalData } from './schedule-data';
+import { resolveJobPolicy } from './job-policy';
 import {
   DEFAULT_CATCH_UP_WINDOW_MS,
-  DEFAULT_REPLACE_WAIT_MS,
   MAX_SCHEDULE_ID_LENGTH,
   SCHEDULE_SEMAPHORE_PREFIX,
   type CronValidator,
-  type MissedRunPolicy,
-  type OverlapPolicy,
   type ScheduleDefinition,
   type ScheduleDefinitionInput,
 } from './schedule-definition';
@@ -71,10 +69,10 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
   if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
     fail('permits', `must be a whole number, 1 or more (pause with paused: true), got ${show(permits)}`);
   }
-  const missedRuns = oneOf<MissedRunPolicy>(id, 'missedRuns', input.missedRuns ?? 'skip', ['skip', 'runOnce']);
-  if (input.catchUpWindow !== undefined && missedRuns !== 'runOnce') fail('catchUpWindow', "only applies to missedRuns: 'runOnce'");
-  const overlap = oneOf<OverlapPolicy>(id, 'overlap', input.overlap ?? 'skip', ['skip', 'replace']);
-  if (input.replaceWait !== undefined && overlap !== 'replace') fail('replaceWait', "only applies to overlap: 'replace'");
+  // The policy a decorator has too, by the same rule; a schedule sets these four (it always holds its permit).
+  const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait } = input;
+  const policy = resolveJobPolicy({ missedRuns, catchUpWindow, overlap: overlapInput, replaceWait }, fail, { catchUpWindowMs: DEFAULT_CATCH_UP_WINDOW_MS });
+  const { overlap } = policy;
   return {
     id,
     cron,
@@ -87,10 +85,10 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
     durationMs: duration(id, 'duration', input.duration),
     groupPattern: validatePattern(id, 'groupPattern', input.groupPattern),
     acquirerPattern: validatePattern(id, 'acquirerPattern', input.acquirerPattern),
-    missedRuns,
-    ...(missedRuns === 'runOnce' && { catchUpWindowMs: input.catchUpWindow === undefined ? DEFAULT_CATCH_UP_WINDOW_MS : duration(id, 'catchUpWindow', input.catchUpWindow) }),
+    missedRuns: policy.missedRuns,
+    ...(policy.missedRuns === 'runOnce' && { catchUpWindowMs: policy.catchUpWindowMs }),
     overlap,
-    ...(overlap === 'replace' && { replaceWaitMs: input.replaceWait === undefined ? DEFAULT_REPLACE_WAIT_MS : duration(id, 'replaceWait', input.replaceWait) }),
+    ...(overlap === 'replace' && { replaceWaitMs: policy.replaceWaitMs }),
   };
 }
 
@@ -181,10 +179,6 @@ function duration(id: string, field: string, value: DurationInput | undefined): 
   }
 }
 
-function oneOf<T extends string>(id: string, field: string, value: unknown, allowed: readonly T[]): T {
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  throw new InvalidScheduleError(id, field, `must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${show(value)}`);
-}
 
 function show(value: unknown): string {
   if (value === undefined) return 'nothing';

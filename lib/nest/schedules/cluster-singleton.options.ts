@@ -2,6 +2,7 @@ import { parseDuration } from '../../core/duration';
 import { validateSemaphoreName } from '../../permits/definition.validator';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { resolveJobPolicy, type JobPolicy } from '../../schedules/job-policy';
 
 /** Options of `@ClusterSingleton({...})`. */
 export interface ClusterSingletonOptions {
@@ -50,19 +51,10 @@ export interface ClusterSingletonOptions {
   catchUpWindow?: DurationInput;
 }
 
-/** Decorator options after validation. */
-export interface ResolvedClusterSingletonOptions {
+/** Decorator options after validation: the job's policy, with its semaphore and duration. */
+export interface ResolvedClusterSingletonOptions extends JobPolicy {
   readonly semaphore: string;
   readonly durationMs: number | undefined;
-  readonly mode: 'hold' | 'release';
-  readonly lockAtLeastForMs: number;
-  readonly keepAlive: boolean;
-  readonly maxRunTimeMs: number | undefined;
-  readonly overlap: 'skip' | 'replace';
-  readonly replaceWaitMs: number;
-  readonly missedRuns: 'skip' | 'runOnce';
-  /** `undefined`: the shortest gap of the job's cron expression. */
-  readonly catchUpWindowMs: number | undefined;
   /**
    * Runtime schedules, whose timer the library owns: a second tick for an instant already started here is skipped
    * (`DUPLICATE_TICK`). Off for decorated methods, which an application may also call itself.
@@ -77,43 +69,12 @@ export function resolveClusterSingletonOptions(
 ): ResolvedClusterSingletonOptions {
   const options = typeof semaphoreOrOptions === 'string' ? { semaphore: semaphoreOrOptions, duration } : semaphoreOrOptions;
   const semaphore = validateSemaphoreName(options?.semaphore);
-  const mode = options.mode ?? 'hold';
-  if (mode !== 'hold' && mode !== 'release') {
-    throw new InvalidDefinitionError(semaphore, 'mode', `must be 'hold' or 'release', got '${String(mode)}'`);
-  }
-  if (options.lockAtLeastFor !== undefined && mode !== 'release') {
-    throw new InvalidDefinitionError(semaphore, 'lockAtLeastFor', "only applies to mode: 'release'");
-  }
-  const overlap = options.overlap ?? 'skip';
-  if (overlap !== 'skip' && overlap !== 'replace') {
-    throw new InvalidDefinitionError(semaphore, 'overlap', `must be 'skip' or 'replace', got '${String(overlap)}'`);
-  }
-  if (options.replaceWait !== undefined && overlap !== 'replace') {
-    throw new InvalidDefinitionError(semaphore, 'replaceWait', "only applies to overlap: 'replace'");
-  }
-  const missedRuns = options.missedRuns ?? 'skip';
-  if (missedRuns !== 'skip' && missedRuns !== 'runOnce') {
-    throw new InvalidDefinitionError(semaphore, 'missedRuns', `must be 'skip' or 'runOnce', got '${String(missedRuns)}'`);
-  }
-  if (options.catchUpWindow !== undefined && missedRuns !== 'runOnce') {
-    throw new InvalidDefinitionError(semaphore, 'catchUpWindow', "only applies to missedRuns: 'runOnce'");
-  }
+  const fail = (field: string, reason: string): never => {
+    throw new InvalidDefinitionError(semaphore, field, reason);
+  };
   return {
     semaphore,
-    overlap,
-    missedRuns,
-    catchUpWindowMs: options.catchUpWindow === undefined ? undefined : parseDuration(options.catchUpWindow, semaphore, 'catchUpWindow'),
-    replaceWaitMs: parseDuration(options.replaceWait ?? '30s', semaphore, 'replaceWait'),
     durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
-    mode,
-    lockAtLeastForMs: parseDuration(options.lockAtLeastFor ?? 0, semaphore, 'lockAtLeastFor', { allowZero: true }),
-    keepAlive: resolveKeepAlive(semaphore, options.keepAlive),
-    maxRunTimeMs: options.maxRunTime === undefined ? undefined : parseDuration(options.maxRunTime, semaphore, 'maxRunTime'),
+    ...resolveJobPolicy(options, fail),
   };
-}
-
-function resolveKeepAlive(semaphore: string, keepAlive: unknown): boolean {
-  if (keepAlive === undefined) return true;
-  if (typeof keepAlive !== 'boolean') throw new InvalidDefinitionError(semaphore, 'keepAlive', `must be true or false, got ${JSON.stringify(keepAlive)}`);
-  return keepAlive;
 }

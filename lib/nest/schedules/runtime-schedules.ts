@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { ScheduleDefinition } from '../../schedules/schedule-definition';
+import { resolveJobPolicy } from '../../schedules/job-policy';
+import { InvalidScheduleError } from '../../schedules/errors/invalid-schedule.error';
 import { ScheduleCatalog } from '../../schedules/schedule-catalog';
 import type { LiveScheduleRecord, ScheduleRecord } from '../../schedules/schedule-record';
 import { describeRestore, restoreSchedules } from '../../schedules/schedule-restore';
@@ -214,19 +216,11 @@ export class RuntimeSchedules implements CapabilityRuntime {
   }
 }
 
-/** The `@ClusterSingleton` options a runtime schedule's ticks run with. */
+/** The `@ClusterSingleton` options a runtime schedule's ticks run with: its policy, by the decorators' one rule. */
 function permitOptions(definition: ScheduleDefinition): ResolvedClusterSingletonOptions {
-  return {
-    semaphore: definition.semaphore,
-    durationMs: definition.durationMs,
-    mode: 'hold',
-    lockAtLeastForMs: 0,
-    keepAlive: true,
-    maxRunTimeMs: undefined,
-    overlap: definition.overlap,
-    replaceWaitMs: definition.replaceWaitMs ?? 30_000,
-    missedRuns: definition.missedRuns,
-    catchUpWindowMs: definition.catchUpWindowMs,
-    oncePerInstant: true,
-  };
+  const { overlap, replaceWaitMs, missedRuns, catchUpWindowMs } = definition;
+  const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs }, (field, reason) => {
+    throw new InvalidScheduleError(definition.id, field, reason); // validated when written: not seen
+  });
+  return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true };
 }
