@@ -9,6 +9,7 @@ import type { AllocationPermits } from './allocation-permits';
 import { AllocationCoordinator } from './allocation-coordinator';
 import { AllocationWork } from './allocation-work';
 import { amendHoldings, reconcile } from './allocation-holdings.rules';
+import { retryIntervalMs } from '../core/lease.rules';
 
 
 /** What the node learns when it looks at the allocation. */
@@ -16,9 +17,6 @@ interface Current {
   readonly lease: AllocationLease;
   readonly permitLease: PermitLease;
 }
-
-/** When the node has heard nothing for a lease, it looks anyway (a third of it, like a renewal). */
-const LOOK_FRACTION = 3;
 
 /**
  * One node's part in one allocation. It takes part by holding a permit of `allocation:<name>` (renewed in the
@@ -160,7 +158,7 @@ export class AllocationParticipant {
         const entry = this.permits.peek(this.semaphore);
         const leaseMs = entry?.definition?.durationMs ?? 10_000;
         const now = this.options.clock.now();
-        let next = Math.floor(leaseMs / LOOK_FRACTION);
+        let next = retryIntervalMs(leaseMs); // heard nothing for a lease: it looks anyway, like a renewal
         if (this.coordinator.wakeAt !== undefined) next = Math.min(next, this.coordinator.wakeAt - now + 1);
         // A silent node's permit lapses without an event: look right after the next lapse, when its resources are free.
         const lapses = (entry?.permits ?? []).map((p) => p.expiresAt + this.options.clockSkewMs - now).filter((ms) => ms >= 0);

@@ -8,6 +8,7 @@ import type { PermitEngine } from '../permits/permit.engine';
 import type { PermitStore } from '../permits/permit-store';
 import { nextAttemptAt } from './election.rules';
 import { LeaderLease } from './leader-lease';
+import { leavesEnoughToStart, retryIntervalMs } from '../core/lease.rules';
 
 /** What a candidate needs of the permit layer (a `PermitEngine` and its store, or the Nest runtime over them). */
 export interface CandidatePermits {
@@ -164,7 +165,7 @@ export class LeaderCandidate {
 
   private retryMs(): number {
     const leaseMs = this.permits.peek(this.semaphore)?.definition?.durationMs ?? UNKNOWN_LEASE_MS;
-    return this.options.retryMs ?? Math.max(10, Math.floor(leaseMs / 3));
+    return this.options.retryMs ?? retryIntervalMs(leaseMs);
   }
 
   /** Arms the next attempt: after `delayMs`, or when the view says one can succeed (at most a retry interval away). */
@@ -214,7 +215,7 @@ export class LeaderCandidate {
     const news = this.permits.newsAgainst(permit);
     const left = permit.expiresAt - this.options.clockSkewMs - this.options.clock.now();
     if (news) return;
-    if (left < (permit.expiresAt - permit.refreshedAt) / 4) {
+    if (!leavesEnoughToStart(permit, this.options.clock.now(), this.options.clockSkewMs)) {
       // The skew bound leaves too little of this lease to lead on: let the slot go rather than sit on it.
       if (!this.reportedShortLease) {
         this.reportedShortLease = true;

@@ -7,6 +7,7 @@ import { decideRefresh } from './permit.rules';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { ObservedEntry } from './semaphore.view';
 import { denied } from './store-denial';
+import { answersFromView } from '../core/lease.rules';
 
 /** What {@link PermitEngine.amend} passes to its change: the entry as read, and this permit as the write refreshes it. */
 export interface AmendInput {
@@ -92,7 +93,7 @@ export function amendFromView<T>(
   const decision = decideRefresh(view.entry, holder, permit.fencingToken, now, skewMs);
   if (decision.outcome === 'denied') return undefined;
   const own = view.entry.permits.find((p) => p.fencingToken === permit.fencingToken);
-  if (!own || own.expiresAt - skewMs - now <= durationMs / 2 || letGo) return undefined;
+  if (!own || !answersFromView(own.expiresAt, skewMs, now, durationMs) || letGo) return undefined;
   const amendment = change({ entry: view.entry, permits: decision.next.permits, permit: decision.permit, revision: view.entry.revision + 1, now });
   if (amendment.permits !== undefined || amendment.annex !== undefined) return undefined;
   return { granted: true, permit: own, entry: view.entry, result: amendment.result };

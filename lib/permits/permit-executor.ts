@@ -5,6 +5,7 @@ import { DenyReason } from './deny-reason';
 import type { LocalPermits } from './local-permits';
 import type { Permit } from './permit';
 import { PermitLease } from './permit-lease';
+import { leavesEnoughToStart, START_MARGIN_FRACTION } from '../core/lease.rules';
 
 /** How a run under a permit is taken and given back (decorated ticks and `withPermit`). */
 export interface RunOptions {
@@ -109,9 +110,9 @@ export function inUse(semaphore: string): PermitDenied {
  * decision or this process stalled, and the work could outlive the permit before its first refresh.
  */
 function startMargin(permit: Permit, now: number, clockSkewMs: number): PermitDenied | undefined {
+  if (leavesEnoughToStart(permit, now, clockSkewMs)) return undefined;
   const left = permit.expiresAt - clockSkewMs - now;
-  const margin = Math.floor((permit.expiresAt - permit.refreshedAt) / 4);
-  if (left >= margin) return undefined;
+  const margin = Math.floor((permit.expiresAt - permit.refreshedAt) * START_MARGIN_FRACTION);
   return {
     granted: false,
     semaphore: permit.semaphore,

@@ -3,6 +3,7 @@ import { TRANSIENT_DENIALS } from './deny-reason';
 import type { Permit } from './permit';
 import { PermitLostError } from './errors/permit-lost.error';
 import type { AcquireResult } from './acquire-result';
+import { renewDelayMs } from '../core/lease.rules';
 
 /** Options of a {@link PermitLease}. */
 export interface PermitLeaseOptions {
@@ -103,7 +104,7 @@ export class PermitLease {
     if (this.stopAt !== undefined && now >= this.stopAt) return;
     const left = this.validUntil - now;
     const durationMs = Math.max(1, this.current.expiresAt - this.current.refreshedAt - this.skewMs);
-    const delay = Math.max(10, Math.min(Math.floor(durationMs / 3), Math.floor(left / 2), MAX_TIMER_MS));
+    const delay = renewDelayMs(durationMs, left, MAX_TIMER_MS);
     this.refreshTimer = setTimeout(() => void this.tick(), delay);
     this.refreshTimer.unref();
   }

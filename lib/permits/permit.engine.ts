@@ -18,6 +18,7 @@ import { HeldPermits } from './held-permits';
 import { amendAttempt, amendFromView, type AmendInput, type Amendment, type AmendOutcome, type AmendResult } from './permit-amendment';
 import { denied, storeDenial } from './store-denial';
 import type { DecideOptions, PermitEngineOptions } from './permit-engine.options';
+import { answersFromView, decisionBudgetMs, HEAD_START_FRACTION } from '../core/lease.rules';
 
 
 /** How long a node may deny an unknown semaphore from its view before asking again. */
@@ -185,7 +186,7 @@ export class PermitEngine {
   /** The deadline of a decision on `semaphore`: a quarter of its duration, at most `storeTimeoutMs`. */
   private deadlineFor(semaphore: string, what: string): Deadline {
     const durationMs = this.store.peek(semaphore)?.entry?.definition?.durationMs;
-    const budget = durationMs === undefined ? this.storeTimeoutMs : Math.min(this.storeTimeoutMs, Math.max(1, Math.floor(durationMs / 4)));
+    const budget = decisionBudgetMs(durationMs, this.storeTimeoutMs);
     return new Deadline(budget, `Semaphore "${semaphore}": ${what}`);
   }
 
@@ -207,7 +208,7 @@ export class PermitEngine {
     const durationMs = view?.entry?.definition?.durationMs;
     if (!view || durationMs === undefined || this.headStartMs <= 0 || !this.young(view)) return false;
     if (!givesWayToIncumbents(view.entry, this.holder, this.clock.now(), this.skewMs)) return false;
-    await this.waits.next(semaphore, Math.min(this.headStartMs, durationMs / 10));
+    await this.waits.next(semaphore, Math.min(this.headStartMs, durationMs * HEAD_START_FRACTION));
     return true;
   }
 
@@ -220,7 +221,7 @@ export class PermitEngine {
     if (decision.outcome === 'denied') return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
     if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
     const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
-    if (!own || own.expiresAt - this.skewMs - now <= durationMs / 2) return undefined;
+    if (!own || !answersFromView(own.expiresAt, this.skewMs, now, durationMs)) return undefined;
     if (this.held.wasLetGo(semaphore, own.fencingToken)) return undefined; // released, maybe not yet landed
     this.held.set(semaphore, own);
     return { granted: true, outcome: 'held', permit: own };
