@@ -1,6 +1,14 @@
 import { Inject, type Type } from '@nestjs/common';
 import { InvalidDecoratorError } from './errors/invalid-decorator.error';
 
+/** Where a wrapper keeps the method it wraps (the job's own body, called without the wrapper's permit or lease). */
+const ORIGINAL_METHOD = Symbol('gatekeeper:original-method');
+
+/** The method a library decorator wrapped (`method` itself when it is not a wrapper). */
+export function originalMethod(method: object): (...args: unknown[]) => unknown {
+  return ((method as Record<symbol, unknown>)[ORIGINAL_METHOD] ?? method) as (...args: unknown[]) => unknown;
+}
+
 /** How one of the library's method decorators wraps the method it is applied to. */
 export interface MethodWrap<Service> {
   /** The decorator and the method, for errors: `@LeaderOnly on Reports.send`. */
@@ -38,6 +46,7 @@ export function wrapDecoratedMethod<Service>(target: object, descriptor: Propert
   for (const key of Reflect.getMetadataKeys(original)) Reflect.defineMetadata(key, Reflect.getMetadata(key, original), wrapper);
   Reflect.defineMetadata(wrap.metadataKey, wrap.metadata, wrapper);
   Object.defineProperty(wrapper, 'name', { value: original.name });
+  Object.defineProperty(wrapper, ORIGINAL_METHOD, { value: original });
   descriptor.value = wrapper;
   if (!Reflect.hasOwnMetadata(property, target)) {
     Reflect.defineMetadata(property, true, target);

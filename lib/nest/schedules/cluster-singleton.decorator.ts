@@ -64,7 +64,7 @@ export function ClusterSingleton(semaphoreOrOptions: string | ClusterSingletonOp
       metadata: options,
       service: ClusterSingletonRunner,
       property: CLUSTER_SINGLETON_RUNNER_PROPERTY,
-      call: (runner, original, self, args) => runner.run(options, where, () => original.apply(self, args)),
+      call: (runner, original, self, args) => runner.tick(options, where, () => original.apply(self, args)),
     });
   };
 }

@@ -15,7 +15,8 @@ import { GatekeeperEvents } from '../observability/gatekeeper-events';
 import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
 import type { RunRecord, RunTrigger } from '../../schedules/run-record';
 import { SchedulesRuntime } from './schedules.runtime';
-import { catchUpContext, manualRunContext, type ManualRun } from './manual-run.context';
+import type { JobStart, ManualRun } from './job-start';
+import type { RegisteredJob } from './job-registry';
 import { MissedRuns } from './missed-runs';
 import type { RunGrant } from '../../permits/permit-executor';
 import { runContext } from './run-context';
@@ -102,16 +103,30 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     const startedAt = this.moduleOptions.clock.now();
     for (const job of this.schedules.jobs.all()) {
       if (job.options.missedRuns !== 'runOnce') continue;
-      void catchUpContext.run({ startedAt }, () => job.call()).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));
+      void this.run(job, { kind: 'startup', startedAt }).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));
     }
   }
 
-  /** One tick of the method `where`. Returns the method's result, or `undefined` when skipped. */
-  async run(options: ResolvedClusterSingletonOptions, where: string, invoke: () => unknown): Promise<unknown> {
-    const manual = manualRunContext.getStore();
-    const start = catchUpContext.getStore();
-    const atStart = start !== undefined;
-    const trigger = manual || atStart ? undefined : this.schedules.jobs.get(where)?.trigger;
+  /**
+   * A call of a `@ClusterSingleton` method (its `@Cron` tick, or the application calling it): a tick of the job
+   * `where`, running `body` (the method with the call's arguments). A method start-up did not register (its class
+   * not a provider the explorer found) runs as a job of its own options, with no schedule.
+   */
+  tick(options: ResolvedClusterSingletonOptions, where: string, body: () => unknown): Promise<unknown> {
+    const job = this.schedules.jobs.get(where) ?? { name: where, options, invoke: body };
+    return this.run(job, { kind: 'tick' }, body);
+  }
+
+  /**
+   * The one run path of every job: a tick, a run now and a catch-up each decide here, once, whether and what runs
+   * under the job's permit; the run is recorded in the history and told as events. `body` is what runs (default:
+   * the job's own). Returns the body's result, or `undefined` when nothing ran here.
+   */
+  async run(job: RegisteredJob, start: JobStart, body: () => unknown = job.invoke): Promise<unknown> {
+    const { options, name: where } = job;
+    const manual = start.kind === 'manual' ? start.manual : undefined;
+    const atStart = start.kind === 'startup';
+    const trigger = start.kind === 'tick' ? job.trigger : undefined;
     const instant = trigger?.instantFor(this.moduleOptions.clock.now());
     if (trigger && instant === undefined) {
       // Not a tick: the cron package's timer fired at an instant the expression does not fire at (docs/time-zones.md).
@@ -147,7 +162,8 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     this.active.set(where, { tick: !manual && !atStart, done: new Promise<void>((resolve) => (over = resolve)) });
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
-      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, invoke, { instant, manual, atStart, startedAt: start?.startedAt }), {
+      const startedAt = start.kind === 'startup' ? start.startedAt : undefined;
+      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, body, { instant, manual, atStart, startedAt }), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -272,9 +288,8 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     const took = () => Math.round(performance.now() - started);
     try {
       const value = await this.tracing.span('gatekeeper.job', { 'gatekeeper.semaphore': semaphore, 'gatekeeper.job': where, 'gatekeeper.token': token }, async (span) => {
-        // The method runs outside the manual run's and the catch-up's context: a decorated method it calls is its own tick.
         const current = { job: where, trigger, instant, token, request };
-        const result = await manualRunContext.exit(() => catchUpContext.exit(() => runContext.run(current, invoke)));
+        const result = await runContext.run(current, invoke);
         span.set({ 'gatekeeper.outcome': 'finished' });
         return result;
       });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ClusterSingletonJob } from '../gatekeeper.explorer';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
+import { originalMethod } from '../decorated-method';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 
 /** A `@ClusterSingleton` job of this node, with its schedule when it has a cron expression. */
@@ -11,8 +12,8 @@ export interface RegisteredJob {
   readonly options: ResolvedClusterSingletonOptions;
   /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
   readonly trigger?: CronTrigger;
-  /** Calls the decorated method as a tick would (through the runner), with no arguments. */
-  readonly call: () => Promise<unknown>;
+  /** The job's own body, with no arguments: what a run calls under its permit (never the decorated wrapper). */
+  readonly invoke: () => unknown;
   /** A runtime schedule paused by its own definition (a decorated job is paused by its semaphore's permits). */
   readonly paused?: boolean;
 }
@@ -32,8 +33,8 @@ export class JobRegistry {
       if (options.missedRuns === 'runOnce' && typeof trigger === 'string') {
         throw new InvalidDecoratorError(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
       }
-      const call = () => (method as (this: object) => Promise<unknown>).call(instance);
-      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, call });
+      const body = originalMethod(method);
+      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, invoke: () => body.call(instance) });
     }
   }
 

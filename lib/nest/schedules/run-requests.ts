@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { admittedBy } from '../../permits/permit.rules';
@@ -14,7 +15,8 @@ import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { JobRegistry } from './job-registry';
-import { manualRunContext, type ManualRun } from './manual-run.context';
+import type { ManualRun } from './job-start';
+import { ClusterSingletonRunner } from './cluster-singleton.runner';
 
 /** Tries of a claim of a request before this node leaves it to another (the requester's nudges make races). */
 const CLAIM_ATTEMPTS = 5;
@@ -45,7 +47,13 @@ export class RunRequests {
     private readonly jobs: JobRegistry,
     private readonly permits: PermitsRuntime,
     private readonly presence: PresenceRuntime,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  /** The runner runs what a request asks (resolved at first use: the runner records its runs through this module's history). */
+  private get runner(): ClusterSingletonRunner {
+    return this.moduleRef.get(ClusterSingletonRunner, { strict: false });
+  }
 
   /** Starts hearing requests. */
   connect(): Promise<void> {
@@ -161,7 +169,7 @@ export class RunRequests {
         claim: (token) => this.claim(request.id, token),
         finish: (finished) => void this.finish(request.id, finished).catch(() => undefined),
       };
-      await manualRunContext.run(manual, () => job.call()).catch((error: unknown) => {
+      await this.runner.run(job, { kind: 'manual', manual }).catch((error: unknown) => {
         if (!manual.started) this.logger.warn(`run now of ${request.job} failed before it started: ${(error as Error).message}`);
       });
     } finally {

@@ -170,8 +170,9 @@ export class RuntimeSchedules implements CapabilityRuntime {
       return;
     }
     const options = permitOptions(definition);
-    const call = () => this.runner.run(options, definition.id, () => (handler.method as (data: unknown) => unknown).call(handler.instance, definition.data));
-    this.jobs.put({ name: definition.id, options, trigger, call, paused: definition.paused === true });
+    const job = { name: definition.id, options, trigger, invoke: () => (handler.method as (data: unknown) => unknown).call(handler.instance, definition.data), paused: definition.paused === true };
+    this.jobs.put(job);
+    const call = () => this.runner.run(job, { kind: 'tick' });
     const armed: Armed = { record };
     this.armed.set(definition.id, armed);
     void this.defineSemaphore(definition);

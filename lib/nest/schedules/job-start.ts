@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RunRequest } from '../../schedules/run-request';
 
 /** A "run now" of a job being tried on this node: the tick path runs it, marked manual, if it can claim the request. */
@@ -13,12 +12,13 @@ export interface ManualRun {
   finish(finished: NonNullable<RunRequest['finished']>): void;
 }
 
-/** Carries a manual run from the call of the decorated method to the runner that decides it. */
-export const manualRunContext = new AsyncLocalStorage<ManualRun>();
-
 /**
- * Marks the call start-up makes of a `missedRuns: 'runOnce'` job, with when the node started (epoch ms): it runs only
- * an instant missed before then, if one is due. Instants after it are the timer's own ticks, even while the catch-up
- * is still deciding (its grant may take longer than a second on a loaded machine).
+ * What starts a run of a job, the one input of the runner's one path: a tick of its schedule (a `@Cron` timer, a
+ * runtime schedule's timer, or a direct call of the decorated method), a run now being tried here, or start-up's
+ * catch-up of a `missedRuns: 'runOnce'` job, which runs only an instant missed before the node started (instants
+ * after it are the timer's own ticks, even while the catch-up is still deciding).
  */
-export const catchUpContext = new AsyncLocalStorage<{ readonly startedAt: number }>();
+export type JobStart =
+  | { readonly kind: 'tick' }
+  | { readonly kind: 'manual'; readonly manual: ManualRun }
+  | { readonly kind: 'startup'; readonly startedAt: number };
