@@ -13,7 +13,7 @@ import { ElectionsRuntime } from './elections/elections.runtime';
 import type { LeaderRunLog } from './elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_JOB_RUNNER, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './observability/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
@@ -96,6 +96,7 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperLifecycle,
     GatekeeperService,
     ClusterSingletonRunner,
+    { provide: GATEKEEPER_JOB_RUNNER, useExisting: ClusterSingletonRunner },
     GatekeeperHealthIndicator,
     GatekeeperMetrics,
     GatekeeperTracing,

@@ -1,4 +1,5 @@
 import type { RunRequest } from '../../schedules/run-request';
+import type { RegisteredJob } from './job-registry';
 
 /** A "run now" of a job being tried on this node: the tick path runs it, marked manual, if it can claim the request. */
 export interface ManualRun {
@@ -22,3 +23,8 @@ export type JobStart =
   | { readonly kind: 'tick' }
   | { readonly kind: 'manual'; readonly manual: ManualRun }
   | { readonly kind: 'startup'; readonly startedAt: number };
+
+/** The one run path of jobs, as what a run-now request hears reaches it (see `ClusterSingletonRunner.run`). */
+export interface JobRunner {
+  run(job: RegisteredJob, start: JobStart): Promise<unknown>;
+}

@@ -10,13 +10,12 @@ import type { RunRequestStore } from '../../schedules/run-request-store';
 import { claimRequest, withdrawRequest } from '../../schedules/run-request.rules';
 import { CONFLICT, retryOnConflict } from '../../store/compare-and-set';
 import { WriteConflictError } from '../../core/errors/write-conflict.error';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE } from '../gatekeeper.constants';
+import { GATEKEEPER_JOB_RUNNER, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { JobRegistry } from './job-registry';
-import type { ManualRun } from './job-start';
-import { ClusterSingletonRunner } from './cluster-singleton.runner';
+import type { JobRunner, ManualRun } from './job-start';
 
 /** Tries of a claim of a request before this node leaves it to another (the requester's nudges make races). */
 const CLAIM_ATTEMPTS = 5;
@@ -50,9 +49,9 @@ export class RunRequests {
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** The runner runs what a request asks (resolved at first use: the runner records its runs through this module's history). */
-  private get runner(): ClusterSingletonRunner {
-    return this.moduleRef.get(ClusterSingletonRunner, { strict: false });
+  /** What runs a request (resolved at first use: the runner itself depends on the schedules, which hold this). */
+  private get runner(): JobRunner {
+    return this.moduleRef.get<JobRunner>(GATEKEEPER_JOB_RUNNER, { strict: false });
   }
 
   /** Starts hearing requests. */
