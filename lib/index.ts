@@ -17,7 +17,7 @@ export {
 } from './nest/gatekeeper.module-definition';
 export type { GatekeeperModuleOptions, MembershipOptions } from './nest/gatekeeper.options';
 export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tasks.options';
-export type { MetricsOptions } from './nest/observability/metrics.options';
+export type { MetricsOptions } from './nest/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
 export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelcast-permit.store';
 export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/backend-choice.options';
@@ -146,6 +146,6 @@ export { UnknownTaskError } from './tasks/errors/unknown-task.error';
 export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 
 // Health and events
-export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/observability/gatekeeper-health.indicator';
-export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/observability/gatekeeper-events';
+export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
+export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/signals/gatekeeper-events';
 export type { GatekeeperPhase } from './nest/permits/permits.runtime';

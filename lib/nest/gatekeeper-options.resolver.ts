@@ -7,12 +7,13 @@ import type { NodeIdentity } from '../permits/permit';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../presence/http-address.rules';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
 import { resolveAllocations } from '../allocation/allocation-definition';
 import { resolveTasksOptions } from './tasks/tasks.options';
 import { resolveSchedulesOptions } from './schedules/schedules.options';
-import { resolveMetricsOptions } from './observability/metrics.options';
+import { resolveMetricsOptions } from './metrics.options';
 import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
 import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
 import { resolveBackends } from './backend-choice.options';
@@ -109,13 +110,16 @@ function resolveMembership(membership: GatekeeperModuleOptions['membership']): R
   const intervalMs = parseOptionDuration(given.interval ?? '5s', 'membership.interval');
   const ttlMs = given.ttl === undefined ? 3 * intervalMs : parseOptionDuration(given.ttl, 'membership.ttl');
   if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
-  if (given.httpAddress !== undefined && (typeof given.httpAddress !== 'string' || given.httpAddress.trim() === '')) {
-    throw new InvalidOptionsError('membership.httpAddress', `must be a non-empty string, got ${JSON.stringify(given.httpAddress)}`);
+  if (given.httpAddress !== undefined) {
+    const problem = typeof given.httpAddress !== 'string' || given.httpAddress.trim() === '' ? 'is not a non-empty string' : httpAddressProblem(given.httpAddress);
+    if (problem !== undefined) {
+      throw new InvalidOptionsError('membership.httpAddress', `must be where this node's HTTP server answers, ${HTTP_ADDRESS_FORMAT}; ${JSON.stringify(given.httpAddress)} ${problem}`);
+    }
   }
   return {
     intervalMs,
     ttlMs,
-    ...(given.httpAddress !== undefined && { httpAddress: given.httpAddress }),
+    ...(given.httpAddress !== undefined && { httpAddress: given.httpAddress.trim() }),
     refuseDuplicateName: given.refuseDuplicateName === true,
     ...(given.store !== undefined && { store: given.store }),
   };

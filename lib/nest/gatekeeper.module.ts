@@ -15,10 +15,10 @@ import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
 import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_JOB_RUNNER, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
-import { GatekeeperEvents } from './observability/gatekeeper-events';
-import { GatekeeperHealthIndicator } from './observability/gatekeeper-health.indicator';
-import { GatekeeperMetrics } from './observability/gatekeeper-metrics';
-import { GatekeeperTracing } from './observability/gatekeeper-tracing';
+import { GatekeeperEvents } from './signals/gatekeeper-events';
+import { GatekeeperHealthIndicator } from './readouts/gatekeeper-health.indicator';
+import { GatekeeperMetrics } from './readouts/gatekeeper-metrics';
+import { GatekeeperTracing } from './signals/gatekeeper-tracing';
 import { TaskService } from './tasks/task.service';
 import {
   GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleForRootOptions,

@@ -12,7 +12,7 @@ import type { AllocationInput } from '../allocation/allocation';
 import type { ResolvedAllocation } from '../allocation/allocation-definition';
 import type { ResolvedTasksOptions, TasksOptions } from './tasks/tasks.options';
 import type { ResolvedSchedulesOptions, SchedulesOptions } from './schedules/schedules.options';
-import type { MetricsOptions, ResolvedMetricsOptions } from './observability/metrics.options';
+import type { MetricsOptions, ResolvedMetricsOptions } from './metrics.options';
 import type { GatekeeperAdminOptions, ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */

@@ -5,7 +5,7 @@ import type { Subscription } from 'rxjs';
 import {
   AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, GroupFinishedHandler, TaskHandler, TaskService, type GatekeeperEvent,
 } from '../../lib';
-import { GatekeeperEvents } from '../../lib/nest/observability/gatekeeper-events';
+import { GatekeeperEvents } from '../../lib/nest/signals/gatekeeper-events';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 

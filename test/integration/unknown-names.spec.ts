@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { GatekeeperModule, GatekeeperService, type GatekeeperModuleOptions } from '../../lib';
 import { askUnknownNames, heapAfterGc } from '../fixtures/unknown-names';
-import { UNDEFINED_SEMAPHORE_LABEL } from '../../lib/nest/observability/gatekeeper-metrics';
+import { UNDEFINED_SEMAPHORE_LABEL } from '../../lib/nest/readouts/gatekeeper-metrics';
 import { CapturingLogger } from '../support/capturing-logger';
 import { tsScriptArgs } from '../support/ts-script';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';

@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs';
-import { isObserved } from '../../lib/nest/observability/gatekeeper-events';
+import { isObserved } from '../../lib/nest/signals/gatekeeper-events';
 
 /** Events are built only for subjects someone listens to; an rxjs without `Subject.observed` must never lose them. */
 describe('isObserved', () => {

@@ -18,7 +18,7 @@ import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
-import { GatekeeperEvents } from '../observability/gatekeeper-events';
+import { GatekeeperEvents } from '../signals/gatekeeper-events';
 
 /** One allocation this node takes part in, coordinated through the cluster. */
 interface Part {

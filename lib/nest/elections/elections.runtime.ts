@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
-import { GatekeeperEvents } from '../observability/gatekeeper-events';
+import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -22,7 +22,7 @@ import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsStartup } from './permits.startup';
 import { permitContext } from './permit-context';
 import { PermitsRuntime } from './permits.runtime';
-import { GatekeeperEvents, type GatekeeperEvent } from '../observability/gatekeeper-events';
+import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
 import type { Observable } from 'rxjs';
 
 /** Options of {@link GatekeeperService.acquire}. */

@@ -12,10 +12,10 @@ import type { PermitStore, PermitStoreEvents } from '../../permits/permit-store'
 import { SemaphoreAdmin } from '../../permits/semaphore-admin';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import { OutageNotice } from '../observability/outage-notice';
+import { OutageNotice } from '../signals/outage-notice';
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { GatekeeperTracing, type TraceSpan } from '../observability/gatekeeper-tracing';
+import { GatekeeperTracing, type TraceSpan } from '../signals/gatekeeper-tracing';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitNotices } from './permit-notices';
 import { PermitsStartup } from './permits.startup';

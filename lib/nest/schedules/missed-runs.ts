@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Clock } from '../../core/clock';
 import type { RunGrant } from '../../permits/permit-executor';
 import type { HistoryRecorder } from '../../schedules/history-recorder';
-import type { GatekeeperEvents } from '../observability/gatekeeper-events';
+import type { GatekeeperEvents } from '../signals/gatekeeper-events';
 import type { RegisteredJob } from './job-registry';
 
 /**

@@ -17,7 +17,7 @@ import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
-import { OutageNotice } from '../observability/outage-notice';
+import { OutageNotice } from '../signals/outage-notice';
 
 /** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

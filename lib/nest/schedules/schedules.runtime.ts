@@ -9,7 +9,7 @@ import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { JobRegistry } from './job-registry';
 import { RunRequests } from './run-requests';
-import { OutageNotice } from '../observability/outage-notice';
+import { OutageNotice } from '../signals/outage-notice';
 
 /**
  * Schedules in one process: the jobs found at start-up and this node's part of their run history (written in

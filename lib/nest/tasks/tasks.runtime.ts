@@ -10,14 +10,14 @@ import type { TaskContext } from '../../tasks/task-handler';
 import { TaskWorker } from '../../tasks/task-worker';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
-import { OutageNotice } from '../observability/outage-notice';
+import { OutageNotice } from '../signals/outage-notice';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer, type TaskHandlerMethod } from '../gatekeeper.explorer';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { GatekeeperEvents, isObserved } from '../observability/gatekeeper-events';
-import { GatekeeperTracing } from '../observability/gatekeeper-tracing';
+import { GatekeeperEvents, isObserved } from '../signals/gatekeeper-events';
+import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import { joinedType } from '../../tasks/task-id.rules';
 
 /**

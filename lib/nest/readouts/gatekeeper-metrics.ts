@@ -5,10 +5,10 @@ import type * as PromClient from 'prom-client';
 import type { Subscription } from 'rxjs';
 import type { HazelcastConnection } from '../../backends/hazelcast/hazelcast-connection';
 import { DenyReason } from '../../permits/deny-reason';
-import { GatekeeperEvents, type GatekeeperEvent } from './gatekeeper-events';
+import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import type { ResolvedMetricsOptions } from './metrics.options';
+import type { ResolvedMetricsOptions } from '../metrics.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { TasksRuntime } from '../tasks/tasks.runtime';
 
