@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Installs this library as a user would, from the tarball `npm pack` makes, into fresh Nest apps made of the
 // README's quickstart (examples/quickstart/*.ts), compiles them with tsc, and runs each against a real member:
-// the billing job must log `charging as ...`, and SIGTERM must stop the app cleanly, releasing its permit.
+// the billing job must log `charging as ...`, the package's CLI must describe it (`jobs describe`, with the token in
+// GATEKEEPER_ADMIN_TOKEN and no address configured), and SIGTERM must stop the app cleanly, releasing its permit.
 //
 //   node scripts/packed-app-smoke.mjs                       # every app below
 //   node scripts/packed-app-smoke.mjs --apps nest12-esm     # some of them
@@ -91,6 +92,8 @@ const TSCONFIG = {
 const CHARGED = /charging as (\S+), fencing token (\d+)/;
 const INSTALL_TIMEOUT_MS = 300_000;
 const TSC_TIMEOUT_MS = 120_000;
+/** The quickstart's admin API token (its `admin: {}` reads GATEKEEPER_ADMIN_TOKEN), which the CLI sends too. */
+const ADMIN_TOKEN = 'packed-smoke-admin-token-0123456789';
 const CHARGE_TIMEOUT_MS = 45_000; // start-up plus one 10 s tick, with room for a slow machine
 const STOP_TIMEOUT_MS = 20_000;
 
@@ -225,6 +228,7 @@ async function runApp(name, appDir, store, installDir) {
       : store.redisUrl
         ? { GATEKEEPER_REDIS_URL: store.redisUrl }
         : { GATEKEEPER_HZ_MEMBERS: store.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: store.clusterName }),
+    GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
     NO_COLOR: '1',
   };
   const started = Date.now();
@@ -249,6 +253,14 @@ async function runApp(name, appDir, store, installDir) {
       });
       onOutput();
     });
+    // The package's CLI asks the running app about its job, as the README says: with the token in the same variable
+    // and no address configured (the app advertises the one it listens on).
+    const bin = join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper');
+    const described = JSON.parse(await run(bin, ['jobs', 'describe', 'BillingJobs.chargeCustomers', '--json', ...cliStoreArgs(store)],
+      { cwd: appDir, env, timeoutMs: 30_000, what: 'nestjs-gatekeeper jobs describe BillingJobs.chargeCustomers' }));
+    if (described.semaphore !== 'billing' || described.cron !== '*/10 * * * * *') {
+      throw new SmokeError(`${name}: jobs describe answered ${JSON.stringify(described).slice(0, 300)}`, output);
+    }
     const stopAt = Date.now();
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
@@ -275,7 +287,7 @@ async function runApp(name, appDir, store, installDir) {
 
 /** Starts the compiled app with `env`; returns a handle to watch its output and stop it. */
 function startApp(appDir, env) {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, NO_COLOR: '1', GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const app = { output: '', child };
   const append = (d) => { app.output += d; };

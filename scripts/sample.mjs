@@ -195,13 +195,14 @@ async function main() {
   console.log(`
 Watch the "ran <job> on <node>" lines: billing runs on one instance per tick, reports on two, dr-check only on
 the dr-site instance, export (release mode) on one at a time.
-  Console: http://127.0.0.1:${ports[0]}/gatekeeper/console  (token: sample-admin-token-change-me)
+  Console: http://127.0.0.1:${ports[0]}/gatekeeper/console  (token: ${adminTokenShown()})
   curl -s http://127.0.0.1:${ports[0]}/status
   curl -s http://127.0.0.1:${ports[0]}/health/ready
   curl -s http://127.0.0.1:${ports[0]}/metrics
   curl -s -X POST http://127.0.0.1:${ports[0]}/reindex
-  curl -s -H 'Authorization: Bearer sample-admin-token-change-me' http://127.0.0.1:${ports[0]}/gatekeeper/permits
+  curl -s -H "Authorization: Bearer ${process.env.GATEKEEPER_ADMIN_TOKEN ? '$GATEKEEPER_ADMIN_TOKEN' : SAMPLE_ADMIN_TOKEN}" http://127.0.0.1:${ports[0]}/gatekeeper/permits
   ${cliHint(cluster, postgresUrl, redisUrl)} pause billing          (then: resume billing)
+  ${adminTokenHint()}${cliHint(cluster, postgresUrl, redisUrl)} jobs describe BillingJob.charge   (asks a live instance)
   ${cliHint(cluster, postgresUrl, redisUrl)} migrate --from-group production --to-group dr-site
 Press Ctrl-C to stop everything.
 `);
@@ -238,6 +239,22 @@ async function declareFreshRedis(url) {
   const { RedisBackend } = createRequire(import.meta.url)('nestjs-gatekeeper');
   const backend = new RedisBackend({ url, mapPrefix: process.env.SAMPLE_MAP_PREFIX ?? 'gatekeeper' });
   if (await backend.declareFresh()) console.log(`Declared prefix "${backend.mapPrefix}" new: the first ticks run at once`);
+}
+
+/** The instances' admin token when GATEKEEPER_ADMIN_TOKEN does not set one (sample-app/src/sample.config.ts). */
+const SAMPLE_ADMIN_TOKEN = 'sample-admin-token-change-me';
+
+/** The admin token as the hints show it: the sample's default, or the variable the user set (not echoed). */
+function adminTokenShown() {
+  return process.env.GATEKEEPER_ADMIN_TOKEN ? 'your GATEKEEPER_ADMIN_TOKEN' : SAMPLE_ADMIN_TOKEN;
+}
+
+/**
+ * What a CLI command that asks a live instance needs before it: the token the instances took, unless the user's own
+ * GATEKEEPER_ADMIN_TOKEN (which the instances and the CLI both read) is already set.
+ */
+function adminTokenHint() {
+  return process.env.GATEKEEPER_ADMIN_TOKEN ? '' : `GATEKEEPER_ADMIN_TOKEN=${SAMPLE_ADMIN_TOKEN} `;
 }
 
 /**

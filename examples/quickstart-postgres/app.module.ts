@@ -16,6 +16,9 @@ import { BillingJobs } from './billing.jobs';
         { name: 'billing', permits: 1, duration: '1m', groupPattern: 'production' },
         { name: 'export', permits: 1, duration: '10m' },
       ],
+      // The admin API under /gatekeeper, behind the token in GATEKEEPER_ADMIN_TOKEN (the app refuses to start
+      // without one); the CLI sends the same variable, so `npx nestjs-gatekeeper jobs describe|run` finds this node.
+      admin: {},
     }),
   ],
   providers: [BillingJobs],

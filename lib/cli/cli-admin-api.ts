@@ -1,4 +1,5 @@
 import type { Presence } from '../presence/presence';
+import { HTTP_ADDRESS_FORMAT, httpAddressBase } from '../presence/http-address.rules';
 import { formatDuration } from '../core/duration';
 import { AdminApiError, CliUsageError, LiveNodeUnreachableError } from './cli-errors';
 
@@ -23,7 +24,9 @@ export interface RawAdminApiOptions {
 export function parseAdminApiOptions(raw: RawAdminApiOptions, command: string): AdminApiOptions {
   if (raw.adminToken === undefined || raw.adminToken === '') {
     throw new CliUsageError(
-      `${command} asks a live app's admin API: give its admin.token in GATEKEEPER_ADMIN_TOKEN (or --admin-token)`, 'adminToken',
+      `${command} asks a live app's admin API: set GATEKEEPER_ADMIN_TOKEN to the token it takes (the app's own GATEKEEPER_ADMIN_TOKEN, ` +
+        'or its admin.token), or pass --admin-token',
+      'adminToken',
     );
   }
   const path = (raw.adminPath ?? '').trim().replace(/^\/+|\/+$/g, '');
@@ -61,9 +64,11 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 export async function askLiveNode<T>(presences: readonly Presence[] | undefined, call: AdminCall, options: AdminApiOptions): Promise<LiveAnswer<T>> {
   const nodes = candidates(presences, options.node);
   const lacking: string[] = [];
+  /** Of those, the nodes whose 404 was not the admin API's (no such route: no admin API there, or another path). */
+  const withoutApi: string[] = [];
   const unreachable: string[] = [];
   for (const node of nodes) {
-    const url = `${baseUrl(node.httpAddress!)}/${options.path}/${call.route}`;
+    const url = `${httpAddressBase(node.httpAddress!)}/${options.path}/${call.route}`;
     let response: Response;
     try {
       response = await fetch(url, {
@@ -91,16 +96,26 @@ export async function askLiveNode<T>(presences: readonly Presence[] | undefined,
     }
     const detail = body as { message?: unknown; reason?: unknown } | undefined;
     if (response.status === 404) {
-      lacking.push(detail?.reason === 'UNKNOWN_JOB' ? node.acquirer : `${node.acquirer} (no admin API at /${options.path}?)`);
+      lacking.push(node.acquirer);
+      if (detail?.reason !== 'UNKNOWN_JOB') withoutApi.push(node.acquirer);
       continue;
     }
     const message = typeof detail?.message === 'string' ? detail.message : text.slice(0, 200) || response.statusText;
-    const hint = response.status === 401 || response.status === 403 ? ' (check GATEKEEPER_ADMIN_TOKEN: it must be the app\'s admin.token)' : '';
+    const hint = response.status === 401 || response.status === 403
+      ? ' (check GATEKEEPER_ADMIN_TOKEN: it must be the token the app takes, its own GATEKEEPER_ADMIN_TOKEN or its admin.token)'
+      : '';
     throw new AdminApiError(`${node.acquirer} answered ${response.status}: ${message}${hint}`, response.status, node.acquirer, call.job, typeof detail?.reason === 'string' ? detail.reason : undefined);
   }
   if (lacking.length > 0) {
     const also = unreachable.length > 0 ? `; not reached: ${unreachable.join(', ')}` : '';
-    throw new AdminApiError(`No live node has job "${call.job}" (asked ${lacking.join(', ')}${also}; jobs are named Class.method)`, 404, lacking.join(','), call.job, 'UNKNOWN_JOB');
+    if (withoutApi.length === lacking.length) {
+      throw new AdminApiError(
+        `No live node serves the admin API at /${options.path} (asked ${lacking.join(', ')}${also}): mount it with the module option admin ` +
+          "(admin: {} takes its token from the app's GATEKEEPER_ADMIN_TOKEN), or give its admin.path in --admin-path",
+        404, lacking.join(','), call.job, 'NO_ADMIN_API',
+      );
+    }
+    throw new AdminApiError(`No live node has job "${call.job}" (asked ${lacking.map((n) => withoutApi.includes(n) ? `${n} (no admin API at /${options.path})` : n).join(', ')}${also}; jobs are named Class.method)`, 404, lacking.join(','), call.job, 'UNKNOWN_JOB');
   }
   throw new LiveNodeUnreachableError(`No live node's admin API could be reached: ${unreachable.join(', ')}`);
 }
@@ -114,16 +129,19 @@ function candidates(presences: readonly Presence[] | undefined, wanted: string |
   }
   const reachable = named.filter((p) => p.httpAddress !== undefined);
   if (reachable.length === 0) {
-    const live = named.length === 0 ? 'no live node announces itself (membership off, or no app running)' : `live: ${named.map((p) => p.acquirer).join(', ')}, none with one`;
-    throw new LiveNodeUnreachableError(`no live node says where its HTTP server is (${live}): set membership.httpAddress in the app's module options`);
+    if (named.length === 0) {
+      throw new LiveNodeUnreachableError(
+        'no live node announces itself in this cluster (no app running, membership: false in its module options, or another ' +
+          'cluster or --map-prefix than the app\'s)',
+      );
+    }
+    throw new LiveNodeUnreachableError(
+      `no live node says where its HTTP server is (live: ${named.map((p) => p.acquirer).join(', ')}, none with an address): a node ` +
+        "advertises the address it listens on once its app.listen() ran; if it does not listen, or others reach it elsewhere (a proxy, " +
+        `NAT, a container's mapped port), set membership.httpAddress in its module options: ${HTTP_ADDRESS_FORMAT}`,
+    );
   }
   return reachable;
-}
-
-/** `membership.httpAddress` as a URL base: a scheme added if it has none, no trailing slash. */
-function baseUrl(address: string): string {
-  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
-  return url.replace(/\/+$/, '');
 }
 
 function parseJson(text: string): unknown {

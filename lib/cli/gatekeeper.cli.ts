@@ -43,7 +43,7 @@ const ENVIRONMENT = [
   ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
   ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
   ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
-  ['GATEKEEPER_ADMIN_TOKEN', "the app's admin.token, for the commands that ask a live app (jobs describe, jobs run)"],
+  ['GATEKEEPER_ADMIN_TOKEN', "the token of the app's admin API (the app's own GATEKEEPER_ADMIN_TOKEN, or its admin.token), for the commands that ask a live app (jobs describe, run, pause, resume)"],
   ['GATEKEEPER_ADMIN_PATH', "default of --admin-path (the app's admin.path, default gatekeeper)"],
 ] as const;
 

@@ -36,13 +36,14 @@ function checked<T>(parse: () => T): T {
 function asksLiveApp(command: Command): Command {
   return command
     .option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job')
-    .addOption(new Option('--admin-token <token>', "the app's admin.token (prefer the environment variable)").env('GATEKEEPER_ADMIN_TOKEN'))
+    .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env('GATEKEEPER_ADMIN_TOKEN'))
     .addOption(new Option('--admin-path <path>', "the app's admin.path").env('GATEKEEPER_ADMIN_PATH').default('gatekeeper'));
 }
 
 const LIVE_NOTE =
   "Needs a live app: only its code knows the job's cron, zone and permit, and only it can run it. The CLI asks the " +
-  "admin API of the live nodes that announce membership.httpAddress (presence), with GATEKEEPER_ADMIN_TOKEN, until one has the job.";
+  'admin API of the live nodes (presence: each advertises the address its app listens on, or its membership.httpAddress), ' +
+  "with GATEKEEPER_ADMIN_TOKEN (the app's admin: {} takes the same variable), until one has the job.";
 const CLUSTER_NOTE = 'Reads the cluster alone (no app needed): what the nodes wrote, in batches every schedules.history.flushInterval.';
 
 /** How long `jobs pause` and `jobs resume` wait for the app's answer (an edit's own deadline is 10 s). */

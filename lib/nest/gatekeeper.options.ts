@@ -174,7 +174,13 @@ export interface MembershipOptions {
   interval?: DurationInput;
   /** How long an entry holds unless renewed: a silent instance drops out this long (plus the skew bound) after its last renewal. Default: three intervals. */
   ttl?: DurationInput;
-  /** Where this instance's HTTP server answers, shown to operators. */
+  /**
+   * Where this instance's HTTP server answers, `http(s)://host:port[/prefix]` (`http://10.0.0.5:3000`; a bare
+   * `host:port` means `http://`): where the CLI's `jobs describe`, `run`, `pause` and `resume` ask this node's admin
+   * API, and what `GET /cluster` shows. Default: the address the app listens on, announced once `app.listen()` ran
+   * (bound to every interface: this machine's first external IPv4 address). Set it when others reach the node
+   * elsewhere: a proxy, NAT, a container's mapped port, a global prefix.
+   */
   httpAddress?: string;
   /** Refuse to start when an older live instance already uses this node's acquirer name. Default `false` (a warning). */
   refuseDuplicateName?: boolean;

@@ -38,7 +38,7 @@ export class PresenceTracker {
 
   constructor(
     private readonly store: PresenceStore,
-    private readonly self: PresenceIdentity,
+    private self: PresenceIdentity,
     private readonly clock: Clock,
     private readonly options: PresenceTrackerOptions,
   ) {
@@ -53,6 +53,18 @@ export class PresenceTracker {
     if (!this.running) return; // stopped during the first tick
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * Sets where this instance's HTTP server answers (learnt once the app listens) and, if announcing already,
+   * announces it now rather than at the next interval.
+   */
+  async advertise(httpAddress: string): Promise<void> {
+    if (this.self.httpAddress === httpAddress) return;
+    this.self = { ...this.self, httpAddress };
+    if (!this.running) return; // the first announcement carries it
+    await this.ticking; // a renewal under way may have announced the entry without it
+    await this.tick();
   }
 
   /** Stops renewing and withdraws this instance's entry, so others see it leave at once. */

@@ -10,7 +10,10 @@ export interface Presence {
   readonly startedAt: number;
   /** The library version it runs. */
   readonly version: string;
-  /** Where its HTTP server answers, if it said. */
+  /**
+   * Where its HTTP server answers (`http(s)://host:port[/prefix]`): its `membership.httpAddress`, else the address
+   * its app listens on, once it does. Missing for an app that does not listen (or runs an older version).
+   */
   readonly httpAddress?: string;
   /** When it last announced itself (epoch ms, its own clock). */
   readonly refreshedAt: number;
@@ -18,7 +21,7 @@ export interface Presence {
   readonly expiresAt: number;
 }
 
-/** The part of a {@link Presence} that stays the same for an instance's whole life. */
+/** What an instance announces about itself: all but the renewal times (the HTTP address is added once it listens). */
 export type PresenceIdentity = Omit<Presence, 'refreshedAt' | 'expiresAt'>;
 
 /** Who joined and who left between two views of the live instances. */

@@ -5,7 +5,9 @@ export const sampleConfig = {
   port: Number(process.env.PORT ?? 3000),
   acquirer: process.env.SAMPLE_ACQUIRER ?? `app-${process.env.PORT ?? 3000}`,
   group: process.env.SAMPLE_GROUP ?? 'production',
-  adminToken: process.env.SAMPLE_ADMIN_TOKEN ?? 'sample-admin-token-change-me',
+  // The admin API's token: the same variable the CLI sends (jobs describe, run, pause, resume), with a default for
+  // a local try-out only.
+  adminToken: process.env.GATEKEEPER_ADMIN_TOKEN || 'sample-admin-token-change-me',
 };
 
 /** The gatekeeper options of the sample: one definition per job, so each shows a feature. */
@@ -51,8 +53,9 @@ export function gatekeeperOptions(): GatekeeperModuleOptions {
     allocations: [{ name: 'queues', lease: '6s', rebalanceDelay: '2s' }],
     // Distributed tasks (the recon batch): a dead instance's record sets run again within 5 s + 1 s.
     tasks: { scanInterval: '1s', retention: '10m' },
-    // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster).
-    membership: { interval: '2s', httpAddress: `http://localhost:${sampleConfig.port}` },
+    // Presence: who is here (ClusterService.participants(), the admin API's /gatekeeper/cluster). Each instance
+    // advertises the address it listens on (http://127.0.0.1:<port>), where the CLI's jobs commands reach it.
+    membership: { interval: '2s' },
     // Prometheus metrics in prom-client's global registry, served at GET /metrics (metrics.controller.ts).
     metrics: true,
     // The sample runner turns it on for its first instance only ('off' elsewhere).

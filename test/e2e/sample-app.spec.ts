@@ -96,6 +96,7 @@ describe('the three-instance sample app', () => {
     delete own.GATEKEEPER_HZ_MEMBERS;
     delete own.GATEKEEPER_HZ_CLUSTER_NAME;
     delete own.SAMPLE_MAP_PREFIX;
+    delete own.GATEKEEPER_ADMIN_TOKEN;
     // Its own process group, as a terminal runs it: Ctrl-C is SIGINT to every process of the group.
     const run = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(','), '--hz-port', String(hzPort)], { env: own, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let said = '';
@@ -108,6 +109,17 @@ describe('the three-instance sample app', () => {
       const text = () => stripAnsi(said);
       // The CLI hints reach the member this run started, not the CLI's default 5701.
       expect(text()).toContain(`npx nestjs-gatekeeper --members 127.0.0.1:${hzPort} pause billing`);
+      // The hint for a command that asks a live instance works as printed, with no other setting: the token is the one
+      // the instances took (from the same variable), and each instance advertises the address it listens on.
+      const hint = text().split('\n').find((line) => line.includes(' jobs describe '))?.replace(/\(.*$/, '').trim();
+      expect(hint).toBe(`GATEKEEPER_ADMIN_TOKEN=sample-admin-token-change-me npx nestjs-gatekeeper --members 127.0.0.1:${hzPort} jobs describe BillingJob.charge`);
+      const [assignment, , , ...args] = hint!.split(/\s+/);
+      const [name, value] = assignment.split('=');
+      const described = await eventually('jobs describe, as the hint says', async () => {
+        const answer = await promisify(execFile)(process.execPath, [join(ROOT, 'dist/cli/gatekeeper.cli.js'), ...args], { env: { ...own, [name]: value } }).catch(() => undefined);
+        return answer?.stdout;
+      }, { timeoutMs: 20_000, intervalMs: 500 });
+      expect(described).toMatch(new RegExp(`answered by app-(${ports.join('|')}) at http://127\\.0\\.0\\.1:(${ports.join('|')})/gatekeeper/jobs/BillingJob\\.charge`));
 
       for (const port of ports) {
         const ready = await eventually(`app-${port} ready`, async () => {

@@ -2,6 +2,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import { GatekeeperModule, GatekeeperService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
+import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 const TOKEN = 'fastify-admin-token-0123456789';
@@ -79,6 +80,9 @@ describe('admin API and console on Fastify', () => {
     const permits = await call('GET', '/permits');
     expect(permits.body).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'billing', permits: [expect.objectContaining({ acquirer: 'fastify-node' })] })]));
     expect((await call('GET', '/cluster')).body).toMatchObject({ participants: [expect.objectContaining({ acquirer: 'fastify-node' })] });
+    // With no membership.httpAddress, the node advertises where Fastify's server listens.
+    const advertised = `http://127.0.0.1:${new URL(base).port}`;
+    await eventually('the address it listens on, advertised', async () => (await call('GET', '/cluster')).body.participants[0]?.httpAddress === advertised);
     expect(await call('GET', '/tasks/list?state=failed,pending&limit=5')).toMatchObject({ status: 200, body: [] });
     expect(await call('GET', '/tasks/list?limit=ten')).toMatchObject({ status: 400, body: { field: 'limit' } });
     expect(await call('GET', '/elections/ghost')).toMatchObject({ status: 404, body: { election: 'ghost' } });

@@ -2,6 +2,8 @@ import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ClusterSingleton, GatekeeperModule, GatekeeperService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
@@ -40,6 +42,26 @@ class ReportJobs {
   async nightly(): Promise<void> {}
 }
 
+/** A job only the node behind the proxy has. */
+@Injectable()
+class AuditJobs {
+  @Cron('0 0 7 * * *')
+  @ClusterSingleton('cli-audit', '2m')
+  async sweep(): Promise<void> {}
+}
+
+/** How a test app is set up: where it listens, what it advertises, where its admin token comes from. */
+interface AppSetup {
+  /** `membership.httpAddress`, given the port the app listens on; none: the app advertises where it listens. */
+  readonly httpAddress?: (port: number) => string;
+  /** The host `app.listen` binds; none: every interface. */
+  readonly host?: string;
+  /** `false`: `app.init()` only, no HTTP server listening. */
+  readonly listen?: boolean;
+  /** `admin: {}`, its token from GATEKEEPER_ADMIN_TOKEN, rather than `admin: { token }`. */
+  readonly tokenFromEnv?: boolean;
+}
+
 /**
  * The CLI's jobs commands (built binary) against a real member and two live apps: `list` and `history` read the
  * cluster; `describe`, `run`, `pause` and `resume` ask the apps' admin API, found through presence (a dead address is
@@ -55,25 +77,57 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect([result.code, result.stderr]).toEqual([0, '']);
     return JSON.parse(result.stdout);
   };
+  /** The two nodes with BillingJobs (cli-a, cli-b). */
   let apps: INestApplication[] = [];
+  /** The others: cli-c behind a proxy, cli-quiet that never listens. */
+  let others: INestApplication[] = [];
+  const ports = new Map<string, number>();
   let ghost: PresenceRecordStore;
+  let proxy: Server;
+  /** What reached the proxy in front of cli-c. */
+  const proxied: string[] = [];
 
-  async function startApp(acquirer: string, providers: Type[]): Promise<INestApplication> {
+  async function startApp(acquirer: string, providers: Type[], setup: AppSetup = {}): Promise<INestApplication> {
     const port = await freePort();
-    const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({
-        identity: { acquirer, group: 'production' },
-        hazelcast: { clientConfig: testClientConfig(), mapPrefix },
-        admin: { token: TOKEN },
-        membership: { interval: '500ms', httpAddress: `http://127.0.0.1:${port}` },
-        schedules: { history: { flushInterval: '200ms' } },
-      })],
-      providers,
-    }).setLogger(new CapturingLogger()).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(port, '127.0.0.1');
-    apps.push(app);
-    return app;
+    const previous = process.env.GATEKEEPER_ADMIN_TOKEN;
+    if (setup.tokenFromEnv) process.env.GATEKEEPER_ADMIN_TOKEN = TOKEN;
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [GatekeeperModule.forRoot({
+          identity: { acquirer, group: 'production' },
+          hazelcast: { clientConfig: testClientConfig(), mapPrefix },
+          admin: setup.tokenFromEnv ? {} : { token: TOKEN },
+          membership: { interval: '500ms', ...(setup.httpAddress && { httpAddress: setup.httpAddress(port) }) },
+          schedules: { history: { flushInterval: '200ms' } },
+        })],
+        providers,
+      }).setLogger(new CapturingLogger()).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      if (setup.listen === false) await app.init();
+      else if (setup.host === undefined) await app.listen(port);
+      else await app.listen(port, setup.host);
+      ports.set(acquirer, port);
+      return app;
+    } finally {
+      if (previous === undefined) delete process.env.GATEKEEPER_ADMIN_TOKEN;
+      else process.env.GATEKEEPER_ADMIN_TOKEN = previous;
+    }
+  }
+
+  /** A reverse proxy at <its address>/edge in front of 127.0.0.1:`port` (what an explicit httpAddress is for). */
+  async function startProxy(port: () => number): Promise<number> {
+    proxy = createServer((req, res) => {
+      proxied.push(`${req.method} ${req.url}`);
+      if (!req.url?.startsWith('/edge/')) return void res.writeHead(404).end();
+      const upstream = request({ host: '127.0.0.1', port: port(), method: req.method, path: req.url.slice('/edge'.length), headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return (proxy.address() as AddressInfo).port;
   }
 
   beforeAll(async () => {
@@ -83,8 +137,14 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     await ghost.connect();
     const dead = `http://127.0.0.1:${await freePort()}`;
     await ghost.announce(announcement({ instance: 'ghost/1', acquirer: 'ghost', group: 'production', startedAt: Date.now() - 60_000, version: '0.1.0', httpAddress: dead }, Date.now(), 120_000));
-    await startApp('cli-a', [BillingJobs]);
-    await startApp('cli-b', [BillingJobs, ReportJobs]);
+    // cli-a sets no address and takes its admin token from GATEKEEPER_ADMIN_TOKEN, as the quickstart does; cli-b sets no
+    // address and listens on every interface (app.listen(port)); cli-c says it is behind a proxy (membership.httpAddress);
+    // cli-quiet never listens.
+    apps.push(await startApp('cli-a', [BillingJobs], { host: '127.0.0.1', tokenFromEnv: true }));
+    apps.push(await startApp('cli-b', [BillingJobs, ReportJobs]));
+    const proxyPort = await startProxy(() => ports.get('cli-c')!);
+    others.push(await startApp('cli-c', [AuditJobs], { host: '127.0.0.1', httpAddress: () => `http://127.0.0.1:${proxyPort}/edge` }));
+    others.push(await startApp('cli-quiet', [], { listen: false }));
     const [a, b] = apps.map((app) => app.get(BillingJobs));
     await a.charge(); // cli-a holds the job now
     a.failNext = true;
@@ -97,8 +157,11 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     }, { timeoutMs: 15_000, intervalMs: 300 });
   });
   afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
+    await Promise.all([...apps, ...others].map((app) => app.close()));
     apps = [];
+    others = [];
+    proxy?.closeAllConnections();
+    await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
     await ghost?.withdraw('ghost/1').catch(() => undefined);
     await ghost?.close();
   });
@@ -157,7 +220,40 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect((await json('jobs', 'describe', 'BillingJobs.charge', '--node', 'cli-b')).holders).toEqual([expect.objectContaining({ node: 'cli-a' })]);
     const nowhere = await run(['--json', 'jobs', 'describe', 'Nobody.knows']);
     expect(nowhere.code).toBe(1);
-    expect(JSON.parse(nowhere.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', job: 'Nobody.knows', reason: 'UNKNOWN_JOB', status: 404, message: expect.stringContaining('asked cli-a, cli-b; not reached: ghost') }) });
+    expect(JSON.parse(nowhere.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', job: 'Nobody.knows', reason: 'UNKNOWN_JOB', status: 404, message: expect.stringContaining('asked cli-a, cli-b, cli-c; not reached: ghost') }) });
+  });
+
+  it('reaches nodes that set no membership.httpAddress: each advertises where its app listens; an explicit one wins', async () => {
+    const status = await json('status');
+    const advertised = Object.fromEntries(status.participants.map((p: { acquirer: string; httpAddress?: string }) => [p.acquirer, p.httpAddress ?? null]));
+    expect(advertised).toEqual({
+      ghost: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      'cli-a': `http://127.0.0.1:${ports.get('cli-a')}`,
+      // Bound to every interface: a reachable address of this machine, never 0.0.0.0 or ::.
+      'cli-b': expect.stringMatching(new RegExp(`^http://(?!0\\.0\\.0\\.0|\\[::\\])[^/]+:${ports.get('cli-b')}$`)),
+      'cli-c': expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/edge$/),
+      'cli-quiet': null,
+    });
+    // cli-a took its admin token from GATEKEEPER_ADMIN_TOKEN, the variable the CLI sends; cli-b is reached at the address it advertised.
+    for (const node of ['cli-a', 'cli-b']) {
+      const text = await run(['jobs', 'describe', 'BillingJobs.charge', '--node', node]);
+      expect([text.code, text.stderr]).toEqual([0, '']);
+      expect(text.stdout).toContain(`(answered by ${node} at ${advertised[node]}/gatekeeper/jobs/BillingJobs.charge;`);
+    }
+    // cli-c is asked where its explicit address says (the proxy, path prefix kept), not where it listens.
+    const audit = await run(['jobs', 'describe', 'AuditJobs.sweep']);
+    expect([audit.code, audit.stderr]).toEqual([0, '']);
+    expect(audit.stdout).toContain(`(answered by cli-c at ${advertised['cli-c']}/gatekeeper/jobs/AuditJobs.sweep;`);
+    expect(proxied).toContain('GET /edge/gatekeeper/jobs/AuditJobs.sweep');
+  });
+
+  it('names what to set when the node asked says no address (its app never listened)', async () => {
+    const quiet = await run(['--json', 'jobs', 'describe', 'BillingJobs.charge', '--node', 'cli-quiet']);
+    expect(quiet.code).toBe(3);
+    const { message } = JSON.parse(quiet.stderr).error;
+    expect(message).toContain('no live node says where its HTTP server is (live: cli-quiet, none with an address)');
+    expect(message).toContain('app.listen()');
+    expect(message).toContain('set membership.httpAddress in its module options: http(s)://host:port[/prefix], e.g. http://10.0.0.5:3000');
   });
 
   it('needs the admin token for what asks an app: none is a usage error, a wrong one is refused', async () => {

@@ -93,9 +93,27 @@ describe("the CLI's calls to a live app's admin API", () => {
     expect(good.asked).toEqual([]);
   });
 
+  it('says when the nodes asked serve no admin API there: what to mount, or which path to give', async () => {
+    const plain = await node(json(404, { statusCode: 404, message: 'Cannot GET /ops/jobs/Billing.charge', error: 'Not Found' }));
+    const lacking = await node(json(404, { statusCode: 404, reason: 'UNKNOWN_JOB', job: 'Billing.charge' }));
+    const none = await askLiveNode([presence('plain', plain.url)], describeCall, options).catch((e: unknown) => e);
+    expect(none).toMatchObject({
+      status: 404, reason: 'NO_ADMIN_API',
+      message: "No live node serves the admin API at /ops (asked plain): mount it with the module option admin (admin: {} takes its token from the app's GATEKEEPER_ADMIN_TOKEN), or give its admin.path in --admin-path",
+    });
+    const mixed = await askLiveNode([presence('plain', plain.url), presence('lacking', lacking.url)], describeCall, options).catch((e: unknown) => e);
+    expect(mixed).toMatchObject({ reason: 'UNKNOWN_JOB', message: 'No live node has job "Billing.charge" (asked plain (no admin API at /ops), lacking; jobs are named Class.method)' });
+  });
+
   it('says why there is nobody to ask, and checks its options before anything is asked', async () => {
     await expect(askLiveNode(undefined, describeCall, options)).rejects.toThrow(LiveNodeUnreachableError);
-    await expect(askLiveNode([presence('app-1')], describeCall, options)).rejects.toThrow(/set membership\.httpAddress/);
+    // Live nodes without an address: what advertises one, and what to set, in which format.
+    await expect(askLiveNode([presence('app-1')], describeCall, options)).rejects.toThrow(
+      'no live node says where its HTTP server is (live: app-1, none with an address): a node advertises the address it listens on once its ' +
+        "app.listen() ran; if it does not listen, or others reach it elsewhere (a proxy, NAT, a container's mapped port), set membership.httpAddress " +
+        'in its module options: http(s)://host:port[/prefix], e.g. http://10.0.0.5:3000 (a bare host:port means http://)',
+    );
+    await expect(askLiveNode([], describeCall, options)).rejects.toThrow(/^no live node announces itself in this cluster \(no app running, membership: false/);
     await expect(askLiveNode([presence('app-1', 'http://x')], describeCall, { ...options, node: 'app-9' })).rejects.toThrow('no live node is named "app-9" (live: app-1)');
     expect(() => parseAdminApiOptions({ adminPath: 'gatekeeper' }, 'jobs run')).toThrow(CliUsageError);
     expect(() => parseAdminApiOptions({ adminPath: 'gatekeeper' }, 'jobs run')).toThrow(expect.objectContaining({ field: 'adminToken' }));

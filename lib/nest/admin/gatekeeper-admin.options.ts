@@ -3,8 +3,10 @@ import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 
 /**
  * The admin HTTP API (off unless given). It needs protection: either your own `guard`, or a `token` that callers
- * send as `Authorization: Bearer <token>`. With neither, the module refuses to start. Like every option, it may come
- * from `forRoot` or from a `forRootAsync` factory (e.g. the token from `ConfigService`).
+ * send as `Authorization: Bearer <token>`; with neither, the token is the environment variable `GATEKEEPER_ADMIN_TOKEN`
+ * (which the CLI reads too), so `admin: {}` mounts it behind that variable. With no token at all, the module refuses
+ * to start. Like every option, it may come from `forRoot` or from a `forRootAsync` factory (e.g. the token from
+ * `ConfigService`).
  */
 export interface GatekeeperAdminOptions {
   /** Route prefix. Default `'gatekeeper'`, so routes are `/gatekeeper/definitions`, `/gatekeeper/permits`, `/gatekeeper/cluster`, `/gatekeeper/elections/:name`, .... */
@@ -16,7 +18,8 @@ export interface GatekeeperAdminOptions {
   guard?: Type<CanActivate> | CanActivate;
   /**
    * A shared secret callers send as `Authorization: Bearer <token>`. At least 16 characters. A request without it
-   * answers 401 (with `WWW-Authenticate: Bearer`), one with a wrong token 403.
+   * answers 401 (with `WWW-Authenticate: Bearer`), one with a wrong token 403. Default (without a `guard`): the
+   * environment variable `GATEKEEPER_ADMIN_TOKEN`, the one the CLI's `jobs describe`, `run`, `pause` and `resume` send.
    */
   token?: string;
   /**
@@ -39,10 +42,16 @@ export interface ResolvedAdminOptions {
 /** The least length of `admin.token`. */
 export const MIN_ADMIN_TOKEN_LENGTH = 16;
 
+/** The environment variable `admin.token` defaults to, and the CLI sends: one setting for both sides. */
+export const ADMIN_TOKEN_ENV = 'GATEKEEPER_ADMIN_TOKEN';
+
 const ADMIN_KEYS: ReadonlyArray<keyof GatekeeperAdminOptions> = ['path', 'guard', 'token', 'console'];
 
-/** Validates the `admin` option at bootstrap; throws {@link InvalidOptionsError} naming `admin.<field>`. */
-export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined): ResolvedAdminOptions | undefined {
+/**
+ * Validates the `admin` option at bootstrap (the token from `env` when neither `token` nor `guard` is given); throws
+ * {@link InvalidOptionsError} naming `admin.<field>`, and the environment variable when the token came from it.
+ */
+export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedAdminOptions | undefined {
   if (admin === undefined || admin === null) return undefined;
   if (typeof admin !== 'object' || Array.isArray(admin)) throw new InvalidOptionsError('admin', `must be an object { path, guard, token, console }, got ${JSON.stringify(admin)}`);
   const unknown = Object.keys(admin).find((key) => !(ADMIN_KEYS as readonly string[]).includes(key));
@@ -61,6 +70,20 @@ export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined): 
     }
     if (admin.token !== undefined) throw new InvalidOptionsError('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
     return { ...resolved, guard };
+  }
+  if (admin.token === undefined) {
+    const token = env[ADMIN_TOKEN_ENV];
+    if (token === undefined || token === '') {
+      throw new InvalidOptionsError(
+        'admin.token',
+        `the admin API must be protected: set ${ADMIN_TOKEN_ENV} (at least ${MIN_ADMIN_TOKEN_LENGTH} characters; the CLI sends the same variable), ` +
+          'or give admin.token or admin.guard',
+      );
+    }
+    if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+      throw new InvalidOptionsError('admin.token', `${ADMIN_TOKEN_ENV} (the admin token) must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters, got ${token.length}`);
+    }
+    return { ...resolved, token };
   }
   if (typeof admin.token !== 'string' || admin.token.length < MIN_ADMIN_TOKEN_LENGTH) {
     const got = typeof admin.token === 'string' ? `${admin.token.length} characters` : JSON.stringify(admin.token);

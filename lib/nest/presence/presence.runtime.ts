@@ -1,8 +1,12 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { networkInterfaces } from 'node:os';
+import { Server as TlsServer } from 'node:tls';
 import { libraryVersion } from '../../core/library-version';
 import type { MembershipChanges, Presence } from '../../presence/presence';
 import type { PresenceStore } from '../../presence/presence-store';
 import { PresenceTracker } from '../../presence/presence.tracker';
+import { advertisedHttpAddress, type ListeningAddress } from '../../presence/http-address.rules';
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
@@ -28,10 +32,13 @@ export class PresenceRuntime implements CapabilityRuntime {
   private stopped = false;
   /** Whether the presence store is connected (so stop() must withdraw and close it). */
   private connected = false;
+  /** Stops waiting for the app to listen (its address is then advertised). */
+  private unlisten?: () => void;
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Optional() @Inject(GATEKEEPER_PRESENCE_STORE) private readonly store?: PresenceStore,
+    @Optional() private readonly http?: HttpAdapterHost,
   ) {
     const membership = options.membership;
     if (!membership || !store) return;
@@ -54,6 +61,28 @@ export class PresenceRuntime implements CapabilityRuntime {
         onError: (error) => this.logger.debug(`presence: ${(error as Error).message}`),
       },
     );
+    if (membership.httpAddress === undefined) this.advertiseOnListen();
+  }
+
+  /**
+   * Without `membership.httpAddress`: once the app listens (`app.listen()`), advertises the address its HTTP server
+   * took, so the CLI's `jobs describe` and `jobs run` find this node with no configuration. An app that never
+   * listens (an application context, a microservice) advertises none.
+   */
+  private advertiseOnListen(): void {
+    const host = this.http;
+    if (!host) return;
+    const advertise = () => {
+      const server = host.httpAdapter?.getHttpServer() as { address?: () => ListeningAddress } | undefined;
+      const address = advertisedHttpAddress(server?.address?.() ?? null, server instanceof TlsServer, networkInterfaces());
+      if (address === undefined) return;
+      this.logger.debug(`presence: advertising ${address}, where this node's HTTP server listens (membership.httpAddress sets another)`);
+      void this.tracker?.advertise(address).catch((error: unknown) => this.logger.debug(`presence: ${(error as Error).message}`));
+    };
+    if (host.listening) return advertise();
+    const subscription = host.listen$?.subscribe(advertise);
+    if (!subscription) return;
+    this.unlisten = () => subscription.unsubscribe();
   }
 
   /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
@@ -112,6 +141,7 @@ export class PresenceRuntime implements CapabilityRuntime {
   /** Withdraws this instance, so others see it leave at once, and disconnects presence (called at shutdown). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unlisten?.();
     clearTimeout(this.retry);
     await this.starting?.catch(() => undefined);
     await this.disconnect();
