@@ -3,7 +3,7 @@ import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
-import { FAILED_OUTCOMES, runId, type JobRunOutcome, type RunRecord } from './run-record';
+import { FAILED_OUTCOMES, runFailure, runId, type JobRunOutcome, type RunRecord } from './run-record';
 
 /** How a node keeps its part of the run history. */
 export interface HistoryRecorderOptions {
@@ -52,8 +52,6 @@ const TICKS_EVERY_MS = 60_000;
 const HELD_CHECK_MS = 30_000;
 /** Writes tried per job and flush before the rest waits for the next flush. */
 const ATTEMPTS = 5;
-/** The longest error message a run record keeps. */
-const ERROR_CHARS = 500;
 
 /**
  * This node's side of the run history. Runs, missed instants and skipped ticks are noted in memory as they happen
@@ -114,9 +112,13 @@ export class HistoryRecorder {
     return record;
   }
 
-  /** Notes how a run ended. */
-  finished(run: RunRecord, outcome: Exclude<JobRunOutcome, 'running' | 'unknown'>, durationMs: number, error?: string): RunRecord {
-    const record: RunRecord = { ...run, outcome, durationMs, error: error === undefined ? undefined : error.slice(0, ERROR_CHARS) };
+  /**
+   * Notes how a run ended; `error`: what it threw (an `Error`, or `{ message, stack }`: its message and bounded stack
+   * are kept, see `runFailure`), or a message alone.
+   */
+  finished(run: RunRecord, outcome: Exclude<JobRunOutcome, 'running' | 'unknown'>, durationMs: number, error?: unknown): RunRecord {
+    const failure = error === undefined ? undefined : runFailure(error);
+    const record: RunRecord = { ...run, outcome, durationMs, error: failure?.error, ...(failure?.stack !== undefined && { stack: failure.stack }) };
     this.put(record);
     return record;
   }

@@ -70,13 +70,14 @@ function decodeRun(key: string, value: unknown): RunRecord {
     token: run.token!, startedAt: run.startedAt!, durationMs: optionalNumber(run.durationMs), outcome: run.outcome!,
     request: typeof run.request === 'string' ? run.request : undefined,
     error: typeof run.error === 'string' ? run.error : undefined,
+    ...(typeof run.stack === 'string' && { stack: run.stack }),
   };
 }
 
 function runFields(run: RunRecord): Record<string, unknown> {
   return {
     id: run.id, job: run.job, trigger: run.trigger, instant: run.instant, node: run.node, instance: run.instance, token: run.token,
-    startedAt: run.startedAt, durationMs: run.durationMs, outcome: run.outcome, request: run.request, error: run.error,
+    startedAt: run.startedAt, durationMs: run.durationMs, outcome: run.outcome, request: run.request, error: run.error, stack: run.stack,
   };
 }
 

@@ -108,6 +108,27 @@ export function describeHistoryStoreContract(name: string, setup: () => Promise<
       assertEqual(history.counts, { completed: 1, failed: 1 });
     }, timeoutMs);
 
+    it("keeps a failed run's stack, bounded (20 frames, 2,000 characters), for another node to read; a message alone has none", async () => {
+      const clock = new ManualClock(8_000_000);
+      const recorder = new HistoryRecorder(fixture().stores[0], {
+        keep: 10, flushIntervalMs: 60_000, callTimeoutMs: 10_000, identity: { instance: 'n0/1', node: 'n0' }, clock,
+      });
+      const deep = new Error('ledger out of balance');
+      deep.stack = ['Error: ledger out of balance', ...Array.from({ length: 30 }, (_, i) => `    at step${i} (/app/dist/ledger.js:${i + 1}:7)`)].join('\n');
+      recorder.finished(recorder.started({ job: 'ledger', trigger: 'schedule', instant: clock.now(), token: 4 }), 'failed', 3, deep);
+      clock.advance(1);
+      recorder.finished(recorder.started({ job: 'ledger', trigger: 'manual', token: 4 }), 'failed', 3, 'a message alone');
+      await recorder.flush();
+      const history = (await fixture().stores[1].read('ledger'))!.history;
+      const [alone, thrown] = history.runs;
+      assert.equal(thrown.error, 'ledger out of balance');
+      assert.equal(thrown.stack!.split('\n').filter((line) => line.startsWith('    at ')).length, 20);
+      assert.match(thrown.stack!, /^Error: ledger out of balance\n {4}at step0 \(\/app\/dist\/ledger\.js:1:7\)\n[\s\S]*step19[\s\S]*\n {4}\.\.\. 10 more frames$/);
+      assert.equal(alone.error, 'a message alone');
+      assert.equal(alone.stack, undefined);
+      assert.equal(history.lastFailure?.error, 'a message alone');
+    }, timeoutMs);
+
     it('keeps the newest `keep` runs of many that waited for one flush, counts the rest, and never drops one still running', async () => {
       const clock = new ManualClock(9_000_000);
       const recorder = new HistoryRecorder(fixture().stores[0], {

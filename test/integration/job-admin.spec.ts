@@ -119,6 +119,12 @@ describe('admin API: jobs (memory store)', () => {
     expect(all.body.runs.length).toBeGreaterThanOrEqual(3);
     expect(all.body.runs.slice(0, 2).map((r: { outcome: string }) => r.outcome)).toEqual(['completed', 'failed']);
     expect(all.body.lastFailure).toMatchObject({ outcome: 'failed', error: 'the payment provider answered 502' });
+    // With its stack, bounded (the Error's first lines: its message, then the frames from the job's own method).
+    expect(all.body.lastFailure.stack).toMatch(/^Error: the payment provider answered 502\n {4}at BillingJobs\.charge /);
+    expect(all.body.lastFailure.stack.split('\n').filter((line: string) => line.startsWith('    at ')).length).toBeLessThanOrEqual(20);
+    expect(all.body.runs[1].stack).toBe(all.body.lastFailure.stack);
+    expect(all.body.runs[0].stack).toBeUndefined();
+    expect((await node.call('GET', '/jobs/BillingJobs.charge')).body.lastFailure.stack).toBe(all.body.lastFailure.stack);
     const one = await node.call('GET', '/jobs/BillingJobs.charge/history?limit=1');
     expect(one.body.runs).toEqual([all.body.runs[0]]);
     for (const limit of ['0', 'abc', '5000']) {

@@ -1,6 +1,8 @@
 import { BadRequestException, ConflictException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { EditConflictError } from '../../core/errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { QuorumLostError } from '../../core/errors/quorum-lost.error';
+import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { ElectionNotFoundError } from '../../elections/errors/election-not-found.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
@@ -18,7 +20,8 @@ import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.er
 /**
  * Runs an admin action and turns the library's errors into HTTP answers: 400 naming the field, 404 (unknown
  * semaphore, election, allocation, task, job or schedule), 409 (an edit conflict, a task action or a run now refused,
- * with its reason code), 503. Nothing is stored on error.
+ * with its reason code), 503 with the reason code the permits' denials use (`STORE_UNAVAILABLE`, `STORE_TIMEOUT`,
+ * `QUORUM_NOT_MET`: what the console's banner says). Nothing is stored on error.
  */
 export async function answer<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -59,7 +62,10 @@ export async function answer<T>(action: () => Promise<T>): Promise<T> {
       throw new ConflictException({ statusCode: 409, error: 'Conflict', ...body });
     }
     if (error instanceof EditConflictError) throw new ConflictException(error.message);
-    if (error instanceof StoreUnavailableError) throw new ServiceUnavailableException(error.message);
+    if (error instanceof StoreUnavailableError) {
+      const reason = error instanceof StoreTimeoutError ? 'STORE_TIMEOUT' : error instanceof QuorumLostError ? 'QUORUM_NOT_MET' : 'STORE_UNAVAILABLE';
+      throw new ServiceUnavailableException({ statusCode: 503, error: 'Service Unavailable', message: error.message, reason });
+    }
     throw error;
   }
 }

@@ -169,7 +169,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       return value;
     } catch (error) {
       // Whatever it threw once the leadership ended, it stopped because of that (as a job's run at its lost permit).
-      this.runs.finished(run, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error.message : String(error));
+      this.runs.finished(run, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error : String(error));
       if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
       return undefined;

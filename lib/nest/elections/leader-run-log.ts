@@ -12,8 +12,8 @@ export const LEADER_SKIP = { NOT_LEADER: 'NOT_LEADER', NOT_READY: 'NOT_READY' } 
 export interface LeaderRunLog {
   /** A run that starts now, under the leadership of epoch `token`; returns the record to pass to {@link finished}. */
   started(run: { job: string; trigger: 'call'; token: number }): object;
-  /** How the run ended (`error`: the message of what it threw). */
-  finished(run: object, outcome: LeaderRunOutcome, durationMs: number, error?: string): unknown;
+  /** How the run ended (`error`: what it threw, an `Error` whose message and stack are kept, or a message). */
+  finished(run: object, outcome: LeaderRunOutcome, durationMs: number, error?: Error | string): unknown;
   /** A call that did not run here, counted by reason. */
   skippedTick(job: string, reason: string): void;
 }

@@ -301,7 +301,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       const message = error instanceof Error ? error.message : String(error);
       const outcome = running.replaced ? 'replaced' : this.failure(lease);
       this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: message, outcome });
-      this.schedules.recorder.finished(record, outcome, took(), message);
+      this.schedules.recorder.finished(record, outcome, took(), error);
       run.manual?.finish({ outcome, durationMs: took(), error: message.slice(0, 500) });
       if (running.replaced) {
         // What overlap: 'replace' is for: nothing lost, nothing failed.

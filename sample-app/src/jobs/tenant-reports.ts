@@ -25,10 +25,12 @@ export class TenantReports implements OnApplicationBootstrap {
     }
   }
 
+  /** A tenant whose data says `fail: true` fails its report: a failed run, with its stack, for the console to show. */
   @ScheduleHandler('tenant-report')
-  report(data: { tenant: string }): void {
+  report(data: { tenant: string; fail?: boolean }): void {
     const run = this.schedules.currentRun();
     const tick = Math.floor(Date.now() / 1000);
     this.logger.log(`ran report-${data.tenant} on ${this.gatekeeper.identity.acquirer} (group ${this.gatekeeper.identity.group}, fencing token ${run?.token}, tick ${tick})`);
+    if (data.fail) throw new Error(`the report of ${data.tenant} failed: its ledger is locked`);
   }
 }

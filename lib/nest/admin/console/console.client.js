@@ -1,6 +1,8 @@
 // The gatekeeper's web console: plain browser JavaScript over the admin API (same origin, same guard).
 // It polls every 2 s while the page is visible, counts permits down every second, and never re-renders a row the
-// operator is editing.
+// operator is editing. Every instant shows with its zone (the browser's, with its offset, or UTC: the header's
+// choice); a banner says when the cluster's store (503) or the app itself cannot be reached, instead of tables that
+// are empty or out of date with no word.
 (() => {
   'use strict';
   const base = document.querySelector('meta[name="gatekeeper-base"]').content;
@@ -26,16 +28,27 @@
   }
 
   async function api(method, path, body) {
-    const response = await fetch(base + path, {
-      method,
-      credentials: 'same-origin',
-      headers: { 'x-gatekeeper-console': '1', ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
+    let response;
+    try {
+      response = await fetch(base + path, {
+        method,
+        credentials: 'same-origin',
+        headers: { 'x-gatekeeper-console': '1', ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      // No answer at all: the app is down, or the network between.
+      throw Object.assign(new Error(`no answer from the app (${error.message})`), { network: true });
+    }
     const date = response.headers.get('date');
     if (date) skewMs = Date.now() - Date.parse(date);
     const text = await response.text();
-    const data = text ? JSON.parse(text) : undefined;
+    let data;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      data = { message: text.slice(0, 200) };
+    }
     if (response.status === 401 || response.status === 403) {
       showSignIn();
       throw new Error('not signed in');
@@ -63,10 +76,122 @@
   const seconds = (ms) => (ms <= 0 ? 'expired' : ms < 60000 ? `${Math.ceil(ms / 1000)} s` : `${Math.floor(ms / 60000)} min ${Math.ceil((ms % 60000) / 1000)} s`);
   const duration = (ms) => (ms % 3600000 === 0 ? `${ms / 3600000}h` : ms % 60000 === 0 ? `${ms / 60000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
   const serverNow = () => Date.now() - skewMs;
+
+  // Instants, always with their zone: the browser's own (with the offset of that instant, so a daylight-saving
+  // change shows) or UTC, as chosen in the header; kept in this browser.
+  const ZONE_KEY = 'gatekeeper-console-zone';
+  const times = {
+    utc: (() => {
+      try {
+        return localStorage.getItem(ZONE_KEY) === 'utc';
+      } catch {
+        return false;
+      }
+    })(),
+    /** `UTC` or `UTC+01:00`: the zone an instant is shown in. */
+    zone(ms) {
+      if (times.utc) return 'UTC';
+      const offset = -new Date(ms).getTimezoneOffset();
+      const pad = (n) => String(n).padStart(2, '0');
+      return `UTC${offset < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+    },
+    parts(ms) {
+      const d = new Date(ms);
+      const u = times.utc;
+      const pad = (n) => String(n).padStart(2, '0');
+      return {
+        date: `${u ? d.getUTCFullYear() : d.getFullYear()}-${pad((u ? d.getUTCMonth() : d.getMonth()) + 1)}-${pad(u ? d.getUTCDate() : d.getDate())}`,
+        time: `${pad(u ? d.getUTCHours() : d.getHours())}:${pad(u ? d.getUTCMinutes() : d.getMinutes())}:${pad(u ? d.getUTCSeconds() : d.getSeconds())}`,
+      };
+    },
+    /** Date, time and zone: `2025-03-30 02:30:00 UTC+02:00`. */
+    at(ms) {
+      if (ms === undefined || ms === null) return '-';
+      const { date, time } = times.parts(ms);
+      return `${date} ${time} ${times.zone(ms)}`;
+    },
+    /** Time and zone when on today's date (in the zone shown), else as {@link at}: what a table cell shows. */
+    clock(ms) {
+      if (ms === undefined || ms === null) return '-';
+      const { date, time } = times.parts(ms);
+      return date === times.parts(serverNow()).date ? `${time} ${times.zone(ms)}` : times.at(ms);
+    },
+  };
+  function describeZones() {
+    let name = '';
+    try {
+      name = Intl.DateTimeFormat().resolvedOptions().timeZone || '';
+    } catch {
+      // no name: the offset says enough
+    }
+    const saved = times.utc;
+    times.utc = false;
+    $('time-zone').options[0].textContent = `${name || 'this browser\'s zone'} (${times.zone(Date.now())})`;
+    times.utc = saved;
+    $('time-zone').value = times.utc ? 'utc' : 'local';
+  }
+
+  /** On a phone the tables are cards (console.css): each cell names its column, from the table's header. */
+  function labelCells(tbody) {
+    const heads = [...tbody.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
+    for (const row of tbody.rows) {
+      if (row.classList.contains('detail-row')) continue;
+      [...row.cells].forEach((cell, i) => {
+        if (cell.tagName === 'TD' && !cell.classList.contains('actions') && !cell.hasAttribute('colspan') && !cell.dataset.label && heads[i]) cell.dataset.label = heads[i];
+      });
+    }
+  }
+
+  /**
+   * Puts `rows` in `tbody` in that order, moving nothing already in place: rows kept from the last poll (and a row
+   * with focus, or an open detail under its job) stay where they are instead of being re-created every 2 s.
+   */
+  function syncRows(tbody, rows) {
+    const wanted = new Set(rows);
+    for (const row of [...tbody.children]) if (!wanted.has(row)) row.remove();
+    rows.forEach((row, i) => {
+      if (tbody.children[i] !== row) tbody.insertBefore(row, tbody.children[i] || null);
+    });
+    labelCells(tbody);
+  }
+
+  /**
+   * Filters the rows of `tbody` by the words of `query` (each must appear in a row's `data-search`, case ignored); a
+   * row's detail row goes with it. Says how many are shown in `count`, and names the filter when none is.
+   */
+  function filterRows(tbody, query, count, what) {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
+    let total = 0;
+    let previous = true;
+    for (const row of tbody.rows) {
+      if (row.classList.contains('detail-row')) {
+        row.classList.toggle('filtered-out', !previous);
+        continue;
+      }
+      if (row.dataset.search === undefined) continue;
+      total++;
+      const text = row.dataset.search.toLowerCase();
+      previous = words.every((w) => text.includes(w));
+      row.classList.toggle('filtered-out', !previous);
+      if (previous) shown++;
+    }
+    let none = tbody.querySelector('tr.no-match');
+    if (words.length && total && !shown) {
+      if (!none) {
+        none = el('tr', { class: 'no-match' }, el('td', { colspan: tbody.closest('table').querySelectorAll('thead th').length }));
+        tbody.append(none);
+      }
+      none.cells[0].textContent = `No ${what} matches “${query.trim()}”.`;
+    } else if (none) none.remove();
+    count.textContent = words.length ? `${shown} of ${total} shown` : total ? `${total} ${what}${total === 1 ? '' : 's'}` : '';
+  }
+
+  const shared = { $, el, api, seconds, duration, serverNow, times, syncRows, filterRows, labelCells };
   // The Jobs panel lives in console.jobs.js (loaded first); it polls and counts down with the rest of the page.
-  const jobs = window.gatekeeperJobsPanel({ $, el, api, seconds, duration, serverNow });
+  const jobs = window.gatekeeperJobsPanel(shared);
   // So does the Schedules panel (console.schedules.js).
-  const schedules = window.gatekeeperSchedulesPanel({ $, el, api, seconds, serverNow });
+  const schedules = window.gatekeeperSchedulesPanel(shared);
 
   // Definitions: inline edits, pause and resume.
   function renderDefinitions(definitions) {
@@ -91,6 +216,7 @@
             : el('button', { type: 'button', class: 'danger', onclick: () => act(`pause ${d.name}`, () => api('POST', `/definitions/${encodeURIComponent(d.name)}/pause`)) }, 'Pause')));
     });
     body.replaceChildren(...rows);
+    labelCells(body);
   }
 
   function save(name, row) {
@@ -155,18 +281,21 @@
     const rows = permits.flatMap((s) => s.permits.map((p) => el('tr', {},
       el('th', { scope: 'row' }, s.name), el('td', {}, p.acquirer), el('td', {}, p.group), el('td', { class: 'wrap' }, p.instance), el('td', {}, p.fencingToken),
       el('td', { 'data-expires': p.expiresAt }, seconds(p.expiresAt - now)))));
-    $('permits-rows').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 6 }, 'No live permit.'))]));
+    $('permits-rows').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: 6 }, readYet ? 'No live permit.' : 'Not read yet.'))]));
+    labelCells($('permits-rows'));
   }
 
+  /** The cluster as just read (the leases' time left is as the answer says: it was read a moment ago). */
   function renderCluster(cluster) {
-    const now = serverNow();
     elections = cluster.elections || [];
     $('participants-rows').replaceChildren(...(cluster.participants || []).map((p) => el('tr', {},
       el('th', { scope: 'row' }, p.acquirer), el('td', {}, p.group), el('td', {}, p.version), el('td', {}, seconds(p.ageMs)),
       el('td', {}, (p.leads || []).map((e) => el('span', { class: 'badge leader' }, e))))));
     $('elections-rows').replaceChildren(...elections.map((e) => el('tr', {},
       el('th', { scope: 'row' }, e.name), el('td', {}, e.leader ? e.leader.acquirer : 'nobody'), el('td', {}, e.epoch ?? ''),
-      el('td', {}, e.leader ? seconds(e.leaseLeftMs - (now - lastUpdate)) : ''))));
+      el('td', {}, e.leader ? seconds(e.leaseLeftMs) : ''))));
+    labelCells($('participants-rows'));
+    labelCells($('elections-rows'));
   }
 
   function renderAllocations(allocations) {
@@ -194,6 +323,8 @@
           ? el('button', { type: 'button', onclick: () => act(`retry ${t.id}`, () => api('POST', `/tasks/${id}/retry`)) }, 'Retry')
           : el('button', { type: 'button', class: 'danger', onclick: () => act(`cancel ${t.id}`, () => api('POST', `/tasks/${id}/cancel`)) }, 'Cancel')));
     }));
+    labelCells($('task-counts'));
+    labelCells($('task-rows'));
   }
 
   $('group-form').addEventListener('submit', (event) => {
@@ -207,36 +338,84 @@
     });
   });
 
+  /** Whether the permits were read at least once (else their table says "not read yet", not "no permit"). */
+  let readYet = false;
+  /** When every call of a poll last answered (server time), and whether the last poll found the cluster down. */
+  let lastGood = 0;
+
+  /**
+   * Reads everything again. A call that fails leaves its table as it was (the Jobs and Schedules panels say so
+   * themselves); one that finds the store unreachable (503) or gets no answer at all puts up the banner.
+   */
   async function refresh() {
-    const [definitions, semaphores, cluster, allocations, taskCounts, failed, open] = await Promise.all([
-      api('GET', '/definitions'),
-      api('GET', '/permits'),
-      api('GET', '/cluster'),
-      api('GET', '/allocations').catch(() => []),
-      api('GET', '/tasks').catch(() => ({ counts: {} })),
-      api('GET', '/tasks/list?state=failed,invalid&limit=50').catch(() => []),
-      api('GET', '/tasks/list?state=pending,running&limit=50').catch(() => []),
+    const failures = [];
+    const read = (path, fallback) => api('GET', path).catch((error) => {
+      failures.push(error);
+      return fallback;
+    });
+    const [definitions, semaphores, cluster, allocations, taskCounts, failed, open, jobsFailure, schedulesFailure] = await Promise.all([
+      read('/definitions'),
+      read('/permits'),
+      read('/cluster'),
+      read('/allocations', []),
+      read('/tasks', { counts: {} }),
+      read('/tasks/list?state=failed,invalid&limit=50', []),
+      read('/tasks/list?state=pending,running&limit=50', []),
       jobs.refresh(),
       schedules.refresh(),
     ]);
-    lastUpdate = serverNow();
+    if ($('main').hidden) return; // signed out meanwhile
+    for (const failure of [jobsFailure, schedulesFailure]) if (failure) failures.push(failure);
     // Jobs only: elections and allocations have their own sections, and their permits are not a job's (no Save or
     // Pause for them here; the CLI changes them with --force).
     const isJob = (item) => (item.kind || 'job') === 'job';
-    renderDefinitions(definitions.filter(isJob));
-    const others = definitions.filter((d) => !isJob(d)).map((d) => d.name);
-    $('definitions-others').textContent = others.length ? `Not listed here: ${others.join(', ')} (elections and allocations: see Cluster and Allocations).` : '';
-    permits = semaphores.filter((s) => s.permits.length > 0 && isJob(s));
+    if (definitions) {
+      renderDefinitions(definitions.filter(isJob));
+      const others = definitions.filter((d) => !isJob(d)).map((d) => d.name);
+      $('definitions-others').textContent = others.length ? `Not listed here: ${others.join(', ')} (elections and allocations: see Cluster and Allocations).` : '';
+    }
+    if (semaphores) {
+      readYet = true;
+      permits = semaphores.filter((s) => s.permits.length > 0 && isJob(s));
+    }
     renderPermits();
-    renderCluster(cluster);
-    renderAllocations(allocations);
-    renderTasks(taskCounts.counts, [...failed, ...open]);
+    if (cluster) renderCluster(cluster);
+    if (!failures.some(isOutage)) {
+      renderAllocations(allocations);
+      renderTasks(taskCounts.counts, [...failed, ...open]);
+    }
+    health(failures);
+    if (!failures.some(isOutage)) {
+      lastUpdate = serverNow();
+      $('updated').textContent = 'live, updated 0 s ago';
+    }
+  }
+
+  /** A failure that means the store (503) or the app (no answer) cannot be reached, not a refusal of one call. */
+  const isOutage = (error) => Boolean(error && (error.network || error.status === 503));
+
+  /** Puts up the banner when the store or the app cannot be reached, and takes it down once every call answers. */
+  function health(failures) {
+    const down = failures.find(isOutage);
+    document.body.classList.toggle('outage', Boolean(down));
+    if (!down) {
+      $('banner').hidden = true;
+      lastGood = serverNow();
+      return;
+    }
+    const reason = down.body && down.body.reason;
+    const seen = lastGood ? `What this page shows was read at ${times.at(lastGood)} and may be out of date` : 'Nothing could be read since this page opened';
+    $('banner-title').textContent = down.network ? 'This app does not answer.' : `The cluster's store cannot be reached${reason ? ` (${reason})` : ''}.`;
+    $('banner-text').textContent = `${down.message}. ${seen}; changes fail until it answers. Trying again every ${POLL_MS / 1000} s.`;
+    $('banner').hidden = false;
+    $('updated').textContent = down.network ? 'app not answering' : 'cluster unreachable';
   }
 
   function showSignIn() {
     $('sign-in').hidden = false;
     $('main').hidden = true;
-    $('sections').hidden = true;
+    $('bar').hidden = true;
+    $('zone-pick').hidden = true;
     $('sign-out').hidden = true;
     $('updated').textContent = 'signed out';
   }
@@ -244,9 +423,35 @@
   function showConsole(signIn) {
     $('sign-in').hidden = true;
     $('main').hidden = false;
-    $('sections').hidden = false;
+    $('bar').hidden = false;
+    $('zone-pick').hidden = false;
     $('sign-out').hidden = signIn !== 'token';
+    $('updated').textContent = 'reading…';
+    describeZones();
+    keepBarHeight();
   }
+
+  /** Headings jumped to land below the sticky bar, however tall it is (the links wrap on a phone; the banner). */
+  function keepBarHeight() {
+    const set = () => document.documentElement.style.setProperty('--bar-height', `${Math.ceil($('bar').getBoundingClientRect().height)}px`);
+    set();
+    if (window.ResizeObserver && !keepBarHeight.observer) {
+      keepBarHeight.observer = new ResizeObserver(set);
+      keepBarHeight.observer.observe($('bar'));
+    }
+  }
+
+  $('time-zone').addEventListener('change', async (event) => {
+    times.utc = event.target.value === 'utc';
+    try {
+      localStorage.setItem(ZONE_KEY, times.utc ? 'utc' : 'local');
+    } catch {
+      // not kept: this page shows it all the same
+    }
+    jobs.rerender();
+    schedules.rerender();
+    await refresh().catch(() => undefined);
+  });
 
   $('sign-in-form').addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -289,7 +494,8 @@
     if ($('main').hidden || !lastUpdate) return;
     renderPermits();
     jobs.tick();
-    $('updated').textContent = `live, updated ${Math.max(0, Math.round((serverNow() - lastUpdate) / 1000))} s ago`;
+    schedules.tick();
+    if ($('banner').hidden) $('updated').textContent = `live, updated ${Math.max(0, Math.round((serverNow() - lastUpdate) / 1000))} s ago`;
   }, 1000);
 
   fetch(`${base}/console/session`, { credentials: 'same-origin' }).then(async (response) => {
