@@ -1,11 +1,11 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { AdminExceptionFilter } from './admin-exception.filter';
 import { readElection, resignLeader, type ResignResult } from '../../elections/election-admin';
 import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../elections/election-status';
 import { ClusterService } from '../elections/cluster.service';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { GatekeeperService } from '../permits/gatekeeper.service';
-import { answer } from './admin-answer';
 
 /**
  * Builds the admin controller of the cluster and its elections, under the same prefix and guard as the
@@ -15,6 +15,7 @@ import { answer } from './admin-answer';
 export function createClusterAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
+  @UseFilters(AdminExceptionFilter)
   class ClusterAdminController {
     constructor(
       private readonly cluster: ClusterService,
@@ -24,25 +25,23 @@ export function createClusterAdminController(path: string, guard: Type<CanActiva
 
     /** The live app instances (with their age) and every election (leader, epoch, lease left, definition). */
     @Get('cluster')
-    status(): Promise<ClusterOverview> {
-      return answer(async () => {
-        const semaphores = await this.gatekeeper.permits();
-        const participants = this.cluster.participants();
-        return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.clock.now());
-      });
+    async status(): Promise<ClusterOverview> {
+      const semaphores = await this.gatekeeper.permits();
+      const participants = this.cluster.participants();
+      return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.clock.now());
     }
 
     /** One election: its leader, epoch, lease left and definition; 404 naming it if the cluster has no such election. */
     @Get('elections/:name')
     election(@Param('name') name: string): Promise<ElectionStatus> {
-      return answer(() => readElection(this.gatekeeper, name, this.options.clock));
+      return readElection(this.gatekeeper, name, this.options.clock);
     }
 
     /** Makes the election's current leader step down (its lease is revoked); another node takes over. */
     @Post('elections/:name/resign')
     @HttpCode(200)
     resign(@Param('name') name: string): Promise<ResignResult> {
-      return answer(() => resignLeader(this.gatekeeper, name, this.options.clock));
+      return resignLeader(this.gatekeeper, name, this.options.clock);
     }
   }
   return ClusterAdminController;

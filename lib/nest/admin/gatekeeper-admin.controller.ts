@@ -1,13 +1,11 @@
-import {
-  Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, Query, UseGuards, type CanActivate, type Type,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { AdminExceptionFilter } from './admin-exception.filter';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
 import { GatekeeperService } from '../permits/gatekeeper.service';
-import { answer } from './admin-answer';
 
 function body(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -41,6 +39,7 @@ const UNDO_FIELDS = ['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun'] a
 export function createGatekeeperAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
+  @UseFilters(AdminExceptionFilter)
   class GatekeeperAdminController {
     constructor(private readonly gatekeeper: GatekeeperService) {}
 
@@ -50,82 +49,74 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     }
 
     @Get('definitions/:name')
-    get(@Param('name') name: string) {
-      return answer(async () => withKind(await this.gatekeeper.readDefinition(name)));
+    async get(@Param('name') name: string) {
+      return withKind(await this.gatekeeper.readDefinition(name));
     }
 
     @Put('definitions/:name')
     put(@Param('name') name: string, @Body() input: unknown, @Query('force') force?: unknown) {
-      return answer(async () => {
-        const options = forced(name, force);
-        const fields = body(input);
-        if (fields.name !== undefined && fields.name !== name) {
-          throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
-        }
-        return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
-      });
+      const options = forced(name, force);
+      const fields = body(input);
+      if (fields.name !== undefined && fields.name !== name) {
+        throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
+      }
+      return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
     }
 
     @Patch('definitions/:name')
     update(@Param('name') name: string, @Body() patch: unknown, @Query('force') force?: unknown) {
-      return answer(async () => this.gatekeeper.updateDefinition(name, body(patch), forced(name, force)));
+      return this.gatekeeper.updateDefinition(name, body(patch), forced(name, force));
     }
 
     @Delete('definitions/:name')
     @HttpCode(204)
-    remove(@Param('name') name: string) {
-      return answer(async () => {
-        if (!(await this.gatekeeper.removeDefinition(name))) throw new UnknownSemaphoreError(name);
-      });
+    async remove(@Param('name') name: string) {
+      if (!(await this.gatekeeper.removeDefinition(name))) throw new UnknownSemaphoreError(name);
     }
 
     @Post('definitions/:name/pause')
     @HttpCode(200)
     pause(@Param('name') name: string, @Query('force') force?: unknown) {
-      return answer(async () => this.gatekeeper.pause(name, forced(name, force)));
+      return this.gatekeeper.pause(name, forced(name, force));
     }
 
     @Post('definitions/:name/resume')
     @HttpCode(200)
     resume(@Param('name') name: string, @Body() input: unknown, @Query('force') force?: unknown) {
-      return answer(async () => {
-        const options = forced(name, force);
-        const { permits } = input === undefined || input === null || (typeof input === 'object' && !Object.keys(input).length) ? { permits: undefined } : body(input);
-        if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
-          throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
-        }
-        return this.gatekeeper.resume(name, permits, options);
-      });
+      const options = forced(name, force);
+      const { permits } = input === undefined || input === null || (typeof input === 'object' && !Object.keys(input).length) ? { permits: undefined } : body(input);
+      if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
+        throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
+      }
+      return this.gatekeeper.resume(name, permits, options);
     }
 
     /** Body: `GroupMigrationRequest`. Answers the whole report: changes (before/after), skipped, target, warnings. */
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return answer(async () => this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest));
+      return this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest);
     }
 
     /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
     @Post('migrate/undo')
     @HttpCode(200)
     undoMigration(@Body() input: unknown) {
-      return answer(async () => this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest));
+      return this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest);
     }
 
     @Get('permits')
-    permits() {
-      return answer(async () => (await this.gatekeeper.permits()).map(withKind));
+    async permits() {
+      return (await this.gatekeeper.permits()).map(withKind);
     }
 
     @Delete('permits/:name/:token')
     @HttpCode(204)
-    forceRelease(@Param('name') name: string, @Param('token') token: string) {
-      return answer(async () => {
-        if (!/^\d+$/.test(token)) throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got "${token}"`);
-        if (!(await this.gatekeeper.forceRelease(name, Number(token)))) {
-          throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
-        }
-      });
+    async forceRelease(@Param('name') name: string, @Param('token') token: string) {
+      if (!/^\d+$/.test(token)) throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got "${token}"`);
+      if (!(await this.gatekeeper.forceRelease(name, Number(token)))) {
+        throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
+      }
     }
   }
   return GatekeeperAdminController;

@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { AdminExceptionFilter } from './admin-exception.filter';
 import { parseHistoryLimit, parseJobForce, parseRunNowBody } from '../../schedules/job-request.input';
 import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { ScheduleService } from '../schedules/schedule.service';
-import { answer } from './admin-answer';
 
 /**
  * Builds the admin controller of scheduled jobs, under the same prefix and guard as the other admin routes: this
@@ -14,25 +14,26 @@ import { answer } from './admin-answer';
 export function createJobAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
+  @UseFilters(AdminExceptionFilter)
   class JobAdminController {
     constructor(private readonly schedules: ScheduleService) {}
 
     /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run. */
     @Get('jobs')
-    list(): Promise<JobSummary[]> {
-      return answer(async () => (await Promise.all(this.schedules.jobs().map((job) => this.schedules.describe(job)))).map(summarizeJob));
+    async list(): Promise<JobSummary[]> {
+      return (await Promise.all(this.schedules.jobs().map((job) => this.schedules.describe(job)))).map(summarizeJob);
     }
 
     /** Everything about a job: definition, holders, cron and zone, the next 10 fire instants, runs, counts; 404 if this node has no such job. */
     @Get('jobs/:job')
     describe(@Param('job') job: string): Promise<JobDescription> {
-      return answer(() => this.schedules.describe(job));
+      return this.schedules.describe(job);
     }
 
     /** The job's runs, newest first (`?limit=`, default every run kept), with skipped and missed counts; 404 for a job nobody knows. */
     @Get('jobs/:job/history')
     history(@Param('job') job: string, @Query('limit') limit?: unknown): Promise<JobHistoryView> {
-      return answer(() => this.schedules.history(job, { limit: parseHistoryLimit(job, limit) }));
+      return this.schedules.history(job, { limit: parseHistoryLimit(job, limit) });
     }
 
     /**
@@ -43,10 +44,8 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     @Post('jobs/:job/run')
     @HttpCode(200)
     run(@Param('job') job: string, @Body() body?: unknown): Promise<RunNowResult> {
-      return answer(() => {
-        const { timeoutMs, waitMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
-        return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
-      });
+      const { timeoutMs, waitMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
+      return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
     }
 
     /**
@@ -57,14 +56,14 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     @Post('jobs/:job/pause')
     @HttpCode(200)
     pause(@Param('job') job: string, @Query('force') force?: unknown): Promise<JobPauseResult> {
-      return answer(() => this.schedules.pauseJob(job, parseJobForce(job, force)));
+      return this.schedules.pauseJob(job, parseJobForce(job, force));
     }
 
     /** Resumes the job: its semaphore gets back the permits it had before the pause, or its runtime schedule fires again. As pause otherwise. */
     @Post('jobs/:job/resume')
     @HttpCode(200)
     resume(@Param('job') job: string, @Query('force') force?: unknown): Promise<JobPauseResult> {
-      return answer(() => this.schedules.resumeJob(job, parseJobForce(job, force)));
+      return this.schedules.resumeJob(job, parseJobForce(job, force));
     }
   }
   return JobAdminController;

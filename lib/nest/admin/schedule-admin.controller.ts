@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { AdminExceptionFilter } from './admin-exception.filter';
 import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { ScheduleChangeResult } from '../../schedules/schedule-catalog';
 import type { ScheduleOverview } from '../../schedules/schedule-overview';
@@ -9,7 +10,6 @@ import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { ScheduleService } from '../schedules/schedule.service';
 import { scheduleOverviews } from '../schedules/schedule-overviews';
 import { SchedulesRuntime } from '../schedules/schedules.runtime';
-import { answer } from './admin-answer';
 
 /** Fire instants one schedule's answer lists (a listing lists the next one). */
 const NEXT_RUNS = 10;
@@ -23,6 +23,7 @@ const NEXT_RUNS = 10;
 export function createScheduleAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
+  @UseFilters(AdminExceptionFilter)
   class ScheduleAdminController {
     constructor(
       private readonly schedules: ScheduleService,
@@ -32,19 +33,17 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
 
     /** Every runtime schedule, by id: definition, revision, next fire instant, last run, and whether this node has its handler. */
     @Get('schedules')
-    list(): Promise<ScheduleOverview[]> {
-      return answer(async () => this.overviews(await this.schedules.schedules(), 1));
+    async list(): Promise<ScheduleOverview[]> {
+      return this.overviews(await this.schedules.schedules(), 1);
     }
 
     /** One runtime schedule with its next 10 fire instants; 404 `UNKNOWN_SCHEDULE` if there is none. */
     @Get('schedules/:id')
-    one(@Param('id') id: string): Promise<ScheduleOverview> {
-      return answer(async () => {
-        const record = await this.schedules.schedule(id);
-        if (!record) throw new UnknownScheduleError(id);
-        const [overview] = await this.overviews([record], NEXT_RUNS);
-        return overview;
-      });
+    async one(@Param('id') id: string): Promise<ScheduleOverview> {
+      const record = await this.schedules.schedule(id);
+      if (!record) throw new UnknownScheduleError(id);
+      const [overview] = await this.overviews([record], NEXT_RUNS);
+      return overview;
     }
 
     /**
@@ -55,31 +54,29 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     @Put('schedules/:id')
     @HttpCode(200)
     upsert(@Param('id') id: string, @Body() body: unknown, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
-      return answer(() => {
-        const { input, expectedRevision: expected } = parseScheduleBody(id, body, expectedRevision);
-        return this.schedules.upsert(input, expected === undefined ? {} : { expectedRevision: expected });
-      });
+      const { input, expectedRevision: expected } = parseScheduleBody(id, body, expectedRevision);
+      return this.schedules.upsert(input, expected === undefined ? {} : { expectedRevision: expected });
     }
 
     /** Removes the schedule (`outcome: 'unchanged'` when there was none); 409 when `?expectedRevision=` is stale. */
     @Delete('schedules/:id')
     @HttpCode(200)
     remove(@Param('id') id: string, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
-      return answer(() => this.schedules.remove(id, edit(id, expectedRevision)));
+      return this.schedules.remove(id, edit(id, expectedRevision));
     }
 
     /** Pauses the schedule: it fires nowhere until resumed. 404 `UNKNOWN_SCHEDULE`; 409 when `?expectedRevision=` is stale. */
     @Post('schedules/:id/pause')
     @HttpCode(200)
     pause(@Param('id') id: string, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
-      return answer(() => this.schedules.pause(id, edit(id, expectedRevision)));
+      return this.schedules.pause(id, edit(id, expectedRevision));
     }
 
     /** Resumes a paused schedule. 404 `UNKNOWN_SCHEDULE`; 409 when `?expectedRevision=` is stale. */
     @Post('schedules/:id/resume')
     @HttpCode(200)
     resume(@Param('id') id: string, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
-      return answer(() => this.schedules.resume(id, edit(id, expectedRevision)));
+      return this.schedules.resume(id, edit(id, expectedRevision));
     }
 
     private overviews(records: LiveScheduleRecord[], next: number): Promise<ScheduleOverview[]> {

@@ -1,11 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, type CanActivate, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { AdminExceptionFilter } from './admin-exception.filter';
 import type { TaskRecord } from '../../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, type TaskPurgeInput } from '../../tasks/task-admin.input';
 import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
 import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { TaskService } from '../tasks/task.service';
-import { answer } from './admin-answer';
 
 /**
  * Builds the admin controller of distributed tasks, under the same prefix and guard as the other admin routes:
@@ -15,22 +15,21 @@ import { answer } from './admin-answer';
 export function createTaskAdminController(path: string, guard: Type<CanActivate>): Type {
   @Controller(path)
   @UseGuards(guard)
+  @UseFilters(AdminExceptionFilter)
   class TaskAdminController {
     constructor(private readonly tasks: TaskService) {}
 
     /** Tasks by type and state. */
     @Get('tasks')
-    counts(): Promise<{ counts: Record<string, TaskStateCounts> }> {
-      return answer(async () => ({ counts: await this.tasks.counts() }));
+    async counts(): Promise<{ counts: Record<string, TaskStateCounts> }> {
+      return ({ counts: await this.tasks.counts() });
     }
 
     /** Tasks in claim order, filtered by `type`, `state` (comma-separated) and `group`; at most `limit` (default 100). */
     @Get('tasks/list')
     list(@Query() query: Record<string, string | undefined>): Promise<TaskRecord[]> {
-      return answer(() => {
-        const { query: filter, limit } = parseTaskList({ types: query.type, states: query.state, group: query.group, limit: query.limit });
-        return this.tasks.list(filter, limit);
-      });
+      const { query: filter, limit } = parseTaskList({ types: query.type, states: query.state, group: query.group, limit: query.limit });
+      return this.tasks.list(filter, limit);
     }
 
     /**
@@ -39,42 +38,38 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
      */
     @Post('tasks/purge')
     @HttpCode(200)
-    purge(@Body() body: unknown = {}): Promise<{ purged: number }> {
-      return answer(async () => ({ purged: await this.tasks.purge(parseTaskPurge(purgeBody(body ?? {}))) }));
+    async purge(@Body() body: unknown = {}): Promise<{ purged: number }> {
+      return ({ purged: await this.tasks.purge(parseTaskPurge(purgeBody(body ?? {}))) });
     }
 
     /** A group's progress; 404 if neither its record nor any of its tasks exists. */
     @Get('tasks/groups/:type/:name')
-    group(@Param('type') type: string, @Param('name') name: string): Promise<TaskGroupStatus> {
-      return answer(async () => {
-        const status = await this.tasks.group(type, name);
-        if (!status) throw new UnknownTaskError(`${type}:${name} (a group)`);
-        return status;
-      });
+    async group(@Param('type') type: string, @Param('name') name: string): Promise<TaskGroupStatus> {
+      const status = await this.tasks.group(type, name);
+      if (!status) throw new UnknownTaskError(`${type}:${name} (a group)`);
+      return status;
     }
 
     /** One task with its claim and every attempt (who, epoch, outcome, error); 404 if there is none. */
     @Get('tasks/:id')
-    one(@Param('id') id: string): Promise<TaskRecord> {
-      return answer(async () => {
-        const task = await this.tasks.get(id);
-        if (!task) throw new UnknownTaskError(id);
-        return task;
-      });
+    async one(@Param('id') id: string): Promise<TaskRecord> {
+      const task = await this.tasks.get(id);
+      if (!task) throw new UnknownTaskError(id);
+      return task;
     }
 
     /** Runs a failed, invalid or cancelled task again; 409 naming why for any other. */
     @Post('tasks/:id/retry')
     @HttpCode(200)
     retry(@Param('id') id: string): Promise<TaskRecord> {
-      return answer(() => this.tasks.retry(id));
+      return this.tasks.retry(id);
     }
 
     /** Cancels a pending or running task; 409 if it finished already. */
     @Post('tasks/:id/cancel')
     @HttpCode(200)
     cancel(@Param('id') id: string): Promise<TaskRecord> {
-      return answer(() => this.tasks.cancel(id));
+      return this.tasks.cancel(id);
     }
   }
   return TaskAdminController;
