@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { GatekeeperService, PermitTimeoutError } from 'nestjs-gatekeeper';
+import { GatekeeperService, PermitTimeoutError, SemaphoreAdminService } from 'nestjs-gatekeeper';
 
 @Injectable()
 export class ReindexService {
-  constructor(private readonly gatekeeper: GatekeeperService) {}
+  constructor(
+    private readonly gatekeeper: GatekeeperService,
+    private readonly semaphores: SemaphoreAdminService,
+  ) {}
 
   /** Runs only if no other node is reindexing; the permit is kept alive while it runs and released after. */
   async reindexOnce(): Promise<string> {
@@ -34,7 +37,7 @@ export class ReindexService {
 
   /** Moves a job to the DR site, live: the holder gives it up at its next refresh. */
   async failOverBilling(): Promise<void> {
-    await this.gatekeeper.updateDefinition('billing', { groupPattern: 'dr-site' });
+    await this.semaphores.updateDefinition('billing', { groupPattern: 'dr-site' });
   }
 
   private async reindexShard(_shard: string, _fencingToken: number): Promise<void> {}

@@ -49,10 +49,11 @@ export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleL
 export type { HistoryDelta, JobHistory, NodeTicks } from './schedules/job-history';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
-// Permits: GatekeeperService and @ClusterSingleton
+// Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
 export {
   GatekeeperService, type AcquireOptions, type WithPermitOptions, type WithPermitResult,
 } from './nest/permits/gatekeeper.service';
+export { SemaphoreAdminService } from './nest/permits/semaphore-admin.service';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/schedules/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
 export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';

@@ -59,7 +59,7 @@ export const messages = {
   stateLine: formatStateLine,
   available: () => 'Cluster reachable again: permits are granted as usual',
   corruptValue: (key: string, reason: string) =>
-    `Ignoring unreadable value under "${key}" (${reason}); repair it with GatekeeperService.resetPermits() or putDefinition()`,
+    `Ignoring unreadable value under "${key}" (${reason}); repair it with SemaphoreAdminService.resetPermits() or putDefinition()`,
   skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
   neverRunsHere: (where: string, semaphore: string, holder: Holder, reason: string) =>
     `${where} can never run on this node (group "${holder.group}", acquirer "${holder.acquirer}"): semaphore "${semaphore}": ` +

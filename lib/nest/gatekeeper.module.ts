@@ -30,6 +30,7 @@ import { resolveGatekeeperOptions } from './gatekeeper-options.resolver';
 import { ExclusiveRuns } from './permits/exclusive-runs';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
+import { SemaphoreAdminService } from './permits/semaphore-admin.service';
 import { PermitsRuntime } from './permits/permits.runtime';
 import { PermitsStartup } from './permits/permits.startup';
 import { createBackends, createPermitStore, createHistoryStore, createPresenceStore, createRunRequestStore, createScheduleStore, createTaskStore, type ModuleBackends } from './gatekeeper-stores.factory';
@@ -39,8 +40,8 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
 
 /**
  * The gatekeeper: `GatekeeperModule.forRoot({...})` or `forRootAsync({ imports, inject, useFactory })`.
- * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService}, `ClusterService`,
- * `AllocationService`, `TaskService`, `ScheduleService` and `GatekeeperHealthIndicator`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
+ * Global by default (`isGlobal: false` to scope it). Provides {@link GatekeeperService}, `SemaphoreAdminService`,
+ * `ClusterService`, `AllocationService`, `TaskService`, `ScheduleService` and `GatekeeperHealthIndicator`, and makes `@ClusterSingleton`, `@LeaderOnly`, `@TaskHandler`,
  * `@GroupFinishedHandler`, `@InvalidTaskHandler` and `@OncePerTrigger` work on any provider's methods.
  */
 @Module({
@@ -95,13 +96,14 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     ExclusiveRuns,
     GatekeeperLifecycle,
     GatekeeperService,
+    SemaphoreAdminService,
     ClusterSingletonRunner,
     { provide: GATEKEEPER_JOB_RUNNER, useExisting: ClusterSingletonRunner },
     GatekeeperHealthIndicator,
     GatekeeperMetrics,
     GatekeeperTracing,
   ],
-  exports: [GatekeeperService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
+  exports: [GatekeeperService, SemaphoreAdminService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
   /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */

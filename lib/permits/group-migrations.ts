@@ -34,7 +34,7 @@ export interface MigrationSkip {
   readonly reason: string;
 }
 
-/** What {@link GatekeeperService.migrateGroups} did (or, in a dry run, would do). */
+/** What {@link SemaphoreAdminService.migrateGroups} did (or, in a dry run, would do). */
 export interface GroupMigrationReport {
   /** Whether nothing was written. */
   readonly dryRun: boolean;
@@ -57,7 +57,7 @@ export interface GroupMigrationReport {
   readonly warnings: string[];
 }
 
-/** What {@link GatekeeperService.undoMigration} did (or, in a dry run, would do). */
+/** What {@link SemaphoreAdminService.undoMigration} did (or, in a dry run, would do). */
 export interface UndoMigrationReport {
   /** Whether nothing was written. */
   readonly dryRun: boolean;

@@ -35,7 +35,7 @@ export interface SemaphoreAdminOptions {
 }
 
 /**
- * Operator actions on definitions and permits, shared by `GatekeeperService`, the admin HTTP API and the CLI.
+ * Operator actions on definitions and permits, shared by `SemaphoreAdminService`, the admin HTTP API and the CLI.
  * The writes go through {@link SemaphoreEdits}; group migrations are {@link GroupMigrations}'.
  * Every edit is validated before anything is written and is a compare-and-set on the semaphore's entry,
  * retried on conflict: concurrent edits are all applied, or rejected with {@link EditConflictError}, never lost.
@@ -160,7 +160,7 @@ export class SemaphoreAdmin {
 
   /**
    * Moves jobs from one group to another (see {@link migrateGroups}) and returns what it changed. Kept for
-   * `GatekeeperService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
+   * `SemaphoreAdminService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
    */
   async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<MigrationChange[]> {
     return (await this.migrateGroups({ ...options, fromGroup, toGroup })).changes;

@@ -1,12 +1,10 @@
 import { Client } from 'hazelcast-client';
-import {
-  InvalidDefinitionError, PermitNotHeldError, UnknownSemaphoreError, type GatekeeperService, type Permit,
-} from '../../lib';
+import { InvalidDefinitionError, PermitNotHeldError, UnknownSemaphoreError, type Permit } from '../../lib';
 import { startNode, TickJobs, type LedgerEntry, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
-type Call = (a: GatekeeperService, held: Permit) => unknown;
+type Call = (node: TestNode, held: Permit) => unknown;
 
 /** Every bad call gets an error naming the thing and the field, and the cluster's maps are byte-for-byte unchanged. */
 describe('bad input and foreign data', () => {
@@ -32,36 +30,36 @@ describe('bad input and foreign data', () => {
   });
 
   const cases: Array<[string, Call, new (...args: never[]) => Error, RegExp]> = [
-    ['an invalid group regex', (g) => g.putDefinition({ name: 'billing', duration: '1m', groupPattern: 'prod(' }), InvalidDefinitionError, /"billing": invalid groupPattern/],
-    ['an invalid acquirer regex', (g) => g.updateDefinition('billing', { acquirerPattern: '*' }), InvalidDefinitionError, /"billing": invalid acquirerPattern/],
-    ['negative permits', (g) => g.updateDefinition('billing', { permits: -1 }), InvalidDefinitionError, /"billing": invalid permits/],
-    ['fractional permits', (g) => g.putDefinition({ name: 'billing', duration: '1m', permits: 1.5 }), InvalidDefinitionError, /"billing": invalid permits/],
-    ['an unparsable duration', (g) => g.putDefinition({ name: 'billing', duration: 'soon' }), InvalidDefinitionError, /"billing": invalid duration/],
-    ['a zero duration', (g) => g.updateDefinition('billing', { duration: 0 }), InvalidDefinitionError, /"billing": invalid duration/],
-    ['an empty name', (g) => g.putDefinition({ name: '', duration: '1m' }), InvalidDefinitionError, /invalid name/],
-    ['an over-long name', (g) => g.putDefinition({ name: 'n'.repeat(201), duration: '1m' }), InvalidDefinitionError, /invalid name: must be at most 200/],
-    ['an unknown field', (g) => g.updateDefinition('billing', { permit: 2 } as never), InvalidDefinitionError, /"billing": invalid permit: is not a definition field/],
-    ['a rename by update', (g) => g.updateDefinition('billing', { name: 'x' } as never), InvalidDefinitionError, /"billing": invalid name/],
-    ['an update of an unknown semaphore', (g) => g.updateDefinition('ghost', { permits: 1 }), UnknownSemaphoreError, /"ghost" has no definition/],
-    ['a resume of an unknown semaphore', (g) => g.resume('ghost'), UnknownSemaphoreError, /"ghost"/],
-    ['an empty migration group', (g) => g.migrate('', 'dr-site'), InvalidDefinitionError, /^Invalid migration\.fromGroup: must be a non-empty group name/],
-    ['a release of another node\'s permit', (g, p) => g.release(p), PermitNotHeldError, /"reports": permit with fencing token \d+ is not held by "node-a"/],
-    ['a release of a forged token', (g, p) => g.release({ ...p, acquirer: 'node-a', fencingToken: 1 }), PermitNotHeldError, /fencing token 1 is not held/],
-    ['a force-release of a non-number', (g) => g.forceRelease('reports', Number.NaN), InvalidDefinitionError, /"reports": invalid fencingToken/],
-    ['an acquire timeout that is no duration', (g) => g.acquire('billing', { timeout: 'soon' }), InvalidDefinitionError, /"billing": invalid timeout/],
-    ['a permit asked by an empty name', (g) => g.tryAcquire(''), InvalidDefinitionError, /invalid name/],
+    ['an invalid group regex', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', groupPattern: 'prod(' }), InvalidDefinitionError, /"billing": invalid groupPattern/],
+    ['an invalid acquirer regex', (n) => n.semaphores.updateDefinition('billing', { acquirerPattern: '*' }), InvalidDefinitionError, /"billing": invalid acquirerPattern/],
+    ['negative permits', (n) => n.semaphores.updateDefinition('billing', { permits: -1 }), InvalidDefinitionError, /"billing": invalid permits/],
+    ['fractional permits', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', permits: 1.5 }), InvalidDefinitionError, /"billing": invalid permits/],
+    ['an unparsable duration', (n) => n.semaphores.putDefinition({ name: 'billing', duration: 'soon' }), InvalidDefinitionError, /"billing": invalid duration/],
+    ['a zero duration', (n) => n.semaphores.updateDefinition('billing', { duration: 0 }), InvalidDefinitionError, /"billing": invalid duration/],
+    ['an empty name', (n) => n.semaphores.putDefinition({ name: '', duration: '1m' }), InvalidDefinitionError, /invalid name/],
+    ['an over-long name', (n) => n.semaphores.putDefinition({ name: 'n'.repeat(201), duration: '1m' }), InvalidDefinitionError, /invalid name: must be at most 200/],
+    ['an unknown field', (n) => n.semaphores.updateDefinition('billing', { permit: 2 } as never), InvalidDefinitionError, /"billing": invalid permit: is not a definition field/],
+    ['a rename by update', (n) => n.semaphores.updateDefinition('billing', { name: 'x' } as never), InvalidDefinitionError, /"billing": invalid name/],
+    ['an update of an unknown semaphore', (n) => n.semaphores.updateDefinition('ghost', { permits: 1 }), UnknownSemaphoreError, /"ghost" has no definition/],
+    ['a resume of an unknown semaphore', (n) => n.semaphores.resume('ghost'), UnknownSemaphoreError, /"ghost"/],
+    ['an empty migration group', (n) => n.semaphores.migrate('', 'dr-site'), InvalidDefinitionError, /^Invalid migration\.fromGroup: must be a non-empty group name/],
+    ['a release of another node\'s permit', (n, p) => n.gatekeeper.release(p), PermitNotHeldError, /"reports": permit with fencing token \d+ is not held by "node-a"/],
+    ['a release of a forged token', (n, p) => n.gatekeeper.release({ ...p, acquirer: 'node-a', fencingToken: 1 }), PermitNotHeldError, /fencing token 1 is not held/],
+    ['a force-release of a non-number', (n) => n.semaphores.forceRelease('reports', Number.NaN), InvalidDefinitionError, /"reports": invalid fencingToken/],
+    ['an acquire timeout that is no duration', (n) => n.gatekeeper.acquire('billing', { timeout: 'soon' }), InvalidDefinitionError, /"billing": invalid timeout/],
+    ['a permit asked by an empty name', (n) => n.gatekeeper.tryAcquire(''), InvalidDefinitionError, /invalid name/],
   ];
 
   it.each(cases)('rejects %s with a clear error and changes nothing', async (_, call, type, message) => {
     const before = await snapshot();
-    const error = await (async () => call(a.gatekeeper, held))().then(() => undefined, (e: unknown) => e);
+    const error = await (async () => call(a, held))().then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(type);
     expect((error as Error).message).toMatch(message);
     expect(await snapshot()).toEqual(before);
   });
 
   it('denies, logs once per node with the key, and once an operator resets it rebuilds the entry and waits out its permits', async () => {
-    const token = (await a.gatekeeper.permits()).find((s) => s.name === 'billing')?.lastToken ?? 0;
+    const token = (await a.semaphores.permits()).find((s) => s.name === 'billing')?.lastToken ?? 0;
     await (await raw.getMap<string, string>(`${mapPrefix}.semaphores`)).set('billing', '{"holder":"someone by hand"}');
     const jobs = a.get(TickJobs);
     for (let tick = 0; tick < 3; tick++) await jobs.billing(tick);
@@ -69,11 +67,11 @@ describe('bad input and foreign data', () => {
     // Once per node (Nest's static loggers may route both nodes' lines to the last app's logger).
     await eventually('each node to log it once', () => [a, b].flatMap((n) => n.logger.find('error', /unreadable value under "billing"/)).length === 2);
     expect(await a.gatekeeper.tryAcquire('billing')).toMatchObject({ granted: false, reason: 'CORRUPT_STATE' });
-    await a.gatekeeper.resetPermits('billing');
+    await a.semaphores.resetPermits('billing');
     // Nobody can tell what the unreadable entry held: nothing is granted until a permit of it would have lapsed.
     const denied = await b.gatekeeper.tryAcquire('billing');
     expect(denied).toMatchObject({ granted: false, reason: 'RECOVERING' });
-    const status = (await a.gatekeeper.permits()).find((s) => s.name === 'billing')!;
+    const status = (await a.semaphores.permits()).find((s) => s.name === 'billing')!;
     expect(status.definition?.durationMs).toBe(60_000); // the definition the nodes remembered is put back
     expect(status.recoveringUntil! - Date.now()).toBeGreaterThan(55_000);
     expect(status.lastToken ?? 0).toBeGreaterThanOrEqual(token);
@@ -82,10 +80,10 @@ describe('bad input and foreign data', () => {
   it('skips a hand-written entry without crashing, and takes the repaired one', async () => {
     await (await raw.getMap<string, string>(`${mapPrefix}.semaphores`)).set('hand-made', 'permits=3');
     await eventually('the bad definition to be reported', () => [a, b].some((n) => n.logger.find('error', /"hand-made"/).length));
-    expect(a.gatekeeper.getDefinition('hand-made')).toBeUndefined();
+    expect(a.semaphores.getDefinition('hand-made')).toBeUndefined();
     expect(await a.gatekeeper.tryAcquire('hand-made')).toMatchObject({ granted: false, reason: 'CORRUPT_STATE' });
-    await a.gatekeeper.resetPermits('hand-made');
-    await a.gatekeeper.putDefinition({ name: 'hand-made', duration: '1m', permits: 3 });
+    await a.semaphores.resetPermits('hand-made');
+    await a.semaphores.putDefinition({ name: 'hand-made', duration: '1m', permits: 3 });
     expect(await a.gatekeeper.tryAcquire('hand-made')).toMatchObject({ granted: false, reason: 'RECOVERING' });
   });
 });

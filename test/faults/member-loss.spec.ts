@@ -69,7 +69,7 @@ describe('losing one of two members', () => {
     for (const e of ledger) perTick.set(`${e.name}@${e.tick}`, (perTick.get(`${e.name}@${e.tick}`) ?? 0) + 1);
     expect([...perTick.values()].filter((n) => n > 1)).toEqual([]);
     for (const name of names) {
-      for (const node of nodes) expect(await node.gatekeeper.readDefinition(name)).toMatchObject({ name, durationMs: 3000 });
+      for (const node of nodes) expect(await node.semaphores.readDefinition(name)).toMatchObject({ name, durationMs: 3000 });
       // Every semaphore ran again after the member came back.
       expect(ledger.some((e) => e.name === name && e.tick >= tick - 5)).toBe(true);
     }

@@ -83,7 +83,7 @@ describe('the workload, the operator and the checker on a real member', () => {
     ]));
     expect(edits.every((e) => e.ok)).toBe(true);
 
-    const final = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await operatorNode!.gatekeeper.readDefinition(n)])));
+    const final = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await operatorNode!.semaphores.readDefinition(n)])));
     const applied = {
       update: (edit: EditEvent, definition: unknown) =>
         Object.entries(edit.args[0] as object).every(([field, value]) => (definition as Record<string, unknown>)[field] === value),

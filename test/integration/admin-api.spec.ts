@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError } from '../../lib';
+import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, SemaphoreAdminService } from '../../lib';
 import type { ClusterOverview, ElectionStatus } from '../../lib/elections/election-status';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -49,12 +49,14 @@ describe('admin HTTP API', () => {
   let app: INestApplication;
   let base: string;
   let gatekeeper: GatekeeperService;
+  let semaphores: SemaphoreAdminService;
   const call = adminClient(() => base);
 
   beforeAll(async () => {
     app = await startApp({ path: 'ops/gatekeeper', token: TOKEN });
     base = `${await app.getUrl()}/ops/gatekeeper`.replace('[::1]', '127.0.0.1');
     gatekeeper = app.get(GatekeeperService);
+    semaphores = app.get(SemaphoreAdminService);
   });
   afterAll(async () => {
     await app.close();
@@ -72,7 +74,7 @@ describe('admin HTTP API', () => {
     expect(wrong.headers.get('www-authenticate')).toBeNull();
     expect((await call('DELETE', '/definitions/billing', undefined, null)).status).toBe(401);
     expect((await call('DELETE', '/definitions/billing', undefined, 'wrong-token-of-same-size')).status).toBe(403);
-    expect(gatekeeper.getDefinition('billing')).toBeDefined();
+    expect(semaphores.getDefinition('billing')).toBeDefined();
   });
 
   it('lists and reads definitions', async () => {
@@ -107,14 +109,14 @@ describe('admin HTTP API', () => {
     ['an unknown undo field', 'POST', '/migrate/undo', { all: true }, 'all'],
     ['a non-numeric token', 'DELETE', '/permits/billing/abc', undefined, 'fencingToken'],
   ])('answers 400 naming the field for %s, and changes nothing', async (_, method, path, body, field) => {
-    const before = await gatekeeper.readDefinition('billing');
+    const before = await semaphores.readDefinition('billing');
     const response = await call(method, path, body);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ statusCode: 400, field });
     // Named on the semaphore when one is concerned, else on the request (`Invalid migration.toGroup`): never a made-up one.
     expect(response.body.message).toMatch(new RegExp(`^(Semaphore "billing": invalid |Invalid migration\\.|Invalid )${field}: `));
     expect(response.body.message).not.toContain('<');
-    expect(await gatekeeper.readDefinition('billing')).toEqual(before);
+    expect(await semaphores.readDefinition('billing')).toEqual(before);
   });
 
   it('pauses and resumes with the permits the semaphore had', async () => {
@@ -134,19 +136,19 @@ describe('admin HTTP API', () => {
     // Presence knows the only live instance (this node, in production): dr-site has none, so a real run needs force.
     expect(dry.body.warnings).toEqual([expect.stringContaining('no live node is known in group "dr-site"')]);
     expect(dry.body.warnings[0]).toContain('a real run is refused without force');
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
     const refused = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site' });
     expect(refused).toMatchObject({ status: 400, body: { field: 'toGroup' } });
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
     const done = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', force: true });
     expect(done.body).toMatchObject({ dryRun: false, changes: dry.body.changes, skipped: dry.body.skipped, forced: true });
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('dr-site');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('dr-site');
     const wild = await call('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', names: ['reports'], includeWildcards: true, force: true });
     expect(wild.body.changes).toEqual([{ name: 'reports', from: '.*', to: 'dr-site' }]);
     const undone = await call('POST', '/migrate/undo', { dryRun: false });
     expect(undone).toMatchObject({ status: 200, body: { changes: [{ name: 'billing', to: 'production' }, { name: 'reports', to: '.*' }], skipped: [] } });
-    expect((await gatekeeper.readDefinition('reports')).groupPattern).toBe('.*');
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
+    expect((await semaphores.readDefinition('reports')).groupPattern).toBe('.*');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
   });
 
   it('lists permits with holder, group, expiry and token, and force-releases one', async () => {

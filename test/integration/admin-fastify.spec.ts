@@ -1,6 +1,6 @@
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { GatekeeperModule, GatekeeperService } from '../../lib';
+import { GatekeeperModule, GatekeeperService, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -70,7 +70,7 @@ describe('admin API and console on Fastify', () => {
     expect(await call('POST', '/definitions/nightly/pause')).toMatchObject({ status: 200, body: { permits: 0, pausedFrom: 2 } });
     expect(await call('PATCH', '/definitions/nightly', { body: { permits: -1 } })).toMatchObject({ status: 400, body: { field: 'permits', semaphore: 'nightly' } });
     expect(await call('POST', '/migrate', { body: { fromGroup: 'production', toGroup: 'dr-site', dryrun: true } })).toMatchObject({ status: 400, body: { field: 'dryrun' } });
-    expect((await app.get(GatekeeperService).readDefinition('nightly')).permits).toBe(0);
+    expect((await app.get(SemaphoreAdminService).readDefinition('nightly')).permits).toBe(0);
     expect((await call('DELETE', '/definitions/nightly')).status).toBe(204);
     expect((await call('GET', '/definitions/nightly')).status).toBe(404);
   });

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import {
-  AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleHandler, TaskHandler, TaskService, type TaskContext,
+  AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleHandler, SemaphoreAdminService, TaskHandler, TaskService, type TaskContext,
 } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -139,11 +139,12 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
     expect((await op('POST', '/definitions/reports/resume')).body).toMatchObject({ permits: 2 });
 
     const gatekeeper = app.get(GatekeeperService);
+    const semaphores = app.get(SemaphoreAdminService);
     const moved = await op('POST', '/migrate', { fromGroup: 'production', toGroup: 'dr-site', force: true });
     expect(moved.body).toMatchObject({ dryRun: false, changes: [{ name: 'billing', from: 'production', to: 'dr-site' }] });
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('dr-site');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('dr-site');
     expect((await op('POST', '/migrate/undo', { dryRun: false })).body).toMatchObject({ changes: [{ name: 'billing', to: 'production' }] });
-    expect((await gatekeeper.readDefinition('billing')).groupPattern).toBe('production');
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
 
     const granted = await eventually('a billing permit', async () => {
       const answer = await gatekeeper.tryAcquire('billing');
@@ -211,7 +212,7 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
     expect(history.runs[0]).toMatchObject({ trigger: 'manual', node: NODE, request: started.requestId, token: started.token });
     // Paused by its name: its semaphore, the count kept in PostgreSQL; the listing says so until the resume.
     expect((await op('POST', '/jobs/PgWork.nightly/pause')).body).toEqual({ job: 'PgWork.nightly', paused: true, by: 'semaphore', semaphore: 'pg-nightly', permits: 0, alsoAffected: [] });
-    expect(await app.get(GatekeeperService).readDefinition('pg-nightly')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    expect(await app.get(SemaphoreAdminService).readDefinition('pg-nightly')).toMatchObject({ permits: 0, pausedFrom: 1 });
     await eventually('the pause in the listing', async () => (await op('GET', '/jobs')).body[0].paused === true);
     expect((await op('POST', '/jobs/PgWork.nightly/resume')).body).toMatchObject({ job: 'PgWork.nightly', paused: false, permits: 1 });
     await eventually('the resume in the listing', async () => (await op('GET', '/jobs')).body[0].paused === false);

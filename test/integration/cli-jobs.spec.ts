@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClusterSingleton, GatekeeperModule, GatekeeperService } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, SemaphoreAdminService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
@@ -278,17 +278,17 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     const unknown = await run(['--json', 'jobs', 'run', 'BillingJobs.nope']);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stderr).error).toMatchObject({ reason: 'UNKNOWN_JOB', job: 'BillingJobs.nope' });
-    const gatekeeper = apps[0].get(GatekeeperService);
-    await gatekeeper.pause('cli-billing');
+    const semaphores = apps[0].get(SemaphoreAdminService);
+    await semaphores.pause('cli-billing');
     try {
-      await eventually('both nodes to see the pause', () => apps.every((app) => app.get(GatekeeperService).getDefinition('cli-billing')?.permits === 0));
+      await eventually('both nodes to see the pause', () => apps.every((app) => app.get(SemaphoreAdminService).getDefinition('cli-billing')?.permits === 0));
       const paused = await run(['jobs', 'run', 'BillingJobs.charge']);
       expect(paused.code).toBe(1);
       expect(paused.stderr).toMatch(/^error: cli-a answered 409: Run now of "BillingJobs.charge" refused \(PAUSED\)/);
       const pausedJson = JSON.parse((await run(['--json', 'jobs', 'run', 'BillingJobs.charge'])).stderr);
       expect(pausedJson.error).toMatchObject({ code: 'REJECTED', exitCode: 1, status: 409, reason: 'PAUSED', node: 'cli-a' });
     } finally {
-      await gatekeeper.resume('cli-billing');
+      await semaphores.resume('cli-billing');
     }
     expect(a.runs).toBe(before + 1);
     const text = await run(['jobs', 'run', 'BillingJobs.charge', '--timeout', '10s']);
@@ -298,10 +298,10 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
   });
 
   it('pauses and resumes a job by its name through a live node: its semaphore, with the permits it had', async () => {
-    const gatekeeper = apps[0].get(GatekeeperService);
+    const semaphores = apps[0].get(SemaphoreAdminService);
     const paused = await json('jobs', 'pause', 'BillingJobs.charge');
     expect(paused).toEqual({ job: 'BillingJobs.charge', paused: true, by: 'semaphore', semaphore: 'cli-billing', permits: 0, alsoAffected: [] });
-    expect(await gatekeeper.readDefinition('cli-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    expect(await semaphores.readDefinition('cli-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
     await eventually('cli-b to see the pause', async () => (await json('jobs', 'describe', 'BillingJobs.charge', '--node', 'cli-b')).paused === true);
     const refused = await run(['--json', 'jobs', 'run', 'BillingJobs.charge']);
     expect(JSON.parse(refused.stderr).error).toMatchObject({ reason: 'PAUSED' });
@@ -309,7 +309,7 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     const resumed = await run(['jobs', 'resume', 'BillingJobs.charge']);
     expect([resumed.code, resumed.stderr]).toEqual([0, '']);
     expect(resumed.stdout).toBe('resumed BillingJobs.charge: its semaphore cli-billing has 1 permit(s) (asked via cli-a)\n');
-    expect((await gatekeeper.readDefinition('cli-billing')).permits).toBe(1);
+    expect((await semaphores.readDefinition('cli-billing')).permits).toBe(1);
 
     // Only cli-b has this job: cli-a answers 404 and the question moves on.
     const other = await run(['jobs', 'pause', 'ReportJobs.nightly']);
@@ -324,7 +324,7 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     const none = await run(['--json', 'jobs', 'resume', 'BillingJobs.charge'], { GATEKEEPER_ADMIN_TOKEN: undefined });
     expect(none.code).toBe(2);
     expect(JSON.parse(none.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', option: '--admin-token' }) });
-    expect((await apps[0].get(GatekeeperService).readDefinition('cli-billing')).permits).toBe(1);
+    expect((await apps[0].get(SemaphoreAdminService).readDefinition('cli-billing')).permits).toBe(1);
     const help = await run(['jobs', 'pause', '--help']);
     expect(help.stdout).toContain('--force');
     expect(help.stdout).toContain('every job sharing that semaphore stops too');

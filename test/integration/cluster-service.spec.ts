@@ -68,8 +68,8 @@ describe('ClusterService participants on a real member', () => {
       definitions: [{ name: 'moved', duration: '5s', groupPattern: 'production' }],
     });
     nodes.push(a);
-    const refused = await a.gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (e: unknown) => e);
+    const refused = await a.semaphores.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (e: unknown) => e);
     expect((refused as Error).message).toContain('no live node is known in group "dr-stie" (groups with live nodes: production)');
-    expect((await a.gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie', force: true })).changes).toHaveLength(1);
+    expect((await a.semaphores.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie', force: true })).changes).toHaveLength(1);
   });
 });

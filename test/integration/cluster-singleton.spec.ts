@@ -98,8 +98,8 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     await tick('billing', 0, [a]);
     await tick('billing', 0, [b]);
     expect(runsOf('billing', 0)).toEqual(['node-a']);
-    await b.gatekeeper.updateDefinition('billing', { groupPattern: 'dr-site' });
-    await eventually('node-a to see the edit', () => a.gatekeeper.getDefinition('billing')?.groupPattern === 'dr-site');
+    await b.semaphores.updateDefinition('billing', { groupPattern: 'dr-site' });
+    await eventually('node-a to see the edit', () => a.semaphores.getDefinition('billing')?.groupPattern === 'dr-site');
     // The holder's next tick refreshes, is refused and withdraws its permit; node-b, which denies from its
     // event-fed view, is granted once the withdrawal reaches it: within one tick, not after the 30 s permit.
     await tick('billing', 1, [a]);
@@ -118,12 +118,12 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     const a = await node('node-a');
     await node('node-b');
     await tick('billing', 0);
-    await a.gatekeeper.updateDefinition('billing', { permits: 0 });
-    await eventually('both nodes to see the pause', () => nodes.every((n) => n.gatekeeper.getDefinition('billing')?.permits === 0));
+    await a.semaphores.updateDefinition('billing', { permits: 0 });
+    await eventually('both nodes to see the pause', () => nodes.every((n) => n.semaphores.getDefinition('billing')?.permits === 0));
     await tick('billing', 1);
     expect(runsOf('billing', 1)).toEqual([]);
-    await a.gatekeeper.updateDefinition('billing', { permits: 1 });
-    await eventually('both nodes to see the resume', () => nodes.every((n) => n.gatekeeper.getDefinition('billing')?.permits === 1));
+    await a.semaphores.updateDefinition('billing', { permits: 1 });
+    await eventually('both nodes to see the resume', () => nodes.every((n) => n.semaphores.getDefinition('billing')?.permits === 1));
     await tick('billing', 2);
     expect(runsOf('billing', 2)).toHaveLength(1);
   });
@@ -147,7 +147,7 @@ describe('@ClusterSingleton across two nodes on a real member', () => {
     await tick('export', 0, [a]);
     await tick('export', 0, [b]);
     expect(runsOf('export', 0)).toEqual(['node-a']);
-    const released = (await a.gatekeeper.permits()).find((s) => s.name === 'export')!;
+    const released = (await a.semaphores.permits()).find((s) => s.name === 'export')!;
     expect(released.permits).toHaveLength(1);
     expect(released.permits[0].expiresAt - released.permits[0].refreshedAt).toBeLessThanOrEqual(1500);
     expect(a.gatekeeper.heldPermits()).toEqual([]);

@@ -64,7 +64,7 @@ describe('GatekeeperModule', () => {
 
   it('auto-defines a decorated semaphore with 1 permit and the decorator\'s duration', async () => {
     const node = await startNode({ mapPrefix: uniquePrefix('auto') });
-    expect(node.gatekeeper.getDefinition('billing')).toEqual({
+    expect(node.semaphores.getDefinition('billing')).toEqual({
       name: 'billing', permits: 1, durationMs: 3000, groupPattern: '.*', acquirerPattern: '.*',
     });
     await node.close();
@@ -93,11 +93,11 @@ describe('GatekeeperModule', () => {
   it('keeps definitions edited in the cluster by default, and overwrites them when told to', async () => {
     const mapPrefix = uniquePrefix('policy');
     const first = await startNode({ mapPrefix, definitions: [{ name: 'billing', duration: '1m' }] });
-    await first.gatekeeper.updateDefinition('billing', { permits: 0 });
+    await first.semaphores.updateDefinition('billing', { permits: 0 });
     const keep = await startNode({ mapPrefix, definitions: [{ name: 'billing', duration: '1m' }] });
-    expect(keep.gatekeeper.getDefinition('billing')?.permits).toBe(0);
+    expect(keep.semaphores.getDefinition('billing')?.permits).toBe(0);
     const overwrite = await startNode({ mapPrefix, definitionsPolicy: 'overwrite', definitions: [{ name: 'billing', duration: '1m' }] });
-    expect(overwrite.gatekeeper.getDefinition('billing')?.permits).toBe(1);
+    expect(overwrite.semaphores.getDefinition('billing')?.permits).toBe(1);
     await Promise.all([first.close(), keep.close(), overwrite.close()]);
   });
 

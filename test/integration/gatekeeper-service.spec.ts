@@ -87,7 +87,7 @@ describe('GatekeeperService on a real member', () => {
     const outcome = await a.gatekeeper.withPermit('short', async (lease) => {
       // Listen first: the signal may fire before the edit's own call returns.
       const fired = new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
-      await b.gatekeeper.updateDefinition('short', { permits: 0 });
+      await b.semaphores.updateDefinition('short', { permits: 0 });
       await fired;
       return { valid: lease.isValid(), reason: String((lease.signal.reason as Error).message) };
     });
@@ -95,25 +95,25 @@ describe('GatekeeperService on a real member', () => {
   });
 
   it('edits definitions cluster-wide with validation, and a bad edit changes nothing', async () => {
-    const created = await a.gatekeeper.putDefinition({ name: 'nightly', duration: '1h', groupPattern: 'prod.*' });
+    const created = await a.semaphores.putDefinition({ name: 'nightly', duration: '1h', groupPattern: 'prod.*' });
     expect(created).toMatchObject({ name: 'nightly', durationMs: 3_600_000 });
-    const updated = await b.gatekeeper.updateDefinition('nightly', { permits: 2 });
+    const updated = await b.semaphores.updateDefinition('nightly', { permits: 2 });
     expect(updated).toEqual({ ...created, permits: 2 });
-    const before = b.gatekeeper.getDefinition('nightly');
-    await expect(b.gatekeeper.updateDefinition('nightly', { acquirerPattern: '[' })).rejects.toThrow(InvalidDefinitionError);
-    await expect(b.gatekeeper.updateDefinition('nightly', { permits: -1 })).rejects.toThrow('"nightly": invalid permits');
-    await expect(b.gatekeeper.putDefinition({ name: 'nightly', duration: 'soon' })).rejects.toThrow('"nightly": invalid duration');
-    await expect(b.gatekeeper.updateDefinition('ghost', { permits: 1 })).rejects.toThrow(UnknownSemaphoreError);
-    expect(b.gatekeeper.getDefinition('nightly')).toEqual(before);
-    expect(a.gatekeeper.listDefinitions().map((d) => d.name)).toContain('nightly');
-    expect(await a.gatekeeper.removeDefinition('nightly')).toBe(true);
+    const before = b.semaphores.getDefinition('nightly');
+    await expect(b.semaphores.updateDefinition('nightly', { acquirerPattern: '[' })).rejects.toThrow(InvalidDefinitionError);
+    await expect(b.semaphores.updateDefinition('nightly', { permits: -1 })).rejects.toThrow('"nightly": invalid permits');
+    await expect(b.semaphores.putDefinition({ name: 'nightly', duration: 'soon' })).rejects.toThrow('"nightly": invalid duration');
+    await expect(b.semaphores.updateDefinition('ghost', { permits: 1 })).rejects.toThrow(UnknownSemaphoreError);
+    expect(b.semaphores.getDefinition('nightly')).toEqual(before);
+    expect(a.semaphores.listDefinitions().map((d) => d.name)).toContain('nightly');
+    expect(await a.semaphores.removeDefinition('nightly')).toBe(true);
     // The cache converges through the entry listener; events of earlier edits may still be arriving.
-    await eventually('both caches to drop it', () => [a, b].every((n) => n.gatekeeper.getDefinition('nightly') === undefined));
+    await eventually('both caches to drop it', () => [a, b].every((n) => n.semaphores.getDefinition('nightly') === undefined));
   });
 
   it('reports every permit with holder, group, expiry and fencing token', async () => {
     const permit = await a.gatekeeper.acquire('manual');
-    const status = await b.gatekeeper.permits();
+    const status = await b.semaphores.permits();
     const manual = status.find((s) => s.name === 'manual');
     expect(manual).toMatchObject({ definition: { name: 'manual' }, lastToken: permit.fencingToken });
     expect(manual?.permits).toEqual([permit]);

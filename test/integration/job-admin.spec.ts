@@ -2,7 +2,7 @@ import { Injectable, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Cron } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { ClusterSingleton, GatekeeperModule, GatekeeperService, type GatekeeperModuleOptions } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, SemaphoreAdminService, type GatekeeperModuleOptions } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -58,7 +58,7 @@ async function startApp(options: Partial<GatekeeperModuleOptions>, platform: 'ex
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON of many shapes, read by tests
     return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as any };
   };
-  return { app, call, jobs: app.get(BillingJobs), gatekeeper: app.get(GatekeeperService) };
+  return { app, call, jobs: app.get(BillingJobs), semaphores: app.get(SemaphoreAdminService) };
 }
 
 describe('admin API: jobs (memory store)', () => {
@@ -162,7 +162,7 @@ describe('admin API: jobs (memory store)', () => {
     const runs = node.jobs.runs;
     const unknown = await node.call('POST', '/jobs/BillingJobs.nope/run');
     expect(unknown).toMatchObject({ status: 404, body: { job: 'BillingJobs.nope', reason: 'UNKNOWN_JOB' } });
-    await node.gatekeeper.pause('jobs-billing');
+    await node.semaphores.pause('jobs-billing');
     try {
       const paused = await node.call('POST', '/jobs/BillingJobs.charge/run');
       expect(paused).toMatchObject({ status: 409, body: { statusCode: 409, error: 'Conflict', job: 'BillingJobs.charge', reason: 'PAUSED' } });
@@ -173,7 +173,7 @@ describe('admin API: jobs (memory store)', () => {
       expect(listed.nextRun).toBeUndefined();
       expect((await node.call('GET', '/jobs/BillingJobs.charge')).body).toMatchObject({ paused: true, nextRuns: [] });
     } finally {
-      await node.gatekeeper.resume('jobs-billing');
+      await node.semaphores.resume('jobs-billing');
     }
     expect(node.jobs.runs).toBe(runs);
   });
@@ -181,7 +181,7 @@ describe('admin API: jobs (memory store)', () => {
   it('pauses a job by its name (its semaphore, the permits remembered) and resumes it: the listing follows', async () => {
     const paused = await node.call('POST', '/jobs/BillingJobs.charge/pause');
     expect(paused).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', paused: true, by: 'semaphore', semaphore: 'jobs-billing', permits: 0, alsoAffected: [] } });
-    expect(await node.gatekeeper.readDefinition('jobs-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
+    expect(await node.semaphores.readDefinition('jobs-billing')).toMatchObject({ permits: 0, pausedFrom: 1 });
     const listed = (await node.call('GET', '/jobs')).body;
     expect(listed.map((j: { job: string; paused: boolean }) => [j.job, j.paused])).toEqual([['BillingJobs.charge', true], ['BillingJobs.newYear', false], ['BillingJobs.sweep', false]]);
     expect(listed[0].nextRun).toBeUndefined();
@@ -202,7 +202,7 @@ describe('admin API: jobs (memory store)', () => {
       expect(unknown.body.message).toContain('No job "BillingJobs.nope"');
       expect(await node.call('POST', `/jobs/BillingJobs.charge/${action}?force=yes`)).toMatchObject({ status: 400, body: { job: 'BillingJobs.charge', field: 'force' } });
     }
-    expect((await node.gatekeeper.readDefinition('jobs-billing')).permits).toBe(1);
+    expect((await node.semaphores.readDefinition('jobs-billing')).permits).toBe(1);
     // force=true is taken (a @ClusterSingleton job's semaphore needs none).
     expect(await node.call('POST', '/jobs/BillingJobs.sweep/pause?force=true')).toMatchObject({ status: 200, body: { semaphore: 'jobs-sweep', paused: true } });
     expect(await node.call('POST', '/jobs/BillingJobs.sweep/resume?force=false')).toMatchObject({ status: 200, body: { semaphore: 'jobs-sweep', paused: false } });
@@ -223,7 +223,7 @@ describe('admin API: jobs (memory store)', () => {
     // So are a pause and a resume.
     expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null })).status).toBe(401);
     expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null, headers: session })).status).toBe(403);
-    expect((await node.gatekeeper.readDefinition('jobs-billing')).permits).toBe(1);
+    expect((await node.semaphores.readDefinition('jobs-billing')).permits).toBe(1);
     expect((await node.call('POST', '/jobs/BillingJobs.charge/pause', { token: null, headers: { ...session, 'x-gatekeeper-console': '1' } })).body).toMatchObject({ paused: true });
     expect((await node.call('POST', '/jobs/BillingJobs.charge/resume', { token: null, headers: { ...session, 'x-gatekeeper-console': '1' } })).body).toMatchObject({ paused: false });
   });

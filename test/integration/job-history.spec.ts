@@ -203,8 +203,8 @@ describe('run now on a real member', () => {
     const service = a.get(ScheduleService);
     await expect(service.runNow('ManualJobs.nightly')).rejects.toMatchObject({ reason: 'PAUSED' });
     await expect(service.runNow('ManualJobs.nope')).rejects.toMatchObject({ reason: 'UNKNOWN_JOB' });
-    await a.gatekeeper.updateDefinition('manual-report', { permits: 1, acquirerPattern: 'node-z' });
-    await eventually('the edit seen', () => a.gatekeeper.getDefinition('manual-report')?.acquirerPattern === 'node-z');
+    await a.semaphores.updateDefinition('manual-report', { permits: 1, acquirerPattern: 'node-z' });
+    await eventually('the edit seen', () => a.semaphores.getDefinition('manual-report')?.acquirerPattern === 'node-z');
     await expect(service.runNow('ManualJobs.nightly')).rejects.toMatchObject({ reason: 'NO_ELIGIBLE_NODE' });
     expect(allRuns()).toEqual([]);
   });

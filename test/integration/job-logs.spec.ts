@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { ClusterSingleton, GatekeeperModule, GatekeeperService, type PermitLease } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, GatekeeperService, SemaphoreAdminService, type PermitLease } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
@@ -59,7 +59,7 @@ describe('job lines in the log (memory store, the production tick path)', () => 
     const running = jobs.export();
     await eventually('the job to start', () => jobs.lease !== undefined);
     const [permit] = app.get(GatekeeperService).heldPermits();
-    expect(await app.get(GatekeeperService).forceRelease('export', permit.fencingToken)).toBe(true);
+    expect(await app.get(SemaphoreAdminService).forceRelease('export', permit.fencingToken)).toBe(true);
     await eventually('the running job to be told', () => jobs.lease!.signal.aborted);
     jobs.gate.release();
     await expect(running).resolves.toBeUndefined();
@@ -92,7 +92,7 @@ describe('job lines in the log (memory store, the production tick path)', () => 
       '"billing" has had no holder on any node for 11s (longer than its 10s duration): it is paused (permits 0; resume it); ' +
         'here Jobs.billing is denied: PAUSED ("billing" is paused (permits: 0))',
     ]);
-    await app.get(GatekeeperService).resume('billing', 1);
+    await app.get(SemaphoreAdminService).resume('billing', 1);
     expect(await jobs.billing()).toBe('billed');
     expect(logger.find('log', 'is held again')).toEqual(['"billing" is held again, by node-1 (group g)']);
   });

@@ -56,20 +56,20 @@ describe('pause and resume by job name (real member)', () => {
   it("pauses a job's semaphore, names the job that shares it, and resumes it with the permits it had", async () => {
     const paused = await schedules.pauseJob('LedgerJobs.charge');
     expect(paused).toEqual({ job: 'LedgerJobs.charge', paused: true, by: 'semaphore', semaphore: 'ledger', permits: 0, alsoAffected: ['LedgerJobs.refund'] });
-    expect(await node.gatekeeper.readDefinition('ledger')).toMatchObject({ permits: 0, pausedFrom: 2 });
-    expect((await node.gatekeeper.readDefinition('sweep')).permits).toBe(1);
+    expect(await node.semaphores.readDefinition('ledger')).toMatchObject({ permits: 0, pausedFrom: 2 });
+    expect((await node.semaphores.readDefinition('sweep')).permits).toBe(1);
     // Both jobs on the semaphore show paused, with no next run; the other job runs on.
-    await eventually('the pause in this node\'s view', () => node.gatekeeper.getDefinition('ledger')?.permits === 0);
+    await eventually('the pause in this node\'s view', () => node.semaphores.getDefinition('ledger')?.permits === 0);
     for (const job of ['LedgerJobs.charge', 'LedgerJobs.refund']) expect(await schedules.describe(job)).toMatchObject({ paused: true, nextRuns: [] });
     expect(await schedules.describe('LedgerJobs.sweep')).toMatchObject({ paused: false, nextRuns: expect.arrayContaining([expect.any(Number)]) });
     // Pausing again changes nothing: the remembered count stays.
     expect(await schedules.pauseJob('LedgerJobs.refund')).toMatchObject({ paused: true, permits: 0, alsoAffected: ['LedgerJobs.charge'] });
-    expect((await node.gatekeeper.readDefinition('ledger')).pausedFrom).toBe(2);
+    expect((await node.semaphores.readDefinition('ledger')).pausedFrom).toBe(2);
 
     const resumed = await schedules.resumeJob('LedgerJobs.refund');
     expect(resumed).toEqual({ job: 'LedgerJobs.refund', paused: false, by: 'semaphore', semaphore: 'ledger', permits: 2, alsoAffected: ['LedgerJobs.charge'] });
-    expect((await node.gatekeeper.readDefinition('ledger')).permits).toBe(2);
-    await eventually('the resume in this node\'s view', () => node.gatekeeper.getDefinition('ledger')?.permits === 2);
+    expect((await node.semaphores.readDefinition('ledger')).permits).toBe(2);
+    await eventually('the resume in this node\'s view', () => node.semaphores.getDefinition('ledger')?.permits === 2);
     expect((await schedules.describe('LedgerJobs.charge')).nextRuns).toHaveLength(10);
   });
 
@@ -88,20 +88,20 @@ describe('pause and resume by job name (real member)', () => {
       await schedules.remove('ledger-export');
       await schedules.remove('ledger-archive');
     }
-    expect((await node.gatekeeper.readDefinition('ledger')).permits).toBe(2);
+    expect((await node.semaphores.readDefinition('ledger')).permits).toBe(2);
   });
 
   it("pauses a runtime schedule's job alone, as pause(id) does, and resumes it", async () => {
     const created = await schedules.upsert({ id: 'report-acme', cron: '0 30 2 * * *', timeZone: 'Europe/Berlin', handler: 'tenant-report', duration: '10s' });
     await eventually('the schedule armed here', () => schedules.jobs().includes('report-acme'));
-    await eventually('its semaphore defined', () => node.gatekeeper.getDefinition('schedule:report-acme')?.permits === 1);
+    await eventually('its semaphore defined', () => node.semaphores.getDefinition('schedule:report-acme')?.permits === 1);
     expect(await schedules.describe('report-acme')).toMatchObject({ paused: false, nextRuns: expect.arrayContaining([expect.any(Number)]) });
 
     const paused = await schedules.pauseJob('report-acme');
     expect(paused).toEqual({ job: 'report-acme', paused: true, by: 'schedule', semaphore: 'schedule:report-acme', revision: created.revision + 1, alsoAffected: [] });
     expect((await schedules.schedule('report-acme'))?.definition.paused).toBe(true);
     // Its semaphore is left as it was; describe says paused (the schedule is), with no next run.
-    expect((await node.gatekeeper.readDefinition('schedule:report-acme')).permits).toBe(1);
+    expect((await node.semaphores.readDefinition('schedule:report-acme')).permits).toBe(1);
     expect(await schedules.describe('report-acme')).toMatchObject({ paused: true, nextRuns: [] });
     // Run now is refused at once while it is paused, naming why.
     await eventually('this node to hear of the pause', () => schedules.runNow('report-acme', { timeout: '1s' }).then(() => false, (error: unknown) => (error as { reason?: string }).reason === 'PAUSED'));
@@ -125,19 +125,19 @@ describe('pause and resume by job name (real member)', () => {
 
   it("pauses a @LeaderOnly method's election only when forced", async () => {
     const job = 'leader:pause-leader:TenantJobs.send';
-    await eventually('the election defined', () => node.gatekeeper.getDefinition('election:pause-leader')?.permits === 1);
+    await eventually('the election defined', () => node.semaphores.getDefinition('election:pause-leader')?.permits === 1);
     const refused = await schedules.pauseJob(job).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(InvalidDefinitionError);
     expect(refused).toMatchObject({ semaphore: 'election:pause-leader', field: 'permits' });
     expect((refused as Error).message).toContain('force');
-    expect((await node.gatekeeper.readDefinition('election:pause-leader')).permits).toBe(1);
+    expect((await node.semaphores.readDefinition('election:pause-leader')).permits).toBe(1);
 
     expect(await schedules.pauseJob(job, { force: true })).toMatchObject({ job, paused: true, by: 'semaphore', semaphore: 'election:pause-leader', permits: 0, alsoAffected: [] });
     expect(await schedules.resumeJob(job, { force: true })).toMatchObject({ paused: false, permits: 1 });
   });
 
   it('refuses a job nobody has, naming it and the jobs here, and changes nothing', async () => {
-    const before = node.gatekeeper.listDefinitions().map((d) => [d.name, d.permits]);
+    const before = node.semaphores.listDefinitions().map((d) => [d.name, d.permits]);
     for (const call of [() => schedules.pauseJob('LedgerJobs.nope'), () => schedules.resumeJob('LedgerJobs.nope')]) {
       const error = await call().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnknownJobError);
@@ -145,6 +145,6 @@ describe('pause and resume by job name (real member)', () => {
       expect((error as Error).message).toContain('No job "LedgerJobs.nope"');
       expect((error as Error).message).toContain('LedgerJobs.charge, LedgerJobs.refund, LedgerJobs.sweep');
     }
-    expect(node.gatekeeper.listDefinitions().map((d) => [d.name, d.permits])).toEqual(before);
+    expect(node.semaphores.listDefinitions().map((d) => [d.name, d.permits])).toEqual(before);
   });
 });

@@ -141,10 +141,10 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
     const other = list.find((n) => n !== first)!;
     const leader = await cluster(first).waitForLeader({ timeout: '5s' });
     expect(leader.instance).toBe(other.gatekeeper.instanceId);
-    await first.gatekeeper.pause('election:leader', { force: true });
+    await first.semaphores.pause('election:leader', { force: true });
     await eventually('no leader while paused', () => leaders(list).length === 0 && cluster(first).leader() === undefined);
     await expect(cluster(first).waitForLeader({ timeout: '300ms' })).rejects.toBeInstanceOf(LeaderTimeoutError);
-    await first.gatekeeper.resume('election:leader', undefined, { force: true });
+    await first.semaphores.resume('election:leader', undefined, { force: true });
     await expect(cluster(other).waitForLeader({ timeout: '5s' })).resolves.toEqual(expect.objectContaining({ election: 'leader' }));
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
 import { Registry, register } from 'prom-client';
 import {
-  ClusterService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidOptionsError, TaskHandler, TaskService, type GatekeeperModuleOptions,
+  ClusterService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidOptionsError, SemaphoreAdminService, TaskHandler, TaskService, type GatekeeperModuleOptions,
 } from '../../lib';
 import { MetricsController } from '../../examples/metrics.module';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -73,7 +73,7 @@ describe('metrics (prom-client, real member)', () => {
     const node = 'm-node';
     const job = app.get(ReportJob);
     await job.run(); // a tick: granted, runs
-    await app.get(GatekeeperService).pause('report');
+    await app.get(SemaphoreAdminService).pause('report');
     await job.run(); // the next tick: the permit it held is lost
     expect(job.runs).toBe(1);
     expect((await app.get(GatekeeperService).tryAcquire('stopped')).granted).toBe(false);

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { Pool } from 'pg';
-import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -51,7 +51,7 @@ describe('GatekeeperModule on PostgreSQL', () => {
 
     // A live edit on one node: a second permit, which the other node is granted.
     expect((await ga.tryAcquire('pg-report')).granted).toBe(false);
-    await gb.putDefinition({ name: 'pg-report', permits: 2, duration: '30s' });
+    await b.get(SemaphoreAdminService).putDefinition({ name: 'pg-report', permits: 2, duration: '30s' });
     await eventually('the edit granting node-a the second permit', async () => (await ga.tryAcquire('pg-report')).granted, { timeoutMs: 10_000 });
   });
 

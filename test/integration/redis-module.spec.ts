@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, RedisBackend } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, RedisBackend, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testRedisUrl } from '../support/test-redis';
@@ -56,7 +56,7 @@ describe('GatekeeperModule on Redis', () => {
 
     // A live edit on one node: a second permit, which the other node is granted.
     expect((await ga.tryAcquire('redis-report')).granted).toBe(false);
-    await gb.putDefinition({ name: 'redis-report', permits: 2, duration: '30s' });
+    await b.get(SemaphoreAdminService).putDefinition({ name: 'redis-report', permits: 2, duration: '30s' });
     await eventually('the edit granting node-a the second permit', async () => (await ga.tryAcquire('redis-report')).granted, { timeoutMs: 10_000 });
     // The application's client is the application's: the module sent nothing on it and left it open.
     await apps.splice(0).reduce((done, app) => done.then(() => app.close()), Promise.resolve());

@@ -6,8 +6,8 @@ import { runInNewContext } from 'node:vm';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { GatekeeperModule, GatekeeperService, type GatekeeperModuleOptions } from '../../lib';
-import { askUnknownNames, heapAfterGc } from '../fixtures/unknown-names';
+import { GatekeeperModule, GatekeeperService, SemaphoreAdminService, type GatekeeperModuleOptions } from '../../lib';
+import { askUnknownNames, heapAfterGc, type NameCallers } from '../fixtures/unknown-names';
 import { UNDEFINED_SEMAPHORE_LABEL } from '../../lib/nest/readouts/gatekeeper-metrics';
 import { CapturingLogger } from '../support/capturing-logger';
 import { tsScriptArgs } from '../support/ts-script';
@@ -33,13 +33,13 @@ describe('unknown semaphore names do not grow the heap', () => {
     app = undefined;
   });
 
-  async function start(options: GatekeeperModuleOptions): Promise<GatekeeperService> {
+  async function start(options: GatekeeperModuleOptions): Promise<NameCallers> {
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ membership: false, ...options })],
     }).setLogger(new CapturingLogger()).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
-    return app.get(GatekeeperService);
+    return { gatekeeper: app.get(GatekeeperService), semaphores: app.get(SemaphoreAdminService) };
   }
 
   it('memory store, with a state dump: 400k names after the first 100k leave the heap as it was', async () => {
@@ -66,10 +66,10 @@ describe('unknown semaphore names do not grow the heap', () => {
 
   it('metrics: decisions on unknown names share one label instead of a series per name', async () => {
     const registry = new Registry();
-    const service = await start({ store: 'memory', metrics: { registry } });
-    await service.putDefinition({ name: 'known-job', permits: 1, duration: '1m' });
-    await askUnknownNames(service, 0, 20_000, 1000);
-    expect((await service.tryAcquire('known-job')).granted).toBe(true);
+    const services = await start({ store: 'memory', metrics: { registry } });
+    await services.semaphores.putDefinition({ name: 'known-job', permits: 1, duration: '1m' });
+    await askUnknownNames(services, 0, 20_000, 1000);
+    expect((await services.gatekeeper.tryAcquire('known-job')).granted).toBe(true);
     const series = async (metric: string) => (await registry.getSingleMetric(`gatekeeper_${metric}`)!.get()).values;
     const denied = await series('permit_denied_total');
     const attempts = await series('permit_attempts_total');
@@ -80,10 +80,10 @@ describe('unknown semaphore names do not grow the heap', () => {
   });
 
   it('Hazelcast store on a real member: 25k names after the first 5k leave the heap as it was', async () => {
-    const service = await start({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('unknown-names') }, stateDumpInterval: '1h' });
-    await askUnknownNames(service, 0, 5_000, 500);
+    const services = await start({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('unknown-names') }, stateDumpInterval: '1h' });
+    await askUnknownNames(services, 0, 5_000, 500);
     const before = heapAfterGc(gc);
-    await askUnknownNames(service, 5_000, 25_000, 500);
+    await askUnknownNames(services, 5_000, 25_000, 500);
     const after = heapAfterGc(gc);
     const grownMb = (after - before) / MB;
     process.stdout.write(`Hazelcast store: heap ${(before / MB).toFixed(1)} MB after 5k names, ${(after / MB).toFixed(1)} MB after 30k (${grownMb.toFixed(1)} MB more)\n`);

@@ -5,7 +5,7 @@ import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../.
 import { ClusterService } from '../elections/cluster.service';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { GatekeeperService } from '../permits/gatekeeper.service';
+import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 
 /**
  * Builds the admin controller of the cluster and its elections, under the same prefix and guard as the
@@ -19,14 +19,14 @@ export function createClusterAdminController(path: string, guard: Type<CanActiva
   class ClusterAdminController {
     constructor(
       private readonly cluster: ClusterService,
-      private readonly gatekeeper: GatekeeperService,
+      private readonly semaphores: SemaphoreAdminService,
       @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     ) {}
 
     /** The live app instances (with their age) and every election (leader, epoch, lease left, definition). */
     @Get('cluster')
     async status(): Promise<ClusterOverview> {
-      const semaphores = await this.gatekeeper.permits();
+      const semaphores = await this.semaphores.permits();
       const participants = this.cluster.participants();
       return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.clock.now());
     }
@@ -34,14 +34,14 @@ export function createClusterAdminController(path: string, guard: Type<CanActiva
     /** One election: its leader, epoch, lease left and definition; 404 naming it if the cluster has no such election. */
     @Get('elections/:name')
     election(@Param('name') name: string): Promise<ElectionStatus> {
-      return readElection(this.gatekeeper, name, this.options.clock);
+      return readElection(this.semaphores, name, this.options.clock);
     }
 
     /** Makes the election's current leader step down (its lease is revoked); another node takes over. */
     @Post('elections/:name/resign')
     @HttpCode(200)
     resign(@Param('name') name: string): Promise<ResignResult> {
-      return resignLeader(this.gatekeeper, name, this.options.clock);
+      return resignLeader(this.semaphores, name, this.options.clock);
     }
   }
   return ClusterAdminController;

@@ -5,7 +5,7 @@ import { InvalidDefinitionError } from '../../core/errors/invalid-definition.err
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
-import { GatekeeperService } from '../permits/gatekeeper.service';
+import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 
 function body(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -41,16 +41,16 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
   @UseGuards(guard)
   @UseFilters(AdminExceptionFilter)
   class GatekeeperAdminController {
-    constructor(private readonly gatekeeper: GatekeeperService) {}
+    constructor(private readonly semaphores: SemaphoreAdminService) {}
 
     @Get('definitions')
     list() {
-      return this.gatekeeper.listDefinitions().map(withKind);
+      return this.semaphores.listDefinitions().map(withKind);
     }
 
     @Get('definitions/:name')
     async get(@Param('name') name: string) {
-      return withKind(await this.gatekeeper.readDefinition(name));
+      return withKind(await this.semaphores.readDefinition(name));
     }
 
     @Put('definitions/:name')
@@ -60,24 +60,24 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
       if (fields.name !== undefined && fields.name !== name) {
         throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
       }
-      return this.gatekeeper.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
+      return this.semaphores.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
     }
 
     @Patch('definitions/:name')
     update(@Param('name') name: string, @Body() patch: unknown, @Query('force') force?: unknown) {
-      return this.gatekeeper.updateDefinition(name, body(patch), forced(name, force));
+      return this.semaphores.updateDefinition(name, body(patch), forced(name, force));
     }
 
     @Delete('definitions/:name')
     @HttpCode(204)
     async remove(@Param('name') name: string) {
-      if (!(await this.gatekeeper.removeDefinition(name))) throw new UnknownSemaphoreError(name);
+      if (!(await this.semaphores.removeDefinition(name))) throw new UnknownSemaphoreError(name);
     }
 
     @Post('definitions/:name/pause')
     @HttpCode(200)
     pause(@Param('name') name: string, @Query('force') force?: unknown) {
-      return this.gatekeeper.pause(name, forced(name, force));
+      return this.semaphores.pause(name, forced(name, force));
     }
 
     @Post('definitions/:name/resume')
@@ -88,33 +88,33 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
       if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
         throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
       }
-      return this.gatekeeper.resume(name, permits, options);
+      return this.semaphores.resume(name, permits, options);
     }
 
     /** Body: `GroupMigrationRequest`. Answers the whole report: changes (before/after), skipped, target, warnings. */
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return this.gatekeeper.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest);
+      return this.semaphores.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest);
     }
 
     /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
     @Post('migrate/undo')
     @HttpCode(200)
     undoMigration(@Body() input: unknown) {
-      return this.gatekeeper.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest);
+      return this.semaphores.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest);
     }
 
     @Get('permits')
     async permits() {
-      return (await this.gatekeeper.permits()).map(withKind);
+      return (await this.semaphores.permits()).map(withKind);
     }
 
     @Delete('permits/:name/:token')
     @HttpCode(204)
     async forceRelease(@Param('name') name: string, @Param('token') token: string) {
       if (!/^\d+$/.test(token)) throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got "${token}"`);
-      if (!(await this.gatekeeper.forceRelease(name, Number(token)))) {
+      if (!(await this.semaphores.forceRelease(name, Number(token)))) {
         throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
       }
     }

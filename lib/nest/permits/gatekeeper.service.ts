@@ -8,7 +8,6 @@ import { PermitTimeoutError } from '../../permits/errors/permit-timeout.error';
 import type { NodeIdentity, Permit } from '../../permits/permit';
 import type { DecideOptions } from '../../permits/permit-engine.options';
 import type { PermitLease } from '../../permits/permit-lease';
-import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
 import type { GroupMigrationReport, MigrationChange, UndoMigrationReport } from '../../permits/group-migrations';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
@@ -17,9 +16,9 @@ import type { SemaphoreStatus } from '../../permits/semaphore-status';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import { ExclusiveRuns } from './exclusive-runs';
 import { inUse } from '../../permits/permit-executor';
-import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { PermitsStartup } from './permits.startup';
+import { SemaphoreAdminService } from './semaphore-admin.service';
 import { permitContext } from './permit-context';
 import { PermitsRuntime } from './permits.runtime';
 import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
@@ -45,9 +44,25 @@ export interface WithPermitOptions {
 export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
 
 /**
- * The gatekeeper's API for your code: permits by hand, the permit of the running job, definitions (validated,
- * applied cluster-wide by compare-and-set) and the state of every permit. (Connecting at start-up and releasing
- * at shutdown are the module's own work: see `PermitsRuntime`.)
+ * The gatekeeper's API for your code: permits and leases. Take a permit by hand (`tryAcquire`, `acquire`, `refresh`,
+ * `release`), run a function under one (`withPermit`), read the running job's permit and lease, the permits this
+ * instance holds, its identity and its events. The operator's tools (definitions, migrations, force-release, reset,
+ * the state of every permit) are {@link SemaphoreAdminService}'s. (Connecting at start-up and releasing at shutdown
+ * are the module's own work: see `PermitsRuntime`.)
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class Reindex {
+ *   constructor(private readonly gatekeeper: GatekeeperService) {}
+ *
+ *   async once(): Promise<void> {
+ *     await this.gatekeeper.withPermit('reindex', async (lease) => {
+ *       lease.assertValid(); // before each side effect
+ *     });
+ *   }
+ * }
+ * ```
  */
 @Injectable()
 export class GatekeeperService {
@@ -57,11 +72,10 @@ export class GatekeeperService {
   /** @internal Nest injects the service; applications never construct it. */
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
-    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
-    private readonly startup: PermitsStartup,
     private readonly runtime: PermitsRuntime,
     private readonly runs: ExclusiveRuns,
     private readonly lifecycleEvents: GatekeeperEvents,
+    private readonly admin: SemaphoreAdminService,
   ) {}
 
   /**
@@ -82,11 +96,6 @@ export class GatekeeperService {
   /** The id of this running instance: what owns its permits (unique per process and application context). */
   get instanceId(): string {
     return this.options.holder.instance;
-  }
-
-  /** Logs one line per semaphore now (holders, expiries, tokens, denials here since the last dump), as `stateDumpInterval` does. */
-  dumpState(): Promise<void> {
-    return this.runtime.dumpState();
   }
 
   /**
@@ -171,107 +180,146 @@ export class GatekeeperService {
     return permitContext.getStore();
   }
 
-  /** Every definition this node knows, sorted by name (its view of the cluster, kept current by events). */
-  listDefinitions(): SemaphoreDefinition[] {
-    return this.runtime.admin.list();
-  }
-
-  /** The definition with this name as this node knows it, if any. */
-  getDefinition(name: string): SemaphoreDefinition | undefined {
-    return this.store.peek(name)?.entry?.definition ?? undefined;
-  }
-
-  /** The definition as stored in the cluster now. Throws {@link UnknownSemaphoreError} if there is none. */
-  readDefinition(name: string): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.get(name);
-  }
-
-  /**
-   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError}
-   * and nothing is stored. Creating an election's or allocation's semaphore, or changing its permits, needs
-   * `{ force: true }`.
-   */
-  putDefinition(input: SemaphoreDefinitionInput, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.put(input, options);
-  }
-
-  /**
-   * Changes some fields of an existing definition by compare-and-set on what the cluster holds now. The permits of
-   * an election's or allocation's semaphore only with `{ force: true }`.
-   */
-  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.update(name, patch, options);
-  }
-
-  /** Removes a definition; returns whether it existed. Live permits then lapse at their holders' next refresh. */
-  removeDefinition(name: string): Promise<boolean> {
-    return this.runtime.admin.remove(name);
-  }
-
-  /**
-   * Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. An election's or
-   * allocation's semaphore (`election:leader`) only with `{ force: true }`: it is refused with
-   * {@link InvalidDefinitionError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
-   */
-  pause(name: string, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.pause(name, options);
-  }
-
-  /** Resumes a paused semaphore with the permits it had (or `permits`); an election's or allocation's with `{ force: true }`. */
-  resume(name: string, permits?: number, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.runtime.admin.resume(name, permits, options);
-  }
-
-  /**
-   * Moves the semaphores whose group pattern lists `fromGroup` (a plain list of group names, never a `.*`) to
-   * `toGroup`; `dryRun` only reports. See {@link GatekeeperService.migrateGroups} for selection, wildcards and the full report.
-   */
-  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
-    return this.runtime.admin.migrate(fromGroup, toGroup, options);
-  }
-
-  /**
-   * A group migration with every choice: which semaphores (names, a name pattern), wildcard patterns too or not,
-   * a dry run. Reports each change (pattern before and after), what it skipped and why, and a warning when no
-   * live node is known in the target group. Each definition remembers what it replaced, for {@link GatekeeperService.undoMigration}.
-   */
-  migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
-    return this.runtime.admin.migrateGroups(request);
-  }
-
-  /** Puts back the group patterns the last migration of each selected semaphore replaced, unless edited since. */
-  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
-    return this.runtime.admin.undoMigration(request);
-  }
-
-  /** Every semaphore with its definition, live permits (holder, group, expiry, fencing token) and last token. */
-  permits(): Promise<SemaphoreStatus[]> {
-    return this.runtime.admin.permits();
-  }
-
-  /**
-   * Operator action: takes the permit with this fencing token away, whoever holds it; returns whether there was
-   * one. Its holder is told first (its job's signal fires); nobody else gets it until the holder let go or it expired.
-   */
-  forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
-    return this.runtime.admin.forceRelease(semaphore, fencingToken);
-  }
-
   /** The permits this instance holds. */
   heldPermits(): Permit[] {
     return this.runtime.engine.heldPermits();
   }
 
+  // The operator's tools moved to SemaphoreAdminService (issue 40); these delegates go in 0.2.0 (see the CHANGELOG).
+
   /**
-   * Operator repair: takes every permit of `semaphore` away (as {@link GatekeeperService.forceRelease} does) and rebuilds an
-   * unreadable entry, waiting out every permit it could have held before granting again. Tokens keep growing.
+   * Calls {@link SemaphoreAdminService.listDefinitions}.
+   *
+   * @deprecated Use `SemaphoreAdminService.listDefinitions`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
    */
-  async resetPermits(semaphore: string): Promise<void> {
-    await this.runtime.admin.resetPermits(semaphore, {
-      graceDurationMs: this.startup.knownDurationMs(semaphore),
-      definition: this.startup.knownDefinition(semaphore),
-    });
-    this.runtime.notices.forgetCorrupt(semaphore);
+  listDefinitions(): SemaphoreDefinition[] {
+    return this.admin.listDefinitions();
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.getDefinition}.
+   *
+   * @deprecated Use `SemaphoreAdminService.getDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  getDefinition(name: string): SemaphoreDefinition | undefined {
+    return this.admin.getDefinition(name);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.readDefinition}.
+   *
+   * @deprecated Use `SemaphoreAdminService.readDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  readDefinition(name: string): Promise<SemaphoreDefinition> {
+    return this.admin.readDefinition(name);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.putDefinition}.
+   *
+   * @deprecated Use `SemaphoreAdminService.putDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  putDefinition(input: SemaphoreDefinitionInput, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.admin.putDefinition(input, options);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.updateDefinition}.
+   *
+   * @deprecated Use `SemaphoreAdminService.updateDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.admin.updateDefinition(name, patch, options);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.removeDefinition}.
+   *
+   * @deprecated Use `SemaphoreAdminService.removeDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  removeDefinition(name: string): Promise<boolean> {
+    return this.admin.removeDefinition(name);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.pause}.
+   *
+   * @deprecated Use `SemaphoreAdminService.pause`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  pause(name: string, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.admin.pause(name, options);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.resume}.
+   *
+   * @deprecated Use `SemaphoreAdminService.resume`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  resume(name: string, permits?: number, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+    return this.admin.resume(name, permits, options);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.migrate}.
+   *
+   * @deprecated Use `SemaphoreAdminService.migrate`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
+    return this.admin.migrate(fromGroup, toGroup, options);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.migrateGroups}.
+   *
+   * @deprecated Use `SemaphoreAdminService.migrateGroups`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
+    return this.admin.migrateGroups(request);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.undoMigration}.
+   *
+   * @deprecated Use `SemaphoreAdminService.undoMigration`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
+    return this.admin.undoMigration(request);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.permits}.
+   *
+   * @deprecated Use `SemaphoreAdminService.permits`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  permits(): Promise<SemaphoreStatus[]> {
+    return this.admin.permits();
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.forceRelease}.
+   *
+   * @deprecated Use `SemaphoreAdminService.forceRelease`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
+    return this.admin.forceRelease(semaphore, fencingToken);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.resetPermits}.
+   *
+   * @deprecated Use `SemaphoreAdminService.resetPermits`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  resetPermits(semaphore: string): Promise<void> {
+    return this.admin.resetPermits(semaphore);
+  }
+
+  /**
+   * Calls {@link SemaphoreAdminService.dumpState}.
+   *
+   * @deprecated Use `SemaphoreAdminService.dumpState`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
+   */
+  dumpState(): Promise<void> {
+    return this.admin.dumpState();
   }
 }
 

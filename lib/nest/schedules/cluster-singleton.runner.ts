@@ -6,8 +6,8 @@ import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
+import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 import { messages } from '../gatekeeper.messages';
-import { GatekeeperService } from '../permits/gatekeeper.service';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
 import { PresenceRuntime } from '../presence/presence.runtime';
@@ -75,7 +75,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     private readonly runs: ExclusiveRuns,
     private readonly events: GatekeeperEvents,
     runtime: PermitsRuntime,
-    gatekeeper: GatekeeperService,
+    semaphores: SemaphoreAdminService,
     @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
     membership: PresenceRuntime,
     private readonly tracing: GatekeeperTracing,
@@ -84,7 +84,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
   ) {
     this.unheld = new UnheldSemaphoreMonitor(
       {
-        definition: (name) => gatekeeper.getDefinition(name),
+        definition: (name) => semaphores.getDefinition(name),
         livePermits: (name) => runtime.viewedPermits(name),
         lastToken: (name) => runtime.viewedLastToken(name),
         liveInstances: () => membership.confirmedParticipants(),

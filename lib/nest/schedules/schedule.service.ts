@@ -165,7 +165,7 @@ export class ScheduleService {
   /**
    * Pauses a job by its name, as `jobs()`, `describe` and the history name it: no node runs it until
    * {@link ScheduleService.resumeJob}. A `@ClusterSingleton` job is paused by its semaphore (permits to 0, the count
-   * remembered for the resume, as `GatekeeperService.pause` does): every job that shares the semaphore stops too, and
+   * remembered for the resume, as `SemaphoreAdminService.pause` does): every job that shares the semaphore stops too, and
    * the answer names those this node knows in `alsoAffected`. A runtime schedule is paused alone, as
    * {@link ScheduleService.pause} does. A `@LeaderOnly` method's semaphore is its election's: pausing it needs
    * `{ force: true }` (the leader steps down), else it is refused with `InvalidDefinitionError`. Throws

@@ -1,0 +1,105 @@
+import { Test, type TestingModule } from '@nestjs/testing';
+import {
+  DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, SemaphoreAdminService, UnknownSemaphoreError,
+} from '../../lib';
+import { CapturingLogger } from '../support/capturing-logger';
+import { eventually } from '../support/eventually';
+
+/**
+ * The operator's tools moved from GatekeeperService to SemaphoreAdminService (issue 40): the new service does what
+ * the old methods did, and the old ones, deprecated until 0.2.0, still answer through it. Memory store, one node.
+ */
+describe('SemaphoreAdminService (memory store)', () => {
+  let app: TestingModule;
+  let logger: CapturingLogger;
+  let semaphores: SemaphoreAdminService;
+  let gatekeeper: GatekeeperService;
+
+  beforeEach(async () => {
+    logger = new CapturingLogger();
+    app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({
+        store: 'memory',
+        membership: false,
+        identity: { group: 'production', acquirer: 'node-a' },
+        definitions: [{ name: 'billing', duration: '1m', groupPattern: 'production' }],
+      })],
+    }).setLogger(logger).compile();
+    await app.init();
+    semaphores = app.get(SemaphoreAdminService);
+    gatekeeper = app.get(GatekeeperService);
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  it('puts, reads, updates, pauses, resumes and removes a definition, and refuses a bad one', async () => {
+    const created = await semaphores.putDefinition({ name: 'reports', permits: 2, duration: '5m', groupPattern: 'production|staging' });
+    expect(created).toMatchObject({ name: 'reports', permits: 2, durationMs: 300_000, groupPattern: 'production|staging' });
+    expect(await semaphores.readDefinition('reports')).toEqual(created);
+    expect(semaphores.getDefinition('reports')).toEqual(created);
+    expect(semaphores.listDefinitions().map((d) => d.name)).toEqual(['billing', 'reports']);
+
+    expect(await semaphores.updateDefinition('reports', { permits: 3 })).toEqual({ ...created, permits: 3 });
+    await expect(semaphores.updateDefinition('reports', { permits: -1 })).rejects.toThrow(InvalidDefinitionError);
+    expect((await semaphores.readDefinition('reports')).permits).toBe(3);
+
+    expect(await semaphores.pause('reports')).toMatchObject({ permits: 0, pausedFrom: 3 });
+    expect(await gatekeeper.tryAcquire('reports')).toMatchObject({ granted: false, reason: DenyReason.PAUSED });
+    expect((await semaphores.resume('reports')).permits).toBe(3);
+    expect((await semaphores.resume('reports', 1)).permits).toBe(1);
+
+    expect(await semaphores.removeDefinition('reports')).toBe(true);
+    expect(await semaphores.removeDefinition('reports')).toBe(false);
+    await expect(semaphores.readDefinition('reports')).rejects.toThrow(UnknownSemaphoreError);
+    expect(semaphores.getDefinition('reports')).toBeUndefined();
+  });
+
+  it('plans a migration in a dry run without writing it, then migrates and undoes it', async () => {
+    const planned = await semaphores.migrate('production', 'dr-site', { dryRun: true });
+    expect(planned).toEqual([expect.objectContaining({ name: 'billing', from: 'production', to: 'dr-site' })]);
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
+
+    const report = await semaphores.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['billing'] });
+    expect(report).toMatchObject({ dryRun: false, changes: [{ name: 'billing', to: 'dr-site' }] });
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('dr-site');
+    expect((await semaphores.undoMigration({ names: ['billing'] })).changes).toEqual([expect.objectContaining({ name: 'billing', to: 'production' })]);
+    expect((await semaphores.readDefinition('billing')).groupPattern).toBe('production');
+  });
+
+  it('reports a held permit, force-releases it (the holder loses it) and dumps the state', async () => {
+    const granted = await gatekeeper.tryAcquire('billing');
+    if (!granted.granted) throw new Error(`not granted: ${granted.reason}`);
+    const billing = (await semaphores.permits()).find((s) => s.name === 'billing');
+    expect(billing?.permits).toEqual([granted.permit]);
+
+    expect(await semaphores.forceRelease('billing', granted.permit.fencingToken)).toBe(true);
+    await eventually('the holder to lose it', async () => (await gatekeeper.refresh(granted.permit)).granted === false);
+    expect(await gatekeeper.refresh(granted.permit)).toMatchObject({ granted: false, reason: DenyReason.PERMIT_LOST });
+
+    await semaphores.dumpState();
+    expect(logger.find('log', /^state .*billing/)).not.toEqual([]);
+  });
+
+  it('still answers through the deprecated GatekeeperService methods, until 0.2.0', async () => {
+    const put = await gatekeeper.putDefinition({ name: 'legacy', duration: '1m', groupPattern: 'production' });
+    expect(semaphores.getDefinition('legacy')).toEqual(put);
+    expect(gatekeeper.getDefinition('legacy')).toEqual(put);
+    expect(await gatekeeper.readDefinition('legacy')).toEqual(put);
+    expect(gatekeeper.listDefinitions()).toEqual(semaphores.listDefinitions());
+    expect((await gatekeeper.updateDefinition('legacy', { permits: 2 })).permits).toBe(2);
+    expect((await gatekeeper.pause('legacy')).permits).toBe(0);
+    expect((await gatekeeper.resume('legacy')).permits).toBe(2);
+    expect(await gatekeeper.migrate('production', 'dr-site', { dryRun: true })).toEqual(await semaphores.migrate('production', 'dr-site', { dryRun: true }));
+    expect((await gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['legacy'] })).changes).toHaveLength(1);
+    expect((await gatekeeper.undoMigration({ names: ['legacy'] })).changes).toHaveLength(1);
+    const held = await gatekeeper.acquire('legacy');
+    expect(await gatekeeper.permits()).toEqual(await semaphores.permits());
+    expect(await gatekeeper.forceRelease('legacy', held.fencingToken)).toBe(true);
+    await gatekeeper.resetPermits('legacy');
+    await gatekeeper.dumpState();
+    expect(logger.find('log', /^state .*legacy/)).not.toEqual([]);
+    expect(await gatekeeper.removeDefinition('legacy')).toBe(true);
+    expect(semaphores.getDefinition('legacy')).toBeUndefined();
+  });
+});
