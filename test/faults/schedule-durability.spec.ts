@@ -1,5 +1,9 @@
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import type { StoreBackend } from '../../lib/store/store-backend';
+import type { StoreTarget } from '../harness/store-target';
+import { ControlledRedis } from '../support/redis-control';
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { ScheduleCatalog } from '../../lib/schedules/schedule-catalog';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
@@ -11,37 +15,83 @@ import { uniquePrefix } from '../support/test-cluster';
 
 type Start = StartEvent & { instant?: number };
 
+/** A store that loses everything on a full restart, as the scene drives it. */
+interface LosingStore {
+  readonly target: StoreTarget;
+  /** A backend of the test's own on the scene's prefix. */
+  backend(mapPrefix: string): StoreBackend;
+  /** Declares the scene's prefix new, where the store needs it. */
+  declareNew(mapPrefix: string): Promise<void>;
+  /** Every server stops and starts again with nothing. */
+  restartEmpty(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function hazelcast(): Promise<LosingStore> {
+  const cluster = await ControlledCluster.start(1);
+  await declareFresh(cluster.clientConfig());
+  return {
+    target: { clusterName: cluster.clusterName, addresses: cluster.addresses },
+    backend: (mapPrefix) => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: cluster.clientConfig() }), mapPrefix }),
+    declareNew: async () => undefined,
+    restartEmpty: async () => {
+      await cluster.stopAll();
+      await cluster.startAll();
+    },
+    close: () => cluster.quit(),
+  };
+}
+
+async function redisWithoutPersistence(): Promise<LosingStore> {
+  const server = await ControlledRedis.start({ appendonly: false });
+  return {
+    target: { redisUrl: server.url },
+    backend: (mapPrefix) => new RedisBackend({ url: server.url, mapPrefix }),
+    declareNew: async (mapPrefix) => {
+      expect(await new RedisBackend({ url: server.url, mapPrefix }).declareFresh()).toBe(true);
+    },
+    restartEmpty: async () => {
+      await server.kill();
+      await server.restart();
+    },
+    close: () => server.stop(),
+  };
+}
+
 /**
- * The open-source Hazelcast member keeps nothing on disk: a full restart of the cluster comes back empty. Two real
- * nodes run the runtime schedules `keep` and `gone` (every second) and an operator removes `gone`; then every member
- * stops and starts again. The nodes must write back the catalog they hold, `gone` as the tombstone it was (a removed
+ * A store that loses everything on a restart: the open-source Hazelcast member keeps nothing on disk, and a Redis
+ * without persistence neither. Two real nodes run the runtime schedules `keep` and `gone` (every second) and an
+ * operator removes `gone`; then every server stops and starts again, empty. The nodes must write back the catalog they hold, `gone` as the tombstone it was (a removed
  * schedule stays removed), and the run history they hold, each saying so once; `keep` runs again.
  */
-describe('runtime schedules and their history through a full Hazelcast restart', () => {
-  let cluster: ControlledCluster;
+describe.each([
+  { store: 'a full Hazelcast restart (the open-source member keeps nothing on disk)', start: hazelcast },
+  { store: 'a restart of Redis without persistence', start: redisWithoutPersistence },
+])('runtime schedules and their history through $store', ({ start }) => {
+  let losing: LosingStore | undefined;
   const nodes: NodeProcess[] = [];
   const closers: Array<() => Promise<void>> = [];
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.terminate()));
     for (const close of closers) await close().catch(() => undefined);
-    await cluster?.quit();
+    await losing?.close();
   });
 
   it('restores the schedules (the removed one stays removed) and the history, never silently', async () => {
-    cluster = await ControlledCluster.start(1);
-    await declareFresh(cluster.clientConfig());
+    losing = await start();
     const historyFile = newHistoryFile('schedule-restart');
     const mapPrefix = uniquePrefix('durable');
+    await losing.declareNew(mapPrefix);
     const env = { RUNTIME_SCHEDULES: JSON.stringify([{ id: 'keep', cron: '* * * * * *' }, { id: 'gone', cron: '* * * * * *' }]) };
     const started = await Promise.all(['node-a', 'node-b'].map((name) => startScheduleNode({
-      name, historyFile, mapPrefix, env, cluster: { clusterName: cluster.clusterName, addresses: cluster.addresses },
+      name, historyFile, mapPrefix, env, cluster: losing!.target,
       job: { semaphore: 'decorated', cron: '*/2 * * * * *', duration: '3s', runMs: 50, keep: 500 },
     })));
     nodes.push(...started);
     const starts = (job: string) => readHistory(historyFile).filter((e): e is Start => e.type === 'start' && e.job === job);
 
     // An operator removes `gone` through the library's catalog; the nodes stop running it once they hear of it.
-    const backend = () => new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: cluster.clientConfig() }), mapPrefix });
+    const backend = () => losing!.backend(mapPrefix);
     const store = new ScheduleRecordStore(backend());
     await store.connect();
     closers.push(() => store.close());
@@ -52,10 +102,9 @@ describe('runtime schedules and their history through a full Hazelcast restart',
     await eventually('keep to run 3 s past the removal', () => starts('keep').some((s) => s.tick * 1000 >= removedAt + 3_000), { timeoutMs: 30_000, intervalMs: 200 });
     const keepRunsBefore = starts('keep').length;
 
-    // Every member stops, and starts again empty.
+    // Every server stops, and starts again empty.
     const stoppedAt = Date.now();
-    await cluster.stopAll();
-    await cluster.startAll();
+    await losing.restartEmpty();
     const restartedAt = Date.now();
     await eventually('keep to run again after the restart', () => starts('keep').some((s) => s.tick * 1000 >= restartedAt), { timeoutMs: 90_000, intervalMs: 250 });
     const resumedMs = Math.min(...starts('keep').filter((s) => s.tick * 1000 >= restartedAt).map((s) => s.tick * 1000)) - restartedAt;
@@ -91,6 +140,6 @@ describe('runtime schedules and their history through a full Hazelcast restart',
     expect(restoredLines.filter((l) => l.includes('restored') && /\bkeep\b/.test(l))).toHaveLength(1);
     const historyRestored = outputs.join('\n').split('\n').flatMap((l) => /ERROR.*Run history: the store lost data .*Written back from this node's memory: the history of (.*?)\. The history of jobs/.exec(l)?.[1].split(', ') ?? []);
     expect(historyRestored.filter((job) => job === 'keep')).toHaveLength(1);
-    process.stdout.write(`full restart with runtime schedules: keep ran ${keepRunsBefore} times before, again ${resumedMs} ms after the restart; gone stayed removed (revision ${removed.revision}); ${restoredLines.length} restore line(s); history counts ${counted} runs (${flushedBefore.length} from before)\n`);
+    process.stdout.write(`${losing.target && 'redisUrl' in losing.target ? 'redis' : 'hazelcast'} restart with runtime schedules: keep ran ${keepRunsBefore} times before, again ${resumedMs} ms after the restart; gone stayed removed (revision ${removed.revision}); ${restoredLines.length} restore line(s); history counts ${counted} runs (${flushedBefore.length} from before)\n`);
   });
 });
