@@ -48,7 +48,13 @@ export function historyText(view: JobHistoryView): string {
     `missed instants: ${missed}`,
     `skipped ticks (live nodes): ${skippedText(view.skipped)}`,
     `last failure: ${view.lastFailure ? runText(view.lastFailure) : 'none'}`,
+    ...stackLines(view.lastFailure?.stack),
   ].join('\n');
+}
+
+/** A failure's stack under its line, indented (none when the run kept none). */
+function stackLines(stack: string | undefined): string[] {
+  return stack ? stack.split('\n').map((line) => `    ${line.trim()}`) : [];
 }
 
 /** `jobs describe` for people: definition, holders, schedule, next fire instants, last run and failure, counts. */
@@ -69,6 +75,7 @@ export function describeText(d: JobDescription, answeredBy: string, now = Date.n
     ...(d.nextRuns.length > 0 || d.nextRunsNote ? [`next runs: ${d.nextRuns.map(instant).join(', ')}${d.nextRunsNote ? ` (${d.nextRunsNote})` : ''}`] : []),
     `last run: ${d.lastRun ? runText(d.lastRun) : 'none'}`,
     `last failure: ${d.lastFailure ? runText(d.lastFailure) : 'none'}`,
+    ...stackLines(d.lastFailure?.stack),
     `runs: ${countsText(d.counts)}; missed instants: ${d.missed.count}; skipped ticks: ${skippedText(d.skipped)}`,
     `(answered by ${answeredBy}; runs: ${CLI_NAME} jobs history ${d.job})`,
   ].join('\n');
@@ -79,6 +86,7 @@ export function runNowText(r: RunNowResult, askedVia: string): string {
   return [
     `started ${r.job} on ${r.node} (instance ${r.instance}) under token ${r.token} at ${instant(r.startedAt)} (request ${r.requestId}, asked via ${askedVia})`,
     ...(r.outcome === undefined ? [] : [`it ${r.outcome}${r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`}${r.error ? `: ${r.error}` : ''}`]),
+    ...stackLines(r.stack),
     `its run shows in: ${CLI_NAME} jobs history ${r.job}`,
   ].join('\n');
 }

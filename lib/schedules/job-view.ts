@@ -69,6 +69,8 @@ export interface RunNowResult {
   readonly durationMs?: number;
   /** The error's message, for a failed run (with `outcome`). */
   readonly error?: string;
+  /** The error's stack, bounded as the run history keeps it (see `RunRecord.stack`), when it had one. */
+  readonly stack?: string;
 }
 
 /** What pausing or resuming a job by its name did (`ScheduleService.pauseJob`, `resumeJob`). */

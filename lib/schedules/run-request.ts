@@ -20,13 +20,13 @@ export interface RunRequest {
   /** Who started it, under which permit, when. */
   readonly started?: { readonly node: string; readonly instance: string; readonly token: number; readonly at: number };
   /** How its run ended, written by the node that ran it (for a requester that waits for the outcome). */
-  readonly finished?: { readonly outcome: JobRunOutcome; readonly durationMs: number; readonly error?: string };
+  readonly finished?: { readonly outcome: JobRunOutcome; readonly durationMs: number; readonly error?: string; readonly stack?: string };
 }
 
 /** Canonical JSON (fixed key order), so a compare-and-set on the text read is reliable. */
 export function encodeRequest(request: RunRequest): string {
   const started = request.started && { node: request.started.node, instance: request.started.instance, token: request.started.token, at: request.started.at };
-  const finished = request.finished && { outcome: request.finished.outcome, durationMs: request.finished.durationMs, error: request.finished.error };
+  const finished = request.finished && { outcome: request.finished.outcome, durationMs: request.finished.durationMs, error: request.finished.error, stack: request.finished.stack };
   return JSON.stringify({
     id: request.id, job: request.job, requestedAt: request.requestedAt, requestedBy: request.requestedBy, state: request.state,
     nudge: request.nudge, expiresAt: request.expiresAt, started, finished,

@@ -495,7 +495,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForSelector('#run-dialog[open]');
     await page.click('#run-confirm');
     await page.waitForFunction(() => document.getElementById('run-outcome')!.dataset.outcome === 'failed', { timeout: 50_000 });
-    expect(await text('#run-outcome')).toMatch(/^Run now of report-initech: failed after \S+ m?s on app-\d+ under token \d+ \(started .+\): the report of initech failed: its ledger is locked\. Its stack is in the job's details\.$/);
+    expect(await page.$eval('#run-outcome', (p) => p.firstChild?.textContent ?? '')).toMatch(/^Run now of report-initech: failed after \S+ m?s on app-\d+ under token \d+ \(started .+\): the report of initech failed: its ledger is locked\.$/);
+    // The run-now answer carries the stack: folded in the dialog, where it failed without opening the details.
+    expect(await page.$eval('#run-outcome details.stack pre', (pre) => pre.textContent ?? '')).toMatch(/^Error: the report of initech failed: its ledger is locked\n {4}at TenantReports\.report \(/);
     await page.click('#run-details');
     await page.waitForSelector('#run-dialog:not([open])');
     await page.waitForFunction(() => document.getElementById('job-detail-title')?.textContent === 'report-initech');

@@ -149,12 +149,14 @@ describe('admin API: jobs (memory store)', () => {
     expect(node.jobs.runs).toBe(runs);
   });
 
-  it('with wait, answers once the run ended, with its outcome: completed, or failed with the error', async () => {
+  it('with wait, answers once the run ended, with its outcome: completed, or failed with the error and its stack', async () => {
     const completed = await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '10s' } });
     expect(completed).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', outcome: 'completed', durationMs: expect.any(Number) } });
     node.jobs.failNext = true;
     const failed = await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '10s' } });
     expect(failed).toMatchObject({ status: 200, body: { outcome: 'failed', error: 'the payment provider answered 502' } });
+    // With its stack, as the history keeps it: where it failed, without opening the job's details.
+    expect(failed.body.stack).toMatch(/^Error: the payment provider answered 502\n {4}at BillingJobs\.charge /);
     expect(await node.call('POST', '/jobs/BillingJobs.charge/run', { body: { wait: '1h' } })).toMatchObject({ status: 400, body: { field: 'wait' } });
   });
 

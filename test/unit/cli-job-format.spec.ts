@@ -1,4 +1,4 @@
-import { pauseText } from '../../lib/cli/cli-job-format';
+import { pauseText, runNowText } from '../../lib/cli/cli-job-format';
 import { parseJobForce } from '../../lib/schedules/job-request.input';
 import { InvalidJobRequestError } from '../../lib/schedules/errors/invalid-job-request.error';
 
@@ -35,5 +35,20 @@ describe('force of a pause by job name', () => {
     })();
     expect(error).toBeInstanceOf(InvalidJobRequestError);
     expect(error).toMatchObject({ job: 'Billing.charge', field: 'force' });
+  });
+});
+
+describe('jobs run --wait, as the CLI prints a failed run', () => {
+  it('prints the error and, under it, the stack the run kept', () => {
+    const text = runNowText({
+      requestId: 'r1', job: 'Billing.charge', node: 'app-1', instance: 'app-1/x', token: 7, startedAt: Date.parse('2026-11-26T04:00:00Z'),
+      outcome: 'failed', durationMs: 12, error: 'the payment provider answered 502',
+      stack: 'Error: the payment provider answered 502\n    at Billing.charge (src/billing.ts:20:11)',
+    }, 'app-1');
+    expect(text.split('\n').slice(1, 4)).toEqual([
+      'it failed in 12 ms: the payment provider answered 502',
+      '    Error: the payment provider answered 502',
+      '    at Billing.charge (src/billing.ts:20:11)',
+    ]);
   });
 });

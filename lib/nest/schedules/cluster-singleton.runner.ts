@@ -13,7 +13,7 @@ import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
-import type { RunRecord, RunTrigger } from '../../schedules/run-record';
+import { runFailure, type RunRecord, type RunTrigger } from '../../schedules/run-record';
 import { SchedulesRuntime } from './schedules.runtime';
 import type { JobStart, ManualRun } from './job-start';
 import type { RegisteredJob } from './job-registry';
@@ -302,7 +302,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       const outcome = running.replaced ? 'replaced' : this.failure(lease);
       this.events.emit({ name: 'gatekeeper.job.failed', semaphore, job: where, token, durationMs: took(), error: message, outcome });
       this.schedules.recorder.finished(record, outcome, took(), error);
-      run.manual?.finish({ outcome, durationMs: took(), error: message.slice(0, 500) });
+      run.manual?.finish({ outcome, durationMs: took(), ...runFailure(error) });
       if (running.replaced) {
         // What overlap: 'replace' is for: nothing lost, nothing failed.
         this.logger.debug(messages.replacedRun(where));

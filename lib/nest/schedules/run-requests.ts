@@ -110,11 +110,11 @@ export class RunRequests {
   }
 
   /** Polls the request until the node that ran it wrote how the run ended, for at most `waitMs`. */
-  private async awaitEnd(id: string, waitMs: number): Promise<Pick<RunNowResult, 'outcome' | 'durationMs' | 'error'>> {
+  private async awaitEnd(id: string, waitMs: number): Promise<Pick<RunNowResult, 'outcome' | 'durationMs' | 'error' | 'stack'>> {
     const deadline = performance.now() + waitMs;
     for (let wait = POLL_FIRST_MS; ; wait = Math.min(POLL_MAX_MS, wait * 2)) {
       const finished = (await this.store.read(id, this.options.storeTimeoutMs))?.request.finished;
-      if (finished) return { outcome: finished.outcome, durationMs: finished.durationMs, ...(finished.error !== undefined && { error: finished.error }) };
+      if (finished) return { outcome: finished.outcome, durationMs: finished.durationMs, ...(finished.error !== undefined && { error: finished.error }), ...(finished.stack !== undefined && { stack: finished.stack }) };
       const left = deadline - performance.now();
       if (left <= 0) return {};
       await sleep(Math.min(wait, left));

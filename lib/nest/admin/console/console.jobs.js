@@ -214,7 +214,7 @@
       if (r.outcome === undefined) return `Run now of ${job}: started ${where} at ${times.at(r.startedAt)}, still running after ${waitLabel}; its outcome will show in its history.`;
       const how = r.outcome === 'completed' ? `completed in ${took(r.durationMs)}` : `${r.outcome} after ${took(r.durationMs)}`;
       const error = r.error ? `: ${r.error}` : '';
-      const more = r.outcome === 'failed' ? ' Its stack is in the job\'s details.' : '';
+      const more = r.outcome === 'failed' && !r.stack ? ' Its stack, if it had one, is in the job\'s details.' : '';
       return `Run now of ${job}: ${how} ${where} (started ${times.at(r.startedAt)}, request ${r.requestId})${error}.${more}`;
     }
 
@@ -234,8 +234,10 @@
       let ok;
       let reason = '';
       let ended;
+      let failure;
       try {
         const r = await api('POST', `${path(job)}/run`, { wait });
+        failure = r.stack ? { id: `run-now-${r.requestId}`, stack: r.stack } : undefined;
         ended = r.outcome === undefined ? 'running' : r.outcome;
         ok = r.outcome === undefined || r.outcome === 'completed';
         text = outcomeText(job, r, waitLabel);
@@ -251,6 +253,9 @@
         line.className = `status ${ok ? 'ok' : 'error'}`;
         line.textContent = text;
       }
+      // A failed run's stack, folded, in the dialog (the run-now answer carries it as the history keeps it).
+      const folded = stack(failure);
+      if (folded) status.append(folded);
       status.dataset.outcome = ended;
       result.dataset.outcome = ended;
       $('run-dialog-title').textContent = `Run now of ${job}: ${ended === 'running' ? 'still running' : ended}`;
