@@ -143,8 +143,8 @@ export class ScheduleService {
     const definition = this.permits.admin.list().find((d) => d.name === semaphore);
     const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
     const trigger = registered?.trigger;
-    // Paused by its semaphore (permits 0), or, for a runtime schedule, by the schedule's own pause.
-    const paused = definition?.permits === 0 || (registered !== undefined && this.runtimeSchedules.takesPart(job) && this.runtimeSchedules.record(job)?.definition.paused === true);
+    // Paused by its semaphore (permits 0), or a runtime schedule by its own pause (the registry keeps it current).
+    const paused = definition?.permits === 0 || registered?.paused === true;
     // A paused job fires nowhere: no next runs to show until it is resumed.
     const nextRuns = trigger && !paused ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
     return {
