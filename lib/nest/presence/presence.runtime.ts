@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { networkInterfaces } from 'node:os';
 import { Server as TlsServer } from 'node:tls';
 import { libraryVersion } from '../../core/library-version';
@@ -11,6 +11,7 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { moduleRoutePrefix } from './route-prefix';
 
 /** One app instance in the cluster, as presence reports it. */
 export type Participant = Presence;
@@ -39,6 +40,8 @@ export class PresenceRuntime implements CapabilityRuntime {
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     @Optional() @Inject(GATEKEEPER_PRESENCE_STORE) private readonly store?: PresenceStore,
     @Optional() private readonly http?: HttpAdapterHost,
+    @Optional() private readonly appConfig?: ApplicationConfig,
+    @Optional() private readonly modules?: ModulesContainer,
   ) {
     const membership = options.membership;
     if (!membership || !store) return;
@@ -66,16 +69,20 @@ export class PresenceRuntime implements CapabilityRuntime {
 
   /**
    * Without `membership.httpAddress`: once the app listens (`app.listen()`), advertises the address its HTTP server
-   * took, so the CLI's `jobs describe` and `jobs run` find this node with no configuration. An app that never
-   * listens (an application context, a microservice) advertises none.
+   * took, under the app's global prefix and the module's `RouterModule` path, so the CLI's `jobs describe` and
+   * `jobs run` find this node with no configuration. An app that never listens (an application context, a
+   * microservice) advertises none.
    */
   private advertiseOnListen(): void {
     const host = this.http;
     if (!host) return;
     const advertise = () => {
       const server = host.httpAdapter?.getHttpServer() as { address?: () => ListeningAddress } | undefined;
-      const address = advertisedHttpAddress(server?.address?.() ?? null, server instanceof TlsServer, networkInterfaces());
-      if (address === undefined) return;
+      const listening = advertisedHttpAddress(server?.address?.() ?? null, server instanceof TlsServer, networkInterfaces());
+      if (listening === undefined) return;
+      // The module's routes (the admin API's) sit under the app's global prefix and a RouterModule path, if any.
+      const prefix = moduleRoutePrefix(this.appConfig, this.modules, PresenceRuntime);
+      const address = prefix === '' ? listening : `${listening}/${prefix}`;
       this.logger.debug(`presence: advertising ${address}, where this node's HTTP server listens (membership.httpAddress sets another)`);
       void this.tracker?.advertise(address).catch((error: unknown) => this.logger.debug(`presence: ${(error as Error).message}`));
     };
