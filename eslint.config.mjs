@@ -38,8 +38,9 @@ const LAYERS = [
 
 // Inside lib/nest, one folder per capability mirrors the rooms below it: each adapts its own capability and those it
 // is built on, never one above it, never the admin API, and never the module that assembles them all. Observability
-// reads every capability and is read by them (events, tracing), so it has no rule here; the module's root files
-// (module, options, lifecycle, explorer) stand above every folder.
+// reads every capability and is read by them (events, tracing), so it has no rule here; the module, its definition and
+// its lifecycle stand above every folder. The module options (lib/nest/options: what users write, and its resolution)
+// and the explorer stand below every folder: each folder reads them, and they read none (NEST_LEAVES).
 const NEST_ROOT = ['**/gatekeeper.module', '**/gatekeeper.lifecycle', '**/gatekeeper.module-definition'];
 const NEST_LAYERS = [
   { room: 'schedule-metadata', never: ['permits', 'presence', 'elections', 'allocation', 'tasks', 'schedules', 'admin', 'observability'] },
@@ -49,6 +50,22 @@ const NEST_LAYERS = [
   { room: 'allocation', never: ['elections', 'tasks', 'schedules', 'admin'] },
   { room: 'tasks', never: ['elections', 'allocation', 'schedules', 'admin'] },
   { room: 'schedules', never: ['elections', 'allocation', 'tasks', 'admin'] },
+];
+
+/** Files of lib/nest that every folder reads and that read no file of lib/nest outside their own folder. */
+const NEST_LEAVES = [
+  {
+    files: ['lib/nest/options/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [
+      { regex: '^\\.\\./(?!\\.\\./)', message: 'The module options are a leaf of the Nest layer: they import nothing of lib/nest outside lib/nest/options.' },
+    ] }] },
+  },
+  {
+    files: ['lib/nest/gatekeeper.explorer.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [
+      { regex: '^\\./[^/]+/', message: 'The explorer knows no capability: the capability that reads a decorator asks it for its metadata key.' },
+    ] }] },
+  },
 ];
 
 /** A Nest capability folder: the capabilities it never adapts (in lib/ or in lib/nest) and the module's root. */
@@ -159,6 +176,7 @@ export default tseslint.config(
   },
   ...LAYERS.flatMap(capabilityRules),
   ...NEST_LAYERS.map(nestRules),
+  ...NEST_LEAVES,
   {
     files: ['lib/nest/**/*.ts'],
     rules: {

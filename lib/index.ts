@@ -15,12 +15,12 @@ export { GatekeeperModule } from './nest/gatekeeper.module';
 export {
   GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleExtras, type GatekeeperModuleForRootOptions,
 } from './nest/gatekeeper.module-definition';
-export type { GatekeeperModuleOptions, MembershipOptions } from './nest/gatekeeper.options';
-export type { TasksOptions, TaskHandlerDecoratorOptions } from './nest/tasks/tasks.options';
-export type { MetricsOptions } from './nest/metrics.options';
-export type { GatekeeperAdminOptions } from './nest/admin/gatekeeper-admin.options';
+export type { GatekeeperModuleOptions, MembershipOptions } from './nest/options/gatekeeper.options';
+export type { TasksOptions } from './nest/options/tasks.options';
+export type { MetricsOptions } from './nest/options/metrics.options';
+export type { GatekeeperAdminOptions } from './nest/options/gatekeeper-admin.options';
 export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelcast-permit.store';
-export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/backend-choice.options';
+export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
@@ -95,7 +95,7 @@ export type { ScheduleOutcome } from './schedules/schedule.rules';
 export { InvalidScheduleError } from './schedules/errors/invalid-schedule.error';
 export { ScheduleEditConflictError } from './schedules/errors/schedule-edit-conflict.error';
 export { UnknownScheduleError } from './schedules/errors/unknown-schedule.error';
-export type { SchedulesOptions } from './nest/schedules/schedules.options';
+export type { SchedulesOptions } from './nest/options/schedules.options';
 export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
@@ -106,6 +106,7 @@ export { UnknownJobError } from './schedules/errors/unknown-job.error';
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
 export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/tasks/task-handler.decorator';
+export type { TaskHandlerDecoratorOptions } from './nest/tasks/task-handler.options';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TaskContext } from './tasks/task-handler';
 export type {

@@ -1,5 +1,6 @@
-import { ELECTION_SEMAPHORE_PREFIX } from '../permits/definition.validator';
+import { ELECTION_SEMAPHORE_PREFIX, validateDefinition } from '../permits/definition.validator';
 import type { DurationInput } from '../core/duration';
+import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 
 /** The election `@LeaderOnly()`, `ClusterService.isLeader()` and the others use when none is named. */
 export const DEFAULT_ELECTION = 'leader';
@@ -46,6 +47,17 @@ export interface Leader {
 /** The semaphore that backs the election `name`. */
 export function electionSemaphore(name: string): string {
   return `${ELECTION_SEMAPHORE_PREFIX}${name}`;
+}
+
+/** The one-permit semaphore definition that backs an election (validated, naming the election's semaphore). */
+export function electionDefinition(input: ElectionInput): SemaphoreDefinition {
+  return validateDefinition({
+    name: electionSemaphore(input.name),
+    permits: 1,
+    duration: input.lease ?? DEFAULT_ELECTION_LEASE,
+    ...(input.groupPattern !== undefined && { groupPattern: input.groupPattern }),
+    ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
+  });
 }
 
 /** The election a semaphore backs, or `undefined` for an ordinary semaphore. */

@@ -15,8 +15,8 @@ import type { PresenceStore } from '../presence/presence-store';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { PermitRecordStore } from '../permits/permit-record.store';
 import type { PermitStore } from '../permits/permit-store';
-import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
-import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './backend-choice.options';
+import type { ResolvedGatekeeperOptions } from './options/gatekeeper.options';
+import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './options/backend-choice.options';
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';

@@ -7,7 +7,7 @@ import type { CapabilityRuntime } from './capability.runtime';
 import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from './gatekeeper.constants';
 import type { PermitStore } from '../permits/permit-store';
 import { messages } from './gatekeeper.messages';
-import type { ResolvedGatekeeperOptions } from './gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from './options/gatekeeper.options';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
 import { AllocationRuntime } from './allocation/allocation.runtime';

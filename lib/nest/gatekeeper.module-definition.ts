@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type ConfigurableModuleAsyncOptions } from '@nestjs/common';
-import type { GatekeeperModuleOptions } from './gatekeeper.options';
-import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
+import type { GatekeeperModuleOptions } from './options/gatekeeper.options';
+import type { GatekeeperAdminOptions } from './options/gatekeeper-admin.options';
 
 /** Extra options of `forRoot` / `forRootAsync` besides {@link GatekeeperModuleOptions}. */
 export interface GatekeeperModuleExtras {

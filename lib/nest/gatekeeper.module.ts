@@ -23,10 +23,10 @@ import { TaskService } from './tasks/task.service';
 import {
   GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleForRootOptions,
 } from './gatekeeper.module-definition';
-import type { GatekeeperAdminOptions } from './admin/gatekeeper-admin.options';
+import type { GatekeeperAdminOptions } from './options/gatekeeper-admin.options';
 import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
-import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
-import { resolveGatekeeperOptions } from './gatekeeper-options.resolver';
+import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './options/gatekeeper.options';
+import { resolveGatekeeperOptions } from './options/gatekeeper-options.resolver';
 import { ExclusiveRuns } from './permits/exclusive-runs';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';

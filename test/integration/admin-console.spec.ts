@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { GatekeeperModule } from '../../lib';
-import type { GatekeeperAdminOptions } from '../../lib/nest/admin/gatekeeper-admin.options';
+import type { GatekeeperAdminOptions } from '../../lib/nest/options/gatekeeper-admin.options';
 import { CapturingLogger } from '../support/capturing-logger';
 
 const TOKEN = 'console-token-0123456789';

@@ -1,5 +1,5 @@
 import type { CanActivate } from '@nestjs/common';
-import { resolveAdminOptions } from '../../lib/nest/admin/gatekeeper-admin.options';
+import { resolveAdminOptions } from '../../lib/nest/options/gatekeeper-admin.options';
 
 const TOKEN = 'env-admin-token-0123456789';
 const guard: CanActivate = { canActivate: () => true };

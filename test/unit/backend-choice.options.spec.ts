@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
-import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper-options.resolver';
+import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 import { createBackends } from '../../lib/nest/gatekeeper-stores.factory';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 

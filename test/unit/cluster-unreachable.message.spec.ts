@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { ClusterUnreachableError, StoreUnavailableError } from '../../lib';
 import { hazelcastTargetSources } from '../../lib/nest/gatekeeper-stores.factory';
 import { messages } from '../../lib/nest/gatekeeper.messages';
-import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper-options.resolver';
+import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
 /** The one line start-up fails with when no member answers: what was tried, where it came from, the ways forward. */
 describe('the start-up error without a cluster', () => {

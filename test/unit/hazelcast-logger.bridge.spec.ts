@@ -1,6 +1,6 @@
 import { HazelcastLoggerBridge } from '../../lib/nest/hazelcast-logger.bridge';
 import { hazelcastStoreOptions } from '../../lib/nest/gatekeeper-stores.factory';
-import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper-options.resolver';
+import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
 function recorder() {
   const lines: string[] = [];

@@ -1,5 +1,5 @@
 import type { NetworkInterfaceInfo } from 'node:os';
-import { resolveGatekeeperOptions } from '../../lib/nest/gatekeeper-options.resolver';
+import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 import { advertisedHttpAddress, httpAddressBase, httpAddressProblem } from '../../lib/presence/http-address.rules';
 
 const nic = (address: string, family: 'IPv4' | 'IPv6', internal = false, scopeid = 0): NetworkInterfaceInfo =>

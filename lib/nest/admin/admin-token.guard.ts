@@ -1,7 +1,7 @@
 import { ForbiddenException, Inject, Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /** The cookie the console's sign-in sets (HttpOnly, SameSite=Strict): a value derived from the token, not the token. */

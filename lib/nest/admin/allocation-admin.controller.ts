@@ -4,7 +4,7 @@ import { readAllocation, readAllocations, requestRebalance } from '../../allocat
 import type { AllocationStatus } from '../../allocation/allocation-status';
 import type { PermitStore } from '../../permits/permit-store';
 import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 
 /**
  * Builds the admin controller of allocations, under the same prefix and guard as the other admin routes. Read

@@ -4,7 +4,7 @@ import { readElection, resignLeader, type ResignResult } from '../../elections/e
 import { clusterOverview, type ClusterOverview, type ElectionStatus } from '../../elections/election-status';
 import { ClusterService } from '../elections/cluster.service';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 
 /**

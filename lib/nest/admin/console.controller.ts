@@ -4,7 +4,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
 import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';

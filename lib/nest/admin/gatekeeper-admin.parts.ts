@@ -2,7 +2,7 @@ import type { ModuleMetadata, Type } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { AdminTokenGuard } from './admin-token.guard';
 import { GATEKEEPER_ADMIN_APP_GUARD, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { createClusterAdminController } from './cluster-admin.controller';

@@ -6,7 +6,7 @@ import type { ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { parseExpectedRevision, parseScheduleBody } from '../../schedules/schedule-request.input';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { ScheduleService } from '../schedules/schedule.service';
 import { scheduleOverviews } from '../schedules/schedule-overviews';
 import { SchedulesRuntime } from '../schedules/schedules.runtime';

@@ -16,7 +16,7 @@ import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 

@@ -5,7 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Subject, type Observable } from 'rxjs';
 import type { ClusterChange } from '../../elections/cluster-change';
-import { electionOf, electionSemaphore, type Leader } from '../../elections/election';
+import { electionDefinition, electionOf, electionSemaphore, type Leader } from '../../elections/election';
 import { leaderChange, leaderIn, leaderOf } from '../../elections/election.rules';
 import { LeadershipLostError } from '../../elections/errors/leadership-lost.error';
 import { UnknownElectionError } from '../../elections/errors/unknown-election.error';
@@ -15,9 +15,8 @@ import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
-import { GATEKEEPER_LEADER_RUNS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import { electionDefinition } from '../gatekeeper-options.resolver';
+import { GATEKEEPER_LEADER_RUNS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { leaderContext } from './leader-context';
 import { LEADER_SKIP, type LeaderRunLog } from './leader-run-log';
 import { leaderJobName } from '../../core/leader-job-name';
@@ -95,7 +94,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       }),
     );
     const named = new Map<string, string | undefined>([...this.options.elections.keys()].map((name) => [name, undefined]));
-    for (const { where, election } of this.explorer.discoverLeaderOnly()) if (!named.has(election)) named.set(election, where);
+    for (const { where, metadata: election } of this.explorer.discover<string>(LEADER_ONLY_METADATA)) if (!named.has(election)) named.set(election, where);
     for (const election of this.work.keys()) if (!named.has(election)) named.set(election, undefined);
     for (const [election, where] of named) await this.join(election, where);
   }

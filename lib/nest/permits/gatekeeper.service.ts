@@ -17,7 +17,7 @@ import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import { ExclusiveRuns } from './exclusive-runs';
 import { inUse } from '../../permits/permit-executor';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { SemaphoreAdminService } from './semaphore-admin.service';
 import { permitContext } from './permit-context';
 import { PermitsRuntime } from './permits.runtime';

@@ -14,7 +14,7 @@ import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import { OutageNotice } from '../signals/outage-notice';
 import { messages } from '../gatekeeper.messages';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { GatekeeperTracing, type TraceSpan } from '../signals/gatekeeper-tracing';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitNotices } from './permit-notices';

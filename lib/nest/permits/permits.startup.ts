@@ -9,13 +9,25 @@ import type { SemaphoreEntry } from '../../permits/semaphore-entry';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { PermitStore } from '../../permits/permit-store';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
+import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import { messages } from '../gatekeeper.messages';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { scheduleIntervalMs } from '../schedule-metadata/schedule-interval.reader';
 import { admittedBy } from '../../permits/permit.rules';
 import type { NodeIdentity } from '../../permits/permit';
 import { describeInstances } from './unheld-semaphore.monitor';
+
+/**
+ * What start-up reads of a method that runs under a permit of its semaphore (`@ClusterSingleton`, whose options are
+ * the schedules capability's and include these): the semaphore, the duration to define it with, and how runs hold it.
+ */
+export interface DecoratedSemaphore {
+  readonly semaphore: string;
+  readonly durationMs: number | undefined;
+  readonly mode: 'hold' | 'release';
+  /** Release mode only; 0 otherwise. */
+  readonly lockAtLeastForMs: number;
+}
 
 /**
  * What this node knows of the definitions and does with them: publishes the module's definitions and the
@@ -55,7 +67,7 @@ export class PermitsStartup {
     for (const { name } of this.options.definitions) this.used.add(name);
     const notRunnable = new Set<string>();
     const told = new Set<string>();
-    for (const { where, options, method } of this.explorer.discover()) {
+    for (const { where, metadata: options, method } of this.explorer.discover<DecoratedSemaphore>(CLUSTER_SINGLETON_METADATA)) {
       this.used.add(options.semaphore);
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
       const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));

@@ -10,7 +10,7 @@ import { advertisedHttpAddress, type ListeningAddress } from '../../presence/htt
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { moduleRoutePrefix } from './route-prefix';
 
 /** One app instance in the cluster, as presence reports it. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PermitStore } from '../../permits/permit-store';
 import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsStartup } from '../permits/permits.startup';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime, type GatekeeperPhase } from '../permits/permits.runtime';

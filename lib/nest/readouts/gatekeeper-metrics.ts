@@ -7,8 +7,8 @@ import type { HazelcastConnection } from '../../backends/hazelcast/hazelcast-con
 import { DenyReason } from '../../permits/deny-reason';
 import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
 import { GATEKEEPER_CONNECTION, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
-import type { ResolvedMetricsOptions } from '../metrics.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import type { ResolvedMetricsOptions } from '../options/metrics.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { TasksRuntime } from '../tasks/tasks.runtime';
 

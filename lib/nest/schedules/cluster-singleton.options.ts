@@ -3,6 +3,7 @@ import { validateSemaphoreName } from '../../permits/definition.validator';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { resolveJobPolicy, type JobPolicy } from '../../schedules/job-policy';
+import type { DecoratedSemaphore } from '../permits/permits.startup';
 
 /** Options of `@ClusterSingleton({...})`. */
 export interface ClusterSingletonOptions {
@@ -51,8 +52,11 @@ export interface ClusterSingletonOptions {
   catchUpWindow?: DurationInput;
 }
 
-/** Decorator options after validation: the job's policy, with its semaphore and duration. */
-export interface ResolvedClusterSingletonOptions extends JobPolicy {
+/**
+ * Decorator options after validation: the job's policy, with its semaphore and duration. Recorded on the method, where
+ * the schedules read it whole and the permits' start-up reads its {@link DecoratedSemaphore} part.
+ */
+export interface ResolvedClusterSingletonOptions extends JobPolicy, DecoratedSemaphore {
   readonly semaphore: string;
   readonly durationMs: number | undefined;
   /**

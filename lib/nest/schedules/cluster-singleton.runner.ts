@@ -4,7 +4,7 @@ import { PermitLostError } from '../../permits/errors/permit-lost.error';
 import type { PermitLease } from '../../permits/permit-lease';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 import { messages } from '../gatekeeper.messages';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ClusterSingletonJob } from '../gatekeeper.explorer';
+import type { DecoratedMethod } from '../gatekeeper.explorer';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { originalMethod } from '../decorated-method';
@@ -24,8 +24,8 @@ export class JobRegistry {
   private readonly jobs = new Map<string, RegisteredJob>();
 
   /** Registers the jobs start-up found. */
-  register(found: readonly ClusterSingletonJob[]): void {
-    for (const { where, options, method, instance } of found) {
+  register(found: ReadonlyArray<DecoratedMethod<ResolvedClusterSingletonOptions>>): void {
+    for (const { where, metadata: options, method, instance } of found) {
       // Said here, naming the job: @nestjs/schedule would throw the cron package's bare message when it mounts it.
       const problem = CronTrigger.problemOf(method);
       if (problem) throw new InvalidDecoratorError(`@Cron on ${where}`, problem.reason, problem.field);

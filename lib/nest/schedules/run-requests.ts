@@ -11,7 +11,7 @@ import { claimRequest, withdrawRequest } from '../../schedules/run-request.rules
 import { CONFLICT, retryOnConflict } from '../../store/compare-and-set';
 import { WriteConflictError } from '../../core/errors/write-conflict.error';
 import { GATEKEEPER_JOB_RUNNER, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { JobRegistry } from './job-registry';

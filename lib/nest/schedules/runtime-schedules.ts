@@ -9,9 +9,9 @@ import { describeRestore, restoreSchedules } from '../../schedules/schedule-rest
 import type { ScheduleStore } from '../../schedules/schedule-store';
 import { ScheduleView, type ScheduleChange } from '../../schedules/schedule-view';
 import type { CapabilityRuntime } from '../capability.runtime';
-import { GatekeeperExplorer, type ScheduleHandlerMethod } from '../gatekeeper.explorer';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_SCHEDULE_STORE } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { GatekeeperExplorer } from '../gatekeeper.explorer';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_SCHEDULE_STORE, SCHEDULE_HANDLER_METADATA } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
@@ -25,6 +25,16 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const EARLY_MS = 5;
 /** How often a node reads the schedules' change marker: the bound on an edit reaching it when events are lost. */
 const POLL_MS = 1_000;
+
+/** A method decorated with `@ScheduleHandler`, found at startup. */
+interface ScheduleHandlerMethod {
+  /** `Class.method`, for messages. */
+  readonly where: string;
+  /** The handler name schedules refer to. */
+  readonly name: string;
+  readonly instance: object;
+  readonly method: object;
+}
 
 /** A runtime schedule this node takes part in: its timer and what a tick runs. */
 interface Armed {
@@ -142,10 +152,10 @@ export class RuntimeSchedules implements CapabilityRuntime {
   }
 
   private async open(): Promise<void> {
-    for (const handler of this.explorer.discoverScheduleHandlers()) {
-      const other = this.handlers.get(handler.name);
-      if (other) throw new InvalidDecoratorError(`@ScheduleHandler('${handler.name}') on ${handler.where}`, `${other.where} is already its handler (one per name)`);
-      this.handlers.set(handler.name, handler);
+    for (const { where, metadata: name, instance, method } of this.explorer.discover<string>(SCHEDULE_HANDLER_METADATA)) {
+      const other = this.handlers.get(name);
+      if (other) throw new InvalidDecoratorError(`@ScheduleHandler('${name}') on ${where}`, `${other.where} is already its handler (one per name)`);
+      this.handlers.set(name, { where, name, instance, method });
     }
     await this.store.connect();
     this.view.onChange((change) => this.apply(change));

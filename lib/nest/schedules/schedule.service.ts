@@ -9,7 +9,7 @@ import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import { parseDuration } from '../../core/duration';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { SchedulesRuntime } from './schedules.runtime';
 import { RuntimeSchedules } from './runtime-schedules';

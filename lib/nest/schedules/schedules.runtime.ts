@@ -5,8 +5,9 @@ import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
-import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
 import { RunRequests } from './run-requests';
 import { OutageNotice } from '../signals/outage-notice';
@@ -48,8 +49,8 @@ export class SchedulesRuntime implements CapabilityRuntime {
   }
 
   async start(): Promise<void> {
-    this.jobs.register(this.explorer.discover());
-    this.leaderJobs = new Map(this.explorer.discoverLeaderOnly().map(({ election, where }) => [leaderJobName(election, where), election]));
+    this.jobs.register(this.explorer.discover<ResolvedClusterSingletonOptions>(CLUSTER_SINGLETON_METADATA));
+    this.leaderJobs = new Map(this.explorer.discover<string>(LEADER_ONLY_METADATA).map(({ metadata: election, where }) => [leaderJobName(election, where), election]));
     await this.connect();
     await this.requests.connect();
     this.recorder.start();

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { createRequire } from 'node:module';
 import { Subject, type Observable } from 'rxjs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 
 /** Fields every lifecycle event carries. */
 export interface GatekeeperEventBase {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
 import { libraryVersion } from '../../core/library-version';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 
 /** Span attributes: what a span is about and how it ended. */
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;

@@ -1,6 +1,6 @@
 import { ONCE_PER_TRIGGER_TASKS_PROPERTY, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
 import { validateType } from './task-handler.decorator';
-import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './tasks.options';
+import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './task-handler.options';
 import { TasksRuntime } from './tasks.runtime';
 import { methodName, wrapDecoratedMethod } from '../decorated-method';
 

@@ -1,7 +1,7 @@
 import { methodName } from '../decorated-method';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { TASK_HANDLER_METADATA } from '../gatekeeper.constants';
-import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './tasks.options';
+import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './task-handler.options';
 import type { TaskHandlerOptions } from '../../tasks/task-handler';
 
 /** What a task decorator records on its method, read by the module at start-up. */

@@ -11,11 +11,12 @@ import { TaskWorker } from '../../tasks/task-worker';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE } from '../gatekeeper.constants';
+import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
-import { GatekeeperExplorer, type TaskHandlerMethod } from '../gatekeeper.explorer';
-import type { ResolvedGatekeeperOptions } from '../gatekeeper.options';
+import { GatekeeperExplorer, type DecoratedMethod } from '../gatekeeper.explorer';
+import type { TaskHandlerRegistration } from './task-handler.decorator';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { GatekeeperEvents, isObserved } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import { joinedType } from '../../tasks/task-id.rules';
@@ -54,14 +55,14 @@ export class TasksRuntime implements CapabilityRuntime {
    */
   async start(): Promise<void> {
     if (this.phase !== 'idle') return;
-    const methods = this.explorer.discoverTaskHandlers();
+    const methods = this.explorer.discover<TaskHandlerRegistration>(TASK_HANDLER_METADATA);
     const worker = this.check(methods) && (await this.connected());
     if (this.phase !== 'idle') return; // stopped while connecting: nothing is started
     this.phase = 'started';
     if (!worker) return;
     for (const method of methods) this.register(worker, method);
     worker.start();
-    const types = methods.flatMap((m) => (m.registration.kind === 'invalid' ? [] : [`${m.registration.type}${m.registration.kind === 'group-finished' ? ' (joins)' : ''}`]));
+    const types = methods.flatMap(({ metadata: r }) => (r.kind === 'invalid' ? [] : [`${r.type}${r.kind === 'group-finished' ? ' (joins)' : ''}`]));
     this.logger.log(`Tasks: running ${types.join(', ')} (concurrency ${this.options.tasks.concurrency}, scan every ${this.options.tasks.scanMs} ms)`);
   }
 
@@ -162,10 +163,10 @@ export class TasksRuntime implements CapabilityRuntime {
   }
 
   /** Whether there is anything to run; throws naming the method when a decorator is misused. */
-  private check(methods: readonly TaskHandlerMethod[]): boolean {
+  private check(methods: ReadonlyArray<DecoratedMethod<TaskHandlerRegistration>>): boolean {
     const types = new Map<string, string>();
     let invalid: string | undefined;
-    for (const { where, registration, method } of methods) {
+    for (const { where, metadata: registration, method } of methods) {
       if (registration.kind === 'invalid') {
         if (invalid) throw new InvalidDecoratorError(`@InvalidTaskHandler on ${where}`, `there is one already, on ${invalid} (one per app)`);
         invalid = where;
@@ -180,7 +181,7 @@ export class TasksRuntime implements CapabilityRuntime {
     return types.size > 0;
   }
 
-  private register(worker: TaskWorker, { registration, instance, method }: TaskHandlerMethod): void {
+  private register(worker: TaskWorker, { metadata: registration, instance, method }: DecoratedMethod<TaskHandlerRegistration>): void {
     const plain = (fn: (...args: unknown[]) => unknown, ...args: unknown[]) => fn.apply(instance, args);
     // A task run in a span: the task, its type, the claim's epoch and attempt; an error marks it failed.
     const call = (fn: (...args: unknown[]) => unknown, data: unknown, context: TaskContext) => this.tracing.span('gatekeeper.task', {

@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { systemClock } from '../core/clock';
-import { validateDefinition } from '../permits/definition.validator';
-import { parseOptionDuration } from '../core/duration';
-import type { NodeIdentity } from '../permits/permit';
-import type { SemaphoreDefinition } from '../permits/semaphore-definition';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../presence/http-address.rules';
-import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
-import { DEFAULT_ELECTION_LEASE, electionSemaphore, type ElectionInput } from '../elections/election';
-import { resolveAllocations } from '../allocation/allocation-definition';
-import { resolveTasksOptions } from './tasks/tasks.options';
-import { resolveSchedulesOptions } from './schedules/schedules.options';
+import { systemClock } from '../../core/clock';
+import { validateDefinition } from '../../permits/definition.validator';
+import { parseOptionDuration } from '../../core/duration';
+import type { NodeIdentity } from '../../permits/permit';
+import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../../presence/http-address.rules';
+import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
+import { electionDefinition, electionSemaphore, type ElectionInput } from '../../elections/election';
+import { resolveAllocations } from '../../allocation/allocation-definition';
+import { resolveTasksOptions } from './tasks.options';
+import { resolveSchedulesOptions } from './schedules.options';
 import { resolveMetricsOptions } from './metrics.options';
-import { nearCacheOnLibraryMap } from '../backends/hazelcast/library-maps';
-import { resolveAdminOptions } from './admin/gatekeeper-admin.options';
+import { nearCacheOnLibraryMap } from '../../backends/hazelcast/library-maps';
+import { resolveAdminOptions } from './gatekeeper-admin.options';
 import { resolveBackends } from './backend-choice.options';
-import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
-import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
+import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
+import type { RedisBackendOptions } from '../../backends/redis/redis-backend.options';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /**
@@ -161,17 +161,6 @@ function resolveElections(elections: GatekeeperModuleOptions['elections']): Map<
     }
   });
   return resolved;
-}
-
-/** The one-permit semaphore definition that backs an election (validated, naming the election's semaphore). */
-export function electionDefinition(input: ElectionInput): SemaphoreDefinition {
-  return validateDefinition({
-    name: electionSemaphore(input.name),
-    permits: 1,
-    duration: input.lease ?? DEFAULT_ELECTION_LEASE,
-    ...(input.groupPattern !== undefined && { groupPattern: input.groupPattern }),
-    ...(input.acquirerPattern !== undefined && { acquirerPattern: input.acquirerPattern }),
-  });
 }
 
 /**

@@ -1,6 +1,6 @@
-import { parseOptionDuration } from '../core/duration';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import type { DurationInput } from '../permits/semaphore-definition';
+import { parseOptionDuration } from '../../core/duration';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import type { DurationInput } from '../../permits/semaphore-definition';
 
 /** Prometheus metrics through `prom-client` (module option `metrics`). Every field is optional. */
 export interface MetricsOptions {

@@ -1,19 +1,19 @@
-import type { Clock } from '../core/clock';
-import type { Holder, NodeIdentity } from '../permits/permit';
-import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../permits/semaphore-definition';
-import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
-import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
-import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
-import type { PermitStore } from '../permits/permit-store';
-import type { PresenceStore } from '../presence/presence-store';
+import type { Clock } from '../../core/clock';
+import type { Holder, NodeIdentity } from '../../permits/permit';
+import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
+import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
+import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
+import type { RedisBackendOptions } from '../../backends/redis/redis-backend.options';
+import type { PermitStore } from '../../permits/permit-store';
+import type { PresenceStore } from '../../presence/presence-store';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
-import type { ElectionInput } from '../elections/election';
-import type { AllocationInput } from '../allocation/allocation';
-import type { ResolvedAllocation } from '../allocation/allocation-definition';
-import type { ResolvedTasksOptions, TasksOptions } from './tasks/tasks.options';
-import type { ResolvedSchedulesOptions, SchedulesOptions } from './schedules/schedules.options';
+import type { ElectionInput } from '../../elections/election';
+import type { AllocationInput } from '../../allocation/allocation';
+import type { ResolvedAllocation } from '../../allocation/allocation-definition';
+import type { ResolvedTasksOptions, TasksOptions } from './tasks.options';
+import type { ResolvedSchedulesOptions, SchedulesOptions } from './schedules.options';
 import type { MetricsOptions, ResolvedMetricsOptions } from './metrics.options';
-import type { GatekeeperAdminOptions, ResolvedAdminOptions } from './admin/gatekeeper-admin.options';
+import type { GatekeeperAdminOptions, ResolvedAdminOptions } from './gatekeeper-admin.options';
 
 /** Options of `GatekeeperModule.forRoot()` / `forRootAsync()`. Every field is optional. */
 export interface GatekeeperModuleOptions {

@@ -1,6 +1,6 @@
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
-import type { PermitStore } from '../permits/permit-store';
-import type { StoreBackend } from '../store/store-backend';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import type { PermitStore } from '../../permits/permit-store';
+import type { StoreBackend } from '../../store/store-backend';
 
 /**
  * A backend of the store contract: `'hazelcast'` (the module's own Hazelcast connection, configured by the
