@@ -1,5 +1,6 @@
-import { formatDuration, parseDuration } from '../core/duration';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { z } from 'zod';
+import { durationInput, omittable, trueOrFalseInput, wholeNumberInput } from '../core/input-fields';
+import { parseInput, type InputErrorFactory } from '../core/input-schema';
 import { InvalidJobRequestError } from './errors/invalid-job-request.error';
 
 /*
@@ -16,43 +17,38 @@ export const MAX_HISTORY_LIMIT = 1_000;
  */
 export const MAX_RUN_NOW_TIMEOUT_MS = 5 * 60_000;
 
+const HISTORY_LIMIT = omittable(
+  wholeNumberInput({ min: 1, max: MAX_HISTORY_LIMIT }, (given) => `must be a whole number from 1 to ${MAX_HISTORY_LIMIT}, got ${JSON.stringify(given)}`),
+);
+
+const RUN_NOW_TIMEOUT = durationInput({ max: MAX_RUN_NOW_TIMEOUT_MS });
+
+const RUN_NOW_BODY = z.strictObject(
+  { timeout: RUN_NOW_TIMEOUT.optional(), wait: RUN_NOW_TIMEOUT.optional() },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? 'is not a field of a run now (expected timeout or wait)' : 'must be a JSON object { timeout?, wait? }') },
+);
+
+const JOB_FORCE = trueOrFalseInput.optional();
+
+/** The job's error for a bad field. */
+const jobError = (job: string): InputErrorFactory => (field, reason) => new InvalidJobRequestError(job, field, reason);
+
 /** A history's `limit` (`?limit=`, `--limit`): a whole number from 1 to {@link MAX_HISTORY_LIMIT}; `undefined`: every run kept. */
 export function parseHistoryLimit(job: string, value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const limit = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) {
-    throw new InvalidJobRequestError(job, 'limit', `must be a whole number from 1 to ${MAX_HISTORY_LIMIT}, got ${JSON.stringify(value)}`);
-  }
-  return limit;
+  return parseInput(HISTORY_LIMIT, value, jobError(job), { field: 'limit' });
 }
 
 /** A "run now"'s `timeout` (ms, or `'30s'`), at most {@link MAX_RUN_NOW_TIMEOUT_MS}; `undefined`: the service's default. */
 export function parseRunNowTimeout(job: string, value: unknown, field: 'timeout' | 'wait' = 'timeout'): number | undefined {
-  if (value === undefined) return undefined;
-  let ms: number;
-  try {
-    ms = parseDuration(value as string | number, job, field);
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidJobRequestError(job, field, error.reason);
-    throw error;
-  }
-  if (ms > MAX_RUN_NOW_TIMEOUT_MS) {
-    throw new InvalidJobRequestError(job, field, `must be at most ${formatDuration(MAX_RUN_NOW_TIMEOUT_MS)}, got ${JSON.stringify(value)}`);
-  }
-  return ms;
+  return parseInput(RUN_NOW_TIMEOUT.optional(), value, jobError(job), { field });
 }
 
 /**
- * The body of a "run now" (`POST jobs/:job/run`): nothing, or `{ timeout? }`. Any other key is refused: a
+ * The body of a "run now" (`POST jobs/:job/run`): nothing, or `{ timeout?, wait? }`. Any other key is refused: a
  * misspelt `timout` must not fall back to the default silently.
  */
 export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: number; waitMs?: number } {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidJobRequestError(job, 'body', 'must be a JSON object { timeout?, wait? }');
-  const unknown = Object.keys(body).find((key) => key !== 'timeout' && key !== 'wait');
-  if (unknown !== undefined) throw new InvalidJobRequestError(job, unknown, 'is not a field of a run now (expected timeout or wait)');
-  const timeoutMs = parseRunNowTimeout(job, (body as { timeout?: unknown }).timeout);
-  const waitMs = parseRunNowTimeout(job, (body as { wait?: unknown }).wait, 'wait');
+  const { timeout: timeoutMs, wait: waitMs } = parseInput(RUN_NOW_BODY.nullish(), body, jobError(job)) ?? {};
   return { ...(timeoutMs !== undefined && { timeoutMs }), ...(waitMs !== undefined && { waitMs }) };
 }
 
@@ -61,7 +57,5 @@ export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: numbe
  * `@LeaderOnly` method's); `undefined` or `false`: not forced.
  */
 export function parseJobForce(job: string, value: unknown): { force?: true } {
-  if (value === undefined || value === 'false' || value === false) return {};
-  if (value === 'true' || value === true) return { force: true };
-  throw new InvalidJobRequestError(job, 'force', `must be true or false, got ${JSON.stringify(value)}`);
+  return parseInput(JOB_FORCE, value, jobError(job), { field: 'force' }) ? { force: true } : {};
 }

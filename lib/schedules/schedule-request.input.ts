@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { omittable, wholeNumberInput } from '../core/input-fields';
+import { parseInput, type InputErrorFactory } from '../core/input-schema';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import type { ScheduleDefinitionInput } from './schedule-definition';
 
@@ -6,17 +9,28 @@ import type { ScheduleDefinitionInput } from './schedule-definition';
  * checked here for the admin API and the CLI alike, before the catalog validates the definition itself.
  */
 
+const EXPECTED_REVISION = omittable(wholeNumberInput(
+  { min: 0 },
+  (given) => `must be a whole number, 0 or more (the revision the edit is based on), got ${JSON.stringify(given) ?? String(given)}`,
+));
+
+/**
+ * Fields are the definition's to check (the catalog does, key by key): here only that the body is an object. The
+ * body is handed on as sent, not as parsed: zod leaves out a `__proto__` key, which the catalog must see to refuse.
+ */
+const SCHEDULE_BODY = z.looseObject({}, {
+  error: ({ input }) => `the body must be a JSON object (a schedule definition), got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
+});
+
+/** The schedule's error for a bad field. */
+const scheduleError = (id: string): InputErrorFactory => (field, reason) => new InvalidScheduleError(id, field, reason);
+
 /**
  * An edit's `expectedRevision` as text (`?expectedRevision=`, `--expected-revision`) or a number (a JSON body):
  * a whole number, 0 or more (`0`: the schedule must not exist yet); `undefined` when not given.
  */
 export function parseExpectedRevision(id: string, value: unknown): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const revision = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof revision !== 'number' || !Number.isSafeInteger(revision) || revision < 0) {
-    throw new InvalidScheduleError(id, 'expectedRevision', `must be a whole number, 0 or more (the revision the edit is based on), got ${JSON.stringify(value) ?? String(value)}`);
-  }
-  return revision;
+  return parseInput(EXPECTED_REVISION, value, scheduleError(id), { field: 'expectedRevision' });
 }
 
 /**
@@ -24,9 +38,7 @@ export function parseExpectedRevision(id: string, value: unknown): number | unde
  * `expectedRevision` (else taken from the query). Throws {@link InvalidScheduleError} naming the field.
  */
 export function parseScheduleBody(id: string, body: unknown, queryRevision?: unknown): { input: ScheduleDefinitionInput; expectedRevision?: number } {
-  if (body === null || body === undefined || typeof body !== 'object' || Array.isArray(body)) {
-    throw new InvalidScheduleError(id, 'definition', `the body must be a JSON object (a schedule definition), got ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body}`);
-  }
+  parseInput(SCHEDULE_BODY, body, scheduleError(id), { field: 'definition' });
   const { expectedRevision: bodyRevision, ...fields } = body as Record<string, unknown>;
   if (fields.id !== undefined && fields.id !== id) {
     throw new InvalidScheduleError(id, 'id', `the body's id ${JSON.stringify(fields.id)} is not the path's "${id}" (leave it out, or make them equal)`);

@@ -1,5 +1,6 @@
-import { parseDuration } from '../core/duration';
-import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { z } from 'zod';
+import { durationInput, omittable, WHOLE_NUMBER_TEXT } from '../core/input-fields';
+import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { FINISHED_STATES, type TaskState } from './task';
 import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
 import type { TaskPurgeOptions } from './task-admin';
@@ -10,7 +11,34 @@ import type { TaskQuery } from './task-store';
  * here, once, for the admin API and the CLI alike, into what `TaskAdmin` takes; a bad field is named in the error.
  */
 
-const STATES: readonly TaskState[] = ['pending', 'running', 'done', 'failed', 'invalid', 'cancelled'];
+const STATES = ['pending', 'running', 'done', 'failed', 'invalid', 'cancelled'] as const satisfies readonly TaskState[];
+const FINISHED = [...FINISHED_STATES];
+
+/** Names, comma-separated or a list (input comes from JSON bodies too), trimmed, empty ones left out. */
+const NAMES = z
+  .union([z.string().transform((text) => text.split(',')), z.array(z.string())], {
+    error: ({ input }) => `must be comma-separated text or a list of strings, got ${JSON.stringify(input)}`,
+  })
+  .transform((names) => names.map((name) => name.trim()).filter(Boolean));
+
+const TASK_STATES = NAMES.pipe(z.array(z.enum(STATES, { error: ({ input }) => `"${String(input)}" is not a task state (one of ${STATES.join(', ')})` })));
+
+const TASK_LIST = z.object({
+  type: NAMES.optional(),
+  state: TASK_STATES.optional(),
+  limit: omittable(withReason(z.coerce.number().int().min(1).max(10_000), (given) => `must be a whole number from 1 to 10000, got ${JSON.stringify(given)}`)),
+  group: z.string({ error: 'must be a group name' }).refine((group) => group.trim() !== '', { error: 'must be a group name' }).optional(),
+});
+
+const TASK_PURGE = z.object({
+  type: NAMES.optional(),
+  state: TASK_STATES.pipe(z.array(z.enum(FINISHED, { error: ({ input }) => `"${String(input)}" is not a finished state (one of ${FINISHED.join(', ')})` }))).optional(),
+  // Digits (and what reads as digits) are milliseconds, as they always were.
+  olderThan: omittable(z.preprocess((given) => (WHOLE_NUMBER_TEXT.test(String(given)) ? Number(given) : given), durationInput({ allowZero: true }))),
+});
+
+// The schemas are keyed by the names operators use (`?type=`, `--state`), so the errors name those.
+const taskQueryError: InputErrorFactory = (field, reason) => new InvalidTaskQueryError(field, reason);
 
 /** What an operator's listing asks for, as text (query string, command line): validated into a query and a limit. */
 export interface TaskListInput {
@@ -24,24 +52,11 @@ export interface TaskListInput {
 
 /** Validates an operator's listing; throws {@link InvalidTaskQueryError} naming the field. */
 export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: number } {
-  const list = (field: string, value: unknown): string[] | undefined => {
-    if (value === undefined) return undefined;
-    // Input comes from JSON bodies too: anything but text or a list of text is the caller's error, not a 500.
-    if (typeof value !== 'string' && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
-      throw new InvalidTaskQueryError(field, `must be comma-separated text or a list of strings, got ${JSON.stringify(value)}`);
-    }
-    return (typeof value === 'string' ? value.split(',') : value).map((v) => v.trim()).filter(Boolean);
-  };
-  const types = list('type', input.types);
-  const states = list('state', input.states);
-  for (const state of states ?? []) {
-    if (!(STATES as readonly string[]).includes(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a task state (one of ${STATES.join(', ')})`);
-  }
-  const limit = input.limit === undefined || input.limit === '' ? 100 : Number(input.limit);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) throw new InvalidTaskQueryError('limit', `must be a whole number from 1 to 10000, got ${JSON.stringify(input.limit)}`);
-  if (input.group !== undefined && (typeof input.group !== 'string' || input.group.trim() === '')) throw new InvalidTaskQueryError('group', 'must be a group name');
+  const { type: types, state: states, limit = 100, group } = parseInput(
+    TASK_LIST, { type: input.types, state: input.states, limit: input.limit, group: input.group }, taskQueryError,
+  );
   return {
-    query: { ...(types?.length && { types }), ...(states?.length && { states: states as TaskState[] }), ...(input.group !== undefined && { group: input.group }) },
+    query: { ...(types?.length && { types }), ...(states?.length && { states }), ...(group !== undefined && { group }) },
     limit,
   };
 }
@@ -57,17 +72,8 @@ export interface TaskPurgeInput {
 
 /** Validates an operator's purge; throws {@link InvalidTaskQueryError} naming the field. */
 export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
-  const { query } = parseTaskList({ types: input.types, states: input.states });
-  for (const state of query.states ?? []) {
-    if (!FINISHED_STATES.has(state)) throw new InvalidTaskQueryError('state', `"${state}" is not a finished state (one of ${[...FINISHED_STATES].join(', ')})`);
-  }
-  let olderThanMs = 0;
-  if (input.olderThan !== undefined && input.olderThan !== '') {
-    try {
-      olderThanMs = parseDuration(/^\d+$/.test(String(input.olderThan)) ? Number(input.olderThan) : input.olderThan, '<task purge>', 'olderThan', { allowZero: true });
-    } catch (error) {
-      throw new InvalidTaskQueryError('olderThan', (error as InvalidDefinitionError).reason ?? String(error));
-    }
-  }
-  return { ...(query.types && { types: query.types }), ...(query.states && { states: query.states }), olderThanMs };
+  const { type: types, state: states, olderThan: olderThanMs = 0 } = parseInput(
+    TASK_PURGE, { type: input.types, state: input.states, olderThan: input.olderThan }, taskQueryError,
+  );
+  return { ...(types?.length && { types }), ...(states?.length && { states }), olderThanMs };
 }

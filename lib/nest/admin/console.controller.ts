@@ -3,6 +3,7 @@ import {
 } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
@@ -19,6 +20,9 @@ function asset(name: 'console.html' | 'console.css' | 'console.client.js' | 'con
   }
   return text;
 }
+
+/** The sign-in's body: the token, as text (anything else is a wrong token). */
+const SIGN_IN = z.object({ token: z.string() });
 
 /** A request as the console reads it. */
 interface ConsoleRequest {
@@ -98,9 +102,10 @@ export function createConsoleController(): Type {
     /** Signs in with the admin token: sets the session cookie (HttpOnly, SameSite=Strict, for the admin routes only). */
     @Post('session')
     @HttpCode(204)
-    signIn(@Body() body: { token?: unknown } | undefined, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
+    signIn(@Body() body: unknown, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
       if (!this.guard.tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
-      if (typeof body?.token !== 'string' || !this.tokens.isToken(body.token)) {
+      const given = SIGN_IN.safeParse(body);
+      if (!given.success || !this.tokens.isToken(given.data.token)) {
         // A sign-in form's answer to a wrong secret: 401 (what the page shows as "Wrong token"), with the challenge.
         setResponseHeader(response, 'WWW-Authenticate', ADMIN_CHALLENGE);
         throw new HttpException({ message: 'wrong token' }, 401);

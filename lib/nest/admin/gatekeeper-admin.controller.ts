@@ -1,39 +1,60 @@
 import { Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patch, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { trueOrFalseInput, WHOLE_NUMBER_TEXT } from '../../core/input-fields';
+import { parseInput, type InputErrorFactory } from '../../core/input-schema';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
 import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 
+/**
+ * A bad field of a request, as the semaphores' error: on `semaphore` when one is concerned (`Semaphore "billing":
+ * invalid permits: …`), else on the request (`Invalid body: …`, or with `scope`: `Invalid migration.dryrun: …`).
+ */
+const definitionError = (semaphore?: string, scope?: string): InputErrorFactory => (field, reason) => new InvalidDefinitionError(semaphore, field, reason, scope);
+
+const JSON_OBJECT = z.looseObject({}, { error: 'must be a JSON object' });
+
+/**
+ * A body that is a JSON object, handed on as sent for the definition's validator to check key by key (zod's copy
+ * would leave out a `__proto__` key, which that validator refuses).
+ */
 function body(value: unknown): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidDefinitionError(undefined, 'body', 'must be a JSON object');
-  }
+  parseInput(JSON_OBJECT, value, definitionError());
   return value as Record<string, unknown>;
 }
 
-/** A body with only these fields: a mistyped `dryrun` must not turn a dry run into a real one. `scope` names the request in the message. */
-function fieldsOf(value: unknown, allowed: readonly string[], scope: string): Record<string, unknown> {
-  const fields = value === undefined || value === null ? {} : body(value);
-  const unknown = Object.keys(fields).find((key) => !allowed.includes(key));
-  if (unknown !== undefined) throw new InvalidDefinitionError(undefined, unknown, `is not a field of this request (expected ${allowed.join(', ')})`, scope);
-  return fields;
+/** An object of only these fields, their values the service's to check: a mistyped `dryrun` must not turn a dry run into a real one. */
+function onlyFields(fields: readonly string[]) {
+  return z.strictObject(Object.fromEntries(fields.map((field) => [field, z.unknown().optional()])), {
+    error: `is not a field of this request (expected ${fields.join(', ')})`,
+  });
 }
 
 /** `?force=true`: the operator means to change an election's or allocation's permits (see `KindGuardOptions`). */
 function forced(name: string, force: unknown): KindGuardOptions {
-  if (force === undefined || force === 'false') return {};
-  if (force === 'true') return { force: true };
-  throw new InvalidDefinitionError(name, 'force', `must be true or false, got ${JSON.stringify(force)}`);
+  return parseInput(trueOrFalseInput.optional(), force, definitionError(name), { field: 'force' }) ? { force: true } : {};
 }
+
+/** No body for a resume: nothing, or an empty object or list (each has always meant "the permits before the pause"). */
+const NO_BODY = z.union([z.undefined(), z.null(), z.strictObject({}), z.tuple([])]);
+
+const notWholePermits = ({ input }: { input: unknown }) => `must be a whole number, 1 or more, got ${JSON.stringify(input)}`;
+/** A resume's body: `{ permits? }`, other keys ignored. */
+const RESUME_BODY = z.object({ permits: z.int({ error: notWholePermits }).min(1, { error: notWholePermits }).optional() });
+
+const notWholeToken = ({ input }: { input: unknown }) => `must be a whole number, got "${String(input)}"`;
+/** A permit's fencing token, as the path gives it: digits only. */
+const FENCING_TOKEN = z.string({ error: notWholeToken }).regex(WHOLE_NUMBER_TEXT, { error: notWholeToken }).transform(Number);
 
 /** A listed item with its kind (`job`, `election`, `allocation`), so clients tell jobs from the others' semaphores. */
 const withKind = <T extends { name: string }>(item: T): T & { kind: string } => ({ ...item, kind: semaphoreKind(item.name) });
 
-const MIGRATE_FIELDS = ['fromGroup', 'toGroup', 'names', 'namePattern', 'includeWildcards', 'force', 'dryRun'] as const;
-const UNDO_FIELDS = ['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun'] as const;
+const MIGRATION_REQUEST = onlyFields(['fromGroup', 'toGroup', 'names', 'namePattern', 'includeWildcards', 'force', 'dryRun']);
+const UNDO_REQUEST = onlyFields(['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun']);
 
 /** Builds the admin controller for a route prefix and guard (Nest takes both from decorators, so per module). */
 export function createGatekeeperAdminController(path: string, guard: Type<CanActivate>): Type {
@@ -84,10 +105,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @HttpCode(200)
     resume(@Param('name') name: string, @Body() input: unknown, @Query('force') force?: unknown) {
       const options = forced(name, force);
-      const { permits } = input === undefined || input === null || (typeof input === 'object' && !Object.keys(input).length) ? { permits: undefined } : body(input);
-      if (permits !== undefined && (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1)) {
-        throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 1 or more, got ${JSON.stringify(permits)}`);
-      }
+      const { permits } = NO_BODY.safeParse(input).success ? {} : parseInput(RESUME_BODY, body(input), definitionError(name));
       return this.semaphores.resume(name, permits, options);
     }
 
@@ -95,14 +113,14 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Post('migrate')
     @HttpCode(200)
     migrate(@Body() input: unknown) {
-      return this.semaphores.migrateGroups(fieldsOf(input, MIGRATE_FIELDS, 'migration') as unknown as GroupMigrationRequest);
+      return this.semaphores.migrateGroups(parseInput(MIGRATION_REQUEST, body(input ?? {}), definitionError(undefined, 'migration')) as unknown as GroupMigrationRequest);
     }
 
     /** Body (optional): `UndoMigrationRequest`. Puts back the patterns the last migrations replaced. */
     @Post('migrate/undo')
     @HttpCode(200)
     undoMigration(@Body() input: unknown) {
-      return this.semaphores.undoMigration(fieldsOf(input, UNDO_FIELDS, 'migration') as UndoMigrationRequest);
+      return this.semaphores.undoMigration(parseInput(UNDO_REQUEST, body(input ?? {}), definitionError(undefined, 'migration')) as UndoMigrationRequest);
     }
 
     @Get('permits')
@@ -113,8 +131,8 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Delete('permits/:name/:token')
     @HttpCode(204)
     async forceRelease(@Param('name') name: string, @Param('token') token: string) {
-      if (!/^\d+$/.test(token)) throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got "${token}"`);
-      if (!(await this.semaphores.forceRelease(name, Number(token)))) {
+      const fencingToken = parseInput(FENCING_TOKEN, token, definitionError(name), { field: 'fencingToken' });
+      if (!(await this.semaphores.forceRelease(name, fencingToken))) {
         throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
       }
     }

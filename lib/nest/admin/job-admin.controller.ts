@@ -44,7 +44,8 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     @Post('jobs/:job/run')
     @HttpCode(200)
     run(@Param('job') job: string, @Body() body?: unknown): Promise<RunNowResult> {
-      const { timeoutMs, waitMs } = parseRunNowBody(job, isEmpty(body) ? undefined : body);
+      // No body arrives as undefined or null, `{}` (Express) or an empty text `''` (Fastify): all mean nothing asked.
+      const { timeoutMs, waitMs } = parseRunNowBody(job, body === '' ? undefined : body);
       return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
     }
 
@@ -67,9 +68,4 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     }
   }
   return JobAdminController;
-}
-
-/** No body at all, or an empty one (Express gives `{}` for a POST without a body). */
-function isEmpty(body: unknown): boolean {
-  return body === undefined || body === null || body === '' || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
 }

@@ -1,11 +1,21 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { z } from 'zod';
 import { AdminExceptionFilter } from './admin-exception.filter';
+import { SchemaPipe } from './schema.pipe';
 import type { TaskRecord } from '../../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, type TaskPurgeInput } from '../../tasks/task-admin.input';
 import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
 import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { TaskService } from '../tasks/task.service';
+
+/** A purge body: nothing, or an object of these keys only (their values are {@link parseTaskPurge}'s to check). */
+const PURGE_BODY = z
+  .strictObject({ types: z.unknown().optional(), states: z.unknown().optional(), olderThan: z.unknown().optional() }, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? 'is not a purge option (types, states, olderThan)' : 'must be an object { types?, states?, olderThan? }'),
+  })
+  .nullish();
+type PurgeBody = z.output<typeof PURGE_BODY>;
 
 /**
  * Builds the admin controller of distributed tasks, under the same prefix and guard as the other admin routes:
@@ -38,8 +48,9 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
      */
     @Post('tasks/purge')
     @HttpCode(200)
-    async purge(@Body() body: unknown = {}): Promise<{ purged: number }> {
-      return ({ purged: await this.tasks.purge(parseTaskPurge(purgeBody(body ?? {}))) });
+    async purge(@Body(new SchemaPipe(PURGE_BODY, (field, reason) => new InvalidTaskQueryError(field, reason))) body: PurgeBody): Promise<{ purged: number }> {
+      // The pipe checked the keys; parseTaskPurge checks their values, as it does the CLI's.
+      return ({ purged: await this.tasks.purge(parseTaskPurge((body ?? {}) as TaskPurgeInput)) });
     }
 
     /** A group's progress; 404 if neither its record nor any of its tasks exists. */
@@ -73,16 +84,4 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
     }
   }
   return TaskAdminController;
-}
-
-const PURGE_KEYS = new Set(['types', 'states', 'olderThan']);
-
-/** The purge body as an object of known keys, else a 400 naming what is wrong. */
-function purgeBody(body: unknown): TaskPurgeInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidTaskQueryError('body', 'must be an object { types?, states?, olderThan? }');
-  }
-  const unknown = Object.keys(body).find((key) => !PURGE_KEYS.has(key));
-  if (unknown !== undefined) throw new InvalidTaskQueryError(unknown, 'is not a purge option (types, states, olderThan)');
-  return body as TaskPurgeInput;
 }

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { formatDuration, parseDuration, type DurationInput } from './duration';
+import { InvalidDefinitionError } from './errors/invalid-definition.error';
+import { withReason } from './input-schema';
+
+/*
+ * Schemas of single values as operators send them: text from a query string or a command line, or JSON from a body.
+ * Each carries the message an operator reads; `parseInput` names the field.
+ */
+
+/** Digits only: a whole number written as text (no sign, no spaces, no exponent). */
+export const WHOLE_NUMBER_TEXT = /^\d+$/;
+
+/** `schema`, or `undefined` when the value is absent or empty text (`?limit=`, `--limit ''`): left out. */
+export function omittable<S extends z.ZodType>(schema: S) {
+  return z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+}
+
+/**
+ * A whole number from `min` to `max` (no upper bound without one), as JSON (`5`) or as text of digits (`'5'`); every
+ * failure reads `reason(the value as given)`.
+ */
+export function wholeNumberInput({ min, max }: { min: number; max?: number }, reason: (given: unknown) => string): z.ZodType<number> {
+  const inRange = max === undefined ? z.int().min(min) : z.int().min(min).max(max);
+  return withReason(z.union([z.number(), z.string().regex(WHOLE_NUMBER_TEXT).transform(Number)]).pipe(inRange), reason);
+}
+
+/** `true` or `false`, as JSON or as text (`?force=true`); anything else reads `must be true or false, got …`. */
+export const trueOrFalseInput = z
+  .literal([true, 'true', false, 'false'], { error: (issue) => `must be true or false, got ${JSON.stringify(issue.input)}` })
+  .transform((value) => value === true || value === 'true');
+
+/**
+ * A duration (`30000`, `'30s'`) read by {@link parseDuration} into whole milliseconds, its reason kept; with `max`,
+ * a longer one reads `must be at most 5m, got "1h"`.
+ */
+export function durationInput({ allowZero = false, max }: { allowZero?: boolean; max?: number } = {}): z.ZodType<number> {
+  return z.unknown().transform((given, context) => {
+    let ms: number;
+    try {
+      ms = parseDuration(given as DurationInput, undefined, 'duration', { allowZero });
+    } catch (error) {
+      if (!(error instanceof InvalidDefinitionError)) throw error;
+      context.addIssue({ code: 'custom', message: error.reason, input: given });
+      return z.NEVER;
+    }
+    if (max !== undefined && ms > max) {
+      context.addIssue({ code: 'custom', message: `must be at most ${formatDuration(max)}, got ${JSON.stringify(given)}`, input: given });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
