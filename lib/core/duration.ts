@@ -1,6 +1,5 @@
 import ms from 'ms';
 import { InvalidDefinitionError } from './errors/invalid-definition.error';
-import { InvalidOptionsError } from './errors/invalid-options.error';
 
 /** A duration: milliseconds as a number, or a string such as `'30s'`, `'5m'`, `'1h'`, `'1.5h'`. */
 export type DurationInput = number | string;
@@ -34,16 +33,6 @@ export function parseDuration(
     return fail(`must be ${allowZero ? 'zero or more' : 'more than zero'}, got ${describe(value)}`);
   }
   return Math.ceil(parsed);
-}
-
-/** {@link parseDuration} for a module option: throws {@link InvalidOptionsError} naming the option's path (`tasks.retention`). */
-export function parseOptionDuration(value: DurationInput | undefined, path: string, flags: { allowZero?: boolean } = {}): number {
-  try {
-    return parseDuration(value, undefined, path, flags);
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidOptionsError(path, error.reason);
-    throw error;
-  }
 }
 
 function describe(value: unknown): string {

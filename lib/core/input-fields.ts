@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatDuration, parseDuration, type DurationInput } from './duration';
 import { InvalidDefinitionError } from './errors/invalid-definition.error';
 import { withReason } from './input-schema';
+import { patternError } from './pattern';
 
 /*
  * Schemas of single values as operators send them: text from a query string or a command line, or JSON from a body.
@@ -50,4 +51,29 @@ export function durationInput({ allowZero = false, max }: { allowZero?: boolean;
     }
     return ms;
   });
+}
+
+/**
+ * `schema` over `fallback` when the value is absent: `undefined` or `null`, as `value ?? fallback` reads it (a
+ * definition's `permits: null` has always meant the default). The fallback is read like a given value, so it may be
+ * written as users write it (`'30s'`).
+ */
+export function absentAs<S extends z.ZodType>(fallback: z.input<S>, schema: S) {
+  return z.preprocess((given) => given ?? fallback, schema);
+}
+
+/**
+ * A regex a definition's `groupPattern` or `acquirerPattern` takes (matched whole, see `fullMatch`): text that is
+ * not empty and compiles. Anything else reads `must be a non-empty regex string, got ${shown(the value)}`; text that
+ * does not compile reads `'prod(' is not a valid regex: …` with the engine's reason.
+ */
+export function regexInput(shown: (given: unknown) => string): z.ZodType<string> {
+  const notRegex = ({ input }: { input: unknown }) => `must be a non-empty regex string, got ${shown(input)}`;
+  return z
+    .string({ error: notRegex })
+    .min(1, { error: notRegex, abort: true })
+    .superRefine((pattern, context) => {
+      const error = patternError(pattern);
+      if (error !== undefined) context.addIssue({ code: 'custom', message: `'${pattern}' is not a valid regex: ${error}`, input: pattern });
+    });
 }

@@ -1,13 +1,12 @@
+import { z } from 'zod';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { parseDuration } from '../core/duration';
-import { patternError } from '../core/pattern';
+import { absentAs, durationInput, regexInput } from '../core/input-fields';
+import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import {
   MAX_SEMAPHORE_NAME_LENGTH,
   type SemaphoreDefinition,
   type SemaphoreDefinitionInput,
 } from './semaphore-definition';
-
-const KNOWN_FIELDS = new Set(['name', 'permits', 'duration', 'groupPattern', 'acquirerPattern']);
 
 /**
  * Names that start with this back leader elections: such a semaphore takes at most one permit (0 pauses the
@@ -15,19 +14,51 @@ const KNOWN_FIELDS = new Set(['name', 'permits', 'duration', 'groupPattern', 'ac
  */
 export const ELECTION_SEMAPHORE_PREFIX = 'election:';
 
+const notName = ({ input }: { input: unknown }) => `must be a non-empty string, got ${JSON.stringify(input)}`;
+
+/** A semaphore's name: text, not blank, at most {@link MAX_SEMAPHORE_NAME_LENGTH} characters. */
+export const SEMAPHORE_NAME = z
+  .string({ error: notName })
+  .refine((name) => name.trim() !== '', { error: notName, abort: true })
+  .max(MAX_SEMAPHORE_NAME_LENGTH, { error: ({ input }) => `must be at most ${MAX_SEMAPHORE_NAME_LENGTH} characters, got ${(input as string).length}` });
+
+/**
+ * The semaphore an error names, for a bad `name`: `'<unnamed>'` when it is no name at all, its first 40 characters
+ * when it is one but too long (the only way a name that is text, not blank, fails).
+ */
+const namingSemaphore = (name: unknown): InputErrorFactory => (field, reason) =>
+  new InvalidDefinitionError(typeof name === 'string' && name.trim() !== '' ? `${name.slice(0, 40)}…` : '<unnamed>', field, reason);
+
+/** What a definition is before its name is read: an object (not `null`, not an array). */
+const DEFINITION_OBJECT = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  error: ({ input }) => `must be an object, got ${Array.isArray(input) ? 'an array' : String(input)}`,
+});
+
+/** Permits of any semaphore: a whole number, 0 (paused) or more; absent (or `null`): 1. */
+const PERMITS = absentAs(1, withReason(z.int().min(0), (given) => `must be a whole number, 0 or more, got ${JSON.stringify(given)}`));
+
+/** Permits of an election's semaphore: 0 (paused) or 1, whoever edits it. */
+const ELECTION_PERMITS = PERMITS.refine((permits) => permits <= 1, {
+  error: ({ input }) => `must be 0 (paused) or 1: it backs a leader election, which has one leader at most, got ${String(input)}`,
+});
+
+const PATTERN = regexInput((given) => JSON.stringify(given)).default('.*');
+
+/**
+ * A definition's fields after its name, each checked in this order; the first bad one is the error. Any other key
+ * is refused first (a misspelt `permit` must not leave the default of `permits` in place silently).
+ */
+function definitionSchema(permits: z.ZodType<number>) {
+  const shape = { name: z.string(), permits, duration: durationInput(), groupPattern: PATTERN, acquirerPattern: PATTERN };
+  return z.strictObject(shape, { error: `is not a definition field (expected one of ${Object.keys(shape).join(', ')})` });
+}
+
+const DEFINITION = definitionSchema(PERMITS);
+const ELECTION_DEFINITION = definitionSchema(ELECTION_PERMITS);
+
 /** Checks a semaphore name, throwing {@link InvalidDefinitionError} on `name` when it is empty, too long or not a string. */
 export function validateSemaphoreName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '') {
-    throw new InvalidDefinitionError('<unnamed>', 'name', `must be a non-empty string, got ${JSON.stringify(name)}`);
-  }
-  if (name.length > MAX_SEMAPHORE_NAME_LENGTH) {
-    throw new InvalidDefinitionError(
-      `${name.slice(0, 40)}…`,
-      'name',
-      `must be at most ${MAX_SEMAPHORE_NAME_LENGTH} characters, got ${name.length}`,
-    );
-  }
-  return name;
+  return parseInput(SEMAPHORE_NAME, name, namingSemaphore(name), { field: 'name' });
 }
 
 /**
@@ -35,36 +66,12 @@ export function validateSemaphoreName(name: unknown): string {
  * Throws {@link InvalidDefinitionError} naming the semaphore and the first bad field.
  */
 export function validateDefinition(input: SemaphoreDefinitionInput): SemaphoreDefinition {
-  if (input === null || typeof input !== 'object') {
-    throw new InvalidDefinitionError('<unnamed>', 'definition', `must be an object, got ${String(input)}`);
-  }
+  parseInput(DEFINITION_OBJECT, input, (field, reason) => new InvalidDefinitionError('<unnamed>', field, reason), { field: 'definition' });
+  // The name first: every later error names the semaphore, and an election's takes at most one permit.
   const name = validateSemaphoreName(input.name);
-  for (const key of Object.keys(input)) {
-    if (!KNOWN_FIELDS.has(key)) {
-      throw new InvalidDefinitionError(name, key, `is not a definition field (expected one of ${[...KNOWN_FIELDS].join(', ')})`);
-    }
-  }
-  const permits = input.permits ?? 1;
-  if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 0) {
-    throw new InvalidDefinitionError(name, 'permits', `must be a whole number, 0 or more, got ${JSON.stringify(permits)}`);
-  }
-  if (permits > 1 && name.startsWith(ELECTION_SEMAPHORE_PREFIX)) {
-    throw new InvalidDefinitionError(name, 'permits', `must be 0 (paused) or 1: it backs a leader election, which has one leader at most, got ${permits}`);
-  }
-  const durationMs = parseDuration(input.duration, name, 'duration');
-  const groupPattern = validatePattern(name, 'groupPattern', input.groupPattern);
-  const acquirerPattern = validatePattern(name, 'acquirerPattern', input.acquirerPattern);
+  const schema = name.startsWith(ELECTION_SEMAPHORE_PREFIX) ? ELECTION_DEFINITION : DEFINITION;
+  const { permits, duration: durationMs, groupPattern, acquirerPattern } = parseInput(schema, input, (field, reason) => new InvalidDefinitionError(name, field, reason));
   return { name, permits, durationMs, groupPattern, acquirerPattern };
-}
-
-function validatePattern(name: string, field: string, pattern: unknown): string {
-  if (pattern === undefined) return '.*';
-  if (typeof pattern !== 'string' || pattern === '') {
-    throw new InvalidDefinitionError(name, field, `must be a non-empty regex string, got ${JSON.stringify(pattern)}`);
-  }
-  const error = patternError(pattern);
-  if (error) throw new InvalidDefinitionError(name, field, `'${pattern}' is not a valid regex: ${error}`);
-  return pattern;
 }
 
 /** Turns a stored definition back into the input form (duration in ms), e.g. to apply a partial update. */

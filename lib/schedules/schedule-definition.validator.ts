@@ -1,8 +1,8 @@
-import { parseDuration, type DurationInput } from '../core/duration';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { patternError } from '../core/pattern';
+import { z } from 'zod';
+import { absentAs, durationInput, regexInput } from '../core/input-fields';
+import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
-import { ELECTION_SEMAPHORE_PREFIX, validateSemaphoreName } from '../permits/definition.validator';
+import { ELECTION_SEMAPHORE_PREFIX, SEMAPHORE_NAME } from '../permits/definition.validator';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { canonicalData } from './schedule-data';
 import { resolveJobPolicy } from './job-policy';
@@ -15,23 +15,104 @@ import {
   type ScheduleDefinitionInput,
 } from './schedule-definition';
 
-const KNOWN_FIELDS: ReadonlySet<string> = new Set([
-  'id', 'cron', 'timeZone', 'handler', 'data', 'paused', 'semaphore', 'permits', 'duration', 'groupPattern', 'acquirerPattern',
-  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait',
-]);
-
 /** The most characters a handler name may have. */
 const MAX_HANDLER_LENGTH = 200;
 
+/** Every field of a schedule, as the error for any other key lists them. */
+const SCHEDULE_FIELDS = [
+  'id', 'cron', 'timeZone', 'handler', 'data', 'paused', 'semaphore', 'permits', 'duration', 'groupPattern', 'acquirerPattern',
+  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait',
+] as const;
+
+const notBlank = (text: string) => text.trim() !== '';
+
+const notId = ({ input }: { input: unknown }) => `must be a non-empty string, got ${JSON.stringify(input) ?? String(input)}`;
+
+/** A schedule's id: text, not blank, at most `MAX_SCHEDULE_ID_LENGTH` characters (its default semaphore's name must fit). */
+const SCHEDULE_ID = z
+  .string({ error: notId })
+  .refine(notBlank, { error: notId, abort: true })
+  .max(MAX_SCHEDULE_ID_LENGTH, { error: ({ input }) => `must be at most ${MAX_SCHEDULE_ID_LENGTH} characters, got ${(input as string).length}` });
+
+/** The id of a schedule being defined: it is the job's name in the run history, where `leader:` names @LeaderOnly methods. */
+const DEFINED_ID = SCHEDULE_ID.refine((id) => !id.startsWith(LEADER_JOB_PREFIX), {
+  error: `must not start with "${LEADER_JOB_PREFIX}" (the run history's names of @LeaderOnly methods)`,
+});
+
+const SCHEDULE_OBJECT = z.looseObject({}, {
+  error: ({ input }) => `must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
+});
+
+/** Only a schedule's fields: any other key is refused before a field is checked (a misspelt `timezone` is the mistake to name). */
+const SCHEDULE_KEYS = z.strictObject(Object.fromEntries(SCHEDULE_FIELDS.map((field) => [field, z.unknown().optional()])), {
+  error: `is not a schedule field (expected one of ${SCHEDULE_FIELDS.join(', ')})`,
+});
+
+const notZone = ({ input }: { input: unknown }) => `must be an IANA time zone such as 'Europe/Berlin', got ${show(input)}`;
+const TIME_ZONE = z
+  .string({ error: notZone })
+  .refine(notBlank, { error: notZone, abort: true })
+  .refine(isKnownTimeZone, { error: ({ input }) => `'${String(input)}' is not an IANA time zone this runtime knows (e.g. 'UTC', 'Europe/Berlin')` })
+  .default('UTC');
+
+const notCron = ({ input }: { input: unknown }) => `must be a cron expression (a string of 5 or 6 fields), got ${show(input)}`;
+/** A cron expression's shape: 5 or 6 fields, written back separated by single spaces. Its grammar is the runner's to check. */
+const CRON = z
+  .string({ error: notCron })
+  .refine(notBlank, { error: notCron, abort: true })
+  .transform((cron, context) => {
+    const fields = cron.trim().split(/\s+/);
+    if (fields.length === 5 || fields.length === 6) return fields.join(' ');
+    context.addIssue({
+      code: 'custom',
+      message: `'${cron}' has ${fields.length} field${fields.length === 1 ? '' : 's'}; a cron expression has 5 (minute first) or 6 (second first)`,
+      input: cron,
+    });
+    return z.NEVER;
+  });
+
+const notHandler = ({ input }: { input: unknown }) => `must be a non-empty string (a handler registered in code), got ${show(input)}`;
+const HANDLER = z
+  .string({ error: notHandler })
+  .refine(notBlank, { error: notHandler, abort: true })
+  .max(MAX_HANDLER_LENGTH, { error: ({ input }) => `must be at most ${MAX_HANDLER_LENGTH} characters, got ${(input as string).length}` });
+
+/** A schedule's own semaphore: a semaphore name, not an election's. */
+const SEMAPHORE = SEMAPHORE_NAME.refine((name) => !name.startsWith(ELECTION_SEMAPHORE_PREFIX), {
+  error: ({ input }) => `'${String(input)}' belongs to a leader election (names starting '${ELECTION_SEMAPHORE_PREFIX}'); give the schedule its own`,
+});
+
+const PATTERN = regexInput(show).default('.*');
+
+/*
+ * The fields in three groups, checked in turn with the two rules across fields between them (the cron expression in
+ * its zone; the job policy): the first bad field, in this order, is the error.
+ */
+
+/** When it fires: the zone (UTC when absent), then the expression's shape. */
+const TIMING = z.object({ timeZone: TIME_ZONE, cron: CRON });
+
+/** What runs: the handler, whether it is paused (not when absent), how many nodes at once (1 when absent; pause with `paused`). */
+const RUNS = z.object({
+  handler: HANDLER,
+  paused: absentAs(false, z.boolean({ error: ({ input }) => `must be true or false, got ${show(input)}` })),
+  permits: absentAs(1, withReason(z.int().min(1), (given) => `must be a whole number, 1 or more (pause with paused: true), got ${show(given)}`)),
+});
+
+/** Who may run it: the semaphore (`schedule:<id>` when absent), its permits' duration, the group and acquirer patterns (any when absent). */
+const PERMIT = z.object({ semaphore: SEMAPHORE.optional(), duration: durationInput(), groupPattern: PATTERN, acquirerPattern: PATTERN });
+
+const scheduleError = (schedule: string): InputErrorFactory => (field, reason) => new InvalidScheduleError(schedule, field, reason);
+
+/** The schedule an error names, for a bad id: `'<unnamed>'` when it is no id at all, the first 40 characters of one too long. */
+function scheduleNamed(id: unknown): string {
+  if (typeof id !== 'string' || !notBlank(id)) return '<unnamed>';
+  return id.length > MAX_SCHEDULE_ID_LENGTH ? `${id.slice(0, 40)}…` : id;
+}
+
 /** Checks a schedule id, throwing {@link InvalidScheduleError} on `id` when it is not a non-empty string that fits. */
 export function validateScheduleId(id: unknown): string {
-  if (typeof id !== 'string' || id.trim() === '') {
-    throw new InvalidScheduleError('<unnamed>', 'id', `must be a non-empty string, got ${JSON.stringify(id) ?? String(id)}`);
-  }
-  if (id.length > MAX_SCHEDULE_ID_LENGTH) {
-    throw new InvalidScheduleError(`${id.slice(0, 40)}…`, 'id', `must be at most ${MAX_SCHEDULE_ID_LENGTH} characters, got ${id.length}`);
-  }
-  return id;
+  return parseInput(SCHEDULE_ID, id, scheduleError(scheduleNamed(id)), { field: 'id' });
 }
 
 /** How {@link validateScheduleDefinition} checks what it cannot check alone. */
@@ -45,46 +126,36 @@ export interface ScheduleValidation {
  * Throws {@link InvalidScheduleError} naming the schedule's id and the first bad field.
  */
 export function validateScheduleDefinition(input: ScheduleDefinitionInput, { validateCron }: ScheduleValidation = {}): ScheduleDefinition {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new InvalidScheduleError('<unnamed>', 'definition', `must be an object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`);
-  }
-  const id = validateScheduleId(input.id);
+  parseInput(SCHEDULE_OBJECT, input, scheduleError('<unnamed>'), { field: 'definition' });
+  // The id first: every later error names the schedule.
+  const id = parseInput(DEFINED_ID, input.id, scheduleError(scheduleNamed(input.id)), { field: 'id' });
+  const error = scheduleError(id);
   const fail = (field: string, reason: string): never => {
-    throw new InvalidScheduleError(id, field, reason);
+    throw error(field, reason);
   };
-  // The id is the job's name in the run history, where `leader:` names @LeaderOnly methods.
-  if (id.startsWith(LEADER_JOB_PREFIX)) fail('id', `must not start with "${LEADER_JOB_PREFIX}" (the run history's names of @LeaderOnly methods)`);
-  for (const key of Object.keys(input)) {
-    if (!KNOWN_FIELDS.has(key)) fail(key, `is not a schedule field (expected one of ${[...KNOWN_FIELDS].join(', ')})`);
-  }
-  const timeZone = validateTimeZone(id, input.timeZone);
-  const cron = validateCronShape(id, input.cron);
+  parseInput(SCHEDULE_KEYS, input, error);
+  const { timeZone, cron } = parseInput(TIMING, input, error);
   const cronError = checkCron(validateCron, cron, timeZone);
   if (cronError !== undefined) fail('cron', `'${cron}' is not a valid cron expression in ${timeZone}: ${cronError}`);
-  if (typeof input.handler !== 'string' || input.handler.trim() === '') fail('handler', `must be a non-empty string (a handler registered in code), got ${show(input.handler)}`);
-  if (input.handler.length > MAX_HANDLER_LENGTH) fail('handler', `must be at most ${MAX_HANDLER_LENGTH} characters, got ${input.handler.length}`);
-  const paused = input.paused ?? false;
-  if (typeof paused !== 'boolean') fail('paused', `must be true or false, got ${show(paused)}`);
-  const permits = input.permits ?? 1;
-  if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
-    fail('permits', `must be a whole number, 1 or more (pause with paused: true), got ${show(permits)}`);
-  }
+  const { handler, paused, permits } = parseInput(RUNS, input, error);
   // The policy a decorator has too, by the same rule; a schedule sets these four (it always holds its permit).
   const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait } = input;
   const policy = resolveJobPolicy({ missedRuns, catchUpWindow, overlap: overlapInput, replaceWait }, fail, { catchUpWindowMs: DEFAULT_CATCH_UP_WINDOW_MS });
   const { overlap } = policy;
+  const data = canonicalData(id, input.data);
+  const { semaphore = `${SCHEDULE_SEMAPHORE_PREFIX}${id}`, duration: durationMs, groupPattern, acquirerPattern } = parseInput(PERMIT, input, error);
   return {
     id,
     cron,
     timeZone,
-    handler: input.handler,
-    data: canonicalData(id, input.data),
+    handler,
+    data,
     paused,
-    semaphore: validateScheduleSemaphore(id, input.semaphore),
+    semaphore,
     permits,
-    durationMs: duration(id, 'duration', input.duration),
-    groupPattern: validatePattern(id, 'groupPattern', input.groupPattern),
-    acquirerPattern: validatePattern(id, 'acquirerPattern', input.acquirerPattern),
+    durationMs,
+    groupPattern,
+    acquirerPattern,
     missedRuns: policy.missedRuns,
     ...(policy.missedRuns === 'runOnce' && { catchUpWindowMs: policy.catchUpWindowMs }),
     overlap,
@@ -113,18 +184,6 @@ export function toScheduleInput(definition: ScheduleDefinition): ScheduleDefinit
   };
 }
 
-/** The expression with its fields separated by single spaces, when it has 5 or 6 of them. */
-function validateCronShape(id: string, cron: unknown): string {
-  if (typeof cron !== 'string' || cron.trim() === '') {
-    throw new InvalidScheduleError(id, 'cron', `must be a cron expression (a string of 5 or 6 fields), got ${show(cron)}`);
-  }
-  const fields = cron.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) {
-    throw new InvalidScheduleError(id, 'cron', `'${cron}' has ${fields.length} field${fields.length === 1 ? '' : 's'}; a cron expression has 5 (minute first) or 6 (second first)`);
-  }
-  return fields.join(' ');
-}
-
 function checkCron(validateCron: CronValidator | undefined, cron: string, timeZone: string): string | undefined {
   if (!validateCron) return undefined;
   try {
@@ -134,51 +193,14 @@ function checkCron(validateCron: CronValidator | undefined, cron: string, timeZo
   }
 }
 
-function validateTimeZone(id: string, timeZone: unknown): string {
-  if (timeZone === undefined) return 'UTC';
-  if (typeof timeZone !== 'string' || timeZone.trim() === '') {
-    throw new InvalidScheduleError(id, 'timeZone', `must be an IANA time zone such as 'Europe/Berlin', got ${show(timeZone)}`);
-  }
+function isKnownTimeZone(timeZone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
   } catch {
-    throw new InvalidScheduleError(id, 'timeZone', `'${timeZone}' is not an IANA time zone this runtime knows (e.g. 'UTC', 'Europe/Berlin')`);
-  }
-  return timeZone;
-}
-
-function validateScheduleSemaphore(id: string, semaphore: unknown): string {
-  if (semaphore === undefined) return `${SCHEDULE_SEMAPHORE_PREFIX}${id}`;
-  try {
-    validateSemaphoreName(semaphore);
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidScheduleError(id, 'semaphore', error.reason);
-    throw error;
-  }
-  const name = semaphore as string;
-  if (name.startsWith(ELECTION_SEMAPHORE_PREFIX)) {
-    throw new InvalidScheduleError(id, 'semaphore', `'${name}' belongs to a leader election (names starting '${ELECTION_SEMAPHORE_PREFIX}'); give the schedule its own`);
-  }
-  return name;
-}
-
-function validatePattern(id: string, field: string, pattern: unknown): string {
-  if (pattern === undefined) return '.*';
-  if (typeof pattern !== 'string' || pattern === '') throw new InvalidScheduleError(id, field, `must be a non-empty regex string, got ${show(pattern)}`);
-  const error = patternError(pattern);
-  if (error) throw new InvalidScheduleError(id, field, `'${pattern}' is not a valid regex: ${error}`);
-  return pattern;
-}
-
-function duration(id: string, field: string, value: DurationInput | undefined): number {
-  try {
-    return parseDuration(value, id, field);
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidScheduleError(id, field, error.reason);
-    throw error;
+    return false;
   }
 }
-
 
 function show(value: unknown): string {
   if (value === undefined) return 'nothing';

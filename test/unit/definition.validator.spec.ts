@@ -56,6 +56,7 @@ describe('validateDefinition', () => {
     ['invalid acquirer regex', { name: 'b', duration: '1m', acquirerPattern: '[a-' }, 'acquirerPattern', /not a valid regex/],
     ['empty pattern', { name: 'b', duration: '1m', groupPattern: '' }, 'groupPattern', /non-empty regex/],
     ['unknown field', { name: 'b', duration: '1m', permit: 2 }, 'permit', /not a definition field/],
+    ['list for a definition', Object.assign([], { name: 'b', duration: '1m' }), 'definition', /must be an object, got an array/],
   ];
   it.each(cases)('rejects %s with an error naming the semaphore and %s', (_, input, field, reason) => {
     let error: unknown;
@@ -69,7 +70,7 @@ describe('validateDefinition', () => {
     expect(e.field).toBe(field);
     expect(e.message).toMatch(reason);
     const name = (input as { name: string }).name;
-    if (field !== 'name') expect(e.semaphore).toBe(name);
+    if (field !== 'name' && field !== 'definition') expect(e.semaphore).toBe(name);
     expect(e.message).toContain(`invalid ${field}`);
   });
 });

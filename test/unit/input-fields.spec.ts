@@ -1,4 +1,4 @@
-import { durationInput, omittable, trueOrFalseInput, wholeNumberInput } from '../../lib/core/input-fields';
+import { durationInput, absentAs, omittable, regexInput, trueOrFalseInput, wholeNumberInput } from '../../lib/core/input-fields';
 
 /** The message of the first issue, or the output. */
 function outcome(schema: { safeParse(value: unknown): { success: true; data: unknown } | { success: false; error: { issues: Array<{ message: string }> } } }, value: unknown): unknown {
@@ -32,5 +32,22 @@ describe('operator input fields', () => {
     expect(outcome(timeout, 0)).toEqual({ reason: 'must be more than zero, got 0' });
     expect(outcome(durationInput({ allowZero: true }), '0s')).toBe(0);
     expect(outcome(timeout, '2m')).toEqual({ reason: 'must be at most 1m, got "2m"' });
+  });
+
+  it('takes the default for an absent or null value, and checks any other', () => {
+    const permits = absentAs(1, wholeNumberInput({ min: 0 }, (given) => `bad ${JSON.stringify(given)}`));
+    expect([outcome(permits, undefined), outcome(permits, null), outcome(permits, 0), outcome(permits, 3)]).toEqual([1, 1, 0, 3]);
+    expect(outcome(permits, -1)).toEqual({ reason: 'bad -1' });
+  });
+
+  it('reads a regex that compiles, showing anything else as the caller shows values', () => {
+    const pattern = regexInput((given) => JSON.stringify(given));
+    expect(outcome(pattern, 'prod|dr')).toBe('prod|dr');
+    expect([outcome(pattern, ''), outcome(pattern, 5), outcome(pattern, null)]).toEqual([
+      { reason: 'must be a non-empty regex string, got ""' },
+      { reason: 'must be a non-empty regex string, got 5' },
+      { reason: 'must be a non-empty regex string, got null' },
+    ]);
+    expect(outcome(pattern, 'prod(')).toEqual({ reason: expect.stringMatching(/^'prod\(' is not a valid regex: /) });
   });
 });

@@ -1,6 +1,9 @@
+import { z } from 'zod';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { withReason } from '../../core/input-schema';
 import type { PermitStore } from '../../permits/permit-store';
 import type { StoreBackend } from '../../store/store-backend';
+import { optionKeys, parseOption } from './option-schema';
 
 /**
  * A backend of the store contract: `'hazelcast'` (the module's own Hazelcast connection, configured by the
@@ -43,34 +46,37 @@ export interface BackendOptionsInput {
   store?: 'hazelcast' | 'memory' | PermitStore;
 }
 
+/** A backend by name or a {@link StoreBackend}; anything else is named with what a backend has. */
+const BACKEND_CHOICE: z.ZodType<BackendChoice> = withReason(
+  z.union([z.enum(['hazelcast', 'memory', 'postgres', 'redis']), z.custom<StoreBackend>(isStoreBackend)]),
+  (given) => `must be 'hazelcast', 'memory', 'postgres', 'redis' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(given)}`,
+);
+
+// The object and its keys; each capability's choice is read after the PermitStore rule (see resolveBackends).
+const CAPABILITY_BACKENDS = optionKeys(CAPABILITY_STATES, {
+  notObject: (given) => `must be an object with any of ${CAPABILITY_STATES.join(', ')}, got ${JSON.stringify(given)}`,
+  unknownKey: () => `is not a capability with a backend of its own (known: ${CAPABILITY_STATES.join(', ')})`,
+});
+
 /**
  * The module's `backend` and `backends` options to one backend per capability. `store: 'memory'` (the option from
  * before backends could be chosen) means `backend: 'memory'`; it may not say otherwise than `backend`.
  */
 export function resolveBackends(options: BackendOptionsInput): ResolvedBackends {
   const legacy = typeof options.store === 'string' ? options.store : undefined;
-  const given = options.backend === undefined ? undefined : checkChoice(options.backend, 'backend');
+  const given = parseOption(BACKEND_CHOICE.optional(), options.backend, 'backend');
   if (legacy !== undefined && given !== undefined && legacy !== given) {
     throw new InvalidOptionsError('store', `says '${legacy}' while backend says ${describe(given)}: give the backend once, as backend`);
   }
   // A PermitStore of your own without a backend keeps the rest in this process (a test's module), as before backends.
   const fallback = given ?? legacy ?? (typeof options.store === 'object' ? 'memory' : 'hazelcast');
-  const perCapability = options.backends;
-  if (perCapability !== undefined && (perCapability === null || typeof perCapability !== 'object' || Array.isArray(perCapability))) {
-    throw new InvalidOptionsError('backends', `must be an object with any of ${CAPABILITY_STATES.join(', ')}, got ${JSON.stringify(perCapability)}`);
-  }
-  const each = (perCapability ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(each)) {
-    if (!(CAPABILITY_STATES as readonly string[]).includes(key)) {
-      throw new InvalidOptionsError(`backends.${key}`, `is not a capability with a backend of its own (known: ${CAPABILITY_STATES.join(', ')})`);
-    }
-  }
+  const each: Partial<Record<CapabilityState, unknown>> = parseOption(CAPABILITY_BACKENDS.optional(), options.backends, 'backends') ?? {};
   if (typeof options.store === 'object' && each.permits !== undefined) {
     throw new InvalidOptionsError('backends.permits', 'cannot be given with a PermitStore as store: the store is where permits live');
   }
   const resolved = {} as Record<CapabilityState, BackendChoice>;
   for (const state of CAPABILITY_STATES) {
-    resolved[state] = each[state] === undefined ? fallback : checkChoice(each[state], `backends.${state}`);
+    resolved[state] = parseOption(BACKEND_CHOICE.optional(), each[state], `backends.${state}`) ?? fallback;
   }
   return resolved;
 }
@@ -78,12 +84,6 @@ export function resolveBackends(options: BackendOptionsInput): ResolvedBackends 
 /** Whether any capability is on the module's own Hazelcast connection. */
 export function usesHazelcast(backends: ResolvedBackends): boolean {
   return CAPABILITY_STATES.some((state) => backends[state] === 'hazelcast');
-}
-
-function checkChoice(value: unknown, path: string): BackendChoice {
-  if (value === 'hazelcast' || value === 'memory' || value === 'postgres' || value === 'redis') return value;
-  if (isStoreBackend(value)) return value;
-  throw new InvalidOptionsError(path, `must be 'hazelcast', 'memory', 'postgres', 'redis' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(value)}`);
 }
 
 function isStoreBackend(value: unknown): value is StoreBackend {

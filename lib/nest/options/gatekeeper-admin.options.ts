@@ -1,5 +1,10 @@
 import type { CanActivate, Type } from '@nestjs/common';
+import { z } from 'zod';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { withReason } from '../../core/input-schema';
+import { absentAs } from '../../core/input-fields';
+import { trueOrFalseOption } from './option-fields';
+import { notAnOption, optionsObject, parseOption } from './option-schema';
 
 /**
  * The admin HTTP API (off unless given). It needs protection: either your own `guard`, or a `token` that callers
@@ -45,7 +50,36 @@ export const MIN_ADMIN_TOKEN_LENGTH = 16;
 /** The environment variable `admin.token` defaults to, and the CLI sends: one setting for both sides. */
 export const ADMIN_TOKEN_ENV = 'GATEKEEPER_ADMIN_TOKEN';
 
-const ADMIN_KEYS: ReadonlyArray<keyof GatekeeperAdminOptions> = ['path', 'guard', 'token', 'console'];
+const ROUTE_PREFIX = absentAs(
+  'gatekeeper',
+  withReason(
+    z.string().transform((given) => given.trim().replace(/^\/+|\/+$/g, '')).pipe(z.string().min(1)),
+    (given) => `must be a non-empty route prefix, got ${JSON.stringify(given)}`,
+  ),
+);
+
+/** A guard class, or an instance with `canActivate()`. */
+const GUARD = z.custom<Type<CanActivate> | CanActivate>(
+  (guard) => typeof guard === 'function' || typeof (guard as Partial<CanActivate>).canActivate === 'function',
+  'must be a guard class or an object with canActivate()',
+);
+
+// Fields in the order they are checked; the messages list them as the interface does. The token is checked after
+// the shape: whether it may be given, and where it comes from, depend on the guard.
+const ADMIN_OPTIONS = optionsObject(
+  { path: ROUTE_PREFIX, console: trueOrFalseOption.optional(), guard: GUARD.nullish(), token: z.unknown().optional() } satisfies Record<keyof GatekeeperAdminOptions, z.ZodType>,
+  {
+    notObject: (given) => `must be an object { path, guard, token, console }, got ${JSON.stringify(given)}`,
+    unknownKey: notAnOption(['path', 'guard', 'token', 'console'] satisfies Array<keyof GatekeeperAdminOptions>),
+  },
+);
+
+const ADMIN_TOKEN = withReason(
+  z.string().min(MIN_ADMIN_TOKEN_LENGTH),
+  (given) =>
+    `the admin API must be protected: give admin.guard, or admin.token of at least ${MIN_ADMIN_TOKEN_LENGTH} characters ` +
+    `(got ${typeof given === 'string' ? `${given.length} characters` : JSON.stringify(given)})`,
+);
 
 /**
  * Validates the `admin` option at bootstrap (the token from `env` when neither `token` nor `guard` is given); throws
@@ -53,44 +87,27 @@ const ADMIN_KEYS: ReadonlyArray<keyof GatekeeperAdminOptions> = ['path', 'guard'
  */
 export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedAdminOptions | undefined {
   if (admin === undefined || admin === null) return undefined;
-  if (typeof admin !== 'object' || Array.isArray(admin)) throw new InvalidOptionsError('admin', `must be an object { path, guard, token, console }, got ${JSON.stringify(admin)}`);
-  const unknown = Object.keys(admin).find((key) => !(ADMIN_KEYS as readonly string[]).includes(key));
-  if (unknown !== undefined) throw new InvalidOptionsError(`admin.${unknown}`, `is not an option (expected one of ${ADMIN_KEYS.join(', ')})`);
-  const given = admin.path ?? 'gatekeeper';
-  const path = typeof given === 'string' ? given.trim().replace(/^\/+|\/+$/g, '') : '';
-  if (path === '') throw new InvalidOptionsError('admin.path', `must be a non-empty route prefix, got ${JSON.stringify(given)}`);
-  if (admin.console !== undefined && typeof admin.console !== 'boolean') {
-    throw new InvalidOptionsError('admin.console', `must be true or false, got ${JSON.stringify(admin.console)}`);
+  const { path, console = false, guard, token } = parseOption(ADMIN_OPTIONS, admin, 'admin');
+  if (guard !== undefined && guard !== null) {
+    if (token !== undefined) throw new InvalidOptionsError('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
+    return { path, console, guard };
   }
-  const resolved = { path, console: admin.console ?? false };
-  if (admin.guard !== undefined && admin.guard !== null) {
-    const guard = admin.guard;
-    if (typeof guard !== 'function' && typeof (guard as Partial<CanActivate>).canActivate !== 'function') {
-      throw new InvalidOptionsError('admin.guard', 'must be a guard class or an object with canActivate()');
-    }
-    if (admin.token !== undefined) throw new InvalidOptionsError('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
-    return { ...resolved, guard };
-  }
-  if (admin.token === undefined) {
-    const token = env[ADMIN_TOKEN_ENV];
-    if (token === undefined || token === '') {
-      throw new InvalidOptionsError(
-        'admin.token',
-        `the admin API must be protected: set ${ADMIN_TOKEN_ENV} (at least ${MIN_ADMIN_TOKEN_LENGTH} characters; the CLI sends the same variable), ` +
-          'or give admin.token or admin.guard',
-      );
-    }
-    if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
-      throw new InvalidOptionsError('admin.token', `${ADMIN_TOKEN_ENV} (the admin token) must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters, got ${token.length}`);
-    }
-    return { ...resolved, token };
-  }
-  if (typeof admin.token !== 'string' || admin.token.length < MIN_ADMIN_TOKEN_LENGTH) {
-    const got = typeof admin.token === 'string' ? `${admin.token.length} characters` : JSON.stringify(admin.token);
+  if (token === undefined) return { path, console, token: envToken(env) };
+  return { path, console, token: parseOption(ADMIN_TOKEN, token, 'admin.token') };
+}
+
+/** The token from {@link ADMIN_TOKEN_ENV}, which must be set and long enough. */
+function envToken(env: NodeJS.ProcessEnv): string {
+  const token = env[ADMIN_TOKEN_ENV];
+  if (token === undefined || token === '') {
     throw new InvalidOptionsError(
       'admin.token',
-      `the admin API must be protected: give admin.guard, or admin.token of at least ${MIN_ADMIN_TOKEN_LENGTH} characters (got ${got})`,
+      `the admin API must be protected: set ${ADMIN_TOKEN_ENV} (at least ${MIN_ADMIN_TOKEN_LENGTH} characters; the CLI sends the same variable), ` +
+        'or give admin.token or admin.guard',
     );
   }
-  return { ...resolved, token: admin.token };
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new InvalidOptionsError('admin.token', `${ADMIN_TOKEN_ENV} (the admin token) must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters, got ${token.length}`);
+  }
+  return token;
 }

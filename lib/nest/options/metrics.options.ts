@@ -1,6 +1,8 @@
-import { parseOptionDuration } from '../../core/duration';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { z } from 'zod';
+import { absentAs, durationInput } from '../../core/input-fields';
+import { withReason } from '../../core/input-schema';
 import type { DurationInput } from '../../permits/semaphore-definition';
+import { optionsObject, parseOption } from './option-schema';
 
 /** Prometheus metrics through `prom-client` (module option `metrics`). Every field is optional. */
 export interface MetricsOptions {
@@ -28,35 +30,39 @@ export interface ResolvedMetricsOptions {
   readonly callBuckets: readonly number[];
 }
 
-const KEYS: ReadonlyArray<keyof MetricsOptions> = ['prefix', 'registry', 'taskCountsInterval', 'runBuckets', 'callBuckets'];
+const PROMETHEUS_PREFIX = withReason(
+  z.string().regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/),
+  (given) => `must be a Prometheus name prefix (letters, digits, _ and :), got ${JSON.stringify(given)}`,
+);
+
+const REGISTRY = z.custom<object>(
+  (registry) => registry !== null && typeof (registry as { registerMetric?: unknown }).registerMetric === 'function',
+  'must be a prom-client Registry',
+);
+
+// zod's numbers are finite; Infinity has always passed here (prom-client adds its own +Inf bucket, so it adds nothing).
+const SECONDS = z.union([z.number().positive(), z.literal(Infinity)]);
+
+const BUCKETS = withReason(
+  z.array(SECONDS).min(1).refine((buckets) => buckets.every((bucket, i) => i === 0 || bucket > buckets[i - 1])),
+  (given) => `must be growing positive numbers of seconds, got ${JSON.stringify(given)}`,
+);
+
+const METRICS_OPTIONS = optionsObject(
+  {
+    prefix: absentAs('gatekeeper_', PROMETHEUS_PREFIX),
+    registry: REGISTRY.optional(),
+    taskCountsInterval: absentAs('30s', durationInput()),
+    runBuckets: absentAs([0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600], BUCKETS),
+    callBuckets: absentAs([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5], BUCKETS),
+  } satisfies Record<keyof MetricsOptions, z.ZodType>,
+  // `true` is read as `{}` before this (so `got …` is the option as given); a list is read as an object of its indexes.
+  { notObject: (given) => `must be true, false or an object, got ${JSON.stringify(given)}`, lists: true },
+);
 
 /** Validates the `metrics` option; `undefined` when metrics are off. Throws naming the field. */
 export function resolveMetricsOptions(metrics: boolean | MetricsOptions | undefined): ResolvedMetricsOptions | undefined {
   if (metrics === undefined || metrics === false) return undefined;
-  const given: MetricsOptions = metrics === true ? {} : metrics;
-  if (given === null || typeof given !== 'object') throw new InvalidOptionsError('metrics', `must be true, false or an object, got ${JSON.stringify(metrics)}`);
-  for (const key of Object.keys(given)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw new InvalidOptionsError(`metrics.${key}`, `is not an option (expected one of ${KEYS.join(', ')})`);
-  }
-  const prefix = given.prefix ?? 'gatekeeper_';
-  if (typeof prefix !== 'string' || !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) {
-    throw new InvalidOptionsError('metrics.prefix', `must be a Prometheus name prefix (letters, digits, _ and :), got ${JSON.stringify(prefix)}`);
-  }
-  if (given.registry !== undefined && (given.registry === null || typeof (given.registry as { registerMetric?: unknown }).registerMetric !== 'function')) {
-    throw new InvalidOptionsError('metrics.registry', 'must be a prom-client Registry');
-  }
-  const buckets = (field: 'runBuckets' | 'callBuckets', fallback: number[]) => {
-    const value = given[field] ?? fallback;
-    if (!Array.isArray(value) || value.length === 0 || !value.every((b, i) => typeof b === 'number' && b > 0 && (i === 0 || b > value[i - 1]))) {
-      throw new InvalidOptionsError(`metrics.${field}`, `must be growing positive numbers of seconds, got ${JSON.stringify(value)}`);
-    }
-    return value;
-  };
-  return {
-    prefix,
-    ...(given.registry !== undefined && { registry: given.registry }),
-    taskCountsMs: parseOptionDuration(given.taskCountsInterval ?? '30s', 'metrics.taskCountsInterval'),
-    runBuckets: buckets('runBuckets', [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600]),
-    callBuckets: buckets('callBuckets', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]),
-  };
+  const { prefix, registry, taskCountsInterval, runBuckets, callBuckets } = parseOption(METRICS_OPTIONS, metrics === true ? {} : metrics, 'metrics');
+  return { prefix, ...(registry !== undefined && { registry }), taskCountsMs: taskCountsInterval, runBuckets, callBuckets };
 }

@@ -1,8 +1,10 @@
-import { parseOptionDuration } from '../../core/duration';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { z } from 'zod';
+import { absentAs, durationInput } from '../../core/input-fields';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { ScheduleStore } from '../../schedules/schedule-store';
+import { objectWithMethod, wholeNumberOption } from './option-fields';
+import { optionsObject, parseOption } from './option-schema';
 
 /** Options of schedules (module option `schedules`): the run history of jobs, and where runtime schedules live. Every field is optional. */
 export interface SchedulesOptions {
@@ -30,38 +32,28 @@ export interface ResolvedSchedulesOptions {
   readonly store?: ScheduleStore;
 }
 
-const KEYS = ['history', 'historyStore', 'store'];
-const HISTORY_KEYS = ['keep', 'flushInterval'];
+// The flush interval is read last, after the stores, as it always was: see resolveSchedulesOptions.
+const HISTORY_OPTIONS = optionsObject(
+  { keep: absentAs(20, wholeNumberOption({ min: 1, max: 1_000 })), flushInterval: z.unknown().optional() } satisfies Record<keyof NonNullable<SchedulesOptions['history']>, z.ZodType>,
+  { lists: true },
+);
+
+const SCHEDULES_OPTIONS = optionsObject(
+  {
+    history: absentAs({}, HISTORY_OPTIONS),
+    historyStore: objectWithMethod<HistoryStore>('write', 'must be a HistoryStore (e.g. new MemoryHistoryStore())').optional(),
+    store: objectWithMethod<ScheduleStore>('compareAndSet', 'must be a ScheduleStore (e.g. new MemoryScheduleStore())').optional(),
+  } satisfies Record<keyof SchedulesOptions, z.ZodType>,
+  { lists: true },
+);
 
 /** Validates the `schedules` option; an error names the field (`schedules.history.keep`). */
 export function resolveSchedulesOptions(schedules: SchedulesOptions | undefined): ResolvedSchedulesOptions {
-  const given = schedules ?? {};
-  checkKeys(given, KEYS, 'schedules');
-  const history = given.history ?? {};
-  checkKeys(history, HISTORY_KEYS, 'schedules.history');
-  const keep = history.keep ?? 20;
-  if (!Number.isSafeInteger(keep) || keep < 1 || keep > 1_000) {
-    throw new InvalidOptionsError('schedules.history.keep', `must be a whole number from 1 to 1000, got ${JSON.stringify(history.keep)}`);
-  }
-  const store = given.historyStore;
-  if (store !== undefined && (typeof store !== 'object' || typeof (store as HistoryStore).write !== 'function')) {
-    throw new InvalidOptionsError('schedules.historyStore', 'must be a HistoryStore (e.g. new MemoryHistoryStore())');
-  }
-  const scheduleStore = given.store;
-  if (scheduleStore !== undefined && (typeof scheduleStore !== 'object' || typeof (scheduleStore as ScheduleStore).compareAndSet !== 'function')) {
-    throw new InvalidOptionsError('schedules.store', 'must be a ScheduleStore (e.g. new MemoryScheduleStore())');
-  }
+  const { history, historyStore, store } = parseOption(SCHEDULES_OPTIONS, schedules ?? {}, 'schedules');
   return {
-    keep,
-    ...(scheduleStore !== undefined && { store: scheduleStore }),
-    flushIntervalMs: parseOptionDuration(history.flushInterval ?? '10s', 'schedules.history.flushInterval'),
-    ...(store !== undefined && { historyStore: store }),
+    keep: history.keep,
+    ...(store !== undefined && { store }),
+    flushIntervalMs: parseOption(absentAs('10s', durationInput()), history.flushInterval, 'schedules.history.flushInterval'),
+    ...(historyStore !== undefined && { historyStore }),
   };
-}
-
-function checkKeys(value: unknown, known: readonly string[], path: string): void {
-  if (value === null || typeof value !== 'object') throw new InvalidOptionsError(path, `must be an object, got ${String(value)}`);
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new InvalidOptionsError(`${path}.${key}`, `is not an option (expected one of ${known.join(', ')})`);
-  }
 }

@@ -1,7 +1,9 @@
-import { parseOptionDuration } from '../../core/duration';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import type { z } from 'zod';
+import { absentAs, durationInput } from '../../core/input-fields';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import type { TaskStore } from '../../tasks/task-store';
+import { objectWithMethod, offOr, wholeNumberOption } from './option-fields';
+import { notAnOption, optionsObject, parseOption } from './option-schema';
 
 /** Options of leased distributed tasks (module option `tasks`). Every field is optional. */
 export interface TasksOptions {
@@ -31,27 +33,23 @@ export interface ResolvedTasksOptions {
   readonly store?: TaskStore;
 }
 
-const TASKS_KEYS: ReadonlyArray<keyof TasksOptions> = ['concurrency', 'scanInterval', 'retention', 'purgeInterval', 'store'];
+// Fields in the order they are checked; the messages list them as the interface does.
+const TASKS_OPTIONS = optionsObject(
+  {
+    concurrency: absentAs(4, wholeNumberOption({ min: 1 })),
+    store: objectWithMethod<TaskStore>('claimable', 'must be a TaskStore (e.g. new MemoryTaskStore())').optional(),
+    scanInterval: absentAs('5s', durationInput()),
+    retention: absentAs('24h', durationInput()),
+    purgeInterval: offOr(absentAs('1m', durationInput())),
+  } satisfies Record<keyof TasksOptions, z.ZodType>,
+  {
+    unknownKey: notAnOption(['concurrency', 'scanInterval', 'retention', 'purgeInterval', 'store'] satisfies Array<keyof TasksOptions>),
+    lists: true,
+  },
+);
 
 /** Validates the `tasks` option; an error names the field (`tasks.scanInterval`). */
 export function resolveTasksOptions(tasks: TasksOptions | undefined): ResolvedTasksOptions {
-  const given = tasks ?? {};
-  if (given === null || typeof given !== 'object') throw new InvalidOptionsError('tasks', `must be an object, got ${String(given)}`);
-  for (const key of Object.keys(given)) {
-    if (!(TASKS_KEYS as readonly string[]).includes(key)) throw new InvalidOptionsError(`tasks.${key}`, `is not an option (expected one of ${TASKS_KEYS.join(', ')})`);
-  }
-  const concurrency = given.concurrency ?? 4;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-    throw new InvalidOptionsError('tasks.concurrency', `must be a whole number, 1 or more, got ${JSON.stringify(given.concurrency)}`);
-  }
-  if (given.store !== undefined && (typeof given.store !== 'object' || typeof (given.store as TaskStore).claimable !== 'function')) {
-    throw new InvalidOptionsError('tasks.store', 'must be a TaskStore (e.g. new MemoryTaskStore())');
-  }
-  return {
-    concurrency,
-    scanMs: parseOptionDuration(given.scanInterval ?? '5s', 'tasks.scanInterval'),
-    retentionMs: parseOptionDuration(given.retention ?? '24h', 'tasks.retention'),
-    purgeMs: given.purgeInterval === false ? 0 : parseOptionDuration(given.purgeInterval ?? '1m', 'tasks.purgeInterval'),
-    ...(given.store !== undefined && { store: given.store }),
-  };
+  const { concurrency, store, scanInterval, retention, purgeInterval } = parseOption(TASKS_OPTIONS, tasks ?? {}, 'tasks');
+  return { concurrency, scanMs: scanInterval, retentionMs: retention, purgeMs: purgeInterval, ...(store !== undefined && { store }) };
 }

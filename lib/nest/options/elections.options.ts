@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { electionDefinition, electionSemaphore, type ElectionInput } from '../../elections/election';
+import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
+import { nonEmptyStringOption } from './option-fields';
+import { optionsObject, parseOption } from './option-schema';
+
+const ELECTIONS = z.array(z.unknown(), {
+  error: ({ input }) => `must be an array of names or { name, lease, groupPattern, acquirerPattern }, got ${JSON.stringify(input)}`,
+});
+
+/** One election: a name, or an object whose lease and patterns the election's definition checks. */
+const ELECTION = z.preprocess(
+  (given) => (typeof given === 'string' ? { name: given } : given),
+  optionsObject(
+    {
+      name: nonEmptyStringOption,
+      lease: z.custom<ElectionInput['lease']>().optional(),
+      groupPattern: z.custom<string>().optional(),
+      acquirerPattern: z.custom<string>().optional(),
+    } satisfies Record<keyof ElectionInput, z.ZodType>,
+    { notObject: (given) => `must be a name or an object, got ${JSON.stringify(given)}`, lists: true },
+  ),
+);
+
+/** The `elections` option, validated into one-permit definitions keyed by election name; an error names `elections[i]`. */
+export function resolveElections(elections: unknown): Map<string, SemaphoreDefinition> {
+  const resolved = new Map<string, SemaphoreDefinition>();
+  parseOption(ELECTIONS.optional(), elections, 'elections')?.forEach((given, i) => {
+    const input: ElectionInput = parseOption(ELECTION, given, `elections[${i}]`);
+    if (resolved.has(input.name)) throw new InvalidOptionsError(`elections[${i}].name`, `"${input.name}" is declared twice`);
+    try {
+      resolved.set(input.name, electionDefinition(input));
+    } catch (error) {
+      if (!(error instanceof InvalidDefinitionError)) throw error;
+      throw new InvalidOptionsError(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`, electionSemaphore(input.name));
+    }
+  });
+  return resolved;
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { absentAs, durationInput } from '../../core/input-fields';
+import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../../presence/http-address.rules';
+import type { PresenceStore } from '../../presence/presence-store';
+import { optionsObject, parseOption } from './option-schema';
+import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
+
+// The address is read after the ttl rule, as it always was: see resolveMembership.
+const MEMBERSHIP_OPTIONS = optionsObject(
+  {
+    interval: absentAs('5s', durationInput()),
+    ttl: durationInput().optional(),
+    httpAddress: z.unknown().optional(),
+    refuseDuplicateName: z.unknown().optional(),
+    store: z.custom<PresenceStore>().optional(),
+  } satisfies Record<keyof MembershipOptions, z.ZodType>,
+  { notObject: (given) => `must be false or an object, got ${String(given)}`, lists: true },
+);
+
+/** Where this node's HTTP server answers, trimmed: text that {@link httpAddressProblem} has nothing against. */
+const HTTP_ADDRESS = z.unknown().transform((given, context) => {
+  const problem = typeof given !== 'string' || given.trim() === '' ? 'is not a non-empty string' : httpAddressProblem(given);
+  if (problem === undefined) return (given as string).trim();
+  context.addIssue({ code: 'custom', message: `must be where this node's HTTP server answers, ${HTTP_ADDRESS_FORMAT}; ${JSON.stringify(given)} ${problem}`, input: given });
+  return z.NEVER;
+});
+
+/** The `membership` option (presence); `undefined` when it is turned off. Throws naming the field (`membership.ttl`). */
+export function resolveMembership(membership: GatekeeperModuleOptions['membership']): ResolvedGatekeeperOptions['membership'] {
+  if (membership === false) return undefined;
+  const { interval: intervalMs, ttl, httpAddress, refuseDuplicateName, store } = parseOption(MEMBERSHIP_OPTIONS, membership ?? {}, 'membership');
+  const ttlMs = ttl ?? 3 * intervalMs;
+  if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
+  const address = parseOption(HTTP_ADDRESS.optional(), httpAddress, 'membership.httpAddress');
+  return {
+    intervalMs,
+    ttlMs,
+    ...(address !== undefined && { httpAddress: address }),
+    refuseDuplicateName: refuseDuplicateName === true,
+    ...(store !== undefined && { store }),
+  };
+}
