@@ -10,7 +10,8 @@ const TOKEN = 'mounted-admin-token-0123456789';
 /**
  * The admin API mounted the Nest way: the app's `RouterModule` puts the module's routes under its own path, the
  * app's global prefix above that, and the node advertises the address its admin API really sits under, so the CLI's
- * default `--admin-path` finds it (with `forRoot` and with a `forRootAsync` factory alike).
+ * default `--admin-path` finds it, and the console calls the API where it is (with `forRoot` and with a
+ * `forRootAsync` factory alike).
  */
 describe('admin API under RouterModule and a global prefix', () => {
   const apps: INestApplication[] = [];
@@ -43,7 +44,21 @@ describe('admin API under RouterModule and a global prefix', () => {
     const address = await advertised(app);
     expect(address).toBe(`http://127.0.0.1:${port}/api/ops`);
     expect((await get(`${address}/gatekeeper/definitions`)).status).toBe(200);
-    expect((await get(`${address}/gatekeeper/console`)).status).toBe(200);
+    // The console's page, its files and its session cookie use the path the routes really have.
+    const page = await get(`${address}/gatekeeper/console`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('<meta name="gatekeeper-base" content="/api/ops/gatekeeper">');
+    const files = html.match(/(?<=(?:src|href)=")\/[^"]+(?=")/g) ?? [];
+    expect(files).toHaveLength(4);
+    for (const file of files) {
+      expect([file, (await get(`http://127.0.0.1:${port}${file}`)).status]).toEqual([file, 200]);
+    }
+    const signIn = await fetch(`${address}/gatekeeper/console/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: TOKEN }),
+    });
+    expect(signIn.status).toBe(204);
+    expect(signIn.headers.get('set-cookie')).toContain('; Path=/api/ops/gatekeeper;');
     // Nothing is left at the unmounted path.
     expect((await get(`http://127.0.0.1:${port}/api/gatekeeper/definitions`)).status).toBe(404);
   });

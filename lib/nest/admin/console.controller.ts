@@ -1,11 +1,13 @@
 import {
   Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, Post, Req, Res, UseGuards, type Type,
 } from '@nestjs/common';
+import { ApplicationConfig, ModulesContainer } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import { moduleRoutePrefix } from '../route-prefix';
 import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
 import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
@@ -43,11 +45,17 @@ export function createConsoleController(): Type {
       @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
       private readonly tokens: AdminTokenGuard,
       private readonly guard: GatekeeperAdminGuard,
+      private readonly appConfig: ApplicationConfig,
+      private readonly modules: ModulesContainer,
     ) {}
 
-    /** Where the admin routes are, and the only path the session cookie is sent to. */
+    /**
+     * Where the admin routes are, and the only path the session cookie is sent to: `admin.path` under the app's
+     * global prefix and the module's `RouterModule` path, as Nest registered the routes.
+     */
     private get base(): string {
-      return `/${this.options.admin!.path}`;
+      const prefix = moduleRoutePrefix(this.appConfig, this.modules, AdminTokenGuard);
+      return `/${prefix === '' ? '' : `${prefix}/`}${this.options.admin!.path}`;
     }
 
     /** The console page (with a token, it asks for the token until the session cookie is set). */

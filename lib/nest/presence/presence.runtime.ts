@@ -11,7 +11,7 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { moduleRoutePrefix } from './route-prefix';
+import { moduleRoutePrefix } from '../route-prefix';
 
 /** One app instance in the cluster, as presence reports it. */
 export type Participant = Presence;

@@ -6,7 +6,8 @@ import type { ApplicationConfig, ModulesContainer } from '@nestjs/core';
  * The path this module's routes sit under in the app, as Nest registers them: the app's global prefix
  * (`app.setGlobalPrefix('api')`), then the path a `RouterModule` mounts the module at
  * (`RouterModule.register([{ path: 'ops', module: GatekeeperModule }])`), joined without leading or trailing
- * slashes (`api/ops`); `''` when neither is set. Read when the app listens, after both were set.
+ * slashes (`api/ops`); `''` when neither is set. Read once the app is set up (when it listens, on a request): the
+ * address a node advertises and the console's links are built on it.
  *
  * A global prefix whose `exclude` list names the admin routes is not seen here: such an app sets
  * `membership.httpAddress`.
