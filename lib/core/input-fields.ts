@@ -77,3 +77,11 @@ export function regexInput(shown: (given: unknown) => string): z.ZodType<string>
       if (error !== undefined) context.addIssue({ code: 'custom', message: `'${pattern}' is not a valid regex: ${error}`, input: pattern });
     });
 }
+
+/**
+ * An object with no keys but `keys`, their values left for later checks (`unknown`): what refuses a misspelt key
+ * (`timout`, `dryrun`) before anything else is read. `error` words a failure, as zod's own `error` option does.
+ */
+export function onlyKeys(keys: readonly string[], error: string | z.core.$ZodErrorMap<z.core.$ZodIssueUnrecognizedKeys | z.core.$ZodIssueInvalidType>) {
+  return z.strictObject(Object.fromEntries(keys.map((key) => [key, z.unknown().optional()])), { error });
+}

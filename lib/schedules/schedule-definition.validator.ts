@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { absentAs, durationInput, regexInput } from '../core/input-fields';
+import { absentAs, durationInput, onlyKeys, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
 import { ELECTION_SEMAPHORE_PREFIX, SEMAPHORE_NAME } from '../permits/definition.validator';
@@ -44,9 +44,7 @@ const SCHEDULE_OBJECT = z.looseObject({}, {
 });
 
 /** Only a schedule's fields: any other key is refused before a field is checked (a misspelt `timezone` is the mistake to name). */
-const SCHEDULE_KEYS = z.strictObject(Object.fromEntries(SCHEDULE_FIELDS.map((field) => [field, z.unknown().optional()])), {
-  error: `is not a schedule field (expected one of ${SCHEDULE_FIELDS.join(', ')})`,
-});
+const SCHEDULE_KEYS = onlyKeys(SCHEDULE_FIELDS, `is not a schedule field (expected one of ${SCHEDULE_FIELDS.join(', ')})`);
 
 const notZone = ({ input }: { input: unknown }) => `must be an IANA time zone such as 'Europe/Berlin', got ${show(input)}`;
 const TIME_ZONE = z

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
 import { z } from 'zod';
+import { onlyKeys } from '../../core/input-fields';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { SchemaPipe } from './schema.pipe';
 import type { TaskRecord } from '../../tasks/task';
@@ -10,11 +11,9 @@ import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { TaskService } from '../tasks/task.service';
 
 /** A purge body: nothing, or an object of these keys only (their values are {@link parseTaskPurge}'s to check). */
-const PURGE_BODY = z
-  .strictObject({ types: z.unknown().optional(), states: z.unknown().optional(), olderThan: z.unknown().optional() }, {
-    error: (issue) => (issue.code === 'unrecognized_keys' ? 'is not a purge option (types, states, olderThan)' : 'must be an object { types?, states?, olderThan? }'),
-  })
-  .nullish();
+const PURGE_BODY = onlyKeys(['types', 'states', 'olderThan'], (issue) =>
+  issue.code === 'unrecognized_keys' ? 'is not a purge option (types, states, olderThan)' : 'must be an object { types?, states?, olderThan? }',
+).nullish();
 type PurgeBody = z.output<typeof PURGE_BODY>;
 
 /**

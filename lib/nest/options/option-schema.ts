@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { onlyKeys } from '../../core/input-fields';
 import { parseInput } from '../../core/input-schema';
 
 /*
@@ -40,9 +41,7 @@ export interface OptionsObjectMessages {
 export function optionsObject<T extends z.core.$ZodLooseShape>(shape: T, messages: OptionsObjectMessages = {}) {
   const known = Object.keys(shape);
   const { notObject = (given: unknown) => `must be an object, got ${String(given)}`, unknownKey = notAnOption(known), lists = false } = messages;
-  const keys = z.strictObject(Object.fromEntries(known.map((key) => [key, z.unknown().optional()])), {
-    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownKey(issue.keys[0]) : notObject(issue.input)),
-  });
+  const keys = onlyKeys(known, (issue) => (issue.code === 'unrecognized_keys' ? unknownKey(issue.keys[0]) : notObject(issue.input)));
   const indexes = (given: unknown) => (lists && Array.isArray(given) ? { ...given } : given);
   return z.preprocess(indexes, keys).pipe(z.object(shape));
 }
