@@ -30,8 +30,9 @@ export class HeldPermits {
     this.held.set(semaphore, permit);
   }
 
-  delete(semaphore: string): void {
-    this.held.delete(semaphore);
+  /** Forgets the permit held for `semaphore`; with `token`, only if that is the one held (a denial about an older one leaves a newer one held). */
+  delete(semaphore: string, token?: number): void {
+    if (token === undefined || this.held.get(semaphore)?.fencingToken === token) this.held.delete(semaphore);
   }
 
   values(): Permit[] {

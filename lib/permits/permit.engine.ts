@@ -76,12 +76,12 @@ export class PermitEngine {
    * the store.
    */
   tryAcquire(semaphore: string, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
-    return this.decide(semaphore, local, (entry, now) => decideAcquire(entry, this.holder, now, this.skewMs));
+    return this.decide(semaphore, local, undefined, (entry, now) => decideAcquire(entry, this.holder, now, this.skewMs));
   }
 
   /** Refreshes exactly this permit; denies with `PERMIT_LOST` if it is no longer held. `local` as for {@link tryAcquire}. */
   refresh(permit: Permit, { local = false }: DecideOptions = {}): Promise<AcquireResult> {
-    return this.decide(permit.semaphore, local, (entry, now) => decideRefresh(entry, this.holder, permit.fencingToken, now, this.skewMs));
+    return this.decide(permit.semaphore, local, permit.fencingToken, (entry, now) => decideRefresh(entry, this.holder, permit.fencingToken, now, this.skewMs));
   }
 
   /**
@@ -142,7 +142,7 @@ export class PermitEngine {
       );
       if (!outcome) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
       if ('denied' in outcome) {
-        this.held.delete(semaphore);
+        this.held.delete(semaphore, permit.fencingToken);
         return outcome.denied;
       }
       // A refresh that lands after this instance let the permit go must not make it "held" again.
@@ -227,9 +227,11 @@ export class PermitEngine {
     return { granted: true, outcome: 'held', permit: own };
   }
 
+  /** `token`: the permit the decision is about (a refresh); a denial forgets only it. Without one (an acquire), whatever is held. */
   private async decide(
     semaphore: string,
     local: boolean,
+    token: number | undefined,
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
     const refused = this.refusedBelowQuorum(semaphore);
@@ -257,7 +259,7 @@ export class PermitEngine {
       }
       if (!decision) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
       if (decision.outcome === 'denied') {
-        this.held.delete(semaphore);
+        this.held.delete(semaphore, token);
         return this.denied(semaphore, decision.reason, decision.message);
       }
       this.held.set(semaphore, decision.permit);
@@ -315,7 +317,7 @@ export class PermitEngine {
       this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
       if (heldToken === token) this.held.delete(name);
       // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
-      if (denial.next && !lettingGoItself) void this.decide(name, false, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
+      if (denial.next && !lettingGoItself) void this.decide(name, false, token, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
     }
   }
 

@@ -50,6 +50,24 @@ describe('GatekeeperService on a real member', () => {
     expect(await a.gatekeeper.refresh(permit)).toMatchObject({ granted: false, reason: DenyReason.PERMIT_LOST });
   });
 
+  it('a refresh denied for an older permit forgets only that one: the newer stays held and is released at shutdown', async () => {
+    const first = await a.gatekeeper.tryAcquire('manual');
+    if (!first.granted) throw new Error(first.message);
+    const older = first.permit;
+    await eventually('the older permit to lapse', () => Date.now() > older.expiresAt + 30);
+    const again = await a.gatekeeper.tryAcquire('manual');
+    expect(again).toMatchObject({ granted: true, outcome: 'granted' });
+    const [newer] = a.gatekeeper.heldPermits();
+    expect(newer.fencingToken).toBeGreaterThan(older.fencingToken);
+    expect(await a.gatekeeper.refresh(older)).toMatchObject({ granted: false, reason: DenyReason.PERMIT_LOST });
+    expect(a.gatekeeper.heldPermits().map((p) => p.fencingToken)).toEqual([newer.fencingToken]);
+    await a.close();
+    // Granted to b before the newer permit could lapse: a gave it back at shutdown.
+    const takeover = await b.gatekeeper.tryAcquire('manual');
+    expect(takeover).toMatchObject({ granted: true, outcome: 'granted' });
+    expect(takeover.granted && takeover.permit.grantedAt).toBeLessThan(newer.expiresAt);
+  });
+
   it('release frees the permit; releasing one not held is an error naming it', async () => {
     const permit = await a.gatekeeper.acquire('manual');
     await expect(b.gatekeeper.release(permit)).rejects.toThrow(PermitNotHeldError);
