@@ -20,6 +20,7 @@ import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilitySt
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
+import { messages } from './gatekeeper.messages';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
 import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
@@ -93,6 +94,11 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
     }));
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
+  // Permits are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
+  const permitsBackend = of.permits;
+  if (!options.permitStore && permitsBackend.now) {
+    options.permitClock.attach(() => permitsBackend.now!(), (byMs) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(messages.storeClockSteppedBack(permitsBackend.kind, byMs)));
+  }
   return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
 }
 

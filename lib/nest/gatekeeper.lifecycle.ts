@@ -100,6 +100,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     // gives up now, so no runtime's stop waits on a start that never ends.
     this.backends.connection?.abandonStart();
     await this.stopAll();
+    this.options.permitClock.stop();
     // A background start still waiting for the cluster gives up once the store is closed (its client is shut down
     // at once); shutdown does not wait for it.
     await this.store.close();
@@ -130,7 +131,8 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    */
   private async connect(): Promise<void> {
     try {
-      await this.store.connect({ clock: this.options.clock, events: this.permits.storeEvents() });
+      await this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() });
+      await this.startPermitClock();
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
@@ -140,6 +142,25 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       }
       const sources = hazelcastTargetSources(this.options);
       throw new ClusterUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+    }
+  }
+
+  /**
+   * Reads the permits' store's clock before anything is decided on it (where the store has one), and says so if the
+   * reading is less precise than `maxClockSkew` covers.
+   */
+  private async startPermitClock(): Promise<void> {
+    const clock = this.options.permitClock;
+    if (!clock.isAttached()) return;
+    try {
+      await clock.start();
+    } catch (error) {
+      await this.store.close().catch(() => undefined);
+      throw error;
+    }
+    const errorMs = clock.errorMs();
+    if (errorMs !== undefined && errorMs > this.options.clockSkewMs) {
+      this.logger.warn(messages.storeClockImprecise(this.backends.of.permits.kind, errorMs, this.options.clockSkewMs));
     }
   }
 

@@ -3,6 +3,7 @@
  * (node-process.ts): the job list and settings travel as environment variables.
  */
 import type { DurationInput, SemaphoreDefinitionInput } from '../../lib';
+import { join } from 'node:path';
 import { storeTargetEnv, type StoreTarget } from './store-target';
 
 /** One scheduled job of a workload node: a `@ClusterSingleton` method ticking every `intervalMs`. */
@@ -34,8 +35,15 @@ export interface WorkloadSettings {
   cluster: StoreTarget;
   mapPrefix: string;
   group?: string;
-  /** This node's gatekeeper clock runs this far ahead of real time (negative: behind). */
+  /** This node's gatekeeper clock (the module's `clock` option) runs this far ahead of real time (negative: behind). */
   clockOffsetMs?: number;
+  /**
+   * This node's wall clock (`Date.now()`, `new Date()`: the whole process, as on a machine whose clock is off) runs
+   * this far ahead of real time (negative: behind), through the shift-clock.cjs preload. Its history stays in real time.
+   */
+  wallClockShiftMs?: number;
+  /** Each SIGUSR2 steps this node's wall clock this much further (an NTP step; needs the preload, so with `wallClockShiftMs`). */
+  wallClockStepMs?: number;
   maxClockSkew?: DurationInput;
   /** Definitions the node loads at startup (e.g. `permits: 2`); others are auto-defined from the decorators. */
   definitions?: SemaphoreDefinitionInput[];
@@ -54,6 +62,11 @@ export function workloadEnv(s: WorkloadSettings): NodeJS.ProcessEnv {
     ...storeTargetEnv(s.cluster),
     ...(s.group !== undefined && { GROUP: s.group }),
     ...(s.clockOffsetMs !== undefined && { CLOCK_OFFSET_MS: String(s.clockOffsetMs) }),
+    ...((s.wallClockShiftMs !== undefined || s.wallClockStepMs !== undefined) && {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${join(__dirname, 'shift-clock.cjs')}`.trim(),
+      CLOCK_SHIFT_MS: String(s.wallClockShiftMs ?? 0),
+      CLOCK_STEP_MS: String(s.wallClockStepMs ?? 0),
+    }),
     ...(s.maxClockSkew !== undefined && { MAX_CLOCK_SKEW: String(s.maxClockSkew) }),
     ...(s.definitions !== undefined && { DEFINITIONS: JSON.stringify(s.definitions) }),
   };

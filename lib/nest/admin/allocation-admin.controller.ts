@@ -23,20 +23,20 @@ export function createAllocationAdminController(path: string, guard: Type<CanAct
     /** Every allocation: who owns what, how many resources nobody owns, the skew, the last rebalance. */
     @Get('allocations')
     list(): Promise<AllocationStatus[]> {
-      return readAllocations(this.store, this.options.clock, this.options.clockSkewMs, this.options.storeTimeoutMs);
+      return readAllocations(this.store, this.options.permitClock, this.options.clockSkewMs, this.options.storeTimeoutMs);
     }
 
     /** One allocation; 404 naming it if the cluster has no such allocation. */
     @Get('allocations/:name')
     one(@Param('name') name: string): Promise<AllocationStatus> {
-      return readAllocation(this.store, name, this.options.clock, this.options.clockSkewMs, this.options.storeTimeoutMs);
+      return readAllocation(this.store, name, this.options.permitClock, this.options.clockSkewMs, this.options.storeTimeoutMs);
     }
 
     /** Asks the allocation's coordinator for a rebalance (it re-reads the resource set). */
     @Post('allocations/:name/rebalance')
     @HttpCode(202)
     async rebalance(@Param('name') name: string): Promise<{ requested: true; allocation: string }> {
-      await readAllocation(this.store, name, this.options.clock);
+      await readAllocation(this.store, name, this.options.permitClock);
       await requestRebalance(this.store, name, this.options.storeTimeoutMs);
       return { requested: true as const, allocation: name };
     }

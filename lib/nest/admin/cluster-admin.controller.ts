@@ -28,20 +28,20 @@ export function createClusterAdminController(path: string, guard: Type<CanActiva
     async status(): Promise<ClusterOverview> {
       const semaphores = await this.semaphores.permits();
       const participants = this.cluster.participants();
-      return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.clock.now());
+      return clusterOverview({ participants, viewAgeMs: this.cluster.viewAgeMs(), semaphores }, this.options.permitClock.now());
     }
 
     /** One election: its leader, epoch, lease left and definition; 404 naming it if the cluster has no such election. */
     @Get('elections/:name')
     election(@Param('name') name: string): Promise<ElectionStatus> {
-      return readElection(this.semaphores, name, this.options.clock);
+      return readElection(this.semaphores, name, this.options.permitClock);
     }
 
     /** Makes the election's current leader step down (its lease is revoked); another node takes over. */
     @Post('elections/:name/resign')
     @HttpCode(200)
     resign(@Param('name') name: string): Promise<ResignResult> {
-      return resignLeader(this.semaphores, name, this.options.clock);
+      return resignLeader(this.semaphores, name, this.options.permitClock);
     }
   }
   return ClusterAdminController;

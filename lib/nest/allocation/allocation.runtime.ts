@@ -100,7 +100,7 @@ export class AllocationRuntime implements CapabilityRuntime {
   /** Who owns what in `name`, from this node's view (no round trip). */
   status(name: string): AllocationStatus {
     const semaphore = allocationSemaphore(name);
-    return allocationStatus(semaphore, this.store.peek(semaphore)?.entry, this.options.clock.now(), this.options.clockSkewMs);
+    return allocationStatus(semaphore, this.store.peek(semaphore)?.entry, this.options.permitClock.now(), this.options.clockSkewMs);
   }
 
   /** Asks for a rebalance of `name` (from this node's part, or as an operator's edit if it takes no part). */
@@ -129,7 +129,7 @@ export class AllocationRuntime implements CapabilityRuntime {
     if (!claim) throw new InvalidOptionsError(`allocation "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
     const delayMs = this.options.allocations.get(name)?.delayMs ?? parseDuration(DEFAULT_REBALANCE_DELAY, semaphore, 'rebalanceDelay');
     const participant = new AllocationParticipant(name, this.options.holder, this.permits(), this.logged(name, this.handlers.get(name)!), {
-      clock: this.options.clock,
+      clock: this.options.permitClock,
       clockSkewMs: this.options.clockSkewMs,
       delayMs,
       onPlan: (plan) => this.logger.log(planLine(name, plan)),

@@ -86,7 +86,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     this.unsubscribe.push(
       this.store.watch((name, entry) => {
         const election = electionOf(name);
-        if (election !== undefined && this.standings.has(election)) this.noteLeader(election, leaderIn(election, entry, this.options.clock.now()));
+        if (election !== undefined && this.standings.has(election)) this.noteLeader(election, leaderIn(election, entry, this.options.permitClock.now()));
       }, (name) => electionOf(name) !== undefined),
       this.membership.onChange(({ joined, left }) => {
         for (const participant of joined) this.subject.next({ type: 'participant-joined', participant });
@@ -116,7 +116,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     const own = this.standings.get(election)?.candidate.lease;
     const mine = own ? this.store.peek(electionSemaphore(election))?.entry?.permits.find((p) => p.fencingToken === own.epoch) : undefined;
     if (own && mine) return leaderOf(election, mine);
-    const seen = leaderIn(election, this.store.peek(electionSemaphore(election))?.entry, this.options.clock.now());
+    const seen = leaderIn(election, this.store.peek(electionSemaphore(election))?.entry, this.options.permitClock.now());
     return seen?.instance === this.options.holder.instance && !own ? undefined : seen;
   }
 
@@ -228,7 +228,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     const claim = this.runtime.local.claim(semaphore);
     if (!claim) throw new InvalidOptionsError(`election "${election}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
     const candidate = new LeaderCandidate(semaphore, election, this.permits(), {
-      clock: this.options.clock,
+      clock: this.options.permitClock,
       clockSkewMs: this.options.clockSkewMs,
       onElected: (lease) => this.elected(election, lease),
       onLost: (lease, reason) => this.lost(election, lease, reason),
@@ -236,7 +236,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       onUnusableLease: (message) => this.logger.warn(`Election "${election}": ${message}`),
     });
     this.standings.set(election, { candidate, claim });
-    this.viewLeaders.set(election, leaderIn(election, this.store.peek(semaphore)?.entry, this.options.clock.now()));
+    this.viewLeaders.set(election, leaderIn(election, this.store.peek(semaphore)?.entry, this.options.permitClock.now()));
     candidate.start();
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { systemClock } from '../../core/clock';
+import { StoreClock } from '../../store/store-clock';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
@@ -59,6 +60,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const backends = resolveBackends(options);
   const hazelcast = resolveHazelcast(options.hazelcast);
   const connection = parseOption(CONNECTION_OPTIONS, given);
+  const clock = options.clock ?? systemClock;
   return {
     // Ownership: unique per instance, so a restarted process (pid 1 again, in a container) or a second process
     // with the same name never adopts another's permit and fencing token.
@@ -80,7 +82,8 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     clockSkewMs: connection.maxClockSkew,
     quorum: connection.quorum,
     storeTimeoutMs: connection.storeTimeout,
-    clock: options.clock ?? systemClock,
+    clock,
+    permitClock: new StoreClock(clock),
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
     schedules: resolveSchedulesOptions(options.schedules),

@@ -1,4 +1,5 @@
 import type { Clock } from '../../core/clock';
+import type { StoreClock } from '../../store/store-clock';
 import type { Holder, NodeIdentity } from '../../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
@@ -221,6 +222,12 @@ export interface ResolvedGatekeeperOptions {
   readonly quorum: number | undefined;
   readonly storeTimeoutMs: number;
   readonly clock: Clock;
+  /**
+   * Where permits (and the elections and allocations built on them) read time: the permits' store's own clock where it
+   * has one (PostgreSQL, Redis: attached when the backends are made), counted on this process's monotonic clock;
+   * else `clock`.
+   */
+  readonly permitClock: StoreClock;
   /** Presence, unless turned off. */
   readonly membership?: {
     readonly intervalMs: number;

@@ -53,20 +53,20 @@ export class PermitsRuntime implements CapabilityRuntime {
     private readonly presence: PresenceRuntime,
     private readonly tracing: GatekeeperTracing,
   ) {
-    this.admin = new SemaphoreAdmin(store, options.clock, {
+    this.admin = new SemaphoreAdmin(store, options.permitClock, {
       clockSkewMs: options.clockSkewMs,
       // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
       liveInstances: async () => presence.confirmedParticipants(),
     });
-    this.engine = new PermitEngine(store, options.holder, options.clock, {
+    this.engine = new PermitEngine(store, options.holder, options.permitClock, {
       clockSkewMs: options.clockSkewMs,
       quorum: options.quorum,
       storeTimeoutMs: options.storeTimeoutMs,
       onMissing: (name) => startup.recover(this.admin, name),
     });
-    this.notices = new PermitNotices(store, options.clock, { clockSkewMs: options.clockSkewMs, countDenials: Boolean(options.stateDumpIntervalMs) });
+    this.notices = new PermitNotices(store, options.permitClock, { clockSkewMs: options.clockSkewMs, countDenials: Boolean(options.stateDumpIntervalMs) });
     this.executor = new PermitExecutor({
-      clock: options.clock,
+      clock: options.permitClock,
       clockSkewMs: options.clockSkewMs,
       local: this.local,
       accepting: () => this.phase === 'ready',
@@ -170,7 +170,7 @@ export class PermitsRuntime implements CapabilityRuntime {
   /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
   viewedPermits(semaphore: string): Permit[] {
     const entry = this.store.peek(semaphore)?.entry;
-    return entry ? livePermits(entry.permits, this.options.clock.now()) : [];
+    return entry ? livePermits(entry.permits, this.options.permitClock.now()) : [];
   }
 
   /** Until when `semaphore` waits out a recovery before granting again (its rebuilt entry's), as this node's view has it. */
@@ -192,7 +192,7 @@ export class PermitsRuntime implements CapabilityRuntime {
   /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
   async dumpState(): Promise<void> {
     try {
-      const now = this.options.clock.now();
+      const now = this.options.permitClock.now();
       for (const status of await this.admin.permits()) {
         this.logger.log(`state ${messages.stateLine(status, now, this.notices.denials(status.name))}`);
       }

@@ -172,7 +172,7 @@ export class PermitsStartup {
     if (!entry) return; // lost, not removed: keep what we knew, to put it back
     const mine = this.remembered.get(name);
     if (entry.definition) this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
-    const rebuilt = entry.rebuilt && entry.graceUntil !== undefined && entry.graceUntil > this.options.clock.now() ? entry.rebuilt : undefined;
+    const rebuilt = entry.rebuilt && entry.graceUntil !== undefined && entry.graceUntil > this.options.permitClock.now() ? entry.rebuilt : undefined;
     if (rebuilt) {
       // Rebuilt by a node that may have known less than this one: bring in a longer wait or a newer definition.
       const longestMs = this.longest.get(name) ?? 0;
@@ -185,7 +185,7 @@ export class PermitsStartup {
     }
     this.remembered.set(name, { definition: entry.definition, revision: entry.revision });
     const { acquirer, instance } = this.options.holder;
-    for (const permit of livePermits(entry.permits, this.options.clock.now())) {
+    for (const permit of livePermits(entry.permits, this.options.permitClock.now())) {
       if (permit.acquirer !== acquirer || permit.instance === instance || this.clashes.has(permit.instance)) continue;
       this.clashes.add(permit.instance);
       this.logger.warn(messages.nameClash(acquirer, permit.instance, name));

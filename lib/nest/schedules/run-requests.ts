@@ -88,7 +88,7 @@ export class RunRequests {
       throw new RunNowRefusedError(job, 'LOCKED', `its last run released the permit of "${semaphore}" but keeps it until ${new Date(until).toISOString()} (lockAtLeastFor): no run starts before then; ask again after it`);
     }
     const graceUntil = this.permits.viewedGraceUntil(semaphore);
-    if (graceUntil !== undefined && graceUntil + this.options.clockSkewMs > now) {
+    if (graceUntil !== undefined && graceUntil + this.options.clockSkewMs > this.options.permitClock.now()) {
       throw new RunNowRefusedError(job, 'RECOVERING', `the cluster lost the data of "${semaphore}" and grants it again only after ${new Date(graceUntil + this.options.clockSkewMs).toISOString()} (the recovery wait that keeps two holders apart): no run starts before then`);
     }
     const live = this.presence.confirmedParticipants();
