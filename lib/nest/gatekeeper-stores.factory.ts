@@ -11,6 +11,7 @@ import { describeRedisLostData, RedisBackend } from '../backends/redis/redis-bac
 import type { RedisBackendOptions } from '../backends/redis/redis-backend.options';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
+import type { StoreClock } from '../store/store-clock';
 import type { PresenceStore } from '../presence/presence-store';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { PermitRecordStore } from '../permits/permit-record.store';
@@ -94,12 +95,16 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
     }));
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
-  // Permits are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
-  const permitsBackend = of.permits;
-  if (!options.permitStore && permitsBackend.now) {
-    options.permitClock.attach(() => permitsBackend.now!(), (byMs) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(messages.storeClockSteppedBack(permitsBackend.kind, byMs)));
-  }
+  // Leases are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
+  if (!options.permitStore) followStoreClock(options.permitClock, of.permits);
+  if (!options.tasks.store && !options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
   return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
+}
+
+/** Attaches `clock` to `backend`'s own clock, when it has one; a step back of that clock is said once per step. */
+function followStoreClock(clock: StoreClock, backend: StoreBackend): void {
+  if (!backend.now) return;
+  clock.attach(() => backend.now!(), (byMs) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(messages.storeClockSteppedBack(backend.kind, byMs)));
 }
 
 /**

@@ -101,6 +101,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     this.backends.connection?.abandonStart();
     await this.stopAll();
     this.options.permitClock.stop();
+    this.options.taskClock.stop();
     // A background start still waiting for the cluster gives up once the store is closed (its client is shut down
     // at once); shutdown does not wait for it.
     await this.store.close();

@@ -61,6 +61,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const hazelcast = resolveHazelcast(options.hazelcast);
   const connection = parseOption(CONNECTION_OPTIONS, given);
   const clock = options.clock ?? systemClock;
+  const permitClock = new StoreClock(clock);
   return {
     // Ownership: unique per instance, so a restarted process (pid 1 again, in a container) or a second process
     // with the same name never adopts another's permit and fencing token.
@@ -83,7 +84,9 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     quorum: connection.quorum,
     storeTimeoutMs: connection.storeTimeout,
     clock,
-    permitClock: new StoreClock(clock),
+    permitClock,
+    // One reading of a store's clock serves every capability on it (the backends are one instance per choice).
+    taskClock: backends.tasks === backends.permits && typeof store !== 'object' ? permitClock : new StoreClock(clock),
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
     schedules: resolveSchedulesOptions(options.schedules),

@@ -228,6 +228,8 @@ export interface ResolvedGatekeeperOptions {
    * else `clock`.
    */
   readonly permitClock: StoreClock;
+  /** Where tasks read time, the same way: their store's clock where it has one (the permits' clock on the same store). */
+  readonly taskClock: StoreClock;
   /** Presence, unless turned off. */
   readonly membership?: {
     readonly intervalMs: number;

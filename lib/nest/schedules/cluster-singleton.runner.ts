@@ -90,7 +90,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
         liveInstances: () => membership.confirmedParticipants(),
       },
       this.logger,
-      () => options.clock.now(),
+      () => options.permitClock.now(),
     );
     this.missed = new MissedRuns(schedules.recorder, events, options.clock, this.logger);
   }

@@ -46,7 +46,7 @@ export class TasksRuntime implements CapabilityRuntime {
     private readonly lifecycleEvents: GatekeeperEvents,
     private readonly tracing: GatekeeperTracing,
   ) {
-    this.admin = new TaskAdmin(store, options.clock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
+    this.admin = new TaskAdmin(store, options.taskClock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
   }
 
   /**
@@ -133,9 +133,10 @@ export class TasksRuntime implements CapabilityRuntime {
   private connected(): Promise<TaskWorker> {
     this.connecting ??= (async () => {
       await this.store.connect({ corruptValue: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`) });
-      const { holder, clock, clockSkewMs, tasks } = this.options;
+      const { holder, taskClock, clockSkewMs, tasks } = this.options;
+      await taskClock.start(); // read before anything is claimed on it (where the tasks' store has a clock)
       this.worker = new TaskWorker(this.store, { instance: holder.instance, acquirer: holder.acquirer }, {
-        clock,
+        clock: taskClock,
         clockSkewMs,
         retentionMs: tasks.retentionMs,
         concurrency: tasks.concurrency,
