@@ -44,7 +44,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   // The Hazelcast half is loaded only for a cluster, so the CLI runs on PostgreSQL without hazelcast-client.
   const reached = options.backend === 'postgres' ? postgresStores(options)
     : options.backend === 'redis' ? redisStores(options)
-      : (await import('./cli-hazelcast-stores')).hazelcastStores(options);
+      : (await loadHazelcastStores()).hazelcastStores(options);
   const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
   try {
@@ -122,9 +122,20 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   };
 }
 
+/** The Hazelcast half of the CLI; without `hazelcast-client` installed, one line naming the ways to the other stores. */
+async function loadHazelcastStores(): Promise<typeof import('./cli-hazelcast-stores')> {
+  try {
+    return await import('./cli-hazelcast-stores');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' || !String((error as Error).message).includes('hazelcast-client')) throw error;
+    throw new CliUsageError('no store named: the CLI tried Hazelcast, the default, but hazelcast-client is not installed. For an app on PostgreSQL or Redis, '
+      + 'set GATEKEEPER_PG_URL or GATEKEEPER_REDIS_URL as the app does, or give --backend postgres --pg-url <url> / --backend redis --redis-url <url>', 'backend');
+  }
+}
+
 /** The connection options as given on the command line or in the environment, before validation. */
 export interface RawCliConnectionOptions {
-  /** `hazelcast` (default) or `postgres`. */
+  /** `hazelcast`, `postgres` or `redis`; when absent, the one the other options name (see {@link chooseBackend}). */
   backend?: string;
   /** The PostgreSQL connection string. */
   pgUrl?: string;
@@ -140,6 +151,21 @@ export interface RawCliConnectionOptions {
   connectTimeout?: string;
 }
 
+/**
+ * The store the CLI works on when `--backend` (`GATEKEEPER_BACKEND`) is not given: the one the other options or the
+ * app's environment variables name (`--members` / `GATEKEEPER_HZ_MEMBERS`, `--pg-url` / `GATEKEEPER_PG_URL`,
+ * `--redis-url` / `GATEKEEPER_REDIS_URL`), so the CLI finds an app's store from the variables the app itself reads.
+ * None: Hazelcast on its defaults. More than one: refused, naming `--backend`.
+ */
+export function chooseBackend(named: { hazelcast: boolean; postgres: boolean; redis: boolean }): 'hazelcast' | 'postgres' | 'redis' {
+  const sources = { hazelcast: '--members/GATEKEEPER_HZ_MEMBERS', postgres: '--pg-url/GATEKEEPER_PG_URL', redis: '--redis-url/GATEKEEPER_REDIS_URL' };
+  const given = (['hazelcast', 'postgres', 'redis'] as const).filter((b) => named[b]);
+  if (given.length > 1) {
+    throw new CliUsageError(`invalid --backend: not given, and ${given.map((b) => sources[b]).join(' and ')} name ${given.length} stores: say which with --backend ${given.join('|')} (or GATEKEEPER_BACKEND)`, 'backend');
+  }
+  return given[0] ?? 'hazelcast';
+}
+
 const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
 
 /**
@@ -147,8 +173,8 @@ const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
  * option: members as `host` or `host:port` (comma-separated), non-empty names, a duration for the timeout
  * (`5000`, `500ms`, `1s`, `1m`, as in the library).
  */
-export function parseCliConnection(raw: RawCliConnectionOptions): CliConnectionOptions {
-  const backend = raw.backend ?? 'hazelcast';
+export function parseCliConnection(raw: RawCliConnectionOptions, hazelcastNamed = false): CliConnectionOptions {
+  const backend = raw.backend ?? chooseBackend({ hazelcast: hazelcastNamed, postgres: Boolean(raw.pgUrl?.trim()), redis: Boolean(raw.redisUrl?.trim()) });
   if (backend !== 'hazelcast' && backend !== 'postgres' && backend !== 'redis') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast, postgres or redis`, 'backend');
   const postgresUrl = raw.pgUrl?.trim() || undefined;
   if (backend === 'postgres' && !postgresUrl) {

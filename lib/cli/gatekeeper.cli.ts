@@ -73,6 +73,11 @@ function helpFooter(): string {
 }
 
 /** A whole number from the command line, at least `min`, or a usage error naming where it was given (`what`). */
+/** Whether the Hazelcast cluster was named on the command line or in the environment (not Hazelcast's defaults). */
+function hazelcastNamed(program: Command): boolean {
+  return ['members', 'clusterName'].some((option) => ['cli', 'env'].includes(program.getOptionValueSource(option) ?? ''));
+}
+
 function wholeNumber(value: string, what: string, field: string, min: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
     throw new CliUsageError(`${what} '${value}' is invalid: expected a whole number, ${min} or more`, field);
@@ -97,9 +102,9 @@ function setFields(name: string, o: { permits?: string; duration?: string; group
 /** Builds the program. Its actions check their arguments, then connect, run, and print; errors propagate to {@link main}. */
 export function buildProgram(io: CliOutput, { json = false }: { json?: boolean } = {}): Command {
   const program = new Command(CLI_NAME)
-    .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in Hazelcast or PostgreSQL')
+    .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in PostgreSQL, Redis or Hazelcast')
     .version(libraryVersion(), '-V, --version', 'print the version')
-    .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis').env('GATEKEEPER_BACKEND').default('hazelcast'))
+    .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis (default: the one --pg-url, --redis-url or --members names, else hazelcast)').env('GATEKEEPER_BACKEND'))
     .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env('GATEKEEPER_PG_URL'))
     .addOption(new Option('--redis-url <url>', 'Redis URL (with --backend redis)').env('GATEKEEPER_REDIS_URL'))
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
@@ -122,7 +127,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     let action: Action;
     let connection: ReturnType<typeof parseCliConnection>;
     try {
-      connection = parseCliConnection(program.opts<RawCliConnectionOptions>());
+      connection = parseCliConnection(program.opts<RawCliConnectionOptions>(), hazelcastNamed(program));
       action = check();
     } catch (error) {
       throw asUsageError(error);

@@ -16,6 +16,14 @@ import { uniquePrefix } from '../support/test-cluster';
  * The operator's command line on PostgreSQL (`--backend postgres --pg-url`, or GATEKEEPER_BACKEND and
  * GATEKEEPER_PG_URL): the same commands over the same records an app writes, and `postgres migrate` for the schema.
  */
+/** The environment of a shell that names no store (the test run's names all three). */
+const NO_STORE = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: undefined, GATEKEEPER_REDIS_URL: undefined, GATEKEEPER_HZ_MEMBERS: undefined, GATEKEEPER_HZ_CLUSTER_NAME: undefined };
+function withoutStores(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(NO_STORE)) delete env[key];
+  return env;
+}
+
 describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () => {
   const url = testPostgresUrl();
   const mapPrefix = uniquePrefix('cli-pg');
@@ -55,6 +63,24 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     const block = join(__dirname, '../fixtures/without-hazelcast-client.cjs');
     const { stdout } = await promisify(execFile)(process.execPath, ['-r', block, BIN, '--map-prefix', mapPrefix, '--json', 'list'], { env: { ...process.env, ...env } });
     expect(JSON.parse(stdout).map((d: { name: string }) => d.name)).toEqual(['billing']);
+  });
+
+  it('finds the store from GATEKEEPER_PG_URL alone, as the app reads it; refuses to guess between two stores', async () => {
+    const only = await cli(['--map-prefix', mapPrefix, '--json', 'list'], { ...NO_STORE, GATEKEEPER_PG_URL: url });
+    expect([only.code, only.stderr]).toEqual([0, '']);
+    expect(JSON.parse(only.stdout).map((d: { name: string }) => d.name)).toEqual(['billing']);
+    const both = await cli(['list'], { ...NO_STORE, GATEKEEPER_PG_URL: url, GATEKEEPER_REDIS_URL: 'redis://127.0.0.1:1/0' });
+    expect(both.code).toBe(2);
+    expect(both.stderr.trim().split('\n')[0]).toContain('say which with --backend postgres|redis (or GATEKEEPER_BACKEND)');
+  });
+
+  it('without hazelcast-client and with no store named, one line names the variables and flags of the other stores', async () => {
+    const block = join(__dirname, '../fixtures/without-hazelcast-client.cjs');
+    const failed = await promisify(execFile)(process.execPath, ['-r', block, BIN, 'list'], { env: withoutStores() }).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in failed && failed.code).toBe(2);
+    expect(failed.stderr).toContain('hazelcast-client is not installed');
+    expect(failed.stderr).toContain('GATEKEEPER_PG_URL');
+    expect(failed.stderr).not.toContain('require stack');
   });
 
   it('names --pg-url when --backend postgres has no connection string, having contacted nothing', async () => {

@@ -49,6 +49,12 @@ describe('nestjs-gatekeeper CLI on Redis (built binary, real server)', () => {
     expect((await json('list')).map((d: { name: string }) => d.name)).toEqual(['billing']);
   });
 
+  it('finds the store from GATEKEEPER_REDIS_URL alone, as the app reads it', async () => {
+    const only = await cli(['--map-prefix', mapPrefix, '--json', 'list'], { ...{ GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: undefined, GATEKEEPER_REDIS_URL: undefined, GATEKEEPER_HZ_MEMBERS: undefined, GATEKEEPER_HZ_CLUSTER_NAME: undefined }, GATEKEEPER_REDIS_URL: url });
+    expect([only.code, only.stderr]).toEqual([0, '']);
+    expect(JSON.parse(only.stdout).map((d: { name: string }) => d.name)).toContain('billing');
+  });
+
   it('names --redis-url when --backend redis has none, and an unreachable server where it looked (no password shown)', async () => {
     const none = await cli(['--backend', 'redis', 'list'], { GATEKEEPER_REDIS_URL: '' });
     expect(none.code).toBe(2);
