@@ -130,6 +130,7 @@ function redisOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv
   const given: RedisBackendOptions = {
     onLostData: (report) => new Logger(GATEKEEPER_LOGGER_CONTEXT).error(describeRedisLostData(report)),
     onWarning: (message) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(message),
+    onUnsafeConfig: (message) => new Logger(GATEKEEPER_LOGGER_CONTEXT).error(message),
     ...options.redis,
   };
   if (given.client || given.url !== undefined || given.connection !== undefined) return given;

@@ -9,6 +9,9 @@ interface ClusterTarget {
   members: string[];
 }
 
+/** The stores a recovery wait names, by backend kind. */
+const STORE_NAMES: Readonly<Record<string, string>> = { redis: 'Redis store', postgres: 'PostgreSQL database', memory: 'in-memory store' };
+
 const tokenOf = (permit: Permit) => `${permit.semaphore} (fencing token ${permit.fencingToken})`;
 
 /** Log and error texts, in one place. */
@@ -82,10 +85,16 @@ export const messages = {
     `${where} no longer runs on this node: ${denied.reason} (${denied.message}; semaphore "${denied.semaphore}")`,
   granted: (where: string, permit: Permit) =>
     `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
-  recovering: (semaphore: string, until: string) =>
-    `"${semaphore}" waits until ${until}: the cluster looks new or restarted (RECOVERING), and one that lost its data ` +
-    'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
-    'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init',
+  /** A semaphore waits out a recovery; what lifts it depends on the permits' backend (`undefined`: a store of the user's). */
+  recovering: (semaphore: string, until: string, backend: string | undefined) =>
+    backend === 'hazelcast'
+      ? `"${semaphore}" waits until ${until}: the cluster looks new or restarted (RECOVERING), and one that lost its data ` +
+        'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
+        'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init'
+      : `"${semaphore}" waits until ${until}: the ${STORE_NAMES[backend ?? ''] ?? 'store'} may have lost its data (RECOVERING; ` +
+        'the ERROR logged when a node found the loss says why), so no permit is granted before every permit the lost data ' +
+        'could hold has lapsed. This is the library\'s own recovery wait: jobs on it are held back until then, and nothing ' +
+        'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper redis init)' : ''),
   releaseFailed: (semaphore: string, error: unknown) =>
     `Could not release "${semaphore}"; it will expire on its own: ${(error as Error).message ?? String(error)}`,
   shutdownRunning: (count: number) =>

@@ -39,6 +39,25 @@ describe('UnheldSemaphoreMonitor', () => {
     expect(warnings[0]).toContain('groupPattern "production"');
   });
 
+  it('says nothing of the library\'s own recovery wait, and counts the time without a holder from its end', () => {
+    const { monitor, warnings, advance } = setup();
+    const recovering: PermitDenied = { granted: false, semaphore: 'export', reason: DenyReason.RECOVERING, message: '"export" was rebuilt after its data may have been lost' };
+    monitor.denied('Jobs.export', denied);
+    for (let i = 0; i < 5; i++) {
+      advance(6_000);
+      monitor.denied('Jobs.export', recovering);
+    }
+    expect(warnings).toEqual([]);
+    // The wait is over and still nobody holds it: a whole duration more before a warning.
+    advance(6_000);
+    monitor.denied('Jobs.export', denied);
+    expect(warnings).toEqual([]);
+    advance(6_000);
+    monitor.denied('Jobs.export', denied);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('"export" has had no holder on any node for 12s');
+  });
+
   it('names the live instances when presence knows them: none admitted, or admitted but not holding', () => {
     for (const [live, expected] of [
       [[{ acquirer: 'dr-1', group: 'dr' }, { acquirer: 'dr-2', group: 'dr' }], 'no live instance can run it: groupPattern "production" and acquirerPattern ".*" admit none of the 2 live instance(s) (dr-1 (group dr), dr-2 (group dr))'],

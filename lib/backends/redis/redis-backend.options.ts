@@ -70,19 +70,30 @@ export interface RedisBackendOptions {
   onLostData?: (report: RedisLostData) => void;
   /**
    * Told once at open when Redis keeps nothing on disk (`appendonly no`): a restart then loses every permit, runtime
-   * schedule and run history, and the library waits out a recovery after it. Default: one `console.warn` line. The
-   * module logs it as a WARN.
+   * schedule and run history, and the library waits out a recovery after it. Also told when Redis's eviction policy
+   * cannot be read (`CONFIG` and `INFO memory` refused) or cannot be judged, or is `allkeys-*` with no `maxmemory` yet.
+   * Default: one `console.warn` line. The module logs it as a WARN.
    */
   onWarning?: (message: string) => void;
+  /**
+   * Told when Redis is set up so that it may delete the library's keys: an `allkeys-*` `maxmemory-policy` with a
+   * `maxmemory` (checked at open and on every reconnect, said once per change). Such a Redis may drop a permit while
+   * its holder runs, and every eviction the library finds is a loss and a recovery wait. Default: one `console.error`
+   * line. The module logs it as an ERROR.
+   */
+  onUnsafeConfig?: (message: string) => void;
 }
 
 /**
- * Why a {@link RedisBackend} counts what it found as a loss of writes: `'empty'`, none of the library's keys (a new
- * store not declared new, or one that lost everything); `'restarted'`, a new incarnation (a restart that lost its
- * data while a node knew the old one); `'behind'`, fewer writes than a node saw (a restart or a replica that lost
- * the last ones); `'failed-over'`, state written under another server's replication id (a replica promoted).
+ * Why a {@link RedisBackend} counts what it found as a loss of writes: `'empty'`, no incarnation key (a restart
+ * without persistence, a flush, the keys evicted or deleted, or a new store not declared new); `'restarted'`, another
+ * incarnation than the one a node knew (the library's keys replaced by another store's); `'behind'`, fewer writes
+ * than a node saw (a restart or a failover that lost the last ones, or keys evicted or deleted); and for state written
+ * under another server's replication id: `'failed-over'`, a replica of the server that wrote it, promoted (its
+ * `master_replid2`); `'reloaded'`, another server process (`run_id`): a restart that read its append-only file or
+ * snapshot, or another server started on a copy of them; `'replaced'`, neither could be told.
  */
-export type RedisLossCause = 'empty' | 'restarted' | 'behind' | 'failed-over';
+export type RedisLossCause = 'empty' | 'restarted' | 'behind' | 'failed-over' | 'reloaded' | 'replaced';
 
 /** What a {@link RedisBackend} found when Redis had lost writes (see `RedisBackendOptions.onLostData`). */
 export interface RedisLostData {

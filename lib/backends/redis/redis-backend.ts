@@ -10,6 +10,7 @@ import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } 
 import { RedisCalls } from './redis-calls';
 import { newClient } from './redis-client';
 import { RedisCounters } from './redis-counters';
+import { RedisEvictionCheck } from './redis-eviction';
 import { RedisFeed } from './redis-feed';
 import { RedisIncarnation } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
@@ -114,6 +115,10 @@ export class RedisBackend implements StoreBackend {
       return;
     }
     void this.warnWithoutPersistence(client);
+    // A restart or a failover may bring another configuration: checked again on every reconnect.
+    const eviction = new RedisEvictionCheck({ error: (message) => this.unsafe(message), warn: (message) => this.warn(message) }, this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    void eviction.check(client);
+    client.on('ready', () => void eviction.check(client));
     const channel = `{${this.mapPrefix}}:changes`;
     this.feed = new RedisFeed({
       subscriber: () => {
@@ -142,14 +147,26 @@ export class RedisBackend implements StoreBackend {
       return;
     }
     if (!Array.isArray(aof) || aof[1] !== 'no') return;
-    const message = `Redis keeps no append-only file (appendonly no): a restart of it loses every permit, runtime schedule, run `
+    this.warn(`Redis keeps no append-only file (appendonly no): a restart of it loses every permit, runtime schedule, run `
       + 'history and task of the library, and permits are then granted again only after a recovery wait. Set appendonly yes '
-      + '(appendfsync everysec) for state that survives a restart.';
+      + '(appendfsync everysec) for state that survives a restart.');
+  }
+
+  private warn(message: string): void {
     try {
       if (this.options.onWarning) this.options.onWarning(message);
       else console.warn(`nestjs-gatekeeper: ${message}`);
     } catch {
       // The warning's failure is its receiver's.
+    }
+  }
+
+  private unsafe(message: string): void {
+    try {
+      if (this.options.onUnsafeConfig) this.options.onUnsafeConfig(message);
+      else console.error(`nestjs-gatekeeper: ${message}`);
+    } catch {
+      // The report's failure is its receiver's.
     }
   }
 
@@ -244,12 +261,21 @@ export class RedisBackend implements StoreBackend {
   }
 }
 
-/** What each cause of a loss means, in the report's words. */
+/** What each cause of a loss means, in the report's words: what the backend can tell, and no more. */
 const CAUSES: Readonly<Record<RedisLossCause, string>> = {
-  empty: 'has none of the library\'s keys: a store that lost everything, or a new one nobody declared new (nestjs-gatekeeper redis init)',
-  restarted: 'came back as another incarnation than the one the nodes knew: a restart without its data',
-  behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones',
-  'failed-over': 'holds state written under another server\'s replication id: a replica promoted to primary, which may have missed writes',
+  empty: 'has no incarnation key: it lost the library\'s keys (a restart without persistence, a FLUSHALL or FLUSHDB, the keys '
+    + 'evicted by its maxmemory-policy or deleted), or it is a new store nobody declared new (nestjs-gatekeeper redis init)',
+  restarted: 'holds another incarnation of the library\'s state than the one the nodes knew: its keys were replaced (another '
+    + 'store\'s data restored or copied in)',
+  behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones, or the library\'s keys evicted '
+    + '(maxmemory-policy) or deleted',
+  'failed-over': 'holds state written by the primary it replicated (its master_replid2), under a new replication id: a replica '
+    + 'promoted to primary, which may have missed the last writes',
+  reloaded: 'restarted: it runs as another process (run_id) under a new replication id, with the state read back from its '
+    + 'append-only file or snapshot (or another server started on a copy of them), which may have missed the writes after '
+    + 'the last fsync',
+  replaced: 'holds state written under another replication id, by a server it neither replicated nor is known to be (a '
+    + 'restart, a failover or a copy of the files; which one cannot be told), which may have had more writes',
 };
 
 /** One line saying what a loss of data found by a `RedisBackend` took. */

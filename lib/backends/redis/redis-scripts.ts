@@ -12,8 +12,10 @@
  * - `T:lost_at`, `T:lost_inc`: since when (ms, the server's clock) the store may have lost acknowledged writes, and
  *   for which incarnation that was found.
  * - `T:replid`: the replication id of the server that last wrote (`master_replid`): a replica promoted to primary
- *   takes a new one, so the first call on it finds the keys written under its old primary's id, a loss even for a
- *   node that never saw the writes the old primary had and the replica missed.
+ *   takes a new one, and so does a restarted server, so the first call on it finds the keys written under the old id,
+ *   a loss even for a node that never saw the writes the old server had and this one missed.
+ * - `T:runid`: the `run_id` of the server process that took up that replication id: a restart is another process, a
+ *   promoted replica names its old primary's id as `master_replid2`, so the loss says which of the two it was.
  * - `T:forget`: the maps whose records a loss drops (`forgetOnRestore`).
  * - `T:m:<map>` (hash: key → value), `T:ttl:<map>` (sorted set: key by expiry ms), `T:lost:<map>` (hash: key → when
  *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
@@ -37,8 +39,9 @@ local function now_ms()
 end
 local forgotten = {}
 -- Why this call found a loss (false: it found none): 'empty' (no incarnation: new, or lost everything), 'restarted'
--- (another incarnation than the caller knew), 'behind' (an older epoch than the caller saw), 'failed-over' (state
--- written under another server's replication id).
+-- (another incarnation than the caller knew), 'behind' (an older epoch than the caller saw), and for state written
+-- under another replication id: 'failed-over' (a replica of its writer, promoted), 'reloaded' (another process: a
+-- restart that read its files), 'replaced' (neither could be told).
 local found = false
 local function lose(inc, why)
   found = why
@@ -60,10 +63,20 @@ end
 local inc = redis.call('GET', T .. ':inc')
 local epoch = tonumber(redis.call('GET', T .. ':epoch') or '0')
 local known_inc, known_epoch = ARGV[1], tonumber(ARGV[2])
--- The server's replication id: a replica promoted to primary takes a new one, so state it holds under the id its
--- old primary wrote is from a server that may have had more.
-local replid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+-- The server's replication id: a replica promoted to primary and a restarted server each take a new one, so state
+-- held under another id may be missing writes the server that wrote it had. Which of the two it was: a promoted
+-- replica keeps the id of the primary it followed as master_replid2; a restart is another process (run_id).
+local replication = redis.call('INFO', 'replication')
+local replid = string.match(replication, 'master_replid:(%w+)')
 local written_by = redis.call('GET', T .. ':replid')
+local ran_by = redis.call('GET', T .. ':runid')
+local run_id = false
+if written_by ~= replid or not ran_by then run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') end
+local function moved()
+  if string.match(replication, 'master_replid2:(%w+)') == written_by then return 'failed-over' end
+  if ran_by and ran_by ~= run_id then return 'reloaded' end
+  return 'replaced'
+end
 if not inc then
   inc = ARGV[3]
   redis.call('SET', T .. ':inc', inc)
@@ -73,9 +86,10 @@ elseif known_inc ~= '' and inc ~= known_inc and redis.call('GET', T .. ':lost_in
 elseif epoch < known_epoch then
   lose(inc, 'behind')
 elseif written_by and written_by ~= replid then
-  lose(inc, 'failed-over')
+  lose(inc, moved())
 end
 if written_by ~= replid then redis.call('SET', T .. ':replid', replid) end
+if run_id and run_id ~= ran_by then redis.call('SET', T .. ':runid', run_id) end
 if epoch < known_epoch then
   epoch = known_epoch
   redis.call('SET', T .. ':epoch', epoch)
@@ -248,6 +262,7 @@ if redis.call('GET', T .. ':inc') then return 0 end
 redis.call('SET', T .. ':inc', ARGV[1])
 redis.call('SET', T .. ':lost_inc', ARGV[1])
 redis.call('SET', T .. ':replid', string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)'))
+redis.call('SET', T .. ':runid', string.match(redis.call('INFO', 'server'), 'run_id:(%w+)'))
 return 1
 `;
 

@@ -25,7 +25,8 @@ export class PermitNotices {
   constructor(
     private readonly store: PermitStore,
     private readonly clock: Clock,
-    private readonly options: { clockSkewMs: number; countDenials: boolean },
+    /** `backend`: the kind of the permits' backend (`undefined`: a permit store of the user's), for what lifts a recovery wait. */
+    private readonly options: { clockSkewMs: number; countDenials: boolean; backend?: string },
   ) {}
 
   /** Takes note of one decision: availability, corrupt values, recovery waits and (with a state dump) denials. */
@@ -92,6 +93,6 @@ export class PermitNotices {
     const graceUntil = this.store.peek(denied.semaphore)?.entry?.graceUntil;
     const until = graceUntil !== undefined ? graceUntil + this.options.clockSkewMs : Date.parse(/before (\S+)$/.exec(denied.message)?.[1] ?? '');
     this.announcedRecovery.set(denied.semaphore, until);
-    this.logger.warn(messages.recovering(denied.semaphore, Number.isNaN(until) ? 'its recovery wait ends' : new Date(until).toISOString()));
+    this.logger.warn(messages.recovering(denied.semaphore, Number.isNaN(until) ? 'its recovery wait ends' : new Date(until).toISOString(), this.options.backend));
   }
 }

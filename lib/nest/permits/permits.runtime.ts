@@ -64,7 +64,12 @@ export class PermitsRuntime implements CapabilityRuntime {
       storeTimeoutMs: options.storeTimeoutMs,
       onMissing: (name) => startup.recover(this.admin, name),
     });
-    this.notices = new PermitNotices(store, options.permitClock, { clockSkewMs: options.clockSkewMs, countDenials: Boolean(options.stateDumpIntervalMs) });
+    const backend = options.permitStore ? undefined : options.backends.permits;
+    this.notices = new PermitNotices(store, options.permitClock, {
+      clockSkewMs: options.clockSkewMs,
+      countDenials: Boolean(options.stateDumpIntervalMs),
+      backend: typeof backend === 'object' ? backend.kind : backend,
+    });
     this.executor = new PermitExecutor({
       clock: options.permitClock,
       clockSkewMs: options.clockSkewMs,

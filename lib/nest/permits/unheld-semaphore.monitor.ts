@@ -21,7 +21,7 @@ export interface UnheldSemaphoreView {
  * Notices a decorated job that runs nowhere: its ticks here are denied, and for longer than the semaphore's
  * duration this node's view shows no holder anywhere and no new grant (its last fencing token did not move) (paused, or no live node that its patterns admit). Warns once
  * per semaphore, with this node's own reason, and says so again when someone holds it. Denials for an unreachable
- * cluster are left to the availability warning.
+ * cluster are left to the availability warning, and a recovery wait (`RECOVERING`) to its own announcement.
  */
 export class UnheldSemaphoreMonitor {
   /** When each semaphore was first seen with no holder (while this node was denied), and whether it was reported. */
@@ -37,6 +37,13 @@ export class UnheldSemaphoreMonitor {
   denied(where: string, denied: PermitDenied): void {
     const { semaphore } = denied;
     if (TRANSIENT_DENIALS.has(denied.reason) || denied.reason === DenyReason.IN_USE) return;
+    if (denied.reason === DenyReason.RECOVERING) {
+      // The library's own recovery wait, announced once with its end (PermitNotices): nobody may hold it until then,
+      // so the time without a holder counts from the wait's end.
+      const waiting = this.unheld.get(semaphore);
+      if (waiting) waiting.since = this.now();
+      return;
+    }
     const holders = this.view.livePermits(semaphore);
     if (holders.length > 0) return this.held(semaphore, holders);
     const definition = this.view.definition(semaphore);
