@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { systemClock } from '../core/clock';
 import { readAllocation, readAllocations, requestRebalance, validateAllocationName } from '../allocation/allocation-admin';
 import type { AllocationStatus } from '../allocation/allocation-status';
 import type { Execute } from './cli-command';
@@ -19,10 +18,10 @@ export function addAllocationCommands(program: Command, execute: Execute): void 
         if (name !== undefined) validateAllocationName(name);
         return async (_admin, stores) => {
           if (name === undefined) {
-            const all = await readAllocations(stores.store, systemClock);
+            const all = await readAllocations(stores.store, stores.clock);
             return { json: all, text: allocationsText(all) };
           }
-          const one = await readAllocation(stores.store, name, systemClock);
+          const one = await readAllocation(stores.store, name, stores.clock);
           return { json: one, text: allocationText(one) };
         };
       }),
@@ -35,7 +34,7 @@ export function addAllocationCommands(program: Command, execute: Execute): void 
       execute(() => {
         validateAllocationName(name);
         return async (_admin, stores) => {
-          await readAllocation(stores.store, name, systemClock);
+          await readAllocation(stores.store, name, stores.clock);
           await requestRebalance(stores.store, name);
           return { json: { requested: true, allocation: name }, text: `rebalance of "${name}" requested: its coordinator re-reads the resource set and moves what evenness needs` };
         };

@@ -9,7 +9,8 @@ import { postgresStores } from './cli-postgres-stores';
 import { redisStores } from './cli-redis-stores';
 import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { systemClock } from '../core/clock';
+import { systemClock, type Clock } from '../core/clock';
+import { StoreClock } from '../store/store-clock';
 import { formatDuration, parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { CliUsageError } from './cli-errors';
@@ -23,6 +24,8 @@ export type { CliConnectionOptions } from './cli-reached-store';
 export interface CliStores {
   /** The permit store, connected. */
   store: PermitRecordStore;
+  /** Where permits read time: the store's clock where it has one (as the apps' permits do), else this machine's. */
+  clock: Clock;
   /** The live app instances, or `undefined` when none announces itself (membership off everywhere, or unreadable). */
   liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
   /** The live app instances as they announce themselves, oldest first; `undefined` when presence cannot be read. */
@@ -47,8 +50,12 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       : (await loadHazelcastStores()).hazelcastStores(options);
   const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
+  // Permits are timed by the store's clock where it has one: the CLI's edits and listings read it as the apps do.
+  const clock = new StoreClock(systemClock);
+  if (backend.now) clock.attach(() => backend.now!());
   try {
-    await store.connect({ clock: systemClock });
+    await store.connect({ clock });
+    await clock.sync();
   } catch (error) {
     // The connection's own message says the same for an app (naming its options); the CLI says it once, in its own
     // terms. Anything else (a refused authentication, say) is news, so it is kept.
@@ -76,6 +83,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   };
   return {
     store,
+    clock,
     presences,
     async liveInstances() {
       const live = await presences();
@@ -92,7 +100,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
         taskStore = reached.tasks();
         await taskStore.connect();
         // Retention matters only to purges of the app's own schedule; an operator's purge names its age.
-        return new TaskAdmin(taskStore, systemClock, { retentionMs: 24 * 3_600_000 });
+        return new TaskAdmin(taskStore, clock, { retentionMs: 24 * 3_600_000 });
       })();
       return taskAdmin;
     },

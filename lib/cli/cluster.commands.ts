@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { systemClock } from '../core/clock';
 import { DEFAULT_ELECTION } from '../elections/election';
 import { readElection, resignLeader, validateElectionName } from '../elections/election-admin';
 import { clusterOverview } from '../elections/election-status';
@@ -15,7 +14,7 @@ export function addClusterCommands(program: Command, execute: Execute): void {
   program.command('status').description('show the live app instances (presence) and every election with its leader, epoch and lease left').action(() =>
     execute(() => async (admin, stores) => {
       const [semaphores, participants] = await Promise.all([admin.permits(), stores.presences()]);
-      const overview = clusterOverview({ participants: participants ?? [], viewAgeMs: participants ? 0 : undefined, semaphores }, Date.now());
+      const overview = clusterOverview({ participants: participants ?? [], viewAgeMs: participants ? 0 : undefined, semaphores }, stores.clock.now());
       return {
         json: overview,
         text: statusText(overview),
@@ -30,8 +29,8 @@ export function addClusterCommands(program: Command, execute: Execute): void {
     .action((election: string = DEFAULT_ELECTION) =>
       execute(() => {
         validateElectionName(election);
-        return async (admin) => {
-          const status = await readElection(admin, election, systemClock);
+        return async (admin, stores) => {
+          const status = await readElection(admin, election, stores.clock);
           return { json: status, text: leaderText(status) };
         };
       }),
@@ -46,8 +45,8 @@ export function addClusterCommands(program: Command, execute: Execute): void {
     .action((election: string = DEFAULT_ELECTION) =>
       execute(() => {
         validateElectionName(election);
-        return async (admin) => {
-          const result = await resignLeader(admin, election, systemClock);
+        return async (admin, stores) => {
+          const result = await resignLeader(admin, election, stores.clock);
           return { json: result, text: resignText(result) };
         };
       }),

@@ -13,7 +13,6 @@ import { validateMigrationRequest, validateUndoRequest } from '../permits/group-
 import { SemaphoreAdmin } from '../permits/semaphore-admin';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import { UnknownSemaphoreError } from '../permits/errors/unknown-semaphore.error';
-import { systemClock } from '../core/clock';
 import { validateDefinition, validateSemaphoreName } from '../permits/definition.validator';
 import type { SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { Action } from './cli-command';
@@ -134,7 +133,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     }
     const stores = await connectCliStore(connection);
     try {
-      const outcome = await action(new SemaphoreAdmin(stores.store, systemClock, { liveInstances: () => stores.liveInstances() }), stores);
+      const outcome = await action(new SemaphoreAdmin(stores.store, stores.clock, { liveInstances: () => stores.liveInstances() }), stores);
       io.out(`${json ? JSON.stringify(outcome.json, null, 2) : outcome.text}\n`);
       if (!json) for (const warning of outcome.warnings ?? []) io.err(`warning: ${warning}\n`);
     } finally {
@@ -160,13 +159,13 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   program.command('show <name>').description('show one definition, what its last migration replaced, and its live permits').action((name: string) =>
     execute(() => {
       checkName(name);
-      return async (admin) => {
+      return async (admin, stores) => {
         const definition = await admin.get(name);
         const status = (await admin.permits()).filter((s) => s.name === name);
         const notes = [kindNote(name), migrationNote(definition)].filter((n): n is string => n !== undefined);
         return {
           json: { definition, kind: withKind(definition).kind, permits: status[0]?.permits ?? [] },
-          text: [definitionTable([definition]), ...notes, '', permitTable(status, Date.now())].join('\n'),
+          text: [definitionTable([definition]), ...notes, '', permitTable(status, stores.clock.now())].join('\n'),
         };
       };
     }),
@@ -291,11 +290,11 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     .action((name: string | undefined, o: { all?: boolean }) =>
       execute(() => {
         if (name !== undefined) checkName(name);
-        return async (admin) => {
+        return async (admin, stores) => {
           const every = (await admin.permits()).filter((s) => !name || s.name === name);
           const statuses = name || o.all ? every : every.filter((s) => isJob(s.name));
           const hidden = every.filter((s) => !statuses.includes(s) && s.permits.length > 0).map((s) => s.name);
-          return { json: statuses.map(withKind), text: `${permitTable(statuses, Date.now(), { kinds: o.all })}${hiddenNote(hidden, 'the live permits')}` };
+          return { json: statuses.map(withKind), text: `${permitTable(statuses, stores.clock.now(), { kinds: o.all })}${hiddenNote(hidden, 'the live permits')}` };
         };
       }),
     );

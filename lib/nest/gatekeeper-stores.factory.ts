@@ -21,7 +21,6 @@ import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilitySt
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
-import { messages } from './gatekeeper.messages';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
 import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
@@ -101,10 +100,9 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
 }
 
-/** Attaches `clock` to `backend`'s own clock, when it has one; a step back of that clock is said once per step. */
+/** Attaches `clock` to `backend`'s own clock, when it has one. */
 function followStoreClock(clock: StoreClock, backend: StoreBackend): void {
-  if (!backend.now) return;
-  clock.attach(() => backend.now!(), (byMs) => new Logger(GATEKEEPER_LOGGER_CONTEXT).warn(messages.storeClockSteppedBack(backend.kind, byMs)));
+  if (backend.now) clock.attach(() => backend.now!());
 }
 
 /**

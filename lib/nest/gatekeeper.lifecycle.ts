@@ -132,8 +132,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    */
   private async connect(): Promise<void> {
     try {
-      await this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() });
-      await this.startPermitClock();
+      await this.withPermitClock(() => this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() }));
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
@@ -147,21 +146,23 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
   }
 
   /**
-   * Reads the permits' store's clock before anything is decided on it (where the store has one), and says so if the
-   * reading is less precise than `maxClockSkew` covers.
+   * Reads the permits' store's clock (where it has one) before `connect` opens the permits' view, so nothing is
+   * stamped or decided on another clock; says so when the reading was slower than `maxClockSkew`.
    */
-  private async startPermitClock(): Promise<void> {
+  private async withPermitClock(connect: () => Promise<void>): Promise<void> {
     const clock = this.options.permitClock;
-    if (!clock.isAttached()) return;
+    if (!clock.isAttached()) return connect();
+    const backend = this.backends.of.permits;
+    await backend.open();
     try {
       await clock.start();
-    } catch (error) {
-      await this.store.close().catch(() => undefined);
-      throw error;
+      await connect();
+    } finally {
+      await backend.close(); // the store holds its own open from here on
     }
-    const errorMs = clock.errorMs();
-    if (errorMs !== undefined && errorMs > this.options.clockSkewMs) {
-      this.logger.warn(messages.storeClockImprecise(this.backends.of.permits.kind, errorMs, this.options.clockSkewMs));
+    const aheadMs = clock.aheadMs();
+    if (aheadMs !== undefined && aheadMs > this.options.clockSkewMs) {
+      this.logger.warn(messages.storeClockImprecise(backend.kind, aheadMs, this.options.clockSkewMs));
     }
   }
 

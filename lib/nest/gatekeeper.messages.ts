@@ -61,10 +61,8 @@ export const messages = {
     `(${intervalMs} ms): the next tick finds the permit still kept and is skipped everywhere; lower lockAtLeastFor`,
   stateLine: formatStateLine,
   available: () => 'Cluster reachable again: permits are granted as usual',
-  storeClockSteppedBack: (kind: string, byMs: number) =>
-    `The ${kind} server's clock stepped back ${formatDuration(byMs)}: this node keeps counting permits from its later reading until the server's clock catches up (takeovers of permits written meanwhile wait that much longer; none comes early)`,
-  storeClockImprecise: (kind: string, errorMs: number, skewMs: number) =>
-    `The ${kind} server's clock was read with an uncertainty of ${formatDuration(Math.ceil(errorMs))} (half a round trip), above maxClockSkew (${formatDuration(skewMs)}): permits are timed by that clock, so raise maxClockSkew above the round trip to the server, or two holders may overlap by the difference`,
+  storeClockImprecise: (kind: string, aheadMs: number, skewMs: number) =>
+    `The ${kind} server's clock took ${formatDuration(Math.ceil(aheadMs))} to read, more than maxClockSkew (${formatDuration(skewMs)}): this node counts the server's time up to that much ahead (never behind), so its permits may end that much early; a slow link or a busy start, read again every 15 s`,
   corruptValue: (key: string, reason: string) =>
     `Ignoring unreadable value under "${key}" (${reason}); repair it with SemaphoreAdminService.resetPermits() or putDefinition()`,
   skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,

@@ -13,6 +13,8 @@ export interface Attempt<R> {
   readonly write?: Omit<SemaphoreEntry, 'writeId'>;
   /** Called right before the write is sent (e.g. to tell a holder whose permit the write withdraws). */
   readonly beforeWrite?: () => void;
+  /** The store's clock must have reached this for the write to land (see `lapsedOnStoreBy`); a refusal is a conflict. */
+  readonly notBefore?: number;
 }
 
 /** How the loop runs. */
@@ -56,7 +58,8 @@ export function compareAndSetLoop<R>(
       return CONFLICT;
     }
     decision.beforeWrite?.();
-    if (await store.compareAndSet(name, current, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, { timeoutMs: deadline.left() })) {
+    const options = { timeoutMs: deadline.left(), ...(decision.notBefore !== undefined && { notBefore: decision.notBefore }) };
+    if (await store.compareAndSet(name, current, { ...decision.write, writeId: store.writeId?.() ?? randomUUID() }, options)) {
       return decision.result;
     }
     // Another writer got in first. Its write may already have reached the view by event (a lost race then costs

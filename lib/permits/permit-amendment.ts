@@ -3,7 +3,7 @@ import type { Attempt } from './compare-and-set.loop';
 import { DenyReason } from './deny-reason';
 import type { Holder, Permit } from './permit';
 import type { VersionedEntry } from './permit-store';
-import { decideRefresh } from './permit.rules';
+import { decideRefresh, lapsedOnStoreBy } from './permit.rules';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { ObservedEntry } from './semaphore.view';
 import { denied } from './store-denial';
@@ -71,7 +71,7 @@ export function amendAttempt<T>(
     permits,
     ...(amendment.annex !== undefined && { annex: amendment.annex }),
   };
-  return { result: { permit: own, entry: { ...write, writeId: '' }, result: amendment.result }, write };
+  return { result: { permit: own, entry: { ...write, writeId: '' }, result: amendment.result }, write, notBefore: lapsedOnStoreBy(read.entry, write, now, skewMs) };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { StoreBackend } from '../store/store-backend';
 import { MapHold } from '../store/map-hold';
 import { WatchedRecords } from '../store/watched-records';
 import type { SemaphoreEntry } from './semaphore-entry';
-import type { CallOptions, PermitStore, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
+import type { CallOptions, PermitStore, WriteOptions, PermitStoreContext, PermitStoreEvents, VersionedEntry } from './permit-store';
 import { decodeEntries, encodeEntry } from './semaphore-entry.codec';
 import { SEMAPHORE_CODEC, type ObservedEntry } from './semaphore.view';
 
@@ -115,7 +115,7 @@ export class PermitRecordStore implements PermitStore {
   }
 
   /** {@inheritDoc PermitStore.compareAndSet} */
-  async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: CallOptions = {}): Promise<boolean> {
+  async compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options: WriteOptions = {}): Promise<boolean> {
     const written = await this.records.write(name, expected.raw, next, encodeEntry(next), options);
     // Noted by whoever creates the entry (a create also follows a loss, which may have taken the note with it): once per
     // entry in the cluster, not once per node, so a grant of an entry that exists costs nothing more.

@@ -26,6 +26,15 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** Options of one compare-and-set. */
+export interface WriteOptions extends CallOptions {
+  /**
+   * Write only once the store's own clock reads at least this (epoch ms), else answer `false` as for a conflict; a
+   * store without a clock ignores it (see `RecordWriteOptions.notBefore`).
+   */
+  notBefore?: number;
+}
+
 /** Events the store reports to whoever owns it. */
 export interface PermitStoreEvents {
   /** The store lost its connection; operations fail until {@link PermitStoreEvents.reconnected}. */
@@ -71,7 +80,7 @@ export interface PermitStore {
    * Returns false on conflict. A write whose outcome is unknown (connection lost mid-call) is settled by
    * re-reading; throws `StoreUnavailableError` when it cannot be, `StoreTimeoutError` past the deadline.
    */
-  compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options?: CallOptions): Promise<boolean>;
+  compareAndSet(name: string, expected: Pick<VersionedEntry, 'raw'>, next: SemaphoreEntry, options?: WriteOptions): Promise<boolean>;
   /**
    * A unique `writeId` for the next entry this node writes. Optional: without it, writers use a random UUID. A store
    * whose view is fed by change events may mark its own writes so it is not sent them back (it records a write it

@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
 import type { NextPermits, PermitDecision, ReleaseDecision } from './decision';
 import { DenyReason, TRANSIENT_DENIALS } from './deny-reason';
-import { decideAcquire, decideRefresh, decideRelease, judgeHeld } from './permit.rules';
+import { decideAcquire, decideRefresh, decideRelease, judgeHeld, lapsedOnStoreBy } from './permit.rules';
 import type { Holder, Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { PermitStore, VersionedEntry } from './permit-store';
@@ -101,7 +101,8 @@ export class PermitEngine {
       (read) => {
         const now = this.clock.now();
         const decision = decideRelease(read.entry, this.holder, permit.fencingToken, now, notBefore, this.skewMs);
-        return { result: decision.outcome, write: decision.next && read.entry ? this.stamp(read.entry, decision.next) : undefined };
+        if (!decision.next || !read.entry) return { result: decision.outcome };
+        return { result: decision.outcome, write: this.stamp(read.entry, decision.next), notBefore: lapsedOnStoreBy(read.entry, decision.next, now, this.skewMs) };
       },
       { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(permit.semaphore) },
     );
@@ -285,7 +286,8 @@ export class PermitEngine {
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
     onMissing: (read: VersionedEntry) => void,
   ): Attempt<PermitDecision> {
-    const decision = rule(read.entry, this.clock.now());
+    const now = this.clock.now();
+    const decision = rule(read.entry, now);
     if (read.raw === null) onMissing(read);
     if (!decision.next || !read.entry) return { result: decision };
     const denial = decision.outcome === 'denied' ? decision : undefined;
@@ -293,6 +295,7 @@ export class PermitEngine {
     return {
       result: decision,
       write: this.stamp(read.entry, decision.next),
+      notBefore: lapsedOnStoreBy(read.entry, decision.next, now, this.skewMs),
       beforeWrite: withdrawn && denial ? () => this.watchers.notify(withdrawn.semaphore, withdrawn.fencingToken, `${denial.reason}: ${denial.message}`) : undefined,
     };
   }

@@ -183,6 +183,28 @@ function replace(permits: Permit[], updated: Permit): Permit[] {
   return permits.map((p) => (p.fencingToken === updated.fencingToken ? updated : p));
 }
 
+/**
+ * When the store's own clock must have reached for a write of `next` over `entry`, decided at `now`, to stand (see
+ * `RecordWriteOptions.notBefore`): every permit the write drops that the decision took as lapsed (expired by
+ * `now - skewMs`) has lapsed on the store's clock too, and a recovery wait a grant took as over is over. `undefined`:
+ * the write takes nothing as lapsed. Where permits are timed by the store's clock, this makes every takeover the
+ * store's own decision, whatever a node's count of that clock says.
+ */
+export function lapsedOnStoreBy(
+  entry: SemaphoreEntry | undefined,
+  next: Pick<SemaphoreEntry, 'permits'>,
+  now: number,
+  skewMs: number,
+): number | undefined {
+  if (!entry) return undefined;
+  const horizon = now - skewMs;
+  const kept = new Set(next.permits.map((p) => p.fencingToken));
+  const times = entry.permits.filter((p) => !kept.has(p.fencingToken) && p.expiresAt <= horizon).map((p) => p.expiresAt + skewMs);
+  const grants = next.permits.some((p) => !entry.permits.some((q) => q.fencingToken === p.fencingToken));
+  if (grants && entry.graceUntil !== undefined) times.push(entry.graceUntil + skewMs);
+  return times.length === 0 ? undefined : Math.max(...times);
+}
+
 /** The identities among `identities` that `definition`'s group and acquirer patterns admit (who could hold its permits). */
 export function admittedBy<T extends NodeIdentity>(definition: SemaphoreDefinition, identities: readonly T[]): T[] {
   return identities.filter((who) => fullMatch(definition.groupPattern, who.group) && fullMatch(definition.acquirerPattern, who.acquirer));

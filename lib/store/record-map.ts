@@ -35,6 +35,12 @@ export interface RecordWriteOptions extends RecordCallOptions {
    */
   lateOutcome?: (landed: boolean | undefined) => void;
   /**
+   * Only for {@link RecordMap.replace}: write only once the store's own clock reads at least this (epoch ms), else
+   * answer `false`, as for a conflict. A decision that took a lease as lapsed on a node's count of the store's clock
+   * has the store confirm it on its own clock, in the same write. A store without a clock of its own ignores it.
+   */
+  notBefore?: number;
+  /**
    * A garbage-collection aid: the store may drop the record this long after this write (rounded up, and late). Never
    * a lease: decide on a time kept in the value. Default: kept until removed.
    */

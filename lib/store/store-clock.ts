@@ -1,49 +1,56 @@
 import type { Clock } from '../core/clock';
+import { withDeadline } from '../core/with-deadline';
 
 /** Options of a {@link StoreClock}. */
 export interface StoreClockOptions {
   /** Read the store's clock again this often, in ms (a reading is one round trip). Default 15 s. */
   resampleMs?: number;
-  /** This process's monotonic clock, in ms. Default `performance.now()`: no wall-clock step or slew of this node moves it. */
+  /** Give a reading up after this many ms. Default 5 s. */
+  readTimeoutMs?: number;
+  /** This process's monotonic clock, in ms. Default `performance.now()`. */
   monotonic?: () => number;
+  /** This process's wall clock, in epoch ms. Default `Date.now()`. */
+  wall?: () => number;
 }
 
 /** How fast two clocks may drift apart, as a fraction (100 ppm): an NTP-disciplined clock stays far inside it. */
 const DRIFT_RATE = 1e-4;
+/** Readings a start makes before it gives up. */
+const START_ATTEMPTS = 3;
 
 interface Reading {
-  /** The store's time at `monotonicAt`: the reading plus half its round trip. */
-  readonly storeAt: number;
-  /** When (monotonic) that was. */
+  /** At most what the store's clock read when the answer came: the reading plus its whole round trip (and 1 ms of rounding). */
+  readonly upper: number;
+  /** The round trip, plus 1 ms for the store's rounding: how far {@link Reading.upper} may be ahead. */
+  readonly aheadMs: number;
+  /** When the answer came, on the monotonic clock and on the wall clock. */
   readonly monotonicAt: number;
-  /** How far `storeAt` may be off: half the round trip, a millisecond for the store's rounding and one for this node's. */
-  readonly errorMs: number;
+  readonly wallAt: number;
 }
 
 /**
- * The store's clock as this node counts it: the last reading of the store's clock (PostgreSQL `clock_timestamp()`,
- * Redis `TIME`) carried forward on this process's monotonic clock. Where a store has a clock, permits are timed by it
- * and nothing else: every node decides grants and expiry on one clock, and a holder's lease runs on its own monotonic
- * clock from a reading taken before the request that won it, so no node's wall clock, NTP step or `clock` option
- * stretches a lease. The `maxClockSkew` bound then covers only how far a node's count may be off the store's own:
- * half a reading's round trip and the drift since.
+ * The store's clock as this node counts it, never behind it: the last reading of the store's clock (PostgreSQL
+ * `clock_timestamp()`, Redis `TIME`) plus its round trip, carried forward by whichever of this process's monotonic and
+ * wall clocks moved more since (the monotonic clock misses a suspended host; the wall clock misses nothing that moves
+ * it forward, and a wall clock stepped back changes nothing), and the drift they may have.
  *
- * Never goes back: a reading behind what this node already counted (the store's clock stepped back) leaves the count
- * where it is until the store's clock catches up, so no lease this node measures is ever lengthened by it (the
- * permits it writes meanwhile last longer in the store's eyes, which delays a takeover and never brings one early).
+ * Where a store has a clock, permits are timed by it: a holder's lease vouches while this count is before its expiry,
+ * so as this count never falls behind the store's clock, the lease never outlives the permit on the store's clock,
+ * whatever the node's wall clock, an NTP step or the `clock` option say. Whoever takes a permit as lapsed has the store
+ * confirm it on its own clock in the same write (`RecordWriteOptions.notBefore`), so a count that runs ahead only ever
+ * delays a takeover. What this rests on: the store's clock never steps forward.
  *
  * Until the first reading (before the store is connected) it answers `fallback`'s time; nothing is decided then.
  */
 export class StoreClock implements Clock {
   private reading?: Reading;
-  private last = -Infinity;
+  private read?: () => Promise<number>;
   private timer?: NodeJS.Timeout;
   private sampling?: Promise<void>;
   private readonly monotonic: () => number;
+  private readonly wall: () => number;
   private readonly resampleMs: number;
-
-  private read?: () => Promise<number>;
-  private onStepBack?: (byMs: number) => void;
+  private readonly readTimeoutMs: number;
 
   constructor(
     /** The time answered until the store's clock is read: always, on a store without a clock. */
@@ -51,32 +58,29 @@ export class StoreClock implements Clock {
     options: StoreClockOptions = {},
   ) {
     this.monotonic = options.monotonic ?? (() => performance.now());
+    this.wall = options.wall ?? (() => Date.now());
     this.resampleMs = options.resampleMs ?? 15_000;
+    this.readTimeoutMs = options.readTimeoutMs ?? 5_000;
   }
 
-  /** The store's time now, as this node counts it (whole epoch ms). Never smaller than an earlier answer. */
+  /** The store's time now as this node counts it (whole epoch ms): never behind the store's clock. */
   now(): number {
-    const reading = this.reading;
-    if (!reading) return this.fallback.now();
-    this.last = Math.max(this.last, Math.floor(reading.storeAt + (this.monotonic() - reading.monotonicAt)));
-    return this.last;
+    return this.reading ? Math.ceil(this.countedAt(this.reading)) : this.fallback.now();
   }
 
-  /** How far {@link StoreClock.now} may be off the store's clock now, in ms; `undefined` before the first reading. */
-  errorMs(): number | undefined {
+  /** How far {@link StoreClock.now} may be ahead of the store's clock, in ms; `undefined` before the first reading. */
+  aheadMs(): number | undefined {
     const reading = this.reading;
-    return reading && reading.errorMs + DRIFT_RATE * (this.monotonic() - reading.monotonicAt);
+    return reading && reading.aheadMs + DRIFT_RATE * (this.monotonic() - reading.monotonicAt);
   }
 
   /**
    * Follows the store whose clock `read` reads (once, when the store is known to have one). Until it is attached and
-   * read, this clock is `fallback`. `onStepBack` is told when a reading is behind what this node already counted (the
-   * store's clock stepped back), by how much.
+   * read, this clock is `fallback`.
    */
-  attach(read: () => Promise<number>, onStepBack?: (byMs: number) => void): void {
+  attach(read: () => Promise<number>): void {
     if (this.read) throw new Error('StoreClock: already attached to a store');
     this.read = read;
-    this.onStepBack = onStepBack;
   }
 
   /** Whether a store's clock is attached (see {@link StoreClock.attach}): the store has a clock. */
@@ -84,12 +88,7 @@ export class StoreClock implements Clock {
     return this.read !== undefined;
   }
 
-  /** Whether the store's clock has been read. */
-  isSynced(): boolean {
-    return this.reading !== undefined;
-  }
-
-  /** Reads the store's clock now (one at a time: a caller during a reading waits for it). */
+  /** Reads the store's clock now (one reading at a time: a caller during one waits for it). */
   sync(): Promise<void> {
     this.sampling ??= this.sample().finally(() => {
       this.sampling = undefined;
@@ -98,12 +97,19 @@ export class StoreClock implements Clock {
   }
 
   /**
-   * Reads the store's clock now and then every `resampleMs`; a failed reading keeps the last one (drift counted).
-   * Nothing to do on a store without a clock.
+   * Reads the store's clock now (a few tries) and then every `resampleMs`; a failed later reading keeps the count
+   * going from the last one. Nothing to do on a store without a clock.
    */
   async start(): Promise<void> {
     if (!this.read) return;
-    await this.sync();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.sync();
+        break;
+      } catch (error) {
+        if (attempt >= START_ATTEMPTS) throw error;
+      }
+    }
     this.schedule();
   }
 
@@ -111,6 +117,11 @@ export class StoreClock implements Clock {
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private countedAt(reading: Reading): number {
+    const elapsed = Math.max(this.monotonic() - reading.monotonicAt, this.wall() - reading.wallAt, 0);
+    return reading.upper + elapsed * (1 + DRIFT_RATE);
   }
 
   private schedule(): void {
@@ -124,17 +135,15 @@ export class StoreClock implements Clock {
   }
 
   private async sample(): Promise<void> {
-    if (!this.read) return;
+    const read = this.read;
+    if (!read) return;
     const sent = this.monotonic();
-    const at = await this.read();
-    const received = this.monotonic();
-    const halfTrip = (received - sent) / 2;
-    const next: Reading = { storeAt: at + halfTrip, monotonicAt: received, errorMs: halfTrip + 2 };
-    // A slower reading than the one kept (a round trip that took long) is worse than carrying that one forward.
-    const kept = this.errorMs();
-    if (kept !== undefined && next.errorMs > kept) return;
-    const counted = this.reading ? this.now() : undefined;
-    this.reading = next;
-    if (counted !== undefined && next.storeAt + next.errorMs < counted - (kept ?? 0)) this.onStepBack?.(Math.round(counted - next.storeAt));
+    const at = await withDeadline(read(), this.readTimeoutMs, "read the store's clock");
+    const monotonicAt = this.monotonic();
+    const aheadMs = monotonicAt - sent + 1;
+    const next: Reading = { upper: at + aheadMs, aheadMs, monotonicAt, wallAt: this.wall() };
+    // Both are counts never behind the store's clock: the lower one is the closer (a slow reading, or a count the wall
+    // clock pushed ahead, gives way to the better one).
+    if (!this.reading || next.upper <= this.countedAt(this.reading)) this.reading = next;
   }
 }

@@ -147,12 +147,13 @@ export class WatchedRecords<T> {
    * stored value is exactly `raw` the write landed. Events may have been missed in the drop (with an injected client
    * that tells no disconnect), so the view is re-read whatever the settle finds.
    */
-  async write(key: string, expected: string | null, next: T, raw: string, options: RecordCallOptions = {}): Promise<boolean> {
+  async write(key: string, expected: string | null, next: T, raw: string, options: RecordCallOptions & Pick<RecordWriteOptions, 'notBefore'> = {}): Promise<boolean> {
     const map = this.map();
     const started = Date.now();
     const own = this.view.beginWrite(key, raw, next);
     const write: RecordWriteOptions = {
       timeoutMs: options.timeoutMs ?? this.options.callTimeoutMs,
+      ...(options.notBefore !== undefined && { notBefore: options.notBefore }),
       lateOutcome: (landed: boolean | undefined) => {
         this.view.endWrite(key, own);
         try {

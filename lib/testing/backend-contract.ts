@@ -82,6 +82,22 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
       assert.equal(await ma.replace({ key: 'k', value: '{"n":2}' }, '{"n":4}'), false, 'a replace of an absent record must lose');
     }, timeoutMs);
 
+    it('with a clock of its own, replaces with notBefore only once that clock reached it', async () => {
+      const [ma] = await maps();
+      await ma.create('k', 'one');
+      const read = (await ma.get('k'))!;
+      if (!a.now) {
+        // No clock of its own: notBefore is ignored.
+        assert.equal(await ma.replace(read, 'two', { notBefore: Date.now() + 3_600_000 }), true);
+        return;
+      }
+      const now = await a.now();
+      assert.equal(await ma.replace(read, 'two', { notBefore: now + 3_600_000 }), false, 'a write the store\'s clock has not reached must lose');
+      assert.equal((await ma.get('k'))?.value, 'one');
+      assert.equal(await ma.replace(read, 'two', { notBefore: now - 1_000 }), true);
+      assert.equal((await ma.get('k'))?.value, 'two');
+    }, timeoutMs);
+
     it('reads many by key, lists, and finds by an indexed field', async () => {
       const [ma, mb] = await maps({ indexes: ['state'] });
       await ma.create('t1', JSON.stringify({ state: 'pending', n: 1 }));

@@ -1,73 +1,92 @@
 import { ManualClock } from '../../lib/core/clock';
 import { StoreClock } from '../../lib/store/store-clock';
 
-/** A store clock whose readings and round trips the test sets: `answer(at, tripMs)` for the next reading. */
+const T = 1_700_000_000_000;
+
+/** A store clock whose readings, round trips, monotonic and wall clocks the test moves. */
 function scene() {
   let monotonic = 1_000;
   const wall = new ManualClock(5_000_000);
-  const steps: number[] = [];
-  let next: { at: number; tripMs: number } = { at: 1_700_000_000_000, tripMs: 4 };
-  const clock = new StoreClock(wall, { monotonic: () => monotonic, resampleMs: 60_000 });
+  const fallback = new ManualClock(42);
+  let next: { at: number; tripMs: number } = { at: T, tripMs: 4 };
+  const clock = new StoreClock(fallback, { monotonic: () => monotonic, wall: () => wall.now(), resampleMs: 60_000 });
   clock.attach(async () => {
-    monotonic += next.tripMs / 2;
-    const at = next.at;
-    monotonic += next.tripMs / 2;
-    return at;
-  }, (byMs) => steps.push(byMs));
-  return {
-    clock, wall, steps,
-    answer: (at: number, tripMs = 4) => (next = { at, tripMs }),
-    pass: (ms: number) => (monotonic += ms),
+    monotonic += next.tripMs;
+    wall.advance(next.tripMs);
+    return next.at;
+  });
+  const pass = (ms: number) => {
+    monotonic += ms;
+    wall.advance(ms);
   };
+  return { clock, wall, answer: (at: number, tripMs = 4) => (next = { at, tripMs }), pass, freeze: (ms: number) => wall.advance(ms) };
 }
 
-describe('StoreClock: the store\'s clock counted on this process\'s monotonic clock', () => {
-  it('answers the wall clock until read, then the reading carried forward, whatever the wall clock does', async () => {
-    const { clock, wall, answer, pass } = scene();
-    expect(clock.now()).toBe(5_000_000);
-    answer(1_700_000_000_000, 4);
+describe('StoreClock: the store\'s clock counted by this node, never behind it', () => {
+  it('answers the fallback until read, then the reading plus its round trip, carried forward', async () => {
+    const { clock, answer, pass } = scene();
+    expect(clock.now()).toBe(42);
+    answer(T, 4);
     await clock.sync();
-    expect(clock.now()).toBe(1_700_000_000_002); // the reading plus half its round trip
-    expect(clock.errorMs()).toBe(4);
-    wall.advance(-3_600_000); // an NTP step of this node's wall clock: no effect
+    expect(clock.now()).toBe(T + 5); // the reading, its whole round trip, and a millisecond of rounding
+    expect(clock.aheadMs()).toBe(5);
     pass(1_000);
-    expect(clock.now()).toBe(1_700_000_001_002);
-    expect(clock.errorMs()).toBeCloseTo(4.1, 5); // drift counted: 100 ppm of a second
+    expect(clock.now()).toBe(T + 5 + 1_000 + 1); // drift counted: 100 ppm of a second, rounded up
   });
 
-  it('keeps a precise reading over a later slower one', async () => {
-    const { clock, answer, pass } = scene();
-    answer(1_700_000_000_000, 2);
+  it('a wall clock stepped back changes nothing', async () => {
+    const { clock, wall, answer, pass } = scene();
+    answer(T, 4);
+    await clock.sync();
+    const start = clock.now();
+    wall.advance(-3_600_000); // an NTP step back
+    pass(100);
+    expect(clock.now() - start).toBeGreaterThanOrEqual(100);
+    expect(clock.now() - start).toBeLessThanOrEqual(101);
+  });
+
+  it('the count after a suspended host is ahead of where the monotonic clock alone would put it', async () => {
+    const { clock, answer, freeze } = scene();
+    answer(T, 4);
+    await clock.sync();
+    const start = clock.now();
+    freeze(30_000);
+    expect(clock.now()).toBeGreaterThanOrEqual(start + 30_000);
+  });
+
+  it('keeps the lower of two counts: a slow reading does not replace a closer one, a closer one replaces a count pushed ahead', async () => {
+    const { clock, answer, pass, freeze } = scene();
+    answer(T, 2);
     await clock.sync();
     pass(100);
-    answer(1_700_000_000_500, 600); // a slow round trip: 300 ms of doubt
-    await clock.sync();
-    expect(clock.errorMs()).toBeLessThan(10);
-  });
-
-  it('never goes back: a reading behind what was counted (the store\'s clock stepped back) is waited for, and told', async () => {
-    const { clock, steps, answer, pass } = scene();
-    answer(1_700_000_000_000, 2);
-    await clock.sync();
-    pass(1_000);
     const before = clock.now();
-    answer(1_700_000_000_000 - 5_000, 2); // the store's clock stepped back 6 s
+    answer(T + 400, 600); // a slow round trip (the store read mid-way): its count would be 600 ms ahead
     await clock.sync();
-    expect(clock.now()).toBe(before + 2); // only the reading's round trip passed
-    expect(steps).toHaveLength(1);
-    expect(steps[0]).toBeGreaterThan(5_900);
-    pass(5_000);
-    expect(clock.now()).toBe(before + 2); // still waiting for the store's clock to catch up (6 s behind)
-    pass(2_000);
-    expect(clock.now()).toBeGreaterThan(before + 2);
+    expect(clock.now()).toBeLessThan(before + 600 + 10);
+    expect(clock.aheadMs()).toBeLessThan(10);
+    freeze(60_000); // the wall clock jumped a minute: the count with it
+    expect(clock.now()).toBeGreaterThan(T + 60_000);
+    answer(T + 800, 2); // the store says otherwise: the count comes back to it
+    await clock.sync();
+    expect(clock.now()).toBeLessThan(T + 1_000);
   });
 
-  it('does nothing on a store without a clock: the wall clock it was given', async () => {
+  it('does nothing on a store without a clock: the clock it was given', async () => {
     const wall = new ManualClock(42);
     const clock = new StoreClock(wall);
     await clock.start();
     expect(clock.isAttached()).toBe(false);
     expect(clock.now()).toBe(42);
     clock.stop();
+  });
+
+  it('gives a reading up after its deadline, and keeps counting from the last one', async () => {
+    const clock = new StoreClock(new ManualClock(0), { readTimeoutMs: 20 });
+    let hang = false;
+    clock.attach(() => (hang ? new Promise<number>(() => undefined) : Promise.resolve(T)));
+    await clock.sync();
+    hang = true;
+    await expect(clock.sync()).rejects.toThrow(/read the store's clock/);
+    expect(clock.now()).toBeGreaterThanOrEqual(T);
   });
 });

@@ -80,8 +80,10 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const sql = `UPDATE ${this.table} SET value = $4, doc = $5::jsonb, expires_at = ${expiresAt(6)} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE}`;
-    return this.write(sql, [this.stored, expected.key, expected.value, value, this.doc(value), options.ttlMs ?? null], `write ${this.name} "${expected.key}"`, options);
+    const sql = `UPDATE ${this.table} SET value = $4, doc = $5::jsonb, expires_at = ${expiresAt(6)} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE} `
+      + `AND ($7::bigint IS NULL OR clock_timestamp() >= to_timestamp($7::bigint / 1000.0))`;
+    const params = [this.stored, expected.key, expected.value, value, this.doc(value), options.ttlMs ?? null, options.notBefore ?? null];
+    return this.write(sql, params, `write ${this.name} "${expected.key}"`, options);
   }
 
   async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {

@@ -58,7 +58,8 @@ export class RedisRecordMap implements RecordMap {
   }
 
   async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    return this.write('replace', [this.stored, expected.key, expected.value, value, options.ttlMs ?? ''], `write ${this.name} "${expected.key}"`, options);
+    const args = [this.stored, expected.key, expected.value, value, options.ttlMs ?? '', options.notBefore ?? ''];
+    return this.write('replace', args, `write ${this.name} "${expected.key}"`, options);
   }
 
   async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {

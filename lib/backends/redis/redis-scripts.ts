@@ -171,10 +171,14 @@ expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
 return answer(1)`, true),
-  /** ARGV: map, key, expected, value, ttl ms or '' → 1 if the live record held exactly `expected` and was replaced. */
+  /**
+   * ARGV: map, key, expected, value, ttl ms or '', not before (epoch ms) or '' → 1 if the live record held exactly
+   * `expected` and the server's clock reached `not before`, and it was replaced.
+   */
   replace: script('gkReplace', `
-local map, key, expected, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], now_ms()
+local map, key, expected, value, ttl, notBefore, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], now_ms()
 if redis.call('HGET', T .. ':m:' .. map, key) ~= expected or not live(map, key, now) then return answer(0) end
+if notBefore ~= '' and now < tonumber(notBefore) then return answer(0) end
 redis.call('HSET', T .. ':m:' .. map, key, value)
 expiry(map, key, ttl, now)
 bump()

@@ -92,7 +92,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
       this.logger,
       () => options.permitClock.now(),
     );
-    this.missed = new MissedRuns(schedules.recorder, events, options.clock, this.logger);
+    this.missed = new MissedRuns(schedules.recorder, events, options.clock, this.logger, options.permitClock);
   }
 
   /**

@@ -18,12 +18,16 @@ export class MissedRuns {
     private readonly events: GatekeeperEvents,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** The clock permits are timed by (a grant's `vacantSince` is on it): the store's, where it has one. */
+    private readonly permitClock: Clock = clock,
   ) {}
 
   /** Notes the instants of `job` missed before `before` (ms) and returns the one to catch up, if any. */
   check(job: RegisteredJob | undefined, grant: RunGrant, before: number): number | undefined {
     if (!job?.trigger || grant.outcome !== 'granted' || grant.vacantSince === undefined) return undefined;
-    const { count, last } = job.trigger.firesBetween(grant.vacantSince, before);
+    // Fire instants are on this node's clock; the vacancy on the permits' clock: counted on this node's.
+    const vacantSince = grant.vacantSince + (this.clock === this.permitClock ? 0 : this.clock.now() - this.permitClock.now());
+    const { count, last } = job.trigger.firesBetween(vacantSince, before);
     if (count === 0 || last === undefined) return undefined;
     const { semaphore, missedRuns, catchUpWindowMs } = job.options;
     this.recorder.missed(job.name, count, last);
