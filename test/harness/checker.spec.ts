@@ -167,6 +167,28 @@ describe('checkHistory', () => {
     });
   });
 
+  describe('close-starts', () => {
+    // A 1 s job: a run decided late at the thaw (tick 9 at 9.676 s), then the next tick's run 324 ms later.
+    const late = history(
+      run({ node: 'a', token: 1, at: 8_000, tick: 8, endAt: 8_100 }),
+      run({ node: 'b', token: 2, at: 9_676, tick: 9, grantedAt: 9_676, endAt: 9_700 }),
+      run({ node: 'b', token: 2, at: 10_000, tick: 10, endAt: 10_100 }),
+      run({ node: 'b', token: 2, at: 10_020, job: 'other', tick: 10, endAt: 10_030 }),
+    );
+
+    it('reports two starts of one job closer than the gap asked for, on one node or two, and measures the smallest', () => {
+      const { violations, stats } = checkHistory(late, { permits: 1, minStartGapMs: 500 });
+      expect(violations.map((v) => [v.kind, v.at])).toEqual([['close-starts', 10_000]]);
+      expect(violations[0].detail).toContain('324 ms later');
+      expect(stats.smallestStartGapMs).toEqual({ 'billing/billing': 324 });
+      expect(kinds(late, { permits: 1, minStartGapMs: { billing: 300 } })).toEqual([]);
+    });
+
+    it('is not checked unless asked', () => {
+      expect(kinds(late)).toEqual([]);
+    });
+  });
+
   describe('lost-edit', () => {
     const edit = (op: string, semaphore: string, args: unknown[], ok = true): EditEvent =>
       ({ type: 'edit', op, semaphore, args, ok, at: 10, startedAt: 5, node: 'operator', pid: 1 });

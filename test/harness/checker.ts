@@ -5,7 +5,7 @@
 import type { EditEvent, HistoryEvent } from './history';
 import { holderOf, runsOf, type Run } from './runs';
 
-export type ViolationKind = 'overlap' | 'invalid-start' | 'token-order' | 'duplicate-tick' | 'lost-edit';
+export type ViolationKind = 'overlap' | 'invalid-start' | 'token-order' | 'duplicate-tick' | 'close-starts' | 'lost-edit';
 
 /** One broken promise, with what a person needs to find it in the history. */
 export interface Violation {
@@ -23,6 +23,11 @@ export interface CheckOptions {
   permits: Record<string, number> | number;
   /** A run must start with at least this much validity left (validUntil - at). Default 0. */
   startMarginMs?: number;
+  /**
+   * Two starts of one job (semaphore and job name, on any nodes) must be at least this far apart (ms), by
+   * semaphore or one number for all: half the job's period, say. Not checked when absent.
+   */
+  minStartGapMs?: Record<string, number> | number;
   /**
    * Lost edits: the final definitions by semaphore, and per op a predicate saying whether an edit's effect is in
    * them. Edits that reported ok and fail their predicate are lost; ops without a predicate are not checked.
@@ -45,6 +50,8 @@ export interface HistoryStats {
   unfinished: number;
   /** Longest period with more than `permits` valid leases, over all semaphores (0 if none). */
   maxOverlapMs: number;
+  /** The smallest time between two starts of one job, by `semaphore/job` (jobs that started at least twice). */
+  smallestStartGapMs: Record<string, number>;
   edits: { ok: number; failed: number; unchecked: number };
 }
 
@@ -65,6 +72,7 @@ export function checkHistory(events: HistoryEvent[], options: CheckOptions): Che
       ...overlaps(semaphore, semaphoreRuns, permitsOf(semaphore)),
       ...tokenOrder(semaphore, semaphoreRuns),
       ...duplicateTicks(semaphore, semaphoreRuns, permitsOf(semaphore)),
+      ...closeStarts(semaphore, semaphoreRuns, typeof options.minStartGapMs === 'number' ? options.minStartGapMs : options.minStartGapMs?.[semaphore]),
     );
   }
   violations.push(...invalidStarts(runs, options.startMarginMs ?? 0));
@@ -152,6 +160,27 @@ function duplicateTicks(semaphore: string, runs: Run[], permits: number): Violat
   return found;
 }
 
+/** Two consecutive starts of one job closer than `minGapMs` (a run decided late, then the next tick). */
+function closeStarts(semaphore: string, runs: Run[], minGapMs: number | undefined): Violation[] {
+  if (minGapMs === undefined) return [];
+  const found: Violation[] = [];
+  for (const [job, starts] of startsByJob(runs)) {
+    starts.forEach((r, i) => {
+      const before = starts[i - 1];
+      if (!before || r.start.at - before.start.at >= minGapMs) return;
+      found.push({ kind: 'close-starts', semaphore, at: r.start.at,
+        detail: `${semaphore}: ${job} started by ${holderOf(before)}#${before.token} at ${iso(before.start.at)} (tick ${before.tick}) and again `
+          + `${r.start.at - before.start.at} ms later by ${holderOf(r)}#${r.token} (tick ${r.tick}); at least ${minGapMs} ms apart expected` });
+    });
+  }
+  return found;
+}
+
+/** The runs of each job (by name) in start order. */
+function startsByJob(runs: Run[]): Map<string, Run[]> {
+  return new Map([...groupBy(runs, (r) => r.job)].map(([job, rs]) => [job, [...rs].sort((a, b) => a.start.at - b.start.at)]));
+}
+
 function lostEdits(edits: EditEvent[], check: CheckOptions['edits']): Violation[] {
   if (!check) return [];
   return edits.filter((e) => e.ok && check.applied[e.op] && !check.applied[e.op](e, check.final[e.semaphore])).map((e) => ({
@@ -175,6 +204,9 @@ function statsOf(
     signals: runs.filter((r) => r.events.some((e) => e.type === 'signal')).length,
     unfinished: runs.filter((r) => r.outcome === 'unfinished').length,
     maxOverlapMs: Math.max(0, ...violations.filter((v) => v.kind === 'overlap').map((v) => v.overlapMs ?? 0)),
+    smallestStartGapMs: Object.fromEntries([...bySemaphore].flatMap(([semaphore, rs]) => [...startsByJob(rs)]
+      .filter(([, starts]) => starts.length > 1)
+      .map(([job, starts]) => [`${semaphore}/${job}`, Math.min(...starts.slice(1).map((r, i) => r.start.at - starts[i].start.at))]))),
     edits: {
       ok: edits.filter((e) => e.ok).length,
       failed: edits.filter((e) => !e.ok).length,

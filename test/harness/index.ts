@@ -27,10 +27,10 @@
  *      `startAgain()`, `freeze()` / `resume()`, and one backend found by `backends(node, where)` then
  *      `terminate(pid)` or SIGSTOPped. Clocks: `clockOffsetMs` per node. Record what you inject with
  *      `recordNemesis(historyFile, action, target)` (node faults record themselves) to measure bounds from it.
- *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, edits })` returns violations
- *      (overlap, invalid-start, token-order, duplicate-tick, lost-edit) and stats; assert `violations` is empty
- *      and print the stats. `gaps(events, from, to)` + `summarize` measure a bound (edit → signal, freeze →
- *      takeover) to compare with the figure in the Guarantees table (docs/guarantees.md).
+ *   4. Check. `checkHistory(readHistory(historyFile), { permits, startMarginMs, minStartGapMs, edits })` returns
+ *      violations (overlap, invalid-start, token-order, duplicate-tick, close-starts, lost-edit) and stats; assert
+ *      `violations` is empty and print the stats. `gaps(events, from, to)` + `summarize` measure a bound (edit →
+ *      signal, freeze → takeover) to compare with the figure in the Guarantees table (docs/guarantees.md).
  *
  * Use eventually() (test/support) rather than sleeps, and `within(promise, ms)` to show a call is stalled.
  * nemesis.spec.ts proves each fault against real members; workload.spec.ts and checker.spec.ts show the rest.

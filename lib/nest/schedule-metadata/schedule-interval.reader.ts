@@ -18,10 +18,7 @@ export type CronTimeClass = new (source: string | Date, timeZone?: string | null
  */
 export function scheduleIntervalMs(method: object): number | undefined {
   const type = Reflect.getMetadata(SCHEDULER_TYPE, method) as number | undefined;
-  if (type === INTERVAL) {
-    const interval = (Reflect.getMetadata(SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: number } | undefined)?.timeout;
-    return typeof interval === 'number' ? interval : undefined;
-  }
+  if (type === INTERVAL) return intervalMs(method);
   if (type !== CRON) return undefined;
   const cronTime = (Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as { cronTime?: string | Date } | undefined)?.cronTime;
   const CronTime = loadCronTime();
@@ -31,6 +28,13 @@ export function scheduleIntervalMs(method: object): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The period of an `@Interval` method, in ms; `undefined` for any other method. */
+export function intervalMs(method: object): number | undefined {
+  if (Reflect.getMetadata(SCHEDULER_TYPE, method) !== INTERVAL) return undefined;
+  const interval = (Reflect.getMetadata(SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: number } | undefined)?.timeout;
+  return typeof interval === 'number' && interval > 0 ? interval : undefined;
 }
 
 /**

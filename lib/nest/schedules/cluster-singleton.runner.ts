@@ -20,11 +20,18 @@ import type { RegisteredJob } from './job-registry';
 import { MissedRuns } from './missed-runs';
 import type { RunGrant } from '../../permits/permit-executor';
 import { runContext } from './run-context';
+import { intervalTick, LATE_DECISION, lateDecision, type TickTiming } from '../../schedules/late-tick.rules';
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
 /** A run the next tick replaced (`overlap: 'replace'`): it ended as told, on a permit this node still holds. */
 const REPLACED = Symbol('replaced by the next tick');
+
+/**
+ * A tick whose decision landed more than half a period after its instant: not run, so it does not start back to back
+ * with the next tick; the permit it got is kept (hold mode) or released as usual (release mode).
+ */
+const LATE = Symbol('decided too late to run');
 
 /** What a call comes to that ran nothing here: a manual run another node claimed, a start-up with nothing to catch up. */
 const NOT_CLAIMED = Symbol('nothing ran');
@@ -127,10 +134,11 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     const manual = start.kind === 'manual' ? start.manual : undefined;
     const atStart = start.kind === 'startup';
     const trigger = start.kind === 'tick' ? job.trigger : undefined;
-    const instant = trigger?.instantFor(this.moduleOptions.clock.now());
+    const calledAt = this.moduleOptions.clock.now();
+    const instant = trigger?.instantFor(calledAt);
     if (trigger && instant === undefined) {
       // Not a tick: the cron package's timer fired at an instant the expression does not fire at (docs/time-zones.md).
-      this.logger.debug(messages.notAFireInstant(where, trigger.expression, trigger.timeZone, this.moduleOptions.clock.now()));
+      this.logger.debug(messages.notAFireInstant(where, trigger.expression, trigger.timeZone, calledAt));
       this.skipped(options.semaphore, where, NOT_A_FIRE_INSTANT);
       return undefined;
     }
@@ -163,7 +171,8 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     try {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
       const startedAt = start.kind === 'startup' ? start.startedAt : undefined;
-      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, body, { instant, manual, atStart, startedAt }), {
+      const call = { instant, manual, atStart, startedAt, timing: this.timingOf(job, start, instant, calledAt) };
+      const outcome = await this.runs.run(options.semaphore, (lease, grant) => this.invoke(options.semaphore, where, lease, grant, body, call), {
         local: true,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
@@ -200,7 +209,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
         this.holding.add(where);
         this.logger.log(messages.granted(where, outcome.permit));
       }
-      return outcome.value;
+      return outcome.value === LATE ? undefined : outcome.value;
     } finally {
       this.active.delete(where);
       over();
@@ -226,6 +235,20 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     }
   }
 
+  /**
+   * A scheduled tick's timing, for the rule that drops a run decided too late: a `@Cron` tick's (or a runtime
+   * schedule's) instant and calendar, or an `@Interval` tick's call and interval. None for a run now, start-up's
+   * catch-up, or a method with no schedule.
+   */
+  private timingOf(job: RegisteredJob, start: JobStart, instant: number | undefined, calledAt: number): TickTiming | undefined {
+    if (start.kind !== 'tick') return undefined;
+    const { trigger, intervalMs } = job;
+    if (trigger && instant !== undefined) {
+      return { instant, calledAt, shortestPeriodMs: trigger.shortestGapMs, nextInstant: (at) => trigger.next(at, 1)[0] };
+    }
+    return intervalMs === undefined ? undefined : intervalTick(calledAt, intervalMs);
+  }
+
   /** A tick that did not run here: counted in the history and told to listeners. */
   private skipped(semaphore: string, where: string, reason: string): void {
     this.schedules.recorder.skippedTick(where, reason);
@@ -235,14 +258,15 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
   /**
    * What a call runs under the permit it got: a manual run only once it claimed its request; after a fresh grant,
    * the newest missed instant first when one is due (`missedRuns: 'runOnce'`); then the tick's own run (none at
-   * start-up, which only catches up).
+   * start-up, which only catches up, and none for a tick decided too late: see `lateDecision`).
    */
   private async invoke(
     semaphore: string, where: string, lease: PermitLease, grant: RunGrant, invoke: () => unknown,
-    call: { instant?: number; manual?: ManualRun; atStart: boolean; startedAt?: number },
+    call: { instant?: number; manual?: ManualRun; atStart: boolean; startedAt?: number; timing?: TickTiming },
   ): Promise<unknown> {
+    const decidedAt = this.moduleOptions.clock.now();
     const token = lease.permit.fencingToken;
-    const { manual, instant, atStart, startedAt } = call;
+    const { manual, instant, atStart, startedAt, timing } = call;
     if (manual && !(await manual.claim(token))) return NOT_CLAIMED;
     if (manual) manual.started = { token, at: this.moduleOptions.clock.now() };
     const fresh = this.tokens.get(where) !== token;
@@ -264,6 +288,13 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
         if (caughtUp === STOPPED || caughtUp === REPLACED || atStart) return caughtUp;
       }
       if (atStart) return NOT_CLAIMED;
+      // Judged after the catch-up, which is late by design and runs: only the tick's own run is dropped.
+      const late = timing && lateDecision(timing, decidedAt);
+      if (late) {
+        this.logger.log(messages.lateDecision(where, timing.instant, late));
+        this.skipped(semaphore, where, LATE_DECISION);
+        return LATE;
+      }
     }
     return this.once(semaphore, where, lease, invoke, { trigger: manual ? 'manual' : 'schedule', instant, request: manual?.request, manual });
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DecoratedMethod } from '../gatekeeper.explorer';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
+import { intervalMs } from '../schedule-metadata/schedule-interval.reader';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { originalMethod } from '../decorated-method';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
@@ -12,6 +13,8 @@ export interface RegisteredJob {
   readonly options: ResolvedClusterSingletonOptions;
   /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
   readonly trigger?: CronTrigger;
+  /** Its `@Interval` period (ms); `undefined` for any other schedule. */
+  readonly intervalMs?: number;
   /** The job's own body, with no arguments: what a run calls under its permit (never the decorated wrapper). */
   readonly invoke: () => unknown;
   /** A runtime schedule paused by its own definition (a decorated job is paused by its semaphore's permits). */
@@ -34,7 +37,11 @@ export class JobRegistry {
         throw new InvalidDecoratorError(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
       }
       const body = originalMethod(method);
-      this.jobs.set(where, { name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, invoke: () => body.call(instance) });
+      const interval = intervalMs(method);
+      this.jobs.set(where, {
+        name: where, options, trigger: typeof trigger === 'string' ? undefined : trigger, invoke: () => body.call(instance),
+        ...(interval !== undefined && { intervalMs: interval }),
+      });
     }
   }
 
