@@ -19,6 +19,8 @@ const DRIFT_RATE = 1e-4;
 const START_ATTEMPTS = 3;
 
 interface Reading {
+  /** What the store's clock read, at some moment between the request and the answer: never ahead of it at the answer. */
+  readonly at: number;
   /** At most what the store's clock read when the answer came: the reading plus its whole round trip (and 1 ms of rounding). */
   readonly upper: number;
   /** The round trip, plus 1 ms for the store's rounding: how far {@link Reading.upper} may be ahead. */
@@ -66,6 +68,17 @@ export class StoreClock implements Clock {
   /** The store's time now as this node counts it (whole epoch ms): never behind the store's clock. */
   now(): number {
     return this.reading ? Math.ceil(this.countedAt(this.reading)) : this.fallback.now();
+  }
+
+  /**
+   * The earliest the store's time can be now (whole epoch ms): the last reading carried by the monotonic clock alone,
+   * less its drift, so never ahead of the store's clock (a wall clock that jumped forward does not move it). What a
+   * node decides another's lease has lapsed by, where the store does not confirm it in the write (task claims).
+   */
+  earliest(): number {
+    const reading = this.reading;
+    if (!reading) return this.fallback.now();
+    return Math.floor(reading.at + Math.max(0, this.monotonic() - reading.monotonicAt) * (1 - DRIFT_RATE));
   }
 
   /** How far {@link StoreClock.now} may be ahead of the store's clock, in ms; `undefined` before the first reading. */
@@ -141,9 +154,17 @@ export class StoreClock implements Clock {
     const at = await withDeadline(read(), this.readTimeoutMs, "read the store's clock");
     const monotonicAt = this.monotonic();
     const aheadMs = monotonicAt - sent + 1;
-    const next: Reading = { upper: at + aheadMs, aheadMs, monotonicAt, wallAt: this.wall() };
+    const next: Reading = { at, upper: at + aheadMs, aheadMs, monotonicAt, wallAt: this.wall() };
     // Both are counts never behind the store's clock: the lower one is the closer (a slow reading, or a count the wall
     // clock pushed ahead, gives way to the better one).
     if (!this.reading || next.upper <= this.countedAt(this.reading)) this.reading = next;
   }
+}
+
+/**
+ * The earliest the time can be now on `clock`: {@link StoreClock.earliest} for a count of a store's clock, else the
+ * clock's own time. Decide that another's lease lapsed by it; measure one's own by `now()`.
+ */
+export function earliestOf(clock: Clock): number {
+  return clock instanceof StoreClock ? clock.earliest() : clock.now();
 }

@@ -1,4 +1,5 @@
 import { ClaimTurns } from './claim-turns';
+import { earliestOf } from '../store/store-clock';
 import { ReadyList } from './ready-list';
 import type { TaskClaim, TaskRecord } from './task';
 import { encodeTask } from './task.codec';
@@ -169,7 +170,7 @@ export class TaskClaims {
           await this.store.listening(); // never a query before the watch of its types is in place: no task falls between
           // Due by the clock once the watch is in place: a task submitted while it was set up came with no event, and
           // a query asked as of before its submit would leave it out as not due yet, until the next scan.
-          const at = this.options.clock.now();
+          const at = earliestOf(this.options.clock);
           found = await this.store.claimable([...this.handlers.keys()], at, at - this.options.clockSkewMs, READY_LIMIT);
         } catch (error) {
           this.signalled = true; // asked again a little later, not only at the next scan
@@ -263,7 +264,8 @@ export class TaskClaims {
     const registration = this.handlers.get(found.type);
     if (!registration) return false;
     const read: VersionedTask = { task: found, raw: encodeTask(found) };
-    const decision = decideClaim(found, this.actor, this.options.clock.now(), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
+    // Decided on the earliest the time can be: another's claim is taken as lapsed only once it surely has.
+    const decision = decideClaim(found, this.actor, earliestOf(this.options.clock), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
     if (decision.outcome === 'exhausted') {
       if (await this.store.compareAndSet(found.id, read, decision.task)) await this.groups.progress(decision.task);
       return false;

@@ -71,6 +71,18 @@ describe('StoreClock: the store\'s clock counted by this node, never behind it',
     expect(clock.now()).toBeLessThan(T + 1_000);
   });
 
+  it('its earliest is never ahead of the store: the reading carried by the monotonic clock alone', async () => {
+    const { clock, answer, pass, freeze } = scene();
+    answer(T, 4);
+    await clock.sync();
+    expect(clock.earliest()).toBe(T);
+    pass(1_000);
+    expect(clock.earliest()).toBe(T + 999); // less 100 ppm of drift, rounded down
+    freeze(30_000); // a wall clock jumped forward moves the count, not the earliest
+    expect(clock.earliest()).toBe(T + 999);
+    expect(clock.now()).toBeGreaterThan(T + 30_000);
+  });
+
   it('does nothing on a store without a clock: the clock it was given', async () => {
     const wall = new ManualClock(42);
     const clock = new StoreClock(wall);
