@@ -124,7 +124,7 @@ export { InvalidOptionsError } from './core/errors/invalid-options.error';
 export { InvalidDecoratorError } from './nest/errors/invalid-decorator.error';
 export { ShuttingDownError } from './nest/errors/shutting-down.error';
 export { StoreUnavailableError } from './core/errors/store-unavailable.error';
-export { ClusterUnreachableError } from './core/errors/cluster-unreachable.error';
+export { StoreUnreachableError } from './core/errors/store-unreachable.error';
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { QuorumLostError } from './core/errors/quorum-lost.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';

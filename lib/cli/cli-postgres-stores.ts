@@ -2,7 +2,7 @@ import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
-import { redactedUrl } from './cli-redacted-url';
+import { redactedUrl } from '../core/redacted-url';
 
 /** The CLI's stores on PostgreSQL. */
 export function postgresStores(options: CliConnectionOptions): ReachedStore {

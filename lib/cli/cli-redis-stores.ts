@@ -1,7 +1,7 @@
 import { RedisBackend } from '../backends/redis/redis-backend';
 import { PermitRecordStore } from '../permits/permit-record.store';
 import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
-import { redactedUrl } from './cli-redacted-url';
+import { redactedUrl } from '../core/redacted-url';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 
 /** The CLI's stores on Redis. */

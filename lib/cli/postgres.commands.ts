@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
-import { redactedUrl } from './cli-redacted-url';
+import { redactedUrl } from '../core/redacted-url';
 import { asUsageError } from './cli-errors';
 
 /** The options `postgres migrate` takes of its own. */

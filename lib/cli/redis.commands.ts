@@ -3,7 +3,7 @@ import { RedisBackend } from '../backends/redis/redis-backend';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
 import { asUsageError } from './cli-errors';
-import { redactedUrl } from './cli-redacted-url';
+import { redactedUrl } from '../core/redacted-url';
 
 /**
  * Adds `redis init`: declares a prefix of a Redis that no node used yet new, so its first permits need no recovery

@@ -12,6 +12,10 @@ import type { RedisBackendOptions } from '../backends/redis/redis-backend.option
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { StoreBackend } from '../store/store-backend';
 import type { StoreClock } from '../store/store-clock';
+import type { ConnectFailure } from '../store/connect-failure';
+import { redactedUrl } from '../core/redacted-url';
+import { postgresConnectFailure } from '../backends/postgres/postgres-connect-failure';
+import { redisConnectFailure } from '../backends/redis/redis-connect-failure';
 import type { PresenceStore } from '../presence/presence-store';
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { PermitRecordStore } from '../permits/permit-record.store';
@@ -54,6 +58,46 @@ export function hazelcastTargetSources(options: ResolvedGatekeeperOptions, env: 
     ? 'cluster name from hazelcast.clientConfig'
     : env[HAZELCAST_ENV.clusterName] ? `cluster name from ${HAZELCAST_ENV.clusterName}` : `default cluster name: ${HAZELCAST_ENV.clusterName} is not set`;
   return `${members}; ${name}`;
+}
+
+/** The PostgreSQL or Redis server the permits are on, as start-up names it. */
+export interface ServerTarget {
+  readonly kind: 'postgres' | 'redis';
+  /** `PostgreSQL`, `Redis`. */
+  readonly name: string;
+  /** Its address without the password (or what was given instead of one). */
+  readonly address: string;
+  /** Where the address came from: the option or the environment variable. */
+  readonly source: string;
+  /** Tells a failed connection's kind from the driver's error. */
+  readonly failure: (error: unknown) => ConnectFailure;
+}
+
+/** The server the permits' backend connects to, when it is PostgreSQL or Redis made from the options; else `undefined`. */
+export function serverTarget(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
+  if (options.permitStore) return undefined;
+  const choice = options.backends.permits;
+  if (choice === 'postgres') {
+    const pg = options.postgres;
+    const [address, source] = pg.pool ? ['(the pool given)', 'postgres.pool']
+      : pg.connectionString !== undefined ? [redactedUrl(pg.connectionString), 'postgres.connectionString']
+        : pg.poolConfig !== undefined ? [describeHost(pg.poolConfig.host, pg.poolConfig.port, pg.poolConfig.database), 'postgres.poolConfig']
+          : [redactedUrl(env.GATEKEEPER_PG_URL ?? ''), 'GATEKEEPER_PG_URL'];
+    return { kind: 'postgres', name: 'PostgreSQL', address, source, failure: postgresConnectFailure };
+  }
+  if (choice === 'redis') {
+    const redis = options.redis;
+    const [address, source] = redis.client ? ['(the client given)', 'redis.client']
+      : redis.url !== undefined ? [redactedUrl(redis.url), 'redis.url']
+        : redis.connection !== undefined ? [describeHost(redis.connection.host, redis.connection.port, redis.connection.db), 'redis.connection']
+          : [redactedUrl(env.GATEKEEPER_REDIS_URL ?? ''), 'GATEKEEPER_REDIS_URL'];
+    return { kind: 'redis', name: 'Redis', address, source, failure: redisConnectFailure };
+  }
+  return undefined;
+}
+
+function describeHost(host: unknown, port: unknown, database: unknown): string {
+  return `${typeof host === 'string' ? host : 'localhost'}${port === undefined ? '' : `:${String(port)}`}${database === undefined ? '' : `/${String(database)}`}`;
 }
 
 /**

@@ -16,11 +16,15 @@ import { PermitsRuntime } from './permits/permits.runtime';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { ClusterUnreachableError } from '../core/errors/cluster-unreachable.error';
-import { hazelcastTargetSources, type ModuleBackends } from './gatekeeper-stores.factory';
+import { StoreUnreachableError } from '../core/errors/store-unreachable.error';
+import { hazelcastTargetSources, serverTarget, type ModuleBackends, type ServerTarget } from './gatekeeper-stores.factory';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { formatDuration } from '../core/duration';
 
 /** While start-up waits for the cluster, how often it says so. */
 const WAITING_REPORT_MS = 10_000;
+/** While start-up waits for a PostgreSQL or Redis server, how often it tries again. */
+const RETRY_MS = 500;
 
 /**
  * The module's life, and only its order: connects the store on init (or in the background), then starts each
@@ -131,17 +135,47 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * yet), so it fails start-up with one line saying what was tried and the ways forward, not a stack.
    */
   private async connect(): Promise<void> {
+    const server = serverTarget(this.options);
+    if (server && !this.options.connectInBackground) return this.connectToServer(server);
     try {
       await this.withPermitClock(() => this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() }));
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
       if (error instanceof ClusterNameRefusedError) {
-        throw new ClusterUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
+        throw new StoreUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
           + `to the name the members were started with (${hazelcastTargetSources(this.options)})`);
       }
       const sources = hazelcastTargetSources(this.options);
-      throw new ClusterUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+      throw new StoreUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+    }
+  }
+
+  /**
+   * Connects to the PostgreSQL or Redis server, as to a cluster: a server not up yet (refused, not answering, starting)
+   * is waited for up to `connectTimeout`, said once and every 10 s; a refused login or a missing database, which no
+   * wait mends, fails at once. Either failure is one line naming the server, its address, where that came from and what
+   * to do (`StoreUnreachableError`).
+   */
+  private async connectToServer(server: ServerTarget): Promise<void> {
+    const timeoutMs = this.options.connectTimeoutMs;
+    const started = Date.now();
+    let reported = started;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.withPermitClock(() => this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() }));
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError) || this.permits.phase !== 'starting') throw error;
+        const failure = server.failure(error);
+        const left = timeoutMs - (Date.now() - started);
+        if (failure.kind !== 'unreachable' || left <= 0) throw new StoreUnreachableError(messages.serverUnreachable(server, failure, timeoutMs));
+        if (attempt === 0) this.logger.warn(`${messages.waitingForServer(server, timeoutMs)}: ${failure.detail}`);
+        else if (Date.now() - reported >= WAITING_REPORT_MS) {
+          reported = Date.now();
+          this.logger.warn(`Still waiting for ${server.name} at ${server.address} (${formatDuration(reported - started)} of ${formatDuration(timeoutMs)}): ${failure.detail}`);
+        }
+        await sleep(Math.min(RETRY_MS, left));
+      }
     }
   }
 

@@ -37,6 +37,15 @@ export const messages = {
       `(${target.sources}). Start a member (${start}), or point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours; ` +
       "for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
   },
+  waitingForServer: (server: { name: string; address: string; source: string }, timeoutMs: number) =>
+    `Waiting for ${server.name} at ${server.address} (from ${server.source}), up to ${formatDuration(timeoutMs)} (connectTimeout)`,
+  serverUnreachable: (server: { name: string; address: string; source: string }, failure: { kind: string; detail: string }, timeoutMs: number) => {
+    const at = `${server.name} at ${server.address} (from ${server.source})`;
+    if (failure.kind === 'refused-login') return `${at} refused the login: ${failure.detail}. Correct the user or password in ${server.source}`;
+    if (failure.kind === 'missing-database') return `${at} has no such database: ${failure.detail}. Create it, or correct the database in ${server.source}`;
+    return `Cannot reach ${at} within ${formatDuration(timeoutMs)}: ${failure.detail}. Start the server or correct the address in ${server.source}; `
+      + 'to wait longer, raise connectTimeout; to boot now and deny every permit until connected, set connectInBackground: true';
+  },
   connectingInBackground: (target: ClusterTarget | undefined) =>
     `Starting without waiting for the cluster (connectInBackground)${target ? `: connecting to Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')}` : ''}; ` +
     'every permit is denied (NOT_READY) until connected',

@@ -68,7 +68,7 @@ describe('start-up logs of a real app process', () => {
     expect(output).not.toContain('READY');
     // Bounded by the timeout, with room for a loaded machine; the 30 s default or a client's own 30 s backoff would not fit.
     expect(failedAfterMs).toBeLessThan(2_000 + 8_000);
-    const errors = output.split('\n').filter((l) => l.includes('ClusterUnreachableError'));
+    const errors = output.split('\n').filter((l) => l.includes('StoreUnreachableError'));
     expect(errors).toHaveLength(1);
     const [line] = errors;
     expect(line).toContain(`Cannot reach Hazelcast cluster "nowhere" at 127.0.0.1:${port} within 2s`);

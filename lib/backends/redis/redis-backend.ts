@@ -99,15 +99,28 @@ export class RedisBackend implements StoreBackend {
 
   private async start(): Promise<void> {
     const client = newClient(this.options, DEFAULT_CALL_TIMEOUT_MS);
+    // ioredis answers a failed connect with "Connection is closed.": the reason (a refused login, a database index the
+    // server lacks, a refused connection) came as an 'error' event before it.
+    let reason: unknown;
+    let starting = true;
+    client.on('error', (error: unknown) => {
+      if (starting) reason = error;
+    });
     try {
       if (client.status === 'wait') await client.connect();
+      // ioredis stays connected when the database index the address names fails to SELECT: on database 0 instead.
+      if (reason instanceof Error && /DB index/i.test(reason.message)) throw reason;
       this.client = client;
       // What this node starts from: a loss found later is one it must tell its views of.
       await this.calls.run('check', [], 'check the Redis store');
     } catch (error) {
       this.client = undefined;
       client.disconnect(false);
-      throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError(`Redis unreachable: ${(error as Error).message}`, { cause: error });
+      if (error instanceof StoreUnavailableError) throw error;
+      const cause = reason instanceof Error ? reason : error;
+      throw new StoreUnavailableError(`Redis unreachable: ${(cause as Error).message}`, { cause });
+    } finally {
+      starting = false;
     }
     if (!this.opened.isOpen()) {
       this.client = undefined;

@@ -79,7 +79,7 @@ export interface GatekeeperModuleOptions {
    */
   redis?: RedisBackendOptions;
   /**
-   * How long start-up waits for the cluster before it fails with a one-line `ClusterUnreachableError` naming
+   * How long start-up waits for the cluster before it fails with a one-line `StoreUnreachableError` naming
    * the cluster, its members, where they came from, and the ways forward. Default `'30s'`. Once connected, a lost
    * connection is retried for as long as it takes (permits are denied meanwhile). Ignored with an injected
    * `hazelcast.client`, and with `connectInBackground`.

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { ClusterUnreachableError, StoreUnavailableError } from '../../lib';
+import { StoreUnreachableError, StoreUnavailableError } from '../../lib';
 import { hazelcastTargetSources } from '../../lib/nest/gatekeeper-stores.factory';
 import { messages } from '../../lib/nest/gatekeeper.messages';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
@@ -37,9 +37,9 @@ describe('the start-up error without a cluster', () => {
   });
 
   it('is a StoreUnavailableError that prints as its one line, without a stack', () => {
-    const error = new ClusterUnreachableError('Cannot reach Hazelcast cluster "dev"');
+    const error = new StoreUnreachableError('Cannot reach Hazelcast cluster "dev"');
     expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect(error.stack).toBe('ClusterUnreachableError: Cannot reach Hazelcast cluster "dev"');
-    expect(inspect(error)).toBe('[ClusterUnreachableError: Cannot reach Hazelcast cluster "dev"]');
+    expect(error.stack).toBe('StoreUnreachableError: Cannot reach Hazelcast cluster "dev"');
+    expect(inspect(error)).toBe('[StoreUnreachableError: Cannot reach Hazelcast cluster "dev"]');
   });
 });

@@ -1,0 +1,25 @@
+/** Why start-up could not connect to a store: what it can wait out, and what it cannot. */
+export type ConnectFailureKind =
+  /** Nothing answered, or the server is not ready yet: start-up waits, up to `connectTimeout`. */
+  | 'unreachable'
+  /** The server answered and refused the login (user or password): waiting does not help. */
+  | 'refused-login'
+  /** The server answered and has no such database: waiting does not help. */
+  | 'missing-database';
+
+/** What a backend says of a failed connection: its kind and the server's or driver's own words. */
+export interface ConnectFailure {
+  readonly kind: ConnectFailureKind;
+  readonly detail: string;
+}
+
+/** The innermost error of `error`'s `cause` chain that carries a `code` (a driver's or the OS's), else `error`. */
+export function rootCause(error: unknown): { code?: string; message: string } {
+  let found: { code?: string; message: string } = { message: error instanceof Error ? error.message : String(error) };
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 8; at = (at as Error & { cause?: unknown }).cause, depth++) {
+    const code = (at as Error & { code?: unknown }).code;
+    if (typeof code === 'string') found = { code, message: at.message };
+    else if (found.code === undefined) found = { message: at.message };
+  }
+  return found;
+}
