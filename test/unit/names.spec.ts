@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidDecoratorError, InvalidDefinitionError, InvalidJobRequestError,
-  InvalidOptionsError, InvalidScheduleError, InvalidTaskQueryError, LeaderOnly, OncePerTrigger, ScheduleService, SemaphoreAdminService, TaskHandler, TaskService,
+  InvalidOptionsError, InvalidScheduleError, InvalidTaskQueryError, LeaderOnly, OncePerTrigger, PostgresBackend, RedisBackend, ScheduleService, SemaphoreAdminService, TaskHandler, TaskService,
 } from '../../lib';
 import { validateAllocationName } from '../../lib/allocation/allocation-admin';
 import { MAX_NAME_LENGTH, nameCharacterProblem, nameInput, nameProblem, shownName } from '../../lib/core/names';
@@ -129,11 +129,23 @@ describe('module options and decorators refuse a hostile name at start-up', () =
     ['elections[0].name', { elections: ['leader\u0007'] }],
     ['elections[0].name', { elections: [{ name: 'leader\ud800' }] }],
     ['allocations[0].name', { allocations: [{ name: 'queues\u007f' }] }],
+    ['hazelcast.mapPrefix', { hazelcast: { mapPrefix: 'gatekeeper\u0000' } }],
   ])('%s', async (field, options) => {
     const error = await compile(options);
     expect(error).toBeInstanceOf(InvalidOptionsError);
     expect((error as InvalidOptionsError).field).toBe(field);
     expect((error as Error).message).toMatch(new RegExp(`^GatekeeperModule options: invalid ${field.replace(/[[\].]/g, '\\$&')}: .*(control characters|lone surrogate|at most)`));
+  });
+
+  it('a backend\'s mapPrefix (in every key it writes) follows the rule too', () => {
+    for (const make of [
+      () => new PostgresBackend({ connectionString: 'postgres://127.0.0.1:1/none', mapPrefix: 'gatekeeper\u0000' }),
+      () => new RedisBackend({ url: 'redis://127.0.0.1:1', mapPrefix: 'gatekeeper\u0085' }),
+    ]) {
+      expect(make).toThrow(InvalidOptionsError);
+      expect(make).toThrow(/^GatekeeperModule options: invalid (postgres|redis)\.mapPrefix: must not contain control characters/);
+    }
+    expect(() => new RedisBackend({ url: 'redis://127.0.0.1:1', mapPrefix: '{app}' })).toThrow(/invalid redis\.mapPrefix: must be without \{ or \}/);
   });
 
   it('takes odd but fine names in the options', async () => {
