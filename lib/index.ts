@@ -102,6 +102,7 @@ export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-recor
 export { leaderJobName } from './core/leader-job-name';
 export type { RunCounts } from './schedules/job-history';
 export { UnknownJobError } from './schedules/errors/unknown-job.error';
+export { InvalidJobRequestError } from './schedules/errors/invalid-job-request.error';
 
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';

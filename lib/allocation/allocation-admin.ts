@@ -1,9 +1,10 @@
 import { Deadline } from '../core/deadline';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { nameProblem } from '../core/names';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { compareAndSetLoop } from '../permits/compare-and-set.loop';
 import type { PermitStore } from '../permits/permit-store';
-import { ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore } from './allocation';
+import { ALLOCATION_SEMAPHORE_PREFIX, allocationSemaphore, MAX_ALLOCATION_NAME_LENGTH } from './allocation';
 import { allocationStatus, type AllocationStatus } from './allocation-status';
 import type { Clock } from '../core/clock';
 import { readAnnex, writeAnnex } from './allocation-annex.codec';
@@ -32,10 +33,9 @@ export async function requestRebalance(store: PermitStore, name: string, timeout
 
 /** Validates an allocation name given by an operator (`<name>`), before anything is contacted. */
 export function validateAllocationName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 180) {
-    throw new InvalidDefinitionError('<allocation>', 'allocation', `must be a non-empty name of at most 180 characters, got ${JSON.stringify(name)}`);
-  }
-  return name;
+  const problem = nameProblem(name, { max: MAX_ALLOCATION_NAME_LENGTH, what: 'a non-empty name' });
+  if (problem !== undefined) throw new InvalidDefinitionError('<allocation>', 'allocation', problem);
+  return name as string;
 }
 
 /** Every allocation in the cluster, read from it (one round trip), sorted by name: who owns what, skew, last rebalance. */

@@ -7,6 +7,13 @@ import type { AllocationHandlers, AllocationParticipantOptions } from './allocat
 import type { AllocationPermits } from './allocation-permits';
 import { decidePlan } from './allocation-plan.rules';
 import { coordinatorOf } from './allocation-slots.rules';
+import { nameProblem } from '../core/names';
+
+/**
+ * The most characters of a resource's id (a name by lib/core/names otherwise): resources are held in permit records,
+ * not keys, so they may be longer than a semaphore's name.
+ */
+export const MAX_RESOURCE_LENGTH = 1000;
 
 /**
  * The coordinator's job in one allocation, done by whichever participant holds the oldest live permit: read the
@@ -68,6 +75,8 @@ export class AllocationCoordinator {
       try {
         const set = await this.handlers.resources();
         if (!Array.isArray(set) || set.some((id) => typeof id !== 'string')) throw new TypeError(`resources() of "${this.allocation}" must return an array of strings`);
+        const bad = set.findIndex((id) => nameProblem(id, { max: MAX_RESOURCE_LENGTH }) !== undefined);
+        if (bad >= 0) throw new TypeError(`resources() of "${this.allocation}" must return names: #${bad + 1} ${nameProblem(set[bad], { max: MAX_RESOURCE_LENGTH })}`);
         this.resourceSet = set;
         this.resourcesReadAt = performance.now();
         this.resourcesStale = false;

@@ -1,11 +1,12 @@
 import { parseDuration } from '../core/duration';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import { nameProblem } from '../core/names';
 import { validateDefinition } from '../permits/definition.validator';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import type { ManualSlot } from './manual-allocation';
 import {
-  allocationSemaphore, DEFAULT_ALLOCATION_LEASE, DEFAULT_ALLOCATION_PARTICIPANTS, DEFAULT_REBALANCE_DELAY, type AllocationInput,
+  allocationSemaphore, DEFAULT_ALLOCATION_LEASE, MAX_ALLOCATION_NAME_LENGTH, DEFAULT_ALLOCATION_PARTICIPANTS, DEFAULT_REBALANCE_DELAY, type AllocationInput,
 } from './allocation';
 
 /** An allocation after validation: its semaphore's definition and its rebalance delay. */
@@ -31,9 +32,8 @@ export function resolveAllocation(input: AllocationInput, field = 'allocation'):
   for (const key of Object.keys(input)) {
     if (!(KEYS as readonly string[]).includes(key)) throw new InvalidOptionsError(`${field}.${key}`, `is not an option (expected one of ${KEYS.join(', ')})`);
   }
-  if (typeof input.name !== 'string' || input.name.trim() === '') {
-    throw new InvalidOptionsError(`${field}.name`, `must be a non-empty string, got ${JSON.stringify(input.name)}`);
-  }
+  const problem = nameProblem(input.name, { max: MAX_ALLOCATION_NAME_LENGTH });
+  if (problem !== undefined) throw new InvalidOptionsError(`${field}.name`, problem);
   const fields: Record<string, string> = { duration: 'lease', permits: 'maxParticipants' };
   try {
     const definition = validateDefinition({

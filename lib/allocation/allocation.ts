@@ -4,6 +4,9 @@ import { ALLOCATION_SEMAPHORE_PREFIX } from '../permits/semaphore-kind';
 // Defined with the other kinds of semaphore, which the permit layer tells apart (operator tools, migrations).
 export { ALLOCATION_SEMAPHORE_PREFIX };
 
+/** The most characters of an allocation's name: its semaphore's (`allocation:<name>`) fits with room to spare. */
+export const MAX_ALLOCATION_NAME_LENGTH = 180;
+
 /** The lease of an allocation that does not set one. */
 export const DEFAULT_ALLOCATION_LEASE = '10s';
 

@@ -3,7 +3,7 @@ import { parseDuration } from '../core/duration';
 import { emptyHistory } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
 import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
-import { parseHistoryLimit, parseRunNowTimeout } from '../schedules/job-request.input';
+import { parseHistoryLimit, parseRunNowTimeout, validateJobName } from '../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import { askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
@@ -16,10 +16,14 @@ const DEFAULT_RUN_TIMEOUT = '30s';
 /** How long `jobs run --wait` waits for the run to end, given no duration. */
 const DEFAULT_RUN_WAIT = '5m';
 
-/** A job's name as typed, or a usage error: the admin API and the history key jobs by it (`Class.method`). */
+/** A job's name as typed (the name rule of lib/core/names), or a usage error: the admin API and the history key jobs by it (`Class.method`). */
 function checkJob(job: string): string {
-  if (job.trim() === '' || job.length > 500) throw new CliUsageError(`invalid <job>: "${job}" is not a job name (jobs are named Class.method)`, 'job');
-  return job;
+  try {
+    return validateJobName(job);
+  } catch (error) {
+    if (!(error instanceof InvalidJobRequestError)) throw error;
+    throw new CliUsageError(`invalid <job>: ${error.reason} (jobs are named Class.method)`, 'job');
+  }
 }
 
 /** A job request's field checked before connecting: a usage error naming the option. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { TaskRecord, TaskState } from '../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
-import { parseTaskList, parseTaskPurge } from '../tasks/task-admin.input';
+import { parseTaskList, parseTaskPurge, validateTaskGroup, validateTaskId } from '../tasks/task-admin.input';
 import { InvalidTaskQueryError } from '../tasks/errors/invalid-task-query.error';
 import { UnknownTaskError } from '../tasks/errors/unknown-task.error';
 import type { Action, Execute } from './cli-command';
@@ -57,24 +57,33 @@ export function addTaskCommands(program: Command, execute: Execute): void {
     );
 
   tasks.command('show <id>').description('one task: its state, claim, result, and every attempt with who ran it, its epoch and its error').action((id: string) =>
-    run(() => async (_admin, stores) => {
-      const task = await (await stores.tasks()).get(id);
-      if (!task) throw new UnknownTaskError(id);
-      return { json: task, text: taskText(task) };
+    run(() => {
+      checked(() => validateTaskId(id));
+      return async (_admin, stores) => {
+        const task = await (await stores.tasks()).get(id);
+        if (!task) throw new UnknownTaskError(id);
+        return { json: task, text: taskText(task) };
+      };
     }),
   );
 
   tasks.command('retry <id>').description('run a failed, invalid or cancelled task again (its group waits for it and joins again)').action((id: string) =>
-    run(() => async (_admin, stores) => {
-      const task = await (await stores.tasks()).retry(id);
-      return { json: task, text: `task ${task.id} is pending again (up to ${task.maxAttempts ?? '?'} attempts in all)` };
+    run(() => {
+      checked(() => validateTaskId(id));
+      return async (_admin, stores) => {
+        const task = await (await stores.tasks()).retry(id);
+        return { json: task, text: `task ${task.id} is pending again (up to ${task.maxAttempts ?? '?'} attempts in all)` };
+      };
     }),
   );
 
   tasks.command('cancel <id>').description('cancel a pending or running task (a running handler is told at its next renewal)').action((id: string) =>
-    run(() => async (_admin, stores) => {
-      const task = await (await stores.tasks()).cancel(id);
-      return { json: task, text: `task ${task.id} is cancelled` };
+    run(() => {
+      checked(() => validateTaskId(id));
+      return async (_admin, stores) => {
+        const task = await (await stores.tasks()).cancel(id);
+        return { json: task, text: `task ${task.id} is cancelled` };
+      };
     }),
   );
 
@@ -95,10 +104,13 @@ export function addTaskCommands(program: Command, execute: Execute): void {
     );
 
   tasks.command('group <type> <name>').description("a group's progress: its tasks by state, how many ended and failed, its join").action((type: string, name: string) =>
-    run(() => async (_admin, stores) => {
-      const group = await (await stores.tasks()).group(type, name);
-      if (!group) throw new UnknownTaskError(`${type}:${name} (a group)`);
-      return { json: group, text: groupText(group) };
+    run(() => {
+      checked(() => validateTaskGroup(type, name));
+      return async (_admin, stores) => {
+        const group = await (await stores.tasks()).group(type, name);
+        if (!group) throw new UnknownTaskError(`${type}:${name} (a group)`);
+        return { json: group, text: groupText(group) };
+      };
     }),
   );
 }

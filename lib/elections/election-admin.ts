@@ -5,9 +5,9 @@
  */
 import type { Clock } from '../core/clock';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { validateSemaphoreName } from '../permits/definition.validator';
+import { nameProblem } from '../core/names';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
-import { electionSemaphore } from './election';
+import { MAX_ELECTION_NAME_LENGTH } from './election';
 import { electionStatuses, findElection, type ElectionLeader, type ElectionStatus } from './election-status';
 import { ElectionNotFoundError } from './errors/election-not-found.error';
 
@@ -27,20 +27,13 @@ export interface ResignResult {
 }
 
 /**
- * Checks an election name as operators type it: non-empty, and short enough for its semaphore
+ * Checks an election name as operators type it: a name (lib/core/names) short enough for its semaphore
  * (`election:<name>`). Throws {@link InvalidDefinitionError} naming the field `election`.
  */
 export function validateElectionName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '') {
-    throw new InvalidDefinitionError('<election>', 'election', `must be a non-empty name, got ${JSON.stringify(name)}`);
-  }
-  try {
-    validateSemaphoreName(electionSemaphore(name));
-  } catch (error) {
-    if (error instanceof InvalidDefinitionError) throw new InvalidDefinitionError('<election>', 'election', error.reason);
-    throw error;
-  }
-  return name;
+  const problem = nameProblem(name, { max: MAX_ELECTION_NAME_LENGTH, what: 'a non-empty name' });
+  if (problem !== undefined) throw new InvalidDefinitionError('<election>', 'election', problem);
+  return name as string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ELECTION_SEMAPHORE_PREFIX, validateDefinition } from '../permits/definition.validator';
 import type { DurationInput } from '../core/duration';
-import type { SemaphoreDefinition } from '../permits/semaphore-definition';
+import { MAX_SEMAPHORE_NAME_LENGTH, type SemaphoreDefinition } from '../permits/semaphore-definition';
 
 /** The election `@LeaderOnly()`, `ClusterService.isLeader()` and the others use when none is named. */
 export const DEFAULT_ELECTION = 'leader';
@@ -43,6 +43,9 @@ export interface Leader {
   /** Until when its lease holds unless renewed (epoch ms, granting node's clock). */
   readonly expiresAt: number;
 }
+
+/** The most characters of an election's name: its semaphore's (`election:<name>`) must fit. */
+export const MAX_ELECTION_NAME_LENGTH = MAX_SEMAPHORE_NAME_LENGTH - ELECTION_SEMAPHORE_PREFIX.length;
 
 /** The semaphore that backs the election `name`. */
 export function electionSemaphore(name: string): string {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { absentAs, durationInput, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
+import { nameInput, shownName } from '../core/names';
 import {
   MAX_SEMAPHORE_NAME_LENGTH,
   type SemaphoreDefinition,
@@ -14,20 +15,18 @@ import {
  */
 export const ELECTION_SEMAPHORE_PREFIX = 'election:';
 
-const notName = ({ input }: { input: unknown }) => `must be a non-empty string, got ${JSON.stringify(input)}`;
-
-/** A semaphore's name: text, not blank, at most {@link MAX_SEMAPHORE_NAME_LENGTH} characters. */
-export const SEMAPHORE_NAME = z
-  .string({ error: notName })
-  .refine((name) => name.trim() !== '', { error: notName, abort: true })
-  .max(MAX_SEMAPHORE_NAME_LENGTH, { error: ({ input }) => `must be at most ${MAX_SEMAPHORE_NAME_LENGTH} characters, got ${(input as string).length}` });
+/**
+ * A semaphore's name: a name (lib/core/names: text, not blank, no control character, no lone surrogate) of at most
+ * {@link MAX_SEMAPHORE_NAME_LENGTH} characters.
+ */
+export const SEMAPHORE_NAME = nameInput({ max: MAX_SEMAPHORE_NAME_LENGTH });
 
 /**
- * The semaphore an error names, for a bad `name`: `'<unnamed>'` when it is no name at all, its first 40 characters
- * when it is one but too long (the only way a name that is text, not blank, fails).
+ * The semaphore an error names, for a bad `name`: `'<unnamed>'` when it is no name at all, else the name as errors
+ * show one (escaped, its first 40 characters).
  */
 const namingSemaphore = (name: unknown): InputErrorFactory => (field, reason) =>
-  new InvalidDefinitionError(typeof name === 'string' && name.trim() !== '' ? `${name.slice(0, 40)}…` : '<unnamed>', field, reason);
+  new InvalidDefinitionError(typeof name === 'string' && name.trim() !== '' ? shownName(name) : '<unnamed>', field, reason);
 
 /** What a definition is before its name is read: an object (not `null`, not an array). */
 const DEFINITION_OBJECT = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
@@ -56,7 +55,10 @@ function definitionSchema(permits: z.ZodType<number>) {
 const DEFINITION = definitionSchema(PERMITS);
 const ELECTION_DEFINITION = definitionSchema(ELECTION_PERMITS);
 
-/** Checks a semaphore name, throwing {@link InvalidDefinitionError} on `name` when it is empty, too long or not a string. */
+/**
+ * Checks a semaphore name, throwing {@link InvalidDefinitionError} on `name` when it is not a string, blank, too long,
+ * or holds a control character or a lone surrogate.
+ */
 export function validateSemaphoreName(name: unknown): string {
   return parseInput(SEMAPHORE_NAME, name, namingSemaphore(name), { field: 'name' });
 }

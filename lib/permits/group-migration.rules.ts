@@ -3,6 +3,7 @@
  * group pattern becomes, and what a later edit does to the memory of the migration. No I/O, clock passed in.
  */
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { MAX_NODE_NAME_LENGTH, nameProblem } from '../core/names';
 import { validateSemaphoreName } from './definition.validator';
 import { fullMatch, patternError } from '../core/pattern';
 import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
@@ -191,9 +192,10 @@ function fail(field: string, reason: string): never {
 }
 
 function group(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') fail(field, `must be a non-empty group name, got ${JSON.stringify(value)}`);
-  if (value.trim() !== value) fail(field, `must not start or end with spaces, got ${JSON.stringify(value)}`);
-  return value;
+  const problem = nameProblem(value, { max: MAX_NODE_NAME_LENGTH, what: 'a non-empty group name' });
+  if (problem !== undefined) fail(field, problem);
+  if ((value as string).trim() !== value) fail(field, `must not start or end with spaces, got ${JSON.stringify(value)}`);
+  return value as string;
 }
 
 function flag(field: string, value: unknown): boolean {

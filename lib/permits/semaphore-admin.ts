@@ -102,6 +102,7 @@ export class SemaphoreAdmin {
 
   /** Changes some fields of an existing definition; an election's or allocation's permits only with `force`. */
   async update(name: string, patch: SemaphoreDefinitionPatch, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
+    validateSemaphoreName(name);
     if (patch === null || typeof patch !== 'object') {
       throw new InvalidDefinitionError(name, 'definition', 'an update must be an object of fields');
     }
@@ -197,10 +198,11 @@ export class SemaphoreAdmin {
    * expires, nobody else is granted it.
    */
   async forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
+    const name = validateSemaphoreName(semaphore);
     if (!Number.isSafeInteger(fencingToken)) {
-      throw new InvalidDefinitionError(semaphore, 'fencingToken', `must be a whole number, got ${String(fencingToken)}`);
+      throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got ${String(fencingToken)}`);
     }
-    return this.edits.revoke(validateSemaphoreName(semaphore), fencingToken);
+    return this.edits.revoke(name, fencingToken);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { DurationInput } from '../core/duration';
+import { MAX_NAME_LENGTH } from '../core/names';
 
 export type { DurationInput };
 
@@ -55,5 +56,5 @@ export interface GroupMigrationMemory {
   readonly editedAt?: number;
 }
 
-/** The most characters a semaphore name may have. */
-export const MAX_SEMAPHORE_NAME_LENGTH = 200;
+/** The most characters a semaphore name may have: any name's most (lib/core/names). */
+export const MAX_SEMAPHORE_NAME_LENGTH = MAX_NAME_LENGTH;

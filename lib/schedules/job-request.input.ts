@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { durationInput, omittable, trueOrFalseInput, wholeNumberInput } from '../core/input-fields';
 import { parseInput, type InputErrorFactory } from '../core/input-schema';
+import { nameInput, shownName } from '../core/names';
 import { InvalidJobRequestError } from './errors/invalid-job-request.error';
 
 /*
@@ -17,6 +18,14 @@ export const MAX_HISTORY_LIMIT = 1_000;
  */
 export const MAX_RUN_NOW_TIMEOUT_MS = 5 * 60_000;
 
+/**
+ * The most characters of a job's name as an operator asks for it: a `Class.method`, a runtime schedule's id, a
+ * `@LeaderOnly` method's `leader:<election>:<Class.method>`.
+ */
+export const MAX_JOB_NAME_LENGTH = 500;
+
+const JOB_NAME = nameInput({ max: MAX_JOB_NAME_LENGTH });
+
 const HISTORY_LIMIT = omittable(
   wholeNumberInput({ min: 1, max: MAX_HISTORY_LIMIT }, (given) => `must be a whole number from 1 to ${MAX_HISTORY_LIMIT}, got ${JSON.stringify(given)}`),
 );
@@ -32,6 +41,16 @@ const JOB_FORCE = trueOrFalseInput.optional();
 
 /** The job's error for a bad field. */
 const jobError = (job: string): InputErrorFactory => (field, reason) => new InvalidJobRequestError(job, field, reason);
+
+/**
+ * A job's name as an operator gives it (a path, a command line, a service call): a name (lib/core/names) of at most
+ * {@link MAX_JOB_NAME_LENGTH} characters, checked before anything is read; throws {@link InvalidJobRequestError} on
+ * `job`, the job shown escaped.
+ */
+export function validateJobName(job: unknown): string {
+  const shown = typeof job === 'string' && job.trim() !== '' ? shownName(job) : '<unnamed>';
+  return parseInput(JOB_NAME, job, jobError(shown), { field: 'job' });
+}
 
 /** A history's `limit` (`?limit=`, `--limit`): a whole number from 1 to {@link MAX_HISTORY_LIMIT}; `undefined`: every run kept. */
 export function parseHistoryLimit(job: string, value: unknown): number | undefined {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { absentAs, durationInput, onlyKeys, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
+import { MAX_NAME_LENGTH, nameInput, shownName } from '../core/names';
 import { ELECTION_SEMAPHORE_PREFIX, SEMAPHORE_NAME } from '../permits/definition.validator';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { canonicalData } from './schedule-data';
@@ -16,7 +17,7 @@ import {
 } from './schedule-definition';
 
 /** The most characters a handler name may have. */
-const MAX_HANDLER_LENGTH = 200;
+const MAX_HANDLER_LENGTH = MAX_NAME_LENGTH;
 
 /** Every field of a schedule, as the error for any other key lists them. */
 const SCHEDULE_FIELDS = [
@@ -26,13 +27,8 @@ const SCHEDULE_FIELDS = [
 
 const notBlank = (text: string) => text.trim() !== '';
 
-const notId = ({ input }: { input: unknown }) => `must be a non-empty string, got ${JSON.stringify(input) ?? String(input)}`;
-
-/** A schedule's id: text, not blank, at most `MAX_SCHEDULE_ID_LENGTH` characters (its default semaphore's name must fit). */
-const SCHEDULE_ID = z
-  .string({ error: notId })
-  .refine(notBlank, { error: notId, abort: true })
-  .max(MAX_SCHEDULE_ID_LENGTH, { error: ({ input }) => `must be at most ${MAX_SCHEDULE_ID_LENGTH} characters, got ${(input as string).length}` });
+/** A schedule's id: a name (lib/core/names) of at most `MAX_SCHEDULE_ID_LENGTH` characters (its default semaphore's name must fit). */
+const SCHEDULE_ID = nameInput({ max: MAX_SCHEDULE_ID_LENGTH });
 
 /** The id of a schedule being defined: it is the job's name in the run history, where `leader:` names @LeaderOnly methods. */
 const DEFINED_ID = SCHEDULE_ID.refine((id) => !id.startsWith(LEADER_JOB_PREFIX), {
@@ -69,11 +65,7 @@ const CRON = z
     return z.NEVER;
   });
 
-const notHandler = ({ input }: { input: unknown }) => `must be a non-empty string (a handler registered in code), got ${show(input)}`;
-const HANDLER = z
-  .string({ error: notHandler })
-  .refine(notBlank, { error: notHandler, abort: true })
-  .max(MAX_HANDLER_LENGTH, { error: ({ input }) => `must be at most ${MAX_HANDLER_LENGTH} characters, got ${(input as string).length}` });
+const HANDLER = nameInput({ max: MAX_HANDLER_LENGTH, what: 'a non-empty string (a handler registered in code)' });
 
 /** A schedule's own semaphore: a semaphore name, not an election's. */
 const SEMAPHORE = SEMAPHORE_NAME.refine((name) => !name.startsWith(ELECTION_SEMAPHORE_PREFIX), {
@@ -102,13 +94,16 @@ const PERMIT = z.object({ semaphore: SEMAPHORE.optional(), duration: durationInp
 
 const scheduleError = (schedule: string): InputErrorFactory => (field, reason) => new InvalidScheduleError(schedule, field, reason);
 
-/** The schedule an error names, for a bad id: `'<unnamed>'` when it is no id at all, the first 40 characters of one too long. */
+/**
+ * The schedule an error names, for a bad id: `'<unnamed>'` when it is no id at all, the id as errors show a bad name
+ * (escaped, its first 40 characters) when it is too long or holds what no name may.
+ */
 function scheduleNamed(id: unknown): string {
   if (typeof id !== 'string' || !notBlank(id)) return '<unnamed>';
-  return id.length > MAX_SCHEDULE_ID_LENGTH ? `${id.slice(0, 40)}…` : id;
+  return SCHEDULE_ID.safeParse(id).success ? id : shownName(id);
 }
 
-/** Checks a schedule id, throwing {@link InvalidScheduleError} on `id` when it is not a non-empty string that fits. */
+/** Checks a schedule id, throwing {@link InvalidScheduleError} on `id` when it is not a name (lib/core/names) that fits. */
 export function validateScheduleId(id: unknown): string {
   return parseInput(SCHEDULE_ID, id, scheduleError(scheduleNamed(id)), { field: 'id' });
 }

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { durationInput, omittable, WHOLE_NUMBER_TEXT } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
+import { nameInput } from '../core/names';
 import { FINISHED_STATES, type TaskState } from './task';
 import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
 import type { TaskPurgeOptions } from './task-admin';
+import { MAX_TASK_NAME_LENGTH, taskIdPartProblem } from './task-id.rules';
 import type { TaskQuery } from './task-store';
 
 /*
@@ -21,17 +23,28 @@ const NAMES = z
   })
   .transform((names) => names.map((name) => name.trim()).filter(Boolean));
 
+/**
+ * The most characters of a task id an operator asks for: a type and a name, or a join's
+ * `<type>#group-finished:parent:<name>`.
+ */
+export const MAX_TASK_ID_LENGTH = 500;
+
+const TASK_ID = nameInput({ max: MAX_TASK_ID_LENGTH });
+
+/** Task types to filter by: each a name (lib/core/names), as a task's type is. */
+const TASK_TYPES = NAMES.pipe(z.array(nameInput({ max: MAX_TASK_NAME_LENGTH })));
+
 const TASK_STATES = NAMES.pipe(z.array(z.enum(STATES, { error: ({ input }) => `"${String(input)}" is not a task state (one of ${STATES.join(', ')})` })));
 
 const TASK_LIST = z.object({
-  type: NAMES.optional(),
+  type: TASK_TYPES.optional(),
   state: TASK_STATES.optional(),
   limit: omittable(withReason(z.coerce.number().int().min(1).max(10_000), (given) => `must be a whole number from 1 to 10000, got ${JSON.stringify(given)}`)),
-  group: z.string({ error: 'must be a group name' }).refine((group) => group.trim() !== '', { error: 'must be a group name' }).optional(),
+  group: nameInput({ max: MAX_TASK_NAME_LENGTH, what: 'a group name' }).optional(),
 });
 
 const TASK_PURGE = z.object({
-  type: NAMES.optional(),
+  type: TASK_TYPES.optional(),
   state: TASK_STATES.pipe(z.array(z.enum(FINISHED, { error: ({ input }) => `"${String(input)}" is not a finished state (one of ${FINISHED.join(', ')})` }))).optional(),
   // Digits (and what reads as digits) are milliseconds, as they always were.
   olderThan: omittable(z.preprocess((given) => (WHOLE_NUMBER_TEXT.test(String(given)) ? Number(given) : given), durationInput({ allowZero: true }))),
@@ -76,4 +89,30 @@ export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
     TASK_PURGE, { type: input.types, state: input.states, olderThan: input.olderThan }, taskQueryError,
   );
   return { ...(types?.length && { types }), ...(states?.length && { states }), olderThanMs };
+}
+
+/**
+ * A task's id as an operator gives it (a path, a command line, a service call): a name (lib/core/names) of at most
+ * {@link MAX_TASK_ID_LENGTH} characters, checked before anything is read; throws {@link InvalidTaskQueryError} on `id`.
+ */
+export function validateTaskId(id: unknown): string {
+  return parseInput(TASK_ID, id, taskQueryError, { field: 'id' });
+}
+
+/** A group asked for by its task type and name: each as a task's id has it; throws {@link InvalidTaskQueryError} on `type` or `name`. */
+export function validateTaskGroup(type: unknown, name: unknown): { type: string; name: string } {
+  for (const [field, value] of [['type', type], ['name', name]] as const) {
+    const problem = taskIdPartProblem(value);
+    if (problem !== undefined) throw new InvalidTaskQueryError(field, problem);
+  }
+  return { type: type as string, name: name as string };
+}
+
+/**
+ * The names of a query given in code (`TaskService.list`, `purge`): each type and the group a name as a task's are;
+ * throws {@link InvalidTaskQueryError} on `type` or `group` before anything is read.
+ */
+export function validateTaskQueryNames(query: { readonly types?: readonly string[]; readonly group?: string }): void {
+  query.types?.forEach((type) => parseInput(nameInput({ max: MAX_TASK_NAME_LENGTH }), type, taskQueryError, { field: 'type' }));
+  if (query.group !== undefined) parseInput(nameInput({ max: MAX_TASK_NAME_LENGTH, what: 'a group name' }), query.group, taskQueryError, { field: 'group' });
 }

@@ -6,6 +6,7 @@ import { removeFinished } from './task-purge';
 import type { TaskQuery, TaskStore } from './task-store';
 import { decideReopen } from './task-group.rules';
 import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
+import { validateTaskGroup, validateTaskId, validateTaskQueryNames } from './task-admin.input';
 import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
@@ -77,12 +78,13 @@ export class TaskAdmin {
 
   /** Tasks matching `query`, in claim order, at most `limit`. */
   async list(query: TaskQuery = {}, limit = 100): Promise<TaskRecord[]> {
+    validateTaskQueryNames(query);
     return (await this.store.query(query)).slice(0, limit);
   }
 
   /** One task with its attempts and errors, or `undefined`. */
   async get(id: string): Promise<TaskRecord | undefined> {
-    return (await this.store.read(id)).task;
+    return (await this.store.read(validateTaskId(id))).task;
   }
 
   /**
@@ -90,6 +92,7 @@ export class TaskAdmin {
    * group is reopened first (its end forgotten; a group that had joined starts a new round with a join of its own).
    */
   async retry(id: string): Promise<TaskRecord> {
+    validateTaskId(id);
     const refuse = (task: TaskRecord) => new TaskActionRefusedError(id, 'retry', task.uncounted
       ? 'its group has not counted its end yet; try again in a moment'
       : `it is ${task.state} (only failed, invalid or cancelled tasks are retried)`);
@@ -118,6 +121,7 @@ export class TaskAdmin {
 
   /** Cancels a pending or running task (a running handler learns it at its next renewal; its finish is rejected). */
   async cancel(id: string): Promise<TaskRecord> {
+    validateTaskId(id);
     return retryOnConflict(`cancel task "${id}"`, async () => {
       const read = await this.store.read(id);
       if (!read.task) throw new UnknownTaskError(id);
@@ -133,6 +137,7 @@ export class TaskAdmin {
    * cancelled runs whose lease may still be running are kept. Returns how many were removed.
    */
   async purge(options: TaskPurgeOptions = {}): Promise<number> {
+    validateTaskQueryNames(options);
     const now = this.clock.now();
     const states = options.states ?? [...FINISHED_STATES];
     const candidates = await this.store.query({ ...(options.types && { types: options.types }), states });
@@ -141,6 +146,7 @@ export class TaskAdmin {
 
   /** A group's progress, or `undefined` when neither its record nor any of its tasks exists. */
   async group(type: string, name: string): Promise<TaskGroupStatus | undefined> {
+    validateTaskGroup(type, name);
     const [{ group }, tasks, join] = await Promise.all([
       this.store.readGroup(groupId(type, name)),
       this.store.query({ types: [type], group: name }),

@@ -1,4 +1,5 @@
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { MAX_NAME_LENGTH, nameProblem, shownName } from '../core/names';
 import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIdentity, type TaskRecord } from './task';
 
 /*
@@ -8,29 +9,40 @@ import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIden
 
 const ID_PART = /^[^:#\s][^:#]*$/;
 
+/** The most characters of a task's type, name or group name. */
+export const MAX_TASK_NAME_LENGTH = MAX_NAME_LENGTH;
+
+/**
+ * What is wrong with a task's type or group name: a name (lib/core/names) without ':' or '#' (they separate an id's
+ * parts), not starting with a space.
+ */
+export function taskIdPartProblem(value: unknown): string | undefined {
+  const what = "a non-empty string without ':' or '#'";
+  return nameProblem(value, { max: MAX_TASK_NAME_LENGTH, what }) ?? (ID_PART.test(value as string) ? undefined : `must be ${what}, got ${JSON.stringify(value)}`);
+}
+
 /** The id of a task: `<type>:<name>` or `<type>:<group>:<number>`. Throws naming the bad part. */
 export function taskId(identity: TaskIdentity): string {
   const { type, name, group } = identity;
+  const owner = `<task ${typeof type === 'string' ? shownName(type) : String(type)}>`;
   const check = (field: string, value: unknown) => {
-    if (typeof value !== 'string' || !ID_PART.test(value) || value.length > 200) {
-      throw new InvalidDefinitionError(`<task ${String(type)}>`, field, `must be a non-empty string without ':' or '#' of at most 200 characters, got ${JSON.stringify(value)}`);
-    }
+    const problem = taskIdPartProblem(value);
+    if (problem !== undefined) throw new InvalidDefinitionError(owner, field, problem);
   };
   check('type', type);
-  if ((name === undefined) === (group === undefined)) throw new InvalidDefinitionError(`<task ${type}>`, 'name', 'give either a name (a single task) or a group position');
+  if ((name === undefined) === (group === undefined)) throw new InvalidDefinitionError(owner, 'name', 'give either a name (a single task) or a group position');
   if (name !== undefined) {
     // A name may hold ':' (a trigger time): the type, before the first ':', never does.
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
-      throw new InvalidDefinitionError(`<task ${type}>`, 'name', `must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}`);
-    }
+    const problem = nameProblem(name, { max: MAX_TASK_NAME_LENGTH });
+    if (problem !== undefined) throw new InvalidDefinitionError(owner, 'name', problem);
     return `${type}:${name}`;
   }
   check('group.name', group!.name);
   if (!Number.isSafeInteger(group!.number) || group!.number < 1) {
-    throw new InvalidDefinitionError(`<task ${type}>`, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
+    throw new InvalidDefinitionError(owner, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
   }
   if (group!.total !== undefined && (!Number.isSafeInteger(group!.total) || group!.total < group!.number)) {
-    throw new InvalidDefinitionError(`<task ${type}>`, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
+    throw new InvalidDefinitionError(owner, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
   }
   return `${type}:${group!.name}:${group!.number}`;
 }

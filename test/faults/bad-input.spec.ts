@@ -48,6 +48,10 @@ describe('bad input and foreign data', () => {
     ['a force-release of a non-number', (n) => n.semaphores.forceRelease('reports', Number.NaN), InvalidDefinitionError, /"reports": invalid fencingToken/],
     ['an acquire timeout that is no duration', (n) => n.gatekeeper.acquire('billing', { timeout: 'soon' }), InvalidDefinitionError, /"billing": invalid timeout/],
     ['a permit asked by an empty name', (n) => n.gatekeeper.tryAcquire(''), InvalidDefinitionError, /invalid name/],
+    ['a name with a NUL byte', (n) => n.semaphores.putDefinition({ name: 'bill\u0000ing', duration: '1m' }), InvalidDefinitionError, /"bill\\u0000ing": invalid name: must not contain control characters \(U\+0000 at index 4\)/],
+    ['a permit asked by a name with a C1 control', (n) => n.gatekeeper.tryAcquire('bill\u009bing'), InvalidDefinitionError, /invalid name: must not contain control characters \(U\+009B at index 4\)/],
+    ['an update of a name with a lone surrogate', (n) => n.semaphores.updateDefinition('bill\ud800', { permits: 2 }), InvalidDefinitionError, /invalid name: must be well-formed Unicode text \(a lone surrogate U\+D800 at index 4\)/],
+    ['a migration to a group with a line feed', (n) => n.semaphores.migrate('production', 'dr\nsite'), InvalidDefinitionError, /^Invalid migration\.toGroup: must not contain control characters \(U\+000A at index 2\)/],
   ];
 
   it.each(cases)('rejects %s with a clear error and changes nothing', async (_, call, type, message) => {

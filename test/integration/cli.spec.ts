@@ -249,6 +249,13 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     ['the same group twice', ['migrate', '--from-group', 'a', '--to-group', 'a'], 'toGroup'],
     ['an empty semaphore name', ['pause', ''], 'name'],
     ['an empty election name', ['resign', ''], 'election'],
+    ['a semaphore name with a control character', ['pause', 'bill\u001bing'], 'name'],
+    ['an election name with a line feed', ['resign', 'lead\ner'], 'election'],
+    ['a job name with a control character', ['jobs', 'history', 'Billing\u0007Jobs.charge'], 'job'],
+    ['a task id with a C1 control', ['tasks', 'show', 'report:x\u0085y'], 'id'],
+    ['a task group\'s type of 1 KB', ['tasks', 'group', 't'.repeat(1024), 'batch'], 'type'],
+    ['a schedule id with DEL', ['schedules', 'show', 'night\u007fly'], 'id'],
+    ['an allocation name with an escape', ['rebalance', 'queues\u001b[2J'], 'allocation'],
   ])('exits 2 at once on %s, without connecting to anything', async (_, args, field) => {
     const listener = await countingListener();
     try {

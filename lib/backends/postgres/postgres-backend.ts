@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type * as Pg from 'pg';
 import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
@@ -74,7 +75,8 @@ export class PostgresBackend implements StoreBackend {
     this.schema = options.schema ?? 'gatekeeper';
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
     if (!NAME.test(this.schema)) throw new InvalidOptionsError('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
-    if (this.mapPrefix === '') throw new InvalidOptionsError('postgres.mapPrefix', 'must not be empty');
+    const prefixProblem = nameProblem(this.mapPrefix);
+    if (prefixProblem !== undefined) throw new InvalidOptionsError('postgres.mapPrefix', prefixProblem);
     this.quoted = ident(this.schema);
     this.incarnation = new PostgresIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
     this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, (client) => this.checkOn(client));

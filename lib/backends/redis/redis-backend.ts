@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
@@ -54,7 +55,8 @@ export class RedisBackend implements StoreBackend {
       throw new InvalidOptionsError('redis', 'give client, url or connection');
     }
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
-    if (this.mapPrefix === '' || /[{}]/.test(this.mapPrefix)) throw new InvalidOptionsError('redis.mapPrefix', `must be non-empty, without { or }, got ${JSON.stringify(this.mapPrefix)}`);
+    const prefixProblem = nameProblem(this.mapPrefix) ?? (/[{}]/.test(this.mapPrefix) ? `must be without { or }, got ${JSON.stringify(this.mapPrefix)}` : undefined);
+    if (prefixProblem !== undefined) throw new InvalidOptionsError('redis.mapPrefix', prefixProblem);
     this.incarnation = new RedisIncarnation({ lost: (lostAt, found) => this.lostData(lostAt, found) });
     const minReplicas = options.minReplicas ?? 0;
     if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new InvalidOptionsError('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);

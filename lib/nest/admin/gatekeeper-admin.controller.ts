@@ -5,6 +5,7 @@ import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { onlyKeys, trueOrFalseInput, WHOLE_NUMBER_TEXT } from '../../core/input-fields';
 import { parseInput, type InputErrorFactory } from '../../core/input-schema';
+import { validateSemaphoreName } from '../../permits/definition.validator';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
@@ -32,8 +33,12 @@ function onlyFields(fields: readonly string[]) {
   return onlyKeys(fields, `is not a field of this request (expected ${fields.join(', ')})`);
 }
 
-/** `?force=true`: the operator means to change an election's or allocation's permits (see `KindGuardOptions`). */
+/**
+ * `?force=true`: the operator means to change an election's or allocation's permits (see `KindGuardOptions`). The
+ * path's name is checked first: every later error names the semaphore.
+ */
 function forced(name: string, force: unknown): KindGuardOptions {
+  validateSemaphoreName(name);
   return parseInput(trueOrFalseInput.optional(), force, definitionError(name), { field: 'force' }) ? { force: true } : {};
 }
 
@@ -129,7 +134,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Delete('permits/:name/:token')
     @HttpCode(204)
     async forceRelease(@Param('name') name: string, @Param('token') token: string) {
-      const fencingToken = parseInput(FENCING_TOKEN, token, definitionError(name), { field: 'fencingToken' });
+      const fencingToken = parseInput(FENCING_TOKEN, token, definitionError(validateSemaphoreName(name)), { field: 'fencingToken' });
       if (!(await this.semaphores.forceRelease(name, fencingToken))) {
         throw new NotFoundException(`Semaphore "${name}" has no live permit with fencing token ${token}`);
       }

@@ -1,7 +1,7 @@
 import { ShuttingDownError } from '../errors/shutting-down.error';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { parseDuration } from '../../core/duration';
-import { allocationSemaphore, DEFAULT_REBALANCE_DELAY, type AllocationPlan } from '../../allocation/allocation';
+import { allocationSemaphore, DEFAULT_REBALANCE_DELAY, MAX_ALLOCATION_NAME_LENGTH, type AllocationPlan } from '../../allocation/allocation';
 import { requestRebalance } from '../../allocation/allocation-admin';
 import { resolveAllocation } from '../../allocation/allocation-definition';
 import type { ResourceLease } from '../../allocation/allocation-lease';
@@ -12,6 +12,7 @@ import { type AllocationPermits } from '../../allocation/allocation-permits';
 import { allocationStatus, type AllocationStatus } from '../../allocation/allocation-status';
 import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
+import { nameProblem } from '../../core/names';
 import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
@@ -54,7 +55,8 @@ export class AllocationRuntime implements CapabilityRuntime {
 
   /** Registers this node's part in `name` (once per allocation); it starts when the module is ready, or at once. */
   participate(name: string, handlers: AllocationHandlers): void {
-    if (typeof name !== 'string' || name.trim() === '') throw new InvalidOptionsError('allocation', `name must be a non-empty string, got ${JSON.stringify(name)}`);
+    const problem = nameProblem(name, { max: MAX_ALLOCATION_NAME_LENGTH });
+    if (problem !== undefined) throw new InvalidOptionsError('allocation', `name ${problem}`);
     if (typeof handlers?.resources !== 'function') throw new InvalidOptionsError(`allocation "${name}".resources`, 'must be a function returning the resource set');
     if (this.handlers.has(name)) throw new InvalidOptionsError(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
     if (this.phase === 'stopped') throw new ShuttingDownError(`Allocation "${name}"`);

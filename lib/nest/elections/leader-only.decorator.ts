@@ -1,4 +1,5 @@
-import { DEFAULT_ELECTION } from '../../elections/election';
+import { nameProblem } from '../../core/names';
+import { DEFAULT_ELECTION, MAX_ELECTION_NAME_LENGTH } from '../../elections/election';
 import { LEADER_ONLY_ELECTIONS_PROPERTY, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
 import { ElectionsRuntime } from './elections.runtime';
 import { methodName, wrapDecoratedMethod } from '../decorated-method';
@@ -22,9 +23,8 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
  * ```
  */
 export function LeaderOnly(election: string = DEFAULT_ELECTION): MethodDecorator {
-  if (typeof election !== 'string' || election.trim() === '') {
-    throw new InvalidDecoratorError('@LeaderOnly', `must be a non-empty string, got ${JSON.stringify(election)}`, 'election');
-  }
+  const problem = nameProblem(election, { max: MAX_ELECTION_NAME_LENGTH });
+  if (problem !== undefined) throw new InvalidDecoratorError('@LeaderOnly', problem, 'election');
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const where = methodName(target, key);
     wrapDecoratedMethod(target, descriptor, {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
-import { electionDefinition, electionSemaphore, type ElectionInput } from '../../elections/election';
+import { nameInput } from '../../core/names';
+import { electionDefinition, electionSemaphore, MAX_ELECTION_NAME_LENGTH, type ElectionInput } from '../../elections/election';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
-import { nonEmptyStringOption } from './option-fields';
 import { optionsObject, parseOption } from './option-schema';
 
 const ELECTIONS = z.array(z.unknown(), {
@@ -15,7 +15,7 @@ const ELECTION = z.preprocess(
   (given) => (typeof given === 'string' ? { name: given } : given),
   optionsObject(
     {
-      name: nonEmptyStringOption,
+      name: nameInput({ max: MAX_ELECTION_NAME_LENGTH }),
       lease: z.custom<ElectionInput['lease']>().optional(),
       groupPattern: z.custom<string>().optional(),
       acquirerPattern: z.custom<string>().optional(),

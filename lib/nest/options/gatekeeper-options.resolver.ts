@@ -7,6 +7,7 @@ import { InvalidDefinitionError } from '../../core/errors/invalid-definition.err
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
 import { withReason } from '../../core/input-schema';
+import { MAX_NODE_NAME_LENGTH, nameInput } from '../../core/names';
 import { validateDefinition } from '../../permits/definition.validator';
 import type { NodeIdentity } from '../../permits/permit';
 import type { PermitStore } from '../../permits/permit-store';
@@ -20,7 +21,7 @@ import { resolveAdminOptions } from './gatekeeper-admin.options';
 import { checkHazelcastKeys, resolveHazelcast } from './hazelcast.options';
 import { resolveMembership } from './membership.options';
 import { resolveMetricsOptions } from './metrics.options';
-import { nonEmptyStringOption, passThroughObject, trueOrFalseOption, wholeNumberOption } from './option-fields';
+import { passThroughObject, trueOrFalseOption, wholeNumberOption } from './option-fields';
 import { notAnOption, optionKeys, parseOption } from './option-schema';
 import { resolveSchedulesOptions } from './schedules.options';
 import { resolveTasksOptions } from './tasks.options';
@@ -31,6 +32,9 @@ import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatek
  * the option's path. The option types themselves are in `gatekeeper.options.ts`.
  */
 
+/** A node's group or acquirer: a name (lib/core/names), in permits, patterns and logs. */
+const NODE_NAME = nameInput({ max: MAX_NODE_NAME_LENGTH });
+
 /** Merges defaults and validates, once, at boot. Throws {@link InvalidOptionsError} naming the option's path (`admin.token`, `definitions[2].duration`). */
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
   // Option by option, in the order the checks have always run: what is wrong first is what is named.
@@ -40,8 +44,8 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const tracing = parseOption(trueOrFalseOption.optional(), options.tracing, 'tracing') ?? true;
   const connectInBackground = parseOption(trueOrFalseOption.optional(), options.connectInBackground, 'connectInBackground') ?? false;
   const identity = {
-    group: parseOption(absentAs('default', nonEmptyStringOption), options.identity?.group, 'identity.group'),
-    acquirer: parseOption(absentAs(`${hostname()}-${process.pid}`, nonEmptyStringOption), options.identity?.acquirer, 'identity.acquirer'),
+    group: parseOption(absentAs('default', NODE_NAME), options.identity?.group, 'identity.group'),
+    acquirer: parseOption(absentAs(`${hostname()}-${process.pid}`, NODE_NAME), options.identity?.acquirer, 'identity.acquirer'),
   };
   const elections = resolveElections(options.elections);
   const allocations = resolveAllocations(options.allocations);

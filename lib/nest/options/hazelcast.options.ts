@@ -1,7 +1,8 @@
 import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
 import { nearCacheOnLibraryMap } from '../../backends/hazelcast/library-maps';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
-import { nonEmptyStringOption, passThroughObject } from './option-fields';
+import { nameInput } from '../../core/names';
+import { passThroughObject } from './option-fields';
 import { optionKeys, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
@@ -23,7 +24,7 @@ export function checkHazelcastKeys(hazelcast: unknown): void {
  */
 export function resolveHazelcast(hazelcast: GatekeeperModuleOptions['hazelcast']): ResolvedGatekeeperOptions['hazelcast'] {
   if (hazelcast === undefined) return {};
-  const mapPrefix = parseOption(nonEmptyStringOption.optional(), hazelcast.mapPrefix, 'hazelcast.mapPrefix');
+  const mapPrefix = parseOption(nameInput().optional(), hazelcast.mapPrefix, 'hazelcast.mapPrefix');
   const clientConfig = parseOption(CLIENT_CONFIG.optional(), hazelcast.clientConfig, 'hazelcast.clientConfig');
   // What the config holds is the client's to check; only the near caches are the library's concern.
   const sources: Array<[string, object | undefined]> = [['hazelcast.clientConfig.nearCaches', clientConfig?.nearCaches]];

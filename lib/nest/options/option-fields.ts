@@ -4,17 +4,12 @@ import { withReason } from '../../core/input-schema';
 /*
  * Schemas of single module options, each with the message users read; `parseOption` names the option. Options are
  * written in code, so a boolean is a boolean and a number a number: no text is read as one (unlike operators' input).
- * Durations are `durationInput` (lib/core/input-fields), which words a bad one as `parseDuration` does.
+ * Durations are `durationInput` (lib/core/input-fields), which words a bad one as `parseDuration` does; names are
+ * `nameInput` (lib/core/names), the one rule for every name.
  */
 
 /** `true` or `false`; anything else reads `must be true or false, got …`. */
 export const trueOrFalseOption = z.boolean({ error: ({ input }) => `must be true or false, got ${JSON.stringify(input)}` });
-
-/** Text with more than spaces in it (kept as given, untrimmed); anything else reads `must be a non-empty string, got …`. */
-export const nonEmptyStringOption = withReason(
-  z.string().refine((text) => text.trim() !== ''),
-  (given) => `must be a non-empty string, got ${JSON.stringify(given)}`,
-);
 
 /** A whole number from `min` (to `max`, when given); anything else reads `must be a whole number, 1 or more, got …` (or `from 1 to 1000`). */
 export function wholeNumberOption({ min, max }: { min: number; max?: number }): z.ZodType<number> {

@@ -117,6 +117,7 @@ export class GatekeeperService {
    * semaphore are denied `IN_USE` meanwhile.
    */
   async acquire(semaphore: string, { timeout = '30s', pollInterval }: AcquireOptions = {}): Promise<Permit> {
+    validateSemaphoreName(semaphore);
     const timeoutMs = parseDuration(timeout, semaphore, 'timeout', { allowZero: true });
     const pollMs = pollInterval === undefined
       ? Math.min(1000, Math.max(50, Math.floor(timeoutMs / 10)))

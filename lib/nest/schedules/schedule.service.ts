@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
 import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
+import { validateJobName } from '../../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';
@@ -103,9 +104,11 @@ export class ScheduleService {
    * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
    * its missed instants and the ticks skipped by every live node. A `@LeaderOnly` method's runs are read as
    * `leader:<election>:<Class.method>`. Throws {@link UnknownJobError} for a name that is neither a job here nor in
-   * the cluster's history.
+   * the cluster's history, and `InvalidJobRequestError` (on `job`, before any store call) for one no job can have: a
+   * control character, a lone surrogate, more than 500 characters (the name rule, docs/configuration.md).
    */
   async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
+    validateJobName(job);
     await this.runtime.connect();
     const { store, recorder } = this.runtime;
     const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
@@ -134,6 +137,7 @@ export class ScheduleService {
    * Throws {@link UnknownJobError} for a job this node does not have.
    */
   async describe(job: string): Promise<JobDescription> {
+    validateJobName(job);
     const registered = this.runtime.jobs.get(job);
     const election = registered ? undefined : this.runtime.leaderElection(job);
     if (!registered && election === undefined) throw new UnknownJobError(job, this.jobs());
@@ -200,11 +204,13 @@ export class ScheduleService {
    * started), with its `outcome`: without one when the run was still going when the wait ran out.
    */
   async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
+    validateJobName(job);
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
     return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
   }
 
   private async setJobPaused(job: string, pause: boolean, options: KindGuardOptions): Promise<JobPauseResult> {
+    validateJobName(job);
     await this.runtimeSchedules.ready();
     const target = await this.pauseTarget(job);
     if ('schedule' in target) {

@@ -3,6 +3,7 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { TASK_HANDLER_METADATA } from '../gatekeeper.constants';
 import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './task-handler.options';
 import type { TaskHandlerOptions } from '../../tasks/task-handler';
+import { taskIdPartProblem } from '../../tasks/task-id.rules';
 
 /** What a task decorator records on its method, read by the module at start-up. */
 export type TaskHandlerRegistration =
@@ -64,7 +65,6 @@ function record(name: string, type: string | undefined, registration: TaskHandle
 
 /** A task type: a non-empty string without `:` or `#` (they separate the parts of task ids). */
 export function validateType(decorator: string, type: string): void {
-  if (typeof type !== 'string' || type.trim() === '' || /[:#]/.test(type)) {
-    throw new InvalidDecoratorError(decorator, `the task type must be a non-empty string without ':' or '#', got ${JSON.stringify(type)}`);
-  }
+  const problem = taskIdPartProblem(type);
+  if (problem !== undefined) throw new InvalidDecoratorError(decorator, `the task type ${problem}`);
 }

@@ -44,7 +44,11 @@ export class TaskService {
     return this.tasks.submit({ ...input, name: trigger.toISOString() });
   }
 
-  /** One task with its attempts (who ran it, under which epoch, how it ended, the error), or `undefined`. */
+  /**
+   * One task with its attempts (who ran it, under which epoch, how it ended, the error), or `undefined`. An id no task
+   * can have (a control character, a lone surrogate, more than 500 characters) throws `InvalidTaskQueryError` on `id`
+   * before any store call, as `retry`, `cancel`, `group`, `list` and `purge` do for their names.
+   */
   async get(id: string): Promise<TaskRecord | undefined> {
     return (await this.tasks.tools()).get(id);
   }
