@@ -39,7 +39,7 @@ export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
 
 // Stores an application may hand the module (`store`, `membership.store`, `tasks.store`)
-export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
+export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions, WriteOptions } from './permits/permit-store';
 export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type { ObservedEntry } from './permits/semaphore.view';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';

@@ -24,7 +24,7 @@ export type {
 } from './tasks/task';
 export type { GroupMigrationMemory, SemaphoreDefinition } from './permits/semaphore-definition';
 export type { NodeIdentity, Permit } from './permits/permit';
-export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions } from './permits/permit-store';
+export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions, WriteOptions } from './permits/permit-store';
 export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
 export type { HistoryStore, StoredHistory } from './schedules/history-store';
 export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleListOptions, ScheduleWatcher, VersionedSchedule } from './schedules/schedule-store';

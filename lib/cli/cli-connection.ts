@@ -159,19 +159,34 @@ export interface RawCliConnectionOptions {
   connectTimeout?: string;
 }
 
+/** Which stores are named, on the command line (`flags`) and in the environment (`env`). */
+export interface StoresNamed {
+  readonly flags: Readonly<Record<Backend, boolean>>;
+  readonly env?: Readonly<Record<Backend, boolean>>;
+}
+
+type Backend = 'hazelcast' | 'postgres' | 'redis';
+
 /**
- * The store the CLI works on when `--backend` (`GATEKEEPER_BACKEND`) is not given: the one the other options or the
- * app's environment variables name (`--members` / `GATEKEEPER_HZ_MEMBERS`, `--pg-url` / `GATEKEEPER_PG_URL`,
- * `--redis-url` / `GATEKEEPER_REDIS_URL`), so the CLI finds an app's store from the variables the app itself reads.
- * None: Hazelcast on its defaults. More than one: refused, naming `--backend`.
+ * The store the CLI works on when `--backend` (`GATEKEEPER_BACKEND`) is not given: the one the command line names
+ * (`--members`/`--cluster-name`, `--pg-url`, `--redis-url`), else the one the app's environment variables name
+ * (`GATEKEEPER_HZ_MEMBERS`/`GATEKEEPER_HZ_CLUSTER_NAME`, `GATEKEEPER_PG_URL`, `GATEKEEPER_REDIS_URL`), so the CLI finds
+ * an app's store from the variables the app itself reads. None: Hazelcast on its defaults. Two at one level: refused,
+ * naming `--backend`.
  */
-export function chooseBackend(named: { hazelcast: boolean; postgres: boolean; redis: boolean }): 'hazelcast' | 'postgres' | 'redis' {
-  const sources = { hazelcast: '--members/GATEKEEPER_HZ_MEMBERS', postgres: '--pg-url/GATEKEEPER_PG_URL', redis: '--redis-url/GATEKEEPER_REDIS_URL' };
-  const given = (['hazelcast', 'postgres', 'redis'] as const).filter((b) => named[b]);
-  if (given.length > 1) {
-    throw new CliUsageError(`invalid --backend: not given, and ${given.map((b) => sources[b]).join(' and ')} name ${given.length} stores: say which with --backend ${given.join('|')} (or GATEKEEPER_BACKEND)`, 'backend');
+export function chooseBackend(named: StoresNamed): Backend {
+  const all = ['hazelcast', 'postgres', 'redis'] as const;
+  for (const [level, sources] of [
+    [named.flags, { hazelcast: '--members', postgres: '--pg-url', redis: '--redis-url' }],
+    [named.env, { hazelcast: 'GATEKEEPER_HZ_MEMBERS', postgres: 'GATEKEEPER_PG_URL', redis: 'GATEKEEPER_REDIS_URL' }],
+  ] as const) {
+    const given = all.filter((b) => level?.[b]);
+    if (given.length === 1) return given[0];
+    if (given.length > 1) {
+      throw new CliUsageError(`invalid --backend: not given, and ${given.map((b) => sources[b]).join(' and ')} name ${given.length} stores: say which with --backend ${given.join('|')} (or GATEKEEPER_BACKEND)`, 'backend');
+    }
   }
-  return given[0] ?? 'hazelcast';
+  return 'hazelcast';
 }
 
 const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
@@ -181,8 +196,8 @@ const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
  * option: members as `host` or `host:port` (comma-separated), non-empty names, a duration for the timeout
  * (`5000`, `500ms`, `1s`, `1m`, as in the library).
  */
-export function parseCliConnection(raw: RawCliConnectionOptions, hazelcastNamed = false): CliConnectionOptions {
-  const backend = raw.backend ?? chooseBackend({ hazelcast: hazelcastNamed, postgres: Boolean(raw.pgUrl?.trim()), redis: Boolean(raw.redisUrl?.trim()) });
+export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresNamed): CliConnectionOptions {
+  const backend = raw.backend ?? chooseBackend(named ?? { flags: { hazelcast: false, postgres: Boolean(raw.pgUrl?.trim()), redis: Boolean(raw.redisUrl?.trim()) } });
   if (backend !== 'hazelcast' && backend !== 'postgres' && backend !== 'redis') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast, postgres or redis`, 'backend');
   const postgresUrl = raw.pgUrl?.trim() || undefined;
   if (backend === 'postgres' && !postgresUrl) {

@@ -24,7 +24,7 @@ import { addScheduleCommands } from './schedule.commands';
 import { addNewClusterCommands } from './new-cluster.commands';
 import { addPostgresCommands } from './postgres.commands';
 import { addRedisCommands } from './redis.commands';
-import { connectCliStore, parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
+import { connectCliStore, parseCliConnection, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
 
@@ -72,9 +72,15 @@ function helpFooter(): string {
 }
 
 /** A whole number from the command line, at least `min`, or a usage error naming where it was given (`what`). */
-/** Whether the Hazelcast cluster was named on the command line or in the environment (not Hazelcast's defaults). */
-function hazelcastNamed(program: Command): boolean {
-  return ['members', 'clusterName'].some((option) => ['cli', 'env'].includes(program.getOptionValueSource(option) ?? ''));
+/**
+ * Which stores the command line names, and which the environment does (Hazelcast's defaults name none): what
+ * {@link chooseBackend} picks from when `--backend` is not given.
+ */
+function storesNamed(program: Command): StoresNamed {
+  const from = (option: string) => program.getOptionValueSource(option);
+  const given = (options: string[], where: string) => options.some((o) => from(o) === where && String(program.getOptionValue(o) ?? '').trim() !== '');
+  const at = (where: string) => ({ hazelcast: given(['members', 'clusterName'], where), postgres: given(['pgUrl'], where), redis: given(['redisUrl'], where) });
+  return { flags: at('cli'), env: at('env') };
 }
 
 function wholeNumber(value: string, what: string, field: string, min: number): number {
@@ -126,7 +132,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     let action: Action;
     let connection: ReturnType<typeof parseCliConnection>;
     try {
-      connection = parseCliConnection(program.opts<RawCliConnectionOptions>(), hazelcastNamed(program));
+      connection = parseCliConnection(program.opts<RawCliConnectionOptions>(), storesNamed(program));
       action = check();
     } catch (error) {
       throw asUsageError(error);

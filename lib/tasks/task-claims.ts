@@ -97,7 +97,7 @@ export class TaskClaims {
 
   /** The store told of work of a type this node handles: the task as it is now, or `undefined` when it could not be read. */
   heard(task: TaskRecord | undefined): void {
-    if (task) this.ready.offer(task, this.options.clock.now());
+    if (task) this.ready.offer(task, this.now());
     else this.ready.markIncomplete(); // heard of work it could not read: ask the store
     this.kick();
   }
@@ -105,7 +105,7 @@ export class TaskClaims {
   /** The store told of a claim of a type this node handles, by any node: its share, and a candidate gone. */
   heardClaim(id: string, claim: TaskClaim): void {
     if (claim.instance !== this.actor.instance) this.ready.claimedElsewhere(id, claim.epoch);
-    if (this.turns.heard(id, claim, this.options.clock.now())) this.kick();
+    if (this.turns.heard(id, claim, this.now())) this.kick();
   }
 
   /** The scan came round: lapsed leases, and any signal that was lost. */
@@ -148,7 +148,7 @@ export class TaskClaims {
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
     while (!this.stopping && this.freeSlots(concurrency) > 0) {
-      const now = this.options.clock.now();
+      const now = this.now();
       if (this.lostStreak >= LOST_STREAK_SLOTS * concurrency) {
         // Claims kept failing: ask the store again, but not before the refresh window passed (claims still under way
         // that settle meanwhile wake the loop, which stops here again).
@@ -170,7 +170,7 @@ export class TaskClaims {
           await this.store.listening(); // never a query before the watch of its types is in place: no task falls between
           // Due by the clock once the watch is in place: a task submitted while it was set up came with no event, and
           // a query asked as of before its submit would leave it out as not due yet, until the next scan.
-          const at = earliestOf(this.options.clock);
+          const at = this.now();
           found = await this.store.claimable([...this.handlers.keys()], at, at - this.options.clockSkewMs, READY_LIMIT);
         } catch (error) {
           this.signalled = true; // asked again a little later, not only at the next scan
@@ -183,7 +183,7 @@ export class TaskClaims {
       }
       // As many claims as there are free slots (each is one compare-and-set), and no more than its turn allows.
       // Claims waiting unread on the socket are read before an immediate runs.
-      const turn = await this.turns.turn(() => this.options.clock.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
+      const turn = await this.turns.turn(() => this.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
       if (this.stopping) return;
       // The turn counts landed claims only: those under way come out of it, or each round would take it again.
       const room = Math.min(this.freeSlots(concurrency), turn - this.underway.size);
@@ -235,6 +235,15 @@ export class TaskClaims {
   }
 
   /**
+   * The time this node claims by: the earliest the store's time can be (see `earliestOf`), one clock for what is due,
+   * what the store is asked for and whether another's claim lapsed, so they never disagree. Its own claim's lease is
+   * measured by the clock's `now()`.
+   */
+  private now(): number {
+    return earliestOf(this.options.clock);
+  }
+
+  /**
    * Whether to ask the store: the list has nothing it can vouch for, or a claim failed, or the scan (or a streak of
    * claims that failed) asks, at most every {@link READY_REFRESH_MS}.
    */
@@ -265,7 +274,7 @@ export class TaskClaims {
     if (!registration) return false;
     const read: VersionedTask = { task: found, raw: encodeTask(found) };
     // Decided on the earliest the time can be: another's claim is taken as lapsed only once it surely has.
-    const decision = decideClaim(found, this.actor, earliestOf(this.options.clock), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
+    const decision = decideClaim(found, this.actor, this.now(), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
     if (decision.outcome === 'exhausted') {
       if (await this.store.compareAndSet(found.id, read, decision.task)) await this.groups.progress(decision.task);
       return false;
@@ -288,7 +297,7 @@ export class TaskClaims {
       await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
       return false;
     }
-    this.turns.heard(found.id, decision.claim, this.options.clock.now()); // its own claims are not told back
+    this.turns.heard(found.id, decision.claim, this.now()); // its own claims are not told back
     this.landedSinceQuery++;
     this.runs.launch(decision.task, registration);
     return true;

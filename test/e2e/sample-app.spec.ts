@@ -25,8 +25,11 @@ const nowTick = () => Math.floor(Date.now() / 1000);
  */
 describe('the three-instance sample app', () => {
   const { clusterName, addresses } = testCluster();
+  // A Hazelcast team's shell: the test run's PostgreSQL and Redis variables are not in it (the CLI would not know
+  // which store the sample is on).
+  const { GATEKEEPER_PG_URL: _pg, GATEKEEPER_REDIS_URL: _redis, ...runEnv } = process.env;
   const hazelcastEnv = {
-    ...process.env,
+    ...runEnv,
     GATEKEEPER_HZ_MEMBERS: addresses.join(','),
     GATEKEEPER_HZ_CLUSTER_NAME: clusterName,
     SAMPLE_MAP_PREFIX: uniquePrefix('sample'),

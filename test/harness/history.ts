@@ -155,7 +155,7 @@ export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown
 
 /** Appends one event; `at`, `node` and `pid` default to now, `defaultNode` and this process. */
 export function appendEvent<E extends HistoryEvent = HistoryEvent>(file: string, event: Unstamped<E>, defaultNode = 'test'): E {
-  const stamped = { at: realNow(), node: defaultNode, pid: process.pid, ...event } as unknown as E;
+  const stamped = { at: eventTime(), node: defaultNode, pid: process.pid, ...event } as unknown as E;
   appendFileSync(file, `${JSON.stringify(stamped)}\n`);
   return stamped;
 }
@@ -188,7 +188,12 @@ export const isReportEvent = (e: HistoryEvent): e is ReportEvent => e.type === '
 export const isRunEvent = (e: HistoryEvent): e is RunEvent =>
   e.type === 'start' || e.type === 'effect' || e.type === 'abort' || e.type === 'signal' || e.type === 'end';
 
-/** Real time, also in a process whose wall clock shift-clock.cjs moves (which keeps the real one for this). */
-function realNow(): number {
-  return (globalThis as { __realDateNow?: () => number }).__realDateNow?.() ?? Date.now();
+/**
+ * When an event happened: the process's own clock, as its jobs see it (a test that lives through a daylight-saving
+ * moment reads its history in that time), or real time with HISTORY_REAL_TIME set, in a process whose wall clock
+ * shift-clock.cjs moves to play a machine whose clock is off (which keeps the real one for this).
+ */
+function eventTime(): number {
+  const real = process.env.HISTORY_REAL_TIME ? (globalThis as { __realDateNow?: () => number }).__realDateNow : undefined;
+  return real?.() ?? Date.now();
 }

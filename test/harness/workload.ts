@@ -66,6 +66,7 @@ export function workloadEnv(s: WorkloadSettings): NodeJS.ProcessEnv {
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${join(__dirname, 'shift-clock.cjs')}`.trim(),
       CLOCK_SHIFT_MS: String(s.wallClockShiftMs ?? 0),
       CLOCK_STEP_MS: String(s.wallClockStepMs ?? 0),
+      HISTORY_REAL_TIME: '1',
     }),
     ...(s.maxClockSkew !== undefined && { MAX_CLOCK_SKEW: String(s.maxClockSkew) }),
     ...(s.definitions !== undefined && { DEFINITIONS: JSON.stringify(s.definitions) }),

@@ -72,6 +72,9 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     const both = await cli(['list'], { ...NO_STORE, GATEKEEPER_PG_URL: url, GATEKEEPER_REDIS_URL: 'redis://127.0.0.1:1/0' });
     expect(both.code).toBe(2);
     expect(both.stderr.trim().split('\n')[0]).toContain('say which with --backend postgres|redis (or GATEKEEPER_BACKEND)');
+    // A store named on the command line wins over the environment's.
+    const flag = await cli(['--pg-url', url, '--map-prefix', mapPrefix, '--json', 'list'], { ...NO_STORE, GATEKEEPER_REDIS_URL: 'redis://127.0.0.1:1/0' });
+    expect([flag.code, flag.stderr]).toEqual([0, '']);
   });
 
   it('without hazelcast-client and with no store named, one line names the variables and flags of the other stores', async () => {
