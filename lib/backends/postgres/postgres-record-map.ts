@@ -4,7 +4,7 @@ import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, S
 import type { PostgresCalls } from './postgres-calls';
 import type { PostgresFeed } from './postgres-feed';
 import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
-import { checkIncarnation, INCARNATION_COLUMNS } from './postgres-schema';
+import { checkIncarnation, INCARNATION_COLUMNS, OWN_REMOVAL } from './postgres-schema';
 
 /** What a {@link PostgresRecordMap} is given by its backend. */
 export interface PostgresRecordMapContext {
@@ -87,7 +87,7 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {
-    const sql = `DELETE FROM ${this.table} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE}`;
+    const sql = `DELETE FROM ${this.table} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE} AND ${OWN_REMOVAL}`;
     return this.write(sql, [this.stored, expected.key, expected.value], `remove ${this.name} "${expected.key}"`, options);
   }
 
@@ -99,7 +99,7 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async delete(key: string, options: RecordCallOptions = {}): Promise<void> {
-    await this.query(`DELETE FROM ${this.table} WHERE map = $1 AND key = $2`, [this.stored, key], `remove ${this.name} "${key}"`, options);
+    await this.query(`DELETE FROM ${this.table} WHERE map = $1 AND key = $2 AND ${OWN_REMOVAL}`, [this.stored, key], `remove ${this.name} "${key}"`, options);
   }
 
   /**

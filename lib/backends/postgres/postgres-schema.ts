@@ -1,7 +1,25 @@
 import type { PoolClient } from 'pg';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
+
+/**
+ * The transaction-local setting by which a statement of the library says its `DELETE` is the library's own: the guard
+ * triggers (migration 4) refuse every other `DELETE` and `TRUNCATE` of the library's tables. A library statement sets
+ * it in its own `WHERE` (see {@link OWN_REMOVAL}), so it takes no round trip of its own and holds only to the end of
+ * that statement's transaction.
+ */
+export const REMOVING = 'nestjs_gatekeeper.removing';
+
+/**
+ * A condition a library `DELETE` adds to its `WHERE`: true, having set {@link REMOVING} first. It is evaluated for every
+ * row before that row is deleted (a row is deleted only once its whole condition held), so the guard trigger, which
+ * runs as each row is deleted, always finds it set.
+ */
+export const OWN_REMOVAL = `set_config('${REMOVING}', 'on', true) = 'on'`;
+
+/** The tables the guard triggers keep: everything whose rows a removal from outside could turn into two holders. */
+const GUARDED = ['records', 'tasks', 'counters', 'lost_marks', 'incarnation', 'forget_on_restore'] as const;
 
 /**
  * The library's tables, in a schema of its own. A migration is applied once, in order, inside the transaction that
@@ -19,6 +37,11 @@ export const SCHEMA_VERSION = 3;
  *   the fields claims are found by taken from each value as generated columns, under partial indexes that hand out
  *   the first tasks in claim order however long the backlog. Its trigger tells only what a node acts on: a task that
  *   became pending, and a new claim (not a renewal, not a completion).
+ * - Guard triggers (migration 4) on every table above refuse a `DELETE` or `TRUNCATE` that is not the library's own
+ *   (see {@link REMOVING}): an absent record is never taken for one that never existed while a lease under it could
+ *   still vouch, and a removal from outside leaves nothing to tell it by (the records saying a semaphore ever existed
+ *   go with it). The error tells the operator what to do instead. They fire whatever `session_replication_role` says
+ *   (`ENABLE ALWAYS`); only their owner can disable them, or drop the schema.
  */
 function migrations(schema: string, channel: string): ReadonlyArray<readonly string[]> {
   const s = ident(schema);
@@ -77,36 +100,7 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       // state was written in, drops the records of the maps that forget theirs (marking each lost), takes every
       // counter past anything it can have handed out, and dates the loss; all in the statement's one transaction, the
       // incarnation's row locked, so one caller handles a restore and every other one waits for it and sees it.
-      `CREATE FUNCTION ${s}.check_incarnation(now_ms bigint, OUT lost_at bigint, OUT forgotten text[], OUT records_oid bigint) LANGUAGE plpgsql AS $$
-        DECLARE
-          known ${s}.incarnation%ROWTYPE;
-          here text := ${s}.current_incarnation();
-        BEGIN
-          records_oid := ${literal(`${s}.records`)}::regclass::oid::bigint;
-          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1;
-          IF known.identity = here THEN
-            lost_at := known.lost_at;
-            RETURN;
-          END IF;
-          -- A missing row (deleted by hand) counts as another database; made first, so the lock below has a row to take.
-          INSERT INTO ${s}.incarnation (id, identity) VALUES (1, 'missing') ON CONFLICT (id) DO NOTHING;
-          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1 FOR UPDATE;
-          IF known.identity = here THEN
-            lost_at := known.lost_at;
-            RETURN;
-          END IF;
-          lost_at := GREATEST(coalesce(known.lost_at, 0), now_ms);
-          WITH gone AS (
-            DELETE FROM ${s}.records WHERE map IN (SELECT map FROM ${s}.forget_on_restore) RETURNING map, key, value
-          ), marked AS (
-            INSERT INTO ${s}.lost_marks AS l (map, key, at, value) SELECT map, key, lost_at, value FROM gone
-            ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(l.at, EXCLUDED.at), value = EXCLUDED.value
-            RETURNING map || ' ' || key AS what
-          )
-          SELECT coalesce(array_agg(what ORDER BY what), '{}') INTO forgotten FROM marked;
-          UPDATE ${s}.counters SET value = GREATEST(value, lost_at * 1000);
-          UPDATE ${s}.incarnation SET identity = here, lost_at = check_incarnation.lost_at WHERE id = 1;
-        END $$`,
+      checkIncarnationFunction(s, 'CREATE', false),
       // A counter's next value, the database's incarnation checked first in the same transaction: a counter never
       // hands out a value again from a restored row.
       `CREATE FUNCTION ${s}.next_counter(counter text, at_least bigint, now_ms bigint, OUT next bigint, OUT lost_at bigint, OUT forgotten text[])
@@ -160,7 +154,70 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       `CREATE TRIGGER tasks_changed AFTER INSERT OR UPDATE ON ${s}.tasks FOR EACH ROW EXECUTE FUNCTION ${s}.tell_task()`,
       `CREATE TRIGGER tasks_cleared AFTER TRUNCATE ON ${s}.tasks FOR EACH STATEMENT EXECUTE FUNCTION ${s}.tell_cleared()`,
     ],
+    // 4: no removal of the library's rows but its own.
+    [
+      `CREATE FUNCTION ${s}.refuse_removal() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF current_setting(${literal(REMOVING)}, true) = 'on' THEN
+            RETURN OLD;
+          END IF;
+          RAISE EXCEPTION USING
+            ERRCODE = 'restrict_violation',
+            MESSAGE = format('nestjs-gatekeeper: %s on %I.%I refused: only nestjs-gatekeeper removes its rows', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME),
+            DETAIL = 'A permit removed while its holder still runs under it would be granted to a second holder at once: nothing '
+              || 'left would say it had existed. Runtime schedules, history, tasks, counters and lost marks are refused for the same reason.',
+            HINT = 'To stop a job: npx nestjs-gatekeeper --backend postgres --pg-url <url> pause <name>. To take a permit away: '
+              || '... release <name> <token> (its holder is told first). To remove a definition: ... remove <name>. '
+              || 'To start over from nothing: stop every node, then DROP SCHEMA ' || quote_ident(TG_TABLE_SCHEMA) || ' CASCADE.';
+        END $$`,
+      ...GUARDED.flatMap((table) => [
+        `CREATE TRIGGER ${table}_refuse_delete BEFORE DELETE ON ${s}.${table} FOR EACH ROW EXECUTE FUNCTION ${s}.refuse_removal()`,
+        `CREATE TRIGGER ${table}_refuse_truncate BEFORE TRUNCATE ON ${s}.${table} FOR EACH STATEMENT EXECUTE FUNCTION ${s}.refuse_removal()`,
+        `ALTER TABLE ${s}.${table} ENABLE ALWAYS TRIGGER ${table}_refuse_delete`,
+        `ALTER TABLE ${s}.${table} ENABLE ALWAYS TRIGGER ${table}_refuse_truncate`,
+      ]),
+      // Its own drop of a restored state's leases, let through.
+      checkIncarnationFunction(s, 'CREATE OR REPLACE', true),
+    ],
   ];
+}
+
+/**
+ * The text of `check_incarnation` (see migration 2), after `verb` (`CREATE` or `CREATE OR REPLACE`). From migration 4
+ * on (`removes`), its drop of a restored state's leases says it is the library's own removal, which the guard triggers
+ * let through (see {@link REMOVING}).
+ */
+function checkIncarnationFunction(s: string, verb: 'CREATE' | 'CREATE OR REPLACE', removes: boolean): string {
+  return `${verb} FUNCTION ${s}.check_incarnation(now_ms bigint, OUT lost_at bigint, OUT forgotten text[], OUT records_oid bigint) LANGUAGE plpgsql AS $$
+        DECLARE
+          known ${s}.incarnation%ROWTYPE;
+          here text := ${s}.current_incarnation();
+        BEGIN
+          records_oid := ${literal(`${s}.records`)}::regclass::oid::bigint;
+          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1;
+          IF known.identity = here THEN
+            lost_at := known.lost_at;
+            RETURN;
+          END IF;
+          -- A missing row (deleted by hand) counts as another database; made first, so the lock below has a row to take.
+          INSERT INTO ${s}.incarnation (id, identity) VALUES (1, 'missing') ON CONFLICT (id) DO NOTHING;
+          SELECT * INTO known FROM ${s}.incarnation WHERE id = 1 FOR UPDATE;
+          IF known.identity = here THEN
+            lost_at := known.lost_at;
+            RETURN;
+          END IF;
+          lost_at := GREATEST(coalesce(known.lost_at, 0), now_ms);
+${removes ? `          PERFORM set_config('${REMOVING}', 'on', true);\n` : ''}          WITH gone AS (
+            DELETE FROM ${s}.records WHERE map IN (SELECT map FROM ${s}.forget_on_restore) RETURNING map, key, value
+          ), marked AS (
+            INSERT INTO ${s}.lost_marks AS l (map, key, at, value) SELECT map, key, lost_at, value FROM gone
+            ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(l.at, EXCLUDED.at), value = EXCLUDED.value
+            RETURNING map || ' ' || key AS what
+          )
+          SELECT coalesce(array_agg(what ORDER BY what), '{}') INTO forgotten FROM marked;
+          UPDATE ${s}.counters SET value = GREATEST(value, lost_at * 1000);
+          UPDATE ${s}.incarnation SET identity = here, lost_at = check_incarnation.lost_at WHERE id = 1;
+        END $$`;
 }
 
 /** Thrown when the database holds a schema a newer version of the library wrote. */
@@ -210,7 +267,7 @@ export async function migrate(client: PoolClient, schema: string, channel: strin
 export function sweepExpired(schema: string): string {
   const s = ident(schema);
   return `DELETE FROM ${s}.records WHERE ctid IN (SELECT ctid FROM ${s}.records WHERE expires_at <= clock_timestamp() LIMIT 1000) `
-    + 'AND expires_at <= clock_timestamp()';
+    + `AND expires_at <= clock_timestamp() AND ${OWN_REMOVAL}`;
 }
 
 /**

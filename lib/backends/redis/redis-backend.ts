@@ -140,9 +140,8 @@ export class RedisBackend implements StoreBackend {
         const sub = client.duplicate();
         return sub;
       },
-      publish: async (payload) => {
-        await client.call('PUBLISH', channel, payload);
-      },
+      // From a script: so the check also finds what the scripts check first (see RedisCalls.probe).
+      publish: (payload) => this.calls.probe(payload, this.options.listenCheckMs ?? 5_000),
       channel,
       mark: this.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,

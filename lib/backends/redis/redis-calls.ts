@@ -42,8 +42,21 @@ export class RedisCalls {
    * Runs script `name` (one of `SCRIPTS`, or a script of a native store's own, with the same prelude) with its own
    * arguments; resolves with its answer once the incarnation in it was taken in.
    */
-  async run<R>(name: ScriptName | Script, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
+  run<R>(name: ScriptName | Script, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
     this.count++;
+    return this.send(name, args, what, timeoutMs, lateOutcome);
+  }
+
+  /**
+   * The change feed's check of itself (every `listenCheckMs`): publishes `payload` on the changes channel from a
+   * script, so that every node runs the prelude's checks (a loss of data, leases removed by another client) at least
+   * that often, however quiet it is. Not counted among the calls: it serves no decision.
+   */
+  async probe(payload: string, timeoutMs: number): Promise<void> {
+    await this.send('probe', [payload], 'check the Redis subscriber', timeoutMs);
+  }
+
+  private async send<R>(name: ScriptName | Script, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {
     let sent: Promise<ScriptAnswer<R>>;
     try {
       const client = this.client();

@@ -6,11 +6,13 @@ import type { RedisClient } from './redis-backend.options';
 
 /**
  * What the scripts publish (see `tell` in `redis-scripts.ts`), a change as `w<len>:<map><len>:<key><value>` (written)
- * or `r<len>:<map><len>:<key>` (removed), lengths in bytes, nothing escaped; `p<id>` is a feed's check of itself.
+ * or `r<len>:<map><len>:<key>` (removed), lengths in bytes, nothing escaped; `l` says a call found the store lost data
+ * (every view reads again, and learns the loss from its answer); `p<id>` is a feed's check of itself.
  */
 const WRITTEN = 0x77; // 'w'
 const REMOVED = 0x72; // 'r'
 const PROBE = 0x70; // 'p'
+const LOST = 0x6c; // 'l'
 const COLON = 0x3a;
 
 /** What a {@link RedisFeed} needs from its backend. */
@@ -137,6 +139,10 @@ export class RedisFeed {
     const kind = message[0];
     if (kind === PROBE) {
       if (this.probe && message.toString('utf8', 1) === this.probe.id) this.probe.heard();
+      return;
+    }
+    if (kind === LOST) {
+      this.watches.tellAll('lost-data');
       return;
     }
     if (kind !== WRITTEN && kind !== REMOVED) return;

@@ -19,10 +19,13 @@
  * - `T:forget`: the maps whose records a loss drops (`forgetOnRestore`).
  * - `T:m:<map>` (hash: key → value), `T:ttl:<map>` (sorted set: key by expiry ms), `T:lost:<map>` (hash: key → when
  *   marked lost), `T:lostv:<map>` (hash: key → the value a loss dropped), `T:counters` (hash: name → value).
+ * - `T:keys:<map>` (set), for the maps in `T:forget` only (leases): the keys the library's scripts left in the map. A
+ *   key listed there and gone from the map was removed by another client; the next call of any node marks it lost
+ *   and tells its removal (see the end of the prelude).
  * - `T:tp:<type>`, `T:tw:<type>`, `T:tr:<type>`, `T:tu:<type>`, `T:tf`: the indexes of the tasks map (`T:m:tasks`) that
  *   the task store's own scripts keep beside it (see `tasks/redis-task-scripts.ts`).
  * - Changes are published on `T:changes` as `w<bytes>:<map><bytes>:<key><value>`, or `r<bytes>:<map><bytes>:<key>` for
- *   a removal (see `tell`).
+ *   a removal (see `tell`); `l` when a call found a loss of data.
  *
  * Every script takes KEYS[1] = `T` and ARGV[1..3] = the incarnation this node knows ('' if none), the highest epoch it
  * saw, and a new incarnation id to use if the store has none; the rest of ARGV is its own. Every script answers
@@ -57,8 +60,10 @@ local function lose(inc, why)
       redis.call('HSET', T .. ':lostv:' .. map, all[i], all[i + 1])
       forgotten[#forgotten + 1] = map .. ' ' .. all[i]
     end
-    redis.call('DEL', T .. ':m:' .. map, T .. ':ttl:' .. map)
+    redis.call('DEL', T .. ':m:' .. map, T .. ':ttl:' .. map, T .. ':keys:' .. map)
   end
+  -- Every node that hears it reads its views again (and learns of the loss from the answer).
+  redis.call('PUBLISH', T .. ':changes', 'l')
 end
 local inc = redis.call('GET', T .. ':inc')
 local epoch = tonumber(redis.call('GET', T .. ':epoch') or '0')
@@ -121,6 +126,45 @@ local function expiry(map, key, ttl, now)
     redis.call('ZREM', T .. ':ttl:' .. map, key)
   end
 end
+-- The maps of leases (T:forget) keep beside them, in T:keys:<map>, the keys the library's scripts left in them: only
+-- these scripts write those maps, so a key listed there and gone from the map went without the library removing it.
+local function kept(map, key)
+  if redis.call('SISMEMBER', T .. ':forget', map) == 1 then redis.call('SADD', T .. ':keys:' .. map, key) end
+end
+local function unkept(map, key)
+  if redis.call('SISMEMBER', T .. ':forget', map) == 1 then redis.call('SREM', T .. ':keys:' .. map, key) end
+end
+-- A key of a map of leases removed by another client (a DEL or HDEL by hand, a cleanup script, an eviction): nothing
+-- in the map says it existed any more, yet its holder may still run under it. Found by the next call of any node:
+-- marked lost since now, as a loss of data marks what it drops (whoever rebuilds it waits out its permits), and told
+-- removed to every node (its holder hears it and stops). A FLUSHDB takes T:inc too: a loss of everything, above.
+if not found then
+  for _, map in ipairs(redis.call('SMEMBERS', T .. ':forget')) do
+    local listed, records = T .. ':keys:' .. map, T .. ':m:' .. map
+    local known, held = redis.call('SCARD', listed), redis.call('HLEN', records)
+    if known == 0 and held > 0 then
+      -- First seen by this version of the library (or emptied by it): kept from the map as it is.
+      for _, key in ipairs(redis.call('HKEYS', records)) do redis.call('SADD', listed, key) end
+    elseif known ~= held then
+      local at, gone = now_ms(), 0
+      for _, key in ipairs(redis.call('SMEMBERS', listed)) do
+        if redis.call('HEXISTS', records, key) == 0 then
+          gone = gone + 1
+          local before = tonumber(redis.call('HGET', T .. ':lost:' .. map, key) or '0')
+          if before < at then redis.call('HSET', T .. ':lost:' .. map, key, at) end
+          redis.call('SREM', listed, key)
+          redis.call('ZREM', T .. ':ttl:' .. map, key)
+          tell(map, key, false)
+        end
+      end
+      -- Records written from outside are kept too, so the next call compares counts again.
+      if held > known - gone then
+        for _, key in ipairs(redis.call('HKEYS', records)) do redis.call('SADD', listed, key) end
+      end
+      if gone > 0 then bump() end
+    end
+  end
+end
 `;
 
 /** One script: its name (an ioredis command) and its body after the prelude; ARGV[4..] are its own. */
@@ -138,6 +182,10 @@ export const script = (name: string, body: string, writes = false): Script => ({
 export const SCRIPTS = {
   /** The check alone (the feed's check of itself, the open). */
   check: script('gkCheck', 'return answer(false)'),
+  /** ARGV: payload → publishes it on the changes channel, after the prelude's checks (the feed's check of itself). */
+  probe: script('gkProbe', `
+redis.call('PUBLISH', T .. ':changes', ARGV[4])
+return answer(false)`),
   /** ARGV: map, key → the value or false. */
   get: script('gkGet', `
 local map, key = ARGV[4], ARGV[5]
@@ -167,6 +215,7 @@ return answer(out)`),
 local map, key, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms()
 if redis.call('HEXISTS', T .. ':m:' .. map, key) == 1 and live(map, key, now) then return answer(0) end
 redis.call('HSET', T .. ':m:' .. map, key, value)
+kept(map, key)
 expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
@@ -190,6 +239,7 @@ local map, key, expected = ARGV[4], ARGV[5], ARGV[6]
 if redis.call('HGET', T .. ':m:' .. map, key) ~= expected or not live(map, key, now_ms()) then return answer(0) end
 redis.call('HDEL', T .. ':m:' .. map, key)
 redis.call('ZREM', T .. ':ttl:' .. map, key)
+unkept(map, key)
 bump()
 tell(map, key, false)
 return answer(1)`, true),
@@ -197,6 +247,7 @@ return answer(1)`, true),
   put: script('gkPut', `
 local map, key, value, ttl, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms()
 redis.call('HSET', T .. ':m:' .. map, key, value)
+kept(map, key)
 expiry(map, key, ttl, now)
 bump()
 tell(map, key, value)
@@ -206,6 +257,7 @@ return answer(1)`, true),
 local map, key = ARGV[4], ARGV[5]
 local had = redis.call('HDEL', T .. ':m:' .. map, key)
 redis.call('ZREM', T .. ':ttl:' .. map, key)
+unkept(map, key)
 if had == 1 then
   bump()
   tell(map, key, false)
@@ -249,6 +301,7 @@ local gone = redis.call('ZRANGEBYSCORE', T .. ':ttl:' .. map, '-inf', now_ms(), 
 for _, key in ipairs(gone) do
   redis.call('HDEL', T .. ':m:' .. map, key)
   redis.call('ZREM', T .. ':ttl:' .. map, key)
+  unkept(map, key)
   tell(map, key, false)
 end
 if #gone > 0 then bump() end
