@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type * as Pg from 'pg';
-import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
@@ -87,7 +86,7 @@ export class PostgresBackend implements StoreBackend {
    * written in. A restore or a failover starts every connection anew, so no statement reads its state unchecked.
    */
   private async checkOn(client: Pg.PoolClient): Promise<void> {
-    const result = await client.query<IncarnationAnswer>(`SELECT ${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`, [systemClock.now()]);
+    const result = await client.query<IncarnationAnswer>(`SELECT ${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`, []);
     this.incarnation.observe(result.rows[0]);
   }
 
@@ -97,7 +96,7 @@ export class PostgresBackend implements StoreBackend {
    */
   private async checkIncarnation({ also = '', more = [], timeoutMs }: { also?: string; more?: unknown[]; timeoutMs?: number } = {}): Promise<void> {
     const sql = `SELECT ${also}${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`;
-    const result = await this.calls.query<IncarnationAnswer>(sql, [systemClock.now(), ...more], 'check the database\'s incarnation', timeoutMs);
+    const result = await this.calls.query<IncarnationAnswer>(sql, more, 'check the database\'s incarnation', timeoutMs);
     this.incarnation.observe(result.rows[0]);
   }
 
@@ -204,7 +203,7 @@ export class PostgresBackend implements StoreBackend {
       notify: async (payload) => {
         // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
         // leaves the pool's connections open, so no new one would.
-        await this.checkIncarnation({ also: 'pg_notify($2, $3), ', more: [this.channel(), payload] });
+        await this.checkIncarnation({ also: 'pg_notify($1, $2), ', more: [this.channel(), payload] });
       },
       channel: this.channel(),
       mark: this.mark,
@@ -227,7 +226,7 @@ export class PostgresBackend implements StoreBackend {
       this.forgetting.add(stored);
     }
     return new PostgresRecordMap(name, stored, indexes.length > 0, {
-      calls: this.calls, feed, schema: this.quoted, now: () => systemClock.now(), incarnation: this.incarnation,
+      calls: this.calls, feed, schema: this.quoted, incarnation: this.incarnation,
       recheck: spec.forgetOnRestore ? (timeoutMs) => this.checkIncarnation({ timeoutMs }) : undefined,
     });
   }
@@ -242,7 +241,7 @@ export class PostgresBackend implements StoreBackend {
     if (!feed) throw new StoreUnavailableError(`cannot open the ${name} table: the PostgreSQL backend is not open`);
     const stored = `${this.mapPrefix}.${name}`;
     return {
-      map: new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', now: () => systemClock.now(), incarnation: this.incarnation }),
+      map: new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', incarnation: this.incarnation }),
       stored,
       table: `${this.quoted}.tasks`,
       select: async <R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number) => (await this.calls.query(sql, values, what, timeoutMs)).rows as R[],

@@ -1,8 +1,8 @@
-import { systemClock } from '../../core/clock';
 import type { CounterValue, Counters } from '../../store/counter';
 import type { RecordCallOptions } from '../../store/record-map';
 import type { PostgresCalls } from './postgres-calls';
 import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
+import { DATABASE_NOW_MS } from './postgres-schema';
 
 /**
  * Counters in the `counters` table (`name` is `<prefix>.<counter>`): one call of `next_counter` per value (an `INSERT
@@ -24,9 +24,9 @@ export class PostgresCounters implements Counters {
   ) {}
 
   async next(name: string, options: RecordCallOptions = {}): Promise<CounterValue> {
-    const sql = `SELECT next, lost_at, forgotten FROM ${this.schema}.next_counter($1, $2::bigint, $3::bigint)`;
+    const sql = `SELECT next, lost_at, forgotten FROM ${this.schema}.next_counter($1, $2::bigint, ${DATABASE_NOW_MS})`;
     const floor = (this.seen.get(name) ?? 0) + 1;
-    const values = [`${this.prefix}.${name}`, floor, systemClock.now()];
+    const values = [`${this.prefix}.${name}`, floor];
     const result = await this.calls.query<{ next: string } & IncarnationAnswer>(sql, values, `advance counter ${name}`, options.timeoutMs);
     const row = result.rows[0];
     const lostSince = this.incarnation.observe(row);

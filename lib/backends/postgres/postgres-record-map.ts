@@ -4,7 +4,7 @@ import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, S
 import type { PostgresCalls } from './postgres-calls';
 import type { PostgresFeed } from './postgres-feed';
 import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
-import { checkIncarnation, INCARNATION_COLUMNS, OWN_REMOVAL } from './postgres-schema';
+import { checkIncarnation, DATABASE_NOW_MS, INCARNATION_COLUMNS, OWN_REMOVAL } from './postgres-schema';
 
 /** What a {@link PostgresRecordMap} is given by its backend. */
 export interface PostgresRecordMapContext {
@@ -14,8 +14,6 @@ export interface PostgresRecordMapContext {
   readonly schema: string;
   /** The table of the map's rows, in the schema: `records` unless a capability has one of its own (`tasks`). */
   readonly table?: string;
-  /** This node's clock (the time a record is marked lost). */
-  readonly now: () => number;
   /** Since when the database may have lost writes (a restore, a failover). */
   readonly incarnation: PostgresIncarnation;
   /**
@@ -109,8 +107,8 @@ export class PostgresRecordMap implements RecordMap {
    */
   async lostSince(key: string, options: RecordCallOptions = {}): Promise<number | undefined> {
     const schema = this.context.schema;
-    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, ${INCARNATION_COLUMNS} FROM ${checkIncarnation(schema, 3)}`;
-    const result = await this.query<{ at: string | null } & IncarnationAnswer>(sql, [this.stored, key, this.context.now()], `read whether ${this.name} "${key}" was lost`, options);
+    const sql = `SELECT (SELECT at FROM ${schema}.lost_marks WHERE map = $1 AND key = $2) AS at, ${INCARNATION_COLUMNS} FROM ${checkIncarnation(schema)}`;
+    const result = await this.query<{ at: string | null } & IncarnationAnswer>(sql, [this.stored, key], `read whether ${this.name} "${key}" was lost`, options);
     const row = result.rows[0];
     const store = this.context.incarnation.observe(row);
     const times = [row.at === null ? undefined : Number(row.at), store].filter((t): t is number => t !== undefined);
@@ -124,12 +122,11 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
-    // On this node's clock, as on Hazelcast: whoever reads the mark adds its skew bound to its own clock, which the
-    // database's is not bounded by.
+    // On the database's clock, which times permits: a recovery wait counted from it is never cut by a node's clock.
     const sql =
-      `INSERT INTO ${this.context.schema}.lost_marks (map, key, at) VALUES ($1, $2, $3) ` +
+      `INSERT INTO ${this.context.schema}.lost_marks (map, key, at) VALUES ($1, $2, ${DATABASE_NOW_MS}) ` +
       `ON CONFLICT (map, key) DO UPDATE SET at = GREATEST(${this.context.schema}.lost_marks.at, EXCLUDED.at)`;
-    await this.query(sql, [this.stored, key, this.context.now()], `mark ${this.name} "${key}" lost`, options);
+    await this.query(sql, [this.stored, key], `mark ${this.name} "${key}" lost`, options);
   }
 
   watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {

@@ -270,15 +270,18 @@ export function sweepExpired(schema: string): string {
     + `AND expires_at <= clock_timestamp() AND ${OWN_REMOVAL}`;
 }
 
+/** The database's clock in epoch ms, as SQL: what loss marks and counters are stamped with, as permits are timed by it. */
+export const DATABASE_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+
 /**
  * The call that checks which database the state is in (`check_incarnation`, migration 2) in the schema `quoted`
- * (already an identifier), with this node's clock as parameter `$param`, named `c`: a row of `lost_at`, since when the state may
+ * (already an identifier), on the database's clock, named `c`: a row of `lost_at`, since when the state may
  * have lost acknowledged writes (`null`: never), `forgotten`, the records this call dropped (`<map> <key>`; `null`
  * unless this call found the restore), and `records_oid`, the oid of the `records` table it checked (a logical restore
  * makes the table anew: a row read with another `tableoid` is from a database not checked yet).
  */
-export function checkIncarnation(quoted: string, param = 1): string {
-  return `${quoted}.check_incarnation($${param}::bigint) c`;
+export function checkIncarnation(quoted: string): string {
+  return `${quoted}.check_incarnation(${DATABASE_NOW_MS}) c`;
 }
 
 /** The columns of {@link checkIncarnation}'s row (as `c`) that `PostgresIncarnation.observe` takes. */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock } from '../../core/clock';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
@@ -219,7 +218,7 @@ export class RedisBackend implements StoreBackend {
       this.forgetting.add(name);
     }
     this.maps.add(name);
-    return new RedisRecordMap(name, name, { calls: this.calls, feed, now: () => systemClock.now() });
+    return new RedisRecordMap(name, name, { calls: this.calls, feed });
   }
 
   /**

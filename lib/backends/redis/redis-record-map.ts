@@ -7,8 +7,6 @@ import type { RedisFeed } from './redis-feed';
 export interface RedisRecordMapContext {
   readonly calls: RedisCalls;
   readonly feed: RedisFeed;
-  /** This node's clock (the time a record is marked lost). */
-  readonly now: () => number;
 }
 
 /** `{ key, value, key, value, ... }` as records. */
@@ -91,8 +89,8 @@ export class RedisRecordMap implements RecordMap {
   }
 
   async markLost(key: string, options: RecordCallOptions = {}): Promise<void> {
-    // On this node's clock, as on the other stores: whoever reads the mark adds its skew bound to its own clock.
-    await this.call('markLost', [this.stored, key, this.context.now()], `mark ${this.name} "${key}" lost`, options);
+    // On the server's clock, which times permits: a recovery wait counted from it is never cut by a node's clock.
+    await this.call('markLost', [this.stored, key], `mark ${this.name} "${key}" lost`, options);
   }
 
   watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {

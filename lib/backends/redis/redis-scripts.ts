@@ -269,9 +269,9 @@ return answer(redis.call('HGET', T .. ':lost:' .. ARGV[4], ARGV[5]) or false)`),
   /** ARGV: map, key → the value a loss dropped under it, or false. */
   lostValue: script('gkLostValue', `
 return answer(redis.call('HGET', T .. ':lostv:' .. ARGV[4], ARGV[5]) or false)`),
-  /** ARGV: map, key, at (ms) → marks it lost since `at`, or since when it was marked already if later. */
+  /** ARGV: map, key → marks it lost since now on the server's clock (which times permits), or since when it was marked already if later. */
   markLost: script('gkMarkLost', `
-local map, key, at = ARGV[4], ARGV[5], tonumber(ARGV[6])
+local map, key, at = ARGV[4], ARGV[5], now_ms()
 local before = tonumber(redis.call('HGET', T .. ':lost:' .. map, key) or '0')
 if before < at then redis.call('HSET', T .. ':lost:' .. map, key, at) end
 bump()
