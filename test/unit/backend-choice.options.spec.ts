@@ -2,7 +2,7 @@ import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
-import { createBackends } from '../../lib/nest/gatekeeper-stores.factory';
+import { createBackends, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 
 const every = (choice: unknown) => ({ permits: choice, presence: choice, schedules: choice, history: choice, tasks: choice });
@@ -61,5 +61,21 @@ describe('module options: the backend of each capability', () => {
     expect(mixed.of.permits).toBeInstanceOf(HazelcastBackend);
     expect(mixed.of.tasks).toBe(mixed.of.permits);
     expect(mixed.of.schedules).toBeInstanceOf(MemoryBackend);
+  });
+
+  it('refuses an unknown key one level down, in postgres and redis, naming it and the known ones', () => {
+    expect(() => resolveGatekeeperOptions({ backend: 'postgres', postgres: { connectionstring: 'postgres://h/db' } as never }))
+      .toThrow('invalid postgres.connectionstring: is not an option (expected one of pool, connectionString, poolConfig');
+    expect(() => resolveGatekeeperOptions({ backend: 'redis', redis: { URL: 'redis://h' } as never }))
+      .toThrow('invalid redis.URL: is not an option (expected one of client, url, connection');
+    expect(resolveGatekeeperOptions({ backend: 'postgres', postgres: { connectionString: 'postgres://h/db', schema: 'gk' } }).postgres.schema).toBe('gk');
+  });
+
+  it('names the PostgreSQL or Redis server start-up waits for, without the password, and where it came from', () => {
+    const pg = serverTarget(resolveGatekeeperOptions({ backend: 'postgres' }), { GATEKEEPER_PG_URL: 'postgres://app:secret@db:5432/app' });
+    expect(pg).toMatchObject({ name: 'PostgreSQL', address: 'postgres://app:***@db:5432/app', source: 'GATEKEEPER_PG_URL' });
+    const redis = serverTarget(resolveGatekeeperOptions({ backend: 'redis', redis: { url: 'redis://:pw@cache:6379/2' } }), {});
+    expect(redis).toMatchObject({ name: 'Redis', address: 'redis://:***@cache:6379/2', source: 'redis.url' });
+    expect(serverTarget(resolveGatekeeperOptions({ backend: 'memory' }), {})).toBeUndefined();
   });
 });

@@ -63,6 +63,9 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   const store = parseOption(PERMIT_STORE_CHOICE.optional(), options.store, 'store');
   const backends = resolveBackends(options);
   const hazelcast = resolveHazelcast(options.hazelcast);
+  // Typos one level down are refused as at the top (`postgres: { connectionstring }` would fall back to the variable).
+  parseOption(POSTGRES_OPTION_KEYS.optional(), options.postgres, 'postgres');
+  parseOption(REDIS_OPTION_KEYS.optional(), options.redis, 'redis');
   const connection = parseOption(CONNECTION_OPTIONS, given);
   const clock = options.clock ?? systemClock;
   const permitClock = new StoreClock(clock);
@@ -113,6 +116,14 @@ const MODULE_OPTIONS = optionKeys(OPTION_KEYS, {
   unknownKey: (key) => (EXTRAS.has(key) ? 'is an option of forRoot/forRootAsync itself: pass it next to useFactory, not in the factory\'s result' : notAnOption(OPTION_KEYS)(key)),
   lists: true,
 });
+
+const POSTGRES_OPTION_KEYS = optionKeys([
+  'pool', 'connectionString', 'poolConfig', 'schema', 'mapPrefix', 'callTimeoutMs', 'listenCheckMs', 'onLostData',
+] satisfies ReadonlyArray<keyof PostgresBackendOptions>, { lists: true });
+
+const REDIS_OPTION_KEYS = optionKeys([
+  'client', 'url', 'connection', 'mapPrefix', 'callTimeoutMs', 'minReplicas', 'listenCheckMs', 'onLostData', 'onWarning', 'onUnsafeConfig',
+] satisfies ReadonlyArray<keyof RedisBackendOptions>, { lists: true });
 
 const IDENTITY_KEYS = optionKeys(['group', 'acquirer'] satisfies ReadonlyArray<keyof NodeIdentity>, { lists: true });
 
