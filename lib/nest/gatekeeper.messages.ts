@@ -13,6 +13,10 @@ interface ClusterTarget {
 /** The stores a recovery wait names, by backend kind. */
 const STORE_NAMES: Readonly<Record<string, string>> = { redis: 'Redis store', postgres: 'PostgreSQL database', memory: 'in-memory store' };
 
+/** How a line starts that names the permits' store: the cluster, the database, the server (`undefined`: a store of the user's). */
+const storeTitle = (backend: string | undefined): string =>
+  ({ hazelcast: 'Cluster', postgres: 'PostgreSQL', redis: 'Redis' } as Record<string, string>)[backend ?? ''] ?? 'Store';
+
 const tokenOf = (permit: Permit) => `${permit.semaphore} (fencing token ${permit.fencingToken})`;
 
 /** Log and error texts, in one place. */
@@ -58,10 +62,10 @@ export const messages = {
     ].filter(Boolean).join('; '),
   connected: (kind: string, holder: Holder) =>
     `Connected to the ${kind} store as ${holder.acquirer} (group ${holder.group}, instance ${holder.instance})`,
-  unavailable: (detail: string) =>
-    `Cluster unreachable: denying every permit until it is back (fail closed). ${detail}`,
-  recovered: (name: string) =>
-    `The entry of "${name}" was lost with cluster data: put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
+  unavailable: (detail: string, backend?: string) =>
+    `${storeTitle(backend)} unreachable: denying every permit until it is back (fail closed). ${detail}`,
+  recovered: (name: string, backend?: string) =>
+    `The entry of "${name}" was lost with the ${backend === 'hazelcast' ? 'cluster' : STORE_NAMES[backend ?? ''] ?? 'store'}'s data: put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
   recoveryFailed: (name: string, error: unknown) => `Could not put back the lost definition of "${name}": ${(error as Error).message ?? String(error)}`,
   nameClash: (acquirer: string, instance: string, semaphore: string) =>
     `Another running instance (${instance}) uses this node's acquirer name "${acquirer}" (seen holding "${semaphore}"): ` +
@@ -70,7 +74,7 @@ export const messages = {
     `${where}: lockAtLeastFor (${lockAtLeastForMs} ms) plus maxClockSkew (${skewMs} ms) reaches the interval between ticks ` +
     `(${intervalMs} ms): the next tick finds the permit still kept and is skipped everywhere; lower lockAtLeastFor`,
   stateLine: formatStateLine,
-  available: () => 'Cluster reachable again: permits are granted as usual',
+  available: (backend?: string) => `${storeTitle(backend)} reachable again: permits are granted as usual`,
   storeClockImprecise: (kind: string, aheadMs: number, skewMs: number) =>
     `The ${kind} server's clock took ${formatDuration(Math.ceil(aheadMs))} to read, more than maxClockSkew (${formatDuration(skewMs)}): this node counts the server's time up to that much ahead (never behind), so its permits may end that much early; a slow link or a busy start, read again every 15 s`,
   corruptValue: (key: string, reason: string) =>

@@ -43,3 +43,14 @@ describe('the start-up error without a cluster', () => {
     expect(inspect(error)).toBe('[StoreUnreachableError: Cannot reach Hazelcast cluster "dev"]');
   });
 });
+
+describe('the lines of an outage and a recovery name the store in use', () => {
+  it('PostgreSQL, Redis, the cluster, or a store of the user\'s', () => {
+    expect(messages.unavailable('PostgreSQL call failed', 'postgres')).toMatch(/^PostgreSQL unreachable: denying every permit/);
+    expect(messages.available('redis')).toBe('Redis reachable again: permits are granted as usual');
+    expect(messages.unavailable('x', 'hazelcast')).toMatch(/^Cluster unreachable/);
+    expect(messages.unavailable('x', undefined)).toMatch(/^Store unreachable/);
+    expect(messages.recovered('billing', 'postgres')).toContain('lost with the PostgreSQL database\'s data');
+    expect(messages.recovered('billing', 'hazelcast')).toContain('lost with the cluster\'s data');
+  });
+});

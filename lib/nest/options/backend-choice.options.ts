@@ -101,3 +101,13 @@ function describeValue(value: unknown): string {
   if (value !== null && typeof value === 'object') return `an object without them (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
   return String(value);
 }
+
+/**
+ * The kind of the permits' backend (`'hazelcast'`, `'postgres'`, `'redis'`, `'memory'`, a backend of the user's own
+ * kind), or `undefined` for a permit store of the user's: what the lines about the permits' store name.
+ */
+export function permitsBackendKind(options: { readonly permitStore?: unknown; readonly backends: ResolvedBackends }): string | undefined {
+  if (options.permitStore) return undefined;
+  const choice = options.backends.permits;
+  return typeof choice === 'object' ? choice.kind : choice;
+}

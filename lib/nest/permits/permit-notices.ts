@@ -46,8 +46,8 @@ export class PermitNotices {
   noteAvailability(available: boolean, detail = ''): void {
     if (available === !this.unavailable) return;
     this.unavailable = !available;
-    if (available) this.logger.log(messages.available());
-    else this.logger.warn(messages.unavailable(detail));
+    if (available) this.logger.log(messages.available(this.options.backend));
+    else this.logger.warn(messages.unavailable(detail, this.options.backend));
   }
 
   /** Logs an unreadable value once per key (again after {@link forgetCorrupt}). */

@@ -1,4 +1,5 @@
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
+import { permitsBackendKind } from '../options/backend-choice.options';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
@@ -64,11 +65,10 @@ export class PermitsRuntime implements CapabilityRuntime {
       storeTimeoutMs: options.storeTimeoutMs,
       onMissing: (name) => startup.recover(this.admin, name),
     });
-    const backend = options.permitStore ? undefined : options.backends.permits;
     this.notices = new PermitNotices(store, options.permitClock, {
       clockSkewMs: options.clockSkewMs,
       countDenials: Boolean(options.stateDumpIntervalMs),
-      backend: typeof backend === 'object' ? backend.kind : backend,
+      backend: permitsBackendKind(options),
     });
     this.executor = new PermitExecutor({
       clock: options.permitClock,

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { permitsBackendKind } from '../options/backend-choice.options';
 import type { SemaphoreAdmin } from '../../permits/semaphore-admin';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
@@ -138,7 +139,7 @@ export class PermitsStartup {
     const definition = this.knownDefinition(name);
     if (!definition) return false;
     const wrote = await admin.define(definition, { graceDurationMs: this.knownDurationMs(name) });
-    if (wrote) this.logger.warn(messages.recovered(name));
+    if (wrote) this.logger.warn(messages.recovered(name, permitsBackendKind(this.options)));
     return true;
   }
 
