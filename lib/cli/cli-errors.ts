@@ -118,6 +118,12 @@ export class RunNotCompletedError extends GatekeeperError {
   }
 }
 
+/**
+ * `redis init` declared nothing (the prefix is in use, or was found lost): exit 1, so a deploy script that runs it
+ * before every start can tell a first deployment from a later one.
+ */
+export class NothingDeclaredError extends GatekeeperError {}
+
 /** The cluster keeps no run history of a job and no node counted a skipped tick of it: exit 1. */
 export class NoJobHistoryError extends GatekeeperError {
   constructor(

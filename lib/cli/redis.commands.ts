@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { RedisBackend } from '../backends/redis/redis-backend';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { parseCliConnection, type RawCliConnectionOptions } from './cli-connection';
-import { asUsageError } from './cli-errors';
+import { asUsageError, NothingDeclaredError } from './cli-errors';
 import { redactedUrl } from '../core/redacted-url';
 
 /**
@@ -16,7 +16,7 @@ export function addRedisCommands(program: Command, print: (json: unknown, text: 
     .description(
       'declare the map prefix new on a Redis no node used yet: its semaphores are granted at once instead of waiting one permit ' +
         'duration (a Redis without the library\'s keys looks like one that restarted without its data). Run it before the first ' +
-        'node starts; refused, writing nothing, once a node used the prefix. Needs --redis-url (or GATEKEEPER_REDIS_URL)',
+        'node starts; refused, writing nothing and exiting 1, once a node used the prefix. Needs --redis-url (or GATEKEEPER_REDIS_URL)',
     )
     .action(async () => {
       let url: string;
@@ -41,8 +41,10 @@ export function addRedisCommands(program: Command, print: (json: unknown, text: 
         if (error instanceof StoreUnavailableError) throw new StoreUnavailableError(`cannot reach Redis at ${redactedUrl(url)}: ${error.message}`, { cause: error });
         throw error;
       }
-      print({ prefix: backend.mapPrefix, declared }, declared
-        ? `Declared prefix "${backend.mapPrefix}" new: first grants need no recovery wait.`
-        : `Prefix "${backend.mapPrefix}" is in use already (or was found lost): nothing declared; semaphores rebuilt after a loss wait out one permit duration.`);
+      if (!declared) {
+        throw new NothingDeclaredError(`Prefix "${backend.mapPrefix}" is in use already (or was found lost): nothing declared; `
+          + 'semaphores rebuilt after a loss wait out one permit duration (exit 1: run it once, before the first node starts)');
+      }
+      print({ prefix: backend.mapPrefix, declared }, `Declared prefix "${backend.mapPrefix}" new: first grants need no recovery wait.`);
     });
 }

@@ -33,7 +33,11 @@ describe('nestjs-gatekeeper CLI on Redis (built binary, real server)', () => {
   it('declares a new prefix before any node used it, then refuses, and edits definitions and shows an app\'s permits', async () => {
     expect(await json('redis', 'init')).toEqual({ prefix: mapPrefix, declared: true });
     expect((await run('set', 'billing', '--duration', '30s', '--permits', '2')).code).toBe(0);
-    expect(await json('redis', 'init')).toEqual({ prefix: mapPrefix, declared: false });
+    // A second init declares nothing, and says so with its exit code, so a deploy script can tell.
+    const again = await run('--json', 'redis', 'init');
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr).error).toMatchObject({ code: 'REJECTED', type: 'NothingDeclaredError' });
+    expect(JSON.parse(again.stderr).error.message).toContain(`Prefix "${mapPrefix}" is in use already`);
     expect(await json('pause', 'billing')).toMatchObject({ permits: 0, pausedFrom: 2 });
     expect(await json('resume', 'billing')).toMatchObject({ permits: 2 });
     // An app node on the same records holds a permit at once (declared new: no recovery wait); the CLI sees it, and
