@@ -90,11 +90,20 @@ function wholeNumber(value: string, what: string, field: string, min: number): n
   return Number(value);
 }
 
+/** Below this, a bare `--duration` number is refused: a permit of under a second is written with its unit (`500ms`). */
+const BARE_DURATION_FLOOR_MS = 1_000;
+
 /** The fields `set` was given, checked as the library checks them (a placeholder duration stands in if absent). */
 function setFields(name: string, o: { permits?: string; duration?: string; groupPattern?: string; acquirerPattern?: string }): Partial<SemaphoreDefinitionInput> {
   const fields: Partial<SemaphoreDefinitionInput> = {};
   if (o.permits !== undefined) fields.permits = wholeNumber(o.permits, "option '--permits <n>' argument", 'permits', 0);
-  if (o.duration !== undefined) fields.duration = o.duration;
+  if (o.duration !== undefined) {
+    // A bare number is milliseconds: `--duration 90` on a job of a minute is 90 ms, almost surely meant as seconds.
+    if (/^\d+$/.test(o.duration.trim()) && Number(o.duration) < BARE_DURATION_FLOOR_MS) {
+      throw new CliUsageError(`invalid --duration: ${o.duration} would be ${o.duration} ms (a bare number is milliseconds): write '${o.duration}s' for seconds, or '${o.duration}ms' to mean milliseconds`, 'duration', name);
+    }
+    fields.duration = o.duration;
+  }
   if (o.groupPattern !== undefined) fields.groupPattern = o.groupPattern;
   if (o.acquirerPattern !== undefined) fields.acquirerPattern = o.acquirerPattern;
   if (Object.keys(fields).length === 0) {

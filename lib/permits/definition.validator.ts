@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { formatDuration } from '../core/duration';
 import { absentAs, durationInput, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { nameInput, shownName } from '../core/names';
@@ -85,4 +86,16 @@ export function toDefinitionInput(definition: SemaphoreDefinition): SemaphoreDef
     groupPattern: definition.groupPattern,
     acquirerPattern: definition.acquirerPattern,
   };
+}
+
+/**
+ * Refuses, unless `force`, an operator's definition whose duration is not more than twice the clock-skew bound: a
+ * running job's lease would vouch for its permit only briefly or not at all (a bare `--duration 90` is 90 ms, where
+ * 90 s was meant). Start-up only warns of such a duration in the module's options; an edit is refused naming the field.
+ */
+export function checkDurationOverSkew(definition: SemaphoreDefinition, skewMs: number, { force = false }: { force?: boolean } = {}): void {
+  if (force || skewMs <= 0 || definition.durationMs > 2 * skewMs) return;
+  throw new InvalidDefinitionError(definition.name, 'duration',
+    `${formatDuration(definition.durationMs)} is not more than twice maxClockSkew (${formatDuration(skewMs)}): a running job's lease could vouch `
+    + "for its permit only briefly or not at all. Give a longer one (a bare number is milliseconds: '90s' is 90 seconds), or force it");
 }

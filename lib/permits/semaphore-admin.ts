@@ -2,7 +2,7 @@ import { EditConflictError } from '../core/errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Clock } from '../core/clock';
 import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
-import { toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
+import { checkDurationOverSkew, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
 import { GroupMigrations, type GroupMigrationReport, type MigrationChange, type UndoMigrationReport } from './group-migrations';
 import { livePermits } from './permit';
@@ -77,6 +77,7 @@ export class SemaphoreAdmin {
    */
   async put(input: SemaphoreDefinitionInput, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     const definition = validateDefinition(input);
+    checkDurationOverSkew(definition, this.skewMs, options);
     let stored = definition;
     await this.edits.edit(definition.name, (current) => {
       checkKindEdit(definition.name, 'permits', current?.permits, definition.permits, options);
@@ -108,7 +109,8 @@ export class SemaphoreAdmin {
     }
     if ('name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
     const existing = await this.get(name); // validates the patch before the first write, naming the field
-    validateDefinition({ ...toDefinitionInput(existing), ...patch, name });
+    const patched = validateDefinition({ ...toDefinitionInput(existing), ...patch, name });
+    if ('duration' in patch) checkDurationOverSkew(patched, this.skewMs, options);
     let updated!: SemaphoreDefinition;
     await this.edits.edit(name, (current) => {
       if (!current) throw new UnknownSemaphoreError(name);

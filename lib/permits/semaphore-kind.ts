@@ -32,8 +32,9 @@ export function semaphoreKind(name: string): SemaphoreKind {
 export interface KindGuardOptions {
   /**
    * Allow an edit that changes the permits of an election's or an allocation's semaphore (a pause or resume
-   * included), or creates one by hand. Without it such an edit is refused with {@link InvalidDefinitionError}
-   * naming the semaphore: their permits are not a job's. Default `false`.
+   * included), or creates one by hand, or gives a duration not more than twice `maxClockSkew`. Without it such an
+   * edit is refused with {@link InvalidDefinitionError} naming the semaphore and the field: their permits are not a
+   * job's, and so short a lease can hardly vouch for a run. Default `false`.
    */
   readonly force?: boolean;
 }

@@ -51,7 +51,7 @@ describe('operator actions under concurrency and skewed clocks', () => {
     const fast: Clock = { now: () => Date.now() + 400 };
     const slow: Clock = { now: () => Date.now() - 400 };
     const f = await store(mapPrefix, fast);
-    await new SemaphoreAdmin(f, fast, { clockSkewMs: 500 }).put({ name: 'job', duration: '1s' });
+    await new SemaphoreAdmin(f, fast, { clockSkewMs: 500 }).put({ name: 'job', duration: '1s' }, { force: true }); // a 1 s permit with a 500 ms bound, on purpose
     const creator = new PermitEngine(f, { acquirer: 'fast', group: 'g', instance: 'fast' }, fast, { clockSkewMs: 500 });
     const tokens: number[] = [];
     for (let i = 0; i < 20; i++) {

@@ -200,6 +200,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
 
   it.each([
     ['an invalid pattern', ['set', 'x', '--duration', '1m', '--group-pattern', '('], 2, /"x": invalid groupPattern/],
+    ['a bare duration under a second (milliseconds)', ['set', 'x', '--duration', '90'], 2, /invalid --duration: 90 would be 90 ms \(a bare number is milliseconds\): write '90s' for seconds, or '90ms'/],
     ['a new definition without duration', ['set', 'y', '--permits', '2'], 1, /^error: --duration is required: "y" does not exist yet.*\(e\.g\. --duration 30s\)\n$/],
     ['an unknown semaphore', ['pause', 'ghost'], 1, /"ghost" has no definition/],
     ['a negative count', ['set', 'x', '--permits', '-1'], 2, /argument '-1' is invalid/],

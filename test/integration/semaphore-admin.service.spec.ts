@@ -33,6 +33,18 @@ describe('SemaphoreAdminService (memory store)', () => {
     await app.close();
   });
 
+  it('refuses a duration not more than twice maxClockSkew, naming the field, unless forced; changes nothing', async () => {
+    const refused = await semaphores.putDefinition({ name: 'reports', duration: 900 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidDefinitionError);
+    expect((refused as InvalidDefinitionError).field).toBe('duration');
+    expect((refused as Error).message).toContain("900ms is not more than twice maxClockSkew (500ms)");
+    expect(semaphores.listDefinitions().map((d) => d.name)).toEqual(['billing']);
+    await expect(semaphores.updateDefinition('billing', { duration: 90 })).rejects.toThrow(/invalid duration: 90ms is not more than twice/);
+    expect((await semaphores.readDefinition('billing')).durationMs).toBe(60_000);
+    expect((await semaphores.updateDefinition('billing', { duration: 90 }, { force: true })).durationMs).toBe(90);
+    expect((await semaphores.updateDefinition('billing', { groupPattern: 'production|dr' })).durationMs).toBe(90); // not about the duration
+  });
+
   it('puts, reads, updates, pauses, resumes and removes a definition, and refuses a bad one', async () => {
     const created = await semaphores.putDefinition({ name: 'reports', permits: 2, duration: '5m', groupPattern: 'production|staging' });
     expect(created).toMatchObject({ name: 'reports', permits: 2, durationMs: 300_000, groupPattern: 'production|staging' });
