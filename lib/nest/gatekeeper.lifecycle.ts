@@ -19,7 +19,6 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { StoreUnreachableError } from '../core/errors/store-unreachable.error';
 import { hazelcastTargetSources, serverTarget, type ModuleBackends, type ServerTarget } from './gatekeeper-stores.factory';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { formatDuration } from '../core/duration';
 
 /** While start-up waits for the cluster, how often it says so. */
 const WAITING_REPORT_MS = 10_000;
@@ -172,7 +171,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
         if (attempt === 0) this.logger.warn(`${messages.waitingForServer(server, timeoutMs)}: ${failure.detail}`);
         else if (Date.now() - reported >= WAITING_REPORT_MS) {
           reported = Date.now();
-          this.logger.warn(`Still waiting for ${server.name} at ${server.address} (${formatDuration(reported - started)} of ${formatDuration(timeoutMs)}): ${failure.detail}`);
+          this.logger.warn(messages.stillWaitingForServer(server, reported - started, timeoutMs, failure.detail));
         }
         await sleep(Math.min(RETRY_MS, left));
       }

@@ -43,6 +43,8 @@ export const messages = {
   },
   waitingForServer: (server: { name: string; address: string; source: string }, timeoutMs: number) =>
     `Waiting for ${server.name} at ${server.address} (from ${server.source}), up to ${formatDuration(timeoutMs)} (connectTimeout)`,
+  stillWaitingForServer: (server: { name: string; address: string }, elapsedMs: number, timeoutMs: number, detail: string) =>
+    `Still waiting for ${server.name} at ${server.address} (${formatDuration(Math.round(elapsedMs / 1000) * 1000)} of ${formatDuration(timeoutMs)}): ${detail}`,
   serverUnreachable: (server: { name: string; address: string; source: string }, failure: { kind: string; detail: string }, timeoutMs: number) => {
     const at = `${server.name} at ${server.address} (from ${server.source})`;
     if (failure.kind === 'refused-login') return `${at} refused the login: ${failure.detail}. Correct the user or password in ${server.source}`;
