@@ -136,6 +136,24 @@ export class HistoryRecorder {
     this.missedCounts.set(job, { count: (before?.count ?? 0) + count, last: Math.max(before?.last ?? last, last) });
   }
 
+  /**
+   * Since when `job` is known to the cluster (epoch ms): its history's first write, or, for a job with none, this
+   * node's start (it registered the job then). Missed instants count from here, not from before the job existed.
+   * A history written before `createdAt` existed, or one that cannot be read now, answers `-Infinity`.
+   */
+  async knownSince(job: string): Promise<number> {
+    let stored = this.stored.get(job);
+    if (!stored) {
+      try {
+        stored = await this.store.read(job, this.options.callTimeoutMs);
+      } catch {
+        return -Infinity;
+      }
+    }
+    if (!stored) return this.since;
+    return stored.history.createdAt ?? -Infinity;
+  }
+
   /** This node's skipped-tick counts per job (what the next flush writes). */
   skippedHere(): Readonly<Record<string, Readonly<Record<string, number>>>> {
     return this.skipped;

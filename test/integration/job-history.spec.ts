@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryHistoryBackend, MemoryHistoryStore, MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
 import type { SemaphoreEntry } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -240,6 +240,21 @@ class SlowCatchUpJobs {
   }
 }
 
+/** A job new to the `catch-up` semaphore: deployed after {@link CatchUpJobs} left it vacant. */
+@Injectable()
+class NewcomerJobs {
+  readonly runs: Array<{ trigger: string; instant?: number }> = [];
+
+  constructor(private readonly schedules: ScheduleService) {}
+
+  @Cron('* * * * * *')
+  @ClusterSingleton({ semaphore: 'catch-up', duration: '1s', missedRuns: 'runOnce', catchUpWindow: '10s' })
+  async everySecond(): Promise<void> {
+    const run = this.schedules.currentRun()!;
+    this.runs.push({ trigger: run.trigger, instant: run.instant });
+  }
+}
+
 describe('missed runs at start-up on a real member', () => {
   it("runs the newest instant missed while nobody was up, once, as soon as a node starts", async () => {
     const mapPrefix = uniquePrefix('catch-up');
@@ -273,6 +288,29 @@ describe('missed runs at start-up on a real member', () => {
     }
   });
 
+  it('counts a new job\'s missed instants from its first registration, not from its semaphore\'s vacancy', async () => {
+    const mapPrefix = uniquePrefix('newcomer');
+    const options = { mapPrefix, schedule: true, schedules: { history: { flushInterval: '200ms' } } };
+    const first = await startNode({ ...options, identity: { acquirer: 'node-a', group: 'production' }, providers: [CatchUpJobs] });
+    await first.get(CatchUpJobs).everySecond();
+    await first.close(); // the semaphore is vacant from here
+    const closedAt = Date.now();
+    await eventually('three instants to pass', () => Date.now() >= closedAt + 500 + 3_100, { intervalMs: 100, timeoutMs: 10_000 });
+    // The next deploy has a new job on the same semaphore (and not the old one): it never existed while it was vacant.
+    const second = await startNode({ ...options, identity: { acquirer: 'node-b', group: 'production' }, providers: [NewcomerJobs] });
+    try {
+      await eventually('two ticks of the newcomer', () => second.get(NewcomerJobs).runs.filter((r) => r.trigger === 'schedule').length >= 2, { timeoutMs: 10_000 });
+      expect(second.get(NewcomerJobs).runs.filter((r) => r.trigger === 'catchUp')).toEqual([]);
+      const history = await eventually('its history', async () => {
+        const h = await second.get(ScheduleService).history('NewcomerJobs.everySecond');
+        return h.runs.length >= 2 ? h : undefined;
+      }, { timeoutMs: 10_000 });
+      expect(history.missed).toEqual({ count: 0 });
+    } finally {
+      await second.close();
+    }
+  });
+
   it("catches up only instants missed before the node started, however long its decision takes: a tick that comes meanwhile runs its own instant, once", async () => {
     /** A store whose writes take longer than a second while `slow`: instants pass while start-up's catch-up decides. */
     class SlowWrites extends MemoryPermitStore {
@@ -283,7 +321,9 @@ describe('missed runs at start-up on a real member', () => {
       }
     }
     const backend = new MemoryStoreBackend();
-    const options = { mapPrefix: uniquePrefix('catch-up-slow'), providers: [SlowCatchUpJobs], schedule: true, schedules: { history: { flushInterval: '200ms' } } };
+    // The history on the same backend too: the second node must see the job the first one ran (it is no newcomer).
+    const history = new MemoryHistoryStore(new MemoryHistoryBackend());
+    const options = { mapPrefix: uniquePrefix('catch-up-slow'), providers: [SlowCatchUpJobs], schedule: true, schedules: { historyStore: history, history: { flushInterval: '200ms' } } };
     const first = await startNode({ ...options, identity: { acquirer: 'node-a', group: 'production' }, store: new MemoryPermitStore(backend) });
     await first.get(SlowCatchUpJobs).everySecond();
     await first.close();

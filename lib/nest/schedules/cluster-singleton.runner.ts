@@ -275,7 +275,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
     if (!manual) {
       // Missed: the instants before this tick's own, or (start-up's catch-up) those up to the node's start; an instant
       // that came while the catch-up was deciding has its own tick, which must not find it already run.
-      const catchUp = this.missed.check(this.schedules.jobs.get(where), grant, instant ?? (startedAt ?? this.moduleOptions.clock.now()) + 1);
+      const catchUp = await this.missed.check(this.schedules.jobs.get(where), grant, instant ?? (startedAt ?? this.moduleOptions.clock.now()) + 1);
       if (catchUp !== undefined) {
         let caughtUp: unknown;
         try {

@@ -11,6 +11,8 @@ import type { RegisteredJob } from './job-registry';
  * before the tick (or, at start-up, before now) were run by nobody: they are counted in the history, told as an
  * event, and with `missedRuns: 'runOnce'` the newest of them is the one instant to catch up, if it is within the
  * catch-up window. The next holder's grant comes after this one's permit, so no instant is caught up twice.
+ * Instants count from the vacancy or from when the job became known (its history's first write, or this node's
+ * start for a job with none), whichever is later: a job new to a semaphore inherits nothing of its vacancy.
  */
 export class MissedRuns {
   constructor(
@@ -23,11 +25,14 @@ export class MissedRuns {
   ) {}
 
   /** Notes the instants of `job` missed before `before` (ms) and returns the one to catch up, if any. */
-  check(job: RegisteredJob | undefined, grant: RunGrant, before: number): number | undefined {
+  async check(job: RegisteredJob | undefined, grant: RunGrant, before: number): Promise<number | undefined> {
     if (!job?.trigger || grant.outcome !== 'granted' || grant.vacantSince === undefined) return undefined;
     // Fire instants are on this node's clock; the vacancy on the permits' clock: counted on this node's.
     const vacantSince = grant.vacantSince + (this.clock === this.permitClock ? 0 : this.clock.now() - this.permitClock.now());
-    const { count, last } = job.trigger.firesBetween(vacantSince, before);
+    // Read only when some instant passed in the vacancy (rare: a store call on a fresh grant after one).
+    if (job.trigger.firesBetween(vacantSince, before, 1).count === 0) return undefined;
+    const known = await this.recorder.knownSince(job.name);
+    const { count, last } = job.trigger.firesBetween(Math.max(vacantSince, known), before);
     if (count === 0 || last === undefined) return undefined;
     const { semaphore, missedRuns, catchUpWindowMs } = job.options;
     this.recorder.missed(job.name, count, last);
