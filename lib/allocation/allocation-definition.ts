@@ -1,6 +1,9 @@
+import { z } from 'zod';
 import { parseDuration } from '../core/duration';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
+import { onlyKeys } from '../core/input-fields';
+import { parseInput } from '../core/input-schema';
 import { nameProblem } from '../core/names';
 import { validateDefinition } from '../permits/definition.validator';
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
@@ -21,6 +24,20 @@ export interface ResolvedAllocation {
 
 const KEYS: ReadonlyArray<keyof AllocationInput> = ['name', 'lease', 'groupPattern', 'acquirerPattern', 'maxParticipants', 'rebalanceDelay', 'manual'];
 
+const MANUAL_KEYS: ReadonlyArray<keyof ManualSlot> = ['nodeCount', 'nodeIndex'];
+
+/**
+ * The keys of one allocation as declared, `manual`'s among them: a key that is not an option is named first, at either
+ * level (a misspelt `nodeIndx` must not be read as a missing index); the values are read after, by
+ * {@link resolveAllocation}, which also words a `manual` that is no object.
+ */
+export const ALLOCATION_KEYS = onlyKeys(KEYS, `is not an option (expected one of ${KEYS.join(', ')})`).extend({
+  manual: z.preprocess(
+    (given) => (given !== null && typeof given === 'object' && !Array.isArray(given) ? given : undefined),
+    onlyKeys(MANUAL_KEYS, `is not an option (expected ${MANUAL_KEYS.join(', ')})`).optional(),
+  ),
+});
+
 /**
  * Validates one allocation as users declare it. Throws {@link InvalidOptionsError} naming `field` (e.g.
  * `allocations[0].lease`) and the allocation.
@@ -29,9 +46,7 @@ export function resolveAllocation(input: AllocationInput, field = 'allocation'):
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new InvalidOptionsError(field, `must be an object { name, lease, groupPattern, acquirerPattern, maxParticipants, rebalanceDelay }, got ${JSON.stringify(input)}`);
   }
-  for (const key of Object.keys(input)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw new InvalidOptionsError(`${field}.${key}`, `is not an option (expected one of ${KEYS.join(', ')})`);
-  }
+  parseInput(ALLOCATION_KEYS, input, (key, reason) => new InvalidOptionsError(`${field}.${key}`, reason));
   const problem = nameProblem(input.name, { max: MAX_ALLOCATION_NAME_LENGTH });
   if (problem !== undefined) throw new InvalidOptionsError(`${field}.name`, problem);
   const fields: Record<string, string> = { duration: 'lease', permits: 'maxParticipants' };
@@ -69,9 +84,6 @@ function resolveManual(manual: unknown, field: string, name: string): ManualSlot
   const given = manual as Partial<ManualSlot> | null;
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {
     throw new InvalidOptionsError(field, `(allocation "${name}") must be { nodeCount, nodeIndex }, got ${JSON.stringify(manual)}`);
-  }
-  for (const key of Object.keys(given)) {
-    if (key !== 'nodeCount' && key !== 'nodeIndex') throw new InvalidOptionsError(`${field}.${key}`, 'is not an option (expected nodeCount, nodeIndex)');
   }
   const { nodeCount, nodeIndex } = given;
   if (!Number.isSafeInteger(nodeCount) || nodeCount! < 1) {

@@ -10,6 +10,7 @@ import { redisStores } from './cli-redis-stores';
 import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock, type Clock } from '../core/clock';
+import { ENV } from '../core/env-vars';
 import { StoreClock } from '../store/store-clock';
 import { formatDuration, parseDuration } from '../core/duration';
 import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
@@ -178,7 +179,7 @@ export function chooseBackend(named: StoresNamed): Backend {
   const all = ['hazelcast', 'postgres', 'redis'] as const;
   for (const [level, sources] of [
     [named.flags, { hazelcast: '--members', postgres: '--pg-url', redis: '--redis-url' }],
-    [named.env, { hazelcast: 'GATEKEEPER_HZ_MEMBERS', postgres: 'GATEKEEPER_PG_URL', redis: 'GATEKEEPER_REDIS_URL' }],
+    [named.env, { hazelcast: ENV.hzMembers, postgres: ENV.pgUrl, redis: ENV.redisUrl }],
   ] as const) {
     const given = all.filter((b) => level?.[b]);
     if (given.length === 1) return given[0];

@@ -8,6 +8,7 @@
  * this file is the argument table and the dispatch, one cohesive list.
  */
 import { libraryVersion } from '../core/library-version';
+import { ENV } from '../core/env-vars';
 import { Command, CommanderError, Option } from 'commander';
 import { validateMigrationRequest, validateUndoRequest } from '../permits/group-migration.rules';
 import { SemaphoreAdmin } from '../permits/semaphore-admin';
@@ -36,14 +37,14 @@ export interface CliOutput {
 }
 
 const ENVIRONMENT = [
-  ['GATEKEEPER_BACKEND', 'default of --backend (hazelcast, postgres or redis)'],
-  ['GATEKEEPER_PG_URL', 'default of --pg-url (postgres://user:password@host:5432/db)'],
-  ['GATEKEEPER_REDIS_URL', 'default of --redis-url (redis://user:password@host:6379/0)'],
-  ['GATEKEEPER_HZ_MEMBERS', 'default of --members (comma-separated host:port)'],
-  ['GATEKEEPER_HZ_CLUSTER_NAME', 'default of --cluster-name'],
-  ['GATEKEEPER_MAP_PREFIX', "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
-  ['GATEKEEPER_ADMIN_TOKEN', "the token of the app's admin API (the app's own GATEKEEPER_ADMIN_TOKEN, or its admin.token), for the commands that ask a live app (jobs describe, run, pause, resume)"],
-  ['GATEKEEPER_ADMIN_PATH', "default of --admin-path (the app's admin.path, default gatekeeper)"],
+  [ENV.backend, 'default of --backend (hazelcast, postgres or redis)'],
+  [ENV.pgUrl, 'default of --pg-url (postgres://user:password@host:5432/db)'],
+  [ENV.redisUrl, 'default of --redis-url (redis://user:password@host:6379/0)'],
+  [ENV.hzMembers, 'default of --members (comma-separated host:port)'],
+  [ENV.hzClusterName, 'default of --cluster-name'],
+  [ENV.mapPrefix, "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
+  [ENV.adminToken, "the token of the app's admin API (the app's own GATEKEEPER_ADMIN_TOKEN, or its admin.token), for the commands that ask a live app (jobs describe, run, pause, resume)"],
+  [ENV.adminPath, "default of --admin-path (the app's admin.path, default gatekeeper)"],
 ] as const;
 
 const EXIT_HELP = [
@@ -118,12 +119,12 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   const program = new Command(CLI_NAME)
     .description('Edit and inspect nestjs-gatekeeper semaphores, inspect the cluster and its elections, and see and run scheduled jobs, in PostgreSQL, Redis or Hazelcast')
     .version(libraryVersion(), '-V, --version', 'print the version')
-    .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis (default: the one --pg-url, --redis-url or --members names, else hazelcast)').env('GATEKEEPER_BACKEND'))
-    .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env('GATEKEEPER_PG_URL'))
-    .addOption(new Option('--redis-url <url>', 'Redis URL (with --backend redis)').env('GATEKEEPER_REDIS_URL'))
-    .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env('GATEKEEPER_HZ_MEMBERS').default('127.0.0.1:5701'))
-    .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env('GATEKEEPER_HZ_CLUSTER_NAME').default('dev'))
-    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix (postgres.mapPrefix)").env('GATEKEEPER_MAP_PREFIX').default('gatekeeper'))
+    .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis (default: the one --pg-url, --redis-url or --members names, else hazelcast)').env(ENV.backend))
+    .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env(ENV.pgUrl))
+    .addOption(new Option('--redis-url <url>', 'Redis URL (with --backend redis)').env(ENV.redisUrl))
+    .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env(ENV.hzMembers).default('127.0.0.1:5701'))
+    .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env(ENV.hzClusterName).default('dev'))
+    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix (postgres.mapPrefix)").env(ENV.mapPrefix).default('gatekeeper'))
     .option('--connect-timeout <duration>', "give up connecting after this long: '5s', '500ms', or ms", '5s')
     .option('--json', 'print JSON for scripts instead of tables (errors too, on stderr)', false)
     .configureOutput({

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { parseDuration } from '../core/duration';
+import { ENV } from '../core/env-vars';
 import { emptyHistory } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
 import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
@@ -40,8 +41,8 @@ function checked<T>(parse: () => T): T {
 function asksLiveApp(command: Command): Command {
   return command
     .option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job')
-    .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env('GATEKEEPER_ADMIN_TOKEN'))
-    .addOption(new Option('--admin-path <path>', "the app's admin.path").env('GATEKEEPER_ADMIN_PATH').default('gatekeeper'));
+    .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env(ENV.adminToken))
+    .addOption(new Option('--admin-path <path>', "the app's admin.path").env(ENV.adminPath).default('gatekeeper'));
 }
 
 const LIVE_NOTE =

@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ENV } from '../core/env-vars';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 
 /*
@@ -30,9 +31,9 @@ export interface JarSource {
 }
 
 /** The jar source from the environment, with the defaults above. */
-export function jarSourceFromEnv(env: NodeJS.ProcessEnv, version = env.GATEKEEPER_HZ_VERSION || DEFAULT_HAZELCAST_VERSION): JarSource {
-  const cacheDir = env.GATEKEEPER_CACHE_DIR || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'nestjs-gatekeeper');
-  return { version, repository: (env.GATEKEEPER_MAVEN_REPOSITORY || MAVEN_CENTRAL).replace(/\/+$/, ''), cacheDir };
+export function jarSourceFromEnv(env: NodeJS.ProcessEnv, version = env[ENV.hzVersion] || DEFAULT_HAZELCAST_VERSION): JarSource {
+  const cacheDir = env[ENV.cacheDir] || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'nestjs-gatekeeper');
+  return { version, repository: (env[ENV.mavenRepository] || MAVEN_CENTRAL).replace(/\/+$/, ''), cacheDir };
 }
 
 /** A local member could not be fetched or started; the message says what to do instead. */

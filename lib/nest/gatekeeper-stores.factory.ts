@@ -24,6 +24,7 @@ import type { ResolvedGatekeeperOptions } from './options/gatekeeper.options';
 import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './options/backend-choice.options';
 
 import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
+import { ENV } from '../core/env-vars';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
@@ -40,10 +41,7 @@ import type { ScheduleStore } from '../schedules/schedule-store';
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
-export const HAZELCAST_ENV = {
-  members: 'GATEKEEPER_HZ_MEMBERS',
-  clusterName: 'GATEKEEPER_HZ_CLUSTER_NAME',
-} as const;
+const HAZELCAST_ENV = { members: ENV.hzMembers, clusterName: ENV.hzClusterName } as const;
 
 /**
  * Where the module's cluster name and member addresses come from (its options, the environment, or Hazelcast's
@@ -82,7 +80,7 @@ export function serverTarget(options: ResolvedGatekeeperOptions, env: NodeJS.Pro
     const [address, source] = pg.pool ? ['(the pool given)', 'postgres.pool']
       : pg.connectionString !== undefined ? [redactedUrl(pg.connectionString), 'postgres.connectionString']
         : pg.poolConfig !== undefined ? [describeHost(pg.poolConfig.host, pg.poolConfig.port, pg.poolConfig.database), 'postgres.poolConfig']
-          : [redactedUrl(env.GATEKEEPER_PG_URL ?? ''), 'GATEKEEPER_PG_URL'];
+          : [redactedUrl(env[ENV.pgUrl] ?? ''), ENV.pgUrl];
     return { kind: 'postgres', name: 'PostgreSQL', address, source, failure: postgresConnectFailure };
   }
   if (choice === 'redis') {
@@ -90,7 +88,7 @@ export function serverTarget(options: ResolvedGatekeeperOptions, env: NodeJS.Pro
     const [address, source] = redis.client ? ['(the client given)', 'redis.client']
       : redis.url !== undefined ? [redactedUrl(redis.url), 'redis.url']
         : redis.connection !== undefined ? [describeHost(redis.connection.host, redis.connection.port, redis.connection.db), 'redis.connection']
-          : [redactedUrl(env.GATEKEEPER_REDIS_URL ?? ''), 'GATEKEEPER_REDIS_URL'];
+          : [redactedUrl(env[ENV.redisUrl] ?? ''), ENV.redisUrl];
     return { kind: 'redis', name: 'Redis', address, source, failure: redisConnectFailure };
   }
   return undefined;
@@ -159,7 +157,7 @@ function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.Process
     ...options.postgres,
   };
   if (given.pool || given.connectionString !== undefined || given.poolConfig !== undefined) return given;
-  const url = env.GATEKEEPER_PG_URL;
+  const url = env[ENV.pgUrl];
   if (!url) throw new InvalidOptionsError('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");
   return { ...given, connectionString: url };
 }
@@ -176,7 +174,7 @@ function redisOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv
     ...options.redis,
   };
   if (given.client || given.url !== undefined || given.connection !== undefined) return given;
-  const url = env.GATEKEEPER_REDIS_URL;
+  const url = env[ENV.redisUrl];
   if (!url) throw new InvalidOptionsError('redis', "a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
   return { ...given, url };
 }

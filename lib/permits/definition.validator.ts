@@ -53,7 +53,8 @@ function definitionSchema(permits: z.ZodType<number>) {
   return z.strictObject(shape, { error: `is not a definition field (expected one of ${Object.keys(shape).join(', ')})` });
 }
 
-const DEFINITION = definitionSchema(PERMITS);
+/** A definition's fields (of any semaphore but an election's): what the `definitions` option and the admin edits take. */
+export const DEFINITION = definitionSchema(PERMITS);
 const ELECTION_DEFINITION = definitionSchema(ELECTION_PERMITS);
 
 /**

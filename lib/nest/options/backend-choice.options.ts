@@ -13,6 +13,9 @@ import { optionKeys, parseOption } from './option-schema';
  */
 export type BackendChoice = 'hazelcast' | 'memory' | 'postgres' | 'redis' | StoreBackend;
 
+/** The backends a {@link BackendChoice} names: every one the `backend` and `backends` options take by name. */
+export const BACKEND_NAMES = ['hazelcast', 'memory', 'postgres', 'redis'] as const satisfies ReadonlyArray<Extract<BackendChoice, string>>;
+
 /** One capability's state, which can be put on a backend of its own (see {@link CapabilityBackends}). */
 export type CapabilityState = 'permits' | 'presence' | 'schedules' | 'history' | 'tasks';
 
@@ -48,12 +51,12 @@ export interface BackendOptionsInput {
 
 /** A backend by name or a {@link StoreBackend}; anything else is named with what a backend has. */
 const BACKEND_CHOICE: z.ZodType<BackendChoice> = withReason(
-  z.union([z.enum(['hazelcast', 'memory', 'postgres', 'redis']), z.custom<StoreBackend>(isStoreBackend)]),
-  (given) => `must be 'hazelcast', 'memory', 'postgres', 'redis' or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(given)}`,
+  z.union([z.enum(BACKEND_NAMES), z.custom<StoreBackend>(isStoreBackend)]),
+  (given) => `must be ${BACKEND_NAMES.map((name) => `'${name}'`).join(', ')} or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(given)}`,
 );
 
-// The object and its keys; each capability's choice is read after the PermitStore rule (see resolveBackends).
-const CAPABILITY_BACKENDS = optionKeys(CAPABILITY_STATES, {
+/** The `backends` option's keys (each capability's choice is read after the PermitStore rule: see resolveBackends). */
+export const CAPABILITY_BACKENDS = optionKeys(CAPABILITY_STATES, {
   notObject: (given) => `must be an object with any of ${CAPABILITY_STATES.join(', ')}, got ${JSON.stringify(given)}`,
   unknownKey: () => `is not a capability with a backend of its own (known: ${CAPABILITY_STATES.join(', ')})`,
 });

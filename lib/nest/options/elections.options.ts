@@ -11,7 +11,7 @@ const ELECTIONS = z.array(z.unknown(), {
 });
 
 /** One election: a name, or an object whose lease and patterns the election's definition checks. */
-const ELECTION = z.preprocess(
+export const ELECTION = z.preprocess(
   (given) => (typeof given === 'string' ? { name: given } : given),
   optionsObject(
     {

@@ -1,5 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { z } from 'zod';
+import { ENV } from '../../core/env-vars';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { withReason } from '../../core/input-schema';
 import { absentAs } from '../../core/input-fields';
@@ -48,7 +49,7 @@ export interface ResolvedAdminOptions {
 export const MIN_ADMIN_TOKEN_LENGTH = 16;
 
 /** The environment variable `admin.token` defaults to, and the CLI sends: one setting for both sides. */
-export const ADMIN_TOKEN_ENV = 'GATEKEEPER_ADMIN_TOKEN';
+const ADMIN_TOKEN_ENV = ENV.adminToken;
 
 const ROUTE_PREFIX = absentAs(
   'gatekeeper',
@@ -66,7 +67,7 @@ const GUARD = z.custom<Type<CanActivate> | CanActivate>(
 
 // Fields in the order they are checked; the messages list them as the interface does. The token is checked after
 // the shape: whether it may be given, and where it comes from, depend on the guard.
-const ADMIN_OPTIONS = optionsObject(
+export const ADMIN_OPTIONS = optionsObject(
   { path: ROUTE_PREFIX, console: trueOrFalseOption.optional(), guard: GUARD.nullish(), token: z.unknown().optional() } satisfies Record<keyof GatekeeperAdminOptions, z.ZodType>,
   {
     notObject: (given) => `must be an object { path, guard, token, console }, got ${JSON.stringify(given)}`,

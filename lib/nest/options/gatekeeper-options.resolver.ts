@@ -8,23 +8,23 @@ import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
 import { withReason } from '../../core/input-schema';
 import { MAX_NODE_NAME_LENGTH, nameInput } from '../../core/names';
-import { validateDefinition } from '../../permits/definition.validator';
+import { DEFINITION, validateDefinition } from '../../permits/definition.validator';
 import type { NodeIdentity } from '../../permits/permit';
 import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
-import { resolveAllocations } from '../../allocation/allocation-definition';
+import { ALLOCATION_KEYS, resolveAllocations } from '../../allocation/allocation-definition';
 import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
 import type { RedisBackendOptions } from '../../backends/redis/redis-backend.options';
-import { resolveBackends } from './backend-choice.options';
-import { resolveElections } from './elections.options';
-import { resolveAdminOptions } from './gatekeeper-admin.options';
-import { checkHazelcastKeys, resolveHazelcast } from './hazelcast.options';
-import { resolveMembership } from './membership.options';
-import { resolveMetricsOptions } from './metrics.options';
+import { CAPABILITY_BACKENDS, resolveBackends } from './backend-choice.options';
+import { ELECTION, resolveElections } from './elections.options';
+import { ADMIN_OPTIONS, resolveAdminOptions } from './gatekeeper-admin.options';
+import { checkHazelcastKeys, HAZELCAST_OPTION_KEYS, resolveHazelcast } from './hazelcast.options';
+import { MEMBERSHIP_OPTIONS, resolveMembership } from './membership.options';
+import { METRICS_OPTIONS, resolveMetricsOptions } from './metrics.options';
 import { passThroughObject, trueOrFalseOption, wholeNumberOption } from './option-fields';
 import { notAnOption, optionKeys, parseOption } from './option-schema';
-import { resolveSchedulesOptions } from './schedules.options';
-import { resolveTasksOptions } from './tasks.options';
+import { resolveSchedulesOptions, SCHEDULES_OPTIONS } from './schedules.options';
+import { resolveTasksOptions, TASKS_OPTIONS } from './tasks.options';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 /*
@@ -103,20 +103,6 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   };
 }
 
-/** Every option `GatekeeperModuleOptions` has: a factory's result is checked at run time, as `forRoot`'s type is at compile time. */
-const OPTION_KEYS: ReadonlyArray<keyof GatekeeperModuleOptions> = [
-  'identity', 'definitions', 'definitionsPolicy', 'autoDefine', 'backend', 'backends', 'store', 'hazelcast', 'postgres', 'redis', 'connectTimeout',
-  'connectInBackground', 'shutdownTimeout', 'maxClockSkew', 'quorum', 'stateDumpInterval', 'storeTimeout', 'clock', 'membership', 'elections',
-  'allocations', 'tasks', 'schedules', 'metrics', 'tracing', 'admin',
-];
-/** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */
-const EXTRAS = new Set(['isGlobal']);
-
-const MODULE_OPTIONS = optionKeys(OPTION_KEYS, {
-  unknownKey: (key) => (EXTRAS.has(key) ? 'is an option of forRoot/forRootAsync itself: pass it next to useFactory, not in the factory\'s result' : notAnOption(OPTION_KEYS)(key)),
-  lists: true,
-});
-
 const POSTGRES_OPTION_KEYS = optionKeys([
   'pool', 'connectionString', 'poolConfig', 'schema', 'mapPrefix', 'callTimeoutMs', 'listenCheckMs', 'onLostData',
 ] satisfies ReadonlyArray<keyof PostgresBackendOptions>, { lists: true });
@@ -126,6 +112,51 @@ const REDIS_OPTION_KEYS = optionKeys([
 ] satisfies ReadonlyArray<keyof RedisBackendOptions>, { lists: true });
 
 const IDENTITY_KEYS = optionKeys(['group', 'acquirer'] satisfies ReadonlyArray<keyof NodeIdentity>, { lists: true });
+
+/**
+ * Every option `GatekeeperModuleOptions` has (a factory's result is checked at run time, as `forRoot`'s type is at
+ * compile time), with the schema of its keys where it is an object of options or a list of them, `null` where its
+ * value is read whole. Every level refuses keys it does not know; docs/configuration.md lists these, and
+ * test/unit/docs-match-code.spec.ts holds it to them.
+ */
+export const OPTION_SCHEMAS = {
+  identity: IDENTITY_KEYS,
+  definitions: DEFINITION,
+  definitionsPolicy: null,
+  autoDefine: null,
+  backend: null,
+  backends: CAPABILITY_BACKENDS,
+  store: null,
+  hazelcast: HAZELCAST_OPTION_KEYS,
+  postgres: POSTGRES_OPTION_KEYS,
+  redis: REDIS_OPTION_KEYS,
+  connectTimeout: null,
+  connectInBackground: null,
+  shutdownTimeout: null,
+  maxClockSkew: null,
+  quorum: null,
+  stateDumpInterval: null,
+  storeTimeout: null,
+  clock: null,
+  membership: MEMBERSHIP_OPTIONS,
+  elections: ELECTION,
+  allocations: ALLOCATION_KEYS,
+  tasks: TASKS_OPTIONS,
+  schedules: SCHEDULES_OPTIONS,
+  metrics: METRICS_OPTIONS,
+  tracing: null,
+  admin: ADMIN_OPTIONS,
+} satisfies Record<keyof GatekeeperModuleOptions, z.ZodType | null>;
+
+const OPTION_KEYS = Object.keys(OPTION_SCHEMAS) as ReadonlyArray<keyof GatekeeperModuleOptions>;
+
+/** Options of `forRoot` / `forRootAsync` themselves, which a factory cannot return. */
+const EXTRAS = new Set(['isGlobal']);
+
+const MODULE_OPTIONS = optionKeys(OPTION_KEYS, {
+  unknownKey: (key) => (EXTRAS.has(key) ? 'is an option of forRoot/forRootAsync itself: pass it next to useFactory, not in the factory\'s result' : notAnOption(OPTION_KEYS)(key)),
+  lists: true,
+});
 
 const DEFINITIONS = z.array(z.unknown(), {
   error: ({ input }) => `must be an array of { name, permits, duration, groupPattern, acquirerPattern }, got ${JSON.stringify(input)}`,

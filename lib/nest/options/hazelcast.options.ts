@@ -8,7 +8,7 @@ import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatek
 
 const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 
-const HAZELCAST_OPTION_KEYS = optionKeys(HAZELCAST_KEYS, { lists: true });
+export const HAZELCAST_OPTION_KEYS = optionKeys(HAZELCAST_KEYS, { lists: true });
 
 const CLIENT_CONFIG = passThroughObject<NonNullable<HazelcastStoreOptions['clientConfig']>>('a hazelcast-client ClientConfig object');
 

@@ -7,7 +7,7 @@ import { optionsObject, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
 // The address is read after the ttl rule, as it always was: see resolveMembership.
-const MEMBERSHIP_OPTIONS = optionsObject(
+export const MEMBERSHIP_OPTIONS = optionsObject(
   {
     interval: absentAs('5s', durationInput()),
     ttl: durationInput().optional(),

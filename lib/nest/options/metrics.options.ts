@@ -48,7 +48,7 @@ const BUCKETS = withReason(
   (given) => `must be growing positive numbers of seconds, got ${JSON.stringify(given)}`,
 );
 
-const METRICS_OPTIONS = optionsObject(
+export const METRICS_OPTIONS = optionsObject(
   {
     prefix: absentAs('gatekeeper_', PROMETHEUS_PREFIX),
     registry: REGISTRY.optional(),

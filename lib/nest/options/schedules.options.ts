@@ -38,7 +38,7 @@ const HISTORY_OPTIONS = optionsObject(
   { lists: true },
 );
 
-const SCHEDULES_OPTIONS = optionsObject(
+export const SCHEDULES_OPTIONS = optionsObject(
   {
     history: absentAs({}, HISTORY_OPTIONS),
     historyStore: objectWithMethod<HistoryStore>('write', 'must be a HistoryStore (e.g. new MemoryHistoryStore())').optional(),

@@ -34,7 +34,7 @@ export interface ResolvedTasksOptions {
 }
 
 // Fields in the order they are checked; the messages list them as the interface does.
-const TASKS_OPTIONS = optionsObject(
+export const TASKS_OPTIONS = optionsObject(
   {
     concurrency: absentAs(4, wholeNumberOption({ min: 1 })),
     store: objectWithMethod<TaskStore>('claimable', 'must be a TaskStore (e.g. new MemoryTaskStore())').optional(),
