@@ -51,12 +51,24 @@ describe('docs examples', () => {
     const values = read('docs/kubernetes/hazelcast-values.yaml');
     const clusterName = /cluster-name: (\S+)/.exec(values)?.[1];
     expect(clusterName).toBeDefined();
-    for (const manifest of ['docs/kubernetes/app.yaml', 'docs/kubernetes/cluster-init-job.yaml']) {
-      expect(read(manifest)).toMatch(new RegExp(`name: GATEKEEPER_HZ_CLUSTER_NAME\\s+value: ${clusterName}\\n`));
-    }
+    expect(read('docs/kubernetes/store-hazelcast.yaml')).toMatch(new RegExp(`\\n  GATEKEEPER_HZ_CLUSTER_NAME: ${clusterName}\\n`));
     // The compose members and the compose app agree too.
     const compose = read('docs/compose.yaml');
     expect(/HZ_CLUSTERNAME: (\S+)/.exec(compose)?.[1]).toBe(/GATEKEEPER_HZ_CLUSTER_NAME: (\S+)/.exec(compose)?.[1]);
+  });
+
+  it('gives the app and the Jobs the one store Secret, whichever store it is', () => {
+    // app.yaml and the Jobs read the store from the Secret gatekeeper-store; each store-*.yaml is that Secret for one
+    // backend, naming it in GATEKEEPER_BACKEND (which examples/kubernetes.module.ts and the CLI read).
+    for (const manifest of ['docs/kubernetes/app.yaml', 'docs/kubernetes/cluster-init-job.yaml', 'docs/kubernetes/redis-init-job.yaml']) {
+      expect(read(manifest)).toMatch(/envFrom:\n\s+- secretRef:\n\s+name: gatekeeper-store\n/);
+    }
+    for (const backend of ['postgres', 'redis', 'hazelcast']) {
+      const secret = read(`docs/kubernetes/store-${backend}.yaml`);
+      expect(secret).toMatch(/kind: Secret\nmetadata:\n  name: gatekeeper-store\n/);
+      expect(secret).toContain(`\n  GATEKEEPER_BACKEND: ${backend}\n`);
+    }
+    expect(read('examples/kubernetes.module.ts')).toContain("config.get<string>('GATEKEEPER_BACKEND')");
   });
 
   it('leaves the pod time to release its permits before it is killed', () => {
