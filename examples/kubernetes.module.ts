@@ -40,11 +40,11 @@ function backendOf(config: ConfigService): 'postgres' | 'redis' | 'hazelcast' {
         backend: backendOf(config),
         identity: {
           acquirer: config.getOrThrow<string>('POD_NAME'),
-          group: config.get<string>('GATEKEEPER_GROUP') || 'production',
+          group: config.get<string>('APP_GROUP') || 'production',
         },
         // Hazelcast only: the same majority as the members' split-brain protection (2 of 3): below it this node denies
         // on its own, and fires running jobs' signals, even before the members notice the split. Unset: no check.
-        quorum: positiveInt(config, 'GATEKEEPER_QUORUM'),
+        quorum: positiveInt(config, 'APP_QUORUM'),
         // Running jobs get this long to finish on SIGTERM before permits are released; the pod's
         // terminationGracePeriodSeconds leaves room for it, the preStop pause and Nest's own shutdown.
         shutdownTimeout: '20s',

@@ -148,6 +148,8 @@ export interface RawCliConnectionOptions {
   backend?: string;
   /** The PostgreSQL connection string. */
   pgUrl?: string;
+  /** The schema of the library's PostgreSQL tables. */
+  pgSchema?: string;
   /** The Redis URL. */
   redisUrl?: string;
   /** Comma-separated member addresses. */
@@ -217,7 +219,7 @@ export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresN
       throw new CliUsageError(`invalid --members: '${member}' is not host or host:port (port 1 to 65535)`, 'members');
     }
   }
-  for (const [field, option, value] of [['clusterName', '--cluster-name', raw.clusterName], ['mapPrefix', '--map-prefix', raw.mapPrefix]] as const) {
+  for (const [field, option, value] of [['clusterName', '--cluster-name', raw.clusterName], ['mapPrefix', '--map-prefix', raw.mapPrefix], ['pgSchema', '--pg-schema', raw.pgSchema ?? 'gatekeeper']] as const) {
     if (typeof value !== 'string' || value.trim() === '') throw new CliUsageError(`invalid ${option}: must not be empty`, field);
   }
   let connectTimeout: number;
@@ -226,5 +228,5 @@ export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresN
   } catch (error) {
     throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidDefinitionError).reason}`, 'connectTimeout');
   }
-  return { backend, ...(postgresUrl && { postgresUrl }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
+  return { backend, ...(postgresUrl && { postgresUrl, postgresSchema: raw.pgSchema ?? 'gatekeeper' }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

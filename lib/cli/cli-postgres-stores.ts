@@ -8,6 +8,7 @@ import { redactedUrl } from '../core/redacted-url';
 export function postgresStores(options: CliConnectionOptions): ReachedStore {
   const backend = new PostgresBackend({
     connectionString: options.postgresUrl,
+    ...(options.postgresSchema !== undefined && { schema: options.postgresSchema }),
     mapPrefix: options.mapPrefix,
     callTimeoutMs: options.connectTimeout,
     poolConfig: { connectionTimeoutMillis: options.connectTimeout, application_name: 'nestjs-gatekeeper cli' },

@@ -9,13 +9,15 @@ export interface CliConnectionOptions {
   backend: 'hazelcast' | 'postgres' | 'redis';
   /** The PostgreSQL connection string (with `backend: 'postgres'`). */
   postgresUrl?: string;
+  /** The schema of the library's tables (with `backend: 'postgres'`): the module's `postgres.schema`. */
+  postgresSchema?: string;
   /** The Redis URL (with `backend: 'redis'`). */
   redisUrl?: string;
   /** Member addresses, `host` or `host:port`. */
   members: string[];
   /** The Hazelcast cluster name. */
   clusterName: string;
-  /** The module's `hazelcast.mapPrefix` or `postgres.mapPrefix`. */
+  /** The module's `postgres.mapPrefix`, `redis.mapPrefix` or `hazelcast.mapPrefix`. */
   mapPrefix: string;
   /** Give up connecting after this many ms. */
   connectTimeout: number;

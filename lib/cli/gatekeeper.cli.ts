@@ -39,10 +39,11 @@ export interface CliOutput {
 const ENVIRONMENT = [
   [ENV.backend, 'default of --backend (hazelcast, postgres or redis)'],
   [ENV.pgUrl, 'default of --pg-url (postgres://user:password@host:5432/db)'],
+  [ENV.pgSchema, "default of --pg-schema (the module's postgres.schema)"],
   [ENV.redisUrl, 'default of --redis-url (redis://user:password@host:6379/0)'],
   [ENV.hzMembers, 'default of --members (comma-separated host:port)'],
   [ENV.hzClusterName, 'default of --cluster-name'],
-  [ENV.mapPrefix, "default of --map-prefix (the module's hazelcast.mapPrefix or postgres.mapPrefix)"],
+  [ENV.mapPrefix, "default of --map-prefix (the module's mapPrefix: postgres.mapPrefix, redis.mapPrefix or hazelcast.mapPrefix)"],
   [ENV.adminToken, "the token of the app's admin API (the app's own GATEKEEPER_ADMIN_TOKEN, or its admin.token), for the commands that ask a live app (jobs describe, run, pause, resume)"],
   [ENV.adminPath, "default of --admin-path (the app's admin.path, default gatekeeper)"],
 ] as const;
@@ -121,10 +122,11 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     .version(libraryVersion(), '-V, --version', 'print the version')
     .addOption(new Option('--backend <name>', 'where the state is: hazelcast, postgres or redis (default: the one --pg-url, --redis-url or --members names, else hazelcast)').env(ENV.backend))
     .addOption(new Option('--pg-url <url>', 'PostgreSQL connection string (with --backend postgres)').env(ENV.pgUrl))
+    .addOption(new Option('--pg-schema <name>', "the module's postgres.schema (with --backend postgres)").env(ENV.pgSchema).default('gatekeeper'))
     .addOption(new Option('--redis-url <url>', 'Redis URL (with --backend redis)').env(ENV.redisUrl))
     .addOption(new Option('--members <addresses>', 'comma-separated member addresses').env(ENV.hzMembers).default('127.0.0.1:5701'))
     .addOption(new Option('--cluster-name <name>', 'Hazelcast cluster name').env(ENV.hzClusterName).default('dev'))
-    .addOption(new Option('--map-prefix <prefix>', "the module's hazelcast.mapPrefix (postgres.mapPrefix)").env(ENV.mapPrefix).default('gatekeeper'))
+    .addOption(new Option('--map-prefix <prefix>', "the module's mapPrefix (postgres.mapPrefix, redis.mapPrefix or hazelcast.mapPrefix)").env(ENV.mapPrefix).default('gatekeeper'))
     .option('--connect-timeout <duration>', "give up connecting after this long: '5s', '500ms', or ms", '5s')
     .option('--json', 'print JSON for scripts instead of tables (errors too, on stderr)', false)
     .configureOutput({

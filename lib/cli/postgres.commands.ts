@@ -5,11 +5,6 @@ import { parseCliConnection, type RawCliConnectionOptions } from './cli-connecti
 import { redactedUrl } from '../core/redacted-url';
 import { asUsageError } from './cli-errors';
 
-/** The options `postgres migrate` takes of its own. */
-interface MigrateOptions {
-  schema: string;
-}
-
 /**
  * Adds `postgres migrate`: brings the library's PostgreSQL schema to this version's, for teams that migrate ahead of
  * a deploy (nodes also migrate at start, under the same advisory lock).
@@ -21,10 +16,9 @@ export function addPostgresCommands(program: Command, print: (json: unknown, tex
     .description(
       "create or upgrade the library's tables in their schema (what every node does at start, under an advisory lock), for " +
         'teams that migrate ahead of a deploy; refused, changing nothing, when the schema is newer than this version knows. ' +
-        'Needs --pg-url (or GATEKEEPER_PG_URL)',
+        'Needs --pg-url (or GATEKEEPER_PG_URL); the schema is --pg-schema (default gatekeeper)',
     )
-    .option('--schema <name>', "the module's postgres.schema", 'gatekeeper')
-    .action(async (o: MigrateOptions) => {
+    .action(async () => {
       let url: string;
       let backend: PostgresBackend;
       const { connectTimeout, ...raw } = program.opts<RawCliConnectionOptions>();
@@ -33,7 +27,7 @@ export function addPostgresCommands(program: Command, print: (json: unknown, tex
         url = connection.postgresUrl!;
         backend = new PostgresBackend({
           connectionString: url,
-          schema: o.schema,
+          schema: connection.postgresSchema,
           poolConfig: { connectionTimeoutMillis: connection.connectTimeout, application_name: 'nestjs-gatekeeper cli' },
         });
       } catch (error) {

@@ -8,6 +8,8 @@
 export const ENV = {
   /** PostgreSQL's connection string: the module's when the `postgres` option names no connection; the CLI's `--pg-url`. */
   pgUrl: 'GATEKEEPER_PG_URL',
+  /** The CLI's `--pg-schema`: the module's `postgres.schema` (the schema the library's tables are in). */
+  pgSchema: 'GATEKEEPER_PG_SCHEMA',
   /** Redis's URL: the module's when the `redis` option names no connection; the CLI's `--redis-url`. */
   redisUrl: 'GATEKEEPER_REDIS_URL',
   /** Hazelcast's members (comma-separated `host:port`) where `hazelcast.clientConfig` names none; the CLI's `--members`. */

@@ -103,16 +103,21 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     expect(away.stderr).not.toContain('secret');
   });
 
-  it('postgres migrate creates the schema, then has nothing to do, and refuses a newer one', async () => {
+  it('postgres migrate creates the schema, then has nothing to do, and refuses a newer one; every command works in it', async () => {
     const schema = `cli_${Date.now().toString(36)}`;
-    expect(await json('postgres', 'migrate', '--schema', schema)).toEqual({ schema, from: 0, to: SCHEMA_VERSION });
-    const again = await run('postgres', 'migrate', '--schema', schema);
+    expect(await json('--pg-schema', schema, 'postgres', 'migrate')).toEqual({ schema, from: 0, to: SCHEMA_VERSION });
+    const again = await run('--pg-schema', schema, 'postgres', 'migrate');
     expect([again.code, again.stdout]).toEqual([0, `Schema "${schema}" is at version ${SCHEMA_VERSION}, this version's: nothing to do.\n`]);
+    // An app with postgres.schema of its own is in reach of every command, by flag or by the variable.
+    expect((await run('--pg-schema', schema, 'set', 'elsewhere', '--duration', '30s')).code).toBe(0);
+    const inSchema = await cli(['--map-prefix', mapPrefix, '--json', 'list'], { ...env, GATEKEEPER_PG_SCHEMA: schema });
+    expect(JSON.parse(inSchema.stdout).map((d: { name: string }) => d.name)).toEqual(['elsewhere']);
+    expect((await json('list')).map((d: { name: string }) => d.name)).not.toContain('elsewhere');
     const admin = new Client({ connectionString: url });
     await admin.connect();
     try {
       await admin.query(`UPDATE ${schema}.schema_version SET version = 99`);
-      const refused = await run('postgres', 'migrate', '--schema', schema);
+      const refused = await run('--pg-schema', schema, 'postgres', 'migrate');
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION})`);
     } finally {
