@@ -1,3 +1,4 @@
+import { refuseUnknownSubcommands } from './unknown-subcommand';
 import { Option, type Command } from 'commander';
 import { parseDuration } from '../core/duration';
 import { ENV } from '../core/env-vars';
@@ -65,7 +66,7 @@ const PAUSE_NOTE =
  * a live node's admin API (found through presence).
  */
 export function addJobCommands(program: Command, execute: Execute): void {
-  const jobs = program.command('jobs').description('scheduled jobs (@ClusterSingleton): list and history read the cluster alone; describe, run, pause and resume ask a live app');
+  const jobs = refuseUnknownSubcommands(program.command('jobs')).description('scheduled jobs (@ClusterSingleton): list and history read the cluster alone; describe, run, pause and resume ask a live app');
 
   jobs
     .command('list', { isDefault: true })

@@ -1,3 +1,4 @@
+import { refuseUnknownSubcommands } from './unknown-subcommand';
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -121,7 +122,7 @@ const CATALOG_NOTE =
  * from a JSON file, paused, resumed and removed, on the cluster's catalog directly.
  */
 export function addScheduleCommands(program: Command, execute: Execute): void {
-  const schedules = program.command('schedules').description('schedules defined at runtime: list (default), show, upsert, pause, resume, remove, on the cluster directly');
+  const schedules = refuseUnknownSubcommands(program.command('schedules')).description('schedules defined at runtime: list (default), show, upsert, pause, resume, remove, on the cluster directly');
   const revisionOption = ['--expected-revision <n>', 'refuse the change unless the schedule is at this revision (0: it must not exist)'] as const;
 
   schedules.command('list', { isDefault: true })

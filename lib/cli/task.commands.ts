@@ -1,3 +1,4 @@
+import { refuseUnknownSubcommands } from './unknown-subcommand';
 import type { Command } from 'commander';
 import type { TaskRecord, TaskState } from '../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
@@ -29,7 +30,7 @@ function checked<T>(parse: () => T): T {
  * one task with its attempts, retry, cancel, purge, and group progress. Read from and written to the cluster.
  */
 export function addTaskCommands(program: Command, execute: Execute): void {
-  const tasks = program.command('tasks').description('distributed tasks: counts by type and state (subcommands: list, show, retry, cancel, purge, group)');
+  const tasks = refuseUnknownSubcommands(program.command('tasks')).description('distributed tasks: counts by type and state (subcommands: list, show, retry, cancel, purge, group)');
   const run = (check: () => Action) => execute(check);
 
   tasks.command('counts', { isDefault: true }).description('tasks by type and state').action(() =>

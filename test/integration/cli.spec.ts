@@ -205,6 +205,8 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     ['an unknown semaphore', ['pause', 'ghost'], 1, /"ghost" has no definition/],
     ['a negative count', ['set', 'x', '--permits', '-1'], 2, /argument '-1' is invalid/],
     ['an unknown command', ['frobnicate'], 2, /unknown command 'frobnicate'/],
+    ['a subcommand named otherwise', ['schedules', 'create', '--file', 'x.json'], 2, /^error: unknown command 'schedules create': did you mean 'schedules upsert'\? \(the commands of 'schedules': list, show, upsert, pause, resume, remove\)\n/],
+    ['an unknown subcommand of a group with a default', ['tasks', 'frobnicate'], 2, /^error: unknown command 'tasks frobnicate' \(the commands of 'tasks': counts, list/],
     ['a migration without target', ['migrate', '--from-group', 'a'], 2, /required option '--to-group <group>'/],
   ])('rejects %s with a clear message and its exit code', async (_, args, code, message) => {
     const result = await run(...(args as string[]));
