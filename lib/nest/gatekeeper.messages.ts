@@ -127,6 +127,10 @@ export const messages = {
     `not @ClusterSingleton's ${formatDuration(codeMs)}: a definition that exists wins over the decorator (a live edit, ` +
     'the module\'s definitions, or the version that defined it first). Change it with the console, the admin API or ' +
     `\`nestjs-gatekeeper set ${name} --duration <duration>\`, or give it in the module's definitions with definitionsPolicy: 'overwrite'`,
+  sharedDurationInForce: (name: string, where: string, first: string, codeMs: number, storedMs: number) =>
+    `${where} runs with the duration semaphore "${name}" was defined with by ${first}, ${formatDuration(storedMs)}, not ` +
+    `its own @ClusterSingleton's ${formatDuration(codeMs)}: methods that share a semaphore share its duration. Give them ` +
+    `the same duration, a semaphore each, or "${name}" a definition in the module's definitions`,
   missingDuration: (where: string) =>
     'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
 } as const;

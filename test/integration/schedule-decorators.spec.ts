@@ -1,4 +1,4 @@
-import { Injectable, SetMetadata } from '@nestjs/common';
+import { Injectable, SetMetadata, type Type } from '@nestjs/common';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry, Timeout } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { SCHEDULER_TYPE } from '@nestjs/schedule/dist/schedule.constants';
@@ -133,16 +133,39 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
     run(): void {}
   }
 
-  async function start(backend: MemoryStoreBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}) {
+  /** Two methods on one semaphore, with different durations. */
+  @Injectable()
+  class Exports {
+    @ClusterSingleton('export', '30s')
+    daily(): void {}
+
+    @ClusterSingleton('export', '10m')
+    weekly(): void {}
+  }
+
+  async function start(backend: MemoryStoreBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}, providers: Type[] = [Reports]) {
     const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ store: new MemoryPermitStore(backend), membership: false, ...extra })],
-      providers: [Reports],
+      providers,
     }).setLogger(logger).compile();
     const app = moduleRef.createNestApplication({ logger });
     await app.init();
-    return { app, said: () => logger.entries.filter((e) => /runs with the duration semaphore/.test(e.message)).map((e) => e.message) };
+    // At warn: the job's lease is not the one its decorator asks for.
+    return { app, said: () => logger.entries.filter((e) => e.level === 'warn' && /runs with the duration semaphore/.test(e.message)).map((e) => e.message) };
   }
+
+  it('warns when two methods on one semaphore ask for different durations, naming the one in force and its method', async () => {
+    const node = await start(new MemoryStoreBackend(), {}, [Exports]);
+    try {
+      expect(node.said()).toEqual([
+        'Exports.weekly runs with the duration semaphore "export" was defined with by Exports.daily, 30s, not its own @ClusterSingleton\'s 10m: '
+        + 'methods that share a semaphore share its duration. Give them the same duration, a semaphore each, or "export" a definition in the module\'s definitions',
+      ]);
+    } finally {
+      await node.app.close();
+    }
+  });
 
   it('says once at start-up which value is in force when they differ, and nothing when they agree', async () => {
     const backend = new MemoryStoreBackend();

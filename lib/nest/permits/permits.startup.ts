@@ -68,6 +68,8 @@ export class PermitsStartup {
     for (const { name } of this.options.definitions) this.used.add(name);
     const notRunnable = new Set<string>();
     const told = new Set<string>();
+    /** The method whose duration auto-defined a semaphore in this start-up. */
+    const definedBy = new Map<string, string>();
     for (const { where, metadata: options, method } of this.explorer.discover<DecoratedSemaphore>(CLUSTER_SINGLETON_METADATA)) {
       this.used.add(options.semaphore);
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
@@ -79,12 +81,17 @@ export class PermitsStartup {
         definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
         if (await admin.define(definition, { graceDurationMs: this.knownDurationMs(definition.name) })) {
           this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
+          definedBy.set(definition.name, where);
         }
         this.autoDefined.set(definition.name, definition);
       } else if (options.durationMs !== undefined && definition.durationMs !== options.durationMs && !told.has(definition.name)) {
-        // The one source of truth is the stored definition: said once at start-up when the code says otherwise.
+        // The one source of truth is the stored definition: said once at start-up when the code says otherwise, at
+        // warn (the job's lease is not the one its decorator asks for).
         told.add(definition.name);
-        this.logger.log(messages.definitionInForce(definition.name, where, options.durationMs, definition.durationMs));
+        const first = definedBy.get(definition.name);
+        this.logger.warn(first === undefined
+          ? messages.definitionInForce(definition.name, where, options.durationMs, definition.durationMs)
+          : messages.sharedDurationInForce(definition.name, where, first, options.durationMs, definition.durationMs));
       }
       this.check(where, options.mode, options.lockAtLeastForMs, method, definition);
       if (!notRunnable.has(definition.name)) {
