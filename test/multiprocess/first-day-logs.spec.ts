@@ -84,6 +84,24 @@ describe('start-up logs of a real app process', () => {
     expect(output).not.toMatch(/Still waiting|gives up at/);
   });
 
+  it.each([
+    ['an @Cron expression out of range', 'cron', 'InvalidDecoratorError: @Cron on Reports.run: invalid cronTime: the cron package cannot read "0 61 * * * *"'],
+    ['a misspelt option', 'option', 'InvalidOptionsError: GatekeeperModule options: invalid identity.grup: is not an option (expected one of group, acquirer)'],
+  ])('%s: the start fails with one line naming it, no stack', async (_what, mistake, said) => {
+    const child = spawn(process.execPath, tsScriptArgs(join(__dirname, '../fixtures/mistaken-app.ts')), { env: { ...process.env, NO_COLOR: '1', MISTAKE: mistake }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += String(chunk)));
+    child.stderr.on('data', (chunk) => (output += String(chunk)));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).not.toBe(0);
+    expect(output).not.toContain('READY');
+    const naming = output.split('\n').filter((line) => line.includes(said));
+    expect(naming).toHaveLength(1);
+    // Neither a stack of the library's and Nest's frames nor the error's fields listed after it.
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toMatch(/^\s+(where|reason|field):/m);
+  });
+
   it('three instances on one member: one client and one connection each, none of the client\'s lines, and a skip said once, at verbose', async () => {
     const { addresses, clusterName } = testCluster();
     const env = { NO_COLOR: '1', MAP_PREFIX: uniquePrefix('first-day'), GATEKEEPER_HZ_MEMBERS: addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: clusterName };

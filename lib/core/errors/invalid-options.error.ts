@@ -10,5 +10,6 @@ export class InvalidOptionsError extends InvalidDefinitionError {
   constructor(field: string, reason: string, semaphore?: string) {
     super(semaphore, field, reason);
     this.message = `GatekeeperModule options: invalid ${field}: ${reason}`;
+    this.printAsOneLine();
   }
 }

@@ -11,6 +11,6 @@ import { StoreUnavailableError } from './store-unavailable.error';
 export class StoreUnreachableError extends StoreUnavailableError {
   constructor(message: string) {
     super(message);
-    this.stack = `${this.name}: ${this.message}`;
+    this.printAsOneLine();
   }
 }

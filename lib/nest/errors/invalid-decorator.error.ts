@@ -16,5 +16,6 @@ export class InvalidDecoratorError extends GatekeeperError {
     readonly field?: string,
   ) {
     super(field === undefined ? `${where}: ${reason}` : `${where}: invalid ${field}: ${reason}`);
+    this.printAsOneLine();
   }
 }
