@@ -89,6 +89,30 @@ export function toDefinitionInput(definition: SemaphoreDefinition): SemaphoreDef
   };
 }
 
+/** The shortest tick of the jobs a node runs on a semaphore in hold mode (they keep the permit from tick to tick). */
+export interface HeldTick {
+  /** The job (`Class.method`, or a runtime schedule's id). */
+  readonly job: string;
+  /** The shortest time between two of its ticks, in ms. */
+  readonly tickMs: number;
+}
+
+/**
+ * Refuses, unless `force`, an operator's edit that makes a duration shorter than the tick of a job that keeps the
+ * permit from tick to tick (`mode: 'hold'`, the duration outlasting the tick now): the permit would lapse between
+ * ticks and the job would move from node to node (`--duration 90` on a 10-second job is 90 ms). A duration already
+ * shorter than the tick (a daily job with a 10-minute permit) is the user's design, and edits to it are not checked.
+ */
+export function checkDurationOverTick(
+  definition: SemaphoreDefinition, currentMs: number | undefined, tick: HeldTick | undefined, { force = false }: { force?: boolean } = {},
+): void {
+  if (force || tick === undefined || definition.durationMs >= tick.tickMs || (currentMs !== undefined && currentMs < tick.tickMs)) return;
+  throw new InvalidDefinitionError(definition.name, 'duration',
+    `${formatDuration(definition.durationMs)} is shorter than the tick of ${tick.job} (every ${formatDuration(tick.tickMs)}), which keeps its `
+    + "permit from tick to tick: it would lapse between ticks and the job would move between nodes. Give one longer than the tick (a bare "
+    + "number is milliseconds), or force it");
+}
+
 /**
  * Refuses, unless `force`, an operator's definition whose duration is not more than twice the clock-skew bound: a
  * running job's lease would vouch for its permit only briefly or not at all (a bare `--duration 90` is 90 ms, where

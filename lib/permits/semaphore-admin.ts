@@ -2,7 +2,7 @@ import { EditConflictError } from '../core/errors/edit-conflict.error';
 import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Clock } from '../core/clock';
 import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
-import { checkDurationOverSkew, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
+import { checkDurationOverSkew, checkDurationOverTick, type HeldTick, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
 import { GroupMigrations, type GroupMigrationReport, type MigrationChange, type UndoMigrationReport } from './group-migrations';
 import { livePermits } from './permit';
@@ -32,6 +32,11 @@ export interface SemaphoreAdminOptions {
    * holders stand in for it, and an empty target is only a warning.
    */
   liveInstances?: () => Promise<ReadonlyArray<{ readonly acquirer: string; readonly group: string }> | undefined>;
+  /**
+   * The shortest tick of the jobs this node runs on a semaphore in hold mode, if any: an edit to a shorter duration
+   * is refused unless forced. Absent (the CLI, which has no jobs): not checked.
+   */
+  heldTick?: (semaphore: string) => HeldTick | undefined;
 }
 
 /**
@@ -47,6 +52,7 @@ export class SemaphoreAdmin {
   private readonly editTimeoutMs: number;
   private readonly edits: SemaphoreEdits;
   private readonly migrations: GroupMigrations;
+  private readonly heldTick: (semaphore: string) => HeldTick | undefined;
 
   constructor(
     private readonly store: PermitStore,
@@ -55,6 +61,7 @@ export class SemaphoreAdmin {
   ) {
     this.skewMs = options.clockSkewMs ?? 0;
     this.editTimeoutMs = options.editTimeoutMs ?? 10_000;
+    this.heldTick = options.heldTick ?? (() => undefined);
     this.edits = new SemaphoreEdits(store, clock, { skewMs: this.skewMs, editTimeoutMs: this.editTimeoutMs, maxAttempts: options.maxAttempts ?? 32 });
     this.migrations = new GroupMigrations(store, clock, this.edits, this.editTimeoutMs, options.liveInstances);
   }
@@ -78,9 +85,11 @@ export class SemaphoreAdmin {
   async put(input: SemaphoreDefinitionInput, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     const definition = validateDefinition(input);
     checkDurationOverSkew(definition, this.skewMs, options);
+    const tick = this.heldTick(definition.name);
     let stored = definition;
     await this.edits.edit(definition.name, (current) => {
       checkKindEdit(definition.name, 'permits', current?.permits, definition.permits, options);
+      checkDurationOverTick(definition, current?.durationMs, tick, options);
       return (stored = carryMigrationMemory(current, definition, this.clock.now()));
     });
     return stored;
@@ -111,11 +120,13 @@ export class SemaphoreAdmin {
     const existing = await this.get(name); // validates the patch before the first write, naming the field
     const patched = validateDefinition({ ...toDefinitionInput(existing), ...patch, name });
     if ('duration' in patch) checkDurationOverSkew(patched, this.skewMs, options);
+    const tick = 'duration' in patch ? this.heldTick(name) : undefined;
     let updated!: SemaphoreDefinition;
     await this.edits.edit(name, (current) => {
       if (!current) throw new UnknownSemaphoreError(name);
       const next = validateDefinition({ ...toDefinitionInput(current), ...patch, name });
       checkKindEdit(name, 'permits', current.permits, next.permits, options);
+      checkDurationOverTick(next, current.durationMs, tick, options);
       // A paused semaphore edited while still paused (e.g. migrated) keeps what resume should restore.
       const paused = next.permits === 0 && current.pausedFrom ? { ...next, pausedFrom: current.pausedFrom } : next;
       // The memory of a migration is kept while the group pattern stays the one it wrote, marked edited otherwise.

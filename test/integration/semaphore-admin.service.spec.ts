@@ -1,6 +1,8 @@
+import { Injectable } from '@nestjs/common';
+import { Cron } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
-  DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, SemaphoreAdminService, UnknownSemaphoreError,
+  ClusterSingleton, DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, SemaphoreAdminService, UnknownSemaphoreError,
 } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -9,6 +11,45 @@ import { eventually } from '../support/eventually';
  * The operator's tools moved from GatekeeperService to SemaphoreAdminService (issue 40): the new service does what
  * the old methods did, and the old ones, deprecated until 0.2.0, still answer through it. Memory store, one node.
  */
+/** A job that keeps its permit from tick to tick (every 10 s, a minute's permit), and a daily one with a 10-minute permit. */
+@Injectable()
+class TickingJobs {
+  @Cron('*/10 * * * * *')
+  @ClusterSingleton('billing', '1m')
+  charge(): void {}
+
+  @Cron('0 0 2 * * *')
+  @ClusterSingleton('nightly', '10m')
+  report(): void {}
+}
+
+describe('a duration edit against the tick of the jobs that hold the permit (memory store)', () => {
+  it("refuses, unless forced, to make a held job's permit shorter than its tick; a daily job's short permit is its design", async () => {
+    const app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, identity: { group: 'production', acquirer: 'node-a' } })],
+      providers: [TickingJobs],
+    }).setLogger(new CapturingLogger()).compile();
+    await app.init();
+    try {
+      const semaphores = app.get(SemaphoreAdminService);
+      // `set billing --duration 5s` on the 10-second job: its permit would lapse between ticks.
+      const refused = await semaphores.updateDefinition('billing', { duration: '5s' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(InvalidDefinitionError);
+      expect((refused as InvalidDefinitionError).field).toBe('duration');
+      expect((refused as Error).message).toBe('Semaphore "billing": invalid duration: 5s is shorter than the tick of TickingJobs.charge (every 10s), which keeps its '
+        + 'permit from tick to tick: it would lapse between ticks and the job would move between nodes. Give one longer than the tick (a bare number is milliseconds), or force it');
+      await expect(semaphores.putDefinition({ name: 'billing', duration: '5s' })).rejects.toThrow(/5s is shorter than the tick of TickingJobs\.charge/);
+      expect((await semaphores.readDefinition('billing')).durationMs).toBe(60_000);
+      expect((await semaphores.updateDefinition('billing', { duration: '15s' })).durationMs).toBe(15_000);
+      expect((await semaphores.updateDefinition('billing', { duration: '5s' }, { force: true })).durationMs).toBe(5_000);
+      // Already shorter than its tick (a day): edits to the nightly job's permit are the user's design.
+      expect((await semaphores.updateDefinition('nightly', { duration: '20m' })).durationMs).toBe(1_200_000);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('SemaphoreAdminService (memory store)', () => {
   let app: TestingModule;
   let logger: CapturingLogger;

@@ -11,6 +11,7 @@ import { type DecideOptions } from '../../permits/permit-engine.options';
 import { PermitExecutor } from '../../permits/permit-executor';
 import type { PermitStore, PermitStoreEvents } from '../../permits/permit-store';
 import { SemaphoreAdmin } from '../../permits/semaphore-admin';
+import type { HeldTick } from '../../permits/definition.validator';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import { OutageNotice } from '../signals/outage-notice';
@@ -44,6 +45,8 @@ export class PermitsRuntime implements CapabilityRuntime {
   private readonly decisionListeners = new Set<(result: AcquireResult) => void>();
   /** Tokens other capabilities leave to lapse at shutdown (work that outlived its drain), asked for at {@link stop}. */
   private readonly keepers = new Set<() => Iterable<number>>();
+  /** The shortest held tick of this node's jobs per semaphore, told by the schedules above (see {@link tellHeldTicks}). */
+  private heldTicks?: (semaphore: string) => HeldTick | undefined;
   private dumpTimer?: NodeJS.Timeout;
   private stopping?: Promise<void>;
 
@@ -58,6 +61,7 @@ export class PermitsRuntime implements CapabilityRuntime {
       clockSkewMs: options.clockSkewMs,
       // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
       liveInstances: async () => presence.confirmedParticipants(),
+      heldTick: (semaphore) => this.heldTicks?.(semaphore),
     });
     this.engine = new PermitEngine(store, options.holder, options.permitClock, {
       clockSkewMs: options.clockSkewMs,
@@ -131,6 +135,11 @@ export class PermitsRuntime implements CapabilityRuntime {
   stop(): Promise<void> {
     this.stopping ??= this.releaseAll();
     return this.stopping;
+  }
+
+  /** Tells the edits of definitions the shortest held tick of this node's jobs per semaphore (the schedules do). */
+  tellHeldTicks(heldTicks: (semaphore: string) => HeldTick | undefined): void {
+    this.heldTicks = heldTicks;
   }
 
   /** Registers tokens to leave to lapse at {@link stop} (leadership or allocation work that outlived its drain). */

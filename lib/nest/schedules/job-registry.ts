@@ -5,6 +5,7 @@ import { intervalMs } from '../schedule-metadata/schedule-interval.reader';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { originalMethod } from '../decorated-method';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
+import type { HeldTick } from '../../permits/definition.validator';
 
 /** A `@ClusterSingleton` job of this node, with its schedule when it has a cron expression. */
 export interface RegisteredJob {
@@ -57,6 +58,20 @@ export class JobRegistry {
 
   get(name: string): RegisteredJob | undefined {
     return this.jobs.get(name);
+  }
+
+  /**
+   * The shortest tick of this node's jobs on `semaphore` that keep its permit from tick to tick (hold mode), with
+   * its job; `undefined` when none has a regular tick (a cron expression or an `@Interval`).
+   */
+  heldTick(semaphore: string): HeldTick | undefined {
+    let shortest: HeldTick | undefined;
+    for (const job of this.jobs.values()) {
+      if (job.options.semaphore !== semaphore || job.options.mode !== 'hold') continue;
+      const tickMs = job.trigger?.shortestGapMs ?? job.intervalMs;
+      if (tickMs !== undefined && (shortest === undefined || tickMs < shortest.tickMs)) shortest = { job: job.name, tickMs };
+    }
+    return shortest;
   }
 
   all(): RegisteredJob[] {

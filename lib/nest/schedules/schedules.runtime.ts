@@ -9,6 +9,7 @@ import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
+import { PermitsRuntime } from '../permits/permits.runtime';
 import { RunRequests } from './run-requests';
 import { OutageNotice } from '../signals/outage-notice';
 
@@ -32,7 +33,10 @@ export class SchedulesRuntime implements CapabilityRuntime {
     private readonly explorer: GatekeeperExplorer,
     readonly jobs: JobRegistry,
     readonly requests: RunRequests,
+    permits: PermitsRuntime,
   ) {
+    // An edit to a duration shorter than a held job's tick is refused unless forced: the permit would lapse between ticks.
+    permits.tellHeldTicks((semaphore) => jobs.heldTick(semaphore));
     this.recorder = new HistoryRecorder(store, {
       keep: options.schedules.keep,
       flushIntervalMs: options.schedules.flushIntervalMs,
