@@ -127,6 +127,11 @@ export const messages = {
     `not @ClusterSingleton's ${formatDuration(codeMs)}: a definition that exists wins over the decorator (a live edit, ` +
     'the module\'s definitions, or the version that defined it first). Change it with the console, the admin API or ' +
     `\`nestjs-gatekeeper set ${name} --duration <duration>\`, or give it in the module's definitions with definitionsPolicy: 'overwrite'`,
+  adminMounted: (base: string, console: boolean) =>
+    console
+      ? `Admin API at ${base}, web console at ${base}/console`
+      : `Admin API at ${base}; the web console is off (admin: { console: true } serves it at ${base}/console)`,
+  consoleOff: (base: string) => `The web console is off: admin: { console: true } in GatekeeperModule's options serves it here (${base}/console)`,
   missingDuration: (where: string) =>
     'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
 } as const;
