@@ -31,10 +31,7 @@ const DEFAULT_SKEW_MS = 500;
  */
 function cronValidator(): CronValidator | undefined {
   if (!loadCronTime()) return undefined;
-  return (expression, timeZone) => {
-    const trigger = CronTrigger.fromExpression(expression, timeZone);
-    return typeof trigger === 'string' ? trigger : undefined;
-  };
+  return (expression, timeZone) => CronTrigger.validate(expression, timeZone);
 }
 
 /** Triggers by zone and expression: reading one with the cron package costs milliseconds, and tenants share a few. */

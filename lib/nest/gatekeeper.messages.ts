@@ -131,6 +131,11 @@ export const messages = {
     `${where} runs with the duration semaphore "${name}" was defined with by ${first}, ${formatDuration(storedMs)}, not ` +
     `its own @ClusterSingleton's ${formatDuration(codeMs)}: methods that share a semaphore share its duration. Give them ` +
     `the same duration, a semaphore each, or "${name}" a definition in the module's definitions`,
+  adminMounted: (base: string, console: boolean) =>
+    console
+      ? `Admin API at ${base}, web console at ${base}/console`
+      : `Admin API at ${base}; the web console is off (admin: { console: true } serves it at ${base}/console)`,
+  consoleOff: (base: string) => `The web console is off: admin: { console: true } in GatekeeperModule's options serves it here (${base}/console)`,
   missingDuration: (where: string) =>
     'needs a duration to auto-define its semaphore: give @ClusterSingleton(name, duration) or add a definition (used by ' + where + ')',
 } as const;

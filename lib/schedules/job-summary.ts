@@ -28,6 +28,8 @@ export interface JobSummary {
   readonly counts: RunCounts;
   /** Scheduled instants nobody could run, and the newest of them. */
   readonly missed: JobDescription['missed'];
+  /** Set on a runtime schedule's job (named by its id): it is paused, resumed and edited as that schedule. */
+  readonly schedule?: true;
 }
 
 /** A description cut down to a listing's line: no runs, no skipped counts, the next fire instant only. */

@@ -129,7 +129,7 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
   parseInput(SCHEDULE_KEYS, input, error);
   const { timeZone, cron } = parseInput(TIMING, input, error);
   const cronError = checkCron(validateCron, cron, timeZone);
-  if (cronError !== undefined) fail('cron', `'${cron}' is not a valid cron expression in ${timeZone}: ${cronError}`);
+  if (cronError !== undefined) fail('cron', `'${cron}' in ${timeZone}: ${cronError}`);
   const { handler, paused, permits } = parseInput(RUNS, input, error);
   // The policy a decorator has too, by the same rule; a schedule sets these four (it always holds its permit).
   const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait } = input;

@@ -82,7 +82,7 @@ function checkControls(page: Page): Promise<{ checked: number; problems: string[
 /** Where each section's heading lands when its link in the sticky bar is followed: below the bar, on screen. */
 async function headingsAfterJumps(page: Page): Promise<Array<{ id: string; top: number; barBottom: number; visible: boolean }>> {
   const found = [];
-  for (const id of ['definitions', 'permits', 'jobs', 'schedules', 'cluster', 'allocations', 'tasks']) {
+  for (const id of ['jobs', 'schedules', 'definitions', 'permits', 'cluster', 'allocations', 'tasks']) {
     await page.$eval(`nav a[href="#${id}"]`, (a) => (a as HTMLElement).click());
     found.push(await page.$eval(`#${id} h2`, (h2, section) => {
       const top = h2.getBoundingClientRect().top;
@@ -91,6 +91,38 @@ async function headingsAfterJumps(page: Page): Promise<Array<{ id: string; top: 
     }, id));
   }
   return found;
+}
+
+/**
+ * What an operator meets on the page, read in one pass: the first section shown (and linked), every Pause or Resume
+ * that acts on the runtime schedule `schedule` (by its job's, its schedule's or its semaphore's row) with the section
+ * it is in, the Definitions rows of its semaphore, and whether each filter's placeholder fits its field (the text
+ * measured in the field's own font against the room inside its padding).
+ */
+function layoutFindings(page: Page, schedule: string, semaphore: string) {
+  return page.evaluate((id, sem) => {
+    const shown = (e: Element) => e.getClientRects().length > 0;
+    const keyed = (e: Element) => {
+      const row = e.closest('tr') as HTMLElement | null;
+      return row === null ? [] : [row.dataset.job, row.dataset.schedule, row.dataset.name];
+    };
+    const pauses = Array.from(document.querySelectorAll('button')).filter((b) => shown(b) && /^(Pause|Resume)$/.test(b.textContent!.trim()))
+      .filter((b) => keyed(b).some((k) => k === id || k === sem)).map((b) => b.closest('section')!.id);
+    const placeholders = Array.from(document.querySelectorAll<HTMLInputElement>('#jobs-filter, #schedules-filter')).map((input) => {
+      const style = getComputedStyle(input);
+      const context = document.createElement('canvas').getContext('2d')!;
+      context.font = style.font;
+      const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      return { field: input.id, text: input.placeholder, fits: context.measureText(input.placeholder).width <= room };
+    });
+    return {
+      firstSection: Array.from(document.querySelectorAll('main > section')).filter(shown)[0]?.id,
+      firstLink: document.querySelector('#sections a')?.getAttribute('href'),
+      pauses,
+      definitionRows: Array.from(document.querySelectorAll('#definitions-rows tr')).filter((r) => (r as HTMLElement).dataset.name === sem).length,
+      placeholders,
+    };
+  }, schedule, semaphore);
 }
 
 /**
@@ -264,6 +296,17 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => document.querySelectorAll('#participants-rows tr').length === 3 && document.getElementById('allocations-list')!.textContent!.includes('12 resources'));
     // The leader's lease, as just read (not counted from the previous poll).
     await page.waitForFunction(() => /^\d+ s$|^\d+ min \d+ s$/.test(document.querySelector('#elections-rows td:last-child')?.textContent ?? ''));
+    // A runtime schedule of the sample, its semaphore defined (by the nodes that run it) and its job on this node.
+    const globex = 'report-globex';
+    const semaphore = (await admin('GET', `/schedules/${globex}`)).body.definition.semaphore as string;
+    await eventually('the schedule\'s semaphore to be defined', async () => (await admin('GET', '/definitions')).body.some((d: { name: string }) => d.name === semaphore), { timeoutMs: 10_000 });
+    await page.waitForSelector(`tr[data-job="${globex}"]`);
+    await page.waitForSelector('#definitions-rows tr[data-name="billing"]');
+    await sleep(2_500); // a poll after the semaphore was read: what Definitions shows of it is settled
+    const fill = async (field: string, value: string) => {
+      await page.$eval(`#schedule-form [name="${field}"]`, (input) => ((input as HTMLInputElement).value = ''));
+      await page.type(`#schedule-form [name="${field}"]`, value);
+    };
     for (const { name, width, height } of WIDTHS) {
       await page.setViewport({ width, height });
       await page.waitForFunction((w) => window.innerWidth === w, {}, width);
@@ -277,9 +320,37 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: join(SHOTS, name === 'desktop' ? 'console-desktop.png' : 'console-phone.png'), fullPage: name === 'desktop' });
 
+      // Jobs first; the runtime schedule paused in one place, its own row under Schedules (not its semaphore's row
+      // under Definitions, nor its job's row); each filter's hint whole in its field.
+      expect({ width, ...(await layoutFindings(page, globex, semaphore)) }).toEqual({
+        width, firstSection: 'jobs', firstLink: '#jobs', pauses: ['schedules'], definitionRows: 0,
+        placeholders: [{ field: 'jobs-filter', text: expect.any(String), fits: true }, { field: 'schedules-filter', text: expect.any(String), fits: true }],
+      });
+      expect(await page.$eval('#definitions-others', (p) => p.textContent)).toContain('Nor the semaphores of runtime schedules');
+      // The job's row leads to that one Pause.
+      await page.$eval(`tr[data-job="${globex}"] button[aria-label="${globex}: its schedule (pause, edit, remove)"]`, (b) => (b as HTMLElement).click());
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(`Pause ${globex}`);
+      await page.evaluate(() => window.scrollTo(0, 0));
+
+      // A cron expression the cron package refuses: the form says why, once.
+      await page.$eval('#schedule-new', (b) => (b as HTMLElement).click());
+      await page.waitForSelector('#schedule-form:not([hidden])');
+      await fill('id', 'report-typo');
+      await fill('cron', '0 0 99 * * *');
+      await fill('handler', 'tenant-report');
+      await fill('duration', '15s');
+      await page.$eval('#schedule-save', (b) => (b as HTMLElement).click());
+      await page.waitForFunction(() => document.getElementById('schedule-form-error')!.textContent !== '');
+      const said = await page.$eval('#schedule-form-error', (p) => p.textContent ?? '');
+      expect({ width, said, named: said.split('0 0 99 * * *').length - 1, cronWords: said.match(/cron/gi)?.length }).toEqual({
+        width, said: 'Not saved: Schedule "report-typo": invalid cron: \'0 0 99 * * *\' in UTC: Field value (99) is out of range', named: 1, cronWords: 1,
+      });
+      await page.$eval('#schedule-cancel', (b) => (b as HTMLElement).click());
+      await page.evaluate(() => window.scrollTo(0, 0));
+
       // Details open right under the job's row, on screen with it; its own controls pass the same checks.
       await page.$eval('tr[data-job="BillingJob.charge"] button[aria-label="Details of BillingJob.charge"]', (b) => (b as HTMLElement).click());
-      await page.waitForFunction(() => document.getElementById('job-detail-title')?.textContent === 'BillingJob.charge' && document.querySelectorAll('#job-runs tr').length > 0);
+      await page.waitForFunction(() => document.getElementById('job-detail')?.dataset.job === 'BillingJob.charge' && document.querySelectorAll('#job-runs tr').length > 0);
       const placed = await page.evaluate(() => {
         const row = document.querySelector('tr[data-job="BillingJob.charge"]')!;
         const detail = document.getElementById('job-detail-row')!;
@@ -289,6 +360,15 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
       expect({ width, ...placed }).toEqual({ width, under: true, rowTop: true, detailOnScreen: true });
       const withDetails = await checkControls(page);
       expect({ width, problems: withDetails.problems }).toEqual({ width, problems: [] });
+      // The details add to the row, not repeat it: no second title with the job's name, one Hide (the row's own).
+      const repeated = await page.evaluate((job) => {
+        const shown = (e: Element) => e.getClientRects().length > 0;
+        return {
+          named: Array.from(document.querySelectorAll('#job-detail *')).filter((e) => shown(e) && e.children.length === 0 && e.textContent!.trim() === job).length,
+          hides: Array.from(document.querySelectorAll('button')).filter((b) => shown(b) && /^Hide/.test(b.textContent!.trim())).map((b) => (b.closest('tr') as HTMLElement).dataset.job ?? b.closest('tr')!.id),
+        };
+      }, 'BillingJob.charge');
+      expect({ width, ...repeated }).toEqual({ width, named: 0, hides: ['BillingJob.charge'] });
       if (name === 'phone') {
         await page.$eval('tr[data-job="BillingJob.charge"]', (row) => row.scrollIntoView({ block: 'start' }));
         await page.screenshot({ path: join(SHOTS, 'console-phone-jobs.png') });
@@ -322,7 +402,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     // Details: the description (schedule, next 10 runs, counts) and the history, newest first, in a row right under
     // the job's own (not below the whole table).
     await clickInRow(`${row} button.secondary`);
-    await page.waitForFunction(() => document.getElementById('job-detail-title')?.textContent === 'BillingJob.charge');
+    await page.waitForFunction(() => document.getElementById('job-detail')?.dataset.job === 'BillingJob.charge');
     expect(await page.$eval('#job-detail-row', (tr) => (tr.previousElementSibling as HTMLElement).dataset.job)).toBe('BillingJob.charge');
     expect(await page.$eval(`${row} button.secondary`, (b) => [b.textContent, b.getAttribute('aria-expanded')])).toEqual(['Hide details', 'true']);
     expect(await text('#job-detail dd[data-fact="Schedule"]')).toBe("*/2 * * * * * (zone the app's)");
@@ -500,7 +580,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(await page.$eval('#run-outcome details.stack pre', (pre) => pre.textContent ?? '')).toMatch(/^Error: the report of initech failed: its ledger is locked\n {4}at TenantReports\.report \(/);
     await page.click('#run-details');
     await page.waitForSelector('#run-dialog:not([open])');
-    await page.waitForFunction(() => document.getElementById('job-detail-title')?.textContent === 'report-initech');
+    await page.waitForFunction(() => document.getElementById('job-detail')?.dataset.job === 'report-initech');
     expect(await page.$eval('#job-detail-row', (tr) => (tr.previousElementSibling as HTMLElement).dataset.job)).toBe('report-initech');
     // The history comes from the cluster: the run's node writes it within its flush interval (10 s).
     await page.waitForSelector('#job-runs tr[data-trigger="manual"] details.stack', { timeout: 30_000 });

@@ -1,10 +1,16 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { GatekeeperModule } from '../../lib';
+import { GatekeeperModule, ScheduleHandler } from '../../lib';
 import type { GatekeeperAdminOptions } from '../../lib/nest/options/gatekeeper-admin.options';
 import { CapturingLogger } from '../support/capturing-logger';
 
 const TOKEN = 'console-token-0123456789';
+
+@Injectable()
+class TenantReports {
+  @ScheduleHandler('tenant-report')
+  async report(): Promise<void> {}
+}
 
 @Injectable()
 class HeaderGuard implements CanActivate {
@@ -24,25 +30,62 @@ describe('the web console’s routes and sign-in', () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
 
-  async function start(admin: GatekeeperAdminOptions) {
+  async function start(admin: GatekeeperAdminOptions, providers: Array<new (...args: never[]) => unknown> = []) {
+    const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, definitions: [{ name: 'billing', duration: '5s' }], admin })],
-    }).setLogger(new CapturingLogger()).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
+      providers,
+    }).setLogger(logger).compile();
+    const app = moduleRef.createNestApplication({ logger });
     apps.push(app);
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    return (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => fetch(`${base}${path}`, {
+    const call = (method: string, path: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => fetch(`${base}${path}`, {
       method,
       headers: { ...init.headers, ...(init.body !== undefined && { 'content-type': 'application/json' }) },
       ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
       redirect: 'manual',
     });
+    return Object.assign(call, { logger });
   }
 
-  it('is off unless asked for', async () => {
+  it('is off unless asked for, and then says so: at start-up, and at its address, naming the option', async () => {
     const call = await start({ path: 'ops', token: TOKEN });
-    expect((await call('GET', '/ops/console')).status).toBe(404);
+    const page = await call('GET', '/ops/console');
+    expect(page.status).toBe(404);
+    expect(((await page.json()) as { message: string }).message).toBe("The web console is off: admin: { console: true } in GatekeeperModule's options serves it here (/ops/console)");
+    expect((await call('GET', '/ops/console/console.client.js')).status).toBe(404);
+    expect(call.logger.find('log', /^Admin API at /)).toEqual(['Admin API at /ops; the web console is off (admin: { console: true } serves it at /ops/console)']);
+    const on = await start({ path: 'ops', token: TOKEN, console: true });
+    expect(on.logger.find('log', /^Admin API at /)).toEqual(['Admin API at /ops, web console at /ops/console']);
+  });
+
+  it('marks a runtime schedule\'s semaphore and job, so the console shows them once, under Schedules', async () => {
+    const call = await start({ path: 'ops', token: TOKEN }, [TenantReports]);
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const put = await call('PUT', '/ops/schedules/report-acme', { headers: auth, body: { cron: '0 0 4 * * *', handler: 'tenant-report', duration: '15s' } });
+    expect(put.status).toBe(200);
+    const read = async <T>(path: string) => (await (await call('GET', path, { headers: auth })).json()) as T;
+    let definitions: Array<{ name: string; kind: string; schedules?: string[] }> = [];
+    for (let tries = 0; tries < 50 && !definitions.some((d) => d.name === 'schedule:report-acme'); tries++) {
+      definitions = await read('/ops/definitions');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(definitions.map(({ name, kind, schedules }) => ({ name, kind, schedules }))).toEqual([
+      { name: 'billing', kind: 'job', schedules: undefined },
+      { name: 'schedule:report-acme', kind: 'job', schedules: ['report-acme'] },
+    ]);
+    expect(await read('/ops/definitions/schedule%3Areport-acme')).toMatchObject({ schedules: ['report-acme'] });
+    expect(await read('/ops/definitions/billing')).not.toHaveProperty('schedules');
+    const jobs = await read<Array<{ job: string; schedule?: boolean }>>('/ops/jobs');
+    expect(jobs.map(({ job, schedule }) => ({ job, schedule }))).toEqual([{ job: 'report-acme', schedule: true }]);
+  });
+
+  it('says a bad cron expression once', async () => {
+    const call = await start({ path: 'ops', token: TOKEN });
+    const put = await call('PUT', '/ops/schedules/report-acme', { headers: { authorization: `Bearer ${TOKEN}` }, body: { cron: '0 0 99 * * *', timeZone: 'Europe/Berlin', handler: 'tenant-report', duration: '15s' } });
+    expect(put.status).toBe(400);
+    expect(await put.json()).toMatchObject({ field: 'cron', message: 'Schedule "report-acme": invalid cron: \'0 0 99 * * *\' in Europe/Berlin: Field value (99) is out of range' });
   });
 
   it('with a token: a page without data, a sign-in that sets a strict session cookie, and changes only with the console’s header', async () => {

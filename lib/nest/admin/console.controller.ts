@@ -1,13 +1,14 @@
 import {
-  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, Post, Req, Res, UseGuards, type Type,
+  Body, Controller, Delete, Get, Header, HttpCode, HttpException, Inject, NotFoundException, Post, Req, Res, UseGuards, type Type,
 } from '@nestjs/common';
 import { ApplicationConfig, ModulesContainer } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { moduleRoutePrefix } from '../route-prefix';
+import { adminBase } from './admin-startup.notice';
 import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
 import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
@@ -54,8 +55,7 @@ export function createConsoleController(): Type {
      * global prefix and the module's `RouterModule` path, as Nest registered the routes.
      */
     private get base(): string {
-      const prefix = moduleRoutePrefix(this.appConfig, this.modules, AdminTokenGuard);
-      return `/${prefix === '' ? '' : `${prefix}/`}${this.options.admin!.path}`;
+      return adminBase(this.options, this.appConfig, this.modules);
     }
 
     /** The console page (with a token, it asks for the token until the session cookie is set). */
@@ -130,4 +130,26 @@ export function createConsoleController(): Type {
     }
   }
   return ConsoleController;
+}
+
+/**
+ * Put under `<admin path>/console` instead of the console when `admin.console` is off: the page's address answers
+ * 404 with a message naming the option, rather than Nest's bare "Cannot GET". It says nothing else (no guard:
+ * whoever can reach the API's 401 learns no more here).
+ */
+export function createConsoleOffController(): Type {
+  @Controller('gatekeeper/console')
+  class ConsoleOffController {
+    constructor(
+      @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+      private readonly appConfig: ApplicationConfig,
+      private readonly modules: ModulesContainer,
+    ) {}
+
+    @Get()
+    page(): never {
+      throw new NotFoundException(messages.consoleOff(adminBase(this.options, this.appConfig, this.modules)));
+    }
+  }
+  return ConsoleOffController;
 }

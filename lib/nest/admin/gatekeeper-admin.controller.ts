@@ -10,6 +10,7 @@ import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.er
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
 import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
+import { RuntimeSchedules } from '../schedules/runtime-schedules';
 
 /**
  * A bad field of a request, as the semaphores' error: on `semaphore` when one is concerned (`Semaphore "billing":
@@ -56,6 +57,17 @@ const FENCING_TOKEN = z.string({ error: notWholeToken }).regex(WHOLE_NUMBER_TEXT
 /** A listed item with its kind (`job`, `election`, `allocation`), so clients tell jobs from the others' semaphores. */
 const withKind = <T extends { name: string }>(item: T): T & { kind: string } => ({ ...item, kind: semaphoreKind(item.name) });
 
+/**
+ * The runtime schedules whose semaphore each name is, by the schedules' own definitions (`schedule:<id>` unless one
+ * names another). Such a semaphore is the schedule's: it writes its permits and patterns back whenever it changes,
+ * so clients edit, pause and resume the schedule instead (the console lists it under Schedules only).
+ */
+function schedulesBySemaphore(schedules: RuntimeSchedules): Map<string, string[]> {
+  const kept = new Map<string, string[]>();
+  for (const { id, definition } of schedules.records()) kept.set(definition.semaphore, [...(kept.get(definition.semaphore) ?? []), id]);
+  return kept;
+}
+
 const MIGRATION_REQUEST = onlyFields(['fromGroup', 'toGroup', 'names', 'namePattern', 'includeWildcards', 'force', 'dryRun']);
 const UNDO_REQUEST = onlyFields(['names', 'namePattern', 'fromGroup', 'toGroup', 'dryRun']);
 
@@ -65,16 +77,22 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
   @UseGuards(guard)
   @UseFilters(AdminExceptionFilter)
   class GatekeeperAdminController {
-    constructor(private readonly semaphores: SemaphoreAdminService) {}
+    constructor(
+      private readonly semaphores: SemaphoreAdminService,
+      private readonly runtimeSchedules: RuntimeSchedules,
+    ) {}
 
+    /** Every definition with its kind, and `schedules` (the runtime schedules' ids) on a runtime schedule's semaphore. */
     @Get('definitions')
     list() {
-      return this.semaphores.listDefinitions().map(withKind);
+      const kept = schedulesBySemaphore(this.runtimeSchedules);
+      return this.semaphores.listDefinitions().map((d) => ({ ...withKind(d), ...(kept.has(d.name) && { schedules: kept.get(d.name) }) }));
     }
 
     @Get('definitions/:name')
     async get(@Param('name') name: string) {
-      return withKind(await this.semaphores.readDefinition(name));
+      const kept = schedulesBySemaphore(this.runtimeSchedules).get(name);
+      return { ...withKind(await this.semaphores.readDefinition(name)), ...(kept && { schedules: kept }) };
     }
 
     @Put('definitions/:name')

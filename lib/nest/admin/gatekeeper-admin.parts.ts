@@ -11,7 +11,8 @@ import { createTaskAdminController } from './task-admin.controller';
 import { createJobAdminController } from './job-admin.controller';
 import { createScheduleAdminController } from './schedule-admin.controller';
 import { createGatekeeperAdminController } from './gatekeeper-admin.controller';
-import { createConsoleController } from './console.controller';
+import { AdminStartupNotice } from './admin-startup.notice';
+import { createConsoleController, createConsoleOffController } from './console.controller';
 
 /** Injection token of the step that puts the admin routes under `admin.path` (or takes them away) at bootstrap. */
 const GATEKEEPER_ADMIN_ROUTES = Symbol('gatekeeper:admin_routes');
@@ -37,10 +38,12 @@ export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controlle
     createScheduleAdminController(UNSET_PATH, guard),
   ];
   const page = createConsoleController();
+  const pageOff = createConsoleOffController();
   return {
-    controllers: [...api, page],
+    controllers: [...api, page, pageOff],
     providers: [
       AdminTokenGuard,
+      AdminStartupNotice,
       GatekeeperAdminGuard,
       {
         provide: GATEKEEPER_ADMIN_APP_GUARD,
@@ -54,23 +57,28 @@ export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controlle
       },
       {
         provide: GATEKEEPER_ADMIN_ROUTES,
-        useFactory: (options: ResolvedGatekeeperOptions, modules: ModulesContainer) => mountAdminRoutes(options, api, page, modules),
+        useFactory: (options: ResolvedGatekeeperOptions, modules: ModulesContainer) => mountAdminRoutes(options, api, page, pageOff, modules),
         inject: [GATEKEEPER_OPTIONS, ModulesContainer],
       },
     ],
   };
 }
 
-/** Puts the admin controllers under `admin.path` (the console under `<path>/console`), or unregisters those not asked for. */
-function mountAdminRoutes(options: ResolvedGatekeeperOptions, api: Type[], page: Type, modules: ModulesContainer): true {
+/**
+ * Puts the admin controllers under `admin.path` (the console under `<path>/console`, or with `console` off the page
+ * that says how to turn it on), or unregisters those not asked for.
+ */
+function mountAdminRoutes(options: ResolvedGatekeeperOptions, api: Type[], page: Type, pageOff: Type, modules: ModulesContainer): true {
   const admin = options.admin;
   const unmounted: Type[] = [];
   for (const controller of api) {
     if (admin) Reflect.defineMetadata(PATH_METADATA, admin.path, controller);
     else unmounted.push(controller);
   }
-  if (admin?.console) Reflect.defineMetadata(PATH_METADATA, `${admin.path}/console`, page);
-  else unmounted.push(page);
+  const [served, unserved] = admin?.console ? [page, pageOff] : [pageOff, page];
+  if (admin) Reflect.defineMetadata(PATH_METADATA, `${admin.path}/console`, served);
+  else unmounted.push(served);
+  unmounted.push(unserved);
   if (unmounted.length > 0) {
     for (const module of modules.values()) {
       for (const controller of unmounted) module.controllers.delete(controller);

@@ -3,6 +3,7 @@ import { AdminExceptionFilter } from './admin-exception.filter';
 import { parseHistoryLimit, parseJobForce, parseRunNowBody } from '../../schedules/job-request.input';
 import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
+import { RuntimeSchedules } from '../schedules/runtime-schedules';
 import { ScheduleService } from '../schedules/schedule.service';
 
 /**
@@ -16,12 +17,16 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
   @UseGuards(guard)
   @UseFilters(AdminExceptionFilter)
   class JobAdminController {
-    constructor(private readonly schedules: ScheduleService) {}
+    constructor(
+      private readonly schedules: ScheduleService,
+      private readonly runtimeSchedules: RuntimeSchedules,
+    ) {}
 
-    /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run. */
+    /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run; `schedule: true` on a runtime schedule's. */
     @Get('jobs')
     async list(): Promise<JobSummary[]> {
-      return (await Promise.all(this.schedules.jobs().map((job) => this.schedules.describe(job)))).map(summarizeJob);
+      const described = await Promise.all(this.schedules.jobs().map((job) => this.schedules.describe(job)));
+      return described.map((d) => ({ ...summarizeJob(d), ...(this.runtimeSchedules.takesPart(d.job) && { schedule: true as const }) }));
     }
 
     /** Everything about a job: definition, holders, cron and zone, the next 10 fire instants, runs, counts; 404 if this node has no such job. */

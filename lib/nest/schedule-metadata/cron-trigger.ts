@@ -8,6 +8,8 @@ interface CronSettings {
   utcOffset?: number;
 }
 
+const NO_CRON_PACKAGE = '@nestjs/schedule (and its cron package) cannot be loaded';
+
 /** How early a tick may fire by the clock it reads (timer rounding): it still names its own instant. */
 const EARLY_TICK_MS = 1_000;
 
@@ -71,15 +73,32 @@ export class CronTrigger {
 
   /** The trigger of a cron expression in a time zone (a runtime schedule's), or why it cannot be read. */
   static fromExpression(expression: string, timeZone: string): CronTrigger | string {
+    const read = CronTrigger.read(expression, timeZone);
+    if (!('problem' in read)) return read.trigger;
+    if (read.problem === NO_CRON_PACKAGE) return read.problem;
+    const what = `the cron expression ${JSON.stringify(expression)} in ${timeZone}`;
+    return read.unreadable ? `${what} cannot be read: ${read.problem}` : `${what} ${read.problem}`;
+  }
+
+  /**
+   * A runtime schedule's `CronValidator`: what is wrong with the expression in the zone, in the cron package's words
+   * and without naming the expression again (the schedule's error names it), or `undefined` when it fires.
+   */
+  static validate(expression: string, timeZone: string): string | undefined {
+    const read = CronTrigger.read(expression, timeZone);
+    return 'problem' in read ? read.problem : undefined;
+  }
+
+  private static read(expression: string, timeZone: string): { trigger: CronTrigger } | { problem: string; unreadable?: true } {
     const CronTime = loadCronTime();
-    if (!CronTime) return '@nestjs/schedule (and its cron package) cannot be loaded';
+    if (!CronTime) return { problem: NO_CRON_PACKAGE };
     try {
       const calendar = new CronCalendar(new CronTime(expression, timeZone), timeZone);
       const gapMs = shortestGapMs(calendar, Date.now());
-      if (gapMs === undefined) return `the cron expression ${JSON.stringify(expression)} in ${timeZone} fires at no instant within the next 8 years`;
-      return new CronTrigger(calendar, gapMs, timeZone, expression);
+      if (gapMs === undefined) return { problem: 'fires at no instant within the next 8 years' };
+      return { trigger: new CronTrigger(calendar, gapMs, timeZone, expression) };
     } catch (error) {
-      return `the cron expression ${JSON.stringify(expression)} in ${timeZone} cannot be read: ${(error as Error).message}`;
+      return { problem: (error as Error).message, unreadable: true };
     }
   }
 

@@ -72,10 +72,7 @@ export class RuntimeSchedules implements CapabilityRuntime {
     this.catalog = new ScheduleCatalog(store, {
       by: options.holder.acquirer,
       clock: options.clock,
-      validateCron: (expression, timeZone) => {
-        const trigger = CronTrigger.fromExpression(expression, timeZone);
-        return typeof trigger === 'string' ? trigger : undefined;
-      },
+      validateCron: (expression, timeZone) => CronTrigger.validate(expression, timeZone),
       timeoutMs: options.storeTimeoutMs,
       skewMs: options.clockSkewMs,
     });

@@ -369,10 +369,17 @@
     // Jobs only: elections and allocations have their own sections, and their permits are not a job's (no Save or
     // Pause for them here; the CLI changes them with --force).
     const isJob = (item) => (item.kind || 'job') === 'job';
+    // A runtime schedule's semaphore (the API names its schedules) is the schedule's: it writes the permits and patterns
+    // back when it changes, so it is edited and paused with the schedule, under Schedules, not here as well.
+    const isSchedules = (d) => Boolean(d.schedules && d.schedules.length);
     if (definitions) {
-      renderDefinitions(definitions.filter(isJob));
+      renderDefinitions(definitions.filter((d) => isJob(d) && !isSchedules(d)));
       const others = definitions.filter((d) => !isJob(d)).map((d) => d.name);
-      $('definitions-others').textContent = others.length ? `Not listed here: ${others.join(', ')} (elections and allocations: see Cluster and Allocations).` : '';
+      const scheduled = definitions.filter((d) => isJob(d) && isSchedules(d)).length;
+      $('definitions-others').textContent = [
+        others.length ? `Not listed here: ${others.join(', ')} (elections and allocations: see Cluster and Allocations).` : '',
+        scheduled ? `Nor the semaphores of runtime schedules (${scheduled}): each is edited and paused with its schedule, under Schedules.` : '',
+      ].filter(Boolean).join(' ');
     }
     if (semaphores) {
       readYet = true;

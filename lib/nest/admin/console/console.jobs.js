@@ -62,9 +62,28 @@
         el('td', { class: 'actions' },
           el('button', { type: 'button', class: 'secondary', 'aria-label': `Details of ${j.job}`, 'aria-expanded': open ? 'true' : 'false', 'aria-controls': 'job-detail-row', onclick: () => toggle(j.job) }, open ? 'Hide details' : 'Details'),
           el('button', { type: 'button', 'aria-label': `Run ${j.job} now`, onclick: () => askToRun(j) }, 'Run now'),
-          j.paused
-            ? el('button', { type: 'button', class: 'secondary', 'aria-label': `Resume ${j.job}`, onclick: (e) => setPaused(j, 'resume', e.target) }, 'Resume')
-            : el('button', { type: 'button', class: 'danger', 'aria-label': `Pause ${j.job}`, onclick: (e) => setPaused(j, 'pause', e.target) }, 'Pause')));
+          // A runtime schedule has one Pause, its own, under Schedules: this takes the operator to it.
+          j.schedule
+            ? el('button', { type: 'button', class: 'secondary', 'aria-label': `${j.job}: its schedule (pause, edit, remove)`, onclick: () => toSchedule(j.job) }, 'Its schedule')
+            : j.paused
+              ? el('button', { type: 'button', class: 'secondary', 'aria-label': `Resume ${j.job}`, onclick: (e) => setPaused(j, 'resume', e.target) }, 'Resume')
+              : el('button', { type: 'button', class: 'danger', 'aria-label': `Pause ${j.job}`, onclick: (e) => setPaused(j, 'pause', e.target) }, 'Pause')));
+    }
+
+    /** Brings the schedule `id`'s row under Schedules on screen (shown, if a filter hid it), its Pause or Resume focused. */
+    function toSchedule(id) {
+      const row = [...$('schedules-rows').rows].find((r) => r.dataset.schedule === id);
+      if (row && row.classList.contains('filtered-out')) {
+        $('schedules-filter').value = '';
+        $('schedules-filter').dispatchEvent(new Event('input'));
+      }
+      if (!row) {
+        $('schedules').scrollIntoView({ block: 'start' });
+        return;
+      }
+      row.scrollIntoView({ block: 'center' });
+      const button = [...row.querySelectorAll('button')].find((b) => /^(Pause|Resume) /.test(b.getAttribute('aria-label') || ''));
+      if (button) button.focus({ preventScroll: true });
     }
 
     function renderRows() {
@@ -104,11 +123,10 @@
         ['Skipped ticks', byReason(d.skipped)],
         ['Last failure', failure ? [`${times.at(failure.startedAt)} on ${failure.node}: ${failure.outcome}${failure.error ? `: ${failure.error}` : ''}`, stack(failure, 'Its stack')] : 'none'],
       ];
+      // No heading of its own: the job's row right above names it, and its Hide details button closes it.
+      detailBox.dataset.job = d.job;
       detailBox.replaceChildren(
-        el('div', { class: 'detail-head' },
-          el('h3', { id: 'job-detail-title' }, d.job),
-          el('button', { type: 'button', class: 'secondary', 'aria-label': `Hide the details of ${d.job}`, onclick: () => toggle(d.job) }, 'Hide details')),
-        el('dl', { class: 'facts', 'aria-labelledby': 'job-detail-title' }, facts.flatMap(([name, value]) => [el('dt', {}, name), el('dd', { 'data-fact': name }, value)])),
+        el('dl', { class: 'facts', 'aria-label': `Details of ${d.job}` }, facts.flatMap(([name, value]) => [el('dt', {}, name), el('dd', { 'data-fact': name }, value)])),
         d.nextRuns.length || d.nextRunsNote ? el('div', {}, el('h4', {}, 'Next runs'), el('ol', { class: 'next-runs' }, d.nextRuns.map((t) => el('li', {}, times.at(t)))), d.nextRunsNote ? el('p', { class: 'note' }, d.nextRunsNote) : null) : null,
         el('table', { class: 'cards history' },
           el('caption', {}, `History: ${d.runs.length} run(s) kept, newest first`),
@@ -132,6 +150,7 @@
       selected = job;
       detail = undefined;
       detailShown = '';
+      delete detailBox.dataset.job;
       detailBox.replaceChildren(el('p', { class: 'hint' }, `Reading ${job}…`));
       renderRows();
       await show(job);
