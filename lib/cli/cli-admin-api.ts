@@ -120,6 +120,41 @@ export async function askLiveNode<T>(presences: readonly Presence[] | undefined,
   throw new LiveNodeUnreachableError(`No live node's admin API could be reached: ${unreachable.join(', ')}`);
 }
 
+/** Which live nodes have a job, asked all of them; and those that could not say. */
+export interface JobCensus {
+  /** Nodes whose admin API has the job. */
+  readonly having: readonly string[];
+  /** Nodes that could not say: not reached, without the admin API at the path, without an HTTP address, or refusing. */
+  readonly unasked: readonly string[];
+  /** Nodes that answered they have no such job. */
+  readonly lacking: readonly string[];
+}
+
+/**
+ * Asks every live node (presence) whether it has `job` (`GET jobs/<job>`): what `jobs forget` needs before it drops a
+ * history, where one node that has the job is enough to refuse, and one that cannot say is reported, not guessed.
+ */
+export async function askEveryLiveNode(presences: readonly Presence[] | undefined, job: string, options: AdminApiOptions, timeoutMs: number): Promise<JobCensus> {
+  if (presences === undefined) throw new LiveNodeUnreachableError('the live nodes could not be read (presence): no app to ask');
+  const having: string[] = [];
+  const unasked: string[] = [];
+  const lacking: string[] = [];
+  await Promise.all(presences.map(async (node) => {
+    if (node.httpAddress === undefined) return void unasked.push(`${node.acquirer} (no HTTP address)`);
+    const url = `${httpAddressBase(node.httpAddress)}/${options.path}/jobs/${encodeURIComponent(job)}`;
+    try {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+      const body = parseJson(await response.text()) as { reason?: unknown } | undefined;
+      if (response.ok) having.push(node.acquirer);
+      else if (response.status === 404 && body?.reason === 'UNKNOWN_JOB') lacking.push(node.acquirer);
+      else unasked.push(`${node.acquirer} (${url}: ${response.status}${response.status === 404 ? ', no admin API there' : ''})`);
+    } catch (error) {
+      unasked.push(`${node.acquirer} (${url}: ${(error as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(timeoutMs)}` : String((error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message)})`);
+    }
+  }));
+  return { having: having.sort(), unasked: unasked.sort(), lacking: lacking.sort() };
+}
+
 /** The live nodes to ask, or why there are none. */
 function candidates(presences: readonly Presence[] | undefined, wanted: string | undefined): Presence[] {
   if (presences === undefined) throw new LiveNodeUnreachableError('the live nodes could not be read (presence): no app to ask');

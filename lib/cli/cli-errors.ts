@@ -124,6 +124,11 @@ export class RunNotCompletedError extends GatekeeperError {
  */
 export class NothingDeclaredError extends GatekeeperError {}
 
+/**
+ * `jobs forget` found the job alive (a live node has it), or could not ask every live node: exit 1, nothing removed.
+ */
+export class JobNotGoneError extends GatekeeperError {}
+
 /** The cluster keeps no run history of a job and no node counted a skipped tick of it: exit 1. */
 export class NoJobHistoryError extends GatekeeperError {
   constructor(

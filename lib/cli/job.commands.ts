@@ -7,9 +7,9 @@ import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
 import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
 import { parseHistoryLimit, parseRunNowTimeout, validateJobName } from '../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
-import { askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
+import { askEveryLiveNode, askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
-import { CliUsageError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
+import { CliUsageError, JobNotGoneError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
 import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText } from './cli-job-format';
 
 /** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
@@ -106,6 +106,35 @@ export function addJobCommands(program: Command, execute: Execute): void {
             skipped: skippedTicks(job, ticks),
           };
           return { json: view, text: historyText(view) };
+        };
+      }),
+    );
+
+  jobs
+    .command('forget <job>')
+    .description("drop the run history of a job whose code is gone, so it leaves jobs list: refused while a live node has the job")
+    .option('--force', 'without asking the live nodes (when none serves the admin API, or one that cannot be reached is gone for good)')
+    .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env(ENV.adminToken))
+    .addOption(new Option('--admin-path <path>', "the app's admin.path").env(ENV.adminPath).default('gatekeeper'))
+    .addHelpText('after', `\n${CLUSTER_NOTE} Every live node is asked whether it has the job (its admin API, with GATEKEEPER_ADMIN_TOKEN). A node that runs it again starts a new history.`)
+    .action((job: string, o: RawAdminApiOptions & { force?: boolean }) =>
+      execute(() => {
+        checkJob(job);
+        const api = o.force ? undefined : parseAdminApiOptions(o, 'jobs forget');
+        return async (_admin, stores) => {
+          const store = await stores.history();
+          if (!(await store.read(job))) throw new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
+          if (api) {
+            const census = await askEveryLiveNode(await stores.presences(), job, api, 10_000);
+            if (census.having.length > 0) {
+              throw new JobNotGoneError(`"${job}" is not gone: ${census.having.join(', ')} ${census.having.length === 1 ? 'has' : 'have'} it; nothing removed (forget a job once no node runs its code)`);
+            }
+            if (census.unasked.length > 0) {
+              throw new JobNotGoneError(`could not ask every live node whether it has "${job}": ${census.unasked.join('; ')}; nothing removed (--force forgets it without asking)`);
+            }
+          }
+          await store.remove(job);
+          return { json: { forgotten: job }, text: `Forgot job "${job}": its run history is removed, and it leaves jobs list (a node that runs it again starts a new history).` };
         };
       }),
     );

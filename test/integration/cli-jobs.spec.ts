@@ -8,6 +8,8 @@ import { ClusterSingleton, GatekeeperModule, SemaphoreAdminService } from '../..
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
+import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
+import { emptyHistory } from '../../lib/schedules/job-history';
 import { announcement } from '../../lib/presence/presence.rules';
 import { CapturingLogger } from '../support/capturing-logger';
 import { cli, CLI_BIN } from '../support/cli-process';
@@ -346,5 +348,32 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     });
     a.failNext = false;
     b.failNext = false;
+  });
+
+  // Last: it withdraws the ghost and stops cli-quiet, the two nodes that cannot be asked.
+  it('forgets the history of a job whose code is gone, once every live node said it has none; refuses while one has it', async () => {
+    const history = new HistoryRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
+    await history.connect();
+    try {
+      for (const job of ['Gone.forced', 'Gone.asked']) {
+        await history.write(job, undefined, { ...emptyHistory(job), revision: 1, counts: { completed: 1 }, updatedAt: Date.now(), createdAt: Date.now() });
+      }
+      const alive = await run(['jobs', 'forget', 'BillingJobs.charge']);
+      expect([alive.code, alive.stderr]).toEqual([1, 'error: "BillingJobs.charge" is not gone: cli-a, cli-b have it; nothing removed (forget a job once no node runs its code)\n']);
+      const unsure = await run(['jobs', 'forget', 'Gone.asked']);
+      expect(unsure.code).toBe(1);
+      expect(unsure.stderr).toMatch(/^error: could not ask every live node whether it has "Gone\.asked": cli-quiet \(no HTTP address\); ghost \(http:\/\/127\.0\.0\.1:\d+\/gatekeeper\/jobs\/Gone\.asked: ECONNREFUSED\); nothing removed \(--force forgets it without asking\)\n$/);
+      expect((await json('jobs', 'forget', 'Gone.forced', '--force'))).toEqual({ forgotten: 'Gone.forced' });
+
+      await ghost.withdraw('ghost/1');
+      await others.pop()!.close(); // cli-quiet
+      const forgotten = await run(['jobs', 'forget', 'Gone.asked']);
+      expect([forgotten.code, forgotten.stdout]).toEqual([0, 'Forgot job "Gone.asked": its run history is removed, and it leaves jobs list (a node that runs it again starts a new history).\n']);
+      expect((await json('jobs', 'list')).map((j: { job: string }) => j.job)).toEqual(['BillingJobs.charge']);
+      expect((await run(['jobs', 'history', 'Gone.asked'])).code).toBe(1);
+      expect(await history.read('BillingJobs.charge')).toBeDefined();
+    } finally {
+      await history.close();
+    }
   });
 });
