@@ -100,13 +100,13 @@ export interface HeldTick {
 /**
  * Refuses, unless `force`, an operator's edit that makes a duration shorter than the tick of a job that keeps the
  * permit from tick to tick (`mode: 'hold'`, the duration outlasting the tick now): the permit would lapse between
- * ticks and the job would move from node to node (`--duration 90` on a 10-second job is 90 ms). A duration already
- * shorter than the tick (a daily job with a 10-minute permit) is the user's design, and edits to it are not checked.
+ * ticks and the job would move from node to node (`--duration 90` on a 10-second job is 90 ms). A new definition, or
+ * a duration already shorter than the tick (a daily job with a 10-minute permit), is the user's design: not checked.
  */
 export function checkDurationOverTick(
   definition: SemaphoreDefinition, currentMs: number | undefined, tick: HeldTick | undefined, { force = false }: { force?: boolean } = {},
 ): void {
-  if (force || tick === undefined || definition.durationMs >= tick.tickMs || (currentMs !== undefined && currentMs < tick.tickMs)) return;
+  if (force || tick === undefined || definition.durationMs >= tick.tickMs || currentMs === undefined || currentMs < tick.tickMs) return;
   throw new InvalidDefinitionError(definition.name, 'duration',
     `${formatDuration(definition.durationMs)} is shorter than the tick of ${tick.job} (every ${formatDuration(tick.tickMs)}), which keeps its `
     + "permit from tick to tick: it would lapse between ticks and the job would move between nodes. Give one longer than the tick (a bare "
