@@ -65,7 +65,7 @@ describe('docs examples', () => {
     }
     for (const backend of ['postgres', 'redis', 'hazelcast']) {
       const secret = read(`docs/kubernetes/store-${backend}.yaml`);
-      expect(secret).toMatch(/kind: Secret\nmetadata:\n  name: gatekeeper-store\n/);
+      expect(secret).toMatch(/kind: Secret\nmetadata:\n {2}name: gatekeeper-store\n/);
       expect(secret).toContain(`\n  GATEKEEPER_BACKEND: ${backend}\n`);
     }
     expect(read('examples/kubernetes.module.ts')).toContain("config.get<string>('GATEKEEPER_BACKEND')");
