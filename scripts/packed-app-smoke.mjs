@@ -1,35 +1,43 @@
 #!/usr/bin/env node
 // Installs this library as a user would, from the tarball `npm pack` makes, into fresh Nest apps made of the
-// README's quickstart (examples/quickstart/*.ts), compiles them with tsc, and runs each against a real member:
-// the billing job must log `charging as ...`, the package's CLI must describe it (`jobs describe`, with the token in
-// GATEKEEPER_ADMIN_TOKEN and no address configured), and SIGTERM must stop the app cleanly, releasing its permit.
+// README's quickstart (examples/quickstart/*.ts, on PostgreSQL), compiles them with tsc, and runs each against a real
+// store: the billing job must log `charging as ...`, the package's CLI must describe it (`jobs describe`, with the
+// token in GATEKEEPER_ADMIN_TOKEN, the store from the app's own variables and no address configured), and SIGTERM must
+// stop the app cleanly, releasing its permit.
 //
 //   node scripts/packed-app-smoke.mjs                       # every app below
 //   node scripts/packed-app-smoke.mjs --apps nest12-esm     # some of them
 //   node scripts/packed-app-smoke.mjs --keep                # keep the temp dir (printed)
 //
-// Apps (one npm install per Nest major, shared by its apps):
+// Apps (one npm install per Nest major and store, shared by its apps):
 //   nest12-esm   Nest 12 (ESM-only packages) in an ESM app, as `nest new` makes them in 12: "type": "module", tsc
 //                `module: nodenext`; Node then needs `.js` on relative imports, so `./app.module` is rewritten to
 //                `./app.module.js` (and reported). Our CommonJS package is loaded by Node's import of CommonJS, and
 //                requires @nestjs/* through require(esm): the script checks both sides see one module instance.
 //   nest12-cjs   Nest 12 in a CommonJS app (the quickstart as is), relying on require(esm) (Node >= 20.19).
 //   nest11-cjs   Nest 11 in a CommonJS app, as `nest new` makes them in 11 (`module: nodenext`, no "type").
-//   nest11-pg    the same on PostgreSQL: the quickstart with examples/quickstart-postgres/app.module.ts (the only
-//                file that differs) and `pg` installed, against a throwaway server (scripts/postgres.mjs).
-//   nest11-redis the same on Redis: examples/quickstart-redis/app.module.ts and `ioredis` installed, against a
-//                throwaway redis-server with its AOF (scripts/redis.mjs), its prefix declared new first by the
-//                package's own `redis init`, as the guide says.
+//                These three are the quickstart as is, on PostgreSQL, with `pg` installed and no other store's client.
+//   nest11-redis the same on Redis: examples/quickstart-redis/app.module.ts (the only file that differs) and
+//                `ioredis` installed, against a throwaway redis-server with its AOF (scripts/redis.mjs), its prefix
+//                declared new first by the package's own `redis init`, as the README and the guide say.
+//   nest11-hz    the same on Hazelcast: examples/quickstart-hazelcast/app.module.ts and `hazelcast-client` 5.6 (5.7
+//                needs Node >= 20.22), against a member started here on a free port and declared new (no recovery
+//                wait), given to the app through GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME; --member-port /
+//                --cluster-name pick its port and name.
+//   lib-types    the package's .d.ts files checked (skipLibCheck off) in the Nest 12 ESM and CommonJS apps. The apps
+//                without hazelcast-client compile with skipLibCheck on, as `nest new` sets it: the option types name
+//                hazelcast-client's, so this check adds it, as docs/backends.md tells such apps to. nest11-hz and
+//                first-day compile with skipLibCheck off from the start.
 //   no-schedule  after the Nest 12 apps: @nestjs/schedule uninstalled, the library still loads, a decorated method
 //                called by hand and withPermit run (memory store).
-//   first-day    the Nest 11 app on a team's first day: with no member it fails within its connect timeout with one
-//                error line and no client log lines; on a member nobody declared new (as Docker or an operator starts
-//                one) its first billing tick waits, said once at warn, until the package's `cluster init`, then it
-//                runs within seconds; after that member restarts under it, it waits again and `cluster init` refuses.
-// The member is started here on a free port, declared new (no recovery wait) and given to the apps through
-// GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME; --member-port / --cluster-name pick its port and name.
-// hazelcast-client is 5.6 in every app: 5.7 needs Node >= 20.22. The apps' tsc runs with skipLibCheck off, so the
-// package's .d.ts files are checked as well. Prints one summary line; on failure, the output of what failed.
+//   first-day    a team's first day. The quickstart with no PostgreSQL to reach fails with one error line, no stack.
+//                The Hazelcast app with no member fails within its connect timeout with one error line and no client
+//                log lines; on a member nobody declared new (as Docker or an operator starts one) its first billing
+//                tick waits, said once at warn, until the package's `cluster init`, then it runs within seconds;
+//                after that member restarts under it, it waits again and `cluster init` refuses.
+// The PostgreSQL server is GATEKEEPER_PG_URL's when set (the apps use its schema `gatekeeper`), else a throwaway one
+// from the machine's PostgreSQL binaries (scripts/postgres.mjs). Prints one summary line; on failure, the output of
+// what failed.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -38,40 +46,39 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePorts, startCluster } from './hazelcast.mjs';
-import { startPostgres } from './postgres.mjs';
+import { postgresFromEnv, startPostgres } from './postgres.mjs';
 import { startRedis } from './redis.mjs';
 import { declareFreshCluster } from './fresh-cluster.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const QUICKSTART = join(ROOT, 'examples', 'quickstart');
 const QUICKSTART_FILES = ['app.module.ts', 'billing.jobs.ts', 'main.ts'];
-/** The PostgreSQL quickstart's module, in place of the Hazelcast one. */
-const QUICKSTART_PG_MODULE = join(ROOT, 'examples', 'quickstart-postgres', 'app.module.ts');
-/** The Redis quickstart's module, in place of the Hazelcast one. */
+/** The Redis quickstart's module, in place of the PostgreSQL one. */
 const QUICKSTART_REDIS_MODULE = join(ROOT, 'examples', 'quickstart-redis', 'app.module.ts');
+/** The Hazelcast quickstart's module, in place of the PostgreSQL one. */
+const QUICKSTART_HZ_MODULE = join(ROOT, 'examples', 'quickstart-hazelcast', 'app.module.ts');
 
 /** What each Nest major's apps install besides the tarball (one install per major). */
 const INSTALLS = {
   12: ['@nestjs/core@^12', '@nestjs/common@^12', '@nestjs/platform-express@^12', '@nestjs/schedule@^12',
-    'reflect-metadata@^0.2', 'rxjs@^7', 'hazelcast-client@~5.6.0', 'typescript@^7', '@types/node@^20'],
+    'reflect-metadata@^0.2', 'rxjs@^7', 'pg@^8', 'typescript@^7', '@types/node@^20'],
   // @nestjs/schedule unpinned: what `npm install @nestjs/schedule` gives a Nest 11 app (12.x, whose peers accept
   // Nest 11). The 6.x line with Nest 11 is the repository's own development set, tested by `npm test`.
   11: ['@nestjs/core@^11', '@nestjs/common@^11', '@nestjs/platform-express@^11', '@nestjs/schedule',
-    'reflect-metadata@^0.2', 'rxjs@^7', 'hazelcast-client@~5.6.0', 'typescript@^5', '@types/node@^20'],
+    'reflect-metadata@^0.2', 'rxjs@^7', 'pg@^8', 'typescript@^5', '@types/node@^20'],
 };
-// The PostgreSQL app's own install: `pg` and no `hazelcast-client` (both optional peers; each backend's apps do
-// without the other's client).
-INSTALLS['11-pg'] = [...INSTALLS[11].filter((p) => !p.startsWith('hazelcast-client@')), 'pg@^8'];
-// The Redis app's: `ioredis` and no `hazelcast-client`.
-INSTALLS['11-redis'] = [...INSTALLS[11].filter((p) => !p.startsWith('hazelcast-client@')), 'ioredis@^5'];
+// Each store's app installs its own client and no other (all optional peers; each backend's apps do without the
+// others' clients): the Redis app `ioredis`, the Hazelcast app `hazelcast-client`.
+INSTALLS['11-redis'] = [...INSTALLS[11].filter((p) => !p.startsWith('pg@')), 'ioredis@^5'];
+INSTALLS['11-hz'] = [...INSTALLS[11].filter((p) => !p.startsWith('pg@')), 'hazelcast-client@~5.6.0'];
 const APPS = {
-  'nest12-esm': { major: 12, esm: true },
-  'nest12-cjs': { major: 12, esm: false },
-  'nest11-cjs': { major: 11, esm: false },
-  'nest11-pg': { major: '11-pg', esm: false, postgres: true },
-  'nest11-redis': { major: '11-redis', esm: false, redis: true },
+  'nest12-esm': { major: 12, esm: true, store: 'postgres' },
+  'nest12-cjs': { major: 12, esm: false, store: 'postgres' },
+  'nest11-cjs': { major: 11, esm: false, store: 'postgres' },
+  'nest11-redis': { major: '11-redis', esm: false, store: 'redis' },
+  'nest11-hz': { major: '11-hz', esm: false, store: 'hazelcast' },
 };
-const CHECKS = ['no-schedule', 'first-day'];
+const CHECKS = ['lib-types', 'no-schedule', 'first-day'];
 
 const TSCONFIG = {
   compilerOptions: {
@@ -108,7 +115,7 @@ const log = (line) => console.log(`[packed-app-smoke] ${line}`);
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 /** Runs a command to its end and returns its stdout; rejects with all its output if it fails or outlasts `timeoutMs`. */
-async function run(command, args, { cwd, env = process.env, timeoutMs, what = `${command} ${args.join(' ')}` }) {
+async function run(command, args, { cwd, env = cleanEnv(), timeoutMs, what = `${command} ${args.join(' ')}` }) {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
@@ -161,16 +168,18 @@ async function install(dir, major, tarball) {
 
 /**
  * The quickstart files into `<dir>/src`, relative imports given `.js` for an ESM app; returns the rewrites made.
- * `backend` 'postgres' or 'redis' takes that quickstart's module in place of the Hazelcast one.
+ * `backend` 'redis' or 'hazelcast' takes that quickstart's module in place of the PostgreSQL one. `libCheck` turns
+ * skipLibCheck off.
  */
-async function writeApp(dir, esm, backend = 'hazelcast') {
+async function writeApp(dir, esm, backend = 'postgres', { libCheck = backend === 'hazelcast' } = {}) {
   await mkdir(join(dir, 'src'), { recursive: true });
   await writeFile(join(dir, 'package.json'), `${JSON.stringify({ name: 'quickstart', private: true, type: esm ? 'module' : 'commonjs' }, null, 2)}\n`);
   // The PostgreSQL and Redis apps keep `nest new`'s skipLibCheck: the package's option types name hazelcast-client's,
-  // which these apps do not install (a gap of issue 38: checked with skipLibCheck off, they need its types).
-  const tsconfig = backend !== 'hazelcast' ? { ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, skipLibCheck: true } } : TSCONFIG;
+  // which these apps do not install (a gap of issue 38: checked with skipLibCheck off, they need its types; the
+  // lib-types check adds them).
+  const tsconfig = libCheck ? TSCONFIG : { ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, skipLibCheck: true } };
   await writeFile(join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  const modules = { postgres: QUICKSTART_PG_MODULE, redis: QUICKSTART_REDIS_MODULE };
+  const modules = { redis: QUICKSTART_REDIS_MODULE, hazelcast: QUICKSTART_HZ_MODULE };
   const rewrites = [];
   for (const file of QUICKSTART_FILES) {
     let source = await readFile(file === 'app.module.ts' && modules[backend] ? modules[backend] : join(QUICKSTART, file), 'utf8');
@@ -217,20 +226,23 @@ function cliStoreArgs(store) {
   return ['--members', store.addresses.join(','), '--cluster-name', store.clusterName];
 }
 
+/** This process's environment without its GATEKEEPER_* variables, which could name another store, schema or path. */
+function cleanEnv() {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEKEEPER_')));
+}
+
+/** The environment of an app (and of the CLI beside it) on `store`: the variables that name it, and no others. */
+function storeEnv(store) {
+  const env = cleanEnv();
+  if (store.postgresUrl) return { ...env, GATEKEEPER_PG_URL: store.postgresUrl };
+  if (store.redisUrl) return { ...env, GATEKEEPER_REDIS_URL: store.redisUrl };
+  return { ...env, GATEKEEPER_HZ_MEMBERS: store.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: store.clusterName };
+}
+
 /** Starts the compiled app, waits for the billing job's line, stops it with SIGTERM. */
 async function runApp(name, appDir, store, installDir) {
   const [port] = await freePorts(1);
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    ...(store.postgresUrl
-      ? { GATEKEEPER_PG_URL: store.postgresUrl }
-      : store.redisUrl
-        ? { GATEKEEPER_REDIS_URL: store.redisUrl }
-        : { GATEKEEPER_HZ_MEMBERS: store.addresses.join(','), GATEKEEPER_HZ_CLUSTER_NAME: store.clusterName }),
-    GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
-    NO_COLOR: '1',
-  };
+  const env = { ...storeEnv(store), PORT: String(port), GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN, NO_COLOR: '1' };
   const started = Date.now();
   const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -253,10 +265,10 @@ async function runApp(name, appDir, store, installDir) {
       });
       onOutput();
     });
-    // The package's CLI asks the running app about its job, as the README says: with the token in the same variable
-    // and no address configured (the app advertises the one it listens on).
+    // The package's CLI asks the running app about its job, as the README says: with the token and the store in the
+    // app's own variables, and no address configured (the app advertises the one it listens on).
     const bin = join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper');
-    const described = JSON.parse(await run(bin, ['jobs', 'describe', 'BillingJobs.chargeCustomers', '--json', ...cliStoreArgs(store)],
+    const described = JSON.parse(await run(bin, ['jobs', 'describe', 'BillingJobs.chargeCustomers', '--json'],
       { cwd: appDir, env, timeoutMs: 30_000, what: 'nestjs-gatekeeper jobs describe BillingJobs.chargeCustomers' }));
     if (described.semaphore !== 'billing' || described.cron !== '*/10 * * * * *') {
       throw new SmokeError(`${name}: jobs describe answered ${JSON.stringify(described).slice(0, 300)}`, output);
@@ -287,7 +299,7 @@ async function runApp(name, appDir, store, installDir) {
 
 /** Starts the compiled app with `env`; returns a handle to watch its output and stop it. */
 function startApp(appDir, env) {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...process.env, NO_COLOR: '1', GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: appDir, env: { ...cleanEnv(), NO_COLOR: '1', GATEKEEPER_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const app = { output: '', child };
   const append = (d) => { app.output += d; };
@@ -377,6 +389,40 @@ async function checkFirstDay(installDir, appDir) {
   return notes.join('; ');
 }
 
+/**
+ * The quickstart on a team's first day with no PostgreSQL to reach: it says it waits (once, naming the variable),
+ * then fails within its connect timeout with one error line and no stack trace.
+ */
+async function checkFirstDayPostgres(appDir) {
+  const [closed] = await freePorts(1);
+  const started = Date.now();
+  const app = startApp(appDir, { GATEKEEPER_PG_URL: `postgres://gatekeeper@127.0.0.1:${closed}/postgres` });
+  const timer = setTimeout(() => app.child.kill('SIGKILL'), 90_000);
+  const { code } = await app.exited.finally(() => clearTimeout(timer));
+  await writeFile(join(appDir, 'first-day-postgres.log'), app.output);
+  if (code === 0 || code === null) throw new SmokeError(`first-day: with no PostgreSQL the app did not fail (code ${code})`, app.output);
+  if (count(app.output, /WARN.*Waiting for PostgreSQL at .*\(from GATEKEEPER_PG_URL\)/) !== 1) throw new SmokeError('first-day: with no PostgreSQL, the wait was not said once at warn', app.output);
+  if (count(app.output, /Cannot reach PostgreSQL at .*GATEKEEPER_PG_URL/) !== 1) throw new SmokeError('first-day: with no PostgreSQL, not exactly one "Cannot reach" line', app.output);
+  if (count(app.output, /^\s+at /) > 0) throw new SmokeError('first-day: with no PostgreSQL, a stack trace was printed', app.output);
+  return `no PostgreSQL: said it waits, then failed in ${seconds(Date.now() - started)} with one line`;
+}
+
+/**
+ * The package's .d.ts files checked as a strict app would (skipLibCheck off) with Nest 12's types, in an ESM and a
+ * CommonJS app: the Nest 12 apps run with skipLibCheck on and no hazelcast-client, whose types the option types name,
+ * so it is added here, as docs/backends.md tells such apps to.
+ */
+async function checkLibTypes(installDir) {
+  await run('npm', ['install', '--no-save', '--no-audit', '--no-fund', 'hazelcast-client@~5.6.0'],
+    { cwd: installDir, timeoutMs: INSTALL_TIMEOUT_MS, what: 'npm install hazelcast-client (lib-types)' });
+  for (const esm of [true, false]) {
+    const appDir = join(installDir, `lib-types-${esm ? 'esm' : 'cjs'}`);
+    await writeApp(appDir, esm, 'postgres', { libCheck: true });
+    await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: `tsc (lib-types, ${esm ? 'ESM' : 'CommonJS'})` });
+  }
+  return `the package's .d.ts files compile with skipLibCheck off in the Nest 12 ESM and CommonJS apps (TypeScript ${await packageVersion(installDir, 'typescript')}, hazelcast-client ${await packageVersion(installDir, 'hazelcast-client')} added)`;
+}
+
 /** With @nestjs/schedule uninstalled: the library loads; a decorated method called by hand and withPermit run. */
 async function checkWithoutSchedule(installDir) {
   await run('npm', ['uninstall', '--no-audit', '--no-fund', '@nestjs/schedule'], { cwd: installDir, timeoutMs: INSTALL_TIMEOUT_MS, what: 'npm uninstall @nestjs/schedule' });
@@ -426,7 +472,8 @@ async function main() {
   const unknown = wanted.filter((a) => !(a in APPS) && !CHECKS.includes(a));
   if (unknown.length || wanted.length === 0) throw new Error(`--apps: unknown "${unknown.join(', ')}"; choose from ${[...Object.keys(APPS), ...CHECKS].join(', ')}`);
   const apps = wanted.filter((a) => a in APPS);
-  const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('no-schedule') ? [12] : []), ...(wanted.includes('first-day') ? [11] : [])])];
+  const majors = [...new Set([...apps.map((a) => APPS[a].major), ...(wanted.includes('lib-types') || wanted.includes('no-schedule') ? [12] : []),
+    ...(wanted.includes('first-day') ? [11, '11-hz'] : [])])];
 
   const missing = [];
   for (const file of QUICKSTART_FILES) await readFile(join(QUICKSTART, file)).catch(() => missing.push(file));
@@ -436,6 +483,7 @@ async function main() {
   const workDir = await mkdtemp(join(tmpdir(), 'gatekeeper-smoke-'));
   let cluster;
   let postgres;
+  let postgresUrl;
   let redis;
   let failed = true;
   try {
@@ -443,9 +491,12 @@ async function main() {
     log(`packed ${tarball} (${entryCount} files) in ${seconds(Date.now() - began)}`);
 
     const memberPort = values['member-port'] ? Number(values['member-port']) : undefined;
-    const postgresReady = apps.some((a) => APPS[a].postgres) ? startPostgres().then((server) => { postgres = server; }) : Promise.resolve();
-    const redisReady = apps.some((a) => APPS[a].redis) ? startRedis().then((server) => { redis = server; }) : Promise.resolve();
-    const clusterReady = !apps.some((a) => !APPS[a].postgres && !APPS[a].redis) ? Promise.resolve() : startCluster({ members: 1, ports: memberPort ? [memberPort] : undefined, clusterName: values['cluster-name'] })
+    const on = (store) => apps.some((a) => APPS[a].store === store);
+    // GATEKEEPER_PG_URL's server when set (not ours to stop), else a throwaway one.
+    const postgresReady = !on('postgres') ? Promise.resolve() : postgresFromEnv() ? Promise.resolve(postgresFromEnv()).then((server) => { postgresUrl = server.url; })
+      : startPostgres().then((server) => { postgres = server; postgresUrl = server.url; });
+    const redisReady = on('redis') ? startRedis().then((server) => { redis = server; }) : Promise.resolve();
+    const clusterReady = !on('hazelcast') ? Promise.resolve() : startCluster({ members: 1, ports: memberPort ? [memberPort] : undefined, clusterName: values['cluster-name'] })
       .then(async (c) => { cluster = c; await declareFreshCluster(c); return c; });
     const installs = Object.fromEntries(majors.map((major) => {
       const dir = join(workDir, `nest${major}`);
@@ -455,41 +506,58 @@ async function main() {
     const settled = await Promise.allSettled([clusterReady, postgresReady, redisReady, ...Object.values(installs)]);
     const rejected = settled.find((s) => s.status === 'rejected');
     if (rejected) throw rejected.reason;
-    log(`${cluster ? `member ${cluster.addresses.join(',')} (cluster ${cluster.clusterName}) up and declared new; ` : ''}${postgres ? `PostgreSQL at ${postgres.url}; ` : ''}${redis ? `Redis at ${redis.url}; ` : ''}installs done in ${seconds(Date.now() - began)}`);
+    log(`${cluster ? `member ${cluster.addresses.join(',')} (cluster ${cluster.clusterName}) up and declared new; ` : ''}${postgresUrl ? `PostgreSQL at ${postgresUrl}${postgres ? '' : ' (GATEKEEPER_PG_URL)'}; ` : ''}${redis ? `Redis at ${redis.url}; ` : ''}installs done in ${seconds(Date.now() - began)}`);
 
     const results = [];
     for (const name of apps) {
-      const { major, esm, postgres: onPostgres, redis: onRedis } = APPS[name];
+      const { major, esm, store: backend } = APPS[name];
+      const onRedis = backend === 'redis';
       const { dir: installDir, versions } = await installs[major];
       const appDir = join(installDir, name);
-      const rewrites = await writeApp(appDir, esm, onPostgres ? 'postgres' : onRedis ? 'redis' : 'hazelcast');
+      const rewrites = await writeApp(appDir, esm, backend);
       const compileStart = Date.now();
       await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: `tsc (${name})` });
       const compileMs = Date.now() - compileStart;
       if (esm) await checkOneInstance(appDir);
-      const store = onPostgres ? { postgresUrl: postgres.url } : onRedis ? { redisUrl: redis.url } : cluster;
+      const store = backend === 'postgres' ? { postgresUrl } : onRedis ? { redisUrl: redis.url } : cluster;
       let declared = '';
       if (onRedis) {
-        // A new Redis: declared new by the package's own CLI, as the guide says, or the first tick waits a minute.
-        const said = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'), [...cliStoreArgs(store), 'redis', 'init'],
-          { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper redis init' });
+        // A new Redis: declared new by the package's own CLI, as the README and the guide say (the store from the
+        // app's GATEKEEPER_REDIS_URL, no flag), or the first tick waits a minute.
+        const said = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'), ['redis', 'init'],
+          { cwd: appDir, env: storeEnv(store), timeoutMs: 30_000, what: 'nestjs-gatekeeper redis init' });
         if (!/Declared prefix "gatekeeper" new/.test(said)) throw new SmokeError(`${name}: redis init did not declare the prefix new`, said);
         declared = 'prefix declared new by redis init; ';
       }
       const outcome = await runApp(name, appDir, store, installDir);
       const made = `Nest ${versions['@nestjs/core']}, @nestjs/schedule ${versions['@nestjs/schedule']}, TypeScript ${versions.typescript}, `
-        + (onPostgres ? `pg ${versions.pg}` : onRedis ? `ioredis ${versions.ioredis}` : `hazelcast-client ${versions['hazelcast-client']}`);
+        + (backend === 'postgres' ? `pg ${versions.pg}` : onRedis ? `ioredis ${versions.ioredis}` : `hazelcast-client ${versions['hazelcast-client']}`);
       log(`${name} (${made}): compiled in ${seconds(compileMs)}${rewrites.length ? ` (ESM: rewrote ${rewrites.join(', ')})` : ''}; ${declared}`
         + `charging as ${outcome.acquirer} (token ${outcome.token}) ${seconds(outcome.ms)} after start; stopped by SIGTERM in ${outcome.stopMs} ms (${outcome.exit === 'SIGTERM' ? 'died of the SIGTERM Nest raises again after its shutdown hooks' : outcome.exit}), permit released`);
       results.push(`${name} ok`);
     }
     if (wanted.includes('first-day')) {
-      const { dir: installDir } = await installs[11];
-      const appDir = join(installDir, 'first-day');
-      await writeApp(appDir, false);
-      await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: 'tsc (first-day)' });
-      log(`first-day: ${await checkFirstDay(installDir, appDir)}`);
+      const compiled = async (major, backend) => {
+        const { dir: installDir } = await installs[major];
+        const appDir = join(installDir, 'first-day');
+        await writeApp(appDir, false, backend);
+        await run(join(installDir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: appDir, timeoutMs: TSC_TIMEOUT_MS, what: `tsc (first-day, ${backend})` });
+        return { installDir, appDir };
+      };
+      // Side by side: each mostly waits out a connect timeout.
+      const checks = await Promise.allSettled([
+        compiled(11, 'postgres').then(({ appDir }) => checkFirstDayPostgres(appDir)),
+        compiled('11-hz', 'hazelcast').then(({ installDir, appDir }) => checkFirstDay(installDir, appDir)),
+      ]);
+      const failedCheck = checks.find((c) => c.status === 'rejected');
+      if (failedCheck) throw failedCheck.reason;
+      const [pgNotes, hzNotes] = checks.map((c) => c.value);
+      log(`first-day: ${pgNotes}; ${hzNotes}`);
       results.push('first-day ok');
+    }
+    if (wanted.includes('lib-types')) {
+      log(`lib-types: ${await checkLibTypes((await installs[12]).dir)}`);
+      results.push('lib-types ok');
     }
     if (wanted.includes('no-schedule')) {
       await checkWithoutSchedule((await installs[12]).dir);

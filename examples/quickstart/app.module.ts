@@ -10,8 +10,11 @@ import { BillingJobs } from './billing.jobs';
       // This replica's site. Its acquirer (its name) defaults to <hostname>-<pid>; set it to something unique per
       // replica, such as the pod name, never to a value two replicas could share.
       identity: { group: 'production' },
-      // No `hazelcast` options: the cluster is GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME, else Hazelcast's
-      // defaults, 127.0.0.1:5701 and cluster "dev" (what a member started with no configuration uses).
+      // The state in PostgreSQL (npm install pg), on the database GATEKEEPER_PG_URL names (or give postgres:
+      // { connectionString }, { poolConfig } or { pool }, your app's own pg.Pool). The library creates its tables, in
+      // the schema `gatekeeper`, at the first start. The other stores: 'redis' (npm install ioredis, with
+      // GATEKEEPER_REDIS_URL), or 'hazelcast', the default when `backend` is left out.
+      backend: 'postgres',
       definitions: [
         { name: 'billing', permits: 1, duration: '1m', groupPattern: 'production' },
         { name: 'export', permits: 1, duration: '10m' },

@@ -29,9 +29,11 @@ const MANUAL_KEYS: ReadonlyArray<keyof ManualSlot> = ['nodeCount', 'nodeIndex'];
 /**
  * The keys of one allocation as declared, `manual`'s among them: a key that is not an option is named first, at either
  * level (a misspelt `nodeIndx` must not be read as a missing index); the values are read after, by
- * {@link resolveAllocation}, which also words a `manual` that is no object.
+ * {@link resolveAllocation}, which also words a `manual` that is no object. Typed as a plain `z.ZodType`: the inferred
+ * type, an index signature beside `manual`, makes a declaration TypeScript 5 refuses in an app whose skipLibCheck is off
+ * (TS2411).
  */
-export const ALLOCATION_KEYS = onlyKeys(KEYS, `is not an option (expected one of ${KEYS.join(', ')})`).extend({
+export const ALLOCATION_KEYS: z.ZodType = onlyKeys(KEYS, `is not an option (expected one of ${KEYS.join(', ')})`).extend({
   manual: z.preprocess(
     (given) => (given !== null && typeof given === 'object' && !Array.isArray(given) ? given : undefined),
     onlyKeys(MANUAL_KEYS, `is not an option (expected ${MANUAL_KEYS.join(', ')})`).optional(),

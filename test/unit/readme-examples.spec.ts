@@ -19,6 +19,13 @@ describe('README examples', () => {
     expect(code).toBe(readFileSync(join(root, file), 'utf8'));
   });
 
+  it('installs and exports what the quickstart\'s store needs, and packs with one build', () => {
+    // The quickstart is on PostgreSQL: the install line brings pg, the shell block names the database.
+    expect(readFileSync(join(root, 'examples/quickstart/app.module.ts'), 'utf8')).toContain("backend: 'postgres',");
+    expect(readme).toMatch(/\nnpm install --ignore-scripts && npm pack .*\ncd \.\.\/your-app && npm install \S+\.tgz @nestjs\/schedule pg\n/);
+    expect(readme).toMatch(/\nexport GATEKEEPER_PG_URL=postgres:\/\/\S+\n/);
+  });
+
   it('has no unchecked ts blocks', () => {
     const all = [...readme.matchAll(/```ts\n/g)].length;
     expect(all).toBe(blocks.length);

@@ -8,10 +8,9 @@ import { BillingJobs } from './billing.jobs';
     ScheduleModule.forRoot(),
     GatekeeperModule.forRoot({
       identity: { group: 'production' },
-      // The state in PostgreSQL (npm install pg). The connection string comes from GATEKEEPER_PG_URL here; or give
-      // postgres: { connectionString }, { poolConfig }, or { pool }: your application's own pg.Pool. The library's
-      // tables go in the schema `gatekeeper`, created at the first start.
-      backend: 'postgres',
+      // No `backend`: the state in Hazelcast, the default (npm install hazelcast-client@~5.6.0). No `hazelcast`
+      // options: the cluster is GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME, else Hazelcast's defaults,
+      // 127.0.0.1:5701 and cluster "dev" (what a member started with no configuration uses).
       definitions: [
         { name: 'billing', permits: 1, duration: '1m', groupPattern: 'production' },
         { name: 'export', permits: 1, duration: '10m' },

@@ -1,2 +1,0 @@
-// The jobs are the Hazelcast quickstart's, unchanged: only the module options differ.
-export { BillingJobs } from '../quickstart/billing.jobs';
