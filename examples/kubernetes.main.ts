@@ -9,4 +9,8 @@ async function bootstrap(): Promise<void> {
   await app.listen(Number(process.env.PORT ?? 3000));
 }
 
-void bootstrap();
+bootstrap().catch((error: unknown) => {
+  // A start that failed says why in one line (a store out of reach, a mistaken option); a bug, with its stack.
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

@@ -67,7 +67,7 @@ export const messages = {
   unavailable: (detail: string, backend?: string) =>
     `${storeTitle(backend)} unreachable: denying every permit until it is back (fail closed). ${detail}`,
   recovered: (name: string, backend?: string) =>
-    `The entry of "${name}" was lost with the ${backend === 'hazelcast' ? 'cluster' : STORE_NAMES[backend ?? ''] ?? 'store'}'s data: put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
+    `The entry of "${name}" was lost with the ${backend === 'hazelcast' ? 'cluster' : STORE_NAMES[backend ?? ''] ?? 'store'}'s data (or the store restarted): this node put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
   recoveryFailed: (name: string, error: unknown) => `Could not put back the lost definition of "${name}": ${(error as Error).message ?? String(error)}`,
   nameClash: (acquirer: string, instance: string, semaphore: string) =>
     `Another running instance (${instance}) uses this node's acquirer name "${acquirer}" (seen holding "${semaphore}"): ` +
