@@ -122,6 +122,10 @@ export const messages = {
   durationBelowSkew: (name: string, durationMs: number, skewMs: number) =>
     `Semaphore "${name}" lasts ${durationMs} ms, not more than twice maxClockSkew (${skewMs} ms): a running job's ` +
     'lease can vouch for its permit only briefly or not at all; lengthen the duration or lower maxClockSkew',
+  durationBelowTick: (name: string, durationMs: number, job: string, tickMs: number) =>
+    `Semaphore "${name}" now lasts ${formatDuration(durationMs)}, shorter than the tick of ${job} here (every ${formatDuration(tickMs)}), ` +
+    'which keeps its permit from tick to tick: the permit lapses between ticks and the job moves between nodes. Give it a duration ' +
+    'longer than the tick',
   definitionInForce: (name: string, where: string, codeMs: number, storedMs: number) =>
     `${where} runs with the duration semaphore "${name}" has in the cluster, ${formatDuration(storedMs)}, ` +
     `not @ClusterSingleton's ${formatDuration(codeMs)}: a definition that exists wins over the decorator (a live edit, ` +

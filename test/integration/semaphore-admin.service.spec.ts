@@ -25,10 +25,11 @@ class TickingJobs {
 
 describe('a duration edit against the tick of the jobs that hold the permit (memory store)', () => {
   it("refuses, unless forced, to make a held job's permit shorter than its tick; a daily job's short permit is its design", async () => {
+    const logger = new CapturingLogger();
     const app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, identity: { group: 'production', acquirer: 'node-a' } })],
       providers: [TickingJobs],
-    }).setLogger(new CapturingLogger()).compile();
+    }).setLogger(logger).compile();
     await app.init();
     try {
       const semaphores = app.get(SemaphoreAdminService);
@@ -41,9 +42,17 @@ describe('a duration edit against the tick of the jobs that hold the permit (mem
       await expect(semaphores.putDefinition({ name: 'billing', duration: '5s' })).rejects.toThrow(/5s is shorter than the tick of TickingJobs\.charge/);
       expect((await semaphores.readDefinition('billing')).durationMs).toBe(60_000);
       expect((await semaphores.updateDefinition('billing', { duration: '15s' })).durationMs).toBe(15_000);
+      const below = () => logger.entries.filter((e) => e.level === 'warn' && e.message.includes('shorter than the tick')).map((e) => e.message);
+      expect(below()).toEqual([]);
+      // Forced here, or made where no job is known (the CLI): every node that runs the job says so, once.
       expect((await semaphores.updateDefinition('billing', { duration: '5s' }, { force: true })).durationMs).toBe(5_000);
+      await eventually('the warning', () => below().length > 0);
+      expect(below()).toEqual(['Semaphore "billing" now lasts 5s, shorter than the tick of TickingJobs.charge here (every 10s), which keeps its permit '
+        + 'from tick to tick: the permit lapses between ticks and the job moves between nodes. Give it a duration longer than the tick']);
       // Already shorter than its tick (a day): edits to the nightly job's permit are the user's design.
       expect((await semaphores.updateDefinition('nightly', { duration: '20m' })).durationMs).toBe(1_200_000);
+      await semaphores.updateDefinition('nightly', { duration: '5m' });
+      expect(below()).toHaveLength(1);
     } finally {
       await app.close();
     }

@@ -45,8 +45,6 @@ export class PermitsRuntime implements CapabilityRuntime {
   private readonly decisionListeners = new Set<(result: AcquireResult) => void>();
   /** Tokens other capabilities leave to lapse at shutdown (work that outlived its drain), asked for at {@link stop}. */
   private readonly keepers = new Set<() => Iterable<number>>();
-  /** The shortest held tick of this node's jobs per semaphore, told by the schedules above (see {@link tellHeldTicks}). */
-  private heldTicks?: (semaphore: string) => HeldTick | undefined;
   private dumpTimer?: NodeJS.Timeout;
   private stopping?: Promise<void>;
 
@@ -61,7 +59,7 @@ export class PermitsRuntime implements CapabilityRuntime {
       clockSkewMs: options.clockSkewMs,
       // Presence, while its view is confirmed (a view older than two intervals is not trusted to be complete).
       liveInstances: async () => presence.confirmedParticipants(),
-      heldTick: (semaphore) => this.heldTicks?.(semaphore),
+      heldTick: (semaphore) => startup.heldTicks?.(semaphore),
     });
     this.engine = new PermitEngine(store, options.holder, options.permitClock, {
       clockSkewMs: options.clockSkewMs,
@@ -137,9 +135,12 @@ export class PermitsRuntime implements CapabilityRuntime {
     return this.stopping;
   }
 
-  /** Tells the edits of definitions the shortest held tick of this node's jobs per semaphore (the schedules do). */
+  /**
+   * Tells the permits the shortest held tick of this node's jobs per semaphore (the schedules do): an edit here to a
+   * shorter duration is refused unless forced, and one from elsewhere (the CLI) is warned about.
+   */
   tellHeldTicks(heldTicks: (semaphore: string) => HeldTick | undefined): void {
-    this.heldTicks = heldTicks;
+    this.startup.heldTicks = heldTicks;
   }
 
   /** Registers tokens to leave to lapse at {@link stop} (leadership or allocation work that outlived its drain). */

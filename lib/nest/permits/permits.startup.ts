@@ -3,7 +3,7 @@ import { permitsBackendKind } from '../options/backend-choice.options';
 import type { SemaphoreAdmin } from '../../permits/semaphore-admin';
 import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { validateDefinition } from '../../permits/definition.validator';
+import { validateDefinition, type HeldTick } from '../../permits/definition.validator';
 import { fullMatch } from '../../core/pattern';
 import { livePermits } from '../../permits/permit';
 import type { SemaphoreEntry } from '../../permits/semaphore-entry';
@@ -41,6 +41,8 @@ export class PermitsStartup {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly autoDefined = new Map<string, SemaphoreDefinition>();
   /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
+  /** The shortest held tick of this node's jobs per semaphore (told by the schedules, through the permits runtime). */
+  heldTicks?: (semaphore: string) => HeldTick | undefined;
   private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number }>();
   /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
   private readonly longest = new Map<string, number>();
@@ -176,6 +178,16 @@ export class PermitsStartup {
     this.unwatch = undefined;
   }
 
+  /**
+   * Warns when an edit from anywhere (the CLI too, which knows no jobs and cannot refuse it) took the duration of a
+   * semaphore a job here keeps from tick to tick from above its tick to below it: the job now moves between nodes.
+   */
+  private tellShorterThanTick(name: string, before: SemaphoreDefinition | undefined, after: SemaphoreDefinition | undefined): void {
+    const tick = this.heldTicks?.(name);
+    if (!tick || !before || !after || before.durationMs < tick.tickMs || after.durationMs >= tick.tickMs) return;
+    this.logger.warn(messages.durationBelowTick(name, after.durationMs, tick.job, tick.tickMs));
+  }
+
   private remember(name: string, entry: SemaphoreEntry | undefined): void {
     if (!entry) return; // lost, not removed: keep what we knew, to put it back
     const mine = this.remembered.get(name);
@@ -191,6 +203,7 @@ export class PermitsStartup {
       }
       if (knowsNewer) return;
     }
+    this.tellShorterThanTick(name, mine?.definition ?? undefined, entry.definition ?? undefined);
     this.remembered.set(name, { definition: entry.definition, revision: entry.revision });
     const { acquirer, instance } = this.options.holder;
     for (const permit of livePermits(entry.permits, this.options.permitClock.now())) {
