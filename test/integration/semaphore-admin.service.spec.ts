@@ -142,26 +142,4 @@ describe('SemaphoreAdminService (memory store)', () => {
     await semaphores.dumpState();
     expect(logger.find('log', /^state .*billing/)).not.toEqual([]);
   });
-
-  it('still answers through the deprecated GatekeeperService methods, until 0.2.0', async () => {
-    const put = await gatekeeper.putDefinition({ name: 'legacy', duration: '1m', groupPattern: 'production' });
-    expect(semaphores.getDefinition('legacy')).toEqual(put);
-    expect(gatekeeper.getDefinition('legacy')).toEqual(put);
-    expect(await gatekeeper.readDefinition('legacy')).toEqual(put);
-    expect(gatekeeper.listDefinitions()).toEqual(semaphores.listDefinitions());
-    expect((await gatekeeper.updateDefinition('legacy', { permits: 2 })).permits).toBe(2);
-    expect((await gatekeeper.pause('legacy')).permits).toBe(0);
-    expect((await gatekeeper.resume('legacy')).permits).toBe(2);
-    expect(await gatekeeper.migrate('production', 'dr-site', { dryRun: true })).toEqual(await semaphores.migrate('production', 'dr-site', { dryRun: true }));
-    expect((await gatekeeper.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['legacy'] })).changes).toHaveLength(1);
-    expect((await gatekeeper.undoMigration({ names: ['legacy'] })).changes).toHaveLength(1);
-    const held = await gatekeeper.acquire('legacy');
-    expect(await gatekeeper.permits()).toEqual(await semaphores.permits());
-    expect(await gatekeeper.forceRelease('legacy', held.fencingToken)).toBe(true);
-    await gatekeeper.resetPermits('legacy');
-    await gatekeeper.dumpState();
-    expect(logger.find('log', /^state .*legacy/)).not.toEqual([]);
-    expect(await gatekeeper.removeDefinition('legacy')).toBe(true);
-    expect(semaphores.getDefinition('legacy')).toBeUndefined();
-  });
 });

@@ -8,17 +8,11 @@ import { PermitTimeoutError } from '../../permits/errors/permit-timeout.error';
 import type { NodeIdentity, Permit } from '../../permits/permit';
 import type { DecideOptions } from '../../permits/permit-engine.options';
 import type { PermitLease } from '../../permits/permit-lease';
-import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
-import type { GroupMigrationReport, MigrationChange, UndoMigrationReport } from '../../permits/group-migrations';
-import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
-import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
-import type { SemaphoreStatus } from '../../permits/semaphore-status';
-import type { KindGuardOptions } from '../../permits/semaphore-kind';
+import type { DurationInput } from '../../permits/semaphore-definition';
 import { ExclusiveRuns } from './exclusive-runs';
 import { inUse } from '../../permits/permit-executor';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { SemaphoreAdminService } from './semaphore-admin.service';
 import { permitContext } from './permit-context';
 import { PermitsRuntime } from './permits.runtime';
 import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
@@ -75,7 +69,6 @@ export class GatekeeperService {
     private readonly runtime: PermitsRuntime,
     private readonly runs: ExclusiveRuns,
     private readonly lifecycleEvents: GatekeeperEvents,
-    private readonly admin: SemaphoreAdminService,
   ) {}
 
   /**
@@ -184,143 +177,6 @@ export class GatekeeperService {
   /** The permits this instance holds. */
   heldPermits(): Permit[] {
     return this.runtime.engine.heldPermits();
-  }
-
-  // The operator's tools moved to SemaphoreAdminService (issue 40); these delegates go in 0.2.0 (see the CHANGELOG).
-
-  /**
-   * Calls {@link SemaphoreAdminService.listDefinitions}.
-   *
-   * @deprecated Use `SemaphoreAdminService.listDefinitions`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  listDefinitions(): SemaphoreDefinition[] {
-    return this.admin.listDefinitions();
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.getDefinition}.
-   *
-   * @deprecated Use `SemaphoreAdminService.getDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  getDefinition(name: string): SemaphoreDefinition | undefined {
-    return this.admin.getDefinition(name);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.readDefinition}.
-   *
-   * @deprecated Use `SemaphoreAdminService.readDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  readDefinition(name: string): Promise<SemaphoreDefinition> {
-    return this.admin.readDefinition(name);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.putDefinition}.
-   *
-   * @deprecated Use `SemaphoreAdminService.putDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  putDefinition(input: SemaphoreDefinitionInput, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.admin.putDefinition(input, options);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.updateDefinition}.
-   *
-   * @deprecated Use `SemaphoreAdminService.updateDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.admin.updateDefinition(name, patch, options);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.removeDefinition}.
-   *
-   * @deprecated Use `SemaphoreAdminService.removeDefinition`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  removeDefinition(name: string): Promise<boolean> {
-    return this.admin.removeDefinition(name);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.pause}.
-   *
-   * @deprecated Use `SemaphoreAdminService.pause`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  pause(name: string, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.admin.pause(name, options);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.resume}.
-   *
-   * @deprecated Use `SemaphoreAdminService.resume`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  resume(name: string, permits?: number, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
-    return this.admin.resume(name, permits, options);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.migrate}.
-   *
-   * @deprecated Use `SemaphoreAdminService.migrate`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
-    return this.admin.migrate(fromGroup, toGroup, options);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.migrateGroups}.
-   *
-   * @deprecated Use `SemaphoreAdminService.migrateGroups`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
-    return this.admin.migrateGroups(request);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.undoMigration}.
-   *
-   * @deprecated Use `SemaphoreAdminService.undoMigration`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
-    return this.admin.undoMigration(request);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.permits}.
-   *
-   * @deprecated Use `SemaphoreAdminService.permits`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  permits(): Promise<SemaphoreStatus[]> {
-    return this.admin.permits();
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.forceRelease}.
-   *
-   * @deprecated Use `SemaphoreAdminService.forceRelease`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
-    return this.admin.forceRelease(semaphore, fencingToken);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.resetPermits}.
-   *
-   * @deprecated Use `SemaphoreAdminService.resetPermits`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  resetPermits(semaphore: string): Promise<void> {
-    return this.admin.resetPermits(semaphore);
-  }
-
-  /**
-   * Calls {@link SemaphoreAdminService.dumpState}.
-   *
-   * @deprecated Use `SemaphoreAdminService.dumpState`: `GatekeeperService` keeps permits and leases. Removed in 0.2.0.
-   */
-  dumpState(): Promise<void> {
-    return this.admin.dumpState();
   }
 }
 
