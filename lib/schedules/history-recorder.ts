@@ -137,11 +137,11 @@ export class HistoryRecorder {
   }
 
   /**
-   * Since when `job` is known to the cluster (epoch ms): its history's first write, or, for a job with none, this
-   * node's start (it registered the job then). Missed instants count from here, not from before the job existed.
-   * A history written before `createdAt` existed, or one that cannot be read now, answers `-Infinity`.
+   * Since when `job` is known to the cluster (epoch ms): its history's first write; `undefined` when it has none (a
+   * job new to the cluster). A history written before `createdAt` existed, or one that cannot be read now, answers
+   * `-Infinity`.
    */
-  async knownSince(job: string): Promise<number> {
+  async knownSince(job: string): Promise<number | undefined> {
     let stored = this.stored.get(job);
     if (!stored) {
       try {
@@ -150,7 +150,7 @@ export class HistoryRecorder {
         return -Infinity;
       }
     }
-    if (!stored) return this.since;
+    if (!stored) return undefined;
     return stored.history.createdAt ?? -Infinity;
   }
 

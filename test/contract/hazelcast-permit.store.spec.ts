@@ -7,29 +7,12 @@ import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describePermitStoreContract } from '../../lib/testing';
 import { imapOf, watchedOf } from '../support/permit-records';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
 
-  describePermitStoreContract('hazelcast', async () => {
-    const mapPrefix = uniquePrefix('contract');
-    return {
-      // Two clients, as two nodes would have.
-      stores: [
-        new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
-        new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }),
-      ],
-      async plant(key, value) {
-        await (await raw().getMap<string, string>(`${mapPrefix}.semaphores`)).set(key, value);
-      },
-      async close() {
-        await (await raw().getMap(`${mapPrefix}.semaphores`)).destroy();
-      },
-    };
-  }, { timeoutMs: 120_000 });
-
+  // The permit store's contract runs on Hazelcast with every other store's: test/contract/hazelcast-backend.spec.ts.
   it("is not sent its own writes back (it takes them from their answers), and still hears the others' writes and every removal", async () => {
     const mapPrefix = uniquePrefix('own-writes');
     const [a, b] = [0, 1].map(() => new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix }));

@@ -3,28 +3,11 @@ import { libraryMapNames } from '../../lib/backends/hazelcast/library-maps';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describeScheduleStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
 
-  describeScheduleStoreContract('hazelcast', async () => {
-    const mapPrefix = uniquePrefix('schedules');
-    return {
-      // Two connections, as two nodes would have.
-      stores: [
-        new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
-        new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix })),
-      ],
-      async plant(id, value) {
-        await (await raw().getMap<string, string>(`${mapPrefix}.schedules`)).set(id, value);
-      },
-      async close() {
-        await (await raw().getMap(`${mapPrefix}.schedules`)).destroy();
-      },
-    };
-  }, { timeoutMs: 120_000 });
-
+  // The schedule store's contract runs on Hazelcast with every other store's: test/contract/hazelcast-backend.spec.ts.
   it('opens only maps the library lists (libraryMapNames), so the near-cache guard covers them', async () => {
     const mapPrefix = uniquePrefix('schedule-maps');
     const store = new ScheduleRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));

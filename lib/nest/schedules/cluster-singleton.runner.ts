@@ -108,6 +108,7 @@ export class ClusterSingletonRunner implements OnApplicationBootstrap {
    */
   onApplicationBootstrap(): void {
     const startedAt = this.moduleOptions.clock.now();
+    this.missed.armed(startedAt);
     for (const job of this.schedules.jobs.all()) {
       if (job.options.missedRuns !== 'runOnce') continue;
       void this.run(job, { kind: 'startup', startedAt }).catch((error: unknown) => this.logger.warn(`${job.name}: the catch-up at start-up failed: ${(error as Error).message}`));

@@ -11,10 +11,14 @@ import type { RegisteredJob } from './job-registry';
  * before the tick (or, at start-up, before now) were run by nobody: they are counted in the history, told as an
  * event, and with `missedRuns: 'runOnce'` the newest of them is the one instant to catch up, if it is within the
  * catch-up window. The next holder's grant comes after this one's permit, so no instant is caught up twice.
- * Instants count from the vacancy or from when the job became known (its history's first write, or this node's
- * start for a job with none), whichever is later: a job new to a semaphore inherits nothing of its vacancy.
+ * Instants count from the vacancy or from when the job became known (its history's first write, or, for a job with
+ * none, when this node armed its schedules), whichever is later: a job new to a semaphore inherits nothing of its
+ * vacancy.
  */
 export class MissedRuns {
+  /** When this node armed its jobs' schedules (its bootstrap): a job with no history is known from then. */
+  private armedSince = -Infinity;
+
   constructor(
     private readonly recorder: HistoryRecorder,
     private readonly events: GatekeeperEvents,
@@ -24,6 +28,11 @@ export class MissedRuns {
     private readonly permitClock: Clock = clock,
   ) {}
 
+  /** Notes when this node armed its jobs' schedules. */
+  armed(at: number): void {
+    this.armedSince = at;
+  }
+
   /** Notes the instants of `job` missed before `before` (ms) and returns the one to catch up, if any. */
   async check(job: RegisteredJob | undefined, grant: RunGrant, before: number): Promise<number | undefined> {
     if (!job?.trigger || grant.outcome !== 'granted' || grant.vacantSince === undefined) return undefined;
@@ -31,7 +40,7 @@ export class MissedRuns {
     const vacantSince = grant.vacantSince + (this.clock === this.permitClock ? 0 : this.clock.now() - this.permitClock.now());
     // Read only when some instant passed in the vacancy (rare: a store call on a fresh grant after one).
     if (job.trigger.firesBetween(vacantSince, before, 1).count === 0) return undefined;
-    const known = await this.recorder.knownSince(job.name);
+    const known = (await this.recorder.knownSince(job.name)) ?? this.armedSince;
     const { count, last } = job.trigger.firesBetween(Math.max(vacantSince, known), before);
     if (count === 0 || last === undefined) return undefined;
     const { semaphore, missedRuns, catchUpWindowMs } = job.options;
