@@ -1,6 +1,6 @@
 /**
- * Run NestJS jobs once across many replicas: cron singletons with expiring, fenced permits on a Hazelcast cluster,
- * presence, leader elections, allocation and leased tasks.
+ * Run NestJS jobs once across many replicas: cron singletons with expiring, fenced permits on PostgreSQL, Redis or
+ * Hazelcast, presence, leader elections, allocation and leased tasks.
  *
  * @remarks
  * The root entry holds what an application uses: the module and its options, the services and the types their
