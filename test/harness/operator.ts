@@ -1,5 +1,5 @@
 /*
- * The operator of a fault test: runs edits (concurrently, if asked) through a GatekeeperService or a
+ * The operator of a fault test: runs edits (concurrently, if asked) through a SemaphoreAdminService or a
  * SemaphoreAdmin and appends one `edit` event per call to the history, ok or not, so the checker can find edits
  * that reported success but are missing from the final definitions.
  */
@@ -12,7 +12,7 @@ export interface Edit {
   args?: unknown[];
 }
 
-// Method names per op on GatekeeperService, then on SemaphoreAdmin.
+// Method names per op on SemaphoreAdminService, then on SemaphoreAdmin.
 const METHODS: Record<string, string[]> = {
   put: ['putDefinition', 'put'],
   update: ['updateDefinition', 'update'],
@@ -26,7 +26,7 @@ const METHODS: Record<string, string[]> = {
 type Target = object;
 
 export class Operator {
-  /** @param target a GatekeeperService or SemaphoreAdmin (anything with the methods above) */
+  /** @param target a SemaphoreAdminService or SemaphoreAdmin (anything with the methods above) */
   constructor(
     private readonly historyFile: string,
     private readonly target: Target,

@@ -76,7 +76,7 @@ describe('the workload, the operator and the checker on a real member', () => {
       identity: { acquirer: 'operator' }, mapPrefix: uniquePrefix('operator'), providers: [],
       definitions: names.map((name) => ({ name, duration: '5s' })),
     });
-    const operator = new Operator(historyFile, operatorNode.gatekeeper);
+    const operator = new Operator(historyFile, operatorNode.semaphores);
     const edits = await operator.concurrently(names.flatMap((name, i) => [
       { op: 'update', semaphore: name, args: [{ permits: i + 2 }] },
       { op: 'update', semaphore: name, args: [{ groupPattern: `zone-${i}` }] },
