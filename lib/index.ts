@@ -115,7 +115,8 @@ export type {
   TaskIdentity, TaskRecord, TaskState,
 } from './tasks/task';
 export type { SubmitInput } from './tasks/task-submit.rules';
-export type { TaskGroupStatus, TaskPurgeOptions, TaskStateCounts } from './tasks/task-admin';
+export type { TaskGroupStatus, TaskStateCounts } from './tasks/task-admin';
+export type { TaskPurgeOptions } from './tasks/task-admin.input';
 export type { TaskEvent } from './tasks/task-events';
 
 // Errors a caller may catch

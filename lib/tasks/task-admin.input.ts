@@ -4,7 +4,6 @@ import { parseInput, withReason, type InputErrorFactory } from '../core/input-sc
 import { nameInput } from '../core/names';
 import { FINISHED_STATES, type TaskState } from './task';
 import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
-import type { TaskPurgeOptions } from './task-admin';
 import { MAX_TASK_NAME_LENGTH, taskIdPartProblem } from './task-id.rules';
 import type { TaskQuery } from './task-store';
 
@@ -72,6 +71,16 @@ export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: 
     query: { ...(types?.length && { types }), ...(states?.length && { states }), ...(group !== undefined && { group }) },
     limit,
   };
+}
+
+/** What an operator's purge removes. */
+export interface TaskPurgeOptions {
+  /** Only these types. */
+  readonly types?: readonly string[];
+  /** Only these finished states (default: all of them). */
+  readonly states?: readonly TaskState[];
+  /** Only tasks that finished at least this long ago (ms). Default 0: every finished task. */
+  readonly olderThanMs?: number;
 }
 
 /** What an operator's purge asks for, as text: validated into {@link TaskPurgeOptions}. */

@@ -6,7 +6,7 @@ import { removeFinished } from './task-purge';
 import type { TaskQuery, TaskStore } from './task-store';
 import { decideReopen } from './task-group.rules';
 import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
-import { validateTaskGroup, validateTaskId, validateTaskQueryNames } from './task-admin.input';
+import { validateTaskGroup, validateTaskId, validateTaskQueryNames, type TaskPurgeOptions } from './task-admin.input';
 import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 
@@ -40,16 +40,6 @@ export interface TaskGroupStatus {
   /** The group's round: 0, or how often an operator reopened it by retrying one of its tasks after its join. */
   readonly round: number;
 
-}
-
-/** What an operator's purge removes. */
-export interface TaskPurgeOptions {
-  /** Only these types. */
-  readonly types?: readonly string[];
-  /** Only these finished states (default: all of them). */
-  readonly states?: readonly TaskState[];
-  /** Only tasks that finished at least this long ago (ms). Default 0: every finished task. */
-  readonly olderThanMs?: number;
 }
 
 const EMPTY_COUNTS: TaskStateCounts = { pending: 0, running: 0, done: 0, failed: 0, invalid: 0, cancelled: 0 };
