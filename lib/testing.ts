@@ -15,7 +15,6 @@ export { ManualClock, type Clock } from './core/clock';
 export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
 // What the memory stores implement and name (also exported from the root, where the module's options name them)
-export { ViewedPermitStore } from './permits/viewed-permit.store';
 export type { SemaphoreEntry } from './permits/semaphore-entry';
 export type { ObservedEntry } from './permits/semaphore.view';
 export type { Presence } from './presence/presence';
