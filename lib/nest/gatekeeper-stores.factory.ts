@@ -23,7 +23,7 @@ import type { PermitStore } from '../permits/permit-store';
 import type { ResolvedGatekeeperOptions } from './options/gatekeeper.options';
 import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './options/backend-choice.options';
 
-import { HazelcastLoggerBridge } from './hazelcast-logger.bridge';
+import { HazelcastLoggerBridge } from '../backends/hazelcast/hazelcast-logger.bridge';
 import { ENV } from '../core/env-vars';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';

@@ -1,4 +1,4 @@
-import { HazelcastLoggerBridge } from '../../lib/nest/hazelcast-logger.bridge';
+import { HazelcastLoggerBridge } from '../../lib/backends/hazelcast/hazelcast-logger.bridge';
 import { hazelcastStoreOptions } from '../../lib/nest/gatekeeper-stores.factory';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 

@@ -1,13 +1,21 @@
-import type { Logger } from '@nestjs/common';
-import type { ILogger } from '../backends/hazelcast/hazelcast-client.types';
+import type { ILogger } from './hazelcast-client.types';
+
+/** Where the bridge writes: a logger with these levels (a Nest `Logger` is one). */
+export interface LevelledLogger {
+  error(message: string): void;
+  warn(message: string): void;
+  verbose(message: string): void;
+  debug(message: string): void;
+}
 
 /** hazelcast-client's levels (its `LogLevel`), so this file needs no runtime import of the client. */
 const LEVELS = { OFF: -1, ERROR: 0, WARN: 1, INFO: 2, DEBUG: 3, TRACE: 4 } as const;
 type Level = (typeof LEVELS)[keyof typeof LEVELS];
 
 /**
- * hazelcast-client's log lines through a Nest `Logger` (give it the context `Hazelcast`), so they come out in the application's
- * format (JSON with nestjs-pino, and so on) rather than the client's own plain text. ERROR and WARN map to `error`
+ * hazelcast-client's log lines through the application's logger (the module gives a Nest `Logger` of the context
+ * `Hazelcast`), so they come out in the application's format (JSON with nestjs-pino, and so on) rather than the
+ * client's own plain text. ERROR and WARN map to `error`
  * and `warn`, INFO to `verbose` (lifecycle and membership chatter), DEBUG and TRACE to `debug`. Lines below
  * `threshold` (the client's `hazelcast.logging.level` property, default `WARN`: a healthy boot prints nothing of
  * the client's) are dropped. While `quiet()` says so (the first connection, whose failure the gatekeeper reports
@@ -18,7 +26,7 @@ export class HazelcastLoggerBridge implements ILogger {
   private readonly threshold: Level;
 
   constructor(
-    private readonly logger: Pick<Logger, 'error' | 'warn' | 'verbose' | 'debug'>,
+    private readonly logger: LevelledLogger,
     threshold: unknown,
     private readonly quiet: () => boolean = () => false,
   ) {
