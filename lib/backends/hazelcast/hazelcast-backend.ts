@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { WriteIds } from '../../store/write-ids';
 import type { Client, IMap } from 'hazelcast-client';
 import { systemClock, type Clock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
@@ -41,8 +41,7 @@ export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   readonly connection: HazelcastConnection;
-  private readonly mark = randomUUID();
-  private written = 0;
+  private readonly writes = new WriteIds();
   private client?: Client;
   private canaries?: PartitionCanaries;
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
@@ -116,7 +115,7 @@ export class HazelcastBackend implements StoreBackend {
         throw error;
       })),
       now: () => (this.options.clock ?? systemClock).now(),
-      mark: this.mark,
+      mark: this.writes.mark,
     });
   }
 
@@ -128,12 +127,12 @@ export class HazelcastBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
-    return `${this.mark}.${(this.written++).toString(36)}`;
+    return this.writes.next();
   }
 
   /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
-    return writeId.startsWith(`${this.mark}.`);
+    return this.writes.wrote(writeId);
   }
 
   /** {@inheritDoc StoreBackend.memberCount} */

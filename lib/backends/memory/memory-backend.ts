@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { WriteIds } from '../../store/write-ids';
 import type { Counters, CounterValue } from '../../store/counter';
 import { writtenByMark, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { StoreBackend } from '../../store/store-backend';
@@ -14,8 +14,7 @@ import { recordField } from '../../store/record-field';
 export class MemoryBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'memory';
-  private readonly mark = randomUUID();
-  private written = 0;
+  private readonly writes = new WriteIds();
   private operations = 0;
   private opens = 0;
   /** While set, calls fail as an unreachable store's would (tests of fail-closed paths). */
@@ -38,7 +37,7 @@ export class MemoryBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.map} */
   async map(name: string, _spec?: RecordMapSpec): Promise<RecordMap> {
-    return new MemoryRecordMap(name, this.records, () => this.call(), this.mark);
+    return new MemoryRecordMap(name, this.records, () => this.call(), this.writes.mark);
   }
 
   /** {@inheritDoc StoreBackend.counters} */
@@ -48,12 +47,12 @@ export class MemoryBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
-    return `${this.mark}.${this.written++}`;
+    return this.writes.next();
   }
 
   /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
-    return writeId.startsWith(`${this.mark}.`);
+    return this.writes.wrote(writeId);
   }
 
   /** {@inheritDoc StoreBackend.memberCount} */

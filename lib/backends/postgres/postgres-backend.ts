@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { WriteIds } from '../../store/write-ids';
 import type * as Pg from 'pg';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
@@ -53,8 +53,7 @@ export class PostgresBackend implements StoreBackend {
   readonly mapPrefix: string;
   /** The schema of the library's tables. */
   readonly schema: string;
-  private readonly mark = randomUUID();
-  private written = 0;
+  private readonly writes = new WriteIds();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private pool?: Pg.Pool;
   private ownsPool = false;
@@ -206,7 +205,7 @@ export class PostgresBackend implements StoreBackend {
         await this.checkIncarnation({ also: 'pg_notify($1, $2), ', more: [this.channel(), payload] });
       },
       channel: this.channel(),
-      mark: this.mark,
+      mark: this.writes.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
     // Records past their TTL read as gone at once; their rows go in the background, and the trigger tells watchers.
@@ -256,12 +255,12 @@ export class PostgresBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
-    return `${this.mark}.${(this.written++).toString(36)}`;
+    return this.writes.next();
   }
 
   /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
-    return writeId.startsWith(`${this.mark}.`);
+    return this.writes.wrote(writeId);
   }
 
   /** The database's clock (`clock_timestamp()`), in epoch ms. */

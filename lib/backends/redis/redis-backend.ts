@@ -1,3 +1,4 @@
+import { WriteIds } from '../../store/write-ids';
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
@@ -36,8 +37,7 @@ export class RedisBackend implements StoreBackend {
   readonly kind = 'redis';
   /** The prefix (and hash tag) of the library's keys. */
   readonly mapPrefix: string;
-  private readonly mark = randomUUID();
-  private written = 0;
+  private readonly writes = new WriteIds();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private client?: RedisClient;
   private readonly calls: RedisCalls;
@@ -142,7 +142,7 @@ export class RedisBackend implements StoreBackend {
       // From a script: so the check also finds what the scripts check first (see RedisCalls.probe).
       publish: (payload) => this.calls.probe(payload, this.options.listenCheckMs ?? 5_000),
       channel,
-      mark: this.mark,
+      mark: this.writes.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
     this.sweep = setInterval(() => {
@@ -239,12 +239,12 @@ export class RedisBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.writeId} */
   writeId(): string {
-    return `${this.mark}.${(this.written++).toString(36)}`;
+    return this.writes.next();
   }
 
   /** {@inheritDoc StoreBackend.wroteId} */
   wroteId(writeId: string): boolean {
-    return writeId.startsWith(`${this.mark}.`);
+    return this.writes.wrote(writeId);
   }
 
   /** The server's clock (`TIME`), in epoch ms. */
