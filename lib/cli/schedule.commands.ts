@@ -11,7 +11,7 @@ import type { CronValidator, ScheduleDefinitionInput } from '../schedules/schedu
 import { validateScheduleDefinition, validateScheduleId } from '../schedules/schedule-definition.validator';
 import type { LiveScheduleRecord } from '../schedules/schedule-record';
 import { parseExpectedRevision } from '../schedules/schedule-request.input';
-import { CRON_HORIZON_NOTE } from '../nest/schedule-metadata/cron-instants';
+import { CRON_HORIZON_NOTE } from '../core/cron-calendar';
 import { loadCronTime } from '../nest/schedule-metadata/schedule-interval.reader';
 import { CronTrigger } from '../nest/schedule-metadata/cron-trigger';
 import type { Action, Execute } from './cli-command';

@@ -1,4 +1,4 @@
-import { CronCalendar, shortestGapMs } from './cron-instants';
+import { CronCalendar, shortestGapMs } from '../../core/cron-calendar';
 import { loadCronTime, scheduleIntervalMs, SCHEDULE_CRON_OPTIONS } from './schedule-interval.reader';
 
 /** The `@Cron` settings of a method, as @nestjs/schedule records them. */

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { CronCalendar, shortestGapMs, type CronSteps } from './cron-instants';
+import { CronCalendar, shortestGapMs, type CronSteps } from '../../core/cron-calendar';
 
 /* The schedule metadata @nestjs/schedule records on a method (its own keys), read to check release-mode settings. */
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE';

@@ -3,7 +3,7 @@ import { readableHistory } from '../../schedules/job-history.rules';
 import { scheduleOverview, type ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import type { RunRecord } from '../../schedules/run-record';
-import { CRON_HORIZON_NOTE } from '../schedule-metadata/cron-instants';
+import { CRON_HORIZON_NOTE } from '../../core/cron-calendar';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import type { SchedulesRuntime } from './schedules.runtime';
 

@@ -1,4 +1,4 @@
-import { CRON_HORIZON_NOTE } from '../schedule-metadata/cron-instants';
+import { CRON_HORIZON_NOTE } from '../../core/cron-calendar';
 import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
