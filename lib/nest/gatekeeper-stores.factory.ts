@@ -37,9 +37,6 @@ import type { RunRequestStore } from '../schedules/run-request-store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
 
-/** Deadline of a store call that serves no particular lease (edits, listings), unless `hazelcast.callTimeoutMs` says otherwise. */
-const DEFAULT_CALL_TIMEOUT_MS = 10_000;
-
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 const HAZELCAST_ENV = { members: ENV.hzMembers, clusterName: ENV.hzClusterName } as const;
 
@@ -199,9 +196,12 @@ function createConnection(
   return holder.connection;
 }
 
-/** Builds the permit store: the one given as `store`, else the permit store of the contract on the permits' backend. */
+/**
+ * Builds the permit store: the one given as `store`, else the permit store of the contract on the permits' backend,
+ * its calls bounded by that backend's own `callTimeoutMs` (its `postgres`, `redis` or `hazelcast` option).
+ */
 export function createPermitStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): PermitStore {
-  return options.permitStore ?? new PermitRecordStore(backends.of.permits, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+  return options.permitStore ?? new PermitRecordStore(backends.of.permits);
 }
 
 /** Builds the presence store: the one given, else on the presence's backend; none with membership off. */
@@ -220,7 +220,7 @@ export function createTaskStore(options: ResolvedGatekeeperOptions, backends: Mo
   if (options.tasks.store) return options.tasks.store;
   if (backends.of.tasks instanceof PostgresBackend) return new PostgresTaskStore(backends.of.tasks);
   if (backends.of.tasks instanceof RedisBackend) return new RedisTaskStore(backends.of.tasks);
-  return backends.nativeTasks?.() ?? new TaskRecordStore(backends.of.tasks, options.hazelcast.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+  return backends.nativeTasks?.() ?? new TaskRecordStore(backends.of.tasks);
 }
 
 /** Builds the run history store: the one given in `schedules.historyStore`, else on the history's backend. */
