@@ -71,15 +71,10 @@ export async function askLiveNode<T>(presences: readonly Presence[] | undefined,
     const url = `${httpAddressBase(node.httpAddress!)}/${options.path}/${call.route}`;
     let response: Response;
     try {
-      response = await fetch(url, {
-        method: call.method,
-        headers: { authorization: `Bearer ${options.token}`, accept: 'application/json', ...(call.body !== undefined && { 'content-type': 'application/json' }) },
-        ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
-        signal: AbortSignal.timeout(call.timeoutMs),
-      });
+      response = await callAdminApi(url, call, options.token);
     } catch (error) {
       const code = (error as { cause?: { code?: unknown } }).cause?.code;
-      const why = (error as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(call.timeoutMs)}` : String(code ?? (error as Error).message);
+      const why = unansweredWhy(error, call.timeoutMs);
       if (call.method === 'POST' && !(typeof code === 'string' && NOT_SENT.has(code))) {
         throw new LiveNodeUnreachableError(
           `${node.acquirer} at ${url}: ${why}; the request may have reached it, so no other node is asked (see: jobs history ${call.job})`,
@@ -143,13 +138,13 @@ export async function askEveryLiveNode(presences: readonly Presence[] | undefine
     if (node.httpAddress === undefined) return void unasked.push(`${node.acquirer} (no HTTP address)`);
     const url = `${httpAddressBase(node.httpAddress)}/${options.path}/jobs/${encodeURIComponent(job)}`;
     try {
-      const response = await fetch(url, { headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await callAdminApi(url, { method: 'GET', timeoutMs }, options.token);
       const body = parseJson(await response.text()) as { reason?: unknown } | undefined;
       if (response.ok) having.push(node.acquirer);
       else if (response.status === 404 && body?.reason === 'UNKNOWN_JOB') lacking.push(node.acquirer);
       else unasked.push(`${node.acquirer} (${url}: ${response.status}${response.status === 404 ? ', no admin API there' : ''})`);
     } catch (error) {
-      unasked.push(`${node.acquirer} (${url}: ${(error as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(timeoutMs)}` : String((error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message)})`);
+      unasked.push(`${node.acquirer} (${url}: ${unansweredWhy(error, timeoutMs)})`);
     }
   }));
   return { having: having.sort(), unasked: unasked.sort(), lacking: lacking.sort() };
@@ -177,6 +172,22 @@ function candidates(presences: readonly Presence[] | undefined, wanted: string |
     );
   }
   return reachable;
+}
+
+/** One call of an app's admin API, with the token, as JSON, within the call's deadline. */
+function callAdminApi(url: string, call: Pick<AdminCall, 'method' | 'body' | 'timeoutMs'>, token: string): Promise<Response> {
+  return fetch(url, {
+    method: call.method,
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(call.body !== undefined && { 'content-type': 'application/json' }) },
+    ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+    signal: AbortSignal.timeout(call.timeoutMs),
+  });
+}
+
+/** Why a call got no answer: its deadline, else the connection's error code or message. */
+function unansweredWhy(error: unknown, timeoutMs: number): string {
+  if ((error as Error).name === 'TimeoutError') return `no answer within ${formatDuration(timeoutMs)}`;
+  return String((error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message);
 }
 
 function parseJson(text: string): unknown {

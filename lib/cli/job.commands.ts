@@ -38,12 +38,16 @@ function checked<T>(parse: () => T): T {
   }
 }
 
-/** The options of a command that asks a live app (describe, run, pause, resume). */
-function asksLiveApp(command: Command): Command {
+/** The options of a command that calls the apps' admin API (describe, run, pause, resume, forget): its token and path. */
+function callsAdminApi(command: Command): Command {
   return command
-    .option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job')
     .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env(ENV.adminToken))
     .addOption(new Option('--admin-path <path>', "the app's admin.path").env(ENV.adminPath).default('gatekeeper'));
+}
+
+/** The options of a command that asks one live app (describe, run, pause, resume). */
+function asksLiveApp(command: Command): Command {
+  return callsAdminApi(command.option('--node <name>', 'ask this live node (acquirer name or instance id) rather than the first that has the job'));
 }
 
 const LIVE_NOTE =
@@ -110,12 +114,9 @@ export function addJobCommands(program: Command, execute: Execute): void {
       }),
     );
 
-  jobs
-    .command('forget <job>')
+  callsAdminApi(jobs.command('forget <job>'))
     .description("drop the run history of a job whose code is gone, so it leaves jobs list: refused while a live node has the job")
     .option('--force', 'without asking the live nodes (when none serves the admin API, or one that cannot be reached is gone for good)')
-    .addOption(new Option('--admin-token <token>', "the token the app's admin API takes (prefer the environment variable, which the app reads too)").env(ENV.adminToken))
-    .addOption(new Option('--admin-path <path>', "the app's admin.path").env(ENV.adminPath).default('gatekeeper'))
     .addHelpText('after', `\n${CLUSTER_NOTE} Every live node is asked whether it has the job (its admin API, with GATEKEEPER_ADMIN_TOKEN). A node that runs it again starts a new history.`)
     .action((job: string, o: RawAdminApiOptions & { force?: boolean }) =>
       execute(() => {

@@ -40,9 +40,9 @@ export interface DecoratedSemaphore {
 export class PermitsStartup {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly autoDefined = new Map<string, SemaphoreDefinition>();
-  /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
   /** The shortest held tick of this node's jobs per semaphore (told by the schedules, through the permits runtime). */
   heldTicks?: (semaphore: string) => HeldTick | undefined;
+  /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
   private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number }>();
   /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
   private readonly longest = new Map<string, number>();
