@@ -27,8 +27,6 @@ import { HazelcastLoggerBridge } from '../backends/hazelcast/hazelcast-logger.br
 import { ENV } from '../core/env-vars';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';
-import { PostgresTaskStore } from '../backends/postgres/tasks/postgres-task.store';
-import { RedisTaskStore } from '../backends/redis/tasks/redis-task.store';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
@@ -105,8 +103,6 @@ export interface ModuleBackends {
   readonly connection?: HazelcastConnection;
   /** The backend of each capability's state. */
   readonly of: Readonly<Record<CapabilityState, StoreBackend>>;
-  /** The tasks' native store, where their backend has one (Hazelcast's). */
-  readonly nativeTasks?: () => TaskStore | undefined;
 }
 
 /**
@@ -136,7 +132,7 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   // Leases are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
   if (!options.permitStore) followStoreClock(options.permitClock, of.permits);
   if (!options.tasks.store && !options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
-  return { connection, of, ...(hazelcast && { nativeTasks: () => hazelcast.nativeTaskStore(of.tasks, options.hazelcast.callTimeoutMs) }) };
+  return { connection, of };
 }
 
 /** Attaches `clock` to `backend`'s own clock, when it has one. */
@@ -211,16 +207,13 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
 }
 
 /**
- * Builds the task store: the one given in `tasks.store`; else the tasks' backend's native store (on Hazelcast
- * member-side claim queries and a filtered pending listener; on PostgreSQL a table of their own with claims found on
- * its indexes; on Redis sorted sets its write scripts keep beside the tasks); else the task store of the contract on
- * the tasks' backend.
+ * Builds the task store: the one given in `tasks.store`; else the one the tasks' backend offers of its own
+ * (`StoreBackend.taskStore`); else the task store of the contract on the tasks' backend.
  */
 export function createTaskStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): TaskStore {
   if (options.tasks.store) return options.tasks.store;
-  if (backends.of.tasks instanceof PostgresBackend) return new PostgresTaskStore(backends.of.tasks);
-  if (backends.of.tasks instanceof RedisBackend) return new RedisTaskStore(backends.of.tasks);
-  return backends.nativeTasks?.() ?? new TaskRecordStore(backends.of.tasks);
+  const backend = backends.of.tasks;
+  return backend.taskStore?.() ?? new TaskRecordStore(backend);
 }
 
 /** Builds the run history store: the one given in `schedules.historyStore`, else on the history's backend. */

@@ -1,5 +1,7 @@
 import type { Counters } from './counter';
 import type { RecordMap, RecordMapSpec } from './record-map';
+// The contract's one native path names the task store it offers: a type, so lib/store still runs on core alone.
+import type { TaskStore } from '../tasks/task-store';
 
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
@@ -47,4 +49,13 @@ export interface StoreBackend {
   isConnected(): boolean;
   /** How many calls the backend made so far (round trips: the benchmarks and the tests of a quiet steady state). */
   operationCount(): number;
+  /**
+   * A task store of the backend's own, where it has a faster path than records (PostgreSQL: a table with claims found
+   * on its indexes, `FOR UPDATE SKIP LOCKED`; Redis: sorted sets kept by its write scripts; Hazelcast: member-side
+   * claim queries and a filtered listener). Optional: without it the module keeps tasks in records of this backend
+   * (the contract's default task store). Called once per module whose tasks are on this backend; what it returns
+   * must pass `describeTaskStoreContract` (from `nestjs-gatekeeper/testing`) and keep its calls to this
+   * backend's deadline.
+   */
+  taskStore?(): TaskStore;
 }

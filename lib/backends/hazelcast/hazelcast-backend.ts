@@ -12,6 +12,7 @@ import { HazelcastCounters } from './hazelcast-counters';
 import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
 import { StoreCalls, type StoreName } from './store-call';
+import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
 
 /** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
 export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
@@ -150,6 +151,11 @@ export class HazelcastBackend implements StoreBackend {
     let count = 0;
     for (const calls of this.calls.values()) count += calls.count();
     return count;
+  }
+
+  /** {@inheritDoc StoreBackend.taskStore} */
+  taskStore(): HazelcastTaskStore {
+    return new HazelcastTaskStore({ connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs });
   }
 
   private storeCalls(store: StoreName): StoreCalls {

@@ -14,6 +14,7 @@ import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
 import { PostgresRecordMap } from './postgres-record-map';
+import { PostgresTaskStore } from './tasks/postgres-task.store';
 import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 
 /**
@@ -282,6 +283,11 @@ export class PostgresBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
     return this.calls.operations();
+  }
+
+  /** {@inheritDoc StoreBackend.taskStore} */
+  taskStore(): PostgresTaskStore {
+    return new PostgresTaskStore(this);
   }
 
   /** The notification channel of the schema's changes. */

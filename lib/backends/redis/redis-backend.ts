@@ -15,6 +15,7 @@ import { RedisEvictionCheck } from './redis-eviction';
 import { RedisFeed } from './redis-feed';
 import { RedisIncarnation } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
+import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-scripts';
 import { withDeadline } from '../../core/with-deadline';
 
@@ -266,6 +267,11 @@ export class RedisBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
     return this.calls.operations();
+  }
+
+  /** {@inheritDoc StoreBackend.taskStore} */
+  taskStore(): RedisTaskStore {
+    return new RedisTaskStore(this);
   }
 
   private requireClient(): RedisClient {
