@@ -34,7 +34,7 @@ export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-recor
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // The store contract: the backends, and the suites every backend passes (describeStoreContracts runs them all)
-export { MemoryBackend } from './backends/memory/memory-backend';
+export { MemoryBackend, type MemoryBackendOptions } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { PermitRecordStore } from './permits/permit-record.store';
 export { TaskRecordStore } from './tasks/task-record.store';

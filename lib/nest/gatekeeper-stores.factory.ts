@@ -2,7 +2,6 @@ import { Logger } from '@nestjs/common';
 import type { ClientConfig } from '../backends/hazelcast/hazelcast-client.types';
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
-import { MemoryRecords } from '../backends/memory/memory-records';
 import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
@@ -68,7 +67,6 @@ export interface ServerTarget {
 
 /** The server the permits' backend connects to, when it is PostgreSQL or Redis made from the options; else `undefined`. */
 export function serverTarget(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): ServerTarget | undefined {
-  if (options.permitStore) return undefined;
   const choice = options.backends.permits;
   if (choice === 'postgres') {
     const pg = options.postgres;
@@ -119,19 +117,21 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   let memory: MemoryBackend | undefined;
   let postgres: PostgresBackend | undefined;
   let redis: RedisBackend | undefined;
+  // A backend given as an instance, as this module's node of it (StoreBackend.node): once per module.
+  const nodes = new Map<StoreBackend, StoreBackend>();
   const pick = (choice: BackendChoice): StoreBackend => {
-    if (choice === 'memory') return (memory ??= new MemoryBackend(new MemoryRecords(options.clock)));
+    if (choice === 'memory') return (memory ??= new MemoryBackend({ clock: options.clock }));
     if (choice === 'postgres') return (postgres ??= new PostgresBackend(postgresOptions(options, env)));
     if (choice === 'redis') return (redis ??= new RedisBackend(redisOptions(options, env)));
-    if (choice !== 'hazelcast') return choice;
+    if (choice !== 'hazelcast') return nodes.get(choice) ?? nodes.set(choice, choice.node?.() ?? choice).get(choice)!;
     return (shared ??= hazelcast!.hazelcastBackend(connection!, {
       mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
     }));
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
   // Leases are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
-  if (!options.permitStore) followStoreClock(options.permitClock, of.permits);
-  if (!options.tasks.store && !options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
+  followStoreClock(options.permitClock, of.permits);
+  if (!options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
   return { connection, of };
 }
 
@@ -193,37 +193,36 @@ function createConnection(
 }
 
 /**
- * Builds the permit store: the one given as `store`, else the permit store of the contract on the permits' backend,
- * its calls bounded by that backend's own `callTimeoutMs` (its `postgres`, `redis` or `hazelcast` option).
+ * Builds the permit store: the permit store of the contract on the permits' backend, its calls bounded by that
+ * backend's own `callTimeoutMs` (its `postgres`, `redis` or `hazelcast` option).
  */
-export function createPermitStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): PermitStore {
-  return options.permitStore ?? new PermitRecordStore(backends.of.permits);
+export function createPermitStore(backends: ModuleBackends): PermitStore {
+  return new PermitRecordStore(backends.of.permits);
 }
 
-/** Builds the presence store: the one given, else on the presence's backend; none with membership off. */
+/** Builds the presence store on the presence's backend; none with membership off. */
 export function createPresenceStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): PresenceStore | undefined {
   if (!options.membership) return undefined;
-  return options.membership.store ?? new PresenceRecordStore(backends.of.presence);
+  return new PresenceRecordStore(backends.of.presence);
 }
 
 /**
- * Builds the task store: the one given in `tasks.store`; else the one the tasks' backend offers of its own
- * (`StoreBackend.taskStore`); else the task store of the contract on the tasks' backend.
+ * Builds the task store: the one the tasks' backend offers of its own (`StoreBackend.taskStore`), else the task store
+ * of the contract on the tasks' backend.
  */
-export function createTaskStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): TaskStore {
-  if (options.tasks.store) return options.tasks.store;
+export function createTaskStore(backends: ModuleBackends): TaskStore {
   const backend = backends.of.tasks;
   return backend.taskStore?.() ?? new TaskRecordStore(backend);
 }
 
-/** Builds the run history store: the one given in `schedules.historyStore`, else on the history's backend. */
-export function createHistoryStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): HistoryStore {
-  return options.schedules.historyStore ?? new HistoryRecordStore(backends.of.history);
+/** Builds the run history store on the history's backend. */
+export function createHistoryStore(backends: ModuleBackends): HistoryStore {
+  return new HistoryRecordStore(backends.of.history);
 }
 
-/** Builds the store of runtime schedules: the one given in `schedules.store`, else on the schedules' backend. */
-export function createScheduleStore(options: ResolvedGatekeeperOptions, backends: ModuleBackends): ScheduleStore {
-  return options.schedules.store ?? new ScheduleRecordStore(backends.of.schedules);
+/** Builds the store of runtime schedules on the schedules' backend. */
+export function createScheduleStore(backends: ModuleBackends): ScheduleStore {
+  return new ScheduleRecordStore(backends.of.schedules);
 }
 
 /** Builds the store of "run now" requests, on the schedules' backend. */

@@ -117,7 +117,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     } finally {
       stopWaiting();
     }
-    this.logger.log(messages.connected(this.options.permitStore ? this.store.constructor.name : this.backends.of.permits.kind, this.options.holder));
+    this.logger.log(messages.connected(this.backends.of.permits.kind, this.options.holder));
     try {
       for (const { runtime } of this.runtimes) {
         if (this.permits.phase === 'draining' || this.permits.phase === 'closed') throw new GatekeeperError('shut down while starting');
@@ -222,7 +222,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
 
   /** The cluster the permits' Hazelcast connection is made for, for the start-up lines; `undefined` on other backends. */
   private target(): { clusterName: string; members: string[] } | undefined {
-    const own = this.options.backends.permits === 'hazelcast' && !this.options.permitStore && !this.options.hazelcast.client;
+    const own = this.options.backends.permits === 'hazelcast' && !this.options.hazelcast.client;
     return own ? this.backends.connection?.target() : undefined;
   }
 

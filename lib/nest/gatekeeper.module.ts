@@ -65,12 +65,12 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     },
     ...([
       [GATEKEEPER_STORE, createPermitStore],
-      [GATEKEEPER_PRESENCE_STORE, createPresenceStore],
       [GATEKEEPER_TASK_STORE, createTaskStore],
       [GATEKEEPER_HISTORY_STORE, createHistoryStore],
       [GATEKEEPER_SCHEDULE_STORE, createScheduleStore],
-      [GATEKEEPER_RUN_REQUEST_STORE, (_options: ResolvedGatekeeperOptions, backends: ModuleBackends) => createRunRequestStore(backends)],
-    ] as const).map(([provide, create]) => ({ provide, useFactory: create, inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKENDS] })),
+      [GATEKEEPER_RUN_REQUEST_STORE, createRunRequestStore],
+    ] as const).map(([provide, create]) => ({ provide, useFactory: create, inject: [GATEKEEPER_BACKENDS] })),
+    { provide: GATEKEEPER_PRESENCE_STORE, useFactory: createPresenceStore, inject: [GATEKEEPER_OPTIONS, GATEKEEPER_BACKENDS] },
     {
       // @LeaderOnly runs go to the jobs' run history: the elections never import the schedules, so it is wired here.
       provide: GATEKEEPER_LEADER_RUNS,

@@ -3,6 +3,9 @@ import type { RecordMap, RecordMapSpec } from './record-map';
 // The contract's one native path names the task store it offers: a type, so lib/store still runs on core alone.
 import type { TaskStore } from '../tasks/task-store';
 
+/** The task store a backend may offer ({@link StoreBackend.taskStore}): named here so a backend imports its contract from one place. */
+export type { TaskStore };
+
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
   /** A stored value could not be read and was skipped. */
@@ -58,4 +61,11 @@ export interface StoreBackend {
    * backend's deadline.
    */
   taskStore?(): TaskStore;
+  /**
+   * For a backend that is a whole cluster in one process (the memory backend of tests): one node's connection to it.
+   * A module given this backend calls it once and runs every capability on that backend on what it returns, so
+   * several modules given one instance act as nodes of one cluster, each with its own write ids. Optional: without
+   * it the module uses the instance itself (a backend instance is one node's connection).
+   */
+  node?(): StoreBackend;
 }

@@ -1,6 +1,7 @@
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
-import { MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { encodeTask } from '../../lib/tasks/task.codec';
@@ -22,7 +23,7 @@ describe('claim windows on a real member answer as the memory store does', () =>
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const mapPrefix = uniquePrefix('windows');
     const hazelcast = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
-    const memory = new MemoryTaskStore();
+    const memory = new TaskRecordStore(new MemoryBackend());
     await Promise.all([hazelcast.connect(), memory.connect()]);
     try {
       const now = Date.now();

@@ -4,7 +4,7 @@ import { MemoryBackend, MemoryRecords, describeStoreContracts } from '../../lib/
 describeStoreContracts('memory', async () => {
   const records = new MemoryRecords();
   return {
-    backends: [new MemoryBackend(records), new MemoryBackend(records)],
+    backends: [new MemoryBackend({ records }), new MemoryBackend({ records })],
     loseData: async () => records.loseData(),
     close: async () => undefined,
   };

@@ -1,24 +1,25 @@
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
+import { TASK_MAP, TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { eventually } from '../support/eventually';
 
 // The task store contract (and its claim order over a backlog) runs on memory through describeStoreContracts, in
-// memory-backend.spec.ts: MemoryTaskStore is the TaskRecordStore on a memory backend.
+// memory-backend.spec.ts: TaskRecordStore is the TaskRecordStore on a memory backend.
 
 /** What the task store over the contract (here on memory) does beyond the contract suite. */
 describe('the task store over the contract, on memory', () => {
   const T0 = Date.now();
   const submit = (type: string, name: string) => decideSubmit(undefined, { type, name }, T0, 60_000).task;
-  let backend: MemoryTaskBackend;
-  let stores: MemoryTaskStore[];
+  let backend: MemoryBackend;
+  let stores: TaskRecordStore[];
   const store = async (corrupt?: string[]) => {
-    const made = new MemoryTaskStore(backend);
+    const made = new TaskRecordStore(backend.node());
     await made.connect({ corruptValue: (key, reason) => corrupt?.push(`${key}: ${reason}`) });
     stores.push(made);
     return made;
   };
   beforeEach(() => {
-    backend = new MemoryTaskBackend();
+    backend = new MemoryBackend();
     stores = [];
   });
   afterEach(async () => {
@@ -31,7 +32,7 @@ describe('the task store over the contract, on memory', () => {
     const heard: string[] = [];
     b.watch((_type, id) => heard.push(id), ['x']);
     await b.listening();
-    backend.writeRaw('x:bad', '{"v":1,"id":"x:bad","state":"pending"}');
+    backend.records.write(TASK_MAP, 'x:bad', '{"v":1,"id":"x:bad","state":"pending"}');
     const good = submit('x', 'good');
     expect(await a.compareAndSet(good.id, { raw: null }, good)).toBe(true);
     await eventually('the good task heard', () => heard.includes('x:good'));
@@ -43,7 +44,7 @@ describe('the task store over the contract, on memory', () => {
   });
 
   it('listens to the tasks map only while something watches it, and goes on hearing after changes were missed', async () => {
-    const watches = jest.spyOn(backend, 'watch');
+    const watches = jest.spyOn(backend.records, 'watch');
     const [submitter, worker] = [await store(), await store()];
     const first = submit('w', '1');
     await submitter.compareAndSet(first.id, { raw: null }, first);
@@ -53,7 +54,7 @@ describe('the task store over the contract, on memory', () => {
     const stop = worker.watch((_type, id) => heard.push(id), ['w']);
     await worker.listening();
     expect(watches).toHaveBeenCalledTimes(1);
-    backend.loseData(); // the feed says changes may have been missed: the watch is told, and goes on hearing
+    backend.records.loseData(); // the feed says changes may have been missed: the watch is told, and goes on hearing
     const second = submit('w', '2');
     await submitter.compareAndSet(second.id, { raw: null }, second);
     await eventually('the task written after the missed changes', () => heard.includes('w:2'));
@@ -65,7 +66,7 @@ describe('the task store over the contract, on memory', () => {
   });
 
   it('fails closed before connect and after close', async () => {
-    const unconnected = new MemoryTaskStore(backend);
+    const unconnected = new TaskRecordStore(backend.node());
     await expect(unconnected.read('x:1')).rejects.toThrow('not connected');
     await unconnected.connect();
     await unconnected.close();

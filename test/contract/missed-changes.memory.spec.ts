@@ -1,5 +1,5 @@
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
 import type { RunRequest } from '../../lib/schedules/run-request';
 import { RunRequestRecordStore } from '../../lib/schedules/run-request-record.store';
 import { eventually } from '../support/eventually';
@@ -11,14 +11,14 @@ import { eventually } from '../support/eventually';
  */
 describe('when the feed says changes may have been missed (memory)', () => {
   it('tells a task watcher of work it could not read, so the worker asks the store at its next claim', async () => {
-    const backend = new MemoryTaskBackend();
-    const store = new MemoryTaskStore(backend);
+    const backend = new MemoryBackend();
+    const store = new TaskRecordStore(backend.node());
     await store.connect();
     try {
       const told: string[] = [];
       store.watch((_type, _id, task) => told.push(task ? task.id : 'work it could not read'), ['x']);
       await store.listening();
-      backend.missChanges('reconnected');
+      backend.records.missChanges('reconnected');
       expect(told).toEqual(['work it could not read']);
     } finally {
       await store.close();

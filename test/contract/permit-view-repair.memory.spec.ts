@@ -1,5 +1,6 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { systemClock } from '../../lib/core/clock';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { RecordMap, StoredRecord } from '../../lib/store/record-map';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { SEMAPHORE_KEYS_MAP, SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
@@ -11,11 +12,11 @@ import { watchedOf } from '../support/permit-records';
  * this node heard nothing (a cleared map, lost events), which must count as lost for every node.
  */
 describe('the permit view on a memory backend', () => {
-  let records: MemoryStoreBackend;
-  let store: MemoryPermitStore;
+  let memory: MemoryBackend;
+  let store: PermitRecordStore;
   beforeEach(async () => {
-    records = new MemoryStoreBackend();
-    store = new MemoryPermitStore(records);
+    memory = new MemoryBackend();
+    store = new PermitRecordStore(memory.node());
     await store.connect({ clock: systemClock });
     await new SemaphoreAdmin(store, systemClock).put({ name: 'billing', duration: '10s' });
   });
@@ -30,7 +31,7 @@ describe('the permit view on a memory backend', () => {
     map.list = async (...args: Parameters<RecordMap['list']>): Promise<StoredRecord[]> => {
       const answer = await list(...args);
       // The entry goes after the listing read it, and this node hears that before the listing's answer arrives.
-      records.write(SEMAPHORE_MAP, 'billing', null);
+      memory.records.write(SEMAPHORE_MAP, 'billing', null);
       await eventually('the removal heard', () => store.peek('billing')?.raw === null);
       return answer;
     };
@@ -40,11 +41,11 @@ describe('the permit view on a memory backend', () => {
   });
 
   it('reads an entry as lost that went while no node that knew it was there to hear it', async () => {
-    await eventually('the note that billing has an entry', () => records.map(SEMAPHORE_KEYS_MAP).has('billing'));
+    await eventually('the note that billing has an entry', () => memory.records.map(SEMAPHORE_KEYS_MAP).has('billing'));
     await store.close();
     const before = Date.now();
-    records.entries.delete('billing'); // no event: nobody listens
-    store = new MemoryPermitStore(records);
+    memory.records.map(SEMAPHORE_MAP).delete('billing'); // no event: nobody listens
+    store = new PermitRecordStore(memory.node());
     await store.connect({ clock: systemClock });
     const read = await store.read('billing');
     expect(read.raw).toBeNull();
@@ -56,10 +57,10 @@ describe('the permit view on a memory backend', () => {
   it('marks an entry that went unheard as lost when a resync finds it gone, so a node that never saw it waits', async () => {
     const before = Date.now();
     // Gone without an event (a cleared map whose events were lost): only a re-read can tell.
-    records.entries.delete('billing');
+    memory.records.map(SEMAPHORE_MAP).delete('billing');
     watchedOf(store).trust.missed('cleared');
     await eventually('the resync to find it gone', () => store.peek('billing')?.raw === null);
-    const other = new MemoryPermitStore(records);
+    const other = new PermitRecordStore(memory.node());
     await other.connect({ clock: systemClock });
     try {
       const read = await other.read('billing');

@@ -301,7 +301,7 @@ describe('admin HTTP API options', () => {
 
   it('refuses to mount an unprotected admin API, during bootstrap (not when the module is imported), naming admin.token', async () => {
     const boot = (admin: object) => {
-      const module = GatekeeperModule.forRoot({ store: 'memory', admin }); // importing never throws
+      const module = GatekeeperModule.forRoot({ backend: 'memory', admin }); // importing never throws
       return Test.createTestingModule({ imports: [module] }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
     };
     const unprotected = await boot({});
@@ -410,7 +410,7 @@ describe('admin and console options from forRootAsync (ConfigService)', () => {
 
   it('reports a too-short token from the factory during bootstrap, naming admin.token', async () => {
     const failure = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRootAsync({ useFactory: () => ({ store: 'memory' as const, admin: { token: 'short' } }) })],
+      imports: [GatekeeperModule.forRootAsync({ useFactory: () => ({ backend: 'memory' as const, admin: { token: 'short' } }) })],
     }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
     expect(failure).toBeInstanceOf(InvalidOptionsError);
     expect((failure as Error).message).toMatch(/^GatekeeperModule options: invalid admin\.token: /);
@@ -421,7 +421,7 @@ describe('admin and console options from forRootAsync (ConfigService)', () => {
       const moduleRef = await Test.createTestingModule({
         imports: [GatekeeperModule.forRootAsync({
           admin: { path: 'beside', token: TOKEN },
-          useFactory: () => ({ store: 'memory' as const, membership: false as const, ...(factoryAdmin && { admin: factoryAdmin }) }),
+          useFactory: () => ({ backend: 'memory' as const, membership: false as const, ...(factoryAdmin && { admin: factoryAdmin }) }),
         })],
       }).setLogger(new CapturingLogger()).compile();
       const app = moduleRef.createNestApplication({ logger: false });

@@ -33,7 +33,7 @@ describe('the web console’s routes and sign-in', () => {
   async function start(admin: GatekeeperAdminOptions, providers: Array<new (...args: never[]) => unknown> = []) {
     const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, definitions: [{ name: 'billing', duration: '5s' }], admin })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: false, definitions: [{ name: 'billing', duration: '5s' }], admin })],
       providers,
     }).setLogger(logger).compile();
     const app = moduleRef.createNestApplication({ logger });

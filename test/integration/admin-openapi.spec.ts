@@ -62,7 +62,7 @@ describe('the admin API\'s OpenAPI document', () => {
   let app: INestApplication;
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, admin: { token: 'openapi-token-0123456789', console: true } })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: false, admin: { token: 'openapi-token-0123456789', console: true } })],
     }).setLogger(new CapturingLogger()).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();

@@ -1,5 +1,6 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
@@ -22,18 +23,18 @@ import { eventually } from '../support/eventually';
 describe('allocation moves a resource only after its old owner gave it up or its permit lapsed', () => {
   const semaphore = allocationSemaphore('queues');
   const SKEW = 20;
-  let backend: MemoryStoreBackend;
+  let backend: MemoryBackend;
   let admin: SemaphoreAdmin;
-  let adminStore: MemoryPermitStore;
+  let adminStore: PermitRecordStore;
   let set: string[];
   const cleanup: Array<() => Promise<void>> = [];
   /** resource → spans of ownership by the work, in order. */
   let spans: Map<string, Array<{ node: string; from: number; to?: number }>>;
 
   beforeEach(async () => {
-    backend = new MemoryStoreBackend();
+    backend = new MemoryBackend();
     spans = new Map();
-    adminStore = new MemoryPermitStore(backend);
+    adminStore = new PermitRecordStore(backend.node());
     await adminStore.connect({ clock: systemClock });
     admin = new SemaphoreAdmin(adminStore, systemClock);
   });
@@ -53,12 +54,12 @@ describe('allocation moves a resource only after its old owner gave it up or its
     revokeTimeoutMs?: number;
     assignForever?: boolean;
     wrap?: (permits: AllocationPermits) => AllocationPermits;
-    store?: MemoryPermitStore;
+    store?: PermitRecordStore;
     quorum?: number;
   }
 
   async function node(name: string, o: NodeOptions = {}): Promise<Node> {
-    const store = o.store ?? new MemoryPermitStore(backend);
+    const store = o.store ?? new PermitRecordStore(backend.node());
     await store.connect({ clock: systemClock });
     const holder = { acquirer: name, group: 'g', instance: `${name}/1` };
     const engine = new PermitEngine(store, holder, systemClock, { clockSkewMs: SKEW, quorum: o.quorum });
@@ -232,7 +233,7 @@ describe('allocation moves a resource only after its old owner gave it up or its
   it('refuses renewals and claims below quorum, as decisions do', async () => {
     set = ['r0'];
     await define(600);
-    const lonely = new (class extends MemoryPermitStore {
+    const lonely = new (class extends PermitRecordStore {
       override memberCount(): number | undefined {
         return 1;
       }

@@ -1,5 +1,6 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
@@ -18,7 +19,7 @@ describe('AllocationParticipant', () => {
   const semaphore = allocationSemaphore('queues');
   const SKEW = 20;
   const DELAY = 150;
-  let backend: MemoryStoreBackend;
+  let backend: MemoryBackend;
   let set: string[];
   const cleanup: Array<() => Promise<void>> = [];
   /** resource → [node, from, to?] in the order they happened. */
@@ -27,7 +28,7 @@ describe('AllocationParticipant', () => {
   let revokeStartedAt: number | undefined;
 
   beforeEach(() => {
-    backend = new MemoryStoreBackend();
+    backend = new MemoryBackend();
     set = Array.from({ length: 100 }, (_, i) => `q${String(i).padStart(3, '0')}`);
     history = new Map();
     revokeStartedAt = undefined;
@@ -43,7 +44,7 @@ describe('AllocationParticipant', () => {
   }
 
   async function node(name: string, { group = 'g', revokeMs = 0, instance = `${name}/1` } = {}): Promise<Node> {
-    const store = new MemoryPermitStore(backend);
+    const store = new PermitRecordStore(backend.node());
     await store.connect({ clock: systemClock });
     const engine = new PermitEngine(store, { acquirer: name, group, instance }, systemClock, { clockSkewMs: SKEW });
     const owned = new Set<string>();
@@ -79,7 +80,7 @@ describe('AllocationParticipant', () => {
   }
 
   async function define(leaseMs: number, groupPattern = '.*'): Promise<SemaphoreAdmin> {
-    const store = new MemoryPermitStore(backend);
+    const store = new PermitRecordStore(backend.node());
     await store.connect({ clock: systemClock });
     cleanup.push(() => store.close());
     const admin = new SemaphoreAdmin(store, systemClock);

@@ -1,5 +1,5 @@
 import { ClusterService, GatekeeperError } from '../../lib';
-import { MemoryPresenceStore } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
@@ -48,16 +48,19 @@ describe('ClusterService participants on a real member', () => {
   });
 
   it('starts without presence when its store cannot be reached (a warning, retried), unless the name check is required', async () => {
-    const unreachable = new MemoryPresenceStore();
-    unreachable.connect = async () => {
+    // Presence on a backend of its own whose maps cannot be opened (one node's, so the module uses it as it is); the
+    // permits on another that works.
+    const unreachable = new MemoryBackend().node();
+    unreachable.map = async () => {
       throw new Error('presence map unreachable');
     };
-    const started = await startNode({ store: 'memory', identity: { acquirer: 'lonely' }, membership: { interval: '1s', store: unreachable }, providers: [] });
+    const backends = { presence: unreachable };
+    const started = await startNode({ backend: 'memory', backends, identity: { acquirer: 'lonely' }, membership: { interval: '1s' }, providers: [] });
     nodes.push(started);
     expect(started.get(ClusterService).participants()).toEqual([]);
     expect(started.logger.find('warn', 'Presence is unavailable, trying again in 1000 ms: presence map unreachable')).toHaveLength(1);
     const strict = await startNode({
-      store: 'memory', identity: { acquirer: 'strict' }, membership: { interval: '1s', store: unreachable, refuseDuplicateName: true }, providers: [],
+      backend: 'memory', backends, identity: { acquirer: 'strict' }, membership: { interval: '1s', refuseDuplicateName: true }, providers: [],
     }).then(() => undefined, (error: unknown) => error);
     expect((strict as Error).message).toContain('Refusing to start: cannot check the acquirer name against live instances');
   });

@@ -68,7 +68,7 @@ describe('lifecycle events: an rxjs stream always, @nestjs/event-emitter when th
       imports: [
         ...(withEmitter ? [EventEmitterModule.forRoot()] : []),
         GatekeeperModule.forRoot({
-          store: 'memory', membership: false, identity: { acquirer: 'node-a' }, elections: ['leader'],
+          backend: 'memory', membership: false, identity: { acquirer: 'node-a' }, elections: ['leader'],
           allocations: [{ name: 'queues', lease: '2s', rebalanceDelay: '100ms' }], tasks: { scanInterval: '200ms' },
         }),
       ],

@@ -53,13 +53,13 @@ describe('GatekeeperModule', () => {
   });
 
   it('fails at startup naming Class.method when a decorated semaphore has no definition and autoDefine is off', async () => {
-    const promise = boot({ store: 'memory', autoDefine: false }, [UndefinedJob]);
+    const promise = boot({ backend: 'memory', autoDefine: false }, [UndefinedJob]);
     await expect(promise).rejects.toThrow(UnknownSemaphoreError);
-    await expect(boot({ store: 'memory', autoDefine: false }, [UndefinedJob])).rejects.toThrow(/UndefinedJob\.run uses semaphore "nowhere"/);
+    await expect(boot({ backend: 'memory', autoDefine: false }, [UndefinedJob])).rejects.toThrow(/UndefinedJob\.run uses semaphore "nowhere"/);
   });
 
   it('asks for a duration when it must auto-define a semaphore whose decorator has none', async () => {
-    await expect(boot({ store: 'memory' }, [UndefinedJob])).rejects.toThrow(/Semaphore "nowhere": invalid duration: needs a duration.*UndefinedJob\.run/);
+    await expect(boot({ backend: 'memory' }, [UndefinedJob])).rejects.toThrow(/Semaphore "nowhere": invalid duration: needs a duration.*UndefinedJob\.run/);
   });
 
   it('auto-defines a decorated semaphore with 1 permit and the decorator\'s duration', async () => {
@@ -83,7 +83,7 @@ describe('GatekeeperModule', () => {
     ['a bad membership interval', { membership: { interval: -1 } }, /^GatekeeperModule options: invalid membership\.interval: must be more than zero/],
     ['a bad task retention', { tasks: { retention: 'a while' } }, /^GatekeeperModule options: invalid tasks\.retention: /],
   ])('refuses to start with %s, naming the option\'s path and no made-up semaphore', async (_, options, message) => {
-    const error = await boot({ store: 'memory', ...options }).then(() => undefined, (e: unknown) => e);
+    const error = await boot({ backend: 'memory', ...options }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidOptionsError);
     expect(error).toBeInstanceOf(InvalidDefinitionError);
     expect((error as Error).message).toMatch(message);

@@ -91,7 +91,7 @@ describe('GatekeeperHealthIndicator with @nestjs/terminus (real member)', () => 
   });
 
   it('answers with the memory store too: ready, no members or quorum to report', async () => {
-    const get = await start({ store: 'memory', membership: false });
+    const get = await start({ backend: 'memory', membership: false });
     const ready = await get('ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details.gatekeeper).toEqual({ status: 'up', phase: 'ready', connected: true, runsNowhere: [], paused: [] });

@@ -64,7 +64,7 @@ async function startApp(options: Partial<GatekeeperModuleOptions>, platform: 'ex
 describe('admin API: jobs (memory store)', () => {
   let node: Awaited<ReturnType<typeof startApp>>;
   beforeAll(async () => {
-    node = await startApp({ store: 'memory', membership: false });
+    node = await startApp({ backend: 'memory', membership: false });
   });
   afterAll(async () => {
     await node.app.close();
@@ -233,7 +233,7 @@ describe('admin API: jobs (memory store)', () => {
 
 describe('admin API: jobs on Fastify (memory store)', () => {
   it('routes dotted job names the same', async () => {
-    const node = await startApp({ store: 'memory', membership: false }, 'fastify');
+    const node = await startApp({ backend: 'memory', membership: false }, 'fastify');
     try {
       expect(node.app.getHttpAdapter().getType()).toBe('fastify');
       expect(await node.call('GET', '/jobs/BillingJobs.charge')).toMatchObject({ status: 200, body: { job: 'BillingJobs.charge', semaphore: 'jobs-billing' } });

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
-import { MemoryHistoryBackend, MemoryHistoryStore, MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
-import type { SemaphoreEntry } from '../../lib';
+import { MemoryBackend } from '../../lib/testing';
+import { beforeMapWrites } from '../support/memory-map-hooks';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
@@ -312,26 +312,19 @@ describe('missed runs at start-up on a real member', () => {
   });
 
   it("catches up only instants missed before the node started, however long its decision takes: a tick that comes meanwhile runs its own instant, once", async () => {
-    /** A store whose writes take longer than a second while `slow`: instants pass while start-up's catch-up decides. */
-    class SlowWrites extends MemoryPermitStore {
-      slow = false;
-      override async compareAndSet(name: string, expected: { raw: string | null }, next: SemaphoreEntry): Promise<boolean> {
-        if (this.slow) await sleep(1_300);
-        return super.compareAndSet(name, expected, next);
-      }
-    }
-    const backend = new MemoryStoreBackend();
-    // The history on the same backend too: the second node must see the job the first one ran (it is no newcomer).
-    const history = new MemoryHistoryStore(new MemoryHistoryBackend());
-    const options = { mapPrefix: uniquePrefix('catch-up-slow'), providers: [SlowCatchUpJobs], schedule: true, schedules: { historyStore: history, history: { flushInterval: '200ms' } } };
-    const first = await startNode({ ...options, identity: { acquirer: 'node-a', group: 'production' }, store: new MemoryPermitStore(backend) });
+    // One memory backend for both nodes: permits and history shared (the second node must see the job the first one
+    // ran: it is no newcomer). The second node's permit writes take longer than a second while `slow`: instants pass
+    // while start-up's catch-up decides.
+    const memory = new MemoryBackend();
+    const options = { mapPrefix: uniquePrefix('catch-up-slow'), providers: [SlowCatchUpJobs], schedule: true, schedules: { history: { flushInterval: '200ms' } } };
+    const first = await startNode({ ...options, identity: { acquirer: 'node-a', group: 'production' }, backend: memory });
     await first.get(SlowCatchUpJobs).everySecond();
     await first.close();
     const closedAt = Date.now();
     await eventually('three instants to pass', () => Date.now() >= closedAt + 500 + 3_100, { intervalMs: 100, timeoutMs: 10_000 });
-    const store = new SlowWrites(backend);
-    store.slow = true;
-    const second = await startNode({ ...options, identity: { acquirer: 'node-b', group: 'production' }, store });
+    const store = { slow: true };
+    const slowNode = beforeMapWrites(memory.node(), 'semaphores', () => (store.slow ? sleep(1_300) : undefined));
+    const second = await startNode({ ...options, identity: { acquirer: 'node-b', group: 'production' }, backend: slowNode });
     try {
       const runs = await eventually('the catch-up and two ticks', () => {
         const all = second.get(SlowCatchUpJobs).runs;

@@ -44,7 +44,7 @@ describe('job lines in the log (memory store, the production tick path)', () => 
     logger = new CapturingLogger();
     clock = new FakeClock(Date.now());
     app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', clock, identity: { group: 'g', acquirer: 'node-1' }, definitions })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', clock, identity: { group: 'g', acquirer: 'node-1' }, definitions })],
       providers: [Jobs],
     }).setLogger(logger).compile();
     await app.init();

@@ -1,23 +1,27 @@
+import { SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
+import type { StoreBackend } from '../../lib/store/store-backend';
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron, Interval } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperService, ScheduleService } from '../../lib';
-import type { SemaphoreEntry } from '../../lib';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { LATE_DECISION } from '../../lib/schedules/late-tick.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
+import { beforeMapWrites } from '../support/memory-map-hooks';
 
-/** A store whose next write takes `slowMs` (a slow or stalled store, within the decision's deadline). */
-class SlowWrites extends MemoryPermitStore {
-  slowMs = 0;
-  override async compareAndSet(name: string, expected: { raw: string | null }, next: SemaphoreEntry): Promise<boolean> {
-    const slowMs = this.slowMs;
-    this.slowMs = 0;
-    if (slowMs > 0) await sleep(slowMs);
-    return super.compareAndSet(name, expected, next);
-  }
+/** A node of `memory` whose next permit write takes `slowMs` (a slow or stalled store, within the decision's deadline). */
+function slowWrites(memory: MemoryBackend): { slowMs: number; readonly backend: StoreBackend } {
+  const slow = {
+    slowMs: 0,
+    backend: beforeMapWrites(memory.node(), SEMAPHORE_MAP, async () => {
+      const slowMs = slow.slowMs;
+      slow.slowMs = 0;
+      if (slowMs > 0) await sleep(slowMs);
+    }),
+  };
+  return slow;
 }
 
 const INTERVAL_MS = 400;
@@ -74,9 +78,10 @@ describe('a tick whose decision lands late', () => {
     await Promise.all(nodes.splice(0).map((n) => n.close()));
   });
 
-  async function node(acquirer: string, store: MemoryPermitStore, mapPrefix: string): Promise<TestNode> {
+  /** A node with its permits on `permits` (the rest in its own memory). */
+  async function node(acquirer: string, permits: StoreBackend, mapPrefix: string): Promise<TestNode> {
     const started = await startNode({
-      identity: { acquirer, group: 'production' }, mapPrefix, store, providers: [LateJobs],
+      identity: { acquirer, group: 'production' }, mapPrefix, backend: 'memory', backends: { permits }, providers: [LateJobs],
       schedules: { history: { flushInterval: '200ms' } },
     });
     nodes.push(started);
@@ -86,8 +91,8 @@ describe('a tick whose decision lands late', () => {
   const permitsOf = async (n: TestNode, semaphore: string) => (await n.semaphores.permits()).find((s) => s.name === semaphore)?.permits ?? [];
 
   it('is not run, says so once, counts as skipped, and keeps its permit in hold mode: the next tick runs under it', async () => {
-    const store = new SlowWrites(new MemoryStoreBackend());
-    const a = await node('node-a', store, uniquePrefix('late-hold'));
+    const store = slowWrites(new MemoryBackend());
+    const a = await node('node-a', store.backend, uniquePrefix('late-hold'));
     const jobs = a.get(LateJobs);
     store.slowMs = SLOW_MS;
     await expect(jobs.hold()).resolves.toBeUndefined();
@@ -104,11 +109,11 @@ describe('a tick whose decision lands late', () => {
   });
 
   it('releases its permit in release mode, not before lockAtLeastFor', async () => {
-    const backend = new MemoryStoreBackend();
+    const backend = new MemoryBackend();
     const mapPrefix = uniquePrefix('late-release');
-    const slow = new SlowWrites(backend);
-    const a = await node('node-a', slow, mapPrefix);
-    const b = await node('node-b', new MemoryPermitStore(backend), mapPrefix);
+    const slow = slowWrites(backend);
+    const a = await node('node-a', slow.backend, mapPrefix);
+    const b = await node('node-b', backend, mapPrefix);
     slow.slowMs = RELEASE_SLOW_MS;
     await expect(a.get(LateJobs).release()).resolves.toBeUndefined();
     expect(a.get(LateJobs).runs).toEqual([]);
@@ -127,12 +132,12 @@ describe('a tick whose decision lands late', () => {
   });
 
   it('still runs the catch-up a late tick brings (missedRuns: runOnce); only the tick\'s own run is dropped', async () => {
-    const backend = new MemoryStoreBackend();
+    const backend = new MemoryBackend();
     const mapPrefix = uniquePrefix('late-catch-up');
-    const a = await node('node-a', new MemoryPermitStore(backend), mapPrefix);
+    const a = await node('node-a', backend, mapPrefix);
     await a.get(LateJobs).everySecond();
-    const slow = new SlowWrites(backend);
-    const b = await node('node-b', slow, mapPrefix); // its start-up catch-up finds node-a holding
+    const slow = slowWrites(backend);
+    const b = await node('node-b', slow.backend, mapPrefix); // its start-up catch-up finds node-a holding
     await a.close(); // releases the permit: nobody holds it from here
     const closedAt = Date.now();
     // vacantSince errs late by the skew bound (500 ms by default), so wait three instants past it.

@@ -1,4 +1,5 @@
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { MemoryBackend } from '../../lib/testing';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
@@ -14,7 +15,7 @@ import { eventually } from '../support/eventually';
  */
 describe('LeaderCandidate', () => {
   const semaphore = electionSemaphore('leader');
-  let backend: MemoryStoreBackend;
+  let backend: MemoryBackend;
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const close of cleanup.splice(0).reverse()) await close();
@@ -24,11 +25,11 @@ describe('LeaderCandidate', () => {
     name: string;
     candidate: LeaderCandidate;
     terms: Array<{ epoch: number; from: number; to?: number; reason?: string }>;
-    store: MemoryPermitStore;
+    store: PermitRecordStore;
   }
 
   async function node(name: string, group = 'g'): Promise<Node> {
-    const store = new MemoryPermitStore(backend);
+    const store = new PermitRecordStore(backend.node());
     await store.connect({ clock: systemClock });
     const engine = new PermitEngine(store, { acquirer: name, group, instance: `${name}/1` }, systemClock, { clockSkewMs: 20 });
     const terms: Node['terms'] = [];
@@ -47,7 +48,7 @@ describe('LeaderCandidate', () => {
   }
 
   async function define(leaseMs: number, groupPattern = '.*'): Promise<SemaphoreAdmin> {
-    const store = new MemoryPermitStore(backend);
+    const store = new PermitRecordStore(backend.node());
     await store.connect({ clock: systemClock });
     cleanup.push(() => store.close());
     const admin = new SemaphoreAdmin(store, systemClock);
@@ -58,7 +59,7 @@ describe('LeaderCandidate', () => {
   const leaders = (nodes: Node[]) => nodes.filter((n) => n.candidate.lease !== undefined);
 
   beforeEach(() => {
-    backend = new MemoryStoreBackend();
+    backend = new MemoryBackend();
   });
 
   it('elects exactly one leader, keeps it between renewals, and hands over at once on stop with a larger epoch', async () => {

@@ -1,7 +1,8 @@
+import { PermitRecordStore, SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClusterService, type LeaderLease } from '../../lib';
-import { MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
@@ -62,12 +63,12 @@ class TermRecordingWork implements OnModuleInit {
 
 describe('leadership is never handed over while its work may still act, and a lost epoch is never resumed', () => {
   describe('through the module', () => {
-    let permits: MemoryStoreBackend;
-    let presence: MemoryPresenceBackend;
+    let permits: MemoryBackend;
+    let presence: MemoryBackend;
     const nodes: TestNode[] = [];
     beforeEach(() => {
-      permits = new MemoryStoreBackend();
-      presence = new MemoryPresenceBackend();
+      permits = new MemoryBackend();
+      presence = new MemoryBackend();
       terms.clear();
       nestedLaunches.length = 0;
       behaviour.stopAfterSignalMs = 0;
@@ -80,9 +81,10 @@ describe('leadership is never handed over while its work may still act, and a lo
 
     async function node(acquirer: string, extra: Parameters<typeof startNode>[0] = {}): Promise<TestNode> {
       const started = await startNode({
-        store: new MemoryPermitStore(permits),
+        backend: 'memory',
+      backends: { permits, presence },
         identity: { acquirer, group: 'production' },
-        membership: { interval: '300ms', store: new MemoryPresenceStore(presence) },
+        membership: { interval: '300ms' },
         elections: [{ name: 'leader', lease: '1500ms' }],
         maxClockSkew: '50ms',
         providers: [TermRecordingWork],
@@ -93,7 +95,7 @@ describe('leadership is never handed over while its work may still act, and a lo
     }
     const cluster = (n: TestNode) => n.get(ClusterService);
     const leaders = (list: TestNode[]) => list.filter((n) => cluster(n).isLeader());
-    const storedPermits = () => decodeEntry(semaphore, permits.entries.get(semaphore)!).permits;
+    const storedPermits = () => decodeEntry(semaphore, permits.records.map(SEMAPHORE_MAP).get(semaphore)!).permits;
 
     it('leader work still running after shutdownTimeout keeps the lease until it lapses (as the guide says), so no other node leads before', async () => {
       behaviour.ignoreSignalMs = 2_500;
@@ -150,17 +152,17 @@ describe('leadership is never handed over while its work may still act, and a lo
   });
 
   describe('LeaderCandidate', () => {
-    let backend: MemoryStoreBackend;
+    let backend: MemoryBackend;
     const cleanup: Array<() => Promise<void>> = [];
     beforeEach(() => {
-      backend = new MemoryStoreBackend();
+      backend = new MemoryBackend();
     });
     afterEach(async () => {
       for (const close of cleanup.splice(0).reverse()) await close();
     });
 
     async function candidate(name: string, clock: Clock, skewMs: number, releaseDelayMs = 0): Promise<LeaderCandidate> {
-      const store = new MemoryPermitStore(backend);
+      const store = new PermitRecordStore(backend.node());
       await store.connect({ clock });
       const engine = new PermitEngine(store, { acquirer: name, group: 'g', instance: `${name}/1` }, clock, { clockSkewMs: skewMs });
       const permits = candidatePermitsOf(engine, store);
@@ -179,14 +181,14 @@ describe('leadership is never handed over while its work may still act, and a lo
     }
 
     async function define(leaseMs: number): Promise<SemaphoreAdmin> {
-      const store = new MemoryPermitStore(backend);
+      const store = new PermitRecordStore(backend.node());
       await store.connect({ clock: systemClock });
       cleanup.push(() => store.close());
       const admin = new SemaphoreAdmin(store, systemClock);
       await admin.define(validateDefinition({ name: semaphore, duration: leaseMs }));
       return admin;
     }
-    const stored = () => decodeEntry(semaphore, backend.entries.get(semaphore)!);
+    const stored = () => decodeEntry(semaphore, backend.records.map(SEMAPHORE_MAP).get(semaphore)!);
 
     it('assertValid() throws once leadership ended or its time is up, before any timer fires', async () => {
       await define(900);
@@ -210,7 +212,7 @@ describe('leadership is never handed over while its work may still act, and a lo
       await define(900);
       let offset = 0;
       const clock: Clock = { now: () => Date.now() + offset };
-      const store = new MemoryPermitStore(backend);
+      const store = new PermitRecordStore(backend.node());
       await store.connect({ clock });
       const engine = new PermitEngine(store, { acquirer: 'a', group: 'g', instance: 'a/1' }, clock, { clockSkewMs: 20 });
       // Releases that never land (a cut-off link): the old permit stays in the store, still this instance's.
@@ -266,7 +268,7 @@ describe('leadership is never handed over while its work may still act, and a lo
     it('a lease the skew bound leaves too little of (lease 120 ms, skew 100 ms) is let go and reported, not sat on', async () => {
       await define(120);
       const reports: string[] = [];
-      const store = new MemoryPermitStore(backend);
+      const store = new PermitRecordStore(backend.node());
       await store.connect({ clock: systemClock });
       const engine = new PermitEngine(store, { acquirer: 'a', group: 'g', instance: 'a/1' }, systemClock, { clockSkewMs: 100 });
       const a = new LeaderCandidate(semaphore, 'leader', candidatePermitsOf(engine, store), {

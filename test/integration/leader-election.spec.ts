@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
 import type { Subscription } from 'rxjs';
 import { ClusterService, InvalidOptionsError, LeaderOnly, LeaderTimeoutError, UnknownElectionError, type ClusterChange, type LeaderLease } from '../../lib';
-import { MemoryPermitStore, MemoryPresenceBackend, MemoryPresenceStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 
@@ -49,13 +49,13 @@ class LeaderJobs implements OnModuleInit {
 }
 
 describe('leader election through the module (ClusterService, @LeaderOnly, whileLeader)', () => {
-  let permits: MemoryStoreBackend;
-  let presence: MemoryPresenceBackend;
+  let permits: MemoryBackend;
+  let presence: MemoryBackend;
   const nodes: TestNode[] = [];
   const subscriptions: Subscription[] = [];
   beforeEach(() => {
-    permits = new MemoryStoreBackend();
-    presence = new MemoryPresenceBackend();
+    permits = new MemoryBackend();
+    presence = new MemoryBackend();
     traces.clear();
   });
   afterEach(async () => {
@@ -65,9 +65,10 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
 
   async function node(acquirer: string, extra: Parameters<typeof startNode>[0] = {}): Promise<TestNode> {
     const started = await startNode({
-      store: new MemoryPermitStore(permits),
+      backend: 'memory',
+      backends: { permits, presence },
       identity: { acquirer, group: 'production' },
-      membership: { interval: '300ms', store: new MemoryPresenceStore(presence) },
+      membership: { interval: '300ms' },
       elections: [{ name: 'leader', lease: '900ms' }],
       maxClockSkew: '50ms',
       providers: [LeaderJobs],
@@ -152,7 +153,7 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
     const solo = await node('solo');
     expect(() => cluster(solo).isLeader('reports')).toThrow(UnknownElectionError);
     expect(() => cluster(solo).status('reports')).toThrow(/Election "reports".*elections/);
-    const bad = await startNode({ store: 'memory', elections: [{ name: 'leader', lease: 'soon' }], providers: [] }).then(
+    const bad = await startNode({ backend: 'memory', elections: [{ name: 'leader', lease: 'soon' }], providers: [] }).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -139,7 +139,7 @@ describe('run history of @LeaderOnly methods (real member, two nodes, a handover
   it('serves the history and the description through the admin API, the colons of the name in the path', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        identity: { acquirer: 'admin-node', group: 'production' }, store: 'memory', membership: false,
+        identity: { acquirer: 'admin-node', group: 'production' }, backend: 'memory', membership: false,
         admin: { path: 'ops', token: TOKEN }, elections: [{ name: 'reports', lease: '2s' }],
       })],
       providers: [ReportSender],

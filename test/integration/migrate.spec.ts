@@ -1,3 +1,4 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import { PermitEngine } from '../../lib/permits/permit.engine';
@@ -6,7 +7,7 @@ import { UnknownSemaphoreError } from '../../lib/permits/errors/unknown-semaphor
 import { systemClock } from '../../lib/core/clock';
 import type { PermitStore } from '../../lib/permits/permit-store';
 import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 
 /**
@@ -14,7 +15,7 @@ import { testClientConfig, uniquePrefix } from '../support/test-cluster';
  * after, undo, and the warning for a target group with no known live node.
  */
 describe.each([
-  ['memory', () => new MemoryPermitStore(new MemoryStoreBackend())],
+  ['memory', () => new PermitRecordStore(new MemoryBackend().node())],
   ['hazelcast', () => new HazelcastPermitStore({ clientConfig: testClientConfig(), mapPrefix: uniquePrefix('migrate') })],
 ] as Array<[string, () => PermitStore]>)('group migration (%s store)', (_, createStore) => {
   let store: PermitStore;

@@ -172,25 +172,25 @@ describe('GatekeeperModule start-up', () => {
     const compile = (options: object) =>
       Test.createTestingModule({ imports: [GatekeeperModule.forRootAsync({ useFactory: () => options as never })] })
         .setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
-    const unknown = await compile({ store: 'memory', identity: { group: 'a' }, defintions: [] });
+    const unknown = await compile({ backend: 'memory', identity: { group: 'a' }, defintions: [] });
     expect(unknown).toBeInstanceOf(InvalidOptionsError);
     expect(unknown).toBeInstanceOf(InvalidDefinitionError);
     expect((unknown as Error).message).toBe(
       'GatekeeperModule options: invalid defintions: is not an option (expected one of identity, definitions, definitionsPolicy, ' +
-        'autoDefine, backend, backends, store, hazelcast, postgres, redis, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, schedules, metrics, tracing, admin)',
+        'autoDefine, backend, backends, hazelcast, postgres, redis, connectTimeout, connectInBackground, shutdownTimeout, maxClockSkew, quorum, stateDumpInterval, storeTimeout, clock, membership, elections, allocations, tasks, schedules, metrics, tracing, admin)',
     );
-    expect(((await compile({ store: 'memory', identity: { grup: 'a' } })) as Error).message).toContain('invalid identity.grup');
-    expect(((await compile({ store: 'memory', hazelcast: { members: 'x' } })) as Error).message).toContain('invalid hazelcast.members');
-    expect(((await compile({ store: 'memory', isGlobal: true })) as Error).message).toContain('pass it next to useFactory');
+    expect(((await compile({ backend: 'memory', identity: { grup: 'a' } })) as Error).message).toContain('invalid identity.grup');
+    expect(((await compile({ backend: 'memory', hazelcast: { members: 'x' } })) as Error).message).toContain('invalid hazelcast.members');
+    expect(((await compile({ backend: 'memory', isGlobal: true })) as Error).message).toContain('pass it next to useFactory');
     // admin is an option like any other: from the factory, and checked with the others.
-    expect(((await compile({ store: 'memory', admin: { token: 't' } })) as Error).message).toContain('invalid admin.token');
-    expect(((await compile({ store: 'memory', identity: { group: undefined, acquirer: '' } })) as Error).message)
+    expect(((await compile({ backend: 'memory', admin: { token: 't' } })) as Error).message).toContain('invalid admin.token');
+    expect(((await compile({ backend: 'memory', identity: { group: undefined, acquirer: '' } })) as Error).message)
       .toContain('invalid identity.acquirer: must be a non-empty string');
   });
 
   it('accepts forRoot with the admin extra (the module strips it from its options)', async () => {
     const app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', admin: { token: 'secret-token-1234567890' } })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', admin: { token: 'secret-token-1234567890' } })],
     }).setLogger(new CapturingLogger()).compile();
     await app.init();
     await app.close();
@@ -200,7 +200,7 @@ describe('GatekeeperModule start-up', () => {
     const logger = new CapturingLogger();
     const app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        store: 'memory',
+        backend: 'memory',
         identity: { group: 'default', acquirer: 'node-1' },
         definitions: [{ name: 'prod-only', duration: '5s', groupPattern: 'production' }],
       })],
@@ -222,7 +222,7 @@ describe('GatekeeperModule start-up', () => {
     const logger = new CapturingLogger();
     const app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        store: 'memory',
+        backend: 'memory',
         identity: { group: 'dr-site', acquirer: 'dr-1' },
         membership: { interval: '1s' },
         definitions: [{ name: 'prod-only', duration: '5s', groupPattern: 'production' }, { name: 'anywhere', duration: '5s' }],

@@ -38,7 +38,7 @@ describe('admin API under RouterModule and a global prefix', () => {
 
   it('advertises <listen address>/<global prefix>/<RouterModule path>, where the admin API answers', async () => {
     const { app, port } = await start(
-      GatekeeperModule.forRoot({ store: 'memory', membership: { interval: '200ms' }, admin: { token: TOKEN, console: true } }),
+      GatekeeperModule.forRoot({ backend: 'memory', membership: { interval: '200ms' }, admin: { token: TOKEN, console: true } }),
       'api',
     );
     const address = await advertised(app);
@@ -66,7 +66,7 @@ describe('admin API under RouterModule and a global prefix', () => {
   it('mounts the routes of a forRootAsync factory\'s admin.path the same way, without a global prefix', async () => {
     const { app, port } = await start(
       GatekeeperModule.forRootAsync({
-        useFactory: () => ({ store: 'memory' as const, membership: { interval: '200ms' }, admin: { path: 'admin', token: TOKEN } }),
+        useFactory: () => ({ backend: 'memory' as const, membership: { interval: '200ms' }, admin: { path: 'admin', token: TOKEN } }),
       }),
     );
     const address = await advertised(app);

@@ -1,5 +1,6 @@
+import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import type { MembershipChanges, Presence } from '../../lib/presence/presence';
-import { MemoryPresenceBackend, MemoryPresenceStore } from '../../lib/backends/memory/presence/memory-presence.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { PresenceStore } from '../../lib/presence/presence-store';
 import { PresenceTracker } from '../../lib/presence/presence.tracker';
 import { FakeClock } from '../support/fake-clock';
@@ -8,7 +9,7 @@ const timing = { intervalMs: 5_000, ttlMs: 15_000, clockSkewMs: 500 };
 const names = (ps: Presence[]) => ps.map((p) => p.acquirer);
 
 /** A store whose events can be cut off: the lost-event case, where only the periodic re-read tells. */
-class DeafStore extends MemoryPresenceStore {
+class DeafStore extends PresenceRecordStore {
   deaf = false;
   override watch(listener: (instance: string, presence: Presence | null) => void): () => void {
     return super.watch((instance, presence) => !this.deaf && listener(instance, presence));
@@ -17,11 +18,11 @@ class DeafStore extends MemoryPresenceStore {
 
 describe('PresenceTracker (memory store, a clock moved by hand)', () => {
   const clock = new FakeClock();
-  const backend = new MemoryPresenceBackend();
+  const backend = new MemoryBackend();
   const trackers: PresenceTracker[] = [];
   const changes: Array<{ node: string; changes: MembershipChanges }> = [];
 
-  async function node(acquirer: string, store: PresenceStore = new MemoryPresenceStore(backend), instance = `${acquirer}/${trackers.length}`) {
+  async function node(acquirer: string, store: PresenceStore = new PresenceRecordStore(backend.node()), instance = `${acquirer}/${trackers.length}`) {
     await store.connect();
     const tracker = new PresenceTracker(store, { instance, acquirer, group: 'production', startedAt: clock.now(), version: '0.1.0' }, clock, {
       ...timing,
@@ -73,8 +74,8 @@ describe('PresenceTracker (memory store, a clock moved by hand)', () => {
   });
 
   it('reports two live instances with one acquirer name', async () => {
-    const f1 = await node('f', new MemoryPresenceStore(backend), 'f/one');
-    await node('f', new MemoryPresenceStore(backend), 'f/two');
+    const f1 = await node('f', new PresenceRecordStore(backend.node()), 'f/one');
+    await node('f', new PresenceRecordStore(backend.node()), 'f/two');
     expect([...f1.clashes()].map(([name, ps]) => [name, ps.map((p) => p.instance)])).toEqual([['f', ['f/one', 'f/two']]]);
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClusterSingleton } from '../../lib';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 
 @Injectable()
@@ -20,8 +20,8 @@ describe('skipped ticks in the logs', () => {
   });
 
   it('one line per change of reason, not one per tick', async () => {
-    const backend = new MemoryStoreBackend();
-    for (const acquirer of ['holder', 'other']) nodes.push(await startNode({ identity: { acquirer }, store: new MemoryPermitStore(backend), membership: false, providers: [QuietJobs] }));
+    const backend = new MemoryBackend();
+    for (const acquirer of ['holder', 'other']) nodes.push(await startNode({ identity: { acquirer }, backend: 'memory', backends: { permits: backend }, membership: false, providers: [QuietJobs] }));
     const [holder, other] = nodes;
     await holder.get(QuietJobs).report();
     for (let tick = 0; tick < 10; tick++) await other.get(QuietJobs).report();

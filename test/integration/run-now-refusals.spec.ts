@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClusterSingleton, RunNowRefusedError, ScheduleService } from '../../lib';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 
@@ -26,9 +26,9 @@ class LedgerJobs {
  */
 describe('run now refused at once, naming why and until when', () => {
   let node: TestNode;
-  const backend = new MemoryStoreBackend();
+  const backend = new MemoryBackend();
   beforeAll(async () => {
-    node = await startNode({ store: new MemoryPermitStore(backend), membership: false, providers: [LedgerJobs] });
+    node = await startNode({ backend: 'memory', backends: { permits: backend }, membership: false, providers: [LedgerJobs] });
   });
   afterAll(async () => {
     await node?.close();
@@ -49,7 +49,7 @@ describe('run now refused at once, naming why and until when', () => {
   it('during a recovery wait: RECOVERING, with the instant permits are granted again', async () => {
     const jobs = node.get(LedgerJobs);
     await jobs.report();
-    backend.loseData();
+    backend.records.loseData();
     // The node finds the entry gone and rebuilds it with the recovery wait (the longest permit it knew, 20 s).
     await eventually('the report semaphore to be rebuilt', async () => {
       const result = await node.gatekeeper.tryAcquire('refusal-report');

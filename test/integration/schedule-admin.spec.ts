@@ -53,7 +53,7 @@ const DAILY = { cron: '0 30 2 * * *', timeZone: 'Europe/Berlin', handler: 'tenan
 describe('admin API: runtime schedules (memory store)', () => {
   let node: Awaited<ReturnType<typeof startApp>>;
   beforeAll(async () => {
-    node = await startApp({ store: 'memory', membership: false });
+    node = await startApp({ backend: 'memory', membership: false });
   });
   afterAll(async () => {
     await node.app.close();

@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { SCHEDULER_TYPE } from '@nestjs/schedule/dist/schedule.constants';
 import { ClusterSingleton, GatekeeperModule } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/testing';
+import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 
@@ -60,11 +60,11 @@ describe('@ClusterSingleton with @nestjs/schedule decorators', () => {
   });
 
   it('runs scheduled @Interval, @Cron and @Timeout jobs on one node of two', async () => {
-    const backend = new MemoryStoreBackend();
+    const backend = new MemoryBackend();
     for (const acquirer of ['node-a', 'node-b']) {
       const node = await startNode({
         identity: { acquirer },
-        store: new MemoryPermitStore(backend),
+        backend: 'memory', backends: { permits: backend },
         providers: [ScheduledJobs],
         schedule: true,
       });
@@ -114,7 +114,7 @@ describe('@Cron settings the cron package refuses, on a @ClusterSingleton job', 
     { job: 'BadZone.tick', provider: BadZone, said: /@Cron on BadZone\.tick: invalid timeZone: the cron package does not know the time zone "Mars\/Olympus"/ },
   ])('fails the start naming $job and what is wrong, not with the cron package\'s bare message', async ({ provider, said }) => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ScheduleModule.forRoot(), GatekeeperModule.forRoot({ store: 'memory', membership: false })],
+      imports: [ScheduleModule.forRoot(), GatekeeperModule.forRoot({ backend: 'memory', membership: false })],
       providers: [provider],
     }).setLogger(new CapturingLogger()).compile();
     const app = moduleRef.createNestApplication({ logger: false });
@@ -143,10 +143,10 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
     weekly(): void {}
   }
 
-  async function start(backend: MemoryStoreBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}, providers: Type[] = [Reports]) {
+  async function start(backend: MemoryBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}, providers: Type[] = [Reports]) {
     const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: new MemoryPermitStore(backend), membership: false, ...extra })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', backends: { permits: backend }, membership: false, ...extra })],
       providers,
     }).setLogger(logger).compile();
     const app = moduleRef.createNestApplication({ logger });
@@ -156,7 +156,7 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
   }
 
   it('warns when two methods on one semaphore ask for different durations, naming the one in force and its method', async () => {
-    const node = await start(new MemoryStoreBackend(), {}, [Exports]);
+    const node = await start(new MemoryBackend(), {}, [Exports]);
     try {
       expect(node.said()).toEqual([
         'Exports.weekly runs with the duration semaphore "export" was defined with by Exports.daily, 30s, not its own @ClusterSingleton\'s 10m: '
@@ -168,7 +168,7 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
   });
 
   it('says once at start-up which value is in force when they differ, and nothing when they agree', async () => {
-    const backend = new MemoryStoreBackend();
+    const backend = new MemoryBackend();
     const editor = await start(backend, { definitions: [{ name: 'report', duration: '10m' }] });
     const node = await start(backend);
     try {
@@ -179,7 +179,7 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
       await node.app.close();
       await editor.app.close();
     }
-    const agreeing = await start(new MemoryStoreBackend());
+    const agreeing = await start(new MemoryBackend());
     try {
       expect(agreeing.said()).toEqual([]);
     } finally {

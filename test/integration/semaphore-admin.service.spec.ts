@@ -27,7 +27,7 @@ describe('a duration edit against the tick of the jobs that hold the permit (mem
   it("refuses, unless forced, to make a held job's permit shorter than its tick; a daily job's short permit is its design", async () => {
     const logger = new CapturingLogger();
     const app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, identity: { group: 'production', acquirer: 'node-a' } })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: false, identity: { group: 'production', acquirer: 'node-a' } })],
       providers: [TickingJobs],
     }).setLogger(logger).compile();
     await app.init();
@@ -69,7 +69,7 @@ describe('SemaphoreAdminService (memory store)', () => {
     logger = new CapturingLogger();
     app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        store: 'memory',
+        backend: 'memory',
         membership: false,
         identity: { group: 'production', acquirer: 'node-a' },
         definitions: [{ name: 'billing', duration: '1m', groupPattern: 'production' }],

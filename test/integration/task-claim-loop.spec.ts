@@ -1,4 +1,5 @@
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { TaskRecord } from '../../lib/tasks/task';
 import type { TaskCallOptions, VersionedTask } from '../../lib/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
@@ -8,20 +9,20 @@ import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 
 /** Stores connected by a test, closed after it. */
-const opened: MemoryTaskStore[] = [];
+const opened: TaskRecordStore[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((store) => store.close()));
 });
 
 /** `store`, connected (and closed after the test). */
-async function connected<S extends MemoryTaskStore>(store: S): Promise<S> {
+async function connected<S extends TaskRecordStore>(store: S): Promise<S> {
   await store.connect();
   opened.push(store);
   return store;
 }
 
 /** Submits `count` pending tasks of type `w` (t0, t1, ...) through `store`. */
-async function submitPending(store: MemoryTaskStore, clock: FakeClock, count: number): Promise<void> {
+async function submitPending(store: TaskRecordStore, clock: FakeClock, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const task = decideSubmit(undefined, { type: 'w', name: `t${i}` }, clock.now(), 60_000).task;
     expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
@@ -33,11 +34,11 @@ describe('a node working through a backlog deeper than one query answers', () =>
     // The clock never moves, so no refresh window (100 ms) ever passes: a node that waits for one before asking again
     // claims the first answer's 256 tasks and then nothing more (no scan comes round either).
     const clock = new FakeClock();
-    const backend = new MemoryTaskBackend();
-    const submitter = await connected(new MemoryTaskStore(backend));
+    const backend = new MemoryBackend();
+    const submitter = await connected(new TaskRecordStore(backend.node()));
     const total = 700;
     await submitPending(submitter, clock, total);
-    const worker = new TaskWorker(await connected(new MemoryTaskStore(backend)), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
+    const worker = new TaskWorker(await connected(new TaskRecordStore(backend.node())), { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
     let ran = 0;
     worker.handle('w', async () => {
       ran++;
@@ -54,7 +55,7 @@ describe('a node working through a backlog deeper than one query answers', () =>
 });
 
 /** A store that holds the answer to the first claim it is asked for until `release()`: a slow call. */
-class OneSlowClaimStore extends MemoryTaskStore {
+class OneSlowClaimStore extends TaskRecordStore {
   held?: string;
   private gate!: () => void;
   private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
@@ -77,9 +78,9 @@ class OneSlowClaimStore extends MemoryTaskStore {
 describe('a claim whose answer is slow', () => {
   it('holds its own slot only: the node claims and runs other work meanwhile, then runs the slow one', async () => {
     const clock = new FakeClock();
-    const backend = new MemoryTaskBackend();
+    const backend = new MemoryBackend();
     const total = 20;
-    await submitPending(await connected(new MemoryTaskStore(backend)), clock, total);
+    await submitPending(await connected(new TaskRecordStore(backend.node())), clock, total);
     const store = await connected(new OneSlowClaimStore(backend));
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 2 });
     const ran: string[] = [];
@@ -101,9 +102,9 @@ describe('a claim whose answer is slow', () => {
 });
 
 /** A store whose claims (a task's move to running) all fail: each throws, or each loses its race. */
-class FailingClaimsStore extends MemoryTaskStore {
+class FailingClaimsStore extends TaskRecordStore {
   claims = 0;
-  constructor(backend: MemoryTaskBackend, private readonly how: 'throw' | 'lose') {
+  constructor(backend: MemoryBackend, private readonly how: 'throw' | 'lose') {
     super(backend);
   }
 
@@ -119,8 +120,8 @@ describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
   it('stop after a streak of failures until the refresh window passed, not in a loop with no wait', async () => {
     // The clock never moves, so the refresh window never passes: after its streak a node claims nothing more.
     const clock = new FakeClock();
-    const backend = new MemoryTaskBackend();
-    await submitPending(await connected(new MemoryTaskStore(backend)), clock, 50);
+    const backend = new MemoryBackend();
+    await submitPending(await connected(new TaskRecordStore(backend.node())), clock, 50);
     const store = await connected(new FailingClaimsStore(backend, how));
     const concurrency = 4;
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency, onError: () => undefined });
@@ -140,7 +141,7 @@ describe.each(['throw', 'lose'] as const)('claims that all %s', (how) => {
 });
 
 /** A store that holds every claim's answer until `release()`, counting the claims asked for. */
-class HeldClaimsStore extends MemoryTaskStore {
+class HeldClaimsStore extends TaskRecordStore {
   asked = 0;
   private gate!: () => void;
   private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
@@ -163,8 +164,8 @@ describe("a node's turn in a burst", () => {
   it('counts its claims under way: a turn of one claim starts one, however many slots are free', async () => {
     jest.spyOn(ClaimTurns.prototype, 'turn').mockResolvedValue(1);
     const clock = new FakeClock();
-    const backend = new MemoryTaskBackend();
-    await submitPending(await connected(new MemoryTaskStore(backend)), clock, 20);
+    const backend = new MemoryBackend();
+    await submitPending(await connected(new TaskRecordStore(backend.node())), clock, 20);
     const store = await connected(new HeldClaimsStore(backend));
     const worker = new TaskWorker(store, { instance: 'a/1', acquirer: 'a' }, { clock, clockSkewMs: 0, scanMs: 3_600_000, concurrency: 8 });
     worker.handle('w', async () => undefined);

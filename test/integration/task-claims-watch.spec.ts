@@ -1,4 +1,5 @@
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { TaskWatcher } from '../../lib/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { TaskWorker } from '../../lib/tasks/task-worker';
@@ -6,7 +7,7 @@ import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 
 /** A store whose watch takes effect only once `open()` is called, as a member-side listener does once registered. */
-class SlowWatchStore extends MemoryTaskStore {
+class SlowWatchStore extends TaskRecordStore {
   private readonly pending: Array<() => void> = [];
   private gate!: () => void;
   private readonly registered = new Promise<void>((resolve) => (this.gate = resolve));
@@ -30,7 +31,7 @@ class SlowWatchStore extends MemoryTaskStore {
 describe('a claim query asked while the watch is being set up', () => {
   it('finds a task submitted meanwhile (no event came for it): it is due by the clock once the watch is in place', async () => {
     const clock = new FakeClock();
-    const backend = new MemoryTaskBackend();
+    const backend = new MemoryBackend();
     const store = new SlowWatchStore(backend);
     await store.connect();
     const ran: string[] = [];
@@ -43,7 +44,7 @@ describe('a claim query asked while the watch is being set up', () => {
     try {
       clock.advance(5);
       const task = decideSubmit(undefined, { type: 'w', name: 'meanwhile' }, clock.now(), 60_000).task;
-      const submitter = new MemoryTaskStore(backend);
+      const submitter = new TaskRecordStore(backend.node());
       await submitter.connect();
       expect(await submitter.compareAndSet(task.id, { raw: null }, task)).toBe(true);
       await submitter.close();

@@ -66,7 +66,7 @@ describe('unknown semaphore names do not grow the heap', () => {
 
   it('metrics: decisions on unknown names share one label instead of a series per name', async () => {
     const registry = new Registry();
-    const services = await start({ store: 'memory', metrics: { registry } });
+    const services = await start({ backend: 'memory', metrics: { registry } });
     await services.semaphores.putDefinition({ name: 'known-job', permits: 1, duration: '1m' });
     await askUnknownNames(services, 0, 20_000, 1000);
     expect((await services.gatekeeper.tryAcquire('known-job')).granted).toBe(true);

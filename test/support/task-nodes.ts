@@ -1,7 +1,8 @@
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
-import { MemoryTaskBackend, MemoryTaskStore } from '../../lib/backends/memory/tasks/memory-task.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { testClientConfig, uniquePrefix } from './test-cluster';
@@ -9,8 +10,8 @@ import { testClientConfig, uniquePrefix } from './test-cluster';
 /** A "cluster" of task stores: memory stores on one backend, or Hazelcast stores (a connection each) on one prefix. */
 export const TASK_STORES: Array<[string, () => () => TaskStore]> = [
   ['memory', () => {
-    const backend = new MemoryTaskBackend();
-    return () => new MemoryTaskStore(backend);
+    const backend = new MemoryBackend();
+    return () => new TaskRecordStore(backend.node());
   }],
   ['a real Hazelcast member', () => {
     const mapPrefix = uniquePrefix('tasks');

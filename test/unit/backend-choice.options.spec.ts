@@ -1,8 +1,9 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
-import { createBackends, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
+import { createBackends, createTaskStore, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
+import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 
 const every = (choice: unknown) => ({ permits: choice, presence: choice, schedules: choice, history: choice, tasks: choice });
@@ -12,18 +13,22 @@ describe('module options: the backend of each capability', () => {
     expect(resolveGatekeeperOptions({}).backends).toEqual(every('hazelcast'));
   });
 
-  it("takes `backend` for every capability and `backends` over it; store: 'memory' still means memory", () => {
+  it('takes `backend` for every capability and `backends` over it', () => {
     const durable = new MemoryBackend();
     expect(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable, schedules: 'hazelcast' } }).backends)
       .toEqual({ ...every('memory'), history: durable, schedules: 'hazelcast' });
-    expect(resolveGatekeeperOptions({ store: 'memory' }).backends).toEqual(every('memory'));
-    expect(resolveGatekeeperOptions({ store: 'memory', backend: 'memory' }).backends).toEqual(every('memory'));
+    expect(resolveGatekeeperOptions({ backend: 'memory' }).backends).toEqual(every('memory'));
   });
 
-  it('keeps the rest in memory beside a PermitStore given as store, unless a backend is named', () => {
-    const store = new MemoryPermitStore();
-    expect(resolveGatekeeperOptions({ store })).toMatchObject({ permitStore: store, backends: every('memory') });
-    expect(resolveGatekeeperOptions({ store, backend: 'hazelcast' }).backends).toEqual(every('hazelcast'));
+  it.each([
+    ['store', { store: 'memory' }],
+    ['store', { store: new PermitRecordStore(new MemoryBackend()) }],
+    ['membership.store', { membership: { store: {} } }],
+    ['tasks.store', { tasks: { store: {} } }],
+    ['schedules.store', { schedules: { store: {} } }],
+    ['schedules.historyStore', { schedules: { historyStore: {} } }],
+  ])('refuses %s, an option that is gone (storage is given as backend or backends only)', (option, options) => {
+    expect(() => resolveGatekeeperOptions(options as never)).toThrow(new RegExp(`invalid ${option.replace('.', '\\.')}: is not an option`));
   });
 
   it.each([
@@ -34,8 +39,6 @@ describe('module options: the backend of each capability', () => {
     ['backends.jobs', { backends: { jobs: 'memory' } }, /not a capability with a backend of its own \(known: permits, presence, schedules, history, tasks\)/],
     ['backends.history', { backends: { history: 'mongodb' } }, /got 'mongodb'/],
     ['backends', { backends: 'memory' }, /must be an object/],
-    ['store', { store: 'memory', backend: 'hazelcast' }, /says 'memory' while backend says 'hazelcast'/],
-    ['backends.permits', { store: new MemoryPermitStore(), backends: { permits: 'memory' } }, /cannot be given with a PermitStore/],
   ])('refuses a bad %s, naming it', (option, options, message) => {
     let thrown: unknown;
     try {
@@ -52,7 +55,9 @@ describe('module options: the backend of each capability', () => {
     const durable = new MemoryBackend();
     const memoryOnly = await createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
     expect(memoryOnly.connection).toBeUndefined();
-    expect(memoryOnly.of.history).toBe(durable);
+    // A memory backend given is a cluster: the module runs on a node of its own of it.
+    expect(memoryOnly.of.history).not.toBe(durable);
+    expect((memoryOnly.of.history as MemoryBackend).records).toBe(durable.records);
     expect(memoryOnly.of.permits).toBeInstanceOf(MemoryBackend);
     expect(new Set([memoryOnly.of.permits, memoryOnly.of.presence, memoryOnly.of.schedules, memoryOnly.of.tasks]).size).toBe(1);
 
@@ -61,6 +66,29 @@ describe('module options: the backend of each capability', () => {
     expect(mixed.of.permits).toBeInstanceOf(HazelcastBackend);
     expect(mixed.of.tasks).toBe(mixed.of.permits);
     expect(mixed.of.schedules).toBeInstanceOf(MemoryBackend);
+  });
+
+  it('joins one memory backend given to several modules as one node each, shared by the capabilities of a module', async () => {
+    const cluster = new MemoryBackend();
+    const options = resolveGatekeeperOptions({ backend: cluster });
+    const [a, b] = [await createBackends(options), await createBackends(options)];
+    expect(a.of.permits).not.toBe(b.of.permits);
+    expect(new Set(Object.values(a.of)).size).toBe(1);
+    const [nodeA, nodeB] = [a.of.permits, b.of.permits];
+    expect(nodeA.wroteId(nodeA.writeId())).toBe(true);
+    expect(nodeB.wroteId(nodeA.writeId())).toBe(false);
+    // A node given is that node.
+    const node = cluster.node();
+    expect((await createBackends(resolveGatekeeperOptions({ backend: node }))).of.tasks).toBe(node);
+  });
+
+  it("takes the tasks' store from their backend when it offers one (StoreBackend.taskStore), else builds it over the contract", async () => {
+    const offered = new TaskRecordStore(new MemoryBackend());
+    const own = Object.assign(new MemoryBackend().node(), { taskStore: () => offered });
+    expect(createTaskStore(await createBackends(resolveGatekeeperOptions({ backend: own })))).toBe(offered);
+    const plain = createTaskStore(await createBackends(resolveGatekeeperOptions({ backend: 'memory' })));
+    expect(plain).toBeInstanceOf(TaskRecordStore);
+    expect(plain).not.toBe(offered);
   });
 
   it('refuses an unknown key one level down, in postgres and redis, naming it and the known ones', () => {

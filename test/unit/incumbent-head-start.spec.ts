@@ -1,7 +1,8 @@
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { decideAcquire, decideRelease } from '../../lib/permits/permit.rules';
 import { givesWayToIncumbents } from '../../lib/permits/incumbent.rules';
 import { EntryWaits } from '../../lib/permits/entry-waits';
-import { MemoryPermitStore, MemoryStoreBackend } from '../../lib/backends/memory/permits/memory-permit.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { DenyReason } from '../../lib/permits/deny-reason';
@@ -90,8 +91,8 @@ describe('EntryWaits', () => {
 describe('a local decision that gives way (memory stores, the engine production uses)', () => {
   async function twoNodes(quorum?: number) {
     const clock = new FakeClock(T0);
-    const backend = new MemoryStoreBackend();
-    const stores = [new MemoryPermitStore(backend), new MemoryPermitStore(backend)];
+    const backend = new MemoryBackend();
+    const stores = [new PermitRecordStore(backend.node()), new PermitRecordStore(backend.node())];
     await Promise.all(stores.map((s) => s.connect({ clock })));
     await new SemaphoreAdmin(stores[0], clock).put({ name: 'report', duration: '10s' });
     const [a, b] = stores.map((s, i) => new PermitEngine(s, node(['a', 'b'][i]), clock, { clockSkewMs: 100, ...(quorum !== undefined && { quorum }) }));

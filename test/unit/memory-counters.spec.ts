@@ -7,7 +7,7 @@ describe('memory counters across losses', () => {
   it('never hand out a value twice when a second loss comes in the same ms as the first jump', async () => {
     const clock = new FakeClock(1_000);
     const records = new MemoryRecords(clock);
-    const backend = new MemoryBackend(records);
+    const backend = new MemoryBackend({ records });
     await backend.open();
     const counters = await backend.counters();
     records.loseData(); // lost at 1,000 ms

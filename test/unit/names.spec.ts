@@ -118,7 +118,7 @@ describe('every validator a name enters by applies the rule', () => {
 
 describe('module options and decorators refuse a hostile name at start-up', () => {
   const compile = (options: object) =>
-    Test.createTestingModule({ imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, ...options })] })
+    Test.createTestingModule({ imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: false, ...options })] })
       .setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
 
   it.each([
@@ -151,7 +151,7 @@ describe('module options and decorators refuse a hostile name at start-up', () =
   it('takes odd but fine names in the options', async () => {
     const app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
-        store: 'memory',
+        backend: 'memory',
         membership: false,
         identity: { acquirer: 'knoten-ä-😀', group: '請求' },
         definitions: [{ name: "x'; DROP TABLE records; --", duration: '1m' }],
@@ -192,7 +192,7 @@ describe('the services refuse a hostile name before any store call', () => {
 
   it('GatekeeperService, SemaphoreAdminService, ScheduleService, TaskService, AllocationService', async () => {
     const app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: false, definitions: [{ name: 'billing', duration: '1m' }] })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: false, definitions: [{ name: 'billing', duration: '1m' }] })],
     }).setLogger(new CapturingLogger()).compile();
     await app.init();
     const [gatekeeper, semaphores, schedules, tasks, allocations] = [
@@ -244,7 +244,7 @@ describe('an allocation\'s resources are names too', () => {
   it('a resource set with a control character in one id is refused (logged, nothing assigned); a set of odd ids is taken as given', async () => {
     const logger = new CapturingLogger();
     const app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ store: 'memory', membership: { interval: '200ms' }, allocations: [{ name: 'queues', lease: '2s', rebalanceDelay: 0 }] })],
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', membership: { interval: '200ms' }, allocations: [{ name: 'queues', lease: '2s', rebalanceDelay: 0 }] })],
     }).setLogger(logger).compile();
     await app.init();
     const allocations = app.get(AllocationService);

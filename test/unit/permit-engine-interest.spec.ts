@@ -1,4 +1,5 @@
-import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { FakeClock } from '../support/fake-clock';
@@ -11,7 +12,7 @@ import { FakeClock } from '../support/fake-clock';
 describe('what news a PermitEngine asks its store for', () => {
   it('a semaphore it holds, then lets go of until the view shows the release landed; never one it has nothing of', async () => {
     const clock = new FakeClock();
-    const store = new MemoryPermitStore();
+    const store = new PermitRecordStore(new MemoryBackend());
     await store.connect({ clock });
     let wants: ((name: string) => boolean) | undefined;
     const watch = store.watch.bind(store);

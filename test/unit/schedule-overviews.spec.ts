@@ -1,5 +1,6 @@
+import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { emptyHistory } from '../../lib/schedules/job-history';
-import { MemoryHistoryStore } from '../../lib/backends/memory/schedules/memory-history.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { RunRecord } from '../../lib/schedules/run-record';
 import type { LiveScheduleRecord } from '../../lib/schedules/schedule-record';
 import { scheduleOverviews } from '../../lib/nest/schedules/schedule-overviews';
@@ -64,7 +65,7 @@ describe('schedule overviews', () => {
   });
 
   it('reads the newest runs of many schedules in one store call, each its own, when the store reads many at once', async () => {
-    const store = new MemoryHistoryStore();
+    const store = new HistoryRecordStore(new MemoryBackend());
     await store.connect();
     const ids = Array.from({ length: 50 }, (_, i) => `s${i}`);
     for (const [i, id] of ids.entries()) {

@@ -16,7 +16,7 @@ import { systemClock } from '../../lib/core/clock';
 describe('what nodes hold, written back after the store lost it', () => {
   async function twoNodes() {
     const records = new MemoryRecords();
-    const stores = [new ScheduleRecordStore(new MemoryBackend(records)), new ScheduleRecordStore(new MemoryBackend(records))];
+    const stores = [new ScheduleRecordStore(new MemoryBackend({ records })), new ScheduleRecordStore(new MemoryBackend({ records }))];
     await Promise.all(stores.map((s) => s.connect()));
     const reports: ScheduleRestoreReport[] = [];
     const views = stores.map((store) => new ScheduleView(store, { pollIntervalMs: 0, resyncIntervalMs: 0, restore: async (vanished) => void reports.push(await restoreSchedules(store, vanished, 1_000)) }));
@@ -52,7 +52,7 @@ describe('what nodes hold, written back after the store lost it', () => {
   it('does not write back a record deleted from outside the library (nothing was lost)', async () => {
     const { records, stores, catalog } = await twoNodes();
     const { schedule } = await catalog.upsert({ id: 'a', cron: '* * * * * *', handler: 'h', duration: '3s' });
-    const outside = new MemoryBackend(records);
+    const outside = new MemoryBackend({ records });
     await outside.open();
     await (await outside.map('schedules')).delete('a');
     const report = await restoreSchedules(stores[0], [schedule!], 1_000);
@@ -62,7 +62,7 @@ describe('what nodes hold, written back after the store lost it', () => {
 
   it('writes back the run history a node last wrote, with the runs written since', async () => {
     const records = new MemoryRecords();
-    const store = new HistoryRecordStore(new MemoryBackend(records));
+    const store = new HistoryRecordStore(new MemoryBackend({ records }));
     await store.connect();
     const lost: Array<{ lostSince: number; restored: readonly string[] }> = [];
     const recorder = new HistoryRecorder(store, { keep: 50, flushIntervalMs: 60_000, callTimeoutMs: 1_000, identity: { instance: 'i', node: 'n' }, clock: systemClock, onLost: (l) => lost.push(l) });

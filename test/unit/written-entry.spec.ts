@@ -1,4 +1,5 @@
-import { MemoryPermitStore } from '../../lib/backends/memory/permits/memory-permit.store';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
@@ -13,7 +14,7 @@ import { FakeClock } from '../support/fake-clock';
 describe('entries the library writes', () => {
   it('decode to exactly themselves', async () => {
     const clock = new FakeClock();
-    const store = new MemoryPermitStore();
+    const store = new PermitRecordStore(new MemoryBackend());
     await store.connect({ clock });
     const written: Array<[string, SemaphoreEntry]> = [];
     const compareAndSet = store.compareAndSet.bind(store);

@@ -5,7 +5,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
-import type { StoreBackend } from '../../store/store-backend';
+import type { StoreBackend, TaskStore } from '../../store/store-backend';
 import { HazelcastConnection } from './hazelcast-connection';
 import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
 import { HazelcastCounters } from './hazelcast-counters';
@@ -154,7 +154,7 @@ export class HazelcastBackend implements StoreBackend {
   }
 
   /** {@inheritDoc StoreBackend.taskStore} */
-  taskStore(): HazelcastTaskStore {
+  taskStore(): TaskStore {
     return new HazelcastTaskStore({ connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs });
   }
 

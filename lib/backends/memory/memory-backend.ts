@@ -1,3 +1,4 @@
+import type { Clock } from '../../core/clock';
 import { WriteIds } from '../../store/write-ids';
 import type { Counters, CounterValue } from '../../store/counter';
 import { writtenByMark, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
@@ -6,24 +7,56 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { MemoryRecords } from './memory-records';
 import { recordField } from '../../store/record-field';
 
+/** How a {@link MemoryBackend} is made. */
+export interface MemoryBackendOptions {
+  /** Where the time of a loss of data is read ({@link MemoryRecords.loseData}). Default the system clock. */
+  clock?: Clock;
+  /**
+   * The data of another memory backend, to be one more node of it (as {@link MemoryBackend.node} makes). Default: data
+   * of its own, new and empty.
+   */
+  records?: MemoryRecords;
+}
+
 /**
- * The store contract in this process's memory: one instance, local development and applications' own tests. Share
- * one {@link MemoryRecords} between several backends to simulate several nodes. Writes apply at once and their
- * events are delivered synchronously, to every watcher but the writer's own when it asked so.
+ * The store contract in this process's memory: one instance, local development and applications' own tests.
+ *
+ * One instance is a whole cluster in one process: give it to several modules (`backend: memory`) and each acts as one
+ * node of it, with write ids and calls of its own ({@link MemoryBackend.node}). Writes apply at once; their events
+ * come a moment (a microtask) after, as a store's events come after its answer, to every watcher but the writer's own
+ * when it asked so. Nothing is ever lost unless a test says so ({@link MemoryRecords.loseData}).
  */
 export class MemoryBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'memory';
+  /** The data every node of this backend shares: tests plant values and lose data through it. */
+  readonly records: MemoryRecords;
   private readonly writes = new WriteIds();
   private operations = 0;
   private opens = 0;
   /** While set, calls fail as an unreachable store's would (tests of fail-closed paths). */
   private unreachable?: string;
+  /** Whether this backend is one node of shared data (made with `records`), rather than the owner of its own. */
+  private readonly isNode: boolean;
+  /** The backend this one is a node of, when {@link MemoryBackend.node} made it. */
+  private nodeOf?: MemoryBackend;
 
-  constructor(
-    /** The data; a new, empty one by default. */
-    readonly records: MemoryRecords = new MemoryRecords(),
-  ) {}
+  constructor(options: MemoryBackendOptions = {}) {
+    this.records = options.records ?? new MemoryRecords(options.clock);
+    this.isNode = options.records !== undefined;
+  }
+
+  /**
+   * One node's connection to this backend's data: its own write ids (a node's feed leaves out its own writes only)
+   * and its own count of calls; {@link MemoryBackend.failCalls} on this backend fails its nodes' calls too. A node's
+   * node is itself. A module given a backend calls this once and runs every capability on that backend on the node.
+   */
+  node(): MemoryBackend {
+    if (this.isNode) return this;
+    const node = new MemoryBackend({ records: this.records });
+    node.nodeOf = this;
+    return node;
+  }
 
   /** {@inheritDoc StoreBackend.open} */
   async open(): Promise<void> {
@@ -62,10 +95,10 @@ export class MemoryBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {
-    return this.opens > 0 && this.unreachable === undefined;
+    return this.opens > 0 && this.unreachable === undefined && this.nodeOf?.unreachable === undefined;
   }
 
-  /** {@inheritDoc StoreBackend.operationCount} */
+  /** How many calls the backend made so far, its nodes' ({@link MemoryBackend.node}) included. */
   operationCount(): number {
     return this.operations;
   }
@@ -75,11 +108,13 @@ export class MemoryBackend implements StoreBackend {
     this.unreachable = reason;
   }
 
-  /** Counts one call, and fails it when the backend was made unreachable. */
+  /** Counts one call (here and on the backend this is a node of), and fails it when either was made unreachable. */
   private call(): void {
     this.operations++;
+    if (this.nodeOf) this.nodeOf.operations++;
     if (this.opens === 0) throw new StoreUnavailableError('the memory backend is not open');
-    if (this.unreachable !== undefined) throw new StoreUnavailableError(`memory store unreachable: ${this.unreachable}`);
+    const unreachable = this.unreachable ?? this.nodeOf?.unreachable;
+    if (unreachable !== undefined) throw new StoreUnavailableError(`memory store unreachable: ${unreachable}`);
   }
 }
 

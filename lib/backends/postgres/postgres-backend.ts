@@ -6,7 +6,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
-import type { StoreBackend } from '../../store/store-backend';
+import type { StoreBackend, TaskStore } from '../../store/store-backend';
 import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
@@ -286,7 +286,7 @@ export class PostgresBackend implements StoreBackend {
   }
 
   /** {@inheritDoc StoreBackend.taskStore} */
-  taskStore(): PostgresTaskStore {
+  taskStore(): TaskStore {
     return new PostgresTaskStore(this);
   }
 

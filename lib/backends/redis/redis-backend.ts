@@ -6,7 +6,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
-import type { StoreBackend } from '../../store/store-backend';
+import type { StoreBackend, TaskStore } from '../../store/store-backend';
 import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
 import { newClient } from './redis-client';
@@ -270,7 +270,7 @@ export class RedisBackend implements StoreBackend {
   }
 
   /** {@inheritDoc StoreBackend.taskStore} */
-  taskStore(): RedisTaskStore {
+  taskStore(): TaskStore {
     return new RedisTaskStore(this);
   }
 

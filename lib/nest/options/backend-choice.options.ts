@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { withReason } from '../../core/input-schema';
-import type { PermitStore } from '../../permits/permit-store';
 import type { StoreBackend } from '../../store/store-backend';
 import { optionKeys, parseOption } from './option-schema';
 
@@ -46,7 +44,6 @@ export type ResolvedBackends = Readonly<Record<CapabilityState, BackendChoice>>;
 export interface BackendOptionsInput {
   backend?: unknown;
   backends?: unknown;
-  store?: 'hazelcast' | 'memory' | PermitStore;
 }
 
 /** A backend by name or a {@link StoreBackend}; anything else is named with what a backend has. */
@@ -55,28 +52,16 @@ const BACKEND_CHOICE: z.ZodType<BackendChoice> = withReason(
   (given) => `must be ${BACKEND_NAMES.map((name) => `'${name}'`).join(', ')} or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(given)}`,
 );
 
-/** The `backends` option's keys (each capability's choice is read after the PermitStore rule: see resolveBackends). */
+/** The `backends` option's keys (each capability's choice is read by resolveBackends). */
 export const CAPABILITY_BACKENDS = optionKeys(CAPABILITY_STATES, {
   notObject: (given) => `must be an object with any of ${CAPABILITY_STATES.join(', ')}, got ${JSON.stringify(given)}`,
   unknownKey: () => `is not a capability with a backend of its own (known: ${CAPABILITY_STATES.join(', ')})`,
 });
 
-/**
- * The module's `backend` and `backends` options to one backend per capability. `store: 'memory'` (the option from
- * before backends could be chosen) means `backend: 'memory'`; it may not say otherwise than `backend`.
- */
+/** The module's `backend` and `backends` options to one backend per capability. */
 export function resolveBackends(options: BackendOptionsInput): ResolvedBackends {
-  const legacy = typeof options.store === 'string' ? options.store : undefined;
-  const given = parseOption(BACKEND_CHOICE.optional(), options.backend, 'backend');
-  if (legacy !== undefined && given !== undefined && legacy !== given) {
-    throw new InvalidOptionsError('store', `says '${legacy}' while backend says ${describe(given)}: give the backend once, as backend`);
-  }
-  // A PermitStore of your own without a backend keeps the rest in this process (a test's module), as before backends.
-  const fallback = given ?? legacy ?? (typeof options.store === 'object' ? 'memory' : 'hazelcast');
+  const fallback = parseOption(BACKEND_CHOICE.optional(), options.backend, 'backend') ?? 'hazelcast';
   const each: Partial<Record<CapabilityState, unknown>> = parseOption(CAPABILITY_BACKENDS.optional(), options.backends, 'backends') ?? {};
-  if (typeof options.store === 'object' && each.permits !== undefined) {
-    throw new InvalidOptionsError('backends.permits', 'cannot be given with a PermitStore as store: the store is where permits live');
-  }
   const resolved = {} as Record<CapabilityState, BackendChoice>;
   for (const state of CAPABILITY_STATES) {
     resolved[state] = parseOption(BACKEND_CHOICE.optional(), each[state], `backends.${state}`) ?? fallback;
@@ -95,10 +80,6 @@ function isStoreBackend(value: unknown): value is StoreBackend {
   return ['open', 'close', 'map', 'counters', 'writeId', 'wroteId', 'memberCount', 'isConnected', 'operationCount'].every((m) => typeof candidate[m] === 'function');
 }
 
-function describe(choice: BackendChoice): string {
-  return typeof choice === 'string' ? `'${choice}'` : `a ${choice.kind} backend`;
-}
-
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (value !== null && typeof value === 'object') return `an object without them (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
@@ -107,10 +88,9 @@ function describeValue(value: unknown): string {
 
 /**
  * The kind of the permits' backend (`'hazelcast'`, `'postgres'`, `'redis'`, `'memory'`, a backend of the user's own
- * kind), or `undefined` for a permit store of the user's: what the lines about the permits' store name.
+ * kind): what the lines about the permits' store name.
  */
-export function permitsBackendKind(options: { readonly permitStore?: unknown; readonly backends: ResolvedBackends }): string | undefined {
-  if (options.permitStore) return undefined;
+export function permitsBackendKind(options: { readonly backends: ResolvedBackends }): string {
   const choice = options.backends.permits;
   return typeof choice === 'object' ? choice.kind : choice;
 }

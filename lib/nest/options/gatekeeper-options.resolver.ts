@@ -6,11 +6,9 @@ import { StoreClock } from '../../store/store-clock';
 import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
-import { withReason } from '../../core/input-schema';
 import { MAX_NODE_NAME_LENGTH, nameInput } from '../../core/names';
 import { DEFINITION, validateDefinition } from '../../permits/definition.validator';
 import type { NodeIdentity } from '../../permits/permit';
-import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { ALLOCATION_KEYS, resolveAllocations } from '../../allocation/allocation-definition';
 import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
@@ -60,7 +58,6 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     seen.add(name);
   });
   const policy = parseOption(DEFINITIONS_POLICY, options.definitionsPolicy, 'definitionsPolicy');
-  const store = parseOption(PERMIT_STORE_CHOICE.optional(), options.store, 'store');
   const backends = resolveBackends(options);
   const hazelcast = resolveHazelcast(options.hazelcast);
   // Typos one level down are refused as at the top (`postgres: { connectionstring }` would fall back to the variable).
@@ -79,7 +76,6 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     definitionsPolicy: policy,
     autoDefine: options.autoDefine ?? true,
     backends,
-    ...(typeof store === 'object' && { permitStore: store }),
     hazelcast,
     postgres: connection.postgres ?? {},
     redis: connection.redis ?? {},
@@ -93,7 +89,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
     clock,
     permitClock,
     // One reading of a store's clock serves every capability on it (the backends are one instance per choice).
-    taskClock: backends.tasks === backends.permits && typeof store !== 'object' ? permitClock : new StoreClock(clock),
+    taskClock: backends.tasks === backends.permits ? permitClock : new StoreClock(clock),
     membership: resolveMembership(options.membership),
     tasks: resolveTasksOptions(options.tasks),
     schedules: resolveSchedulesOptions(options.schedules),
@@ -126,7 +122,6 @@ export const OPTION_SCHEMAS = {
   autoDefine: null,
   backend: null,
   backends: CAPABILITY_BACKENDS,
-  store: null,
   hazelcast: HAZELCAST_OPTION_KEYS,
   postgres: POSTGRES_OPTION_KEYS,
   redis: REDIS_OPTION_KEYS,
@@ -163,12 +158,6 @@ const DEFINITIONS = z.array(z.unknown(), {
 });
 
 const DEFINITIONS_POLICY = absentAs('keep', z.enum(['keep', 'overwrite'], { error: ({ input }) => `must be 'keep' or 'overwrite', got '${String(input)}'` }));
-
-/** `store`: a backend by its old name, or a PermitStore of yours (an object: the store's own calls are its contract). */
-const PERMIT_STORE_CHOICE = withReason(
-  z.union([z.enum(['hazelcast', 'memory']), z.custom<PermitStore>((store) => store !== null && typeof store === 'object')]),
-  (given) => `must be 'hazelcast', 'memory' or a PermitStore, got ${JSON.stringify(given)}`,
-);
 
 /** The connections' options (checked by each backend when it is made: see `createBackends`), the timeouts and the quorum. */
 const CONNECTION_OPTIONS = z.object({

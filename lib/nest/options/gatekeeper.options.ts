@@ -5,8 +5,6 @@ import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } fro
 import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
 import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
 import type { RedisBackendOptions } from '../../backends/redis/redis-backend.options';
-import type { PermitStore } from '../../permits/permit-store';
-import type { PresenceStore } from '../../presence/presence-store';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
 import type { ElectionInput } from '../../elections/election';
 import type { AllocationInput } from '../../allocation/allocation';
@@ -51,12 +49,6 @@ export interface GatekeeperModuleOptions {
    * given them.
    */
   backends?: CapabilityBackends;
-  /**
-   * Your own {@link PermitStore} instance (e.g. a shared `MemoryPermitStore` in tests), used for permits instead of
-   * one on their backend; without `backend`, the other capabilities are then in this process's memory. `'hazelcast'`
-   * and `'memory'` are the same as `backend` (which they may not contradict).
-   */
-  store?: 'hazelcast' | 'memory' | PermitStore;
   /**
    * How to reach Hazelcast when a capability is on `'hazelcast'`: an existing client, or config for one the module owns.
    * What `clientConfig` leaves out is read from the environment: `GATEKEEPER_HZ_MEMBERS` (comma-separated
@@ -185,8 +177,6 @@ export interface MembershipOptions {
   httpAddress?: string;
   /** Refuse to start when an older live instance already uses this node's acquirer name. Default `false` (a warning). */
   refuseDuplicateName?: boolean;
-  /** Where presence lives instead of the module's store (e.g. a shared `MemoryPresenceStore` in tests). */
-  store?: PresenceStore;
 }
 
 /** The module options after defaults and validation. */
@@ -209,8 +199,6 @@ export interface ResolvedGatekeeperOptions {
   readonly autoDefine: boolean;
   /** The backend of each capability's state. */
   readonly backends: ResolvedBackends;
-  /** A permit store given as `store`, used instead of one on the permits' backend. */
-  readonly permitStore?: PermitStore;
   readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
   readonly postgres: PostgresBackendOptions;
   readonly redis: RedisBackendOptions;
@@ -236,6 +224,5 @@ export interface ResolvedGatekeeperOptions {
     readonly ttlMs: number;
     readonly httpAddress?: string;
     readonly refuseDuplicateName: boolean;
-    readonly store?: PresenceStore;
   };
 }

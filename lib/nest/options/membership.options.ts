@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
 import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../../presence/http-address.rules';
-import type { PresenceStore } from '../../presence/presence-store';
 import { optionsObject, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
@@ -13,7 +12,6 @@ export const MEMBERSHIP_OPTIONS = optionsObject(
     ttl: durationInput().optional(),
     httpAddress: z.unknown().optional(),
     refuseDuplicateName: z.unknown().optional(),
-    store: z.custom<PresenceStore>().optional(),
   } satisfies Record<keyof MembershipOptions, z.ZodType>,
   { notObject: (given) => `must be false or an object, got ${String(given)}`, lists: true },
 );
@@ -29,7 +27,7 @@ const HTTP_ADDRESS = z.unknown().transform((given, context) => {
 /** The `membership` option (presence); `undefined` when it is turned off. Throws naming the field (`membership.ttl`). */
 export function resolveMembership(membership: GatekeeperModuleOptions['membership']): ResolvedGatekeeperOptions['membership'] {
   if (membership === false) return undefined;
-  const { interval: intervalMs, ttl, httpAddress, refuseDuplicateName, store } = parseOption(MEMBERSHIP_OPTIONS, membership ?? {}, 'membership');
+  const { interval: intervalMs, ttl, httpAddress, refuseDuplicateName } = parseOption(MEMBERSHIP_OPTIONS, membership ?? {}, 'membership');
   const ttlMs = ttl ?? 3 * intervalMs;
   if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
   const address = parseOption(HTTP_ADDRESS.optional(), httpAddress, 'membership.httpAddress');
@@ -38,6 +36,5 @@ export function resolveMembership(membership: GatekeeperModuleOptions['membershi
     ttlMs,
     ...(address !== undefined && { httpAddress: address }),
     refuseDuplicateName: refuseDuplicateName === true,
-    ...(store !== undefined && { store }),
   };
 }

@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { absentAs, durationInput } from '../../core/input-fields';
 import type { DurationInput } from '../../permits/semaphore-definition';
-import type { TaskStore } from '../../tasks/task-store';
-import { objectWithMethod, offOr, wholeNumberOption } from './option-fields';
+import { offOr, wholeNumberOption } from './option-fields';
 import { notAnOption, optionsObject, parseOption } from './option-schema';
 
 /** Options of leased distributed tasks (module option `tasks`). Every field is optional. */
@@ -19,8 +18,6 @@ export interface TasksOptions {
   retention?: DurationInput;
   /** How often a node removes tasks finished longer than `retention` ago; `false`: never. Default `'1m'`. */
   purgeInterval?: DurationInput | false;
-  /** Where tasks live instead of the module's own (e.g. a shared `MemoryTaskStore` in tests). Default: the module's store kind. */
-  store?: TaskStore;
 }
 
 /** The `tasks` option after defaults and validation. */
@@ -30,26 +27,24 @@ export interface ResolvedTasksOptions {
   readonly retentionMs: number;
   /** 0: never. */
   readonly purgeMs: number;
-  readonly store?: TaskStore;
 }
 
 // Fields in the order they are checked; the messages list them as the interface does.
 export const TASKS_OPTIONS = optionsObject(
   {
     concurrency: absentAs(4, wholeNumberOption({ min: 1 })),
-    store: objectWithMethod<TaskStore>('claimable', 'must be a TaskStore (e.g. new MemoryTaskStore())').optional(),
     scanInterval: absentAs('5s', durationInput()),
     retention: absentAs('24h', durationInput()),
     purgeInterval: offOr(absentAs('1m', durationInput())),
   } satisfies Record<keyof TasksOptions, z.ZodType>,
   {
-    unknownKey: notAnOption(['concurrency', 'scanInterval', 'retention', 'purgeInterval', 'store'] satisfies Array<keyof TasksOptions>),
+    unknownKey: notAnOption(['concurrency', 'scanInterval', 'retention', 'purgeInterval'] satisfies Array<keyof TasksOptions>),
     lists: true,
   },
 );
 
 /** Validates the `tasks` option; an error names the field (`tasks.scanInterval`). */
 export function resolveTasksOptions(tasks: TasksOptions | undefined): ResolvedTasksOptions {
-  const { concurrency, store, scanInterval, retention, purgeInterval } = parseOption(TASKS_OPTIONS, tasks ?? {}, 'tasks');
-  return { concurrency, scanMs: scanInterval, retentionMs: retention, purgeMs: purgeInterval, ...(store !== undefined && { store }) };
+  const { concurrency, scanInterval, retention, purgeInterval } = parseOption(TASKS_OPTIONS, tasks ?? {}, 'tasks');
+  return { concurrency, scanMs: scanInterval, retentionMs: retention, purgeMs: purgeInterval };
 }

@@ -25,6 +25,6 @@ export class MemoryStoreBackend extends MemoryRecords {
  */
 export class MemoryPermitStore extends PermitRecordStore {
   constructor(backend: MemoryStoreBackend = new MemoryStoreBackend()) {
-    super(new MemoryBackend(backend));
+    super(new MemoryBackend({ records: backend }));
   }
 }

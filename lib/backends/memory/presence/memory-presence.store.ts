@@ -18,6 +18,6 @@ export class MemoryPresenceBackend extends MemoryRecords {
 /** Presence in this process's memory: one instance, development and tests (the presence store on a memory backend). */
 export class MemoryPresenceStore extends PresenceRecordStore {
   constructor(backend: MemoryPresenceBackend = new MemoryPresenceBackend()) {
-    super(new MemoryBackend(backend));
+    super(new MemoryBackend({ records: backend }));
   }
 }

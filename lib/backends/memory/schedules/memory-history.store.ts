@@ -8,6 +8,6 @@ export class MemoryHistoryBackend extends MemoryRecords {}
 /** Run history in this process's memory (one instance, development, tests): the history store on a memory backend. */
 export class MemoryHistoryStore extends HistoryRecordStore {
   constructor(backend: MemoryHistoryBackend = new MemoryHistoryBackend()) {
-    super(new MemoryBackend(backend));
+    super(new MemoryBackend({ records: backend }));
   }
 }

@@ -8,6 +8,6 @@ export class MemoryScheduleBackend extends MemoryRecords {}
 /** Runtime schedules in this process's memory (one instance, development, tests): the schedule store on a memory backend. */
 export class MemoryScheduleStore extends ScheduleRecordStore {
   constructor(backend: MemoryScheduleBackend = new MemoryScheduleBackend()) {
-    super(new MemoryBackend(backend));
+    super(new MemoryBackend({ records: backend }));
   }
 }

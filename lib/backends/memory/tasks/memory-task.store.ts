@@ -31,6 +31,6 @@ export class MemoryTaskBackend extends MemoryRecords {
  */
 export class MemoryTaskStore extends TaskRecordStore {
   constructor(backend: MemoryTaskBackend = new MemoryTaskBackend()) {
-    super(new MemoryBackend(backend));
+    super(new MemoryBackend({ records: backend }));
   }
 }
