@@ -9,7 +9,8 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AllocationService, GatekeeperModule, type DurationInput, type PermitStore } from '../lib';
+import { AllocationService, GatekeeperModule, type DurationInput } from '../lib';
+import type { PermitStore } from '../lib/permits/permit-store';
 import { GATEKEEPER_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
 

@@ -10,7 +10,8 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClusterService, GatekeeperModule, type DurationInput, type LeaderLease, type PermitStore } from '../lib';
+import { ClusterService, GatekeeperModule, type DurationInput, type LeaderLease } from '../lib';
+import type { PermitStore } from '../lib/permits/permit-store';
 import { GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE } from '../lib/nest/gatekeeper.constants';
 import type { PresenceStore } from '../lib/presence/presence-store';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';

@@ -38,15 +38,7 @@ export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
 
-// Stores an application may hand the module (`store`, `membership.store`, `tasks.store`)
-export type { PermitStore, PermitStoreEvents, PermitStoreContext, VersionedEntry, CallOptions, WriteOptions } from './permits/permit-store';
-export type { SemaphoreEntry } from './permits/semaphore-entry';
-export type { ObservedEntry } from './permits/semaphore.view';
-export type { PresenceStore, PresenceStoreEvents, PresenceCallOptions } from './presence/presence-store';
-export type { Presence } from './presence/presence';
-export type { HistoryStore, StoredHistory } from './schedules/history-store';
-export type { ScheduleStore, ScheduleStoreEvents, ScheduleCallOptions, ScheduleListOptions, ScheduleWatcher, VersionedSchedule } from './schedules/schedule-store';
-export type { HistoryDelta, JobHistory, NodeTicks } from './schedules/job-history';
+// The task store a backend may offer of its own (StoreBackend.taskStore), and what it keeps
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
@@ -70,6 +62,7 @@ export type { UndoFilter } from './permits/group-migration.rules';
 
 // Presence and elections: ClusterService and @LeaderOnly
 export { ClusterService, type ClusterStatus, type Participant } from './nest/elections/cluster.service';
+export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
 export type { LeaderWork } from './nest/elections/elections.runtime';
 export { LeaderLease } from './elections/leader-lease';

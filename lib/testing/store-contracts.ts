@@ -18,9 +18,9 @@ import { testApi, type ContractOptions } from './test-api';
  * The public contract suite: every promise of the store contract and of each capability store built on it, run
  * against a backend factory. It runs {@link describeBackendContract} (the primitives), then each capability's suite on
  * the stores the library builds over a backend, two of each on the two backends `setup` gives (two nodes):
- * {@link describePermitStoreContract} on `PermitRecordStore`, {@link describePresenceStoreContract} on
- * `PresenceRecordStore`, {@link describeHistoryStoreContract} on `HistoryRecordStore`,
- * {@link describeScheduleStoreContract} on `ScheduleRecordStore`, and {@link describeTaskStoreContract} and
+ * `describePermitStoreContract` on `PermitRecordStore`, `describePresenceStoreContract` on
+ * `PresenceRecordStore`, `describeHistoryStoreContract` on `HistoryRecordStore`,
+ * `describeScheduleStoreContract` on `ScheduleRecordStore`, and {@link describeTaskStoreContract} and
  * {@link describeRankedClaimsContract} on `TaskRecordStore`. Every test calls `setup` for fresh backends, and closes
  * what it opened before the fixture's `close`. Values the library did not write are planted through the backend
  * itself (`put` on the capability's map), so the fixture is the one {@link describeBackendContract} takes.

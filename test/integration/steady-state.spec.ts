@@ -3,7 +3,7 @@ import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazel
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
-import type { PermitStore } from '../../lib';
+import type { PermitStore } from '../../lib/permits/permit-store';
 import { FakeClock } from '../support/fake-clock';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
