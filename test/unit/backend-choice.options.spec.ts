@@ -4,6 +4,12 @@ import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 import { createBackends, createTaskStore, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
 import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import type { StoreBackend } from '../../lib/store/store-backend';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 
 const every = (choice: unknown) => ({ permits: choice, presence: choice, schedules: choice, history: choice, tasks: choice });
@@ -89,6 +95,13 @@ describe('module options: the backend of each capability', () => {
     const plain = createTaskStore(await createBackends(resolveGatekeeperOptions({ backend: 'memory' })));
     expect(plain).toBeInstanceOf(TaskRecordStore);
     expect(plain).not.toBe(offered);
+  });
+
+  it("is each of the library's backends' native task store, offered through the contract", () => {
+    expect(new PostgresBackend({ connectionString: 'postgres://h/db' }).taskStore()).toBeInstanceOf(PostgresTaskStore);
+    expect(new RedisBackend({ url: 'redis://h' }).taskStore()).toBeInstanceOf(RedisTaskStore);
+    expect(new HazelcastBackend({}).taskStore()).toBeInstanceOf(HazelcastTaskStore);
+    expect((new MemoryBackend() as StoreBackend).taskStore).toBeUndefined();
   });
 
   it('refuses an unknown key one level down, in postgres and redis, naming it and the known ones', () => {
