@@ -110,9 +110,9 @@ export interface ModuleBackends {
 export async function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): Promise<ModuleBackends> {
   const choices = CAPABILITY_STATES.map((state) => options.backends[state]);
   const hazelcast = choices.some((c) => c === 'hazelcast' || (typeof c === 'object' && c.kind === 'hazelcast'))
-    ? await import('./hazelcast-backends')
+    ? await loadHazelcast()
     : undefined;
-  const connection = hazelcast && usesHazelcast(options.backends) ? createConnection(options, env, hazelcast.hazelcastConnection) : undefined;
+  const connection = hazelcast && usesHazelcast(options.backends) ? createConnection(options, env, (o) => new hazelcast.HazelcastConnection(o)) : undefined;
   let shared: StoreBackend | undefined;
   let memory: MemoryBackend | undefined;
   let postgres: PostgresBackend | undefined;
@@ -124,8 +124,8 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
     if (choice === 'postgres') return (postgres ??= new PostgresBackend(postgresOptions(options, env)));
     if (choice === 'redis') return (redis ??= new RedisBackend(redisOptions(options, env)));
     if (choice !== 'hazelcast') return nodes.get(choice) ?? nodes.set(choice, choice.node?.() ?? choice).get(choice)!;
-    return (shared ??= hazelcast!.hazelcastBackend(connection!, {
-      mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
+    return (shared ??= new hazelcast!.HazelcastBackend({
+      connection, mapPrefix: options.hazelcast.mapPrefix, callTimeoutMs: options.hazelcast.callTimeoutMs, clock: options.clock,
     }));
   };
   const of = Object.fromEntries(CAPABILITY_STATES.map((state) => [state, pick(options.backends[state])])) as Record<CapabilityState, StoreBackend>;
@@ -133,6 +133,18 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   followStoreClock(options.permitClock, of.permits);
   if (!options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
   return { connection, of };
+}
+
+/**
+ * The Hazelcast backend and connection classes, loaded only when a capability is on Hazelcast: `hazelcast-client` is
+ * then needed only by applications that use it.
+ */
+async function loadHazelcast() {
+  const [{ HazelcastBackend }, { HazelcastConnection }] = await Promise.all([
+    import('../backends/hazelcast/hazelcast-backend'),
+    import('../backends/hazelcast/hazelcast-connection'),
+  ]);
+  return { HazelcastBackend, HazelcastConnection };
 }
 
 /** Attaches `clock` to `backend`'s own clock, when it has one. */
