@@ -5,7 +5,7 @@
  * @remarks
  * The root entry holds what an application uses: the module and its options, the services and the types their
  * methods take and return, the decorators, the errors a caller may catch, the health indicator and the events.
- * What an application's own tests need (memory stores, a manual clock) is in `nestjs-gatekeeper/testing`.
+ * What an application's own tests need (the memory backend, a manual clock) is in `nestjs-gatekeeper/testing`.
  *
  * @packageDocumentation
  */
