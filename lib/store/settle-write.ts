@@ -1,7 +1,25 @@
+import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Deadline } from '../core/deadline';
 import type { RecordMap, StoredRecord } from './record-map';
+
+/**
+ * The one rule of the library for a write that failed: is its outcome unknown, so that reading the record back may
+ * settle it? Only a `StoreUnavailableError` that is neither of these two:
+ * - `StoreTimeoutError`: the store may still apply the write after the read-back (a stalled member, a slow
+ *   statement), so a read that does not find it proves nothing; the caller fails closed.
+ * - `QuorumLostError`: the members refused the call (split-brain protection): that is an answer, not a lost one,
+ *   and this node is on the minority side, whose copy of the record a heal merges away, so a read-back there could
+ *   "find" a write that the cluster will not keep. It is rethrown (fail closed: a permit is denied `QUORUM_NOT_MET`).
+ *
+ * Anything else (the connection dropped under the call) may or may not have landed: a value carrying a unique write
+ * id (or, for a removal, an absence) read back says which. Used by every read-decide-write ({@link readDecideWrite}),
+ * by the event-fed view's writes (`WatchedRecords.write`) and by {@link settleWrite}.
+ */
+export function isUnknownOutcome(error: unknown): boolean {
+  return error instanceof StoreUnavailableError && !(error instanceof StoreTimeoutError) && !(error instanceof QuorumLostError);
+}
 
 /** What a settled write came to. */
 export interface SettledWrite {
@@ -12,12 +30,10 @@ export interface SettledWrite {
 }
 
 /**
- * Runs one compare-and-set `write` of `value` (`null`: a removal) under `key`, and settles an unknown outcome: when
- * the call fails with `StoreUnavailableError` (the connection dropped under it: the write may have landed), the record
- * is read back, and the write counts as landed only if the store holds exactly `value` (a value with a unique write
- * id: nobody else wrote it) or, for a removal, nothing. A `StoreTimeoutError` is not settled here: the store may still
- * apply the write after the read (a stalled member), so the caller fails closed. The one home of "a lost answer is
- * settled by reading back", which permits, schedules and tasks each wrote their own way before.
+ * Runs one compare-and-set `write` of `value` (`null`: a removal) under `key` of a record map, and settles an
+ * unknown outcome ({@link isUnknownOutcome}) by reading the record back: the write counts as landed only if the store
+ * holds exactly `value` (a value with a unique write id: nobody else wrote it) or, for a removal, nothing. For a
+ * backend's own primitives (a counter's advance); a capability's read-decide-write runs in `readDecideWrite`.
  */
 export async function settleWrite(
   map: RecordMap,
@@ -29,7 +45,7 @@ export async function settleWrite(
   try {
     return { written: await write() };
   } catch (error) {
-    if (error instanceof StoreTimeoutError || !(error instanceof StoreUnavailableError)) throw error;
+    if (!isUnknownOutcome(error)) throw error;
     let back: StoredRecord | undefined;
     try {
       back = await map.get(key, deadline ? { timeoutMs: deadline.left() } : {});
