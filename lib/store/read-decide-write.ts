@@ -1,7 +1,7 @@
 import type { Deadline } from '../core/deadline';
 import { CONFLICT, retryOnConflict, type ConflictBounds } from './compare-and-set';
 import type { RecordCallOptions, RecordMap, RecordWriteOptions, StoredRecord } from './record-map';
-import { isUnknownOutcome } from './settle-write';
+import { isUnknownOutcome } from './unknown-outcome';
 
 /**
  * One record a read-decide-write works on, in whichever store keeps it: a record map's entry ({@link mapSlot}), a

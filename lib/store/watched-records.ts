@@ -5,7 +5,7 @@ import type { ObservedRecord } from './record-codec';
 import { RecordView } from './record-view';
 import type { StoreBackend } from './store-backend';
 import { ViewTrust } from './view-trust';
-import { isUnknownOutcome } from './settle-write';
+import { isUnknownOutcome } from './unknown-outcome';
 import type { WatchedRecordsEvents, WatchedRecordsOptions } from './watched-records.options';
 
 export type { WatchedRecordsEvents, WatchedRecordsOptions } from './watched-records.options';

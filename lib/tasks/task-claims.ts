@@ -11,7 +11,7 @@ import type { TaskOutcomes } from './task-outcomes';
 import type { TaskRuns } from './task-runs';
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
-import { isUnknownOutcome } from '../store/settle-write';
+import { isUnknownOutcome } from '../store/unknown-outcome';
 
 /** How often, at most, a signal without its task (or the scan) makes a node query again. */
 const READY_REFRESH_MS = 100;
