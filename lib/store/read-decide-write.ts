@@ -69,7 +69,8 @@ export function readDecideWrite<S, W, R>(
     const current = next !== undefined ? next : await slot.read(callOf(deadline));
     next = undefined;
     const decision = await decide(current, attempt);
-    if (decision === CONFLICT || decision.write === undefined) return decision === CONFLICT ? CONFLICT : decision.result;
+    if (decision === CONFLICT) return CONFLICT;
+    if (decision.write === undefined) return decision.result;
     const write = decision.write;
     try {
       if (await slot.write(current, write, callOf(deadline))) return decision.result;

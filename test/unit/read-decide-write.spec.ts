@@ -6,6 +6,10 @@ import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.e
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HistoryRecorder } from '../../lib/schedules/history-recorder';
 import type { StoredHistory } from '../../lib/schedules/history-store';
+import { ScheduleCatalog } from '../../lib/schedules/schedule-catalog';
+import type { ScheduleRecord } from '../../lib/schedules/schedule-record';
+import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
+import type { ScheduleCallOptions, VersionedSchedule } from '../../lib/schedules/schedule-store';
 import type { JobHistory } from '../../lib/schedules/job-history';
 import type { RecordMap, RecordWriteOptions, StoredRecord } from '../../lib/store/record-map';
 import { updateRecord } from '../../lib/store/read-decide-write';
@@ -163,6 +167,31 @@ describe('a history write whose answer was lost is settled', () => {
     await recorder.stop();
     expect([failures, store.losing]).toEqual([[], 0]);
     expect((await store.read('Billing.run'))!.history.runs.map((run) => run.outcome)).toEqual(['completed']);
+    await store.close();
+  });
+});
+
+/** The schedule store on memory, whose next write lands and then loses its answer. */
+class LosingScheduleStore extends ScheduleRecordStore {
+  losing = 0;
+  writes = 0;
+
+  override async compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options?: ScheduleCallOptions): Promise<boolean> {
+    this.writes++;
+    const landed = await super.compareAndSet(id, expected, next, options);
+    if (landed && this.losing > 0 && this.losing--) throw answerLost().error;
+    return landed;
+  }
+}
+
+describe('a schedule change whose answer was lost is settled', () => {
+  it('is reported as made, written once', async () => {
+    const store = new LosingScheduleStore(new MemoryBackend());
+    await store.connect();
+    store.losing = 1;
+    const changed = await new ScheduleCatalog(store, { by: 'node-1' }).upsert({ id: 'nightly', cron: '0 3 * * *', handler: 'report', duration: '1m' });
+    expect([changed.outcome, changed.revision > 0, store.losing, store.writes]).toEqual(['created', true, 0, 1]);
+    expect((await store.read('nightly')).record?.revision).toBe(changed.revision);
     await store.close();
   });
 });
