@@ -49,6 +49,7 @@ export { describeHistoryStoreContract, type HistoryStoreFixture } from './testin
 export { describeScheduleStoreContract, type ScheduleStoreFixture } from './testing/schedule-store.contract';
 export { describeTaskStoreContract, type TaskStoreFixture } from './testing/task-store.contract';
 export { describeRankedClaimsContract, type RankedClaimsFixture } from './testing/task-store-ranks.contract';
+export { describeTaskBacklogContract, type TaskBacklogFixture, type ClaimQueryReads, type BacklogQuery } from './testing/task-store-backlog.contract';
 export type { ContractOptions, TestApi } from './testing/test-api';
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 export {

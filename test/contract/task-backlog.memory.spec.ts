@@ -1,0 +1,5 @@
+import { MemoryBackend, TaskRecordStore, describeTaskBacklogContract } from '../../lib/testing';
+
+// The default task store over the contract, on memory: it reads every task to answer a claim query and promises no
+// bound, so the backlog suite checks its claim order only.
+describeTaskBacklogContract('TaskRecordStore on memory', async () => ({ store: new TaskRecordStore(new MemoryBackend()), close: async () => undefined }));
