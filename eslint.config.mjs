@@ -123,8 +123,17 @@ export default tseslint.config(
   },
   // CommonJS files (preloads such as scripts/ts-register.cjs) load their modules with require().
   { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
-  // The web console's script runs in the browser, not in Node.
-  { files: ['lib/nest/admin/console/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
+  // The web console (lib/console) runs in the browser (its type check knows the DOM and no Node global). It bundles only
+  // its own files and takes nothing but types from the rest of lib/ (the admin API's answers): no Node code reaches it.
+  {
+    files: ['lib/console/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [
+        { regex: '^(?!\\.{1,2}/)', message: 'The web console bundles only its own files: no package, no Node module.' },
+        { regex: '^\\.\\./', allowTypeImports: true, message: 'The web console takes only types from the rest of lib/ (the admin API\'s answers): the code there is Node\'s.' },
+      ] }],
+    },
+  },
   { files: ['lib/**/*.rules.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [PURE_IO, PURE_DEPS] }] } },
   {
     files: ['lib/core/**/*.ts'],

@@ -14,11 +14,12 @@ export { ManualClock, type Clock } from './core/clock';
 export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
 // The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (StoreBackend.taskStore)
-// passes the task store's two
+// passes the task store's suites
 export { describeStoreContracts } from './testing/store-contracts';
 export { describeBackendContract, type BackendContractFixture } from './testing/backend-contract';
 export { describeTaskStoreContract, type TaskStoreFixture } from './testing/task-store.contract';
 export { describeRankedClaimsContract, type RankedClaimsFixture } from './testing/task-store-ranks.contract';
+export { describeTaskBacklogContract, type TaskBacklogFixture, type ClaimQueryReads, type BacklogQuery } from './testing/task-store-backlog.contract';
 export type { ContractOptions, TestApi } from './testing/test-api';
 
 // The store contract they check (also in the root entry)

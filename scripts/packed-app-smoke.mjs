@@ -147,9 +147,9 @@ async function pack(workDir) {
   const stdout = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: ROOT, timeoutMs: TSC_TIMEOUT_MS, what: 'npm pack' });
   const json = stdout.slice(stdout.search(/^\[/m)); // the scripts' own lines may come first
   const [{ filename, entryCount, files }] = JSON.parse(json);
-  // The web console's files are copied by the build, not emitted by tsc: a missing one is a console that 500s.
+  // The web console's files are built by scripts/build-console.mjs, not emitted by tsc: a missing one is a console that 500s.
   const shipped = new Set(files.map((f) => f.path));
-  const missing = ['console.html', 'console.css', 'console.jobs.js', 'console.client.js'].map((f) => `dist/nest/admin/console/${f}`).filter((f) => !shipped.has(f));
+  const missing = ['console.html', 'console.css', 'console.client.js'].map((f) => `dist/console/${f}`).filter((f) => !shipped.has(f));
   if (missing.length) throw new Error(`the tarball lacks the console's files: ${missing.join(', ')}`);
   return { tarball: join(workDir, filename), entryCount };
 }

@@ -57,8 +57,8 @@ export interface PermitStoreContext {
 
 /**
  * Where semaphores live: one entry per semaphore holding its definition and permits, written only by
- * compare-and-set. Implementations: `HazelcastPermitStore` (the cluster) and `MemoryPermitStore` (one
- * process). Both pass the same contract suite.
+ * compare-and-set. Implementations: `PermitRecordStore` (over any backend of the store contract) and
+ * `HazelcastPermitStore` (the CLI's, on the cluster). Both pass the same contract suite.
  *
  * Each node also keeps a view of the entries it has seen (reads, writes, events), with the age of that knowledge,
  * for decisions that may be taken without a round trip.

@@ -1,8 +1,9 @@
 import type { Clock } from '../core/clock';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { readDecideWrite } from '../store/read-decide-write';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
+import { HistorySlot } from './history-slot';
 import { FAILED_OUTCOMES, runFailure, runId, type JobRunOutcome, type RunRecord } from './run-record';
 
 /** How a node keeps its part of the run history. */
@@ -244,36 +245,38 @@ export class HistoryRecorder {
     this.missedCounts.delete(job);
     this.dropped.delete(job);
     const delta: HistoryDelta = { runs: taken, missed, dropped };
+    const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
     try {
-      return await retryOnConflict(`the history of "${job}"`, async () => {
-        const expected = this.stored.get(job) ?? (await this.store.read(job, this.options.callTimeoutMs));
+      const { history, lostAt } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number }>(`the history of "${job}"`, slot, async (expected) => {
         // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
         const held = this.held.get(job);
-        const cached = expected !== undefined && expected === this.stored.get(job);
+        const cached = expected !== null && expected === this.stored.get(job);
         const behind = held !== undefined && !cached && madeAnew(expected?.history, held);
         const lostAt = behind ? await this.store.lostSince?.(job, this.options.callTimeoutMs) : undefined;
         const now = this.options.clock.now();
         const base = lostAt === undefined ? expected?.history : restoreHistory(held!, expected?.history, this.options.keep, now);
-        if (lostAt === undefined && behind && expected === undefined) this.held.delete(job); // removed (a schedule's end), not lost
-        if (!check || lostAt !== undefined || taken.length > 0 || missed || dropped) {
-          const next = mergeHistory(base, delta, this.options.keep, now);
-          const written = await this.store.write(job, expected, { ...next, job }, this.options.callTimeoutMs);
-          if (!written) {
-            // Another node wrote first (or the record is gone): read what is there and merge again.
-            this.stored.delete(job);
-            return CONFLICT;
-          }
-          this.stored.set(job, written);
-          this.held.set(job, written.history);
-          this.settle(job, taken);
-          if (lostAt !== undefined) {
-            this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
-            this.lost.restored.add(job);
-          }
-          return written.history;
-        }
-        return expected?.history;
-      }, { attempts: ATTEMPTS });
+        if (lostAt === undefined && behind && expected === null) this.held.delete(job); // removed (a schedule's end), not lost
+        if (check && lostAt === undefined && taken.length === 0 && !missed && !dropped) return { result: { history: expected?.history } };
+        return { result: { ...(lostAt !== undefined && { lostAt }) }, write: { ...mergeHistory(base, delta, this.options.keep, now), job } };
+      }, {
+        attempts: ATTEMPTS,
+        ...(this.stored.has(job) && { known: this.stored.get(job) }),
+        // Another node wrote first (or the record is gone): read what is there and merge again.
+        learned: () => {
+          this.stored.delete(job);
+          return undefined;
+        },
+      });
+      const written = slot.landed;
+      if (!written) return history;
+      this.stored.set(job, written);
+      this.held.set(job, written.history);
+      this.settle(job, taken);
+      if (lostAt !== undefined) {
+        this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
+        this.lost.restored.add(job);
+      }
+      return written.history;
     } catch (error) {
       this.stored.delete(job);
       if (missed) this.missed(job, missed.count, missed.last);

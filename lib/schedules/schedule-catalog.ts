@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock';
 import { Deadline } from '../core/deadline';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
 import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { ScheduleEditConflictError } from './errors/schedule-edit-conflict.error';
 import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
@@ -58,8 +57,9 @@ export interface ScheduleChangeResult {
  * Registers, changes, pauses and removes runtime schedules in the cluster. Every change is a compare-and-set
  * loop on the schedule's record: read, decide (pure rules), write against the exact value read, and on conflict
  * read and decide again, so concurrent changes are all applied in some order, none lost and none doubled; an
- * upsert equal to what is stored writes nothing. A write whose outcome was unknown (a failed or late call) is
- * settled by reading: the operation's nonce in the record means it landed. A write is followed by a touch of the
+ * upsert equal to what is stored writes nothing. A write whose answer was lost is settled by reading it back (the
+ * library's one rule, `readDecideWrite`), and any read that finds the operation's nonce in the record (a late write
+ * of an earlier attempt) means that attempt landed. A write is followed by a touch of the
  * store's change marker, which lets every node's view see it even when its events are lost.
  */
 export class ScheduleCatalog {
@@ -118,41 +118,30 @@ export class ScheduleCatalog {
     return this.change(checked, (current, context) => decidePaused(current, checked, paused, { ...context, expectedRevision }));
   }
 
-  /** The compare-and-set loop every change runs in. */
+  /** The read-decide-write every change runs in. */
   private async change(id: string, decide: (current: ScheduleRecord | undefined, context: ScheduleWriteContext) => ScheduleDecision): Promise<ScheduleChangeResult> {
     const deadline = new Deadline(this.timeoutMs, `Schedule "${id}": change`);
     const writeId = randomUUID();
     const context = (): ScheduleWriteContext => ({ now: this.clock.now(), by: this.options.by, writeId, skewMs: this.options.skewMs });
     /** What each attempt decided, by the revision it wrote: a late write of an earlier attempt may be the one that landed. */
     const tried = new Map<number, ScheduleDecision>();
-    let read = await this.store.read(id, { timeoutMs: deadline.left() });
+    let changed: Changed;
     try {
-      return await retryOnConflict(`schedule "${id}"`, async () => {
-        const decision = decide(read.record, context());
-        if (!decision.write) return result(id, decision.outcome, decision.revision, read.record);
+      changed = await readDecideWrite<VersionedSchedule, ScheduleRecord, Changed>(`schedule "${id}"`, scheduleSlot(this.store, id), ({ record }) => {
+        // Our nonce in it: one of our attempts landed after all (the only one that can: each replaced what it read).
+        const landed = record?.writeId === writeId ? tried.get(record.revision) : undefined;
+        if (landed) return { result: { decision: landed, record, written: true } };
+        const decision = decide(record, context());
+        if (!decision.write) return { result: { decision, record, written: false } };
         tried.set(decision.write.revision, decision);
-        if (await this.write(id, read, decision.write, deadline)) return this.announce(id, decision, decision.write);
-        // Lost a race, or the outcome was unknown: read what is there now. Our nonce in it means one of our
-        // attempts landed after all (it is the only one that can: each was checked against a value it replaced).
-        read = await this.store.read(id, { timeoutMs: deadline.left() });
-        const landed = read.record?.writeId === writeId ? tried.get(read.record.revision) : undefined;
-        if (landed && read.record) return this.announce(id, landed, read.record);
-        return CONFLICT;
+        return { result: { decision, record: decision.write, written: true }, write: decision.write };
       }, { attempts: this.maxAttempts, deadline });
     } catch (error) {
       if (error instanceof WriteConflictError) throw new ScheduleEditConflictError(id, this.maxAttempts);
       throw error;
     }
-  }
-
-  /** One compare-and-set; `false` when it lost, or when its outcome is unknown (the caller reads to settle it). */
-  private async write(id: string, read: VersionedSchedule, next: ScheduleRecord, deadline: Deadline): Promise<boolean> {
-    try {
-      return await this.store.compareAndSet(id, read, next, { timeoutMs: deadline.left() });
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) return false;
-      throw error;
-    }
+    const { decision, record, written } = changed;
+    return written ? this.announce(id, decision, record!) : result(id, decision.outcome, decision.revision, record);
   }
 
   /** Touches the change marker after a write (a failure there does not undo the write: see `onMarkerError`). */
@@ -164,6 +153,22 @@ export class ScheduleCatalog {
     }
     return result(id, decision.outcome, written.revision, written);
   }
+}
+
+/** What a change came to: its decision, the record after it, and whether it wrote that record. */
+interface Changed {
+  readonly decision: ScheduleDecision;
+  readonly record: ScheduleRecord | undefined;
+  readonly written: boolean;
+}
+
+/** A schedule's record as a slot of the one read-decide-write: a write read back landed when it holds its write id and revision. */
+function scheduleSlot(store: ScheduleStore, id: string): RecordSlot<VersionedSchedule, ScheduleRecord> {
+  return {
+    read: (call) => store.read(id, call),
+    write: (read, next, call) => store.compareAndSet(id, read, next, call),
+    holds: ({ record }, next) => record?.writeId === next.writeId && record.revision === next.revision,
+  };
 }
 
 function result(id: string, outcome: ScheduleOutcome, revision: number, record: ScheduleRecord | undefined): ScheduleChangeResult {

@@ -11,7 +11,7 @@ export interface StoredRecord {
   readonly key: string;
   /**
    * The exact text stored. A compare-and-set names it as the value it expects; a value that carries a unique write id
-   * (see `StoreBackend.writeId`) also settles a write whose answer was lost (`settleWrite`).
+   * (see `StoreBackend.writeId`) also settles a write whose answer was lost (`readDecideWrite`).
    */
   readonly value: string;
 }

@@ -1,12 +1,11 @@
-import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../core/errors/store-timeout.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { MapHold } from './map-hold';
 import type { RecordCallOptions, RecordMap, RecordWriteOptions, StoredRecord } from './record-map';
 import type { ObservedRecord } from './record-codec';
 import { RecordView } from './record-view';
 import type { StoreBackend } from './store-backend';
 import { ViewTrust } from './view-trust';
+import { isUnknownOutcome } from './unknown-outcome';
 import type { WatchedRecordsEvents, WatchedRecordsOptions } from './watched-records.options';
 
 export type { WatchedRecordsEvents, WatchedRecordsOptions } from './watched-records.options';
@@ -169,8 +168,8 @@ export class WatchedRecords<T> {
     } catch (error) {
       // A timed-out write stays tracked until its late outcome; the others until they are settled here.
       if (error instanceof StoreTimeoutError) throw error;
-      if (!(error instanceof StoreUnavailableError) || error instanceof QuorumLostError) {
-        // Not an unknown outcome: a member refused the write (split-brain protection), or it never went out.
+      if (!isUnknownOutcome(error)) {
+        // Not an unknown outcome (the one rule: `isUnknownOutcome`): a member refused it, or it never went out.
         this.view.endWrite(key, own);
         throw error;
       }

@@ -8,7 +8,8 @@ import { decideReopen } from './task-group.rules';
 import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
 import { validateTaskGroup, validateTaskId, validateTaskQueryNames, type TaskPurgeOptions } from './task-admin.input';
 import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { readDecideWrite } from '../store/read-decide-write';
+import { groupSlot, taskSlot } from './task-slots';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -100,24 +101,22 @@ export class TaskAdmin {
         throw new TaskActionRefusedError(id, 'retry', 'its group\'s record is gone (purged): submit the group again instead');
       }
     }
-    return retryOnConflict(`retry task "${id}"`, async () => {
-      const read = await this.store.read(id);
+    return readDecideWrite(`retry task "${id}"`, taskSlot(this.store, id), (read) => {
       if (!read.task) throw new UnknownTaskError(id);
       const next = decideRetry(read.task, this.clock.now());
       if (!next) throw refuse(read.task);
-      return (await this.store.compareAndSet(id, read, next)) ? next : CONFLICT;
+      return { result: next, write: next };
     });
   }
 
   /** Cancels a pending or running task (a running handler learns it at its next renewal; its finish is rejected). */
   async cancel(id: string): Promise<TaskRecord> {
     validateTaskId(id);
-    return retryOnConflict(`cancel task "${id}"`, async () => {
-      const read = await this.store.read(id);
+    return readDecideWrite(`cancel task "${id}"`, taskSlot(this.store, id), (read) => {
       if (!read.task) throw new UnknownTaskError(id);
       const next = decideCancel(read.task, this.clock.now(), undefined, this.options.clockSkewMs ?? 500);
       if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
-      return (await this.store.compareAndSet(id, read, next)) ? next : CONFLICT;
+      return { result: next, write: next };
     });
   }
 
@@ -162,14 +161,13 @@ export class TaskAdmin {
   /** Reopens the task's group for its retry; false when the group's record is gone (a purge removed it). */
   private async reopen(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
-    return retryOnConflict(`reopen group "${id}"`, async () => {
-      const read = await this.store.readGroup(id);
-      if (!read.group) return false;
-      if (!(String(task.group!.number) in read.group.finished)) return true;
+    return readDecideWrite(`reopen group "${id}"`, groupSlot(this.store, id), async (read) => {
+      if (!read.group) return { result: false };
+      if (!(String(task.group!.number) in read.group.finished)) return { result: true };
       // A join created for this round counts as submitted even if the group's mark was never written (its node died).
       const join = (await this.store.read(joinTaskId(task.type, task.group!.name))).task;
       const joined = read.group.joinSubmittedAt !== undefined || join?.joinOf === groupJoinOf(read.group);
-      return (await this.store.compareAndSetGroup(id, read, decideReopen(read.group, task.group!.number, joined))) ? true : CONFLICT;
+      return { result: true, write: decideReopen(read.group, task.group!.number, joined) };
     });
   }
 }

@@ -11,6 +11,7 @@ import type { TaskOutcomes } from './task-outcomes';
 import type { TaskRuns } from './task-runs';
 import type { TaskStore, VersionedTask } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
+import { isUnknownOutcome } from '../store/unknown-outcome';
 
 /** How often, at most, a signal without its task (or the scan) makes a node query again. */
 const READY_REFRESH_MS = 100;
@@ -285,7 +286,8 @@ export class TaskClaims {
       landed = await this.store.compareAndSet(found.id, read, decision.task);
     } catch (error) {
       // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
-      // leave it to lapse (and use up an attempt).
+      // leave it to lapse (and use up an attempt). Only an unknown outcome is settled (the one rule of lib/store).
+      if (!isUnknownOutcome(error)) throw error;
       const again = await this.fencing.readBack(found.id);
       landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
       if (!landed) throw error;

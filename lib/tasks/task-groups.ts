@@ -5,7 +5,9 @@ import { groupId, joinedType, joinIdOf } from './task-id.rules';
 import { decideCancel } from './task-outcome.rules';
 import type { TaskStore } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { CONFLICT } from '../store/compare-and-set';
+import { readDecideWrite } from '../store/read-decide-write';
+import { groupSlot, taskSlot } from './task-slots';
 
 /** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
 const STRAGGLERS_READ = 5_000;
@@ -59,19 +61,17 @@ export class TaskGroups {
     if (task.group && !(await this.countInGroup(task))) return;
     if (!task.group && joinedType(task.type) !== undefined && task.parent) await this.joinParent(task);
     if (decideParentJoin(task, 0) && !(await this.submitParentJoin(task.id))) return;
-    await retryOnConflict(`clear the count mark of task "${task.id}"`, async () => {
-      const read = await this.store.read(task.id);
+    await readDecideWrite(`clear the count mark of task "${task.id}"`, taskSlot(this.store, task.id), (read) => {
       // Only the run that was counted: a later run (an operator's retry) keeps its own mark.
-      if (!read.task?.uncounted || read.task.finishedAt !== task.finishedAt) return;
-      if (!(await this.store.compareAndSet(task.id, read, counted(read.task)))) return CONFLICT;
+      if (!read.task?.uncounted || read.task.finishedAt !== task.finishedAt) return { result: undefined };
+      return { result: undefined, write: counted(read.task) };
     });
   }
 
   /** Counts a grouped task into its group's record; false when its group's join has to wait (see `createJoin`). */
   private async countInGroup(task: TaskRecord): Promise<boolean> {
     const id = groupId(task.type, task.group!.name);
-    return retryOnConflict(`count task "${task.id}" into group "${id}"`, async () => {
-      const read = await this.store.readGroup(id);
+    const counting = await readDecideWrite(`count task "${task.id}" into group "${id}"`, groupSlot(this.store, id), async (read) => {
       const progress = decideGroupProgress(read.group, task, this.options.clock.now());
       if (!read.group) {
         // The record is created empty first: its generation (which its joins name) is then the one every node
@@ -80,18 +80,16 @@ export class TaskGroups {
         return CONFLICT;
       }
       const same = JSON.stringify(read.group.finished[String(task.group!.number)]) === JSON.stringify(progress.group.finished[String(task.group!.number)]);
-      if (same && !progress.join && progress.group.round === read.group.round) {
-        // Counted already (a write whose answer was lost, a node that died after it): the stop may not have been.
-        if (groupStoppedFast(read.group)) await this.stopGroup(task, progress.cancel);
-        return true;
-      }
+      // Counted already (a write whose answer was lost, a node that died after it): the stop may not have been.
+      if (same && !progress.join && progress.group.round === read.group.round) return { result: { group: read.group, cancel: progress.cancel } };
       // The join first (its id is one per group, so creating it twice makes one task), then the mark on the group:
       // a group marked joined always has its join, whatever fails in between.
-      if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return false;
-      if (!(await this.store.compareAndSetGroup(id, read, progress.group))) return CONFLICT;
-      if (groupStoppedFast(progress.group)) await this.stopGroup(task, progress.cancel);
-      return true;
+      if (progress.join && !(await this.createJoin(progress.join, progress.joinOf!, progress.group.parent))) return { result: undefined };
+      return { result: { group: progress.group, cancel: progress.cancel }, write: progress.group };
     });
+    if (!counting) return false;
+    if (groupStoppedFast(counting.group)) await this.stopGroup(task, counting.cancel);
+    return true;
   }
 
   /** The rest of a group that stopped at a failure: every task of it not ended yet, whether or not the total is known. */
@@ -112,26 +110,23 @@ export class TaskGroups {
   private async joinParent(join: TaskRecord): Promise<void> {
     const data = join.data as GroupJoinData;
     const id = groupId(data.type, data.group);
-    await retryOnConflict(`record join "${join.id}" in parent "${join.parent}"`, async () => {
-      const read = await this.store.read(join.parent!);
-      if (!read.task) return; // the parent was purged: nobody waits for this
-      if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return; // recorded already
+    await readDecideWrite(`record join "${join.id}" in parent "${join.parent}"`, taskSlot(this.store, join.parent!), async (read) => {
+      if (!read.task) return { result: undefined }; // the parent was purged: nobody waits for this
+      if (JSON.stringify(read.task.subgroups?.joined[id]) === JSON.stringify(groupEnd(join))) return { result: undefined }; // recorded already
       const recorded = recordSubgroupJoin(read.task, id, groupEnd(join));
       const due = decideParentJoin(recorded, this.options.clock.now());
       const created = due ? await this.createJoin(due.join, due.joinOf, undefined) : false;
-      const next = !due ? recorded : created ? due.parent : { ...recorded, uncounted: true as const };
-      if (!(await this.store.compareAndSet(read.task.id, read, next))) return CONFLICT;
+      return { result: undefined, write: !due ? recorded : created ? due.parent : { ...recorded, uncounted: true as const } };
     });
   }
 
   /** A parent finished after all its sub-groups joined: its own join, once (created before the mark); false if it has to wait. */
   private async submitParentJoin(id: string): Promise<boolean> {
-    return retryOnConflict(`submit the join of parent "${id}"`, async () => {
-      const read = await this.store.read(id);
+    return readDecideWrite(`submit the join of parent "${id}"`, taskSlot(this.store, id), async (read) => {
       const due = read.task && decideParentJoin(read.task, this.options.clock.now());
-      if (!due) return true;
-      if (!(await this.createJoin(due.join, due.joinOf, undefined))) return false;
-      return (await this.store.compareAndSet(id, read, counted(due.parent))) ? true : CONFLICT;
+      if (!due) return { result: true };
+      if (!(await this.createJoin(due.join, due.joinOf, undefined))) return { result: false };
+      return { result: true, write: counted(due.parent) };
     });
   }
 
@@ -142,21 +137,19 @@ export class TaskGroups {
    */
   private async createJoin(join: GroupJoinData, joinOf: string, parent: string | undefined): Promise<boolean> {
     const id = joinIdOf(join, joinOf);
-    return retryOnConflict(`create join "${id}"`, async () => {
-      const read = await this.store.read(id);
+    return readDecideWrite(`create join "${id}"`, taskSlot(this.store, id), (read) => {
       const decision = joinTask(join, joinOf, parent, this.options.clock.now(), read.task);
-      if (decision.outcome === 'exists') return true;
-      if (decision.outcome === 'blocked') return false;
-      return (await this.store.compareAndSet(id, read, decision.task)) ? true : CONFLICT;
+      if (decision.outcome === 'exists') return { result: true };
+      if (decision.outcome === 'blocked') return { result: false };
+      return { result: true, write: decision.task };
     });
   }
 
   /** Cancels a task of a group that stopped at a failure, unless it finished (`reason` goes on its attempt). */
   private async cancel(id: string, reason: string): Promise<void> {
-    await retryOnConflict(`cancel task "${id}"`, async () => {
-      const read = await this.store.read(id);
+    await readDecideWrite(`cancel task "${id}"`, taskSlot(this.store, id), (read) => {
       const next = read.task && decideCancel(read.task, this.options.clock.now(), reason, this.options.clockSkewMs);
-      if (next && !(await this.store.compareAndSet(id, read, next))) return CONFLICT;
+      return next ? { result: undefined, write: next } : { result: undefined };
     });
   }
 }

@@ -5,7 +5,8 @@ import { groupId, taskId } from './task-id.rules';
 import type { TaskStore, VersionedTask } from './task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { readDecideWrite } from '../store/read-decide-write';
+import { taskSlot } from './task-slots';
 
 /** Submits of one process: idempotent by id, in an order that only grows (see {@link TaskSubmits.submit}). */
 export class TaskSubmits {
@@ -21,19 +22,17 @@ export class TaskSubmits {
   async submit(input: SubmitInput): Promise<{ created: boolean; task: TaskRecord }> {
     const id = taskId(input); // bad input fails here, naming the field, before any call
     // A new id is created in one call (put-if-absent); only an id that exists is read and decided on.
-    let read: VersionedTask = { task: undefined, raw: null };
-    return retryOnConflict(`submit task "${id}"`, async () => {
+    const absent: VersionedTask = { task: undefined, raw: null };
+    return readDecideWrite<VersionedTask, TaskRecord | null, { created: boolean; task: TaskRecord }>(`submit task "${id}"`, taskSlot(this.store, id), async (read) => {
       const now = this.options.clock.now();
       // Submit order, unique and increasing within this process even for many submits in one millisecond.
       this.lastSeq = Math.max(now * 1000, this.lastSeq + 1);
       const decision = decideSubmit(read.task, { ...input, seq: this.lastSeq }, now, retentionOf(this.options));
-      if (decision.outcome === 'exists') return { created: false, task: decision.task };
+      if (decision.outcome === 'exists') return { result: { created: false, task: decision.task } };
       let task = decision.task;
       // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
       if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
-      if (await this.store.compareAndSet(id, read, task)) return { created: true, task };
-      read = await this.store.read(id);
-      return CONFLICT;
-    });
+      return { result: { created: true, task }, write: task };
+    }, { known: absent });
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { updateRecord } from '../store/compare-and-set';
+import { updateRecord } from '../store/read-decide-write';
 import type { MissedReason, RecordMap, StoredRecord } from '../store/record-map';
 import type { StoreBackend } from '../store/store-backend';
 import { eventually } from './eventually';

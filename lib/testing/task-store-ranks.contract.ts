@@ -27,7 +27,7 @@ export const pendingAt = (type: string, name: string, priority: number, seq: num
   decideSubmit(undefined, { type, name, priority, seq, data: { name } }, T0, 60_000).task;
 
 /** Claims each found task against the encoding of it as found (no read first), as a node does; all must land. */
-async function claimAll(store: TaskStore, found: TaskRecord[], now: number): Promise<TaskRecord[]> {
+export async function claimAll(store: TaskStore, found: readonly TaskRecord[], now: number): Promise<TaskRecord[]> {
   return Promise.all(found.map(async (task) => {
     const decision = decideClaim(task, ACTOR, now, 60_000);
     if (decision.outcome !== 'claimed') throw new assert.AssertionError({ message: `${task.id} not claimable: ${decision.outcome}` });

@@ -2,13 +2,11 @@ import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
-import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
-import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';
+import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
-import { describeRankedClaimsContract, describeTaskStoreContract } from '../../lib/testing';
-import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
+import { describeRankedClaimsContract, describeTaskBacklogContract, describeTaskStoreContract } from '../../lib/testing';
 
 describe('against a real Hazelcast member', () => {
   const raw = useRawClient();
@@ -43,58 +41,29 @@ describe('against a real Hazelcast member', () => {
     };
   }, { timeoutMs: 120_000 });
 
-  describe('a backlog', () => {
+  describeTaskBacklogContract('hazelcast', async () => {
     const mapPrefix = uniquePrefix('tasks-backlog');
-    afterAll(async () => {
-      await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
-    });
-
-    it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
-      const store = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
-      await store.connect();
-      try {
-        // 10,000 pending: a submitter's run (50 µs apart), an hour later a slower one, and a few of higher priority.
-        const now = Date.now();
-        const base = now * 1000 - 7.2e9;
-        const backlog = [
-          ...Array.from({ length: 6_000 }, (_, i) => pendingAt('bk', `a${i}`, 0, base + i * 50)),
-          ...Array.from({ length: 3_900 }, (_, i) => pendingAt('bk', `b${i}`, 0, base + 3.6e9 + i * 700)),
-          ...Array.from({ length: 100 }, (_, i) => pendingAt('bk', `c${i}`, 2, base + 3.6e9 + i * 10_000)),
-        ];
+    const store = new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+    // Values every member-side query of a claim returned, as the store counts them (set to [] it counts).
+    const reads = (store as unknown as { claims: { claimReads?: number[] } }).claims.claimReads = [];
+    const claimable = store.claimable.bind(store);
+    store.claimable = (...args) => {
+      reads.length = 0;
+      return claimable(...args);
+    };
+    return {
+      store,
+      async seed(tasks) {
         const map = await raw().getMap<string, HazelcastJsonValue>(`${mapPrefix}.tasks`);
-        for (let i = 0; i < backlog.length; i += 1_000) await map.setAll(backlog.slice(i, i + 1_000).map((t) => [t.id, new HazelcastJsonValue(encodeTask(t))]));
-        const waiting = [...backlog].sort(compareReady);
-        // Values every underlying query returned, as the store counts them.
-        const reads = (store as unknown as { claims: { claimReads?: number[] } }).claims.claimReads = [];
-        const limit = 256;
-        const actor = { instance: 'n/1', acquirer: 'n' };
-        for (let round = 0; round < 12; round++) {
-          reads.length = 0;
-          const found = await store.claimable(['bk'], now, now - 1_000, limit);
-          expect(found.map((t) => t.id)).toEqual(waiting.slice(0, limit).map((t) => t.id));
-          // Never much more than the batch in one answer, nor over the whole search (start-up included).
-          expect(Math.max(...reads)).toBeLessThanOrEqual(2 * limit);
-          expect(reads.reduce((sum, n) => sum + n, 0)).toBeLessThanOrEqual(3 * limit);
-          const claimed = await Promise.all(found.map(async (task) => {
-            const decision = decideClaim(task, actor, now, 60_000);
-            expect(decision.outcome === 'claimed' && (await store.compareAndSet(task.id, { raw: encodeTask(task) }, decision.task))).toBe(true);
-            return decision.outcome === 'claimed' ? decision.task : task;
-          }));
-          waiting.splice(0, found.length);
-          if (round === 3) {
-            // A retry keeps its seq, below every task left; a late submit of a higher priority ranks first too.
-            const { claim: _claim, ...rest } = claimed[5];
-            const retry: TaskRecord = { ...rest, state: 'pending', notBefore: now };
-            expect(await store.compareAndSet(retry.id, { raw: encodeTask(claimed[5]) }, retry)).toBe(true);
-            const late = pendingAt('bk', 'late', 7, now * 1000);
-            expect(await store.compareAndSet(late.id, { raw: null }, late)).toBe(true);
-            waiting.unshift(late, retry);
-          }
-        }
-      } finally {
-        await store.close();
-      }
-    });
+        for (let i = 0; i < tasks.length; i += 1_000) await map.setAll(tasks.slice(i, i + 1_000).map((t) => [t.id, new HazelcastJsonValue(encodeTask(t))]));
+      },
+      // A few windows of about the batch over the whole search (start-up included), and the tasks that backed off and
+      // are due (their range of waiting ranks, read until they are claimed).
+      reads: { last: () => reads.reduce((sum, n) => sum + n, 0), bound: ({ batch, due }) => 3 * batch + due },
+      async close() {
+        await (await raw().getMap(`${mapPrefix}.tasks`)).destroy();
+      },
+    };
   });
 
   describe('what the member sends a node', () => {

@@ -5,7 +5,7 @@ import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store'
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { compareReady, decideClaim, decideRenew } from '../../lib/tasks/task-claim.rules';
-import { describeRankedClaimsContract, describeTaskStoreContract } from '../../lib/testing';
+import { describeRankedClaimsContract, describeTaskBacklogContract, describeTaskStoreContract } from '../../lib/testing';
 import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
 import { eventually } from '../support/eventually';
 import { testRedisUrl } from '../support/test-redis';
@@ -203,65 +203,15 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
     });
   });
 
-  describe('a backlog', () => {
-    it('costs a claim query about its batch however many tasks wait, and keeps claim order', async () => {
-      const store = node(fresh('b'));
-      await store.connect();
-      try {
-        // 10,000 due, ordered as a submitter's runs are, some of a higher priority; 500 of the first priority
-        // backing off ahead of them; and 5,000 of another type.
-        const now = Date.now();
-        const base = now * 1000 - 7.2e9;
-        const backlog = [
-          ...Array.from({ length: 6_000 }, (_, i) => pendingAt('bk', `a${i}`, 0, base + i * 50)),
-          ...Array.from({ length: 3_900 }, (_, i) => pendingAt('bk', `b${i}`, 0, base + 3.6e9 + i * 700)),
-          ...Array.from({ length: 100 }, (_, i) => pendingAt('bk', `c${i}`, 2, base + 3.6e9 + i * 10_000)),
-        ];
-        const waitingOut = Array.from({ length: 500 }, (_, i) => ({ ...pendingAt('bk', `w${i}`, 0, base - 1_000 - i), notBefore: now + 3_600_000 }));
-        const other = Array.from({ length: 5_000 }, (_, i) => pendingAt('other', `o${i}`, 9, base + i));
-        const all = [...backlog, ...waitingOut, ...other];
-        for (let i = 0; i < all.length; i += 1_000) {
-          const landed = await Promise.all(all.slice(i, i + 1_000).map((t) => store.compareAndSet(t.id, { raw: null }, t)));
-          expect(landed.every(Boolean)).toBe(true);
-        }
-        const waiting = [...backlog].sort(compareReady);
-        const limit = 256;
-        for (let round = 0; round < 12; round++) {
-          const found = await store.claimable(['bk'], now, now - 1_000, limit);
-          expect(found.map((t) => t.id)).toEqual(waiting.slice(0, limit).map((t) => t.id));
-          // The batch, read off the index in claim order: the tasks backing off are not even stepped over.
-          expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit);
-          const claimed = await Promise.all(found.map(async (task) => {
-            const next = claimOf(task, 'n/1', now);
-            expect(await store.compareAndSet(task.id, { raw: encodeTask(task) }, next)).toBe(true);
-            return next;
-          }));
-          waiting.splice(0, found.length);
-          if (round === 3) {
-            // A retry keeps its seq, below every task left; a late submit of a higher priority comes first too.
-            const { claim: _claim, ...rest } = claimed[5];
-            const retry: TaskRecord = { ...rest, state: 'pending', notBefore: now };
-            expect(await store.compareAndSet(retry.id, { raw: encodeTask(claimed[5]) }, retry)).toBe(true);
-            const late = pendingAt('bk', 'late', 7, now * 1000);
-            expect(await store.compareAndSet(late.id, { raw: null }, late)).toBe(true);
-            waiting.unshift(late, retry);
-          }
-        }
-        // Once the tasks backing off come due they come first (their seqs are the lowest): the first query moves
-        // them into claim order (500 entries, once), the next reads its batch again.
-        const later = now + 3_600_000;
-        const due = [...waitingOut].sort(compareReady);
-        expect((await store.claimable(['bk'], later, now - 1_000, limit)).map((t) => t.id)).toEqual(due.slice(0, limit).map((t) => t.id));
-        expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit + waitingOut.length);
-        expect((await store.claimable(['bk'], later, now - 1_000, limit)).map((t) => t.id)).toEqual(due.slice(0, limit).map((t) => t.id));
-        expect(store.lastClaimQueryExamined).toBeLessThanOrEqual(limit);
-        // The claims of the first rounds lapse: found by their expiry, in claim order with the rest.
-        const lapsed = await store.claimable(['bk'], later, now + 120_000, 10);
-        expect(lapsed.map((t) => t.state)).toEqual(Array(10).fill('running'));
-        expect(lapsed.map((t) => t.id)).toEqual([...lapsed].sort(compareReady).map((t) => t.id));
-      } finally {
-        await store.close();
-      }
-    }, 120_000);
+  describeTaskBacklogContract('redis native', async () => {
+    const mapPrefix = fresh('b');
+    const store = node(mapPrefix);
+    return {
+      store,
+      // The batch, read off the index in claim order: the tasks backing off are not even stepped over; once they come
+      // due, the first query moves them into claim order (once).
+      reads: { last: () => store.lastClaimQueryExamined, bound: ({ batch, newlyDue }) => batch + newlyDue },
+      close: () => drop(mapPrefix),
+    };
   });
 });

@@ -237,8 +237,6 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
     const none = {};
     expect((await op('GET', '/console', undefined, none)).text).toContain('<script src="/ops/console/console.client.js" defer></script>');
     expect((await op('GET', '/console/console.css', undefined, none)).headers.get('content-type')).toContain('text/css');
-    expect((await op('GET', '/console/console.jobs.js', undefined, none)).text).toContain('window.gatekeeperJobsPanel');
-    expect((await op('GET', '/console/console.schedules.js', undefined, none)).text).toContain('window.gatekeeperSchedulesPanel');
     expect((await op('GET', '/console/console.client.js', undefined, none)).headers.get('content-type')).toContain('javascript');
     const signedIn = await op('POST', '/console/session', { token: TOKEN }, none);
     const session = { cookie: signedIn.headers.get('set-cookie')!.split(';')[0] };

@@ -3,6 +3,7 @@ import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { InvalidTaskError } from '../../lib/tasks/errors/invalid-task.error';
 import { LeaseExpiredError } from '../../lib/tasks/errors/lease-expired.error';
 import { RetryLaterError } from '../../lib/tasks/errors/retry-later.error';
+import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
 import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';
@@ -90,7 +91,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     const real = store[method].bind(store);
     store[method] = async (...args: unknown[]) => {
       const landed = await real(...args);
-      if (landed && when(args)) throw new Error('the write landed, its answer was lost');
+      if (landed && when(args)) throw new StoreUnavailableError('the write landed, its answer was lost'); // as a store reports it
       return landed;
     };
   }

@@ -4,6 +4,7 @@ import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
 import { declareFreshCluster } from '../../scripts/fresh-cluster.mjs';
 import { postgresFromEnv, startPostgres } from '../../scripts/postgres.mjs';
 import { redisFromEnv, startRedis } from '../../scripts/redis.mjs';
+import { buildConsole } from '../../scripts/build-console.mjs';
 import { createRequire } from 'node:module';
 
 const { warm } = createRequire(import.meta.url)('../../scripts/ts-cache.cjs');
@@ -12,6 +13,8 @@ export default async function globalSetup() {
   // The real processes the tests start run the repository's TypeScript through scripts/ts-register.cjs: transpiled
   // once here (or found unchanged in the cache) rather than by every process, several of which boot at once.
   warm(['lib', 'test', 'sample-app']);
+  // The web console the tests' apps serve (from dist/console): built from the sources under test, not a stale build.
+  await buildConsole();
   // A PostgreSQL server for the PostgreSQL backend's tests, unless GATEKEEPER_PG_URL names one.
   if (!postgresFromEnv()) {
     const postgres = await startPostgres();

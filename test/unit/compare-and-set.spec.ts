@@ -2,7 +2,8 @@ import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { Deadline } from '../../lib/core/deadline';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
 import { WriteConflictError } from '../../lib/core/errors/write-conflict.error';
-import { CONFLICT, retryOnConflict, updateRecord, type ConflictBounds } from '../../lib/store/compare-and-set';
+import { CONFLICT, retryOnConflict, type ConflictBounds } from '../../lib/store/compare-and-set';
+import { updateRecord } from '../../lib/store/read-decide-write';
 
 /** `writers` increments of one record at once, each in the library's loop with `bounds`: how many were refused, and the sum. */
 async function contend(writers: number, bounds: ConflictBounds): Promise<{ refused: number; sum: number }> {

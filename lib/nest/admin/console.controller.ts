@@ -13,12 +13,21 @@ import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admi
 import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
 
-/** The console's files, read once: plain HTML, CSS and JS, shipped with the library (nothing is downloaded). */
+/**
+ * The web console's files, built from lib/console by scripts/build-console.mjs into the package's dist/console:
+ * three levels up from this file, whether it runs compiled (dist/nest/admin) or from its source (lib/nest/admin, in
+ * the repository's tests and sample). Read once each; nothing is downloaded.
+ */
+const CONSOLE_FILES = join(__dirname, '..', '..', '..', 'dist', 'console');
 const assets = new Map<string, string>();
-function asset(name: 'console.html' | 'console.css' | 'console.client.js' | 'console.jobs.js' | 'console.schedules.js'): string {
+function asset(name: 'console.html' | 'console.css' | 'console.client.js'): string {
   let text = assets.get(name);
   if (text === undefined) {
-    text = readFileSync(join(__dirname, 'console', name), 'utf8');
+    try {
+      text = readFileSync(join(CONSOLE_FILES, name), 'utf8');
+    } catch (error) {
+      throw new Error(`The web console's ${name} is not in ${CONSOLE_FILES} (npm run build writes it): ${(error as Error).message}`);
+    }
     assets.set(name, text);
   }
   return text;
@@ -75,24 +84,11 @@ export function createConsoleController(): Type {
       return asset('console.css');
     }
 
+    /** The console's script: lib/console's views, bundled for the browser. */
     @Get('console.client.js')
     @Header('Content-Type', 'text/javascript; charset=utf-8')
     script(): string {
       return asset('console.client.js');
-    }
-
-    /** The Jobs panel's script (the page loads it before console.client.js, which builds the panel). */
-    @Get('console.jobs.js')
-    @Header('Content-Type', 'text/javascript; charset=utf-8')
-    jobsScript(): string {
-      return asset('console.jobs.js');
-    }
-
-    /** The Schedules panel's script (loaded before console.client.js, like the Jobs panel's). */
-    @Get('console.schedules.js')
-    @Header('Content-Type', 'text/javascript; charset=utf-8')
-    schedulesScript(): string {
-      return asset('console.schedules.js');
     }
 
     /** Whether this browser is signed in (`{ signIn: 'token' | 'guard' }`), or 401. */

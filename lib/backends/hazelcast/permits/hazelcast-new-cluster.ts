@@ -3,7 +3,7 @@ import type { Client, IMap } from 'hazelcast-client';
 import type { Clock } from '../../../core/clock';
 import { CANARY_MAP, encodeCanary, readCanaries } from '../hazelcast-partition-canaries';
 import { callWithDeadline } from '../store-call';
-import { CONFLICT, retryOnConflict } from '../../../store/compare-and-set';
+import { readDecideWrite, type RecordSlot } from '../../../store/read-decide-write';
 import { ClusterNotNewError } from '../../../permits/errors/cluster-not-new.error';
 import { canaryEvidence, earlierLifeOf, noteEvidence, withoutRecoveryWait, type EarlierLife } from '../../../permits/new-cluster.rules';
 import { SEMAPHORE_KEYS_MAP, SEMAPHORE_MAP } from '../../../permits/permit-record.store';
@@ -88,24 +88,24 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
   const waitsLifted: Array<NewClusterReport['waitsLifted'][number]> = [];
   const lift = async ({ map, name, raw, entry }: Stored) => {
     const imap = await call(`open ${map}`, () => client.getMap<string, string>(map));
-    let current: Stored | undefined = { map, name, raw, entry };
-    await retryOnConflict(`lift the recovery wait of "${name}" in ${map}`, async () => {
+    // No settle of a lost answer (no `holds`): the command fails and says so, and running it again is harmless.
+    const slot: RecordSlot<Stored | null, string> = {
+      read: async () => {
+        const again = await call(`read "${name}"`, () => imap.get(name));
+        return again === null ? null : { map, name, raw: again, entry: decodeOrUndefined(name, again) };
+      },
+      write: (current, value) => call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, current!.raw, value)),
+    };
+    const lifted = await readDecideWrite(`lift the recovery wait of "${name}" in ${map}`, slot, async (current) => {
       const entry = current?.entry;
       const next = entry?.rebuilt ? withoutRecoveryWait(entry) : undefined;
-      if (!current || !entry || !next || signOf(current)) return; // nothing to lift, or it shows an earlier life now: its wait stays
+      if (!current || !entry || !next || signOf(current)) return { result: undefined }; // nothing to lift, or it shows an earlier life now: its wait stays
       // A rebuild the cluster notes an earlier entry of (noted since the first read): the loss was real, its wait stays.
       const note = (await noted(map)).find(([noted]) => noted === name)?.[1];
-      if (note !== undefined && noteEvidence(name, notedAt(note), entry)) return;
-      const value = encodeEntry({ ...next, writeId: randomUUID() });
-      const expected = current.raw;
-      if (await call(`lift the wait of "${name}"`, () => imap.replaceIfSame(name, expected, value))) {
-        waitsLifted.push({ map, semaphore: name, wouldHaveWaitedUntil: entry.graceUntil });
-        return;
-      }
-      const again = await call(`read "${name}"`, () => imap.get(name));
-      current = again === null ? undefined : { map, name, raw: again, entry: decodeOrUndefined(name, again) };
-      return CONFLICT;
-    });
+      if (note !== undefined && noteEvidence(name, notedAt(note), entry)) return { result: undefined };
+      return { result: entry, write: encodeEntry({ ...next, writeId: randomUUID() }) };
+    }, { known: { map, name, raw, entry } });
+    if (lifted) waitsLifted.push({ map, semaphore: name, wouldHaveWaitedUntil: lifted.graceUntil });
   };
   for (const s of stored) await lift(s);
   // Entries created between the read and the canaries turning fresh were created waiting: lift those too.

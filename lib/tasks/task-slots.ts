@@ -1,0 +1,27 @@
+import type { RecordSlot } from '../store/read-decide-write';
+import type { TaskGroupRecord, TaskRecord } from './task';
+import { encodeGroup, encodeTask } from './task.codec';
+import type { TaskStore, VersionedGroup, VersionedTask } from './task-store';
+
+/**
+ * A task's record as a slot of the one read-decide-write (`readDecideWrite`): `null` removes it. A write whose answer
+ * was lost landed when the task read back is exactly the one written: a task's text carries its writer's decision
+ * (a claim's epoch and instance, an attempt's times), and a text equal to it is that decision, taken once.
+ */
+export function taskSlot(store: TaskStore, id: string, readBack?: RecordSlot<VersionedTask, TaskRecord | null>['readBack']): RecordSlot<VersionedTask, TaskRecord | null> {
+  return {
+    read: (call) => store.read(id, call),
+    write: (read, next, call) => store.compareAndSet(id, read, next, call),
+    holds: (back, next) => back.raw === (next && encodeTask(next)),
+    ...(readBack && { readBack }),
+  };
+}
+
+/** A task group's record as a slot of the one read-decide-write, as {@link taskSlot}. */
+export function groupSlot(store: TaskStore, id: string): RecordSlot<VersionedGroup, TaskGroupRecord | null> {
+  return {
+    read: (call) => store.readGroup(id, call),
+    write: (read, next, call) => store.compareAndSetGroup(id, read, next, call),
+    holds: (back, next) => back.raw === (next && encodeGroup(next)),
+  };
+}
