@@ -86,7 +86,8 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
-export type { CurrentRun } from './nest/schedules/run-context';
+export type { CurrentRun } from './schedules/run/run-context';
+export type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './schedules/run/run-observer';
 export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';
 export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, ScheduleDefinitionInput } from './schedules/schedule-definition';
 export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
