@@ -153,4 +153,4 @@ export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 // Health and events
 export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
 export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/signals/gatekeeper-events';
-export type { GatekeeperPhase } from './nest/permits/permits.runtime';
+export type { GatekeeperPhase } from './permits/permit-decisions';
