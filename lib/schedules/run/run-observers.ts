@@ -22,6 +22,9 @@ export interface RunPipelineObserver extends RunObserver {
 }
 
 type Hook = Exclude<keyof RunPipelineObserver, 'around'>;
+
+/** The hooks a user's observer is called at (the public {@link RunObserver}); the others are the library's own. */
+const USER_HOOKS: ReadonlySet<Hook> = new Set<keyof RunObserver>(['started', 'ended', 'skipped']);
 type Args<K extends Hook> = Parameters<NonNullable<RunPipelineObserver[K]>>;
 
 /**
@@ -45,7 +48,8 @@ export class RunObservers {
 
   /** Calls `hook` on every observer that has it, in order, each guarded. */
   tell<K extends Hook>(hook: K, ...args: Args<K>): void {
-    for (const observer of [...this.own, ...this.users] as RunPipelineObserver[]) {
+    const observers: RunPipelineObserver[] = USER_HOOKS.has(hook) ? [...this.own, ...this.users] : [...this.own];
+    for (const observer of observers) {
       const fn = observer[hook] as ((...a: Args<K>) => void) | undefined;
       if (!fn) continue;
       try {
