@@ -10,13 +10,13 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ExclusiveRuns } from '../permits/exclusive-runs';
 import type { PermitsRuntime } from '../permits/permits.runtime';
 import type { SemaphoreAdminService } from '../permits/semaphore-admin.service';
-import { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
+import { UnheldSemaphoreMonitor } from '../../permits/unheld-semaphore.monitor';
 import type { PresenceRuntime } from '../presence/presence.runtime';
 import type { GatekeeperEvents } from '../signals/gatekeeper-events';
 import type { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import type { JobRegistry } from './job-registry';
 import { RunEventsObserver } from './run-events.observer';
-import { RunLogObserver } from './run-log.observer';
+import { RunLogObserver } from '../../schedules/run/run-log.observer';
 import { RunTracingObserver } from './run-tracing.observer';
 
 /** What the pipeline is wired from: the module's options and the providers it reads. */

@@ -1,3 +1,5 @@
+import type { PermitDenied } from '../../permits/acquire-result';
+import type { Permit } from '../../permits/permit';
 import { LATE_DECISION, type LateDecision } from '../late-tick.rules';
 
 /** What the runner says in the log, as small functions (the Nest layer's lines are in `gatekeeper.messages.ts`). */
@@ -13,4 +15,9 @@ export const runMessages = {
     `${where} skipped: the cron package fired at ${new Date(at).toISOString()}, which is not a fire instant of ${JSON.stringify(expression)} in ${zone ?? 'the process time zone'} (a daylight-saving shift; see docs/time-zones.md)`,
   notReplaced: (where: string, waitMs: number) =>
     `${where}: the running run was told to stop (overlap: replace) but did not end within ${waitMs} ms; this tick is skipped, and it keeps running`,
+  lost: (where: string, denied: PermitDenied) =>
+    `${where} no longer runs on this node: ${denied.reason} (${denied.message}; semaphore "${denied.semaphore}")`,
+  granted: (where: string, permit: Permit) =>
+    `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
+  skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
 };

@@ -1,10 +1,10 @@
-import type { Logger } from '@nestjs/common';
 import type { PermitDenied } from '../../permits/acquire-result';
 import type { Permit } from '../../permits/permit';
-import type { RunPipelineObserver } from '../../schedules/run/run-observers';
-import type { ScheduledJob } from '../../schedules/run/scheduled-job';
-import { messages } from '../gatekeeper.messages';
-import type { UnheldSemaphoreMonitor } from '../permits/unheld-semaphore.monitor';
+import type { UnheldSemaphoreMonitor } from '../../permits/unheld-semaphore.monitor';
+import type { RunLog } from './run-log';
+import type { RunPipelineObserver } from './run-observers';
+import { runMessages as messages } from './run.messages';
+import type { ScheduledJob } from './scheduled-job';
 
 /**
  * The log's part of the run seam: a job that starts or stops running here, its skips once per change of reason, and
@@ -14,7 +14,7 @@ export class RunLogObserver implements RunPipelineObserver {
   /** The reason of each job's last skipped tick (this node's jobs only, so bounded). */
   private readonly lastSkip = new Map<string, string>();
 
-  constructor(private readonly logger: Logger, private readonly unheld: UnheldSemaphoreMonitor) {}
+  constructor(private readonly logger: RunLog, private readonly unheld: UnheldSemaphoreMonitor) {}
 
   permitDenied(job: ScheduledJob, denied: PermitDenied, lost: boolean): void {
     if (lost) {
