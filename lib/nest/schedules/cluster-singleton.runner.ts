@@ -4,8 +4,6 @@ import type { ResolvedClusterSingletonOptions } from './cluster-singleton.option
 import type { RegisteredJob } from './job-registry';
 import { SchedulesRuntime } from './schedules.runtime';
 
-export { DUPLICATE_TICK, NOT_A_FIRE_INSTANT, OVERLAP } from '../../schedules/run/run-gate';
-
 /**
  * The Nest side of the run pipeline (lib/schedules/run): what a `@ClusterSingleton` method's wrapper calls on every
  * tick, and start-up's catch-up at bootstrap. Every decision is the `JobRunner`'s.
