@@ -17,13 +17,13 @@ class ObservedJobs {
 
 /**
  * A user's run observer (`ScheduleService.observeRuns`) hears the start and the end of every run at one place: a tick,
- * a run now, a failure; an observer that throws breaks neither the run nor the observers after it. A real member.
+ * a run now, a failure; an observer that throws breaks neither the run nor the observers after it. On a real PostgreSQL (the backend is not the point).
  */
 describe('run observers: one seam around every run, open to users', () => {
   let node: TestNode;
   const heard: Array<{ run: ObservedRun; end?: ObservedRunEnd }> = [];
   beforeAll(async () => {
-    node = await startNode({ mapPrefix: uniquePrefix('observers'), identity: { acquirer: 'app-1', group: 'production' }, providers: [ObservedJobs] });
+    node = await startNode({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('observers') }, identity: { acquirer: 'app-1', group: 'production' }, providers: [ObservedJobs] });
     const schedules = node.get(ScheduleService);
     schedules.observeRuns({ started: () => { throw new Error('a broken observer'); } });
     const observer: RunObserver = {
