@@ -11,7 +11,7 @@ import type { HazelcastConnectionOptions } from './hazelcast-connection.options'
 import { HazelcastCounters } from './hazelcast-counters';
 import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
-import { StoreCalls, type StoreName } from './store-call';
+import { StoreCalls } from './store-call';
 
 /** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
 export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
@@ -27,9 +27,6 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
    */
   connection?: HazelcastConnection;
 }
-
-/** Which store label (metrics) a map's calls carry, by the map's name. */
-const STORE_OF: Record<string, StoreName> = { semaphores: 'permits', presence: 'presence', tasks: 'tasks', 'task-groups': 'tasks' };
 
 /**
  * The store contract on a Hazelcast cluster: record maps are IMaps (`<prefix>.<name>`), changes come from entry
@@ -47,7 +44,7 @@ export class HazelcastBackend implements StoreBackend {
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   /** Whether this backend holds one open of the connection (to close once). */
   private holdsConnection = false;
-  private readonly calls = new Map<StoreName, StoreCalls>();
+  private readonly calls: StoreCalls;
   /** The prefix of this backend's IMaps (`<prefix>.<map>`). */
   readonly mapPrefix: string;
   private countersOf?: Promise<Counters>;
@@ -56,6 +53,7 @@ export class HazelcastBackend implements StoreBackend {
   constructor(private readonly options: HazelcastBackendOptions = {}) {
     this.connection = options.connection ?? new HazelcastConnection(options);
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+    this.calls = new StoreCalls(options.callTimeoutMs ?? 10_000);
   }
 
   /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
@@ -86,7 +84,7 @@ export class HazelcastBackend implements StoreBackend {
     const opened = this.connection.open();
     try {
       const client = await opened;
-      const calls = this.storeCalls('schedules');
+      const calls = this.calls;
       const canaries = new PartitionCanaries(client, await calls.run(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), this.options.clock ?? systemClock);
       await canaries.ensure((operation) => calls.run(operation, 'canaries'));
       this.client = client;
@@ -103,7 +101,7 @@ export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.map} */
   async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
     const client = this.requireClient();
-    const calls = this.storeCalls(STORE_OF[name] ?? 'schedules');
+    const calls = this.calls;
     const json = (spec.indexes?.length ?? 0) > 0;
     const map = await calls.run(() => client.getMap<string, string>(`${this.mapPrefix}.${name}`), `open the ${name} map`);
     return new HazelcastRecordMap(name, map, json, {
@@ -147,15 +145,7 @@ export class HazelcastBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
-    let count = 0;
-    for (const calls of this.calls.values()) count += calls.count();
-    return count;
-  }
-
-  private storeCalls(store: StoreName): StoreCalls {
-    let calls = this.calls.get(store);
-    if (!calls) this.calls.set(store, (calls = new StoreCalls(this.connection, store, this.options.callTimeoutMs ?? 10_000)));
-    return calls;
+    return this.calls.count();
   }
 
   private requireClient(): Client {

@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { RecordMap } from '../../../store/record-map';
+import { observedMap } from '../../../store/observed-record-map';
 import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
@@ -37,7 +38,7 @@ export class PostgresTaskStore extends TaskRecordStore {
   /** The tasks' table's rows as a record map (the base store's reads, writes and feed run on it). */
   protected override async openTasks(): Promise<RecordMap> {
     this.table = this.postgres.taskTable(TASK_MAP);
-    return this.table.map;
+    return observedMap(this.postgres, this.table.map);
   }
 
   /** {@inheritDoc TaskStore.close} */
