@@ -1,10 +1,10 @@
-import { WriteIds } from '../../store/write-ids';
 import type { Client, IMap } from 'hazelcast-client';
 import { systemClock, type Clock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
+import { writeIdsOf } from '../../store/write-ids';
 import type { StoreBackend } from '../../store/store-backend';
 import { HazelcastConnection } from './hazelcast-connection';
 import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
@@ -38,7 +38,6 @@ export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   readonly connection: HazelcastConnection;
-  private readonly writes = new WriteIds();
   private client?: Client;
   private canaries?: PartitionCanaries;
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
@@ -113,25 +112,15 @@ export class HazelcastBackend implements StoreBackend {
         throw error;
       })),
       now: () => (this.options.clock ?? systemClock).now(),
-      mark: this.writes.mark,
     });
   }
 
   /** {@inheritDoc StoreBackend.counters} */
   counters(): Promise<Counters> {
-    this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => this.writeId(), this.options.clock ?? systemClock));
+    this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => writeIdsOf(this).next(), this.options.clock ?? systemClock));
     return this.countersOf;
   }
 
-  /** {@inheritDoc StoreBackend.writeId} */
-  writeId(): string {
-    return this.writes.next();
-  }
-
-  /** {@inheritDoc StoreBackend.wroteId} */
-  wroteId(writeId: string): boolean {
-    return this.writes.wrote(writeId);
-  }
 
   /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
