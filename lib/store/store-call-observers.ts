@@ -63,6 +63,15 @@ export class StoreCallObservers {
   }
 
   /**
+   * {@link StoreCallObservers.track} while anyone listens, else `pending` as it is: how a native store (one that keeps
+   * its state past the record maps) reports its calls. Pass `performance.now()` before the call, as an argument
+   * ahead of it.
+   */
+  report<T>(store: string, startedMs: number, pending: Promise<T>, conflictOn?: T): Promise<T> {
+    return this.heard ? this.track(store, startedMs, pending, conflictOn) : pending;
+  }
+
+  /**
    * Reports `pending`, a call of `store` started at `startedMs` (`performance.now()`), as it ends; resolves or fails
    * as it does. `conflictOn` is the answer that means the call found the record changed (`false` for a
    * compare-and-set).

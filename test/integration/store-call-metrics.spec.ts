@@ -2,7 +2,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
 import { Registry } from 'prom-client';
-import { GatekeeperModule, GatekeeperService, RedisBackend, type GatekeeperModuleOptions } from '../../lib';
+import { GatekeeperModule, GatekeeperService, RedisBackend, TaskService, type GatekeeperModuleOptions } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { testPostgresUrl } from '../support/test-postgres';
 import { testRedisUrl } from '../support/test-redis';
@@ -46,19 +46,21 @@ describe('store-call metrics on PostgreSQL and Redis', () => {
     }).setLogger(new CapturingLogger()).compile();
     closing.push(() => app.close());
     await app.init();
-    return { service: app.get(GatekeeperService), scrape: async () => callCounts(await registry.metrics()) };
+    return { service: app.get(GatekeeperService), tasks: app.get(TaskService), scrape: async () => callCounts(await registry.metrics()) };
   }
 
-  it('on PostgreSQL: grants are measured, and calls on a pool that is gone count as unavailable', async () => {
+  it('on PostgreSQL: grants and tasks are measured, and calls on a pool that is gone count as unavailable', async () => {
     const pool = new Pool({ connectionString: testPostgresUrl(), max: 4 });
     const ended: { promise?: Promise<void> } = {};
     closing.push(() => ended.promise ?? pool.end());
     const node = 'pg-calls';
-    const { service, scrape } = await start(node, { backend: 'postgres', postgres: { pool, mapPrefix: uniquePrefix('pg-calls') } });
+    const { service, tasks, scrape } = await start(node, { backend: 'postgres', postgres: { pool, mapPrefix: uniquePrefix('pg-calls') } });
 
     expect((await service.tryAcquire('calls-report')).granted).toBe(true);
+    await tasks.submit({ type: 'export', name: 'daily' }); // the native task store's own calls too
     const granted = await scrape();
     expect(count(granted, `node="${node}",store="permits",outcome="ok"`)).toBeGreaterThan(0);
+    expect(count(granted, `node="${node}",store="tasks",outcome="ok"`)).toBeGreaterThan(0);
     expect([...granted.keys()].filter((labels) => !labels.endsWith('outcome="ok"'))).toEqual([]);
 
     // The pool ends under the module (the feed's connection keeps the end pending): every call now fails.
@@ -67,15 +69,17 @@ describe('store-call metrics on PostgreSQL and Redis', () => {
     expect(count(await scrape(), `node="${node}",store="permits",outcome="unavailable"`)).toBeGreaterThan(0);
   });
 
-  it('on Redis: grants are measured, and calls on a map whose key the server cannot use count as unavailable', async () => {
+  it('on Redis: grants and tasks are measured, and calls on a map whose key the server cannot use count as unavailable', async () => {
     const mapPrefix = uniquePrefix('redis-calls');
     const node = 'redis-calls';
     await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh(); // a new prefix, not a lost one
-    const { service, scrape } = await start(node, { backend: 'redis', redis: { mapPrefix } });
+    const { service, tasks, scrape } = await start(node, { backend: 'redis', redis: { mapPrefix } });
 
     expect((await service.tryAcquire('calls-report')).granted).toBe(true);
+    await tasks.submit({ type: 'export', name: 'daily' }); // the native task store's own calls too
     const granted = await scrape();
     expect(count(granted, `node="${node}",store="permits",outcome="ok"`)).toBeGreaterThan(0);
+    expect(count(granted, `node="${node}",store="tasks",outcome="ok"`)).toBeGreaterThan(0);
     expect([...granted.keys()].filter((labels) => !labels.endsWith('outcome="ok"'))).toEqual([]);
 
     // The semaphores' hash replaced by a string: the server refuses every script on it (WRONGTYPE).
