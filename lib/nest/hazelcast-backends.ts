@@ -4,6 +4,7 @@ import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection'
 import type { HazelcastStoreOptions } from '../backends/hazelcast/permits/hazelcast-permit.store';
 import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
 import type { StoreBackend } from '../store/store-backend';
+import { storeCallsOf } from '../store/store-call-observers';
 import type { TaskStore } from '../tasks/task-store';
 
 /*
@@ -24,5 +25,5 @@ export function hazelcastBackend(connection: HazelcastConnection, options: { map
 /** The native task store of a Hazelcast backend (member-side claim queries, a filtered listener); none for another backend. */
 export function nativeTaskStore(backend: StoreBackend, callTimeoutMs?: number): TaskStore | undefined {
   if (!(backend instanceof HazelcastBackend)) return undefined;
-  return new HazelcastTaskStore({ connection: backend.connection, mapPrefix: backend.mapPrefix, callTimeoutMs });
+  return new HazelcastTaskStore({ connection: backend.connection, mapPrefix: backend.mapPrefix, callTimeoutMs, observers: storeCallsOf(backend) });
 }
