@@ -79,7 +79,8 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
-export type { CurrentRun } from './nest/schedules/run-context';
+export type { CurrentRun } from './schedules/run/run-context';
+export type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './schedules/run/run-observer';
 export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';
 export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, ScheduleDefinitionInput } from './schedules/schedule-definition';
 export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
@@ -145,4 +146,4 @@ export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 // Health and events
 export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
 export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/signals/gatekeeper-events';
-export type { GatekeeperPhase } from './nest/permits/permits.runtime';
+export type { GatekeeperPhase } from './permits/permit-decisions';

@@ -29,14 +29,6 @@ export class TracedBackend implements StoreBackend {
     return this.inner.counters();
   }
 
-  writeId(): string {
-    return this.inner.writeId();
-  }
-
-  wroteId(writeId: string): boolean {
-    return this.inner.wroteId(writeId);
-  }
-
   memberCount(): number | undefined {
     return this.inner.memberCount();
   }

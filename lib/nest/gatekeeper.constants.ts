@@ -30,5 +30,3 @@ export const SCHEDULE_HANDLER_METADATA = 'gatekeeper:schedule_handler';
 export const GATEKEEPER_SCHEDULE_STORE = Symbol('gatekeeper:schedule-store');
 /** Property the `@OncePerTrigger` decorator injects the task runtime into, on the decorated class's instances. */
 export const ONCE_PER_TRIGGER_TASKS_PROPERTY = Symbol('gatekeeper:tasks');
-/** The one run path of jobs (the `ClusterSingletonRunner`), as run-now requests reach it without importing it. */
-export const GATEKEEPER_JOB_RUNNER = Symbol('gatekeeper:job-runner');

@@ -1,8 +1,6 @@
 import { formatStateLine } from '../permits/state-dump.format';
-import type { PermitDenied } from '../permits/acquire-result';
 import { formatDuration } from '../core/duration';
 import type { Holder, Permit } from '../permits/permit';
-import { LATE_DECISION, type LateDecision } from '../schedules/late-tick.rules';
 
 /** The cluster a node connects to, as its start-up lines name it. */
 interface ClusterTarget {
@@ -81,28 +79,12 @@ export const messages = {
     `The ${kind} server's clock took ${formatDuration(Math.ceil(aheadMs))} to read, more than maxClockSkew (${formatDuration(skewMs)}): this node counts the server's time up to that much ahead (never behind), so its permits may end that much early; a slow link or a busy start, read again every 15 s`,
   corruptValue: (key: string, reason: string) =>
     `Ignoring unreadable value under "${key}" (${reason}); repair it with SemaphoreAdminService.resetPermits() or putDefinition()`,
-  skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
   neverRunsHere: (where: string, semaphore: string, holder: Holder, reason: string) =>
     `${where} can never run on this node (group "${holder.group}", acquirer "${holder.acquirer}"): semaphore "${semaphore}": ` +
     `${reason}. Set this node's identity, or edit the definition, if it should`,
   runsNowhere: (semaphore: string, definition: { groupPattern: string; acquirerPattern: string }, live: string, count: number) =>
     `"${semaphore}" runs nowhere: its groupPattern "${definition.groupPattern}" and acquirerPattern "${definition.acquirerPattern}" ` +
     `admit none of the ${count} live instance(s) (${live}). Edit the definition or start a node it admits`,
-  stoppedOnLostPermit: (where: string, error: Error) => `${where} stopped: ${error.message}`,
-  replacedRun: (where: string) => `${where}: its run stopped, replaced by the next tick (overlap: replace)`,
-  lateDecision: (where: string, instant: number, late: LateDecision) =>
-    `${where} skipped (${LATE_DECISION}): its permit decision landed ${late.lateByMs} ms after ${late.from === 'call' ? 'the call' : 'its instant'} ` +
-    `${new Date(instant).toISOString()}, more than half its period of ${late.periodMs} ms (a slow or frozen store, or this process stalled); ` +
-    'the next tick runs it, not this one back to back with it',
-  overlap: (where: string) => `${where} skipped: its previous run on this node is still in progress`,
-  notAFireInstant: (where: string, expression: string, zone: string | undefined, at: number) =>
-    `${where} skipped: the cron package fired at ${new Date(at).toISOString()}, which is not a fire instant of ${JSON.stringify(expression)} in ${zone ?? 'the process time zone'} (a daylight-saving shift; see docs/time-zones.md)`,
-  notReplaced: (where: string, waitMs: number) =>
-    `${where}: the running run was told to stop (overlap: replace) but did not end within ${waitMs} ms; this tick is skipped, and it keeps running`,
-  lost: (where: string, denied: PermitDenied) =>
-    `${where} no longer runs on this node: ${denied.reason} (${denied.message}; semaphore "${denied.semaphore}")`,
-  granted: (where: string, permit: Permit) =>
-    `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
   /** A semaphore waits out a recovery; what lifts it depends on the permits' backend (`undefined`: a store of the user's). */
   recovering: (semaphore: string, until: string, backend: string | undefined) =>
     backend === 'hazelcast'

@@ -3,7 +3,6 @@ import { DiscoveryModule } from '@nestjs/core';
 import { GatekeeperExplorer } from './gatekeeper.explorer';
 import { ClusterSingletonRunner } from './schedules/cluster-singleton.runner';
 import { JobRegistry } from './schedules/job-registry';
-import { RunRequests } from './schedules/run-requests';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { ScheduleService } from './schedules/schedule.service';
@@ -13,7 +12,7 @@ import { ElectionsRuntime } from './elections/elections.runtime';
 import type { LeaderRunLog } from './elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
-import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_JOB_RUNNER, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './signals/gatekeeper-events';
 import { GatekeeperHealthIndicator } from './readouts/gatekeeper-health.indicator';
@@ -80,7 +79,6 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperEvents,
     RuntimeSchedules,
     JobRegistry,
-    RunRequests,
     SchedulesRuntime,
     ScheduleService,
     PresenceRuntime,
@@ -98,7 +96,6 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperService,
     SemaphoreAdminService,
     ClusterSingletonRunner,
-    { provide: GATEKEEPER_JOB_RUNNER, useExisting: ClusterSingletonRunner },
     GatekeeperHealthIndicator,
     GatekeeperMetrics,
     GatekeeperTracing,

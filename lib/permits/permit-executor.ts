@@ -1,8 +1,6 @@
-import type { Clock } from '../core/clock';
-import type { AcquireResult, PermitDenied } from './acquire-result';
-import type { DecideOptions } from './permit-engine.options';
+import type { PermitDenied } from './acquire-result';
 import { DenyReason } from './deny-reason';
-import type { LocalPermits } from './local-permits';
+import type { PermitDecisions } from './permit-decisions';
 import type { Permit } from './permit';
 import { PermitLease } from './permit-lease';
 import { leavesEnoughToStart, START_MARGIN_FRACTION } from '../core/lease.rules';
@@ -32,39 +30,21 @@ export interface RunGrant {
   readonly vacantSince?: number;
 }
 
-/** What the executor stands on: the decisions of this process and where its runs are kept. */
-export interface PermitExecutorParts {
-  readonly clock: Clock;
-  readonly clockSkewMs: number;
-  /** Claims, leases and runs in this process. */
-  readonly local: LocalPermits;
-  /** Whether new runs may start now; when not, {@link notAccepting} says why. */
-  accepting(): boolean;
-  notAccepting(semaphore: string): PermitDenied;
-  decide(semaphore: string, options: DecideOptions): Promise<AcquireResult>;
-  refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult>;
-  /** Releases, never throwing, not before `notBefore` (ms). */
-  releaseQuietly(permit: Permit, notBefore: number): Promise<boolean>;
-  /** News about `permit` that arrived with (or just before) its grant, before anyone watched: a denial, or none. */
-  newsAgainst(permit: Permit): PermitDenied | undefined;
-  /** Hears of `permit`'s loss (another holder, a withdrawal) until the returned unwatch. */
-  watch(permit: Permit, onLost: (reason: string) => void): () => void;
-}
-
 /**
  * Runs work under a semaphore's permit, the way ShedLock's `LockingTaskExecutor` runs a task under its lock:
  * claim the semaphore in this process (one run at a time per semaphore here), decide, start only on a permit
  * valid for a quarter of its duration or more, keep it alive while the work runs, release it after if asked, and
- * give the claim back. Every decorated tick and every `withPermit` goes through {@link run}; the Nest layer only
- * adapts it (async context, tracing of the decision).
+ * give the claim back. Every decorated tick and every `withPermit` goes through {@link run}, on this process's
+ * {@link PermitDecisions} (its engine, claims and phase); the Nest layer only adapts it (async context).
  */
 export class PermitExecutor {
-  constructor(private readonly parts: PermitExecutorParts) {}
+  constructor(private readonly decisions: PermitDecisions) {}
 
   /** One run of `work` under `semaphore`'s permit, or the denial that kept it from starting. */
   async run<T>(semaphore: string, work: (lease: PermitLease, grant: RunGrant) => T | Promise<T>, options: RunOptions = {}): Promise<RunOutcome<T>> {
-    const { parts } = this;
-    if (!parts.accepting()) return { ran: false, denied: parts.notAccepting(semaphore) };
+    const parts = this.decisions;
+    const { engine } = parts;
+    if (!parts.accepting()) return { ran: false, denied: parts.notReady(semaphore) };
     const key = parts.local.claim(semaphore);
     if (!key) return { ran: false, denied: inUse(semaphore) };
     let lease: PermitLease | undefined;
@@ -72,13 +52,13 @@ export class PermitExecutor {
       const result = await parts.decide(semaphore, { local: options.local });
       if (!result.granted) return { ran: false, denied: result };
       // Decided while accepting, but shutdown may have begun meanwhile: never start then (the release follows).
-      if (!parts.accepting()) return { ran: false, denied: parts.notAccepting(semaphore) };
+      if (!parts.accepting()) return { ran: false, denied: parts.notReady(semaphore) };
       const { permit } = result;
       const tooLate = startMargin(permit, parts.clock.now(), parts.clockSkewMs);
       if (tooLate) return { ran: false, denied: tooLate };
-      const news = parts.newsAgainst(permit);
+      const news = engine.newsAgainst(permit);
       if (news) return { ran: false, denied: news };
-      lease = new PermitLease(permit, (p) => parts.refresh(p, { local: true }), (p, onLost) => parts.watch(p, onLost), parts.clock, {
+      lease = new PermitLease(permit, (p) => parts.refresh(p, { local: true }), (p, onLost) => engine.watch(p, onLost), parts.clock, {
         keepAlive: options.keepAlive,
         clockSkewMs: parts.clockSkewMs,
         maxRunTimeMs: options.maxRunTimeMs,

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock';
 import type { RecordMap } from '../store/record-map';
 import type { StoreBackend } from '../store/store-backend';
+import { writeIdsOf } from '../store/write-ids';
 import { MapHold } from '../store/map-hold';
 import { WatchedRecords } from '../store/watched-records';
 import type { SemaphoreEntry } from './semaphore-entry';
@@ -111,7 +112,7 @@ export class PermitRecordStore implements PermitStore {
 
   /** A new unique id for a write, marked as this node's so its feed is not sent the write back. */
   writeId(): string {
-    return this.backend.writeId();
+    return writeIdsOf(this.backend).next();
   }
 
   /** {@inheritDoc PermitStore.compareAndSet} */

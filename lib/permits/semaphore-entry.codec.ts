@@ -72,7 +72,7 @@ export function encodedRevision(raw: string): number | undefined {
 
 /**
  * The writeId of a writer's `n`-th write: its mark (a UUID of its own), a dot, then `n` in base 36. Unique as long as
- * marks are; a watch with `exceptOwn` tells a writer's values by it (`writtenByMark`).
+ * marks are; a watch with `exceptMark` tells a writer's values by it (`writtenByMark`).
  */
 export function writeIdOf(writer: string, n: number): string {
   return `${writer}.${n.toString(36)}`;

@@ -2,7 +2,9 @@ import type { RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import { decodeRequest, encodeRequest, type RunRequest } from './run-request';
-import type { RunRequestStore, StoredRequest } from './run-request-store';
+import type { RequestDecision, RunRequestStore, StoredRequest } from './run-request-store';
+import type { Deadline } from '../core/deadline';
+import { updateRecord } from '../store/read-decide-write';
 
 /** The record map "run now" requests wait in, one record per request. */
 export const RUN_REQUEST_MAP = 'job-requests';
@@ -61,6 +63,13 @@ export class RunRequestRecordStore implements RunRequestStore {
 
   compareAndSet(id: string, expected: StoredRequest, next: RunRequest, timeoutMs?: number): Promise<boolean> {
     return this.require().replace({ key: id, value: expected.raw }, encodeRequest(next), { timeoutMs });
+  }
+
+  update<R>(id: string, decide: (current: RunRequest | undefined) => RequestDecision<R>, bounds: { attempts: number; deadline: Deadline }): Promise<R> {
+    return updateRecord(this.require(), id, (current) => {
+      const decision = decide(current && decodeRequest(id, current.value));
+      return decision.next === undefined ? { result: decision.result } : { result: decision.result, write: encodeRequest(decision.next) };
+    }, bounds);
   }
 
   async remove(id: string): Promise<void> {

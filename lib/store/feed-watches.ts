@@ -3,7 +3,7 @@ import { writtenByMark, type MissedReason, type RecordChanges, type Unwatch } fr
 /** One watch of one map. */
 interface Watch {
   readonly changes: RecordChanges;
-  /** The text of this backend's own write ids, when the watch leaves them out. */
+  /** The text of the write ids the watch leaves out (its `exceptMark`), if any. */
   readonly except: string | undefined;
 }
 
@@ -15,12 +15,9 @@ interface Watch {
 export class FeedWatches {
   private readonly watches = new Map<string, Set<Watch>>();
 
-  /** @param mark - The backend's write-id mark (see `StoreBackend.writeId`). */
-  constructor(private readonly mark: string) {}
-
   /** Adds a watch of `map`; returns what removes it. */
-  add(map: string, changes: RecordChanges, exceptOwn: boolean): Unwatch {
-    const watch: Watch = { changes, except: exceptOwn ? writtenByMark(this.mark) : undefined };
+  add(map: string, changes: RecordChanges, exceptMark: string | undefined): Unwatch {
+    const watch: Watch = { changes, except: exceptMark === undefined ? undefined : writtenByMark(exceptMark) };
     let set = this.watches.get(map);
     if (!set) this.watches.set(map, (set = new Set()));
     set.add(watch);

@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { openObservedMap } from './observed-record-map';
 import type { RecordChanges, RecordMap, RecordMapSpec, Unwatch, WatchOptions } from './record-map';
 import type { StoreBackend } from './store-backend';
 
@@ -28,7 +29,7 @@ export class MapHold {
     this.opened = true;
     try {
       await this.backend.open();
-      const map = await this.backend.map(this.name, this.spec);
+      const map = await openObservedMap(this.backend, this.name, this.spec);
       if (changes) this.unwatch = await map.watch(changes, options);
       this.held = map;
       return map;

@@ -11,7 +11,7 @@ export interface StoredRecord {
   readonly key: string;
   /**
    * The exact text stored. A compare-and-set names it as the value it expects; a value that carries a unique write id
-   * (see `StoreBackend.writeId`) also settles a write whose answer was lost (`readDecideWrite`).
+   * (see `writeIdsOf`) also settles a write whose answer was lost (`readDecideWrite`).
    */
   readonly value: string;
 }
@@ -74,11 +74,12 @@ export interface RecordChanges {
 /** What a watch asks for. */
 export interface WatchOptions {
   /**
-   * Leave out the values this backend instance wrote itself, told by the write id they carry as a `"writeId"` field
-   * (see `writtenByMark`): a writer learns its own writes from their answers. A backend may ignore it and send
-   * them anyway. Removals are always sent. Default `false`.
+   * Leave out the values whose `"writeId"` field carries a write id with this mark (see `writtenByMark`): the
+   * watcher's own writes, which it learns from their answers. The capabilities pass their backend's
+   * `writeIdsOf(backend).mark`. A backend may ignore it and send them anyway. Removals are always sent. Default:
+   * none left out.
    */
-  exceptOwn?: boolean;
+  exceptMark?: string;
 }
 
 /** How a map is opened. */
@@ -160,7 +161,7 @@ export interface RecordMap {
 /**
  * The text every value written with a write id of the instance whose mark is `mark` contains, and no other value: its
  * `"writeId"` field (in JSON, a quote inside a string is escaped, so no other field's text can hold it). What a watch
- * with `exceptOwn` leaves out.
+ * given the mark as `exceptMark` leaves out.
  */
 export function writtenByMark(mark: string): string {
   return `"writeId":"${mark}.`;

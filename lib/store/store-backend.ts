@@ -33,14 +33,6 @@ export interface StoreBackend {
   map(name: string, spec?: RecordMapSpec): Promise<RecordMap>;
   /** The backend's counters. The backend must be open. */
   counters(): Promise<Counters>;
-  /**
-   * A unique write id for the next value this node writes: `<this instance's mark>.<a count>`. A value that carries
-   * one can be told from every other value ever written, so a write whose answer was lost is settled by reading it
-   * back, and a feed may leave out this instance's own writes ({@link WatchOptions.exceptOwn}).
-   */
-  writeId(): string;
-  /** Whether a write id is one this backend instance handed out. */
-  wroteId(writeId: string): boolean;
   /** The store's own clock (epoch ms) where it has one (PostgreSQL `clock_timestamp()`, Redis `TIME`); `undefined`: none. */
   now?(): Promise<number>;
   /**

@@ -4,6 +4,7 @@ import type { RecordCallOptions, RecordMap, RecordWriteOptions, StoredRecord } f
 import type { ObservedRecord } from './record-codec';
 import { RecordView } from './record-view';
 import type { StoreBackend } from './store-backend';
+import { writeIdsOf } from './write-ids';
 import { ViewTrust } from './view-trust';
 import { isUnknownOutcome } from './unknown-outcome';
 import type { WatchedRecordsEvents, WatchedRecordsOptions } from './watched-records.options';
@@ -49,7 +50,7 @@ export class WatchedRecords<T> {
   async open(events: WatchedRecordsEvents = {}): Promise<void> {
     this.events = events;
     try {
-      await this.hold.open({ changed: (key, value) => (value === null ? this.removed(key) : this.heard(key, value)), missed: (reason) => this.trust.missed(reason) }, { exceptOwn: true });
+      await this.hold.open({ changed: (key, value) => (value === null ? this.removed(key) : this.heard(key, value)), missed: (reason) => this.trust.missed(reason) }, { exceptMark: writeIdsOf(this.backend).mark });
       await this.reload();
       this.trust.start();
     } catch (error) {
@@ -212,7 +213,7 @@ export class WatchedRecords<T> {
   /** Whether a stored value was written by this node (its `"writeId"` carries this backend instance's mark). */
   private ownValue(raw: string): boolean {
     const writeId = WRITE_ID.exec(raw)?.[1];
-    return writeId !== undefined && this.backend.wroteId(writeId);
+    return writeId !== undefined && writeIdsOf(this.backend).wrote(writeId);
   }
 
   /** A value another node (or version, or operator) wrote, from the feed. */

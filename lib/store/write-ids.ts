@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { StoreBackend } from './store-backend';
 
 /**
- * A backend instance's write ids, `<mark>.<n>`: the mark is unique to the instance, so a value's `"writeId"` says
- * whether this instance wrote it (what a watch with `exceptOwn` leaves out, and how a lost answer is settled).
- * Every backend makes and tells them this one way (`StoreBackend.writeId`, `StoreBackend.wroteId`).
+ * The write ids of the values written through one backend instance, `<mark>.<n>`: the mark is unique to the
+ * instance, so a value's `"writeId"` says whether this node wrote it (what a watch given the mark as
+ * `WatchOptions.exceptMark` leaves out, and how a lost answer is settled). Made here, above the backends, for every
+ * one of them: get them from {@link writeIdsOf}. A backend takes part only by honouring `exceptMark`.
  */
 export class WriteIds {
   /** This instance's mark. */
@@ -19,4 +21,13 @@ export class WriteIds {
   wrote(writeId: string): boolean {
     return writeId.startsWith(`${this.mark}.`);
   }
+}
+
+const idsByBackend = new WeakMap<StoreBackend, WriteIds>();
+
+/** The write ids of `backend`: the same {@link WriteIds} (one mark) for the same backend instance, whoever asks. */
+export function writeIdsOf(backend: StoreBackend): WriteIds {
+  let ids = idsByBackend.get(backend);
+  if (!ids) idsByBackend.set(backend, (ids = new WriteIds()));
+  return ids;
 }

@@ -1,6 +1,7 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { RecordCallOptions, RecordMap, StoredRecord, Unwatch } from '../store/record-map';
+import { openObservedMap } from '../store/observed-record-map';
 import type { StoreBackend } from '../store/store-backend';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
@@ -56,7 +57,7 @@ export class TaskRecordStore implements TaskStore {
     try {
       await this.backend.open();
       const tasks = await this.openTasks();
-      this.groups = await this.backend.map(TASK_GROUP_MAP);
+      this.groups = await openObservedMap(this.backend, TASK_GROUP_MAP);
       this.tasks = tasks;
       this.syncFeed(); // for the watches made before connect; `listening()` waits for it
     } catch (error) {
@@ -67,7 +68,7 @@ export class TaskRecordStore implements TaskStore {
 
   /** Opens the record map the tasks live in (a backend's native store may keep them in a place of its own). */
   protected openTasks(): Promise<RecordMap> {
-    return this.backend.map(TASK_MAP, { indexes: TASK_INDEXES });
+    return openObservedMap(this.backend, TASK_MAP, { indexes: TASK_INDEXES });
   }
 
   /** {@inheritDoc TaskStore.close} */

@@ -4,6 +4,7 @@ import { validateDefinition } from '../../lib/permits/definition.validator';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
 import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { encodeScheduleRecord } from '../../lib/schedules/schedule-record.codec';
+import { writeIdsOf } from '../../lib/store/write-ids';
 import { describeBackendContract, describeStoreContracts } from '../../lib/testing';
 import { ControlledCluster } from '../support/cluster-control';
 import { declareFresh } from '../support/fresh-cluster';
@@ -41,14 +42,14 @@ describe('against the shared test member', () => {
     try {
       const [ma, mb] = [await a.map('own'), await b.map('own')];
       const heard: Array<[string, string | null]> = [];
-      const stop = await ma.watch({ changed: (key, value) => heard.push([key, value]), missed: () => undefined }, { exceptOwn: true });
+      const stop = await ma.watch({ changed: (key, value) => heard.push([key, value]), missed: () => undefined }, { exceptMark: writeIdsOf(a).mark });
       const entry: SemaphoreEntry = {
-        revision: 3, writeId: a.writeId(), definition: validateDefinition({ name: 'nightly-export', duration: '10m' }), lastToken: 3,
+        revision: 3, writeId: writeIdsOf(a).next(), definition: validateDefinition({ name: 'nightly-export', duration: '10m' }), lastToken: 3,
         permits: [{ semaphore: 'nightly-export', acquirer: 'a', group: 'default', instance: 'a/1', fencingToken: 3, grantedAt: 1, refreshedAt: 2, expiresAt: 3 }],
       };
-      const schedule = { id: 'reports.nightly-ledger-export', revision: 1, updatedAt: Date.now(), updatedBy: 'eu-west-1/replica-7f9c', writeId: a.writeId(), definition: null };
+      const schedule = { id: 'reports.nightly-ledger-export', revision: 1, updatedAt: Date.now(), updatedBy: 'eu-west-1/replica-7f9c', writeId: writeIdsOf(a).next(), definition: null };
       const mine = { entry: encodeEntry(entry), schedule: encodeScheduleRecord(schedule) };
-      const theirs = { entry: encodeEntry({ ...entry, revision: 4, writeId: b.writeId() }), schedule: encodeScheduleRecord({ ...schedule, revision: 2, writeId: b.writeId() }) };
+      const theirs = { entry: encodeEntry({ ...entry, revision: 4, writeId: writeIdsOf(b).next() }), schedule: encodeScheduleRecord({ ...schedule, revision: 2, writeId: writeIdsOf(b).next() }) };
       for (const key of ['entry', 'schedule'] as const) {
         await ma.create(key, mine[key]);
         // One key's events come in order: had the own write been sent, it would be heard before the other node's.

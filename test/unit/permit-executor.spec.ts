@@ -3,7 +3,9 @@ import type { AcquireResult } from '../../lib/permits/acquire-result';
 import { DenyReason } from '../../lib/permits/deny-reason';
 import { LocalPermits } from '../../lib/permits/local-permits';
 import type { Permit } from '../../lib/permits/permit';
-import { PermitExecutor, type PermitExecutorParts } from '../../lib/permits/permit-executor';
+import { PermitDecisions } from '../../lib/permits/permit-decisions';
+import type { PermitEngine } from '../../lib/permits/permit.engine';
+import { PermitExecutor } from '../../lib/permits/permit-executor';
 
 /**
  * The executor every tick and withPermit goes through: a run starts only on a permit with a quarter of its
@@ -18,16 +20,17 @@ describe('PermitExecutor', () => {
   });
   const executor = (granted: Permit, releases: number[] = [], vacantSince?: number) => {
     const local = new LocalPermits();
-    const parts: PermitExecutorParts = {
-      clock, clockSkewMs: 1_000, local,
-      accepting: () => true,
-      notAccepting: (semaphore) => ({ granted: false, semaphore, reason: DenyReason.NOT_READY, message: 'closed' }),
-      decide: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted, vacantSince }),
+    // The engine's answers are faked (its store behaviour is the contract and fault suites'); the decisions are real.
+    const engine = {
+      tryAcquire: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted, vacantSince }),
       refresh: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'refreshed', permit: granted }),
-      releaseQuietly: async (_p, notBefore) => (releases.push(notBefore), true),
+      release: async (_p: Permit, notBefore: number) => (releases.push(notBefore), 'released' as const),
       newsAgainst: () => undefined,
       watch: () => () => undefined,
-    };
+    } as unknown as PermitEngine;
+    const untraced = { span: <T>(_name: string, _attributes: object, work: (span: { set(): void }) => Promise<T>) => work({ set: () => undefined }) };
+    const parts = new PermitDecisions(engine, local, clock, 1_000, untraced, { note: () => undefined, releaseFailed: () => undefined });
+    parts.phase = 'ready';
     return { run: new PermitExecutor(parts), local };
   };
 

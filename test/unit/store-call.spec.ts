@@ -3,17 +3,16 @@ import { CorruptStateError } from '../../lib/core/errors/corrupt-state.error';
 import { QuorumLostError } from '../../lib/core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
-import { HazelcastConnection, type StoreCall } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { callWithDeadline, StoreCalls } from '../../lib/backends/hazelcast/store-call';
+import { StoreCallObservers, type StoreCall } from '../../lib/store/store-call-observers';
 
 /**
  * The fail-closed rule every Hazelcast store call obeys: whatever the client does, a caller sees one of the library's
- * errors, so it denies or lets go rather than acting on an unknown outcome. No cluster needed: `timed()` only runs
- * the operation it is given.
+ * errors, so it denies or lets go rather than acting on an unknown outcome. No cluster needed: a call only runs the
+ * operation it is given.
  */
 describe('a Hazelcast store call', () => {
-  const connection = new HazelcastConnection();
-  const calls = () => new StoreCalls(connection, 'permits', 50);
+  const calls = () => new StoreCalls(50);
   const failing = (error: unknown) => () => Promise.reject(error);
 
   it('that gets no answer within its deadline fails with StoreTimeoutError naming the operation', async () => {
@@ -60,19 +59,21 @@ describe('a Hazelcast store call', () => {
     expect(await calls().run(failing(foreign('QuorumLostError')), 'list').catch((e: unknown) => e)).toBeInstanceOf(QuorumLostError);
   });
 
-  it('is counted, and reported to call listeners with how it ended', async () => {
+  it("is counted, and a native store's call is reported to its observers with how it ended", async () => {
     const heard: StoreCall[] = [];
-    const stop = connection.onCall((call) => heard.push(call));
-    const store = calls();
+    const observers = new StoreCallObservers();
+    const stop = observers.listen((call) => heard.push(call));
+    const store = new StoreCalls(50, observers);
     try {
       await store.run(() => Promise.resolve(1), 'read');
       await store.run(failing(new Error('x')), 'read').catch(() => undefined);
       await store.run(() => new Promise(() => undefined), 'read', 5).catch(() => undefined);
+      await store.run(failing(new SplitBrainProtectionError('quorum')), 'read').catch(() => undefined);
     } finally {
       stop();
     }
-    expect(store.count()).toBe(3);
-    expect(heard.map((c) => [c.store, c.outcome])).toEqual([['permits', 'ok'], ['permits', 'error'], ['permits', 'timeout']]);
+    expect(store.count()).toBe(4);
+    expect(heard.map((c) => [c.store, c.outcome])).toEqual([['tasks', 'ok'], ['tasks', 'unavailable'], ['tasks', 'timeout'], ['tasks', 'quorum']]);
   });
 
   it('made without a store (declaring a cluster new) follows the same mapping', async () => {

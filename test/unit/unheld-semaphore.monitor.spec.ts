@@ -1,6 +1,6 @@
 import { DenyReason } from '../../lib';
 import type { PermitDenied } from '../../lib';
-import { UnheldSemaphoreMonitor } from '../../lib/nest/permits/unheld-semaphore.monitor';
+import { UnheldSemaphoreMonitor } from '../../lib/permits/unheld-semaphore.monitor';
 
 describe('UnheldSemaphoreMonitor', () => {
   const definition = { name: 'export', permits: 1, durationMs: 10_000, groupPattern: 'production', acquirerPattern: '.*' };

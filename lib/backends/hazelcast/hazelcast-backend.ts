@@ -1,17 +1,18 @@
-import { WriteIds } from '../../store/write-ids';
 import type { Client, IMap } from 'hazelcast-client';
 import { systemClock, type Clock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
+import { writeIdsOf } from '../../store/write-ids';
+import { storeCallsOf } from '../../store/store-call-observers';
 import type { StoreBackend, TaskStore } from '../../store/store-backend';
 import { HazelcastConnection } from './hazelcast-connection';
 import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
 import { HazelcastCounters } from './hazelcast-counters';
 import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
-import { StoreCalls, type StoreName } from './store-call';
+import { StoreCalls } from './store-call';
 import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
 
 /** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
@@ -29,9 +30,6 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
   connection?: HazelcastConnection;
 }
 
-/** Which store label (metrics) a map's calls carry, by the map's name. */
-const STORE_OF: Record<string, StoreName> = { semaphores: 'permits', presence: 'presence', tasks: 'tasks', 'task-groups': 'tasks' };
-
 /**
  * The store contract on a Hazelcast cluster: record maps are IMaps (`<prefix>.<name>`), changes come from entry
  * listeners (a reconnect, a member leaving or a cleared map say changes may have been missed), counters are records
@@ -42,13 +40,12 @@ export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   readonly connection: HazelcastConnection;
-  private readonly writes = new WriteIds();
   private client?: Client;
   private canaries?: PartitionCanaries;
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   /** Whether this backend holds one open of the connection (to close once). */
   private holdsConnection = false;
-  private readonly calls = new Map<StoreName, StoreCalls>();
+  private readonly calls: StoreCalls;
   /** The prefix of this backend's IMaps (`<prefix>.<map>`). */
   readonly mapPrefix: string;
   private countersOf?: Promise<Counters>;
@@ -57,6 +54,7 @@ export class HazelcastBackend implements StoreBackend {
   constructor(private readonly options: HazelcastBackendOptions = {}) {
     this.connection = options.connection ?? new HazelcastConnection(options);
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
+    this.calls = new StoreCalls(options.callTimeoutMs ?? 10_000);
   }
 
   /** Opens the connection (the first caller; later ones share it) and makes sure the partition canaries are there. */
@@ -87,7 +85,7 @@ export class HazelcastBackend implements StoreBackend {
     const opened = this.connection.open();
     try {
       const client = await opened;
-      const calls = this.storeCalls('schedules');
+      const calls = this.calls;
       const canaries = new PartitionCanaries(client, await calls.run(() => client.getMap<string, string>(CANARY_MAP), 'open the canary map'), this.options.clock ?? systemClock);
       await canaries.ensure((operation) => calls.run(operation, 'canaries'));
       this.client = client;
@@ -104,7 +102,7 @@ export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.map} */
   async map(name: string, spec: RecordMapSpec = {}): Promise<RecordMap> {
     const client = this.requireClient();
-    const calls = this.storeCalls(STORE_OF[name] ?? 'schedules');
+    const calls = this.calls;
     const json = (spec.indexes?.length ?? 0) > 0;
     const map = await calls.run(() => client.getMap<string, string>(`${this.mapPrefix}.${name}`), `open the ${name} map`);
     return new HazelcastRecordMap(name, map, json, {
@@ -116,25 +114,15 @@ export class HazelcastBackend implements StoreBackend {
         throw error;
       })),
       now: () => (this.options.clock ?? systemClock).now(),
-      mark: this.writes.mark,
     });
   }
 
   /** {@inheritDoc StoreBackend.counters} */
   counters(): Promise<Counters> {
-    this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => this.writeId(), this.options.clock ?? systemClock));
+    this.countersOf ??= this.map('counters').then((map) => new HazelcastCounters(map as HazelcastRecordMap, () => writeIdsOf(this).next(), this.options.clock ?? systemClock));
     return this.countersOf;
   }
 
-  /** {@inheritDoc StoreBackend.writeId} */
-  writeId(): string {
-    return this.writes.next();
-  }
-
-  /** {@inheritDoc StoreBackend.wroteId} */
-  wroteId(writeId: string): boolean {
-    return this.writes.wrote(writeId);
-  }
 
   /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
@@ -148,20 +136,14 @@ export class HazelcastBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.operationCount} */
   operationCount(): number {
-    let count = 0;
-    for (const calls of this.calls.values()) count += calls.count();
-    return count;
+    return this.calls.count();
   }
 
   /** {@inheritDoc StoreBackend.taskStore} */
   taskStore(): TaskStore {
-    return new HazelcastTaskStore({ connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs });
-  }
-
-  private storeCalls(store: StoreName): StoreCalls {
-    let calls = this.calls.get(store);
-    if (!calls) this.calls.set(store, (calls = new StoreCalls(this.connection, store, this.options.callTimeoutMs ?? 10_000)));
-    return calls;
+    return new HazelcastTaskStore({
+      connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs, observers: storeCallsOf(this),
+    });
   }
 
   private requireClient(): Client {

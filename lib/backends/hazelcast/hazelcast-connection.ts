@@ -1,15 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, LifecycleState } from 'hazelcast-client';
 import { formatDuration } from '../../core/duration';
-import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
-import { withDeadline } from '../../core/with-deadline';
 import { yieldClusterViewRetries } from './cluster-view-retry';
 import { ClusterNameRefusedError } from './errors/cluster-name-refused.error';
 import { connectToEveryMember } from './connect-to-every-member';
 import { FirstConnection, type FirstOutcome } from './first-connection';
 import { clusterTarget, firstConnectionBound, ownedClientConfig, unreachableMessage, type HazelcastConnectionOptions } from './hazelcast-connection.options';
-import { storeFailure, type StoreName } from './store-call';
 
 
 /** Before a background start replaces a client that gave up by its own `clusterConnectTimeoutMillis`. */
@@ -17,15 +14,6 @@ const RESTART_PAUSE_MS = 1_000;
 
 /** Lifecycle states of an owned client, as its users see them. */
 export type ConnectionState = 'connected' | 'disconnected';
-
-/** One call a store made to the cluster, as it ended (for metrics). */
-export interface StoreCall {
-  /** The store that made it. */
-  readonly store: StoreName;
-  readonly durationMs: number;
-  /** `timeout`: no answer within its deadline (its outcome is unknown); `error`: it failed. */
-  readonly outcome: 'ok' | 'error' | 'timeout';
-}
 
 /**
  * The one Hazelcast client a process's capabilities share: opened once by whichever uses it first, closed when the
@@ -42,7 +30,6 @@ export class HazelcastConnection {
   /** The owned client while it waits for its first connection. */
   private starting?: { client: Client; first: FirstConnection };
   private readonly listeners = new Set<(state: ConnectionState) => void>();
-  private readonly callListeners = new Set<(call: StoreCall) => void>();
 
   constructor(private readonly options: HazelcastConnectionOptions = {}) {}
 
@@ -104,35 +91,6 @@ export class HazelcastConnection {
   onState(listener: (state: ConnectionState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  /** Hears every call the stores on this connection make, as it ends; returns the unsubscribe. */
-  onCall(listener: (call: StoreCall) => void): () => void {
-    this.callListeners.add(listener);
-    return () => this.callListeners.delete(listener);
-  }
-
-  /**
-   * Runs one call of `store` with its deadline (see `withDeadline`), maps its failure to the library's errors (see
-   * `storeFailure`), and tells the {@link onCall} listeners how long it took and how it ended. Stores start their
-   * calls through `StoreCalls`, which calls this.
-   */
-  async timed<T>(store: StoreName, operation: () => Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {
-    const mapped = (error: unknown): never => {
-      throw storeFailure(error, what);
-    };
-    if (this.callListeners.size === 0) return withDeadline(operation(), timeoutMs, what).catch(mapped);
-    const started = performance.now();
-    let outcome: StoreCall['outcome'] = 'ok';
-    try {
-      return await withDeadline(operation(), timeoutMs, what).catch(mapped);
-    } catch (error) {
-      outcome = error instanceof StoreTimeoutError ? 'timeout' : 'error';
-      throw error;
-    } finally {
-      const call: StoreCall = { store, durationMs: performance.now() - started, outcome };
-      for (const listener of this.callListeners) listener(call);
-    }
   }
 
   /** Whether the client runs (it may still be reconnecting). */

@@ -19,8 +19,6 @@ export interface HazelcastRecordMapContext {
   readonly lostMarks: () => Promise<IMap<string, string>>;
   /** Where time is read (the time a record is marked lost). */
   readonly now: () => number;
-  /** The mark of the backend's write ids, left out of a watch with `exceptOwn`. */
-  readonly mark: string;
 }
 
 /**
@@ -112,19 +110,19 @@ export class HazelcastRecordMap implements RecordMap {
     const heard = (key: string, stored: Stored | null | undefined) => changes.changed(key, stored === null || stored === undefined ? null : text(stored));
     const gone = (key: string) => changes.changed(key, null);
     const cleared = () => changes.missed('cleared');
-    const own = options.exceptOwn && !this.json;
+    const own = !this.json ? options.exceptMark : undefined;
     const ids: string[] = [];
     const stopAll = async () => {
       await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
       ids.length = 0;
     };
     try {
-      if (own) {
+      if (own !== undefined) {
         // Values on a listener that leaves out this node's own writes (their write ids carry its mark); removals on a
         // second without values: a predicate would test the removed value and hide the removal of an own write.
         ids.push(await this.call(() => this.map.addEntryListenerWithPredicate(
           { added: (e) => heard(e.key, e.value), updated: (e) => heard(e.key, e.value), merged: (e) => heard(e.key, e.value) },
-          writtenByOthers(this.context.mark),
+          writtenByOthers(own),
           undefined,
           true,
         ), `listen to ${this.name}`, {}));
@@ -207,7 +205,7 @@ function text(stored: Stored | object): string {
 const OWN_WRITE_SCAN = 256;
 
 /**
- * The member-side predicate of a watch with `exceptOwn`: every value but those that carry a write id with `mark` (see
+ * The member-side predicate of a watch with `exceptMark`: every value but those that carry a write id with `mark` (see
  * `writtenByMark`) among their leading top-level fields. Anchored at the record's start and bounded, so a value of
  * another writer fails after a few characters: an unanchored `like '%…%'` scans every value whole, on the member's
  * partition thread, for every listener, and measured 10 % on a listened compare-and-set. Exported for the benchmark's

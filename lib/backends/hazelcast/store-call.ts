@@ -4,6 +4,7 @@ import { QuorumLostError } from '../../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
+import type { StoreCallObservers } from '../../store/store-call-observers';
 
 /**
  * The one home of a Hazelcast store call: its deadline, and how its failures become the library's errors. Callers
@@ -11,16 +12,8 @@ import { withDeadline } from '../../core/with-deadline';
  * the safety net under every decision, and each store used to carry its own copy of it.
  */
 
-/** The store a call belongs to (the `store` label of its metrics). */
-export type StoreName = 'permits' | 'presence' | 'tasks' | 'schedules';
-
 /** A call to the cluster with its deadline and mapping already decided by the caller (given to helpers such as the canaries). */
 export type ClusterCall = <T>(operation: () => Promise<T>) => Promise<T>;
-
-/** What {@link StoreCalls} needs of a connection: it starts every call through the connection's `timed()`, which times it for metrics. */
-export interface TimedCalls {
-  timed<T>(store: StoreName, operation: () => Promise<T>, timeoutMs: number | undefined, what: string): Promise<T>;
-}
 
 /**
  * What a failed store call throws, from what the client threw (`what` names the operation):
@@ -56,32 +49,36 @@ export async function callWithDeadline<T>(operation: () => Promise<T>, timeoutMs
 }
 
 /**
- * The calls one store makes on its connection: each with a deadline (the caller's, else the store's default), timed
- * through the connection for metrics, failures mapped by {@link storeFailure}, and counted for `operationCount()`.
+ * The calls one store makes on its connection: each with a deadline (the caller's, else the store's default),
+ * failures mapped by {@link storeFailure}, and counted for `operationCount()`. Record-map calls are timed for metrics
+ * above the backend (`ObservedRecordMap`); a native store's calls, which no record map carries, are reported to the
+ * `observers` given.
  */
 export class StoreCalls {
   private operations = 0;
 
   constructor(
-    private readonly connection: TimedCalls,
-    private readonly store: StoreName,
     /** Deadline of a call given none, in ms. */
     private readonly defaultTimeoutMs: number,
+    /** Where a native store reports its calls (under `tasks`); none for the backend's record maps. */
+    private readonly observers?: StoreCallObservers,
   ) {}
 
   /** Runs one call; `what` names it in errors (`read "billing"`). */
   run<T>(operation: () => Promise<T>, what: string, timeoutMs?: number): Promise<T> {
     this.operations++;
     // Not async: every store call passes here, and a layer of promise and awaits per call shows in a tick's CPU.
+    const startedMs = this.observers?.heard ? performance.now() : undefined;
     let pending: Promise<T>;
     try {
-      pending = this.connection.timed(this.store, operation, timeoutMs ?? this.defaultTimeoutMs, what);
+      pending = withDeadline(operation(), timeoutMs ?? this.defaultTimeoutMs, what);
     } catch (error) {
-      return Promise.reject(storeFailure(error, what));
+      pending = Promise.reject(error as Error);
     }
-    return pending.catch((error: unknown) => {
+    const mapped = pending.catch((error: unknown) => {
       throw storeFailure(error, what);
     });
+    return startedMs === undefined ? mapped : this.observers!.track('tasks', startedMs, mapped);
   }
 
   /** How many calls were started, for tests that prove a steady state makes none. */

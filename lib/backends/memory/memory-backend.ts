@@ -1,5 +1,4 @@
 import type { Clock } from '../../core/clock';
-import { WriteIds } from '../../store/write-ids';
 import type { Counters, CounterValue } from '../../store/counter';
 import { writtenByMark, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { StoreBackend } from '../../store/store-backend';
@@ -31,7 +30,6 @@ export class MemoryBackend implements StoreBackend {
   readonly kind = 'memory';
   /** The data every node of this backend shares: tests plant values and lose data through it. */
   readonly records: MemoryRecords;
-  private readonly writes = new WriteIds();
   private operations = 0;
   private opens = 0;
   /** While set, calls fail as an unreachable store's would (tests of fail-closed paths). */
@@ -70,7 +68,7 @@ export class MemoryBackend implements StoreBackend {
 
   /** {@inheritDoc StoreBackend.map} */
   async map(name: string, _spec?: RecordMapSpec): Promise<RecordMap> {
-    return new MemoryRecordMap(name, this.records, () => this.call(), this.writes.mark);
+    return new MemoryRecordMap(name, this.records, () => this.call());
   }
 
   /** {@inheritDoc StoreBackend.counters} */
@@ -78,15 +76,6 @@ export class MemoryBackend implements StoreBackend {
     return new MemoryCounters(this.records, () => this.call());
   }
 
-  /** {@inheritDoc StoreBackend.writeId} */
-  writeId(): string {
-    return this.writes.next();
-  }
-
-  /** {@inheritDoc StoreBackend.wroteId} */
-  wroteId(writeId: string): boolean {
-    return this.writes.wrote(writeId);
-  }
 
   /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
@@ -124,8 +113,6 @@ class MemoryRecordMap implements RecordMap {
     readonly name: string,
     private readonly records: MemoryRecords,
     private readonly call: () => void,
-    /** The mark of the backend's write ids (what a watch with `exceptOwn` leaves out). */
-    private readonly mark: string,
   ) {}
 
   async get(key: string): Promise<StoredRecord | undefined> {
@@ -200,7 +187,7 @@ class MemoryRecordMap implements RecordMap {
     const stop = this.records.watch(this.name, {
       changed: (key, value) => changes.changed(key, value),
       missed: (reason) => changes.missed(reason),
-      ...(options.exceptOwn && { except: writtenByMark(this.mark) }),
+      ...(options.exceptMark !== undefined && { except: writtenByMark(options.exceptMark) }),
     });
     return async () => stop();
   }

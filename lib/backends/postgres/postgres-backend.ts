@@ -1,4 +1,4 @@
-import { WriteIds } from '../../store/write-ids';
+import { randomUUID } from 'node:crypto';
 import type * as Pg from 'pg';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
@@ -54,7 +54,8 @@ export class PostgresBackend implements StoreBackend {
   readonly mapPrefix: string;
   /** The schema of the library's tables. */
   readonly schema: string;
-  private readonly writes = new WriteIds();
+  /** Unique to this instance: its feed's connection checks carry it. */
+  private readonly mark = randomUUID();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private pool?: Pg.Pool;
   private ownsPool = false;
@@ -206,7 +207,7 @@ export class PostgresBackend implements StoreBackend {
         await this.checkIncarnation({ also: 'pg_notify($1, $2), ', more: [this.channel(), payload] });
       },
       channel: this.channel(),
-      mark: this.writes.mark,
+      mark: this.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
     // Records past their TTL read as gone at once; their rows go in the background, and the trigger tells watchers.
@@ -254,15 +255,6 @@ export class PostgresBackend implements StoreBackend {
     return (this.countersOf ??= new PostgresCounters(this.calls, this.quoted, this.mapPrefix, this.incarnation));
   }
 
-  /** {@inheritDoc StoreBackend.writeId} */
-  writeId(): string {
-    return this.writes.next();
-  }
-
-  /** {@inheritDoc StoreBackend.wroteId} */
-  wroteId(writeId: string): boolean {
-    return this.writes.wrote(writeId);
-  }
 
   /** The database's clock (`clock_timestamp()`), in epoch ms. */
   async now(): Promise<number> {

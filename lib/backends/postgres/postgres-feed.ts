@@ -29,7 +29,7 @@ export interface PostgresFeedContext {
   /** Reads one record's value (a change too large for a notification); `null` when there is none. */
   read(map: string, key: string): Promise<string | null>;
   readonly channel: string;
-  /** The backend's write-id mark. */
+  /** Unique to the backend instance: its connection checks' ids. */
   readonly mark: string;
   /** How often the listening connection is checked, and how long a check may take, in ms. */
   readonly checkEveryMs: number;
@@ -60,14 +60,14 @@ export class PostgresFeed {
   private probe?: { readonly id: string; readonly heard: () => void };
 
   constructor(private readonly context: PostgresFeedContext) {
-    this.watches = new FeedWatches(context.mark);
+    this.watches = new FeedWatches();
   }
 
   /** Starts telling `changes` of map `stored` (its name `name`); resolves once the feed listens. */
-  async watch(stored: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
+  async watch(stored: string, name: string, changes: RecordChanges, exceptMark: string | undefined): Promise<Unwatch> {
     if (this.closed) throw new StoreUnavailableError(`cannot watch ${name}: the PostgreSQL backend is closed`);
     await this.listening(name);
-    return this.watches.add(stored, changes, exceptOwn);
+    return this.watches.add(stored, changes, exceptMark);
   }
 
   /** Tells every watch that changes may have been missed (the backend found the database lost data). */

@@ -130,7 +130,7 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
-    return this.context.feed.watch(this.stored, this.name, changes, options.exceptOwn === true);
+    return this.context.feed.watch(this.stored, this.name, changes, options.exceptMark);
   }
 
   /** A compare-and-set: true when one row was written. A late answer goes to `lateOutcome` (see `PostgresCalls`). */

@@ -1,4 +1,3 @@
-import { WriteIds } from '../../store/write-ids';
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
@@ -38,7 +37,8 @@ export class RedisBackend implements StoreBackend {
   readonly kind = 'redis';
   /** The prefix (and hash tag) of the library's keys. */
   readonly mapPrefix: string;
-  private readonly writes = new WriteIds();
+  /** Unique to this instance: its feed's connection checks carry it. */
+  private readonly mark = randomUUID();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private client?: RedisClient;
   private readonly calls: RedisCalls;
@@ -143,7 +143,7 @@ export class RedisBackend implements StoreBackend {
       // From a script: so the check also finds what the scripts check first (see RedisCalls.probe).
       publish: (payload) => this.calls.probe(payload, this.options.listenCheckMs ?? 5_000),
       channel,
-      mark: this.writes.mark,
+      mark: this.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
     });
     this.sweep = setInterval(() => {
@@ -238,15 +238,6 @@ export class RedisBackend implements StoreBackend {
     return (this.countersOf ??= new RedisCounters(this.calls));
   }
 
-  /** {@inheritDoc StoreBackend.writeId} */
-  writeId(): string {
-    return this.writes.next();
-  }
-
-  /** {@inheritDoc StoreBackend.wroteId} */
-  wroteId(writeId: string): boolean {
-    return this.writes.wrote(writeId);
-  }
 
   /** The server's clock (`TIME`), in epoch ms. */
   async now(): Promise<number> {

@@ -22,7 +22,7 @@ export interface RedisFeedContext {
   /** Publishes `payload` on the channel from the backend's client (the feed's check of itself). */
   publish(payload: string): Promise<void>;
   readonly channel: string;
-  /** The backend's write-id mark. */
+  /** Unique to the backend instance: its connection checks' ids. */
   readonly mark: string;
   /** How often the subscriber is checked, and how long a check may take, in ms. */
   readonly checkEveryMs: number;
@@ -46,18 +46,18 @@ export class RedisFeed {
   private probe?: { readonly id: string; readonly heard: () => void };
 
   constructor(private readonly context: RedisFeedContext) {
-    this.watches = new FeedWatches(context.mark);
+    this.watches = new FeedWatches();
   }
 
   /** Starts telling `changes` of map `map`; resolves once the feed is subscribed. */
-  async watch(map: string, name: string, changes: RecordChanges, exceptOwn: boolean): Promise<Unwatch> {
+  async watch(map: string, name: string, changes: RecordChanges, exceptMark: string | undefined): Promise<Unwatch> {
     if (this.closed) throw new StoreUnavailableError(`cannot watch ${name}: the Redis backend is closed`);
     try {
       await this.listening();
     } catch (error) {
       throw new StoreUnavailableError(`cannot watch ${name}: Redis SUBSCRIBE failed: ${(error as Error).message}`, { cause: error });
     }
-    return this.watches.add(map, changes, exceptOwn);
+    return this.watches.add(map, changes, exceptMark);
   }
 
   /** Tells every watch that changes may have been missed (the backend found Redis lost data). */

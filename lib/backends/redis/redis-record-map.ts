@@ -94,7 +94,7 @@ export class RedisRecordMap implements RecordMap {
   }
 
   watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
-    return this.context.feed.watch(this.stored, this.name, changes, options.exceptOwn === true);
+    return this.context.feed.watch(this.stored, this.name, changes, options.exceptMark);
   }
 
   /** A compare-and-set: true when it wrote. A late answer goes to `lateOutcome`. */

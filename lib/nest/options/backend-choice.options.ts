@@ -77,7 +77,7 @@ export function usesHazelcast(backends: ResolvedBackends): boolean {
 function isStoreBackend(value: unknown): value is StoreBackend {
   if (value === null || typeof value !== 'object') return false;
   const candidate = value as Record<string, unknown>;
-  return ['open', 'close', 'map', 'counters', 'writeId', 'wroteId', 'memberCount', 'isConnected', 'operationCount'].every((m) => typeof candidate[m] === 'function');
+  return ['open', 'close', 'map', 'counters', 'memberCount', 'isConnected', 'operationCount'].every((m) => typeof candidate[m] === 'function');
 }
 
 function describeValue(value: unknown): string {

@@ -3,8 +3,8 @@ import { permitsBackendKind } from '../options/backend-choice.options';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
-import { DenyReason } from '../../permits/deny-reason';
 import { LocalPermits } from '../../permits/local-permits';
+import { PermitDecisions, type GatekeeperPhase } from '../../permits/permit-decisions';
 import { livePermits, type Permit } from '../../permits/permit';
 import { PermitEngine } from '../../permits/permit.engine';
 import { type DecideOptions } from '../../permits/permit-engine.options';
@@ -17,13 +17,11 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import { OutageNotice } from '../signals/outage-notice';
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { GatekeeperTracing, type TraceSpan } from '../signals/gatekeeper-tracing';
+import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitNotices } from './permit-notices';
 import { PermitsStartup } from './permits.startup';
 
-/** Where the module is in its life: decisions are made only while `ready`; `draining` still refreshes running work. */
-export type GatekeeperPhase = 'starting' | 'ready' | 'draining' | 'closed';
 
 /**
  * The permits capability in one process: the engine and the operator's edits on the module's store, the executor
@@ -36,13 +34,13 @@ export class PermitsRuntime implements CapabilityRuntime {
   readonly engine: PermitEngine;
   readonly admin: SemaphoreAdmin;
   readonly local = new LocalPermits();
+  /** Every acquire, refresh and release of this process, only while ready (see {@link PermitDecisions}). */
+  readonly decisions: PermitDecisions;
   readonly executor: PermitExecutor;
   readonly notices: PermitNotices;
-  phase: GatekeeperPhase = 'starting';
   /** Why a background start (`connectInBackground`) gave up, if it did: the module will not start without a restart. */
   startFailure?: string;
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
-  private readonly decisionListeners = new Set<(result: AcquireResult) => void>();
   /** Tokens other capabilities leave to lapse at shutdown (work that outlived its drain), asked for at {@link stop}. */
   private readonly keepers = new Set<() => Iterable<number>>();
   private dumpTimer?: NodeJS.Timeout;
@@ -72,18 +70,21 @@ export class PermitsRuntime implements CapabilityRuntime {
       countDenials: Boolean(options.stateDumpIntervalMs),
       backend: permitsBackendKind(options),
     });
-    this.executor = new PermitExecutor({
-      clock: options.permitClock,
-      clockSkewMs: options.clockSkewMs,
-      local: this.local,
-      accepting: () => this.phase === 'ready',
-      notAccepting: (semaphore) => this.notReady(semaphore),
-      decide: (semaphore, decide) => this.decide(semaphore, decide),
-      refresh: (permit, decide) => this.refresh(permit, decide),
-      releaseQuietly: (permit, notBefore) => this.releaseQuietly(permit, notBefore),
-      newsAgainst: (permit) => this.engine.newsAgainst(permit),
-      watch: (permit, onLost) => this.engine.watch(permit, onLost),
+    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, tracing, {
+      note: (result) => this.notices.note(result),
+      // With the store out of reach, said once as "Cluster unreachable": the permit simply expires.
+      releaseFailed: (semaphore, error) => (OutageNotice.isOutage(error) ? this.logger.debug(messages.releaseFailed(semaphore, error)) : this.logger.warn(messages.releaseFailed(semaphore, error))),
     });
+    this.executor = new PermitExecutor(this.decisions);
+  }
+
+  /** Where the module is in its life (see {@link GatekeeperPhase}). */
+  get phase(): GatekeeperPhase {
+    return this.decisions.phase;
+  }
+
+  set phase(phase: GatekeeperPhase) {
+    this.decisions.phase = phase;
   }
 
   /** What the store tells this capability once connected: losses, returns, rebuilt and unreadable entries. */
@@ -149,37 +150,23 @@ export class PermitsRuntime implements CapabilityRuntime {
   }
 
   /** Decides `semaphore` for a caller that holds its claim here (or needs none), only while ready. */
-  async decide(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
-    return this.tracing.span('gatekeeper.acquire', { 'gatekeeper.semaphore': semaphore }, async (span) => {
-      if (this.phase !== 'ready') return traced(span, this.notReady(semaphore));
-      return traced(span, this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options))));
-    });
+  decide(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
+    return this.decisions.decide(semaphore, options);
   }
 
   /** Refreshes exactly `permit`; also while draining, so running work keeps its permit until it finishes. */
-  async refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult> {
-    const attributes = { 'gatekeeper.semaphore': permit.semaphore, 'gatekeeper.token': permit.fencingToken };
-    return this.tracing.span('gatekeeper.refresh', attributes, async (span) => {
-      if (this.phase !== 'ready' && this.phase !== 'draining') return traced(span, this.notReady(permit.semaphore));
-      return traced(span, this.noted(await this.local.decision(this.engine.refresh(permit, options))));
-    });
+  refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult> {
+    return this.decisions.refresh(permit, options);
   }
 
   /** Releases, never throwing: a permit that cannot be released simply expires. Whether this call released it. */
-  async releaseQuietly(permit: Permit, notBefore = 0): Promise<boolean> {
-    try {
-      return (await this.engine.release(permit, notBefore)) === 'released';
-    } catch (error) {
-      // With the store out of reach, said once as "Cluster unreachable": the permit simply expires.
-      if (OutageNotice.isOutage(error)) this.logger.debug(messages.releaseFailed(permit.semaphore, error));
-      else this.logger.warn(messages.releaseFailed(permit.semaphore, error));
-      return false;
-    }
+  releaseQuietly(permit: Permit, notBefore = 0): Promise<boolean> {
+    return this.decisions.releaseQuietly(permit, notBefore);
   }
 
   /** The denial while the module is not ready (starting, or shutting down). */
   notReady(semaphore: string): PermitDenied {
-    return { granted: false, semaphore, reason: DenyReason.NOT_READY, message: `gatekeeper is ${this.phase}` };
+    return this.decisions.notReady(semaphore);
   }
 
   /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
@@ -200,8 +187,7 @@ export class PermitsRuntime implements CapabilityRuntime {
 
   /** Hears every decision this node makes (acquire or refresh, by a job or by hand); returns the unsubscribe. */
   onDecision(listener: (result: AcquireResult) => void): () => void {
-    this.decisionListeners.add(listener);
-    return () => this.decisionListeners.delete(listener);
+    return this.decisions.onDecision(listener);
   }
 
   /** Logs one line per semaphore (holders, expiries, tokens, denials here since the last dump). */
@@ -237,18 +223,4 @@ export class PermitsRuntime implements CapabilityRuntime {
     this.engine.dispose();
     this.startup.stop();
   }
-
-  private noted(result: AcquireResult): AcquireResult {
-    for (const listener of this.decisionListeners) listener(result);
-    this.notices.note(result);
-    return result;
-  }
-}
-
-/** A decision's outcome on its span: granted (with its token) or the reason it was denied. */
-function traced(span: TraceSpan, result: AcquireResult): AcquireResult {
-  span.set(result.granted
-    ? { 'gatekeeper.outcome': result.outcome, 'gatekeeper.token': result.permit.fencingToken }
-    : { 'gatekeeper.outcome': 'denied', 'gatekeeper.deny_reason': result.reason });
-  return result;
 }

@@ -16,7 +16,7 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { scheduleIntervalMs } from '../schedule-metadata/schedule-interval.reader';
 import { admittedBy } from '../../permits/permit.rules';
 import type { NodeIdentity } from '../../permits/permit';
-import { describeInstances } from './unheld-semaphore.monitor';
+import { describeInstances } from '../../permits/unheld-semaphore.monitor';
 
 /**
  * What start-up reads of a method that runs under a permit of its semaphore (`@ClusterSingleton`, whose options are

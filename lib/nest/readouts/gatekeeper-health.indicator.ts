@@ -4,7 +4,8 @@ import { GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsStartup } from '../permits/permits.startup';
 import { PresenceRuntime } from '../presence/presence.runtime';
-import { PermitsRuntime, type GatekeeperPhase } from '../permits/permits.runtime';
+import type { GatekeeperPhase } from '../../permits/permit-decisions';
+import { PermitsRuntime } from '../permits/permits.runtime';
 
 /** What the gatekeeper knows of its own health on this node. */
 export interface GatekeeperHealthDetails {

@@ -3,10 +3,11 @@ import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModu
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Subscription } from 'rxjs';
-import type { HazelcastConnection } from '../../backends/hazelcast/hazelcast-connection';
+import { storeCallsOf } from '../../store/store-call-observers';
 import { DenyReason } from '../../permits/deny-reason';
 import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
-import { GATEKEEPER_CONNECTION, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ModuleBackends } from '../gatekeeper-stores.factory';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ResolvedMetricsOptions } from '../options/metrics.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
@@ -61,7 +62,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
     private readonly runtime: PermitsRuntime,
     private readonly events: GatekeeperEvents,
     private readonly tasks: TasksRuntime,
-    @Optional() @Inject(GATEKEEPER_CONNECTION) private readonly connection?: HazelcastConnection,
+    @Optional() @Inject(GATEKEEPER_BACKENDS) private readonly backends?: ModuleBackends,
   ) {}
 
   /** Registers the instruments (once per process) and starts counting. */
@@ -87,8 +88,9 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
       if (event.kind === 'rejected') instruments.leaseLosses.inc({ node, kind: 'task' });
     });
     this.stops.push(() => taskEvents.unsubscribe());
-    if (this.connection) {
-      this.stops.push(this.connection.onCall((call) => instruments.storeCalls.observe({ node, store: call.store, outcome: call.outcome }, call.durationMs / 1000)));
+    // Every backend's calls, measured alike above the backends (one backend may hold several capabilities' state).
+    for (const backend of new Set(Object.values(this.backends?.of ?? {}))) {
+      this.stops.push(storeCallsOf(backend).listen((call) => instruments.storeCalls.observe({ node, store: call.store, outcome: call.outcome }, call.durationMs / 1000)));
     }
     this.logger.log(`Metrics: registered with prefix ${settings.prefix}`);
   }
@@ -219,7 +221,7 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
       name: name('job_instants_missed_total'), help: 'Scheduled instants of a job that passed while nobody could run it, as counted here', labelNames: ['node', 'semaphore', 'job'], registers,
     }),
     storeCalls: new prom.Histogram({
-      name: name('store_call_duration_seconds'), help: 'Calls to the cluster (round trips) by store, and how long they took', labelNames: ['node', 'store', 'outcome'], buckets: [...settings.callBuckets], registers,
+      name: name('store_call_duration_seconds'), help: 'Calls to the store (round trips) by capability, how long they took and how they ended', labelNames: ['node', 'store', 'outcome'], buckets: [...settings.callBuckets], registers,
     }),
   };
   new prom.Gauge({

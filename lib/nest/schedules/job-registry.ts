@@ -6,20 +6,13 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { originalMethod } from '../decorated-method';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import type { HeldTick } from '../../permits/definition.validator';
+import type { ScheduledJob } from '../../schedules/run/scheduled-job';
 
-/** A `@ClusterSingleton` job of this node, with its schedule when it has a cron expression. */
-export interface RegisteredJob {
-  /** `Class.method`: the job's name in the history, the API and the CLI. */
-  readonly name: string;
+/** A `@ClusterSingleton` job of this node (or a runtime schedule it takes part in), as the runner runs it. */
+export interface RegisteredJob extends ScheduledJob {
   readonly options: ResolvedClusterSingletonOptions;
   /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
   readonly trigger?: CronTrigger;
-  /** Its `@Interval` period (ms); `undefined` for any other schedule. */
-  readonly intervalMs?: number;
-  /** The job's own body, with no arguments: what a run calls under its permit (never the decorated wrapper). */
-  readonly invoke: () => unknown;
-  /** A runtime schedule paused by its own definition (a decorated job is paused by its semaphore's permits). */
-  readonly paused?: boolean;
 }
 
 /** The jobs this node runs, by name, found once at start-up. Used inside the module, not by applications. */

@@ -17,7 +17,8 @@ import { RuntimeSchedules } from './runtime-schedules';
 import type { ScheduleChangeResult, ScheduleEditOptions } from '../../schedules/schedule-catalog';
 import type { ScheduleDefinitionInput } from '../../schedules/schedule-definition';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
-import { runContext, type CurrentRun } from './run-context';
+import { runContext, type CurrentRun } from '../../schedules/run/run-context';
+import type { RunObserver } from '../../schedules/run/run-observer';
 import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
 
 /** Fire instants a description lists. */
@@ -93,6 +94,21 @@ export class ScheduleService {
    */
   currentRun(): CurrentRun | undefined {
     return runContext.getStore();
+  }
+
+  /**
+   * Adds an observer of every run of this node's jobs (ticks, runs now, catch-ups): it is told when a run starts and
+   * ends (with its outcome) and when a tick is skipped, after the library's own observers, in the order added. An
+   * observer that throws is logged and never breaks the run. Returns what removes it. Add it at start-up (in
+   * `onModuleInit`) to hear start-up's catch-ups too.
+   *
+   * @example
+   * ```ts
+   * const stop = schedules.observeRuns({ ended: (run, end) => this.metrics.record(run.job, end.outcome, end.durationMs) });
+   * ```
+   */
+  observeRuns(observer: RunObserver): () => void {
+    return this.runtime.pipeline.observe(observer);
   }
 
   /** The names of the jobs this node runs (`Class.method`, and the ids of the runtime schedules it has a handler for), sorted. */
@@ -206,7 +222,7 @@ export class ScheduleService {
   async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
     validateJobName(job);
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
-    return this.runtime.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
+    return this.runtime.pipeline.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
   }
 
   private async setJobPaused(job: string, pause: boolean, options: KindGuardOptions): Promise<JobPauseResult> {

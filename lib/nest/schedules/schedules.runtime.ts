@@ -5,22 +5,31 @@ import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
 import type { HistoryStore } from '../../schedules/history-store';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
-import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
+import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
 import { PermitsRuntime } from '../permits/permits.runtime';
-import { RunRequests } from './run-requests';
 import { OutageNotice } from '../signals/outage-notice';
+import type { RunRequestStore } from '../../schedules/run-request-store';
+import { RunPipeline } from './run-pipeline';
+import { ExclusiveRuns } from '../permits/exclusive-runs';
+import { GatekeeperEvents } from '../signals/gatekeeper-events';
+import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
+import { PresenceRuntime } from '../presence/presence.runtime';
+import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 
 /**
- * Schedules in one process: the jobs found at start-up and this node's part of their run history (written in
- * batches; see {@link HistoryRecorder}). Started after permits; stopped before them, writing what is left.
+ * Schedules in one process: the jobs found at start-up, the run pipeline every tick, run now and catch-up goes
+ * through ({@link RunPipeline}), and this node's part of their run history (written in batches; see
+ * {@link HistoryRecorder}). Started after permits; stopped before them, writing what is left.
  * Used inside the module, not by applications.
  */
 @Injectable()
 export class SchedulesRuntime implements CapabilityRuntime {
   readonly recorder: HistoryRecorder;
+  /** The runner, its observers and run-now requests, wired. */
+  readonly pipeline: RunPipeline;
   /** This node's `@LeaderOnly` methods by their history name (`leader:<election>:<Class.method>`), with their election; found at start-up. */
   private leaderJobs: ReadonlyMap<string, string> = new Map();
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
@@ -32,8 +41,13 @@ export class SchedulesRuntime implements CapabilityRuntime {
     @Inject(GATEKEEPER_HISTORY_STORE) readonly store: HistoryStore,
     private readonly explorer: GatekeeperExplorer,
     readonly jobs: JobRegistry,
-    readonly requests: RunRequests,
     permits: PermitsRuntime,
+    @Inject(GATEKEEPER_RUN_REQUEST_STORE) requestStore: RunRequestStore,
+    runs: ExclusiveRuns,
+    events: GatekeeperEvents,
+    tracing: GatekeeperTracing,
+    presence: PresenceRuntime,
+    semaphores: SemaphoreAdminService,
   ) {
     // An edit to a duration shorter than a held job's tick is refused unless forced: the permit would lapse between ticks.
     permits.tellHeldTicks((semaphore) => jobs.heldTick(semaphore));
@@ -50,20 +64,21 @@ export class SchedulesRuntime implements CapabilityRuntime {
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
       ),
     });
+    this.pipeline = new RunPipeline({ options, recorder: this.recorder, jobs, permits, requestStore, runs, events, tracing, presence, semaphores, logger: this.logger });
   }
 
   async start(): Promise<void> {
     this.jobs.register(this.explorer.discover<ResolvedClusterSingletonOptions>(CLUSTER_SINGLETON_METADATA));
     this.leaderJobs = new Map(this.explorer.discover<string>(LEADER_ONLY_METADATA).map(({ metadata: election, where }) => [leaderJobName(election, where), election]));
     await this.connect();
-    await this.requests.connect();
+    await this.pipeline.requests.connect();
     this.recorder.start();
   }
 
   async drain(): Promise<void> {}
 
   async stop(): Promise<void> {
-    await this.requests.close();
+    await this.pipeline.requests.close();
     if (!this.connected) return;
     await this.recorder.stop();
     await this.store.close();

@@ -2,6 +2,7 @@ import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazel
 import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast-connection';
+import type { StoreCallObservers } from '../../../store/store-call-observers';
 import { StoreCalls } from '../store-call';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from '../../../tasks/task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from '../../../tasks/task.codec';
@@ -20,6 +21,8 @@ export interface HazelcastTaskStoreOptions {
   mapPrefix?: string;
   /** Deadline of a call given none. Default 10 s. */
   callTimeoutMs?: number;
+  /** Where its calls are reported (its backend's `storeCallsOf`). Default: nowhere. */
+  observers?: StoreCallObservers;
 }
 
 /**
@@ -48,7 +51,7 @@ export class HazelcastTaskStore implements TaskStore {
 
   constructor(private readonly options: HazelcastTaskStoreOptions) {
     this.prefix = options.mapPrefix ?? 'gatekeeper';
-    this.calls = new StoreCalls(options.connection, 'tasks', options.callTimeoutMs ?? 10_000);
+    this.calls = new StoreCalls(options.callTimeoutMs ?? 10_000, options.observers);
   }
 
   async connect(events: TaskStoreEvents = {}): Promise<void> {

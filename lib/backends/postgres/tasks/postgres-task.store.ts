@@ -1,5 +1,7 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { RecordMap } from '../../../store/record-map';
+import { observedMap } from '../../../store/observed-record-map';
+import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
@@ -30,14 +32,18 @@ export class PostgresTaskStore extends TaskRecordStore {
    * @param backend - The PostgreSQL backend the tasks live on (shared with the process's other capabilities).
    * @param callTimeoutMs - Deadline of a call given none, in ms. Default: the backend's.
    */
+  /** Where its own statements (past the record map) are reported, as every backend's calls are. */
+  private readonly observers: StoreCallObservers;
+
   constructor(private readonly postgres: PostgresBackend, callTimeoutMs?: number) {
     super(postgres, callTimeoutMs);
+    this.observers = storeCallsOf(postgres);
   }
 
   /** The tasks' table's rows as a record map (the base store's reads, writes and feed run on it). */
   protected override async openTasks(): Promise<RecordMap> {
     this.table = this.postgres.taskTable(TASK_MAP);
-    return this.table.map;
+    return observedMap(this.postgres, this.table.map);
   }
 
   /** {@inheritDoc TaskStore.close} */
@@ -53,7 +59,7 @@ export class PostgresTaskStore extends TaskRecordStore {
    */
   override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
     if (next === null) return super.compareAndSet(id, expected, next, options);
-    return this.writes.write(id, expected.raw, encodeTask(next), this.timeout(options).timeoutMs);
+    return this.observers.report('tasks', performance.now(), this.writes.write(id, expected.raw, encodeTask(next), this.timeout(options).timeoutMs), false);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
@@ -106,7 +112,7 @@ export class PostgresTaskStore extends TaskRecordStore {
 
   /** The readable tasks a query found, in claim order (the database's order, settled as `compareReady` does). */
   private async found(sql: string, values: unknown[], what: string, options: TaskCallOptions, limit?: number): Promise<TaskRecord[]> {
-    const rows = await this.tableOf().select<{ key: string; value: string }>(sql, values, what, this.timeout(options).timeoutMs);
+    const rows = await this.observers.report('tasks', performance.now(), this.tableOf().select<{ key: string; value: string }>(sql, values, what, this.timeout(options).timeoutMs));
     return inClaimOrder(this.decodeAll(rows), limit);
   }
 

@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { RecordMap, StoredRecord } from '../../../store/record-map';
+import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import type { TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
@@ -47,8 +48,12 @@ export class RedisTaskStore extends TaskRecordStore {
    * @param redis - The Redis backend the tasks live on (shared with the process's other capabilities).
    * @param callTimeoutMs - Deadline of a call given none, in ms. Default: the backend's.
    */
+  /** Where its own scripts (past the record map) are reported, as every backend's calls are. */
+  private readonly observers: StoreCallObservers;
+
   constructor(private readonly redis: RedisBackend, callTimeoutMs?: number) {
     super(redis, callTimeoutMs);
+    this.observers = storeCallsOf(redis);
   }
 
   /** The tasks' record map (the base store's reads and feed run on it), and the backend's calls for the scripts. */
@@ -73,7 +78,7 @@ export class RedisTaskStore extends TaskRecordStore {
    */
   override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
     const mode: TaskWriteMode = next === null ? (expected.raw === null ? 'a' : 'd') : expected.raw === null ? 'c' : 'r';
-    return this.writes.write(mode, id, expected.raw, next && encodeTask(next), this.timeout(options).timeoutMs);
+    return this.observers.report('tasks', performance.now(), this.writes.write(mode, id, expected.raw, next && encodeTask(next), this.timeout(options).timeoutMs), false);
   }
 
   /**
@@ -89,7 +94,7 @@ export class RedisTaskStore extends TaskRecordStore {
     if (types.length === 0 || limit <= 0) return [];
     const wanted = new Set(types);
     const { calls, map } = this.target();
-    const { result } = await calls.run<[string[], number]>(TASK_SCRIPTS.claimable, [map, now, lapsedBefore, limit, ...wanted], `find claimable tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs);
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], number]>(TASK_SCRIPTS.claimable, [map, now, lapsedBefore, limit, ...wanted], `find claimable tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
     this.lastClaimQueryExamined = Number(result[1]);
     // A task the index placed by the server's clock may not be due yet by the caller's: left out here.
     return inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
@@ -99,7 +104,7 @@ export class RedisTaskStore extends TaskRecordStore {
   override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const { calls, map } = this.target();
-    const { result } = await calls.run<string[]>(TASK_SCRIPTS.uncounted, [map, limit, ...new Set(types)], 'find uncounted tasks', this.timeout(options).timeoutMs);
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<string[]>(TASK_SCRIPTS.uncounted, [map, limit, ...new Set(types)], 'find uncounted tasks', this.timeout(options).timeoutMs));
     return inClaimOrder(this.decodeAll(pairs(result)).filter((t) => t.uncounted && types.includes(t.type)), limit);
   }
 
@@ -107,7 +112,7 @@ export class RedisTaskStore extends TaskRecordStore {
   override async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (limit <= 0) return [];
     const { calls, map } = this.target();
-    const { result } = await calls.run<string[]>(TASK_SCRIPTS.finishedBefore, [map, before, limit], 'find finished tasks', this.timeout(options).timeoutMs);
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<string[]>(TASK_SCRIPTS.finishedBefore, [map, before, limit], 'find finished tasks', this.timeout(options).timeoutMs));
     return inClaimOrder(this.decodeAll(pairs(result)).filter((t) => isFinishedBefore(t, before)), limit);
   }
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { RunTrigger } from '../../schedules/run-record';
+import type { RunTrigger } from '../run-record';
 
 /** The run of a `@ClusterSingleton` job going on, as `ScheduleService.currentRun()` answers inside it. */
 export interface CurrentRun {

@@ -1,11 +1,10 @@
-import type { Logger } from '@nestjs/common';
-import type { PermitDenied } from '../../permits/acquire-result';
-import { DenyReason, TRANSIENT_DENIALS } from '../../permits/deny-reason';
-import { formatDuration } from '../../core/duration';
-import type { Permit } from '../../permits/permit';
-import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
-import { admittedBy } from '../../permits/permit.rules';
-import type { NodeIdentity } from '../../permits/permit';
+import type { PermitDenied } from './acquire-result';
+import { DenyReason, TRANSIENT_DENIALS } from './deny-reason';
+import { formatDuration } from '../core/duration';
+import type { Permit } from './permit';
+import type { SemaphoreDefinition } from './semaphore-definition';
+import { admittedBy } from './permit.rules';
+import type { NodeIdentity } from './permit';
 
 /** What the monitor reads of this node's view: the definition and the live permits of a semaphore. */
 export interface UnheldSemaphoreView {
@@ -29,7 +28,7 @@ export class UnheldSemaphoreMonitor {
 
   constructor(
     private readonly view: UnheldSemaphoreView,
-    private readonly logger: Pick<Logger, 'warn' | 'log'>,
+    private readonly logger: { warn(message: string): void; log(message: string): void },
     private readonly now: () => number,
   ) {}
 

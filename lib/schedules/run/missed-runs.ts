@@ -1,29 +1,33 @@
-import type { Logger } from '@nestjs/common';
 import type { Clock } from '../../core/clock';
 import type { RunGrant } from '../../permits/permit-executor';
-import type { HistoryRecorder } from '../../schedules/history-recorder';
-import type { GatekeeperEvents } from '../signals/gatekeeper-events';
-import type { RegisteredJob } from './job-registry';
+import type { RunLog } from './run-log';
+import type { RunObservers } from './run-observers';
+import type { ScheduledJob } from './scheduled-job';
+
+/** Since when the history knows a job (its first write), as the catch-up reads it. */
+export interface JobKnownSince {
+  knownSince(job: string): Promise<number | undefined>;
+}
 
 /**
  * Fire instants nobody could run. A fresh grant says since when no permit of the job's semaphore could vouch
  * (`vacantSince`: any run under an earlier permit started before it), so the job's fire instants after it and
- * before the tick (or, at start-up, before now) were run by nobody: they are counted in the history, told as an
- * event, and with `missedRuns: 'runOnce'` the newest of them is the one instant to catch up, if it is within the
- * catch-up window. The next holder's grant comes after this one's permit, so no instant is caught up twice.
- * Instants count from the vacancy or from when the job became known (its history's first write, or, for a job with
- * none, when this node armed its schedules), whichever is later: a job new to a semaphore inherits nothing of its
- * vacancy.
+ * before the tick (or, at start-up, before now) were run by nobody: they are told to the run observers (the history
+ * counts them, an event tells them), and with `missedRuns: 'runOnce'` the newest of them is the one instant to catch
+ * up, if it is within the catch-up window. The next holder's grant comes after this one's permit, so no instant is
+ * caught up twice. Instants count from the vacancy or from when the job became known (its history's first write, or,
+ * for a job with none, when this node armed its schedules), whichever is later: a job new to a semaphore inherits
+ * nothing of its vacancy.
  */
 export class MissedRuns {
   /** When this node armed its jobs' schedules (its bootstrap): a job with no history is known from then. */
   private armedSince = -Infinity;
 
   constructor(
-    private readonly recorder: HistoryRecorder,
-    private readonly events: GatekeeperEvents,
+    private readonly history: JobKnownSince,
+    private readonly observers: RunObservers,
     private readonly clock: Clock,
-    private readonly logger: Logger,
+    private readonly log: RunLog,
     /** The clock permits are timed by (a grant's `vacantSince` is on it): the store's, where it has one. */
     private readonly permitClock: Clock = clock,
   ) {}
@@ -34,21 +38,20 @@ export class MissedRuns {
   }
 
   /** Notes the instants of `job` missed before `before` (ms) and returns the one to catch up, if any. */
-  async check(job: RegisteredJob | undefined, grant: RunGrant, before: number): Promise<number | undefined> {
+  async check(job: ScheduledJob | undefined, grant: RunGrant, before: number): Promise<number | undefined> {
     if (!job?.trigger || grant.outcome !== 'granted' || grant.vacantSince === undefined) return undefined;
     // Fire instants are on this node's clock; the vacancy on the permits' clock: counted on this node's.
     const vacantSince = grant.vacantSince + (this.clock === this.permitClock ? 0 : this.clock.now() - this.permitClock.now());
     // Read only when some instant passed in the vacancy (rare: a store call on a fresh grant after one).
     if (job.trigger.firesBetween(vacantSince, before, 1).count === 0) return undefined;
-    const known = (await this.recorder.knownSince(job.name)) ?? this.armedSince;
+    const known = (await this.history.knownSince(job.name)) ?? this.armedSince;
     const { count, last } = job.trigger.firesBetween(Math.max(vacantSince, known), before);
     if (count === 0 || last === undefined) return undefined;
-    const { semaphore, missedRuns, catchUpWindowMs } = job.options;
-    this.recorder.missed(job.name, count, last);
-    this.events.emit({ name: 'gatekeeper.job.missed', semaphore, job: job.name, count, last });
+    const { missedRuns, catchUpWindowMs } = job.options;
+    this.observers.tell('missed', job, count, last);
     const windowMs = catchUpWindowMs ?? job.trigger.shortestGapMs;
     const due = missedRuns === 'runOnce' && this.clock.now() - last <= windowMs;
-    this.logger.log(`${job.name}: ${count} fire instant(s) passed while nobody could run it, the newest ${new Date(last).toISOString()}${
+    this.log.log(`${job.name}: ${count} fire instant(s) passed while nobody could run it, the newest ${new Date(last).toISOString()}${
       missedRuns === 'runOnce' ? (due ? '; running it once now (missedRuns: runOnce)' : `; older than the catch-up window of ${windowMs} ms, not run`) : ''}`);
     return due ? last : undefined;
   }

@@ -1,0 +1,37 @@
+import type { PermitDenied } from '../../permits/acquire-result';
+import type { Permit } from '../../permits/permit';
+import type { UnheldSemaphoreMonitor } from '../../permits/unheld-semaphore.monitor';
+import type { RunLog } from './run-log';
+import type { RunPipelineObserver } from './run-observers';
+import { runMessages as messages } from './run.messages';
+import type { ScheduledJob } from './scheduled-job';
+
+/**
+ * The log's part of the run seam: a job that starts or stops running here, its skips once per change of reason, and
+ * the monitor of jobs that run nowhere.
+ */
+export class RunLogObserver implements RunPipelineObserver {
+  /** The reason of each job's last skipped tick (this node's jobs only, so bounded). */
+  private readonly lastSkip = new Map<string, string>();
+
+  constructor(private readonly logger: RunLog, private readonly unheld: UnheldSemaphoreMonitor) {}
+
+  permitDenied(job: ScheduledJob, denied: PermitDenied, lost: boolean): void {
+    if (lost) {
+      this.logger.log(messages.lost(job.name, denied));
+    } else if (this.lastSkip.get(job.name) !== denied.reason) {
+      // Once per change of reason, at verbose: a node that does not hold the job says so once, not every tick
+      // (its history counts every skipped tick). What needs an operator's eye (the cluster unreachable, a
+      // recovery wait, a job that runs nowhere) is said once per change elsewhere, louder.
+      this.logger.verbose(messages.skipped(job.name, denied));
+    }
+    this.lastSkip.set(job.name, denied.reason);
+    this.unheld.denied(job.name, denied);
+  }
+
+  ranUnder(job: ScheduledJob, permit: Permit, newlyHeld: boolean): void {
+    this.lastSkip.delete(job.name);
+    this.unheld.ran(job.options.semaphore, permit);
+    if (newlyHeld) this.logger.log(messages.granted(job.name, permit));
+  }
+}
