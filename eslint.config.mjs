@@ -150,8 +150,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['@nestjs/*', 'hazelcast-client', 'pg', 'ioredis'], message: 'lib/store is the contract: no framework and no backend client (DESIGN.md, Backends).' },
-        // One exception: the contract's optional native path of tasks (StoreBackend.taskStore) names the task store's type.
-        { group: [...rooms('backends', ...CAPABILITIES), '!../tasks/task-store', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/store stands on core only.' },
+        { group: [...rooms('backends', ...CAPABILITIES), '**/nest/*', '**/nest/**', '**/cli/*'], message: 'lib/store stands on core only.' },
       ] }],
     },
   },
@@ -161,8 +160,9 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         NEST,
-        // A backend offers its own native paths (StoreBackend.taskStore): it may import its ./tasks folder, no capability.
-        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/, which it may offer).' },
+        // A backend offers its own native paths (a TaskStoreSource): it may import its ./tasks folder and the task
+        // store's interfaces, no other capability.
+        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!../../tasks/task-store-source', '!../../tasks/task-store', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/, which it may offer).' },
       ] }],
     },
   },

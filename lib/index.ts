@@ -38,7 +38,8 @@ export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
 
-// The task store a backend may offer of its own (StoreBackend.taskStore), and what it keeps
+// The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
+export type { TaskStoreSource } from './tasks/task-store-source';
 export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton

@@ -13,7 +13,7 @@ export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-reco
 export { ManualClock, type Clock } from './core/clock';
 export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
-// The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (StoreBackend.taskStore)
+// The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (a TaskStoreSource)
 // passes the task store's suites
 export { describeStoreContracts } from './testing/store-contracts';
 export { describeBackendContract, type BackendContractFixture } from './testing/backend-contract';

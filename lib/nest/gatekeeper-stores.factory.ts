@@ -26,6 +26,7 @@ import { HazelcastLoggerBridge } from '../backends/hazelcast/hazelcast-logger.br
 import { ENV } from '../core/env-vars';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
 import { TaskRecordStore } from '../tasks/task-record.store';
+import { ownTaskStore } from '../tasks/task-store-source';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
@@ -219,12 +220,12 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
 }
 
 /**
- * Builds the task store: the one the tasks' backend offers of its own (`StoreBackend.taskStore`), else the task store
+ * Builds the task store: the one the tasks' backend offers of its own (a `TaskStoreSource`), else the task store
  * of the contract on the tasks' backend.
  */
 export function createTaskStore(backends: ModuleBackends): TaskStore {
   const backend = backends.of.tasks;
-  return backend.taskStore?.() ?? new TaskRecordStore(backend);
+  return ownTaskStore(backend) ?? new TaskRecordStore(backend);
 }
 
 /** Builds the run history store on the history's backend. */

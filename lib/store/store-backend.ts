@@ -1,11 +1,5 @@
 import type { Counters } from './counter';
 import type { RecordMap, RecordMapSpec } from './record-map';
-// The contract's one native path names the task store it offers: a type, so lib/store still runs on core alone.
-import type { TaskStore } from '../tasks/task-store';
-
-/** The task store a backend may offer ({@link StoreBackend.taskStore}): named here so a backend imports its contract from one place. */
-export type { TaskStore };
-
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
   /** A stored value could not be read and was skipped. */
@@ -20,7 +14,8 @@ export interface StoreBackendEvents {
  *
  * A backend instance is one node's connection: share one between the capabilities of a process, never between
  * processes. `nestjs-gatekeeper/testing`'s `describeStoreContracts` is the suite every backend passes: the primitives,
- * and every capability store built on them.
+ * and every capability store built on them. A backend with a faster path for tasks offers it beside the contract, as a
+ * `TaskStoreSource` (its `taskStore()` member).
  */
 export interface StoreBackend {
   /** What the backend is, for logs and errors (`'hazelcast'`, `'memory'`, `'postgres'`). */
@@ -44,15 +39,6 @@ export interface StoreBackend {
   isConnected(): boolean;
   /** How many calls the backend made so far (round trips: the benchmarks and the tests of a quiet steady state). */
   operationCount(): number;
-  /**
-   * A task store of the backend's own, where it has a faster path than records (PostgreSQL: a table with claims found
-   * on its indexes, `FOR UPDATE SKIP LOCKED`; Redis: sorted sets kept by its write scripts; Hazelcast: member-side
-   * claim queries and a filtered listener). Optional: without it the module keeps tasks in records of this backend
-   * (the contract's default task store). Called once per module whose tasks are on this backend; what it returns
-   * must pass `describeTaskStoreContract` (from `nestjs-gatekeeper/testing`) and keep its calls to this
-   * backend's deadline.
-   */
-  taskStore?(): TaskStore;
   /**
    * For a backend that is a whole cluster in one process (the memory backend of tests): one node's connection to it.
    * A module given this backend calls it once and runs every capability on that backend on what it returns, so

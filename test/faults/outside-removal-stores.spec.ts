@@ -3,7 +3,7 @@ import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import { SEMAPHORE_KEYS_MAP, SEMAPHORE_MAP } from '../../lib/permits/permit-record.store';
 import {
   checkHistory, newHistoryFile, readHistory, recordNemesis, startWorkloadNode,
-  type HistoryEvent, type NodeProcess, type StartEvent, type WorkloadJob,
+  type EffectEvent, type HistoryEvent, type NodeProcess, type StartEvent, type WorkloadJob,
 } from '../harness';
 import { TcpProxy } from '../harness/tcp-proxy';
 import { eventually } from '../support/eventually';
@@ -104,6 +104,12 @@ function describeStore(name: string, setup: () => Promise<{ store: Store; proxy:
       it(`${removal} removed while the holder is cut off, a new node started at once: nobody runs it until the holder's lease lapsed`, async () => {
         const { historyFile, settings, mapPrefix, events, starts, holder, first } = await scene(`removal-cut-${name.slice(0, 5)}-${short[removal]}`);
         const remove = store.removals(mapPrefix)[removalIndex(removal)];
+        // Cut right after one of the holder's refreshes, so most of a permit is left to vouch for it: a newcomer's
+        // boot on a loaded machine fits in it (cut just before a refresh, only a third would be left).
+        await eventually('a refresh of the holder\'s lease', () => {
+          const last = events().filter((e): e is EffectEvent => e.type === 'effect' && e.node === 'holder' && e.validUntil !== undefined).at(-1);
+          return last !== undefined && last.validUntil! - Date.now() >= 0.8 * DURATION_MS;
+        }, { timeoutMs: DURATION_MS, intervalMs: 20 });
         proxy.blackhole({ pid: holder.pid });
         recordNemesis(historyFile, 'blackhole', 'holder');
         const removed = recordNemesis(historyFile, 'remove', `${remove.label}, by an outside client`);

@@ -6,7 +6,9 @@ import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
 import { writeIdsOf } from '../../store/write-ids';
 import { storeCallsOf } from '../../store/store-call-observers';
-import type { StoreBackend, TaskStore } from '../../store/store-backend';
+import type { StoreBackend } from '../../store/store-backend';
+import type { TaskStore } from '../../tasks/task-store';
+import type { TaskStoreSource } from '../../tasks/task-store-source';
 import { HazelcastConnection } from './hazelcast-connection';
 import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
 import { HazelcastCounters } from './hazelcast-counters';
@@ -36,7 +38,7 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
  * advanced by compare-and-set, and the partition canaries tell a lost record from one never written. No CP
  * Subsystem (not in open-source members since 5.5) and no code on the members.
  */
-export class HazelcastBackend implements StoreBackend {
+export class HazelcastBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   readonly connection: HazelcastConnection;
@@ -139,7 +141,7 @@ export class HazelcastBackend implements StoreBackend {
     return this.calls.count();
   }
 
-  /** {@inheritDoc StoreBackend.taskStore} */
+  /** {@inheritDoc TaskStoreSource.taskStore} */
   taskStore(): TaskStore {
     return new HazelcastTaskStore({
       connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs, observers: storeCallsOf(this),

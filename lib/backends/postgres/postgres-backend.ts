@@ -6,7 +6,9 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
-import type { StoreBackend, TaskStore } from '../../store/store-backend';
+import type { StoreBackend } from '../../store/store-backend';
+import type { TaskStore } from '../../tasks/task-store';
+import type { TaskStoreSource } from '../../tasks/task-store-source';
 import { PostgresCalls } from './postgres-calls';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
@@ -15,22 +17,8 @@ import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from '.
 import { newPool } from './postgres-pool';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
+import type { PostgresTaskTable } from './tasks/postgres-task-table';
 import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
-
-/**
- * The tasks' table as the PostgreSQL task store uses it (see `PostgresBackend.taskTable`).
- * @internal
- */
-export interface PostgresTaskTable {
-  /** The record map of the tasks' rows (`map` = {@link PostgresTaskTable.stored}). */
-  readonly map: RecordMap;
-  /** The rows' `map` (`<prefix>.tasks`). */
-  readonly stored: string;
-  /** The quoted table (`"gatekeeper".tasks`). */
-  readonly table: string;
-  /** Runs one of the store's queries, with the backend's deadline and failure mapping; its rows. */
-  select<R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number): Promise<R[]>;
-}
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -47,7 +35,7 @@ const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
  * counters are rows advanced in one statement; TTLs and the store's clock are the database's
  * (`clock_timestamp()`). The schema is created and migrated at the first open, under an advisory lock.
  */
-export class PostgresBackend implements StoreBackend {
+export class PostgresBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'postgres';
   /** The prefix of this backend's map and counter names. */
@@ -277,7 +265,7 @@ export class PostgresBackend implements StoreBackend {
     return this.calls.operations();
   }
 
-  /** {@inheritDoc StoreBackend.taskStore} */
+  /** {@inheritDoc TaskStoreSource.taskStore} */
   taskStore(): TaskStore {
     return new PostgresTaskStore(this);
   }

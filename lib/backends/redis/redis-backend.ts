@@ -5,7 +5,9 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
-import type { StoreBackend, TaskStore } from '../../store/store-backend';
+import type { StoreBackend } from '../../store/store-backend';
+import type { TaskStore } from '../../tasks/task-store';
+import type { TaskStoreSource } from '../../tasks/task-store-source';
 import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
 import { newClient } from './redis-client';
@@ -32,7 +34,7 @@ const DEFAULT_CALL_TIMEOUT_MS = 10_000;
  * came back (a restart, a promoted replica) without writes this node saw, is a loss of data, found by the next call
  * of any node that knew more. Every key is under one hash tag (`{<prefix>}`): one Redis Cluster slot.
  */
-export class RedisBackend implements StoreBackend {
+export class RedisBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'redis';
   /** The prefix (and hash tag) of the library's keys. */
@@ -260,7 +262,7 @@ export class RedisBackend implements StoreBackend {
     return this.calls.operations();
   }
 
-  /** {@inheritDoc StoreBackend.taskStore} */
+  /** {@inheritDoc TaskStoreSource.taskStore} */
   taskStore(): TaskStore {
     return new RedisTaskStore(this);
   }

@@ -1,5 +1,5 @@
 import { TurnBatches } from '../../../store/turn-batches';
-import type { PostgresTaskTable } from '../postgres-backend';
+import type { PostgresTaskTable } from './postgres-task-table';
 
 /** One compare-and-set of a task. */
 interface Write {

@@ -7,7 +7,7 @@ import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
 import { encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder } from '../../../tasks/task-store.queries';
-import type { PostgresBackend, PostgresTaskTable } from '../postgres-backend';
+import type { PostgresTaskTable, PostgresTaskTables } from './postgres-task-table';
 import { PostgresTaskWrites } from './postgres-task-writes';
 
 /** Claim order in SQL, as `compareReady`: priority (highest first), then submit order, then id (code-point order). */
@@ -35,7 +35,7 @@ export class PostgresTaskStore extends TaskRecordStore {
   /** Where its own statements (past the record map) are reported, as every backend's calls are. */
   private readonly observers: StoreCallObservers;
 
-  constructor(private readonly postgres: PostgresBackend, callTimeoutMs?: number) {
+  constructor(private readonly postgres: PostgresTaskTables, callTimeoutMs?: number) {
     super(postgres, callTimeoutMs);
     this.observers = storeCallsOf(postgres);
   }

@@ -6,7 +6,7 @@ import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
 import { encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
-import type { RedisBackend } from '../redis-backend';
+import type { StoreBackend } from '../../../store/store-backend';
 import type { RedisCalls } from '../redis-calls';
 import { TASK_SCRIPTS } from './redis-task-scripts';
 import { RedisTaskWrites, type RedisTaskTarget, type TaskWriteMode } from './redis-task-writes';
@@ -16,6 +16,16 @@ function pairs(flat: readonly string[] | null): StoredRecord[] {
   const records: StoredRecord[] = [];
   for (let i = 0; flat && i + 1 < flat.length; i += 2) records.push({ key: flat[i], value: flat[i + 1] });
   return records;
+}
+
+/**
+ * What the Redis task store needs of its backend: the contract, and the backend's calls for its scripts (the Redis
+ * backend).
+ * @internal
+ */
+export interface RedisTaskCalls extends StoreBackend {
+  /** The backend's calls, for the task scripts; throws while the backend is not open. */
+  taskCalls(): RedisCalls;
 }
 
 /**
@@ -51,7 +61,7 @@ export class RedisTaskStore extends TaskRecordStore {
   /** Where its own scripts (past the record map) are reported, as every backend's calls are. */
   private readonly observers: StoreCallObservers;
 
-  constructor(private readonly redis: RedisBackend, callTimeoutMs?: number) {
+  constructor(private readonly redis: RedisTaskCalls, callTimeoutMs?: number) {
     super(redis, callTimeoutMs);
     this.observers = storeCallsOf(redis);
   }
