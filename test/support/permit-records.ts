@@ -19,7 +19,11 @@ export function watchedOf(store: PermitStore): WatchedInternals {
   return (store as unknown as { records: WatchedInternals }).records;
 }
 
-/** The IMap under a Hazelcast permit store's record map, whose calls a test can hold up or count. */
+/**
+ * The IMap under a Hazelcast permit store's record map (inside the map that observes its calls, where there is one),
+ * whose calls a test can hold up or count.
+ */
 export function imapOf(store: PermitStore): IMap<string, string> {
-  return (watchedOf(store).map() as unknown as { map: IMap<string, string> }).map;
+  const opened = watchedOf(store).map() as unknown as { inner?: RecordMap };
+  return ((opened.inner ?? opened) as unknown as { map: IMap<string, string> }).map;
 }
