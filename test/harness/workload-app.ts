@@ -56,7 +56,7 @@ function jobProvider(job: WorkloadJob, index: number): Type {
             record({ ...base, type: 'end', outcome: 'aborted', valid: lease.isValid() });
             return;
           }
-          record({ ...base, type: 'effect', valid: true });
+          record({ ...base, type: 'effect', valid: true, validUntil: lease.validUntil - offsetMs });
         }
         record({ ...base, type: 'end', outcome: 'done', valid: lease.isValid() });
       } finally {
