@@ -1,6 +1,7 @@
 import { compareCodePoints } from '../core/code-point-order';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import type { MissedReason, RecordMap } from '../store/record-map';
+import { resyncEveryMs } from '../store/feed-staleness';
 import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import type { ScheduleRecord } from './schedule-record';
@@ -21,8 +22,12 @@ export class ScheduleRecordStore implements ScheduleStore {
   private events: ScheduleStoreEvents = {};
   private readonly watchers = new Set<ScheduleWatcher>();
 
+  /** {@inheritDoc ScheduleStore.resyncEveryMs} */
+  readonly resyncEveryMs: number | undefined;
+
   constructor(backend: StoreBackend) {
     this.hold = new MapHold(backend, SCHEDULE_MAP, 'schedule');
+    this.resyncEveryMs = resyncEveryMs(backend);
   }
 
   /** {@inheritDoc ScheduleStore.connect} */

@@ -44,6 +44,11 @@ export interface ScheduleStoreEvents {
  * suite.
  */
 export interface ScheduleStore {
+  /**
+   * The staleness policy of a view on this store (see `resyncEveryMs`): how often it lists again whatever the feed
+   * says, in ms, where the feed can lose events without telling; `undefined` where it tells every loss.
+   */
+  readonly resyncEveryMs?: number;
   /** Connects; called once before any other call. */
   connect(events?: ScheduleStoreEvents): Promise<void>;
   /** Disconnects; releases only what the store itself opened. */

@@ -14,6 +14,11 @@ export type ScheduleChange =
 
 /** How a view keeps fresh. */
 export interface ScheduleViewOptions {
+  /**
+   * How often the view lists again whatever the feed says, in ms (its staleness bound where the feed can lose events
+   * without telling). Default: the store's `resyncEveryMs`; none where the feed tells every loss.
+   */
+  readonly resyncEveryMs?: number;
   /** Deadline of each store call, in ms. Default 5 s. */
   readonly callTimeoutMs?: number;
   /** Told of a re-read that failed (and of a change listener that threw, without `onListenerError`). */
@@ -47,7 +52,8 @@ const RETRY_MAX_MS = 5_000;
  * records, trusted by the one rule every view follows (`ViewTrust`): fed by the map's change feed, and listed again
  * whenever the feed says changes may have been missed (a disconnect and reconnect, a member lost, a cleared map, lost
  * data). Its staleness bound is the feed's: the time the backend takes to notice it may have lost events (see the
- * Guarantees page); there is no poll of its own while the store answers. A re-read that fails is tried again after 1 s,
+ * Guarantees page); where the feed tells every loss there is no timer of its own, and where it may lose events
+ * without telling (Hazelcast) the store declares how often to list anyway (`resyncEveryMs`). A re-read that fails is tried again after 1 s,
  * doubling to 5 s, until one works (or the feed says it is down: its reconnect re-reads). Revisions only grow, so a
  * late event or a listing older than what an event brought never takes the view back, and a listing begun before an
  * event never undoes it. Listeners hear each change once: added, changed (a new revision), removed.
@@ -61,6 +67,7 @@ export class ScheduleView {
   /** The listings, one after the other: each starts after the one before it ended. */
   private listing: Promise<void> = Promise.resolve();
   private retry?: NodeJS.Timeout;
+  private resyncTimer?: NodeJS.Timeout;
   private retryMs = RETRY_FIRST_MS;
   private unwatch?: () => void;
   private readonly callTimeoutMs: number;
@@ -85,6 +92,11 @@ export class ScheduleView {
       this.close();
       throw error;
     }
+    const every = this.options.resyncEveryMs ?? this.store.resyncEveryMs;
+    if (every !== undefined && every > 0) {
+      this.resyncTimer = setInterval(() => this.trust.distrust(), every);
+      this.resyncTimer.unref();
+    }
   }
 
   /** Stops the events and any retry; listeners hear nothing more. */
@@ -92,6 +104,8 @@ export class ScheduleView {
     this.trust.stop();
     clearTimeout(this.retry);
     this.retry = undefined;
+    clearInterval(this.resyncTimer);
+    this.resyncTimer = undefined;
     this.unwatch?.();
     this.unwatch = undefined;
     this.listeners.clear();

@@ -6,6 +6,7 @@ import type { JsonValue } from '../../lib/schedules/schedule-definition';
 import { decodeScheduleRecord, encodeScheduleRecord } from '../../lib/schedules/schedule-record.codec';
 import { SCHEDULE_MAP, ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { ScheduleView } from '../../lib/schedules/schedule-view';
+import { resyncEveryMs, SILENT_LOSS_RESYNC_MS } from '../../lib/store/feed-staleness';
 import { eventually } from '../support/eventually';
 
 /**
@@ -20,13 +21,13 @@ describe('the runtime schedules view, fed by events, re-read on missed changes',
   });
 
   /** Node A writes through its catalog; node B watches through its view. */
-  async function twoNodes(errors: unknown[] = []) {
+  async function twoNodes(errors: unknown[] = [], resyncEvery?: number) {
     const records = new MemoryRecords();
     const backendB = new MemoryBackend(records);
     const [a, b] = [new ScheduleRecordStore(new MemoryBackend(records)), new ScheduleRecordStore(backendB)];
     await Promise.all([a.connect(), b.connect()]);
     const catalog = new ScheduleCatalog(a, { by: 'operator' });
-    const view = new ScheduleView(b, { callTimeoutMs: 1_000, onError: (error) => errors.push(error) });
+    const view = new ScheduleView(b, { callTimeoutMs: 1_000, onError: (error) => errors.push(error), ...(resyncEvery !== undefined && { resyncEveryMs: resyncEvery }) });
     views.push(view);
     await catalog.upsert({ id: 'report', cron: '* * * * * *', handler: 'h', duration: '3s', data: { v: 1 } });
     await view.start();
@@ -68,6 +69,19 @@ describe('the runtime schedules view, fed by events, re-read on missed changes',
     await jest.advanceTimersByTimeAsync(10 * 60_000);
     expect(store.operationCount()).toBe(before);
     expect(view.isTrusted()).toBe(true);
+  });
+
+  it('lists again at the declared period where the feed may lose events without telling (Hazelcast)', async () => {
+    expect(resyncEveryMs({ kind: 'hazelcast' })).toBe(SILENT_LOSS_RESYNC_MS);
+    expect(resyncEveryMs({ kind: 'a-backend-of-my-own' })).toBe(SILENT_LOSS_RESYNC_MS);
+    expect(['memory', 'postgres', 'redis'].map((kind) => resyncEveryMs({ kind }))).toEqual([undefined, undefined, undefined]);
+    jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick'] });
+    const { records, view } = await twoNodes([], SILENT_LOSS_RESYNC_MS);
+    editUnheard(records, { v: 2 });
+    await jest.advanceTimersByTimeAsync(SILENT_LOSS_RESYNC_MS - 1);
+    expect(view.get('report')?.definition.data).toEqual({ v: 1 });
+    await jest.advanceTimersByTimeAsync(1);
+    expect(view.get('report')?.definition.data).toEqual({ v: 2 });
   });
 
   it('tries a failed re-read again after a second, doubling, until one works', async () => {
