@@ -12,7 +12,7 @@ export const PRESENCE_MAP = 'presence';
  * Presence on any backend of the store contract: one record per instance, each written only by its instance (so
  * `put`, no compare-and-set) with a time-to-live of twice its validity, so the store cleans up after instances that
  * died; liveness itself is judged by each record's `expiresAt`, never by the TTL. Changes come from the map's feed;
- * the tracker re-reads on its interval, since events can be lost.
+ * the tracker re-reads on its interval, since events can be lost, and at once when the feed says it may have lost some.
  */
 export class PresenceRecordStore implements PresenceStore {
   private readonly hold: MapHold;
@@ -20,6 +20,7 @@ export class PresenceRecordStore implements PresenceStore {
   private events: PresenceStoreEvents = {};
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
+  private readonly missedWatchers = new Set<() => void>();
 
   constructor(backend: StoreBackend) {
     this.hold = new MapHold(backend, PRESENCE_MAP, 'presence');
@@ -28,7 +29,8 @@ export class PresenceRecordStore implements PresenceStore {
   /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: () => undefined });
+    // Nothing to read while the feed is down: its reconnect says so again.
+    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: (reason) => reason !== 'disconnected' && this.missed() });
   }
 
   /** {@inheritDoc PresenceStore.close} */
@@ -54,9 +56,13 @@ export class PresenceRecordStore implements PresenceStore {
   }
 
   /** {@inheritDoc PresenceStore.watch} */
-  watch(listener: (instance: string, presence: Presence | null) => void): () => void {
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: () => void): () => void {
     this.watchers.add(listener);
-    return () => this.watchers.delete(listener);
+    if (missed) this.missedWatchers.add(missed);
+    return () => {
+      this.watchers.delete(listener);
+      if (missed) this.missedWatchers.delete(missed);
+    };
   }
 
   /** {@inheritDoc PresenceStore.operationCount} */
@@ -67,6 +73,10 @@ export class PresenceRecordStore implements PresenceStore {
   private notify(instance: string, raw: string | null): void {
     const presence = raw === null ? null : (this.reader.read(instance, raw)[0] ?? null);
     for (const watcher of this.watchers) watcher(instance, presence);
+  }
+
+  private missed(): void {
+    for (const watcher of [...this.missedWatchers]) watcher();
   }
 
   /** The map, counting the call about to be made on it. */

@@ -28,8 +28,11 @@ export interface PresenceStore {
   withdraw(instance: string, options?: PresenceCallOptions): Promise<void>;
   /** Every readable entry, live or not (unreadable ones are reported and skipped). */
   list(options?: PresenceCallOptions): Promise<Presence[]>;
-  /** Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read. */
-  watch(listener: (instance: string, presence: Presence | null) => void): () => void;
+  /**
+   * Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read, at once when
+   * `missed` is told that the feed may have lost some (a reconnect, a member left, lost data).
+   */
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: () => void): () => void;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

@@ -21,7 +21,8 @@ export interface PresenceTrackerOptions {
 
 /**
  * This instance's presence: announces it every `intervalMs` (one write), re-reads every entry at the same
- * interval (one read of all entries) and follows the map's events in between, so while its calls succeed its view
+ * interval (one read of all entries) and follows the map's events in between (re-reading at once when the feed says
+ * it may have lost some), so while its calls succeed its view
  * of who is live is at most one interval plus a call behind, whether events arrive or not ({@link ageMs} says how
  * long ago the cluster last confirmed it; while calls fail, entries still drop out at their expiry). Another instance that stops renewing drops
  * out of the view `ttlMs + clockSkewMs` after its last renewal, judged from its entry alone; a graceful stop
@@ -48,7 +49,8 @@ export class PresenceTracker {
   /** Announces this instance, reads everyone, and keeps doing both every interval. */
   async start(): Promise<void> {
     this.running = true;
-    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence));
+    // Changes the feed may have lost are read at once (after a read under way, which may predate the loss).
+    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence), () => void (this.ticking ?? Promise.resolve()).then(() => this.tick()));
     await this.tick();
     if (!this.running) return; // stopped during the first tick
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);

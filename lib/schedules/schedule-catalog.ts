@@ -25,11 +25,6 @@ export interface ScheduleCatalogOptions {
   readonly maxAttempts?: number;
   /** The clock-skew bound between nodes, in ms (a new id's first revision starts above it). Default 0. */
   readonly skewMs?: number;
-  /**
-   * Told when a change was written but the change marker could not be touched after it: nodes whose events were
-   * lost then see the change at their next full re-read (see `ScheduleView`), not at their next marker poll.
-   */
-  readonly onMarkerError?: (error: unknown) => void;
 }
 
 /** Options of one change. */
@@ -59,8 +54,7 @@ export interface ScheduleChangeResult {
  * read and decide again, so concurrent changes are all applied in some order, none lost and none doubled; an
  * upsert equal to what is stored writes nothing. A write whose answer was lost is settled by reading it back (the
  * library's one rule, `readDecideWrite`), and any read that finds the operation's nonce in the record (a late write
- * of an earlier attempt) means that attempt landed. A write is followed by a touch of the
- * store's change marker, which lets every node's view see it even when its events are lost.
+ * of an earlier attempt) means that attempt landed. Every node's view hears the write from the map's feed.
  */
 export class ScheduleCatalog {
   private readonly clock: Clock;
@@ -141,17 +135,7 @@ export class ScheduleCatalog {
       throw error;
     }
     const { decision, record, written } = changed;
-    return written ? this.announce(id, decision, record!) : result(id, decision.outcome, decision.revision, record);
-  }
-
-  /** Touches the change marker after a write (a failure there does not undo the write: see `onMarkerError`). */
-  private async announce(id: string, decision: ScheduleDecision, written: ScheduleRecord): Promise<ScheduleChangeResult> {
-    try {
-      await this.store.touchMarker(written.writeId, { timeoutMs: this.timeoutMs });
-    } catch (error) {
-      this.options.onMarkerError?.(error);
-    }
-    return result(id, decision.outcome, written.revision, written);
+    return result(id, decision.outcome, written ? record!.revision : decision.revision, record);
   }
 }
 

@@ -1,6 +1,7 @@
 import { compareCodePoints } from '../core/code-point-order';
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import type { RecordMap } from '../store/record-map';
+import type { MissedReason, RecordMap } from '../store/record-map';
+import { resyncEveryMs } from '../store/feed-staleness';
 import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
 import type { ScheduleRecord } from './schedule-record';
@@ -11,15 +12,8 @@ import type { ScheduleCallOptions, ScheduleListOptions, ScheduleStore, ScheduleS
 export const SCHEDULE_MAP = 'schedules';
 
 /**
- * The key of the change marker in the schedule map: the empty string, which is never a schedule id, so the
- * marker shares the records' map without ever meeting one of them.
- */
-export const SCHEDULE_MARKER_KEY = '';
-
-/**
  * Runtime schedules on any backend of the store contract: one canonical JSON record per schedule id, written by
- * compare-and-set against the exact text read, and the change marker under the empty key. Changes come
- * from the map's feed; whenever it says some may have been missed (a reconnect, a member leaving, a cleared map, lost
+ * compare-and-set against the exact text read. Changes come from the map's feed; whenever it says some may have been missed (a reconnect, a member leaving, a cleared map, lost
  * data), watchers are told to re-read.
  */
 export class ScheduleRecordStore implements ScheduleStore {
@@ -28,14 +22,18 @@ export class ScheduleRecordStore implements ScheduleStore {
   private events: ScheduleStoreEvents = {};
   private readonly watchers = new Set<ScheduleWatcher>();
 
+  /** {@inheritDoc ScheduleStore.resyncEveryMs} */
+  readonly resyncEveryMs: number | undefined;
+
   constructor(backend: StoreBackend) {
     this.hold = new MapHold(backend, SCHEDULE_MAP, 'schedule');
+    this.resyncEveryMs = resyncEveryMs(backend);
   }
 
   /** {@inheritDoc ScheduleStore.connect} */
   async connect(events: ScheduleStoreEvents = {}): Promise<void> {
     this.events = events;
-    await this.hold.open({ changed: (id, raw) => this.heard(id, raw), missed: () => this.missed() });
+    await this.hold.open({ changed: (id, raw) => this.heard(id, raw), missed: (reason) => this.missed(reason) });
   }
 
   /** {@inheritDoc ScheduleStore.close} */
@@ -55,7 +53,6 @@ export class ScheduleRecordStore implements ScheduleStore {
     const records = await this.require().list(options);
     const listed: VersionedSchedule[] = [];
     for (const { key: id, value: raw } of records.sort((a, b) => compareCodePoints(a.key, b.key))) {
-      if (id === SCHEDULE_MARKER_KEY) continue;
       try {
         const record = decodeScheduleRecord(id, raw);
         if (removed || record.definition !== null) listed.push({ raw, record });
@@ -71,16 +68,6 @@ export class ScheduleRecordStore implements ScheduleStore {
     const map = this.require();
     const raw = encodeScheduleRecord(next);
     return expected.raw === null ? map.create(id, raw, options) : map.replace({ key: id, value: expected.raw }, raw, options);
-  }
-
-  /** {@inheritDoc ScheduleStore.readMarker} */
-  async readMarker(options: ScheduleCallOptions = {}): Promise<string | null> {
-    return (await this.require().get(SCHEDULE_MARKER_KEY, options))?.value ?? null;
-  }
-
-  /** {@inheritDoc ScheduleStore.touchMarker} */
-  async touchMarker(value: string, options: ScheduleCallOptions = {}): Promise<void> {
-    await this.require().put(SCHEDULE_MARKER_KEY, value, options);
   }
 
   /** {@inheritDoc ScheduleStore.watch} */
@@ -101,7 +88,7 @@ export class ScheduleRecordStore implements ScheduleStore {
 
   /** A change heard: the record as written (a tombstone too), or its disappearance; unreadable values are reported. */
   private heard(id: string, raw: string | null): void {
-    if (id === SCHEDULE_MARKER_KEY || this.watchers.size === 0) return;
+    if (this.watchers.size === 0) return;
     let record: ScheduleRecord | undefined;
     if (raw !== null) {
       try {
@@ -114,8 +101,8 @@ export class ScheduleRecordStore implements ScheduleStore {
     for (const watcher of [...this.watchers]) guard(() => watcher.changed(id, record));
   }
 
-  private missed(): void {
-    for (const watcher of [...this.watchers]) guard(() => watcher.missed?.());
+  private missed(reason: MissedReason): void {
+    for (const watcher of [...this.watchers]) guard(() => watcher.missed?.(reason));
   }
 
   /** The map, counting the call about to be made on it. */

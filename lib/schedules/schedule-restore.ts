@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { isLive, type ScheduleRecord } from './schedule-record';
 import type { ScheduleStore } from './schedule-store';
 
@@ -48,7 +47,6 @@ export async function restoreSchedules(store: ScheduleStore, vanished: readonly 
       failed.push({ id: held.id, reason: error instanceof Error ? error.message : String(error) });
     }
   }
-  if (restored.length > 0) await store.touchMarker(randomUUID(), { timeoutMs }).catch(() => undefined);
   return { lostSince, restored, alreadyBack, deletedOutside, failed };
 }
 

@@ -1,3 +1,4 @@
+import type { MissedReason } from '../store/record-map';
 import type { ScheduleRecord } from './schedule-record';
 
 /** A schedule record as read, with the exact stored value a compare-and-set is checked against. */
@@ -26,8 +27,8 @@ export interface ScheduleListOptions extends ScheduleCallOptions {
 export interface ScheduleWatcher {
   /** A record was written (`record`, a tombstone too) or disappeared (`undefined`: deleted by hand, or lost). */
   changed(id: string, record: ScheduleRecord | undefined): void;
-  /** Events may have been missed (a reconnect, a member left, the map was cleared): re-read everything. */
-  missed?(): void;
+  /** Events may have been missed (a disconnect, a reconnect, a member left, the map was cleared, lost data): re-read everything. */
+  missed?(reason: MissedReason): void;
 }
 
 /** What a schedule store reports to its owner. */
@@ -38,12 +39,16 @@ export interface ScheduleStoreEvents {
 
 /**
  * Where runtime schedules live: one record per schedule id, written only by compare-and-set of its exact stored
- * string, plus one change marker that every successful write touches afterwards. A node keeps its view fresh from
- * entry events and, since those can be lost without a sign, by polling the marker (one cheap read) and listing
- * again only when it moved. Implementations: the Hazelcast store (the cluster) and the memory store (one
- * process); both pass the same contract suite.
+ * string. A node keeps its view fresh from the map's change feed, and lists again whenever the feed says changes may
+ * have been missed (see `ScheduleView`). Every backend of the store contract serves it; all pass the same contract
+ * suite.
  */
 export interface ScheduleStore {
+  /**
+   * The staleness policy of a view on this store (see `resyncEveryMs`): how often it lists again whatever the feed
+   * says, in ms, where the feed can lose events without telling; `undefined` where it tells every loss.
+   */
+  readonly resyncEveryMs?: number;
   /** Connects; called once before any other call. */
   connect(events?: ScheduleStoreEvents): Promise<void>;
   /** Disconnects; releases only what the store itself opened. */
@@ -54,10 +59,6 @@ export interface ScheduleStore {
   list(options?: ScheduleListOptions): Promise<VersionedSchedule[]>;
   /** Writes `next` only if the stored value is still `expected.raw` (`null`: creates). Returns false on conflict. */
   compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options?: ScheduleCallOptions): Promise<boolean>;
-  /** The change marker's value (`null` before any write touched it). */
-  readMarker(options?: ScheduleCallOptions): Promise<string | null>;
-  /** Sets the change marker to `value` (the writer's nonce: a value the marker never had). */
-  touchMarker(value: string, options?: ScheduleCallOptions): Promise<void>;
   /** Hears changes of the map; returns the unsubscribe. Events may be lost. */
   watch(watcher: ScheduleWatcher): () => void;
   /**

@@ -1,5 +1,7 @@
 import { compareCodePoints } from '../core/code-point-order';
+import type { MissedReason } from '../store/record-map';
 import { RecordView, type ChangeMark, type RecordCodec } from '../store/record-view';
+import { ViewTrust } from '../store/view-trust';
 import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
 import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
 import type { ScheduleStore } from './schedule-store';
@@ -13,32 +15,24 @@ export type ScheduleChange =
 /** How a view keeps fresh. */
 export interface ScheduleViewOptions {
   /**
-   * How often the view reads the store's change marker, in ms; it lists the schedules again only when the marker
-   * moved. This bounds how stale the view is when events are lost. Default 1000; `0`: no timer (the owner calls
-   * {@link ScheduleView.poll}, e.g. on its tick).
+   * How often the view lists again whatever the feed says, in ms (its staleness bound where the feed can lose events
+   * without telling). Default: the store's `resyncEveryMs`; none where the feed tells every loss.
    */
-  readonly pollIntervalMs?: number;
-  /**
-   * The view lists everything again at least this often, in ms, marker or not: the bound for a change whose writer
-   * died (or lost the cluster) between its write and the marker's touch while events were lost too. Default 60 s.
-   */
-  readonly resyncIntervalMs?: number;
+  readonly resyncEveryMs?: number;
   /** Deadline of each store call, in ms. Default 5 s. */
   readonly callTimeoutMs?: number;
-  /** Told of a background poll that failed (and of a change listener that threw, without `onListenerError`). */
+  /** Told of a re-read that failed (and of a change listener that threw, without `onListenerError`). */
   readonly onError?: (error: unknown) => void;
   /** Told of a change listener that threw. */
   readonly onListenerError?: (error: unknown) => void;
-  /** Told of each background poll that succeeded (to say once that the store answers again after failures). */
-  readonly onPolled?: () => void;
+  /** Told when a re-read after missed changes ran to its end (to say once that the store answers again after failures). */
+  readonly onResynced?: () => void;
   /**
    * Given the records this node held that a listing no longer finds (live schedules and tombstones), before the view
    * drops them: it may write back those the store lost (see `restoreSchedules`). The view then lists again, so a
    * record written back is never dropped here. Without it, a record gone from the store is gone from the view.
    */
   readonly restore?: (vanished: ScheduleRecord[]) => Promise<void>;
-  /** This process's monotonic clock, in ms (tests pass a fake one). Default `performance.now()`. */
-  readonly monotonicNow?: () => number;
 }
 
 /** How the view reads schedules' records. */
@@ -49,68 +43,69 @@ const SCHEDULE_CODEC: RecordCodec<ScheduleRecord> = {
   revisionsOutliveRecords: true,
 };
 
+/** The first wait before a failed re-read is tried again, and the longest, in ms (the view's staleness policy). */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 5_000;
+
 /**
- * A node's view of the runtime schedules: the record view every capability keeps (`RecordView`), on the schedules'
- * records, fed by the store's change events and, since those can be lost without any sign, by polling the store's
- * change marker (one read per interval) and listing again when it moved, when the store says events may have been
- * missed, and at least every `resyncIntervalMs`. Revisions only grow, so a late event or a listing older than what an
- * event brought never takes the view back, and a listing begun before an event never undoes it. Listeners hear each
- * change once: added, changed (a new revision), removed.
+ * A node's view of the runtime schedules: the record view every capability keeps (`RecordView`) on the schedules'
+ * records, trusted by the one rule every view follows (`ViewTrust`): fed by the map's change feed, and listed again
+ * whenever the feed says changes may have been missed (a disconnect and reconnect, a member lost, a cleared map, lost
+ * data). Its staleness bound is the feed's: the time the backend takes to notice it may have lost events (see the
+ * Guarantees page); where the feed tells every loss there is no timer of its own, and where it may lose events
+ * without telling (Hazelcast) the store declares how often to list anyway (`resyncEveryMs`). A re-read that fails is tried again after 1 s,
+ * doubling to 5 s, until one works (or the feed says it is down: its reconnect re-reads). Revisions only grow, so a
+ * late event or a listing older than what an event brought never takes the view back, and a listing begun before an
+ * event never undoes it. Listeners hear each change once: added, changed (a new revision), removed.
  */
 export class ScheduleView {
   private readonly records = new RecordView<ScheduleRecord>(SCHEDULE_CODEC);
   /** The live schedules as listeners were last told. */
   private readonly live = new Map<string, LiveScheduleRecord>();
   private readonly listeners = new Set<(change: ScheduleChange) => void>();
-  private marker: string | null | undefined;
-  private confirmedAt = -Infinity;
-  private listedAt = -Infinity;
-  /** Set when the store said events may have been missed: the next poll lists. */
-  private missed = false;
-  private polling?: Promise<boolean>;
-  private timer?: NodeJS.Timeout;
+  private readonly trust: ViewTrust;
+  /** The listings, one after the other: each starts after the one before it ended. */
+  private listing: Promise<void> = Promise.resolve();
+  private retry?: NodeJS.Timeout;
+  private resyncTimer?: NodeJS.Timeout;
+  private retryMs = RETRY_FIRST_MS;
   private unwatch?: () => void;
-  private readonly pollIntervalMs: number;
-  private readonly resyncIntervalMs: number;
   private readonly callTimeoutMs: number;
-  private readonly now: () => number;
 
   constructor(
     private readonly store: ScheduleStore,
     private readonly options: ScheduleViewOptions = {},
   ) {
-    this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
-    this.resyncIntervalMs = options.resyncIntervalMs ?? 60_000;
     this.callTimeoutMs = options.callTimeoutMs ?? 5_000;
-    this.now = options.monotonicNow ?? (() => performance.now());
     this.records.subscribe((id, record) => this.told(id, record));
+    this.trust = new ViewTrust(() => this.reread(), { disconnected: () => undefined, resynced: () => options.onResynced?.() });
   }
 
-  /** Starts listening and reads every schedule (throws if that first read fails); then polls on its timer. */
+  /** Starts listening and reads every schedule (throws if that first read fails). */
   async start(): Promise<void> {
-    // Listen before reading, so a change made during the first listing is heard.
-    this.unwatch = this.store.watch({
-      changed: (id, record) => this.heard(id, record),
-      missed: () => {
-        this.missed = true;
-      },
-    });
+    // Listen before reading, so a change made during the first listing is heard; trusted from the first listing on.
+    this.unwatch = this.store.watch({ changed: (id, record) => this.heard(id, record), missed: (reason) => this.missed(reason) });
+    this.trust.start();
     try {
-      await this.poll();
+      await this.refresh();
     } catch (error) {
       this.close();
       throw error;
     }
-    if (this.pollIntervalMs > 0) {
-      this.timer = setInterval(() => this.poll().then(() => this.options.onPolled?.(), (error: unknown) => this.options.onError?.(error)), this.pollIntervalMs);
-      this.timer.unref();
+    const every = this.options.resyncEveryMs ?? this.store.resyncEveryMs;
+    if (every !== undefined && every > 0) {
+      this.resyncTimer = setInterval(() => this.trust.distrust(), every);
+      this.resyncTimer.unref();
     }
   }
 
-  /** Stops the timer and the events; listeners hear nothing more. */
+  /** Stops the events and any retry; listeners hear nothing more. */
   close(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.trust.stop();
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    clearInterval(this.resyncTimer);
+    this.resyncTimer = undefined;
     this.unwatch?.();
     this.unwatch = undefined;
     this.listeners.clear();
@@ -126,13 +121,9 @@ export class ScheduleView {
     return this.live.get(id);
   }
 
-  /**
-   * How long ago (ms, monotonic) the store last confirmed this view: a marker read that found it unmoved, or a
-   * listing. Infinity before the first. Events since then may still have been lost, but no change older than this
-   * is missing, unless its writer failed between the write and the marker's touch (then `resyncIntervalMs` bounds it).
-   */
-  ageMs(): number {
-    return this.now() - this.confirmedAt;
+  /** Whether the view may answer for the store: nothing since its last listing suggests it missed changes. */
+  isTrusted(): boolean {
+    return this.trust.online() && this.trust.trusted();
   }
 
   /** Calls `listener` on every change; returns the unsubscribe. A listener that throws is reported, not fatal. */
@@ -141,27 +132,37 @@ export class ScheduleView {
     return () => this.listeners.delete(listener);
   }
 
-  /**
-   * Reads the change marker and lists again if it moved (or events were missed, or the last listing is older than
-   * `resyncIntervalMs`). Returns whether it listed. Concurrent calls share one poll.
-   */
-  poll(): Promise<boolean> {
-    this.polling ??= this.pollOnce().finally(() => {
-      this.polling = undefined;
-    });
-    return this.polling;
+  /** Lists every schedule again now, after any listing under way (an edit this node made shows at once). */
+  refresh(): Promise<void> {
+    const next = this.listing.catch(() => undefined).then(() => this.listOnce());
+    this.listing = next;
+    return next;
   }
 
-  private async pollOnce(): Promise<boolean> {
-    const started = this.now();
-    const due = this.missed || this.marker === undefined || started - this.listedAt >= this.resyncIntervalMs;
-    // The marker is read before the listing: a write that lands after the listing touches it after this read.
-    const marker = await this.store.readMarker({ timeoutMs: this.callTimeoutMs });
-    if (!due && marker === this.marker) {
-      this.confirmedAt = started;
-      return false;
+  /** The feed says changes may have been missed: the one rule of every view (`ViewTrust`) decides when to re-read. */
+  private missed(reason: MissedReason): void {
+    this.trust.missed(reason);
+  }
+
+  /** A re-read for the view's trust; one that fails is tried again (see the class), unless the feed is down. */
+  private async reread(): Promise<void> {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    try {
+      await this.refresh();
+      this.retryMs = RETRY_FIRST_MS;
+    } catch (error) {
+      this.options.onError?.(error);
+      if (this.trust.online()) {
+        this.retry = setTimeout(() => this.trust.distrust(), this.retryMs);
+        this.retry.unref();
+        this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+      }
+      throw error;
     }
-    this.missed = false;
+  }
+
+  private async listOnce(): Promise<void> {
     let mark = this.records.changeMark();
     let listed = await this.list();
     const vanished = this.options.restore ? this.vanished(listed, mark) : [];
@@ -173,21 +174,12 @@ export class ScheduleView {
     }
     // Gone from the store (deleted by hand, or lost) unless an event changed it after the listing began.
     this.records.observeListing(listed, mark);
-    this.marker = marker;
-    this.listedAt = started;
-    this.confirmedAt = started;
-    return true;
   }
 
   /** Every record (tombstones too), as the view observes a listing. */
   private async list(): Promise<Array<{ key: string; value: string }>> {
-    try {
-      const listed = await this.store.list({ removed: true, timeoutMs: this.callTimeoutMs });
-      return listed.filter((v) => v.raw !== null).map(({ raw, record }) => ({ key: record!.id, value: raw! }));
-    } catch (error) {
-      this.missed = true; // list again at the next poll, whatever the marker says then
-      throw error;
-    }
+    const listed = await this.store.list({ removed: true, timeoutMs: this.callTimeoutMs });
+    return listed.filter((v) => v.raw !== null).map(({ raw, record }) => ({ key: record!.id, value: raw! }));
   }
 
   /** The records this node holds that `listed` lacks and no event changed since `mark`. */

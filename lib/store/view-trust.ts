@@ -57,8 +57,10 @@ export class ViewTrust {
       this.suspect = true;
       this.told.disconnected();
     } else if (reason === 'reconnected') {
+      // Whatever changed while it was down was not heard, also when no 'disconnected' came before (a feed may only
+      // notice its drop once it is back).
       this.offline = false;
-      if (this.suspect) void this.resync();
+      this.distrust();
     } else {
       this.distrust();
     }

@@ -76,9 +76,8 @@ export function describeScheduleStoreContract(name: string, setup: () => Promise
       assertEqual((await a.read('t1')).record, record('t1', 3));
     }, timeoutMs);
 
-    it('lists live schedules sorted by id, tombstones only when asked, and never the change marker', async () => {
+    it('lists live schedules sorted by id, tombstones only when asked', async () => {
       const [a, b] = fixture.stores;
-      await b.touchMarker('m1');
       for (const id of ['c', 'a', 'b']) await a.compareAndSet(id, { raw: null }, record(id, 1));
       const b1 = await a.read('b');
       await a.compareAndSet('b', b1, record('b', 2, { definition: null }));
@@ -89,15 +88,6 @@ export function describeScheduleStoreContract(name: string, setup: () => Promise
       assert.equal(await a.compareAndSet('a', all[0], record('a', 2)), true);
     }, timeoutMs);
 
-    it('keeps one change marker that any node sets and every node reads', async () => {
-      const [a, b] = fixture.stores;
-      assert.equal(await a.readMarker(), null);
-      await a.touchMarker('w-1');
-      assert.equal(await b.readMarker(), 'w-1');
-      await b.touchMarker('w-2');
-      assert.equal(await a.readMarker(), 'w-2');
-    }, timeoutMs);
-
     it("tells watchers of other nodes' writes, tombstones included, with the record as written", async () => {
       const [a, b] = fixture.stores;
       const heard: Array<[string, number | undefined, boolean]> = [];
@@ -105,7 +95,6 @@ export function describeScheduleStoreContract(name: string, setup: () => Promise
       await a.compareAndSet('w', { raw: null }, record('w', 1));
       const r1 = await a.read('w');
       await a.compareAndSet('w', r1, record('w', 2, { definition: null }));
-      await a.touchMarker('not-a-schedule');
       await eventually('both writes heard', () => heard.length >= 2, eventTimeoutMs);
       assert.deepEqual(heard, [['w', 1, false], ['w', 2, true]]);
       stop();
@@ -134,7 +123,7 @@ export function describeScheduleStoreContract(name: string, setup: () => Promise
       const [a] = fixture.stores;
       const before = a.operationCount();
       await a.read('x');
-      await a.readMarker();
+      await a.list();
       assert.equal(a.operationCount(), before + 2);
     }, timeoutMs);
   });

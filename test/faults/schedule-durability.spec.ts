@@ -98,7 +98,7 @@ describe.each([
     await eventually('both schedules to run', () => starts('keep').length > 0 && starts('gone').length > 0, { timeoutMs: 60_000, intervalMs: 200 });
     const removed = await new ScheduleCatalog(store, { by: 'operator' }).remove('gone');
     const removedAt = Date.now();
-    // The views hear of it within their marker poll (1 s); a run already deciding may still start just after.
+    // The views hear of it by its event (or the re-read after missed changes); a run already deciding may still start just after.
     await eventually('keep to run 3 s past the removal', () => starts('keep').some((s) => s.tick * 1000 >= removedAt + 3_000), { timeoutMs: 30_000, intervalMs: 200 });
     const keepRunsBefore = starts('keep').length;
 

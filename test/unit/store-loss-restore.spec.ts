@@ -19,7 +19,7 @@ describe('what nodes hold, written back after the store lost it', () => {
     const stores = [new ScheduleRecordStore(new MemoryBackend({ records })), new ScheduleRecordStore(new MemoryBackend({ records }))];
     await Promise.all(stores.map((s) => s.connect()));
     const reports: ScheduleRestoreReport[] = [];
-    const views = stores.map((store) => new ScheduleView(store, { pollIntervalMs: 0, resyncIntervalMs: 0, restore: async (vanished) => void reports.push(await restoreSchedules(store, vanished, 1_000)) }));
+    const views = stores.map((store) => new ScheduleView(store, { restore: async (vanished) => void reports.push(await restoreSchedules(store, vanished, 1_000)) }));
     return { records, stores, views, reports, catalog: new ScheduleCatalog(stores[0], { by: 'operator' }) };
   }
 
@@ -30,7 +30,7 @@ describe('what nodes hold, written back after the store lost it', () => {
     const removed = await catalog.remove('gone');
     await Promise.all(views.map((v) => v.start()));
     records.loseData();
-    await Promise.all(views.map((v) => v.poll()));
+    await Promise.all(views.map((v) => v.refresh()));
     expect((await stores[1].read('keep')).record).toMatchObject({ revision: kept.revision, definition: { id: 'keep' } });
     expect((await stores[1].read('gone')).record).toMatchObject({ revision: removed.revision, definition: null });
     expect(views.map((v) => v.schedules().map((s) => s.id))).toEqual([['keep'], ['keep']]);
@@ -45,7 +45,7 @@ describe('what nodes hold, written back after the store lost it', () => {
     await views[0].start();
     records.loseData();
     const since = await new ScheduleCatalog(stores[1], { by: 'other' }).upsert({ id: 'a', cron: '*/5 * * * * *', handler: 'h', duration: '3s' });
-    await views[0].poll();
+    await views[0].refresh();
     expect((await stores[0].read('a')).record).toMatchObject({ revision: since.revision, definition: { cron: '*/5 * * * * *' } });
   });
 

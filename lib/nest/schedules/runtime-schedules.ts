@@ -23,8 +23,6 @@ import { OutageNotice } from '../signals/outage-notice';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How early a timer may fire and still count as its instant's (timer rounding). */
 const EARLY_MS = 5;
-/** How often a node reads the schedules' change marker: the bound on an edit reaching it when events are lost. */
-const POLL_MS = 1_000;
 
 /** A method decorated with `@ScheduleHandler`, found at startup. */
 interface ScheduleHandlerMethod {
@@ -44,10 +42,11 @@ interface Armed {
 
 /**
  * Schedules defined at runtime, on this node: the catalog every change goes through (compare-and-set by id), a
- * view of the cluster's schedules kept fresh by events and a change marker polled every second, and a timer per
+ * view of the cluster's schedules fed by the store's change feed and listed again when it says changes may have been
+ * missed (no poll of its own), and a timer per
  * schedule whose handler this node has (`@ScheduleHandler`). A tick takes the `@ClusterSingleton` path (the
  * runner) under the schedule's semaphore, so it is decided, recorded and steered like a decorated job; its job
- * name is the schedule's id. An edit re-arms the timer when the view hears of it (events, or the next marker poll).
+ * name is the schedule's id. An edit re-arms the timer when the view hears of it (its event, or the re-read after missed changes).
  * Used inside the module, not by applications.
  */
 @Injectable()
@@ -77,11 +76,10 @@ export class RuntimeSchedules implements CapabilityRuntime {
       skewMs: options.clockSkewMs,
     });
     this.view = new ScheduleView(store, {
-      pollIntervalMs: POLL_MS,
       callTimeoutMs: options.storeTimeoutMs,
       onError: (error) => this.outage.failed((error as Error).message),
       onListenerError: (error) => this.logger.error(`Runtime schedules: arming a changed schedule failed: ${(error as Error).message}`),
-      onPolled: () => this.outage.succeeded(),
+      onResynced: () => this.outage.succeeded(),
       restore: (vanished) => this.restore(vanished),
     });
   }
@@ -141,11 +139,11 @@ export class RuntimeSchedules implements CapabilityRuntime {
   }
 
   /**
-   * Reads the cluster's schedules again if they changed, so that an edit this node just made shows in its answers
-   * at once rather than at the next poll (within a second). A failure is left to the next poll.
+   * Reads the cluster's schedules again, so that an edit this node just made shows in its answers at once rather than
+   * when its event arrives. A failure is left to the feed (its event, or the re-read after missed changes).
    */
   async catchUp(): Promise<void> {
-    await this.view.poll().catch(() => undefined);
+    await this.view.refresh().catch(() => undefined);
   }
 
   private async open(): Promise<void> {

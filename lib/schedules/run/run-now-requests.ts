@@ -20,7 +20,13 @@ const CLAIM_ATTEMPTS = 5;
 /** How often the requester looks at its request, at first and at most. */
 const POLL_FIRST_MS = 10;
 const POLL_MAX_MS = 200;
-/** How often the requester bumps its pending request, so nodes that lost its event hear it again. */
+/**
+ * The run-now requests' declared staleness policy: how often the requester bumps its pending request, while it waits
+ * and only then (an idle cluster writes nothing). Every node hears requests from the feed and reads them all again
+ * when it says changes may have been missed; the bump is for what that cannot give: a node that declined a request
+ * (another held the job's permit) tries it again once the holder is gone, and a feed that loses events without telling
+ * (Hazelcast: see `resyncEveryMs`) repeats it.
+ */
 const NUDGE_MS = 1_000;
 
 /** What run-now requests stand on. */
