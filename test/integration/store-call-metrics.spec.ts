@@ -49,38 +49,38 @@ describe('store-call metrics on PostgreSQL and Redis', () => {
     return { service: app.get(GatekeeperService), tasks: app.get(TaskService), scrape: async () => callCounts(await registry.metrics()) };
   }
 
-  it('on PostgreSQL: grants and tasks are measured, and calls on a pool that is gone count as unavailable', async () => {
-    const pool = new Pool({ connectionString: testPostgresUrl(), max: 4 });
-    const ended: { promise?: Promise<void> } = {};
-    closing.push(() => ended.promise ?? pool.end());
-    const node = 'pg-calls';
-    const { service, tasks, scrape } = await start(node, { backend: 'postgres', postgres: { pool, mapPrefix: uniquePrefix('pg-calls') } });
-
+  /** A grant and a task submit on `node`'s module: both measured, every call ok. */
+  async function expectMeasured(node: string, { service, tasks, scrape }: Awaited<ReturnType<typeof start>>): Promise<void> {
     expect((await service.tryAcquire('calls-report')).granted).toBe(true);
     await tasks.submit({ type: 'export', name: 'daily' }); // the native task store's own calls too
     const granted = await scrape();
     expect(count(granted, `node="${node}",store="permits",outcome="ok"`)).toBeGreaterThan(0);
     expect(count(granted, `node="${node}",store="tasks",outcome="ok"`)).toBeGreaterThan(0);
     expect([...granted.keys()].filter((labels) => !labels.endsWith('outcome="ok"'))).toEqual([]);
+  }
+
+  it('on PostgreSQL: grants and tasks are measured, and calls on a pool that is gone count as unavailable', async () => {
+    const pool = new Pool({ connectionString: testPostgresUrl(), max: 4 });
+    const ended: { promise?: Promise<void> } = {};
+    closing.push(() => ended.promise ?? pool.end());
+    const node = 'pg-calls';
+    const started = await start(node, { backend: 'postgres', postgres: { pool, mapPrefix: uniquePrefix('pg-calls') } });
+
+    await expectMeasured(node, started);
 
     // The pool ends under the module (the feed's connection keeps the end pending): every call now fails.
     ended.promise = pool.end();
-    expect((await service.tryAcquire('calls-later')).granted).toBe(false);
-    expect(count(await scrape(), `node="${node}",store="permits",outcome="unavailable"`)).toBeGreaterThan(0);
+    expect((await started.service.tryAcquire('calls-later')).granted).toBe(false);
+    expect(count(await started.scrape(), `node="${node}",store="permits",outcome="unavailable"`)).toBeGreaterThan(0);
   });
 
   it('on Redis: grants and tasks are measured, and calls on a map whose key the server cannot use count as unavailable', async () => {
     const mapPrefix = uniquePrefix('redis-calls');
     const node = 'redis-calls';
     await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh(); // a new prefix, not a lost one
-    const { service, tasks, scrape } = await start(node, { backend: 'redis', redis: { mapPrefix } });
+    const started = await start(node, { backend: 'redis', redis: { mapPrefix } });
 
-    expect((await service.tryAcquire('calls-report')).granted).toBe(true);
-    await tasks.submit({ type: 'export', name: 'daily' }); // the native task store's own calls too
-    const granted = await scrape();
-    expect(count(granted, `node="${node}",store="permits",outcome="ok"`)).toBeGreaterThan(0);
-    expect(count(granted, `node="${node}",store="tasks",outcome="ok"`)).toBeGreaterThan(0);
-    expect([...granted.keys()].filter((labels) => !labels.endsWith('outcome="ok"'))).toEqual([]);
+    await expectMeasured(node, started);
 
     // The semaphores' hash replaced by a string: the server refuses every script on it (WRONGTYPE).
     const redis = new Redis(testRedisUrl());
@@ -88,7 +88,7 @@ describe('store-call metrics on PostgreSQL and Redis', () => {
       await redis.quit();
     });
     await redis.set(`{${mapPrefix}}:m:semaphores`, 'not a hash');
-    expect((await service.tryAcquire('calls-later')).granted).toBe(false);
-    expect(count(await scrape(), `node="${node}",store="permits",outcome="unavailable"`)).toBeGreaterThan(0);
+    expect((await started.service.tryAcquire('calls-later')).granted).toBe(false);
+    expect(count(await started.scrape(), `node="${node}",store="permits",outcome="unavailable"`)).toBeGreaterThan(0);
   });
 });

@@ -14,7 +14,7 @@ import { FakeClock } from '../support/fake-clock';
  * proves the measuring, on the memory backend and on a map whose calls fail as a backend's may.
  */
 describe('an observed record map', () => {
-  const backend = new MemoryBackend(new MemoryRecords(new FakeClock(1_000)));
+  const backend = new MemoryBackend({ records: new MemoryRecords(new FakeClock(1_000)) });
   beforeAll(() => backend.open());
   afterAll(() => backend.close());
 

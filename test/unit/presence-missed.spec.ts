@@ -11,7 +11,7 @@ import { eventually } from '../support/eventually';
 describe('presence after missed changes', () => {
   it('sees an instance whose announcement event was lost once the feed says so, and not while it is down', async () => {
     const records = new MemoryRecords();
-    const store = new PresenceRecordStore(new MemoryBackend(records));
+    const store = new PresenceRecordStore(new MemoryBackend({ records }));
     await store.connect();
     const self = { instance: 'i-1', acquirer: 'node-1', group: 'g', startedAt: Date.now(), version: 'test' };
     const tracker = new PresenceTracker(store, self, systemClock, { intervalMs: 60_000, ttlMs: 120_000, clockSkewMs: 0 });

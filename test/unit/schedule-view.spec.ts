@@ -23,8 +23,8 @@ describe('the runtime schedules view, fed by events, re-read on missed changes',
   /** Node A writes through its catalog; node B watches through its view. */
   async function twoNodes(errors: unknown[] = [], resyncEvery?: number) {
     const records = new MemoryRecords();
-    const backendB = new MemoryBackend(records);
-    const [a, b] = [new ScheduleRecordStore(new MemoryBackend(records)), new ScheduleRecordStore(backendB)];
+    const backendB = new MemoryBackend({ records });
+    const [a, b] = [new ScheduleRecordStore(new MemoryBackend({ records })), new ScheduleRecordStore(backendB)];
     await Promise.all([a.connect(), b.connect()]);
     const catalog = new ScheduleCatalog(a, { by: 'operator' });
     const view = new ScheduleView(b, { callTimeoutMs: 1_000, onError: (error) => errors.push(error), ...(resyncEvery !== undefined && { resyncEveryMs: resyncEvery }) });
