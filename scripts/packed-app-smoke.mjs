@@ -210,8 +210,8 @@ async function checkOneInstance(appDir) {
     if (fromLibrary('@nestjs/core') !== core) problems.push('@nestjs/core imported by the app and required by the library differ');
     if (fromApp('nestjs-gatekeeper').GatekeeperService !== gatekeeper.GatekeeperService) problems.push('nestjs-gatekeeper imported and required differ');
     // The testing entry resolves both ways too (package.json exports ./testing), to the same module instances.
-    if (typeof testing.MemoryPermitStore !== 'function' || typeof testing.ManualClock !== 'function') problems.push('nestjs-gatekeeper/testing lacks its memory stores or ManualClock');
-    if (fromApp('nestjs-gatekeeper/testing').MemoryPermitStore !== testing.MemoryPermitStore) problems.push('nestjs-gatekeeper/testing imported and required differ');
+    if (typeof testing.MemoryBackend !== 'function' || typeof testing.ManualClock !== 'function') problems.push('nestjs-gatekeeper/testing lacks MemoryBackend or ManualClock');
+    if (fromApp('nestjs-gatekeeper/testing').MemoryBackend !== testing.MemoryBackend) problems.push('nestjs-gatekeeper/testing imported and required differ');
 
     if (problems.length) { console.error(problems.join('\\n')); process.exit(1); }
   `;
