@@ -2,6 +2,7 @@ import { RecentMap } from '../core/recent-map';
 import type { ObservedRecord, RecordCodec } from './record-codec';
 import { HeardChanges, type ChangeMark, type RemovalMark } from './heard-changes';
 import { WritesInFlight, type OwnWrite } from './writes-in-flight';
+import { ViewListeners } from './view-listeners';
 
 export type { ChangeMark, RemovalMark } from './heard-changes';
 export type { OwnWrite } from './writes-in-flight';
@@ -15,12 +16,6 @@ interface Known<T> {
   decoded: boolean;
   revision: number | undefined;
   seenAt: number;
-}
-
-/** A listener of the view, and the keys it needs to hear of (all when `wants` is absent). */
-interface Listener<T> {
-  readonly listener: (key: string, entry: T | undefined) => void;
-  readonly wants?: (key: string) => boolean;
 }
 
 /**
@@ -63,7 +58,7 @@ export class RecordView<T> {
    * revisions never go back. Bounded by the records the store ever held, not by the keys callers ask for.
    */
   private readonly remembered_ = new Map<string, T>();
-  private readonly listeners = new Set<Listener<T>>();
+  private readonly listeners = new ViewListeners<T>();
   /** This node's writes in flight, until their answer comes (even past their call's deadline). */
   private readonly writing = new WritesInFlight<T>();
   /** What the feed told, counted for the reads and listings under way. */
@@ -124,7 +119,7 @@ export class RecordView<T> {
       return undefined;
     }
     if (raw !== null && decoded === undefined) decoded = this.writing.valueOf(key, raw);
-    const revision = raw !== null && decoded === undefined && !this.wanted(key) ? this.codec.encodedRevision?.(raw) : undefined;
+    const revision = raw !== null && decoded === undefined && !this.listeners.wanted(key) ? this.codec.encodedRevision?.(raw) : undefined;
     if (revision !== undefined) {
       const before = previous && (previous.decoded ? this.revisionOf(previous.entry) : previous.revision);
       if (before !== undefined && before > revision) return undefined;
@@ -150,7 +145,7 @@ export class RecordView<T> {
     }
     if (entry !== undefined) this.remember(key, entry);
     this.known.set(key, { raw, entry, decoded: true, revision: this.revisionOf(entry), seenAt });
-    this.tell(key, entry);
+    this.listeners.tell(key, entry);
     return unreadable;
   }
 
@@ -249,9 +244,7 @@ export class RecordView<T> {
    * stay undecoded until asked for); returns the unsubscribe function.
    */
   subscribe(listener: (key: string, entry: T | undefined) => void, wants?: (key: string) => boolean): () => void {
-    const subscription: Listener<T> = { listener, wants };
-    this.listeners.add(subscription);
-    return () => this.listeners.delete(subscription);
+    return this.listeners.add(listener, wants);
   }
 
   /** Forgets everything (events may have been missed); what it remembers for rebuilds is kept. */
@@ -283,16 +276,6 @@ export class RecordView<T> {
     if (kept === undefined || this.codec.revision(entry) >= this.codec.revision(kept)) this.remembered_.set(key, entry);
   }
 
-  /** Whether a listener wants to hear of changes of `key`. */
-  private wanted(key: string): boolean {
-    for (const { wants } of this.listeners) if (!wants || wants(key)) return true;
-    return false;
-  }
-
-  private tell(key: string, entry: T | undefined): void {
-    for (const { listener, wants } of this.listeners) if (!wants || wants(key)) listener(key, entry);
-  }
-
   /**
    * `key` is absent and never had a readable record here: kept in the bounded {@link absent} list, not in `known`.
    * Listeners hear it only when it replaces a value (an unreadable one, or a first sight of the key).
@@ -302,7 +285,7 @@ export class RecordView<T> {
     const changed = had ? had.raw !== null : !this.absent.has(key);
     this.known.delete(key);
     this.absent.set(key, seenAt);
-    if (changed) this.tell(key, undefined);
+    if (changed) this.listeners.tell(key, undefined);
     return undefined;
   }
 }
