@@ -1,17 +1,16 @@
+import { ClaimAttempts } from './claim-attempts';
 import { ClaimTurns } from './claim-turns';
 import { earliestOf } from '../store/store-clock';
 import { ReadyList } from './ready-list';
 import type { TaskClaim, TaskRecord } from './task';
-import { encodeTask } from './task.codec';
-import { decideClaim, type TaskActor } from './task-claim.rules';
+import type { TaskActor } from './task-claim.rules';
+import type { Registration } from './task-handler';
+import type { TaskRuns } from './task-runs';
 import type { TaskFencing } from './task-fencing';
 import type { TaskGroups } from './task-groups';
-import type { Registration } from './task-handler';
 import type { TaskOutcomes } from './task-outcomes';
-import type { TaskRuns } from './task-runs';
-import type { TaskStore, VersionedTask } from './task-store';
+import type { TaskStore } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
-import { isUnknownOutcome } from '../store/unknown-outcome';
 
 /** How often, at most, a signal without its task (or the scan) makes a node query again. */
 const READY_REFRESH_MS = 100;
@@ -63,6 +62,7 @@ export class TaskClaims {
   private started = false;
   private stopping = false;
   private readonly turns: ClaimTurns;
+  private readonly attempts: ClaimAttempts;
   /** Claims under way, by task: each holds a slot until it settles. */
   private readonly underway = new Map<string, Promise<void>>();
   /** Claims that failed (lost or threw) since this node's last landed one: a query does not end a streak. */
@@ -75,11 +75,12 @@ export class TaskClaims {
     /** The worker's handlers by type: the types it claims, and how each runs. */
     private readonly handlers: ReadonlyMap<string, Registration>,
     private readonly runs: TaskRuns,
-    private readonly outcomes: TaskOutcomes,
-    private readonly groups: TaskGroups,
-    private readonly fencing: TaskFencing,
+    outcomes: TaskOutcomes,
+    groups: TaskGroups,
+    fencing: TaskFencing,
   ) {
     this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4, options.clockSkewMs);
+    this.attempts = new ClaimAttempts(store, actor, options, outcomes, groups, fencing);
   }
 
   /** Starts claiming, now. */
@@ -266,42 +267,14 @@ export class TaskClaims {
     this.dueTimer.unref();
   }
 
-  /**
-   * Decides and compare-and-sets a claim against the task as the query found it (one round trip; a task changed
-   * since simply fails the compare); starts the run if it landed.
-   */
+  /** Claims `found` (see {@link ClaimAttempts}) and starts its run if the claim landed and vouches. */
   private async claim(found: TaskRecord): Promise<boolean> {
     const registration = this.handlers.get(found.type);
-    if (!registration) return false;
-    const read: VersionedTask = { task: found, raw: encodeTask(found) };
-    // Decided on the earliest the time can be: another's claim is taken as lapsed only once it surely has.
-    const decision = decideClaim(found, this.actor, this.now(), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);
-    if (decision.outcome === 'exhausted') {
-      if (await this.store.compareAndSet(found.id, read, decision.task)) await this.groups.progress(decision.task);
-      return false;
-    }
-    if (decision.outcome !== 'claimed') return false;
-    let landed: boolean;
-    try {
-      landed = await this.store.compareAndSet(found.id, read, decision.task);
-    } catch (error) {
-      // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
-      // leave it to lapse (and use up an attempt). Only an unknown outcome is settled (the one rule of lib/store).
-      if (!isUnknownOutcome(error)) throw error;
-      const again = await this.fencing.readBack(found.id);
-      landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
-      if (!landed) throw error;
-    }
+    const landed = registration && (await this.attempts.claim(found, registration));
     if (!landed) return false;
-    // The answer may come back late (a pause, a slow link): a claim whose lease no longer vouches by this node's clock
-    // may be another node's already, so it is never run; it is handed back, fenced by its epoch (a no-op if taken).
-    if (decision.task.claim!.expiresAt - this.options.clockSkewMs <= this.options.clock.now()) {
-      await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
-      return false;
-    }
-    this.turns.heard(found.id, decision.claim, this.now()); // its own claims are not told back
+    this.turns.heard(found.id, landed.claim, this.now()); // its own claims are not told back
     this.landedSinceQuery++;
-    this.runs.launch(decision.task, registration);
+    this.runs.launch(landed.task, registration);
     return true;
   }
 }
