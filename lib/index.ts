@@ -65,7 +65,7 @@ export type { UndoFilter } from './permits/group-migration.rules';
 export { ClusterService, type ClusterStatus, type Participant } from './nest/elections/cluster.service';
 export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
-export type { LeaderWork } from './nest/elections/elections.runtime';
+export type { LeaderWork } from './elections/leader-work';
 export { LeaderLease } from './elections/leader-lease';
 export type {
   ClusterChange, LeaderChangedChange, LeaderElectedChange, LeaderLostChange, ParticipantChange,

@@ -22,11 +22,14 @@ export interface AllocationPermits {
   watchEntry(semaphore: string, listener: () => void): () => void;
 }
 
-/** The {@link AllocationPermits} of a framework-free `PermitEngine` on its store. */
-export function allocationPermitsOf(
-  engine: Pick<PermitEngine, 'tryAcquire' | 'amend' | 'release' | 'watch'>,
-  store: Pick<PermitStore, 'peek' | 'watch'>,
-): AllocationPermits {
+/** The calls a participant makes of the permit layer: a `PermitEngine`'s, or the Nest runtime's over it. */
+export type AllocationCalls = Pick<PermitEngine, 'amend' | 'watch'> & {
+  tryAcquire(semaphore: string, options: DecideOptions): Promise<AcquireResult>;
+  release(permit: Permit, notBefore?: number): Promise<unknown>;
+};
+
+/** The {@link AllocationPermits} of a `PermitEngine` (or calls like its) on its store. */
+export function allocationPermitsOf(engine: AllocationCalls, store: Pick<PermitStore, 'peek' | 'watch'>): AllocationPermits {
   return {
     acquire: (semaphore) => engine.tryAcquire(semaphore, { local: true }),
     amend: (permit, change, options) => engine.amend(permit, change, options),

@@ -6,6 +6,7 @@ import { PermitLease } from '../permits/permit-lease';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import type { PermitEngine } from '../permits/permit.engine';
 import type { PermitStore } from '../permits/permit-store';
+import type { DecideOptions } from '../permits/permit-engine.options';
 import { nextAttemptAt } from './election.rules';
 import { LeaderLease } from './leader-lease';
 import { leavesEnoughToStart, retryIntervalMs } from '../core/lease.rules';
@@ -267,11 +268,15 @@ export class LeaderCandidate {
   }
 }
 
-/** The {@link CandidatePermits} of a framework-free `PermitEngine` on its store (decisions may answer from the view). */
-export function candidatePermitsOf(
-  engine: Pick<PermitEngine, 'tryAcquire' | 'refresh' | 'release' | 'watch' | 'newsAgainst'>,
-  store: Pick<PermitStore, 'peek' | 'watch'>,
-): CandidatePermits {
+/** The calls a candidate makes of the permit layer: a `PermitEngine`'s, or the Nest runtime's over it. */
+export type CandidateCalls = Pick<PermitEngine, 'watch' | 'newsAgainst'> & {
+  tryAcquire(semaphore: string, options: DecideOptions): Promise<AcquireResult>;
+  refresh(permit: Permit, options: DecideOptions): Promise<AcquireResult>;
+  release(permit: Permit): Promise<unknown>;
+};
+
+/** The {@link CandidatePermits} of a `PermitEngine` (or calls like its) on its store (decisions may answer from the view). */
+export function candidatePermitsOf(engine: CandidateCalls, store: Pick<PermitStore, 'peek' | 'watch'>): CandidatePermits {
   return {
     acquire: (semaphore) => engine.tryAcquire(semaphore, { local: true }),
     refresh: (permit) => engine.refresh(permit, { local: true }),

@@ -9,7 +9,7 @@ import { ScheduleService } from './schedules/schedule.service';
 import { ClusterService } from './elections/cluster.service';
 import { PresenceRuntime } from './presence/presence.runtime';
 import { ElectionsRuntime } from './elections/elections.runtime';
-import type { LeaderRunLog } from './elections/leader-run-log';
+import type { LeaderRunLog } from '../elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
 import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';

@@ -8,13 +8,13 @@ import type { ResourceLease } from '../../allocation/allocation-lease';
 import { ManualAllocation, type ManualSlot } from '../../allocation/manual-allocation';
 import { AllocationParticipant } from '../../allocation/allocation-participant';
 import { type AllocationHandlers } from '../../allocation/allocation-participant.options';
-import { type AllocationPermits } from '../../allocation/allocation-permits';
+import { allocationPermitsOf, type AllocationPermits } from '../../allocation/allocation-permits';
+import { claimDedicated, ensureDefined } from '../../permits/dedicated-semaphore';
 import { allocationStatus, type AllocationStatus } from '../../allocation/allocation-status';
 import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
 import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import type { PermitStore } from '../../permits/permit-store';
-import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
@@ -125,10 +125,18 @@ export class AllocationRuntime implements CapabilityRuntime {
     const manual = this.options.allocations.get(name)?.manual;
     if (manual) return this.slice(name, manual);
     const semaphore = allocationSemaphore(name);
-    const definition = await this.ensureDefined(name, semaphore);
+    const dedicated = { kind: 'allocation', name, semaphore } as const;
+    const definition = await ensureDefined(dedicated, {
+      declared: this.options.allocations.get(name)?.definition,
+      viewed: this.store.peek(semaphore)?.entry?.definition,
+      admin: this.runtime.admin,
+      autoDefine: this.options.autoDefine,
+      defaults: () => resolveAllocation({ name }).definition,
+      unknown: () => new UnknownAllocationError(name),
+      onDefined: (message) => this.logger.log(message),
+    });
     if (this.phase !== 'started' || this.parts.has(name)) return;
-    const claim = this.runtime.local.claim(semaphore);
-    if (!claim) throw new InvalidOptionsError(`allocation "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
+    const claim = claimDedicated(this.runtime.local, dedicated);
     const delayMs = this.options.allocations.get(name)?.delayMs ?? parseDuration(DEFAULT_REBALANCE_DELAY, semaphore, 'rebalanceDelay');
     const participant = new AllocationParticipant(name, this.options.holder, this.permits(), this.logged(name, this.handlers.get(name)!), {
       clock: this.options.permitClock,
@@ -155,32 +163,14 @@ export class AllocationRuntime implements CapabilityRuntime {
     slice.start();
   }
 
-  /** The allocation's definition: the module options', the cluster's, or a default one (autoDefine). */
-  private async ensureDefined(name: string, semaphore: string): Promise<SemaphoreDefinition> {
-    const declared = this.options.allocations.get(name);
-    if (declared) return declared.definition; // published at start-up with the other definitions
-    const existing = this.store.peek(semaphore)?.entry?.definition ?? (await this.runtime.admin.get(semaphore).catch(() => undefined));
-    if (existing) return existing;
-    if (!this.options.autoDefine) throw new UnknownAllocationError(name);
-    const { definition } = resolveAllocation({ name });
-    if (await this.runtime.admin.define(definition)) this.logger.log(`Defined allocation "${name}" (${semaphore}, lease ${definition.durationMs} ms, any group)`);
-    return definition;
-  }
-
   private permits(): AllocationPermits {
-    const { runtime, store } = this;
-    return {
-      acquire: (semaphore) => runtime.decide(semaphore, { local: true }),
+    const { runtime } = this;
+    return allocationPermitsOf({
+      tryAcquire: (semaphore, options) => runtime.decide(semaphore, options),
       amend: (permit, change, options) => runtime.engine.amend(permit, change, options),
-      release: async (permit, notBefore) => {
-        await runtime.releaseQuietly(permit, notBefore);
-      },
-      watch: (permit, onLost) => runtime.engine.watch(permit, onLost, { withdraw: false }),
-      peek: (semaphore) => store.peek(semaphore)?.entry,
-      watchEntry: (semaphore, listener) => store.watch((entryName) => {
-        if (entryName === semaphore) listener();
-      }, (entryName) => entryName === semaphore),
-    };
+      release: (permit, notBefore) => runtime.releaseQuietly(permit, notBefore),
+      watch: (permit, onLost, options) => runtime.engine.watch(permit, onLost, options),
+    }, this.store);
   }
 
   /** The user's handlers, with a log line for every hand-over. */

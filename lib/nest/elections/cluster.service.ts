@@ -8,7 +8,7 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { LeaderLease } from '../../elections/leader-lease';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { leaderContext } from './leader-context';
+import { leaderContext } from '../../elections/leader-work';
 import { ElectionsRuntime, type LeaderWork } from './elections.runtime';
 import { PresenceRuntime, type Participant } from '../presence/presence.runtime';
 

@@ -1,31 +1,27 @@
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Subject, type Observable } from 'rxjs';
 import type { ClusterChange } from '../../elections/cluster-change';
 import { electionDefinition, electionOf, electionSemaphore, type Leader } from '../../elections/election';
 import { leaderChange, leaderIn, leaderOf } from '../../elections/election.rules';
 import { LeadershipLostError } from '../../elections/errors/leadership-lost.error';
 import { UnknownElectionError } from '../../elections/errors/unknown-election.error';
-import { LeaderCandidate, type CandidatePermits } from '../../elections/leader-candidate';
+import { claimDedicated, ensureDefined } from '../../permits/dedicated-semaphore';
+import { LeaderCandidate, candidatePermitsOf, type CandidatePermits } from '../../elections/leader-candidate';
 import type { LeaderLease } from '../../elections/leader-lease';
 import type { PermitStore } from '../../permits/permit-store';
-import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { GATEKEEPER_LEADER_RUNS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { leaderContext } from './leader-context';
-import { LEADER_SKIP, type LeaderRunLog } from './leader-run-log';
+import { LEADER_SKIP, loggedLeaderRun, type LeaderRunLog } from '../../elections/leader-run-log';
+import { LeaderWorks, type LeaderWork } from '../../elections/leader-work';
 import { leaderJobName } from '../../core/leader-job-name';
 import { messages } from '../gatekeeper.messages';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime } from '../permits/permits.runtime';
 
-/** Work to run while this node leads an election (see `ClusterService.whileLeader`). */
-export type LeaderWork = (lease: LeaderLease) => unknown;
+export type { LeaderWork } from '../../elections/leader-work';
 
 /** One election this node stands in. */
 interface Standing {
@@ -36,9 +32,8 @@ interface Standing {
 
 /**
  * The elections this node stands in: one {@link LeaderCandidate} each, on the module's permit engine; the work
- * that runs while it leads (`whileLeader`, `@LeaderOnly` runs) and its drain at shutdown; and the stream of
- * leader and participant changes. `ClusterService` serves it to applications. One file over 300 lines on
- * purpose: standing, leader work and its drain share the same per-election state and shutdown order.
+ * that runs while it leads ({@link LeaderWorks}: `whileLeader`, `@LeaderOnly` runs, their drain at shutdown); and the
+ * stream of leader and participant changes. `ClusterService` serves it to applications.
  * Used inside the module, not by applications.
  */
 @Injectable()
@@ -46,17 +41,12 @@ export class ElectionsRuntime implements CapabilityRuntime {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly standings = new Map<string, Standing>();
   private readonly joining = new Map<string, Promise<void>>();
-  private readonly work = new Map<string, Set<LeaderWork>>();
-  private readonly running = new Map<string, Map<symbol, Promise<unknown>>>();
+  private readonly works: LeaderWorks;
   private readonly viewLeaders = new Map<string, Leader | undefined>();
   private readonly subject = new Subject<ClusterChange>();
   private unsubscribe: Array<() => void> = [];
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
   private stopping?: Promise<void>;
-  /** Epochs whose work outlived the drain: their permits are left to lapse, never released (the permits runtime keeps them at its stop). */
-  private readonly kept = new Set<number>();
-  /** Which leader-work run the current async context belongs to (a resign from inside leader work must not wait on itself). */
-  private readonly runId = new AsyncLocalStorage<symbol>();
 
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
@@ -67,8 +57,16 @@ export class ElectionsRuntime implements CapabilityRuntime {
     private readonly events: GatekeeperEvents,
     @Inject(GATEKEEPER_LEADER_RUNS) private readonly runs: LeaderRunLog,
   ) {
+    this.works = new LeaderWorks({
+      drainMs: options.shutdownTimeoutMs,
+      onFailed: (election, error) => this.logger.error(`Leader work of "${election}" failed: ${error.message}`, error.stack),
+      onOverran: (election, lease) => this.logger.warn(
+        `Leader work of "${election}" (epoch ${lease.epoch}) still running after ${options.shutdownTimeoutMs} ms: leadership is not ` +
+          'released but left to expire, so no other node leads while it may still act (its signal has fired; work should stop on it)',
+      ),
+    });
     // Leadership whose work outlived the drain is left to lapse: releasing it would elect another leader now.
-    runtime.keepAtStop(() => this.kept);
+    runtime.keepAtStop(() => this.works.kept);
   }
 
   /** Leader and participant changes, as this node sees them. */
@@ -95,13 +93,13 @@ export class ElectionsRuntime implements CapabilityRuntime {
     );
     const named = new Map<string, string | undefined>([...this.options.elections.keys()].map((name) => [name, undefined]));
     for (const { where, metadata: election } of this.explorer.discover<string>(LEADER_ONLY_METADATA)) if (!named.has(election)) named.set(election, where);
-    for (const election of this.work.keys()) if (!named.has(election)) named.set(election, undefined);
+    for (const election of this.works.elections()) if (!named.has(election)) named.set(election, undefined);
     for (const [election, where] of named) await this.join(election, where);
   }
 
   /** Whether this node stands in `election` (or is about to: declared, or named by a decorator or whileLeader). */
   isDeclared(election: string): boolean {
-    return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.work.has(election);
+    return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.works.elections().includes(election);
   }
 
   /** This node's leadership of `election` while it holds it. Throws {@link UnknownElectionError} for one it does not stand in. */
@@ -130,15 +128,13 @@ export class ElectionsRuntime implements CapabilityRuntime {
    * being leader, and shutdown waits for the work (bounded) before handing over. Returns the unsubscribe.
    */
   whileLeader(election: string, work: LeaderWork): () => void {
-    const set = this.work.get(election) ?? new Set<LeaderWork>();
-    this.work.set(election, set);
-    set.add(work);
+    const remove = this.works.add(election, work);
     if (this.phase === 'started' && !this.standings.has(election)) {
       void this.join(election).catch((error: unknown) => this.logger.error(`Cannot join election "${election}": ${(error as Error).message}`));
     }
     const lease = this.standings.get(election)?.candidate.lease;
-    if (lease) this.launch(election, work, lease);
-    return () => set.delete(work);
+    if (lease) this.works.launch(election, work, lease);
+    return remove;
   }
 
   /**
@@ -159,16 +155,9 @@ export class ElectionsRuntime implements CapabilityRuntime {
       this.runs.skippedTick(job, LEADER_SKIP.NOT_LEADER);
       return undefined;
     }
-    const run = this.runs.started({ job, trigger: 'call', token: lease.epoch });
-    const started = performance.now();
-    const took = () => Math.round(performance.now() - started);
     try {
-      const value = await this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => invoke())));
-      this.runs.finished(run, 'completed', took());
-      return value;
+      return await loggedLeaderRun(this.runs, job, lease, () => this.works.run(election, lease, invoke));
     } catch (error) {
-      // Whatever it threw once the leadership ended, it stopped because of that (as a job's run at its lost permit).
-      this.runs.finished(run, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error : String(error));
       if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
       return undefined;
@@ -178,8 +167,8 @@ export class ElectionsRuntime implements CapabilityRuntime {
   /** Makes this node step down from `election` and stand back one retry interval. Whether it was leading. */
   resign(election: string): Promise<boolean> {
     this.assertDeclared(election);
-    const except = this.runId.getStore(); // leader work resigning must not wait for itself
-    return this.standings.get(election)?.candidate.resign('resigned by request', (lease) => this.drainWork(election, lease, except)) ?? Promise.resolve(false);
+    const except = this.works.currentRun(); // leader work resigning must not wait for itself
+    return this.standings.get(election)?.candidate.resign('resigned by request', (lease) => this.works.drain(election, lease, except)) ?? Promise.resolve(false);
   }
 
   /**
@@ -201,7 +190,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     await Promise.allSettled([...this.joining.values()]);
     await Promise.all(
       [...this.standings].map(async ([election, { candidate, claim }]) => {
-        await candidate.stop((lease) => this.drainWork(election, lease));
+        await candidate.stop((lease) => this.works.drain(election, lease));
         this.runtime.local.unclaim(candidate.semaphore, claim);
       }),
     );
@@ -222,11 +211,19 @@ export class ElectionsRuntime implements CapabilityRuntime {
 
   private async stand(election: string, where?: string): Promise<void> {
     const semaphore = electionSemaphore(election);
-    const definition = await this.ensureDefined(election, semaphore, where);
+    const dedicated = { kind: 'election', name: election, semaphore } as const;
+    const definition = await ensureDefined(dedicated, {
+      declared: this.options.elections.get(election),
+      viewed: this.store.peek(semaphore)?.entry?.definition,
+      admin: this.runtime.admin,
+      autoDefine: this.options.autoDefine,
+      defaults: () => electionDefinition({ name: election }),
+      unknown: () => new UnknownElectionError(election, where),
+      onDefined: (message) => this.logger.log(message),
+    });
     if (this.phase !== 'started') return;
     if (definition.durationMs <= 2 * this.options.clockSkewMs) this.logger.warn(messages.durationBelowSkew(semaphore, definition.durationMs, this.options.clockSkewMs));
-    const claim = this.runtime.local.claim(semaphore);
-    if (!claim) throw new InvalidOptionsError(`election "${election}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
+    const claim = claimDedicated(this.runtime.local, dedicated);
     const candidate = new LeaderCandidate(semaphore, election, this.permits(), {
       clock: this.options.permitClock,
       clockSkewMs: this.options.clockSkewMs,
@@ -240,33 +237,17 @@ export class ElectionsRuntime implements CapabilityRuntime {
     candidate.start();
   }
 
-  /** Makes sure the election's definition exists: the module options', the cluster's, or a default one (autoDefine). */
-  private async ensureDefined(election: string, semaphore: string, where?: string): Promise<SemaphoreDefinition> {
-    const declared = this.options.elections.get(election);
-    if (declared) return declared; // published at start-up with the other definitions
-    const existing = this.store.peek(semaphore)?.entry?.definition ?? (await this.runtime.admin.get(semaphore).catch(() => undefined));
-    if (existing) return existing;
-    if (!this.options.autoDefine) throw new UnknownElectionError(election, where);
-    const definition = electionDefinition({ name: election });
-    if (await this.runtime.admin.define(definition)) this.logger.log(`Defined election "${election}" (${semaphore}, lease ${definition.durationMs} ms, any group)`);
-    return definition;
-  }
-
   private permits(): CandidatePermits {
-    const { runtime, store } = this;
+    const { runtime } = this;
     return {
-      acquire: (semaphore) => runtime.decide(semaphore, { local: true }),
-      refresh: (permit) => runtime.refresh(permit, { local: true }),
-      release: async (permit) => {
-        await runtime.releaseQuietly(permit);
-      },
-      keep: (permit) => this.kept.add(permit.fencingToken),
-      watch: (permit, onLost) => runtime.engine.watch(permit, onLost),
-      newsAgainst: (permit) => runtime.engine.newsAgainst(permit),
-      peek: (semaphore) => store.peek(semaphore)?.entry,
-      watchEntry: (semaphore, listener) => store.watch((name, entry) => {
-        if (name === semaphore) listener(entry);
-      }, (name) => name === semaphore),
+      ...candidatePermitsOf({
+        tryAcquire: (semaphore, options) => runtime.decide(semaphore, options),
+        refresh: (permit, options) => runtime.refresh(permit, options),
+        release: (permit) => runtime.releaseQuietly(permit),
+        watch: (permit, onLost, options) => runtime.engine.watch(permit, onLost, options),
+        newsAgainst: (permit) => runtime.engine.newsAgainst(permit),
+      }, this.store),
+      keep: (permit) => this.works.kept.add(permit.fencingToken),
     };
   }
 
@@ -277,11 +258,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     const semaphore = electionSemaphore(election);
     const permit = this.store.peek(semaphore)?.entry?.permits.find((p) => p.fencingToken === lease.epoch);
     if (permit) this.noteLeader(election, leaderOf(election, permit));
-    // A copy: work registered by work started here is launched once, by whileLeader; none once the lease ended.
-    for (const work of [...(this.work.get(election) ?? [])]) {
-      if (!lease.isValid()) break;
-      this.launch(election, work, lease);
-    }
+    this.works.elected(election, lease);
   }
 
   private lost(election: string, lease: LeaderLease, reason: string): void {
@@ -295,39 +272,5 @@ export class ElectionsRuntime implements CapabilityRuntime {
     if (leaderChange(previous, leader) !== 'changed') return;
     this.viewLeaders.set(election, leader);
     this.subject.next({ type: 'leader-changed', election, leader, previous });
-  }
-
-  private launch(election: string, work: LeaderWork, lease: LeaderLease): void {
-    void this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => work(lease)))).catch((error: unknown) => {
-      if (error instanceof LeadershipLostError && !lease.isValid()) return;
-      this.logger.error(`Leader work of "${election}" failed: ${(error as Error).message}`, (error as Error).stack);
-    });
-  }
-
-  /** Runs and tracks one piece of leader work (shutdown and resign wait for it); `start` gets the run's id. */
-  private track<T>(election: string, start: (id: symbol) => Promise<T>): Promise<T> {
-    const runs = this.running.get(election) ?? new Map<symbol, Promise<unknown>>();
-    this.running.set(election, runs);
-    const id = Symbol(election);
-    const pending = start(id);
-    runs.set(id, pending);
-    return pending.finally(() => runs.delete(id));
-  }
-
-  /** Waits for the election's leader work to stop, up to `shutdownTimeout`; whether it did. */
-  private async drainWork(election: string, lease: LeaderLease, except?: symbol): Promise<boolean> {
-    const pending = [...(this.running.get(election) ?? [])].filter(([id]) => id !== except).map(([, run]) => run);
-    if (pending.length === 0) return true;
-    const done = await Promise.race([
-      Promise.allSettled(pending).then(() => true),
-      sleep(this.options.shutdownTimeoutMs, false, { ref: false }),
-    ]);
-    if (!done) {
-      this.logger.warn(
-        `Leader work of "${election}" (epoch ${lease.epoch}) still running after ${this.options.shutdownTimeoutMs} ms: leadership is not ` +
-          'released but left to expire, so no other node leads while it may still act (its signal has fired; work should stop on it)',
-      );
-    }
-    return done;
   }
 }

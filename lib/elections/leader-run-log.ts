@@ -1,3 +1,5 @@
+import type { LeaderLease } from './leader-lease';
+
 /** How a `@LeaderOnly` run ended: it returned, it threw, or it stopped because this node's leadership ended. */
 export type LeaderRunOutcome = 'completed' | 'failed' | 'aborted';
 
@@ -16,4 +18,22 @@ export interface LeaderRunLog {
   finished(run: object, outcome: LeaderRunOutcome, durationMs: number, error?: Error | string): unknown;
   /** A call that did not run here, counted by reason. */
   skippedTick(job: string, reason: string): void;
+}
+
+/**
+ * Runs `run` as the `@LeaderOnly` run `job` under `lease` and tells `log` how it ended: completed, failed, or aborted
+ * (whatever it threw once the leadership ended, it stopped because of that, as a job's run at its lost permit).
+ */
+export async function loggedLeaderRun(log: LeaderRunLog, job: string, lease: LeaderLease, run: () => Promise<unknown>): Promise<unknown> {
+  const record = log.started({ job, trigger: 'call', token: lease.epoch });
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
+  try {
+    const value = await run();
+    log.finished(record, 'completed', took());
+    return value;
+  } catch (error) {
+    log.finished(record, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error : String(error));
+    throw error;
+  }
 }
