@@ -3,10 +3,11 @@ import { livePermits, type Holder, type Permit } from '../permits/permit';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import { readAnnex } from './allocation-annex.codec';
 import { ownersOf, participantsOf } from './allocation-slots.rules';
+import { retryIntervalMs } from '../core/lease.rules';
 
 /*
- * What a node holds and may take (pure): following the plan, and the write that claims or gives up resources. A
- * resource is given to a permit only in a write that finds no other live permit listing it.
+ * What a node holds and may take (pure): following the plan, the write that claims or gives up resources, and when
+ * to look again. A resource is given to a permit only in a write that finds no other live permit listing it.
  */
 
 /** What one node should do now to follow the plan. */
@@ -112,4 +113,22 @@ function claimable(owner: Permit | undefined, self: Holder, token: number): bool
 function withResources(permit: Permit, resources: Record<string, number>): Permit {
   const { resources: _dropped, ...rest } = permit;
   return Object.keys(resources).length > 0 ? { ...rest, resources } : rest;
+}
+
+/** The lease assumed while the view does not know the allocation's definition yet. */
+const UNKNOWN_LEASE_MS = 10_000;
+
+/**
+ * How long a participant waits before it looks at the allocation again when no event wakes it: a renewal interval
+ * at most (heard nothing for a lease, it looks anyway), until the plan changes by itself (`wakeAt`), until right
+ * after the next lapse of a permit (a silent node's resources are free then, with no event), and until right after
+ * it stops standing back (`standingBackMs`, 0 when it is not). Never under 10 ms.
+ */
+export function nextLookInMs(entry: SemaphoreEntry | undefined, now: number, skewMs: number, wakeAt: number | undefined, standingBackMs: number): number {
+  let next = retryIntervalMs(entry?.definition?.durationMs ?? UNKNOWN_LEASE_MS);
+  if (wakeAt !== undefined) next = Math.min(next, wakeAt - now + 1);
+  const lapses = (entry?.permits ?? []).map((p) => p.expiresAt + skewMs - now).filter((ms) => ms >= 0);
+  if (lapses.length) next = Math.min(next, Math.min(...lapses) + 1);
+  if (standingBackMs > 0) next = Math.min(next, standingBackMs + 1);
+  return Math.max(10, next);
 }

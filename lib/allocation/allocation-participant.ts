@@ -1,16 +1,13 @@
-import type { AcquireResult } from '../permits/acquire-result';
 import type { Holder, Permit } from '../permits/permit';
 import { PermitLease } from '../permits/permit-lease';
 import { allocationSemaphore } from './allocation';
-import { readAnnex, writeAnnex } from './allocation-annex.codec';
 import { AllocationLease } from './allocation-lease';
 import type { AllocationHandlers, AllocationParticipantOptions } from './allocation-participant.options';
 import type { AllocationPermits } from './allocation-permits';
 import { AllocationCoordinator } from './allocation-coordinator';
 import { AllocationWork } from './allocation-work';
-import { amendHoldings, reconcile } from './allocation-holdings.rules';
-import { retryIntervalMs } from '../core/lease.rules';
-
+import { AllocationHoldings } from './allocation-holdings';
+import { nextLookInMs, reconcile } from './allocation-holdings.rules';
 
 /** What the node learns when it looks at the allocation. */
 interface Current {
@@ -23,10 +20,8 @@ interface Current {
  * background; its signal fires at expiry minus the skew bound if renewals fail), and moves towards the plan: it
  * revokes what the plan takes away (`onRevoked` returns first) before giving it up, and claims what the plan gives
  * it once no other live permit lists it. While it is the oldest participant it also writes the plan. Everything
- * it writes is a compare-and-set on the allocation's one entry, so no resource is ever listed by two live permits.
- *
- * About 300 lines, kept whole: one state machine (join, look, adopt, claim, revoke, stop, lost) whose steps share
- * its state; the coordinator's job and the calls of the app's handlers live beside it.
+ * it writes is a compare-and-set on the allocation's one entry ({@link AllocationHoldings}), so no resource is ever
+ * listed by two live permits. The coordinator's job and the calls of the app's handlers live beside it.
  */
 export class AllocationParticipant {
   readonly semaphore: string;
@@ -45,6 +40,7 @@ export class AllocationParticipant {
   private settling?: Promise<void>;
   private readonly work: AllocationWork;
   private readonly coordinator: AllocationCoordinator;
+  private readonly holdings: AllocationHoldings;
 
   constructor(
     /** The allocation's name. */
@@ -57,6 +53,7 @@ export class AllocationParticipant {
     this.semaphore = allocationSemaphore(allocation);
     this.coordinator = new AllocationCoordinator(allocation, this.semaphore, holder, permits, handlers, options);
     this.work = new AllocationWork(handlers, (error, what) => this.options.onError?.(error, what));
+    this.holdings = new AllocationHoldings(permits, holder);
   }
 
   /** Fencing tokens of parts left to lapse (their `onRevoked` overran): whoever releases at shutdown must skip them. */
@@ -92,12 +89,7 @@ export class AllocationParticipant {
   /** Asks the coordinator for a rebalance (it re-reads the resource set first). Returns false if this node does not take part. */
   async requestRebalance(): Promise<boolean> {
     const current = this.current;
-    if (!current) return false;
-    const result = await this.permits.amend(current.permitLease.permit, ({ entry }) => {
-      const annex = readAnnex(entry.annex);
-      return { annex: writeAnnex({ ...annex, requests: annex.requests + 1 }), result: undefined };
-    });
-    return result.granted;
+    return current ? this.holdings.requestRebalance(current.permitLease.permit) : false;
   }
 
   /**
@@ -155,17 +147,9 @@ export class AllocationParticipant {
           this.again = false;
           return this.schedule(0);
         }
-        const entry = this.permits.peek(this.semaphore);
-        const leaseMs = entry?.definition?.durationMs ?? 10_000;
-        const now = this.options.clock.now();
-        let next = retryIntervalMs(leaseMs); // heard nothing for a lease: it looks anyway, like a renewal
-        if (this.coordinator.wakeAt !== undefined) next = Math.min(next, this.coordinator.wakeAt - now + 1);
-        // A silent node's permit lapses without an event: look right after the next lapse, when its resources are free.
-        const lapses = (entry?.permits ?? []).map((p) => p.expiresAt + this.options.clockSkewMs - now).filter((ms) => ms >= 0);
-        if (lapses.length) next = Math.min(next, Math.min(...lapses) + 1);
-        const standingBack = this.standBackUntil - performance.now();
-        if (!this.current && standingBack > 0) next = Math.min(next, standingBack + 1);
-        this.schedule(Math.max(10, next));
+        const standingBack = this.current ? 0 : this.standBackUntil - performance.now();
+        const { clock, clockSkewMs } = this.options;
+        this.schedule(nextLookInMs(this.permits.peek(this.semaphore), clock.now(), clockSkewMs, this.coordinator.wakeAt, standingBack));
       });
     return this.looking;
   }
@@ -205,7 +189,7 @@ export class AllocationParticipant {
     if (!this.running || this.ended.has(result.permit.fencingToken)) return this.permits.release(result.permit);
     const permitLease = new PermitLease(
       result.permit,
-      (p) => this.refresh(p),
+      (p) => this.holdings.refresh(p),
       (p, onLost) => this.permits.watch(p, onLost),
       this.options.clock,
       { keepAlive: true, clockSkewMs: this.options.clockSkewMs },
@@ -222,11 +206,6 @@ export class AllocationParticipant {
   private standBackUntilLapsed(permit: Permit): void {
     const lapsesInMs = permit.expiresAt + this.options.clockSkewMs - this.options.clock.now();
     this.standBackUntil = Math.max(this.standBackUntil, performance.now() + lapsesInMs + 1);
-  }
-
-  private async refresh(permit: Permit): Promise<AcquireResult> {
-    const result = await this.permits.amend(permit, () => ({ result: undefined }), { local: true });
-    return result.granted ? { granted: true, outcome: 'refreshed', permit: result.permit } : result;
   }
 
   /** Hands resources to the work, waited for up to the revoke timeout (see {@link AllocationWork.assign}). */
@@ -248,19 +227,11 @@ export class AllocationParticipant {
     const owned = resources.filter((id) => current.lease.held().includes(id));
     current.lease.remove(owned);
     if (owned.length && !(await this.tell(current, owned, 'the plan moves them to another node'))) return;
-    const token = current.permitLease.permit.fencingToken;
-    await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
-      const change = amendHoldings(permits, this.holder, token, { release: resources }, revision);
-      return { permits: change.permits, result: change };
-    });
+    await this.holdings.release(current.permitLease.permit, resources);
   }
 
   private async claim(current: Current, resources: readonly string[]): Promise<void> {
-    const token = current.permitLease.permit.fencingToken;
-    const result = await this.permits.amend(current.permitLease.permit, ({ permits, revision }) => {
-      const change = amendHoldings(permits, this.holder, token, { claim: resources }, revision);
-      return { permits: change.permits, result: change };
-    });
+    const result = await this.holdings.claim(current.permitLease.permit, resources);
     if (!result.granted || this.current !== current) return;
     const epochs = result.permit.resources ?? {};
     if (result.result.claimed.length) await this.assign(current, new Map(result.result.claimed.map((id) => [id, epochs[id]])));
