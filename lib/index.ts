@@ -102,7 +102,7 @@ export { InvalidJobRequestError } from './schedules/errors/invalid-job-request.e
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
 export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/tasks/task-handler.decorator';
-export type { TaskHandlerDecoratorOptions } from './nest/tasks/task-handler.options';
+export type { TaskHandlerDecoratorOptions } from './tasks/task-handler.input';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TaskContext } from './tasks/task-handler';
 export type {

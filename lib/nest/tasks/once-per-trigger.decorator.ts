@@ -1,6 +1,6 @@
 import { ONCE_PER_TRIGGER_TASKS_PROPERTY, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
-import { validateType } from './task-handler.decorator';
-import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './task-handler.options';
+import { handlerOptions, validateType } from './task-handler.decorator';
+import type { TaskHandlerDecoratorOptions } from '../../tasks/task-handler.input';
 import { TasksRuntime } from './tasks.runtime';
 import { methodName, wrapDecoratedMethod } from '../decorated-method';
 
@@ -24,7 +24,7 @@ import { methodName, wrapDecoratedMethod } from '../decorated-method';
  */
 export function OncePerTrigger(type: string, options?: TaskHandlerDecoratorOptions): MethodDecorator {
   validateType('@OncePerTrigger', type);
-  const resolved = resolveTaskHandlerOptions(`@OncePerTrigger('${type}')`, options);
+  const resolved = handlerOptions(`@OncePerTrigger('${type}')`, options);
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const body = descriptor.value as (...args: unknown[]) => unknown;
     const where = `@OncePerTrigger('${type}') on ${methodName(target, key)}`;

@@ -1,7 +1,7 @@
 import { methodName } from '../decorated-method';
 import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { TASK_HANDLER_METADATA } from '../gatekeeper.constants';
-import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from './task-handler.options';
+import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from '../../tasks/task-handler.input';
 import type { TaskHandlerOptions } from '../../tasks/task-handler';
 import { taskIdPartProblem } from '../../tasks/task-id.rules';
 
@@ -31,7 +31,7 @@ export type TaskHandlerRegistration =
  */
 export function TaskHandler(type: string, options?: TaskHandlerDecoratorOptions): MethodDecorator {
   validateType('@TaskHandler', type);
-  return record('@TaskHandler', type, { kind: 'task', type, options: resolveTaskHandlerOptions(`@TaskHandler('${type}')`, options) });
+  return record('@TaskHandler', type, { kind: 'task', type, options: handlerOptions(`@TaskHandler('${type}')`, options) });
 }
 
 /**
@@ -42,7 +42,7 @@ export function TaskHandler(type: string, options?: TaskHandlerDecoratorOptions)
  */
 export function GroupFinishedHandler(type: string, options?: TaskHandlerDecoratorOptions): MethodDecorator {
   validateType('@GroupFinishedHandler', type);
-  return record('@GroupFinishedHandler', type, { kind: 'group-finished', type, options: resolveTaskHandlerOptions(`@GroupFinishedHandler('${type}')`, options) });
+  return record('@GroupFinishedHandler', type, { kind: 'group-finished', type, options: handlerOptions(`@GroupFinishedHandler('${type}')`, options) });
 }
 
 /**
@@ -67,4 +67,9 @@ function record(name: string, type: string | undefined, registration: TaskHandle
 export function validateType(decorator: string, type: string): void {
   const problem = taskIdPartProblem(type);
   if (problem !== undefined) throw new InvalidDecoratorError(decorator, `the task type ${problem}`);
+}
+
+/** A task decorator's options, validated for the worker; an error names the decorator, the type and the field. */
+export function handlerOptions(where: string, options: TaskHandlerDecoratorOptions | undefined): TaskHandlerOptions {
+  return resolveTaskHandlerOptions(where, options, (field, reason) => new InvalidDecoratorError(where, reason, field));
 }

@@ -1,5 +1,4 @@
 import { ShuttingDownError } from '../errors/shutting-down.error';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Subject, type Observable } from 'rxjs';
 import type { TaskEvent } from '../../tasks/task-events';
@@ -8,6 +7,7 @@ import { TaskAdmin } from '../../tasks/task-admin';
 import type { TaskStore } from '../../tasks/task-store';
 import type { TaskContext } from '../../tasks/task-handler';
 import { TaskWorker } from '../../tasks/task-worker';
+import { TaskConnection } from '../../tasks/task-connection';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
@@ -32,8 +32,7 @@ export class TasksRuntime implements CapabilityRuntime {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly outage = new OutageNotice(this.logger, 'Tasks', 'no task is claimed here, and running ones finish or hand back as their leases allow');
   private readonly triggers = new Map<object, CronTrigger>();
-  private connecting?: Promise<TaskWorker>;
-  private worker?: TaskWorker;
+  private readonly connection: TaskConnection;
   private onInvalid?: (task: TaskRecord, error: string) => unknown;
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
   private readonly admin: TaskAdmin;
@@ -47,6 +46,12 @@ export class TasksRuntime implements CapabilityRuntime {
     private readonly tracing: GatekeeperTracing,
   ) {
     this.admin = new TaskAdmin(store, options.taskClock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
+    this.connection = new TaskConnection(store, {
+      clock: options.taskClock,
+      worker: () => this.newWorker(),
+      onCorrupt: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`),
+      onCloseFailed: (error) => this.logger.warn(`Tasks: closing the store failed: ${(error as Error).message}`),
+    });
   }
 
   /**
@@ -56,7 +61,7 @@ export class TasksRuntime implements CapabilityRuntime {
   async start(): Promise<void> {
     if (this.phase !== 'idle') return;
     const methods = this.explorer.discover<TaskHandlerRegistration>(TASK_HANDLER_METADATA);
-    const worker = this.check(methods) && (await this.connected());
+    const worker = this.check(methods) && (await this.connection.connected());
     if (this.phase !== 'idle') return; // stopped while connecting: nothing is started
     this.phase = 'started';
     if (!worker) return;
@@ -75,23 +80,14 @@ export class TasksRuntime implements CapabilityRuntime {
   async drain(drainMs: number): Promise<void> {
     if (this.phase === 'stopped') return;
     this.phase = 'stopped';
-    if (!this.connecting) return;
-    // A connect still waiting for the cluster (a submit before it was reachable) is given up, not waited for.
-    const worker = await Promise.race([this.connecting.catch(() => undefined), sleep(drainMs, undefined, { ref: false })]);
-    if (!worker) {
-      await this.store.close().catch(() => undefined);
-      return;
-    }
-    const running = worker.runningTasks();
-    await worker.stop(drainMs);
+    const running = await this.connection.stop(drainMs);
     if (running.length > 0) this.logger.log(`Tasks: stopped; ${running.length} running at shutdown (finished or handed back): ${running.slice(0, 5).join(', ')}`);
-    await this.store.close().catch((error: unknown) => this.logger.warn(`Tasks: closing the store failed: ${(error as Error).message}`));
   }
 
   /** Submits a task (idempotent by id); connects on first use. */
   async submit(input: SubmitInput): Promise<TaskRecord> {
     if (this.phase === 'stopped') throw new ShuttingDownError(`Task ${input.type}`);
-    return (await this.connected()).submit(input);
+    return (await this.connection.connected()).submit(input);
   }
 
   /**
@@ -109,7 +105,7 @@ export class TasksRuntime implements CapabilityRuntime {
 
   /** Operators' tools over the tasks (counts, listings, retry, cancel, purge, group progress), once connected. */
   async tools(): Promise<TaskAdmin> {
-    await this.connected();
+    await this.connection.connected();
     return this.admin;
   }
 
@@ -120,47 +116,38 @@ export class TasksRuntime implements CapabilityRuntime {
 
   /** Task counts by type and state, only when this node already connected its task store (else `undefined`). */
   async countsIfConnected(): Promise<Record<string, Record<string, number>> | undefined> {
-    if (!this.worker || this.phase === 'stopped') return undefined;
+    if (!this.connection.worker || this.phase === 'stopped') return undefined;
     return this.admin.counts();
   }
 
   /** The tasks this node runs now. */
   runningTasks(): string[] {
-    return this.worker?.runningTasks() ?? [];
+    return this.connection.worker?.runningTasks() ?? [];
   }
 
-  /** The worker, with the store connected (once; a failed connect is tried again on the next use). */
-  private connected(): Promise<TaskWorker> {
-    this.connecting ??= (async () => {
-      await this.store.connect({ corruptValue: (key, reason) => this.logger.error(`Tasks: skipped unreadable task ${key}: ${reason}`) });
-      const { holder, taskClock, clockSkewMs, tasks } = this.options;
-      await taskClock.start(); // read before anything is claimed on it (where the tasks' store has a clock)
-      this.worker = new TaskWorker(this.store, { instance: holder.instance, acquirer: holder.acquirer }, {
-        clock: taskClock,
-        clockSkewMs,
-        retentionMs: tasks.retentionMs,
-        concurrency: tasks.concurrency,
-        scanMs: tasks.scanMs,
-        purgeMs: tasks.purgeMs,
-        onInvalid: (task, error) => this.invalid(task, error),
-        onError: (error, what) => {
-          if (OutageNotice.isOutage(error)) this.outage.failed(`${what} failed: ${(error as Error).message}`);
-          else this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`);
-        },
-        onHealthy: () => this.outage.succeeded(),
-        onEvent: (event) => {
-          if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
-          // Two events per task on a busy node: nothing is built for streams and emitters nobody listens to.
-          if (isObserved(this.events$)) this.events$.next(event);
-          if (this.lifecycleEvents.heard()) this.publish(event);
-        },
-      });
-      return this.worker;
-    })().catch((error: unknown) => {
-      this.connecting = undefined;
-      throw error;
+  /** This node's worker, on the connected store, its reports going to the log, the events and the streams. */
+  private newWorker(): TaskWorker {
+    const { holder, taskClock, clockSkewMs, tasks } = this.options;
+    return new TaskWorker(this.store, { instance: holder.instance, acquirer: holder.acquirer }, {
+      clock: taskClock,
+      clockSkewMs,
+      retentionMs: tasks.retentionMs,
+      concurrency: tasks.concurrency,
+      scanMs: tasks.scanMs,
+      purgeMs: tasks.purgeMs,
+      onInvalid: (task, error) => this.invalid(task, error),
+      onError: (error, what) => {
+        if (OutageNotice.isOutage(error)) this.outage.failed(`${what} failed: ${(error as Error).message}`);
+        else this.logger.warn(`Tasks: ${what} failed: ${(error as Error).message}`);
+      },
+      onHealthy: () => this.outage.succeeded(),
+      onEvent: (event) => {
+        if (event.kind === 'failed') this.logger.warn(`Tasks: ${event.task.id} failed for good after ${event.task.attempts.length} attempt(s): ${event.error}`);
+        // Two events per task on a busy node: nothing is built for streams and emitters nobody listens to.
+        if (isObserved(this.events$)) this.events$.next(event);
+        if (this.lifecycleEvents.heard()) this.publish(event);
+      },
     });
-    return this.connecting;
   }
 
   /** Whether there is anything to run; throws naming the method when a decorator is misused. */

@@ -1,8 +1,7 @@
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
-import { parseDuration } from '../../core/duration';
-import type { DurationInput } from '../../permits/semaphore-definition';
-import type { BackoffPolicy } from '../../tasks/task';
-import type { TaskHandlerOptions } from '../../tasks/task-handler';
+import { parseDuration } from '../core/duration';
+import type { DurationInput } from '../permits/semaphore-definition';
+import type { BackoffPolicy } from './task';
+import type { TaskHandlerOptions } from './task-handler';
 
 /** How a type's tasks run (`@TaskHandler`, `@GroupFinishedHandler`, `@OncePerTrigger`). */
 export interface TaskHandlerDecoratorOptions {
@@ -20,9 +19,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const HANDLER_KEYS: ReadonlyArray<keyof TaskHandlerDecoratorOptions> = ['lease', 'maxAttempts', 'backoff'];
 const BACKOFF_KEYS = ['base', 'factor', 'max'];
 
-/** Validates a handler decorator's options into the worker's; an error names the decorator, the type and the field. */
-export function resolveTaskHandlerOptions(where: string, options: TaskHandlerDecoratorOptions = {}): TaskHandlerOptions {
-  const fail = (field: string, reason: string) => new InvalidDecoratorError(where, reason, field);
+/**
+ * Validates a handler decorator's options into the worker's; `fail` makes the error, naming the decorator and the
+ * type (`where`) and the field.
+ */
+export function resolveTaskHandlerOptions(where: string, input: TaskHandlerDecoratorOptions | undefined, fail: (field: string, reason: string) => Error): TaskHandlerOptions {
+  const options = input === undefined ? {} : input;
   if (options === null || typeof options !== 'object') throw fail('options', `must be an object, got ${String(options)}`);
   for (const key of Object.keys(options)) {
     if (!(HANDLER_KEYS as readonly string[]).includes(key)) throw fail(key, `is not an option (expected one of ${HANDLER_KEYS.join(', ')})`);
