@@ -13,7 +13,7 @@ import { AllocationRuntime } from './allocation.runtime';
  * @example
  * ```ts
  * onModuleInit() {
- *   this.allocations.participate('queues', {
+ *   this.runtime.parts.participate('queues', {
  *     resources: () => this.queues.ids(),
  *     onAssigned: (ids, lease) => this.consumers.start(ids, lease),
  *     onRevoked: (ids) => this.consumers.stop(ids),
@@ -24,7 +24,7 @@ import { AllocationRuntime } from './allocation.runtime';
 @Injectable()
 export class AllocationService {
   /** @internal Nest injects the service; applications never construct it. */
-  constructor(private readonly allocations: AllocationRuntime) {}
+  constructor(private readonly runtime: AllocationRuntime) {}
 
   /**
    * Takes part in allocation `name` (declared in the module options, or defined with the defaults): `resources()`
@@ -33,31 +33,31 @@ export class AllocationService {
    * resources it gets before it returns. Call it once per allocation, e.g. in `onModuleInit`.
    */
   participate(name: string, handlers: AllocationHandlers): void {
-    this.allocations.participate(name, handlers);
+    this.runtime.parts.participate(name, handlers);
   }
 
   /** The resources this node owns in `name` now (sorted). */
   owned(name: string): string[] {
-    return this.allocations.owned(name);
+    return this.runtime.parts.owned(name);
   }
 
   /** This node's part in `name` while it takes part: its resources with their epochs, and the signal. */
   lease(name: string): ResourceLease | undefined {
-    return this.allocations.lease(name);
+    return this.runtime.parts.lease(name);
   }
 
   /** Who owns what in `name`, the skew, and the last rebalance (when, why, how many moved), from this node's view. */
   status(name: string): AllocationStatus {
-    return this.allocations.status(name);
+    return this.runtime.parts.status(name);
   }
 
   /** Asks for a rebalance of `name` now (the coordinator re-reads the resource set). */
   rebalance(name: string): Promise<void> {
-    return this.allocations.rebalance(name);
+    return this.runtime.parts.rebalance(name);
   }
 
   /** Says the resource set of `name` changed, so it is re-read now rather than at the next interval. */
   resourcesChanged(name: string): Promise<void> {
-    return this.allocations.resourcesChanged(name);
+    return this.runtime.parts.resourcesChanged(name);
   }
 }
