@@ -48,6 +48,11 @@ export class LeaderWorks {
     return [...this.work.keys()];
   }
 
+  /** Whether work was ever registered for `election`. */
+  has(election: string): boolean {
+    return this.work.has(election);
+  }
+
   /** Starts the work registered for `election` under a new `lease` (none once the lease ended). */
   elected(election: string, lease: LeaderLease): void {
     // A copy: work registered by work started here is started once, by its registration.

@@ -13,7 +13,7 @@ import { AllocationRuntime } from './allocation.runtime';
  * @example
  * ```ts
  * onModuleInit() {
- *   this.runtime.parts.participate('queues', {
+ *   this.allocations.participate('queues', {
  *     resources: () => this.queues.ids(),
  *     onAssigned: (ids, lease) => this.consumers.start(ids, lease),
  *     onRevoked: (ids) => this.consumers.stop(ids),

@@ -99,7 +99,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
 
   /** Whether this node stands in `election` (or is about to: declared, or named by a decorator or whileLeader). */
   isDeclared(election: string): boolean {
-    return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.works.elections().includes(election);
+    return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.works.has(election);
   }
 
   /** This node's leadership of `election` while it holds it. Throws {@link UnknownElectionError} for one it does not stand in. */
