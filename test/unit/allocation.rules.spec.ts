@@ -1,6 +1,6 @@
 import { allocationSemaphore, type AllocationPlan } from '../../lib/allocation/allocation';
 import { readAnnex, writeAnnex } from '../../lib/allocation/allocation-annex.codec';
-import { amendHoldings, reconcile } from '../../lib/allocation/allocation-holdings.rules';
+import { amendHoldings, nextLookInMs, reconcile } from '../../lib/allocation/allocation-holdings.rules';
 import { coordinatorOf, participantsOf, slotsOf } from '../../lib/allocation/allocation-slots.rules';
 import { decidePlan, evenTargets, manualSlice } from '../../lib/allocation/allocation-plan.rules';
 import { validateDefinition } from '../../lib/permits/definition.validator';
@@ -360,6 +360,24 @@ describe('allocation rules', () => {
       expect(shares.reduce((x, y) => x + y, 0)).toBe(new Set(set).size);
       expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(1);
     }
+  });
+
+  it('looks again within a renewal, right after the next lapse, the plan\'s own change or the end of a stand-back', () => {
+    const c = new Cluster();
+    const a = c.join(node('a'));
+    const renewal = Math.floor(LEASE / 3);
+    // Nothing due sooner: one renewal interval, heard or not.
+    expect(nextLookInMs(c.entry, T0, SKEW, undefined, 0)).toBe(renewal);
+    // A permit lapsing for every node (expiry plus skew) before that: right after it.
+    const lapseIn = a.expiresAt + SKEW - T0;
+    expect(nextLookInMs(c.entry, a.expiresAt + SKEW - 500, SKEW, undefined, 0)).toBe(501);
+    expect(lapseIn).toBeGreaterThan(renewal);
+    // The plan changing by itself, and the end of a stand-back, each when sooner; never under 10 ms.
+    expect(nextLookInMs(c.entry, T0, SKEW, T0 + 2_000, 0)).toBe(2_001);
+    expect(nextLookInMs(c.entry, T0, SKEW, undefined, 700)).toBe(701);
+    expect(nextLookInMs(c.entry, T0, SKEW, T0 - 50, 0)).toBe(10);
+    // A view that knows no definition yet takes a 10 s lease.
+    expect(nextLookInMs(undefined, T0, SKEW, undefined, 0)).toBe(Math.floor(10_000 / 3));
   });
 
   it('slices the sorted set for manual mode so that N nodes cover it exactly once', () => {
