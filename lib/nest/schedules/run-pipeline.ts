@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { HistoryRecorder } from '../../schedules/history-recorder';
-import type { RunRequestStore } from '../../schedules/run-request-store';
+import type { RunRequestStore } from '../../schedules/run-request.store';
 import { JobRunner } from '../../schedules/run/job-runner';
 import { RunHistoryObserver } from '../../schedules/run/run-history.observer';
 import { RunNowRequests } from '../../schedules/run/run-now-requests';

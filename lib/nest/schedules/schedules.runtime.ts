@@ -11,7 +11,7 @@ import type { ResolvedClusterSingletonOptions } from './cluster-singleton.option
 import { JobRegistry } from './job-registry';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { OutageNotice } from '../signals/outage-notice';
-import type { RunRequestStore } from '../../schedules/run-request-store';
+import type { RunRequestStore } from '../../schedules/run-request.store';
 import { RunPipeline } from './run-pipeline';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
