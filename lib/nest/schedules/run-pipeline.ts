@@ -2,7 +2,6 @@ import type { Logger } from '@nestjs/common';
 import type { HistoryRecorder } from '../../schedules/history-recorder';
 import type { RunRequestStore } from '../../schedules/run-request.store';
 import { JobRunner } from '../../schedules/run/job-runner';
-import { RunHistoryObserver } from '../../schedules/run/run-history.observer';
 import { RunNowRequests } from '../../schedules/run/run-now-requests';
 import type { RunObserver } from '../../schedules/run/run-observer';
 import { RunObservers, type RunPipelineObserver } from '../../schedules/run/run-observers';
@@ -78,7 +77,7 @@ export class RunPipeline {
       logger,
       () => options.permitClock.now(),
     );
-    own.push(new RunHistoryObserver(recorder), this.requests.outcomes, new RunEventsObserver(events), new RunTracingObserver(tracing), new RunLogObserver(logger, unheld));
+    own.push(recorder.observer, this.requests.outcomes, new RunEventsObserver(events), new RunTracingObserver(tracing), new RunLogObserver(logger, unheld));
   }
 
   /** Adds a user's run observer, after every one before it; returns what removes it. */
