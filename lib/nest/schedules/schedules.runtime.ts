@@ -12,7 +12,8 @@ import { JobRegistry } from './job-registry';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { OutageNotice } from '../signals/outage-notice';
 import type { RunRequestStore } from '../../schedules/run-request.store';
-import { RunPipeline } from './run-pipeline';
+import { RunPipeline } from '../../schedules/run/run-pipeline';
+import { RunSignalsObserver } from './run-signals.observer';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
@@ -64,7 +65,33 @@ export class SchedulesRuntime implements CapabilityRuntime {
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
       ),
     });
-    this.pipeline = new RunPipeline({ options, recorder: this.recorder, jobs, permits, requestStore, runs, events, tracing, presence, semaphores, logger: this.logger });
+    const liveInstances = () => presence.confirmedParticipants();
+    this.pipeline = new RunPipeline({
+      recorder: this.recorder,
+      requestStore,
+      permits: runs,
+      view: {
+        job: (name) => jobs.get(name),
+        jobNames: () => jobs.all().map((job) => job.name),
+        definition: (semaphore) => permits.admin.list().find((d) => d.name === semaphore),
+        livePermits: (semaphore) => permits.viewedPermits(semaphore),
+        graceUntil: (semaphore) => permits.viewedGraceUntil(semaphore),
+        liveInstances,
+        holder: options.holder,
+        clock: options.clock,
+        permitClock: options.permitClock,
+        clockSkewMs: options.clockSkewMs,
+      },
+      unheld: {
+        definition: (name) => semaphores.getDefinition(name),
+        livePermits: (name) => permits.viewedPermits(name),
+        lastToken: (name) => permits.viewedLastToken(name),
+        liveInstances,
+      },
+      signals: [new RunSignalsObserver(events, tracing)],
+      storeTimeoutMs: options.storeTimeoutMs,
+      log: this.logger,
+    });
   }
 
   async start(): Promise<void> {
