@@ -14,6 +14,9 @@ import { OutageNotice } from '../signals/outage-notice';
 import type { RunRequestStore } from '../../schedules/run-request.store';
 import { RunPipeline } from '../../schedules/run/run-pipeline';
 import { RunSignalsObserver } from './run-signals.observer';
+import { scheduleOverviews, type ScheduleOverview } from '../../schedules/schedule-overview';
+import type { LiveScheduleRecord } from '../../schedules/schedule-record';
+import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
@@ -131,6 +134,18 @@ export class SchedulesRuntime implements CapabilityRuntime {
     const jobs = this.jobs.all().filter((job) => job.options.semaphore === semaphore).map((job) => job.name);
     const leaders = [...this.leaderJobs].filter(([, election]) => `${ELECTION_SEMAPHORE_PREFIX}${election}` === semaphore).map(([job]) => job);
     return [...jobs, ...leaders].sort();
+  }
+
+  /** Overviews of runtime schedules as this node knows them, with `next` fire instants each (see `scheduleOverviews`). */
+  async overviews(records: readonly LiveScheduleRecord[], next: number): Promise<ScheduleOverview[]> {
+    await this.connect();
+    return scheduleOverviews(records, {
+      store: this.store,
+      unwritten: (job) => this.recorder.unwritten(job),
+      handledHere: (id) => this.jobs.get(id) !== undefined,
+      calendar: (cron, timeZone) => CronTrigger.fromExpression(cron, timeZone),
+      timeoutMs: this.options.storeTimeoutMs,
+    }, this.options.clock.now(), next);
   }
 
   /** Connects the history store once (readers before start-up wait for it). */
