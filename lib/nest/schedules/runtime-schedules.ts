@@ -101,9 +101,10 @@ export class RuntimeSchedules implements CapabilityRuntime {
     return this.started;
   }
 
-  /** Waits for {@link start} (a service call made before start-up finished). */
-  ready(): Promise<void> {
-    return this.start();
+  /** The catalog, once {@link start} is done (a service call made before start-up finished waits for it). */
+  async ready(): Promise<ScheduleCatalog> {
+    await this.start();
+    return this.catalog;
   }
 
   async drain(): Promise<void> {
