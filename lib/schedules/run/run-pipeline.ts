@@ -1,8 +1,8 @@
 import type { PermitExecutor } from '../../permits/permit-executor';
 import { UnheldSemaphoreMonitor, type UnheldSemaphoreView } from '../../permits/unheld-semaphore.monitor';
-import type { HistoryRecorder } from '../history-recorder';
 import type { RunRequestStore } from '../run-request.store';
 import { JobRunner } from './job-runner';
+import type { JobKnownSince } from './missed-runs';
 import type { RunLog } from './run-log';
 import { RunLogObserver } from './run-log.observer';
 import { RunNowRequests, type RunNowView } from './run-now-requests';
@@ -11,7 +11,8 @@ import { RunObservers, type RunPipelineObserver } from './run-observers';
 
 /** What the pipeline is wired from. */
 export interface RunPipelineParts {
-  readonly recorder: HistoryRecorder;
+  /** The run history (the `HistoryRecorder`): since when a job is known, and its place in the run seam. */
+  readonly recorder: JobKnownSince & { readonly observer: RunPipelineObserver };
   readonly requestStore: RunRequestStore;
   /** Runs a job's body under its semaphore's permit. */
   readonly permits: Pick<PermitExecutor, 'run'>;
