@@ -30,8 +30,7 @@ import { ownTaskStore } from '../tasks/task-store-source';
 import type { TaskStore } from '../tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
-import { RunRequestRecordStore } from '../schedules/run-request-record.store';
-import type { RunRequestStore } from '../schedules/run-request-store';
+import { RunRequestRecordStore, type RunRequestStore } from '../schedules/run-request.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
 

@@ -1,10 +1,10 @@
 import type { Clock } from '../core/clock';
-import { readDecideWrite } from '../store/read-decide-write';
 import type { HistoryDelta, JobHistory } from './job-history';
-import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
-import type { HistoryStore, StoredHistory } from './history-store';
-import { HistorySlot } from './history-slot';
+import type { HistoryStore } from './history-store';
+import { HistoryWriter } from './history-writer';
 import { FAILED_OUTCOMES, runFailure, runId, type JobRunOutcome, type RunRecord } from './run-record';
+import type { ObservedRun } from './run/run-observer';
+import type { RunPipelineObserver } from './run/run-observers';
 
 /** How a node keeps its part of the run history. */
 export interface HistoryRecorderOptions {
@@ -45,33 +45,33 @@ const TICKS_REFRESH_MS = 6 * 60 * 60_000;
  * flush, more than the runs themselves. Other nodes' counts are that much older than the reader's own.
  */
 const TICKS_EVERY_MS = 60_000;
-/**
- * How often a node checks that the histories it last wrote are still in the store (one read of them all): a store
- * that lost its data (a Hazelcast cluster restarted empty) gets them back within this, even from a node that no
- * longer runs the job.
- */
-const HELD_CHECK_MS = 30_000;
-/** Writes tried per job and flush before the rest waits for the next flush. */
-const ATTEMPTS = 5;
 
 /**
  * This node's side of the run history. Runs, missed instants and skipped ticks are noted in memory as they happen
- * (no call on a tick's path) and written every `flushIntervalMs`: one compare-and-set per job that has news (the
- * entry last written is remembered, so an uncontended write is one round trip), and one write of this node's
- * skipped-tick counts for every job together. A run still going at a flush is written as `running`, so a node that
+ * (no call on a tick's path) and written every `flushIntervalMs`: one compare-and-set per job that has news (through
+ * the {@link HistoryWriter}, which also writes back what a store lost), and one write of this node's skipped-tick counts for every job together. A run still going at a flush is written as `running`, so a node that
  * dies mid-run leaves a trace the next holder's runs mark `unknown`.
  */
 export class HistoryRecorder {
+  /** The run history's place in the run seam: each run's record, skipped ticks counted, missed instants noted. */
+  readonly observer: RunPipelineObserver = {
+    started: (run) => this.records.set(run, this.started({ job: run.job, trigger: run.trigger, instant: run.instant, token: run.token, request: run.request })),
+    ended: (run, end) => {
+      const record = this.records.get(run);
+      if (!record) return;
+      this.records.delete(run);
+      this.finished(record, end.outcome, end.durationMs, end.error);
+    },
+    skipped: (skip) => this.skippedTick(skip.job, skip.reason),
+    missed: (job, count, last) => this.missed(job.name, count, last),
+  };
+  /** The record of each run going on here, by its observed run. */
+  private readonly records = new WeakMap<ObservedRun, RunRecord>();
   private readonly pending = new Map<string, Map<string, Pending>>();
   private readonly missedCounts = new Map<string, { count: number; last: number }>();
   /** Ended runs let go unwritten per job (more than `keep` waited): still counted at the next write. */
   private readonly dropped = new Map<string, { counts: Record<string, number>; lastFailure?: RunRecord }>();
-  private readonly stored = new Map<string, StoredHistory>();
-  /** The history of each job this node last wrote, kept through conflicts: what it writes back if the store lost it. */
-  private readonly held = new Map<string, JobHistory>();
-  private heldCheckedAt = 0;
-  /** What the current flush found lost and wrote back (told once per flush). */
-  private lost = { lostSince: -Infinity, restored: new Set<string>() };
+  private readonly writer: HistoryWriter;
   private readonly skipped: Record<string, Record<string, number>> = {};
   private ticksDirty = false;
   private ticksWrittenAt = 0;
@@ -85,6 +85,7 @@ export class HistoryRecorder {
 
   constructor(private readonly store: HistoryStore, private readonly options: HistoryRecorderOptions) {
     this.since = options.clock.now();
+    this.writer = new HistoryWriter(store, options);
   }
 
   /** Starts writing every flush interval. */
@@ -142,17 +143,8 @@ export class HistoryRecorder {
    * job new to the cluster). A history written before `createdAt` existed, or one that cannot be read now, answers
    * `-Infinity`.
    */
-  async knownSince(job: string): Promise<number | undefined> {
-    let stored = this.stored.get(job);
-    if (!stored) {
-      try {
-        stored = await this.store.read(job, this.options.callTimeoutMs);
-      } catch {
-        return -Infinity;
-      }
-    }
-    if (!stored) return undefined;
-    return stored.history.createdAt ?? -Infinity;
+  knownSince(job: string): Promise<number | undefined> {
+    return this.writer.knownSince(job);
   }
 
   /** This node's skipped-tick counts per job (what the next flush writes). */
@@ -209,30 +201,11 @@ export class HistoryRecorder {
       this.options.onFlushFailed?.(error);
     };
     await Promise.all([...jobs].map((job) => this.write(job).catch(failure)));
-    await this.checkHeld().catch(failure);
-    const { lostSince, restored } = this.lost;
-    if (restored.size > 0) this.options.onLost?.({ lostSince, restored: [...restored].sort() });
-    this.lost = { lostSince: -Infinity, restored: new Set() };
+    if (!this.final) await this.writer.checkHeld((job) => this.write(job, true)).catch(failure);
+    const lost = this.writer.takeLost();
+    if (lost) this.options.onLost?.(lost);
     await this.writeTicks().catch(failure);
     if (!failed) this.options.onFlushed?.();
-  }
-
-  /**
-   * Every `HELD_CHECK_MS`, reads the histories this node last wrote and writes back, through the usual write, any the
-   * store no longer has at that revision (absent, or younger) when it says it may have lost them.
-   */
-  private async checkHeld(): Promise<void> {
-    const now = this.options.clock.now();
-    if (this.held.size === 0 || now - this.heldCheckedAt < HELD_CHECK_MS || this.final) return;
-    this.heldCheckedAt = now;
-    const jobs = [...this.held.keys()];
-    const found = this.store.readMany ? await this.store.readMany(jobs, this.options.callTimeoutMs) : new Map();
-    for (const job of jobs) {
-      const stored = this.store.readMany ? found.get(job) : await this.store.read(job, this.options.callTimeoutMs);
-      if (!madeAnew(stored?.history, this.held.get(job)!)) continue;
-      this.stored.delete(job);
-      await this.write(job, true);
-    }
   }
 
   /** Writes `job`'s news (and, with `check`, writes back its history if the store lost it, even with no news). */
@@ -241,44 +214,15 @@ export class HistoryRecorder {
     const taken = [...(runs?.values() ?? [])].filter((p) => p.dirty).map((p) => p.record);
     const missed = this.missedCounts.get(job);
     const dropped = this.dropped.get(job);
-    if (taken.length === 0 && !missed && !dropped && !check) return this.stored.get(job)?.history;
+    if (taken.length === 0 && !missed && !dropped && !check) return this.writer.cached(job);
     this.missedCounts.delete(job);
     this.dropped.delete(job);
     const delta: HistoryDelta = { runs: taken, missed, dropped };
-    const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
     try {
-      const { history, lostAt } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number }>(`the history of "${job}"`, slot, async (expected) => {
-        // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
-        const held = this.held.get(job);
-        const cached = expected !== null && expected === this.stored.get(job);
-        const behind = held !== undefined && !cached && madeAnew(expected?.history, held);
-        const lostAt = behind ? await this.store.lostSince?.(job, this.options.callTimeoutMs) : undefined;
-        const now = this.options.clock.now();
-        const base = lostAt === undefined ? expected?.history : restoreHistory(held!, expected?.history, this.options.keep, now);
-        if (lostAt === undefined && behind && expected === null) this.held.delete(job); // removed (a schedule's end), not lost
-        if (check && lostAt === undefined && taken.length === 0 && !missed && !dropped) return { result: { history: expected?.history } };
-        return { result: { ...(lostAt !== undefined && { lostAt }) }, write: { ...mergeHistory(base, delta, this.options.keep, now), job } };
-      }, {
-        attempts: ATTEMPTS,
-        ...(this.stored.has(job) && { known: this.stored.get(job) }),
-        // Another node wrote first (or the record is gone): read what is there and merge again.
-        learned: () => {
-          this.stored.delete(job);
-          return undefined;
-        },
-      });
-      const written = slot.landed;
-      if (!written) return history;
-      this.stored.set(job, written);
-      this.held.set(job, written.history);
-      this.settle(job, taken);
-      if (lostAt !== undefined) {
-        this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
-        this.lost.restored.add(job);
-      }
-      return written.history;
+      const { history, landed } = await this.writer.write(job, delta, check);
+      if (landed) this.settle(job, taken);
+      return history;
     } catch (error) {
-      this.stored.delete(job);
       if (missed) this.missed(job, missed.count, missed.last);
       if (dropped) this.dropped.set(job, mergeDropped(dropped, this.dropped.get(job)));
       throw error;

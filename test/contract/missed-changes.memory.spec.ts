@@ -1,7 +1,6 @@
 import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import type { RunRequest } from '../../lib/schedules/run-request';
-import { RunRequestRecordStore } from '../../lib/schedules/run-request-record.store';
+import { RunRequestRecordStore, type RunRequest } from '../../lib/schedules/run-request.store';
 import { eventually } from '../support/eventually';
 
 /**

@@ -1,9 +1,9 @@
 import { ManualClock } from '../../lib/core/clock';
 import type { NodeIdentity, Permit } from '../../lib/permits/permit';
 import type { SemaphoreDefinition } from '../../lib/permits/semaphore-definition';
-import { RunNowEligibility, type RunNowView } from '../../lib/schedules/run/run-now-eligibility';
+import { RunNowEligibility, type RunNowView } from '../../lib/schedules/run/run-now-requests';
 import type { ScheduledJob } from '../../lib/schedules/run/scheduled-job';
-import type { RunRequest } from '../../lib/schedules/run-request';
+import type { RunRequest } from '../../lib/schedules/run-request.store';
 
 /** Run-now eligibility, decided in one place: what the requester refuses at once, and which node tries a request. */
 describe('RunNowEligibility', () => {

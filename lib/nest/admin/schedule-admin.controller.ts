@@ -1,14 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { ScheduleChangeResult } from '../../schedules/schedule-catalog';
 import type { ScheduleOverview } from '../../schedules/schedule-overview';
-import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { parseExpectedRevision, parseScheduleBody } from '../../schedules/schedule-request.input';
-import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { ScheduleService } from '../schedules/schedule.service';
-import { scheduleOverviews } from '../schedules/schedule-overviews';
 import { SchedulesRuntime } from '../schedules/schedules.runtime';
 
 /** Fire instants one schedule's answer lists (a listing lists the next one). */
@@ -28,13 +24,12 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     constructor(
       private readonly schedules: ScheduleService,
       private readonly runtime: SchedulesRuntime,
-      @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     ) {}
 
     /** Every runtime schedule, by id: definition, revision, next fire instant, last run, and whether this node has its handler. */
     @Get('schedules')
     async list(): Promise<ScheduleOverview[]> {
-      return this.overviews(await this.schedules.schedules(), 1);
+      return this.runtime.overviews(await this.schedules.schedules(), 1);
     }
 
     /** One runtime schedule with its next 10 fire instants; 404 `UNKNOWN_SCHEDULE` if there is none. */
@@ -42,7 +37,7 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     async one(@Param('id') id: string): Promise<ScheduleOverview> {
       const record = await this.schedules.schedule(id);
       if (!record) throw new UnknownScheduleError(id);
-      const [overview] = await this.overviews([record], NEXT_RUNS);
+      const [overview] = await this.runtime.overviews([record], NEXT_RUNS);
       return overview;
     }
 
@@ -77,10 +72,6 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     @HttpCode(200)
     resume(@Param('id') id: string, @Query('expectedRevision') expectedRevision?: unknown): Promise<ScheduleChangeResult> {
       return this.schedules.resume(id, edit(id, expectedRevision));
-    }
-
-    private overviews(records: LiveScheduleRecord[], next: number): Promise<ScheduleOverview[]> {
-      return scheduleOverviews(this.runtime, records, this.options.clock.now(), next, this.options.storeTimeoutMs);
     }
   }
   return ScheduleAdminController;

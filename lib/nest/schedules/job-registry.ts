@@ -11,8 +11,6 @@ import type { ScheduledJob } from '../../schedules/run/scheduled-job';
 /** A `@ClusterSingleton` job of this node (or a runtime schedule it takes part in), as the runner runs it. */
 export interface RegisteredJob extends ScheduledJob {
   readonly options: ResolvedClusterSingletonOptions;
-  /** Its `@Cron` schedule; `undefined` for `@Interval`/`@Timeout` ticks or direct calls. */
-  readonly trigger?: CronTrigger;
 }
 
 /** The jobs this node runs, by name, found once at start-up. Used inside the module, not by applications. */

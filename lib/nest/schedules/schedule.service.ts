@@ -1,28 +1,20 @@
-import { CRON_HORIZON_NOTE } from '../../core/cron-calendar';
 import { Inject, Injectable } from '@nestjs/common';
-import { emptyHistory, type JobHistory } from '../../schedules/job-history';
-import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
-import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
+import { parseDuration } from '../../core/duration';
+import type { KindGuardOptions } from '../../permits/semaphore-kind';
+import type { DurationInput } from '../../permits/semaphore-definition';
+import { JobAdmin } from '../../schedules/job-admin';
 import { validateJobName } from '../../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
-import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
-import type { KindGuardOptions } from '../../permits/semaphore-kind';
-import { parseDuration } from '../../core/duration';
-import type { DurationInput } from '../../permits/semaphore-definition';
-import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
-import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { PermitsRuntime } from '../permits/permits.runtime';
-import { SchedulesRuntime } from './schedules.runtime';
-import { RuntimeSchedules } from './runtime-schedules';
+import { runContext, type CurrentRun } from '../../schedules/run/run-context';
+import type { RunObserver } from '../../schedules/run/run-observer';
 import type { ScheduleChangeResult, ScheduleEditOptions } from '../../schedules/schedule-catalog';
 import type { ScheduleDefinitionInput } from '../../schedules/schedule-definition';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
-import { runContext, type CurrentRun } from '../../schedules/run/run-context';
-import type { RunObserver } from '../../schedules/run/run-observer';
-import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
-
-/** Fire instants a description lists. */
-const NEXT_RUNS = 10;
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import { PermitsRuntime } from '../permits/permits.runtime';
+import { RuntimeSchedules } from './runtime-schedules';
+import { SchedulesRuntime } from './schedules.runtime';
 
 /**
  * Scheduled jobs as people see them: each `@ClusterSingleton` job's run history (kept in the cluster, the newest
@@ -38,13 +30,18 @@ const NEXT_RUNS = 10;
  */
 @Injectable()
 export class ScheduleService {
+  private readonly admin: JobAdmin;
+
   /** @internal Nest injects the service; applications never construct it. */
   constructor(
     private readonly runtime: SchedulesRuntime,
-    private readonly permits: PermitsRuntime,
-    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
+    permits: PermitsRuntime,
+    @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
     private readonly runtimeSchedules: RuntimeSchedules,
-  ) {}
+  ) {
+    const { clock, storeTimeoutMs, schedules: { keep }, holder: { instance } } = options;
+    this.admin = new JobAdmin(runtime, permits, runtimeSchedules, { keep, clock, instance, storeTimeoutMs });
+  }
 
   /**
    * Registers a schedule defined at runtime, or changes it: stored in the cluster by compare-and-set on its id, so
@@ -54,38 +51,32 @@ export class ScheduleService {
    * Throws `InvalidScheduleError` naming the field, or `ScheduleEditConflictError` when `expectedRevision` is stale.
    */
   async upsert(input: ScheduleDefinitionInput, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.upsert(input, options);
+    return (await this.runtimeSchedules.ready()).upsert(input, options);
   }
 
   /** Pauses a runtime schedule: it fires nowhere until resumed; its definition and history are kept. */
   async pause(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.pause(id, options);
+    return (await this.runtimeSchedules.ready()).pause(id, options);
   }
 
   /** Resumes a paused runtime schedule. */
   async resume(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.resume(id, options);
+    return (await this.runtimeSchedules.ready()).resume(id, options);
   }
 
   /** Removes a runtime schedule (its revision lives on, so re-creating it never goes back). */
   async remove(id: string, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.remove(id, options);
+    return (await this.runtimeSchedules.ready()).remove(id, options);
   }
 
   /** A runtime schedule as stored, or `undefined`. */
   async schedule(id: string): Promise<LiveScheduleRecord | undefined> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.get(id);
+    return (await this.runtimeSchedules.ready()).get(id);
   }
 
   /** Every runtime schedule, sorted by id. */
   async schedules(): Promise<LiveScheduleRecord[]> {
-    await this.runtimeSchedules.ready();
-    return this.runtimeSchedules.catalog.list();
+    return (await this.runtimeSchedules.ready()).list();
   }
 
   /**
@@ -113,7 +104,7 @@ export class ScheduleService {
 
   /** The names of the jobs this node runs (`Class.method`, and the ids of the runtime schedules it has a handler for), sorted. */
   jobs(): string[] {
-    return this.runtime.jobs.all().map((job) => job.name);
+    return this.admin.names();
   }
 
   /**
@@ -123,27 +114,8 @@ export class ScheduleService {
    * the cluster's history, and `InvalidJobRequestError` (on `job`, before any store call) for one no job can have: a
    * control character, a lone surrogate, more than 500 characters (the name rule, docs/configuration.md).
    */
-  async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
-    validateJobName(job);
-    await this.runtime.connect();
-    const { store, recorder } = this.runtime;
-    const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
-    if (!stored && !this.runtime.knows(job) && recorder.unwritten(job).length === 0) {
-      throw new UnknownJobError(job, this.jobs());
-    }
-    // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.
-    const history: JobHistory = mergeHistory(stored?.history ?? emptyHistory(job), { runs: recorder.unwritten(job) }, this.options.schedules.keep, this.options.clock.now());
-    const shown = readableHistory(history);
-    const here = this.options.holder.instance;
-    const skipped = skippedTicks(job, [...ticks.filter((t) => t.instance !== here), { instance: here, node: '', since: 0, updatedAt: 0, skipped: recorder.skippedHere() }]);
-    return {
-      job,
-      runs: options.limit === undefined ? shown.runs : shown.runs.slice(0, Math.max(0, options.limit)),
-      lastFailure: shown.lastFailure,
-      counts: shown.counts,
-      missed: shown.missed,
-      skipped,
-    };
+  history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
+    return this.admin.history(job, options);
   }
 
   /**
@@ -152,34 +124,8 @@ export class ScheduleService {
    * counts. A `@LeaderOnly` method is described by its election's semaphore, its leader as holder and no schedule.
    * Throws {@link UnknownJobError} for a job this node does not have.
    */
-  async describe(job: string): Promise<JobDescription> {
-    validateJobName(job);
-    const registered = this.runtime.jobs.get(job);
-    const election = registered ? undefined : this.runtime.leaderElection(job);
-    if (!registered && election === undefined) throw new UnknownJobError(job, this.jobs());
-    // A @LeaderOnly method runs under its election's permit, which the leader holds: no cron, nothing to run now.
-    const { semaphore, mode } = registered?.options ?? { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}`, mode: 'hold' as const };
-    const history = await this.history(job);
-    const definition = this.permits.admin.list().find((d) => d.name === semaphore);
-    const holders = this.permits.viewedPermits(semaphore).map((p) => ({ node: p.acquirer, group: p.group, instance: p.instance, token: p.fencingToken, expiresAt: p.expiresAt }));
-    const trigger = registered?.trigger;
-    // Paused by its semaphore (permits 0), or a runtime schedule by its own pause (the registry keeps it current).
-    const paused = definition?.permits === 0 || registered?.paused === true;
-    // A paused job fires nowhere: no next runs to show until it is resumed.
-    const nextRuns = trigger && !paused ? trigger.next(this.options.clock.now(), NEXT_RUNS) : [];
-    return {
-      ...history,
-      semaphore,
-      mode,
-      definition: definition && { permits: definition.permits, durationMs: definition.durationMs, groupPattern: definition.groupPattern, acquirerPattern: definition.acquirerPattern },
-      paused,
-      holders,
-      cron: trigger?.expression,
-      timeZone: trigger?.timeZone,
-      nextRuns,
-      ...(trigger && !paused && nextRuns.length < NEXT_RUNS && { nextRunsNote: CRON_HORIZON_NOTE }),
-      lastRun: history.runs[0],
-    };
+  describe(job: string): Promise<JobDescription> {
+    return this.admin.describe(job);
   }
 
   /**
@@ -198,7 +144,7 @@ export class ScheduleService {
    * ```
    */
   pauseJob(job: string, options: KindGuardOptions = {}): Promise<JobPauseResult> {
-    return this.setJobPaused(job, true, options);
+    return this.admin.setPaused(job, true, options);
   }
 
   /**
@@ -208,7 +154,7 @@ export class ScheduleService {
    * {@link ScheduleService.pauseJob}. Resuming a job that is not paused changes nothing.
    */
   resumeJob(job: string, options: KindGuardOptions = {}): Promise<JobPauseResult> {
-    return this.setJobPaused(job, false, options);
+    return this.admin.setPaused(job, false, options);
   }
 
   /**
@@ -223,43 +169,5 @@ export class ScheduleService {
     validateJobName(job);
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
     return this.runtime.pipeline.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
-  }
-
-  private async setJobPaused(job: string, pause: boolean, options: KindGuardOptions): Promise<JobPauseResult> {
-    validateJobName(job);
-    await this.runtimeSchedules.ready();
-    const target = await this.pauseTarget(job);
-    if ('schedule' in target) {
-      let changed: ScheduleChangeResult;
-      try {
-        changed = pause ? await this.runtimeSchedules.catalog.pause(job) : await this.runtimeSchedules.catalog.resume(job);
-      } catch (error) {
-        // Removed since it was looked up: no such job any more.
-        if (error instanceof UnknownScheduleError) throw new UnknownJobError(job, this.jobs());
-        throw error;
-      }
-      await this.runtimeSchedules.catchUp();
-      return { job, paused: pause, by: 'schedule', semaphore: target.schedule.definition.semaphore, revision: changed.revision, alsoAffected: [] };
-    }
-    const { semaphore } = target;
-    const definition = pause ? await this.permits.admin.pause(semaphore, options) : await this.permits.admin.resume(semaphore, undefined, options);
-    // Every job under the semaphore stops or starts with it: this node's, and the cluster's runtime schedules on it that
-    // are not paused themselves (those this node takes part in are in both: the view says whether they are paused).
-    const ownJobs = this.runtime.jobsUnder(semaphore).filter((name) => !this.runtimeSchedules.takesPart(name));
-    const scheduled = this.runtimeSchedules.records().filter((r) => r.definition.semaphore === semaphore && !r.definition.paused).map((r) => r.id);
-    const alsoAffected = [...new Set([...ownJobs, ...scheduled])].filter((name) => name !== job).sort();
-    return { job, paused: definition.permits === 0, by: 'semaphore', semaphore, permits: definition.permits, alsoAffected };
-  }
-
-  /** What pausing `job` pauses: its semaphore (a `@ClusterSingleton` or `@LeaderOnly` method), or its runtime schedule. */
-  private async pauseTarget(job: string): Promise<{ semaphore: string } | { schedule: LiveScheduleRecord }> {
-    const registered = this.runtime.jobs.get(job);
-    if (registered && !this.runtimeSchedules.takesPart(job)) return { semaphore: registered.options.semaphore };
-    const election = registered ? undefined : this.runtime.leaderElection(job);
-    if (election !== undefined) return { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}` };
-    // A runtime schedule, whether or not this node has its handler.
-    const schedule = await this.runtimeSchedules.catalog.get(job);
-    if (schedule) return { schedule };
-    throw new UnknownJobError(job, this.jobs());
   }
 }

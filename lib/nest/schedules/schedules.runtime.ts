@@ -11,8 +11,12 @@ import type { ResolvedClusterSingletonOptions } from './cluster-singleton.option
 import { JobRegistry } from './job-registry';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { OutageNotice } from '../signals/outage-notice';
-import type { RunRequestStore } from '../../schedules/run-request-store';
-import { RunPipeline } from './run-pipeline';
+import type { RunRequestStore } from '../../schedules/run-request.store';
+import { RunPipeline } from '../../schedules/run/run-pipeline';
+import { RunSignalsObserver } from './run-signals.observer';
+import { scheduleOverviews, type ScheduleOverview } from '../../schedules/schedule-overview';
+import type { LiveScheduleRecord } from '../../schedules/schedule-record';
+import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
@@ -64,7 +68,33 @@ export class SchedulesRuntime implements CapabilityRuntime {
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
       ),
     });
-    this.pipeline = new RunPipeline({ options, recorder: this.recorder, jobs, permits, requestStore, runs, events, tracing, presence, semaphores, logger: this.logger });
+    const liveInstances = () => presence.confirmedParticipants();
+    this.pipeline = new RunPipeline({
+      recorder: this.recorder,
+      requestStore,
+      permits: runs,
+      view: {
+        job: (name) => jobs.get(name),
+        jobNames: () => jobs.all().map((job) => job.name),
+        definition: (semaphore) => permits.admin.list().find((d) => d.name === semaphore),
+        livePermits: (semaphore) => permits.viewedPermits(semaphore),
+        graceUntil: (semaphore) => permits.viewedGraceUntil(semaphore),
+        liveInstances,
+        holder: options.holder,
+        clock: options.clock,
+        permitClock: options.permitClock,
+        clockSkewMs: options.clockSkewMs,
+      },
+      unheld: {
+        definition: (name) => semaphores.getDefinition(name),
+        livePermits: (name) => permits.viewedPermits(name),
+        lastToken: (name) => permits.viewedLastToken(name),
+        liveInstances,
+      },
+      signals: [new RunSignalsObserver(events, tracing)],
+      storeTimeoutMs: options.storeTimeoutMs,
+      log: this.logger,
+    });
   }
 
   async start(): Promise<void> {
@@ -104,6 +134,18 @@ export class SchedulesRuntime implements CapabilityRuntime {
     const jobs = this.jobs.all().filter((job) => job.options.semaphore === semaphore).map((job) => job.name);
     const leaders = [...this.leaderJobs].filter(([, election]) => `${ELECTION_SEMAPHORE_PREFIX}${election}` === semaphore).map(([job]) => job);
     return [...jobs, ...leaders].sort();
+  }
+
+  /** Overviews of runtime schedules as this node knows them, with `next` fire instants each (see `scheduleOverviews`). */
+  async overviews(records: readonly LiveScheduleRecord[], next: number): Promise<ScheduleOverview[]> {
+    await this.connect();
+    return scheduleOverviews(records, {
+      store: this.store,
+      unwritten: (job) => this.recorder.unwritten(job),
+      handledHere: (id) => this.jobs.get(id) !== undefined,
+      calendar: (cron, timeZone) => CronTrigger.fromExpression(cron, timeZone),
+      timeoutMs: this.options.storeTimeoutMs,
+    }, this.options.clock.now(), next);
   }
 
   /** Connects the history store once (readers before start-up wait for it). */

@@ -1,8 +1,8 @@
 import type { JobPolicy } from '../job-policy';
 
 /**
- * A job's cron schedule as the runner reads it: what `CronCalendar` (lib/core/cron-calendar.ts) answers through the
- * Nest layer's `CronTrigger`, the same instants on every node.
+ * A job's cron schedule as the runner reads it: what `CronSchedule` (lib/core/cron-schedule.ts) answers, read by the
+ * Nest layer's `CronTrigger`: the same instants on every node.
  */
 export interface JobCalendar {
   /** The cron expression, as written. */

@@ -3,10 +3,23 @@ import type { RunPipelineObserver } from '../../schedules/run/run-observers';
 import type { ObservedRun, ObservedRunEnd, ObservedSkip } from '../../schedules/run/run-observer';
 import type { ScheduledJob } from '../../schedules/run/scheduled-job';
 import type { GatekeeperEvents } from '../signals/gatekeeper-events';
+import type { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 
-/** The lifecycle events' part of the run seam: every permit decision, run, skip and missed instant as an event. */
-export class RunEventsObserver implements RunPipelineObserver {
-  constructor(private readonly events: GatekeeperEvents) {}
+/**
+ * The module's signals in the run seam: every permit decision, run, skip and missed instant as a lifecycle event,
+ * and each run in a `gatekeeper.job` span, the parent of what the job calls.
+ */
+export class RunSignalsObserver implements RunPipelineObserver {
+  constructor(private readonly events: GatekeeperEvents, private readonly tracing: GatekeeperTracing) {}
+
+  around<T>(run: ObservedRun, work: () => Promise<T>): Promise<T> {
+    const attributes = { 'gatekeeper.semaphore': run.semaphore, 'gatekeeper.job': run.job, 'gatekeeper.token': run.token };
+    return this.tracing.span('gatekeeper.job', attributes, async (span) => {
+      const result = await work();
+      span.set({ 'gatekeeper.outcome': 'finished' });
+      return result;
+    });
+  }
 
   permitHeld(job: ScheduledJob, token: number, fresh: boolean): void {
     this.events.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore: job.options.semaphore, job: job.name, token });

@@ -1,0 +1,158 @@
+import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
+import type { HistoryDelta, JobHistory } from './job-history';
+import { encodeHistory } from './job-history.codec';
+import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
+import type { HistoryStore, StoredHistory } from './history-store';
+
+/**
+ * How often a node checks that the histories it last wrote are still in the store (one read of them all): a store
+ * that lost its data (a Hazelcast cluster restarted empty) gets them back within this, even from a node that no
+ * longer runs the job.
+ */
+const HELD_CHECK_MS = 30_000;
+/** Writes tried per job and flush before the rest waits for the next flush. */
+const ATTEMPTS = 5;
+
+/** What a write of one job's history settled: the history as it stands, and whether this write landed it. */
+export interface HistoryWrite {
+  readonly history: JobHistory | undefined;
+  readonly landed: boolean;
+}
+
+/**
+ * The store side of this node's run history: one job's news merged into its stored history by compare-and-set (the
+ * entry last written is remembered, so an uncontended write is one round trip), and the histories this node last
+ * wrote kept, so that a store that lost them (`HistoryStore.lostSince`) gets them back from here. What to write and
+ * when is the {@link HistoryRecorder}'s.
+ */
+export class HistoryWriter {
+  private readonly stored = new Map<string, StoredHistory>();
+  /** The history of each job this node last wrote, kept through conflicts: what it writes back if the store lost it. */
+  private readonly held = new Map<string, JobHistory>();
+  private heldCheckedAt = 0;
+  /** What was found lost and written back since {@link takeLost} last asked. */
+  private lost = { lostSince: -Infinity, restored: new Set<string>() };
+
+  constructor(
+    private readonly store: HistoryStore,
+    private readonly options: { readonly keep: number; readonly callTimeoutMs: number; readonly clock: { now(): number } },
+  ) {}
+
+  /** The history of `job` as this node last wrote or read it, if it remembers one. */
+  cached(job: string): JobHistory | undefined {
+    return this.stored.get(job)?.history;
+  }
+
+  /** Since when `job` is known to the cluster: see `HistoryRecorder.knownSince`. */
+  async knownSince(job: string): Promise<number | undefined> {
+    let stored = this.stored.get(job);
+    if (!stored) {
+      try {
+        stored = await this.store.read(job, this.options.callTimeoutMs);
+      } catch {
+        return -Infinity;
+      }
+    }
+    if (!stored) return undefined;
+    return stored.history.createdAt ?? -Infinity;
+  }
+
+  /**
+   * Merges `delta` into `job`'s stored history (and, with `check`, writes back its history if the store lost it, even
+   * with no news). Throws when every attempt lost or the store failed; the caller keeps its news for the next flush.
+   */
+  async write(job: string, delta: HistoryDelta, check: boolean): Promise<HistoryWrite> {
+    const news = delta.runs.length > 0 || delta.missed !== undefined || delta.dropped !== undefined;
+    const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
+    try {
+      const { history, lostAt } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number }>(`the history of "${job}"`, slot, async (expected) => {
+        // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
+        const held = this.held.get(job);
+        const cached = expected !== null && expected === this.stored.get(job);
+        const behind = held !== undefined && !cached && madeAnew(expected?.history, held);
+        const lostAt = behind ? await this.store.lostSince?.(job, this.options.callTimeoutMs) : undefined;
+        const now = this.options.clock.now();
+        const base = lostAt === undefined ? expected?.history : restoreHistory(held!, expected?.history, this.options.keep, now);
+        if (lostAt === undefined && behind && expected === null) this.held.delete(job); // removed (a schedule's end), not lost
+        if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
+        return { result: { ...(lostAt !== undefined && { lostAt }) }, write: { ...mergeHistory(base, delta, this.options.keep, now), job } };
+      }, {
+        attempts: ATTEMPTS,
+        ...(this.stored.has(job) && { known: this.stored.get(job) }),
+        // Another node wrote first (or the record is gone): read what is there and merge again.
+        learned: () => {
+          this.stored.delete(job);
+          return undefined;
+        },
+      });
+      const written = slot.landed;
+      if (!written) return { history, landed: false };
+      this.stored.set(job, written);
+      this.held.set(job, written.history);
+      if (lostAt !== undefined) {
+        this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
+        this.lost.restored.add(job);
+      }
+      return { history: written.history, landed: true };
+    } catch (error) {
+      this.stored.delete(job);
+      throw error;
+    }
+  }
+
+  /**
+   * Every `HELD_CHECK_MS`, reads the histories this node last wrote and has `writeBack` write, through the usual
+   * write, any the store no longer has at that revision (absent, or younger) when it says it may have lost them.
+   */
+  async checkHeld(writeBack: (job: string) => Promise<unknown>): Promise<void> {
+    const now = this.options.clock.now();
+    if (this.held.size === 0 || now - this.heldCheckedAt < HELD_CHECK_MS) return;
+    this.heldCheckedAt = now;
+    const jobs = [...this.held.keys()];
+    const found = this.store.readMany ? await this.store.readMany(jobs, this.options.callTimeoutMs) : new Map();
+    for (const job of jobs) {
+      const stored = this.store.readMany ? found.get(job) : await this.store.read(job, this.options.callTimeoutMs);
+      if (!madeAnew(stored?.history, this.held.get(job)!)) continue;
+      this.stored.delete(job);
+      await writeBack(job);
+    }
+  }
+
+  /** What was found lost and written back since the last call (told once per flush), and starts over. */
+  takeLost(): { readonly lostSince: number; readonly restored: readonly string[] } | undefined {
+    const { lostSince, restored } = this.lost;
+    this.lost = { lostSince: -Infinity, restored: new Set() };
+    return restored.size > 0 ? { lostSince, restored: [...restored].sort() } : undefined;
+  }
+}
+
+/**
+ * A job's history as a slot of the one read-decide-write (`readDecideWrite`): `null` is an absent history. Every
+ * call has the recorder's call deadline. A write whose answer was lost landed when the history read back is exactly
+ * the text written (it carries this node's runs). {@link HistorySlot.landed} keeps what the write that landed stored.
+ */
+class HistorySlot implements RecordSlot<StoredHistory | null, JobHistory> {
+  /** The history as the last write that landed stored it (from its answer, or from the read that settled it). */
+  landed?: StoredHistory;
+
+  constructor(
+    private readonly store: HistoryStore,
+    private readonly job: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async read(): Promise<StoredHistory | null> {
+    return (await this.store.read(this.job, this.timeoutMs)) ?? null;
+  }
+
+  async write(read: StoredHistory | null, next: JobHistory): Promise<boolean> {
+    this.landed = await this.store.write(this.job, read ?? undefined, next, this.timeoutMs);
+    return this.landed !== undefined;
+  }
+
+  holds(back: StoredHistory | null, next: JobHistory): boolean {
+    if (back?.raw !== encodeHistory(next)) return false;
+    this.landed = back;
+    return true;
+  }
+}
