@@ -1,12 +1,15 @@
+import type { Clock } from '../core/clock';
+import type { Deadline } from '../core/deadline';
 import type { PermitDenied } from './acquire-result';
-import type { Attempt } from './compare-and-set.loop';
+import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { DenyReason } from './deny-reason';
+import type { HeldPermits } from './held-permits';
 import type { Holder, Permit } from './permit';
-import type { VersionedEntry } from './permit-store';
+import type { PermitStore, VersionedEntry } from './permit-store';
 import { decideRefresh, lapsedOnStoreBy } from './permit.rules';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { ObservedEntry } from './semaphore.view';
-import { denied } from './store-denial';
+import { denied, type FailClosed } from './store-denial';
 import { answersFromView } from '../core/lease.rules';
 
 /** What {@link PermitEngine.amend} passes to its change: the entry as read, and this permit as the write refreshes it. */
@@ -97,4 +100,64 @@ export function amendFromView<T>(
   const amendment = change({ entry: view.entry, permits: decision.next.permits, permit: decision.permit, revision: view.entry.revision + 1, now });
   if (amendment.permits !== undefined || amendment.annex !== undefined) return undefined;
   return { granted: true, permit: own, entry: view.entry, result: amendment.result };
+}
+
+/** What amendments stand on: the engine's store, identity and bookkeeping, and how its decisions are bounded. */
+export interface AmendmentParts {
+  readonly store: PermitStore;
+  readonly holder: Holder;
+  readonly clock: Clock;
+  readonly skewMs: number;
+  readonly maxAttempts: number;
+  readonly held: HeldPermits;
+  readonly failClosed: FailClosed;
+  /** The deadline of an amendment of `semaphore` (the engine's, from the semaphore's duration). */
+  deadline(semaphore: string): Deadline;
+  /** Whether an answer may stand on what this node knows of an entry (the engine's rule). */
+  young(known: ObservedEntry): boolean;
+}
+
+/**
+ * `PermitEngine.amend`: refreshes this instance's permit and, in the same compare-and-set, applies a change
+ * (allocations: claim or give back resources, write the plan in the annex). Never withdraws the permit: its holder
+ * lets go itself once its work stopped.
+ */
+export class PermitAmendments {
+  constructor(private readonly parts: AmendmentParts) {}
+
+  /** See `PermitEngine.amend`. */
+  async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, local: boolean): Promise<AmendResult<T>> {
+    const { store, holder, clock, skewMs, maxAttempts, held, failClosed } = this.parts;
+    const { semaphore } = permit;
+    const belowQuorum = failClosed.belowQuorum(semaphore);
+    if (belowQuorum) return belowQuorum;
+    const answer = local ? this.fromView(permit, change) : undefined;
+    if (answer) return answer;
+    try {
+      const outcome = await compareAndSetLoop<AmendOutcome<T>>(
+        store,
+        semaphore,
+        (read) => amendAttempt(read, permit, holder, clock.now(), skewMs, change),
+        { maxAttempts, deadline: this.parts.deadline(semaphore), known: store.peek(semaphore) },
+      );
+      if (!outcome) return denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${maxAttempts} times in a row`);
+      if ('denied' in outcome) {
+        held.delete(semaphore, permit.fencingToken);
+        return outcome.denied;
+      }
+      // A refresh that lands after this instance let the permit go must not make it "held" again.
+      if (!held.wasLetGo(semaphore, outcome.permit.fencingToken)) held.set(semaphore, outcome.permit);
+      return { granted: true, ...outcome };
+    } catch (error) {
+      return failClosed.storeFailure(semaphore, error);
+    }
+  }
+
+  /** An amendment from the view, without a round trip, when the view is young enough (see {@link amendFromView}). */
+  private fromView<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): AmendResult<T> | undefined {
+    const { store, holder, clock, skewMs, held } = this.parts;
+    const view = store.peek(permit.semaphore);
+    if (!view || !this.parts.young(view)) return undefined;
+    return amendFromView(view, permit, holder, clock.now(), skewMs, change, held.wasLetGo(permit.semaphore, permit.fencingToken));
+  }
 }

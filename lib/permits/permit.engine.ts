@@ -1,22 +1,21 @@
-import { QuorumLostError } from '../core/errors/quorum-lost.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { Clock } from '../core/clock';
-import type { NextPermits, PermitDecision, ReleaseDecision } from './decision';
-import { DenyReason, TRANSIENT_DENIALS } from './deny-reason';
-import { decideAcquire, decideRefresh, decideRelease, judgeHeld, lapsedOnStoreBy } from './permit.rules';
+import type { PermitDecision, ReleaseDecision } from './decision';
+import { DenyReason } from './deny-reason';
+import { decideAcquire, decideRefresh, decideRelease, lapsedOnStoreBy, stampEntry } from './permit.rules';
 import type { Holder, Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import type { ObservedEntry } from './semaphore.view';
-import type { AcquireResult, PermitDenied } from './acquire-result';
+import type { AcquireResult } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from '../core/deadline';
-import { PermitWatchers } from './permit-watchers';
+import { PermitNews } from './permit-news';
 import { EntryWaits } from './entry-waits';
 import { givesWayToIncumbents } from './incumbent.rules';
 import { HeldPermits } from './held-permits';
-import { amendAttempt, amendFromView, type AmendInput, type Amendment, type AmendOutcome, type AmendResult } from './permit-amendment';
-import { denied, storeDenial } from './store-denial';
+import { PermitAmendments, type AmendInput, type Amendment, type AmendResult } from './permit-amendment';
+import { denied, FailClosed } from './store-denial';
 import type { DecideOptions, PermitEngineOptions } from './permit-engine.options';
 import { answersFromView, decisionBudgetMs, HEAD_START_FRACTION } from '../core/lease.rules';
 
@@ -36,18 +35,20 @@ const UNKNOWN_SEMAPHORE_AGE_MS = 5_000;
  * so its knowledge is never older than half a duration). Nothing frees a permit's slot early without its holder
  * writing it, so a holder's permit stays its own until `expiresAt` whatever it missed.
  *
- * About 350 lines, kept whole: it is the decision path (quorum, local answer, compare-and-set, rebuild, denial) and
- * the news that withdraws a permit, which re-enters that path. The amend attempt, the bookkeeping of this instance's
- * permits and the mapping of store failures to denials live beside it.
+ * The decision path (quorum, local answer, compare-and-set, rebuild, denial) is here; what the view tells this
+ * instance about its own permits, and who hears it, is {@link PermitNews}'; amendments (allocations' refresh with a
+ * change) are {@link PermitAmendments}'; failing closed is {@link FailClosed}'; the bookkeeping of this instance's
+ * permits is {@link HeldPermits}'.
  */
 export class PermitEngine {
   private readonly held: HeldPermits;
-  private readonly watchers: PermitWatchers;
+  private readonly news: PermitNews;
   private readonly waits = new EntryWaits();
   private readonly headStartMs: number;
   private readonly maxAttempts: number;
   private readonly skewMs: number;
-  private readonly quorum: number | undefined;
+  private readonly failClosed: FailClosed;
+  private readonly amendments: PermitAmendments;
   private readonly storeTimeoutMs: number;
   private readonly unwatchStore: () => void;
 
@@ -60,14 +61,25 @@ export class PermitEngine {
   ) {
     this.maxAttempts = options.maxAttempts ?? 16;
     this.skewMs = options.clockSkewMs ?? 0;
-    this.quorum = options.quorum;
     this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
     this.headStartMs = options.incumbentHeadStartMs ?? 50;
-    this.watchers = new PermitWatchers();
     this.held = new HeldPermits(holder.instance);
-    // Only news of semaphores this instance holds, lets go or watches can change what it does (see onEntry): the
+    this.failClosed = new FailClosed(store, options.quorum, this.held);
+    const { maxAttempts, skewMs, held, failClosed } = this;
+    this.amendments = new PermitAmendments({
+      store, holder, clock, skewMs, maxAttempts, held, failClosed,
+      deadline: (semaphore) => this.deadlineFor(semaphore, 'amend'),
+      young: (known) => this.young(known),
+    });
+    this.news = new PermitNews(store, holder, clock, this.skewMs, this.held, (name, token) => {
+      void this.decide(name, false, token, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
+    });
+    // Only news of semaphores this instance holds, lets go or watches can change what it does (see PermitNews): the
     // others' values may stay undecoded until a decision asks for them.
-    this.unwatchStore = store.watch((name, entry) => this.onEntry(name, entry), (name) => this.held.tracks(name) || this.watchers.has(name) || this.waits.has(name));
+    this.unwatchStore = store.watch((name, entry) => {
+      this.waits.notify(name);
+      this.news.heard(name, entry);
+    }, (name) => this.held.tracks(name) || this.news.watches(name) || this.waits.has(name));
   }
 
   /**
@@ -90,7 +102,7 @@ export class PermitEngine {
    * when it cannot tell.
    */
   async release(permit: Permit, notBefore = 0): Promise<ReleaseDecision['outcome']> {
-    this.watchers.notify(permit.semaphore, permit.fencingToken, 'released');
+    this.news.notify(permit.semaphore, permit.fencingToken, 'released');
     // From here on this instance never answers from its view that it holds this permit: the release may land
     // late (a stalled member), and a job started on the permit meanwhile would run while another node holds it.
     this.held.letGoOf(permit.semaphore, permit.fencingToken);
@@ -102,7 +114,7 @@ export class PermitEngine {
         const now = this.clock.now();
         const decision = decideRelease(read.entry, this.holder, permit.fencingToken, now, notBefore, this.skewMs);
         if (!decision.next || !read.entry) return { result: decision.outcome };
-        return { result: decision.outcome, write: this.stamp(read.entry, decision.next), notBefore: lapsedOnStoreBy(read.entry, decision.next, now, this.skewMs) };
+        return { result: decision.outcome, write: stampEntry(read.entry, decision.next), notBefore: lapsedOnStoreBy(read.entry, decision.next, now, this.skewMs) };
       },
       { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(permit.semaphore) },
     );
@@ -116,9 +128,8 @@ export class PermitEngine {
    * With `withdraw: false` the engine never withdraws it on such news: the holder lets go itself (`release`) once
    * its work stopped, and until then, or until it lapses, the permit and what it holds stay where they are.
    */
-  watch(permit: Permit, onLost: (reason: string) => void, { withdraw = true }: { withdraw?: boolean } = {}): () => void {
-    if (!withdraw) this.held.selfReleases(permit.semaphore, permit.fencingToken);
-    return this.watchers.add(permit.semaphore, permit.fencingToken, onLost);
+  watch(permit: Permit, onLost: (reason: string) => void, options: { withdraw?: boolean } = {}): () => void {
+    return this.news.watch(permit, onLost, options);
   }
 
   /**
@@ -127,31 +138,8 @@ export class PermitEngine {
    * write) and must be pure. A permit that no longer holds is denied and nothing is written: unlike
    * {@link refresh}, this never withdraws the permit, since its holder lets go itself once its work stopped.
    */
-  async amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, { local = false }: DecideOptions = {}): Promise<AmendResult<T>> {
-    const { semaphore } = permit;
-    const belowQuorum = this.belowQuorum(semaphore);
-    if (belowQuorum) return belowQuorum;
-    const answer = local ? this.amendLocally(permit, change) : undefined;
-    if (answer) return answer;
-    try {
-      const deadline = this.deadlineFor(semaphore, 'amend');
-      const outcome = await compareAndSetLoop<AmendOutcome<T>>(
-        this.store,
-        semaphore,
-        (read) => amendAttempt(read, permit, this.holder, this.clock.now(), this.skewMs, change),
-        { maxAttempts: this.maxAttempts, deadline, known: this.store.peek(semaphore) },
-      );
-      if (!outcome) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
-      if ('denied' in outcome) {
-        this.held.delete(semaphore, permit.fencingToken);
-        return outcome.denied;
-      }
-      // A refresh that lands after this instance let the permit go must not make it "held" again.
-      if (!this.held.wasLetGo(semaphore, outcome.permit.fencingToken)) this.held.set(semaphore, outcome.permit);
-      return { granted: true, ...outcome };
-    } catch (error) {
-      return this.storeFailure(semaphore, error);
-    }
+  amend<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>, { local = false }: DecideOptions = {}): Promise<AmendResult<T>> {
+    return this.amendments.amend(permit, change, local);
   }
 
   /**
@@ -159,18 +147,7 @@ export class PermitEngine {
    * entry lost) — news that may have arrived before anything watched the permit; `undefined` otherwise.
    */
   newsAgainst(permit: Permit): AcquireResult & { granted: false } | undefined {
-    const view = this.store.peek(permit.semaphore);
-    if (!view) return undefined;
-    const denial = judgeHeld(view.entry, this.holder, permit.fencingToken, this.clock.now(), this.skewMs);
-    if (!denial || TRANSIENT_DENIALS.has(denial.reason)) return undefined;
-    return { granted: false, semaphore: permit.semaphore, reason: denial.reason, message: denial.message };
-  }
-
-  /** `amend` from the view, without a round trip, when the view is young enough (see {@link amendFromView}). */
-  private amendLocally<T>(permit: Permit, change: (input: AmendInput) => Amendment<T>): AmendResult<T> | undefined {
-    const view = this.store.peek(permit.semaphore);
-    if (!view || !this.young(view)) return undefined;
-    return amendFromView(view, permit, this.holder, this.clock.now(), this.skewMs, change, this.held.wasLetGo(permit.semaphore, permit.fencingToken));
+    return this.news.against(permit);
   }
 
   /** The permits this instance believes it holds (as of its last successful grant or refresh). */
@@ -219,7 +196,7 @@ export class PermitEngine {
     const durationMs = view.entry?.definition?.durationMs;
     const now = this.clock.now();
     const decision = rule(view.entry, now);
-    if (decision.outcome === 'denied') return decision.next ? undefined : this.denied(semaphore, decision.reason, decision.message);
+    if (decision.outcome === 'denied') return decision.next ? undefined : denied(semaphore, decision.reason, decision.message);
     if (decision.outcome !== 'refreshed' || durationMs === undefined) return undefined;
     const own = view.entry?.permits.find((p) => p.fencingToken === decision.permit.fencingToken);
     if (!own || !answersFromView(own.expiresAt, this.skewMs, now, durationMs)) return undefined;
@@ -235,13 +212,13 @@ export class PermitEngine {
     token: number | undefined,
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
-    const refused = this.refusedBelowQuorum(semaphore);
+    const refused = this.failClosed.refusedBelowQuorum(semaphore);
     if (refused) return refused;
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
       if (local && (await this.gaveWay(semaphore))) {
-        const refusedNow = this.refusedBelowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
+        const refusedNow = this.failClosed.refusedBelowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
         if (refusedNow) return refusedNow;
         const after = this.decideLocally(semaphore, rule);
         if (after) return after;
@@ -258,16 +235,16 @@ export class PermitEngine {
         });
         if (!missing || !(await this.rebuild(semaphore, missing))) break;
       }
-      if (!decision) return this.denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
+      if (!decision) return denied(semaphore, DenyReason.CONTENTION, `lost compare-and-set ${this.maxAttempts} times in a row`);
       if (decision.outcome === 'denied') {
         this.held.delete(semaphore, token);
-        return this.denied(semaphore, decision.reason, decision.message);
+        return denied(semaphore, decision.reason, decision.message);
       }
       this.held.set(semaphore, decision.permit);
       const { outcome, permit, vacantSince } = decision;
       return vacantSince === undefined ? { granted: true, outcome, permit } : { granted: true, outcome, permit, vacantSince };
     } catch (error) {
-      return this.storeFailure(semaphore, error);
+      return this.failClosed.storeFailure(semaphore, error);
     }
   }
 
@@ -294,64 +271,9 @@ export class PermitEngine {
     const withdrawn = denial?.withdrawn;
     return {
       result: decision,
-      write: this.stamp(read.entry, decision.next),
+      write: stampEntry(read.entry, decision.next),
       notBefore: lapsedOnStoreBy(read.entry, decision.next, now, this.skewMs),
-      beforeWrite: withdrawn && denial ? () => this.watchers.notify(withdrawn.semaphore, withdrawn.fencingToken, `${denial.reason}: ${denial.message}`) : undefined,
+      beforeWrite: withdrawn && denial ? () => this.news.notify(withdrawn.semaphore, withdrawn.fencingToken, `${denial.reason}: ${denial.message}`) : undefined,
     };
   }
-
-  /**
-   * The view learnt of a change: a permit of this instance (held, or in use by running work) that no longer holds
-   * is lost for its work at once (revoked, excluded by an edit, over capacity, entry lost), and then withdrawn
-   * from the store, in that order.
-   */
-  private onEntry(name: string, entry: SemaphoreEntry | undefined): void {
-    this.waits.notify(name);
-    this.held.forgetGone(name, entry);
-    const heldToken = this.held.get(name)?.fencingToken;
-    if (!this.watchers.has(name) && heldToken === undefined) return;
-    const now = this.clock.now();
-    const tokens = new Set(this.watchers.tokens(name));
-    if (heldToken !== undefined) tokens.add(heldToken);
-    for (const token of tokens) {
-      const denial = judgeHeld(entry, this.holder, token, now, this.skewMs);
-      if (!denial || TRANSIENT_DENIALS.has(denial.reason)) continue;
-      const lettingGoItself = this.held.isSelfReleasing(name, token);
-      this.watchers.notify(name, token, `${denial.reason}: ${entry ? denial.message : 'its entry is gone from the cluster (data lost)'}`);
-      if (heldToken === token) this.held.delete(name);
-      // Let go at once (a revoked slot frees only when its holder writes), with the work already told.
-      if (denial.next && !lettingGoItself) void this.decide(name, false, token, (e, at) => decideRefresh(e, this.holder, token, at, this.skewMs));
-    }
-  }
-
-  /** A decision's refusal below the quorum: this instance no longer counts the permit as held. */
-  private refusedBelowQuorum(semaphore: string): PermitDenied | undefined {
-    const refused = this.belowQuorum(semaphore);
-    if (refused) this.held.delete(semaphore);
-    return refused;
-  }
-
-  /** The denial when fewer members than the quorum are visible, else `undefined`. */
-  private belowQuorum(semaphore: string): PermitDenied | undefined {
-    const members = this.quorum === undefined ? undefined : this.store.memberCount();
-    if (members === undefined || this.quorum === undefined || members >= this.quorum) return undefined;
-    return this.denied(semaphore, DenyReason.QUORUM_NOT_MET, `${members} cluster member(s) visible, quorum is ${this.quorum}`);
-  }
-
-  /** Fails closed (see {@link storeDenial}); a quorum refusal lets a held permit go now, as below the quorum option. */
-  private storeFailure(semaphore: string, error: unknown): PermitDenied {
-    if (error instanceof QuorumLostError) this.held.delete(semaphore);
-    return storeDenial(semaphore, error);
-  }
-
-  private denied(semaphore: string, reason: DenyReason, message: string): PermitDenied {
-    return denied(semaphore, reason, message);
-  }
-
-  private stamp(entry: SemaphoreEntry, next: NextPermits): Omit<SemaphoreEntry, 'writeId'> {
-    const revision = Math.max(entry.revision + 1, next.revision ?? 0);
-    // `vacatedAt` changes only with a removal; every other write (a refresh) carries the read one over untouched.
-    return { ...entry, revision, lastToken: next.lastToken, permits: next.permits, ...(next.vacatedAt !== undefined && { vacatedAt: next.vacatedAt }) };
-  }
 }
-

@@ -205,6 +205,13 @@ export function lapsedOnStoreBy(
   return times.length === 0 ? undefined : Math.max(...times);
 }
 
+/** The entry a decision writes over `entry`: its next permits and tokens, the revision one up (or the grant's token). */
+export function stampEntry(entry: SemaphoreEntry, next: NextPermits): Omit<SemaphoreEntry, 'writeId'> {
+  const revision = Math.max(entry.revision + 1, next.revision ?? 0);
+  // `vacatedAt` changes only with a removal; every other write (a refresh) carries the read one over untouched.
+  return { ...entry, revision, lastToken: next.lastToken, permits: next.permits, ...(next.vacatedAt !== undefined && { vacatedAt: next.vacatedAt }) };
+}
+
 /** The identities among `identities` that `definition`'s group and acquirer patterns admit (who could hold its permits). */
 export function admittedBy<T extends NodeIdentity>(definition: SemaphoreDefinition, identities: readonly T[]): T[] {
   return identities.filter((who) => fullMatch(definition.groupPattern, who.group) && fullMatch(definition.acquirerPattern, who.acquirer));

@@ -50,7 +50,8 @@ export interface SemaphoreAdminOptions {
 export class SemaphoreAdmin {
   private readonly skewMs: number;
   private readonly editTimeoutMs: number;
-  private readonly edits: SemaphoreEdits;
+  /** The write path of every edit (start-up's definitions and recoveries write through it directly). */
+  readonly edits: SemaphoreEdits;
   private readonly migrations: GroupMigrations;
   private readonly heldTick: (semaphore: string) => HeldTick | undefined;
 
@@ -73,9 +74,9 @@ export class SemaphoreAdmin {
 
   /** The definition as stored now. Throws {@link UnknownSemaphoreError} if there is none. */
   async get(name: string): Promise<SemaphoreDefinition> {
-    const read = await this.store.read(validateSemaphoreName(name), { timeoutMs: this.editTimeoutMs });
-    if (!read.entry?.definition) throw new UnknownSemaphoreError(name);
-    return read.entry.definition;
+    const definition = await this.edits.current(validateSemaphoreName(name));
+    if (!definition) throw new UnknownSemaphoreError(name);
+    return definition;
   }
 
   /**
@@ -95,19 +96,9 @@ export class SemaphoreAdmin {
     return stored;
   }
 
-  /**
-   * Creates a definition unless one exists (with `overwrite`, replaces it). Returns whether it wrote. An entry
-   * that may have been lost is rebuilt with a recovery wait of `graceDurationMs` (default: the definition's
-   * duration) plus twice the skew bound before its first grant. Without `overwrite`, an entry a restore of the store
-   * dropped is rebuilt with the definition it had (paused, edited), unless this node remembers one.
-   */
-  async define(definition: SemaphoreDefinition, { overwrite = false, graceDurationMs }: { overwrite?: boolean; graceDurationMs?: number } = {}): Promise<boolean> {
-    return this.edits.edit(
-      definition.name,
-      (current) => (current && !overwrite ? undefined : carryMigrationMemory(current, definition, this.clock.now())),
-      graceDurationMs,
-      { rebuild: !overwrite },
-    );
+  /** Creates a definition unless one exists (with `overwrite`, replaces it); see {@link SemaphoreEdits.define}. */
+  define(definition: SemaphoreDefinition, options: { overwrite?: boolean; graceDurationMs?: number } = {}): Promise<boolean> {
+    return this.edits.define(definition, options);
   }
 
   /** Changes some fields of an existing definition; an election's or allocation's permits only with `force`. */

@@ -2,6 +2,7 @@ import { Deadline } from '../core/deadline';
 import { EditConflictError } from '../core/errors/edit-conflict.error';
 import type { Clock } from '../core/clock';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
+import { carryMigrationMemory } from './group-migration.rules';
 import { decideRevoke } from './permit.rules';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import type { SemaphoreDefinition } from './semaphore-definition';
@@ -50,6 +51,26 @@ export class SemaphoreEdits {
       const dropped = rebuild && next !== null && this.store.remembered(name) === undefined ? read.restored?.definition : undefined;
       return { result: true, write: this.created(name, dropped ?? next, read, graceDurationMs) };
     });
+  }
+
+  /** The definition stored under `name` now (`undefined`: none), read within an edit's deadline. */
+  async current(name: string): Promise<SemaphoreDefinition | undefined> {
+    return (await this.store.read(name, { timeoutMs: this.bounds.editTimeoutMs })).entry?.definition ?? undefined;
+  }
+
+  /**
+   * Creates a definition unless one exists (with `overwrite`, replaces it, keeping what a migration remembers).
+   * Returns whether it wrote. An entry that may have been lost is rebuilt with a recovery wait of `graceDurationMs`
+   * (default: the definition's duration) plus twice the skew bound before its first grant. Without `overwrite`, an
+   * entry a restore of the store dropped is rebuilt with the definition it had (paused, edited), unless this node
+   * remembers one.
+   */
+  define(definition: SemaphoreDefinition, { overwrite = false, graceDurationMs }: { overwrite?: boolean; graceDurationMs?: number } = {}): Promise<boolean> {
+    const change: DefinitionChange = (current) => {
+      if (!current) return definition;
+      return overwrite ? carryMigrationMemory(current, definition, this.clock.now()) : undefined;
+    };
+    return this.edit(definition.name, change, graceDurationMs, { rebuild: !overwrite });
   }
 
   /** Revokes the live permit with fencing token `token` (or every one); returns whether one was revoked. */

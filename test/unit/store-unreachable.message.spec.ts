@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { StoreUnreachableError, StoreUnavailableError } from '../../lib';
 import { hazelcastTargetSources } from '../../lib/nest/gatekeeper-stores.factory';
 import { messages } from '../../lib/nest/gatekeeper.messages';
+import { permitMessages } from '../../lib/permits/permits.messages';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
 /** The one line start-up fails with when no member answers: what was tried, where it came from, the ways forward. */
@@ -46,11 +47,11 @@ describe('the start-up error without a cluster', () => {
 
 describe('the lines of an outage and a recovery name the store in use', () => {
   it('PostgreSQL, Redis, the cluster, or a store of the user\'s', () => {
-    expect(messages.unavailable('PostgreSQL call failed', 'postgres')).toMatch(/^PostgreSQL unreachable: denying every permit/);
-    expect(messages.available('redis')).toBe('Redis reachable again: permits are granted as usual');
-    expect(messages.unavailable('x', 'hazelcast')).toMatch(/^Cluster unreachable/);
-    expect(messages.unavailable('x', undefined)).toMatch(/^Store unreachable/);
-    expect(messages.recovered('billing', 'postgres')).toContain('lost with the PostgreSQL database\'s data');
-    expect(messages.recovered('billing', 'hazelcast')).toContain('lost with the cluster\'s data');
+    expect(permitMessages.unavailable('PostgreSQL call failed', 'postgres')).toMatch(/^PostgreSQL unreachable: denying every permit/);
+    expect(permitMessages.available('redis')).toBe('Redis reachable again: permits are granted as usual');
+    expect(permitMessages.unavailable('x', 'hazelcast')).toMatch(/^Cluster unreachable/);
+    expect(permitMessages.unavailable('x', undefined)).toMatch(/^Store unreachable/);
+    expect(permitMessages.recovered('billing', 'postgres')).toContain('lost with the PostgreSQL database\'s data');
+    expect(permitMessages.recovered('billing', 'hazelcast')).toContain('lost with the cluster\'s data');
   });
 });

@@ -1,16 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDuration } from '../../core/duration';
 import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
-import { validateSemaphoreName } from '../../permits/definition.validator';
-import { PermitNotHeldError } from '../../permits/errors/permit-not-held.error';
-import { PermitTimeoutError } from '../../permits/errors/permit-timeout.error';
+import { ManualPermits } from '../../permits/manual-permits';
 import type { NodeIdentity, Permit } from '../../permits/permit';
 import type { DecideOptions } from '../../permits/permit-engine.options';
 import type { PermitLease } from '../../permits/permit-lease';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { ExclusiveRuns } from './exclusive-runs';
-import { inUse } from '../../permits/permit-executor';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { permitContext } from './permit-context';
@@ -60,8 +56,8 @@ export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ra
  */
 @Injectable()
 export class GatekeeperService {
-  /** Claims taken by acquire(), given back by release(). */
-  private readonly manualClaims = new Map<string, symbol>();
+  /** Permits taken by hand: tryAcquire, acquire, release. */
+  private readonly manual: ManualPermits;
 
   /** @internal Nest injects the service; applications never construct it. */
   constructor(
@@ -69,7 +65,9 @@ export class GatekeeperService {
     private readonly runtime: PermitsRuntime,
     private readonly runs: ExclusiveRuns,
     private readonly lifecycleEvents: GatekeeperEvents,
-  ) {}
+  ) {
+    this.manual = new ManualPermits(runtime.decisions, options.clock);
+  }
 
   /**
    * Every lifecycle change on this node as it happens: permits granted, refreshed, lost, denied; jobs started,
@@ -97,11 +95,8 @@ export class GatekeeperService {
    * or `outcome: 'held'` for its own permit with more than half its duration left); `@ClusterSingleton` ticks do
    * this. While other work in this process uses the permit (a run, `withPermit`, `acquire`), denies `IN_USE`.
    */
-  async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
-    validateSemaphoreName(semaphore);
-    if (this.runtime.phase !== 'ready') return this.runtime.notReady(semaphore);
-    if (this.runtime.local.isClaimed(semaphore)) return inUse(semaphore);
-    return this.runtime.decide(semaphore, options);
+  tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
+    return this.manual.tryAcquire(semaphore, options);
   }
 
   /**
@@ -109,25 +104,8 @@ export class GatekeeperService {
    * The permit is this caller's alone in this process until {@link GatekeeperService.release}d: runs and `withPermit` of the same
    * semaphore are denied `IN_USE` meanwhile.
    */
-  async acquire(semaphore: string, { timeout = '30s', pollInterval }: AcquireOptions = {}): Promise<Permit> {
-    validateSemaphoreName(semaphore);
-    const timeoutMs = parseDuration(timeout, semaphore, 'timeout', { allowZero: true });
-    const pollMs = pollInterval === undefined
-      ? Math.min(1000, Math.max(50, Math.floor(timeoutMs / 10)))
-      : parseDuration(pollInterval, semaphore, 'pollInterval');
-    const deadline = this.options.clock.now() + timeoutMs;
-    for (;;) {
-      const key = this.runtime.local.claim(validateSemaphoreName(semaphore));
-      const result = key ? await this.runtime.decide(semaphore, {}) : inUse(semaphore);
-      if (result.granted) {
-        this.manualClaims.set(claimKey(result.permit), key!);
-        return result.permit;
-      }
-      if (key) this.runtime.local.unclaim(semaphore, key);
-      const left = deadline - this.options.clock.now();
-      if (left <= 0) throw new PermitTimeoutError(semaphore, timeoutMs, result.reason);
-      await sleep(Math.min(pollMs, left));
-    }
+  acquire(semaphore: string, options: AcquireOptions = {}): Promise<Permit> {
+    return this.manual.acquire(semaphore, options);
   }
 
   /** Refreshes exactly this permit (same fencing token); denies with `PERMIT_LOST` when it is no longer held. */
@@ -136,17 +114,8 @@ export class GatekeeperService {
   }
 
   /** Releases a permit this instance holds. Throws {@link PermitNotHeldError} if it does not hold it (any more). */
-  async release(permit: Permit): Promise<void> {
-    const key = this.manualClaims.get(claimKey(permit));
-    try {
-      const outcome = permit.instance === this.instanceId ? await this.runtime.engine.release(permit) : 'not-held';
-      if (outcome === 'not-held') throw new PermitNotHeldError(permit.semaphore, permit.fencingToken, this.identity.acquirer);
-    } finally {
-      if (key) {
-        this.manualClaims.delete(claimKey(permit));
-        this.runtime.local.unclaim(permit.semaphore, key);
-      }
-    }
+  release(permit: Permit): Promise<void> {
+    return this.manual.release(permit);
   }
 
   /**
@@ -178,8 +147,4 @@ export class GatekeeperService {
   heldPermits(): Permit[] {
     return this.runtime.engine.heldPermits();
   }
-}
-
-function claimKey(permit: Permit): string {
-  return `${permit.semaphore}\u0000${permit.fencingToken}`;
 }

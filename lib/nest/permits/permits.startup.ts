@@ -1,225 +1,32 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { permitsBackendKind } from '../options/backend-choice.options';
-import type { SemaphoreAdmin } from '../../permits/semaphore-admin';
-import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { validateDefinition, type HeldTick } from '../../permits/definition.validator';
-import { fullMatch } from '../../core/pattern';
-import { livePermits } from '../../permits/permit';
-import type { SemaphoreEntry } from '../../permits/semaphore-entry';
-import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
+import { KnownDefinitions } from '../../permits/known-definitions';
 import type { PermitStore } from '../../permits/permit-store';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { CLUSTER_SINGLETON_METADATA, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from '../gatekeeper.constants';
-import { messages } from '../gatekeeper.messages';
+import { permitsBackendKind } from '../options/backend-choice.options';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { scheduleIntervalMs } from '../schedule-metadata/schedule-interval.reader';
-import { admittedBy } from '../../permits/permit.rules';
-import type { NodeIdentity } from '../../permits/permit';
-import { describeInstances } from '../../permits/unheld-semaphore.monitor';
+
+export type { DecoratedSemaphore } from '../../permits/known-definitions';
 
 /**
- * What start-up reads of a method that runs under a permit of its semaphore (`@ClusterSingleton`, whose options are
- * the schedules capability's and include these): the semaphore, the duration to define it with, and how runs hold it.
- */
-export interface DecoratedSemaphore {
-  readonly semaphore: string;
-  readonly durationMs: number | undefined;
-  readonly mode: 'hold' | 'release';
-  /** Release mode only; 0 otherwise. */
-  readonly lockAtLeastForMs: number;
-}
-
-/**
- * What this node knows of the definitions and does with them: publishes the module's definitions and the
- * decorated semaphores' at boot, checks the decorators' settings, remembers every definition it has seen, and
- * puts back the ones whose entries were lost (a cluster restart, or partitions lost with their members), with
- * the recovery wait that keeps a rebuilt entry from granting while a permit of the lost one may still be held.
+ * The definitions this node knows and publishes ({@link KnownDefinitions}) as the module's provider: its options and
+ * store, the explorer that finds the `@ClusterSingleton` methods, and their `@Interval` schedules. Used inside the
+ * module, not by applications.
  */
 @Injectable()
-export class PermitsStartup {
-  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
-  private readonly autoDefined = new Map<string, SemaphoreDefinition>();
-  /** The shortest held tick of this node's jobs per semaphore (told by the schedules, through the permits runtime). */
-  heldTicks?: (semaphore: string) => HeldTick | undefined;
-  /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
-  private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number }>();
-  /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
-  private readonly longest = new Map<string, number>();
-  private readonly clashes = new Set<string>();
-  /** The semaphores this node's options and decorators use: what the runs-nowhere check looks at. */
-  private readonly used = new Set<string>();
-  private unwatch?: () => void;
-  private admin?: SemaphoreAdmin;
-
+export class PermitsStartup extends KnownDefinitions {
   constructor(
-    @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
-    @Inject(GATEKEEPER_STORE) private readonly store: PermitStore,
-    private readonly explorer: GatekeeperExplorer,
-  ) {}
-
-  /** Publishes definitions, defines the decorated semaphores and checks their settings. */
-  async start(admin: SemaphoreAdmin): Promise<void> {
-    this.admin = admin;
-    this.unwatch?.();
-    this.unwatch = this.store.watch((name, entry) => this.remember(name, entry));
-    for (const { name, entry } of this.store.known()) this.remember(name, entry);
-    for (const definition of this.options.definitions) {
-      await admin.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
-    }
-    for (const { name } of this.options.definitions) this.used.add(name);
-    const notRunnable = new Set<string>();
-    const told = new Set<string>();
-    /** The method whose duration auto-defined a semaphore in this start-up. */
-    const definedBy = new Map<string, string>();
-    for (const { where, metadata: options, method } of this.explorer.discover<DecoratedSemaphore>(CLUSTER_SINGLETON_METADATA)) {
-      this.used.add(options.semaphore);
-      // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
-      const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));
-      let definition = existing ?? undefined;
-      if (!definition) {
-        if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
-        if (options.durationMs === undefined) throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
-        definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
-        if (await admin.define(definition, { graceDurationMs: this.knownDurationMs(definition.name) })) {
-          this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));
-          definedBy.set(definition.name, where);
-        }
-        this.autoDefined.set(definition.name, definition);
-      } else if (options.durationMs !== undefined && definition.durationMs !== options.durationMs && !told.has(definition.name)) {
-        // The one source of truth is the stored definition: said once at start-up when the code says otherwise, at
-        // warn (the job's lease is not the one its decorator asks for).
-        told.add(definition.name);
-        const first = definedBy.get(definition.name);
-        this.logger.warn(first === undefined
-          ? messages.definitionInForce(definition.name, where, options.durationMs, definition.durationMs)
-          : messages.sharedDurationInForce(definition.name, where, first, options.durationMs, definition.durationMs));
-      }
-      this.check(where, options.mode, options.lockAtLeastForMs, method, definition);
-      if (!notRunnable.has(definition.name)) {
-        const reason = this.excludes(definition);
-        if (reason) {
-          notRunnable.add(definition.name);
-          this.logger.warn(messages.neverRunsHere(where, definition.name, this.options.holder, reason));
-        }
-      }
-    }
-  }
-
-  /**
-   * Warns, once each, of the semaphores this node uses (options, decorators) that no live instance can run: not
-   * paused, yet their patterns admit none of the instances presence confirms live. Called once presence has a view.
-   */
-  warnRunsNowhere(live: readonly NodeIdentity[] | undefined): void {
-    if (!live || live.length === 0) return;
-    for (const definition of this.runsNowhere(live)) this.logger.warn(messages.runsNowhere(definition.name, definition, describeInstances(live), live.length));
-  }
-
-  /**
-   * The semaphores this node uses (options, decorators) that none of the `live` instances can run: not paused, yet
-   * their patterns admit none of them.
-   */
-  runsNowhere(live: readonly NodeIdentity[]): SemaphoreDefinition[] {
-    const nowhere: SemaphoreDefinition[] = [];
-    for (const name of this.used) {
-      const definition = this.store.peek(name)?.entry?.definition ?? this.knownDefinition(name);
-      if (definition && definition.permits > 0 && admittedBy(definition, live).length === 0) nowhere.push(definition);
-    }
-    return nowhere;
-  }
-
-  /** The semaphores this node uses that are paused (no permits): they run nowhere, on purpose. */
-  paused(): string[] {
-    return [...this.used].filter((name) => (this.store.peek(name)?.entry?.definition ?? this.knownDefinition(name))?.permits === 0);
-  }
-
-  /** Why this node's identity can never be granted `definition` (a pattern that does not admit it), if so. */
-  private excludes(definition: SemaphoreDefinition): string | undefined {
-    const { group, acquirer } = this.options.holder;
-    if (!fullMatch(definition.groupPattern, group)) return `its groupPattern "${definition.groupPattern}" does not admit group "${group}"`;
-    if (!fullMatch(definition.acquirerPattern, acquirer)) {
-      return `its acquirerPattern "${definition.acquirerPattern}" does not admit acquirer "${acquirer}"`;
-    }
-    return undefined;
-  }
-
-  /** Puts back the definition of `name` if this node knows one; returns whether the entry now exists again. */
-  async recover(admin: SemaphoreAdmin, name: string): Promise<boolean> {
-    const definition = this.knownDefinition(name);
-    if (!definition) return false;
-    const wrote = await admin.define(definition, { graceDurationMs: this.knownDurationMs(name) });
-    if (wrote) this.logger.warn(messages.recovered(name, permitsBackendKind(this.options)));
-    return true;
-  }
-
-  /** Puts back every lost entry this node knows a definition of. */
-  async recoverAll(admin: SemaphoreAdmin, names: string[]): Promise<void> {
-    for (const name of names) await this.recover(admin, name).catch((error) => this.logger.warn(messages.recoveryFailed(name, error)));
-  }
-
-  /**
-   * The definition this node would put back for `name`: the newest it saw, else its module options', else the
-   * one its decorator auto-defined. `undefined` for one it never knew, or saw removed.
-   */
-  knownDefinition(name: string): SemaphoreDefinition | undefined {
-    const seen = this.remembered.get(name);
-    if (seen) return seen.definition ?? undefined;
-    return this.options.definitions.find((d) => d.name === name) ?? this.autoDefined.get(name);
-  }
-
-  /** The longest duration this node has seen `name` defined with (0 if none). */
-  knownDurationMs(name: string): number {
-    return this.longest.get(name) ?? 0;
-  }
-
-  /** Stops watching the store. */
-  stop(): void {
-    this.unwatch?.();
-    this.unwatch = undefined;
-  }
-
-  /**
-   * Warns when an edit from anywhere (the CLI too, which knows no jobs and cannot refuse it) took the duration of a
-   * semaphore a job here keeps from tick to tick from above its tick to below it: the job now moves between nodes.
-   */
-  private tellShorterThanTick(name: string, before: SemaphoreDefinition | undefined, after: SemaphoreDefinition | undefined): void {
-    const tick = this.heldTicks?.(name);
-    if (!tick || !before || !after || before.durationMs < tick.tickMs || after.durationMs >= tick.tickMs) return;
-    this.logger.warn(messages.durationBelowTick(name, after.durationMs, tick.job, tick.tickMs));
-  }
-
-  private remember(name: string, entry: SemaphoreEntry | undefined): void {
-    if (!entry) return; // lost, not removed: keep what we knew, to put it back
-    const mine = this.remembered.get(name);
-    if (entry.definition) this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
-    const rebuilt = entry.rebuilt && entry.graceUntil !== undefined && entry.graceUntil > this.options.permitClock.now() ? entry.rebuilt : undefined;
-    if (rebuilt) {
-      // Rebuilt by a node that may have known less than this one: bring in a longer wait or a newer definition.
-      const longestMs = this.longest.get(name) ?? 0;
-      const knowsNewer = mine !== undefined && mine.revision > rebuilt.fromRevision;
-      if (knowsNewer || rebuilt.lostSince + longestMs + 2 * this.options.clockSkewMs > entry.graceUntil!) {
-        const known = knowsNewer ? mine : { definition: entry.definition, revision: rebuilt.fromRevision };
-        void this.admin?.converge(name, { ...known, longestMs }).catch((error) => this.logger.warn(messages.recoveryFailed(name, error)));
-      }
-      if (knowsNewer) return;
-    }
-    this.tellShorterThanTick(name, mine?.definition ?? undefined, entry.definition ?? undefined);
-    this.remembered.set(name, { definition: entry.definition, revision: entry.revision });
-    const { acquirer, instance } = this.options.holder;
-    for (const permit of livePermits(entry.permits, this.options.permitClock.now())) {
-      if (permit.acquirer !== acquirer || permit.instance === instance || this.clashes.has(permit.instance)) continue;
-      this.clashes.add(permit.instance);
-      this.logger.warn(messages.nameClash(acquirer, permit.instance, name));
-    }
-  }
-
-  private check(where: string, mode: 'hold' | 'release', lockAtLeastForMs: number, method: object, definition: SemaphoreDefinition): void {
-    const skewMs = this.options.clockSkewMs;
-    if (definition.durationMs <= 2 * skewMs) this.logger.warn(messages.durationBelowSkew(definition.name, definition.durationMs, skewMs));
-    if (mode !== 'release') return;
-    const intervalMs = scheduleIntervalMs(method);
-    if (intervalMs !== undefined && lockAtLeastForMs + skewMs >= intervalMs) {
-      this.logger.warn(messages.lockAtLeastForTooLong(where, lockAtLeastForMs, skewMs, intervalMs));
-    }
+    @Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions,
+    @Inject(GATEKEEPER_STORE) store: PermitStore,
+    explorer: GatekeeperExplorer,
+  ) {
+    super(options, store, {
+      methods: explorer,
+      key: CLUSTER_SINGLETON_METADATA,
+      intervalMs: scheduleIntervalMs,
+      log: new Logger(GATEKEEPER_LOGGER_CONTEXT),
+      backend: permitsBackendKind(options),
+    });
   }
 }

@@ -1,10 +1,9 @@
-import { Logger } from '@nestjs/common';
-import type { Clock } from '../../core/clock';
-import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
-import { DenyReason } from '../../permits/deny-reason';
-import type { PermitStore } from '../../permits/permit-store';
-import { GATEKEEPER_LOGGER_CONTEXT } from '../gatekeeper.constants';
-import { messages } from '../gatekeeper.messages';
+import type { Clock } from '../core/clock';
+import type { Log } from '../core/log';
+import type { AcquireResult, PermitDenied } from './acquire-result';
+import { DenyReason } from './deny-reason';
+import type { PermitStore } from './permit-store';
+import { permitMessages as messages } from './permits.messages';
 
 /**
  * The log lines about the cluster's health that decisions reveal, one per change and not one per denial: the
@@ -12,7 +11,6 @@ import { messages } from '../gatekeeper.messages';
  * recovery (once per wait), and the denials counted for the state dump.
  */
 export class PermitNotices {
-  private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly reportedCorrupt = new Set<string>();
   /**
    * The end of the recovery wait last announced per semaphore. Only semaphores with a rebuilt entry get here, so it
@@ -25,6 +23,7 @@ export class PermitNotices {
   constructor(
     private readonly store: PermitStore,
     private readonly clock: Clock,
+    private readonly logger: Log,
     /** `backend`: the kind of the permits' backend (`undefined`: a permit store of the user's), for what lifts a recovery wait. */
     private readonly options: { clockSkewMs: number; countDenials: boolean; backend?: string },
   ) {}
