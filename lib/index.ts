@@ -67,9 +67,7 @@ export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
 export type { LeaderWork } from './nest/elections/elections.runtime';
 export { LeaderLease } from './elections/leader-lease';
-export type {
-  ClusterChange, LeaderChangedChange, LeaderElectedChange, LeaderLostChange, ParticipantChange,
-} from './elections/cluster-change';
+export type { ClusterChange } from './elections/cluster-change';
 
 // Allocation: resource sets spread evenly over the live nodes
 export { AllocationService } from './nest/allocation/allocation.service';
