@@ -62,7 +62,7 @@ export type { GroupMigrationRequest, MigrationSelection, MigrationSkipCode, Undo
 export type { UndoFilter } from './permits/group-migration.rules';
 
 // Presence and elections: ClusterService and @LeaderOnly
-export { ClusterService, type ClusterStatus, type Participant } from './nest/elections/cluster.service';
+export { ClusterService, type ClusterStatus } from './nest/elections/cluster.service';
 export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
 export type { LeaderWork } from './nest/elections/elections.runtime';
@@ -85,17 +85,12 @@ export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, Sch
 export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
 export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/schedule-catalog';
 export type { ScheduleOutcome } from './schedules/schedule.rules';
-export { InvalidScheduleError } from './schedules/errors/invalid-schedule.error';
-export { ScheduleEditConflictError } from './schedules/errors/schedule-edit-conflict.error';
-export { UnknownScheduleError } from './schedules/errors/unknown-schedule.error';
 export type { SchedulesOptions } from './nest/options/schedules.options';
 export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export { leaderJobName } from './core/leader-job-name';
 export type { RunCounts } from './schedules/job-history';
-export { UnknownJobError } from './schedules/errors/unknown-job.error';
-export { InvalidJobRequestError } from './schedules/errors/invalid-job-request.error';
 
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
@@ -114,33 +109,26 @@ export type { TaskEvent } from './tasks/task-events';
 
 // Errors a caller may catch
 export { GatekeeperError } from './core/errors/gatekeeper.error';
-export { InvalidDefinitionError } from './core/errors/invalid-definition.error';
-export { InvalidOptionsError } from './core/errors/invalid-options.error';
-export { InvalidDecoratorError } from './nest/errors/invalid-decorator.error';
 export { ShuttingDownError } from './nest/errors/shutting-down.error';
 export { StoreUnavailableError } from './core/errors/store-unavailable.error';
 export { StoreUnreachableError } from './core/errors/store-unreachable.error';
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { QuorumLostError } from './core/errors/quorum-lost.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';
+export { InvalidInputError } from './core/errors/invalid-input.error';
+export { NotFoundError } from './core/errors/not-found.error';
 export { WriteConflictError } from './core/errors/write-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
 export { PermitLostError } from './permits/errors/permit-lost.error';
-export { UnknownSemaphoreError } from './permits/errors/unknown-semaphore.error';
 export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
 export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
 export { LeadershipLostError } from './elections/errors/leadership-lost.error';
-export { UnknownElectionError } from './elections/errors/unknown-election.error';
 export { LeaderTimeoutError } from './elections/errors/leader-timeout.error';
-export { ElectionNotFoundError } from './elections/errors/election-not-found.error';
 export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.error';
-export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';
 export { LeaseExpiredError } from './tasks/errors/lease-expired.error';
 export { RetryLaterError } from './tasks/errors/retry-later.error';
 export { InvalidTaskError } from './tasks/errors/invalid-task.error';
 export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';
-export { UnknownTaskError } from './tasks/errors/unknown-task.error';
-export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 
 // Health and events
 export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';

@@ -2,12 +2,13 @@
  * Pure rules of a group migration and of its undo: which semaphores a migration moves by default, what each
  * group pattern becomes, and what a later edit does to the memory of the migration. No I/O, clock passed in.
  */
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { MAX_NODE_NAME_LENGTH, nameProblem } from '../core/names';
 import { validateSemaphoreName } from './definition.validator';
 import { fullMatch, patternError } from '../core/pattern';
 import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
 import { migrationRefusal, semaphoreKind } from './semaphore-kind';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** Why a migration or its undo left a selected semaphore alone. */
 export type MigrationSkipCode =
@@ -187,8 +188,8 @@ export interface UndoMigrationRequest extends MigrationSelection, UndoFilter {
 
 /** A request field's error: no semaphore is concerned, so the message names the field as `migration.<field>`. */
 function fail(field: string, reason: string): never {
-  if (field === 'request') throw new InvalidDefinitionError(undefined, 'migration', reason);
-  throw new InvalidDefinitionError(undefined, field, reason, 'migration');
+  if (field === 'request') throw invalidDefinition(undefined, 'migration', reason);
+  throw invalidDefinition(undefined, field, reason, 'migration');
 }
 
 function group(field: string, value: unknown): string {
@@ -210,12 +211,12 @@ function selection(request: MigrationSelection): { names: string[]; namePattern?
     try {
       return validateSemaphoreName(name);
     } catch (error) {
-      return fail('names', `#${i + 1}: ${(error as InvalidDefinitionError).reason ?? (error as Error).message}`);
+      return fail('names', `#${i + 1}: ${(error as InvalidInputError).reason ?? (error as Error).message}`);
     }
   });
   for (const name of checked) {
     const kind = semaphoreKind(name);
-    if (kind !== 'job') throw new InvalidDefinitionError(name, 'names', migrationRefusal(name, kind));
+    if (kind !== 'job') throw invalidDefinition(name, 'names', migrationRefusal(name, kind));
   }
   if (namePattern !== undefined) {
     if (typeof namePattern !== 'string' || namePattern === '') fail('namePattern', `must be a non-empty regex string, got ${JSON.stringify(namePattern)}`);
@@ -226,7 +227,7 @@ function selection(request: MigrationSelection): { names: string[]; namePattern?
 }
 
 /**
- * Checks a migration request before anything is read or written, throwing {@link InvalidDefinitionError} (with
+ * Checks a migration request before anything is read or written, throwing {@link InvalidInputError} (with
  * no semaphore, naming the request field: `Invalid migration.toGroup: ...`) for an empty or space-padded group, the same group twice, a bad name or
  * name pattern, or a flag that is not a boolean. Returns the request with its defaults filled in.
  */

@@ -1,6 +1,4 @@
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Clock } from '../core/clock';
-import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 import {
   migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
   type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,
@@ -11,6 +9,8 @@ import type { SemaphoreDefinition } from './semaphore-definition';
 import type { SemaphoreEdits } from './semaphore-edits';
 import type { SemaphoreEntry } from './semaphore-entry';
 import { migrationRefusal, semaphoreKind } from './semaphore-kind';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { unknownSemaphore } from './errors/semaphore.errors';
 
 /** One definition a migration changes (or would change, in a dry run). */
 export interface MigrationChange {
@@ -93,7 +93,7 @@ export class GroupMigrations {
    * their next refresh. Also reports which nodes are known live in `toGroup` (today: those holding a live permit
    * there) and warns when there is none. Only jobs move: the semaphores of elections and allocations are never
    * selected (naming one is refused); one whose group pattern lists `fromGroup` gets a warning saying how to move it. Validated before anything is read (a bad request throws
-   * {@link InvalidDefinitionError}, a named semaphore that does not exist {@link UnknownSemaphoreError}); reads the
+   * {@link InvalidInputError}, a named semaphore that does not exist {@link NotFoundError}); reads the
    * cluster, not this node's view; each change is its own compare-and-set, re-decided on conflict.
    */
   async migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
@@ -107,7 +107,7 @@ export class GroupMigrations {
     const moves = definitions.some(({ definition, named }) => planMove(definition, r.fromGroup, r.toGroup, { includeWildcards: r.includeWildcards, named }).kind === 'move');
     const refused = present !== undefined && target.liveNodes.length === 0 && moves && !r.force;
     if (refused && !r.dryRun) {
-      throw new InvalidDefinitionError(undefined, 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'), 'migration');
+      throw invalidDefinition(undefined, 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'), 'migration');
     }
     const changes: MigrationChange[] = [];
     const skipped: MigrationSkip[] = [];
@@ -190,7 +190,7 @@ export class GroupMigrations {
   ): Array<{ definition: SemaphoreDefinition; named: boolean }> {
     const defined = new Map(listed.flatMap(({ name, entry }) => (entry.definition ? [[name, entry.definition] as const] : [])));
     const missing = selection.names.find((name) => !defined.has(name));
-    if (missing !== undefined) throw new UnknownSemaphoreError(missing);
+    if (missing !== undefined) throw unknownSemaphore(missing);
     return [...defined.values()].flatMap((definition) => {
       if (semaphoreKind(definition.name) !== 'job') return []; // migrations move jobs: elections and allocations are edited apart
       const { selected, named } = selects(selection, definition.name);

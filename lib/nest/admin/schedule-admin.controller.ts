@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
 import { AdminExceptionFilter } from './admin-exception.filter';
-import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { ScheduleChangeResult } from '../../schedules/schedule-catalog';
 import type { ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
@@ -10,6 +9,7 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { ScheduleService } from '../schedules/schedule.service';
 import { scheduleOverviews } from '../schedules/schedule-overviews';
 import { SchedulesRuntime } from '../schedules/schedules.runtime';
+import { unknownSchedule } from '../../schedules/errors/schedule.errors';
 
 /** Fire instants one schedule's answer lists (a listing lists the next one). */
 const NEXT_RUNS = 10;
@@ -41,7 +41,7 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     @Get('schedules/:id')
     async one(@Param('id') id: string): Promise<ScheduleOverview> {
       const record = await this.schedules.schedule(id);
-      if (!record) throw new UnknownScheduleError(id);
+      if (!record) throw unknownSchedule(id);
       const [overview] = await this.overviews([record], NEXT_RUNS);
       return overview;
     }

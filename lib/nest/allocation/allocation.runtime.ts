@@ -10,8 +10,6 @@ import { AllocationParticipant } from '../../allocation/allocation-participant';
 import { type AllocationHandlers } from '../../allocation/allocation-participant.options';
 import { type AllocationPermits } from '../../allocation/allocation-permits';
 import { allocationStatus, type AllocationStatus } from '../../allocation/allocation-status';
-import { UnknownAllocationError } from '../../allocation/errors/unknown-allocation.error';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
@@ -20,6 +18,8 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE } from 
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
+import { unknownAllocation } from '../../allocation/errors/allocation.errors';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /** One allocation this node takes part in, coordinated through the cluster. */
 interface Part {
@@ -56,9 +56,9 @@ export class AllocationRuntime implements CapabilityRuntime {
   /** Registers this node's part in `name` (once per allocation); it starts when the module is ready, or at once. */
   participate(name: string, handlers: AllocationHandlers): void {
     const problem = nameProblem(name, { max: MAX_ALLOCATION_NAME_LENGTH });
-    if (problem !== undefined) throw new InvalidOptionsError('allocation', `name ${problem}`);
-    if (typeof handlers?.resources !== 'function') throw new InvalidOptionsError(`allocation "${name}".resources`, 'must be a function returning the resource set');
-    if (this.handlers.has(name)) throw new InvalidOptionsError(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
+    if (problem !== undefined) throw invalidOption('allocation', `name ${problem}`);
+    if (typeof handlers?.resources !== 'function') throw invalidOption(`allocation "${name}".resources`, 'must be a function returning the resource set');
+    if (this.handlers.has(name)) throw invalidOption(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
     if (this.phase === 'stopped') throw new ShuttingDownError(`Allocation "${name}"`);
     this.handlers.set(name, handlers);
     if (this.phase === 'started') {
@@ -128,7 +128,7 @@ export class AllocationRuntime implements CapabilityRuntime {
     const definition = await this.ensureDefined(name, semaphore);
     if (this.phase !== 'started' || this.parts.has(name)) return;
     const claim = this.runtime.local.claim(semaphore);
-    if (!claim) throw new InvalidOptionsError(`allocation "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
+    if (!claim) throw invalidOption(`allocation "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
     const delayMs = this.options.allocations.get(name)?.delayMs ?? parseDuration(DEFAULT_REBALANCE_DELAY, semaphore, 'rebalanceDelay');
     const participant = new AllocationParticipant(name, this.options.holder, this.permits(), this.logged(name, this.handlers.get(name)!), {
       clock: this.options.permitClock,
@@ -161,7 +161,7 @@ export class AllocationRuntime implements CapabilityRuntime {
     if (declared) return declared.definition; // published at start-up with the other definitions
     const existing = this.store.peek(semaphore)?.entry?.definition ?? (await this.runtime.admin.get(semaphore).catch(() => undefined));
     if (existing) return existing;
-    if (!this.options.autoDefine) throw new UnknownAllocationError(name);
+    if (!this.options.autoDefine) throw unknownAllocation(name);
     const { definition } = resolveAllocation({ name });
     if (await this.runtime.admin.define(definition)) this.logger.log(`Defined allocation "${name}" (${semaphore}, lease ${definition.durationMs} ms, any group)`);
     return definition;

@@ -1,4 +1,3 @@
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -8,7 +7,6 @@ import type { ClusterChange } from '../../elections/cluster-change';
 import { electionDefinition, electionOf, electionSemaphore, type Leader } from '../../elections/election';
 import { leaderChange, leaderIn, leaderOf } from '../../elections/election.rules';
 import { LeadershipLostError } from '../../elections/errors/leadership-lost.error';
-import { UnknownElectionError } from '../../elections/errors/unknown-election.error';
 import { LeaderCandidate, type CandidatePermits } from '../../elections/leader-candidate';
 import type { LeaderLease } from '../../elections/leader-lease';
 import type { PermitStore } from '../../permits/permit-store';
@@ -23,6 +21,8 @@ import { leaderJobName } from '../../core/leader-job-name';
 import { messages } from '../gatekeeper.messages';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime } from '../permits/permits.runtime';
+import { invalidOption } from '../../core/errors/input.errors';
+import { unknownElection } from '../../elections/errors/election.errors';
 
 /** Work to run while this node leads an election (see `ClusterService.whileLeader`). */
 export type LeaderWork = (lease: LeaderLease) => unknown;
@@ -104,7 +104,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.work.has(election);
   }
 
-  /** This node's leadership of `election` while it holds it. Throws {@link UnknownElectionError} for one it does not stand in. */
+  /** This node's leadership of `election` while it holds it. Throws {@link NotFoundError} for one it does not stand in. */
   lease(election: string): LeaderLease | undefined {
     this.assertDeclared(election);
     return this.standings.get(election)?.candidate.lease;
@@ -210,7 +210,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
   }
 
   private assertDeclared(election: string): void {
-    if (!this.isDeclared(election)) throw new UnknownElectionError(election);
+    if (!this.isDeclared(election)) throw unknownElection(election);
   }
 
   private join(election: string, where?: string): Promise<void> {
@@ -226,7 +226,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     if (this.phase !== 'started') return;
     if (definition.durationMs <= 2 * this.options.clockSkewMs) this.logger.warn(messages.durationBelowSkew(semaphore, definition.durationMs, this.options.clockSkewMs));
     const claim = this.runtime.local.claim(semaphore);
-    if (!claim) throw new InvalidOptionsError(`election "${election}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
+    if (!claim) throw invalidOption(`election "${election}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
     const candidate = new LeaderCandidate(semaphore, election, this.permits(), {
       clock: this.options.permitClock,
       clockSkewMs: this.options.clockSkewMs,
@@ -246,7 +246,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     if (declared) return declared; // published at start-up with the other definitions
     const existing = this.store.peek(semaphore)?.entry?.definition ?? (await this.runtime.admin.get(semaphore).catch(() => undefined));
     if (existing) return existing;
-    if (!this.options.autoDefine) throw new UnknownElectionError(election, where);
+    if (!this.options.autoDefine) throw unknownElection(election, where);
     const definition = electionDefinition({ name: election });
     if (await this.runtime.admin.define(definition)) this.logger.log(`Defined election "${election}" (${semaphore}, lease ${definition.durationMs} ms, any group)`);
     return definition;

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { permitsBackendKind } from '../options/backend-choice.options';
 import type { SemaphoreAdmin } from '../../permits/semaphore-admin';
-import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { validateDefinition, type HeldTick } from '../../permits/definition.validator';
 import { fullMatch } from '../../core/pattern';
 import { livePermits } from '../../permits/permit';
@@ -17,6 +15,8 @@ import { scheduleIntervalMs } from '../schedule-metadata/schedule-interval.reade
 import { admittedBy } from '../../permits/permit.rules';
 import type { NodeIdentity } from '../../permits/permit';
 import { describeInstances } from '../../permits/unheld-semaphore.monitor';
+import { invalidDefinition } from '../../core/errors/input.errors';
+import { unknownSemaphore } from '../../permits/errors/semaphore.errors';
 
 /**
  * What start-up reads of a method that runs under a permit of its semaphore (`@ClusterSingleton`, whose options are
@@ -78,8 +78,8 @@ export class PermitsStartup {
       const existing = this.store.peek(options.semaphore)?.entry?.definition ?? (await admin.get(options.semaphore).catch(() => undefined));
       let definition = existing ?? undefined;
       if (!definition) {
-        if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
-        if (options.durationMs === undefined) throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
+        if (!this.options.autoDefine) throw unknownSemaphore(options.semaphore, where);
+        if (options.durationMs === undefined) throw invalidDefinition(options.semaphore, 'duration', messages.missingDuration(where));
         definition = validateDefinition({ name: options.semaphore, permits: 1, duration: options.durationMs });
         if (await admin.define(definition, { graceDurationMs: this.knownDurationMs(definition.name) })) {
           this.logger.log(messages.autoDefined(definition.name, where, definition.durationMs));

@@ -62,7 +62,7 @@ export class SemaphoreAdminService {
   }
 
   /**
-   * The definition as stored in the cluster now. Throws {@link UnknownSemaphoreError} if there is none.
+   * The definition as stored in the cluster now. Throws {@link NotFoundError} if there is none.
    *
    * @example
    * ```ts
@@ -74,7 +74,7 @@ export class SemaphoreAdminService {
   }
 
   /**
-   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError}
+   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidInputError}
    * and nothing is stored. Creating an election's or allocation's semaphore, or changing its permits, needs
    * `{ force: true }`.
    *
@@ -115,7 +115,7 @@ export class SemaphoreAdminService {
   /**
    * Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. An election's or
    * allocation's semaphore (`election:leader`) only with `{ force: true }`: it is refused with
-   * {@link InvalidDefinitionError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
+   * {@link InvalidInputError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
    *
    * @example
    * ```ts

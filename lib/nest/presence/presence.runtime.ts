@@ -13,9 +13,6 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STOR
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { moduleRoutePrefix } from '../route-prefix';
 
-/** One app instance in the cluster, as presence reports it. */
-export type Participant = Presence;
-
 /**
  * This instance's presence in the module: announces it, keeps the view of who is here (live app instances, not
  * Hazelcast members), warns of name clashes and tells listeners who joined and left. `ClusterService` serves it
@@ -93,7 +90,7 @@ export class PresenceRuntime implements CapabilityRuntime {
   }
 
   /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
-  participants(): Participant[] {
+  participants(): Presence[] {
     return this.tracker?.live() ?? [];
   }
 
@@ -101,18 +98,18 @@ export class PresenceRuntime implements CapabilityRuntime {
    * The live instances while the view is confirmed (by the cluster within two intervals), else `undefined`:
    * what warnings and `migrate` may trust to say that nobody can run something.
    */
-  confirmedParticipants(): Participant[] | undefined {
+  confirmedParticipants(): Presence[] | undefined {
     const age = this.viewAgeMs();
     return age !== undefined && age <= 2 * (this.options.membership?.intervalMs ?? 0) ? this.participants() : undefined;
   }
 
   /** This instance's own entry among {@link participants}, once announced. */
-  current(): Participant | undefined {
+  current(): Presence | undefined {
     return this.participants().find((p) => p.instance === this.options.holder.instance);
   }
 
   /** Acquirer names more than one live instance uses, with those instances. */
-  nameClashes(): Map<string, Participant[]> {
+  nameClashes(): Map<string, Presence[]> {
     return this.tracker?.clashes() ?? new Map();
   }
 
@@ -196,7 +193,7 @@ export class PresenceRuntime implements CapabilityRuntime {
     this.warnOfClashes();
   }
 
-  private olderNamesakes(): Participant[] {
+  private olderNamesakes(): Presence[] {
     const me = this.current();
     const namesakes = this.nameClashes().get(this.options.holder.acquirer) ?? [];
     return namesakes.filter((p) => p.instance !== this.options.holder.instance && (!me || p.startedAt < me.startedAt || (p.startedAt === me.startedAt && p.instance < me.instance)));

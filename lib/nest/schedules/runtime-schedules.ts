@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { ScheduleDefinition } from '../../schedules/schedule-definition';
 import { resolveJobPolicy } from '../../schedules/job-policy';
-import { InvalidScheduleError } from '../../schedules/errors/invalid-schedule.error';
 import { ScheduleCatalog } from '../../schedules/schedule-catalog';
 import type { LiveScheduleRecord, ScheduleRecord } from '../../schedules/schedule-record';
 import { describeRestore, restoreSchedules } from '../../schedules/schedule-restore';
@@ -18,6 +16,8 @@ import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import { JobRegistry } from './job-registry';
 import { OutageNotice } from '../signals/outage-notice';
+import { invalidDecorator } from '../errors/decorator.errors';
+import { invalidSchedule } from '../../schedules/errors/schedule.errors';
 
 /** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -149,7 +149,7 @@ export class RuntimeSchedules implements CapabilityRuntime {
   private async open(): Promise<void> {
     for (const { where, metadata: name, instance, method } of this.explorer.discover<string>(SCHEDULE_HANDLER_METADATA)) {
       const other = this.handlers.get(name);
-      if (other) throw new InvalidDecoratorError(`@ScheduleHandler('${name}') on ${where}`, `${other.where} is already its handler (one per name)`);
+      if (other) throw invalidDecorator(`@ScheduleHandler('${name}') on ${where}`, `${other.where} is already its handler (one per name)`);
       this.handlers.set(name, { where, name, instance, method });
     }
     await this.store.connect();
@@ -226,7 +226,7 @@ export class RuntimeSchedules implements CapabilityRuntime {
 function permitOptions(definition: ScheduleDefinition): ResolvedClusterSingletonOptions {
   const { overlap, replaceWaitMs, missedRuns, catchUpWindowMs } = definition;
   const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs }, (field, reason) => {
-    throw new InvalidScheduleError(definition.id, field, reason); // validated when written: not seen
+    throw invalidSchedule(definition.id, field, reason); // validated when written: not seen
   });
   return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true };
 }

@@ -2,10 +2,8 @@ import { CRON_HORIZON_NOTE } from '../../core/cron-calendar';
 import { Inject, Injectable } from '@nestjs/common';
 import { emptyHistory, type JobHistory } from '../../schedules/job-history';
 import { mergeHistory, readableHistory, skippedTicks } from '../../schedules/job-history.rules';
-import { UnknownJobError } from '../../schedules/errors/unknown-job.error';
 import { validateJobName } from '../../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
-import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import { parseDuration } from '../../core/duration';
 import type { DurationInput } from '../../permits/semaphore-definition';
@@ -20,6 +18,8 @@ import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { runContext, type CurrentRun } from '../../schedules/run/run-context';
 import type { RunObserver } from '../../schedules/run/run-observer';
 import { ELECTION_SEMAPHORE_PREFIX } from '../../permits/definition.validator';
+import { NotFoundError } from '../../core/errors/not-found.error';
+import { unknownJob } from '../../schedules/errors/job.errors';
 
 /** Fire instants a description lists. */
 const NEXT_RUNS = 10;
@@ -51,7 +51,7 @@ export class ScheduleService {
    * replicas that deploy the same definitions at once never drop or duplicate one (an equal definition writes
    * nothing: `outcome: 'unchanged'`). Every node whose code has the `@ScheduleHandler` it names takes part, from
    * its next tick (within a second when events are lost). Its job name (history, describe, run now) is its id.
-   * Throws `InvalidScheduleError` naming the field, or `ScheduleEditConflictError` when `expectedRevision` is stale.
+   * Throws `InvalidInputError` naming the field, or `EditConflictError` when `expectedRevision` is stale.
    */
   async upsert(input: ScheduleDefinitionInput, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
     await this.runtimeSchedules.ready();
@@ -119,8 +119,8 @@ export class ScheduleService {
   /**
    * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
    * its missed instants and the ticks skipped by every live node. A `@LeaderOnly` method's runs are read as
-   * `leader:<election>:<Class.method>`. Throws {@link UnknownJobError} for a name that is neither a job here nor in
-   * the cluster's history, and `InvalidJobRequestError` (on `job`, before any store call) for one no job can have: a
+   * `leader:<election>:<Class.method>`. Throws {@link NotFoundError} for a name that is neither a job here nor in
+   * the cluster's history, and `InvalidInputError` (on `job`, before any store call) for one no job can have: a
    * control character, a lone surrogate, more than 500 characters (the name rule, docs/configuration.md).
    */
   async history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
@@ -129,7 +129,7 @@ export class ScheduleService {
     const { store, recorder } = this.runtime;
     const [stored, ticks] = await Promise.all([store.read(job, this.options.storeTimeoutMs), store.readTicks(this.options.storeTimeoutMs)]);
     if (!stored && !this.runtime.knows(job) && recorder.unwritten(job).length === 0) {
-      throw new UnknownJobError(job, this.jobs());
+      throw unknownJob(job, this.jobs());
     }
     // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.
     const history: JobHistory = mergeHistory(stored?.history ?? emptyHistory(job), { runs: recorder.unwritten(job) }, this.options.schedules.keep, this.options.clock.now());
@@ -150,13 +150,13 @@ export class ScheduleService {
    * Everything about a job in one answer: its semaphore and definition, who holds it with which token until when,
    * its cron expression and zone, the next 10 fire instants, the last run and the last failure, missed and skipped
    * counts. A `@LeaderOnly` method is described by its election's semaphore, its leader as holder and no schedule.
-   * Throws {@link UnknownJobError} for a job this node does not have.
+   * Throws {@link NotFoundError} for a job this node does not have.
    */
   async describe(job: string): Promise<JobDescription> {
     validateJobName(job);
     const registered = this.runtime.jobs.get(job);
     const election = registered ? undefined : this.runtime.leaderElection(job);
-    if (!registered && election === undefined) throw new UnknownJobError(job, this.jobs());
+    if (!registered && election === undefined) throw unknownJob(job, this.jobs());
     // A @LeaderOnly method runs under its election's permit, which the leader holds: no cron, nothing to run now.
     const { semaphore, mode } = registered?.options ?? { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}`, mode: 'hold' as const };
     const history = await this.history(job);
@@ -188,8 +188,8 @@ export class ScheduleService {
    * remembered for the resume, as `SemaphoreAdminService.pause` does): every job that shares the semaphore stops too, and
    * the answer names those this node knows in `alsoAffected`. A runtime schedule is paused alone, as
    * {@link ScheduleService.pause} does. A `@LeaderOnly` method's semaphore is its election's: pausing it needs
-   * `{ force: true }` (the leader steps down), else it is refused with `InvalidDefinitionError`. Throws
-   * {@link UnknownJobError} for a job this node does not have and no runtime schedule has as its id. Pausing a paused
+   * `{ force: true }` (the leader steps down), else it is refused with `InvalidInputError`. Throws
+   * {@link NotFoundError} for a job this node does not have and no runtime schedule has as its id. Pausing a paused
    * job changes nothing.
    *
    * @example
@@ -235,7 +235,7 @@ export class ScheduleService {
         changed = pause ? await this.runtimeSchedules.catalog.pause(job) : await this.runtimeSchedules.catalog.resume(job);
       } catch (error) {
         // Removed since it was looked up: no such job any more.
-        if (error instanceof UnknownScheduleError) throw new UnknownJobError(job, this.jobs());
+        if (error instanceof NotFoundError && error.kind === 'schedule') throw unknownJob(job, this.jobs());
         throw error;
       }
       await this.runtimeSchedules.catchUp();
@@ -260,6 +260,6 @@ export class ScheduleService {
     // A runtime schedule, whether or not this node has its handler.
     const schedule = await this.runtimeSchedules.catalog.get(job);
     if (schedule) return { schedule };
-    throw new UnknownJobError(job, this.jobs());
+    throw unknownJob(job, this.jobs());
   }
 }

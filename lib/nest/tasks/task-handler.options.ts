@@ -1,8 +1,8 @@
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { parseDuration } from '../../core/duration';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import type { BackoffPolicy } from '../../tasks/task';
 import type { TaskHandlerOptions } from '../../tasks/task-handler';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /** How a type's tasks run (`@TaskHandler`, `@GroupFinishedHandler`, `@OncePerTrigger`). */
 export interface TaskHandlerDecoratorOptions {
@@ -22,7 +22,7 @@ const BACKOFF_KEYS = ['base', 'factor', 'max'];
 
 /** Validates a handler decorator's options into the worker's; an error names the decorator, the type and the field. */
 export function resolveTaskHandlerOptions(where: string, options: TaskHandlerDecoratorOptions = {}): TaskHandlerOptions {
-  const fail = (field: string, reason: string) => new InvalidDecoratorError(where, reason, field);
+  const fail = (field: string, reason: string) => invalidDecorator(where, reason, field);
   if (options === null || typeof options !== 'object') throw fail('options', `must be an object, got ${String(options)}`);
   for (const key of Object.keys(options)) {
     if (!(HANDLER_KEYS as readonly string[]).includes(key)) throw fail(key, `is not an option (expected one of ${HANDLER_KEYS.join(', ')})`);
