@@ -33,7 +33,7 @@ export type {
   MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
 } from './store/record-map';
 export type { Counters, CounterValue } from './store/counter';
-export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput, GroupMigrationMemory } from './permits/semaphore-definition';
+export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
@@ -57,9 +57,8 @@ export { PermitLease } from './permits/permit-lease';
 export type { SemaphoreStatus } from './permits/semaphore-status';
 export type { KindGuardOptions } from './permits/semaphore-kind';
 export type { SemaphoreDefinitionPatch } from './permits/semaphore-admin';
-export type { GroupMigrationReport, MigrationChange, MigrationSkip, UndoMigrationReport } from './permits/group-migrations';
-export type { GroupMigrationRequest, MigrationSelection, MigrationSkipCode, UndoMigrationRequest } from './permits/group-migration.rules';
-export type { UndoFilter } from './permits/group-migration.rules';
+export type { GroupMigrationReport } from './permits/group-migrations';
+export type { GroupMigrationRequest, MigrationSkipCode, UndoMigrationRequest } from './permits/group-migration.rules';
 
 // Presence and elections: ClusterService and @LeaderOnly
 export { ClusterService, type ClusterStatus } from './nest/elections/cluster.service';
@@ -132,5 +131,5 @@ export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error
 
 // Health and events
 export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
-export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/signals/gatekeeper-events';
+export type { GatekeeperEvent } from './nest/signals/gatekeeper-events';
 export type { GatekeeperPhase } from './permits/permit-decisions';

@@ -2,7 +2,7 @@ import { EditConflictError } from '../core/errors/edit-conflict.error';
 import type { Clock } from '../core/clock';
 import { checkDurationOverSkew, checkDurationOverTick, type HeldTick, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
-import { GroupMigrations, type GroupMigrationReport, type MigrationChange, type UndoMigrationReport } from './group-migrations';
+import { GroupMigrations, type GroupMigrationReport, type UndoMigrationReport } from './group-migrations';
 import { livePermits } from './permit';
 import type { PermitStore } from './permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from './semaphore-definition';
@@ -176,7 +176,7 @@ export class SemaphoreAdmin {
    * Moves jobs from one group to another (see {@link migrateGroups}) and returns what it changed. Kept for
    * `SemaphoreAdminService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
    */
-  async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<MigrationChange[]> {
+  async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<GroupMigrationReport['changes']> {
     return (await this.migrateGroups({ ...options, fromGroup, toGroup })).changes;
   }
 

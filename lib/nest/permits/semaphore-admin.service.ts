@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PermitStore } from '../../permits/permit-store';
 import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
-import type { GroupMigrationReport, MigrationChange, UndoMigrationReport } from '../../permits/group-migrations';
+import type { GroupMigrationReport } from '../../permits/group-migrations';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import type { SemaphoreStatus } from '../../permits/semaphore-status';
@@ -149,7 +149,7 @@ export class SemaphoreAdminService {
    * const planned = await semaphores.migrate('production', 'dr-site', { dryRun: true });
    * ```
    */
-  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
+  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<GroupMigrationReport['changes']> {
     return this.runtime.admin.migrate(fromGroup, toGroup, options);
   }
 
@@ -170,13 +170,14 @@ export class SemaphoreAdminService {
 
   /**
    * Puts back the group patterns the last migration of each selected semaphore replaced, unless edited since.
+   * Answers a {@link GroupMigrationReport}'s `dryRun`, `changes` (`to`: the pattern restored) and `skipped`.
    *
    * @example
    * ```ts
    * const { changes, skipped } = await semaphores.undoMigration({ names: ['billing'] });
    * ```
    */
-  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
+  undoMigration(request?: UndoMigrationRequest): Promise<Pick<GroupMigrationReport, 'dryRun' | 'changes' | 'skipped'>> {
     return this.runtime.admin.undoMigration(request);
   }
 
