@@ -23,7 +23,7 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /**
    * Renews the lease for `lease` from now (ms or `'5m'`; default: the handler's lease); throws
-   * {@link LeaseExpiredError} once it was lost (the task is another node's now: stop).
+   * {@link LeaseLostError} once it was lost (the task is another node's now: stop).
    */
   renewLease(lease?: DurationInput): Promise<void>;
   /** Submits a sub-task: this task is its parent, and its group's join then triggers this task type's join. */

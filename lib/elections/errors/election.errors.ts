@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../core/errors/not-found.error';
+import { LeaseLostError } from '../../core/errors/lease-lost.error';
 
 /** An election was asked about that this node does not stand in (`where`: the decorated method naming it, if known). */
 export function unknownElection(election: string, where?: string): NotFoundError {
@@ -19,4 +20,9 @@ export function electionNotFound(election: string, known: readonly string[]): No
       (known.length ? `elections: ${known.join(', ')}` : 'the cluster has no elections'),
     known,
   );
+}
+
+/** This node is no longer the leader of `election` (`LeaderLease.assertValid()`, the lease signal's reason). */
+export function leadershipLost(election: string, epoch: number, reason: string): LeaseLostError {
+  return new LeaseLostError('leadership', election, reason, `Leadership of "${election}" (epoch ${epoch}) is lost: ${reason}`, epoch);
 }

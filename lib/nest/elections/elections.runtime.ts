@@ -6,7 +6,6 @@ import { Subject, type Observable } from 'rxjs';
 import type { ClusterChange } from '../../elections/cluster-change';
 import { electionDefinition, electionOf, electionSemaphore, type Leader } from '../../elections/election';
 import { leaderChange, leaderIn, leaderOf } from '../../elections/election.rules';
-import { LeadershipLostError } from '../../elections/errors/leadership-lost.error';
 import { LeaderCandidate, type CandidatePermits } from '../../elections/leader-candidate';
 import type { LeaderLease } from '../../elections/leader-lease';
 import type { PermitStore } from '../../permits/permit-store';
@@ -23,6 +22,7 @@ import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { invalidOption } from '../../core/errors/input.errors';
 import { unknownElection } from '../../elections/errors/election.errors';
+import { LeaseLostError } from '../../core/errors/lease-lost.error';
 
 /** Work to run while this node leads an election (see `ClusterService.whileLeader`). */
 export type LeaderWork = (lease: LeaderLease) => unknown;
@@ -169,7 +169,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     } catch (error) {
       // Whatever it threw once the leadership ended, it stopped because of that (as a job's run at its lost permit).
       this.runs.finished(run, lease.signal.aborted ? 'aborted' : 'failed', took(), error instanceof Error ? error : String(error));
-      if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
+      if (!(error instanceof LeaseLostError && error.kind === 'leadership') || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
       return undefined;
     }
@@ -299,7 +299,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
 
   private launch(election: string, work: LeaderWork, lease: LeaderLease): void {
     void this.track(election, (id) => this.runId.run(id, () => leaderContext.run(lease, async () => work(lease)))).catch((error: unknown) => {
-      if (error instanceof LeadershipLostError && !lease.isValid()) return;
+      if ((error instanceof LeaseLostError && error.kind === 'leadership') && !lease.isValid()) return;
       this.logger.error(`Leader work of "${election}" failed: ${(error as Error).message}`, (error as Error).stack);
     });
   }
