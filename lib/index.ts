@@ -49,14 +49,13 @@ export {
 export { SemaphoreAdminService } from './nest/permits/semaphore-admin.service';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/schedules/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
-export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
+export type { AcquireResult } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit-engine.options';
 export { DenyReason } from './permits/deny-reason';
 export type { NodeIdentity, Permit } from './permits/permit';
 export { PermitLease } from './permits/permit-lease';
 export type { SemaphoreStatus } from './permits/semaphore-status';
 export type { KindGuardOptions } from './permits/semaphore-kind';
-export type { SemaphoreDefinitionPatch } from './permits/semaphore-admin';
 export type { GroupMigrationReport } from './permits/group-migrations';
 export type { GroupMigrationRequest, MigrationSkipCode, UndoMigrationRequest } from './permits/group-migration.rules';
 

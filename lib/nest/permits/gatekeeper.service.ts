@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDuration } from '../../core/duration';
-import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
+import type { AcquireResult } from '../../permits/acquire-result';
 import { validateSemaphoreName } from '../../permits/definition.validator';
 import { PermitNotHeldError } from '../../permits/errors/permit-not-held.error';
 import { PermitTimeoutError } from '../../permits/errors/permit-timeout.error';
@@ -35,7 +35,7 @@ export interface WithPermitOptions {
 }
 
 /** The result of {@link GatekeeperService.withPermit}: the function ran under a permit, or the permit was denied. */
-export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
+export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: Extract<AcquireResult, { granted: false }> };
 
 /**
  * The gatekeeper's API for your code: permits and leases. Take a permit by hand (`tryAcquire`, `acquire`, `refresh`,

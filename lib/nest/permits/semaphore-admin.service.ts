@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PermitStore } from '../../permits/permit-store';
-import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
 import type { GroupMigrationReport } from '../../permits/group-migrations';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
@@ -96,7 +95,7 @@ export class SemaphoreAdminService {
    * await semaphores.updateDefinition('billing', { groupPattern: 'dr-site' }); // the holder lets go at its next refresh
    * ```
    */
-  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+  updateDefinition(name: string, patch: Partial<Omit<SemaphoreDefinitionInput, 'name'>>, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
     return this.runtime.admin.update(name, patch, options);
   }
 
