@@ -82,7 +82,7 @@ describe('admin HTTP API', () => {
     expect(list.status).toBe(200);
     expect(list.body.map((d: { name: string }) => d.name)).toEqual(['billing', 'reports']);
     expect(await call('GET', '/definitions/reports')).toMatchObject({ status: 200, body: { name: 'reports', permits: 2, durationMs: 30_000 } });
-    expect(await call('GET', '/definitions/ghost')).toMatchObject({ status: 404 });
+    expect(await call('GET', '/definitions/ghost')).toMatchObject({ status: 404, body: { semaphore: 'ghost', reason: 'UNKNOWN_SEMAPHORE', message: 'Semaphore "ghost" has no definition' } });
   });
 
   it('creates, updates and deletes a definition', async () => {
