@@ -12,7 +12,7 @@ export class ReindexService {
   async reindexOnce(): Promise<string> {
     const result = await this.gatekeeper.withPermit('reindex', async (lease) => {
       for (const shard of ['a', 'b', 'c']) {
-        lease.assertValid(); // throws PermitLostError if the permit was lost meanwhile
+        lease.assertValid(); // throws LeaseLostError if the permit was lost meanwhile
         await this.reindexShard(shard, lease.permit.fencingToken);
       }
       return 'reindexed';

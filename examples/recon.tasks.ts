@@ -41,7 +41,7 @@ export class ReconTasks {
     for (let page = 0; page < 10; page++) {
       if (await this.sourceIsBusy()) throw new RetryLaterError('the source system is busy', 30_000);
       matched += await this.reconcilePage(data, page, task.signal);
-      await task.renewLease(); // throws LeaseExpiredError if another node took the task over: stop here
+      await task.renewLease(); // throws LeaseLostError if another node took the task over: stop here
     }
     return { matched };
   }

@@ -33,7 +33,7 @@ export type {
   MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
 } from './store/record-map';
 export type { Counters, CounterValue } from './store/counter';
-export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput, GroupMigrationMemory } from './permits/semaphore-definition';
+export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
@@ -49,27 +49,23 @@ export {
 export { SemaphoreAdminService } from './nest/permits/semaphore-admin.service';
 export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/schedules/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
-export type { AcquireResult, PermitDenied, PermitGranted } from './permits/acquire-result';
+export type { AcquireResult } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit-engine.options';
 export { DenyReason } from './permits/deny-reason';
 export type { NodeIdentity, Permit } from './permits/permit';
 export { PermitLease } from './permits/permit-lease';
 export type { SemaphoreStatus } from './permits/semaphore-status';
 export type { KindGuardOptions } from './permits/semaphore-kind';
-export type { SemaphoreDefinitionPatch } from './permits/semaphore-admin';
-export type { GroupMigrationReport, MigrationChange, MigrationSkip, UndoMigrationReport } from './permits/group-migrations';
-export type { GroupMigrationRequest, MigrationSelection, MigrationSkipCode, UndoMigrationRequest } from './permits/group-migration.rules';
-export type { UndoFilter } from './permits/group-migration.rules';
+export type { GroupMigrationReport } from './permits/group-migrations';
+export type { GroupMigrationRequest, MigrationSkipCode, UndoMigrationRequest } from './permits/group-migration.rules';
 
 // Presence and elections: ClusterService and @LeaderOnly
-export { ClusterService, type ClusterStatus, type Participant } from './nest/elections/cluster.service';
+export { ClusterService, type ClusterStatus } from './nest/elections/cluster.service';
 export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
 export type { LeaderWork } from './elections/leader-work';
 export { LeaderLease } from './elections/leader-lease';
-export type {
-  ClusterChange, LeaderChangedChange, LeaderElectedChange, LeaderLostChange, ParticipantChange,
-} from './elections/cluster-change';
+export type { ClusterChange } from './elections/cluster-change';
 
 // Allocation: resource sets spread evenly over the live nodes
 export { AllocationService } from './nest/allocation/allocation.service';
@@ -87,17 +83,12 @@ export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, Sch
 export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
 export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/schedule-catalog';
 export type { ScheduleOutcome } from './schedules/schedule.rules';
-export { InvalidScheduleError } from './schedules/errors/invalid-schedule.error';
-export { ScheduleEditConflictError } from './schedules/errors/schedule-edit-conflict.error';
-export { UnknownScheduleError } from './schedules/errors/unknown-schedule.error';
 export type { SchedulesOptions } from './nest/options/schedules.options';
 export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
 export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export { leaderJobName } from './core/leader-job-name';
 export type { RunCounts } from './schedules/job-history';
-export { UnknownJobError } from './schedules/errors/unknown-job.error';
-export { InvalidJobRequestError } from './schedules/errors/invalid-job-request.error';
 
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
@@ -116,35 +107,25 @@ export type { TaskEvent } from './tasks/task-events';
 
 // Errors a caller may catch
 export { GatekeeperError } from './core/errors/gatekeeper.error';
-export { InvalidDefinitionError } from './core/errors/invalid-definition.error';
-export { InvalidOptionsError } from './core/errors/invalid-options.error';
-export { InvalidDecoratorError } from './nest/errors/invalid-decorator.error';
 export { ShuttingDownError } from './nest/errors/shutting-down.error';
 export { StoreUnavailableError } from './core/errors/store-unavailable.error';
 export { StoreUnreachableError } from './core/errors/store-unreachable.error';
 export { StoreTimeoutError } from './core/errors/store-timeout.error';
 export { QuorumLostError } from './core/errors/quorum-lost.error';
 export { EditConflictError } from './core/errors/edit-conflict.error';
+export { LeaseLostError } from './core/errors/lease-lost.error';
+export { InvalidInputError } from './core/errors/invalid-input.error';
+export { NotFoundError } from './core/errors/not-found.error';
 export { WriteConflictError } from './core/errors/write-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
-export { PermitLostError } from './permits/errors/permit-lost.error';
-export { UnknownSemaphoreError } from './permits/errors/unknown-semaphore.error';
 export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
 export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
-export { LeadershipLostError } from './elections/errors/leadership-lost.error';
-export { UnknownElectionError } from './elections/errors/unknown-election.error';
 export { LeaderTimeoutError } from './elections/errors/leader-timeout.error';
-export { ElectionNotFoundError } from './elections/errors/election-not-found.error';
-export { ResourceNotOwnedError } from './allocation/errors/resource-not-owned.error';
-export { UnknownAllocationError } from './allocation/errors/unknown-allocation.error';
-export { LeaseExpiredError } from './tasks/errors/lease-expired.error';
 export { RetryLaterError } from './tasks/errors/retry-later.error';
 export { InvalidTaskError } from './tasks/errors/invalid-task.error';
 export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';
-export { UnknownTaskError } from './tasks/errors/unknown-task.error';
-export { InvalidTaskQueryError } from './tasks/errors/invalid-task-query.error';
 
 // Health and events
 export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
-export type { GatekeeperEvent, GatekeeperEventBase, GatekeeperEventName } from './nest/signals/gatekeeper-events';
+export type { GatekeeperEvent } from './nest/signals/gatekeeper-events';
 export type { GatekeeperPhase } from './permits/permit-decisions';

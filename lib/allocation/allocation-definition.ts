@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { parseDuration } from '../core/duration';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { onlyKeys } from '../core/input-fields';
 import { parseInput } from '../core/input-schema';
 import { nameProblem } from '../core/names';
@@ -11,6 +9,8 @@ import type { ManualSlot } from './manual-allocation';
 import {
   allocationSemaphore, DEFAULT_ALLOCATION_LEASE, MAX_ALLOCATION_NAME_LENGTH, DEFAULT_ALLOCATION_PARTICIPANTS, DEFAULT_REBALANCE_DELAY, type AllocationInput,
 } from './allocation';
+import { invalidOption, MODULE_OPTIONS } from '../core/errors/input.errors';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** An allocation after validation: its semaphore's definition and its rebalance delay. */
 export interface ResolvedAllocation {
@@ -41,16 +41,16 @@ export const ALLOCATION_KEYS: z.ZodType = onlyKeys(KEYS, `is not an option (expe
 });
 
 /**
- * Validates one allocation as users declare it. Throws {@link InvalidOptionsError} naming `field` (e.g.
+ * Validates one allocation as users declare it. Throws {@link InvalidInputError} naming `field` (e.g.
  * `allocations[0].lease`) and the allocation.
  */
 export function resolveAllocation(input: AllocationInput, field = 'allocation'): ResolvedAllocation {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new InvalidOptionsError(field, `must be an object { name, lease, groupPattern, acquirerPattern, maxParticipants, rebalanceDelay }, got ${JSON.stringify(input)}`);
+    throw invalidOption(field, `must be an object { name, lease, groupPattern, acquirerPattern, maxParticipants, rebalanceDelay }, got ${JSON.stringify(input)}`);
   }
-  parseInput(ALLOCATION_KEYS, input, (key, reason) => new InvalidOptionsError(`${field}.${key}`, reason));
+  parseInput(ALLOCATION_KEYS, input, (key, reason) => invalidOption(`${field}.${key}`, reason));
   const problem = nameProblem(input.name, { max: MAX_ALLOCATION_NAME_LENGTH });
-  if (problem !== undefined) throw new InvalidOptionsError(`${field}.name`, problem);
+  if (problem !== undefined) throw invalidOption(`${field}.name`, problem);
   const fields: Record<string, string> = { duration: 'lease', permits: 'maxParticipants' };
   try {
     const definition = validateDefinition({
@@ -64,19 +64,19 @@ export function resolveAllocation(input: AllocationInput, field = 'allocation'):
     const manual = input.manual === undefined ? undefined : resolveManual(input.manual, `${field}.manual`, input.name);
     return { definition, delayMs, ...(manual && { manual }) };
   } catch (error) {
-    if (!(error instanceof InvalidDefinitionError) || error instanceof InvalidOptionsError) throw error;
-    throw new InvalidOptionsError(`${field}.${fields[error.field] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`, allocationSemaphore(input.name));
+    if (!(error instanceof InvalidInputError) || error.of === MODULE_OPTIONS) throw error;
+    throw invalidOption(`${field}.${fields[error.field ?? ''] ?? error.field}`, `(allocation "${input.name}") ${error.reason}`, allocationSemaphore(input.name));
   }
 }
 
 /** The `allocations` module option, validated, by allocation name. */
 export function resolveAllocations(allocations: readonly AllocationInput[] | undefined): Map<string, ResolvedAllocation> {
   if (allocations === undefined) return new Map();
-  if (!Array.isArray(allocations)) throw new InvalidOptionsError('allocations', `must be an array of { name, lease, ... }, got ${JSON.stringify(allocations)}`);
+  if (!Array.isArray(allocations)) throw invalidOption('allocations', `must be an array of { name, lease, ... }, got ${JSON.stringify(allocations)}`);
   const resolved = new Map<string, ResolvedAllocation>();
   allocations.forEach((input, i) => {
     const allocation = resolveAllocation(input, `allocations[${i}]`);
-    if (resolved.has(input.name)) throw new InvalidOptionsError(`allocations[${i}].name`, `"${input.name}" is declared twice`);
+    if (resolved.has(input.name)) throw invalidOption(`allocations[${i}].name`, `"${input.name}" is declared twice`);
     resolved.set(input.name, allocation);
   });
   return resolved;
@@ -85,14 +85,14 @@ export function resolveAllocations(allocations: readonly AllocationInput[] | und
 function resolveManual(manual: unknown, field: string, name: string): ManualSlot {
   const given = manual as Partial<ManualSlot> | null;
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-    throw new InvalidOptionsError(field, `(allocation "${name}") must be { nodeCount, nodeIndex }, got ${JSON.stringify(manual)}`);
+    throw invalidOption(field, `(allocation "${name}") must be { nodeCount, nodeIndex }, got ${JSON.stringify(manual)}`);
   }
   const { nodeCount, nodeIndex } = given;
   if (!Number.isSafeInteger(nodeCount) || nodeCount! < 1) {
-    throw new InvalidOptionsError(`${field}.nodeCount`, `(allocation "${name}") must be a whole number, 1 or more, got ${JSON.stringify(nodeCount)}`);
+    throw invalidOption(`${field}.nodeCount`, `(allocation "${name}") must be a whole number, 1 or more, got ${JSON.stringify(nodeCount)}`);
   }
   if (!Number.isSafeInteger(nodeIndex) || nodeIndex! < 0 || nodeIndex! >= nodeCount!) {
-    throw new InvalidOptionsError(`${field}.nodeIndex`, `(allocation "${name}") must be a whole number from 0 to ${nodeCount! - 1}, got ${JSON.stringify(nodeIndex)}`);
+    throw invalidOption(`${field}.nodeIndex`, `(allocation "${name}") must be a whole number from 0 to ${nodeCount! - 1}, got ${JSON.stringify(nodeIndex)}`);
   }
   return { nodeCount: nodeCount!, nodeIndex: nodeIndex! };
 }

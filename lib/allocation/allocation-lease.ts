@@ -1,5 +1,5 @@
 import type { PermitLease } from '../permits/permit-lease';
-import { ResourceNotOwnedError } from './errors/resource-not-owned.error';
+import { resourceNotOwned } from './errors/allocation.errors';
 
 /** What `onAssigned` gets: the resources this node owns in one allocation, with their epochs and a signal. */
 export interface ResourceLease {
@@ -13,7 +13,7 @@ export interface ResourceLease {
   owns(resource: string): boolean;
   /** The epoch of this node's ownership of `resource` (0 in manual mode), or `undefined` when it does not own it. */
   epochOf(resource: string): number | undefined;
-  /** Throws {@link ResourceNotOwnedError} unless this node owns `resource` now. */
+  /** Throws {@link LeaseLostError} unless this node owns `resource` now. */
   assertOwned(resource: string): void;
 }
 
@@ -63,11 +63,11 @@ export class AllocationLease implements ResourceLease {
     return this.owns(resource) ? this.owned.get(resource) : undefined;
   }
 
-  /** Throws {@link ResourceNotOwnedError} unless this node owns `resource` now. Call it right before a side effect. */
+  /** Throws {@link LeaseLostError} unless this node owns `resource` now. Call it right before a side effect. */
   assertOwned(resource: string): void {
     if (!this.owns(resource)) {
       const why = this.lease.signal.aborted ? String((this.lease.signal.reason as Error)?.message ?? this.lease.signal.reason) : 'revoked or never assigned here';
-      throw new ResourceNotOwnedError(this.allocation, resource, why);
+      throw resourceNotOwned(this.allocation, resource, why);
     }
   }
 

@@ -1,6 +1,5 @@
 import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { nameProblem } from '../core/names';
 import { claimDedicated, ensureDefined } from '../permits/dedicated-semaphore';
 import type { LocalPermits } from '../permits/local-permits';
@@ -15,8 +14,9 @@ import { AllocationParticipant } from './allocation-participant';
 import type { AllocationHandlers } from './allocation-participant.options';
 import type { AllocationPermits } from './allocation-permits';
 import { allocationStatus, type AllocationStatus } from './allocation-status';
-import { UnknownAllocationError } from './errors/unknown-allocation.error';
 import { ManualAllocation, type ManualSlot } from './manual-allocation';
+import { unknownAllocation } from './errors/allocation.errors';
+import { invalidOption } from '../core/errors/input.errors';
 
 /** What {@link AllocationParts} stands on, and where it reports. */
 export interface AllocationPartsOptions {
@@ -69,9 +69,9 @@ export class AllocationParts {
   /** Registers this node's part in `name` (once per allocation); it starts with the others, or at once once started. */
   participate(name: string, handlers: AllocationHandlers): void {
     const problem = nameProblem(name, { max: MAX_ALLOCATION_NAME_LENGTH });
-    if (problem !== undefined) throw new InvalidOptionsError('allocation', `name ${problem}`);
-    if (typeof handlers?.resources !== 'function') throw new InvalidOptionsError(`allocation "${name}".resources`, 'must be a function returning the resource set');
-    if (this.handlers.has(name)) throw new InvalidOptionsError(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
+    if (problem !== undefined) throw invalidOption('allocation', `name ${problem}`);
+    if (typeof handlers?.resources !== 'function') throw invalidOption(`allocation "${name}".resources`, 'must be a function returning the resource set');
+    if (this.handlers.has(name)) throw invalidOption(`allocation "${name}"`, 'this node already takes part in it (one participation per allocation per node)');
     if (this.phase === 'stopped') throw this.options.shuttingDown(name);
     this.handlers.set(name, handlers);
     if (this.phase === 'started') void this.join(name).catch((error: unknown) => this.options.log.error(`Allocation "${name}": ${(error as Error).message}`));
@@ -139,7 +139,7 @@ export class AllocationParts {
       admin: this.options.admin,
       autoDefine: this.options.autoDefine,
       defaults: () => resolveAllocation({ name }).definition,
-      unknown: () => new UnknownAllocationError(name),
+      unknown: () => unknownAllocation(name),
       onDefined: (message) => log.log(message),
     });
     if (this.phase !== 'started' || this.parts.has(name)) return;

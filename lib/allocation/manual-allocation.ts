@@ -1,7 +1,7 @@
-import { ResourceNotOwnedError } from './errors/resource-not-owned.error';
 import type { AllocationHandlers } from './allocation-participant.options';
 import type { ResourceLease } from './allocation-lease';
 import { manualSlice } from './allocation-plan.rules';
+import { resourceNotOwned } from './errors/allocation.errors';
 
 /** Where a node sits in a manual allocation. */
 export interface ManualSlot {
@@ -49,7 +49,7 @@ export class ManualAllocation {
       owns: (id) => owned.has(id) && !signal.aborted,
       epochOf: (id) => (owned.has(id) && !signal.aborted ? 0 : undefined),
       assertOwned: (id) => {
-        if (!owned.has(id) || signal.aborted) throw new ResourceNotOwnedError(allocation, id, 'not in this node\'s slice');
+        if (!owned.has(id) || signal.aborted) throw resourceNotOwned(allocation, id, 'not in this node\'s slice');
       },
     };
   }

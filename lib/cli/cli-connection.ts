@@ -13,11 +13,11 @@ import { systemClock, type Clock } from '../core/clock';
 import { ENV } from '../core/env-vars';
 import { StoreClock } from '../store/store-clock';
 import { formatDuration, parseDuration } from '../core/duration';
-import type { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { CliUsageError } from './cli-errors';
 import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 export type { CliConnectionOptions } from './cli-reached-store';
 
@@ -226,7 +226,7 @@ export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresN
   try {
     connectTimeout = parseDuration(raw.connectTimeout, '<cli>', 'connectTimeout');
   } catch (error) {
-    throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidDefinitionError).reason}`, 'connectTimeout');
+    throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidInputError).reason}`, 'connectTimeout');
   }
   return { backend, ...(postgresUrl && { postgresUrl, postgresSchema: raw.pgSchema ?? 'gatekeeper' }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

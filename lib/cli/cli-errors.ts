@@ -1,9 +1,9 @@
 import { CommanderError } from 'commander';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { ScheduleEditConflictError } from '../schedules/errors/schedule-edit-conflict.error';
-import { UnknownScheduleError } from '../schedules/errors/unknown-schedule.error';
+import { EditConflictError } from '../core/errors/edit-conflict.error';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
+import { NotFoundError } from '../core/errors/not-found.error';
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -145,9 +145,9 @@ export class NoJobHistoryError extends GatekeeperError {
 
 /** Turns a validation error raised before connecting into a usage error; anything else is passed through. */
 export function asUsageError(error: unknown): unknown {
-  if (error instanceof InvalidDefinitionError) {
-    const semaphore = error.semaphore?.startsWith('<') ? undefined : error.semaphore;
-    const message = semaphore ? error.message : `invalid ${OPTION_OF[error.field] ?? error.field}: ${error.reason}`;
+  if (error instanceof InvalidInputError) {
+    const semaphore = error.kind !== 'semaphore' || error.id!.startsWith('<') ? undefined : error.id;
+    const message = semaphore ? error.message : `invalid ${OPTION_OF[error.field ?? ''] ?? error.field}: ${error.reason}`;
     return new CliUsageError(message, error.field, semaphore);
   }
   return error;
@@ -186,17 +186,15 @@ export function describeError(error: unknown): { exitCode: number; text: string;
   if (typeof allocation === 'string') details.allocation = allocation;
   const job = (error as { job?: unknown }).job;
   if (typeof job === 'string') details.job = job;
-  const schedule = (error as { schedule?: unknown }).schedule;
-  if (typeof schedule === 'string') {
-    // A schedule's errors name it as `schedule` (an edit conflict's inherited `semaphore` is the same id).
-    details.schedule = schedule;
-    delete details.semaphore;
+  // The library's errors about a named thing name it by its kind: `{ "semaphore": "billing" }`, `{ "schedule": "nightly" }`.
+  if ((error instanceof NotFoundError || error instanceof InvalidInputError || error instanceof EditConflictError) && error.kind !== undefined) {
+    details[error.kind] = error.id;
   }
-  if (error instanceof ScheduleEditConflictError) {
+  if (error instanceof EditConflictError) {
     details.reason = error.actualRevision === undefined ? 'WRITE_CONFLICT' : 'REVISION_CONFLICT';
     if (error.actualRevision !== undefined) Object.assign(details, { expectedRevision: error.expectedRevision, actualRevision: error.actualRevision });
   }
-  if (error instanceof UnknownScheduleError) details.reason = 'UNKNOWN_SCHEDULE';
+  if (error instanceof NotFoundError) details.reason = `UNKNOWN_${error.kind.toUpperCase()}`;
   if (error instanceof AdminApiError) {
     // What the app answered, for scripts: the node, the HTTP status and the reason code (PAUSED, UNKNOWN_JOB, ...).
     details.node = error.node;

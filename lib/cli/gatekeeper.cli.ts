@@ -13,7 +13,6 @@ import { Command, CommanderError, Option } from 'commander';
 import { validateMigrationRequest, validateUndoRequest } from '../permits/group-migration.rules';
 import { SemaphoreAdmin } from '../permits/semaphore-admin';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
-import { UnknownSemaphoreError } from '../permits/errors/unknown-semaphore.error';
 import { validateDefinition, validateSemaphoreName } from '../permits/definition.validator';
 import type { SemaphoreDefinitionInput } from '../permits/semaphore-definition';
 import type { Action } from './cli-command';
@@ -28,6 +27,7 @@ import { addRedisCommands } from './redis.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
+import { unknownSemaphore } from '../permits/errors/semaphore.errors';
 
 
 /** Where the CLI writes: `out` for results (stdout), `err` for errors and warnings (stderr). */
@@ -242,7 +242,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
     execute(() => {
       checkName(name);
       return async (admin) => {
-        if (!(await admin.remove(name))) throw new UnknownSemaphoreError(name);
+        if (!(await admin.remove(name))) throw unknownSemaphore(name);
         return { json: { removed: name }, text: `removed ${name}` };
       };
     }),

@@ -4,13 +4,13 @@ import { parseDuration } from '../core/duration';
 import { ENV } from '../core/env-vars';
 import { emptyHistory } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
-import { InvalidJobRequestError } from '../schedules/errors/invalid-job-request.error';
 import { parseHistoryLimit, parseRunNowTimeout, validateJobName } from '../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import { askEveryLiveNode, askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
 import { CliUsageError, JobNotGoneError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
 import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText } from './cli-job-format';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
 const ANSWER_SLACK_MS = 10_000;
@@ -23,7 +23,7 @@ function checkJob(job: string): string {
   try {
     return validateJobName(job);
   } catch (error) {
-    if (!(error instanceof InvalidJobRequestError)) throw error;
+    if (!(error instanceof InvalidInputError)) throw error;
     throw new CliUsageError(`invalid <job>: ${error.reason} (jobs are named Class.method)`, 'job');
   }
 }
@@ -33,7 +33,7 @@ function checked<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof InvalidJobRequestError) throw new CliUsageError(`invalid --${error.field}: ${error.reason}`, error.field);
+    if (error instanceof InvalidInputError) throw new CliUsageError(`invalid --${error.field}: ${error.reason}`, error.field);
     throw error;
   }
 }

@@ -4,8 +4,6 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
 import { readableHistory } from '../schedules/job-history.rules';
-import { InvalidScheduleError } from '../schedules/errors/invalid-schedule.error';
-import { UnknownScheduleError } from '../schedules/errors/unknown-schedule.error';
 import { ScheduleCatalog } from '../schedules/schedule-catalog';
 import type { CronValidator, ScheduleDefinitionInput } from '../schedules/schedule-definition';
 import { validateScheduleDefinition, validateScheduleId } from '../schedules/schedule-definition.validator';
@@ -18,6 +16,8 @@ import type { Action, Execute } from './cli-command';
 import type { CliStores } from './cli-connection';
 import { CliUsageError } from './cli-errors';
 import { changeText, scheduleListText, scheduleText, type ListedSchedule, type ScheduleTakers, type ShownSchedule } from './cli-schedule-format';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
+import { unknownSchedule } from '../schedules/errors/schedule.errors';
 
 /** Fire instants `schedules show` lists. */
 const NEXT_RUNS = 5;
@@ -57,7 +57,7 @@ function checked<T>(parse: () => T, where?: string): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof InvalidScheduleError) throw new CliUsageError(where ? `${where}: ${error.message}` : error.message, error.field);
+    if (error instanceof InvalidInputError) throw new CliUsageError(where ? `${where}: ${error.message}` : error.message, error.field);
     throw error;
   }
 }
@@ -138,7 +138,7 @@ export function addScheduleCommands(program: Command, execute: Execute): void {
       checked(() => validateScheduleId(id));
       return async (admin, stores) => {
         const record = await (await catalogOf(stores)).get(id);
-        if (!record) throw new UnknownScheduleError(id);
+        if (!record) throw unknownSchedule(id);
         const now = Date.now();
         const [runs, takers] = await Promise.all([lastRuns(stores), takersOf(admin, record)]);
         const shown: ShownSchedule = { ...listed(record, runs.get(id), now), ...nextRuns(record, NEXT_RUNS, now), takers };

@@ -3,12 +3,12 @@ import type { Command } from 'commander';
 import type { TaskRecord, TaskState } from '../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, validateTaskGroup, validateTaskId } from '../tasks/task-admin.input';
-import { InvalidTaskQueryError } from '../tasks/errors/invalid-task-query.error';
-import { UnknownTaskError } from '../tasks/errors/unknown-task.error';
 import type { Action, Execute } from './cli-command';
 import { formatAge } from './cli-cluster-format';
 import { CliUsageError } from './cli-errors';
 import { renderTable } from './cli-table';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
+import { unknownTask } from '../tasks/errors/task.errors';
 
 const STATES: readonly TaskState[] = ['pending', 'running', 'done', 'failed', 'invalid', 'cancelled'];
 
@@ -17,8 +17,8 @@ function checked<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof InvalidTaskQueryError) {
-      const option = { state: '--state', limit: '--limit', group: '--group', olderThan: '--older-than' }[error.field] ?? error.field;
+    if (error instanceof InvalidInputError) {
+      const option = { state: '--state', limit: '--limit', group: '--group', olderThan: '--older-than' }[error.field ?? ''] ?? error.field;
       throw new CliUsageError(`invalid ${option}: ${error.reason}`, error.field);
     }
     throw error;
@@ -62,7 +62,7 @@ export function addTaskCommands(program: Command, execute: Execute): void {
       checked(() => validateTaskId(id));
       return async (_admin, stores) => {
         const task = await (await stores.tasks()).get(id);
-        if (!task) throw new UnknownTaskError(id);
+        if (!task) throw unknownTask(id);
         return { json: task, text: taskText(task) };
       };
     }),
@@ -109,7 +109,7 @@ export function addTaskCommands(program: Command, execute: Execute): void {
       checked(() => validateTaskGroup(type, name));
       return async (_admin, stores) => {
         const group = await (await stores.tasks()).group(type, name);
-        if (!group) throw new UnknownTaskError(`${type}:${name} (a group)`);
+        if (!group) throw unknownTask(`${type}:${name} (a group)`);
         return { json: group, text: groupText(group) };
       };
     }),

@@ -1,12 +1,12 @@
 import ms from 'ms';
-import { InvalidDefinitionError } from './errors/invalid-definition.error';
+import { invalidDefinition } from './errors/input.errors';
 
 /** A duration: milliseconds as a number, or a string such as `'30s'`, `'5m'`, `'1h'`, `'1.5h'`. */
 export type DurationInput = number | string;
 
 /**
  * Parses a duration (`1500`, `'30s'`, `'5m'`, `'1.5h'`) into whole milliseconds.
- * Throws {@link InvalidDefinitionError} naming `owner` and `field` when it is not a positive, finite duration
+ * Throws {@link InvalidInputError} naming `owner` and `field` when it is not a positive, finite duration
  * (or a non-negative one with `allowZero`).
  */
 export function parseDuration(
@@ -16,7 +16,7 @@ export function parseDuration(
   { allowZero = false }: { allowZero?: boolean } = {},
 ): number {
   const fail = (reason: string): never => {
-    throw new InvalidDefinitionError(owner, field, reason);
+    throw invalidDefinition(owner, field, reason);
   };
   let parsed: number | undefined;
   if (typeof value === 'number') {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { formatDuration, parseDuration, type DurationInput } from './duration';
-import { InvalidDefinitionError } from './errors/invalid-definition.error';
 import { withReason } from './input-schema';
 import { patternError } from './pattern';
+import { InvalidInputError } from './errors/invalid-input.error';
 
 /*
  * Schemas of single values as operators send them: text from a query string or a command line, or JSON from a body.
@@ -41,7 +41,7 @@ export function durationInput({ allowZero = false, max }: { allowZero?: boolean;
     try {
       ms = parseDuration(given as DurationInput, undefined, 'duration', { allowZero });
     } catch (error) {
-      if (!(error instanceof InvalidDefinitionError)) throw error;
+      if (!(error instanceof InvalidInputError)) throw error;
       context.addIssue({ code: 'custom', message: error.reason, input: given });
       return z.NEVER;
     }

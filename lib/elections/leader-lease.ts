@@ -1,5 +1,5 @@
 import type { PermitLease } from '../permits/permit-lease';
-import { LeadershipLostError } from './errors/leadership-lost.error';
+import { leadershipLost } from './errors/election.errors';
 
 /**
  * This node's leadership of one election, while it lasts: its epoch (the fencing token, larger than every earlier
@@ -25,7 +25,7 @@ export class LeaderLease {
     return this.lease.permit.fencingToken;
   }
 
-  /** Fires when this leadership ends; `signal.reason` is a {@link LeadershipLostError}. */
+  /** Fires when this leadership ends; `signal.reason` is a {@link LeaseLostError}. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
@@ -45,7 +45,7 @@ export class LeaderLease {
     return !this.controller.signal.aborted && this.lease.isValid();
   }
 
-  /** Throws {@link LeadershipLostError} unless {@link LeaderLease.isValid}. Call it right before a side effect. */
+  /** Throws {@link LeaseLostError} unless {@link LeaderLease.isValid}. Call it right before a side effect. */
   assertValid(): void {
     try {
       this.lease.assertValid();
@@ -57,7 +57,7 @@ export class LeaderLease {
 
   /** Ends the leadership for its work (the signal fires); the permit itself is let go by whoever ends it. */
   end(reason: string): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new LeadershipLostError(this.election, this.epoch, reason));
+    if (!this.controller.signal.aborted) this.controller.abort(leadershipLost(this.election, this.epoch, reason));
   }
 }
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LeadershipLostError } from './errors/leadership-lost.error';
 import type { LeaderLease } from './leader-lease';
+import { LeaseLostError } from '../core/errors/lease-lost.error';
 
 /** Work to run while this node leads an election (see `ClusterService.whileLeader`). */
 export type LeaderWork = (lease: LeaderLease) => unknown;
@@ -65,7 +65,7 @@ export class LeaderWorks {
   /** Starts `work` under `lease` in the background; a failure that is not the leadership ending is reported. */
   launch(election: string, work: LeaderWork, lease: LeaderLease): void {
     void this.run(election, lease, () => work(lease)).catch((error: unknown) => {
-      if (error instanceof LeadershipLostError && !lease.isValid()) return;
+      if ((error instanceof LeaseLostError && error.kind === 'leadership') && !lease.isValid()) return;
       this.options.onFailed(election, error as Error);
     });
   }

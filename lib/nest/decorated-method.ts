@@ -1,5 +1,5 @@
 import { Inject, type Type } from '@nestjs/common';
-import { InvalidDecoratorError } from './errors/invalid-decorator.error';
+import { invalidDecorator } from './errors/decorator.errors';
 
 /** Where a wrapper keeps the method it wraps (the job's own body, called without the wrapper's permit or lease). */
 const ORIGINAL_METHOD = Symbol('gatekeeper:original-method');
@@ -34,12 +34,12 @@ export interface MethodWrap<Service> {
  */
 export function wrapDecoratedMethod<Service>(target: object, descriptor: PropertyDescriptor, wrap: MethodWrap<Service>): (...args: unknown[]) => Promise<unknown> {
   const original = descriptor.value as (...args: unknown[]) => unknown;
-  if (typeof original !== 'function') throw new InvalidDecoratorError(wrap.where, 'not a method');
-  if (Reflect.hasMetadata(wrap.metadataKey, original)) throw new InvalidDecoratorError(wrap.where, wrap.twice ?? 'applied twice');
+  if (typeof original !== 'function') throw invalidDecorator(wrap.where, 'not a method');
+  if (Reflect.hasMetadata(wrap.metadataKey, original)) throw invalidDecorator(wrap.where, wrap.twice ?? 'applied twice');
   const { property, where } = wrap;
   const wrapper = async function (this: Record<symbol, Service | undefined>, ...args: unknown[]) {
     const service = this[property];
-    if (!service) throw new InvalidDecoratorError(where, 'no GatekeeperModule in scope (import GatekeeperModule.forRoot(), global by default)');
+    if (!service) throw invalidDecorator(where, 'no GatekeeperModule in scope (import GatekeeperModule.forRoot(), global by default)');
     return wrap.call(service, original, this, args);
   };
   // Decorators applied before this one (below it) put their metadata on the original function.

@@ -2,7 +2,6 @@ import { Logger } from '@nestjs/common';
 import type { ClientConfig } from '../backends/hazelcast/hazelcast-client.types';
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import type { PostgresBackendOptions } from '../backends/postgres/postgres-backend.options';
 import { describeLostData } from '../backends/postgres/postgres-incarnation';
@@ -33,6 +32,7 @@ import type { HistoryStore } from '../schedules/history-store';
 import { RunRequestRecordStore, type RunRequestStore } from '../schedules/run-request.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
+import { invalidOption } from '../core/errors/input.errors';
 
 /** Environment variables the module reads for what `hazelcast.clientConfig` leaves out (as the CLI and scripts do). */
 const HAZELCAST_ENV = { members: ENV.hzMembers, clusterName: ENV.hzClusterName } as const;
@@ -163,7 +163,7 @@ function postgresOptions(options: ResolvedGatekeeperOptions, env: NodeJS.Process
   };
   if (given.pool || given.connectionString !== undefined || given.poolConfig !== undefined) return given;
   const url = env[ENV.pgUrl];
-  if (!url) throw new InvalidOptionsError('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");
+  if (!url) throw invalidOption('postgres', "a capability is on 'postgres' but no connection is given: set postgres.connectionString, postgres.poolConfig or postgres.pool, or GATEKEEPER_PG_URL");
   return { ...given, connectionString: url };
 }
 
@@ -180,7 +180,7 @@ function redisOptions(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv
   };
   if (given.client || given.url !== undefined || given.connection !== undefined) return given;
   const url = env[ENV.redisUrl];
-  if (!url) throw new InvalidOptionsError('redis', "a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
+  if (!url) throw invalidOption('redis', "a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
   return { ...given, url };
 }
 

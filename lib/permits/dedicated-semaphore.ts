@@ -1,7 +1,7 @@
-import { InvalidOptionsError } from '../core/errors/invalid-options.error';
 import type { LocalPermits } from './local-permits';
 import type { SemaphoreAdmin } from './semaphore-admin';
 import type { SemaphoreDefinition } from './semaphore-definition';
+import { invalidOption } from '../core/errors/input.errors';
 
 /** An election or an allocation, and the semaphore of its own it stands on (`election:<name>`, `allocation:<name>`). */
 export interface DedicatedSemaphore {
@@ -42,6 +42,6 @@ export async function ensureDefined({ kind, name, semaphore }: DedicatedSemaphor
  */
 export function claimDedicated(local: Pick<LocalPermits, 'claim'>, { kind, name, semaphore }: DedicatedSemaphore): symbol {
   const claim = local.claim(semaphore);
-  if (!claim) throw new InvalidOptionsError(`${kind} "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
+  if (!claim) throw invalidOption(`${kind} "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
   return claim;
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { formatDuration } from '../core/duration';
 import { absentAs, durationInput, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
@@ -9,6 +8,7 @@ import {
   type SemaphoreDefinition,
   type SemaphoreDefinitionInput,
 } from './semaphore-definition';
+import { invalidDefinition } from '../core/errors/input.errors';
 
 /**
  * Names that start with this back leader elections: such a semaphore takes at most one permit (0 pauses the
@@ -27,7 +27,7 @@ export const SEMAPHORE_NAME = nameInput({ max: MAX_SEMAPHORE_NAME_LENGTH });
  * show one (escaped, its first 40 characters).
  */
 const namingSemaphore = (name: unknown): InputErrorFactory => (field, reason) =>
-  new InvalidDefinitionError(typeof name === 'string' && name.trim() !== '' ? shownName(name) : '<unnamed>', field, reason);
+  invalidDefinition(typeof name === 'string' && name.trim() !== '' ? shownName(name) : '<unnamed>', field, reason);
 
 /** What a definition is before its name is read: an object (not `null`, not an array). */
 const DEFINITION_OBJECT = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
@@ -58,7 +58,7 @@ export const DEFINITION = definitionSchema(PERMITS);
 const ELECTION_DEFINITION = definitionSchema(ELECTION_PERMITS);
 
 /**
- * Checks a semaphore name, throwing {@link InvalidDefinitionError} on `name` when it is not a string, blank, too long,
+ * Checks a semaphore name, throwing {@link InvalidInputError} on `name` when it is not a string, blank, too long,
  * or holds a control character or a lone surrogate.
  */
 export function validateSemaphoreName(name: unknown): string {
@@ -67,14 +67,14 @@ export function validateSemaphoreName(name: unknown): string {
 
 /**
  * Validates a definition as users write it and returns the stored form.
- * Throws {@link InvalidDefinitionError} naming the semaphore and the first bad field.
+ * Throws {@link InvalidInputError} naming the semaphore and the first bad field.
  */
 export function validateDefinition(input: SemaphoreDefinitionInput): SemaphoreDefinition {
-  parseInput(DEFINITION_OBJECT, input, (field, reason) => new InvalidDefinitionError('<unnamed>', field, reason), { field: 'definition' });
+  parseInput(DEFINITION_OBJECT, input, (field, reason) => invalidDefinition('<unnamed>', field, reason), { field: 'definition' });
   // The name first: every later error names the semaphore, and an election's takes at most one permit.
   const name = validateSemaphoreName(input.name);
   const schema = name.startsWith(ELECTION_SEMAPHORE_PREFIX) ? ELECTION_DEFINITION : DEFINITION;
-  const { permits, duration: durationMs, groupPattern, acquirerPattern } = parseInput(schema, input, (field, reason) => new InvalidDefinitionError(name, field, reason));
+  const { permits, duration: durationMs, groupPattern, acquirerPattern } = parseInput(schema, input, (field, reason) => invalidDefinition(name, field, reason));
   return { name, permits, durationMs, groupPattern, acquirerPattern };
 }
 
@@ -107,7 +107,7 @@ export function checkDurationOverTick(
   definition: SemaphoreDefinition, currentMs: number | undefined, tick: HeldTick | undefined, { force = false }: { force?: boolean } = {},
 ): void {
   if (force || tick === undefined || definition.durationMs >= tick.tickMs || currentMs === undefined || currentMs < tick.tickMs) return;
-  throw new InvalidDefinitionError(definition.name, 'duration',
+  throw invalidDefinition(definition.name, 'duration',
     `${formatDuration(definition.durationMs)} is shorter than the tick of ${tick.job} (every ${formatDuration(tick.tickMs)}), which keeps its `
     + "permit from tick to tick: it would lapse between ticks and the job would move between nodes. Give one longer than the tick (a bare "
     + "number is milliseconds), or force it");
@@ -120,7 +120,7 @@ export function checkDurationOverTick(
  */
 export function checkDurationOverSkew(definition: SemaphoreDefinition, skewMs: number, { force = false }: { force?: boolean } = {}): void {
   if (force || skewMs <= 0 || definition.durationMs > 2 * skewMs) return;
-  throw new InvalidDefinitionError(definition.name, 'duration',
+  throw invalidDefinition(definition.name, 'duration',
     `${formatDuration(definition.durationMs)} is not more than twice maxClockSkew (${formatDuration(skewMs)}): a running job's lease could vouch `
     + "for its permit only briefly or not at all. Give a longer one (a bare number is milliseconds: '90s' is 90 seconds), or force it");
 }

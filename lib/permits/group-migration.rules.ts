@@ -2,12 +2,13 @@
  * Pure rules of a group migration and of its undo: which semaphores a migration moves by default, what each
  * group pattern becomes, and what a later edit does to the memory of the migration. No I/O, clock passed in.
  */
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { MAX_NODE_NAME_LENGTH, nameProblem } from '../core/names';
 import { validateSemaphoreName } from './definition.validator';
 import { fullMatch, patternError } from '../core/pattern';
 import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
 import { migrationRefusal, semaphoreKind } from './semaphore-kind';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** Why a migration or its undo left a selected semaphore alone. */
 export type MigrationSkipCode =
@@ -102,16 +103,8 @@ export function planMove(
   return to === pattern ? { kind: 'none' } : { kind: 'move', to };
 }
 
-/** Which migrations an undo puts back: all remembered ones, or only those between these groups. */
-export interface UndoFilter {
-  /** Only migrations from this group. */
-  readonly fromGroup?: string;
-  /** Only migrations to this group. */
-  readonly toGroup?: string;
-}
-
 /** What undoing its last migration does to `definition`: restore the pattern it replaced, or skip and why. */
-export function planUndo(definition: SemaphoreDefinition, filter: UndoFilter = {}): MovePlan {
+export function planUndo(definition: SemaphoreDefinition, filter: Pick<UndoMigrationRequest, 'fromGroup' | 'toGroup'> = {}): MovePlan {
   const memory = definition.migratedFrom;
   if (!memory) return { kind: 'skip', code: 'NOT_MIGRATED', reason: 'no migration is remembered (never migrated, or undone already)' };
   if ((filter.fromGroup !== undefined && memory.fromGroup !== filter.fromGroup) || (filter.toGroup !== undefined && memory.toGroup !== filter.toGroup)) {
@@ -152,18 +145,15 @@ export function carryMigrationMemory(current: SemaphoreDefinition | undefined, n
 }
 
 /**
- * Which semaphores a migration or an undo looks at. Neither field: all of them. Both: the union. Only jobs'
- * semaphores: those of elections and allocations are never selected (naming one is refused).
+ * A group migration: which semaphores, from which group to which, and how. Which semaphores: `names` and/or
+ * `namePattern`; neither: all of them; both: the union. Only jobs' semaphores: those of elections and allocations
+ * are never selected (naming one is refused).
  */
-export interface MigrationSelection {
+export interface GroupMigrationRequest {
   /** These semaphores, by name; each must exist and be a job's, and each is reported if it is left alone. */
   readonly names?: readonly string[];
   /** Every semaphore whose name matches this regex (whole match, like the definitions' patterns). */
   readonly namePattern?: string;
-}
-
-/** A group migration: which semaphores, from which group to which, and how. */
-export interface GroupMigrationRequest extends MigrationSelection {
   /** The group the jobs run in now. */
   readonly fromGroup: string;
   /** The group to move them to. */
@@ -179,16 +169,17 @@ export interface GroupMigrationRequest extends MigrationSelection {
   readonly dryRun?: boolean;
 }
 
-/** An undo of group migrations: puts back the pattern each selected semaphore's last migration replaced. */
-export interface UndoMigrationRequest extends MigrationSelection, UndoFilter {
-  /** Only report what would change. Default `false`. */
-  readonly dryRun?: boolean;
-}
+/**
+ * An undo of group migrations: puts back the pattern each selected semaphore's last migration replaced. It selects
+ * semaphores as a migration does (`names`, `namePattern`); `fromGroup` and `toGroup`, when given, narrow it to the
+ * migrations from or to that group.
+ */
+export type UndoMigrationRequest = Pick<GroupMigrationRequest, 'names' | 'namePattern' | 'dryRun'> & Partial<Pick<GroupMigrationRequest, 'fromGroup' | 'toGroup'>>;
 
 /** A request field's error: no semaphore is concerned, so the message names the field as `migration.<field>`. */
 function fail(field: string, reason: string): never {
-  if (field === 'request') throw new InvalidDefinitionError(undefined, 'migration', reason);
-  throw new InvalidDefinitionError(undefined, field, reason, 'migration');
+  if (field === 'request') throw invalidDefinition(undefined, 'migration', reason);
+  throw invalidDefinition(undefined, field, reason, 'migration');
 }
 
 function group(field: string, value: unknown): string {
@@ -203,19 +194,19 @@ function flag(field: string, value: unknown): boolean {
   return value === true;
 }
 
-function selection(request: MigrationSelection): { names: string[]; namePattern?: string } {
+function selection(request: Pick<GroupMigrationRequest, 'names' | 'namePattern'>): { names: string[]; namePattern?: string } {
   const { names, namePattern } = request;
   if (names !== undefined && !Array.isArray(names)) fail('names', `must be a list of semaphore names, got ${JSON.stringify(names)}`);
   const checked = (names ?? []).map((name, i) => {
     try {
       return validateSemaphoreName(name);
     } catch (error) {
-      return fail('names', `#${i + 1}: ${(error as InvalidDefinitionError).reason ?? (error as Error).message}`);
+      return fail('names', `#${i + 1}: ${(error as InvalidInputError).reason ?? (error as Error).message}`);
     }
   });
   for (const name of checked) {
     const kind = semaphoreKind(name);
-    if (kind !== 'job') throw new InvalidDefinitionError(name, 'names', migrationRefusal(name, kind));
+    if (kind !== 'job') throw invalidDefinition(name, 'names', migrationRefusal(name, kind));
   }
   if (namePattern !== undefined) {
     if (typeof namePattern !== 'string' || namePattern === '') fail('namePattern', `must be a non-empty regex string, got ${JSON.stringify(namePattern)}`);
@@ -226,7 +217,7 @@ function selection(request: MigrationSelection): { names: string[]; namePattern?
 }
 
 /**
- * Checks a migration request before anything is read or written, throwing {@link InvalidDefinitionError} (with
+ * Checks a migration request before anything is read or written, throwing {@link InvalidInputError} (with
  * no semaphore, naming the request field: `Invalid migration.toGroup: ...`) for an empty or space-padded group, the same group twice, a bad name or
  * name pattern, or a flag that is not a boolean. Returns the request with its defaults filled in.
  */

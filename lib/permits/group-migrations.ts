@@ -1,6 +1,4 @@
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Clock } from '../core/clock';
-import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 import {
   migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
   type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,
@@ -11,30 +9,13 @@ import type { SemaphoreDefinition } from './semaphore-definition';
 import type { SemaphoreEdits } from './semaphore-edits';
 import type { SemaphoreEntry } from './semaphore-entry';
 import { migrationRefusal, semaphoreKind } from './semaphore-kind';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { unknownSemaphore } from './errors/semaphore.errors';
 
-/** One definition a migration changes (or would change, in a dry run). */
-export interface MigrationChange {
-  /** The semaphore. */
-  readonly name: string;
-  /** Its group pattern before. */
-  readonly from: string;
-  /** Its group pattern after. */
-  readonly to: string;
-}
-
-/** A selected semaphore a migration or undo left alone, and why. */
-export interface MigrationSkip {
-  /** The semaphore. */
-  readonly name: string;
-  /** Its group pattern, unchanged. */
-  readonly groupPattern: string;
-  /** Why, for scripts: see {@link MigrationSkipCode}; `REMOVED` when it was removed while the migration ran. */
-  readonly code: MigrationSkipCode | 'REMOVED';
-  /** Why, for people. */
-  readonly reason: string;
-}
-
-/** What {@link SemaphoreAdminService.migrateGroups} did (or, in a dry run, would do). */
+/**
+ * What {@link SemaphoreAdminService.migrateGroups} did (or, in a dry run, would do). An undo
+ * ({@link SemaphoreAdminService.undoMigration}) answers the same `dryRun`, `changes` and `skipped`.
+ */
 export interface GroupMigrationReport {
   /** Whether nothing was written. */
   readonly dryRun: boolean;
@@ -42,10 +23,18 @@ export interface GroupMigrationReport {
   readonly fromGroup: string;
   /** The target group. */
   readonly toGroup: string;
-  /** Each moved semaphore with its group pattern before and after, by name. */
-  readonly changes: MigrationChange[];
-  /** Selected semaphores left alone, with the reason (regex patterns unless included; named ones not concerned). */
-  readonly skipped: MigrationSkip[];
+  /**
+   * Each changed semaphore (or each that would change, in a dry run), by name, with its group pattern before (`from`)
+   * and after (`to`): for an undo, `to` is the pattern restored.
+   */
+  readonly changes: Array<{ readonly name: string; readonly from: string; readonly to: string }>;
+  /**
+   * Selected semaphores left alone, each with its unchanged group pattern and why: regex patterns unless included,
+   * named ones not concerned; for an undo, edited since their migration, migrated between other groups, or (when
+   * named) never migrated. `code` is for scripts (see {@link MigrationSkipCode}; `REMOVED` when it was removed while
+   * the migration ran), `reason` for people.
+   */
+  readonly skipped: Array<{ readonly name: string; readonly groupPattern: string; readonly code: MigrationSkipCode | 'REMOVED'; readonly reason: string }>;
   /**
    * The target group's known live nodes: the acquirers holding a live permit in it. Until cluster membership is
    * known, an idle node of that group is not seen, so an empty list is a warning, not proof.
@@ -57,18 +46,10 @@ export interface GroupMigrationReport {
   readonly warnings: string[];
 }
 
-/** What {@link SemaphoreAdminService.undoMigration} did (or, in a dry run, would do). */
-export interface UndoMigrationReport {
-  /** Whether nothing was written. */
-  readonly dryRun: boolean;
-  /** Each restored semaphore: `from` is its pattern before the undo, `to` the one restored. */
-  readonly changes: MigrationChange[];
-  /**
-   * Selected semaphores left alone, with the reason: edited since their migration, migrated between other groups,
-   * or (when named) never migrated.
-   */
-  readonly skipped: MigrationSkip[];
-}
+/** What an undo reports: the part of a migration's report that an undo has. */
+export type UndoMigrationReport = Pick<GroupMigrationReport, 'dryRun' | 'changes' | 'skipped'>;
+type MigrationChange = GroupMigrationReport['changes'][number];
+type MigrationSkip = GroupMigrationReport['skipped'][number];
 
 /**
  * Group migrations, the operator's move of jobs from one group to another and its undo: which semaphores a request
@@ -93,7 +74,7 @@ export class GroupMigrations {
    * their next refresh. Also reports which nodes are known live in `toGroup` (today: those holding a live permit
    * there) and warns when there is none. Only jobs move: the semaphores of elections and allocations are never
    * selected (naming one is refused); one whose group pattern lists `fromGroup` gets a warning saying how to move it. Validated before anything is read (a bad request throws
-   * {@link InvalidDefinitionError}, a named semaphore that does not exist {@link UnknownSemaphoreError}); reads the
+   * {@link InvalidInputError}, a named semaphore that does not exist {@link NotFoundError}); reads the
    * cluster, not this node's view; each change is its own compare-and-set, re-decided on conflict.
    */
   async migrateGroups(request: GroupMigrationRequest): Promise<GroupMigrationReport> {
@@ -107,7 +88,7 @@ export class GroupMigrations {
     const moves = definitions.some(({ definition, named }) => planMove(definition, r.fromGroup, r.toGroup, { includeWildcards: r.includeWildcards, named }).kind === 'move');
     const refused = present !== undefined && target.liveNodes.length === 0 && moves && !r.force;
     if (refused && !r.dryRun) {
-      throw new InvalidDefinitionError(undefined, 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'), 'migration');
+      throw invalidDefinition(undefined, 'toGroup', emptyTarget(r.toGroup, target.liveGroups, 'refused: pass force to move the jobs there anyway'), 'migration');
     }
     const changes: MigrationChange[] = [];
     const skipped: MigrationSkip[] = [];
@@ -190,7 +171,7 @@ export class GroupMigrations {
   ): Array<{ definition: SemaphoreDefinition; named: boolean }> {
     const defined = new Map(listed.flatMap(({ name, entry }) => (entry.definition ? [[name, entry.definition] as const] : [])));
     const missing = selection.names.find((name) => !defined.has(name));
-    if (missing !== undefined) throw new UnknownSemaphoreError(missing);
+    if (missing !== undefined) throw unknownSemaphore(missing);
     return [...defined.values()].flatMap((definition) => {
       if (semaphoreKind(definition.name) !== 'job') return []; // migrations move jobs: elections and allocations are edited apart
       const { selected, named } = selects(selection, definition.name);

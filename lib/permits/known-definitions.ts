@@ -1,9 +1,7 @@
 import type { Clock } from '../core/clock';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Log } from '../core/log';
 import { fullMatch } from '../core/pattern';
 import type { HeldTick } from './definition.validator';
-import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 import { livePermits, type Holder, type NodeIdentity } from './permit';
 import { admittedBy } from './permit.rules';
 import type { PermitStore } from './permit-store';
@@ -12,6 +10,8 @@ import type { SemaphoreDefinition } from './semaphore-definition';
 import type { SemaphoreEdits } from './semaphore-edits';
 import type { SemaphoreEntry } from './semaphore-entry';
 import { describeInstances } from './unheld-semaphore.monitor';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { unknownSemaphore } from './errors/semaphore.errors';
 
 /**
  * What start-up reads of a method that runs under a permit of its semaphore (`@ClusterSingleton`, whose options are
@@ -105,8 +105,8 @@ export class KnownDefinitions {
       // The view may not have a definition another node wrote a moment ago: ask the cluster before deciding.
       let definition = this.store.peek(options.semaphore)?.entry?.definition ?? (await edits.current(options.semaphore).catch(() => undefined));
       if (!definition) {
-        if (!this.options.autoDefine) throw new UnknownSemaphoreError(options.semaphore, where);
-        if (options.durationMs === undefined) throw new InvalidDefinitionError(options.semaphore, 'duration', messages.missingDuration(where));
+        if (!this.options.autoDefine) throw unknownSemaphore(options.semaphore, where);
+        if (options.durationMs === undefined) throw invalidDefinition(options.semaphore, 'duration', messages.missingDuration(where));
         definition = autoDefinition(options.semaphore, options.durationMs);
         if (await edits.define(definition, { graceDurationMs: this.knownDurationMs(definition.name) })) {
           log.log(messages.autoDefined(definition.name, where, definition.durationMs));

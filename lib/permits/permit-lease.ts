@@ -1,9 +1,9 @@
 import type { Clock } from '../core/clock';
 import { TRANSIENT_DENIALS } from './deny-reason';
 import type { Permit } from './permit';
-import { PermitLostError } from './errors/permit-lost.error';
 import type { AcquireResult } from './acquire-result';
 import { renewDelayMs } from '../core/lease.rules';
+import { permitLost } from './errors/semaphore.errors';
 
 /** Options of a {@link PermitLease}. */
 export interface PermitLeaseOptions {
@@ -73,7 +73,7 @@ export class PermitLease {
     return this.current;
   }
 
-  /** Fires when the permit is lost; `signal.reason` is a {@link PermitLostError}. */
+  /** Fires when the permit is lost; `signal.reason` is a {@link LeaseLostError}. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
@@ -83,7 +83,7 @@ export class PermitLease {
     return !this.controller.signal.aborted && this.clock.now() < this.validUntil;
   }
 
-  /** Throws {@link PermitLostError} unless {@link PermitLease.isValid}. Call it right before a side effect. */
+  /** Throws {@link LeaseLostError} unless {@link PermitLease.isValid}. Call it right before a side effect. */
   assertValid(): void {
     if (this.clock.now() >= this.validUntil) this.lose('expired without a successful refresh');
     if (this.controller.signal.aborted) throw this.controller.signal.reason;
@@ -151,7 +151,7 @@ export class PermitLease {
   }
 
   private lose(reason: string): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new PermitLostError(this.current.semaphore, reason));
+    if (!this.controller.signal.aborted) this.controller.abort(permitLost(this.current.semaphore, reason));
     this.stopTimers();
   }
 

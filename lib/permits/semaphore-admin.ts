@@ -1,10 +1,8 @@
 import { EditConflictError } from '../core/errors/edit-conflict.error';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { Clock } from '../core/clock';
-import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 import { checkDurationOverSkew, checkDurationOverTick, type HeldTick, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
-import { GroupMigrations, type GroupMigrationReport, type MigrationChange, type UndoMigrationReport } from './group-migrations';
+import { GroupMigrations, type GroupMigrationReport, type UndoMigrationReport } from './group-migrations';
 import { livePermits } from './permit';
 import type { PermitStore } from './permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from './semaphore-definition';
@@ -13,6 +11,8 @@ import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import { decodeEntry } from './semaphore-entry.codec';
 import { checkKindEdit, type KindGuardOptions } from './semaphore-kind';
 import type { SemaphoreStatus } from './semaphore-status';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { unknownSemaphore } from './errors/semaphore.errors';
 
 
 /** A change to a definition: any field but the name. */
@@ -72,10 +72,10 @@ export class SemaphoreAdmin {
     return this.store.known().flatMap(({ entry }) => (entry.definition ? [entry.definition] : []));
   }
 
-  /** The definition as stored now. Throws {@link UnknownSemaphoreError} if there is none. */
+  /** The definition as stored now. Throws {@link NotFoundError} if there is none. */
   async get(name: string): Promise<SemaphoreDefinition> {
     const definition = await this.edits.current(validateSemaphoreName(name));
-    if (!definition) throw new UnknownSemaphoreError(name);
+    if (!definition) throw unknownSemaphore(name);
     return definition;
   }
 
@@ -105,16 +105,16 @@ export class SemaphoreAdmin {
   async update(name: string, patch: SemaphoreDefinitionPatch, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     validateSemaphoreName(name);
     if (patch === null || typeof patch !== 'object') {
-      throw new InvalidDefinitionError(name, 'definition', 'an update must be an object of fields');
+      throw invalidDefinition(name, 'definition', 'an update must be an object of fields');
     }
-    if ('name' in patch) throw new InvalidDefinitionError(name, 'name', 'cannot be changed by an update');
+    if ('name' in patch) throw invalidDefinition(name, 'name', 'cannot be changed by an update');
     const existing = await this.get(name); // validates the patch before the first write, naming the field
     const patched = validateDefinition({ ...toDefinitionInput(existing), ...patch, name });
     if ('duration' in patch) checkDurationOverSkew(patched, this.skewMs, options);
     const tick = 'duration' in patch ? this.heldTick(name) : undefined;
     let updated!: SemaphoreDefinition;
     await this.edits.edit(name, (current) => {
-      if (!current) throw new UnknownSemaphoreError(name);
+      if (!current) throw unknownSemaphore(name);
       const next = validateDefinition({ ...toDefinitionInput(current), ...patch, name });
       checkKindEdit(name, 'permits', current.permits, next.permits, options);
       checkDurationOverTick(next, current.durationMs, tick, options);
@@ -139,7 +139,7 @@ export class SemaphoreAdmin {
   async pause(name: string, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     let paused!: SemaphoreDefinition;
     await this.edits.edit(validateSemaphoreName(name), (current) => {
-      if (!current) throw new UnknownSemaphoreError(name);
+      if (!current) throw unknownSemaphore(name);
       checkKindEdit(name, 'pause', current.permits, 0, options);
       paused = current.permits === 0 ? current : { ...current, permits: 0, pausedFrom: current.permits };
       return paused === current ? undefined : paused;
@@ -154,7 +154,7 @@ export class SemaphoreAdmin {
   async resume(name: string, permits?: number, options: KindGuardOptions = {}): Promise<SemaphoreDefinition> {
     let resumed!: SemaphoreDefinition;
     await this.edits.edit(validateSemaphoreName(name), (current) => {
-      if (!current) throw new UnknownSemaphoreError(name);
+      if (!current) throw unknownSemaphore(name);
       const next = validateDefinition({ ...toDefinitionInput(current), permits: permits ?? current.pausedFrom ?? (current.permits || 1) });
       checkKindEdit(name, 'resume', current.permits, next.permits, options);
       resumed = carryMigrationMemory(current, next, this.clock.now());
@@ -167,7 +167,7 @@ export class SemaphoreAdmin {
    * Moves jobs from one group to another (see {@link migrateGroups}) and returns what it changed. Kept for
    * `SemaphoreAdminService.migrate`; {@link migrateGroups} also says what it skipped and warns of an empty target.
    */
-  async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<MigrationChange[]> {
+  async migrate(fromGroup: string, toGroup: string, options: Omit<GroupMigrationRequest, 'fromGroup' | 'toGroup'> = {}): Promise<GroupMigrationReport['changes']> {
     return (await this.migrateGroups({ ...options, fromGroup, toGroup })).changes;
   }
 
@@ -204,7 +204,7 @@ export class SemaphoreAdmin {
   async forceRelease(semaphore: string, fencingToken: number): Promise<boolean> {
     const name = validateSemaphoreName(semaphore);
     if (!Number.isSafeInteger(fencingToken)) {
-      throw new InvalidDefinitionError(name, 'fencingToken', `must be a whole number, got ${String(fencingToken)}`);
+      throw invalidDefinition(name, 'fencingToken', `must be a whole number, got ${String(fencingToken)}`);
     }
     return this.edits.revoke(name, fencingToken);
   }
@@ -237,7 +237,7 @@ export class SemaphoreAdmin {
     const revision = seedRevision(now, remembered?.revision, this.skewMs);
     const rebuilt: SemaphoreEntry = { revision, writeId: this.store.writeId?.() ?? '', definition: known, lastToken: 0, permits: [], graceUntil: now + waitMs + 2 * this.skewMs };
     if (!(await this.store.compareAndSet(name, { raw }, rebuilt, { timeoutMs: this.editTimeoutMs }))) {
-      throw new EditConflictError(name, 1);
+      throw new EditConflictError('semaphore', name, 1);
     }
   }
 

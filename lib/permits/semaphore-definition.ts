@@ -36,25 +36,25 @@ export interface SemaphoreDefinition {
    * leave the group pattern alone (pause, resume, permits); an edit of the group pattern marks it `editedAt`, and
    * undo then leaves the semaphore alone. A later migration replaces it; an undo removes it.
    */
-  readonly migratedFrom?: GroupMigrationMemory;
+  readonly migratedFrom?: {
+    /** The group pattern before the migration: what undo restores. */
+    readonly groupPattern: string;
+    /** The migration's source group (`--from-group`). */
+    readonly fromGroup: string;
+    /** The migration's target group (`--to-group`). */
+    readonly toGroup: string;
+    /** When the migration wrote it (epoch ms, the migrating node's clock). */
+    readonly at: number;
+    /**
+     * When the group pattern was edited after the migration (epoch ms): the pattern is no longer the one the
+     * migration wrote, so undo skips the semaphore rather than overwrite the edit.
+     */
+    readonly editedAt?: number;
+  };
 }
 
-/** What the last group migration of a semaphore replaced (see {@link SemaphoreDefinition.migratedFrom}). */
-export interface GroupMigrationMemory {
-  /** The group pattern before the migration: what undo restores. */
-  readonly groupPattern: string;
-  /** The migration's source group (`--from-group`). */
-  readonly fromGroup: string;
-  /** The migration's target group (`--to-group`). */
-  readonly toGroup: string;
-  /** When the migration wrote it (epoch ms, the migrating node's clock). */
-  readonly at: number;
-  /**
-   * When the group pattern was edited after the migration (epoch ms): the pattern is no longer the one the
-   * migration wrote, so undo skips the semaphore rather than overwrite the edit.
-   */
-  readonly editedAt?: number;
-}
+/** What the last group migration of a semaphore replaced: its {@link SemaphoreDefinition.migratedFrom}. */
+export type GroupMigrationMemory = NonNullable<SemaphoreDefinition['migratedFrom']>;
 
 /** The most characters a semaphore name may have: any name's most (lib/core/names). */
 export const MAX_SEMAPHORE_NAME_LENGTH = MAX_NAME_LENGTH;

@@ -132,7 +132,7 @@ export class SemaphoreEdits {
       const attempt = decide(read);
       return { ...attempt, result: { value: attempt.result } };
     }, { maxAttempts, deadline });
-    if (!result) throw new EditConflictError(name, maxAttempts);
+    if (!result) throw new EditConflictError('semaphore', name, maxAttempts);
     return result.value;
   }
 }

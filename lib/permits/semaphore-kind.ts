@@ -9,8 +9,8 @@
  * or 1: whether the election runs; how many nodes take part in an allocation), so changing them through the tools
  * for jobs, pausing included, needs `force`, and group migrations, which move jobs, leave them out.
  */
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { ELECTION_SEMAPHORE_PREFIX } from './definition.validator';
+import { invalidDefinition } from '../core/errors/input.errors';
 
 /**
  * Names that start with this back allocations: the semaphore `allocation:<name>` holds one permit per node taking
@@ -33,7 +33,7 @@ export interface KindGuardOptions {
   /**
    * Allow an edit that changes the permits of an election's or an allocation's semaphore (a pause or resume
    * included), or creates one by hand, or gives a duration not more than twice `maxClockSkew`. Without it such an
-   * edit is refused with {@link InvalidDefinitionError} naming the semaphore and the field: their permits are not a
+   * edit is refused with {@link InvalidInputError} naming the semaphore and the field: their permits are not a
    * job's, and so short a lease can hardly vouch for a run. Default `false`.
    */
   readonly force?: boolean;
@@ -50,7 +50,7 @@ export type InternalPermitsEdit = 'pause' | 'resume' | 'permits' | 'create';
 export function checkKindEdit(name: string, edit: InternalPermitsEdit, current: number | undefined, next: number, { force = false }: KindGuardOptions = {}): void {
   const kind = semaphoreKind(name);
   if (kind === 'job' || force || (current !== undefined && current === next)) return;
-  throw new InvalidDefinitionError(name, current === undefined ? 'name' : 'permits', internalRefusal(name, kind, current === undefined ? 'create' : edit));
+  throw invalidDefinition(name, current === undefined ? 'name' : 'permits', internalRefusal(name, kind, current === undefined ? 'create' : edit));
 }
 
 /** Why group migrations leave `name` (an election's or allocation's semaphore) out, and how to move it instead. */

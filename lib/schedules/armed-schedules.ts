@@ -1,6 +1,5 @@
 import type { Clock } from '../core/clock';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
-import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { resolveJobPolicy } from './job-policy';
 import type { RunLog } from './run/run-log';
 import type { JobCalendar, JobRunPolicy, ScheduledJob } from './run/scheduled-job';
@@ -10,6 +9,7 @@ import type { LiveScheduleRecord, ScheduleRecord } from './schedule-record';
 import { describeRestore, restoreSchedules } from './schedule-restore';
 import type { ScheduleStore } from './schedule-store';
 import { ScheduleView, type ScheduleChange } from './schedule-view';
+import { invalidSchedule } from './errors/schedule.errors';
 
 /** The longest delay a Node timer takes (about 24.8 days): a later fire instant is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -220,7 +220,7 @@ export class ArmedSchedules {
 function permitOptions(definition: ScheduleDefinition): ArmedJob['options'] {
   const { overlap, replaceWaitMs, missedRuns, catchUpWindowMs } = definition;
   const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs }, (field, reason) => {
-    throw new InvalidScheduleError(definition.id, field, reason); // validated when written: not seen
+    throw invalidSchedule(definition.id, field, reason); // validated when written: not seen
   });
   return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true };
 }

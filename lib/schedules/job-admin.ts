@@ -4,8 +4,6 @@ import { ELECTION_SEMAPHORE_PREFIX } from '../permits/definition.validator';
 import type { Permit } from '../permits/permit';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
 import type { KindGuardOptions } from '../permits/semaphore-kind';
-import { UnknownJobError } from './errors/unknown-job.error';
-import { UnknownScheduleError } from './errors/unknown-schedule.error';
 import type { HistoryRecorder } from './history-recorder';
 import type { HistoryStore } from './history-store';
 import { emptyHistory, type JobHistory } from './job-history';
@@ -15,6 +13,8 @@ import type { JobDescription, JobHistoryView, JobPauseResult } from './job-view'
 import type { ScheduledJob } from './run/scheduled-job';
 import type { ScheduleCatalog, ScheduleChangeResult } from './schedule-catalog';
 import type { LiveScheduleRecord } from './schedule-record';
+import { NotFoundError } from '../core/errors/not-found.error';
+import { unknownJob } from './errors/job.errors';
 
 /** Fire instants a description lists. */
 const NEXT_RUNS = 10;
@@ -83,7 +83,7 @@ export class JobAdmin {
     const { storeTimeoutMs, keep, clock, instance } = this.settings;
     const [stored, ticks] = await Promise.all([store.read(job, storeTimeoutMs), store.readTicks(storeTimeoutMs)]);
     if (!stored && !this.runtime.knows(job) && recorder.unwritten(job).length === 0) {
-      throw new UnknownJobError(job, this.names());
+      throw unknownJob(job, this.names());
     }
     // This node's runs not written yet are shown as if they were: the reader on the node that ran them sees them now.
     const history: JobHistory = mergeHistory(stored?.history ?? emptyHistory(job), { runs: recorder.unwritten(job) }, keep, clock.now());
@@ -103,7 +103,7 @@ export class JobAdmin {
     validateJobName(job);
     const registered = this.runtime.jobs.get(job);
     const election = registered ? undefined : this.runtime.leaderElection(job);
-    if (!registered && election === undefined) throw new UnknownJobError(job, this.names());
+    if (!registered && election === undefined) throw unknownJob(job, this.names());
     // A @LeaderOnly method runs under its election's permit, which the leader holds: no cron, nothing to run now.
     const { semaphore, mode } = registered?.options ?? { semaphore: `${ELECTION_SEMAPHORE_PREFIX}${election}`, mode: 'hold' as const };
     const history = await this.history(job);
@@ -140,7 +140,7 @@ export class JobAdmin {
         changed = pause ? await catalog.pause(job) : await catalog.resume(job);
       } catch (error) {
         // Removed since it was looked up: no such job any more.
-        if (error instanceof UnknownScheduleError) throw new UnknownJobError(job, this.names());
+        if (error instanceof NotFoundError && error.kind === 'schedule') throw unknownJob(job, this.names());
         throw error;
       }
       await this.schedules.catchUp();
@@ -165,6 +165,6 @@ export class JobAdmin {
     // A runtime schedule, whether or not this node has its handler.
     const schedule = await catalog.get(job);
     if (schedule) return { schedule };
-    throw new UnknownJobError(job, this.names());
+    throw unknownJob(job, this.names());
   }
 }

@@ -1,5 +1,5 @@
 import { parseDuration, type DurationInput } from '../core/duration';
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** What a job does with fire instants that passed while no node could run it. */
 export type MissedRunPolicy = 'skip' | 'runOnce';
@@ -54,7 +54,7 @@ export function resolveJobPolicy(
     try {
       return parseDuration(value, undefined, field, { allowZero });
     } catch (error) {
-      if (error instanceof InvalidDefinitionError) return fail(field, error.reason);
+      if (error instanceof InvalidInputError) return fail(field, error.reason);
       throw error;
     }
   };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { durationInput, omittable, trueOrFalseInput, wholeNumberInput } from '../core/input-fields';
 import { parseInput, type InputErrorFactory } from '../core/input-schema';
 import { nameInput, shownName } from '../core/names';
-import { InvalidJobRequestError } from './errors/invalid-job-request.error';
+import { invalidJobRequest } from './errors/job.errors';
 
 /*
  * Operators' requests about jobs as they arrive, as text (a query string, a JSON body, a command line): validated
@@ -40,11 +40,11 @@ const RUN_NOW_BODY = z.strictObject(
 const JOB_FORCE = trueOrFalseInput.optional();
 
 /** The job's error for a bad field. */
-const jobError = (job: string): InputErrorFactory => (field, reason) => new InvalidJobRequestError(job, field, reason);
+const jobError = (job: string): InputErrorFactory => (field, reason) => invalidJobRequest(job, field, reason);
 
 /**
  * A job's name as an operator gives it (a path, a command line, a service call): a name (lib/core/names) of at most
- * {@link MAX_JOB_NAME_LENGTH} characters, checked before anything is read; throws {@link InvalidJobRequestError} on
+ * {@link MAX_JOB_NAME_LENGTH} characters, checked before anything is read; throws {@link InvalidInputError} on
  * `job`, the job shown escaped.
  */
 export function validateJobName(job: unknown): string {

@@ -3,13 +3,13 @@ import { systemClock, type Clock } from '../core/clock';
 import { Deadline } from '../core/deadline';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
 import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
-import { InvalidScheduleError } from './errors/invalid-schedule.error';
-import { ScheduleEditConflictError } from './errors/schedule-edit-conflict.error';
 import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
 import { validateScheduleDefinition, validateScheduleId } from './schedule-definition.validator';
 import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
 import { decidePaused, decideRemove, decideUpsert, type ScheduleDecision, type ScheduleOutcome, type ScheduleWriteContext } from './schedule.rules';
 import type { ScheduleStore, VersionedSchedule } from './schedule-store';
+import { EditConflictError } from '../core/errors/edit-conflict.error';
+import { invalidSchedule } from './errors/schedule.errors';
 
 /** How a catalog writes. */
 export interface ScheduleCatalogOptions {
@@ -21,7 +21,7 @@ export interface ScheduleCatalogOptions {
   readonly validateCron?: CronValidator;
   /** Deadline of one change or read, all attempts included, in ms. Default 10 s. */
   readonly timeoutMs?: number;
-  /** Compare-and-set attempts of one change before it is refused with {@link ScheduleEditConflictError}. Default 32. */
+  /** Compare-and-set attempts of one change before it is refused with {@link EditConflictError}. Default 32. */
   readonly maxAttempts?: number;
   /** The clock-skew bound between nodes, in ms (a new id's first revision starts above it). Default 0. */
   readonly skewMs?: number;
@@ -31,7 +31,7 @@ export interface ScheduleCatalogOptions {
 export interface ScheduleEditOptions {
   /**
    * The revision of the live schedule this change is based on (`0`: it must not exist), as an operator read it:
-   * the change is refused with {@link ScheduleEditConflictError} when the schedule has moved on meanwhile.
+   * the change is refused with {@link EditConflictError} when the schedule has moved on meanwhile.
    */
   readonly expectedRevision?: number;
 }
@@ -70,19 +70,19 @@ export class ScheduleCatalog {
     this.maxAttempts = options.maxAttempts ?? 32;
   }
 
-  /** Creates the schedule or replaces its definition (validated first: an {@link InvalidScheduleError} names the field). */
+  /** Creates the schedule or replaces its definition (validated first: an {@link InvalidInputError} names the field). */
   upsert(input: ScheduleDefinitionInput, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     const definition = validateScheduleDefinition(input, { validateCron: this.options.validateCron });
     const expectedRevision = validateExpected(definition.id, options.expectedRevision);
     return this.change(definition.id, (current, context) => decideUpsert(current, definition, { ...context, expectedRevision }));
   }
 
-  /** Pauses a live schedule (it fires nowhere until resumed); `UnknownScheduleError` when there is none. */
+  /** Pauses a live schedule (it fires nowhere until resumed); `NotFoundError` when there is none. */
   pause(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     return this.setPaused(id, true, options);
   }
 
-  /** Resumes a paused schedule; `UnknownScheduleError` when there is none. */
+  /** Resumes a paused schedule; `NotFoundError` when there is none. */
   resume(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     return this.setPaused(id, false, options);
   }
@@ -131,7 +131,7 @@ export class ScheduleCatalog {
         return { result: { decision, record: decision.write, written: true }, write: decision.write };
       }, { attempts: this.maxAttempts, deadline });
     } catch (error) {
-      if (error instanceof WriteConflictError) throw new ScheduleEditConflictError(id, this.maxAttempts);
+      if (error instanceof WriteConflictError) throw new EditConflictError('schedule', id, this.maxAttempts);
       throw error;
     }
     const { decision, record, written } = changed;
@@ -162,7 +162,7 @@ function result(id: string, outcome: ScheduleOutcome, revision: number, record: 
 function validateExpected(id: string, expected: unknown): number | undefined {
   if (expected === undefined) return undefined;
   if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
-    throw new InvalidScheduleError(id, 'expectedRevision', `must be a whole number, 0 or more, got ${JSON.stringify(expected) ?? String(expected)}`);
+    throw invalidSchedule(id, 'expectedRevision', `must be a whole number, 0 or more, got ${JSON.stringify(expected) ?? String(expected)}`);
   }
   return expected;
 }

@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../core/code-point-order';
-import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { MAX_SCHEDULE_DATA_BYTES, type JsonValue } from './schedule-definition';
+import { invalidSchedule } from './errors/schedule.errors';
 
 /** Deeper than this, data is refused rather than walked (it would be no one's schedule data, and could blow the stack). */
 const MAX_DEPTH = 64;
@@ -8,7 +8,7 @@ const MAX_DEPTH = 64;
 /**
  * A schedule's data in canonical form: plain JSON, objects' keys in code-point order, `-0` as `0`, members whose
  * value is `undefined` left out (as `JSON.stringify` does). Equal data then encodes to equal bytes, so two replicas
- * upserting the same schedule write nothing the second time. Throws {@link InvalidScheduleError} naming the schedule
+ * upserting the same schedule write nothing the second time. Throws {@link InvalidInputError} naming the schedule
  * and the path of the first bad value (`data.tenant.ids[2]`): a function, a class instance (a `Date`: store its ISO
  * string), `NaN` or an infinity, a cycle, or more than {@link MAX_SCHEDULE_DATA_BYTES} bytes encoded.
  */
@@ -16,14 +16,14 @@ export function canonicalData(schedule: string, data: unknown): JsonValue {
   const canonical = canonicalValue(schedule, data === undefined ? null : data, 'data', new Set(), 0);
   const bytes = new TextEncoder().encode(JSON.stringify(canonical)).length;
   if (bytes > MAX_SCHEDULE_DATA_BYTES) {
-    throw new InvalidScheduleError(schedule, 'data', `must be at most ${MAX_SCHEDULE_DATA_BYTES} bytes as JSON, got ${bytes}`);
+    throw invalidSchedule(schedule, 'data', `must be at most ${MAX_SCHEDULE_DATA_BYTES} bytes as JSON, got ${bytes}`);
   }
   return canonical;
 }
 
 function canonicalValue(schedule: string, value: unknown, path: string, parents: Set<object>, depth: number): JsonValue {
   const fail = (reason: string): never => {
-    throw new InvalidScheduleError(schedule, path, reason);
+    throw invalidSchedule(schedule, path, reason);
   };
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
   if (typeof value === 'number') {
@@ -37,7 +37,7 @@ function canonicalValue(schedule: string, value: unknown, path: string, parents:
   try {
     if (Array.isArray(value)) {
       return value.map((item, i) => {
-        if (item === undefined) throw new InvalidScheduleError(schedule, `${path}[${i}]`, 'must be JSON, got undefined');
+        if (item === undefined) throw invalidSchedule(schedule, `${path}[${i}]`, 'must be JSON, got undefined');
         return canonicalValue(schedule, item, `${path}[${i}]`, parents, depth + 1);
       });
     }

@@ -4,7 +4,6 @@ import { parseInput, withReason, type InputErrorFactory } from '../core/input-sc
 import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
 import { MAX_NAME_LENGTH, nameInput, shownName } from '../core/names';
 import { ELECTION_SEMAPHORE_PREFIX, SEMAPHORE_NAME } from '../permits/definition.validator';
-import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import { canonicalData } from './schedule-data';
 import { resolveJobPolicy } from './job-policy';
 import {
@@ -15,6 +14,7 @@ import {
   type ScheduleDefinition,
   type ScheduleDefinitionInput,
 } from './schedule-definition';
+import { invalidSchedule } from './errors/schedule.errors';
 
 /** The most characters a handler name may have. */
 const MAX_HANDLER_LENGTH = MAX_NAME_LENGTH;
@@ -92,7 +92,7 @@ const RUNS = z.object({
 /** Who may run it: the semaphore (`schedule:<id>` when absent), its permits' duration, the group and acquirer patterns (any when absent). */
 const PERMIT = z.object({ semaphore: SEMAPHORE.optional(), duration: durationInput(), groupPattern: PATTERN, acquirerPattern: PATTERN });
 
-const scheduleError = (schedule: string): InputErrorFactory => (field, reason) => new InvalidScheduleError(schedule, field, reason);
+const scheduleError = (schedule: string): InputErrorFactory => (field, reason) => invalidSchedule(schedule, field, reason);
 
 /**
  * The schedule an error names, for a bad id: `'<unnamed>'` when it is no id at all, the id as errors show a bad name
@@ -103,7 +103,7 @@ function scheduleNamed(id: unknown): string {
   return SCHEDULE_ID.safeParse(id).success ? id : shownName(id);
 }
 
-/** Checks a schedule id, throwing {@link InvalidScheduleError} on `id` when it is not a name (lib/core/names) that fits. */
+/** Checks a schedule id, throwing {@link InvalidInputError} on `id` when it is not a name (lib/core/names) that fits. */
 export function validateScheduleId(id: unknown): string {
   return parseInput(SCHEDULE_ID, id, scheduleError(scheduleNamed(id)), { field: 'id' });
 }
@@ -116,7 +116,7 @@ export interface ScheduleValidation {
 
 /**
  * Validates a schedule as an application writes it and returns the stored form, every default filled in.
- * Throws {@link InvalidScheduleError} naming the schedule's id and the first bad field.
+ * Throws {@link InvalidInputError} naming the schedule's id and the first bad field.
  */
 export function validateScheduleDefinition(input: ScheduleDefinitionInput, { validateCron }: ScheduleValidation = {}): ScheduleDefinition {
   parseInput(SCHEDULE_OBJECT, input, scheduleError('<unnamed>'), { field: 'definition' });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { omittable, wholeNumberInput } from '../core/input-fields';
 import { parseInput, type InputErrorFactory } from '../core/input-schema';
-import { InvalidScheduleError } from './errors/invalid-schedule.error';
 import type { ScheduleDefinitionInput } from './schedule-definition';
+import { invalidSchedule } from './errors/schedule.errors';
 
 /*
  * Operators' edits of runtime schedules as they arrive (a path and a JSON body, a query string, a command line):
@@ -23,7 +23,7 @@ const SCHEDULE_BODY = z.looseObject({}, {
 });
 
 /** The schedule's error for a bad field. */
-const scheduleError = (id: string): InputErrorFactory => (field, reason) => new InvalidScheduleError(id, field, reason);
+const scheduleError = (id: string): InputErrorFactory => (field, reason) => invalidSchedule(id, field, reason);
 
 /**
  * An edit's `expectedRevision` as text (`?expectedRevision=`, `--expected-revision`) or a number (a JSON body):
@@ -35,18 +35,18 @@ export function parseExpectedRevision(id: string, value: unknown): number | unde
 
 /**
  * The body of `PUT schedules/{id}`: a schedule definition whose `id`, when given, is the path's, and may carry
- * `expectedRevision` (else taken from the query). Throws {@link InvalidScheduleError} naming the field.
+ * `expectedRevision` (else taken from the query). Throws {@link InvalidInputError} naming the field.
  */
 export function parseScheduleBody(id: string, body: unknown, queryRevision?: unknown): { input: ScheduleDefinitionInput; expectedRevision?: number } {
   parseInput(SCHEDULE_BODY, body, scheduleError(id), { field: 'definition' });
   const { expectedRevision: bodyRevision, ...fields } = body as Record<string, unknown>;
   if (fields.id !== undefined && fields.id !== id) {
-    throw new InvalidScheduleError(id, 'id', `the body's id ${JSON.stringify(fields.id)} is not the path's "${id}" (leave it out, or make them equal)`);
+    throw invalidSchedule(id, 'id', `the body's id ${JSON.stringify(fields.id)} is not the path's "${id}" (leave it out, or make them equal)`);
   }
   const fromBody = parseExpectedRevision(id, bodyRevision);
   const fromQuery = parseExpectedRevision(id, queryRevision);
   if (fromBody !== undefined && fromQuery !== undefined && fromBody !== fromQuery) {
-    throw new InvalidScheduleError(id, 'expectedRevision', `given twice with different values (body ${fromBody}, query ${fromQuery})`);
+    throw invalidSchedule(id, 'expectedRevision', `given twice with different values (body ${fromBody}, query ${fromQuery})`);
   }
   const expectedRevision = fromBody ?? fromQuery;
   return { input: { ...fields, id } as unknown as ScheduleDefinitionInput, ...(expectedRevision !== undefined && { expectedRevision }) };

@@ -1,9 +1,9 @@
 import { seedRevision } from '../permits/semaphore-entry';
-import { ScheduleEditConflictError } from './errors/schedule-edit-conflict.error';
-import { UnknownScheduleError } from './errors/unknown-schedule.error';
 import type { ScheduleDefinition } from './schedule-definition';
 import { isLive, type ScheduleRecord } from './schedule-record';
 import { sameDefinition } from './schedule-record.codec';
+import { EditConflictError } from '../core/errors/edit-conflict.error';
+import { unknownSchedule } from './errors/schedule.errors';
 
 /*
  * What a change of a runtime schedule writes, decided from the record read (pure: the clock and the nonce passed
@@ -26,7 +26,7 @@ export interface ScheduleWriteContext {
   /**
    * The revision of the live schedule the caller based the change on (`0`: none exists): an operator's
    * compare-and-set edit. When the schedule is at another revision, the change is refused with
-   * {@link ScheduleEditConflictError}. Absent: the change applies to whatever is stored.
+   * {@link EditConflictError}. Absent: the change applies to whatever is stored.
    */
   readonly expectedRevision?: number;
   /** The clock-skew bound between nodes, ms: a new id's first revision starts this far above the writer's clock. Default 0. */
@@ -49,9 +49,9 @@ export function decideUpsert(current: ScheduleRecord | undefined, definition: Sc
   return written(isLive(current) ? 'updated' : 'created', current, definition.id, definition, context);
 }
 
-/** Pauses (`paused: true`) or resumes a live schedule; throws {@link UnknownScheduleError} when there is none. */
+/** Pauses (`paused: true`) or resumes a live schedule; throws {@link NotFoundError} when there is none. */
 export function decidePaused(current: ScheduleRecord | undefined, id: string, paused: boolean, context: ScheduleWriteContext): ScheduleDecision {
-  if (!isLive(current)) throw new UnknownScheduleError(id);
+  if (!isLive(current)) throw unknownSchedule(id);
   checkExpected(id, current, context.expectedRevision);
   if (current.definition.paused === paused) return { outcome: 'unchanged', revision: current.revision };
   return written('updated', current, id, { ...current.definition, paused }, context);
@@ -72,7 +72,7 @@ export function liveRevision(current: ScheduleRecord | undefined): number {
 function checkExpected(id: string, current: ScheduleRecord | undefined, expected: number | undefined): void {
   if (expected === undefined) return;
   const actual = liveRevision(current);
-  if (expected !== actual) throw new ScheduleEditConflictError(id, 1, expected, actual);
+  if (expected !== actual) throw new EditConflictError('schedule', id, 1, expected, actual);
 }
 
 function written(

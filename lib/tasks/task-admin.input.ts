@@ -3,9 +3,9 @@ import { durationInput, omittable, WHOLE_NUMBER_TEXT } from '../core/input-field
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { nameInput } from '../core/names';
 import { FINISHED_STATES, type TaskState } from './task';
-import { InvalidTaskQueryError } from './errors/invalid-task-query.error';
 import { MAX_TASK_NAME_LENGTH, taskIdPartProblem } from './task-id.rules';
 import type { TaskQuery } from './task-store';
+import { invalidTaskQuery } from './errors/task.errors';
 
 /*
  * Operators' requests on tasks as they arrive, as text (a query string, a JSON body, a command line): validated
@@ -50,7 +50,7 @@ const TASK_PURGE = z.object({
 });
 
 // The schemas are keyed by the names operators use (`?type=`, `--state`), so the errors name those.
-const taskQueryError: InputErrorFactory = (field, reason) => new InvalidTaskQueryError(field, reason);
+const taskQueryError: InputErrorFactory = (field, reason) => invalidTaskQuery(field, reason);
 
 /** What an operator's listing asks for, as text (query string, command line): validated into a query and a limit. */
 export interface TaskListInput {
@@ -62,7 +62,7 @@ export interface TaskListInput {
   readonly limit?: string | number;
 }
 
-/** Validates an operator's listing; throws {@link InvalidTaskQueryError} naming the field. */
+/** Validates an operator's listing; throws {@link InvalidInputError} naming the field. */
 export function parseTaskList(input: TaskListInput): { query: TaskQuery; limit: number } {
   const { type: types, state: states, limit = 100, group } = parseInput(
     TASK_LIST, { type: input.types, state: input.states, limit: input.limit, group: input.group }, taskQueryError,
@@ -92,7 +92,7 @@ export interface TaskPurgeInput {
   readonly olderThan?: string | number;
 }
 
-/** Validates an operator's purge; throws {@link InvalidTaskQueryError} naming the field. */
+/** Validates an operator's purge; throws {@link InvalidInputError} naming the field. */
 export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
   const { type: types, state: states, olderThan: olderThanMs = 0 } = parseInput(
     TASK_PURGE, { type: input.types, state: input.states, olderThan: input.olderThan }, taskQueryError,
@@ -102,24 +102,24 @@ export function parseTaskPurge(input: TaskPurgeInput): TaskPurgeOptions {
 
 /**
  * A task's id as an operator gives it (a path, a command line, a service call): a name (lib/core/names) of at most
- * {@link MAX_TASK_ID_LENGTH} characters, checked before anything is read; throws {@link InvalidTaskQueryError} on `id`.
+ * {@link MAX_TASK_ID_LENGTH} characters, checked before anything is read; throws {@link InvalidInputError} on `id`.
  */
 export function validateTaskId(id: unknown): string {
   return parseInput(TASK_ID, id, taskQueryError, { field: 'id' });
 }
 
-/** A group asked for by its task type and name: each as a task's id has it; throws {@link InvalidTaskQueryError} on `type` or `name`. */
+/** A group asked for by its task type and name: each as a task's id has it; throws {@link InvalidInputError} on `type` or `name`. */
 export function validateTaskGroup(type: unknown, name: unknown): { type: string; name: string } {
   for (const [field, value] of [['type', type], ['name', name]] as const) {
     const problem = taskIdPartProblem(value);
-    if (problem !== undefined) throw new InvalidTaskQueryError(field, problem);
+    if (problem !== undefined) throw invalidTaskQuery(field, problem);
   }
   return { type: type as string, name: name as string };
 }
 
 /**
  * The names of a query given in code (`TaskService.list`, `purge`): each type and the group a name as a task's are;
- * throws {@link InvalidTaskQueryError} on `type` or `group` before anything is read.
+ * throws {@link InvalidInputError} on `type` or `group` before anything is read.
  */
 export function validateTaskQueryNames(query: { readonly types?: readonly string[]; readonly group?: string }): void {
   query.types?.forEach((type) => parseInput(nameInput({ max: MAX_TASK_NAME_LENGTH }), type, taskQueryError, { field: 'type' }));

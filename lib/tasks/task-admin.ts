@@ -1,7 +1,6 @@
 import type { Clock } from '../core/clock';
 import { FINISHED_STATES, type TaskRecord, type TaskState } from './task';
 import { TaskActionRefusedError } from './errors/task-action-refused.error';
-import { UnknownTaskError } from './errors/unknown-task.error';
 import { removeFinished } from './task-purge';
 import type { TaskQuery, TaskStore } from './task-store';
 import { decideReopen } from './task-group.rules';
@@ -10,6 +9,7 @@ import { validateTaskGroup, validateTaskId, validateTaskQueryNames, type TaskPur
 import { decideCancel, decideRetry, isPurgeable } from './task-outcome.rules';
 import { readDecideWrite } from '../store/read-decide-write';
 import { groupSlot, taskSlot } from './task-slots';
+import { unknownTask } from './errors/task.errors';
 
 /** Tasks by state, for one type. */
 export type TaskStateCounts = Readonly<Record<TaskState, number>>;
@@ -89,7 +89,7 @@ export class TaskAdmin {
       : `it is ${task.state} (only failed, invalid or cancelled tasks are retried)`);
     // Checked before its group is touched: a refused retry must leave the group's count as it is (its join depends on it).
     const first = await this.store.read(id);
-    if (!first.task) throw new UnknownTaskError(id);
+    if (!first.task) throw unknownTask(id);
     if (!decideRetry(first.task, this.clock.now())) throw refuse(first.task);
     if (first.task.group) {
       // Every end of the group counted first: a round must not start against ends of the last one still arriving.
@@ -102,7 +102,7 @@ export class TaskAdmin {
       }
     }
     return readDecideWrite(`retry task "${id}"`, taskSlot(this.store, id), (read) => {
-      if (!read.task) throw new UnknownTaskError(id);
+      if (!read.task) throw unknownTask(id);
       const next = decideRetry(read.task, this.clock.now());
       if (!next) throw refuse(read.task);
       return { result: next, write: next };
@@ -113,7 +113,7 @@ export class TaskAdmin {
   async cancel(id: string): Promise<TaskRecord> {
     validateTaskId(id);
     return readDecideWrite(`cancel task "${id}"`, taskSlot(this.store, id), (read) => {
-      if (!read.task) throw new UnknownTaskError(id);
+      if (!read.task) throw unknownTask(id);
       const next = decideCancel(read.task, this.clock.now(), undefined, this.options.clockSkewMs ?? 500);
       if (!next) throw new TaskActionRefusedError(id, 'cancel', `it is ${read.task.state} already`);
       return { result: next, write: next };

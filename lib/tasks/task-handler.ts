@@ -1,8 +1,8 @@
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import type { DurationInput } from '../permits/semaphore-definition';
 import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
 import { DEFAULT_MAX_ATTEMPTS } from './task-claim.rules';
 import type { SubmitInput } from './task-submit.rules';
+import { invalidDefinition } from '../core/errors/input.errors';
 
 /*
  * What a task handler is given and how it is run: the handler's contract, and a handler as the worker keeps it,
@@ -23,7 +23,7 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /**
    * Renews the lease for `lease` from now (ms or `'5m'`; default: the handler's lease); throws
-   * {@link LeaseExpiredError} once it was lost (the task is another node's now: stop).
+   * {@link LeaseLostError} once it was lost (the task is another node's now: stop).
    */
   renewLease(lease?: DurationInput): Promise<void>;
   /** Submits a sub-task: this task is its parent, and its group's join then triggers this task type's join. */
@@ -60,7 +60,7 @@ export function registration(type: string, run: Registration['run'], options: Ta
   const leaseMs = options.leaseMs ?? 30_000;
   if (leaseMs <= clockSkewMs) {
     // Such a claim would never vouch for its run on this node's clock: it would be handed back as soon as it landed.
-    throw new InvalidDefinitionError(`<task ${type}>`, 'lease', `must be longer than the clock-skew bound (${clockSkewMs} ms), got ${leaseMs} ms`);
+    throw invalidDefinition(`<task ${type}>`, 'lease', `must be longer than the clock-skew bound (${clockSkewMs} ms), got ${leaseMs} ms`);
   }
   return { run, leaseMs, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF };
 }

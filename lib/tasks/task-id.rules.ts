@@ -1,6 +1,6 @@
-import { InvalidDefinitionError } from '../core/errors/invalid-definition.error';
 import { MAX_NAME_LENGTH, nameProblem, shownName } from '../core/names';
 import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIdentity, type TaskRecord } from './task';
+import { invalidDefinition } from '../core/errors/input.errors';
 
 /*
  * Task ids, pure (seed 004): what a task, a group's record and a join are called, and what a join joins (`joinOf`).
@@ -27,22 +27,22 @@ export function taskId(identity: TaskIdentity): string {
   const owner = `<task ${typeof type === 'string' ? shownName(type) : String(type)}>`;
   const check = (field: string, value: unknown) => {
     const problem = taskIdPartProblem(value);
-    if (problem !== undefined) throw new InvalidDefinitionError(owner, field, problem);
+    if (problem !== undefined) throw invalidDefinition(owner, field, problem);
   };
   check('type', type);
-  if ((name === undefined) === (group === undefined)) throw new InvalidDefinitionError(owner, 'name', 'give either a name (a single task) or a group position');
+  if ((name === undefined) === (group === undefined)) throw invalidDefinition(owner, 'name', 'give either a name (a single task) or a group position');
   if (name !== undefined) {
     // A name may hold ':' (a trigger time): the type, before the first ':', never does.
     const problem = nameProblem(name, { max: MAX_TASK_NAME_LENGTH });
-    if (problem !== undefined) throw new InvalidDefinitionError(owner, 'name', problem);
+    if (problem !== undefined) throw invalidDefinition(owner, 'name', problem);
     return `${type}:${name}`;
   }
   check('group.name', group!.name);
   if (!Number.isSafeInteger(group!.number) || group!.number < 1) {
-    throw new InvalidDefinitionError(owner, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
+    throw invalidDefinition(owner, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
   }
   if (group!.total !== undefined && (!Number.isSafeInteger(group!.total) || group!.total < group!.number)) {
-    throw new InvalidDefinitionError(owner, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
+    throw invalidDefinition(owner, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
   }
   return `${type}:${group!.name}:${group!.number}`;
 }

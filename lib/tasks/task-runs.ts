@@ -1,5 +1,4 @@
 import { parseDuration } from '../core/duration';
-import { LeaseExpiredError } from './errors/lease-expired.error';
 import type { TaskRecord } from './task';
 import { encodeTask } from './task.codec';
 import { decideRenew, type TaskActor } from './task-claim.rules';
@@ -11,6 +10,8 @@ import { outcomeOf, type TaskOutcomes } from './task-outcomes';
 import type { VersionedTask } from './task-store';
 import type { TaskSubmits } from './task-submits';
 import type { TaskWorkerOptions } from './task-worker.options';
+import { LeaseLostError } from '../core/errors/lease-lost.error';
+import { leaseExpired } from './errors/task.errors';
 
 /** A run of a claimed task on this node. */
 interface Run {
@@ -75,7 +76,7 @@ export class TaskRuns {
     const armExpiry = (expiresAt: number) => {
       clearTimeout(expiry);
       const left = expiresAt - this.options.clockSkewMs - this.options.clock.now();
-      expiry = setTimeout(() => run.stop(new LeaseExpiredError(task.id, epoch, 'the lease ran out before it was renewed')), Math.max(0, left));
+      expiry = setTimeout(() => run.stop(leaseExpired(task.id, epoch, 'the lease ran out before it was renewed')), Math.max(0, left));
       expiry.unref();
     };
     const run: Run = {
@@ -89,7 +90,7 @@ export class TaskRuns {
         controller?.abort(reason);
         // A run whose lease is lost no longer holds its task, even if its handler ignores the abort and runs on: it
         // leaves the running set, so this node too may claim the task again, and shutdown does not wait for it.
-        if (reason instanceof LeaseExpiredError && this.running.get(task.id) === run) {
+        if ((reason instanceof LeaseLostError && reason.kind === 'task') && this.running.get(task.id) === run) {
           this.running.delete(task.id);
           this.wake();
         }
@@ -115,7 +116,7 @@ export class TaskRuns {
         if (stopped) throw stopped;
         const renewed = await this.fencing.fenced(task.id, epoch, (current, now) => decideRenew(current, this.actor, epoch, now, leaseMs, this.options.clockSkewMs), known);
         if (renewed.outcome !== 'ok') {
-          const error = new LeaseExpiredError(task.id, epoch, renewed.message);
+          const error = leaseExpired(task.id, epoch, renewed.message);
           run.stop(error);
           throw error;
         }
@@ -144,7 +145,7 @@ export class TaskRuns {
       run.settled = true;
       this.wake(); // its slot is free while the outcome is written
       clearTimeout(expiry);
-      if (stopped instanceof LeaseExpiredError) {
+      if (stopped instanceof LeaseLostError && stopped.kind === 'task') {
         this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: stopped.message }); // another node may hold it
         return;
       }

@@ -1,5 +1,5 @@
 import { Client } from 'hazelcast-client';
-import { InvalidDefinitionError, PermitNotHeldError, UnknownSemaphoreError, type Permit } from '../../lib';
+import { InvalidInputError, PermitNotHeldError, NotFoundError, type Permit } from '../../lib';
 import { startNode, TickJobs, type LedgerEntry, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -30,28 +30,28 @@ describe('bad input and foreign data', () => {
   });
 
   const cases: Array<[string, Call, new (...args: never[]) => Error, RegExp]> = [
-    ['an invalid group regex', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', groupPattern: 'prod(' }), InvalidDefinitionError, /"billing": invalid groupPattern/],
-    ['an invalid acquirer regex', (n) => n.semaphores.updateDefinition('billing', { acquirerPattern: '*' }), InvalidDefinitionError, /"billing": invalid acquirerPattern/],
-    ['negative permits', (n) => n.semaphores.updateDefinition('billing', { permits: -1 }), InvalidDefinitionError, /"billing": invalid permits/],
-    ['fractional permits', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', permits: 1.5 }), InvalidDefinitionError, /"billing": invalid permits/],
-    ['an unparsable duration', (n) => n.semaphores.putDefinition({ name: 'billing', duration: 'soon' }), InvalidDefinitionError, /"billing": invalid duration/],
-    ['a zero duration', (n) => n.semaphores.updateDefinition('billing', { duration: 0 }), InvalidDefinitionError, /"billing": invalid duration/],
-    ['an empty name', (n) => n.semaphores.putDefinition({ name: '', duration: '1m' }), InvalidDefinitionError, /invalid name/],
-    ['an over-long name', (n) => n.semaphores.putDefinition({ name: 'n'.repeat(201), duration: '1m' }), InvalidDefinitionError, /invalid name: must be at most 200/],
-    ['an unknown field', (n) => n.semaphores.updateDefinition('billing', { permit: 2 } as never), InvalidDefinitionError, /"billing": invalid permit: is not a definition field/],
-    ['a rename by update', (n) => n.semaphores.updateDefinition('billing', { name: 'x' } as never), InvalidDefinitionError, /"billing": invalid name/],
-    ['an update of an unknown semaphore', (n) => n.semaphores.updateDefinition('ghost', { permits: 1 }), UnknownSemaphoreError, /"ghost" has no definition/],
-    ['a resume of an unknown semaphore', (n) => n.semaphores.resume('ghost'), UnknownSemaphoreError, /"ghost"/],
-    ['an empty migration group', (n) => n.semaphores.migrate('', 'dr-site'), InvalidDefinitionError, /^Invalid migration\.fromGroup: must be a non-empty group name/],
+    ['an invalid group regex', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', groupPattern: 'prod(' }), InvalidInputError, /"billing": invalid groupPattern/],
+    ['an invalid acquirer regex', (n) => n.semaphores.updateDefinition('billing', { acquirerPattern: '*' }), InvalidInputError, /"billing": invalid acquirerPattern/],
+    ['negative permits', (n) => n.semaphores.updateDefinition('billing', { permits: -1 }), InvalidInputError, /"billing": invalid permits/],
+    ['fractional permits', (n) => n.semaphores.putDefinition({ name: 'billing', duration: '1m', permits: 1.5 }), InvalidInputError, /"billing": invalid permits/],
+    ['an unparsable duration', (n) => n.semaphores.putDefinition({ name: 'billing', duration: 'soon' }), InvalidInputError, /"billing": invalid duration/],
+    ['a zero duration', (n) => n.semaphores.updateDefinition('billing', { duration: 0 }), InvalidInputError, /"billing": invalid duration/],
+    ['an empty name', (n) => n.semaphores.putDefinition({ name: '', duration: '1m' }), InvalidInputError, /invalid name/],
+    ['an over-long name', (n) => n.semaphores.putDefinition({ name: 'n'.repeat(201), duration: '1m' }), InvalidInputError, /invalid name: must be at most 200/],
+    ['an unknown field', (n) => n.semaphores.updateDefinition('billing', { permit: 2 } as never), InvalidInputError, /"billing": invalid permit: is not a definition field/],
+    ['a rename by update', (n) => n.semaphores.updateDefinition('billing', { name: 'x' } as never), InvalidInputError, /"billing": invalid name/],
+    ['an update of an unknown semaphore', (n) => n.semaphores.updateDefinition('ghost', { permits: 1 }), NotFoundError, /"ghost" has no definition/],
+    ['a resume of an unknown semaphore', (n) => n.semaphores.resume('ghost'), NotFoundError, /"ghost"/],
+    ['an empty migration group', (n) => n.semaphores.migrate('', 'dr-site'), InvalidInputError, /^Invalid migration\.fromGroup: must be a non-empty group name/],
     ['a release of another node\'s permit', (n, p) => n.gatekeeper.release(p), PermitNotHeldError, /"reports": permit with fencing token \d+ is not held by "node-a"/],
     ['a release of a forged token', (n, p) => n.gatekeeper.release({ ...p, acquirer: 'node-a', fencingToken: 1 }), PermitNotHeldError, /fencing token 1 is not held/],
-    ['a force-release of a non-number', (n) => n.semaphores.forceRelease('reports', Number.NaN), InvalidDefinitionError, /"reports": invalid fencingToken/],
-    ['an acquire timeout that is no duration', (n) => n.gatekeeper.acquire('billing', { timeout: 'soon' }), InvalidDefinitionError, /"billing": invalid timeout/],
-    ['a permit asked by an empty name', (n) => n.gatekeeper.tryAcquire(''), InvalidDefinitionError, /invalid name/],
-    ['a name with a NUL byte', (n) => n.semaphores.putDefinition({ name: 'bill\u0000ing', duration: '1m' }), InvalidDefinitionError, /"bill\\u0000ing": invalid name: must not contain control characters \(U\+0000 at index 4\)/],
-    ['a permit asked by a name with a C1 control', (n) => n.gatekeeper.tryAcquire('bill\u009bing'), InvalidDefinitionError, /invalid name: must not contain control characters \(U\+009B at index 4\)/],
-    ['an update of a name with a lone surrogate', (n) => n.semaphores.updateDefinition('bill\ud800', { permits: 2 }), InvalidDefinitionError, /invalid name: must be well-formed Unicode text \(a lone surrogate U\+D800 at index 4\)/],
-    ['a migration to a group with a line feed', (n) => n.semaphores.migrate('production', 'dr\nsite'), InvalidDefinitionError, /^Invalid migration\.toGroup: must not contain control characters \(U\+000A at index 2\)/],
+    ['a force-release of a non-number', (n) => n.semaphores.forceRelease('reports', Number.NaN), InvalidInputError, /"reports": invalid fencingToken/],
+    ['an acquire timeout that is no duration', (n) => n.gatekeeper.acquire('billing', { timeout: 'soon' }), InvalidInputError, /"billing": invalid timeout/],
+    ['a permit asked by an empty name', (n) => n.gatekeeper.tryAcquire(''), InvalidInputError, /invalid name/],
+    ['a name with a NUL byte', (n) => n.semaphores.putDefinition({ name: 'bill\u0000ing', duration: '1m' }), InvalidInputError, /"bill\\u0000ing": invalid name: must not contain control characters \(U\+0000 at index 4\)/],
+    ['a permit asked by a name with a C1 control', (n) => n.gatekeeper.tryAcquire('bill\u009bing'), InvalidInputError, /invalid name: must not contain control characters \(U\+009B at index 4\)/],
+    ['an update of a name with a lone surrogate', (n) => n.semaphores.updateDefinition('bill\ud800', { permits: 2 }), InvalidInputError, /invalid name: must be well-formed Unicode text \(a lone surrogate U\+D800 at index 4\)/],
+    ['a migration to a group with a line feed', (n) => n.semaphores.migrate('production', 'dr\nsite'), InvalidInputError, /^Invalid migration\.toGroup: must not contain control characters \(U\+000A at index 2\)/],
   ];
 
   it.each(cases)('rejects %s with a clear error and changes nothing', async (_, call, type, message) => {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientConfig } from 'hazelcast-client';
-import type { AcquireResult, PermitGranted } from '../../lib';
+import type { AcquireResult } from '../../lib';
+import type { PermitGranted } from '../../lib/permits/acquire-result';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import {
   appendEvent, checkHistory, newHistoryFile, readHistory, recordNemesis, workloadEnv,

@@ -41,7 +41,7 @@ describe('a holder paused past its expiry', () => {
     const resumedAt = Date.now();
     await eventually('node-a to notice the loss', () => /stopped: Permit of "fenced" is lost/.test(a.output()), { timeoutMs: 10_000 });
     // Expected behaviour, so one warning line, not an error with a stack.
-    expect(a.output()).not.toContain('PermitLostError');
+    expect(a.output()).not.toContain('LeaseLostError');
     await eventually('node-b to keep working', () => readLedger<Entry>(ledgerFile).filter((e) => e.at > resumedAt + 500).length >= 3, { timeoutMs: 10_000 });
 
     const ledger = readLedger<Entry>(ledgerFile);

@@ -25,7 +25,7 @@ import { Inject, Injectable, Module, type OnApplicationBootstrap, type OnModuleD
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import type { Subscription } from 'rxjs';
 import {
-  GatekeeperModule, GroupFinishedHandler, InvalidTaskError, InvalidTaskHandler, LeaseExpiredError, OncePerTrigger, TaskHandler, TaskService,
+  GatekeeperModule, GroupFinishedHandler, InvalidTaskError, InvalidTaskHandler, LeaseLostError, OncePerTrigger, TaskHandler, TaskService,
   type GroupJoinData, type SubmitInput, type TaskContext, type TaskRecord,
 } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
@@ -96,7 +96,7 @@ function main(): void {
     try {
       await task.renewLease();
     } catch (error) {
-      run({ ...base(task), type: 'abort', reason: error instanceof LeaseExpiredError ? `lease expired: ${error.message}` : String(error) });
+      run({ ...base(task), type: 'abort', reason: (error instanceof LeaseLostError && error.kind === 'task') ? `lease expired: ${error.message}` : String(error) });
       throw error;
     }
     run({ ...base(task), type: 'effect', valid: true, validUntil: vouchedUntil(task) });

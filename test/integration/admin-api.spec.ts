@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { ClusterService, GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, SemaphoreAdminService } from '../../lib';
+import { ClusterService, GatekeeperModule, GatekeeperService, InvalidInputError, SemaphoreAdminService } from '../../lib';
 import type { ClusterOverview, ElectionStatus } from '../../lib/elections/election-status';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -82,7 +82,7 @@ describe('admin HTTP API', () => {
     expect(list.status).toBe(200);
     expect(list.body.map((d: { name: string }) => d.name)).toEqual(['billing', 'reports']);
     expect(await call('GET', '/definitions/reports')).toMatchObject({ status: 200, body: { name: 'reports', permits: 2, durationMs: 30_000 } });
-    expect(await call('GET', '/definitions/ghost')).toMatchObject({ status: 404 });
+    expect(await call('GET', '/definitions/ghost')).toMatchObject({ status: 404, body: { semaphore: 'ghost', reason: 'UNKNOWN_SEMAPHORE', message: 'Semaphore "ghost" has no definition' } });
   });
 
   it('creates, updates and deletes a definition', async () => {
@@ -305,9 +305,8 @@ describe('admin HTTP API options', () => {
       return Test.createTestingModule({ imports: [module] }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
     };
     const unprotected = await boot({});
-    expect(unprotected).toBeInstanceOf(InvalidOptionsError);
-    expect(unprotected).toBeInstanceOf(InvalidDefinitionError);
-    expect(unprotected).toMatchObject({ field: 'admin.token', semaphore: undefined });
+    expect(unprotected).toBeInstanceOf(InvalidInputError);
+    expect(unprotected).toMatchObject({ field: 'admin.token', kind: undefined });
     const short = (await boot({ token: 'short' })) as Error;
     expect(short.message).toBe(
       'GatekeeperModule options: invalid admin.token: the admin API must be protected: give admin.guard, or admin.token of at least 16 characters (got 5 characters)',
@@ -412,7 +411,7 @@ describe('admin and console options from forRootAsync (ConfigService)', () => {
     const failure = await Test.createTestingModule({
       imports: [GatekeeperModule.forRootAsync({ useFactory: () => ({ backend: 'memory' as const, admin: { token: 'short' } }) })],
     }).setLogger(new CapturingLogger()).compile().then(() => undefined, (error: unknown) => error);
-    expect(failure).toBeInstanceOf(InvalidOptionsError);
+    expect(failure).toBeInstanceOf(InvalidInputError);
     expect((failure as Error).message).toMatch(/^GatekeeperModule options: invalid admin\.token: /);
   });
 

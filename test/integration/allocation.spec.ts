@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { AllocationService, GatekeeperService, InvalidOptionsError } from '../../lib';
+import { AllocationService, GatekeeperService, InvalidInputError } from '../../lib';
 import type { AllocationLease } from '../../lib/allocation/allocation-lease';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { uniquePrefix } from '../support/test-cluster';
@@ -139,7 +139,7 @@ describe('allocation through the module, on a real member (AllocationService)', 
 
   it('rejects a bad allocation option naming the field', async () => {
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'q', manual: { nodeCount: 2, nodeIndex: 2 } }], providers: [] })).rejects.toThrow(/allocations\[0\]\.manual\.nodeIndex/);
-    await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', lease: 'soon' }], providers: [] })).rejects.toThrow(InvalidOptionsError);
+    await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', lease: 'soon' }], providers: [] })).rejects.toThrow(InvalidInputError);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', lease: 'soon' }], providers: [] })).rejects.toThrow(/allocations\[0\]\.lease/);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'queues', maxParticipants: -1 }], providers: [] })).rejects.toThrow(/allocations\[0\]\.maxParticipants/);
     await expect(startNode({ mapPrefix: prefix, allocations: [{ name: 'q' }, { name: 'q' }], providers: [] })).rejects.toThrow(/declared twice/);

@@ -285,7 +285,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
     const rejected = await run('--json', 'pause', 'ghost');
     expect(rejected.code).toBe(1);
     expect(JSON.parse(rejected.stderr)).toEqual({
-      error: { code: 'REJECTED', exitCode: 1, type: 'UnknownSemaphoreError', message: 'Semaphore "ghost" has no definition', semaphore: 'ghost' },
+      error: { code: 'REJECTED', exitCode: 1, type: 'NotFoundError', message: 'Semaphore "ghost" has no definition', semaphore: 'ghost', reason: 'UNKNOWN_SEMAPHORE' },
     });
   });
 
@@ -370,7 +370,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
       const message = 'Election "ghost" is not in the cluster (no semaphore "election:ghost"); elections: leader';
       expect([shown.code, shown.stdout, shown.stderr]).toEqual([1, '', `error: ${message}\n`]);
       expect([resigned.code, resigned.stderr]).toEqual([1, `error: ${message}\n`]);
-      expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'REJECTED', exitCode: 1, type: 'ElectionNotFoundError', message, election: 'ghost' } });
+      expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'REJECTED', exitCode: 1, type: 'NotFoundError', message, election: 'ghost', reason: 'UNKNOWN_ELECTION' } });
       expect(leading()).toMatchObject({ instance: before.instance, epoch: before.epoch });
     });
   });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  DenyReason, InvalidDefinitionError, PermitNotHeldError, PermitTimeoutError, UnknownSemaphoreError, type Permit,
+  DenyReason, InvalidInputError, PermitNotHeldError, PermitTimeoutError, NotFoundError, type Permit,
 } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -118,10 +118,10 @@ describe('GatekeeperService on a real member', () => {
     const updated = await b.semaphores.updateDefinition('nightly', { permits: 2 });
     expect(updated).toEqual({ ...created, permits: 2 });
     const before = b.semaphores.getDefinition('nightly');
-    await expect(b.semaphores.updateDefinition('nightly', { acquirerPattern: '[' })).rejects.toThrow(InvalidDefinitionError);
+    await expect(b.semaphores.updateDefinition('nightly', { acquirerPattern: '[' })).rejects.toThrow(InvalidInputError);
     await expect(b.semaphores.updateDefinition('nightly', { permits: -1 })).rejects.toThrow('"nightly": invalid permits');
     await expect(b.semaphores.putDefinition({ name: 'nightly', duration: 'soon' })).rejects.toThrow('"nightly": invalid duration');
-    await expect(b.semaphores.updateDefinition('ghost', { permits: 1 })).rejects.toThrow(UnknownSemaphoreError);
+    await expect(b.semaphores.updateDefinition('ghost', { permits: 1 })).rejects.toThrow(NotFoundError);
     expect(b.semaphores.getDefinition('nightly')).toEqual(before);
     expect(a.semaphores.listDefinitions().map((d) => d.name)).toContain('nightly');
     expect(await a.semaphores.removeDefinition('nightly')).toBe(true);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { Client, type ClientConfig } from 'hazelcast-client';
-import { GatekeeperModule, GatekeeperService, InvalidDefinitionError, InvalidOptionsError, TaskService } from '../../lib';
+import { GatekeeperModule, GatekeeperService, InvalidInputError, TaskService } from '../../lib';
 import type { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { CANARY_MAP } from '../../lib/backends/hazelcast/hazelcast-partition-canaries';
 import { libraryMapNames } from '../../lib/backends/hazelcast/library-maps';
@@ -181,9 +181,8 @@ describe('near caches on the library\'s maps are refused', () => {
         hazelcast: { mapPrefix, clientConfig: { ...testClientConfig(), nearCaches: { 'app.sessions': {}, [key]: { invalidateOnChange: true } } } },
       })],
     }).setLogger(new CapturingLogger()).compile().then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidOptionsError);
-    expect(error).toBeInstanceOf(InvalidDefinitionError);
-    expect(error).toMatchObject({ field: `hazelcast.clientConfig.nearCaches[${JSON.stringify(key)}]`, semaphore: undefined });
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ field: `hazelcast.clientConfig.nearCaches[${JSON.stringify(key)}]`, kind: undefined });
     expect((error as Error).message).toContain(`would cover the library's map "${map === 'partition-canaries' ? CANARY_MAP : `${mapPrefix}.${map}`}"`);
     expect((error as Error).message).toContain('stale');
   });

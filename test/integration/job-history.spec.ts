@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cron } from '@nestjs/schedule';
-import { ClusterSingleton, GatekeeperService, ScheduleService, UnknownJobError } from '../../lib';
+import { ClusterSingleton, GatekeeperService, ScheduleService, NotFoundError } from '../../lib';
 import { MemoryBackend } from '../../lib/testing';
 import { beforeMapWrites } from '../support/memory-map-hooks';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -104,7 +104,7 @@ describe('run history, describe and the overlap policy on a real member', () => 
     expect(described.nextRuns).toHaveLength(10);
     expect(described.nextRuns[1] - described.nextRuns[0]).toBe(3_600_000);
     expect(described.lastRun?.id).toBe(history.runs[0].id);
-    await expect(other.get(ScheduleService).describe('HistoryJobs.nope')).rejects.toThrow(UnknownJobError);
+    await expect(other.get(ScheduleService).describe('HistoryJobs.nope')).rejects.toThrow(NotFoundError);
   });
 
   it("with overlap: 'replace', fires the running run's signal and starts the next only once it ended", async () => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { ClusterSingleton, InvalidDefinitionError, LeaderOnly, ScheduleHandler, ScheduleService, UnknownJobError } from '../../lib';
+import { ClusterSingleton, InvalidInputError, LeaderOnly, ScheduleHandler, ScheduleService, NotFoundError } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';
@@ -127,8 +127,8 @@ describe('pause and resume by job name (real member)', () => {
     const job = 'leader:pause-leader:TenantJobs.send';
     await eventually('the election defined', () => node.semaphores.getDefinition('election:pause-leader')?.permits === 1);
     const refused = await schedules.pauseJob(job).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(InvalidDefinitionError);
-    expect(refused).toMatchObject({ semaphore: 'election:pause-leader', field: 'permits' });
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect(refused).toMatchObject({ kind: 'semaphore', id: 'election:pause-leader', field: 'permits' });
     expect((refused as Error).message).toContain('force');
     expect((await node.semaphores.readDefinition('election:pause-leader')).permits).toBe(1);
 
@@ -140,8 +140,8 @@ describe('pause and resume by job name (real member)', () => {
     const before = node.semaphores.listDefinitions().map((d) => [d.name, d.permits]);
     for (const call of [() => schedules.pauseJob('LedgerJobs.nope'), () => schedules.resumeJob('LedgerJobs.nope')]) {
       const error = await call().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(UnknownJobError);
-      expect(error).toMatchObject({ job: 'LedgerJobs.nope' });
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toMatchObject({ kind: 'job', id: 'LedgerJobs.nope' });
       expect((error as Error).message).toContain('No job "LedgerJobs.nope"');
       expect((error as Error).message).toContain('LedgerJobs.charge, LedgerJobs.refund, LedgerJobs.sweep');
     }

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
 import type { Subscription } from 'rxjs';
-import { ClusterService, InvalidOptionsError, LeaderOnly, LeaderTimeoutError, UnknownElectionError, type ClusterChange, type LeaderLease } from '../../lib';
+import { ClusterService, InvalidInputError, LeaderOnly, LeaderTimeoutError, NotFoundError, type ClusterChange, type LeaderLease } from '../../lib';
 import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -151,13 +151,13 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
 
   it('names what is wrong: an election this node does not stand in, and bad election options', async () => {
     const solo = await node('solo');
-    expect(() => cluster(solo).isLeader('reports')).toThrow(UnknownElectionError);
+    expect(() => cluster(solo).isLeader('reports')).toThrow(NotFoundError);
     expect(() => cluster(solo).status('reports')).toThrow(/Election "reports".*elections/);
     const bad = await startNode({ backend: 'memory', elections: [{ name: 'leader', lease: 'soon' }], providers: [] }).then(
       () => undefined,
       (error: unknown) => error,
     );
-    expect(bad).toBeInstanceOf(InvalidOptionsError);
+    expect(bad).toBeInstanceOf(InvalidInputError);
     expect((bad as Error).message).toContain('invalid elections[0].lease');
   });
 });

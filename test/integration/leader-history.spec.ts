@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { existsSync } from 'node:fs';
 import { Test } from '@nestjs/testing';
-import { ClusterService, GatekeeperModule, LeaderOnly, ScheduleService, UnknownJobError } from '../../lib';
+import { ClusterService, GatekeeperModule, LeaderOnly, ScheduleService, NotFoundError } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { cli, CLI_BIN } from '../support/cli-process';
@@ -169,6 +169,6 @@ describe('run history of @LeaderOnly methods (real member, two nodes, a handover
 
   it('refuses a name that is neither a leader-only method here nor in the history', async () => {
     const a = await node('node-a');
-    await expect(a.get(ScheduleService).history('leader:reports:ReportSender.nope')).rejects.toThrow(UnknownJobError);
+    await expect(a.get(ScheduleService).history('leader:reports:ReportSender.nope')).rejects.toThrow(NotFoundError);
   });
 });

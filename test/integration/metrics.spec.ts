@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
 import { Registry, register } from 'prom-client';
 import {
-  ClusterService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidOptionsError, SemaphoreAdminService, TaskHandler, TaskService, type GatekeeperModuleOptions,
+  ClusterService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidInputError, SemaphoreAdminService, TaskHandler, TaskService, type GatekeeperModuleOptions,
 } from '../../lib';
 import { MetricsController } from '../../examples/metrics.module';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -152,7 +152,7 @@ describe('metrics (prom-client, real member)', () => {
   });
 
   it('rejects a bad metrics option, naming the field', async () => {
-    await expect(start({ metrics: { prefix: 'bad-prefix' } })).rejects.toThrow(InvalidOptionsError);
+    await expect(start({ metrics: { prefix: 'bad-prefix' } })).rejects.toThrow(InvalidInputError);
     await expect(start({ metrics: { prefix: 'bad-prefix' } })).rejects.toThrow('invalid metrics.prefix');
     await expect(start({ metrics: { registry: {} } })).rejects.toThrow('invalid metrics.registry: must be a prom-client Registry');
   });

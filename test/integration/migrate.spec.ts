@@ -2,13 +2,13 @@ import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import { PermitEngine } from '../../lib/permits/permit.engine';
-import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
-import { UnknownSemaphoreError } from '../../lib/permits/errors/unknown-semaphore.error';
 import { systemClock } from '../../lib/core/clock';
 import type { PermitStore } from '../../lib/permits/permit-store';
 import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
+import { NotFoundError } from '../../lib/core/errors/not-found.error';
 
 /**
  * Group migrations through the admin API, on both stores: what is selected by default, the dry run's before and
@@ -83,9 +83,9 @@ describe.each([
 
   it('rejects an unknown named semaphore or a bad request before writing anything', async () => {
     const before = await patterns();
-    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['billing', 'ghost'] })).rejects.toThrow(UnknownSemaphoreError);
+    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['billing', 'ghost'] })).rejects.toThrow(NotFoundError);
     await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', namePattern: '(' })).rejects.toThrow(/^Invalid migration\.namePattern: /);
-    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'production' })).rejects.toThrow(InvalidDefinitionError);
+    await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'production' })).rejects.toThrow(InvalidInputError);
     expect(await patterns()).toEqual(before);
   });
 
@@ -162,8 +162,8 @@ describe.each([
     expect((await admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', namePattern: '(election|allocation):.*' })).changes).toEqual([]);
     const before = await patterns();
     await expect(admin.migrateGroups({ fromGroup: 'production', toGroup: 'dr-site', names: ['allocation:queues'] }))
-      .rejects.toMatchObject({ semaphore: 'allocation:queues', field: 'names', message: expect.stringContaining('it backs the allocation "queues", not a job') });
-    await expect(admin.undoMigration({ names: ['election:leader'] })).rejects.toMatchObject({ semaphore: 'election:leader', field: 'names' });
+      .rejects.toMatchObject({ kind: 'semaphore', id: 'allocation:queues', field: 'names', message: expect.stringContaining('it backs the allocation "queues", not a job') });
+    await expect(admin.undoMigration({ names: ['election:leader'] })).rejects.toMatchObject({ kind: 'semaphore', id: 'election:leader', field: 'names' });
     expect(await patterns()).toEqual(before);
     const undone = await admin.undoMigration();
     expect([...undone.changes, ...undone.skipped].map((c) => c.name)).not.toContain('election:leader');
@@ -177,14 +177,14 @@ describe.each([
       () => admin.put({ name: 'allocation:queues', duration: '10s' }), // permits default to 1
       () => admin.put({ name: 'election:nightly', duration: '10s' }), // created by hand
     ];
-    for (const refused of refusals) await expect(refused()).rejects.toBeInstanceOf(InvalidDefinitionError);
-    await expect(admin.pause('allocation:queues')).rejects.toMatchObject({ semaphore: 'allocation:queues', field: 'permits' });
+    for (const refused of refusals) await expect(refused()).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(admin.pause('allocation:queues')).rejects.toMatchObject({ kind: 'semaphore', id: 'allocation:queues', field: 'permits' });
     expect((await admin.get('allocation:queues')).permits).toBe(1000);
     expect(await admin.update('allocation:queues', { groupPattern: 'dr-site', duration: '20s', permits: 1000 })).toMatchObject({ permits: 1000, groupPattern: 'dr-site' });
     expect(await admin.pause('allocation:queues', { force: true })).toMatchObject({ permits: 0, pausedFrom: 1000 });
     await expect(admin.resume('allocation:queues')).rejects.toMatchObject({ field: 'permits', message: expect.stringContaining('resuming it lets nodes take part again') });
     expect(await admin.resume('allocation:queues', undefined, { force: true })).toMatchObject({ permits: 1000 });
-    await expect(admin.get('election:nightly')).rejects.toBeInstanceOf(UnknownSemaphoreError);
+    await expect(admin.get('election:nightly')).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('keeps the old migrate() call working, with the safe default', async () => {
@@ -197,8 +197,8 @@ describe.each([
     const known = new SemaphoreAdmin(store, systemClock, { liveInstances: async () => present });
     const before = await patterns();
     const refused = await known.migrateGroups({ fromGroup: 'production', toGroup: 'dr-stie' }).then(() => undefined, (error: unknown) => error);
-    expect(refused).toBeInstanceOf(InvalidDefinitionError);
-    expect(refused).toMatchObject({ field: 'toGroup', semaphore: undefined });
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect(refused).toMatchObject({ field: 'toGroup', kind: undefined });
     expect((refused as Error).message).toMatch(/^Invalid migration\.toGroup: /);
     expect((refused as Error).message).toContain('no live node is known in group "dr-stie" (groups with live nodes: dr-site, production)');
     expect(await patterns()).toEqual(before);

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { Pool } from 'pg';
-import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, SemaphoreAdminService } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidInputError, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -65,7 +65,7 @@ describe('GatekeeperModule on PostgreSQL', () => {
           await app.init();
         });
       const error = await started.then(() => undefined, (e: unknown) => e);
-      expect(error).toBeInstanceOf(InvalidOptionsError);
+      expect(error).toBeInstanceOf(InvalidInputError);
       expect((error as Error).message).toMatch(/invalid postgres: .*GATEKEEPER_PG_URL/);
     } finally {
       process.env.GATEKEEPER_PG_URL = url;

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { DenyReason, GatekeeperModule, GatekeeperService, InvalidOptionsError, RedisBackend, SemaphoreAdminService } from '../../lib';
+import { DenyReason, GatekeeperModule, GatekeeperService, InvalidInputError, RedisBackend, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testRedisUrl } from '../support/test-redis';
@@ -73,7 +73,7 @@ describe('GatekeeperModule on Redis', () => {
           await app.init();
         });
       const error = await started.then(() => undefined, (e: unknown) => e);
-      expect(error).toBeInstanceOf(InvalidOptionsError);
+      expect(error).toBeInstanceOf(InvalidInputError);
       expect((error as Error).message).toMatch(/invalid redis: .*GATEKEEPER_REDIS_URL/);
     } finally {
       process.env.GATEKEEPER_REDIS_URL = url;

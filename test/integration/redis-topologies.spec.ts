@@ -1,11 +1,11 @@
 import Redis, { Cluster } from 'ioredis';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import type { RedisLostData } from '../../lib/backends/redis/redis-backend.options';
-import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
 import { eventually } from '../support/eventually';
 import { ControlledRedis } from '../support/redis-control';
 import { TestRedisCluster, TestRedisSentinel } from '../support/redis-topology';
 import { uniquePrefix } from '../support/test-cluster';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 /**
  * The Redis backend on the topologies teams run: a primary with a replica behind Sentinel (a failover the backend
@@ -120,7 +120,7 @@ describe('Redis Cluster', () => {
   });
 
   it('refuses minReplicas on a Cluster client, naming the option', () => {
-    expect(() => new RedisBackend({ client: appCluster(), minReplicas: 1 })).toThrow(InvalidOptionsError);
+    expect(() => new RedisBackend({ client: appCluster(), minReplicas: 1 })).toThrow(InvalidInputError);
     expect(() => new RedisBackend({ client: appCluster(), minReplicas: 1 })).toThrow(/redis\.minReplicas/);
   });
 });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
-  ClusterSingleton, DenyReason, GatekeeperModule, GatekeeperService, InvalidDefinitionError, SemaphoreAdminService, UnknownSemaphoreError,
+  ClusterSingleton, DenyReason, GatekeeperModule, GatekeeperService, InvalidInputError, SemaphoreAdminService, NotFoundError,
 } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -35,8 +35,8 @@ describe('a duration edit against the tick of the jobs that hold the permit (mem
       const semaphores = app.get(SemaphoreAdminService);
       // `set billing --duration 5s` on the 10-second job: its permit would lapse between ticks.
       const refused = await semaphores.updateDefinition('billing', { duration: '5s' }).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(InvalidDefinitionError);
-      expect((refused as InvalidDefinitionError).field).toBe('duration');
+      expect(refused).toBeInstanceOf(InvalidInputError);
+      expect((refused as InvalidInputError).field).toBe('duration');
       expect((refused as Error).message).toBe('Semaphore "billing": invalid duration: 5s is shorter than the tick of TickingJobs.charge (every 10s), which keeps its '
         + 'permit from tick to tick: it would lapse between ticks and the job would move between nodes. Give one longer than the tick (a bare number is milliseconds), or force it');
       await expect(semaphores.putDefinition({ name: 'billing', duration: '5s' })).rejects.toThrow(/5s is shorter than the tick of TickingJobs\.charge/);
@@ -85,8 +85,8 @@ describe('SemaphoreAdminService (memory store)', () => {
 
   it('refuses a duration not more than twice maxClockSkew, naming the field, unless forced; changes nothing', async () => {
     const refused = await semaphores.putDefinition({ name: 'reports', duration: 900 }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(InvalidDefinitionError);
-    expect((refused as InvalidDefinitionError).field).toBe('duration');
+    expect(refused).toBeInstanceOf(InvalidInputError);
+    expect((refused as InvalidInputError).field).toBe('duration');
     expect((refused as Error).message).toContain("900ms is not more than twice maxClockSkew (500ms)");
     expect(semaphores.listDefinitions().map((d) => d.name)).toEqual(['billing']);
     await expect(semaphores.updateDefinition('billing', { duration: 90 })).rejects.toThrow(/invalid duration: 90ms is not more than twice/);
@@ -103,7 +103,7 @@ describe('SemaphoreAdminService (memory store)', () => {
     expect(semaphores.listDefinitions().map((d) => d.name)).toEqual(['billing', 'reports']);
 
     expect(await semaphores.updateDefinition('reports', { permits: 3 })).toEqual({ ...created, permits: 3 });
-    await expect(semaphores.updateDefinition('reports', { permits: -1 })).rejects.toThrow(InvalidDefinitionError);
+    await expect(semaphores.updateDefinition('reports', { permits: -1 })).rejects.toThrow(InvalidInputError);
     expect((await semaphores.readDefinition('reports')).permits).toBe(3);
 
     expect(await semaphores.pause('reports')).toMatchObject({ permits: 0, pausedFrom: 3 });
@@ -113,7 +113,7 @@ describe('SemaphoreAdminService (memory store)', () => {
 
     expect(await semaphores.removeDefinition('reports')).toBe(true);
     expect(await semaphores.removeDefinition('reports')).toBe(false);
-    await expect(semaphores.readDefinition('reports')).rejects.toThrow(UnknownSemaphoreError);
+    await expect(semaphores.readDefinition('reports')).rejects.toThrow(NotFoundError);
     expect(semaphores.getDefinition('reports')).toBeUndefined();
   });
 

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
 import { InvalidTaskError } from '../../lib/tasks/errors/invalid-task.error';
-import { LeaseExpiredError } from '../../lib/tasks/errors/lease-expired.error';
 import { RetryLaterError } from '../../lib/tasks/errors/retry-later.error';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
 import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';
+import { LeaseLostError } from '../../lib/core/errors/lease-lost.error';
 
 /**
  * Task workers (nodes in one process), each with a store of its own, through the same rules and store calls a
@@ -472,7 +472,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     await eventually('both runs gave up their tasks', () => a.runningTasks().length === 0);
     release();
     await eventually('both outcomes refused', () => events.filter((e) => e.startsWith('rejected')).length === 2);
-    expect(looked).toEqual([`true ${LeaseExpiredError.name}`]);
+    expect(looked).toEqual([`true ${LeaseLostError.name}`]);
     // (A claim whose answer came back after its short lease is handed back unrun, and claimed again: not an outcome.)
     expect(events.filter((e) => !e.startsWith('claimed') && !e.startsWith('handed-back')).sort()).toEqual(['rejected looks-late:x', 'rejected never-looks:y']);
     for (const id of ['looks-late:x', 'never-looks:y']) expect((await task(id))?.state).toBe('running'); // no outcome written under a lapsed lease
@@ -495,7 +495,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     b.handle('job', async () => 'from b', { leaseMs: 10_000 }); // its run must not lapse too on a loaded machine: one lapse is the test's
     b.start();
     await eventually('b finished it', async () => (await task('job:x'))?.state === 'done');
-    expect(lostSignals).toEqual([LeaseExpiredError.name]);
+    expect(lostSignals).toEqual([LeaseLostError.name]);
     release();
     await eventually('a gave up', () => !a.runningTasks().includes('job:x'));
     const done = (await task('job:x'))!;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import {
-  GatekeeperService, GroupFinishedHandler, InvalidOptionsError, InvalidTaskError, InvalidTaskHandler, OncePerTrigger, TaskHandler, TaskService,
+  GatekeeperService, GroupFinishedHandler, InvalidInputError, InvalidTaskError, InvalidTaskHandler, OncePerTrigger, TaskHandler, TaskService,
   type GroupJoinData, type TaskContext, type TaskRecord,
 } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -122,7 +122,7 @@ describe('tasks through the module, on a real member (TaskService, @TaskHandler,
   });
 
   it('rejects bad task options and decorators with errors that name the field or the method', async () => {
-    await expect(startNode({ mapPrefix: prefix, membership: false, tasks: { concurrency: 0 }, providers: [] })).rejects.toThrow(InvalidOptionsError);
+    await expect(startNode({ mapPrefix: prefix, membership: false, tasks: { concurrency: 0 }, providers: [] })).rejects.toThrow(InvalidInputError);
     await expect(startNode({ mapPrefix: prefix, membership: false, tasks: { scanEvery: '1s' } as never, providers: [] })).rejects.toThrow(/tasks\.scanEvery/);
     expect(() => TaskHandler('x', { lease: 'soon' })).toThrow(/@TaskHandler\('x'\).*lease/);
     expect(() => TaskHandler('x', { lease: '30d' })).toThrow(/@TaskHandler\('x'\).*lease: must be at most 24 days/);

@@ -85,8 +85,8 @@ describe('start-up logs of a real app process', () => {
   });
 
   it.each([
-    ['an @Cron expression out of range', 'cron', 'InvalidDecoratorError: @Cron on Reports.run: invalid cronTime: the cron package cannot read "0 61 * * * *"'],
-    ['a misspelt option', 'option', 'InvalidOptionsError: GatekeeperModule options: invalid identity.grup: is not an option (expected one of group, acquirer)'],
+    ['an @Cron expression out of range', 'cron', 'InvalidInputError: @Cron on Reports.run: invalid cronTime: the cron package cannot read "0 61 * * * *"'],
+    ['a misspelt option', 'option', 'InvalidInputError: GatekeeperModule options: invalid identity.grup: is not an option (expected one of group, acquirer)'],
   ])('%s: the start fails with one line naming it, no stack', async (_what, mistake, said) => {
     const child = spawn(process.execPath, tsScriptArgs(join(__dirname, '../fixtures/mistaken-app.ts')), { env: { ...process.env, NO_COLOR: '1', MISTAKE: mistake }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -1,5 +1,4 @@
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
-import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 import { createBackends, createTaskStore, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
@@ -12,6 +11,7 @@ import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 const every = (choice: unknown) => ({ permits: choice, presence: choice, schedules: choice, history: choice, tasks: choice });
 
@@ -53,9 +53,9 @@ describe('module options: the backend of each capability', () => {
     } catch (error) {
       thrown = error;
     }
-    expect(thrown).toBeInstanceOf(InvalidOptionsError);
-    expect((thrown as InvalidOptionsError).message).toContain(option);
-    expect((thrown as InvalidOptionsError).message).toMatch(message);
+    expect(thrown).toBeInstanceOf(InvalidInputError);
+    expect((thrown as InvalidInputError).message).toContain(option);
+    expect((thrown as InvalidInputError).message).toMatch(message);
   });
 
   it('builds one backend per choice, shared by the capabilities that name it, and a connection only for Hazelcast', async () => {

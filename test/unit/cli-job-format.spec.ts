@@ -1,6 +1,6 @@
 import { pauseText, runNowText } from '../../lib/cli/cli-job-format';
 import { parseJobForce } from '../../lib/schedules/job-request.input';
-import { InvalidJobRequestError } from '../../lib/schedules/errors/invalid-job-request.error';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 describe('jobs pause and resume, as the CLI prints them', () => {
   it('names the semaphore, its permits, and the other jobs sharing it', () => {
@@ -33,8 +33,8 @@ describe('force of a pause by job name', () => {
         return e;
       }
     })();
-    expect(error).toBeInstanceOf(InvalidJobRequestError);
-    expect(error).toMatchObject({ job: 'Billing.charge', field: 'force' });
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ kind: 'job', id: 'Billing.charge', field: 'force' });
   });
 });
 

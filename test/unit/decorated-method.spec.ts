@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Cron } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperError, LeaderOnly, OncePerTrigger, TaskHandler } from '../../lib';
-import { InvalidDecoratorError } from '../../lib/nest/errors/invalid-decorator.error';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
+import { invalidDecorator } from '../../lib/nest/errors/decorator.errors';
 
-/** The library's method decorators refuse misuse the same way: an InvalidDecoratorError naming decorator and method. */
+/** The library's method decorators refuse misuse the same way: an InvalidInputError naming decorator and method. */
 describe('method decorators', () => {
   it.each([
     ['@ClusterSingleton', () => ClusterSingleton('billing', '1m')],
@@ -18,14 +19,14 @@ describe('method decorators', () => {
       }
       return Jobs;
     };
-    expect(declare).toThrow(InvalidDecoratorError);
+    expect(declare).toThrow(InvalidInputError);
     expect(declare).toThrow(`${name} on Jobs.run: `);
   });
 
   it('refuses a property that is not a method', () => {
     const descriptor = { value: 42, writable: true, configurable: true, enumerable: false };
     const apply = () => (ClusterSingleton('billing', '1m') as unknown as MethodDecorator)(class Jobs {}.prototype, 'run', descriptor);
-    expect(apply).toThrow(new InvalidDecoratorError('@ClusterSingleton on Jobs.run', 'not a method'));
+    expect(apply).toThrow(invalidDecorator('@ClusterSingleton on Jobs.run', 'not a method'));
   });
 
   it('keeps the metadata of decorators below it and the method name, and fails a call made outside any module', async () => {
@@ -44,8 +45,8 @@ describe('method decorators', () => {
 
   it('names the option at fault', () => {
     expect(() => TaskHandler('export', { maxAttempts: 0 })).toThrow(
-      new InvalidDecoratorError("@TaskHandler('export')", 'must be a whole number, 1 or more, got 0', 'maxAttempts'),
+      invalidDecorator("@TaskHandler('export')", 'must be a whole number, 1 or more, got 0', 'maxAttempts'),
     );
-    expect(() => LeaderOnly('')).toThrow(InvalidDecoratorError);
+    expect(() => LeaderOnly('')).toThrow(InvalidInputError);
   });
 });

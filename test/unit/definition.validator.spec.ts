@@ -1,7 +1,7 @@
-import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import { parseDuration } from '../../lib/core/duration';
 import type { SemaphoreDefinitionInput } from '../../lib/permits/semaphore-definition';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 describe('parseDuration', () => {
   it.each([
@@ -21,7 +21,7 @@ describe('parseDuration', () => {
     'rejects %p naming the owner and field',
     (input) => {
       const call = () => parseDuration(input as never, 'billing', 'duration');
-      expect(call).toThrow(InvalidDefinitionError);
+      expect(call).toThrow(InvalidInputError);
       expect(call).toThrow(/^Semaphore "billing": invalid duration: /);
     },
   );
@@ -65,12 +65,12 @@ describe('validateDefinition', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(InvalidDefinitionError);
-    const e = error as InvalidDefinitionError;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    const e = error as InvalidInputError;
     expect(e.field).toBe(field);
     expect(e.message).toMatch(reason);
     const name = (input as { name: string }).name;
-    if (field !== 'name' && field !== 'definition') expect(e.semaphore).toBe(name);
+    if (field !== 'name' && field !== 'definition') expect([e.kind, e.id]).toEqual(['semaphore', name]);
     expect(e.message).toContain(`invalid ${field}`);
   });
 });

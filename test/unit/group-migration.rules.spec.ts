@@ -1,10 +1,10 @@
 import {
   carryMigrationMemory, escapeGroup, literalGroups, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
 } from '../../lib/permits/group-migration.rules';
-import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
 import { fullMatch } from '../../lib/core/pattern';
 import { validateDefinition } from '../../lib/permits/definition.validator';
 import type { SemaphoreDefinition } from '../../lib/permits/semaphore-definition';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 const def = (groupPattern: string, extra: Partial<SemaphoreDefinition> = {}): SemaphoreDefinition => ({
   ...validateDefinition({ name: 'job', duration: '1m', groupPattern }),
@@ -107,10 +107,10 @@ describe('group migration rules', () => {
     ['a flag that is no boolean', { fromGroup: 'a', toGroup: 'b', dryRun: 'yes' }, 'dryRun'],
   ])('rejects %s naming the field', (_, request, field) => {
     const call = () => validateMigrationRequest(request as never);
-    expect(call).toThrow(InvalidDefinitionError);
+    expect(call).toThrow(InvalidInputError);
     // The request field, under the request's name: no made-up semaphore.
     expect(call).toThrow(new RegExp(`^Invalid migration\\.${field}:`));
-    expect(() => call()).toThrow(expect.objectContaining({ field, semaphore: undefined }));
+    expect(() => call()).toThrow(expect.objectContaining({ field, kind: undefined }));
   });
 
   it('fills in the defaults of a request and of an undo', () => {

@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import { parseInput, withReason } from '../../lib/core/input-schema';
-import { InvalidTaskQueryError } from '../../lib/tasks/errors/invalid-task-query.error';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
+import { invalidTaskQuery } from '../../lib/tasks/errors/task.errors';
 
 /** The error a caller would build, so the spec reads the field and the reason as an operator gets them. */
-const toError = (field: string, reason: string) => new InvalidTaskQueryError(field, reason);
+const toError = (field: string, reason: string) => invalidTaskQuery(field, reason);
 
-function failure(run: () => unknown): InvalidTaskQueryError {
+function failure(run: () => unknown): InvalidInputError {
   try {
     run();
   } catch (error) {
-    if (error instanceof InvalidTaskQueryError) return error;
+    if (error instanceof InvalidInputError) return error;
     throw error;
   }
-  throw new Error('expected an InvalidTaskQueryError');
+  throw new Error('expected an InvalidInputError');
 }
 
 describe('parseInput', () => {
@@ -31,7 +32,7 @@ describe('parseInput', () => {
 
   it("throws the caller's error naming the field with the schema's message, kept as written", () => {
     const error = failure(() => parseInput(request, { limit: 1.5 }, toError));
-    expect(error).toBeInstanceOf(InvalidTaskQueryError);
+    expect(error).toBeInstanceOf(InvalidInputError);
     expect([error.field, error.reason, error.message]).toEqual(['limit', 'must be a whole number', 'Task query: invalid limit: must be a whole number']);
   });
 

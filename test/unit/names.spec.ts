@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
-  AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidDecoratorError, InvalidDefinitionError, InvalidJobRequestError,
-  InvalidOptionsError, InvalidScheduleError, InvalidTaskQueryError, LeaderOnly, OncePerTrigger, PostgresBackend, RedisBackend, ScheduleService, SemaphoreAdminService, TaskHandler, TaskService,
+  AllocationService, ClusterSingleton, GatekeeperModule, GatekeeperService, InvalidInputError, LeaderOnly, OncePerTrigger, PostgresBackend, RedisBackend, ScheduleService, SemaphoreAdminService, TaskHandler, TaskService,
 } from '../../lib';
 import { validateAllocationName } from '../../lib/allocation/allocation-admin';
 import { MAX_NAME_LENGTH, nameCharacterProblem, nameInput, nameProblem, shownName } from '../../lib/core/names';
@@ -75,24 +74,24 @@ describe('the name rule (lib/core/names)', () => {
 
 /** Every validator a name enters by, with the error it throws for a NUL and the field that error names. */
 const ENTRIES: Array<[string, (name: string) => unknown, new (...args: never[]) => Error, string]> = [
-  ['a semaphore name', (n) => validateSemaphoreName(n), InvalidDefinitionError, 'name'],
-  ['a definition', (n) => validateDefinition({ name: n, duration: '1m' }), InvalidDefinitionError, 'name'],
-  ['a schedule id', (n) => validateScheduleId(n), InvalidScheduleError, 'id'],
-  ['a schedule\'s handler', (n) => validateScheduleDefinition({ id: 'report', cron: '0 3 * * *', duration: '1m', handler: n }), InvalidScheduleError, 'handler'],
-  ['a schedule\'s semaphore', (n) => validateScheduleDefinition({ id: 'report', cron: '0 3 * * *', duration: '1m', handler: 'h', semaphore: n }), InvalidScheduleError, 'semaphore'],
-  ['a job name', (n) => validateJobName(n), InvalidJobRequestError, 'job'],
-  ['a task id', (n) => validateTaskId(n), InvalidTaskQueryError, 'id'],
-  ['a task group\'s type', (n) => validateTaskGroup(n, 'batch'), InvalidTaskQueryError, 'type'],
-  ['a task group\'s name', (n) => validateTaskGroup('report', n), InvalidTaskQueryError, 'name'],
-  ['a listing\'s type', (n) => parseTaskList({ types: n }), InvalidTaskQueryError, 'type'],
-  ['a listing\'s group', (n) => parseTaskList({ group: n }), InvalidTaskQueryError, 'group'],
-  ['a submitted task\'s type', (n) => taskId({ type: n, name: 'x' }), InvalidDefinitionError, 'type'],
-  ['a submitted task\'s name', (n) => taskId({ type: 'report', name: n }), InvalidDefinitionError, 'name'],
-  ['a submitted task\'s group', (n) => taskId({ type: 'report', group: { name: n, number: 1 } }), InvalidDefinitionError, 'group.name'],
-  ['an election name', (n) => validateElectionName(n), InvalidDefinitionError, 'election'],
-  ['an allocation name', (n) => validateAllocationName(n), InvalidDefinitionError, 'allocation'],
-  ['a migration\'s target group', (n) => validateMigrationRequest({ fromGroup: 'production', toGroup: n }), InvalidDefinitionError, 'toGroup'],
-  ['a migration\'s semaphore names', (n) => validateMigrationRequest({ fromGroup: 'production', toGroup: 'dr-site', names: [n] }), InvalidDefinitionError, 'names'],
+  ['a semaphore name', (n) => validateSemaphoreName(n), InvalidInputError, 'name'],
+  ['a definition', (n) => validateDefinition({ name: n, duration: '1m' }), InvalidInputError, 'name'],
+  ['a schedule id', (n) => validateScheduleId(n), InvalidInputError, 'id'],
+  ['a schedule\'s handler', (n) => validateScheduleDefinition({ id: 'report', cron: '0 3 * * *', duration: '1m', handler: n }), InvalidInputError, 'handler'],
+  ['a schedule\'s semaphore', (n) => validateScheduleDefinition({ id: 'report', cron: '0 3 * * *', duration: '1m', handler: 'h', semaphore: n }), InvalidInputError, 'semaphore'],
+  ['a job name', (n) => validateJobName(n), InvalidInputError, 'job'],
+  ['a task id', (n) => validateTaskId(n), InvalidInputError, 'id'],
+  ['a task group\'s type', (n) => validateTaskGroup(n, 'batch'), InvalidInputError, 'type'],
+  ['a task group\'s name', (n) => validateTaskGroup('report', n), InvalidInputError, 'name'],
+  ['a listing\'s type', (n) => parseTaskList({ types: n }), InvalidInputError, 'type'],
+  ['a listing\'s group', (n) => parseTaskList({ group: n }), InvalidInputError, 'group'],
+  ['a submitted task\'s type', (n) => taskId({ type: n, name: 'x' }), InvalidInputError, 'type'],
+  ['a submitted task\'s name', (n) => taskId({ type: 'report', name: n }), InvalidInputError, 'name'],
+  ['a submitted task\'s group', (n) => taskId({ type: 'report', group: { name: n, number: 1 } }), InvalidInputError, 'group.name'],
+  ['an election name', (n) => validateElectionName(n), InvalidInputError, 'election'],
+  ['an allocation name', (n) => validateAllocationName(n), InvalidInputError, 'allocation'],
+  ['a migration\'s target group', (n) => validateMigrationRequest({ fromGroup: 'production', toGroup: n }), InvalidInputError, 'toGroup'],
+  ['a migration\'s semaphore names', (n) => validateMigrationRequest({ fromGroup: 'production', toGroup: 'dr-site', names: [n] }), InvalidInputError, 'names'],
 ];
 
 describe('every validator a name enters by applies the rule', () => {
@@ -132,8 +131,8 @@ describe('module options and decorators refuse a hostile name at start-up', () =
     ['hazelcast.mapPrefix', { hazelcast: { mapPrefix: 'gatekeeper\u0000' } }],
   ])('%s', async (field, options) => {
     const error = await compile(options);
-    expect(error).toBeInstanceOf(InvalidOptionsError);
-    expect((error as InvalidOptionsError).field).toBe(field);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).field).toBe(field);
     expect((error as Error).message).toMatch(new RegExp(`^GatekeeperModule options: invalid ${field.replace(/[[\].]/g, '\\$&')}: .*(control characters|lone surrogate|at most)`));
   });
 
@@ -142,7 +141,7 @@ describe('module options and decorators refuse a hostile name at start-up', () =
       () => new PostgresBackend({ connectionString: 'postgres://127.0.0.1:1/none', mapPrefix: 'gatekeeper\u0000' }),
       () => new RedisBackend({ url: 'redis://127.0.0.1:1', mapPrefix: 'gatekeeper\u0085' }),
     ]) {
-      expect(make).toThrow(InvalidOptionsError);
+      expect(make).toThrow(InvalidInputError);
       expect(make).toThrow(/^GatekeeperModule options: invalid (postgres|redis)\.mapPrefix: must not contain control characters/);
     }
     expect(() => new RedisBackend({ url: 'redis://127.0.0.1:1', mapPrefix: '{app}' })).toThrow(/invalid redis\.mapPrefix: must be without \{ or \}/);
@@ -164,11 +163,11 @@ describe('module options and decorators refuse a hostile name at start-up', () =
   });
 
   it.each([
-    ['@ClusterSingleton', () => ClusterSingleton('billing\u0000', '1m'), InvalidDefinitionError, 'name'],
-    ['@ClusterSingleton({ semaphore })', () => ClusterSingleton({ semaphore: 'x'.repeat(1024) }), InvalidDefinitionError, 'name'],
-    ['@LeaderOnly', () => LeaderOnly('leader\u001b'), InvalidDecoratorError, 'election'],
-    ['@TaskHandler', () => TaskHandler('report\u0000'), InvalidDecoratorError, undefined],
-    ['@OncePerTrigger', () => OncePerTrigger('check\u0085'), InvalidDecoratorError, undefined],
+    ['@ClusterSingleton', () => ClusterSingleton('billing\u0000', '1m'), InvalidInputError, 'name'],
+    ['@ClusterSingleton({ semaphore })', () => ClusterSingleton({ semaphore: 'x'.repeat(1024) }), InvalidInputError, 'name'],
+    ['@LeaderOnly', () => LeaderOnly('leader\u001b'), InvalidInputError, 'election'],
+    ['@TaskHandler', () => TaskHandler('report\u0000'), InvalidInputError, undefined],
+    ['@OncePerTrigger', () => OncePerTrigger('check\u0085'), InvalidInputError, undefined],
   ] as const)('%s', (_, decorate, type, field) => {
     let error: unknown;
     try {
@@ -199,34 +198,34 @@ describe('the services refuse a hostile name before any store call', () => {
       app.get(GatekeeperService), app.get(SemaphoreAdminService), app.get(ScheduleService), app.get(TaskService), app.get(AllocationService),
     ];
     const calls: Array<[string, () => unknown, new (...args: never[]) => Error, string]> = [
-      ['tryAcquire', () => gatekeeper.tryAcquire(NUL), InvalidDefinitionError, 'name'],
-      ['acquire', () => gatekeeper.acquire(NUL, { timeout: 'soon' }), InvalidDefinitionError, 'name'],
-      ['withPermit', () => gatekeeper.withPermit(NUL, () => undefined), InvalidDefinitionError, 'name'],
-      ['putDefinition', () => semaphores.putDefinition({ name: NUL, duration: '1m' }), InvalidDefinitionError, 'name'],
-      ['readDefinition', () => semaphores.readDefinition(NUL), InvalidDefinitionError, 'name'],
-      ['updateDefinition', () => semaphores.updateDefinition(NUL, null as never), InvalidDefinitionError, 'name'],
-      ['removeDefinition', () => semaphores.removeDefinition(NUL), InvalidDefinitionError, 'name'],
-      ['pause', () => semaphores.pause(NUL), InvalidDefinitionError, 'name'],
-      ['resume', () => semaphores.resume(NUL), InvalidDefinitionError, 'name'],
-      ['forceRelease', () => semaphores.forceRelease(NUL, Number.NaN), InvalidDefinitionError, 'name'],
-      ['resetPermits', () => semaphores.resetPermits(NUL), InvalidDefinitionError, 'name'],
-      ['migrate', () => semaphores.migrate('production', NUL), InvalidDefinitionError, 'toGroup'],
-      ['history', () => schedules.history(NUL), InvalidJobRequestError, 'job'],
-      ['describe', () => schedules.describe(NUL), InvalidJobRequestError, 'job'],
-      ['runNow', () => schedules.runNow(NUL), InvalidJobRequestError, 'job'],
-      ['pauseJob', () => schedules.pauseJob(NUL), InvalidJobRequestError, 'job'],
-      ['resumeJob', () => schedules.resumeJob(NUL), InvalidJobRequestError, 'job'],
-      ['schedule', () => schedules.schedule(NUL), InvalidScheduleError, 'id'],
-      ['upsert', () => schedules.upsert({ id: NUL, cron: '0 3 * * *', duration: '1m', handler: 'h' }), InvalidScheduleError, 'id'],
-      ['remove', () => schedules.remove(NUL), InvalidScheduleError, 'id'],
-      ['submit', () => tasks.submit({ type: 'report', name: NUL }), InvalidDefinitionError, 'name'],
-      ['get', () => tasks.get(NUL), InvalidTaskQueryError, 'id'],
-      ['retry', () => tasks.retry(NUL), InvalidTaskQueryError, 'id'],
-      ['cancel', () => tasks.cancel(NUL), InvalidTaskQueryError, 'id'],
-      ['group', () => tasks.group('report', NUL), InvalidTaskQueryError, 'name'],
-      ['list', () => tasks.list({ types: [NUL] }), InvalidTaskQueryError, 'type'],
-      ['purge', () => tasks.purge({ types: [NUL] }), InvalidTaskQueryError, 'type'],
-      ['participate', () => allocations.participate(NUL, { resources: () => [] }), InvalidOptionsError, 'allocation'],
+      ['tryAcquire', () => gatekeeper.tryAcquire(NUL), InvalidInputError, 'name'],
+      ['acquire', () => gatekeeper.acquire(NUL, { timeout: 'soon' }), InvalidInputError, 'name'],
+      ['withPermit', () => gatekeeper.withPermit(NUL, () => undefined), InvalidInputError, 'name'],
+      ['putDefinition', () => semaphores.putDefinition({ name: NUL, duration: '1m' }), InvalidInputError, 'name'],
+      ['readDefinition', () => semaphores.readDefinition(NUL), InvalidInputError, 'name'],
+      ['updateDefinition', () => semaphores.updateDefinition(NUL, null as never), InvalidInputError, 'name'],
+      ['removeDefinition', () => semaphores.removeDefinition(NUL), InvalidInputError, 'name'],
+      ['pause', () => semaphores.pause(NUL), InvalidInputError, 'name'],
+      ['resume', () => semaphores.resume(NUL), InvalidInputError, 'name'],
+      ['forceRelease', () => semaphores.forceRelease(NUL, Number.NaN), InvalidInputError, 'name'],
+      ['resetPermits', () => semaphores.resetPermits(NUL), InvalidInputError, 'name'],
+      ['migrate', () => semaphores.migrate('production', NUL), InvalidInputError, 'toGroup'],
+      ['history', () => schedules.history(NUL), InvalidInputError, 'job'],
+      ['describe', () => schedules.describe(NUL), InvalidInputError, 'job'],
+      ['runNow', () => schedules.runNow(NUL), InvalidInputError, 'job'],
+      ['pauseJob', () => schedules.pauseJob(NUL), InvalidInputError, 'job'],
+      ['resumeJob', () => schedules.resumeJob(NUL), InvalidInputError, 'job'],
+      ['schedule', () => schedules.schedule(NUL), InvalidInputError, 'id'],
+      ['upsert', () => schedules.upsert({ id: NUL, cron: '0 3 * * *', duration: '1m', handler: 'h' }), InvalidInputError, 'id'],
+      ['remove', () => schedules.remove(NUL), InvalidInputError, 'id'],
+      ['submit', () => tasks.submit({ type: 'report', name: NUL }), InvalidInputError, 'name'],
+      ['get', () => tasks.get(NUL), InvalidInputError, 'id'],
+      ['retry', () => tasks.retry(NUL), InvalidInputError, 'id'],
+      ['cancel', () => tasks.cancel(NUL), InvalidInputError, 'id'],
+      ['group', () => tasks.group('report', NUL), InvalidInputError, 'name'],
+      ['list', () => tasks.list({ types: [NUL] }), InvalidInputError, 'type'],
+      ['purge', () => tasks.purge({ types: [NUL] }), InvalidInputError, 'type'],
+      ['participate', () => allocations.participate(NUL, { resources: () => [] }), InvalidInputError, 'allocation'],
     ];
     const outcomes: string[] = [];
     for (const [method, call, type, field] of calls) {

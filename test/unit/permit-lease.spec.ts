@@ -1,8 +1,8 @@
-import { PermitLostError } from '../../lib/permits/errors/permit-lost.error';
 import { PermitLease } from '../../lib/permits/permit-lease';
 import type { AcquireResult } from '../../lib/permits/acquire-result';
 import type { Permit } from '../../lib/permits/permit';
 import { FakeClock } from '../support/fake-clock';
+import { LeaseLostError } from '../../lib/core/errors/lease-lost.error';
 
 /** A watch that never reports anything, and one the test can fire. */
 const noWatch = () => () => undefined;
@@ -23,7 +23,7 @@ describe('PermitLease', () => {
     expect(lease.isValid()).toBe(true);
     clock.advance(2_500);
     expect(lease.isValid()).toBe(false);
-    expect(() => lease.assertValid()).toThrow(PermitLostError);
+    expect(() => lease.assertValid()).toThrow(LeaseLostError);
     expect(lease.signal.aborted).toBe(true);
     clock.advance(-2_500);
   });

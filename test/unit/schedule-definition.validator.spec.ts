@@ -1,7 +1,6 @@
-import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
-import { InvalidScheduleError } from '../../lib/schedules/errors/invalid-schedule.error';
 import { MAX_SCHEDULE_DATA_BYTES, type ScheduleDefinitionInput } from '../../lib/schedules/schedule-definition';
 import { toScheduleInput, validateScheduleDefinition } from '../../lib/schedules/schedule-definition.validator';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 const base: ScheduleDefinitionInput = { id: 'tenant-7-report', cron: '0 3 * * *', handler: 'report', duration: '5m' };
 
@@ -116,9 +115,8 @@ describe('validateScheduleDefinition', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(InvalidScheduleError);
-    expect(error).toBeInstanceOf(InvalidDefinitionError);
-    expect(error).toMatchObject({ schedule, field });
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ kind: 'schedule', id: schedule, field });
     const message = (error as Error).message;
     expect(message.startsWith(`Schedule "${schedule}": invalid ${field}: `)).toBe(true);
     expect(message).toMatch(reason);

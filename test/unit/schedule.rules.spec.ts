@@ -1,12 +1,11 @@
 import { CorruptStateError } from '../../lib/core/errors/corrupt-state.error';
 import { EditConflictError } from '../../lib/core/errors/edit-conflict.error';
-import { ScheduleEditConflictError } from '../../lib/schedules/errors/schedule-edit-conflict.error';
-import { UnknownScheduleError } from '../../lib/schedules/errors/unknown-schedule.error';
 import type { ScheduleDefinitionInput } from '../../lib/schedules/schedule-definition';
 import { validateScheduleDefinition } from '../../lib/schedules/schedule-definition.validator';
 import type { ScheduleRecord } from '../../lib/schedules/schedule-record';
 import { decodeScheduleRecord, encodeScheduleRecord } from '../../lib/schedules/schedule-record.codec';
 import { decidePaused, decideRemove, decideUpsert, type ScheduleDecision, type ScheduleWriteContext } from '../../lib/schedules/schedule.rules';
+import { NotFoundError } from '../../lib/core/errors/not-found.error';
 
 const T0 = 1_700_000_000_000;
 const ctx = (over: Partial<ScheduleWriteContext> = {}): ScheduleWriteContext => ({ now: T0, by: 'node-a', writeId: 'w1', ...over });
@@ -60,7 +59,7 @@ describe('schedule rules', () => {
 
   it('refuses to pause or resume what is not there (absent or removed)', () => {
     const tombstone = written(decideRemove(written(decideUpsert(undefined, def(), ctx())), 'r', ctx()));
-    expect(() => decidePaused(undefined, 'r', true, ctx())).toThrow(UnknownScheduleError);
+    expect(() => decidePaused(undefined, 'r', true, ctx())).toThrow(NotFoundError);
     expect(() => decidePaused(tombstone, 'r', false, ctx())).toThrow('No schedule "r" (never defined, or removed)');
   });
 
@@ -69,12 +68,11 @@ describe('schedule rules', () => {
     expect(decideUpsert(stored, def({ data: 2 }), ctx({ expectedRevision: stored.revision })).outcome).toBe('updated');
     expect(decideUpsert(undefined, def(), ctx({ expectedRevision: 0 })).outcome).toBe('created');
     const stale = () => decideUpsert(stored, def({ data: 2 }), ctx({ expectedRevision: stored.revision - 1 }));
-    expect(stale).toThrow(ScheduleEditConflictError);
     expect(stale).toThrow(EditConflictError);
     expect(stale).toThrow(`Schedule "r": edit not applied, it expected revision ${stored.revision - 1} but the schedule is at revision ${stored.revision}; nothing was changed`);
     expect(() => decideUpsert(stored, def(), ctx({ expectedRevision: 0 }))).toThrow(/expected revision 0 but the schedule is at revision/);
     expect(() => decideRemove(undefined, 'r', ctx({ expectedRevision: 4 }))).toThrow(/expected revision 4 but the schedule is at none \(no live schedule\)/);
-    expect(() => decidePaused(stored, 'r', true, ctx({ expectedRevision: 1 }))).toThrow(ScheduleEditConflictError);
+    expect(() => decidePaused(stored, 'r', true, ctx({ expectedRevision: 1 }))).toThrow(EditConflictError);
   });
 });
 

@@ -1,14 +1,14 @@
-import { InvalidDefinitionError } from '../../lib/core/errors/invalid-definition.error';
 import { validateMigrationRequest, validateUndoRequest } from '../../lib/permits/group-migration.rules';
 import { decodeEntry, encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import { checkKindEdit, semaphoreKind } from '../../lib/permits/semaphore-kind';
+import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
 
 /** What `fn` threw (it must throw). */
-function thrown(fn: () => unknown): InvalidDefinitionError {
+function thrown(fn: () => unknown): InvalidInputError {
   try {
     fn();
   } catch (error) {
-    return error as InvalidDefinitionError;
+    return error as InvalidInputError;
   }
   throw new Error('expected a throw');
 }
@@ -48,8 +48,8 @@ describe('semaphore kinds', () => {
       ['permits', 'allocation:queues', 1000, 2, /allocation "queues", not a job: .*fewer turn the other nodes into standbys/],
     ] as const)('refuses a %s of %s unless forced, naming the semaphore and the field permits', (edit, name, current, next, reason) => {
       const error = thrown(() => checkKindEdit(name, edit, current, next));
-      expect(error).toBeInstanceOf(InvalidDefinitionError);
-      expect([error.semaphore, error.field]).toEqual([name, 'permits']);
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect([error.id, error.field]).toEqual([name, 'permits']);
       expect(error.message).toMatch(reason);
       expect(error.message).toContain('force it (CLI --force, admin API ?force=true, service { force: true })');
       expect(() => checkKindEdit(name, edit, current, next, { force: true })).not.toThrow();
@@ -62,7 +62,7 @@ describe('semaphore kinds', () => {
 
     it('refuses creating one by hand unless forced, naming the field name', () => {
       const error = thrown(() => checkKindEdit('election:nightly', 'permits', undefined, 1));
-      expect([error.semaphore, error.field]).toEqual(['election:nightly', 'name']);
+      expect([error.id, error.field]).toEqual(['election:nightly', 'name']);
       expect(error.message).toContain('it is defined when a node stands in the election (module option elections)');
       expect(() => checkKindEdit('election:nightly', 'permits', undefined, 1, { force: true })).not.toThrow();
     });
@@ -74,7 +74,7 @@ describe('semaphore kinds', () => {
       ['an undo', () => validateUndoRequest({ names: ['election:leader'] })],
     ])('refuse %s that names an election, naming it, the field names, and how to move it', (_, request) => {
       const error = thrown(request);
-      expect([error.semaphore, error.field]).toEqual(['election:leader', 'names']);
+      expect([error.id, error.field]).toEqual(['election:leader', 'names']);
       expect(error.message).toContain('group migrations move jobs only; to move it, edit its group pattern (nestjs-gatekeeper set election:leader --group-pattern');
     });
   });

@@ -1,5 +1,5 @@
 import { DenyReason } from '../../lib';
-import type { PermitDenied } from '../../lib';
+import type { PermitDenied } from '../../lib/permits/acquire-result';
 import { UnheldSemaphoreMonitor } from '../../lib/permits/unheld-semaphore.monitor';
 
 describe('UnheldSemaphoreMonitor', () => {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type * as Pg from 'pg';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
@@ -19,6 +18,7 @@ import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
 import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -58,13 +58,13 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   constructor(private readonly options: PostgresBackendOptions) {
     if (!options.pool && options.connectionString === undefined && options.poolConfig === undefined) {
-      throw new InvalidOptionsError('postgres', 'give pool, connectionString or poolConfig');
+      throw invalidOption('postgres', 'give pool, connectionString or poolConfig');
     }
     this.schema = options.schema ?? 'gatekeeper';
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
-    if (!NAME.test(this.schema)) throw new InvalidOptionsError('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
+    if (!NAME.test(this.schema)) throw invalidOption('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
     const prefixProblem = nameProblem(this.mapPrefix);
-    if (prefixProblem !== undefined) throw new InvalidOptionsError('postgres.mapPrefix', prefixProblem);
+    if (prefixProblem !== undefined) throw invalidOption('postgres.mapPrefix', prefixProblem);
     this.quoted = ident(this.schema);
     this.incarnation = new PostgresIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
     this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, (client) => this.checkOn(client));
@@ -277,7 +277,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   /** An index of `doc -> field` for `findBy`, once per field (several nodes may race: the loser finds it made). */
   private async ensureIndex(field: string): Promise<void> {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(field)) throw new InvalidOptionsError('indexes', `a field to find records by must be a plain name, got ${JSON.stringify(field)}`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(field)) throw invalidOption('indexes', `a field to find records by must be a plain name, got ${JSON.stringify(field)}`);
     const name = `records_by_${field}`;
     // CREATE INDEX IF NOT EXISTS takes its table lock before it looks, and would queue every write behind a VACUUM:
     // look first, so only the very first open of a database creates it.

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Pg from 'pg';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import type { PostgresBackendOptions } from './postgres-backend.options';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /**
  * The pool a backend uses: the application's own (`options.pool`), or one of the backend's own that has the server
@@ -29,6 +29,6 @@ function loadPg(): typeof Pg {
   try {
     return createRequire(__filename)('pg') as typeof Pg;
   } catch (error) {
-    throw new InvalidOptionsError('postgres', `the PostgreSQL backend needs the pg package (npm install pg): ${(error as Error).message}`);
+    throw invalidOption('postgres', `the PostgreSQL backend needs the pg package (npm install pg): ${(error as Error).message}`);
   }
 }

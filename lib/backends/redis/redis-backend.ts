@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
@@ -19,6 +18,7 @@ import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-scripts';
 import { withDeadline } from '../../core/with-deadline';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /** How often expired records are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -54,17 +54,17 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
 
   constructor(private readonly options: RedisBackendOptions) {
     if (!options.client && options.url === undefined && options.connection === undefined) {
-      throw new InvalidOptionsError('redis', 'give client, url or connection');
+      throw invalidOption('redis', 'give client, url or connection');
     }
     this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
     const prefixProblem = nameProblem(this.mapPrefix) ?? (/[{}]/.test(this.mapPrefix) ? `must be without { or }, got ${JSON.stringify(this.mapPrefix)}` : undefined);
-    if (prefixProblem !== undefined) throw new InvalidOptionsError('redis.mapPrefix', prefixProblem);
+    if (prefixProblem !== undefined) throw invalidOption('redis.mapPrefix', prefixProblem);
     this.incarnation = new RedisIncarnation({ lost: (lostAt, found) => this.lostData(lostAt, found) });
     const minReplicas = options.minReplicas ?? 0;
-    if (!Number.isInteger(minReplicas) || minReplicas < 0) throw new InvalidOptionsError('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);
+    if (!Number.isInteger(minReplicas) || minReplicas < 0) throw invalidOption('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);
     if (minReplicas > 0 && (options.client as { isCluster?: boolean } | undefined)?.isCluster) {
       // WAIT counts the replicas of the node it is sent to; a Cluster client sends it to any node.
-      throw new InvalidOptionsError('redis.minReplicas', 'is not supported on a Redis Cluster client (WAIT would reach a node other than the one written); use 0');
+      throw invalidOption('redis.minReplicas', 'is not supported on a Redis Cluster client (WAIT would reach a node other than the one written); use 0');
     }
     this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas);
   }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import type { RedisBackendOptions, RedisClient } from './redis-backend.options';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /**
  * What every connection of a backend is held to, whatever the options: a command is sent once, or fails. A call made
@@ -39,6 +39,6 @@ function loadIoredis(): new (...args: unknown[]) => unknown {
     const loaded = createRequire(__filename)('ioredis') as { default?: unknown };
     return (loaded.default ?? loaded) as new (...args: unknown[]) => unknown;
   } catch (error) {
-    throw new InvalidOptionsError('redis', `the Redis backend needs the ioredis package (npm install ioredis): ${(error as Error).message}`);
+    throw invalidOption('redis', `the Redis backend needs the ioredis package (npm install ioredis): ${(error as Error).message}`);
   }
 }

@@ -2,21 +2,21 @@ import { Body, Controller, Delete, Get, HttpCode, NotFoundException, Param, Patc
 import { z } from 'zod';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { onlyKeys, trueOrFalseInput, WHOLE_NUMBER_TEXT } from '../../core/input-fields';
 import { parseInput, type InputErrorFactory } from '../../core/input-schema';
 import { validateSemaphoreName } from '../../permits/definition.validator';
-import { UnknownSemaphoreError } from '../../permits/errors/unknown-semaphore.error';
 import type { SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import { semaphoreKind, type KindGuardOptions } from '../../permits/semaphore-kind';
 import { SemaphoreAdminService } from '../permits/semaphore-admin.service';
 import { RuntimeSchedules } from '../schedules/runtime-schedules';
+import { invalidDefinition } from '../../core/errors/input.errors';
+import { unknownSemaphore } from '../../permits/errors/semaphore.errors';
 
 /**
  * A bad field of a request, as the semaphores' error: on `semaphore` when one is concerned (`Semaphore "billing":
  * invalid permits: …`), else on the request (`Invalid body: …`, or with `scope`: `Invalid migration.dryrun: …`).
  */
-const definitionError = (semaphore?: string, scope?: string): InputErrorFactory => (field, reason) => new InvalidDefinitionError(semaphore, field, reason, scope);
+const definitionError = (semaphore?: string, scope?: string): InputErrorFactory => (field, reason) => invalidDefinition(semaphore, field, reason, scope);
 
 const JSON_OBJECT = z.looseObject({}, { error: 'must be a JSON object' });
 
@@ -100,7 +100,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
       const options = forced(name, force);
       const fields = body(input);
       if (fields.name !== undefined && fields.name !== name) {
-        throw new InvalidDefinitionError(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
+        throw invalidDefinition(name, 'name', `body says "${String(fields.name)}" but the path says "${name}"`);
       }
       return this.semaphores.putDefinition({ ...fields, name } as SemaphoreDefinitionInput, options);
     }
@@ -113,7 +113,7 @@ export function createGatekeeperAdminController(path: string, guard: Type<CanAct
     @Delete('definitions/:name')
     @HttpCode(204)
     async remove(@Param('name') name: string) {
-      if (!(await this.semaphores.removeDefinition(name))) throw new UnknownSemaphoreError(name);
+      if (!(await this.semaphores.removeDefinition(name))) throw unknownSemaphore(name);
     }
 
     @Post('definitions/:name/pause')

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
 import { AdminExceptionFilter } from './admin-exception.filter';
-import { UnknownScheduleError } from '../../schedules/errors/unknown-schedule.error';
 import type { ScheduleChangeResult } from '../../schedules/schedule-catalog';
 import type { ScheduleOverview } from '../../schedules/schedule-overview';
 import { parseExpectedRevision, parseScheduleBody } from '../../schedules/schedule-request.input';
 import { ScheduleService } from '../schedules/schedule.service';
 import { SchedulesRuntime } from '../schedules/schedules.runtime';
+import { unknownSchedule } from '../../schedules/errors/schedule.errors';
 
 /** Fire instants one schedule's answer lists (a listing lists the next one). */
 const NEXT_RUNS = 10;
@@ -36,7 +36,7 @@ export function createScheduleAdminController(path: string, guard: Type<CanActiv
     @Get('schedules/:id')
     async one(@Param('id') id: string): Promise<ScheduleOverview> {
       const record = await this.schedules.schedule(id);
-      if (!record) throw new UnknownScheduleError(id);
+      if (!record) throw unknownSchedule(id);
       const [overview] = await this.runtime.overviews([record], NEXT_RUNS);
       return overview;
     }

@@ -12,7 +12,7 @@ export class SchemaPipe<S extends z.ZodType> implements PipeTransform<unknown, z
   constructor(
     /** What the input must be; its messages are the reasons the errors carry. */
     private readonly schema: S,
-    /** The route's own error for a bad field (`InvalidTaskQueryError`, …). */
+    /** The route's own error for a bad field (`InvalidInputError`, …). */
     private readonly toError: InputErrorFactory,
     /** How to name the input itself (default `'body'`). */
     private readonly options: ParseInputOptions = {},

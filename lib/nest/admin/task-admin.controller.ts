@@ -6,9 +6,8 @@ import { SchemaPipe } from './schema.pipe';
 import type { TaskRecord } from '../../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, type TaskPurgeInput } from '../../tasks/task-admin.input';
-import { InvalidTaskQueryError } from '../../tasks/errors/invalid-task-query.error';
-import { UnknownTaskError } from '../../tasks/errors/unknown-task.error';
 import { TaskService } from '../tasks/task.service';
+import { invalidTaskQuery, unknownTask } from '../../tasks/errors/task.errors';
 
 /** A purge body: nothing, or an object of these keys only (their values are {@link parseTaskPurge}'s to check). */
 const PURGE_BODY = onlyKeys(['types', 'states', 'olderThan'], (issue) =>
@@ -47,7 +46,7 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
      */
     @Post('tasks/purge')
     @HttpCode(200)
-    async purge(@Body(new SchemaPipe(PURGE_BODY, (field, reason) => new InvalidTaskQueryError(field, reason))) body: PurgeBody): Promise<{ purged: number }> {
+    async purge(@Body(new SchemaPipe(PURGE_BODY, (field, reason) => invalidTaskQuery(field, reason))) body: PurgeBody): Promise<{ purged: number }> {
       // The pipe checked the keys; parseTaskPurge checks their values, as it does the CLI's.
       return ({ purged: await this.tasks.purge(parseTaskPurge((body ?? {}) as TaskPurgeInput)) });
     }
@@ -56,7 +55,7 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
     @Get('tasks/groups/:type/:name')
     async group(@Param('type') type: string, @Param('name') name: string): Promise<TaskGroupStatus> {
       const status = await this.tasks.group(type, name);
-      if (!status) throw new UnknownTaskError(`${type}:${name} (a group)`);
+      if (!status) throw unknownTask(`${type}:${name} (a group)`);
       return status;
     }
 
@@ -64,7 +63,7 @@ export function createTaskAdminController(path: string, guard: Type<CanActivate>
     @Get('tasks/:id')
     async one(@Param('id') id: string): Promise<TaskRecord> {
       const task = await this.tasks.get(id);
-      if (!task) throw new UnknownTaskError(id);
+      if (!task) throw unknownTask(id);
       return task;
     }
 

@@ -10,24 +10,23 @@ import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { leaderContext } from '../../elections/leader-work';
 import { ElectionsRuntime, type LeaderWork } from './elections.runtime';
-import { PresenceRuntime, type Participant } from '../presence/presence.runtime';
-
-export type { Participant } from '../presence/presence.runtime';
+import { PresenceRuntime } from '../presence/presence.runtime';
+import type { Presence } from '../../presence/presence';
 
 /** The answer of {@link ClusterService.status}: the seed's `ClusterStatus`, from this node's view. */
 export interface ClusterStatus {
   /** The election asked about. */
   readonly election: string;
   /** This instance, once announced (with membership off: `undefined`). */
-  readonly current: Participant | undefined;
+  readonly current: Presence | undefined;
   /** The leader, or `undefined` while nobody leads. */
   readonly leader: Leader | undefined;
   /** The leader's entry among the participants, when it announces itself. */
-  readonly leaderParticipant: Participant | undefined;
+  readonly leaderParticipant: Presence | undefined;
   /** Whether this node is the leader (its own lease: exact, not a view). */
   readonly isLeader: boolean;
   /** The live app instances, oldest first (the same order on every node). */
-  readonly participants: Participant[];
+  readonly participants: Presence[];
   /** The leader's epoch (fencing token), or `undefined` while nobody leads. */
   readonly epoch: number | undefined;
 }
@@ -58,17 +57,17 @@ export class ClusterService {
   ) {}
 
   /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
-  participants(): Participant[] {
+  participants(): Presence[] {
     return this.membership.participants();
   }
 
   /** This instance's own entry among {@link ClusterService.participants}, once announced. */
-  current(): Participant | undefined {
+  current(): Presence | undefined {
     return this.membership.current();
   }
 
   /** Acquirer names more than one live instance uses, with those instances. */
-  nameClashes(): Map<string, Participant[]> {
+  nameClashes(): Map<string, Presence[]> {
     return this.membership.nameClashes();
   }
 
@@ -84,7 +83,7 @@ export class ClusterService {
 
   /**
    * The seed's cluster status for `election` (default `'leader'`): this instance, the leader and its epoch, and
-   * the participants. Throws `UnknownElectionError` for an election this node does not stand in.
+   * the participants. Throws `NotFoundError` for an election this node does not stand in.
    */
   status(election: string = DEFAULT_ELECTION): ClusterStatus {
     const leader = this.elections.leader(election);

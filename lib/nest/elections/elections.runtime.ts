@@ -4,8 +4,6 @@ import { Subject, type Observable } from 'rxjs';
 import type { ClusterChange } from '../../elections/cluster-change';
 import { electionDefinition, electionOf, electionSemaphore, type Leader } from '../../elections/election';
 import { leaderChange, leaderIn, leaderOf } from '../../elections/election.rules';
-import { LeadershipLostError } from '../../elections/errors/leadership-lost.error';
-import { UnknownElectionError } from '../../elections/errors/unknown-election.error';
 import { claimDedicated, ensureDefined } from '../../permits/dedicated-semaphore';
 import { LeaderCandidate, candidatePermitsOf, type CandidatePermits } from '../../elections/leader-candidate';
 import type { LeaderLease } from '../../elections/leader-lease';
@@ -20,6 +18,8 @@ import { leaderJobName } from '../../core/leader-job-name';
 import { messages } from '../gatekeeper.messages';
 import { PresenceRuntime } from '../presence/presence.runtime';
 import { PermitsRuntime } from '../permits/permits.runtime';
+import { LeaseLostError } from '../../core/errors/lease-lost.error';
+import { unknownElection } from '../../elections/errors/election.errors';
 
 export type { LeaderWork } from '../../elections/leader-work';
 
@@ -102,7 +102,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     return this.standings.has(election) || this.joining.has(election) || this.options.elections.has(election) || this.works.has(election);
   }
 
-  /** This node's leadership of `election` while it holds it. Throws {@link UnknownElectionError} for one it does not stand in. */
+  /** This node's leadership of `election` while it holds it. Throws {@link NotFoundError} for one it does not stand in. */
   lease(election: string): LeaderLease | undefined {
     this.assertDeclared(election);
     return this.standings.get(election)?.candidate.lease;
@@ -158,7 +158,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     try {
       return await loggedLeaderRun(this.runs, job, lease, () => this.works.run(election, lease, invoke));
     } catch (error) {
-      if (!(error instanceof LeadershipLostError) || lease.isValid()) throw error;
+      if (!(error instanceof LeaseLostError && error.kind === 'leadership') || lease.isValid()) throw error;
       this.logger.warn(`${where}: stopped, ${error.message}`);
       return undefined;
     }
@@ -199,7 +199,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
   }
 
   private assertDeclared(election: string): void {
-    if (!this.isDeclared(election)) throw new UnknownElectionError(election);
+    if (!this.isDeclared(election)) throw unknownElection(election);
   }
 
   private join(election: string, where?: string): Promise<void> {
@@ -218,7 +218,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
       admin: this.runtime.admin,
       autoDefine: this.options.autoDefine,
       defaults: () => electionDefinition({ name: election }),
-      unknown: () => new UnknownElectionError(election, where),
+      unknown: () => unknownElection(election, where),
       onDefined: (message) => this.logger.log(message),
     });
     if (this.phase !== 'started') return;

@@ -3,7 +3,7 @@ import { DEFAULT_ELECTION, MAX_ELECTION_NAME_LENGTH } from '../../elections/elec
 import { LEADER_ONLY_ELECTIONS_PROPERTY, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
 import { ElectionsRuntime } from './elections.runtime';
 import { methodName, wrapDecoratedMethod } from '../decorated-method';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /**
  * Runs the method only on the leader of `election` (default `'leader'`): on every call (a `@Cron`, `@Interval` or
@@ -24,7 +24,7 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
  */
 export function LeaderOnly(election: string = DEFAULT_ELECTION): MethodDecorator {
   const problem = nameProblem(election, { max: MAX_ELECTION_NAME_LENGTH });
-  if (problem !== undefined) throw new InvalidDecoratorError('@LeaderOnly', problem, 'election');
+  if (problem !== undefined) throw invalidDecorator('@LeaderOnly', problem, 'election');
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const where = methodName(target, key);
     wrapDecoratedMethod(target, descriptor, {

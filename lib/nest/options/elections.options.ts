@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameInput } from '../../core/names';
 import { electionDefinition, electionSemaphore, MAX_ELECTION_NAME_LENGTH, type ElectionInput } from '../../elections/election';
 import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
 import { optionsObject, parseOption } from './option-schema';
+import { invalidOption } from '../../core/errors/input.errors';
+import { InvalidInputError } from '../../core/errors/invalid-input.error';
 
 const ELECTIONS = z.array(z.unknown(), {
   error: ({ input }) => `must be an array of names or { name, lease, groupPattern, acquirerPattern }, got ${JSON.stringify(input)}`,
@@ -29,12 +29,12 @@ export function resolveElections(elections: unknown): Map<string, SemaphoreDefin
   const resolved = new Map<string, SemaphoreDefinition>();
   parseOption(ELECTIONS.optional(), elections, 'elections')?.forEach((given, i) => {
     const input: ElectionInput = parseOption(ELECTION, given, `elections[${i}]`);
-    if (resolved.has(input.name)) throw new InvalidOptionsError(`elections[${i}].name`, `"${input.name}" is declared twice`);
+    if (resolved.has(input.name)) throw invalidOption(`elections[${i}].name`, `"${input.name}" is declared twice`);
     try {
       resolved.set(input.name, electionDefinition(input));
     } catch (error) {
-      if (!(error instanceof InvalidDefinitionError)) throw error;
-      throw new InvalidOptionsError(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`, electionSemaphore(input.name));
+      if (!(error instanceof InvalidInputError)) throw error;
+      throw invalidOption(`elections[${i}].${error.field === 'duration' ? 'lease' : error.field}`, `(election "${input.name}") ${error.reason}`, electionSemaphore(input.name));
     }
   });
   return resolved;

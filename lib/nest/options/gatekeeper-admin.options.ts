@@ -1,11 +1,11 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { z } from 'zod';
 import { ENV } from '../../core/env-vars';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { withReason } from '../../core/input-schema';
 import { absentAs } from '../../core/input-fields';
 import { trueOrFalseOption } from './option-fields';
 import { notAnOption, optionsObject, parseOption } from './option-schema';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /**
  * The admin HTTP API (off unless given). It needs protection: either your own `guard`, or a `token` that callers
@@ -84,13 +84,13 @@ const ADMIN_TOKEN = withReason(
 
 /**
  * Validates the `admin` option at bootstrap (the token from `env` when neither `token` nor `guard` is given); throws
- * {@link InvalidOptionsError} naming `admin.<field>`, and the environment variable when the token came from it.
+ * {@link InvalidInputError} naming `admin.<field>`, and the environment variable when the token came from it.
  */
 export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedAdminOptions | undefined {
   if (admin === undefined || admin === null) return undefined;
   const { path, console = false, guard, token } = parseOption(ADMIN_OPTIONS, admin, 'admin');
   if (guard !== undefined && guard !== null) {
-    if (token !== undefined) throw new InvalidOptionsError('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
+    if (token !== undefined) throw invalidOption('admin.token', 'give admin.guard or admin.token, not both (the guard would decide alone)');
     return { path, console, guard };
   }
   if (token === undefined) return { path, console, token: envToken(env) };
@@ -101,14 +101,14 @@ export function resolveAdminOptions(admin: GatekeeperAdminOptions | undefined, e
 function envToken(env: NodeJS.ProcessEnv): string {
   const token = env[ADMIN_TOKEN_ENV];
   if (token === undefined || token === '') {
-    throw new InvalidOptionsError(
+    throw invalidOption(
       'admin.token',
       `the admin API must be protected: set ${ADMIN_TOKEN_ENV} (at least ${MIN_ADMIN_TOKEN_LENGTH} characters; the CLI sends the same variable), ` +
         'or give admin.token or admin.guard',
     );
   }
   if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new InvalidOptionsError('admin.token', `${ADMIN_TOKEN_ENV} (the admin token) must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters, got ${token.length}`);
+    throw invalidOption('admin.token', `${ADMIN_TOKEN_ENV} (the admin token) must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters, got ${token.length}`);
   }
   return token;
 }

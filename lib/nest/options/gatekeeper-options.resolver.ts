@@ -3,8 +3,6 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { systemClock } from '../../core/clock';
 import { StoreClock } from '../../store/store-clock';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
 import { MAX_NODE_NAME_LENGTH, nameInput } from '../../core/names';
 import { DEFINITION, validateDefinition } from '../../permits/definition.validator';
@@ -24,6 +22,8 @@ import { notAnOption, optionKeys, parseOption } from './option-schema';
 import { resolveSchedulesOptions, SCHEDULES_OPTIONS } from './schedules.options';
 import { resolveTasksOptions, TASKS_OPTIONS } from './tasks.options';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { invalidOption } from '../../core/errors/input.errors';
+import { InvalidInputError } from '../../core/errors/invalid-input.error';
 
 /*
  * Module options to resolved options: defaults merged, every field validated once at boot, and an error that names
@@ -33,7 +33,7 @@ import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatek
 /** A node's group or acquirer: a name (lib/core/names), in permits, patterns and logs. */
 const NODE_NAME = nameInput({ max: MAX_NODE_NAME_LENGTH });
 
-/** Merges defaults and validates, once, at boot. Throws {@link InvalidOptionsError} naming the option's path (`admin.token`, `definitions[2].duration`). */
+/** Merges defaults and validates, once, at boot. Throws {@link InvalidInputError} naming the option's path (`admin.token`, `definitions[2].duration`). */
 export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}): ResolvedGatekeeperOptions {
   // Option by option, in the order the checks have always run: what is wrong first is what is named.
   const given = parseOption(MODULE_OPTIONS, options);
@@ -54,7 +54,7 @@ export function resolveGatekeeperOptions(options: GatekeeperModuleOptions = {}):
   ];
   const seen = new Set<string>();
   definitions.forEach(({ name }, i) => {
-    if (seen.has(name)) throw new InvalidOptionsError(i < (options.definitions?.length ?? 0) ? `definitions[${i}].name` : 'definitions', `"${name}" is defined twice in the module options`, name);
+    if (seen.has(name)) throw invalidOption(i < (options.definitions?.length ?? 0) ? `definitions[${i}].name` : 'definitions', `"${name}" is defined twice in the module options`, name);
     seen.add(name);
   });
   const policy = parseOption(DEFINITIONS_POLICY, options.definitionsPolicy, 'definitionsPolicy');
@@ -177,9 +177,9 @@ function resolveDefinitions(definitions: unknown): SemaphoreDefinition[] {
     try {
       return validateDefinition(input as SemaphoreDefinitionInput);
     } catch (error) {
-      if (!(error instanceof InvalidDefinitionError)) throw error;
-      const named = error.semaphore !== undefined && !error.semaphore.startsWith('<') ? error.semaphore : undefined;
-      throw new InvalidOptionsError(`definitions[${i}].${error.field}`, named ? `(semaphore "${named}") ${error.reason}` : error.reason, named);
+      if (!(error instanceof InvalidInputError)) throw error;
+      const named = error.kind === 'semaphore' && !error.id!.startsWith('<') ? error.id : undefined;
+      throw invalidOption(`definitions[${i}].${error.field}`, named ? `(semaphore "${named}") ${error.reason}` : error.reason, named);
     }
   });
 }

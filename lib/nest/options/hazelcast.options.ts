@@ -1,10 +1,10 @@
 import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
 import { nearCacheOnLibraryMap } from '../../backends/hazelcast/library-maps';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { nameInput } from '../../core/names';
 import { passThroughObject } from './option-fields';
 import { optionKeys, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { invalidOption } from '../../core/errors/input.errors';
 
 const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 
@@ -32,7 +32,7 @@ export function resolveHazelcast(hazelcast: GatekeeperModuleOptions['hazelcast']
   for (const [path, nearCaches] of sources) {
     const hit = nearCaches && nearCacheOnLibraryMap(Object.keys(nearCaches), mapPrefix);
     if (!hit) continue;
-    throw new InvalidOptionsError(
+    throw invalidOption(
       path === 'hazelcast.client' ? 'hazelcast.client' : `${path}[${JSON.stringify(hit.pattern)}]`,
       `${path === 'hazelcast.client' ? `its config has a near cache "${hit.pattern}"` : 'this near cache'} would cover the library's map "${hit.map}": ` +
         'a near cache serves reads from a local copy that may be stale, and permits decided on stale reads could be granted twice. ' +

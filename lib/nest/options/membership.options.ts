@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { absentAs, durationInput } from '../../core/input-fields';
 import { HTTP_ADDRESS_FORMAT, httpAddressProblem } from '../../presence/http-address.rules';
 import { optionsObject, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, MembershipOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
+import { invalidOption } from '../../core/errors/input.errors';
 
 // The address is read after the ttl rule, as it always was: see resolveMembership.
 export const MEMBERSHIP_OPTIONS = optionsObject(
@@ -29,7 +29,7 @@ export function resolveMembership(membership: GatekeeperModuleOptions['membershi
   if (membership === false) return undefined;
   const { interval: intervalMs, ttl, httpAddress, refuseDuplicateName } = parseOption(MEMBERSHIP_OPTIONS, membership ?? {}, 'membership');
   const ttlMs = ttl ?? 3 * intervalMs;
-  if (ttlMs <= intervalMs) throw new InvalidOptionsError('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
+  if (ttlMs <= intervalMs) throw invalidOption('membership.ttl', `must be more than membership.interval (${intervalMs} ms), got ${ttlMs} ms`);
   const address = parseOption(HTTP_ADDRESS.optional(), httpAddress, 'membership.httpAddress');
   return {
     intervalMs,

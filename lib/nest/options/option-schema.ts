@@ -1,22 +1,22 @@
 import { z } from 'zod';
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { onlyKeys } from '../../core/input-fields';
 import { parseInput } from '../../core/input-schema';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /*
- * The module options are checked with zod schemas, run through `parseInput`: a failure is an `InvalidOptionsError`
+ * The module options are checked with zod schemas, run through `parseInput`: a failure is an `InvalidInputError`
  * naming the option's path (`tasks.concurrency`, `admin.token`), its reason the schema's message. Checks that are not
  * about shape (a regex, a duration's text, one option against another, the environment) stay in the resolvers' code.
  */
 
 /**
  * Runs `schema` over the option at `path` (`'tasks'`, `'elections[2]'`): answers its output, or throws
- * {@link InvalidOptionsError} naming `path` for the value itself and `path.field` for a field in it. Without `path`,
+ * {@link InvalidInputError} naming `path` for the value itself and `path.field` for a field in it. Without `path`,
  * `value` is the module options themselves: the value is named `options` and its fields by their keys.
  */
 export function parseOption<S extends z.ZodType>(schema: S, value: unknown, path?: string): z.output<S> {
   const toError = (field: string, reason: string) =>
-    new InvalidOptionsError(field === '' ? (path ?? 'options') : path === undefined ? field : `${path}.${field}`, reason);
+    invalidOption(field === '' ? (path ?? 'options') : path === undefined ? field : `${path}.${field}`, reason);
   return parseInput(schema, value, toError, { field: '' });
 }
 

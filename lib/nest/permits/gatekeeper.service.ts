@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parseDuration } from '../../core/duration';
-import type { AcquireResult, PermitDenied } from '../../permits/acquire-result';
+import type { AcquireResult } from '../../permits/acquire-result';
 import { ManualPermits } from '../../permits/manual-permits';
 import type { NodeIdentity, Permit } from '../../permits/permit';
 import type { DecideOptions } from '../../permits/permit-engine.options';
@@ -31,7 +31,7 @@ export interface WithPermitOptions {
 }
 
 /** The result of {@link GatekeeperService.withPermit}: the function ran under a permit, or the permit was denied. */
-export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: PermitDenied };
+export type WithPermitResult<T> = { ran: true; value: T; permit: Permit } | { ran: false; denied: Extract<AcquireResult, { granted: false }> };
 
 /**
  * The gatekeeper's API for your code: permits and leases. Take a permit by hand (`tryAcquire`, `acquire`, `refresh`,

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PermitStore } from '../../permits/permit-store';
-import type { SemaphoreDefinitionPatch } from '../../permits/semaphore-admin';
-import type { GroupMigrationReport, MigrationChange, UndoMigrationReport } from '../../permits/group-migrations';
+import type { GroupMigrationReport } from '../../permits/group-migrations';
 import type { GroupMigrationRequest, UndoMigrationRequest } from '../../permits/group-migration.rules';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
 import type { SemaphoreStatus } from '../../permits/semaphore-status';
@@ -62,7 +61,7 @@ export class SemaphoreAdminService {
   }
 
   /**
-   * The definition as stored in the cluster now. Throws {@link UnknownSemaphoreError} if there is none.
+   * The definition as stored in the cluster now. Throws {@link NotFoundError} if there is none.
    *
    * @example
    * ```ts
@@ -74,7 +73,7 @@ export class SemaphoreAdminService {
   }
 
   /**
-   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidDefinitionError}
+   * Creates or replaces a definition, cluster-wide. Validated first: a bad one throws {@link InvalidInputError}
    * and nothing is stored. Creating an election's or allocation's semaphore, or changing its permits, needs
    * `{ force: true }`.
    *
@@ -96,7 +95,7 @@ export class SemaphoreAdminService {
    * await semaphores.updateDefinition('billing', { groupPattern: 'dr-site' }); // the holder lets go at its next refresh
    * ```
    */
-  updateDefinition(name: string, patch: SemaphoreDefinitionPatch, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
+  updateDefinition(name: string, patch: Partial<Omit<SemaphoreDefinitionInput, 'name'>>, options?: KindGuardOptions): Promise<SemaphoreDefinition> {
     return this.runtime.admin.update(name, patch, options);
   }
 
@@ -115,7 +114,7 @@ export class SemaphoreAdminService {
   /**
    * Pauses a semaphore everywhere (permits to 0); the holder stops at its next refresh. An election's or
    * allocation's semaphore (`election:leader`) only with `{ force: true }`: it is refused with
-   * {@link InvalidDefinitionError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
+   * {@link InvalidInputError} otherwise, since a job's tools should not stop a leader or an allocation by accident.
    *
    * @example
    * ```ts
@@ -149,7 +148,7 @@ export class SemaphoreAdminService {
    * const planned = await semaphores.migrate('production', 'dr-site', { dryRun: true });
    * ```
    */
-  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<MigrationChange[]> {
+  migrate(fromGroup: string, toGroup: string, options: { dryRun?: boolean } = {}): Promise<GroupMigrationReport['changes']> {
     return this.runtime.admin.migrate(fromGroup, toGroup, options);
   }
 
@@ -170,13 +169,14 @@ export class SemaphoreAdminService {
 
   /**
    * Puts back the group patterns the last migration of each selected semaphore replaced, unless edited since.
+   * Answers a {@link GroupMigrationReport}'s `dryRun`, `changes` (`to`: the pattern restored) and `skipped`.
    *
    * @example
    * ```ts
    * const { changes, skipped } = await semaphores.undoMigration({ names: ['billing'] });
    * ```
    */
-  undoMigration(request?: UndoMigrationRequest): Promise<UndoMigrationReport> {
+  undoMigration(request?: UndoMigrationRequest): Promise<Pick<GroupMigrationReport, 'dryRun' | 'changes' | 'skipped'>> {
     return this.runtime.admin.undoMigration(request);
   }
 

@@ -12,9 +12,6 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STOR
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { moduleRoutePrefix } from '../route-prefix';
 
-/** One app instance in the cluster, as presence reports it. */
-export type Participant = Presence;
-
 /**
  * This instance's presence in the module: its {@link Membership} (announced, the view of who is here: live app
  * instances, not Hazelcast members; name clashes warned of) when membership is on, the address it advertises once
@@ -82,7 +79,7 @@ export class PresenceRuntime implements CapabilityRuntime {
   }
 
   /** The live app instances, oldest first (the same order on every node). Empty with membership off. */
-  participants(): Participant[] {
+  participants(): Presence[] {
     return this.membership?.participants() ?? [];
   }
 
@@ -90,17 +87,17 @@ export class PresenceRuntime implements CapabilityRuntime {
    * The live instances while the view is confirmed (by the cluster within two intervals), else `undefined`:
    * what warnings and `migrate` may trust to say that nobody can run something.
    */
-  confirmedParticipants(): Participant[] | undefined {
+  confirmedParticipants(): Presence[] | undefined {
     return this.membership?.confirmedParticipants();
   }
 
   /** This instance's own entry among {@link participants}, once announced. */
-  current(): Participant | undefined {
+  current(): Presence | undefined {
     return this.membership?.current();
   }
 
   /** Acquirer names more than one live instance uses, with those instances. */
-  nameClashes(): Map<string, Participant[]> {
+  nameClashes(): Map<string, Presence[]> {
     return this.membership?.nameClashes() ?? new Map();
   }
 

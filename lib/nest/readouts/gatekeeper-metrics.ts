@@ -1,4 +1,3 @@
-import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
@@ -12,6 +11,7 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ResolvedMetricsOptions } from '../options/metrics.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { TasksRuntime } from '../tasks/tasks.runtime';
+import { invalidOption } from '../../core/errors/input.errors';
 
 /** What one module (a node) reports; gauges ask every node registered in the process. */
 interface MetricsSource {
@@ -185,7 +185,7 @@ function loadPromClient(): typeof PromClient {
   try {
     return createRequire(__filename)('prom-client') as typeof PromClient;
   } catch (error) {
-    throw new InvalidOptionsError('metrics', `on, but prom-client cannot be loaded (npm install prom-client): ${(error as Error).message}`);
+    throw invalidOption('metrics', `on, but prom-client cannot be loaded (npm install prom-client): ${(error as Error).message}`);
   }
 }
 

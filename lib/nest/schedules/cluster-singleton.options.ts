@@ -1,9 +1,9 @@
 import { parseDuration } from '../../core/duration';
 import { validateSemaphoreName } from '../../permits/definition.validator';
 import type { DurationInput } from '../../permits/semaphore-definition';
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { resolveJobPolicy, type JobPolicy } from '../../schedules/job-policy';
 import type { DecoratedSemaphore } from '../permits/permits.startup';
+import { invalidDefinition } from '../../core/errors/input.errors';
 
 /** Options of `@ClusterSingleton({...})`. */
 export interface ClusterSingletonOptions {
@@ -74,7 +74,7 @@ export function resolveClusterSingletonOptions(
   const options = typeof semaphoreOrOptions === 'string' ? { semaphore: semaphoreOrOptions, duration } : semaphoreOrOptions;
   const semaphore = validateSemaphoreName(options?.semaphore);
   const fail = (field: string, reason: string): never => {
-    throw new InvalidDefinitionError(semaphore, field, reason);
+    throw invalidDefinition(semaphore, field, reason);
   };
   return {
     semaphore,

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { DecoratedMethod } from '../gatekeeper.explorer';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { intervalMs } from '../schedule-metadata/schedule-interval.reader';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { originalMethod } from '../decorated-method';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import type { HeldTick } from '../../permits/definition.validator';
 import type { ScheduledJob } from '../../schedules/run/scheduled-job';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /** A `@ClusterSingleton` job of this node (or a runtime schedule it takes part in), as the runner runs it. */
 export interface RegisteredJob extends ScheduledJob {
@@ -23,10 +23,10 @@ export class JobRegistry {
     for (const { where, metadata: options, method, instance } of found) {
       // Said here, naming the job: @nestjs/schedule would throw the cron package's bare message when it mounts it.
       const problem = CronTrigger.problemOf(method);
-      if (problem) throw new InvalidDecoratorError(`@Cron on ${where}`, problem.reason, problem.field);
+      if (problem) throw invalidDecorator(`@Cron on ${where}`, problem.reason, problem.field);
       const trigger = CronTrigger.of(method);
       if (options.missedRuns === 'runOnce' && typeof trigger === 'string') {
-        throw new InvalidDecoratorError(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
+        throw invalidDecorator(`@ClusterSingleton on ${where}`, `missedRuns: 'runOnce' needs a cron schedule to know which instants were missed, but ${trigger}`, 'missedRuns');
       }
       const body = originalMethod(method);
       const interval = intervalMs(method);

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ArmedSchedules } from '../../schedules/armed-schedules';
 import type { ScheduleStore } from '../../schedules/schedule-store';
 import type { CapabilityRuntime } from '../capability.runtime';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_SCHEDULE_STORE, SCHEDULE_HANDLER_METADATA } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
@@ -11,6 +10,7 @@ import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
 import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import { JobRegistry } from './job-registry';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /**
  * Schedules defined at runtime, on this node ({@link ArmedSchedules}), wired to the module: the `@ScheduleHandler`
@@ -51,7 +51,7 @@ function handlersOf(explorer: GatekeeperExplorer): Map<string, (data: unknown) =
   const handlers = new Map<string, { where: string; call: (data: unknown) => unknown }>();
   for (const { where, metadata: name, instance, method } of explorer.discover<string>(SCHEDULE_HANDLER_METADATA)) {
     const other = handlers.get(name);
-    if (other) throw new InvalidDecoratorError(`@ScheduleHandler('${name}') on ${where}`, `${other.where} is already its handler (one per name)`);
+    if (other) throw invalidDecorator(`@ScheduleHandler('${name}') on ${where}`, `${other.where} is already its handler (one per name)`);
     handlers.set(name, { where, call: (data) => (method as (data: unknown) => unknown).call(instance, data) });
   }
   return new Map([...handlers].map(([name, { call }]) => [name, call]));

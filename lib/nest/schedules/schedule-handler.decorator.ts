@@ -1,6 +1,6 @@
 import { SCHEDULE_HANDLER_METADATA } from '../gatekeeper.constants';
 import { methodName } from '../decorated-method';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /**
  * Makes the method the handler `name` of schedules defined at runtime (`ScheduleService.upsert({ handler: name, ... })`):
@@ -16,10 +16,10 @@ import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
  */
 export function ScheduleHandler(name: string): MethodDecorator {
   if (typeof name !== 'string' || !/^[A-Za-z0-9._:-]{1,100}$/.test(name)) {
-    throw new InvalidDecoratorError('@ScheduleHandler', `must be 1 to 100 letters, digits or . _ : -, got ${JSON.stringify(name)}`, 'name');
+    throw invalidDecorator('@ScheduleHandler', `must be 1 to 100 letters, digits or . _ : -, got ${JSON.stringify(name)}`, 'name');
   }
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
-    if (typeof descriptor.value !== 'function') throw new InvalidDecoratorError(`@ScheduleHandler('${name}') on ${methodName(target, key)}`, 'not a method');
+    if (typeof descriptor.value !== 'function') throw invalidDecorator(`@ScheduleHandler('${name}') on ${methodName(target, key)}`, 'not a method');
     Reflect.defineMetadata(SCHEDULE_HANDLER_METADATA, name, descriptor.value as object);
   };
 }

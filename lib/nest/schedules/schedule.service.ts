@@ -48,7 +48,7 @@ export class ScheduleService {
    * replicas that deploy the same definitions at once never drop or duplicate one (an equal definition writes
    * nothing: `outcome: 'unchanged'`). Every node whose code has the `@ScheduleHandler` it names takes part, from
    * its next tick (within a second when events are lost). Its job name (history, describe, run now) is its id.
-   * Throws `InvalidScheduleError` naming the field, or `ScheduleEditConflictError` when `expectedRevision` is stale.
+   * Throws `InvalidInputError` naming the field, or `EditConflictError` when `expectedRevision` is stale.
    */
   async upsert(input: ScheduleDefinitionInput, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
     return (await this.runtimeSchedules.ready()).upsert(input, options);
@@ -110,8 +110,8 @@ export class ScheduleService {
   /**
    * A job's runs, newest first (`limit` of them, default all that are kept), with its last failure, its totals,
    * its missed instants and the ticks skipped by every live node. A `@LeaderOnly` method's runs are read as
-   * `leader:<election>:<Class.method>`. Throws {@link UnknownJobError} for a name that is neither a job here nor in
-   * the cluster's history, and `InvalidJobRequestError` (on `job`, before any store call) for one no job can have: a
+   * `leader:<election>:<Class.method>`. Throws {@link NotFoundError} for a name that is neither a job here nor in
+   * the cluster's history, and `InvalidInputError` (on `job`, before any store call) for one no job can have: a
    * control character, a lone surrogate, more than 500 characters (the name rule, docs/configuration.md).
    */
   history(job: string, options: { limit?: number } = {}): Promise<JobHistoryView> {
@@ -122,7 +122,7 @@ export class ScheduleService {
    * Everything about a job in one answer: its semaphore and definition, who holds it with which token until when,
    * its cron expression and zone, the next 10 fire instants, the last run and the last failure, missed and skipped
    * counts. A `@LeaderOnly` method is described by its election's semaphore, its leader as holder and no schedule.
-   * Throws {@link UnknownJobError} for a job this node does not have.
+   * Throws {@link NotFoundError} for a job this node does not have.
    */
   describe(job: string): Promise<JobDescription> {
     return this.admin.describe(job);
@@ -134,8 +134,8 @@ export class ScheduleService {
    * remembered for the resume, as `SemaphoreAdminService.pause` does): every job that shares the semaphore stops too, and
    * the answer names those this node knows in `alsoAffected`. A runtime schedule is paused alone, as
    * {@link ScheduleService.pause} does. A `@LeaderOnly` method's semaphore is its election's: pausing it needs
-   * `{ force: true }` (the leader steps down), else it is refused with `InvalidDefinitionError`. Throws
-   * {@link UnknownJobError} for a job this node does not have and no runtime schedule has as its id. Pausing a paused
+   * `{ force: true }` (the leader steps down), else it is refused with `InvalidInputError`. Throws
+   * {@link NotFoundError} for a job this node does not have and no runtime schedule has as its id. Pausing a paused
    * job changes nothing.
    *
    * @example

@@ -5,19 +5,17 @@ import { Subject, type Observable } from 'rxjs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 
-/** Fields every lifecycle event carries. */
-export interface GatekeeperEventBase {
+/**
+ * A lifecycle change on this node, as `GatekeeperService.events` streams it and `@nestjs/event-emitter` (when the
+ * app has it) emits it under its `name`, e.g. `@OnEvent('gatekeeper.permit.lost')`; every event name is
+ * `GatekeeperEvent['name']`. Every event carries when it happened here (`at`) and on which node (`node`).
+ */
+export type GatekeeperEvent = {
   /** When it happened here (epoch ms, the module's clock). */
   readonly at: number;
   /** The acquirer name of the node it happened on. */
   readonly node: string;
-}
-
-/**
- * A lifecycle change on this node, as `GatekeeperService.events` streams it and `@nestjs/event-emitter` (when the
- * app has it) emits it under its `name`, e.g. `@OnEvent('gatekeeper.permit.lost')`.
- */
-export type GatekeeperEvent = GatekeeperEventBase & (
+} & (
   /** A `@ClusterSingleton` job got a permit it did not hold (hold mode), or a new one (release mode). */
   | { readonly name: 'gatekeeper.permit.granted'; readonly semaphore: string; readonly job: string; readonly token: number }
   /** A job ran again on the permit it holds. */
@@ -51,9 +49,6 @@ export type GatekeeperEvent = GatekeeperEventBase & (
   /** A group's join ran to completion here (once per group, cluster-wide). */
   | { readonly name: 'gatekeeper.task.group-finished'; readonly task: string; readonly type: string; readonly group: string; readonly epoch: number }
 );
-
-/** Every event name, for subscribers that want them all. */
-export type GatekeeperEventName = GatekeeperEvent['name'];
 
 /** A `GatekeeperEvent` before the module stamps it with the time and this node. */
 export type GatekeeperEventInput = GatekeeperEvent extends infer E ? (E extends GatekeeperEvent ? Omit<E, 'at' | 'node'> : never) : never;

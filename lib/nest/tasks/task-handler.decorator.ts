@@ -1,9 +1,9 @@
 import { methodName } from '../decorated-method';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import { TASK_HANDLER_METADATA } from '../gatekeeper.constants';
 import { resolveTaskHandlerOptions, type TaskHandlerDecoratorOptions } from '../../tasks/task-handler.input';
 import type { TaskHandlerOptions } from '../../tasks/task-handler';
 import { taskIdPartProblem } from '../../tasks/task-id.rules';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /** What a task decorator records on its method, read by the module at start-up. */
 export type TaskHandlerRegistration =
@@ -57,8 +57,8 @@ export function InvalidTaskHandler(): MethodDecorator {
 function record(name: string, type: string | undefined, registration: TaskHandlerRegistration): MethodDecorator {
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
     const where = `${name}${type === undefined ? '' : `('${type}')`} on ${methodName(target, key)}`;
-    if (typeof descriptor.value !== 'function') throw new InvalidDecoratorError(where, 'not a method');
-    if (Reflect.hasMetadata(TASK_HANDLER_METADATA, descriptor.value)) throw new InvalidDecoratorError(where, 'the method already has a task decorator');
+    if (typeof descriptor.value !== 'function') throw invalidDecorator(where, 'not a method');
+    if (Reflect.hasMetadata(TASK_HANDLER_METADATA, descriptor.value)) throw invalidDecorator(where, 'the method already has a task decorator');
     Reflect.defineMetadata(TASK_HANDLER_METADATA, registration, descriptor.value);
   };
 }
@@ -66,10 +66,10 @@ function record(name: string, type: string | undefined, registration: TaskHandle
 /** A task type: a non-empty string without `:` or `#` (they separate the parts of task ids). */
 export function validateType(decorator: string, type: string): void {
   const problem = taskIdPartProblem(type);
-  if (problem !== undefined) throw new InvalidDecoratorError(decorator, `the task type ${problem}`);
+  if (problem !== undefined) throw invalidDecorator(decorator, `the task type ${problem}`);
 }
 
 /** A task decorator's options, validated for the worker; an error names the decorator, the type and the field. */
 export function handlerOptions(where: string, options: TaskHandlerDecoratorOptions | undefined): TaskHandlerOptions {
-  return resolveTaskHandlerOptions(where, options, (field, reason) => new InvalidDecoratorError(where, reason, field));
+  return resolveTaskHandlerOptions(where, options, (field, reason) => invalidDecorator(where, reason, field));
 }

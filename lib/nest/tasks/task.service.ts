@@ -1,4 +1,3 @@
-import { InvalidDefinitionError } from '../../core/errors/invalid-definition.error';
 import { Injectable } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { TaskEvent } from '../../tasks/task-events';
@@ -8,6 +7,7 @@ import type { TaskPurgeOptions } from '../../tasks/task-admin.input';
 import type { TaskQuery } from '../../tasks/task-store';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { TasksRuntime } from './tasks.runtime';
+import { invalidDefinition } from '../../core/errors/input.errors';
 
 /**
  * Leased distributed tasks (seed 004): submit work with an idempotent id, and any node with a `@TaskHandler` for
@@ -41,13 +41,13 @@ export class TaskService {
    * not the moment the tick ran (`@OncePerTrigger` works it out from the `@Cron` expression for you).
    */
   submitForTrigger(input: Omit<SubmitInput, 'name' | 'group'>, trigger: Date): Promise<TaskRecord> {
-    if (!(trigger instanceof Date) || Number.isNaN(trigger.getTime())) throw new InvalidDefinitionError(undefined, 'trigger', `must be a valid Date, got ${String(trigger)}`, `task ${input.type}`);
+    if (!(trigger instanceof Date) || Number.isNaN(trigger.getTime())) throw invalidDefinition(undefined, 'trigger', `must be a valid Date, got ${String(trigger)}`, `task ${input.type}`);
     return this.tasks.submit({ ...input, name: trigger.toISOString() });
   }
 
   /**
    * One task with its attempts (who ran it, under which epoch, how it ended, the error), or `undefined`. An id no task
-   * can have (a control character, a lone surrogate, more than 500 characters) throws `InvalidTaskQueryError` on `id`
+   * can have (a control character, a lone surrogate, more than 500 characters) throws `InvalidInputError` on `id`
    * before any store call, as `retry`, `cancel`, `group`, `list` and `purge` do for their names.
    */
   async get(id: string): Promise<TaskRecord | undefined> {

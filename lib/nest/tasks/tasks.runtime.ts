@@ -12,7 +12,6 @@ import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
-import { InvalidDecoratorError } from '../errors/invalid-decorator.error';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer, type DecoratedMethod } from '../gatekeeper.explorer';
 import type { TaskHandlerRegistration } from './task-handler.decorator';
@@ -20,6 +19,7 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { GatekeeperEvents, isObserved } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import { joinedType } from '../../tasks/task-id.rules';
+import { invalidDecorator } from '../errors/decorator.errors';
 
 /**
  * This node's part in leased distributed tasks: the {@link TaskWorker} with every `@TaskHandler`,
@@ -156,13 +156,13 @@ export class TasksRuntime implements CapabilityRuntime {
     let invalid: string | undefined;
     for (const { where, metadata: registration, method } of methods) {
       if (registration.kind === 'invalid') {
-        if (invalid) throw new InvalidDecoratorError(`@InvalidTaskHandler on ${where}`, `there is one already, on ${invalid} (one per app)`);
+        if (invalid) throw invalidDecorator(`@InvalidTaskHandler on ${where}`, `there is one already, on ${invalid} (one per app)`);
         invalid = where;
         continue;
       }
       const key = registration.kind === 'group-finished' ? `joins of ${registration.type}` : `tasks of ${registration.type}`;
       const other = types.get(key);
-      if (other) throw new InvalidDecoratorError(where, `${key} are handled already, by ${other} (one handler per type per node)`);
+      if (other) throw invalidDecorator(where, `${key} are handled already, by ${other} (one handler per type per node)`);
       types.set(key, where);
       if (registration.kind === 'trigger') this.trigger(method, where);
     }
@@ -216,7 +216,7 @@ export class TasksRuntime implements CapabilityRuntime {
     let trigger = this.triggers.get(method);
     if (!trigger) {
       const found = CronTrigger.of(method);
-      if (typeof found === 'string') throw new InvalidDecoratorError(where, `cannot name its triggers: ${found}`);
+      if (typeof found === 'string') throw invalidDecorator(where, `cannot name its triggers: ${found}`);
       this.triggers.set(method, (trigger = found));
     }
     return trigger;

@@ -1,5 +1,4 @@
 import type { Clock } from '../../core/clock';
-import { PermitLostError } from '../../permits/errors/permit-lost.error';
 import type { PermitExecutor, RunGrant } from '../../permits/permit-executor';
 import type { PermitLease } from '../../permits/permit-lease';
 import { intervalTick, LATE_DECISION, lateDecision, type TickTiming } from '../late-tick.rules';
@@ -12,6 +11,7 @@ import type { ObservedRun } from './run-observer';
 import type { RunObservers } from './run-observers';
 import { runMessages } from './run.messages';
 import type { JobStart, ManualRun, ScheduledJob } from './scheduled-job';
+import { LeaseLostError } from '../../core/errors/lease-lost.error';
 
 /** What a run that stopped on a lost permit comes to (the caller gets `undefined`). */
 const STOPPED = Symbol('stopped on a lost permit');
@@ -197,7 +197,7 @@ export class JobRunner {
         log.debug(runMessages.replacedRun(job.name));
         return REPLACED;
       }
-      if (!(error instanceof PermitLostError) || lease.isValid()) throw error;
+      if (!(error instanceof LeaseLostError && error.kind === 'permit') || lease.isValid()) throw error;
       log.warn(runMessages.stoppedOnLostPermit(job.name, error));
       return STOPPED;
     } finally {
