@@ -23,6 +23,7 @@ export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelca
 export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
+export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
 export { PostgresBackend } from './backends/postgres/postgres-backend';
 export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';

@@ -17,7 +17,9 @@ import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { StoreUnreachableError } from '../core/errors/store-unreachable.error';
-import { hazelcastTargetSources, serverTarget, type ModuleBackends, type ServerTarget } from './gatekeeper-stores.factory';
+import type { ModuleBackends } from './gatekeeper-stores.factory';
+import { hazelcastTargetSources } from '../backends/hazelcast/hazelcast-module-connection';
+import type { ConnectTarget } from '../store/connect-failure';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -134,7 +136,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * yet), so it fails start-up with one line saying what was tried and the ways forward, not a stack.
    */
   private async connect(): Promise<void> {
-    const server = serverTarget(this.options);
+    const server = this.backends.target;
     if (server && !this.options.connectInBackground) return this.connectToServer(server);
     try {
       await this.withPermitClock(() => this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() }));
@@ -143,9 +145,9 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
       if (error instanceof ClusterNameRefusedError) {
         throw new StoreUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
-          + `to the name the members were started with (${hazelcastTargetSources(this.options)})`);
+          + `to the name the members were started with (${hazelcastTargetSources(this.options.hazelcast)})`);
       }
-      const sources = hazelcastTargetSources(this.options);
+      const sources = hazelcastTargetSources(this.options.hazelcast);
       throw new StoreUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
     }
   }
@@ -156,7 +158,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * wait mends, fails at once. Either failure is one line naming the server, its address, where that came from and what
    * to do (`StoreUnreachableError`).
    */
-  private async connectToServer(server: ServerTarget): Promise<void> {
+  private async connectToServer(server: ConnectTarget): Promise<void> {
     const timeoutMs = this.options.connectTimeoutMs;
     const started = Date.now();
     let reported = started;

@@ -1,4 +1,5 @@
 import type { Counters } from './counter';
+import type { ConnectTarget } from './connect-failure';
 import type { RecordMap, RecordMapSpec } from './record-map';
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
@@ -46,4 +47,10 @@ export interface StoreBackend {
    * it the module uses the instance itself (a backend instance is one node's connection).
    */
   node?(): StoreBackend;
+  /**
+   * The server this backend connects to and what a failed connect to it means, for a backend whose server start-up
+   * waits for (PostgreSQL, Redis): start-up tries again while the server is not reached, fails at once on a refused
+   * login, and names the server in one line either way. Optional: without it a failed open is reported as it is.
+   */
+  describe?(): ConnectTarget;
 }

@@ -2,7 +2,7 @@ import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { InvalidOptionsError } from '../../lib/core/errors/invalid-options.error';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
-import { createBackends, createTaskStore, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
+import { createBackends, createTaskStore } from '../../lib/nest/gatekeeper-stores.factory';
 import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import type { TaskStoreSource } from '../../lib/tasks/task-store-source';
 import { writeIdsOf } from '../../lib/store/write-ids';
@@ -114,11 +114,16 @@ describe('module options: the backend of each capability', () => {
     expect(resolveGatekeeperOptions({ backend: 'postgres', postgres: { connectionString: 'postgres://h/db', schema: 'gk' } }).postgres.schema).toBe('gk');
   });
 
-  it('names the PostgreSQL or Redis server start-up waits for, without the password, and where it came from', () => {
-    const pg = serverTarget(resolveGatekeeperOptions({ backend: 'postgres' }), { GATEKEEPER_PG_URL: 'postgres://app:secret@db:5432/app' });
+  it('names the PostgreSQL or Redis server start-up waits for, without the password, and where it came from', async () => {
+    const target = async (options: Parameters<typeof resolveGatekeeperOptions>[0], env: NodeJS.ProcessEnv) =>
+      (await createBackends(resolveGatekeeperOptions(options), env)).target;
+    const pg = await target({ backend: 'postgres' }, { GATEKEEPER_PG_URL: 'postgres://app:secret@db:5432/app' });
     expect(pg).toMatchObject({ name: 'PostgreSQL', address: 'postgres://app:***@db:5432/app', source: 'GATEKEEPER_PG_URL' });
-    const redis = serverTarget(resolveGatekeeperOptions({ backend: 'redis', redis: { url: 'redis://:pw@cache:6379/2' } }), {});
+    const redis = await target({ backend: 'redis', redis: { url: 'redis://:pw@cache:6379/2' } }, {});
     expect(redis).toMatchObject({ name: 'Redis', address: 'redis://:***@cache:6379/2', source: 'redis.url' });
-    expect(serverTarget(resolveGatekeeperOptions({ backend: 'memory' }), {})).toBeUndefined();
+    expect(await target({ backend: 'postgres', postgres: { poolConfig: { host: 'db', port: 5433, database: 'app' } } }, {}))
+      .toMatchObject({ address: 'db:5433/app', source: 'postgres.poolConfig' });
+    expect(await target({ backend: 'memory' }, {})).toBeUndefined();
+    await expect(target({ backend: 'redis' }, {})).rejects.toThrow("a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
   });
 });

@@ -1,20 +1,20 @@
 import { inspect } from 'node:util';
 import { StoreUnreachableError, StoreUnavailableError } from '../../lib';
-import { hazelcastTargetSources } from '../../lib/nest/gatekeeper-stores.factory';
+import { hazelcastTargetSources } from '../../lib/backends/hazelcast/hazelcast-module-connection';
 import { messages } from '../../lib/nest/gatekeeper.messages';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
 /** The one line start-up fails with when no member answers: what was tried, where it came from, the ways forward. */
 describe('the start-up error without a cluster', () => {
   it('says where the members and cluster name came from', () => {
-    expect(hazelcastTargetSources(resolveGatekeeperOptions({}), {})).toBe(
+    expect(hazelcastTargetSources(resolveGatekeeperOptions({}).hazelcast, {})).toBe(
       'default members: GATEKEEPER_HZ_MEMBERS is not set; default cluster name: GATEKEEPER_HZ_CLUSTER_NAME is not set',
     );
-    expect(hazelcastTargetSources(resolveGatekeeperOptions({}), { GATEKEEPER_HZ_MEMBERS: 'h:1', GATEKEEPER_HZ_CLUSTER_NAME: 'prod' })).toBe(
+    expect(hazelcastTargetSources(resolveGatekeeperOptions({}).hazelcast, { GATEKEEPER_HZ_MEMBERS: 'h:1', GATEKEEPER_HZ_CLUSTER_NAME: 'prod' })).toBe(
       'members from GATEKEEPER_HZ_MEMBERS; cluster name from GATEKEEPER_HZ_CLUSTER_NAME',
     );
     const configured = resolveGatekeeperOptions({ hazelcast: { clientConfig: { clusterName: 'mine', network: { clusterMembers: ['h:1'] } } } });
-    expect(hazelcastTargetSources(configured, { GATEKEEPER_HZ_MEMBERS: 'other:1' })).toBe(
+    expect(hazelcastTargetSources(configured.hazelcast, { GATEKEEPER_HZ_MEMBERS: 'other:1' })).toBe(
       'members from hazelcast.clientConfig; cluster name from hazelcast.clientConfig',
     );
   });

@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
+import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../tasks/task-store';
 import type { TaskStoreSource } from '../../tasks/task-store-source';
@@ -15,6 +16,8 @@ import { PostgresFeed } from './postgres-feed';
 import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
+import type { ConnectTarget } from '../../store/connect-failure';
+import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
@@ -94,12 +97,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     this.feed?.missed('lost-data');
     if (forgotten === undefined) return;
     const report = { schema: this.schema, lostAt, forgotten };
-    try {
-      if (this.options.onLostData) this.options.onLostData(report);
-      else console.error(`nestjs-gatekeeper: ${describeLostData(report)}`);
-    } catch {
-      // The report's failure is its receiver's: the call that found the loss goes on.
-    }
+    tellReport(this.options.onLostData, report, 'error', describeLostData);
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
@@ -131,17 +129,13 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
    * @returns the schema, and its version before and after.
    */
   async migrate(): Promise<{ schema: string; from: number; to: number }> {
-    const pool = this.newPool();
+    const pool = newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
     try {
       const from = await this.migrateOn(pool);
       return { schema: this.schema, from, to: Math.max(from, SCHEMA_VERSION) };
     } finally {
       if (!this.options.pool) await pool.end().catch(() => undefined);
     }
-  }
-
-  private newPool(): Pg.Pool {
-    return newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** Migrates on a connection of `pool`; returns the version found before. */
@@ -161,7 +155,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   }
 
   private async start(): Promise<void> {
-    const pool = this.newPool();
+    const pool = newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
     this.ownsPool = !this.options.pool;
     try {
       await this.migrateOn(pool);
@@ -248,6 +242,11 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   async now(): Promise<number> {
     const result = await this.calls.query<{ now: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now', [], 'read the database clock');
     return Number(result.rows[0].now);
+  }
+
+  /** {@inheritDoc StoreBackend.describe} */
+  describe(): ConnectTarget {
+    return postgresConnectTarget(this.options);
   }
 
   /** {@inheritDoc StoreBackend.memberCount} */
