@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import { moduleConnection } from '../backends/hazelcast/hazelcast-module-connection';
 import { MemoryBackend } from '../backends/memory/memory-backend';
 import { POSTGRES_BACKEND } from '../backends/postgres/postgres-backend.kind';
 import { REDIS_BACKEND } from '../backends/redis/redis-backend.kind';
@@ -42,17 +44,11 @@ export interface ModuleBackends {
 }
 
 /**
- * Builds the backends the options ask for (nothing connects until a store opens its backend). The Hazelcast half is
- * loaded only when a capability is on Hazelcast, so `hazelcast-client` is needed only then.
+ * Builds the backends the options ask for (nothing connects until a store opens its backend; each backend's client is
+ * loaded only when it is used, so `hazelcast-client`, `pg` and `ioredis` are needed only by the applications on them).
  */
-export async function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): Promise<ModuleBackends> {
-  const choices = CAPABILITY_STATES.map((state) => options.backends[state]);
-  const hazelcast = choices.some((c) => c === 'hazelcast' || (typeof c === 'object' && c.kind === 'hazelcast'))
-    ? await loadHazelcast()
-    : undefined;
-  const connection = hazelcast && usesHazelcast(options.backends)
-    ? hazelcast.moduleConnection(options.hazelcast, options, env, new Logger('Hazelcast'))
-    : undefined;
+export function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.ProcessEnv = process.env): ModuleBackends {
+  const connection = usesHazelcast(options.backends) ? moduleConnection(options.hazelcast, options, env, new Logger('Hazelcast')) : undefined;
   const logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   const reports = { error: (message: string) => logger.error(message), warn: (message: string) => logger.warn(message) };
   // One backend per name the options use, made at its first use; a backend given as an instance, as this module's
@@ -64,7 +60,7 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
     if (choice === 'redis') return serverBackend(REDIS_BACKEND, options.redis, env, reports);
     if (choice === 'hazelcast') {
       const { mapPrefix, callTimeoutMs } = options.hazelcast;
-      return { backend: new hazelcast!.HazelcastBackend({ connection, mapPrefix, callTimeoutMs, clock: options.clock }) };
+      return { backend: new HazelcastBackend({ connection, mapPrefix, callTimeoutMs, clock: options.clock }) };
     }
     return { backend: choice.node?.() ?? choice };
   };
@@ -74,18 +70,6 @@ export async function createBackends(options: ResolvedGatekeeperOptions, env: No
   followStoreClock(options.permitClock, of.permits);
   if (!options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
   return { connection, of, target: pick(options.backends.permits).target };
-}
-
-/**
- * The Hazelcast backend and the module's connection, loaded only when a capability is on Hazelcast:
- * `hazelcast-client` is then needed only by applications that use it.
- */
-async function loadHazelcast() {
-  const [{ HazelcastBackend }, { moduleConnection }] = await Promise.all([
-    import('../backends/hazelcast/hazelcast-backend'),
-    import('../backends/hazelcast/hazelcast-module-connection'),
-  ]);
-  return { HazelcastBackend, moduleConnection };
 }
 
 /** Attaches `clock` to `backend`'s own clock, when it has one. */

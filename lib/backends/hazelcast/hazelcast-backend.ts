@@ -28,6 +28,7 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
   /**
    * A connection shared with the rest of this process (the module passes its own). Default: one of this backend's
    * own, made from the connection options.
+   * @internal The module passes its own; not an application option.
    */
   connection?: HazelcastConnection;
 }
@@ -41,6 +42,7 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
 export class HazelcastBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
+  /** @internal The connection the backend opens (its own, or the module's). */
   readonly connection: HazelcastConnection;
   private client?: Client;
   private canaries?: PartitionCanaries;
