@@ -24,6 +24,8 @@ export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
+// Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
+export { declareNewStore, type NewStoreReport } from './store/new-store';
 // The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
 export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
 export type { HazelcastConnectionOptions } from './backends/hazelcast/hazelcast-connection.options';

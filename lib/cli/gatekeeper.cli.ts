@@ -22,9 +22,8 @@ import { addAllocationCommands } from './allocation.commands';
 import { addTaskCommands } from './task.commands';
 import { addJobCommands } from './job.commands';
 import { addScheduleCommands } from './schedule.commands';
-import { addNewClusterCommands } from './new-cluster.commands';
-import { addPostgresCommands } from './postgres.commands';
-import { addRedisCommands } from './redis.commands';
+import { addHazelcastCommands } from './hazelcast.commands';
+import { addStoreCommands } from './store.commands';
 import { connectCliStore, parseCliConnection, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import { asUsageError, CliUsageError, describeError, DurationRequiredError, EXIT } from './cli-errors';
 import { CLI_NAME, definitionTable, hiddenNote, isJob, kindNote, migrationNote, migrationText, permitTable, undoText, withKind } from './cli-format';
@@ -341,10 +340,8 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addTaskCommands(program, execute);
   addJobCommands(program, execute);
   addScheduleCommands(program, execute);
-  addNewClusterCommands(program, execute);
-  const printResult = (result: unknown, text: string) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`);
-  addPostgresCommands(program, printResult);
-  addRedisCommands(program, printResult);
+  addStoreCommands(program, () => storesNamed(program), (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`));
+  addHazelcastCommands(program);
   return program;
 }
 

@@ -90,11 +90,11 @@ export const messages = {
     backend === 'hazelcast'
       ? `"${semaphore}" waits until ${until}: the cluster looks new or restarted (RECOVERING), and one that lost its data ` +
         'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
-        'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init'
+        'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper store init'
       : `"${semaphore}" waits until ${until}: the ${STORE_NAMES[backend ?? ''] ?? 'store'} may have lost its data (RECOVERING; ` +
         'the ERROR logged when a node found the loss says why), so no permit is granted before every permit the lost data ' +
         'could hold has lapsed. This is the library\'s own recovery wait: jobs on it are held back until then, and nothing ' +
-        'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper redis init)' : ''),
+        'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper --backend redis store init)' : ''),
   releaseFailed: (semaphore: string, error: unknown) =>
     `Could not release "${semaphore}"; it will expire on its own: ${(error as Error).message ?? String(error)}`,
   shutdownRunning: (count: number) =>

@@ -1,5 +1,6 @@
 import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
+import type { NewStoreReport } from './new-store';
 import type { RecordMap, RecordMapSpec } from './record-map';
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
@@ -53,4 +54,9 @@ export interface StoreBackend {
    * login, and names the server in one line either way. Optional: without it a failed open is reported as it is.
    */
   describe?(): ConnectTarget;
+  /**
+   * Declares the store new, before (or just after) its first node, so its first grants need no recovery wait:
+   * see `declareNewStore`. Optional: a backend without it (memory) has no state that outlives its nodes.
+   */
+  declareNew?(): Promise<NewStoreReport>;
 }

@@ -11,8 +11,8 @@ import { InvalidOptionsError } from '../../core/errors/invalid-options.error';
 
 let client: typeof Hazelcast | undefined;
 
-/** `hazelcast-client`, required once: a clear error when it is not installed. */
-function hazelcast(): typeof Hazelcast {
+/** `hazelcast-client`, required once: a clear error (an `InvalidOptionsError`) when it is not installed. */
+export function hazelcast(): typeof Hazelcast {
   if (client) return client;
   try {
     return (client = createRequire(__filename)('hazelcast-client') as typeof Hazelcast);

@@ -20,6 +20,7 @@ import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-scripts';
 import type { ConnectTarget } from '../../store/connect-failure';
+import type { NewStoreReport } from '../../store/new-store';
 import { redisConnectTarget } from './redis-connect-target';
 import { withDeadline } from '../../core/with-deadline';
 
@@ -233,6 +234,11 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   async now(): Promise<number> {
     const [seconds, micros] = (await this.requireClient().call('TIME')) as [string, string];
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** Declares the map prefix new (see `declareNewStore`), as {@link RedisBackend.declareFresh} does. */
+  async declareNew(): Promise<NewStoreReport> {
+    return { store: `Redis prefix "${this.mapPrefix}"`, declared: await this.declareFresh(), alreadyNew: false, waitsLifted: [] };
   }
 
   /** {@inheritDoc StoreBackend.describe} */

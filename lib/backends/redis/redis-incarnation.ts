@@ -52,7 +52,7 @@ export class RedisIncarnation {
 /** What each cause of a loss means, in the report's words: what the backend can tell, and no more. */
 const CAUSES: Readonly<Record<RedisLossCause, string>> = {
   empty: 'has no incarnation key: it lost the library\'s keys (a restart without persistence, a FLUSHALL or FLUSHDB, the keys '
-    + 'evicted by its maxmemory-policy or deleted), or it is a new store nobody declared new (nestjs-gatekeeper redis init)',
+    + 'evicted by its maxmemory-policy or deleted), or it is a new store nobody declared new (nestjs-gatekeeper --backend redis store init)',
   restarted: 'holds another incarnation of the library\'s state than the one the nodes knew: its keys were replaced (another '
     + 'store\'s data restored or copied in)',
   behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones, or the library\'s keys evicted '
