@@ -18,7 +18,7 @@ import { RedisFeed } from './redis-feed';
 import { describeRedisLostData, RedisIncarnation } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
-import { DECLARE_FRESH } from './redis-scripts';
+import { DECLARE_FRESH } from './redis-script-prelude';
 import type { ConnectTarget } from '../../store/connect-failure';
 import type { NewStoreReport } from '../../store/new-store';
 import { redisConnectTarget } from './redis-connect-target';

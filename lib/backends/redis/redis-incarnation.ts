@@ -1,7 +1,7 @@
 import type { RedisLossCause, RedisLostData } from './redis-backend.options';
 import { KnownLoss } from '../../store/known-loss';
 
-/** The part of every script's answer that says which store answered (see `redis-scripts.ts`). */
+/** The part of every script's answer that says which store answered (see `redis-script-prelude.ts`). */
 export interface IncarnationAnswer {
   /** The store's incarnation id. */
   readonly incarnation: string;
@@ -24,7 +24,7 @@ export interface IncarnationEvents {
 
 /**
  * What this node knows of the Redis it talks to: its incarnation id and the highest write epoch it saw, sent with
- * every call so the script finds a store that came back with less (see `redis-scripts.ts`), and since when it may
+ * every call so the script finds a store that came back with less (see `redis-script-prelude.ts`), and since when it may
  * have lost writes. A loss later than the one known is told to {@link IncarnationEvents.lost} once.
  */
 export class RedisIncarnation {
