@@ -9,7 +9,9 @@ export type ConnectFailureKind =
 
 /** What a backend says of a failed connection: its kind and the server's or driver's own words. */
 export interface ConnectFailure {
+  /** Whether start-up may wait it out (`'unreachable'`) or fails at once. */
   readonly kind: ConnectFailureKind;
+  /** The server's or driver's own words. */
   readonly detail: string;
 }
 
