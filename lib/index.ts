@@ -25,7 +25,8 @@ export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
 export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
 // Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
-export { declareNewStore, type NewStoreReport } from './store/new-store';
+export { declareNewStore } from './store/new-store';
+export type { NewStoreReport } from './store/new-store-report';
 // The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
 export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
 export type { HazelcastConnectionOptions } from './backends/hazelcast/hazelcast-connection.options';

@@ -1,6 +1,6 @@
 import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
-import type { NewStoreReport } from './new-store';
+import type { NewStoreReport } from './new-store-report';
 import type { RecordMap, RecordMapSpec } from './record-map';
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {

@@ -17,7 +17,7 @@ import { HazelcastRecordMap } from './hazelcast-record-map';
 import { StoreCalls } from './store-call';
 import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
 import { declareNewCluster } from './permits/hazelcast-new-cluster';
-import type { NewStoreReport } from '../../store/new-store';
+import type { NewStoreReport } from '../../store/new-store-report';
 
 /** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
 export interface HazelcastBackendOptions extends HazelcastConnectionOptions {

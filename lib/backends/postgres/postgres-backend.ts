@@ -18,7 +18,7 @@ import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
 import type { ConnectTarget } from '../../store/connect-failure';
-import type { NewStoreReport } from '../../store/new-store';
+import type { NewStoreReport } from '../../store/new-store-report';
 import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';

@@ -20,7 +20,7 @@ import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-script-prelude';
 import type { ConnectTarget } from '../../store/connect-failure';
-import type { NewStoreReport } from '../../store/new-store';
+import type { NewStoreReport } from '../../store/new-store-report';
 import { redisConnectTarget } from './redis-connect-target';
 import { withDeadline } from '../../core/with-deadline';
 
