@@ -1,8 +1,7 @@
 /**
  * What an application's own tests and a backend's author need: one memory backend (one instance shared by several
- * modules in one process acts as a cluster, each module a node), a clock that moves only when told to,
- * `declareFreshCluster` for tests that start a fresh Hazelcast member, and the public contract suite every backend
- * passes (`describeStoreContracts`), with the store contract it checks.
+ * modules in one process acts as a cluster, each module a node), a clock that moves only when told to, and the
+ * public contract suite every backend passes (`describeStoreContracts`), with the store contract it checks.
  *
  * @packageDocumentation
  */
@@ -11,7 +10,6 @@
 export { MemoryBackend, type MemoryBackendOptions } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { ManualClock, type Clock } from './core/clock';
-export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
 // The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (a TaskStoreSource)
 // passes the task store's suites
