@@ -1,4 +1,3 @@
-import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
@@ -18,7 +17,7 @@ import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { StoreUnreachableError } from '../core/errors/store-unreachable.error';
 import type { ModuleBackends } from './gatekeeper-stores.factory';
-import { hazelcastTargetSources } from '../backends/hazelcast/hazelcast-module-connection';
+import { moduleConnectFailure } from '../backends/hazelcast/hazelcast-module-connection';
 import type { ConnectTarget } from '../store/connect-failure';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -143,12 +142,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
-      if (error instanceof ClusterNameRefusedError) {
-        throw new StoreUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
-          + `to the name the members were started with (${hazelcastTargetSources(this.options.hazelcast)})`);
-      }
-      const sources = hazelcastTargetSources(this.options.hazelcast);
-      throw new StoreUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+      throw new StoreUnreachableError(moduleConnectFailure(error, this.options.hazelcast, target, this.options.connectTimeoutMs));
     }
   }
 

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { StoreUnreachableError, StoreUnavailableError } from '../../lib';
-import { hazelcastTargetSources } from '../../lib/backends/hazelcast/hazelcast-module-connection';
+import { clusterUnreachable, hazelcastTargetSources } from '../../lib/backends/hazelcast/hazelcast-module-connection';
 import { messages } from '../../lib/nest/gatekeeper.messages';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
@@ -21,16 +21,16 @@ describe('the start-up error without a cluster', () => {
 
   it('gives the commands for the address it tried: a local default, a local port and name of its own, a remote cluster', () => {
     const sources = 'default members';
-    const local = messages.clusterUnreachable({ clusterName: 'dev', members: ['127.0.0.1:5701'], sources }, 30_000);
+    const local = clusterUnreachable({ clusterName: 'dev', members: ['127.0.0.1:5701'], sources }, 30_000);
     expect(local).toContain('Cannot reach Hazelcast cluster "dev" at 127.0.0.1:5701 within 30s (default members). ');
     expect(local).toContain('(npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0)');
     expect(local).toContain("for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true");
     expect(local).not.toContain('\n');
 
-    const own = messages.clusterUnreachable({ clusterName: 'team', members: ['localhost:5800'], sources }, 2_000);
+    const own = clusterUnreachable({ clusterName: 'team', members: ['localhost:5800'], sources }, 2_000);
     expect(own).toContain('npx nestjs-gatekeeper --cluster-name team hazelcast start --port 5800, or docker run --rm -p 5800:5701 -e HZ_CLUSTERNAME=team hazelcast/hazelcast:5.6.0');
 
-    const remote = messages.clusterUnreachable({ clusterName: 'prod', members: ['10.0.0.1:5701', '10.0.0.2:5701'], sources }, 30_000);
+    const remote = clusterUnreachable({ clusterName: 'prod', members: ['10.0.0.1:5701', '10.0.0.2:5701'], sources }, 30_000);
     expect(remote).toContain('at 10.0.0.1:5701, 10.0.0.2:5701 within 30s');
     expect(remote).toContain('for a local one');
     expect(remote).toContain('point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours');

@@ -1,4 +1,6 @@
+import { formatDuration } from '../../core/duration';
 import { ENV } from '../../core/env-vars';
+import { ClusterNameRefusedError } from './errors/cluster-name-refused.error';
 import type { ClientConfig } from './hazelcast-client.types';
 import { HazelcastConnection } from './hazelcast-connection';
 import { HazelcastLoggerBridge, type LevelledLogger } from './hazelcast-logger.bridge';
@@ -70,4 +72,37 @@ export function moduleConnection(given: HazelcastConnectionOptions, timing: Modu
     offline = state === 'disconnected';
   });
   return holder.connection;
+}
+
+/**
+ * The one line start-up fails with when the module's first connection to the cluster (`target`, tried for
+ * `timeoutMs`) failed: a cluster name the members refused, or no member reached, with where the name and addresses
+ * came from and the ways forward.
+ */
+export function moduleConnectFailure(
+  error: unknown,
+  given: HazelcastConnectionOptions,
+  target: { clusterName: string; members: string[] },
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const sources = hazelcastTargetSources(given, env);
+  if (error instanceof ClusterNameRefusedError) {
+    return `${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, to the name the members were started with (${sources})`;
+  }
+  return clusterUnreachable({ ...target, sources }, timeoutMs);
+}
+
+/** No member of the cluster answered within `timeoutMs`: what was tried, where it came from, the commands for a local one. */
+export function clusterUnreachable(target: { clusterName: string; members: string[]; sources: string }, timeoutMs: number): string {
+  const [host, port = '5701'] = (target.members[0] ?? '127.0.0.1:5701').split(':');
+  const local = ['127.0.0.1', 'localhost', '0.0.0.0'].includes(host);
+  const named = target.clusterName === 'dev' ? '' : ` --cluster-name ${target.clusterName}`;
+  const start = local
+    ? `npx nestjs-gatekeeper${named} hazelcast start${port === '5701' ? '' : ` --port ${port}`}, or ` +
+      `docker run --rm -p ${port}:5701${named ? ` -e HZ_CLUSTERNAME=${target.clusterName}` : ''} hazelcast/hazelcast:5.6.0`
+    : 'npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0, for a local one';
+  return `Cannot reach Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} within ${formatDuration(timeoutMs)} ` +
+    `(${target.sources}). Start a member (${start}), or point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours; ` +
+    "for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
 }
