@@ -60,3 +60,13 @@ export interface StoreBackend {
    */
   declareNew?(): Promise<NewStoreReport>;
 }
+
+/** The methods every {@link StoreBackend} has (the optional ones aside): what tells a backend from anything else. */
+export const STORE_BACKEND_METHODS = ['open', 'close', 'map', 'counters', 'memberCount', 'isConnected', 'operationCount'] as const;
+
+/** Whether `value` is a {@link StoreBackend}: an object with every one of {@link STORE_BACKEND_METHODS}. */
+export function isStoreBackend(value: unknown): value is StoreBackend {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Record<string, unknown>;
+  return STORE_BACKEND_METHODS.every((m) => typeof candidate[m] === 'function');
+}
