@@ -161,8 +161,8 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [
         NEST,
         // A backend offers its own native paths (a TaskStoreSource): it may import its ./tasks folder and the task
-        // store's interfaces, no other capability.
-        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!../../tasks/task-store-source', '!../../tasks/task-store', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/, which it may offer).' },
+        // store's interfaces, and Hazelcast its declaration of a new cluster (StoreBackend.declareNew), no other capability.
+        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!./permits/hazelcast-new-cluster', '!../../tasks/task-store-source', '!../../tasks/task-store', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/, which it may offer).' },
       ] }],
     },
   },

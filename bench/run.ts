@@ -24,11 +24,10 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { ClusterSingleton, GatekeeperModule, LeaderOnly } from '../lib';
+import { ClusterSingleton, declareNewStore, GatekeeperModule, HazelcastBackend, LeaderOnly } from '../lib';
 import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS } from '../lib/nest/gatekeeper.constants';
 import type { HistoryStore } from '../lib/schedules/history-store';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
-import { declareFreshCluster } from '../lib/testing';
 import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { startApp, type AppProcess } from '../test/support/app-process';
@@ -608,7 +607,7 @@ async function memberGroups(): Promise<void> {
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
-  await declareFreshCluster(declarer);
+  await declareNewStore(new HazelcastBackend({ client: declarer }));
   await declarer.shutdown();
   try {
     const prefix = `bench-${Date.now()}`;

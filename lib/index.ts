@@ -23,6 +23,13 @@ export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelca
 export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
+export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
+// Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
+export { declareNewStore } from './store/new-store';
+export type { NewStoreReport } from './store/new-store-report';
+// The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
+export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
+export type { HazelcastConnectionOptions } from './backends/hazelcast/hazelcast-connection.options';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
 export { PostgresBackend } from './backends/postgres/postgres-backend';
 export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';

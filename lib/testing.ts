@@ -1,8 +1,7 @@
 /**
  * What an application's own tests and a backend's author need: one memory backend (one instance shared by several
- * modules in one process acts as a cluster, each module a node), a clock that moves only when told to,
- * `declareFreshCluster` for tests that start a fresh Hazelcast member, and the public contract suite every backend
- * passes (`describeStoreContracts`), with the store contract it checks.
+ * modules in one process acts as a cluster, each module a node), a clock that moves only when told to, and the
+ * public contract suite every backend passes (`describeStoreContracts`), with the store contract it checks.
  *
  * @packageDocumentation
  */
@@ -11,7 +10,6 @@
 export { MemoryBackend, type MemoryBackendOptions } from './backends/memory/memory-backend';
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { ManualClock, type Clock } from './core/clock';
-export { declareFreshCluster } from './backends/hazelcast/hazelcast-partition-canaries';
 
 // The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (a TaskStoreSource)
 // passes the task store's suites
@@ -24,6 +22,8 @@ export type { ContractOptions, TestApi } from './testing/test-api';
 
 // The store contract they check (also in the root entry)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
+export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
+export type { NewStoreReport } from './store/new-store-report';
 export {
   writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,
   type StoredRecord, type Unwatch, type WatchOptions,

@@ -19,7 +19,7 @@
 //                These three are the quickstart as is, on PostgreSQL, with `pg` installed and no other store's client.
 //   nest11-redis the same on Redis: examples/quickstart-redis/app.module.ts (the only file that differs) and
 //                `ioredis` installed, against a throwaway redis-server with its AOF (scripts/redis.mjs), its prefix
-//                declared new first by the package's own `redis init`, as the README and the guide say.
+//                declared new first by the package's own `store init`, as the README and the guide say.
 //   nest11-hz    the same on Hazelcast: examples/quickstart-hazelcast/app.module.ts and `hazelcast-client` 5.6 (5.7
 //                needs Node >= 20.22), against a member started here on a free port and declared new (no recovery
 //                wait), given to the app through GATEKEEPER_HZ_MEMBERS / GATEKEEPER_HZ_CLUSTER_NAME; --member-port /
@@ -33,8 +33,8 @@
 //   first-day    a team's first day. The quickstart with no PostgreSQL to reach fails with one error line, no stack.
 //                The Hazelcast app with no member fails within its connect timeout with one error line and no client
 //                log lines; on a member nobody declared new (as Docker or an operator starts one) its first billing
-//                tick waits, said once at warn, until the package's `cluster init`, then it runs within seconds;
-//                after that member restarts under it, it waits again and `cluster init` refuses.
+//                tick waits, said once at warn, until the package's `store init`, then it runs within seconds;
+//                after that member restarts under it, it waits again and `store init` refuses.
 // The PostgreSQL server is GATEKEEPER_PG_URL's when set (the apps use its schema `gatekeeper`), else a throwaway one
 // from the machine's PostgreSQL binaries (scripts/postgres.mjs). Prints one summary line; on failure, the output of
 // what failed.
@@ -324,7 +324,7 @@ async function waitFor(app, what, check, timeoutMs) {
 }
 
 const count = (text, pattern) => text.split('\n').filter((line) => pattern.test(line)).length;
-const RECOVERY_WARN = /WARN.*billing.*cluster init/;
+const RECOVERY_WARN = /WARN.*billing.*store init/;
 const CLIENT_LINE = /HazelcastClient|ClientConnectionManager|ClusterService|\b(VERBOSE|DEBUG)\b/;
 
 /** The three first-day situations, with the Nest 11 app already compiled in `appDir`. */
@@ -355,9 +355,9 @@ async function checkFirstDay(installDir, appDir) {
       await waitFor(app, 'recovery warning', (out) => RECOVERY_WARN.test(out), CHARGE_TIMEOUT_MS);
       if (CHARGED.test(app.output)) throw new SmokeError('first-day: billing ran before the undeclared cluster was declared new', app.output);
       const declaredAt = Date.now();
-      await run(bin, [...cliArgs, 'cluster', 'init'], { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper cluster init' });
-      await waitFor(app, '"charging as" after cluster init', (out) => CHARGED.test(out), 25_000);
-      notes.push(`undeclared member: waited (said once at warn), then charged ${seconds(Date.now() - declaredAt)} after cluster init`);
+      await run(bin, [...cliArgs, 'store', 'init'], { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper store init' });
+      await waitFor(app, '"charging as" after store init', (out) => CHARGED.test(out), 25_000);
+      notes.push(`undeclared member: waited (said once at warn), then charged ${seconds(Date.now() - declaredAt)} after store init`);
       if (count(app.output, RECOVERY_WARN) !== 1) throw new SmokeError('first-day: the recovery wait was not said exactly once', app.output);
 
       // The member restarts under the running app: its data is lost, the app puts billing back and waits again.
@@ -365,12 +365,12 @@ async function checkFirstDay(installDir, appDir) {
       const restartedAt = Date.now();
       await plain.restartMember(0);
       await waitFor(app, 'billing put back after the restart', (out) => /The entry of "billing" was lost/.test(out), 90_000);
-      const refused = spawn(bin, [...cliArgs, 'cluster', 'init'], { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const refused = spawn(bin, [...cliArgs, 'store', 'init'], { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'] });
       let said = '';
       refused.stdout.on('data', (d) => { said += d; });
       refused.stderr.on('data', (d) => { said += d; });
       const [refusedCode] = await once(refused, 'close');
-      if (refusedCode !== 1 || !/refused, nothing changed/.test(said)) throw new SmokeError(`first-day: cluster init on the restarted member did not refuse (exit ${refusedCode})`, said);
+      if (refusedCode !== 1 || !/refused, nothing changed/.test(said)) throw new SmokeError(`first-day: store init on the restarted member did not refuse (exit ${refusedCode})`, said);
       // How long billing waits, as the cluster says (about one permit duration, a minute): no charge may come before.
       const status = JSON.parse(await run(bin, [...cliArgs, 'permits', 'billing', '--json'], { cwd: appDir, timeoutMs: 30_000, what: 'nestjs-gatekeeper permits billing' }));
       const until = status.find((s) => s.name === 'billing')?.recoveringUntil;
@@ -378,7 +378,7 @@ async function checkFirstDay(installDir, appDir) {
       // Watched for two of its 10 s ticks, well inside the wait.
       await new Promise((res) => setTimeout(res, Math.max(0, Math.min(until - 5_000, Date.now() + 21_000) - Date.now())));
       if (count(app.output, CHARGED) !== chargedBefore) throw new SmokeError('first-day: billing ran on the restarted member during its recovery wait', app.output);
-      notes.push(`restarted member: billing waits until ${seconds(until - restartedAt)} after the restart, cluster init refused, no charge in the 2 ticks watched`);
+      notes.push(`restarted member: billing waits until ${seconds(until - restartedAt)} after the restart, store init refused, no charge in the 2 ticks watched`);
     } finally {
       await app.stop();
       await writeFile(join(appDir, 'first-day.log'), app.output);
@@ -524,10 +524,10 @@ async function main() {
       if (onRedis) {
         // A new Redis: declared new by the package's own CLI, as the README and the guide say (the store from the
         // app's GATEKEEPER_REDIS_URL, no flag), or the first tick waits a minute.
-        const said = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'), ['redis', 'init'],
-          { cwd: appDir, env: storeEnv(store), timeoutMs: 30_000, what: 'nestjs-gatekeeper redis init' });
-        if (!/Declared prefix "gatekeeper" new/.test(said)) throw new SmokeError(`${name}: redis init did not declare the prefix new`, said);
-        declared = 'prefix declared new by redis init; ';
+        const said = await run(join(installDir, 'node_modules', '.bin', 'nestjs-gatekeeper'), ['store', 'init'],
+          { cwd: appDir, env: storeEnv(store), timeoutMs: 30_000, what: 'nestjs-gatekeeper --backend redis store init' });
+        if (!/Declared Redis prefix "gatekeeper" new/.test(said)) throw new SmokeError(`${name}: store init did not declare the prefix new`, said);
+        declared = 'prefix declared new by store init; ';
       }
       const outcome = await runApp(name, appDir, store, installDir);
       const made = `Nest ${versions['@nestjs/core']}, @nestjs/schedule ${versions['@nestjs/schedule']}, TypeScript ${versions.typescript}, `

@@ -138,9 +138,9 @@ async function main() {
   } else if (onRedis) {
     if (redisUrl) {
       // A server someone else runs: the prefix may have held permits, so it is not declared new here (that would cut
-      // the recovery wait that keeps two holders apart); on a prefix nobody used, `redis init` does it.
+      // the recovery wait that keeps two holders apart); on a prefix nobody used, `store init` does it.
       console.log(`Using Redis at ${redacted(redisUrl)}; on a prefix no node used yet, first grants wait one permit duration ` +
-        `unless it was declared new (${cliHint(undefined, undefined, redisUrl)} redis init)`);
+        `unless it was declared new (${cliHint(undefined, undefined, redisUrl)} store init)`);
     } else {
       console.log('Starting a throwaway Redis (with its AOF)...');
       // Detached, as the Hazelcast member: the terminal's Ctrl-C must not stop it while the instances release their permits.
@@ -232,7 +232,7 @@ async function stopInstance(name, child) {
 
 /**
  * Declares the sample's key prefix new on the Redis server this script just started (the library's
- * RedisBackend.declareFresh(), as `nestjs-gatekeeper redis init` does), so the instances' first grants need no
+ * RedisBackend.declareFresh(), as `nestjs-gatekeeper --backend redis store init` does), so the instances' first grants need no
  * recovery wait. From the built package (`npm run sample` builds it), as the instances load it.
  */
 async function declareFreshRedis(url) {

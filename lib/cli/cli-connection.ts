@@ -1,12 +1,12 @@
 import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
+import { hazelcast } from '../backends/hazelcast/hazelcast-client.load';
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
 import { PresenceRecordStore } from '../presence/presence-record.store';
 import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
 import type { PermitRecordStore } from '../permits/permit-record.store';
-import type { CliConnectionOptions } from './cli-reached-store';
-import { postgresStores } from './cli-postgres-stores';
-import { redisStores } from './cli-redis-stores';
+import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
+import { serverStores } from './cli-server-stores';
 import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock, type Clock } from '../core/clock';
@@ -45,10 +45,7 @@ export interface CliStores {
 
 /** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
-  // The Hazelcast half is loaded only for a cluster, so the CLI runs on PostgreSQL without hazelcast-client.
-  const reached = options.backend === 'postgres' ? postgresStores(options)
-    : options.backend === 'redis' ? redisStores(options)
-      : (await loadHazelcastStores()).hazelcastStores(options);
+  const reached = await reachedStore(options);
   const { store, backend } = reached;
   const presence = new PresenceRecordStore(backend);
   // Permits are timed by the store's clock where it has one: the CLI's edits and listings read it as the apps do.
@@ -58,13 +55,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     await store.connect({ clock });
     await clock.sync();
   } catch (error) {
-    // The connection's own message says the same for an app (naming its options); the CLI says it once, in its own
-    // terms. Anything else (a refused authentication, say) is news, so it is kept.
-    if (error instanceof ClusterNameRefusedError) {
-      throw new StoreUnavailableError(`${error.message}: give --cluster-name (or GATEKEEPER_HZ_CLUSTER_NAME) the name the members were started with`, { cause: error });
-    }
-    const why = error instanceof StoreUnavailableError && options.backend === 'hazelcast' ? '' : ` (${(error as Error).message})`;
-    throw new StoreUnavailableError(`${reached.unreachable} within ${formatDuration(options.connectTimeout)}${why}: ${reached.hint}`, { cause: error });
+    throw cannotReach(reached, options, error);
   }
   let presenceOpen = false;
   let taskStore: TaskStore | undefined;
@@ -131,12 +122,33 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   };
 }
 
+/** The CLI's stores on the backend the options name (none connected yet). */
+export async function reachedStore(options: CliConnectionOptions): Promise<ReachedStore> {
+  // The Hazelcast half is loaded only for a cluster, so the CLI runs on PostgreSQL without hazelcast-client.
+  return options.backend === 'hazelcast' ? (await loadHazelcastStores()).hazelcastStores(options) : serverStores({ ...options, backend: options.backend });
+}
+
+/**
+ * A failed connection to `reached`, as the CLI says it: one line naming the store, how long it tried and where to
+ * point it. The connection's own message says the same for an app (naming its options); the CLI says it once, in its
+ * own terms. Anything else (a refused authentication, say) is news, so it is kept.
+ */
+export function cannotReach(reached: ReachedStore, options: CliConnectionOptions, error: unknown): StoreUnavailableError {
+  if (error instanceof ClusterNameRefusedError) {
+    return new StoreUnavailableError(`${error.message}: give --cluster-name (or GATEKEEPER_HZ_CLUSTER_NAME) the name the members were started with`, { cause: error });
+  }
+  const why = error instanceof StoreUnavailableError && options.backend === 'hazelcast' ? '' : ` (${(error as Error).message})`;
+  return new StoreUnavailableError(`${reached.unreachable} within ${formatDuration(options.connectTimeout)}${why}: ${reached.hint}`, { cause: error });
+}
+
 /** The Hazelcast half of the CLI; without `hazelcast-client` installed, one line naming the ways to the other stores. */
 async function loadHazelcastStores(): Promise<typeof import('./cli-hazelcast-stores')> {
+  const stores = await import('./cli-hazelcast-stores');
   try {
-    return await import('./cli-hazelcast-stores');
+    hazelcast();
+    return stores;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' || !String((error as Error).message).includes('hazelcast-client')) throw error;
+    if (!(error instanceof InvalidInputError)) throw error;
     throw new CliUsageError('no store named: the CLI tried Hazelcast, the default, but hazelcast-client is not installed. For an app on PostgreSQL or Redis, '
       + 'set GATEKEEPER_PG_URL or GATEKEEPER_REDIS_URL as the app does, or give --backend postgres --pg-url <url> / --backend redis --redis-url <url>', 'backend');
   }

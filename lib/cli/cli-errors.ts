@@ -119,7 +119,7 @@ export class RunNotCompletedError extends GatekeeperError {
 }
 
 /**
- * `redis init` declared nothing (the prefix is in use, or was found lost): exit 1, so a deploy script that runs it
+ * `store init` declared nothing (the store is in use, or was found lost): exit 1, so a deploy script that runs it
  * before every start can tell a first deployment from a later one.
  */
 export class NothingDeclaredError extends GatekeeperError {}

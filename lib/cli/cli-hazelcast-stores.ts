@@ -8,7 +8,7 @@ const nothing = (): void => undefined;
 /** The client's logger in the CLI: every line dropped. */
 const SILENT = { log: nothing, error: nothing, warn: nothing, info: nothing, debug: nothing, trace: nothing };
 
-/** The CLI's stores on a Hazelcast cluster: the half of the CLI that loads hazelcast-client, imported only for one. */
+/** The CLI's stores on a Hazelcast cluster (hazelcast-client is loaded when they connect). */
 export function hazelcastStores(options: CliConnectionOptions): ReachedStore {
   const connection = new HazelcastConnection({
     clientConfig: {

@@ -1,4 +1,3 @@
-import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
 import { GatekeeperError } from '../core/errors/gatekeeper.error';
 import {
   Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit,
@@ -17,7 +16,9 @@ import { SchedulesRuntime } from './schedules/schedules.runtime';
 import { RuntimeSchedules } from './schedules/runtime-schedules';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { StoreUnreachableError } from '../core/errors/store-unreachable.error';
-import { hazelcastTargetSources, serverTarget, type ModuleBackends, type ServerTarget } from './gatekeeper-stores.factory';
+import type { ModuleBackends } from './gatekeeper-stores.factory';
+import { moduleConnectFailure } from '../backends/hazelcast/hazelcast-module-connection';
+import type { ConnectTarget } from '../store/connect-failure';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** While start-up waits for the cluster, how often it says so. */
@@ -134,19 +135,14 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * yet), so it fails start-up with one line saying what was tried and the ways forward, not a stack.
    */
   private async connect(): Promise<void> {
-    const server = serverTarget(this.options);
+    const server = this.backends.target;
     if (server && !this.options.connectInBackground) return this.connectToServer(server);
     try {
       await this.withPermitClock(() => this.store.connect({ clock: this.options.permitClock, events: this.permits.storeEvents() }));
     } catch (error) {
       const target = this.target();
       if (!(error instanceof StoreUnavailableError) || !target || this.options.connectInBackground || this.permits.phase !== 'starting') throw error;
-      if (error instanceof ClusterNameRefusedError) {
-        throw new StoreUnreachableError(`${error.message}. Set GATEKEEPER_HZ_CLUSTER_NAME, or hazelcast.clientConfig.clusterName, `
-          + `to the name the members were started with (${hazelcastTargetSources(this.options)})`);
-      }
-      const sources = hazelcastTargetSources(this.options);
-      throw new StoreUnreachableError(messages.clusterUnreachable({ ...target, sources }, this.options.connectTimeoutMs));
+      throw new StoreUnreachableError(moduleConnectFailure(error, this.options.hazelcast, target, this.options.connectTimeoutMs));
     }
   }
 
@@ -156,7 +152,7 @@ export class GatekeeperLifecycle implements OnModuleInit, OnModuleDestroy, Befor
    * wait mends, fails at once. Either failure is one line naming the server, its address, where that came from and what
    * to do (`StoreUnreachableError`).
    */
-  private async connectToServer(server: ServerTarget): Promise<void> {
+  private async connectToServer(server: ConnectTarget): Promise<void> {
     const timeoutMs = this.options.connectTimeoutMs;
     const started = Date.now();
     let reported = started;

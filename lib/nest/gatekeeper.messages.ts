@@ -19,18 +19,6 @@ export const messages = {
     (timeoutMs === undefined
       ? ': every permit is denied until it is reached'
       : `; start-up fails in ${formatDuration(Math.max(1, Math.round((timeoutMs - elapsedMs) / 1000)) * 1000)}`),
-  clusterUnreachable: (target: ClusterTarget & { sources: string }, timeoutMs: number) => {
-    const [host, port = '5701'] = (target.members[0] ?? '127.0.0.1:5701').split(':');
-    const local = ['127.0.0.1', 'localhost', '0.0.0.0'].includes(host);
-    const named = target.clusterName === 'dev' ? '' : ` --cluster-name ${target.clusterName}`;
-    const start = local
-      ? `npx nestjs-gatekeeper${named} hazelcast start${port === '5701' ? '' : ` --port ${port}`}, or ` +
-        `docker run --rm -p ${port}:5701${named ? ` -e HZ_CLUSTERNAME=${target.clusterName}` : ''} hazelcast/hazelcast:5.6.0`
-      : 'npx nestjs-gatekeeper hazelcast start, or docker run --rm -p 5701:5701 hazelcast/hazelcast:5.6.0, for a local one';
-    return `Cannot reach Hazelcast cluster "${target.clusterName}" at ${target.members.join(', ')} within ${formatDuration(timeoutMs)} ` +
-      `(${target.sources}). Start a member (${start}), or point GATEKEEPER_HZ_MEMBERS and GATEKEEPER_HZ_CLUSTER_NAME at yours; ` +
-      "for a single instance, use backend: 'memory'; to boot now and deny every permit until connected, set connectInBackground: true";
-  },
   waitingForServer: (server: { name: string; address: string; source: string }, timeoutMs: number) =>
     `Waiting for ${server.name} at ${server.address} (from ${server.source}), up to ${formatDuration(timeoutMs)} (connectTimeout)`,
   stillWaitingForServer: (server: { name: string; address: string }, elapsedMs: number, timeoutMs: number, detail: string) =>

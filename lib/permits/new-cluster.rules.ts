@@ -2,7 +2,7 @@ import { formatDuration } from '../core/duration';
 import type { SemaphoreEntry } from './semaphore-entry';
 
 /**
- * Declaring a cluster new (`nestjs-gatekeeper cluster init`): the pure part. A brand-new cluster and one that
+ * Declaring a cluster new (`nestjs-gatekeeper store init`): the pure part. A brand-new cluster and one that
  * restarted and lost its data look the same from inside (open-source members keep nothing across a restart), so
  * the library makes every first grant wait out the permits a lost state could have handed out. An operator who
  * knows the cluster is new may lift that wait, but only while nothing in the cluster shows it had an earlier

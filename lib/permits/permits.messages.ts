@@ -27,11 +27,11 @@ export const permitMessages = {
     backend === 'hazelcast'
       ? `"${semaphore}" waits until ${until}: the cluster looks new or restarted (RECOVERING), and one that lost its data ` +
         'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
-        'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper cluster init'
+        'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper store init'
       : `"${semaphore}" waits until ${until}: the ${STORE_NAMES[backend ?? ''] ?? 'store'} may have lost its data (RECOVERING; ` +
         'the ERROR logged when a node found the loss says why), so no permit is granted before every permit the lost data ' +
         'could hold has lapsed. This is the library\'s own recovery wait: jobs on it are held back until then, and nothing ' +
-        'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper redis init)' : ''),
+        'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper --backend redis store init)' : ''),
   recovered: (name: string, backend?: string) =>
     `The entry of "${name}" was lost with the ${backend === 'hazelcast' ? 'cluster' : STORE_NAMES[backend ?? ''] ?? 'store'}'s data (or the store restarted): this node put its definition back; nothing is granted until every permit the lost entry could hold has lapsed`,
   recoveryFailed: (name: string, error: unknown) => `Could not put back the lost definition of "${name}": ${(error as Error).message ?? String(error)}`,

@@ -9,7 +9,9 @@ export type ConnectFailureKind =
 
 /** What a backend says of a failed connection: its kind and the server's or driver's own words. */
 export interface ConnectFailure {
+  /** Whether start-up may wait it out (`'unreachable'`) or fails at once. */
   readonly kind: ConnectFailureKind;
+  /** The server's or driver's own words. */
   readonly detail: string;
 }
 
@@ -22,4 +24,24 @@ export function rootCause(error: unknown): { code?: string; message: string } {
     else if (found.code === undefined) found = { message: at.message };
   }
   return found;
+}
+
+/**
+ * The server a backend connects to, as start-up and its errors name it (`PostgreSQL at postgres://app:***@db/app`,
+ * from `postgres.connectionString`), and what a failed connect to it was: see `StoreBackend.describe`.
+ */
+export interface ConnectTarget {
+  /** What the server is: `PostgreSQL`, `Redis`. */
+  readonly name: string;
+  /** Its address without the password (or what was given instead of one). */
+  readonly address: string;
+  /** Where the address came from: the module's option (`postgres.connectionString`) or an environment variable. */
+  readonly source: string;
+  /** Tells a failed connection's kind from the driver's error. */
+  readonly failure: (error: unknown) => ConnectFailure;
+}
+
+/** `host:port/database` of a connection given as parts (`localhost` when no host is given), for a {@link ConnectTarget}. */
+export function hostAddress(host: unknown, port: unknown, database: unknown): string {
+  return `${typeof host === 'string' ? host : 'localhost'}${port === undefined ? '' : `:${String(port)}`}${database === undefined ? '' : `/${String(database)}`}`;
 }

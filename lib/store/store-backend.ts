@@ -1,4 +1,6 @@
 import type { Counters } from './counter';
+import type { ConnectTarget } from './connect-failure';
+import type { NewStoreReport } from './new-store-report';
 import type { RecordMap, RecordMapSpec } from './record-map';
 /** What a backend reports while it runs. */
 export interface StoreBackendEvents {
@@ -46,4 +48,25 @@ export interface StoreBackend {
    * it the module uses the instance itself (a backend instance is one node's connection).
    */
   node?(): StoreBackend;
+  /**
+   * The server this backend connects to and what a failed connect to it means, for a backend whose server start-up
+   * waits for (PostgreSQL, Redis): start-up tries again while the server is not reached, fails at once on a refused
+   * login, and names the server in one line either way. Optional: without it a failed open is reported as it is.
+   */
+  describe?(): ConnectTarget;
+  /**
+   * Declares the store new, before (or just after) its first node, so its first grants need no recovery wait:
+   * see `declareNewStore`. Optional: a backend without it (memory) has no state that outlives its nodes.
+   */
+  declareNew?(): Promise<NewStoreReport>;
+}
+
+/** The methods every {@link StoreBackend} has (the optional ones aside): what tells a backend from anything else. */
+export const STORE_BACKEND_METHODS = ['open', 'close', 'map', 'counters', 'memberCount', 'isConnected', 'operationCount'] as const;
+
+/** Whether `value` is a {@link StoreBackend}: an object with every one of {@link STORE_BACKEND_METHODS}. */
+export function isStoreBackend(value: unknown): value is StoreBackend {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Record<string, unknown>;
+  return STORE_BACKEND_METHODS.every((m) => typeof candidate[m] === 'function');
 }

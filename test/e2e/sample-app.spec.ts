@@ -190,8 +190,8 @@ describe('the three-instance sample app', () => {
         ? { ...process.env, GATEKEEPER_BACKEND: 'redis', GATEKEEPER_REDIS_URL: testRedisUrl(), SAMPLE_MAP_PREFIX: uniquePrefix('sample-redis') }
         : hazelcastEnv;
     // The test's own prefix on the test's Redis, which no node used: declared new, as the sample does on a server it
-    // starts (on a server it is given, it leaves that to `redis init`), so the first ticks need no recovery wait.
-    if (backend === 'redis') await cli('redis', 'init');
+    // starts (on a server it is given, it leaves that to `store init`), so the first ticks need no recovery wait.
+    if (backend === 'redis') await cli('store', 'init');
     output = '';
     const ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -16,7 +16,7 @@ import { freePort } from '../support/free-port';
 
 /**
  * A brand-new cluster and a restarted one hold the same (nothing), so the library makes first grants wait one
- * permit duration on both. `cluster init` declares a new one new and lifts that wait; on a restarted one, where
+ * permit duration on both. `store init` declares a new one new and lifts that wait; on a restarted one, where
  * a holder of the lost state may still run, it refuses and the wait stays. `hazelcast start` runs a member from
  * the installed package, declared new.
  */
@@ -56,7 +56,7 @@ describe('the first grants of a cluster', () => {
 
   const cliOn = (c: ControlledCluster, ...args: string[]) => cli(['--members', c.addresses.join(','), '--cluster-name', c.clusterName, ...args]);
 
-  it('on a member nobody declared new, a 10-minute job waits; `cluster init` lifts the wait and it runs within seconds', async () => {
+  it('on a member nobody declared new, a 10-minute job waits; `store init` lifts the wait and it runs within seconds', async () => {
     cluster = await ControlledCluster.start(1);
     const ledger: LedgerEntry[] = [];
     node = await startNode({ ledger, hazelcast: { clientConfig: cluster.clientConfig() }, definitions: TEN_MINUTES });
@@ -65,10 +65,10 @@ describe('the first grants of a cluster', () => {
     expect(ledger).toHaveLength(0);
     expect(await storedEntry(cluster)).toMatchObject({ graceUntil: expect.any(Number), rebuilt: { fromRevision: 0 } });
     // Announced once, at warn, with the command that ends it.
-    const announced = node.logger.find('warn', 'cluster init');
+    const announced = node.logger.find('warn', 'store init');
     expect(announced).toHaveLength(1);
 
-    const init = await cliOn(cluster, 'cluster', 'init');
+    const init = await cliOn(cluster, 'store', 'init');
     expect(init.stderr).toBe('');
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('billing');
@@ -79,19 +79,19 @@ describe('the first grants of a cluster', () => {
       await jobs.billing(tick++);
       return ledger.length > 0;
     }, { timeoutMs: 20_000, intervalMs: 200 });
-    process.stdout.write(`new cluster: a 10-minute job ran ${Date.now() - declared} ms after cluster init\n`);
+    process.stdout.write(`new cluster: a 10-minute job ran ${Date.now() - declared} ms after store init\n`);
     const entry = await storedEntry(cluster);
     expect(entry?.graceUntil).toBeUndefined();
     expect(entry?.lastToken).toBe(ledger[0].token);
-    expect(node.logger.find('warn', 'cluster init')).toHaveLength(1);
+    expect(node.logger.find('warn', 'store init')).toHaveLength(1);
 
     // Now it held a permit: declaring it new again is refused.
-    const again = await cliOn(cluster, 'cluster', 'init');
+    const again = await cliOn(cluster, 'store', 'init');
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('permits were granted');
   });
 
-  it('a restarted cluster still waits, and `cluster init` refuses it, writing nothing', async () => {
+  it('a restarted cluster still waits, and `store init` refuses it, writing nothing', async () => {
     const { ledger, jobs, running } = await holdBillingOnADeclaredCluster();
 
     await running.stopAll();
@@ -104,7 +104,7 @@ describe('the first grants of a cluster', () => {
     }, { timeoutMs: 60_000, intervalMs: 250 });
     expect((rebuilt.rebuilt as { fromRevision: number }).fromRevision).toBeGreaterThan(0);
 
-    const init = await cliOn(running, 'cluster', 'init');
+    const init = await cliOn(running, 'store', 'init');
     expect(init.code).toBe(1);
     expect(init.stderr).toMatch(/refused, nothing changed: this cluster held gatekeeper state before .*semaphore "billing".*knew it before its data was lost/s);
     expect(await storedEntry(running)).toEqual(rebuilt);

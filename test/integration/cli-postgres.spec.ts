@@ -14,7 +14,7 @@ import { uniquePrefix } from '../support/test-cluster';
 
 /**
  * The operator's command line on PostgreSQL (`--backend postgres --pg-url`, or GATEKEEPER_BACKEND and
- * GATEKEEPER_PG_URL): the same commands over the same records an app writes, and `postgres migrate` for the schema.
+ * GATEKEEPER_PG_URL): the same commands over the same records an app writes, and `store migrate` for the schema.
  */
 /** The environment of a shell that names no store (the test run's names all three). */
 const NO_STORE = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: undefined, GATEKEEPER_REDIS_URL: undefined, GATEKEEPER_HZ_MEMBERS: undefined, GATEKEEPER_HZ_CLUSTER_NAME: undefined };
@@ -93,20 +93,29 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     expect((await cli(['--backend', 'mysql', 'list'])).stderr).toContain("invalid --backend: 'mysql' is not hazelcast, postgres or redis");
   });
 
-  it('says a Hazelcast-only command is one, and an unreachable server where it was looked for (no password shown)', async () => {
-    const init = await run('cluster', 'init');
-    expect(init.code).toBe(2);
-    expect(init.stderr).toContain('Hazelcast cluster only');
+  it('declares a new schema new (made now), refuses one in use, and says an unreachable server where it was looked for (no password shown)', async () => {
+    const schema = `cli_new_${Date.now().toString(36)}`;
+    try {
+      const init = await run('--pg-schema', schema, 'store', 'init');
+      expect([init.code, init.stdout]).toEqual([0, `Declared PostgreSQL schema "${schema}" new: first grants need no recovery wait.\n`]);
+      const again = await run('--pg-schema', schema, 'store', 'init');
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`PostgreSQL schema "${schema}" is in use already`);
+    } finally {
+      const admin = new Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => admin.end());
+    }
     const away = await cli(['--backend', 'postgres', '--pg-url', 'postgres://someone:secret@127.0.0.1:1/db', '--connect-timeout', '1s', 'list']);
     expect(away.code).toBe(3);
     expect(away.stderr).toContain('cannot reach PostgreSQL at postgres://someone:***@127.0.0.1:1/db');
     expect(away.stderr).not.toContain('secret');
   });
 
-  it('postgres migrate creates the schema, then has nothing to do, and refuses a newer one; every command works in it', async () => {
+  it('store migrate creates the schema, then has nothing to do, and refuses a newer one; every command works in it', async () => {
     const schema = `cli_${Date.now().toString(36)}`;
-    expect(await json('--pg-schema', schema, 'postgres', 'migrate')).toEqual({ schema, from: 0, to: SCHEMA_VERSION });
-    const again = await run('--pg-schema', schema, 'postgres', 'migrate');
+    expect(await json('--pg-schema', schema, 'store', 'migrate')).toEqual({ schema, from: 0, to: SCHEMA_VERSION });
+    const again = await run('--pg-schema', schema, 'store', 'migrate');
     expect([again.code, again.stdout]).toEqual([0, `Schema "${schema}" is at version ${SCHEMA_VERSION}, this version's: nothing to do.\n`]);
     // An app with postgres.schema of its own is in reach of every command, by flag or by the variable.
     expect((await run('--pg-schema', schema, 'set', 'elsewhere', '--duration', '30s')).code).toBe(0);
@@ -117,7 +126,7 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     await admin.connect();
     try {
       await admin.query(`UPDATE ${schema}.schema_version SET version = 99`);
-      const refused = await run('--pg-schema', schema, 'postgres', 'migrate');
+      const refused = await run('--pg-schema', schema, 'store', 'migrate');
       expect(refused.code).not.toBe(0);
       expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION})`);
     } finally {

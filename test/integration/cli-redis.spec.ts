@@ -9,7 +9,7 @@ import { uniquePrefix } from '../support/test-cluster';
 
 /**
  * The operator's command line on Redis (`--backend redis --redis-url`, or GATEKEEPER_BACKEND and
- * GATEKEEPER_REDIS_URL): the same commands over the same records an app writes, and `redis init` for a new prefix.
+ * GATEKEEPER_REDIS_URL): the same commands over the same records an app writes, and `store init` for a new prefix.
  */
 describe('nestjs-gatekeeper CLI on Redis (built binary, real server)', () => {
   const url = testRedisUrl();
@@ -31,13 +31,13 @@ describe('nestjs-gatekeeper CLI on Redis (built binary, real server)', () => {
   });
 
   it('declares a new prefix before any node used it, then refuses, and edits definitions and shows an app\'s permits', async () => {
-    expect(await json('redis', 'init')).toEqual({ prefix: mapPrefix, declared: true });
+    expect(await json('store', 'init')).toEqual({ store: `Redis prefix "${mapPrefix}"`, declared: true, alreadyNew: false, waitsLifted: [] });
     expect((await run('set', 'billing', '--duration', '30s', '--permits', '2')).code).toBe(0);
     // A second init declares nothing, and says so with its exit code, so a deploy script can tell.
-    const again = await run('--json', 'redis', 'init');
+    const again = await run('--json', 'store', 'init');
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stderr).error).toMatchObject({ code: 'REJECTED', type: 'NothingDeclaredError' });
-    expect(JSON.parse(again.stderr).error.message).toContain(`Prefix "${mapPrefix}" is in use already`);
+    expect(JSON.parse(again.stderr).error.message).toContain(`Redis prefix "${mapPrefix}" is in use already`);
     expect(await json('pause', 'billing')).toMatchObject({ permits: 0, pausedFrom: 2 });
     expect(await json('resume', 'billing')).toMatchObject({ permits: 2 });
     // An app node on the same records holds a permit at once (declared new: no recovery wait); the CLI sees it, and

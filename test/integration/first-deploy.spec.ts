@@ -25,7 +25,7 @@ class BillingJobs {
 /**
  * A team's first deploy on a store nothing used yet, after the getting-started page's own commands: the first tick
  * runs, with no recovery wait (which would be the permit's minute). A fresh Redis cannot be told from one that lost
- * everything, so its commands include `redis init`; PostgreSQL makes its schema at the first start and needs none.
+ * everything, so its commands include `store init`; PostgreSQL makes its schema at the first start and needs none.
  */
 describe('the first deploy on a new store runs its first tick at once', () => {
   beforeAll(() => {
@@ -49,11 +49,11 @@ describe('the first deploy on a new store runs its first tick at once', () => {
     }
   }
 
-  it('Redis, after `npx nestjs-gatekeeper redis init`', async () => {
+  it('Redis, after `npx nestjs-gatekeeper --backend redis store init`', async () => {
     const mapPrefix = uniquePrefix('first-redis');
     const env = { GATEKEEPER_REDIS_URL: testRedisUrl(), GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: undefined, GATEKEEPER_HZ_MEMBERS: undefined };
-    const init = await cli(['--map-prefix', mapPrefix, 'redis', 'init'], env);
-    expect([init.code, init.stdout.trim()]).toEqual([0, `Declared prefix "${mapPrefix}" new: first grants need no recovery wait.`]);
+    const init = await cli(['--backend', 'redis', '--map-prefix', mapPrefix, 'store', 'init'], env);
+    expect([init.code, init.stdout.trim()]).toEqual([0, `Declared Redis prefix "${mapPrefix}" new: first grants need no recovery wait.`]);
     const { afterMs, logger } = await firstTick({ backend: 'redis', redis: { mapPrefix } });
     process.stdout.write(`first deploy on Redis: the first run ${afterMs} ms after start\n`);
     expect(afterMs).toBeLessThan(15_000);

@@ -68,7 +68,7 @@ describe('a recovery wait on a cluster nobody declared new', () => {
     expect(!denied.granted && denied.message).toContain(until);
     expect(announced[0]).toContain('"nightly-report"');
     expect(announced[0]).toContain('cannot be told from a brand-new one');
-    expect(announced[0]).toContain('npx nestjs-gatekeeper cluster init');
+    expect(announced[0]).toContain('npx nestjs-gatekeeper store init');
     // The skips say it at verbose, once (the warning says the rest), and nowhere louder.
     expect(logger.find('verbose', 'FirstDayJobs.report skipped: RECOVERING')).toHaveLength(1);
     expect(logger.entries.filter((e) => e.level !== 'verbose' && e.message.includes('skipped'))).toEqual([]);

@@ -177,7 +177,7 @@ describe('Redis operations in the log', () => {
     expect(recovering).toHaveLength(1);
     expect(recovering[0]).toMatch(/"ops-report" waits until \S+: the Redis store may have lost its data/);
     expect(recovering[0]).toContain('the library\'s own recovery wait');
-    expect(logger.entries.filter((e) => e.message.includes('cluster init'))).toEqual([]);
+    expect(logger.entries.filter((e) => e.message.includes('store init'))).toEqual([]);
     // The wait outlasted the permit's duration, after which a job nobody holds is warned about: not for this wait.
     expect(logger.find('warn', 'no holder')).toEqual([]);
   });

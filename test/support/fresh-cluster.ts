@@ -1,12 +1,11 @@
-import { Client, type ClientConfig } from 'hazelcast-client';
-import { declareFreshCluster } from '../../lib/testing';
+import type { ClientConfig } from 'hazelcast-client';
+import { declareNewStore, HazelcastBackend } from '../../lib';
 
-/** Declares a cluster the test has just started itself as brand new (no recovery wait before its first grants). */
+/**
+ * Declares a cluster the test has just started itself as brand new (no recovery wait before its first grants), as
+ * `nestjs-gatekeeper store init` does.
+ */
 export async function declareFresh(config: ClientConfig): Promise<void> {
-  const client = await Client.newHazelcastClient(config);
-  try {
-    await declareFreshCluster(client);
-  } finally {
-    await client.shutdown();
-  }
+  const report = await declareNewStore(new HazelcastBackend({ clientConfig: config }));
+  if (!report.declared) throw new Error(`${report.store} was not declared new`);
 }

@@ -1,7 +1,7 @@
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
-import { createBackends, createTaskStore, serverTarget } from '../../lib/nest/gatekeeper-stores.factory';
+import { createBackends, createTaskStore } from '../../lib/nest/gatekeeper-stores.factory';
 import { TaskRecordStore } from '../../lib/tasks/task-record.store';
 import type { TaskStoreSource } from '../../lib/tasks/task-store-source';
 import { writeIdsOf } from '../../lib/store/write-ids';
@@ -60,7 +60,7 @@ describe('module options: the backend of each capability', () => {
 
   it('builds one backend per choice, shared by the capabilities that name it, and a connection only for Hazelcast', async () => {
     const durable = new MemoryBackend();
-    const memoryOnly = await createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
+    const memoryOnly = createBackends(resolveGatekeeperOptions({ backend: 'memory', backends: { history: durable } }));
     expect(memoryOnly.connection).toBeUndefined();
     // A memory backend given is a cluster: the module runs on a node of its own of it.
     expect(memoryOnly.of.history).not.toBe(durable);
@@ -68,7 +68,7 @@ describe('module options: the backend of each capability', () => {
     expect(memoryOnly.of.permits).toBeInstanceOf(MemoryBackend);
     expect(new Set([memoryOnly.of.permits, memoryOnly.of.presence, memoryOnly.of.schedules, memoryOnly.of.tasks]).size).toBe(1);
 
-    const mixed = await createBackends(resolveGatekeeperOptions({ backends: { schedules: 'memory' } }), {});
+    const mixed = createBackends(resolveGatekeeperOptions({ backends: { schedules: 'memory' } }), {});
     expect(mixed.connection).toBeDefined();
     expect(mixed.of.permits).toBeInstanceOf(HazelcastBackend);
     expect(mixed.of.tasks).toBe(mixed.of.permits);
@@ -78,7 +78,7 @@ describe('module options: the backend of each capability', () => {
   it('joins one memory backend given to several modules as one node each, shared by the capabilities of a module', async () => {
     const cluster = new MemoryBackend();
     const options = resolveGatekeeperOptions({ backend: cluster });
-    const [a, b] = [await createBackends(options), await createBackends(options)];
+    const [a, b] = [createBackends(options), createBackends(options)];
     expect(a.of.permits).not.toBe(b.of.permits);
     expect(new Set(Object.values(a.of)).size).toBe(1);
     const [nodeA, nodeB] = [a.of.permits, b.of.permits];
@@ -87,14 +87,14 @@ describe('module options: the backend of each capability', () => {
     expect(writeIdsOf(nodeB).wrote(writeIdsOf(nodeA).next())).toBe(false);
     // A node given is that node.
     const node = cluster.node();
-    expect((await createBackends(resolveGatekeeperOptions({ backend: node }))).of.tasks).toBe(node);
+    expect(createBackends(resolveGatekeeperOptions({ backend: node })).of.tasks).toBe(node);
   });
 
   it("takes the tasks' store from their backend when it offers one (a TaskStoreSource), else builds it over the contract", async () => {
     const offered = new TaskRecordStore(new MemoryBackend());
     const own = Object.assign(new MemoryBackend().node(), { taskStore: () => offered });
-    expect(createTaskStore(await createBackends(resolveGatekeeperOptions({ backend: own })))).toBe(offered);
-    const plain = createTaskStore(await createBackends(resolveGatekeeperOptions({ backend: 'memory' })));
+    expect(createTaskStore(createBackends(resolveGatekeeperOptions({ backend: own })))).toBe(offered);
+    const plain = createTaskStore(createBackends(resolveGatekeeperOptions({ backend: 'memory' })));
     expect(plain).toBeInstanceOf(TaskRecordStore);
     expect(plain).not.toBe(offered);
   });
@@ -114,11 +114,16 @@ describe('module options: the backend of each capability', () => {
     expect(resolveGatekeeperOptions({ backend: 'postgres', postgres: { connectionString: 'postgres://h/db', schema: 'gk' } }).postgres.schema).toBe('gk');
   });
 
-  it('names the PostgreSQL or Redis server start-up waits for, without the password, and where it came from', () => {
-    const pg = serverTarget(resolveGatekeeperOptions({ backend: 'postgres' }), { GATEKEEPER_PG_URL: 'postgres://app:secret@db:5432/app' });
+  it('names the PostgreSQL or Redis server start-up waits for, without the password, and where it came from', async () => {
+    const target = async (options: Parameters<typeof resolveGatekeeperOptions>[0], env: NodeJS.ProcessEnv) =>
+      createBackends(resolveGatekeeperOptions(options), env).target;
+    const pg = await target({ backend: 'postgres' }, { GATEKEEPER_PG_URL: 'postgres://app:secret@db:5432/app' });
     expect(pg).toMatchObject({ name: 'PostgreSQL', address: 'postgres://app:***@db:5432/app', source: 'GATEKEEPER_PG_URL' });
-    const redis = serverTarget(resolveGatekeeperOptions({ backend: 'redis', redis: { url: 'redis://:pw@cache:6379/2' } }), {});
+    const redis = await target({ backend: 'redis', redis: { url: 'redis://:pw@cache:6379/2' } }, {});
     expect(redis).toMatchObject({ name: 'Redis', address: 'redis://:***@cache:6379/2', source: 'redis.url' });
-    expect(serverTarget(resolveGatekeeperOptions({ backend: 'memory' }), {})).toBeUndefined();
+    expect(await target({ backend: 'postgres', postgres: { poolConfig: { host: 'db', port: 5433, database: 'app' } } }, {}))
+      .toMatchObject({ address: 'db:5433/app', source: 'postgres.poolConfig' });
+    expect(await target({ backend: 'memory' }, {})).toBeUndefined();
+    await expect(target({ backend: 'redis' }, {})).rejects.toThrow("a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
   });
 });

@@ -326,7 +326,7 @@ describe('the docs list what the code has', () => {
     const documented = documentedCommands(operating);
 
     it('reads the commands from the program', () => {
-      expect([...code.keys()]).toEqual(expect.arrayContaining(['list', 'tasks counts', 'jobs run', 'postgres migrate']));
+      expect([...code.keys()]).toEqual(expect.arrayContaining(['list', 'tasks counts', 'jobs run', 'store migrate']));
     });
 
     it('operating.md documents every command, and no command the CLI does not have', () => {

@@ -1,5 +1,6 @@
+import { Logger } from '@nestjs/common';
 import { HazelcastLoggerBridge } from '../../lib/backends/hazelcast/hazelcast-logger.bridge';
-import { hazelcastStoreOptions } from '../../lib/nest/gatekeeper-stores.factory';
+import { hazelcastStoreOptions } from '../../lib/backends/hazelcast/hazelcast-module-connection';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 
 function recorder() {
@@ -55,10 +56,12 @@ describe('hazelcast-client logs through Nest', () => {
 });
 
 describe('the module\'s Hazelcast client options', () => {
+  const moduleOptions = (options: ReturnType<typeof resolveGatekeeperOptions>, env: NodeJS.ProcessEnv) =>
+    hazelcastStoreOptions(options.hazelcast, options, env, new Logger('Hazelcast'));
   const env = { GATEKEEPER_HZ_MEMBERS: '10.0.0.1:5701, 10.0.0.2:5701', GATEKEEPER_HZ_CLUSTER_NAME: 'prod' };
 
   it('takes members and cluster name from the environment when the client config leaves them out', () => {
-    const options = hazelcastStoreOptions(resolveGatekeeperOptions({}), env);
+    const options = moduleOptions(resolveGatekeeperOptions({}), env);
     expect(options.clientConfig?.clusterName).toBe('prod');
     expect(options.clientConfig?.network?.clusterMembers).toEqual(['10.0.0.1:5701', '10.0.0.2:5701']);
     expect(options.connectTimeoutMs).toBe(30_000);
@@ -70,10 +73,10 @@ describe('the module\'s Hazelcast client options', () => {
       connectInBackground: true,
       hazelcast: { clientConfig: { clusterName: 'mine', network: { clusterMembers: ['h:1'] } } },
     });
-    const options = hazelcastStoreOptions(given, env);
+    const options = moduleOptions(given, env);
     expect(options.clientConfig?.clusterName).toBe('mine');
     expect(options.clientConfig?.network?.clusterMembers).toEqual(['h:1']);
     expect(options.connectTimeoutMs).toBe(Infinity);
-    expect(hazelcastStoreOptions(resolveGatekeeperOptions({}), {}).clientConfig?.network).toBeUndefined();
+    expect(moduleOptions(resolveGatekeeperOptions({}), {}).clientConfig?.network).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
-import { LifecycleState, type Client, type InitialMembershipListener } from 'hazelcast-client';
+import type { Client, InitialMembershipListener } from 'hazelcast-client';
+import { LifecycleState } from './hazelcast-client.load';
 
 /** How the wait for an owned client's first connection ended. */
 export type FirstOutcome = 'connected' | 'gave up' | 'timed out' | 'abandoned';

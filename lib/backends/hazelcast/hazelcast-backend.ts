@@ -16,6 +16,8 @@ import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
 import { StoreCalls } from './store-call';
 import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
+import { declareNewCluster } from './permits/hazelcast-new-cluster';
+import type { NewStoreReport } from '../../store/new-store-report';
 
 /** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
 export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
@@ -28,6 +30,7 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
   /**
    * A connection shared with the rest of this process (the module passes its own). Default: one of this backend's
    * own, made from the connection options.
+   * @internal The module passes its own; not an application option.
    */
   connection?: HazelcastConnection;
 }
@@ -41,6 +44,7 @@ export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
 export class HazelcastBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
+  /** @internal The connection the backend opens (its own, or the module's). */
   readonly connection: HazelcastConnection;
   private client?: Client;
   private canaries?: PartitionCanaries;
@@ -125,6 +129,18 @@ export class HazelcastBackend implements StoreBackend, TaskStoreSource {
     return this.countersOf;
   }
 
+  /** Declares the whole cluster new, every map prefix on it (see `declareNewStore`), and lifts the waits nodes set meanwhile. */
+  async declareNew(): Promise<NewStoreReport> {
+    await this.open();
+    try {
+      const client = this.requireClient();
+      const { canariesMarked, waitsLifted } = await declareNewCluster(client, this.options.clock ?? systemClock);
+      const lifted = waitsLifted.map(({ map, semaphore }) => ({ map, semaphore }));
+      return { store: `Hazelcast cluster "${client.getConfig().clusterName}"`, declared: true, alreadyNew: canariesMarked === 0, waitsLifted: lifted };
+    } finally {
+      await this.close();
+    }
+  }
 
   /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {

@@ -4,7 +4,7 @@ import { refusalTap } from './refusal-tap';
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
 
-/** How a {@link HazelcastConnection} reaches the cluster. */
+/** How a Hazelcast backend's connection reaches the cluster. */
 export interface HazelcastConnectionOptions {
   /**
    * A client the application already has: used, never shut down. Lifecycle events can only be registered in a
@@ -17,7 +17,7 @@ export interface HazelcastConnectionOptions {
    * `connectionStrategy.connectionRetry.maxBackoffMillis: 5000` (a cluster that comes up is noticed within 5 s) and
    * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
    * than passes, so it is settled by re-reading). `connectionStrategy.asyncStart` is always `true`: the
-   * connection waits for the first connection itself, bounded by {@link connectTimeoutMs}.
+   * connection waits for the first connection itself, bounded by `connectTimeoutMs`.
    */
   clientConfig?: ClientConfig;
   /**

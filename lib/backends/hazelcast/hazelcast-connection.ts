@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, LifecycleState } from 'hazelcast-client';
+import { Client, LifecycleState } from './hazelcast-client.load';
 import { formatDuration } from '../../core/duration';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { yieldClusterViewRetries } from './cluster-view-retry';

@@ -22,8 +22,8 @@ export interface Canary {
  * permit the lost one could have granted.
  *
  * A brand-new cluster looks exactly like a restarted one. Whoever starts a new cluster and knows no permit was
- * ever granted on it may write the canaries marked `fresh` (see {@link declareFreshCluster}); the test setup and
- * the sample do.
+ * ever granted on it declares it new (`declareNewStore`: the canaries are marked `fresh`), as `store init`,
+ * `hazelcast start`, the test setup and the sample do.
  *
  * Its methods make their calls through the `call` they are given: the store's, so each has the store's deadline and
  * failure mapping (see `store-call.ts`).
@@ -69,18 +69,6 @@ export class PartitionCanaries {
     const canary = decode(raw);
     return canary.fresh ? undefined : canary.createdAt;
   }
-}
-
-/**
- * Marks every partition of a cluster that was just started, with nothing ever granted on it, as intact since the
- * beginning, so its first grants need no recovery wait. Only for whoever started the members (tests, the sample):
- * on a cluster that held permits before, it would cut the wait that keeps two holders apart.
- */
-export async function declareFreshCluster(client: Client): Promise<void> {
-  const map = await client.getMap<string, string>(CANARY_MAP);
-  await map.size(); // any call: the partition table arrives with it
-  const value = encode({ createdAt: Date.now(), fresh: true });
-  await Promise.all(canaryKeys(client).map((key) => map.putIfAbsent(key, value)));
 }
 
 /** Each partition's canary as stored: `undefined` where none is, else when it was first written and whether fresh. */

@@ -1,4 +1,5 @@
-import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
+import type { IMap, Predicate } from 'hazelcast-client';
+import { HazelcastJsonValue, Predicates } from './hazelcast-client.load';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { writtenByMark, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { HazelcastConnection } from './hazelcast-connection';

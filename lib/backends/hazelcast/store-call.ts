@@ -1,4 +1,4 @@
-import { SplitBrainProtectionError } from 'hazelcast-client';
+import { SplitBrainProtectionError } from './hazelcast-client.load';
 import { CorruptStateError } from '../../core/errors/corrupt-state.error';
 import { QuorumLostError } from '../../core/errors/quorum-lost.error';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';

@@ -5,15 +5,20 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
+import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../tasks/task-store';
 import type { TaskStoreSource } from '../../tasks/task-store-source';
 import { PostgresCalls } from './postgres-calls';
+import { ensureFieldIndex } from './postgres-field-index';
 import { PostgresCounters } from './postgres-counters';
 import { PostgresFeed } from './postgres-feed';
 import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
+import type { ConnectTarget } from '../../store/connect-failure';
+import type { NewStoreReport } from '../../store/new-store-report';
+import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
@@ -94,12 +99,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     this.feed?.missed('lost-data');
     if (forgotten === undefined) return;
     const report = { schema: this.schema, lostAt, forgotten };
-    try {
-      if (this.options.onLostData) this.options.onLostData(report);
-      else console.error(`nestjs-gatekeeper: ${describeLostData(report)}`);
-    } catch {
-      // The report's failure is its receiver's: the call that found the loss goes on.
-    }
+    tellReport(this.options.onLostData, report, 'error', describeLostData);
   }
 
   /** Makes the pool (unless given), migrates the schema and starts the change feed; later callers share it. */
@@ -126,22 +126,18 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   /**
    * Brings the library's schema to this version's and lets go, without opening the backend: for teams that migrate
-   * ahead of a deploy (`nestjs-gatekeeper postgres migrate`). Nodes migrate at start anyway; both take the schema's
+   * ahead of a deploy (`nestjs-gatekeeper store migrate`). Nodes migrate at start anyway; both take the schema's
    * advisory lock, so they can run together. Refuses a schema newer than this version knows.
    * @returns the schema, and its version before and after.
    */
   async migrate(): Promise<{ schema: string; from: number; to: number }> {
-    const pool = this.newPool();
+    const pool = newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
     try {
       const from = await this.migrateOn(pool);
       return { schema: this.schema, from, to: Math.max(from, SCHEMA_VERSION) };
     } finally {
       if (!this.options.pool) await pool.end().catch(() => undefined);
     }
-  }
-
-  private newPool(): Pg.Pool {
-    return newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
   }
 
   /** Migrates on a connection of `pool`; returns the version found before. */
@@ -161,7 +157,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   }
 
   private async start(): Promise<void> {
-    const pool = this.newPool();
+    const pool = newPool(this.options, DEFAULT_CALL_TIMEOUT_MS);
     this.ownsPool = !this.options.pool;
     try {
       await this.migrateOn(pool);
@@ -208,7 +204,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     const feed = this.feed;
     if (!feed) throw new StoreUnavailableError(`cannot open the ${name} map: the PostgreSQL backend is not open`);
     const indexes = spec.indexes ?? [];
-    for (const field of indexes) await this.ensureIndex(field);
+    for (const field of indexes) await ensureFieldIndex(this.calls, this.schema, field);
     const stored = `${this.mapPrefix}.${name}`;
     if (spec.forgetOnRestore && !this.forgetting.has(stored)) {
       await this.calls.query(`INSERT INTO ${this.quoted}.forget_on_restore (map) VALUES ($1) ON CONFLICT DO NOTHING`, [stored], `register ${name}`);
@@ -243,11 +239,21 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     return (this.countersOf ??= new PostgresCounters(this.calls, this.quoted, this.mapPrefix, this.incarnation));
   }
 
-
   /** The database's clock (`clock_timestamp()`), in epoch ms. */
   async now(): Promise<number> {
     const result = await this.calls.query<{ now: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now', [], 'read the database clock');
     return Number(result.rows[0].now);
+  }
+
+  /** Declares the schema new (see `declareNewStore`): it is when this call creates it (see `migrate`). */
+  async declareNew(): Promise<NewStoreReport> {
+    const { schema, from } = await this.migrate();
+    return { store: `PostgreSQL schema "${schema}"`, declared: from === 0, alreadyNew: false, waitsLifted: [] };
+  }
+
+  /** {@inheritDoc StoreBackend.describe} */
+  describe(): ConnectTarget {
+    return postgresConnectTarget(this.options);
   }
 
   /** {@inheritDoc StoreBackend.memberCount} */
@@ -273,22 +279,6 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   /** The notification channel of the schema's changes. */
   private channel(): string {
     return `${this.schema}_changes`;
-  }
-
-  /** An index of `doc -> field` for `findBy`, once per field (several nodes may race: the loser finds it made). */
-  private async ensureIndex(field: string): Promise<void> {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(field)) throw invalidOption('indexes', `a field to find records by must be a plain name, got ${JSON.stringify(field)}`);
-    const name = `records_by_${field}`;
-    // CREATE INDEX IF NOT EXISTS takes its table lock before it looks, and would queue every write behind a VACUUM:
-    // look first, so only the very first open of a database creates it.
-    const found = await this.calls.query('SELECT 1 FROM pg_indexes WHERE schemaname = $1 AND indexname = $2', [this.schema, name], `look up index ${field}`);
-    if (found.rows.length > 0) return;
-    const sql = `CREATE INDEX IF NOT EXISTS ${ident(name)} ON ${this.quoted}.records (map, (doc -> ${`'${field}'`})) WHERE doc IS NOT NULL`;
-    await this.calls.query(sql, [], `index ${field}`).catch((error: unknown) => {
-      // Two nodes creating the same index at once: one gets a duplicate-name error, and the index is there.
-      const code = ((error as { cause?: { code?: unknown } }).cause)?.code;
-      if (code !== '23505' && code !== '42P07') throw error;
-    });
   }
 
   private requirePool(): Pg.Pool {

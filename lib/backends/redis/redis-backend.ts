@@ -4,6 +4,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
 import { SharedOpen } from '../../store/shared-open';
+import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../tasks/task-store';
 import type { TaskStoreSource } from '../../tasks/task-store-source';
@@ -13,10 +14,13 @@ import { newClient } from './redis-client';
 import { RedisCounters } from './redis-counters';
 import { RedisEvictionCheck } from './redis-eviction';
 import { RedisFeed } from './redis-feed';
-import { RedisIncarnation } from './redis-incarnation';
+import { describeRedisLostData, RedisIncarnation } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
-import { DECLARE_FRESH } from './redis-scripts';
+import { DECLARE_FRESH } from './redis-script-prelude';
+import type { ConnectTarget } from '../../store/connect-failure';
+import type { NewStoreReport } from '../../store/new-store-report';
+import { redisConnectTarget } from './redis-connect-target';
 import { withDeadline } from '../../core/with-deadline';
 import { invalidOption } from '../../core/errors/input.errors';
 
@@ -169,21 +173,11 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   }
 
   private warn(message: string): void {
-    try {
-      if (this.options.onWarning) this.options.onWarning(message);
-      else console.warn(`nestjs-gatekeeper: ${message}`);
-    } catch {
-      // The warning's failure is its receiver's.
-    }
+    tellReport(this.options.onWarning, message, 'warn', String);
   }
 
   private unsafe(message: string): void {
-    try {
-      if (this.options.onUnsafeConfig) this.options.onUnsafeConfig(message);
-      else console.error(`nestjs-gatekeeper: ${message}`);
-    } catch {
-      // The report's failure is its receiver's.
-    }
+    tellReport(this.options.onUnsafeConfig, message, 'error', String);
   }
 
   private async stop(): Promise<void> {
@@ -202,12 +196,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     this.feed?.missed('lost-data');
     if (found === undefined) return;
     const report: RedisLostData = { prefix: this.mapPrefix, cause: found.why, lostAt, forgotten: found.forgotten };
-    try {
-      if (this.options.onLostData) this.options.onLostData(report);
-      else console.error(`nestjs-gatekeeper: ${describeRedisLostData(report)}`);
-    } catch {
-      // The report's failure is its receiver's.
-    }
+    tellReport(this.options.onLostData, report, 'error', describeRedisLostData);
   }
 
   /** {@inheritDoc StoreBackend.map} */
@@ -247,6 +236,16 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
+  /** Declares the map prefix new (see `declareNewStore`), as {@link RedisBackend.declareFresh} does. */
+  async declareNew(): Promise<NewStoreReport> {
+    return { store: `Redis prefix "${this.mapPrefix}"`, declared: await this.declareFresh(), alreadyNew: false, waitsLifted: [] };
+  }
+
+  /** {@inheritDoc StoreBackend.describe} */
+  describe(): ConnectTarget {
+    return redisConnectTarget(this.options);
+  }
+
   /** {@inheritDoc StoreBackend.memberCount} */
   memberCount(): number | undefined {
     return undefined;
@@ -271,29 +270,4 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     if (!this.client) throw new StoreUnavailableError('the Redis backend is not open');
     return this.client;
   }
-}
-
-/** What each cause of a loss means, in the report's words: what the backend can tell, and no more. */
-const CAUSES: Readonly<Record<RedisLossCause, string>> = {
-  empty: 'has no incarnation key: it lost the library\'s keys (a restart without persistence, a FLUSHALL or FLUSHDB, the keys '
-    + 'evicted by its maxmemory-policy or deleted), or it is a new store nobody declared new (nestjs-gatekeeper redis init)',
-  restarted: 'holds another incarnation of the library\'s state than the one the nodes knew: its keys were replaced (another '
-    + 'store\'s data restored or copied in)',
-  behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones, or the library\'s keys evicted '
-    + '(maxmemory-policy) or deleted',
-  'failed-over': 'holds state written by the primary it replicated (its master_replid2), under a new replication id: a replica '
-    + 'promoted to primary, which may have missed the last writes',
-  reloaded: 'restarted: it runs as another process (run_id) under a new replication id, with the state read back from its '
-    + 'append-only file or snapshot (or another server started on a copy of them), which may have missed the writes after '
-    + 'the last fsync',
-  replaced: 'holds state written under another replication id, by a server it neither replicated nor is known to be (a '
-    + 'restart, a failover or a copy of the files; which one cannot be told), which may have had more writes',
-};
-
-/** One line saying what a loss of data found by a `RedisBackend` took. */
-export function describeRedisLostData({ prefix, cause, lostAt, forgotten }: RedisLostData): string {
-  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
-  return `Redis (keys {${prefix}}:*) ${CAUSES[cause]}. Writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
-    + (forgotten.length === 0 ? 'No permits were held in what it kept. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
-    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as Redis kept them.';
 }

@@ -5,7 +5,8 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { withDeadline } from '../../core/with-deadline';
 import type { RedisClient, RedisLossCause } from './redis-backend.options';
 import type { IncarnationAnswer, RedisIncarnation } from './redis-incarnation';
-import { luaOf, SCRIPTS, type Script, type ScriptName } from './redis-scripts';
+import { luaOf, type Script } from './redis-script-prelude';
+import { SCRIPTS, type ScriptName } from './redis-scripts';
 
 /** Errors of a command that was never sent: no connection to send it on. */
 const NOT_SENT = /enableOfflineQueue|Stream isn't writeable|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|Connection is closed.*before|not connected/i;

@@ -5,7 +5,7 @@ import type { MissedReason, RecordChanges, Unwatch } from '../../store/record-ma
 import type { RedisClient } from './redis-backend.options';
 
 /**
- * What the scripts publish (see `tell` in `redis-scripts.ts`), a change as `w<len>:<map><len>:<key><value>` (written)
+ * What the scripts publish (see `tell` in `redis-script-prelude.ts`), a change as `w<len>:<map><len>:<key><value>` (written)
  * or `r<len>:<map><len>:<key>` (removed), lengths in bytes, nothing escaped; `l` says a call found the store lost data
  * (every view reads again, and learns the loss from its answer); `p<id>` is a feed's check of itself.
  */

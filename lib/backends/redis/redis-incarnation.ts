@@ -1,7 +1,7 @@
-import type { RedisLossCause } from './redis-backend.options';
+import type { RedisLossCause, RedisLostData } from './redis-backend.options';
 import { KnownLoss } from '../../store/known-loss';
 
-/** The part of every script's answer that says which store answered (see `redis-scripts.ts`). */
+/** The part of every script's answer that says which store answered (see `redis-script-prelude.ts`). */
 export interface IncarnationAnswer {
   /** The store's incarnation id. */
   readonly incarnation: string;
@@ -24,7 +24,7 @@ export interface IncarnationEvents {
 
 /**
  * What this node knows of the Redis it talks to: its incarnation id and the highest write epoch it saw, sent with
- * every call so the script finds a store that came back with less (see `redis-scripts.ts`), and since when it may
+ * every call so the script finds a store that came back with less (see `redis-script-prelude.ts`), and since when it may
  * have lost writes. A loss later than the one known is told to {@link IncarnationEvents.lost} once.
  */
 export class RedisIncarnation {
@@ -47,4 +47,29 @@ export class RedisIncarnation {
     this.epoch = Math.max(this.epoch, answer.epoch);
     return this.loss.observe(answer.lostAt, answer.found);
   }
+}
+
+/** What each cause of a loss means, in the report's words: what the backend can tell, and no more. */
+const CAUSES: Readonly<Record<RedisLossCause, string>> = {
+  empty: 'has no incarnation key: it lost the library\'s keys (a restart without persistence, a FLUSHALL or FLUSHDB, the keys '
+    + 'evicted by its maxmemory-policy or deleted), or it is a new store nobody declared new (nestjs-gatekeeper --backend redis store init)',
+  restarted: 'holds another incarnation of the library\'s state than the one the nodes knew: its keys were replaced (another '
+    + 'store\'s data restored or copied in)',
+  behind: 'has fewer writes than a node saw: a restart or a failover that lost the last ones, or the library\'s keys evicted '
+    + '(maxmemory-policy) or deleted',
+  'failed-over': 'holds state written by the primary it replicated (its master_replid2), under a new replication id: a replica '
+    + 'promoted to primary, which may have missed the last writes',
+  reloaded: 'restarted: it runs as another process (run_id) under a new replication id, with the state read back from its '
+    + 'append-only file or snapshot (or another server started on a copy of them), which may have missed the writes after '
+    + 'the last fsync',
+  replaced: 'holds state written under another replication id, by a server it neither replicated nor is known to be (a '
+    + 'restart, a failover or a copy of the files; which one cannot be told), which may have had more writes',
+};
+
+/** One line saying what a loss of data found by a `RedisBackend` took. */
+export function describeRedisLostData({ prefix, cause, lostAt, forgotten }: RedisLostData): string {
+  const shown = forgotten.slice(0, 20).join(', ') + (forgotten.length > 20 ? `, and ${forgotten.length - 20} more` : '');
+  return `Redis (keys {${prefix}}:*) ${CAUSES[cause]}. Writes it acknowledged before ${new Date(lostAt).toISOString()} may be lost. `
+    + (forgotten.length === 0 ? 'No permits were held in what it kept. ' : `Permits forgotten, granted again only after a recovery wait: ${shown}. `)
+    + 'Counters moved past anything they handed out; runtime schedules, history and tasks are as Redis kept them.';
 }

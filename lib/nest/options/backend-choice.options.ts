@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { withReason } from '../../core/input-schema';
-import type { StoreBackend } from '../../store/store-backend';
+import { isStoreBackend, STORE_BACKEND_METHODS, type StoreBackend } from '../../store/store-backend';
 import { optionKeys, parseOption } from './option-schema';
 
 /**
@@ -49,7 +49,7 @@ export interface BackendOptionsInput {
 /** A backend by name or a {@link StoreBackend}; anything else is named with what a backend has. */
 const BACKEND_CHOICE: z.ZodType<BackendChoice> = withReason(
   z.union([z.enum(BACKEND_NAMES), z.custom<StoreBackend>(isStoreBackend)]),
-  (given) => `must be ${BACKEND_NAMES.map((name) => `'${name}'`).join(', ')} or a StoreBackend (with open, close, map, counters, writeId), got ${describeValue(given)}`,
+  (given) => `must be ${BACKEND_NAMES.map((name) => `'${name}'`).join(', ')} or a StoreBackend (with ${STORE_BACKEND_METHODS.join(', ')}), got ${describeValue(given)}`,
 );
 
 /** The `backends` option's keys (each capability's choice is read by resolveBackends). */
@@ -72,12 +72,6 @@ export function resolveBackends(options: BackendOptionsInput): ResolvedBackends 
 /** Whether any capability is on the module's own Hazelcast connection. */
 export function usesHazelcast(backends: ResolvedBackends): boolean {
   return CAPABILITY_STATES.some((state) => backends[state] === 'hazelcast');
-}
-
-function isStoreBackend(value: unknown): value is StoreBackend {
-  if (value === null || typeof value !== 'object') return false;
-  const candidate = value as Record<string, unknown>;
-  return ['open', 'close', 'map', 'counters', 'memberCount', 'isConnected', 'operationCount'].every((m) => typeof candidate[m] === 'function');
 }
 
 function describeValue(value: unknown): string {

@@ -2,7 +2,7 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { EarlierLife } from '../new-cluster.rules';
 
 /**
- * `cluster init` refused: the cluster holds gatekeeper state from an earlier life (permits were granted, or a node
+ * `store init` refused: the cluster holds gatekeeper state from an earlier life (permits were granted, or a node
  * rebuilt a semaphore it knew before the data was lost), so it is a restarted cluster, not a new one, and its
  * recovery wait is what keeps two holders apart.
  */

@@ -46,7 +46,7 @@ interface Stored {
  * restart.
  */
 export async function declareNewCluster(client: Client, clock: Clock, timeoutMs = 30_000): Promise<NewClusterReport> {
-  const call = <T>(what: string, operation: () => Promise<T>) => callWithDeadline(operation, timeoutMs, `cluster init: ${what}`);
+  const call = <T>(what: string, operation: () => Promise<T>) => callWithDeadline(operation, timeoutMs, `store init: ${what}`);
   const maps = (await call('list the maps', () => client.getDistributedObjects()))
     .filter((o) => o.getServiceName() === MAP_SERVICE && o.getName().endsWith(SEMAPHORE_MAP_SUFFIX))
     .map((o) => o.getName())
@@ -80,7 +80,7 @@ export async function declareNewCluster(client: Client, clock: Clock, timeoutMs 
       raw === null ? (await canaryMap.putIfAbsent(key, fresh)) === null : canaryMap.replaceIfSame(key, raw, fresh));
     if (!done) {
       await undoCanaries(canaryMap, marked, fresh, call);
-      throw new ClusterNotNewError([{ where: 'canaries', reason: `the canary ${key} changed while cluster init ran (a partition lost its data?); nothing was changed` }]);
+      throw new ClusterNotNewError([{ where: 'canaries', reason: `the canary ${key} changed while store init ran (a partition lost its data?); nothing was changed` }]);
     }
     marked.push({ key, raw });
   }

@@ -1,4 +1,5 @@
-import { Aggregators, Predicates, type HazelcastJsonValue, type IMap, type Predicate } from 'hazelcast-client';
+import type { HazelcastJsonValue, IMap, Predicate } from 'hazelcast-client';
+import { Aggregators, Predicates } from '../hazelcast-client.load';
 import type { TaskRecord } from '../../../tasks/task';
 import type { TaskCallOptions } from '../../../tasks/task-store';
 import { inClaimOrder, isClaimable } from '../../../tasks/task-store.queries';

@@ -1,4 +1,5 @@
-import { Predicates, type HazelcastJsonValue, type IMap } from 'hazelcast-client';
+import type { HazelcastJsonValue, IMap } from 'hazelcast-client';
+import { Predicates } from '../hazelcast-client.load';
 import type { TaskRecord } from '../../../tasks/task';
 import type { ClaimWatch, TaskWatcher } from '../../../tasks/task-store';
 import { TaskWatches } from '../../../tasks/task-watches';

@@ -1,4 +1,4 @@
-import { HazelcastJsonValue } from 'hazelcast-client';
+import { HazelcastJsonValue } from '../hazelcast-client.load';
 import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../../../core/json-object';
 import type { TaskRecord } from '../../../tasks/task';

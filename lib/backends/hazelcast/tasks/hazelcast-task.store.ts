@@ -1,4 +1,5 @@
-import { HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
+import type { IMap, Predicate } from 'hazelcast-client';
+import { HazelcastJsonValue, Predicates } from '../hazelcast-client.load';
 import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { HazelcastConnection } from '../hazelcast-connection';

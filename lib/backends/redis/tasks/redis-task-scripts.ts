@@ -1,4 +1,4 @@
-import { script } from '../redis-scripts';
+import { script } from '../redis-script-prelude';
 
 /*
  * The Redis task store's scripts (see `RedisTaskStore`), run as the backend's own are (`RedisCalls.run`: the same

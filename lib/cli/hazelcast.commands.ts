@@ -1,44 +1,11 @@
 import type { Command } from 'commander';
-import { systemClock } from '../core/clock';
-import type { NewClusterReport } from '../backends/hazelcast/permits/hazelcast-new-cluster';
-import type { Execute } from './cli-command';
+import { declareNewStore } from '../store/new-store';
 import { CliUsageError } from './cli-errors';
 import { CLI_NAME } from './cli-format';
 import { jarSourceFromEnv, LocalMemberError, memberJar, portIsFree, startLocalMember } from './local-member';
 
-/** What `cluster init` printed, for people. */
-function initText(report: NewClusterReport): string {
-  const lifted = report.waitsLifted.map((w) => `  ${w.semaphore} (${w.map})`);
-  return [
-    report.canariesMarked > 0
-      ? `Declared this cluster new (${report.canariesMarked} partition canaries marked fresh): first grants need no recovery wait.`
-      : 'This cluster was already declared new: first grants need no recovery wait.',
-    lifted.length > 0 ? `Recovery waits lifted (these semaphores can be granted now):\n${lifted.join('\n')}` : 'No semaphore was waiting.',
-  ].join('\n');
-}
-
-/**
- * Adds `cluster init` (declare a cluster that never held gatekeeper state new, so its first grants need no recovery
- * wait) and `hazelcast start` (a local member from the installed package, declared new).
- */
-export function addNewClusterCommands(program: Command, execute: Execute): void {
-  const cluster = program.command('cluster').description('the cluster as a whole: declare a brand-new one');
-  cluster
-    .command('init')
-    .description(
-      'declare a cluster that never held gatekeeper state new: its semaphores are granted at once instead of waiting one permit ' +
-        'duration (a new cluster looks like one that restarted and lost its data). Refused, writing nothing, when the cluster ' +
-        'shows an earlier life: permits granted, or a semaphore rebuilt by a node that knew it before',
-    )
-    .action(() =>
-      execute(() => async (_admin, stores) => {
-        // Loaded here, not at the top: the CLI runs on PostgreSQL without hazelcast-client.
-        const { declareNewCluster } = await import('../backends/hazelcast/permits/hazelcast-new-cluster');
-        const report = await declareNewCluster(stores.client(), systemClock);
-        return { json: report, text: initText(report) };
-      }),
-    );
-
+/** Adds `hazelcast start`: a local member from the installed package, declared new (as `store init` does). */
+export function addHazelcastCommands(program: Command): void {
   const hazelcast = program.command('hazelcast').description('a local Hazelcast member for development');
   hazelcast
     .command('start')
@@ -77,9 +44,9 @@ async function runLocalMember(port: number, clusterName: string, log: (line: str
     if (stopping) return;
     member = await startLocalMember(jar, { port, clusterName });
     const started = member;
-    const [{ HazelcastConnection }, { declareNewCluster }] = await Promise.all([
+    const [{ HazelcastConnection }, { HazelcastBackend }] = await Promise.all([
       import('../backends/hazelcast/hazelcast-connection'),
-      import('../backends/hazelcast/permits/hazelcast-new-cluster'),
+      import('../backends/hazelcast/hazelcast-backend'),
     ]);
     const connection = new HazelcastConnection({
       clientConfig: {
@@ -103,7 +70,7 @@ async function runLocalMember(port: number, clusterName: string, log: (line: str
       if (members.length !== 1 || members[0] !== started.address) {
         throw new LocalMemberError(`the cluster reached at ${started.address} is not only the member just started (it has ${members.join(', ')}); nothing was declared`);
       }
-      await declareNewCluster(client, systemClock);
+      await declareNewStore(new HazelcastBackend({ connection }));
     } finally {
       await connection.close();
     }

@@ -1,0 +1,23 @@
+import { ENV } from '../../core/env-vars';
+import type { ServerBackendKind } from '../../store/server-backend';
+import { RedisBackend } from './redis-backend';
+import { describeRedisLostData } from './redis-incarnation';
+import type { RedisBackendOptions } from './redis-backend.options';
+
+/**
+ * The module's Redis backend, made from its `redis` option (the URL from `GATEKEEPER_REDIS_URL` when it names no
+ * connection), a loss of data and an unsafe configuration reported as errors and its warnings as warnings, unless the
+ * option says where they go.
+ */
+export const REDIS_BACKEND: ServerBackendKind<RedisBackendOptions> = {
+  option: 'redis',
+  urlVariable: ENV.redisUrl,
+  connectionFields: ['url', 'connection', 'client'],
+  withUrl: (options, url) => ({ ...options, url }),
+  create: (options, reports) => new RedisBackend({
+    onLostData: (report) => reports.error(describeRedisLostData(report)),
+    onWarning: (message) => reports.warn(message),
+    onUnsafeConfig: (message) => reports.error(message),
+    ...options,
+  }),
+};
