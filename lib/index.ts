@@ -19,11 +19,10 @@ export type { GatekeeperModuleOptions, MembershipOptions } from './nest/options/
 export type { TasksOptions } from './nest/options/tasks.options';
 export type { MetricsOptions } from './nest/options/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/options/gatekeeper-admin.options';
-export type { HazelcastStoreOptions } from './backends/hazelcast/permits/hazelcast-permit.store';
 export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
-export type { ConnectFailure, ConnectFailureKind, ConnectTarget } from './store/connect-failure';
+export type { ConnectFailure, ConnectTarget } from './store/connect-failure';
 // Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
 export { declareNewStore } from './store/new-store';
 export type { NewStoreReport } from './store/new-store-report';

@@ -1,16 +1,11 @@
-/** Why start-up could not connect to a store: what it can wait out, and what it cannot. */
-export type ConnectFailureKind =
-  /** Nothing answered, or the server is not ready yet: start-up waits, up to `connectTimeout`. */
-  | 'unreachable'
-  /** The server answered and refused the login (user or password): waiting does not help. */
-  | 'refused-login'
-  /** The server answered and has no such database: waiting does not help. */
-  | 'missing-database';
-
 /** What a backend says of a failed connection: its kind and the server's or driver's own words. */
 export interface ConnectFailure {
-  /** Whether start-up may wait it out (`'unreachable'`) or fails at once. */
-  readonly kind: ConnectFailureKind;
+  /**
+   * Whether start-up may wait it out or fails at once: `'unreachable'` (nothing answered, or the server is not ready
+   * yet: start-up waits, up to `connectTimeout`), `'refused-login'` (the server refused the user or password) or
+   * `'missing-database'` (the server has no such database): waiting does not help those two.
+   */
+  readonly kind: 'unreachable' | 'refused-login' | 'missing-database';
   /** The server's or driver's own words. */
   readonly detail: string;
 }

@@ -2,7 +2,7 @@ import type { Clock } from '../../core/clock';
 import type { StoreClock } from '../../store/store-clock';
 import type { Holder, NodeIdentity } from '../../permits/permit';
 import type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from '../../permits/semaphore-definition';
-import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
+import type { HazelcastBackendOptions } from '../../backends/hazelcast/hazelcast-backend';
 import type { PostgresBackendOptions } from '../../backends/postgres/postgres-backend.options';
 import type { RedisBackendOptions } from '../../backends/redis/redis-backend.options';
 import type { BackendChoice, CapabilityBackends, ResolvedBackends } from './backend-choice.options';
@@ -57,7 +57,7 @@ export interface GatekeeperModuleOptions {
    * (context `Hazelcast`) unless `clientConfig.customLogger` is set, from `WARN` up unless
    * `clientConfig.properties['hazelcast.logging.level']` asks for more (`'INFO'`, `'DEBUG'`).
    */
-  hazelcast?: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  hazelcast?: Pick<HazelcastBackendOptions, 'client' | 'clientConfig' | 'mapPrefix' | 'callTimeoutMs'>;
   /**
    * How to reach PostgreSQL when a capability is on `'postgres'`: the application's `pg.Pool` (`pool`), a
    * `connectionString` or a `poolConfig` for a pool the module owns; without any, the connection string in
@@ -199,7 +199,7 @@ export interface ResolvedGatekeeperOptions {
   readonly autoDefine: boolean;
   /** The backend of each capability's state. */
   readonly backends: ResolvedBackends;
-  readonly hazelcast: Omit<HazelcastStoreOptions, 'connectTimeoutMs'>;
+  readonly hazelcast: NonNullable<GatekeeperModuleOptions['hazelcast']>;
   readonly postgres: PostgresBackendOptions;
   readonly redis: RedisBackendOptions;
   readonly connectTimeoutMs: number;

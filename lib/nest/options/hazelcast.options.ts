@@ -1,15 +1,15 @@
-import type { HazelcastStoreOptions } from '../../backends/hazelcast/permits/hazelcast-permit.store';
+import type { HazelcastBackendOptions } from '../../backends/hazelcast/hazelcast-backend';
 import { refuseNearCaches } from '../../backends/hazelcast/library-maps';
 import { nameInput } from '../../core/names';
 import { passThroughObject } from './option-fields';
 import { optionKeys, parseOption } from './option-schema';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './gatekeeper.options';
 
-const HAZELCAST_KEYS: ReadonlyArray<keyof HazelcastStoreOptions> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
+const HAZELCAST_KEYS: ReadonlyArray<keyof NonNullable<GatekeeperModuleOptions['hazelcast']>> = ['client', 'clientConfig', 'mapPrefix', 'callTimeoutMs'];
 
 export const HAZELCAST_OPTION_KEYS = optionKeys(HAZELCAST_KEYS, { lists: true });
 
-const CLIENT_CONFIG = passThroughObject<NonNullable<HazelcastStoreOptions['clientConfig']>>('a hazelcast-client ClientConfig object');
+const CLIENT_CONFIG = passThroughObject<NonNullable<HazelcastBackendOptions['clientConfig']>>('a hazelcast-client ClientConfig object');
 
 /** Checks that the `hazelcast` option, when given, is an object of known keys (its values: {@link resolveHazelcast}). */
 export function checkHazelcastKeys(hazelcast: unknown): void {
