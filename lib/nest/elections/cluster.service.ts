@@ -157,9 +157,9 @@ export class ClusterService {
    * shutdown, leadership is released only after the work returned (up to `shutdownTimeout`), so a clean handover
    * never overlaps. Joins the election if this node does not stand in it yet. Returns the unsubscribe.
    */
-  whileLeader(work: LeaderWork): () => void;
+  whileLeader(work: (lease: LeaderLease) => unknown): () => void;
   /** Runs `work(lease)` each time this node becomes leader of `election`; see the overload without an election. */
-  whileLeader(election: string, work: LeaderWork): () => void;
+  whileLeader(election: string, work: (lease: LeaderLease) => unknown): () => void;
 
   whileLeader(electionOrWork: string | LeaderWork, work?: LeaderWork): () => void {
     return typeof electionOrWork === 'string' ? this.elections.whileLeader(electionOrWork, work!) : this.elections.whileLeader(DEFAULT_ELECTION, electionOrWork);
