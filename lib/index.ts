@@ -22,7 +22,7 @@ export type { GatekeeperAdminOptions } from './nest/options/gatekeeper-admin.opt
 export type { BackendChoice, CapabilityBackends } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend } from './store/store-backend';
-export type { ConnectFailure, ConnectTarget } from './store/connect-failure';
+export type { ConnectTarget } from './store/connect-failure';
 // Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
 export { declareNewStore } from './store/new-store';
 export type { NewStoreReport } from './store/new-store-report';
@@ -81,10 +81,10 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
 export type { CurrentRun } from './schedules/run/run-context';
-export type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './schedules/run/run-observer';
+export type { ObservedRun, RunObserver } from './schedules/run/run-observer';
 export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';
 export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, ScheduleDefinitionInput } from './schedules/schedule-definition';
-export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
+export type { LiveScheduleRecord } from './schedules/schedule-record';
 export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/schedule-catalog';
 export type { ScheduleOutcome } from './schedules/schedule.rules';
 export type { SchedulesOptions } from './nest/options/schedules.options';
@@ -122,8 +122,7 @@ export { NotFoundError } from './core/errors/not-found.error';
 export { WriteConflictError } from './core/errors/write-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
 export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
-export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
-export { LeaderTimeoutError } from './elections/errors/leader-timeout.error';
+export { WaitTimeoutError } from './permits/errors/wait-timeout.error';
 export { RetryLaterError } from './tasks/errors/retry-later.error';
 export { InvalidTaskError } from './tasks/errors/invalid-task.error';
 export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';

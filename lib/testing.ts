@@ -22,7 +22,7 @@ export type { ContractOptions, TestApi } from './testing/test-api';
 
 // The store contract they check (also in the root entry)
 export type { StoreBackend } from './store/store-backend';
-export type { ConnectFailure, ConnectTarget } from './store/connect-failure';
+export type { ConnectTarget } from './store/connect-failure';
 export type { NewStoreReport } from './store/new-store-report';
 export {
   writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,

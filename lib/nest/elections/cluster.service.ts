@@ -3,7 +3,7 @@ import { firstValueFrom, filter, map, timeout as rxTimeout, type Observable, sta
 import { parseDuration, type DurationInput } from '../../core/duration';
 import type { ClusterChange } from '../../elections/cluster-change';
 import { DEFAULT_ELECTION, type Leader } from '../../elections/election';
-import { LeaderTimeoutError } from '../../elections/errors/leader-timeout.error';
+import { WaitTimeoutError } from '../../permits/errors/wait-timeout.error';
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { LeaderLease } from '../../elections/leader-lease';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
@@ -132,7 +132,7 @@ export class ClusterService {
 
   /**
    * Resolves with the leader of `election` once there is one (at once if there is), or rejects with
-   * `LeaderTimeoutError` after `timeout` (default `'30s'`).
+   * a `WaitTimeoutError` (`kind: 'leader'`) after `timeout` (default `'30s'`).
    */
   async waitForLeader({ election = DEFAULT_ELECTION, timeout = '30s' }: { election?: string; timeout?: DurationInput } = {}): Promise<Leader> {
     const timeoutMs = parseDuration(timeout, election, 'timeout');
@@ -143,7 +143,7 @@ export class ClusterService {
         startWith(undefined),
         map(() => this.leader(election)),
         filter((found): found is Leader => found !== undefined),
-        rxTimeout({ first: timeoutMs, with: () => { throw new LeaderTimeoutError(election, timeoutMs); } }),
+        rxTimeout({ first: timeoutMs, with: () => { throw new WaitTimeoutError('leader', election, timeoutMs); } }),
       ),
       { defaultValue: undefined },
     );
