@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GatekeeperService, PermitTimeoutError, SemaphoreAdminService } from 'nestjs-gatekeeper';
+import { GatekeeperService, WaitTimeoutError, SemaphoreAdminService } from 'nestjs-gatekeeper';
 
 @Injectable()
 export class ReindexService {
@@ -30,7 +30,7 @@ export class ReindexService {
         await this.gatekeeper.release(permit);
       }
     } catch (error) {
-      if (error instanceof PermitTimeoutError) return; // another node is migrating
+      if (error instanceof WaitTimeoutError) return; // another node is migrating
       throw error;
     }
   }

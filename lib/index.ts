@@ -13,32 +13,31 @@
 // The module and its options
 export { GatekeeperModule } from './nest/gatekeeper.module';
 export {
-  GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleExtras, type GatekeeperModuleForRootOptions,
+  GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleExtras,
 } from './nest/gatekeeper.module-definition';
 export type { GatekeeperModuleOptions, MembershipOptions } from './nest/options/gatekeeper.options';
 export type { TasksOptions } from './nest/options/tasks.options';
 export type { MetricsOptions } from './nest/options/metrics.options';
 export type { GatekeeperAdminOptions } from './nest/options/gatekeeper-admin.options';
-export type { BackendChoice, CapabilityBackends, CapabilityState } from './nest/options/backend-choice.options';
+export type { BackendChoice, CapabilityBackends } from './nest/options/backend-choice.options';
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
-export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
-export type { ConnectFailure, ConnectTarget } from './store/connect-failure';
+export type { StoreBackend } from './store/store-backend';
+export type { ConnectTarget } from './store/connect-failure';
 // Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
 export { declareNewStore } from './store/new-store';
 export type { NewStoreReport } from './store/new-store-report';
 // The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
 export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
-export type { HazelcastConnectionOptions } from './backends/hazelcast/hazelcast-connection.options';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).
 export { PostgresBackend } from './backends/postgres/postgres-backend';
 export type { PostgresBackendOptions, PostgresLostData, PostgresPool } from './backends/postgres/postgres-backend.options';
 // The Redis backend (`ioredis`, an optional peer, loaded only when a RedisBackend opens).
 export { RedisBackend } from './backends/redis/redis-backend';
-export type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './backends/redis/redis-backend.options';
+export type { RedisBackendOptions, RedisClient, RedisLostData } from './backends/redis/redis-backend.options';
 export type {
-  MissedReason, RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions,
+  RecordCallOptions, RecordChanges, RecordMap, RecordMapSpec, RecordWriteOptions, StoredRecord, WatchOptions,
 } from './store/record-map';
-export type { Counters, CounterValue } from './store/counter';
+export type { Counters } from './store/counter';
 export type { DurationInput, SemaphoreDefinition, SemaphoreDefinitionInput } from './permits/semaphore-definition';
 export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
@@ -46,14 +45,14 @@ export type { Clock } from './core/clock';
 
 // The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
 export type { TaskStoreSource } from './tasks/task-store-source';
-export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
 export {
   GatekeeperService, type AcquireOptions, type WithPermitOptions, type WithPermitResult,
 } from './nest/permits/gatekeeper.service';
 export { SemaphoreAdminService } from './nest/permits/semaphore-admin.service';
-export { ClusterSingleton, type ClusterSingletonDecorator, type ClusterSingletonReturnCheck, type NothingReturned } from './nest/schedules/cluster-singleton.decorator';
+export { ClusterSingleton, type ClusterSingletonDecorator } from './nest/schedules/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
 export type { AcquireResult } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit-engine.options';
@@ -69,7 +68,6 @@ export type { GroupMigrationRequest, MigrationSkipCode, UndoMigrationRequest } f
 export { ClusterService, type ClusterStatus } from './nest/elections/cluster.service';
 export type { Presence } from './presence/presence';
 export { LeaderOnly } from './nest/elections/leader-only.decorator';
-export type { LeaderWork } from './elections/leader-work';
 export { LeaderLease } from './elections/leader-lease';
 export type { ClusterChange } from './elections/cluster-change';
 
@@ -83,18 +81,17 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
 export type { CurrentRun } from './schedules/run/run-context';
-export type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './schedules/run/run-observer';
+export type { ObservedRun, RunObserver } from './schedules/run/run-observer';
 export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';
 export type { JsonValue, MissedRunPolicy, OverlapPolicy, ScheduleDefinition, ScheduleDefinitionInput } from './schedules/schedule-definition';
-export type { LiveScheduleRecord, ScheduleRecord } from './schedules/schedule-record';
+export type { LiveScheduleRecord } from './schedules/schedule-record';
 export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/schedule-catalog';
 export type { ScheduleOutcome } from './schedules/schedule.rules';
 export type { SchedulesOptions } from './nest/options/schedules.options';
 export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
-export { RunNowRefusedError, type RunNowRefusal } from './schedules/errors/run-now-refused.error';
+export { RunNowRefusedError } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';
 export { leaderJobName } from './core/leader-job-name';
-export type { RunCounts } from './schedules/job-history';
 
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
@@ -125,8 +122,7 @@ export { NotFoundError } from './core/errors/not-found.error';
 export { WriteConflictError } from './core/errors/write-conflict.error';
 export { CorruptStateError } from './core/errors/corrupt-state.error';
 export { PermitNotHeldError } from './permits/errors/permit-not-held.error';
-export { PermitTimeoutError } from './permits/errors/permit-timeout.error';
-export { LeaderTimeoutError } from './elections/errors/leader-timeout.error';
+export { WaitTimeoutError } from './permits/errors/wait-timeout.error';
 export { RetryLaterError } from './tasks/errors/retry-later.error';
 export { InvalidTaskError } from './tasks/errors/invalid-task.error';
 export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';

@@ -21,15 +21,15 @@ export { describeTaskBacklogContract, type TaskBacklogFixture, type ClaimQueryRe
 export type { ContractOptions, TestApi } from './testing/test-api';
 
 // The store contract they check (also in the root entry)
-export type { StoreBackend, StoreBackendEvents } from './store/store-backend';
-export type { ConnectFailure, ConnectTarget } from './store/connect-failure';
+export type { StoreBackend } from './store/store-backend';
+export type { ConnectTarget } from './store/connect-failure';
 export type { NewStoreReport } from './store/new-store-report';
 export {
   writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,
-  type StoredRecord, type Unwatch, type WatchOptions,
+  type StoredRecord, type WatchOptions,
 } from './store/record-map';
-export type { Counters, CounterValue } from './store/counter';
-export type { TaskStore, TaskStoreEvents, TaskCallOptions, TaskQuery, TaskWatcher, ClaimWatch, ClaimWatcher, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { Counters } from './store/counter';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
 export type {
   AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskRecord, TaskState,
 } from './tasks/task';

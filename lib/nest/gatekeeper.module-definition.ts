@@ -31,10 +31,6 @@ export const GatekeeperConfigurableModule = definition.ConfigurableModuleClass;
 export const GATEKEEPER_MODULE_OPTIONS = definition.MODULE_OPTIONS_TOKEN;
 
 
-
-/** What `GatekeeperModule.forRoot()` takes: the {@link GatekeeperModuleOptions} and the {@link GatekeeperModuleExtras}. */
-export type GatekeeperModuleForRootOptions = GatekeeperModuleOptions & Partial<GatekeeperModuleExtras>;
-
 /**
  * What `GatekeeperModule.forRootAsync()` takes: Nest's async options (`imports`, `inject` and `useFactory`,
  * `useClass` or `useExisting`) producing {@link GatekeeperModuleOptions}, and the {@link GatekeeperModuleExtras}.

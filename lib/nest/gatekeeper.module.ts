@@ -20,7 +20,7 @@ import { GatekeeperMetrics } from './readouts/gatekeeper-metrics';
 import { GatekeeperTracing } from './signals/gatekeeper-tracing';
 import { TaskService } from './tasks/task.service';
 import {
-  GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleForRootOptions,
+  GATEKEEPER_MODULE_OPTIONS, GatekeeperConfigurableModule, type GatekeeperModuleAsyncOptions, type GatekeeperModuleExtras,
 } from './gatekeeper.module-definition';
 import type { GatekeeperAdminOptions } from './options/gatekeeper-admin.options';
 import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
@@ -103,8 +103,11 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
   exports: [GatekeeperService, SemaphoreAdminService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
-  /** The module with these options; with `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap). */
-  static forRoot(options: GatekeeperModuleForRootOptions): DynamicModule {
+  /**
+   * The module with these options (the {@link GatekeeperModuleOptions} and the {@link GatekeeperModuleExtras}); with
+   * `admin`, the admin routes too (checked, and put under `admin.path`, at bootstrap).
+   */
+  static forRoot(options: GatekeeperModuleOptions & Partial<GatekeeperModuleExtras>): DynamicModule {
     const module = super.forRoot(options);
     return options?.admin === undefined ? module : withAdminRoutes(module);
   }

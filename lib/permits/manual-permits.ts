@@ -4,7 +4,7 @@ import { parseDuration, type DurationInput } from '../core/duration';
 import type { AcquireResult } from './acquire-result';
 import { validateSemaphoreName } from './definition.validator';
 import { PermitNotHeldError } from './errors/permit-not-held.error';
-import { PermitTimeoutError } from './errors/permit-timeout.error';
+import { WaitTimeoutError } from './errors/wait-timeout.error';
 import type { Permit } from './permit';
 import type { PermitDecisions } from './permit-decisions';
 import type { DecideOptions } from './permit-engine.options';
@@ -35,7 +35,7 @@ export class ManualPermits {
 
   /**
    * Tries until granted, every `pollInterval` (default: a tenth of the timeout, between 50 ms and 1 s); throws
-   * {@link PermitTimeoutError} after `timeout` (default 30 s). The permit keeps this process's claim until released.
+   * {@link WaitTimeoutError} after `timeout` (default 30 s). The permit keeps this process's claim until released.
    */
   async acquire(semaphore: string, { timeout = '30s', pollInterval }: { timeout?: DurationInput; pollInterval?: DurationInput } = {}): Promise<Permit> {
     validateSemaphoreName(semaphore);
@@ -54,7 +54,7 @@ export class ManualPermits {
       }
       if (key) local.unclaim(semaphore, key);
       const left = deadline - this.clock.now();
-      if (left <= 0) throw new PermitTimeoutError(semaphore, timeoutMs, result.reason);
+      if (left <= 0) throw new WaitTimeoutError('permit', semaphore, timeoutMs, result.reason);
       await sleep(Math.min(pollMs, left));
     }
   }

@@ -1,7 +1,8 @@
-import type { JobRunOutcome, RunRecord } from './run-record';
+import type { JobHistoryView } from './job-view';
+import type { RunRecord } from './run-record';
 
-/** Runs by how they ended, since the history began. */
-export type RunCounts = Readonly<Partial<Record<Exclude<JobRunOutcome, 'running' | 'unknown'>, number>>>;
+/** Runs by how they ended, since the history began (see {@link JobHistoryView.counts}). */
+export type RunCounts = JobHistoryView['counts'];
 
 /**
  * What the cluster keeps about one job's runs: the newest `keep` runs, and what must outlive them (the newest

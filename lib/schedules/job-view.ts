@@ -1,4 +1,3 @@
-import type { RunCounts } from './job-history';
 import type { JobRunOutcome, RunRecord } from './run-record';
 
 /** A job's run history as `ScheduleService.history` answers it. */
@@ -9,8 +8,8 @@ export interface JobHistoryView {
   readonly runs: readonly RunRecord[];
   /** The newest run that failed, aborted or was stopped (kept when it falls out of `runs`). */
   readonly lastFailure?: RunRecord;
-  /** Runs by how they ended, since the history began. */
-  readonly counts: RunCounts;
+  /** Runs by how they ended, since the history began (an outcome no run ended with is left out). */
+  readonly counts: Readonly<Partial<Record<Exclude<JobRunOutcome, 'running' | 'unknown'>, number>>>;
   /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
   readonly missed: { readonly count: number; readonly last?: number };
   /**

@@ -1,12 +1,8 @@
 import type { ScheduleDefinition } from './schedule-definition';
 
-/**
- * What the cluster keeps per schedule id: the definition and who changed it when. Written only by compare-and-set
- * of its exact stored string. Removing a schedule keeps its record as a tombstone (`definition: null`), so its
- * revision goes on growing if the id is defined again and a node's view never mistakes an old write for a new one.
- */
-export interface ScheduleRecord {
-  /** The schedule's id (the map key). */
+/** A runtime schedule that exists, with who changed it when. */
+export interface LiveScheduleRecord {
+  /** The schedule's id. */
   readonly id: string;
   /**
    * Grows by one with every change and never goes back, across remove and re-create. A new id starts at its
@@ -19,14 +15,19 @@ export interface ScheduleRecord {
   readonly updatedBy: string;
   /** A nonce unique to the operation that wrote this record: settles a write whose outcome was unknown. */
   readonly writeId: string;
-  /** The definition; `null` once removed (a tombstone). */
-  readonly definition: ScheduleDefinition | null;
+  /** The definition. */
+  readonly definition: ScheduleDefinition;
 }
 
-/** A record of a schedule that exists (not a tombstone). */
-export interface LiveScheduleRecord extends ScheduleRecord {
-  /** The definition (never `null` here). */
-  readonly definition: ScheduleDefinition;
+/**
+ * What the cluster keeps per schedule id (the map key): a {@link LiveScheduleRecord}, or its tombstone. Written only
+ * by compare-and-set of its exact stored string. Removing a schedule keeps its record as a tombstone
+ * (`definition: null`), so its revision goes on growing if the id is defined again and a node's view never mistakes
+ * an old write for a new one.
+ */
+export interface ScheduleRecord extends Omit<LiveScheduleRecord, 'definition'> {
+  /** The definition; `null` once removed (a tombstone). */
+  readonly definition: ScheduleDefinition | null;
 }
 
 /** Whether `record` is a schedule that exists (neither absent nor a tombstone). */

@@ -1,15 +1,3 @@
-/** What a backend says of a failed connection: its kind and the server's or driver's own words. */
-export interface ConnectFailure {
-  /**
-   * Whether start-up may wait it out or fails at once: `'unreachable'` (nothing answered, or the server is not ready
-   * yet: start-up waits, up to `connectTimeout`), `'refused-login'` (the server refused the user or password) or
-   * `'missing-database'` (the server has no such database): waiting does not help those two.
-   */
-  readonly kind: 'unreachable' | 'refused-login' | 'missing-database';
-  /** The server's or driver's own words. */
-  readonly detail: string;
-}
-
 /** The innermost error of `error`'s `cause` chain that carries a `code` (a driver's or the OS's), else `error`. */
 export function rootCause(error: unknown): { code?: string; message: string } {
   let found: { code?: string; message: string } = { message: error instanceof Error ? error.message : String(error) };
@@ -32,9 +20,21 @@ export interface ConnectTarget {
   readonly address: string;
   /** Where the address came from: the module's option (`postgres.connectionString`) or an environment variable. */
   readonly source: string;
-  /** Tells a failed connection's kind from the driver's error. */
-  readonly failure: (error: unknown) => ConnectFailure;
+  /** Tells a failed connection's kind from the driver's error, with the server's or driver's own words. */
+  readonly failure: (error: unknown) => {
+    /**
+     * Whether start-up may wait it out or fails at once: `'unreachable'` (nothing answered, or the server is not
+     * ready yet: start-up waits, up to `connectTimeout`), `'refused-login'` (the server refused the user or password)
+     * or `'missing-database'` (the server has no such database): waiting does not help those two.
+     */
+    readonly kind: 'unreachable' | 'refused-login' | 'missing-database';
+    /** The server's or driver's own words. */
+    readonly detail: string;
+  };
 }
+
+/** What a backend says of a failed connection (see {@link ConnectTarget.failure}). */
+export type ConnectFailure = ReturnType<ConnectTarget['failure']>;
 
 /** `host:port/database` of a connection given as parts (`localhost` when no host is given), for a {@link ConnectTarget}. */
 export function hostAddress(host: unknown, port: unknown, database: unknown): string {

@@ -47,19 +47,6 @@ export interface RecordWriteOptions extends RecordCallOptions {
   ttlMs?: number;
 }
 
-/** Why a change feed says changes may have been missed. */
-export type MissedReason =
-  /** The connection to the store dropped: nothing is heard until it is back. */
-  | 'disconnected'
-  /** The connection came back: whatever changed while it was down was not heard. */
-  | 'reconnected'
-  /** Part of the store went away (a member left): events it held back may be lost, and data with them. */
-  | 'member-left'
-  /** Every record of the map was cleared or evicted at once. */
-  | 'cleared'
-  /** The store lost data (a restart, a restore from an older backup, a failover that missed writes). */
-  | 'lost-data';
-
 /**
  * What a change feed tells. Events can be lost without a sign on some stores (HAZELCAST.md): a view built on them
  * bounds how stale it may be and re-reads when told {@link RecordChanges.missed}.
@@ -67,9 +54,18 @@ export type MissedReason =
 export interface RecordChanges {
   /** A record was written (`value`), or removed or expired (`null`). One key's changes arrive in order. */
   changed(key: string, value: string | null): void;
-  /** Changes may have been missed since the last one heard: re-read what you rely on. */
-  missed(reason: MissedReason): void;
+  /**
+   * Changes may have been missed since the last one heard: re-read what you rely on. The reason: `'disconnected'`
+   * (the connection to the store dropped: nothing is heard until it is back), `'reconnected'` (the connection came
+   * back: whatever changed while it was down was not heard), `'member-left'` (part of the store went away: events it
+   * held back may be lost, and data with them), `'cleared'` (every record of the map was cleared or evicted at once),
+   * `'lost-data'` (the store lost data: a restart, a restore from an older backup, a failover that missed writes).
+   */
+  missed(reason: 'disconnected' | 'reconnected' | 'member-left' | 'cleared' | 'lost-data'): void;
 }
+
+/** Why a change feed says changes may have been missed (see {@link RecordChanges.missed}). */
+export type MissedReason = Parameters<RecordChanges['missed']>[0];
 
 /** What a watch asks for. */
 export interface WatchOptions {
@@ -100,8 +96,6 @@ export interface RecordMapSpec {
   readonly forgetOnRestore?: boolean;
 }
 
-/** Stops a watch. */
-export type Unwatch = () => Promise<void>;
 
 /**
  * One map of records, written only by compare-and-set ({@link RecordMap.create}, {@link RecordMap.replace},
@@ -154,9 +148,15 @@ export interface RecordMap {
    */
   lostValue?(key: string, options?: RecordCallOptions): Promise<string | undefined>;
 
-  /** Starts hearing this map's changes; resolves once the watch is in place where changes are sent from. */
-  watch(changes: RecordChanges, options?: WatchOptions): Promise<Unwatch>;
+  /**
+   * Starts hearing this map's changes; resolves, once the watch is in place where changes are sent from, to the
+   * function that stops it.
+   */
+  watch(changes: RecordChanges, options?: WatchOptions): Promise<() => Promise<void>>;
 }
+
+/** Stops a watch (what {@link RecordMap.watch} resolves to). */
+export type Unwatch = Awaited<ReturnType<RecordMap['watch']>>;
 
 /**
  * The text every value written with a write id of the instance whose mark is `mark` contains, and no other value: its

@@ -2,11 +2,6 @@ import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
 import type { NewStoreReport } from './new-store-report';
 import type { RecordMap, RecordMapSpec } from './record-map';
-/** What a backend reports while it runs. */
-export interface StoreBackendEvents {
-  /** A stored value could not be read and was skipped. */
-  corruptValue?(map: string, key: string, reason: string): void;
-}
 
 /**
  * One store every capability keeps its state in: the backend contract. A backend implements these primitives once

@@ -33,29 +33,6 @@ export interface TaskQuery {
   readonly group?: string;
 }
 
-/** Told of a task that became pending: its type, id and, when it could be read, the task as written. */
-export type TaskWatcher = (type: string, id: string, task?: TaskRecord) => void;
-
-/**
- * Told of a task that was claimed (by any node, this one included): its type, id and the claim as written. A renewal
- * of the claim may be told again, with the same epoch.
- */
-export type ClaimWatcher = (type: string, id: string, claim: TaskClaim) => void;
-
-/** What a watch hears of claims (see `TaskStore.watch`). */
-export interface ClaimWatch {
-  /** Told of each claim. */
-  readonly listener: ClaimWatcher;
-  /** An instance whose own claims need not be told (the watching node's): a store may leave them out where it sends events from. */
-  readonly except?: string;
-}
-
-/** What a task store reports to its owner. */
-export interface TaskStoreEvents {
-  /** A stored value could not be read and was skipped. */
-  corruptValue?(key: string, reason: string): void;
-}
-
 /**
  * Where tasks live: one record per task and one per group, each written only by compare-and-set. Claimable tasks
  * are found by a query the store answers where the data is (a member-side query with indexes on Hazelcast), so no
@@ -64,8 +41,11 @@ export interface TaskStoreEvents {
  * the Hazelcast store (the cluster) and the memory store (one process); both pass the same contract suite.
  */
 export interface TaskStore {
-  /** Connects; called once before any other call. */
-  connect(events?: TaskStoreEvents): Promise<void>;
+  /** Connects; called once before any other call. `events` is what the store reports to its owner. */
+  connect(events?: {
+    /** A stored value could not be read and was skipped. */
+    corruptValue?(key: string, reason: string): void;
+  }): Promise<void>;
   /** Disconnects; releases only what the store itself opened. */
   close(): Promise<void>;
   /** Reads one task. */
@@ -101,8 +81,21 @@ export interface TaskStore {
    *
    * With `claims`, also hears the claims of tasks of `types` (a task that became running): nodes that hear each
    * other's claims share a burst of work evenly. A store may ignore it; nodes then share work as their races go.
+   * Returns the function that stops the watch.
    */
-  watch(listener: TaskWatcher, types?: readonly string[], claims?: ClaimWatch): () => void;
+  watch(
+    listener: (type: string, id: string, task?: TaskRecord) => void,
+    types?: readonly string[],
+    claims?: {
+      /**
+       * Told of each claim (by any node, this one included): its type, id and the claim as written. A renewal of the
+       * claim may be told again, with the same epoch.
+       */
+      readonly listener: (type: string, id: string, claim: TaskClaim) => void;
+      /** An instance whose own claims need not be told (the watching node's): a store may leave them out where it sends events from. */
+      readonly except?: string;
+    },
+  ): () => void;
   /**
    * Resolves once every watch so far is in place where events are sent from (a member-side listener on Hazelcast): a
    * query made after it cannot miss a task that becomes pending later. Never rejects (a failed registration leaves
@@ -112,3 +105,10 @@ export interface TaskStore {
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }
+
+/** What a task store reports to its owner (see {@link TaskStore.connect}). */
+export type TaskStoreEvents = NonNullable<Parameters<TaskStore['connect']>[0]>;
+/** Told of a task that became pending (see {@link TaskStore.watch}). */
+export type TaskWatcher = Parameters<TaskStore['watch']>[0];
+/** What a watch hears of claims (see {@link TaskStore.watch}). */
+export type ClaimWatch = NonNullable<Parameters<TaskStore['watch']>[2]>;

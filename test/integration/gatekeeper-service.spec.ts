@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  DenyReason, InvalidInputError, PermitNotHeldError, PermitTimeoutError, NotFoundError, type Permit,
+  DenyReason, InvalidInputError, PermitNotHeldError, WaitTimeoutError, NotFoundError, type Permit,
 } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -37,8 +37,9 @@ describe('GatekeeperService on a real member', () => {
     const permit = await b.gatekeeper.acquire('short', { timeout: '3s', pollInterval: 50 });
     expect(permit.acquirer).toBe('node-b');
     const failure = await a.gatekeeper.acquire('short', { timeout: 100 }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(PermitTimeoutError);
-    expect((failure as PermitTimeoutError).message).toMatch(/"short": no permit within 100 ms \(last denial: NO_PERMIT_AVAILABLE\)/);
+    expect(failure).toBeInstanceOf(WaitTimeoutError);
+    expect(failure).toMatchObject({ kind: 'permit', id: 'short', lastReason: DenyReason.NO_PERMIT_AVAILABLE });
+    expect((failure as WaitTimeoutError).message).toMatch(/"short": no permit within 100 ms \(last denial: NO_PERMIT_AVAILABLE\)/);
   });
 
   it('refresh keeps the token and says PERMIT_LOST once the permit was taken', async () => {

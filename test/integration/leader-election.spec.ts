@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
 import type { Subscription } from 'rxjs';
-import { ClusterService, InvalidInputError, LeaderOnly, LeaderTimeoutError, NotFoundError, type ClusterChange, type LeaderLease } from '../../lib';
+import { ClusterService, InvalidInputError, LeaderOnly, WaitTimeoutError, NotFoundError, type ClusterChange, type LeaderLease } from '../../lib';
 import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
@@ -144,7 +144,8 @@ describe('leader election through the module (ClusterService, @LeaderOnly, while
     expect(leader.instance).toBe(other.gatekeeper.instanceId);
     await first.semaphores.pause('election:leader', { force: true });
     await eventually('no leader while paused', () => leaders(list).length === 0 && cluster(first).leader() === undefined);
-    await expect(cluster(first).waitForLeader({ timeout: '300ms' })).rejects.toBeInstanceOf(LeaderTimeoutError);
+    await expect(cluster(first).waitForLeader({ timeout: '300ms' })).rejects.toBeInstanceOf(WaitTimeoutError);
+    await expect(cluster(first).waitForLeader({ timeout: '300ms' })).rejects.toMatchObject({ kind: 'leader', id: 'leader', timeoutMs: 300 });
     await first.semaphores.resume('election:leader', undefined, { force: true });
     await expect(cluster(other).waitForLeader({ timeout: '5s' })).resolves.toEqual(expect.objectContaining({ election: 'leader' }));
   });

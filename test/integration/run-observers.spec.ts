@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ClusterSingleton, ScheduleService, type ObservedRun, type ObservedRunEnd, type RunObserver } from '../../lib';
+import { ClusterSingleton, ScheduleService, type ObservedRun, type RunObserver } from '../../lib';
+import type { ObservedRunEnd } from '../../lib/schedules/run/run-observer';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { uniquePrefix } from '../support/test-cluster';

@@ -1,5 +1,5 @@
 import type { Client, IMap } from 'hazelcast-client';
-import { systemClock, type Clock } from '../../core/clock';
+import { systemClock } from '../../core/clock';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
@@ -10,7 +10,7 @@ import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../tasks/task-store';
 import type { TaskStoreSource } from '../../tasks/task-store-source';
 import { HazelcastConnection } from './hazelcast-connection';
-import type { HazelcastConnectionOptions } from './hazelcast-connection.options';
+import type { HazelcastBackendOptions } from './hazelcast-backend.options';
 import { HazelcastCounters } from './hazelcast-counters';
 import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
@@ -19,21 +19,7 @@ import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
 import { declareNewCluster } from './permits/hazelcast-new-cluster';
 import type { NewStoreReport } from '../../store/new-store-report';
 
-/** How a {@link HazelcastBackend} reaches the cluster and names its maps. */
-export interface HazelcastBackendOptions extends HazelcastConnectionOptions {
-  /** Prefix of every IMap: `<prefix>.<map>`. Default `'gatekeeper'`. */
-  mapPrefix?: string;
-  /** Deadline of a call given none, in ms. Default 10 s. */
-  callTimeoutMs?: number;
-  /** Where the canaries and counters read time. Default the system clock. */
-  clock?: Clock;
-  /**
-   * A connection shared with the rest of this process (the module passes its own). Default: one of this backend's
-   * own, made from the connection options.
-   * @internal The module passes its own; not an application option.
-   */
-  connection?: HazelcastConnection;
-}
+export type { HazelcastBackendOptions } from './hazelcast-backend.options';
 
 /**
  * The store contract on a Hazelcast cluster: record maps are IMaps (`<prefix>.<name>`), changes come from entry

@@ -1,38 +1,16 @@
-import type { Client, ClientConfig, LifecycleState } from 'hazelcast-client';
+import type { ClientConfig, LifecycleState } from 'hazelcast-client';
 import { refusalTap } from './refusal-tap';
+import type { HazelcastBackendOptions } from './hazelcast-backend.options';
 
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
 
-/** How a Hazelcast backend's connection reaches the cluster. */
-export interface HazelcastConnectionOptions {
-  /**
-   * A client the application already has: used, never shut down. Lifecycle events can only be registered in a
-   * client's config, so with an injected client a lost connection is noticed by its users on their next failed call.
-   */
-  client?: Client;
-  /**
-   * Config of a client the connection creates and owns (shut down when its last user closes it). Merged over
-   * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected),
-   * `connectionStrategy.connectionRetry.maxBackoffMillis: 5000` (a cluster that comes up is noticed within 5 s) and
-   * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
-   * than passes, so it is settled by re-reading). `connectionStrategy.asyncStart` is always `true`: the
-   * connection waits for the first connection itself, bounded by `connectTimeoutMs`.
-   */
-  clientConfig?: ClientConfig;
-  /**
-   * How long opening waits for the cluster before it gives up with a {@link StoreUnavailableError} naming the
-   * cluster and its members; `Infinity` keeps trying until connected or closed. Default: `clientConfig`'s
-   * `connectionStrategy.connectionRetry.clusterConnectTimeoutMillis`, else no limit. Only the first connection is
-   * bounded: once connected, the client keeps trying to reconnect for as long as it takes (unless
-   * `clusterConnectTimeoutMillis` is set, after which it shuts down).
-   */
-  connectTimeoutMs?: number;
-}
+/** What a Hazelcast connection is made from: the connection fields of the backend's options. */
+export type HazelcastConnectionOptions = Pick<HazelcastBackendOptions, 'client' | 'clientConfig' | 'connectTimeoutMs'>;
 
 /**
  * The config of a client a connection owns: the application's `clientConfig` over the connection's defaults (see
- * {@link HazelcastConnectionOptions.clientConfig}), with `onLifecycle` added to its lifecycle listeners.
+ * `HazelcastBackendOptions.clientConfig`), with `onLifecycle` added to its lifecycle listeners.
  */
 export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecycle: (state: LifecycleState) => void, onRefused?: (address: string) => void): ClientConfig {
   const config = options.clientConfig ?? {};

@@ -84,25 +84,25 @@ export interface RedisBackendOptions {
   onUnsafeConfig?: (message: string) => void;
 }
 
-/**
- * Why a {@link RedisBackend} counts what it found as a loss of writes: `'empty'`, no incarnation key (a restart
- * without persistence, a flush, the keys evicted or deleted, or a new store not declared new); `'restarted'`, another
- * incarnation than the one a node knew (the library's keys replaced by another store's); `'behind'`, fewer writes
- * than a node saw (a restart or a failover that lost the last ones, or keys evicted or deleted); and for state written
- * under another server's replication id: `'failed-over'`, a replica of the server that wrote it, promoted (its
- * `master_replid2`); `'reloaded'`, another server process (`run_id`): a restart that read its append-only file or
- * snapshot, or another server started on a copy of them; `'replaced'`, neither could be told.
- */
-export type RedisLossCause = 'empty' | 'restarted' | 'behind' | 'failed-over' | 'reloaded' | 'replaced';
-
 /** What a {@link RedisBackend} found when Redis had lost writes (see `RedisBackendOptions.onLostData`). */
 export interface RedisLostData {
   /** The key prefix of the library's keys. */
   readonly prefix: string;
-  /** Why it counts as a loss. */
-  readonly cause: RedisLossCause;
+  /**
+   * Why it counts as a loss of writes: `'empty'`, no incarnation key (a restart without persistence, a flush, the
+   * keys evicted or deleted, or a new store not declared new); `'restarted'`, another incarnation than the one a node
+   * knew (the library's keys replaced by another store's); `'behind'`, fewer writes than a node saw (a restart or a
+   * failover that lost the last ones, or keys evicted or deleted); and for state written under another server's
+   * replication id: `'failed-over'`, a replica of the server that wrote it, promoted (its `master_replid2`);
+   * `'reloaded'`, another server process (`run_id`): a restart that read its append-only file or snapshot, or another
+   * server started on a copy of them; `'replaced'`, neither could be told.
+   */
+  readonly cause: 'empty' | 'restarted' | 'behind' | 'failed-over' | 'reloaded' | 'replaced';
   /** Since when (epoch ms, the server's clock) the state may have lost writes Redis had acknowledged. */
   readonly lostAt: number;
   /** The records dropped as leases that may be stale (`<map> <key>`), by the node whose call found the loss. */
   readonly forgotten: readonly string[];
 }
+
+/** Why a {@link RedisBackend} counts what it found as a loss of writes (see {@link RedisLostData.cause}). */
+export type RedisLossCause = RedisLostData['cause'];

@@ -3,7 +3,7 @@ import { firstValueFrom, filter, map, timeout as rxTimeout, type Observable, sta
 import { parseDuration, type DurationInput } from '../../core/duration';
 import type { ClusterChange } from '../../elections/cluster-change';
 import { DEFAULT_ELECTION, type Leader } from '../../elections/election';
-import { LeaderTimeoutError } from '../../elections/errors/leader-timeout.error';
+import { WaitTimeoutError } from '../../permits/errors/wait-timeout.error';
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import type { LeaderLease } from '../../elections/leader-lease';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
@@ -132,7 +132,7 @@ export class ClusterService {
 
   /**
    * Resolves with the leader of `election` once there is one (at once if there is), or rejects with
-   * `LeaderTimeoutError` after `timeout` (default `'30s'`).
+   * a `WaitTimeoutError` (`kind: 'leader'`) after `timeout` (default `'30s'`).
    */
   async waitForLeader({ election = DEFAULT_ELECTION, timeout = '30s' }: { election?: string; timeout?: DurationInput } = {}): Promise<Leader> {
     const timeoutMs = parseDuration(timeout, election, 'timeout');
@@ -143,7 +143,7 @@ export class ClusterService {
         startWith(undefined),
         map(() => this.leader(election)),
         filter((found): found is Leader => found !== undefined),
-        rxTimeout({ first: timeoutMs, with: () => { throw new LeaderTimeoutError(election, timeoutMs); } }),
+        rxTimeout({ first: timeoutMs, with: () => { throw new WaitTimeoutError('leader', election, timeoutMs); } }),
       ),
       { defaultValue: undefined },
     );
@@ -157,9 +157,9 @@ export class ClusterService {
    * shutdown, leadership is released only after the work returned (up to `shutdownTimeout`), so a clean handover
    * never overlaps. Joins the election if this node does not stand in it yet. Returns the unsubscribe.
    */
-  whileLeader(work: LeaderWork): () => void;
+  whileLeader(work: (lease: LeaderLease) => unknown): () => void;
   /** Runs `work(lease)` each time this node becomes leader of `election`; see the overload without an election. */
-  whileLeader(election: string, work: LeaderWork): () => void;
+  whileLeader(election: string, work: (lease: LeaderLease) => unknown): () => void;
 
   whileLeader(electionOrWork: string | LeaderWork, work?: LeaderWork): () => void {
     return typeof electionOrWork === 'string' ? this.elections.whileLeader(electionOrWork, work!) : this.elections.whileLeader(DEFAULT_ELECTION, electionOrWork);

@@ -100,7 +100,7 @@ export class GatekeeperService {
   }
 
   /**
-   * Like {@link GatekeeperService.tryAcquire}, but keeps trying until granted; throws {@link PermitTimeoutError} after `timeout`.
+   * Like {@link GatekeeperService.tryAcquire}, but keeps trying until granted; throws a {@link WaitTimeoutError} (`kind: 'permit'`) after `timeout`.
    * The permit is this caller's alone in this process until {@link GatekeeperService.release}d: runs and `withPermit` of the same
    * semaphore are denied `IN_USE` meanwhile.
    */

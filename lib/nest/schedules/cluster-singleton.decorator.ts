@@ -4,26 +4,6 @@ import { ClusterSingletonRunner } from './cluster-singleton.runner';
 import { methodName, wrapDecoratedMethod } from '../decorated-method';
 import { resolveClusterSingletonOptions, type ClusterSingletonOptions } from './cluster-singleton.options';
 
-/** Return types a `@ClusterSingleton` method may declare as they are: nothing, or a Promise of nothing. */
-export type NothingReturned = void | undefined | Promise<void | undefined>;
-
-/**
- * `unknown` (no constraint) for a method whose declared type tells the truth once decorated, else an object type
- * whose only property explains, in the compiler's error, what to change. Decorated, a method returns a Promise
- * (the permit is decided first) that resolves to `undefined` when the tick is skipped.
- */
-export type ClusterSingletonReturnCheck<T> = 0 extends 1 & T
-  ? unknown // an untyped (`any`) method: nothing to check
-  : T extends (...args: never[]) => infer R
-  ? [R] extends [NothingReturned]
-    ? unknown
-    : R extends Promise<infer V>
-      ? undefined extends V
-        ? unknown
-        : { '@ClusterSingleton': 'a skipped tick resolves to undefined: declare Promise<T | undefined>, or Promise<void>' }
-      : { '@ClusterSingleton': 'the decorated method returns a Promise: declare it async, or return void' }
-  : { '@ClusterSingleton': 'applies to methods only' };
-
 /**
  * The method decorator `@ClusterSingleton` returns. Its type accepts only methods whose declared return type stays
  * true once wrapped: `void`, `Promise<void>`, or a Promise whose value may be `undefined` (a skipped tick). A
@@ -32,7 +12,19 @@ export type ClusterSingletonReturnCheck<T> = 0 extends 1 & T
 export type ClusterSingletonDecorator = <T extends (...args: never[]) => unknown>(
   target: object,
   key: string | symbol,
-  descriptor: TypedPropertyDescriptor<T> & ClusterSingletonReturnCheck<T>,
+  // `unknown` (no constraint) for a method whose declared type tells the truth once decorated, else an object type
+  // whose only property explains, in the compiler's error, what to change.
+  descriptor: TypedPropertyDescriptor<T> & (0 extends 1 & T
+    ? unknown // an untyped (`any`) method: nothing to check
+    : T extends (...args: never[]) => infer R
+    ? [R] extends [void | undefined | Promise<void | undefined>] // nothing, or a Promise of nothing
+      ? unknown
+      : R extends Promise<infer V>
+        ? undefined extends V
+          ? unknown
+          : { '@ClusterSingleton': 'a skipped tick resolves to undefined: declare Promise<T | undefined>, or Promise<void>' }
+        : { '@ClusterSingleton': 'the decorated method returns a Promise: declare it async, or return void' }
+    : { '@ClusterSingleton': 'applies to methods only' }),
 ) => void;
 
 /**

@@ -16,29 +16,6 @@ export interface ObservedRun {
   readonly request?: string;
 }
 
-/** How an observed run ended. */
-export interface ObservedRunEnd {
-  /** `completed`, or how it stopped (see `JobRunOutcome`). */
-  readonly outcome: Exclude<JobRunOutcome, 'running' | 'unknown'>;
-  /** How long it ran (ms). */
-  readonly durationMs: number;
-  /** What it threw, unless it completed. */
-  readonly error?: unknown;
-}
-
-/** A tick of a job that did not run on this node, and why. */
-export interface ObservedSkip {
-  /** The job's name. */
-  readonly job: string;
-  /** The semaphore it runs under. */
-  readonly semaphore: string;
-  /**
-   * A deny reason code (`NO_PERMIT_AVAILABLE`: another node holds it, `PAUSED`, `STORE_UNAVAILABLE`, ...), or a
-   * reason of this node's: `OVERLAP`, `DUPLICATE_TICK`, `NOT_A_FIRE_INSTANT`, `LATE_DECISION`.
-   */
-  readonly reason: string;
-}
-
 /**
  * Hears every run of this node's `@ClusterSingleton` jobs and runtime schedules (ticks, runs now and catch-ups) at
  * one place, the way `@nestjs/bullmq`'s worker host wraps every job: each method is optional, called in the order
@@ -57,8 +34,30 @@ export interface ObservedSkip {
 export interface RunObserver {
   /** A run starts on this node, under its permit (before the job's code is called). */
   started?(run: ObservedRun): void;
-  /** The run `run` ended: the same object `started` had. */
-  ended?(run: ObservedRun, end: ObservedRunEnd): void;
-  /** A tick did not run on this node. */
-  skipped?(skip: ObservedSkip): void;
+  /** The run `run` ended (the same object `started` had), and how. */
+  ended?(run: ObservedRun, end: {
+    /** `completed`, or how it stopped (see `JobRunOutcome`). */
+    readonly outcome: Exclude<JobRunOutcome, 'running' | 'unknown'>;
+    /** How long it ran (ms). */
+    readonly durationMs: number;
+    /** What it threw, unless it completed. */
+    readonly error?: unknown;
+  }): void;
+  /** A tick of a job did not run on this node, and why. */
+  skipped?(skip: {
+    /** The job's name. */
+    readonly job: string;
+    /** The semaphore it runs under. */
+    readonly semaphore: string;
+    /**
+     * A deny reason code (`NO_PERMIT_AVAILABLE`: another node holds it, `PAUSED`, `STORE_UNAVAILABLE`, ...), or a
+     * reason of this node's: `OVERLAP`, `DUPLICATE_TICK`, `NOT_A_FIRE_INSTANT`, `LATE_DECISION`.
+     */
+    readonly reason: string;
+  }): void;
 }
+
+/** How an observed run ended (see {@link RunObserver.ended}). */
+export type ObservedRunEnd = Parameters<NonNullable<RunObserver['ended']>>[1];
+/** A tick of a job that did not run on this node (see {@link RunObserver.skipped}). */
+export type ObservedSkip = Parameters<NonNullable<RunObserver['skipped']>>[0];
