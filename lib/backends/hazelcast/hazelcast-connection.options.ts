@@ -1,12 +1,18 @@
-import type { ClientConfig, LifecycleState } from 'hazelcast-client';
+import type { Client, ClientConfig, LifecycleState } from 'hazelcast-client';
 import { refusalTap } from './refusal-tap';
-import type { HazelcastBackendOptions } from './hazelcast-backend.options';
 
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
 
-/** What a Hazelcast connection is made from: the connection fields of the backend's options. */
-export type HazelcastConnectionOptions = Pick<HazelcastBackendOptions, 'client' | 'clientConfig' | 'connectTimeoutMs'>;
+/**
+ * What a Hazelcast connection is made from: the connection fields of `HazelcastBackendOptions` (documented there),
+ * named here so the connection does not import the backend's options (which name the connection).
+ */
+export interface HazelcastConnectionOptions {
+  client?: Client;
+  clientConfig?: ClientConfig;
+  connectTimeoutMs?: number;
+}
 
 /**
  * The config of a client a connection owns: the application's `clientConfig` over the connection's defaults (see
