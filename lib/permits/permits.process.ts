@@ -15,6 +15,7 @@ import type { PermitStore, PermitStoreEvents } from './permit-store';
 import { permitMessages as messages } from './permits.messages';
 import { PermitEngine } from './permit.engine';
 import { SemaphoreAdmin } from './semaphore-admin';
+import type { SemaphoreDefinition } from './semaphore-definition';
 
 /** The module's settings the permits of one process run by (its resolved options). */
 export interface PermitsProcessOptions {
@@ -181,6 +182,11 @@ export class PermitsProcess {
   /** The denial while the module is not ready (starting, or shutting down). */
   notReady(semaphore: string): PermitDenied {
     return this.decisions.notReady(semaphore);
+  }
+
+  /** The definition of `semaphore` as this node's view has it (no round trip). */
+  viewedDefinition(semaphore: string): SemaphoreDefinition | undefined {
+    return this.store.peek(semaphore)?.entry?.definition ?? undefined;
   }
 
   /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
