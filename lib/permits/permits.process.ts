@@ -6,7 +6,8 @@ import type { AcquireResult, PermitDenied } from './acquire-result';
 import type { HeldTick } from './definition.validator';
 import type { KnownDefinitions } from './known-definitions';
 import { LocalPermits } from './local-permits';
-import { livePermits, type Holder, type NodeIdentity, type Permit } from './permit';
+import { livePermits } from './permit.rules';
+import type { Holder, NodeIdentity, Permit } from './permit';
 import { PermitDecisions, type DecisionTracer, type GatekeeperPhase } from './permit-decisions';
 import type { DecideOptions } from './permit-engine.options';
 import { PermitExecutor } from './permit-executor';
@@ -15,7 +16,6 @@ import type { PermitStore, PermitStoreEvents } from './permit-store';
 import { permitMessages as messages } from './permits.messages';
 import { PermitEngine } from './permit.engine';
 import { SemaphoreAdmin } from './semaphore-admin';
-import type { SemaphoreDefinition } from './semaphore-definition';
 
 /** The module's settings the permits of one process run by (its resolved options). */
 export interface PermitsProcessOptions {
@@ -84,12 +84,9 @@ export class PermitsProcess {
       clockSkewMs: options.clockSkewMs,
       countDenials: Boolean(options.stateDumpIntervalMs),
       backend: parts.backend,
+      isOutage: (error) => parts.isOutage(error),
     });
-    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, parts.tracer, {
-      note: (result) => this.notices.note(result),
-      // With the store out of reach, said once as "Cluster unreachable": the permit simply expires.
-      releaseFailed: (semaphore, error) => (parts.isOutage(error) ? log.debug(messages.releaseFailed(semaphore, error)) : log.warn(messages.releaseFailed(semaphore, error))),
-    });
+    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, parts.tracer, this.notices);
     this.executor = new PermitExecutor(this.decisions);
   }
 
@@ -184,20 +181,15 @@ export class PermitsProcess {
     return this.decisions.notReady(semaphore);
   }
 
-  /** The definition of `semaphore` as this node's view has it (no round trip). */
-  viewedDefinition(semaphore: string): SemaphoreDefinition | undefined {
-    return this.store.peek(semaphore)?.entry?.definition ?? undefined;
+  /** This node's view of the semaphores (no round trip), read directly where a decision reads it: a run now's eligibility. */
+  get view(): Pick<PermitStore, 'peek'> {
+    return this.store;
   }
 
   /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
   viewedPermits(semaphore: string): Permit[] {
     const entry = this.store.peek(semaphore)?.entry;
     return entry ? livePermits(entry.permits, this.options.permitClock.now()) : [];
-  }
-
-  /** Until when `semaphore` waits out a recovery before granting again (its rebuilt entry's), as this node's view has it. */
-  viewedGraceUntil(semaphore: string): number | undefined {
-    return this.store.peek(semaphore)?.entry?.graceUntil;
   }
 
   /** The last fencing token granted for `semaphore` as this node's view has it (0 if none). */

@@ -5,7 +5,7 @@ import { UnknownSemaphoreError } from './errors/unknown-semaphore.error';
 import { checkDurationOverSkew, checkDurationOverTick, type HeldTick, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
 import { GroupMigrations, type GroupMigrationReport, type MigrationChange, type UndoMigrationReport } from './group-migrations';
-import { livePermits } from './permit';
+import { livePermits } from './permit.rules';
 import type { PermitStore } from './permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from './semaphore-definition';
 import { SemaphoreEdits } from './semaphore-edits';

@@ -20,7 +20,7 @@ describe('RunNowEligibility', () => {
     const definition: SemaphoreDefinition = { name: 'billing', permits: 1, durationMs: 60_000, groupPattern: '.*', acquirerPattern: '.*', ...state.definition } as SemaphoreDefinition;
     const view: RunNowView = {
       jobs: { get: (name) => (name === job.name ? { ...job, paused: state.paused } : undefined), all: () => [job] },
-      semaphores: { viewedDefinition: () => definition, viewedPermits: () => state.permits ?? [], viewedGraceUntil: () => state.graceUntil },
+      semaphores: { peek: () => ({ entry: { definition, permits: state.permits ?? [], graceUntil: state.graceUntil } }) },
       presence: { confirmed: () => state.live },
       holder, clock, permitClock: clock, clockSkewMs: 1_000,
     };

@@ -72,7 +72,7 @@ export class SchedulesRuntime implements CapabilityRuntime {
       permits: permits.executor,
       // The objects themselves, not closures over them: a run now reads them on its way.
       view: {
-        jobs, semaphores: permits, presence: presence.view,
+        jobs, semaphores: permits.view, presence: presence.view,
         holder: options.holder,
         clock: options.clock,
         permitClock: options.permitClock,
