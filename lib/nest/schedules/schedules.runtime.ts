@@ -13,7 +13,6 @@ import { PermitsRuntime } from '../permits/permits.runtime';
 import { OutageNotice } from '../signals/outage-notice';
 import type { RunRequestStore } from '../../schedules/run-request.store';
 import { RunPipeline } from '../../schedules/run/run-pipeline';
-import { RunSignalsObserver } from './run-signals.observer';
 import { scheduleOverviews, type ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
@@ -84,7 +83,8 @@ export class SchedulesRuntime implements CapabilityRuntime {
         lastToken: (name) => permits.viewedLastToken(name),
         liveInstances: () => presence.confirmedParticipants(),
       },
-      signals: [new RunSignalsObserver(events, tracing)],
+      // The module's events and its tracing are themselves observers of every run.
+      signals: [events, tracing],
       storeTimeoutMs: options.storeTimeoutMs,
       log: this.logger,
     });
