@@ -1,5 +1,6 @@
 import { compareCodePoints as compare } from '../core/code-point-order';
-import { livePermits, type Holder, type Permit } from '../permits/permit';
+import type { Holder, Permit } from '../permits/permit';
+import { livePermits } from '../permits/permit.rules';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 import { readAnnex } from './allocation-annex.codec';
 import { ownersOf, participantsOf } from './allocation-slots.rules';

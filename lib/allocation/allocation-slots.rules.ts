@@ -1,5 +1,6 @@
 import { fullMatch } from '../core/pattern';
-import { livePermits, type Permit } from '../permits/permit';
+import type { Permit } from '../permits/permit';
+import { livePermits } from '../permits/permit.rules';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
 
 /*

@@ -1,6 +1,6 @@
 import type { SemaphoreDefinition } from '../permits/semaphore-definition';
 import type { SemaphoreEntry } from '../permits/semaphore-entry';
-import { livePermits } from '../permits/permit';
+import { livePermits } from '../permits/permit.rules';
 import { allocationOf, type AllocationPlan } from './allocation';
 import { readAnnex } from './allocation-annex.codec';
 import { participantsOf } from './allocation-slots.rules';

@@ -26,7 +26,6 @@ import type { GatekeeperAdminOptions } from './options/gatekeeper-admin.options'
 import { gatekeeperAdminParts } from './admin/gatekeeper-admin.parts';
 import type { GatekeeperModuleOptions, ResolvedGatekeeperOptions } from './options/gatekeeper.options';
 import { resolveGatekeeperOptions } from './options/gatekeeper-options.resolver';
-import { ExclusiveRuns } from './permits/exclusive-runs';
 import { GatekeeperLifecycle } from './gatekeeper.lifecycle';
 import { GatekeeperService } from './permits/gatekeeper.service';
 import { SemaphoreAdminService } from './permits/semaphore-admin.service';
@@ -91,7 +90,6 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperExplorer,
     PermitsStartup,
     PermitsRuntime,
-    ExclusiveRuns,
     GatekeeperLifecycle,
     GatekeeperService,
     SemaphoreAdminService,

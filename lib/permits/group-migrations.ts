@@ -3,7 +3,7 @@ import {
   migrationMemory, planMove, planUndo, selects, validateMigrationRequest, validateUndoRequest,
   type GroupMigrationRequest, type MigrationSkipCode, type MovePlan, type UndoMigrationRequest,
 } from './group-migration.rules';
-import { livePermits } from './permit';
+import { livePermits } from './permit.rules';
 import type { PermitStore } from './permit-store';
 import type { SemaphoreDefinition } from './semaphore-definition';
 import type { SemaphoreEdits } from './semaphore-edits';

@@ -1,5 +1,5 @@
-import { admittedBy } from './permit.rules';
-import { livePermits, type Holder } from './permit';
+import { admittedBy, livePermits } from './permit.rules';
+import type { Holder } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 
 /**

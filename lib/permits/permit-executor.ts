@@ -3,6 +3,7 @@ import { DenyReason } from './deny-reason';
 import type { PermitDecisions } from './permit-decisions';
 import type { Permit } from './permit';
 import { PermitLease } from './permit-lease';
+import { permitContext } from './permit-context';
 import { leavesEnoughToStart, START_MARGIN_FRACTION } from '../core/lease.rules';
 
 /** How a run under a permit is taken and given back (decorated ticks and `withPermit`). */
@@ -35,7 +36,7 @@ export interface RunGrant {
  * claim the semaphore in this process (one run at a time per semaphore here), decide, start only on a permit
  * valid for a quarter of its duration or more, keep it alive while the work runs, release it after if asked, and
  * give the claim back. Every decorated tick and every `withPermit` goes through {@link run}, on this process's
- * {@link PermitDecisions} (its engine, claims and phase); the Nest layer only adapts it (async context).
+ * {@link PermitDecisions} (its engine, claims and phase), with its lease in async context ({@link permitContext}).
  */
 export class PermitExecutor {
   constructor(private readonly decisions: PermitDecisions) {}
@@ -67,7 +68,8 @@ export class PermitExecutor {
       const running = lease;
       const { outcome, vacantSince } = result;
       const grant: RunGrant = vacantSince === undefined ? { outcome } : { outcome, vacantSince };
-      const value = await parts.local.run((async () => work(running, grant))());
+      // The lease in async context while the work runs: what `currentPermit()` and `currentLease()` answer inside it.
+      const value = await parts.local.run((async () => permitContext.run(running, () => work(running, grant)))());
       return vacantSince === undefined ? { ran: true, value, permit, outcome } : { ran: true, value, permit, outcome, vacantSince };
     } finally {
       if (lease) {

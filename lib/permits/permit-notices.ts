@@ -8,7 +8,7 @@ import { permitMessages as messages } from './permits.messages';
 /**
  * The log lines about the cluster's health that decisions reveal, one per change and not one per denial: the
  * cluster unreachable and reachable again, an unreadable value (once per key), a semaphore waiting out a
- * recovery (once per wait), and the denials counted for the state dump.
+ * recovery (once per wait), a failed release, and the denials counted for the state dump.
  */
 export class PermitNotices {
   private readonly reportedCorrupt = new Set<string>();
@@ -24,9 +24,18 @@ export class PermitNotices {
     private readonly store: PermitStore,
     private readonly clock: Clock,
     private readonly logger: Log,
-    /** `backend`: the kind of the permits' backend (`undefined`: a permit store of the user's), for what lifts a recovery wait. */
-    private readonly options: { clockSkewMs: number; countDenials: boolean; backend?: string },
+    /**
+     * `backend`: the kind of the permits' backend (`undefined`: a permit store of the user's), for what lifts a recovery
+     * wait; `isOutage`: whether a failure is the store out of reach (then said once, as such, by the availability line).
+     */
+    private readonly options: { clockSkewMs: number; countDenials: boolean; backend?: string; isOutage(error: unknown): boolean },
   ) {}
+
+  /** A release failed (the permit simply expires): a debug line when the store is out of reach, said once elsewhere. */
+  releaseFailed(semaphore: string, error: unknown): void {
+    if (this.options.isOutage(error)) this.logger.debug(messages.releaseFailed(semaphore, error));
+    else this.logger.warn(messages.releaseFailed(semaphore, error));
+  }
 
   /** Takes note of one decision: availability, corrupt values, recovery waits and (with a state dump) denials. */
   note(result: AcquireResult): void {

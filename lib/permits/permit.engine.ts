@@ -7,7 +7,7 @@ import type { Holder, Permit } from './permit';
 import type { SemaphoreEntry } from './semaphore-entry';
 import type { PermitStore, VersionedEntry } from './permit-store';
 import type { ObservedEntry } from './semaphore.view';
-import type { AcquireResult } from './acquire-result';
+import type { AcquireResult, PermitDenied } from './acquire-result';
 import { compareAndSetLoop, type Attempt } from './compare-and-set.loop';
 import { Deadline } from '../core/deadline';
 import { PermitNews } from './permit-news';
@@ -212,13 +212,13 @@ export class PermitEngine {
     token: number | undefined,
     rule: (entry: SemaphoreEntry | undefined, now: number) => PermitDecision,
   ): Promise<AcquireResult> {
-    const refused = this.failClosed.refusedBelowQuorum(semaphore);
+    const refused = this.refusedBelowQuorum(semaphore);
     if (refused) return refused;
     try {
       const answer = local ? this.decideLocally(semaphore, rule) : undefined;
       if (answer) return answer;
       if (local && (await this.gaveWay(semaphore))) {
-        const refusedNow = this.failClosed.refusedBelowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
+        const refusedNow = this.refusedBelowQuorum(semaphore); // asked again: the wait may have outlasted the cluster
         if (refusedNow) return refusedNow;
         const after = this.decideLocally(semaphore, rule);
         if (after) return after;
@@ -246,6 +246,11 @@ export class PermitEngine {
     } catch (error) {
       return this.failClosed.storeFailure(semaphore, error);
     }
+  }
+
+  /** Below the quorum of visible members nothing is decided; with no quorum set there is nothing to count (no call). */
+  private refusedBelowQuorum(semaphore: string): PermitDenied | undefined {
+    return this.options.quorum === undefined ? undefined : this.failClosed.refusedBelowQuorum(semaphore);
   }
 
   /** Asks the owner to put back an absent entry; a failure to do so is a denial like any other, not a throw. */

@@ -1,10 +1,15 @@
 import { DenyReason } from './deny-reason';
 import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
 import { fullMatch } from '../core/pattern';
-import { livePermits, type Holder, type NodeIdentity, type Permit } from './permit';
+import type { Holder, NodeIdentity, Permit } from './permit';
 import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
 import { vacantSince, vacatedAfter } from './vacancy.rules';
+
+/** The permits in `permits` that are still live at `horizon`, oldest grant first. */
+export function livePermits(permits: readonly Permit[], horizon: number): Permit[] {
+  return permits.filter((p) => p.expiresAt > horizon).sort((a, b) => a.fencingToken - b.fencingToken);
+}
 
 /*
  * The gatekeeper's rules (seed 000), pure: everything they need is passed in. `skewMs` is the bound on clock

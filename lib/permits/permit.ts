@@ -50,8 +50,3 @@ export interface Permit {
    */
   readonly resources?: Readonly<Record<string, number>>;
 }
-
-/** The permits in `permits` that are still live at `horizon`, oldest grant first. */
-export function livePermits(permits: readonly Permit[], horizon: number): Permit[] {
-  return permits.filter((p) => p.expiresAt > horizon).sort((a, b) => a.fencingToken - b.fencingToken);
-}

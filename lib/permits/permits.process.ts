@@ -6,7 +6,8 @@ import type { AcquireResult, PermitDenied } from './acquire-result';
 import type { HeldTick } from './definition.validator';
 import type { KnownDefinitions } from './known-definitions';
 import { LocalPermits } from './local-permits';
-import { livePermits, type Holder, type NodeIdentity, type Permit } from './permit';
+import { livePermits } from './permit.rules';
+import type { Holder, NodeIdentity, Permit } from './permit';
 import { PermitDecisions, type DecisionTracer, type GatekeeperPhase } from './permit-decisions';
 import type { DecideOptions } from './permit-engine.options';
 import { PermitExecutor } from './permit-executor';
@@ -83,12 +84,9 @@ export class PermitsProcess {
       clockSkewMs: options.clockSkewMs,
       countDenials: Boolean(options.stateDumpIntervalMs),
       backend: parts.backend,
+      isOutage: (error) => parts.isOutage(error),
     });
-    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, parts.tracer, {
-      note: (result) => this.notices.note(result),
-      // With the store out of reach, said once as "Cluster unreachable": the permit simply expires.
-      releaseFailed: (semaphore, error) => (parts.isOutage(error) ? log.debug(messages.releaseFailed(semaphore, error)) : log.warn(messages.releaseFailed(semaphore, error))),
-    });
+    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, parts.tracer, this.notices);
     this.executor = new PermitExecutor(this.decisions);
   }
 
@@ -183,15 +181,15 @@ export class PermitsProcess {
     return this.decisions.notReady(semaphore);
   }
 
+  /** This node's view of the semaphores (no round trip), read directly where a decision reads it: a run now's eligibility. */
+  get view(): Pick<PermitStore, 'peek'> {
+    return this.store;
+  }
+
   /** The live permits of `semaphore` on any node, as this node's view has them (no round trip). */
   viewedPermits(semaphore: string): Permit[] {
     const entry = this.store.peek(semaphore)?.entry;
     return entry ? livePermits(entry.permits, this.options.permitClock.now()) : [];
-  }
-
-  /** Until when `semaphore` waits out a recovery before granting again (its rebuilt entry's), as this node's view has it. */
-  viewedGraceUntil(semaphore: string): number | undefined {
-    return this.store.peek(semaphore)?.entry?.graceUntil;
   }
 
   /** The last fencing token granted for `semaphore` as this node's view has it (0 if none). */

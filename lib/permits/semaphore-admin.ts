@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock';
 import { checkDurationOverSkew, checkDurationOverTick, type HeldTick, toDefinitionInput, validateDefinition, validateSemaphoreName } from './definition.validator';
 import { carryMigrationMemory, type GroupMigrationRequest, type UndoMigrationRequest } from './group-migration.rules';
 import { GroupMigrations, type GroupMigrationReport, type UndoMigrationReport } from './group-migrations';
-import { livePermits } from './permit';
+import { livePermits } from './permit.rules';
 import type { PermitStore } from './permit-store';
 import type { SemaphoreDefinition, SemaphoreDefinitionInput } from './semaphore-definition';
 import { SemaphoreEdits } from './semaphore-edits';

@@ -27,7 +27,8 @@ export interface MembershipOptions {
  * Warns once per instance of another live one under the same name, and withdraws and disconnects at stop.
  */
 export class Membership {
-  private readonly tracker: PresenceTracker;
+  /** This instance's view of who is here (read directly on hot paths: a run now's eligibility). */
+  readonly tracker: PresenceTracker;
   private readonly warnedClashes = new Set<string>();
   private starting?: Promise<void>;
   private retry?: NodeJS.Timeout;
@@ -60,8 +61,7 @@ export class Membership {
 
   /** The live instances while the view is confirmed (by the cluster within two intervals), else `undefined`. */
   confirmedParticipants(): Presence[] | undefined {
-    const age = this.viewAgeMs();
-    return age !== undefined && age <= 2 * this.options.intervalMs ? this.participants() : undefined;
+    return this.tracker.confirmed();
   }
 
   /** This instance's own entry among {@link participants}, once announced. */

@@ -83,6 +83,15 @@ export class PresenceTracker {
     return livePresences(this.seen.values(), this.clock.now(), this.options.clockSkewMs);
   }
 
+  /**
+   * The live instances while the view is confirmed (by the cluster within two intervals), else `undefined`: what
+   * may be trusted to say that nobody can run something.
+   */
+  confirmed(): Presence[] | undefined {
+    const age = this.ageMs();
+    return age !== undefined && age <= 2 * this.options.intervalMs ? this.live() : undefined;
+  }
+
   /** Acquirer names used by more than one live instance. */
   clashes(): Map<string, Presence[]> {
     return nameClashes(this.live());

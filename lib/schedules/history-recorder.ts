@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock';
 import type { HistoryDelta, JobHistory } from './job-history';
 import type { HistoryStore } from './history-store';
 import { HistoryWriter } from './history-writer';
-import { FAILED_OUTCOMES, runFailure, runId, type JobRunOutcome, type RunRecord } from './run-record';
+import { FAILED_OUTCOMES, runFailure, type JobRunOutcome, type RunRecord } from './run-record';
 import type { ObservedRun } from './run/run-observer';
 import type { RunPipelineObserver } from './run/run-observers';
 
@@ -265,4 +265,13 @@ function mergeDropped(a: { counts: Record<string, number>; lastFailure?: RunReco
   for (const [outcome, count] of Object.entries(b.counts)) counts[outcome] = (counts[outcome] ?? 0) + count;
   const lastFailure = !a.lastFailure || (b.lastFailure && b.lastFailure.startedAt > a.lastFailure.startedAt) ? b.lastFailure : a.lastFailure;
   return { counts, lastFailure };
+}
+
+/**
+ * Builds a run's id from who ran it, under which token, when it started, and the instance's count of runs: two runs
+ * under one token can start within the same millisecond (a catch-up and its tick's own run, or calls of a
+ * `@LeaderOnly` method), and each must stay a run of its own.
+ */
+function runId(instance: string, token: number, startedAt: number, sequence: number): string {
+  return `${instance}:${token}:${startedAt}:${sequence}`;
 }

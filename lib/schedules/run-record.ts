@@ -100,12 +100,3 @@ export function boundedStack(stack: string): string {
 
 /** Outcomes a run ends with that count as a failure in the history. */
 export const FAILED_OUTCOMES: ReadonlySet<JobRunOutcome> = new Set<JobRunOutcome>(['failed', 'aborted', 'stopped']);
-
-/**
- * Builds a run's id from who ran it, under which token, when it started, and the instance's count of runs: two runs
- * under one token can start within the same millisecond (a catch-up and its tick's own run, or calls of a
- * `@LeaderOnly` method), and each must stay a run of its own.
- */
-export function runId(instance: string, token: number, startedAt: number, sequence: number): string {
-  return `${instance}:${token}:${startedAt}:${sequence}`;
-}

@@ -70,7 +70,7 @@ function setUp() {
   const executor = new PermitExecutor(decisions);
   let current: PermitLease | undefined;
   const runner = new JobRunner({
-    // As the Nest layer's ExclusiveRuns does, the lease is kept where the job's code reads it.
+    // The lease is kept where the job's code reads it (the executor also puts it in async context).
     permits: { run: (semaphore, work, options) => executor.run(semaphore, (lease, grant) => ((current = lease), work(lease, grant)), options) }, observers, history: { knownSince: async () => undefined }, clock, permitClock: clock, log, job: (name) => jobs.get(name),
   });
   const job = (name: string, invoke: () => unknown, extra: Partial<ScheduledJob> = {}): ScheduledJob => {

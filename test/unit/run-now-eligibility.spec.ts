@@ -19,12 +19,9 @@ describe('RunNowEligibility', () => {
   function eligibility(state: { definition?: Partial<SemaphoreDefinition>; permits?: Permit[]; graceUntil?: number; live?: NodeIdentity[]; paused?: boolean } = {}) {
     const definition: SemaphoreDefinition = { name: 'billing', permits: 1, durationMs: 60_000, groupPattern: '.*', acquirerPattern: '.*', ...state.definition } as SemaphoreDefinition;
     const view: RunNowView = {
-      job: (name) => (name === job.name ? { ...job, paused: state.paused } : undefined),
-      jobNames: () => [job.name],
-      definition: () => definition,
-      livePermits: () => state.permits ?? [],
-      graceUntil: () => state.graceUntil,
-      liveInstances: () => state.live,
+      jobs: { get: (name) => (name === job.name ? { ...job, paused: state.paused } : undefined), all: () => [job] },
+      semaphores: { peek: () => ({ entry: { definition, permits: state.permits ?? [], graceUntil: state.graceUntil } }) },
+      presence: { confirmed: () => state.live },
       holder, clock, permitClock: clock, clockSkewMs: 1_000,
     };
     return new RunNowEligibility(view);

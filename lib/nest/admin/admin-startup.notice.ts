@@ -4,11 +4,11 @@ import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.con
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { moduleRoutePrefix } from '../route-prefix';
-import { AdminTokenGuard } from './admin-token.guard';
+import { GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 
 /** Where the admin routes are in the app: `admin.path` under the global prefix and the module's `RouterModule` path. */
 export function adminBase(options: ResolvedGatekeeperOptions, config: ApplicationConfig | undefined, modules: ModulesContainer | undefined): string {
-  const prefix = moduleRoutePrefix(config, modules, AdminTokenGuard);
+  const prefix = moduleRoutePrefix(config, modules, GatekeeperAdminGuard);
   return `/${prefix === '' ? '' : `${prefix}/`}${options.admin!.path}`;
 }
 

@@ -9,8 +9,7 @@ import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import { messages } from '../gatekeeper.messages';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { adminBase } from './admin-startup.notice';
-import { ADMIN_CHALLENGE, AdminTokenGuard, CONSOLE_SESSION_COOKIE } from './admin-token.guard';
-import { ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
+import { ADMIN_CHALLENGE, CONSOLE_SESSION_COOKIE, ConsolePage, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { setResponseHeader, type HeaderTarget } from './http-platform';
 
 /**
@@ -53,7 +52,6 @@ export function createConsoleController(): Type {
   class ConsoleController {
     constructor(
       @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
-      private readonly tokens: AdminTokenGuard,
       private readonly guard: GatekeeperAdminGuard,
       private readonly appConfig: ApplicationConfig,
       private readonly modules: ModulesContainer,
@@ -96,7 +94,7 @@ export function createConsoleController(): Type {
     @Header('Cache-Control', 'no-store')
     state(@Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): { signedIn: true; signIn: 'token' | 'guard' } {
       if (!this.guard.tokenMode) return { signedIn: true, signIn: 'guard' };
-      if (!this.tokens.allows({ headers: request.headers, method: 'GET' })) {
+      if (!this.guard.allows({ headers: request.headers, method: 'GET' })) {
         setResponseHeader(response, 'WWW-Authenticate', ADMIN_CHALLENGE);
         throw new HttpException({ message: 'sign in with the admin token', signIn: 'token' }, 401);
       }
@@ -109,13 +107,13 @@ export function createConsoleController(): Type {
     signIn(@Body() body: unknown, @Req() request: ConsoleRequest, @Res({ passthrough: true }) response: HeaderTarget): void {
       if (!this.guard.tokenMode) throw new HttpException({ message: 'this console signs in through the app\'s own guard' }, 404);
       const given = SIGN_IN.safeParse(body);
-      if (!given.success || !this.tokens.isToken(given.data.token)) {
+      if (!given.success || !this.guard.isToken(given.data.token)) {
         // A sign-in form's answer to a wrong secret: 401 (what the page shows as "Wrong token"), with the challenge.
         setResponseHeader(response, 'WWW-Authenticate', ADMIN_CHALLENGE);
         throw new HttpException({ message: 'wrong token' }, 401);
       }
       const secure = request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https' ? '; Secure' : '';
-      setResponseHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.tokens.sessionValue}; Path=${this.base}; HttpOnly; SameSite=Strict${secure}`);
+      setResponseHeader(response, 'Set-Cookie', `${CONSOLE_SESSION_COOKIE}=${this.guard.sessionValue}; Path=${this.base}; HttpOnly; SameSite=Strict${secure}`);
     }
 
     /** Signs out: clears the session cookie. */

@@ -3,7 +3,6 @@ import { PATH_METADATA } from '@nestjs/common/constants';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { AdminTokenGuard } from './admin-token.guard';
 import { GATEKEEPER_ADMIN_APP_GUARD, GatekeeperAdminGuard } from './gatekeeper-admin.guard';
 import { createClusterAdminController } from './cluster-admin.controller';
 import { createAllocationAdminController } from './allocation-admin.controller';
@@ -42,7 +41,6 @@ export function gatekeeperAdminParts(): Required<Pick<ModuleMetadata, 'controlle
   return {
     controllers: [...api, page, pageOff],
     providers: [
-      AdminTokenGuard,
       AdminStartupNotice,
       GatekeeperAdminGuard,
       {

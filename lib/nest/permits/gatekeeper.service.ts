@@ -6,10 +6,10 @@ import type { NodeIdentity, Permit } from '../../permits/permit';
 import type { DecideOptions } from '../../permits/permit-engine.options';
 import type { PermitLease } from '../../permits/permit-lease';
 import type { DurationInput } from '../../permits/semaphore-definition';
-import { ExclusiveRuns } from './exclusive-runs';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
-import { permitContext } from './permit-context';
+import { permitContext } from '../../permits/permit-context';
+import { validateSemaphoreName } from '../../permits/definition.validator';
 import { PermitsRuntime } from './permits.runtime';
 import { GatekeeperEvents, type GatekeeperEvent } from '../signals/gatekeeper-events';
 import type { Observable } from 'rxjs';
@@ -63,7 +63,6 @@ export class GatekeeperService {
   constructor(
     @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     private readonly runtime: PermitsRuntime,
-    private readonly runs: ExclusiveRuns,
     private readonly lifecycleEvents: GatekeeperEvents,
   ) {
     this.manual = new ManualPermits(runtime.decisions, options.clock);
@@ -125,7 +124,8 @@ export class GatekeeperService {
    */
   async withPermit<T>(semaphore: string, fn: (lease: PermitLease) => T | Promise<T>, options: WithPermitOptions = {}): Promise<WithPermitResult<T>> {
     const maxRunTimeMs = options.maxRunTime === undefined ? undefined : parseDuration(options.maxRunTime, semaphore, 'maxRunTime');
-    const outcome = await this.runs.run(semaphore, fn, {
+    validateSemaphoreName(semaphore);
+    const outcome = await this.runtime.executor.run(semaphore, fn, {
       keepAlive: options.keepAlive,
       maxRunTimeMs,
       releaseAfter: { lockAtLeastForMs: 0 },

@@ -6,6 +6,7 @@ import { libraryVersion } from '../../core/library-version';
 import { Membership } from '../../presence/membership';
 import type { MembershipChanges, Presence } from '../../presence/presence';
 import type { PresenceStore } from '../../presence/presence-store';
+import type { PresenceTracker } from '../../presence/presence.tracker';
 import { advertisedHttpAddress, type ListeningAddress } from '../../presence/http-address.rules';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
@@ -89,6 +90,11 @@ export class PresenceRuntime implements CapabilityRuntime {
    */
   confirmedParticipants(): Presence[] | undefined {
     return this.membership?.confirmedParticipants();
+  }
+
+  /** The view of who is here, to read directly (`confirmed()`), when membership is on. */
+  get view(): Pick<PresenceTracker, 'confirmed'> | undefined {
+    return this.membership?.tracker;
   }
 
   /** This instance's own entry among {@link participants}, once announced. */

@@ -13,11 +13,9 @@ import { PermitsRuntime } from '../permits/permits.runtime';
 import { OutageNotice } from '../signals/outage-notice';
 import type { RunRequestStore } from '../../schedules/run-request.store';
 import { RunPipeline } from '../../schedules/run/run-pipeline';
-import { RunSignalsObserver } from './run-signals.observer';
 import { scheduleOverviews, type ScheduleOverview } from '../../schedules/schedule-overview';
 import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
-import { ExclusiveRuns } from '../permits/exclusive-runs';
 import { GatekeeperEvents } from '../signals/gatekeeper-events';
 import { GatekeeperTracing } from '../signals/gatekeeper-tracing';
 import { PresenceRuntime } from '../presence/presence.runtime';
@@ -47,7 +45,6 @@ export class SchedulesRuntime implements CapabilityRuntime {
     readonly jobs: JobRegistry,
     permits: PermitsRuntime,
     @Inject(GATEKEEPER_RUN_REQUEST_STORE) requestStore: RunRequestStore,
-    runs: ExclusiveRuns,
     events: GatekeeperEvents,
     tracing: GatekeeperTracing,
     presence: PresenceRuntime,
@@ -68,18 +65,13 @@ export class SchedulesRuntime implements CapabilityRuntime {
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',
       ),
     });
-    const liveInstances = () => presence.confirmedParticipants();
     this.pipeline = new RunPipeline({
       recorder: this.recorder,
       requestStore,
-      permits: runs,
+      permits: permits.executor,
+      // The objects themselves, not closures over them: a run now reads them on its way.
       view: {
-        job: (name) => jobs.get(name),
-        jobNames: () => jobs.all().map((job) => job.name),
-        definition: (semaphore) => permits.admin.list().find((d) => d.name === semaphore),
-        livePermits: (semaphore) => permits.viewedPermits(semaphore),
-        graceUntil: (semaphore) => permits.viewedGraceUntil(semaphore),
-        liveInstances,
+        jobs, semaphores: permits.view, presence: presence.view,
         holder: options.holder,
         clock: options.clock,
         permitClock: options.permitClock,
@@ -89,9 +81,10 @@ export class SchedulesRuntime implements CapabilityRuntime {
         definition: (name) => semaphores.getDefinition(name),
         livePermits: (name) => permits.viewedPermits(name),
         lastToken: (name) => permits.viewedLastToken(name),
-        liveInstances,
+        liveInstances: () => presence.confirmedParticipants(),
       },
-      signals: [new RunSignalsObserver(events, tracing)],
+      // The module's events and its tracing are themselves observers of every run.
+      signals: [events, tracing],
       storeTimeoutMs: options.storeTimeoutMs,
       log: this.logger,
     });

@@ -4,6 +4,10 @@ import { createRequire } from 'node:module';
 import { Subject, type Observable } from 'rxjs';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import type { PermitDenied } from '../../permits/acquire-result';
+import type { ObservedRun, ObservedRunEnd, ObservedSkip } from '../../schedules/run/run-observer';
+import type { RunPipelineObserver } from '../../schedules/run/run-observers';
+import type { ScheduledJob } from '../../schedules/run/scheduled-job';
 
 /**
  * A lifecycle change on this node, as `GatekeeperService.events` streams it and `@nestjs/event-emitter` (when the
@@ -66,10 +70,12 @@ export function isObserved<T>(subject: Subject<T>): boolean {
 /**
  * The module's lifecycle events: an rxjs stream, always, and `EventEmitter2.emit(name, event)` when the app imports
  * `EventEmitterModule` from `@nestjs/event-emitter` (an optional peer: nothing breaks without it). A listener that
- * throws is logged, never the caller's problem. Used inside the module; applications read `GatekeeperService.events`.
+ * throws is logged, never the caller's problem. In the run seam itself (a {@link RunPipelineObserver}), it emits
+ * every permit decision, run, skip and missed instant of this node's jobs. Used inside the module; applications read
+ * `GatekeeperService.events`.
  */
 @Injectable()
-export class GatekeeperEvents implements OnApplicationBootstrap {
+export class GatekeeperEvents implements OnApplicationBootstrap, RunPipelineObserver {
   private readonly logger = new Logger(GATEKEEPER_LOGGER_CONTEXT);
   private readonly subject = new Subject<GatekeeperEvent>();
   private emitter?: Emitter | null;
@@ -120,6 +126,41 @@ export class GatekeeperEvents implements OnApplicationBootstrap {
       return;
     }
     this.toEmitter(event);
+  }
+
+  /** A job's call got its permit: granted when its token is new here, else refreshed. */
+  permitHeld(job: ScheduledJob, token: number, fresh: boolean): void {
+    this.emit({ name: fresh ? 'gatekeeper.permit.granted' : 'gatekeeper.permit.refreshed', semaphore: job.options.semaphore, job: job.name, token });
+  }
+
+  /** A job's call was denied its permit (lost too, when this node held the job until now). */
+  permitDenied(job: ScheduledJob, denied: PermitDenied, lost: boolean): void {
+    // The code (NO_PERMIT_AVAILABLE, ...), as the events document it.
+    const { reason } = denied;
+    if (lost) this.emit({ name: 'gatekeeper.permit.lost', semaphore: job.options.semaphore, job: job.name, reason });
+    this.emit({ name: 'gatekeeper.permit.denied', semaphore: job.options.semaphore, job: job.name, reason });
+  }
+
+  started(run: ObservedRun): void {
+    this.emit({ name: 'gatekeeper.job.started', semaphore: run.semaphore, job: run.job, token: run.token, trigger: run.trigger, instant: run.instant });
+  }
+
+  ended(run: ObservedRun, end: ObservedRunEnd): void {
+    const { semaphore, job, token } = run;
+    if (end.outcome === 'completed') {
+      this.emit({ name: 'gatekeeper.job.finished', semaphore, job, token, durationMs: end.durationMs });
+      return;
+    }
+    const error = end.error instanceof Error ? end.error.message : String(end.error);
+    this.emit({ name: 'gatekeeper.job.failed', semaphore, job, token, durationMs: end.durationMs, error, outcome: end.outcome });
+  }
+
+  skipped(skip: ObservedSkip): void {
+    this.emit({ name: 'gatekeeper.job.skipped', semaphore: skip.semaphore, job: skip.job, reason: skip.reason });
+  }
+
+  missed(job: ScheduledJob, count: number, last: number): void {
+    this.emit({ name: 'gatekeeper.job.missed', semaphore: job.options.semaphore, job: job.name, count, last });
   }
 
   private toEmitter(event: GatekeeperEvent): void {

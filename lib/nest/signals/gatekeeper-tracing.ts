@@ -4,6 +4,8 @@ import type * as OtelApi from '@opentelemetry/api';
 import { libraryVersion } from '../../core/library-version';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
+import type { ObservedRun } from '../../schedules/run/run-observer';
+import type { RunPipelineObserver } from '../../schedules/run/run-observers';
 
 /** Span attributes: what a span is about and how it ended. */
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
@@ -32,15 +34,27 @@ function otel(): typeof OtelApi | null {
 /**
  * OpenTelemetry spans around the module's decisions and runs, through `@opentelemetry/api` (an optional peer:
  * without it, or with `tracing: false`, the work runs with no span and no cost). Spans go to whatever tracer
- * provider the app registered (its OpenTelemetry SDK); with none, the API's no-op tracer. Used inside the module.
+ * provider the app registered (its OpenTelemetry SDK); with none, the API's no-op tracer. In the run seam (a
+ * {@link RunPipelineObserver}), each run of a job is a `gatekeeper.job` span, the parent of what the job calls.
+ * Used inside the module.
  */
 @Injectable()
-export class GatekeeperTracing {
+export class GatekeeperTracing implements RunPipelineObserver {
   private readonly tracer?: OtelApi.Tracer;
 
   constructor(@Inject(GATEKEEPER_OPTIONS) options: ResolvedGatekeeperOptions) {
     const found = options.tracing ? otel() : null;
     this.tracer = found?.trace.getTracer('nestjs-gatekeeper', libraryVersion());
+  }
+
+  /** Wraps a run of a job in its `gatekeeper.job` span. */
+  around<T>(run: ObservedRun, work: () => Promise<T>): Promise<T> {
+    const attributes = { 'gatekeeper.semaphore': run.semaphore, 'gatekeeper.job': run.job, 'gatekeeper.token': run.token };
+    return this.span('gatekeeper.job', attributes, async (span) => {
+      const result = await work();
+      span.set({ 'gatekeeper.outcome': 'finished' });
+      return result;
+    });
   }
 
   /**

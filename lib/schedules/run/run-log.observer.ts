@@ -13,6 +13,11 @@ import type { ScheduledJob } from './scheduled-job';
 export class RunLogObserver implements RunPipelineObserver {
   /** The reason of each job's last skipped tick (this node's jobs only, so bounded). */
   private readonly lastSkip = new Map<string, string>();
+  /**
+   * Semaphores the monitor was told a denial of since their last run here: only those can have its state, so a run
+   * of any other (every run of a job that runs) is not told to it.
+   */
+  private readonly deniedSemaphores = new Set<string>();
 
   constructor(private readonly logger: RunLog, private readonly unheld: UnheldSemaphoreMonitor) {}
 
@@ -26,12 +31,13 @@ export class RunLogObserver implements RunPipelineObserver {
       this.logger.verbose(messages.skipped(job.name, denied));
     }
     this.lastSkip.set(job.name, denied.reason);
+    this.deniedSemaphores.add(denied.semaphore);
     this.unheld.denied(job.name, denied);
   }
 
   ranUnder(job: ScheduledJob, permit: Permit, newlyHeld: boolean): void {
     this.lastSkip.delete(job.name);
-    this.unheld.ran(job.options.semaphore, permit);
+    if (this.deniedSemaphores.delete(job.options.semaphore)) this.unheld.ran(job.options.semaphore, permit);
     if (newlyHeld) this.logger.log(messages.granted(job.name, permit));
   }
 }

@@ -10,9 +10,9 @@ import type { RunLog } from './run-log';
 import type { ObservedRun, ObservedRunEnd } from './run-observer';
 import type { RunPipelineObserver } from './run-observers';
 import type { Clock } from '../../core/clock';
-import { admittedBy } from '../../permits/permit.rules';
-import type { Holder, NodeIdentity, Permit } from '../../permits/permit';
-import type { SemaphoreDefinition } from '../../permits/semaphore-definition';
+import { admittedBy, livePermits } from '../../permits/permit.rules';
+import type { Holder, NodeIdentity } from '../../permits/permit';
+import type { SemaphoreEntry } from '../../permits/semaphore-entry';
 import { claimRequest, withdrawRequest, type RunRequest, type RunRequestStore } from '../run-request.store';
 import type { ManualRun, ScheduledJob } from './scheduled-job';
 
@@ -184,18 +184,14 @@ export class RunNowRequests {
   }
 }
 
-/** What this node's view says about a job's semaphore and the cluster, as run-now eligibility reads it (no round trip). */
+/** What this node knows of its jobs, their semaphores and the cluster, as run-now eligibility reads it (no round trip). */
 export interface RunNowView {
-  /** The jobs of this node by name, and all of them (to name them in a refusal). */
-  job(name: string): ScheduledJob | undefined;
-  jobNames(): string[];
-  definition(semaphore: string): SemaphoreDefinition | undefined;
-  /** The live permits of a semaphore on any node. */
-  livePermits(semaphore: string): Permit[];
-  /** Until when a semaphore waits out a recovery (its rebuilt entry's), if it does. */
-  graceUntil(semaphore: string): number | undefined;
-  /** The live app instances if presence knows them (confirmed recently), else `undefined`. */
-  liveInstances(): readonly NodeIdentity[] | undefined;
+  /** This node's jobs by name, and all of them, sorted (to name them in a refusal). */
+  readonly jobs: { get(name: string): ScheduledJob | undefined; all(): readonly ScheduledJob[] };
+  /** This node's view of the semaphores: one read per semaphore a decision is about. */
+  readonly semaphores: { peek(semaphore: string): { readonly entry?: Pick<SemaphoreEntry, 'definition' | 'permits' | 'graceUntil'> } | undefined };
+  /** Presence, when it is on: the live app instances while its view is confirmed (recently), else `undefined`. */
+  readonly presence?: { confirmed(): readonly NodeIdentity[] | undefined };
   /** This node. */
   readonly holder: Holder;
   /** The module's clock (requests' times) and the permits' clock (recovery waits), and the skew allowed between nodes. */
@@ -216,23 +212,24 @@ export class RunNowEligibility {
   /** The job a run now of `name` asks for, or the refusal to throw at the requester. */
   requested(name: string): ScheduledJob {
     const { view } = this;
-    const registered = view.job(name);
-    if (!registered) throw new RunNowRefusedError(name, 'UNKNOWN_JOB', `no job of that name on this node (${view.jobNames().join(', ') || 'it has none'})`);
+    const registered = view.jobs.get(name);
+    if (!registered) throw new RunNowRefusedError(name, 'UNKNOWN_JOB', `no job of that name on this node (${view.jobs.all().map((job) => job.name).join(', ') || 'it has none'})`);
     const { semaphore } = registered.options;
-    const definition = view.definition(semaphore);
+    const entry = view.semaphores.peek(semaphore)?.entry;
+    const definition = entry?.definition ?? undefined;
     if (definition?.permits === 0) throw new RunNowRefusedError(name, 'PAUSED', `its semaphore "${semaphore}" is paused (permits: 0); resume it first`);
     if (registered.paused) throw new RunNowRefusedError(name, 'PAUSED', 'the runtime schedule is paused; resume it first');
     // Said at once, naming until when, rather than a request that waits out its timeout for a permit nobody can get.
-    const held = view.livePermits(semaphore);
+    const held = livePermits(entry?.permits ?? [], view.permitClock.now());
     if (definition && definition.permits > 0 && held.length >= definition.permits && held.every((p) => p.released)) {
       const until = Math.min(...held.map((p) => p.expiresAt));
       throw new RunNowRefusedError(name, 'LOCKED', `its last run released the permit of "${semaphore}" but keeps it until ${new Date(until).toISOString()} (lockAtLeastFor): no run starts before then; ask again after it`);
     }
-    const graceUntil = view.graceUntil(semaphore);
+    const graceUntil = entry?.graceUntil;
     if (graceUntil !== undefined && graceUntil + view.clockSkewMs > view.permitClock.now()) {
       throw new RunNowRefusedError(name, 'RECOVERING', `the cluster lost the data of "${semaphore}" and grants it again only after ${new Date(graceUntil + view.clockSkewMs).toISOString()} (the recovery wait that keeps two holders apart): no run starts before then`);
     }
-    const live = view.liveInstances();
+    const live = view.presence?.confirmed();
     if (definition && live && admittedBy(definition, live).length === 0) {
       throw new RunNowRefusedError(name, 'NO_ELIGIBLE_NODE', `no live node matches "${semaphore}" (group ${definition.groupPattern}, acquirer ${definition.acquirerPattern}); live: ${live.map((p) => `${p.acquirer} (${p.group})`).join(', ') || 'none'}`);
     }
@@ -244,12 +241,12 @@ export class RunNowEligibility {
     const { view } = this;
     if (request.state !== 'pending') return undefined;
     if (view.clock.now() >= request.expiresAt - view.clockSkewMs) return undefined;
-    const job = view.job(request.job);
+    const job = view.jobs.get(request.job);
     if (!job) return undefined;
-    const { semaphore } = job.options;
-    const definition = view.definition(semaphore);
+    const entry = view.semaphores.peek(job.options.semaphore)?.entry;
+    const definition = entry?.definition;
     if (definition && admittedBy(definition, [view.holder]).length === 0) return undefined;
-    const holders = view.livePermits(semaphore);
+    const holders = livePermits(entry?.permits ?? [], view.permitClock.now());
     if (holders.length > 0 && !holders.some((p) => p.instance === view.holder.instance)) return undefined;
     return job;
   }

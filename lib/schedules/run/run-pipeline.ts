@@ -41,7 +41,7 @@ export class RunPipeline {
     const own: RunPipelineObserver[] = [];
     this.observers = new RunObservers(own, log);
     this.runner = new JobRunner({
-      permits, observers: this.observers, history: recorder, clock: view.clock, permitClock: view.permitClock, log, job: (name) => view.job(name),
+      permits, observers: this.observers, history: recorder, clock: view.clock, permitClock: view.permitClock, log, job: (name) => view.jobs.get(name),
     });
     this.requests = new RunNowRequests({ store: requestStore, runner: this.runner, storeTimeoutMs, log, view });
     const monitor = new UnheldSemaphoreMonitor(unheld, log, () => view.permitClock.now());
