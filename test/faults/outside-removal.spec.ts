@@ -8,7 +8,7 @@ import { declareFresh } from '../support/fresh-cluster';
 import { uniquePrefix } from '../support/test-cluster';
 
 /** The permit's duration: long enough for a node to start while the holder's lease still lives. */
-const DURATION_MS = 6_000;
+const DURATION_MS = 9_000;
 /** Both nodes tick every second, aligned to the second; a run works for four of them (no tick starts meanwhile). */
 const TICK_MS = 1_000;
 const RUN_MS = 4_000;
@@ -56,6 +56,12 @@ describe('an entry removed from outside while its holder runs', () => {
     cluster.proxy(0).delay(LINK_DELAY_MS, { pid: holder.pid });
     const asked = Date.now();
     await eventually('a new run of the holder', () => starts('holder').some((e) => e.at > asked), { timeoutMs: RUN_MS + 3 * TICK_MS, intervalMs: 10 });
+    // Right after one of its renewals, so most of a permit is left to vouch for the run: a newcomer's boot on a loaded
+    // machine fits in it (removed just before a renewal, only a part would be left).
+    await eventually('a renewal of the holder\'s lease', () => {
+      const last = readHistory(historyFile).filter((e): e is EffectEvent => e.type === 'effect' && e.node === 'holder' && e.validUntil !== undefined).at(-1);
+      return last !== undefined && last.validUntil! - Date.now() >= 0.7 * DURATION_MS;
+    }, { timeoutMs: DURATION_MS, intervalMs: 20 });
     const removed = recordNemesis(historyFile, 'remove', 'billing, by an outside client, while its holder runs');
     await (await raw.getMap<string, string>(`${mapPrefix}.semaphores`)).delete('billing');
     // The holder hears the removal over its slow link (and marks the entry lost); then it is cut off, running on
