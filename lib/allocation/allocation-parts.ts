@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import { nameProblem } from '../core/names';
 import { claimDedicated, ensureDefined } from '../permits/dedicated-semaphore';
-import type { LocalPermits } from '../permits/local-permits';
+import type { PermitDecisions } from '../permits/permit-decisions';
 import type { Holder } from '../permits/permit';
 import type { PermitStore } from '../permits/permit-store';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
@@ -31,7 +31,7 @@ export interface AllocationPartsOptions {
   readonly store: PermitStore;
   readonly permits: AllocationPermits;
   readonly admin: Pick<SemaphoreAdmin, 'get' | 'define'>;
-  readonly local: Pick<LocalPermits, 'claim' | 'unclaim'>;
+  readonly local: Pick<PermitDecisions, 'claim' | 'unclaim'>;
   /** The error for a participation asked for while stopping. */
   shuttingDown(name: string): Error;
   /** Told of every hand-over, before the app's handler runs. */

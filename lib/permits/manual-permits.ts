@@ -29,7 +29,7 @@ export class ManualPermits {
   async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
     validateSemaphoreName(semaphore);
     if (this.decisions.phase !== 'ready') return this.decisions.notReady(semaphore);
-    if (this.decisions.local.isClaimed(semaphore)) return inUse(semaphore);
+    if (this.decisions.isClaimed(semaphore)) return inUse(semaphore);
     return this.decisions.decide(semaphore, options);
   }
 
@@ -44,15 +44,14 @@ export class ManualPermits {
       ? Math.min(1000, Math.max(50, Math.floor(timeoutMs / 10)))
       : parseDuration(pollInterval, semaphore, 'pollInterval');
     const deadline = this.clock.now() + timeoutMs;
-    const { local } = this.decisions;
     for (;;) {
-      const key = local.claim(semaphore);
+      const key = this.decisions.claim(semaphore);
       const result = key ? await this.decisions.decide(semaphore, {}) : inUse(semaphore);
       if (result.granted) {
         this.claims.set(claimKey(result.permit), key!);
         return result.permit;
       }
-      if (key) local.unclaim(semaphore, key);
+      if (key) this.decisions.unclaim(semaphore, key);
       const left = deadline - this.clock.now();
       if (left <= 0) throw new WaitTimeoutError('permit', semaphore, timeoutMs, result.reason);
       await sleep(Math.min(pollMs, left));
@@ -61,7 +60,7 @@ export class ManualPermits {
 
   /** Releases a permit this instance holds; throws {@link PermitNotHeldError} if it does not hold it (any more). */
   async release(permit: Permit): Promise<void> {
-    const { engine, local } = this.decisions;
+    const { engine } = this.decisions;
     const key = this.claims.get(claimKey(permit));
     try {
       const outcome = permit.instance === engine.holder.instance ? await engine.release(permit) : 'not-held';
@@ -69,7 +68,7 @@ export class ManualPermits {
     } finally {
       if (key) {
         this.claims.delete(claimKey(permit));
-        local.unclaim(permit.semaphore, key);
+        this.decisions.unclaim(permit.semaphore, key);
       }
     }
   }

@@ -1,8 +1,8 @@
 import type { Clock } from '../core/clock';
 import type { AcquireResult, PermitDenied } from './acquire-result';
 import { DenyReason } from './deny-reason';
-import type { LocalPermits } from './local-permits';
 import type { Permit } from './permit';
+import type { PermitLease } from './permit-lease';
 import type { PermitEngine } from './permit.engine';
 import type { DecideOptions } from './permit-engine.options';
 
@@ -27,17 +27,25 @@ export interface DecisionNotes {
 
 /**
  * This process's permit decisions, the one gate every run under a permit passes: acquire and refresh through the
- * engine, awaited by the process's claims (so shutdown can wait for them), made only while the module is ready
- * (refreshes also while it drains), each in a span and heard by listeners; releases that never throw. What the
- * executor, elections, allocation and the service decide through.
+ * engine, made only while the module is ready (refreshes also while it drains), each in a span and heard by
+ * listeners; releases that never throw. What the executor, elections, allocation and the service decide through.
+ *
+ * It also keeps what this process does with its permits locally: who uses each semaphore's permit right now (a
+ * permit has one user at a time, in a process as across the cluster), the leases of running work, and the
+ * decisions and runs in flight (shutdown waits for them before it releases anything, so a grant landing late is
+ * never run after its release).
  */
 export class PermitDecisions {
   phase: GatekeeperPhase = 'starting';
+  /** Leases of work running now. */
+  readonly leases = new Set<PermitLease>();
   private readonly listeners = new Set<(result: AcquireResult) => void>();
+  private readonly users = new Map<string, symbol>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly runs = new Set<Promise<unknown>>();
 
   constructor(
     readonly engine: PermitEngine,
-    readonly local: LocalPermits,
     /** The clock permits are timed by, and the skew allowed. */
     readonly clock: Clock,
     readonly clockSkewMs: number,
@@ -59,7 +67,7 @@ export class PermitDecisions {
   decide(semaphore: string, options: DecideOptions): Promise<AcquireResult> {
     return this.tracer.span('gatekeeper.acquire', { 'gatekeeper.semaphore': semaphore }, async (span) => {
       if (this.phase !== 'ready') return traced(span, this.notReady(semaphore));
-      return traced(span, this.noted(await this.local.decision(this.engine.tryAcquire(semaphore, options))));
+      return traced(span, this.noted(await this.inFlight(this.engine.tryAcquire(semaphore, options))));
     });
   }
 
@@ -68,7 +76,7 @@ export class PermitDecisions {
     const attributes = { 'gatekeeper.semaphore': permit.semaphore, 'gatekeeper.token': permit.fencingToken };
     return this.tracer.span('gatekeeper.refresh', attributes, async (span) => {
       if (this.phase !== 'ready' && this.phase !== 'draining') return traced(span, this.notReady(permit.semaphore));
-      return traced(span, this.noted(await this.local.decision(this.engine.refresh(permit, options))));
+      return traced(span, this.noted(await this.inFlight(this.engine.refresh(permit, options))));
     });
   }
 
@@ -86,6 +94,46 @@ export class PermitDecisions {
   onDecision(listener: (result: AcquireResult) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Takes the semaphore's permit for one user; `undefined` when another user of this process has it. */
+  claim(semaphore: string): symbol | undefined {
+    if (this.users.has(semaphore)) return undefined;
+    const key = Symbol(semaphore);
+    this.users.set(semaphore, key);
+    return key;
+  }
+
+  /** Gives the claim back (only the claimer can). */
+  unclaim(semaphore: string, key: symbol): void {
+    if (this.users.get(semaphore) === key) this.users.delete(semaphore);
+  }
+
+  /** Whether a user of this process has the semaphore's permit. */
+  isClaimed(semaphore: string): boolean {
+    return this.users.has(semaphore);
+  }
+
+  /** Tracks running work until it settles. */
+  trackRun<T>(pending: Promise<T>): Promise<T> {
+    this.runs.add(pending);
+    return pending.finally(() => this.runs.delete(pending));
+  }
+
+  /** Settles once every decision in flight now has. */
+  async decisionsSettled(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Settles once all running work and decisions in flight now have. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.runs, ...this.inflight]);
+  }
+
+  /** Tracks a decision until it settles. */
+  private inFlight<T>(pending: Promise<T>): Promise<T> {
+    this.inflight.add(pending);
+    return pending.finally(() => this.inflight.delete(pending));
   }
 
   private noted(result: AcquireResult): AcquireResult {

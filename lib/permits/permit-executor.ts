@@ -46,7 +46,7 @@ export class PermitExecutor {
     const parts = this.decisions;
     const { engine } = parts;
     if (!parts.accepting()) return { ran: false, denied: parts.notReady(semaphore) };
-    const key = parts.local.claim(semaphore);
+    const key = parts.claim(semaphore);
     if (!key) return { ran: false, denied: inUse(semaphore) };
     let lease: PermitLease | undefined;
     try {
@@ -64,20 +64,20 @@ export class PermitExecutor {
         clockSkewMs: parts.clockSkewMs,
         maxRunTimeMs: options.maxRunTimeMs,
       });
-      parts.local.leases.add(lease);
+      parts.leases.add(lease);
       const running = lease;
       const { outcome, vacantSince } = result;
       const grant: RunGrant = vacantSince === undefined ? { outcome } : { outcome, vacantSince };
       // The lease in async context while the work runs: what `currentPermit()` and `currentLease()` answer inside it.
-      const value = await parts.local.run((async () => permitContext.run(running, () => work(running, grant)))());
+      const value = await parts.trackRun((async () => permitContext.run(running, () => work(running, grant)))());
       return vacantSince === undefined ? { ran: true, value, permit, outcome } : { ran: true, value, permit, outcome, vacantSince };
     } finally {
       if (lease) {
         lease.end();
-        parts.local.leases.delete(lease);
+        parts.leases.delete(lease);
         if (options.releaseAfter) await parts.releaseQuietly(lease.permit, lease.permit.grantedAt + options.releaseAfter.lockAtLeastForMs);
       }
-      parts.local.unclaim(semaphore, key);
+      parts.unclaim(semaphore, key);
     }
   }
 }

@@ -5,7 +5,6 @@ import type { Log } from '../core/log';
 import type { AcquireResult, PermitDenied } from './acquire-result';
 import type { HeldTick } from './definition.validator';
 import type { KnownDefinitions } from './known-definitions';
-import { LocalPermits } from './local-permits';
 import { livePermits } from './permit.rules';
 import type { Holder, NodeIdentity, Permit } from './permit';
 import { PermitDecisions, type DecisionTracer, type GatekeeperPhase } from './permit-decisions';
@@ -49,7 +48,6 @@ export interface PermitsProcessParts {
 export class PermitsProcess {
   readonly engine: PermitEngine;
   readonly admin: SemaphoreAdmin;
-  readonly local = new LocalPermits();
   /** Every acquire, refresh and release of this process, only while ready (see {@link PermitDecisions}). */
   readonly decisions: PermitDecisions;
   readonly executor: PermitExecutor;
@@ -86,7 +84,7 @@ export class PermitsProcess {
       backend: parts.backend,
       isOutage: (error) => parts.isOutage(error),
     });
-    this.decisions = new PermitDecisions(this.engine, this.local, options.permitClock, options.clockSkewMs, parts.tracer, this.notices);
+    this.decisions = new PermitDecisions(this.engine, options.permitClock, options.clockSkewMs, parts.tracer, this.notices);
     this.executor = new PermitExecutor(this.decisions);
   }
 
@@ -134,8 +132,8 @@ export class PermitsProcess {
    * run starts since {@link close}, which shutdown called first).
    */
   async drain(timeoutMs: number): Promise<void> {
-    const drained = await Promise.race([this.local.idle().then(() => true), sleep(timeoutMs, false, { ref: false })]);
-    if (!drained) this.parts.log.warn(messages.shutdownRunning(this.local.leases.size));
+    const drained = await Promise.race([this.decisions.idle().then(() => true), sleep(timeoutMs, false, { ref: false })]);
+    if (!drained) this.parts.log.warn(messages.shutdownRunning(this.decisions.leases.size));
   }
 
   /**
@@ -221,10 +219,10 @@ export class PermitsProcess {
       this.close();
       this.phase = 'closed';
     }
-    await this.local.decisionsSettled();
-    const busy = new Set([...this.local.leases].map((lease) => lease.permit.fencingToken));
+    await this.decisions.decisionsSettled();
+    const busy = new Set([...this.decisions.leases].map((lease) => lease.permit.fencingToken));
     for (const tokens of this.keepers) for (const token of tokens()) busy.add(token);
-    for (const lease of this.local.leases) lease.end('this node is shutting down');
+    for (const lease of this.decisions.leases) lease.end('this node is shutting down');
     const released: Permit[] = [];
     const kept: Permit[] = [];
     for (const permit of this.engine.heldPermits()) {

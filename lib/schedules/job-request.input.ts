@@ -18,6 +18,9 @@ export const MAX_HISTORY_LIMIT = 1_000;
  */
 export const MAX_RUN_NOW_TIMEOUT_MS = 5 * 60_000;
 
+/** How long a "run now" waits for a node to start it when the caller does not say. */
+export const DEFAULT_RUN_NOW_TIMEOUT_MS = 30_000;
+
 /**
  * The most characters of a job's name as an operator asks for it: a `Class.method`, a runtime schedule's id, a
  * `@LeaderOnly` method's `leader:<election>:<Class.method>`.
@@ -63,12 +66,14 @@ export function parseRunNowTimeout(job: string, value: unknown, field: 'timeout'
 }
 
 /**
- * The body of a "run now" (`POST jobs/:job/run`): nothing, or `{ timeout?, wait? }`. Any other key is refused: a
+ * A "run now" over the admin API (`POST jobs/:job/run`): the job's name (see {@link validateJobName}) and its body,
+ * nothing or `{ timeout?, wait? }` (timeout default {@link DEFAULT_RUN_NOW_TIMEOUT_MS}). Any other key is refused: a
  * misspelt `timout` must not fall back to the default silently.
  */
-export function parseRunNowBody(job: string, body: unknown): { timeoutMs?: number; waitMs?: number } {
-  const { timeout: timeoutMs, wait: waitMs } = parseInput(RUN_NOW_BODY.nullish(), body, jobError(job)) ?? {};
-  return { ...(timeoutMs !== undefined && { timeoutMs }), ...(waitMs !== undefined && { waitMs }) };
+export function parseRunNowBody(job: string, body: unknown): { timeoutMs: number; waitMs?: number } {
+  validateJobName(job);
+  const { timeout: timeoutMs = DEFAULT_RUN_NOW_TIMEOUT_MS, wait: waitMs } = parseInput(RUN_NOW_BODY.nullish(), body, jobError(job)) ?? {};
+  return { timeoutMs, ...(waitMs !== undefined && { waitMs }) };
 }
 
 /**

@@ -1,7 +1,6 @@
 import { ManualClock } from '../../lib/core/clock';
 import type { AcquireResult } from '../../lib/permits/acquire-result';
 import { DenyReason } from '../../lib/permits/deny-reason';
-import { LocalPermits } from '../../lib/permits/local-permits';
 import type { Permit } from '../../lib/permits/permit';
 import { PermitDecisions } from '../../lib/permits/permit-decisions';
 import type { PermitEngine } from '../../lib/permits/permit.engine';
@@ -60,7 +59,7 @@ function setUp() {
     : { granted: true, outcome: 'granted', permit: permit() });
   const engine = { tryAcquire: answer, refresh: answer, release: async () => 'released', newsAgainst: () => undefined, watch: () => () => undefined } as unknown as PermitEngine;
   const untraced = { span: <T>(_n: string, _a: object, work: (span: { set(): void }) => Promise<T>) => work({ set: () => undefined }) };
-  const decisions = new PermitDecisions(engine, new LocalPermits(), clock, 0, untraced, { note: () => undefined, releaseFailed: () => undefined });
+  const decisions = new PermitDecisions(engine, clock, 0, untraced, { note: () => undefined, releaseFailed: () => undefined });
   decisions.phase = 'ready';
   const lines: string[] = [];
   const log: RunLog = { debug: () => undefined, verbose: () => undefined, log: (m) => lines.push(`log ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };

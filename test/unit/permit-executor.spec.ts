@@ -1,7 +1,6 @@
 import { ManualClock } from '../../lib/core/clock';
 import type { AcquireResult } from '../../lib/permits/acquire-result';
 import { DenyReason } from '../../lib/permits/deny-reason';
-import { LocalPermits } from '../../lib/permits/local-permits';
 import type { Permit } from '../../lib/permits/permit';
 import { PermitDecisions } from '../../lib/permits/permit-decisions';
 import type { PermitEngine } from '../../lib/permits/permit.engine';
@@ -19,7 +18,6 @@ describe('PermitExecutor', () => {
     grantedAt: clock.now() - (60_000 - expiresIn), refreshedAt: clock.now() - (60_000 - expiresIn), expiresAt: clock.now() + expiresIn,
   });
   const executor = (granted: Permit, releases: number[] = [], vacantSince?: number) => {
-    const local = new LocalPermits();
     // The engine's answers are faked (its store behaviour is the contract and fault suites'); the decisions are real.
     const engine = {
       tryAcquire: async (): Promise<AcquireResult> => ({ granted: true, outcome: 'granted', permit: granted, vacantSince }),
@@ -29,9 +27,9 @@ describe('PermitExecutor', () => {
       watch: () => () => undefined,
     } as unknown as PermitEngine;
     const untraced = { span: <T>(_name: string, _attributes: object, work: (span: { set(): void }) => Promise<T>) => work({ set: () => undefined }) };
-    const parts = new PermitDecisions(engine, local, clock, 1_000, untraced, { note: () => undefined, releaseFailed: () => undefined });
+    const parts = new PermitDecisions(engine, clock, 1_000, untraced, { note: () => undefined, releaseFailed: () => undefined });
     parts.phase = 'ready';
-    return { run: new PermitExecutor(parts), local };
+    return { run: new PermitExecutor(parts), local: parts };
   };
 
   it('refuses to start on a permit with less than a quarter of its duration left, and gives the claim back', async () => {

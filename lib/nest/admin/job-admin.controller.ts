@@ -5,6 +5,7 @@ import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { RuntimeSchedules } from '../schedules/runtime-schedules';
 import { ScheduleService } from '../schedules/schedule.service';
+import { SchedulesRuntime } from '../schedules/schedules.runtime';
 
 /**
  * Builds the admin controller of scheduled jobs, under the same prefix and guard as the other admin routes: this
@@ -20,6 +21,7 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     constructor(
       private readonly schedules: ScheduleService,
       private readonly runtimeSchedules: RuntimeSchedules,
+      private readonly runtime: SchedulesRuntime,
     ) {}
 
     /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run; `schedule: true` on a runtime schedule's. */
@@ -51,7 +53,8 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     run(@Param('job') job: string, @Body() body?: unknown): Promise<RunNowResult> {
       // No body arrives as undefined or null, `{}` (Express) or an empty text `''` (Fastify): all mean nothing asked.
       const { timeoutMs, waitMs } = parseRunNowBody(job, body === '' ? undefined : body);
-      return this.schedules.runNow(job, { ...(timeoutMs !== undefined && { timeout: timeoutMs }), ...(waitMs !== undefined && { wait: waitMs }) });
+      // Parsed to milliseconds here already: straight to the run-now requests, not parsed again by the service.
+      return this.runtime.pipeline.requests.request(job, timeoutMs, waitMs);
     }
 
     /**

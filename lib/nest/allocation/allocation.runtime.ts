@@ -42,7 +42,7 @@ export class AllocationRuntime implements CapabilityRuntime {
         watch: (permit, onLost, watch) => runtime.engine.watch(permit, onLost, watch),
       }, store),
       admin: runtime.admin,
-      local: runtime.local,
+      local: runtime.decisions,
       shuttingDown: (name) => new ShuttingDownError(`Allocation "${name}"`),
       onAssigned: (allocation, resources) => events.emit({ name: 'gatekeeper.resource.assigned', allocation, resources: [...resources] }),
       onRevoked: (allocation, resources, reason) => events.emit({ name: 'gatekeeper.resource.revoked', allocation, resources: [...resources], reason: String(reason) }),

@@ -191,7 +191,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     await Promise.all(
       [...this.standings].map(async ([election, { candidate, claim }]) => {
         await candidate.stop((lease) => this.works.drain(election, lease));
-        this.runtime.local.unclaim(candidate.semaphore, claim);
+        this.runtime.decisions.unclaim(candidate.semaphore, claim);
       }),
     );
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
@@ -223,7 +223,7 @@ export class ElectionsRuntime implements CapabilityRuntime {
     });
     if (this.phase !== 'started') return;
     if (definition.durationMs <= 2 * this.options.clockSkewMs) this.logger.warn(messages.durationBelowSkew(semaphore, definition.durationMs, this.options.clockSkewMs));
-    const claim = claimDedicated(this.runtime.local, dedicated);
+    const claim = claimDedicated(this.runtime.decisions, dedicated);
     const candidate = new LeaderCandidate(semaphore, election, this.permits(), {
       clock: this.options.permitClock,
       clockSkewMs: this.options.clockSkewMs,

@@ -163,7 +163,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
       node,
       heldPermits: () => {
         const held = new Map<string, number>();
-        for (const lease of this.runtime.local.leases) held.set(lease.permit.semaphore, (held.get(lease.permit.semaphore) ?? 0) + 1);
+        for (const lease of this.runtime.decisions.leases) held.set(lease.permit.semaphore, (held.get(lease.permit.semaphore) ?? 0) + 1);
         return held;
       },
       lastRuns: new Map(),

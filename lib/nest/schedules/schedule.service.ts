@@ -3,7 +3,7 @@ import { parseDuration } from '../../core/duration';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { JobAdmin } from '../../schedules/job-admin';
-import { validateJobName } from '../../schedules/job-request.input';
+import { DEFAULT_RUN_NOW_TIMEOUT_MS, validateJobName } from '../../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { runContext, type CurrentRun } from '../../schedules/run/run-context';
 import type { RunObserver } from '../../schedules/run/run-observer';
@@ -168,6 +168,6 @@ export class ScheduleService {
   async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
     validateJobName(job);
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
-    return this.runtime.pipeline.requests.request(job, parseDuration(options.timeout ?? '30s', job, 'timeout'), waitMs);
+    return this.runtime.pipeline.requests.request(job, parseDuration(options.timeout ?? DEFAULT_RUN_NOW_TIMEOUT_MS, job, 'timeout'), waitMs);
   }
 }
