@@ -38,6 +38,11 @@ describe('RunNowEligibility', () => {
     expect(() => eligibility({ graceUntil: clock.now() + 5_000 }).requested(job.name)).toThrow(expect.objectContaining({ reason: 'RECOVERING' }));
     expect(() => eligibility({ definition: { groupPattern: 'dr-site' }, live: [holder] }).requested(job.name)).toThrow(expect.objectContaining({ reason: 'NO_ELIGIBLE_NODE' }));
     expect(eligibility({ permits: [permit('i-2')], live: [holder] }).requested(job.name)).toMatchObject({ name: job.name });
+    // This node admitted: runnable here whatever presence's view says (it may not list this node yet).
+    expect(eligibility({ live: [] }).requested(job.name)).toMatchObject({ name: job.name });
+    // Not admitted here, but another live node is.
+    const other = { group: 'dr-site', acquirer: 'app-9', instance: 'i-9' };
+    expect(eligibility({ definition: { groupPattern: 'dr-site' }, live: [holder, other] }).requested(job.name)).toMatchObject({ name: job.name });
   });
 
   it('tries a request only here when the job is known, admitted, not held elsewhere, and the request still pending', () => {

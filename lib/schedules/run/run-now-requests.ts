@@ -229,7 +229,9 @@ export class RunNowEligibility {
     if (graceUntil !== undefined && graceUntil + view.clockSkewMs > view.permitClock.now()) {
       throw new RunNowRefusedError(name, 'RECOVERING', `the cluster lost the data of "${semaphore}" and grants it again only after ${new Date(graceUntil + view.clockSkewMs).toISOString()} (the recovery wait that keeps two holders apart): no run starts before then`);
     }
-    const live = view.presence?.confirmed();
+    // This node has the job and is live: when its definition admits it, a node can run it, and presence need not be
+    // read. Otherwise presence's confirmed view says whether any live node can (a view not confirmed: let it wait).
+    const live = definition && admittedBy(definition, [view.holder]).length === 0 ? view.presence?.confirmed() : undefined;
     if (definition && live && admittedBy(definition, live).length === 0) {
       throw new RunNowRefusedError(name, 'NO_ELIGIBLE_NODE', `no live node matches "${semaphore}" (group ${definition.groupPattern}, acquirer ${definition.acquirerPattern}); live: ${live.map((p) => `${p.acquirer} (${p.group})`).join(', ') || 'none'}`);
     }
