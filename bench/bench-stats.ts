@@ -28,7 +28,7 @@ export interface BenchRow {
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
     | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
-    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst';
+    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
     | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker'
     | 'gatekeeper-redis' | 'gatekeeper-redis+aof';
@@ -54,6 +54,21 @@ export interface BenchRow {
   failoverMs?: { p50: number; max: number; boundMs: number; runs: number[] } | null;
   /** Leader steady rows: the whole cluster's store operations per second, by store, over a window of `windowS`. */
   storeOpsPerSec?: { total: number; permits: number; presence: number; perNode: number; windowS: number } | null;
+  /**
+   * Idle-cluster rows, per node per second with every capability on and nothing to do: round trips its clients sent
+   * (`byCommand`), map calls by the store-call hook (`byStore`: by capability), and what the server counted
+   * (`serverUnit`: commands, inner ones of scripts included; transactions), over `windowS`.
+   */
+  idle?: {
+    /** Every round trip its clients sent (Redis commands, a script one; PostgreSQL queries); on Hazelcast the map calls. */
+    roundTripsPerNodePerSec: number;
+    storeCallsPerNodePerSec: number;
+    serverCallsPerNodePerSec: number | null;
+    serverUnit: string | null;
+    byStore: Record<string, number>;
+    byCommand: Record<string, number>;
+    windowS: number;
+  };
   /** Leader rows: the election's lease, the skew bound and the presence interval the nodes ran with. */
   settings?: { leaseMs: number; maxClockSkewMs: number; presenceIntervalMs: number };
   /** Allocation rows: how many resources are spread. */

@@ -47,6 +47,7 @@ import { pgTaskRows } from './pg-tasks';
 import { flushRedis, gatekeeperRedisNode, prepareRedisPrefix, redisUrlOf, setAppendOnly } from './redis-systems';
 import { redisTaskRows } from './redis-tasks';
 import { redisFloorRows } from './floors';
+import { hazelcastIdleTarget, idleRows, postgresIdleTarget, redisIdleTarget } from './idle-cluster';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -87,7 +88,7 @@ export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: Non
   return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres', 'redis'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres', 'redis', 'idle'] as const;
 /** The groups that run on PostgreSQL only: a run of nothing else starts no member and no Redis. */
 const POSTGRES_GROUPS: ReadonlyArray<(typeof GROUPS)[number]> = ['postgres', 'tasks-postgres'];
 const NO_BASELINES = process.argv.includes('--no-baselines');
@@ -588,6 +589,30 @@ async function main(): Promise<void> {
   report(started);
 }
 
+/** Sizes of the idle-cluster rows. */
+const IDLE_SIZES = (process.env.BENCH_IDLE_SIZES ?? '3,12').split(',').map(Number);
+
+/**
+ * The idle-cluster rows on every backend: the bench's member, a PostgreSQL server and a Redis of the bench's own
+ * (the run's, when it has one), each in turn, so one backend's nodes never share the cores with another's.
+ */
+async function idleGroup(cluster: { clusterName: string; addresses: readonly string[] }, given?: Awaited<ReturnType<typeof startRedis>>): Promise<void> {
+  log(`idle cluster: store calls per node per second with every capability on and nothing to do, at ${IDLE_SIZES.join(' and ')} node processes`);
+  rows.push(...(await idleRows(hazelcastIdleTarget(cluster), IDLE_SIZES, log)));
+  const postgres = await startBenchPostgres();
+  try {
+    rows.push(...(await idleRows(postgresIdleTarget(postgres.url), IDLE_SIZES, log)));
+  } finally {
+    await postgres.stop();
+  }
+  const redis = given ?? (await startRedis(true))!;
+  try {
+    rows.push(...(await idleRows(redisIdleTarget(redisUrlOf(redis.port)), IDLE_SIZES, log)));
+  } finally {
+    if (!given) await redis.stop();
+  }
+}
+
 /** Every group that needs the Hazelcast member (and the PostgreSQL ones too, in a run that has any of those). */
 async function memberGroups(): Promise<void> {
   // Tests start members for fast startup (C1 only, serial GC); a benchmark wants the steady state of a real
@@ -696,6 +721,7 @@ async function memberGroups(): Promise<void> {
       log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
       rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
     }
+    if (runs('idle')) await idleGroup(cluster, redis);
     // Last: it empties the bench's Redis first.
     if (runs('redis')) await redisGroup(redis);
   } finally {

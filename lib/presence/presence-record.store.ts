@@ -1,5 +1,6 @@
 import type { RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
+import { resyncEveryMs } from '../store/feed-staleness';
 import type { StoreBackend } from '../store/store-backend';
 import type { Presence } from './presence';
 import { encodePresence, PresenceReader } from './presence.codec';
@@ -12,7 +13,8 @@ export const PRESENCE_MAP = 'presence';
  * Presence on any backend of the store contract: one record per instance, each written only by its instance (so
  * `put`, no compare-and-set) with a time-to-live of twice its validity, so the store cleans up after instances that
  * died; liveness itself is judged by each record's `expiresAt`, never by the TTL. Changes come from the map's feed;
- * the tracker re-reads on its interval, since events can be lost, and at once when the feed says it may have lost some.
+ * the tracker re-reads at once when the feed says it may have lost some, and on a feed that can lose events without
+ * telling (Hazelcast) every `resyncEveryMs` too.
  */
 export class PresenceRecordStore implements PresenceStore {
   private readonly hold: MapHold;
@@ -20,17 +22,19 @@ export class PresenceRecordStore implements PresenceStore {
   private events: PresenceStoreEvents = {};
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
-  private readonly missedWatchers = new Set<() => void>();
+  private readonly missedWatchers = new Set<(down: boolean) => void>();
+  /** {@inheritDoc PresenceStore.resyncEveryMs} */
+  readonly resyncEveryMs: number | undefined;
 
   constructor(backend: StoreBackend) {
     this.hold = new MapHold(backend, PRESENCE_MAP, 'presence');
+    this.resyncEveryMs = resyncEveryMs(backend);
   }
 
   /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    // Nothing to read while the feed is down: its reconnect says so again.
-    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: (reason) => reason !== 'disconnected' && this.missed() });
+    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: (reason) => this.missed(reason === 'disconnected') });
   }
 
   /** {@inheritDoc PresenceStore.close} */
@@ -56,7 +60,7 @@ export class PresenceRecordStore implements PresenceStore {
   }
 
   /** {@inheritDoc PresenceStore.watch} */
-  watch(listener: (instance: string, presence: Presence | null) => void, missed?: () => void): () => void {
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (down: boolean) => void): () => void {
     this.watchers.add(listener);
     if (missed) this.missedWatchers.add(missed);
     return () => {
@@ -75,8 +79,8 @@ export class PresenceRecordStore implements PresenceStore {
     for (const watcher of this.watchers) watcher(instance, presence);
   }
 
-  private missed(): void {
-    for (const watcher of [...this.missedWatchers]) watcher();
+  private missed(down: boolean): void {
+    for (const watcher of [...this.missedWatchers]) watcher(down);
   }
 
   /** The map, counting the call about to be made on it. */

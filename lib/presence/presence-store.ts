@@ -30,9 +30,15 @@ export interface PresenceStore {
   list(options?: PresenceCallOptions): Promise<Presence[]>;
   /**
    * Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read, at once when
-   * `missed` is told that the feed may have lost some (a reconnect, a member left, lost data).
+   * `missed` is told that the feed may have lost some (a reconnect, a member left, lost data: `down` false), and not
+   * while the feed is down (`down` true: its reconnect is told again).
    */
-  watch(listener: (instance: string, presence: Presence | null) => void, missed?: () => void): () => void;
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (down: boolean) => void): () => void;
+  /**
+   * The staleness policy of a view on this store (`resyncEveryMs` of lib/store/feed-staleness): how often to re-read
+   * every entry whatever the feed says, or `undefined` where the feed tells every loss (re-read when told only).
+   */
+  readonly resyncEveryMs?: number;
   /** How many calls this store has made to its backend so far (round trips, for the Hazelcast store). */
   operationCount(): number;
 }

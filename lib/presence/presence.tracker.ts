@@ -5,8 +5,13 @@ import type { PresenceStore } from './presence-store';
 
 /** Timing of presence. */
 export interface PresenceTrackerOptions {
-  /** How often this instance renews its entry and re-reads everyone's. */
+  /** How often this instance renews its entry. */
   intervalMs: number;
+  /**
+   * How often it re-reads everyone's whatever the feed says: the store's staleness policy (its `resyncEveryMs`);
+   * `undefined` where the feed tells every loss, so a trusted view is re-read only when told.
+   */
+  resyncEveryMs?: number;
   /** How long an announcement holds unless renewed (more than `intervalMs`: a late renewal must not drop out). */
   ttlMs: number;
   /** Clock-skew bound: others' entries count as live until their expiry plus this. */
@@ -20,13 +25,14 @@ export interface PresenceTrackerOptions {
 }
 
 /**
- * This instance's presence: announces it every `intervalMs` (one write), re-reads every entry at the same
- * interval (one read of all entries) and follows the map's events in between (re-reading at once when the feed says
- * it may have lost some), so while its calls succeed its view
- * of who is live is at most one interval plus a call behind, whether events arrive or not ({@link ageMs} says how
- * long ago the cluster last confirmed it; while calls fail, entries still drop out at their expiry). Another instance that stops renewing drops
- * out of the view `ttlMs + clockSkewMs` after its last renewal, judged from its entry alone; a graceful stop
- * withdraws at once.
+ * This instance's presence: announces it every `intervalMs` (one write) and follows the map's events, re-reading every
+ * entry (one read of all) at start, at once when the feed says it may have lost some, at each renewal while the feed
+ * is down, and every `resyncEveryMs` where the feed can lose events without telling (Hazelcast). So while its calls
+ * succeed its view of who is live is as fresh as the feed's bound (a deaf PostgreSQL or Redis feed is found by its
+ * check within two `listenCheckMs`) or that re-read ({@link ageMs} says how long ago the cluster last confirmed it;
+ * while calls fail, entries still drop out at their expiry). An idle cluster on a telling feed thus costs one write per
+ * node and interval, flat in the number of nodes. Another instance that stops renewing drops out of the view
+ * `ttlMs + clockSkewMs` after its last renewal, judged from its entry alone; a graceful stop withdraws at once.
  */
 export class PresenceTracker {
   private readonly seen = new Map<string, Presence>();
@@ -36,6 +42,14 @@ export class PresenceTracker {
   private running = false;
   private confirmedAt?: number;
   private ticking?: Promise<void>;
+  /** When every entry was last read (`undefined` before the first read). */
+  private readAt?: number;
+  /** The feed is down (told `missed` with `down`, no reconnect since): re-read at each renewal until it is back. */
+  private feedDown = false;
+  /** Counts the feed's `missed`: a read begun before the latest one may predate the loss, and is not trusted. */
+  private misses = 0;
+  /** The view holds every change since `readAt` (a read after the feed's last `missed`, the feed up since). */
+  private trusted = false;
 
   constructor(
     private readonly store: PresenceStore,
@@ -49,8 +63,14 @@ export class PresenceTracker {
   /** Announces this instance, reads everyone, and keeps doing both every interval. */
   async start(): Promise<void> {
     this.running = true;
-    // Changes the feed may have lost are read at once (after a read under way, which may predate the loss).
-    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence), () => void (this.ticking ?? Promise.resolve()).then(() => this.tick()));
+    // Changes the feed may have lost are read at once (after a read under way, which may predate the loss); while it
+    // is down, at each renewal.
+    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence), (down) => {
+      this.misses++;
+      this.trusted = false;
+      this.feedDown = down;
+      if (!down) void (this.ticking ?? Promise.resolve()).then(() => this.tick());
+    });
     await this.tick();
     if (!this.running) return; // stopped during the first tick
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
@@ -113,14 +133,31 @@ export class PresenceTracker {
     const timeoutMs = this.callTimeout();
     try {
       await this.store.announce(announcement(this.self, this.clock.now(), this.options.ttlMs), { timeoutMs });
-      const everyone = await this.store.list({ timeoutMs });
-      this.seen.clear();
-      for (const p of everyone) this.seen.set(p.instance, p);
+      if (this.readDue()) {
+        const misses = this.misses;
+        const everyone = await this.store.list({ timeoutMs });
+        this.seen.clear();
+        for (const p of everyone) this.seen.set(p.instance, p);
+        this.readAt = this.clock.now();
+        this.trusted = !this.feedDown && misses === this.misses;
+      }
+      // Read now, or trusted since its read: the write just made says the cluster answers.
       this.confirmedAt = this.clock.now();
     } catch (error) {
       this.options.onError?.(error);
     }
     this.report();
+  }
+
+  /** Whether this renewal must re-read every entry (see the class's comment). */
+  private readDue(): boolean {
+    if (this.readAt === undefined || !this.trusted) return true;
+    const every = this.resyncEveryMs();
+    return every !== undefined && this.clock.now() - this.readAt >= every;
+  }
+
+  private resyncEveryMs(): number | undefined {
+    return 'resyncEveryMs' in this.options ? this.options.resyncEveryMs : this.store.resyncEveryMs;
   }
 
   private observe(instance: string, presence: Presence | null): void {

@@ -47,6 +47,32 @@ describe('against the test run\'s Redis server', () => {
     };
   }, { timeoutMs: 120_000 });
 
+  it('drops the expired records of every map in one sweep, telling each removal, and keeps the live ones', async () => {
+    const mapPrefix = `sweep-${randomUUID().slice(0, 8)}`;
+    const backend = new RedisBackend({ url: testRedisUrl(), mapPrefix, onWarning: () => undefined });
+    await backend.declareFresh();
+    await backend.open();
+    try {
+      const maps = await Promise.all(['presence', 'leases', 'other'].map((name) => backend.map(name)));
+      const heard: string[] = [];
+      for (const map of maps) await map.watch({ changed: (key, value) => value === null && heard.push(`${map.name}/${key}`), missed: () => undefined });
+      for (const map of maps) {
+        await map.put('gone', '{"v":1}', { ttlMs: 1 });
+        await map.put('kept', '{"v":2}', { ttlMs: 60_000 });
+      }
+      // Past their time-to-live, reads already treat them as absent; one sweep drops them from every map at once.
+      await eventually('the records expired', async () => (await Promise.all(maps.map((map) => map.get('gone')))).every((r) => r === undefined));
+      expect(await backend.sweepExpired()).toBe(3);
+      await eventually('each removal told', () => heard.length === 3);
+      expect(heard.sort()).toEqual(['leases/gone', 'other/gone', 'presence/gone']);
+      for (const map of maps) expect((await map.list()).map((r) => r.key)).toEqual(['kept']);
+      expect(await redis.zrange(`{${mapPrefix}}:ttl:presence`, 0, -1)).toEqual(['kept']);
+      expect(await backend.sweepExpired()).toBe(0);
+    } finally {
+      await backend.close();
+    }
+  });
+
   describe('a Redis that keeps nothing on disk', () => {
     it('is told once at open; one with its AOF is not', async () => {
       const bare = await ControlledRedis.start({ appendonly: false });

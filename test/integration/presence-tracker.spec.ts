@@ -3,14 +3,19 @@ import type { MembershipChanges, Presence } from '../../lib/presence/presence';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { PresenceStore } from '../../lib/presence/presence-store';
 import { PresenceTracker } from '../../lib/presence/presence.tracker';
+import { eventually } from '../support/eventually';
 import { FakeClock } from '../support/fake-clock';
 
 const timing = { intervalMs: 5_000, ttlMs: 15_000, clockSkewMs: 500 };
 const names = (ps: Presence[]) => ps.map((p) => p.acquirer);
 
-/** A store whose events can be cut off: the lost-event case, where only the periodic re-read tells. */
+/**
+ * A store whose events can be cut off without telling (as a Hazelcast member's connection can): the lost-event case,
+ * where only the periodic re-read its staleness policy declares tells.
+ */
 class DeafStore extends PresenceRecordStore {
   deaf = false;
+  override readonly resyncEveryMs = timing.intervalMs;
   override watch(listener: (instance: string, presence: Presence | null) => void): () => void {
     return super.watch((instance, presence) => !this.deaf && listener(instance, presence));
   }
@@ -59,6 +64,33 @@ describe('PresenceTracker (memory store, a clock moved by hand)', () => {
     clock.advance(timing.intervalMs);
     await a.tick();
     expect(names(a.live())).toEqual(['a']);
+  });
+
+  it('on a feed that tells every loss, renews with one write an interval and reads again only when told', async () => {
+    const store = new PresenceRecordStore(backend.node());
+    const calls: string[] = [];
+    for (const call of ['announce', 'list'] as const) {
+      const original = store[call].bind(store) as (...args: unknown[]) => Promise<never>;
+      store[call] = ((...args: unknown[]) => (calls.push(call), original(...args))) as never;
+    }
+    const g = await node('g', store);
+    expect(calls).toEqual(['announce', 'list']);
+    for (let i = 0; i < 3; i++) {
+      clock.advance(timing.intervalMs);
+      await g.tick();
+    }
+    expect(calls).toEqual(['announce', 'list', 'announce', 'announce', 'announce']);
+    // Confirmed by each renewal: the view is trusted, the write says the cluster answers.
+    expect(g.ageMs()).toBe(0);
+    expect(g.confirmed()).toBeDefined();
+    backend.records.missChanges('disconnected');
+    await g.tick();
+    await g.tick();
+    expect(calls.slice(5)).toEqual(['announce', 'list', 'announce', 'list']);
+    backend.records.missChanges('reconnected');
+    await eventually('the re-read after the reconnect', () => calls.length === 11);
+    await g.tick();
+    expect(calls.slice(9)).toEqual(['announce', 'list', 'announce']);
   });
 
   it('learns of a join it never heard about within one interval, from the re-read', async () => {

@@ -109,16 +109,20 @@ return answer(string.format('%.0f', v))`, true),
   /** ARGV: counter → its last value, or false. */
   current: script('gkCurrent', `
 return answer(redis.call('HGET', T .. ':counters', ARGV[4]) or false)`),
-  /** ARGV: map → drops up to 1,000 records past their TTL, telling each removal. */
+  /** ARGV: maps... → drops up to 1,000 records past their TTL per map, telling each removal; how many it dropped. */
   sweep: script('gkSweep', `
-local map = ARGV[4]
-local gone = redis.call('ZRANGEBYSCORE', T .. ':ttl:' .. map, '-inf', now_ms(), 'LIMIT', 0, 1000)
-for _, key in ipairs(gone) do
-  drop(map, key)
-  tell(map, key, false)
+local dropped = 0
+for i = 4, #ARGV do
+  local map = ARGV[i]
+  local gone = redis.call('ZRANGEBYSCORE', T .. ':ttl:' .. map, '-inf', now_ms(), 'LIMIT', 0, 1000)
+  for _, key in ipairs(gone) do
+    drop(map, key)
+    tell(map, key, false)
+  end
+  dropped = dropped + #gone
 end
-if #gone > 0 then bump() end
-return answer(#gone)`, true),
+if dropped > 0 then bump() end
+return answer(dropped)`, true),
 } as const;
 
 /** The scripts' names. */
