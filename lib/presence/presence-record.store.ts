@@ -1,4 +1,4 @@
-import type { RecordMap } from '../store/record-map';
+import type { MissedReason, RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
 import { resyncEveryMs } from '../store/feed-staleness';
 import type { StoreBackend } from '../store/store-backend';
@@ -22,7 +22,7 @@ export class PresenceRecordStore implements PresenceStore {
   private events: PresenceStoreEvents = {};
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
-  private readonly missedWatchers = new Set<(down: boolean) => void>();
+  private readonly missedWatchers = new Set<(reason: MissedReason) => void>();
   /** {@inheritDoc PresenceStore.resyncEveryMs} */
   readonly resyncEveryMs: number | undefined;
 
@@ -34,7 +34,7 @@ export class PresenceRecordStore implements PresenceStore {
   /** {@inheritDoc PresenceStore.connect} */
   async connect(events: PresenceStoreEvents = {}): Promise<void> {
     this.events = events;
-    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: (reason) => this.missed(reason === 'disconnected') });
+    await this.hold.open({ changed: (instance, raw) => this.notify(instance, raw), missed: (reason) => this.missed(reason) });
   }
 
   /** {@inheritDoc PresenceStore.close} */
@@ -60,7 +60,7 @@ export class PresenceRecordStore implements PresenceStore {
   }
 
   /** {@inheritDoc PresenceStore.watch} */
-  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (down: boolean) => void): () => void {
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (reason: MissedReason) => void): () => void {
     this.watchers.add(listener);
     if (missed) this.missedWatchers.add(missed);
     return () => {
@@ -79,8 +79,8 @@ export class PresenceRecordStore implements PresenceStore {
     for (const watcher of this.watchers) watcher(instance, presence);
   }
 
-  private missed(down: boolean): void {
-    for (const watcher of [...this.missedWatchers]) watcher(down);
+  private missed(reason: MissedReason): void {
+    for (const watcher of [...this.missedWatchers]) watcher(reason);
   }
 
   /** The map, counting the call about to be made on it. */

@@ -1,3 +1,4 @@
+import type { MissedReason } from '../store/record-map';
 import type { Presence } from './presence';
 
 /** Options of one presence-store call. */
@@ -29,11 +30,10 @@ export interface PresenceStore {
   /** Every readable entry, live or not (unreadable ones are reported and skipped). */
   list(options?: PresenceCallOptions): Promise<Presence[]>;
   /**
-   * Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read, at once when
-   * `missed` is told that the feed may have lost some (a reconnect, a member left, lost data: `down` false), and not
-   * while the feed is down (`down` true: its reconnect is told again).
+   * Hears entries change (`null`: removed or expired); events may be lost, so owners also re-read when `missed` is
+   * told that the feed may have lost some (why: a reconnect, a member left, lost data; `disconnected` while it is down).
    */
-  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (down: boolean) => void): () => void;
+  watch(listener: (instance: string, presence: Presence | null) => void, missed?: (reason: MissedReason) => void): () => void;
   /**
    * The staleness policy of a view on this store (`resyncEveryMs` of lib/store/feed-staleness): how often to re-read
    * every entry whatever the feed says, or `undefined` where the feed tells every loss (re-read when told only).

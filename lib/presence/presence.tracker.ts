@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock';
 import type { MembershipChanges, Presence, PresenceIdentity } from './presence';
 import { announcement, livePresences, membershipChanges, nameClashes } from './presence.rules';
 import type { PresenceStore } from './presence-store';
+import { ViewTrust } from '../store/view-trust';
 
 /** Timing of presence. */
 export interface PresenceTrackerOptions {
@@ -44,12 +45,8 @@ export class PresenceTracker {
   private ticking?: Promise<void>;
   /** When every entry was last read (`undefined` before the first read). */
   private readAt?: number;
-  /** The feed is down (told `missed` with `down`, no reconnect since): re-read at each renewal until it is back. */
-  private feedDown = false;
-  /** Counts the feed's `missed`: a read begun before the latest one may predate the loss, and is not trusted. */
-  private misses = 0;
-  /** The view holds every change since `readAt` (a read after the feed's last `missed`, the feed up since). */
-  private trusted = false;
+  /** Whether the view missed nothing since its last read: the one rule every event-fed view follows. */
+  private readonly trust = new ViewTrust(() => this.readAll(), { disconnected: () => undefined, resynced: () => this.report() });
 
   constructor(
     private readonly store: PresenceStore,
@@ -63,14 +60,9 @@ export class PresenceTracker {
   /** Announces this instance, reads everyone, and keeps doing both every interval. */
   async start(): Promise<void> {
     this.running = true;
-    // Changes the feed may have lost are read at once (after a read under way, which may predate the loss); while it
-    // is down, at each renewal.
-    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence), (down) => {
-      this.misses++;
-      this.trusted = false;
-      this.feedDown = down;
-      if (!down) void (this.ticking ?? Promise.resolve()).then(() => this.tick());
-    });
+    // Changes the feed may have lost are read at once (a read under way, which may predate the loss, runs again);
+    // while it is down, at each renewal.
+    this.unwatch = this.store.watch((instance, presence) => this.observe(instance, presence), (reason) => this.trust.missed(reason));
     await this.tick();
     if (!this.running) return; // stopped during the first tick
     this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
@@ -92,6 +84,7 @@ export class PresenceTracker {
   /** Stops renewing and withdraws this instance's entry, so others see it leave at once. */
   async stop(): Promise<void> {
     this.running = false;
+    this.trust.stop();
     clearInterval(this.timer);
     this.unwatch?.();
     await this.ticking;
@@ -117,7 +110,7 @@ export class PresenceTracker {
     return nameClashes(this.live());
   }
 
-  /** How long ago the cluster last confirmed this view by a full re-read (`undefined` before the first). */
+  /** How long ago the cluster last confirmed this view: a read, or a renewal while it missed nothing (`undefined` before the first). */
   ageMs(): number | undefined {
     return this.confirmedAt === undefined ? undefined : this.clock.now() - this.confirmedAt;
   }
@@ -131,29 +124,33 @@ export class PresenceTracker {
   private async renewAndRead(): Promise<void> {
     if (!this.running) return;
     const timeoutMs = this.callTimeout();
+    const began = this.clock.now();
     try {
       await this.store.announce(announcement(this.self, this.clock.now(), this.options.ttlMs), { timeoutMs });
-      if (this.readDue()) {
-        const misses = this.misses;
-        const everyone = await this.store.list({ timeoutMs });
-        this.seen.clear();
-        for (const p of everyone) this.seen.set(p.instance, p);
-        this.readAt = this.clock.now();
-        this.trusted = !this.feedDown && misses === this.misses;
+      if (this.readAt === undefined) {
+        await this.readAll();
+        this.trust.start();
+      } else {
+        // A suspect view is read again now that the store answers (at each renewal while the feed is down); on a feed
+        // that can lose events without telling, every `resyncEveryMs` too.
+        const every = this.resyncEveryMs();
+        await (every !== undefined && this.clock.now() - this.readAt >= every ? this.trust.distrust() : this.trust.callWorked());
       }
-      // Read now, or trusted since its read: the write just made says the cluster answers.
-      this.confirmedAt = this.clock.now();
+      // Read in this renewal, or missed nothing since its read: the write just made says the cluster answers.
+      if (this.trust.trusted() || this.readAt! >= began) this.confirmedAt = this.clock.now();
     } catch (error) {
+      this.trust.callFailed();
       this.options.onError?.(error);
     }
     this.report();
   }
 
-  /** Whether this renewal must re-read every entry (see the class's comment). */
-  private readDue(): boolean {
-    if (this.readAt === undefined || !this.trusted) return true;
-    const every = this.resyncEveryMs();
-    return every !== undefined && this.clock.now() - this.readAt >= every;
+  /** Reads every entry: the view anew. */
+  private async readAll(): Promise<void> {
+    const everyone = await this.store.list({ timeoutMs: this.callTimeout() });
+    this.seen.clear();
+    for (const p of everyone) this.seen.set(p.instance, p);
+    this.readAt = this.clock.now();
   }
 
   private resyncEveryMs(): number | undefined {

@@ -94,7 +94,7 @@ export class ScheduleView {
     }
     const every = this.options.resyncEveryMs ?? this.store.resyncEveryMs;
     if (every !== undefined && every > 0) {
-      this.resyncTimer = setInterval(() => this.trust.distrust(), every);
+      this.resyncTimer = setInterval(() => void this.trust.distrust(), every);
       this.resyncTimer.unref();
     }
   }
@@ -154,7 +154,7 @@ export class ScheduleView {
     } catch (error) {
       this.options.onError?.(error);
       if (this.trust.online()) {
-        this.retry = setTimeout(() => this.trust.distrust(), this.retryMs);
+        this.retry = setTimeout(() => void this.trust.distrust(), this.retryMs);
         this.retry.unref();
         this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
       }

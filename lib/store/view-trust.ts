@@ -60,18 +60,18 @@ export class ViewTrust {
       // Whatever changed while it was down was not heard, also when no 'disconnected' came before (a feed may only
       // notice its drop once it is back).
       this.offline = false;
-      this.distrust();
+      void this.distrust();
     } else {
-      this.distrust();
+      void this.distrust();
     }
   }
 
-  /** Changes may have been missed, or data lost: distrust the view until a resync, which starts now. */
-  distrust(): void {
-    if (!this.active) return;
+  /** Changes may have been missed, or data lost: distrust the view until a resync, which starts now (and settles with it). */
+  distrust(): Promise<void> {
+    if (!this.active) return Promise.resolve();
     this.suspect = true;
     this.distrusted++;
-    void this.resync();
+    return this.resync();
   }
 
   /** A call failed in a way that may have hidden changes: distrust the view; the next call that works resyncs it. */
@@ -79,9 +79,12 @@ export class ViewTrust {
     this.suspect = this.active;
   }
 
-  /** A call worked: the store is reachable, so a suspect view is read again now (an injected client tells no reconnect). */
-  callWorked(): void {
-    if (this.suspect && this.active) void this.resync();
+  /**
+   * A call worked: the store is reachable, so a suspect view is read again now (an injected client tells no reconnect);
+   * settles with that resync.
+   */
+  callWorked(): Promise<void> {
+    return this.suspect && this.active ? this.resync() : Promise.resolve();
   }
 
   /** Re-reads the view until no reason to distrust it came while it ran; a failure leaves it to the next reason. */

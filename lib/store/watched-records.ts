@@ -192,7 +192,7 @@ export class WatchedRecords<T> {
 
   /** Events may have been missed or data lost: stop trusting the view until a resync. */
   distrust(): void {
-    this.trust.distrust();
+    void this.trust.distrust();
   }
 
   /** A write of this node's landed: into the view, or, after an absence seen meanwhile, read again. */
@@ -267,7 +267,7 @@ export class WatchedRecords<T> {
     }
     return pending.then(
       (result) => {
-        this.trust.callWorked();
+        void this.trust.callWorked();
         return result;
       },
       (error: unknown) => {
