@@ -43,7 +43,7 @@ export class PresenceTracker {
   private running = false;
   private confirmedAt?: number;
   private ticking?: Promise<void>;
-  /** When every entry was last read (`undefined` before the first read). */
+  /** When the last read of every entry began (`undefined` before the first read). */
   private readAt?: number;
   /** Whether the view missed nothing since its last read: the one rule every event-fed view follows. */
   private readonly trust = new ViewTrust(() => this.readAll(), { disconnected: () => undefined, resynced: () => this.report() });
@@ -134,7 +134,9 @@ export class PresenceTracker {
         // A suspect view is read again now that the store answers (at each renewal while the feed is down); on a feed
         // that can lose events without telling, every `resyncEveryMs` too.
         const every = this.resyncEveryMs();
-        await (every !== undefined && this.clock.now() - this.readAt >= every ? this.trust.distrust() : this.trust.callWorked());
+        // At the renewal nearest to when the re-read falls due (renewals come every interval, reads start after them).
+        const due = every !== undefined && this.clock.now() - this.readAt >= every - this.options.intervalMs / 2;
+        await (due ? this.trust.distrust() : this.trust.callWorked());
       }
       // Read in this renewal, or missed nothing since its read: the write just made says the cluster answers.
       if (this.trust.trusted() || this.readAt! >= began) this.confirmedAt = this.clock.now();
@@ -147,10 +149,11 @@ export class PresenceTracker {
 
   /** Reads every entry: the view anew. */
   private async readAll(): Promise<void> {
+    const began = this.clock.now();
     const everyone = await this.store.list({ timeoutMs: this.callTimeout() });
     this.seen.clear();
     for (const p of everyone) this.seen.set(p.instance, p);
-    this.readAt = this.clock.now();
+    this.readAt = began;
   }
 
   private resyncEveryMs(): number | undefined {

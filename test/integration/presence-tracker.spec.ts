@@ -111,6 +111,23 @@ describe('PresenceTracker (memory store, a clock moved by hand)', () => {
     expect(d.ageMs()).toBe(0);
   });
 
+  it('on a feed that can lose events without telling, reads again at the renewal nearest each resync', async () => {
+    const store = new DeafStore(backend);
+    Object.defineProperty(store, 'resyncEveryMs', { value: 5 * timing.intervalMs });
+    let reads = 0;
+    const list = store.list.bind(store);
+    store.list = (...args) => (reads++, list(...args));
+    const h = await node('h', store);
+    const at: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      clock.advance(timing.intervalMs);
+      const before = reads;
+      await h.tick();
+      if (reads > before) at.push(i);
+    }
+    expect(at).toEqual([5, 10]);
+  });
+
   it('reports two live instances with one acquirer name', async () => {
     const f1 = await node('f', new PresenceRecordStore(backend.node()), 'f/one');
     await node('f', new PresenceRecordStore(backend.node()), 'f/two');
