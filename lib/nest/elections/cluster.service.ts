@@ -36,7 +36,9 @@ export interface ClusterStatus {
  * Hazelcast members) and the leader of each election this node stands in. Everything is served from this node's
  * view, with no round trip: whether this node leads is exact (its own lease); who else leads is what the last event
  * or read showed (a missed handover is seen at the latest when the old leader's lease lapses, one lease plus the
- * skew bound), and who is here is at most one `membership.interval` behind, even when events are lost.
+ * skew bound), and who is here is as fresh as the store's change feed: a lost event is read again when the feed says
+ * so (within two `listenCheckMs` on PostgreSQL and Redis) or every 5 s on Hazelcast, and an instance that stops renewing
+ * drops out at its entry's expiry.
  *
  * @example
  * ```ts
