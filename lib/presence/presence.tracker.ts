@@ -46,7 +46,7 @@ export class PresenceTracker {
   /** When the last read of every entry began (`undefined` before the first read). */
   private readAt?: number;
   /** Whether the view missed nothing since its last read: the one rule every event-fed view follows. */
-  private readonly trust = new ViewTrust(() => this.readAll(), { disconnected: () => undefined, resynced: () => this.report() });
+  private readonly trust = new ViewTrust(() => this.readAll(), { disconnected: () => undefined, resynced: () => (this.running ? this.report() : undefined) });
 
   constructor(
     private readonly store: PresenceStore,
