@@ -16,6 +16,12 @@ export function percentile(values: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+/**
+ * Worker processes of the tasks throughput and latency rows on every backend (`BENCH_TASK_WORKERS=1,3`): what a task
+ * costs must stay flat as workers are added, so the rows go past the 3 of a small deployment.
+ */
+export const TASK_WORKER_COUNTS: readonly number[] = (process.env.BENCH_TASK_WORKERS ?? '1,3,10').split(',').filter(Boolean).map(Number);
+
 /** Rounds to `digits` decimals, keeping null. */
 export function round(value: number | null, digits = 3): number | null {
   return value === null ? null : Number(value.toFixed(digits));

@@ -19,7 +19,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { bytesReadOf, cpuWindow } from './proc-cpu';
 import { countPgQueries, GRAPHILE_SCHEMA, NOOP_QUEUE, PG_BOSS_SCHEMA, PG_CONCURRENCY, pgBossOptions } from './pg-task-systems';
 import { gatekeeperPostgresSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
@@ -256,7 +256,7 @@ export async function pgTaskRows(url: string, procs: BenchProcesses, log: (line:
   const rows: BenchRow[] = [];
   // Each node count in turn for every system, so a slow spell of the shared machine is less likely to hit one system only.
   // BENCH_PG_TASKS=0 (diagnostics) leaves the throughput and latency rows out.
-  if (PG_TASKS > 0) for (const nodes of [1, 3]) for (const system of SYSTEMS) rows.push(...(await measure(system, nodes, url, procs, log)));
+  if (PG_TASKS > 0) for (const nodes of TASK_WORKER_COUNTS) for (const system of SYSTEMS) rows.push(...(await measure(system, nodes, url, procs, log)));
   // The backlog rows, each size in turn for every system (BENCH_PG_BACKLOG=0 leaves only the near-empty queue's).
   for (const backlog of PG_BACKLOGS) for (const system of SYSTEMS) rows.push(await backlogRow(system, backlog, url, procs, log));
   return rows;

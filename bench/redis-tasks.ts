@@ -20,7 +20,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisBackend } from '../lib/backends/redis/redis-backend';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { cpuWindow } from './proc-cpu';
 import { countBenchRedisCommands, flushRedis, redisInfo as withRedisInfo, redisUrlOf, setAppendOnly } from './redis-systems';
 import { gatekeeperRedisSubmitter, openSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
@@ -173,7 +173,7 @@ export async function redisTaskRows(port: number, procs: BenchProcesses, baselin
   try {
     const systems: RedisTaskSystem[] = baselines ? ['gatekeeper-redis', 'bullmq'] : ['gatekeeper-redis'];
     // Each node count in turn for every system, so a slow spell of the shared machine is less likely to hit one system only.
-    for (const nodes of [1, 3]) for (const system of systems) rows.push(...(await measure(system, nodes, port, procs, log)));
+    for (const nodes of TASK_WORKER_COUNTS) for (const system of systems) rows.push(...(await measure(system, nodes, port, procs, log)));
     if (WITH_AOF) {
       await setAppendOnly(port, true);
       try {

@@ -33,7 +33,7 @@ import { validateDefinition } from '../lib/permits/definition.validator';
 import { startApp, type AppProcess } from '../test/support/app-process';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess, type MemberProcess } from '../test/support/member-process';
-import { percentile, round, timed, type BenchRow } from './bench-stats';
+import { percentile, round, timed, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { schedulesBench } from './schedules';
 import { gatekeeperHistoryNode, gatekeeperNode, pessimisticNode, redlockNode, type BenchNode } from './bench-systems';
 import { leaderFailover, leaderSteady } from './leader';
@@ -430,7 +430,7 @@ function printPgTaskTable(): void {
 async function pgTasksBench(): Promise<void> {
   const server = await startBenchPostgres();
   try {
-    log(`tasks on PostgreSQL: gatekeeper-postgres, pg-boss and graphile-worker on one server; throughput (submit to completed, no-op handler) on 1 and 3 worker processes, whole-system CPU, round trips, latency at a steady rate`);
+    log(`tasks on PostgreSQL: gatekeeper-postgres, pg-boss and graphile-worker on one server; throughput (submit to completed, no-op handler) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, whole-system CPU, round trips, latency at a steady rate`);
     if (server.serverPid === undefined) log('  the postmaster was not found: the CPU columns leave the server out');
     rows.push(...(await pgTaskRows(server.url, { ...procs, ...(server.serverPid !== undefined && { postgres: server.serverPid }) }, log)));
   } finally {
@@ -533,7 +533,7 @@ async function redisGroup(given?: Awaited<ReturnType<typeof startRedis>>): Promi
         }
       }
     }
-    log(`Redis: tasks: gatekeeper-redis${baselines ? ' and BullMQ' : ''} on one Redis; throughput (submit to completed, no-op handler) on 1 and 3 worker processes, whole-system CPU, round trips, latency at a steady rate, burst shares`);
+    log(`Redis: tasks: gatekeeper-redis${baselines ? ' and BullMQ' : ''} on one Redis; throughput (submit to completed, no-op handler) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, whole-system CPU, round trips, latency at a steady rate, burst shares`);
     rows.push(...(await redisTaskRows(server.port, procs, baselines, log)));
   } finally {
     procs = before;
@@ -718,7 +718,7 @@ async function memberGroups(): Promise<void> {
     if (runs('postgres')) await postgresBench();
     if (runs('tasks-postgres')) await pgTasksBench();
     if (runs('tasks')) {
-      log('tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on 1 and 3 worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline');
+      log(`tasks: throughput (submit to completed, no-op handler) and latency (submit to start) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, round trips, idle cost, dead-worker detection; BullMQ baseline`);
       rows.push(...(await taskRows(cluster, `${prefix}-tasks`, redis?.port, procs, log)));
     }
     if (runs('idle')) await idleGroup(cluster, redis);

@@ -6,7 +6,7 @@
  * `Queue.add` with a job id (BullMQ, the baseline, on the bench's Redis, with the same workload and concurrency).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { percentile, round, type BenchRow } from './bench-stats';
+import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { cpuWindow, type WindowCpu } from './proc-cpu';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 import { backlogRows } from './task-backlog';
@@ -144,7 +144,7 @@ export async function taskRows(cluster: Cluster, mapPrefix: string, redisPort: n
   for (const system of systems) {
     const submitter = await openSubmitter(system, cluster, mapPrefix, redisPort);
     try {
-      for (const nodes of [1, 3]) rows.push(...(await measure(system, nodes, env, submitter, `${system}-${nodes}-${Date.now()}`, procs, log)));
+      for (const nodes of TASK_WORKER_COUNTS) rows.push(...(await measure(system, nodes, env, submitter, `${system}-${nodes}-${Date.now()}`, procs, log)));
       rows.push(await detection(system, env, submitter, `${system}-${Date.now()}`, log));
     } finally {
       await submitter.close();
