@@ -6,13 +6,8 @@ import { ViewTrust } from '../store/view-trust';
 
 /** Timing of presence. */
 export interface PresenceTrackerOptions {
-  /** How often this instance renews its entry. */
+  /** How often this instance renews its entry (its re-reads follow the store's `resyncEveryMs` and its feed). */
   intervalMs: number;
-  /**
-   * How often it re-reads everyone's whatever the feed says: the store's staleness policy (its `resyncEveryMs`);
-   * `undefined` where the feed tells every loss, so a trusted view is re-read only when told.
-   */
-  resyncEveryMs?: number;
   /** How long an announcement holds unless renewed (more than `intervalMs`: a late renewal must not drop out). */
   ttlMs: number;
   /** Clock-skew bound: others' entries count as live until their expiry plus this. */
@@ -57,7 +52,7 @@ export class PresenceTracker {
     if (!(options.ttlMs > options.intervalMs)) throw new RangeError(`presence ttlMs (${options.ttlMs}) must be more than intervalMs (${options.intervalMs})`);
   }
 
-  /** Announces this instance, reads everyone, and keeps doing both every interval. */
+  /** Announces this instance, reads everyone, and renews every interval (reading again as the class says). */
   async start(): Promise<void> {
     this.running = true;
     // Changes the feed may have lost are read at once (a read under way, which may predate the loss, runs again);
@@ -132,9 +127,8 @@ export class PresenceTracker {
         this.trust.start();
       } else {
         // A suspect view is read again now that the store answers (at each renewal while the feed is down); on a feed
-        // that can lose events without telling, every `resyncEveryMs` too.
-        const every = this.resyncEveryMs();
-        // At the renewal nearest to when the re-read falls due (renewals come every interval, reads start after them).
+        // that can lose events without telling, also at the renewal nearest each `resyncEveryMs`.
+        const every = this.store.resyncEveryMs;
         const due = every !== undefined && this.clock.now() - this.readAt >= every - this.options.intervalMs / 2;
         await (due ? this.trust.distrust() : this.trust.callWorked());
       }
@@ -154,10 +148,6 @@ export class PresenceTracker {
     this.seen.clear();
     for (const p of everyone) this.seen.set(p.instance, p);
     this.readAt = began;
-  }
-
-  private resyncEveryMs(): number | undefined {
-    return 'resyncEveryMs' in this.options ? this.options.resyncEveryMs : this.store.resyncEveryMs;
   }
 
   private observe(instance: string, presence: Presence | null): void {
