@@ -7,7 +7,8 @@ import type { TaskActor } from './task-claim.rules';
 import type { Registration } from './task-handler';
 import type { TaskRuns } from './task-runs';
 import type { TaskFencing } from './task-fencing';
-import type { TaskGroups } from './task-groups';
+import { STRAGGLERS_READ, type TaskGroups } from './task-groups';
+import { scanTasks } from './task-store.queries';
 import type { TaskOutcomes } from './task-outcomes';
 import type { TaskStore } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
@@ -55,6 +56,11 @@ export class TaskClaims {
   private landedSinceQuery = 0;
   /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
   private signalled = true;
+  /**
+   * The scan came round and its stragglers (see `TaskGroups`) are not looked for yet: the next query asks for them in
+   * the same call (`scanTasks`), or, when a round ends with no query (no free slot), a query of their own does.
+   */
+  private stragglersDue = false;
   /** Query at once: the list holds nothing it can vouch for, or a claim failed (its candidate left the list). */
   private refresh = true;
   /** Wakes the node when the first task it holds that is backing off becomes due. */
@@ -76,7 +82,7 @@ export class TaskClaims {
     private readonly handlers: ReadonlyMap<string, Registration>,
     private readonly runs: TaskRuns,
     outcomes: TaskOutcomes,
-    groups: TaskGroups,
+    private readonly groups: TaskGroups,
     fencing: TaskFencing,
   ) {
     this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4, options.clockSkewMs);
@@ -110,9 +116,10 @@ export class TaskClaims {
     if (this.turns.heard(id, claim, this.now())) this.kick();
   }
 
-  /** The scan came round: lapsed leases, and any signal that was lost. */
+  /** The scan came round: lapsed leases, any signal that was lost, and stragglers to count into their groups. */
   scanned(): void {
     this.signalled = true;
+    this.stragglersDue = true;
     this.kick();
   }
 
@@ -133,6 +140,11 @@ export class TaskClaims {
       .catch((error) => this.options.onError?.(error, 'claim'))
       .finally(() => {
         this.filling = undefined;
+        if (this.stragglersDue && !this.stopping) {
+          // No query this round (every slot is taken): the stragglers are looked for on their own.
+          this.stragglersDue = false;
+          void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
+        }
         if (this.again) {
           this.again = false;
           this.kick();
@@ -173,7 +185,16 @@ export class TaskClaims {
           // Due by the clock once the watch is in place: a task submitted while it was set up came with no event, and
           // a query asked as of before its submit would leave it out as not due yet, until the next scan.
           const at = this.now();
-          found = await this.store.claimable([...this.handlers.keys()], at, at - this.options.clockSkewMs, READY_LIMIT);
+          const types = [...this.handlers.keys()];
+          if (this.stragglersDue) {
+            // The scan: the stragglers come in the same call, and are counted beside the claims.
+            this.stragglersDue = false;
+            const scanned = await scanTasks(this.store, types, at, at - this.options.clockSkewMs, { claimable: READY_LIMIT, uncounted: STRAGGLERS_READ });
+            found = scanned.claimable;
+            void this.groups.countFound(scanned.uncounted).catch((error) => this.options.onError?.(error, 'group count'));
+          } else {
+            found = await this.store.claimable(types, at, at - this.options.clockSkewMs, READY_LIMIT);
+          }
         } catch (error) {
           this.signalled = true; // asked again a little later, not only at the next scan
           this.wakeLater(now);

@@ -10,7 +10,7 @@ import { readDecideWrite } from '../store/read-decide-write';
 import { groupSlot, taskSlot } from './task-slots';
 
 /** Stragglers one scan reads (the Hazelcast store transfers every match anyway), and how many it counts. */
-const STRAGGLERS_READ = 5_000;
+export const STRAGGLERS_READ = 5_000;
 const STRAGGLERS_PER_PASS = 50;
 
 /**
@@ -35,9 +35,17 @@ export class TaskGroups {
    */
   async countStragglers(types: readonly string[]): Promise<void> {
     if (this.counting) return;
+    await this.countFound(await this.store.uncounted([...types], STRAGGLERS_READ));
+  }
+
+  /**
+   * Counts stragglers a query found (at most {@link STRAGGLERS_READ} of them, in claim order: see `TaskStore.uncounted`),
+   * unless a count is under way (it found them too).
+   */
+  async countFound(found: readonly TaskRecord[]): Promise<void> {
+    if (this.counting) return;
     this.counting = true;
     try {
-      const found = await this.store.uncounted([...types], STRAGGLERS_READ);
       // A pass takes up to STRAGGLERS_PER_PASS, after the last one the previous pass took (claim order, wrapping): the
       // first ones may be blocked for long (a join of an earlier round not run yet), and must not hide the rest.
       const last = this.lastStraggler;

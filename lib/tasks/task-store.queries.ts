@@ -1,5 +1,5 @@
 import { FINISHED_STATES, type TaskRecord } from './task';
-import type { TaskQuery } from './task-store';
+import type { TaskQuery, TaskStore } from './task-store';
 import { compareReady } from './task-claim.rules';
 import { awaitsJoins } from './task-group.rules';
 
@@ -25,4 +25,21 @@ export function matchesQuery(task: TaskRecord, query: TaskQuery): boolean {
 /** Claim order, at most `limit`. */
 export function inClaimOrder(tasks: TaskRecord[], limit = Infinity): TaskRecord[] {
   return tasks.sort(compareReady).slice(0, limit);
+}
+
+/**
+ * A worker's periodic scan (see `TaskStore.scan`): the store's one call where it has one, else its two queries apart.
+ * With no types, or a limit of 0, the store is not asked.
+ */
+export async function scanTasks(
+  store: TaskStore,
+  types: readonly string[],
+  now: number,
+  lapsedBefore: number,
+  limits: { readonly claimable: number; readonly uncounted: number },
+): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }> {
+  if (types.length === 0 || limits.claimable <= 0 || limits.uncounted <= 0) return { claimable: [], uncounted: [] };
+  if (store.scan) return store.scan(types, now, lapsedBefore, limits);
+  const [claimable, uncounted] = await Promise.all([store.claimable(types, now, lapsedBefore, limits.claimable), store.uncounted(types, limits.uncounted)]);
+  return { claimable, uncounted };
 }

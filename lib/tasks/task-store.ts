@@ -68,6 +68,18 @@ export interface TaskStore {
   /** Finished grouped tasks of `types` that their group has not counted yet (see `TaskRecord.uncounted`), at most `limit`. */
   uncounted(types: readonly string[], limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
   /**
+   * What a worker's periodic scan asks, in one call: {@link TaskStore.claimable} and {@link TaskStore.uncounted} with
+   * their own limits (`limits.claimable`, `limits.uncounted`), answered as those two would be. Optional: a store
+   * without it is asked the two apart.
+   */
+  scan?(
+    types: readonly string[],
+    now: number,
+    lapsedBefore: number,
+    limits: { readonly claimable: number; readonly uncounted: number },
+    options?: TaskCallOptions,
+  ): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }>;
+  /**
    * Finished tasks (done, failed, invalid, cancelled) that finished before `before` and that no group or parent still
    * waits to hear of, at most `limit`: what a purge removes.
    */

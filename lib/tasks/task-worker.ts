@@ -70,10 +70,8 @@ export class TaskWorker {
     if (this.started) return;
     this.started = true;
     this.watchTypes();
-    this.timer = setInterval(() => {
-      this.claims.scanned(); // lapsed leases, and any signal that was lost
-      if (!this.stopping) void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
-    }, this.options.scanMs ?? 5_000);
+    // Lapsed leases, any signal that was lost, and stragglers to count (in one call where the store can).
+    this.timer = setInterval(() => this.claims.scanned(), this.options.scanMs ?? 5_000);
     this.timer.unref();
     const purgeMs = this.options.purgeMs ?? 60_000;
     if (purgeMs > 0) {

@@ -5,6 +5,7 @@ import { encodeTask } from '../tasks/task.codec';
 import { decideClaim } from '../tasks/task-claim.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
+import { scanTasks } from '../tasks/task-store.queries';
 import { assertEqual } from './assertions';
 import { eventually } from './eventually';
 import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
@@ -73,6 +74,29 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       assert.deepEqual(await b.claimable([], T0, T0, 10), []);
       assert.deepEqual((await b.query({ types: ['y'] })).map((t) => t.name), ['other']);
       assert.deepEqual((await b.query({ states: ['running'] })).map((t) => t.name), ['held']);
+    }, timeoutMs);
+
+    it('scans as the two queries it stands for: the claimable tasks and the uncounted ones, each with its own limit', async () => {
+      const [a, b] = fixture().stores;
+      const uncounted = (name: string, type = 's'): TaskRecord => ({ ...submit(type, name), state: 'done', finishedAt: T0, uncounted: true });
+      const tasks = [submit('s', 'low', 0, T0), submit('s', 'high', 5, T0), submit('r', 'other', 9, T0), uncounted('u1'), uncounted('u2'), uncounted('u3', 'r')];
+      for (const t of tasks) await a.compareAndSet(t.id, { raw: null }, t);
+      await b.claimable(['s'], T0 + 10, T0, 1); // a store may learn from a first query (Hazelcast's windows)
+      let before = b.operationCount();
+      const claimable = await b.claimable(['s'], T0 + 10, T0, 1);
+      const uncountedFound = await b.uncounted(['s'], 5);
+      const apart = b.operationCount() - before;
+      before = b.operationCount();
+      const scanned = await scanTasks(b, ['s'], T0 + 10, T0, { claimable: 1, uncounted: 5 });
+      const calls = b.operationCount() - before;
+      assert.deepEqual(scanned.claimable.map((t) => t.name), ['high']);
+      assert.deepEqual(scanned.uncounted.map((t) => t.name).sort(), ['u1', 'u2']);
+      assertEqual(scanned.claimable, claimable);
+      assertEqual(scanned.uncounted, uncountedFound);
+      // Fewer calls than the two queries apart where the store scans (one on PostgreSQL and Redis); a store without
+      // a scan of its own is asked the two apart.
+      if (b.scan) assert.ok(calls < apart, `a scan of ${calls} calls, the two queries apart ${apart}`);
+      assertEqual(await scanTasks(b, [], T0, T0, { claimable: 10, uncounted: 10 }), { claimable: [], uncounted: [] });
     }, timeoutMs);
 
     it('compares against the encoding of a task as a query found it, so a claim needs no read first', async () => {

@@ -15,6 +15,29 @@ const CLAIM_ORDER = 'priority DESC, seq, key COLLATE "C"';
 const FINISHED = [...FINISHED_STATES];
 
 /**
+ * Per type, the index's first due rows (a type's pending tasks that wait for their backoff are stepped over); lapsed
+ * claims by their expiry; the first `$5` of both in claim order. `$1` is the map, `$2` the types, `$3` now, `$4` the
+ * lapsed-before time.
+ */
+function claimableSql(table: string): string {
+  return (
+    `SELECT key, value FROM (` +
+    `(SELECT p.key, p.value, p.priority, p.seq FROM unnest($2::text[]) AS w(type) CROSS JOIN LATERAL (` +
+    `SELECT key, value, priority, seq FROM ${table} WHERE map = $1 AND type = w.type AND state = 'pending' AND not_before <= $3 ` +
+    `ORDER BY ${CLAIM_ORDER} LIMIT $5) p) ` +
+    `UNION ALL ` +
+    `(SELECT key, value, priority, seq FROM ${table} WHERE map = $1 AND type = ANY($2::text[]) AND state = 'running' AND claim_expires < $4 ` +
+    `ORDER BY ${CLAIM_ORDER} LIMIT $5)` +
+    `) found ORDER BY ${CLAIM_ORDER} LIMIT $5`
+  );
+}
+
+/** The first `limit` (a parameter's name) uncounted tasks of the types `$2` of the map `$1`, in claim order. */
+function uncountedSql(table: string, limit: string): string {
+  return `SELECT key, value FROM ${table} WHERE map = $1 AND uncounted AND type = ANY($2::text[]) ORDER BY ${CLAIM_ORDER} LIMIT ${limit}`;
+}
+
+/**
  * Tasks on PostgreSQL in a table of their own (`tasks`, migration 3), written as every record map is (one statement
  * that compares the exact stored text), with the fields claims are found by kept by the database itself as generated
  * columns. Each query is answered on an index and reads about what it returns, however long the backlog: the first
@@ -66,26 +89,27 @@ export class PostgresTaskStore extends TaskRecordStore {
   override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const t = this.tableOf();
-    // Per type, the index's first due rows (a type's pending tasks that wait for their backoff are stepped over);
-    // lapsed claims by their expiry; the first `limit` of both in claim order.
-    const sql =
-      `SELECT key, value FROM (` +
-      `(SELECT p.key, p.value, p.priority, p.seq FROM unnest($2::text[]) AS w(type) CROSS JOIN LATERAL (` +
-      `SELECT key, value, priority, seq FROM ${t.table} WHERE map = $1 AND type = w.type AND state = 'pending' AND not_before <= $3 ` +
-      `ORDER BY ${CLAIM_ORDER} LIMIT $5) p) ` +
-      `UNION ALL ` +
-      `(SELECT key, value, priority, seq FROM ${t.table} WHERE map = $1 AND type = ANY($2::text[]) AND state = 'running' AND claim_expires < $4 ` +
-      `ORDER BY ${CLAIM_ORDER} LIMIT $5)` +
-      `) found ORDER BY ${CLAIM_ORDER} LIMIT $5`;
-    return this.found(sql, [t.stored, [...new Set(types)], now, lapsedBefore, limit], `find claimable tasks of ${types.join(', ')}`, options, limit);
+    return this.found(claimableSql(t.table), [t.stored, [...new Set(types)], now, lapsedBefore, limit], `find claimable tasks of ${types.join(', ')}`, options, limit);
   }
 
   /** {@inheritDoc TaskStore.uncounted} */
   override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const t = this.tableOf();
-    const sql = `SELECT key, value FROM ${t.table} WHERE map = $1 AND uncounted AND type = ANY($2::text[]) ORDER BY ${CLAIM_ORDER} LIMIT $3`;
-    return this.found(sql, [t.stored, [...new Set(types)], limit], 'find uncounted tasks', options, limit);
+    return this.found(uncountedSql(t.table, '$3'), [t.stored, [...new Set(types)], limit], 'find uncounted tasks', options, limit);
+  }
+
+  /** {@inheritDoc TaskStore.scan} (types and limits are never empty: see `scanTasks`) */
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+    const t = this.tableOf();
+    // Both queries in one statement, each row tagged with the one that found it.
+    const sql = `(SELECT true AS claimable, key, value FROM (${claimableSql(t.table)}) c) UNION ALL (SELECT false, key, value FROM (${uncountedSql(t.table, '$6')}) u)`;
+    const values = [t.stored, [...new Set(types)], now, lapsedBefore, limits.claimable, limits.uncounted];
+    const rows = await this.observers.report('tasks', performance.now(), t.select<{ claimable: boolean; key: string; value: string }>(sql, values, `scan the tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    return {
+      claimable: inClaimOrder(this.decodeAll(rows.filter((row) => row.claimable)), limits.claimable),
+      uncounted: inClaimOrder(this.decodeAll(rows.filter((row) => !row.claimable)), limits.uncounted),
+    };
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */

@@ -22,9 +22,15 @@ import { script } from '../redis-script-prelude';
  * parsed is indexed nowhere (the record map's reads still report it).
  */
 
+/** Most waiting tasks one claim query moves into claim order per type (the rest, the next query). */
+export const MOST_PROMOTED = 1_000;
+/** Most lapsed claims of a type one claim query reads (in claim order among them once read). */
+export const MOST_LAPSED = 1_000;
+
 /** Helpers every task script shares, after the prelude. */
 const TASK_LIB = `
 local MAP = ARGV[4]
+local MOST_PROMOTED, MOST_LAPSED = ${MOST_PROMOTED}, ${MOST_LAPSED}
 local TASKS = T .. ':m:' .. MAP
 local FINISHED = { done = true, failed = true, invalid = true, cancelled = true }
 local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
@@ -89,12 +95,33 @@ local function values_of(members, limit)
   end
   return out
 end
+-- Per type of ARGV[first..]: the waiting tasks due at now moved into claim order, then the first limit pending ones
+-- and the claims that expired before lapsed; and the index entries read (moved, ranged over).
+local function claimable_members(now, lapsed, limit, first)
+  local members, examined = {}, 0
+  for i = first, #ARGV do
+    local ty = ARGV[i]
+    local tw, tp = T .. ':tw:' .. ty, T .. ':tp:' .. ty
+    local due = redis.call('ZRANGEBYSCORE', tw, '-inf', now, 'LIMIT', 0, MOST_PROMOTED)
+    if #due > 0 then
+      for _, m in ipairs(due) do redis.call('ZADD', tp, 0, m) end
+      redis.call('ZREM', tw, unpack(due))
+      examined = examined + #due
+    end
+    for _, m in ipairs(redis.call('ZRANGE', tp, 0, limit - 1)) do members[#members + 1] = m end
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', T .. ':tr:' .. ty, '-inf', '(' .. lapsed, 'LIMIT', 0, MOST_LAPSED)) do members[#members + 1] = m end
+  end
+  return members, examined + #members
+end
+-- Per type of ARGV[first..]: the first limit uncounted tasks.
+local function uncounted_members(limit, first)
+  local members = {}
+  for i = first, #ARGV do
+    for _, m in ipairs(redis.call('ZRANGE', T .. ':tu:' .. ARGV[i], 0, limit - 1)) do members[#members + 1] = m end
+  end
+  return members
+end
 `;
-
-/** Most waiting tasks one claim query moves into claim order per type (the rest, the next query). */
-export const MOST_PROMOTED = 1_000;
-/** Most lapsed claims of a type one claim query reads (in claim order among them once read). */
-export const MOST_LAPSED = 1_000;
 
 /** The task store's scripts. ARGV from 5 on, as listed per script. */
 export const TASK_SCRIPTS = {
@@ -142,29 +169,21 @@ return answer(out)`, true),
    * index entries the script read (moved, ranged over), the cost of the query.
    */
   claimable: script('gkTaskClaimable', `${TASK_LIB}
-local now, lapsed, limit = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local members, examined = {}, 0
-for i = 8, #ARGV do
-  local ty = ARGV[i]
-  local tw, tp = T .. ':tw:' .. ty, T .. ':tp:' .. ty
-  local due = redis.call('ZRANGEBYSCORE', tw, '-inf', now, 'LIMIT', 0, ${MOST_PROMOTED})
-  if #due > 0 then
-    for _, m in ipairs(due) do redis.call('ZADD', tp, 0, m) end
-    redis.call('ZREM', tw, unpack(due))
-    examined = examined + #due
-  end
-  for _, m in ipairs(redis.call('ZRANGE', tp, 0, limit - 1)) do members[#members + 1] = m end
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', T .. ':tr:' .. ty, '-inf', '(' .. lapsed, 'LIMIT', 0, ${MOST_LAPSED})) do members[#members + 1] = m end
-end
-examined = examined + #members
+local limit = tonumber(ARGV[7])
+local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 8)
 return answer({ values_of(members, limit), examined })`),
   /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
   uncounted: script('gkTaskUncounted', `${TASK_LIB}
-local limit, members = tonumber(ARGV[5]), {}
-for i = 6, #ARGV do
-  for _, m in ipairs(redis.call('ZRANGE', T .. ':tu:' .. ARGV[i], 0, limit - 1)) do members[#members + 1] = m end
-end
-return answer(values_of(members, limit))`),
+local limit = tonumber(ARGV[5])
+return answer(values_of(uncounted_members(limit, 6), limit))`),
+  /**
+   * ARGV: now, lapsed before, limit, uncounted limit, types... → `{ claimable, examined, uncounted }`: what
+   * `claimable` and `uncounted` answer, in one call (a worker's periodic scan).
+   */
+  scan: script('gkTaskScan', `${TASK_LIB}
+local limit, most = tonumber(ARGV[7]), tonumber(ARGV[8])
+local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 9)
+return answer({ values_of(members, limit), examined, values_of(uncounted_members(most, 9), most) })`),
   /** ARGV: before, limit → `{ key, value, ... }`: up to `limit` purgeable tasks finished before `before`, earliest first. */
   finishedBefore: script('gkTaskFinishedBefore', `${TASK_LIB}
 local out = {}

@@ -106,16 +106,36 @@ export class RedisTaskStore extends TaskRecordStore {
     const { calls, map } = this.target();
     const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], number]>(TASK_SCRIPTS.claimable, [map, now, lapsedBefore, limit, ...wanted], `find claimable tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
     this.lastClaimQueryExamined = Number(result[1]);
-    // A task the index placed by the server's clock may not be due yet by the caller's: left out here.
-    return inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
+    return this.claimableOf(result[0], wanted, now, lapsedBefore, limit);
   }
 
   /** {@inheritDoc TaskStore.uncounted} */
   override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const { calls, map } = this.target();
-    const { result } = await this.observers.report('tasks', performance.now(), calls.run<string[]>(TASK_SCRIPTS.uncounted, [map, limit, ...new Set(types)], 'find uncounted tasks', this.timeout(options).timeoutMs));
-    return inClaimOrder(this.decodeAll(pairs(result)).filter((t) => t.uncounted && types.includes(t.type)), limit);
+    const wanted = new Set(types);
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<string[]>(TASK_SCRIPTS.uncounted, [map, limit, ...wanted], 'find uncounted tasks', this.timeout(options).timeoutMs));
+    return this.uncountedOf(result, wanted, limit);
+  }
+
+  /** {@inheritDoc TaskStore.scan} (types and limits are never empty: see `scanTasks`) */
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+    const wanted = new Set(types);
+    const { calls, map } = this.target();
+    const args = [map, now, lapsedBefore, limits.claimable, limits.uncounted, ...wanted];
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], number, string[]]>(TASK_SCRIPTS.scan, args, `scan the tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    this.lastClaimQueryExamined = Number(result[1]);
+    return { claimable: this.claimableOf(result[0], wanted, now, lapsedBefore, limits.claimable), uncounted: this.uncountedOf(result[2], wanted, limits.uncounted) };
+  }
+
+  /** The claimable tasks of a script's answer: a task the index placed by the server's clock may not be due yet by the caller's, and is left out. */
+  private claimableOf(found: string[], wanted: ReadonlySet<string>, now: number, lapsedBefore: number, limit: number): TaskRecord[] {
+    return inClaimOrder(this.decodeAll(pairs(found)).filter((t) => isClaimable(t, wanted, now, lapsedBefore)), limit);
+  }
+
+  /** The uncounted tasks of a script's answer. */
+  private uncountedOf(found: string[], wanted: ReadonlySet<string>, limit: number): TaskRecord[] {
+    return inClaimOrder(this.decodeAll(pairs(found)).filter((t) => t.uncounted && wanted.has(t.type)), limit);
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */
