@@ -11,7 +11,7 @@ import type { TaskStore } from '../tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock, type Clock } from '../core/clock';
 import { ENV } from '../core/env-vars';
-import { StoreClock } from '../store/store-clock';
+import { followStoreClock, StoreClock } from '../store/store-clock';
 import { formatDuration, parseDuration } from '../core/duration';
 import { CliUsageError } from './cli-errors';
 import { TaskAdmin } from '../tasks/task-admin';
@@ -50,7 +50,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
   const presence = new PresenceRecordStore(backend);
   // Permits are timed by the store's clock where it has one: the CLI's edits and listings read it as the apps do.
   const clock = new StoreClock(systemClock);
-  if (backend.now) clock.attach(() => backend.now!());
+  followStoreClock(clock, backend);
   try {
     await store.connect({ clock });
     await clock.sync();

@@ -12,7 +12,7 @@ import type { PermitStore } from '../permits/permit-store';
 import type { ConnectTarget } from '../store/connect-failure';
 import { serverBackend, type ServerBackend } from '../store/server-backend';
 import type { StoreBackend } from '../store/store-backend';
-import type { StoreClock } from '../store/store-clock';
+import { followStoreClock } from '../store/store-clock';
 import { TaskRecordStore } from '../tasks/task-record.store';
 import { ownTaskStore } from '../tasks/task-store-source';
 import type { TaskStore } from '../tasks/task-store';
@@ -69,11 +69,6 @@ export function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.P
   followStoreClock(options.permitClock, of.permits);
   if (!options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
   return { connection, of, target: pick(options.backends.permits).target };
-}
-
-/** Attaches `clock` to `backend`'s own clock, when it has one. */
-function followStoreClock(clock: StoreClock, backend: StoreBackend): void {
-  if (backend.now) clock.attach(() => backend.now!());
 }
 
 /**

@@ -28,6 +28,13 @@ export interface StoreBackend {
   /** The store's own clock (epoch ms) where it has one (PostgreSQL `clock_timestamp()`, Redis `TIME`); `undefined`: none. */
   now?(): Promise<number>;
   /**
+   * Hears the readings of the store's clock that the backend's own calls bring back (the change feed's check of
+   * itself): the store's time (epoch ms, rounded down, as `now()` answers) read at some moment after `sentAt`
+   * (`performance.now()`), told as the answer comes. A `StoreClock` takes them as its own readings and then reads the
+   * clock itself only when none came for a while. Optional; returns what stops it.
+   */
+  onClockReading?(listener: (storeMs: number, sentAt: number) => void): () => void;
+  /**
    * How many members of a clustered store this node sees now (quorum checks); `undefined` for a store that is not a
    * cluster of members.
    */

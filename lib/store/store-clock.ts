@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock';
 import { withDeadline } from '../core/with-deadline';
+import type { StoreBackend } from './store-backend';
 
 /** Options of a {@link StoreClock}. */
 export interface StoreClockOptions {
@@ -101,6 +102,18 @@ export class StoreClock implements Clock {
     return this.read !== undefined;
   }
 
+  /**
+   * A reading of the store's clock that another call brought back (see `StoreBackend.onClockReading`): the store read
+   * `storeMs` at some moment after `sentAt` (this clock's monotonic time, `performance.now()` unless it was given
+   * another). Taken as one of its own, with the time since `sentAt` as its round trip, and its own next reading is put
+   * off by `resampleMs`: where the backend's calls bring readings often enough, it never reads the clock itself.
+   */
+  offer(storeMs: number, sentAt: number): void {
+    if (!this.read) return;
+    this.take(storeMs, sentAt);
+    if (this.timer) this.schedule();
+  }
+
   /** Reads the store's clock now (one reading at a time: a caller during one waits for it). */
   sync(): Promise<void> {
     this.sampling ??= this.sample().finally(() => {
@@ -151,14 +164,31 @@ export class StoreClock implements Clock {
     const read = this.read;
     if (!read) return;
     const sent = this.monotonic();
-    const at = await withDeadline(read(), this.readTimeoutMs, "read the store's clock");
+    this.take(await withDeadline(read(), this.readTimeoutMs, "read the store's clock"), sent);
+  }
+
+  /** Takes in that the store's clock read `at` at some moment after `sent` (monotonic): its round trip is the time since. */
+  private take(at: number, sent: number): void {
     const monotonicAt = this.monotonic();
     const aheadMs = monotonicAt - sent + 1;
     const next: Reading = { at, upper: at + aheadMs, aheadMs, monotonicAt, wallAt: this.wall() };
     // Both are counts never behind the store's clock: the lower one is the closer (a slow reading, or a count the wall
-    // clock pushed ahead, gives way to the better one).
-    if (!this.reading || next.upper <= this.countedAt(this.reading)) this.reading = next;
+    // clock pushed ahead, gives way to the better one). Unless the store read past the count it has: its clock stepped
+    // forward, and only the new reading is still never behind it.
+    const counted = this.reading && this.countedAt(this.reading);
+    if (counted === undefined || next.upper <= counted || at > counted) this.reading = next;
   }
+}
+
+/**
+ * Has `clock` follow `backend`'s own clock, when it has one (PostgreSQL, Redis): its readings, and those the backend's
+ * calls bring back (see {@link StoreClock.offer}). Nothing on a store without a clock.
+ */
+export function followStoreClock(clock: StoreClock, backend: Pick<StoreBackend, 'now' | 'onClockReading'>): void {
+  const read = backend.now?.bind(backend);
+  if (!read) return;
+  clock.attach(read);
+  backend.onClockReading?.((storeMs, sentAt) => clock.offer(storeMs, sentAt));
 }
 
 /**

@@ -99,6 +99,25 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
       assert.equal((await ma.get('k'))?.value, 'two');
     }, timeoutMs);
 
+    it('with a clock of its own, may bring readings of it back from its own calls: each within the clock\'s time around it', async () => {
+      if (!a.now || !a.onClockReading) return; // nothing to check: its counts read the clock themselves
+      const [ma] = await maps();
+      const readings: Array<{ storeMs: number; sentAt: number }> = [];
+      const before = await a.now();
+      const stop = a.onClockReading((storeMs, sentAt) => readings.push({ storeMs, sentAt }));
+      // A watch starts the change feed, whose check of itself (every `listenCheckMs`, 5 s by default) brings one.
+      const unwatch = await ma.watch({ changed: () => undefined, missed: () => undefined });
+      try {
+        await eventually('a reading of the store\'s clock', () => readings.length > 0, Math.max(eventTimeoutMs, 15_000));
+        const after = await a.now();
+        assert.ok(readings[0].storeMs >= before && readings[0].storeMs <= after, `the reading ${readings[0].storeMs} is between ${before} and ${after}`);
+        assert.ok(readings[0].sentAt <= performance.now());
+      } finally {
+        stop();
+        await unwatch();
+      }
+    }, timeoutMs);
+
     it('reads many by key, lists, and finds by an indexed field', async () => {
       const [ma, mb] = await maps({ indexes: ['state'] });
       await ma.create('t1', JSON.stringify({ state: 'pending', n: 1 }));

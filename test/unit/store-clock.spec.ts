@@ -1,5 +1,6 @@
 import { ManualClock } from '../../lib/core/clock';
 import { StoreClock } from '../../lib/store/store-clock';
+import { eventually } from '../support/eventually';
 
 const T = 1_700_000_000_000;
 
@@ -71,6 +72,17 @@ describe('StoreClock: the store\'s clock counted by this node, never behind it',
     expect(clock.now()).toBeLessThan(T + 1_000);
   });
 
+  it('a store clock stepped forward is taken at the next reading: the count is never left behind it', async () => {
+    const { clock, answer, pass } = scene();
+    answer(T, 2);
+    await clock.sync();
+    pass(1_000);
+    answer(T + 60_000, 2); // the store's clock stepped a minute forward
+    await clock.sync();
+    expect(clock.now()).toBeGreaterThanOrEqual(T + 60_000);
+    expect(clock.earliest()).toBeGreaterThanOrEqual(T + 60_000);
+  });
+
   it('its earliest is never ahead of the store: the reading carried by the monotonic clock alone', async () => {
     const { clock, answer, pass, freeze } = scene();
     answer(T, 4);
@@ -81,6 +93,47 @@ describe('StoreClock: the store\'s clock counted by this node, never behind it',
     freeze(30_000); // a wall clock jumped forward moves the count, not the earliest
     expect(clock.earliest()).toBe(T + 999);
     expect(clock.now()).toBeGreaterThan(T + 30_000);
+  });
+
+  it('takes a reading another call brought back as its own: its round trip is the time since the call was sent', async () => {
+    const { clock, answer, pass } = scene();
+    answer(T, 50);
+    await clock.sync();
+    expect(clock.aheadMs()).toBe(51);
+    // The feed's check was sent at monotonic 1_060 and its answer, read at T + 12, is offered 3 ms later.
+    pass(10);
+    const sentAt = 1_060;
+    pass(3);
+    clock.offer(T + 12, sentAt);
+    expect(clock.aheadMs()).toBe(4); // closer than the slow reading: taken
+    expect(clock.now()).toBe(T + 16);
+    expect(clock.earliest()).toBe(T + 12);
+    // A slower one than the count it has is not.
+    pass(1_000);
+    clock.offer(T + 1_012, 1_063 + 500);
+    expect(clock.aheadMs()).toBeLessThan(5);
+    expect(clock.now()).toBe(T + 1_017);
+  });
+
+  it('reads the clock itself only when no reading was offered for its resample interval', async () => {
+    let reads = 0;
+    const clock = new StoreClock(new ManualClock(0), { resampleMs: 60 });
+    clock.attach(async () => {
+      reads++;
+      return Date.now();
+    });
+    clock.offer(T, performance.now()); // before start: taken, nothing scheduled
+    await clock.start();
+    expect(reads).toBe(1);
+    const offers = setInterval(() => clock.offer(Date.now(), performance.now()), 20);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reads).toBe(1); // every offer put its own reading off
+    } finally {
+      clearInterval(offers);
+    }
+    await eventually('a reading of its own once the offers stopped', () => reads === 2, { timeoutMs: 5_000, intervalMs: 10 });
+    clock.stop();
   });
 
   it('does nothing on a store without a clock: the clock it was given', async () => {

@@ -24,9 +24,12 @@ import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
 import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 import { invalidOption } from '../../core/errors/input.errors';
+import { ClockReadings } from '../../store/clock-readings';
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
+/** The database's clock in a select list: epoch ms, rounded down. */
+const CLOCK_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 /** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
@@ -49,6 +52,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   readonly schema: string;
   /** Unique to this instance: its feed's connection checks carry it. */
   private readonly mark = randomUUID();
+  private readonly clockReadings = new ClockReadings();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private pool?: Pg.Pool;
   private ownsPool = false;
@@ -88,10 +92,11 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
    * Checks the database's incarnation in one statement, through the pool: with `also` selected beside it (its
    * parameters `more`, from `$2` on).
    */
-  private async checkIncarnation({ also = '', more = [], timeoutMs }: { also?: string; more?: unknown[]; timeoutMs?: number } = {}): Promise<void> {
+  private async checkIncarnation({ also = '', more = [], timeoutMs }: { also?: string; more?: unknown[]; timeoutMs?: number } = {}): Promise<IncarnationAnswer & Record<string, unknown>> {
     const sql = `SELECT ${also}${INCARNATION_COLUMNS} FROM ${checkIncarnation(this.quoted)}`;
-    const result = await this.calls.query<IncarnationAnswer>(sql, more, 'check the database\'s incarnation', timeoutMs);
+    const result = await this.calls.query<IncarnationAnswer & Record<string, unknown>>(sql, more, 'check the database\'s incarnation', timeoutMs);
     this.incarnation.observe(result.rows[0]);
+    return result.rows[0];
   }
 
   /** The database lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
@@ -187,8 +192,11 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
       },
       notify: async (payload) => {
         // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
-        // leaves the pool's connections open, so no new one would.
-        await this.checkIncarnation({ also: 'pg_notify($1, $2), ', more: [this.channel(), payload] });
+        // leaves the pool's connections open, so no new one would. It reads the database's clock as well, so the
+        // nodes' counts of it need no reading of their own (see StoreClock.offer).
+        const sentAt = performance.now();
+        const row = await this.checkIncarnation({ also: `pg_notify($1, $2), ${CLOCK_MS} AS store_ms, `, more: [this.channel(), payload] });
+        this.clockReadings.tell(Number(row.store_ms), sentAt);
       },
       channel: this.channel(),
       mark: this.mark,
@@ -212,7 +220,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     }
     return new PostgresRecordMap(name, stored, indexes.length > 0, {
       calls: this.calls, feed, schema: this.quoted, incarnation: this.incarnation,
-      recheck: spec.forgetOnRestore ? (timeoutMs) => this.checkIncarnation({ timeoutMs }) : undefined,
+      recheck: spec.forgetOnRestore ? async (timeoutMs) => void (await this.checkIncarnation({ timeoutMs })) : undefined,
     });
   }
 
@@ -241,8 +249,13 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   /** The database's clock (`clock_timestamp()`), in epoch ms. */
   async now(): Promise<number> {
-    const result = await this.calls.query<{ now: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now', [], 'read the database clock');
+    const result = await this.calls.query<{ now: string }>(`SELECT ${CLOCK_MS} AS now`, [], 'read the database clock');
     return Number(result.rows[0].now);
+  }
+
+  /** {@inheritDoc StoreBackend.onClockReading} */
+  onClockReading(listener: (storeMs: number, sentAt: number) => void): () => void {
+    return this.clockReadings.add(listener);
   }
 
   /** Declares the schema new (see `declareNewStore`): it is when this call creates it (see `migrate`). */

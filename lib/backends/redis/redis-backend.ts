@@ -10,6 +10,7 @@ import type { TaskStore } from '../../tasks/task-store';
 import type { TaskStoreSource } from '../../tasks/task-store-source';
 import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
+import { ClockReadings } from '../../store/clock-readings';
 import { newClient } from './redis-client';
 import { RedisCounters } from './redis-counters';
 import { RedisEvictionCheck } from './redis-eviction';
@@ -45,6 +46,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   readonly mapPrefix: string;
   /** Unique to this instance: its feed's connection checks carry it. */
   private readonly mark = randomUUID();
+  private readonly clockReadings = new ClockReadings();
   private readonly opened = new SharedOpen(() => this.start(), () => this.stop());
   private client?: RedisClient;
   private readonly calls: RedisCalls;
@@ -146,8 +148,12 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
         const sub = client.duplicate();
         return sub;
       },
-      // From a script: so the check also finds what the scripts check first (see RedisCalls.probe).
-      publish: (payload) => this.calls.probe(payload, this.options.listenCheckMs ?? 5_000),
+      // From a script: so the check also finds what the scripts check first (see RedisCalls.probe). It reads the
+      // server's clock as well, so the nodes' counts of it need no reading of their own (see StoreClock.offer).
+      publish: async (payload) => {
+        const sentAt = performance.now();
+        this.clockReadings.tell(await this.calls.probe(payload, this.options.listenCheckMs ?? 5_000), sentAt);
+      },
       channel,
       mark: this.mark,
       checkEveryMs: this.options.listenCheckMs ?? 5_000,
@@ -243,6 +249,11 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   async now(): Promise<number> {
     const [seconds, micros] = (await this.requireClient().call('TIME')) as [string, string];
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** {@inheritDoc StoreBackend.onClockReading} */
+  onClockReading(listener: (storeMs: number, sentAt: number) => void): () => void {
+    return this.clockReadings.add(listener);
   }
 
   /** Declares the map prefix new (see `declareNewStore`), as {@link RedisBackend.declareFresh} does. */

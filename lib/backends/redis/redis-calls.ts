@@ -51,10 +51,12 @@ export class RedisCalls {
   /**
    * The change feed's check of itself (every `listenCheckMs`): publishes `payload` on the changes channel from a
    * script, so that every node runs the prelude's checks (a loss of data, leases removed by another client) at least
-   * that often, however quiet it is. Not counted among the calls: it serves no decision.
+   * that often, however quiet it is. Answers the server's clock (epoch ms, as `TIME` read in the script). Not counted
+   * among the calls: it serves no decision.
    */
-  async probe(payload: string, timeoutMs: number): Promise<void> {
-    await this.send('probe', [payload], 'check the Redis subscriber', timeoutMs);
+  async probe(payload: string, timeoutMs: number): Promise<number> {
+    const { result } = await this.send<number>('probe', [payload], 'check the Redis subscriber', timeoutMs);
+    return Number(result);
   }
 
   private async send<R>(name: ScriptName | Script, args: readonly (string | number)[], what: string, timeoutMs?: number, lateOutcome?: (answer: ScriptAnswer<R> | undefined) => void): Promise<ScriptAnswer<R>> {

@@ -9,10 +9,13 @@ import { script } from './redis-script-prelude';
 export const SCRIPTS = {
   /** The check alone (the feed's check of itself, the open). */
   check: script('gkCheck', 'return answer(false)'),
-  /** ARGV: payload → publishes it on the changes channel, after the prelude's checks (the feed's check of itself). */
+  /**
+   * ARGV: payload → publishes it on the changes channel, after the prelude's checks (the feed's check of itself);
+   * answers the server's clock in ms (the nodes' counts of it take it as a reading).
+   */
   probe: script('gkProbe', `
 redis.call('PUBLISH', T .. ':changes', ARGV[4])
-return answer(false)`),
+return answer(now_ms())`),
   /** ARGV: map, key → the value or false. */
   get: script('gkGet', `
 local map, key = ARGV[4], ARGV[5]
