@@ -80,6 +80,33 @@ export interface TaskStore {
     options?: TaskCallOptions,
   ): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }>;
   /**
+   * Work handed out one worker at a time, where the store can (optional, with {@link TaskStore.awaitWork}): what
+   * {@link TaskStore.claimable} answers with `count` as its limit (pending tasks due by the store's clock, which
+   * `now` may not have reached yet: claim each once it has), each pending task of it held for `instance` for
+   * `holdMs` (no other reserve or claimable query answers it until the hold ends or the task is written: the worker
+   * claims it by compare-and-set meanwhile). With fewer than `count`, `instance` waits for work of `types`: the next
+   * task of one that becomes pending wakes it, and no other worker waiting as long; with `count`, it waits no more.
+   * `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none backs off).
+   *
+   * A store that reserves tells pending work and claims to no watch (see {@link TaskStore.watch}): every worker finds
+   * its work by reserving, and nodes share a burst as fast as each frees its slots.
+   */
+  reserve?(
+    types: readonly string[],
+    instance: string,
+    count: number,
+    now: number,
+    lapsedBefore: number,
+    holdMs: number,
+    options?: TaskCallOptions,
+  ): Promise<{ readonly tasks: TaskRecord[]; readonly nextDueAt: number | undefined }>;
+  /**
+   * Calls `wake` whenever work comes that `instance` waits for (see {@link TaskStore.reserve}); resolves once a wake
+   * cannot be missed. A wake lost with the store's connection is told to the watches as missed changes. Returns what
+   * stops it.
+   */
+  awaitWork?(instance: string, wake: () => void): Promise<() => Promise<void>>;
+  /**
    * Finished tasks (done, failed, invalid, cancelled) that finished before `before` and that no group or parent still
    * waits to hear of, at most `limit`: what a purge removes.
    */
@@ -89,7 +116,8 @@ export interface TaskStore {
   /**
    * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
    * it could not be read: ask the store), for `types` only (every type without it). Work of other types is not sent
-   * to this process at all, and a process that watches nothing hears nothing. Events may be lost.
+   * to this process at all, and a process that watches nothing hears nothing. Events may be lost. A store that
+   * reserves ({@link TaskStore.reserve}) tells a watch only that changes may have been missed.
    *
    * With `claims`, also hears the claims of tasks of `types` (a task that became running): nodes that hear each
    * other's claims share a burst of work evenly. A store may ignore it; nodes then share work as their races go.

@@ -1,6 +1,7 @@
 import type { GroupJoinData, TaskRecord } from './task';
 import type { TaskActor } from './task-claim.rules';
 import { TaskClaims } from './task-claims';
+import { reserves, TaskPulls } from './task-pulls';
 import { TaskFencing } from './task-fencing';
 import { TaskGroups } from './task-groups';
 import { registration, type GroupFinishedHandler, type Registration, type TaskContext, type TaskHandler, type TaskHandlerOptions } from './task-handler';
@@ -21,7 +22,7 @@ import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
  * a join of sub-tasks then triggers their parent's join.
  *
  * This class keeps the handlers and the node's lifecycle; each role is a collaborator of its own: the claim loop
- * ({@link TaskClaims}), the runs ({@link TaskRuns}), their outcomes ({@link TaskOutcomes}), groups and joins
+ * ({@link TaskPulls} on a store that reserves work for one worker at a time, else {@link TaskClaims}), the runs ({@link TaskRuns}), their outcomes ({@link TaskOutcomes}), groups and joins
  * ({@link TaskGroups}), submits ({@link TaskSubmits}) and the fenced writes they share ({@link TaskFencing}).
  */
 export class TaskWorker {
@@ -29,7 +30,7 @@ export class TaskWorker {
   private readonly submits: TaskSubmits;
   private readonly groups: TaskGroups;
   private readonly runs: TaskRuns;
-  private readonly claims: TaskClaims;
+  private readonly claims: TaskClaims | TaskPulls;
   private unwatch?: () => void;
   private timer?: NodeJS.Timeout;
   private purgeTimer?: NodeJS.Timeout;
@@ -47,7 +48,10 @@ export class TaskWorker {
     const outcomes = new TaskOutcomes(fencing, this.groups, actor, options);
     // A run that frees its slot wakes the claim loop (built just below: the runs only call it later).
     this.runs = new TaskRuns(fencing, outcomes, this.submits, actor, options, () => this.claims.kick());
-    this.claims = new TaskClaims(store, actor, options, this.handlers, this.runs, outcomes, this.groups, fencing);
+    // A store that hands work out one worker at a time is pulled from; any other is watched and raced for.
+    this.claims = reserves(store)
+      ? new TaskPulls(store, actor, options, this.handlers, this.runs, outcomes, this.groups, fencing)
+      : new TaskClaims(store, actor, options, this.handlers, this.runs, outcomes, this.groups, fencing);
   }
 
   /** Runs tasks of `type` with `handler` (one handler per type; a node without one never claims the type). */

@@ -6,6 +6,7 @@ import { decideClaim } from '../tasks/task-claim.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { scanTasks } from '../tasks/task-store.queries';
+import { reserves, type ReservingTaskStore } from '../tasks/task-pulls';
 import { assertEqual } from './assertions';
 import { eventually } from './eventually';
 import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
@@ -20,6 +21,33 @@ export interface TaskStoreFixture {
 
 const T0 = Date.now();
 const submit = (type: string, name: string, priority = 0, now = T0): TaskRecord => decideSubmit(undefined, { type, name, priority, data: { name } }, now, 60_000).task;
+
+/**
+ * On a store that reserves (`TaskStore.reserve`): a watch hears no pending work and no claim. Its worker waits for
+ * work, a task is submitted and claimed, and once the wake has come (published after any news of the task, on the
+ * same connection) the watch has heard nothing.
+ */
+async function assertWatchHearsNothing(a: TaskStore, b: ReservingTaskStore, eventTimeoutMs: number): Promise<void> {
+  const heard: string[] = [];
+  const stop = b.watch((type, id) => heard.push(id), undefined, { listener: (_type, id) => heard.push(`claim ${id}`) });
+  let woken = 0;
+  const stopWaiting = await b.awaitWork('b/1', () => woken++);
+  try {
+    await b.listening();
+    assert.deepEqual((await b.reserve(['quiet'], 'b/1', 1, T0, T0, 60_000)).tasks, []);
+    const task = submit('quiet', 'x');
+    await a.compareAndSet(task.id, { raw: null }, task);
+    await eventually('the wake', () => woken > 0, eventTimeoutMs);
+    const read = await a.read(task.id);
+    const claim = decideClaim(read.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
+    assert.equal(await a.compareAndSet(task.id, read, claim.outcome === 'claimed' ? claim.task : null), true);
+    assert.deepEqual((await b.reserve(['quiet'], 'b/1', 1, T0, T0, 60_000)).tasks, []);
+    assert.deepEqual(heard, []);
+  } finally {
+    stop();
+    await stopWaiting();
+  }
+}
 
 /**
  * What every task store must do, run against each implementation. {@link describeStoreContracts} runs it on the
@@ -99,6 +127,63 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       assertEqual(await scanTasks(b, [], T0, T0, { claimable: 10, uncounted: 10 }), { claimable: [], uncounted: [] });
     }, timeoutMs);
 
+    it('with reserve: holds what it answers for one worker, until the hold ends or the task is written', async () => {
+      const [a, b] = fixture().stores;
+      if (!reserves(a) || !reserves(b)) return assert.equal(a.reserve ?? b.reserve, undefined); // watched and raced for instead
+      const tasks = [submit('h', 'low', 0, T0), submit('h', 'high', 5, T0), submit('h', 'mid', 2, T0), { ...submit('h', 'later'), notBefore: T0 + 60_000 }];
+      for (const t of tasks) await a.compareAndSet(t.id, { raw: null }, t);
+      const now = Date.now();
+      const first = await a.reserve(['h'], 'a/1', 2, now, now, 1_000);
+      assert.deepEqual(first.tasks.map((t) => t.name), ['high', 'mid']);
+      assert.equal(first.nextDueAt, T0 + 60_000); // the task backing off
+      assertEqual(first.tasks[0], tasks[1]);
+      // Held for a/1: neither another reserve nor a claim query answers them.
+      assert.deepEqual((await b.reserve(['h'], 'b/1', 5, now, now, 1_000)).tasks.map((t) => t.name), ['low']);
+      assert.deepEqual((await b.claimable(['h'], now, now, 10)).map((t) => t.name), []);
+      // A reserved task written (claimed, then handed back) is in claim order again at once.
+      const read = await a.read(tasks[2].id);
+      const claim = decideClaim(read.task!, { instance: 'a/1', acquirer: 'a' }, now, 5_000);
+      assert.equal(claim.outcome, 'claimed');
+      assert.equal(await a.compareAndSet(tasks[2].id, read, claim.outcome === 'claimed' ? claim.task : null), true);
+      const running = await a.read(tasks[2].id);
+      assert.equal(await a.compareAndSet(tasks[2].id, running, { ...running.task!, state: 'pending', claim: undefined }), true);
+      assert.deepEqual((await b.claimable(['h'], Date.now(), now, 10)).map((t) => t.name), ['mid']);
+      // Once the holds end, those never written are answered again.
+      await eventually('the holds to end', async () => (await b.claimable(['h'], Date.now(), now, 10)).length === 3, eventTimeoutMs);
+      assert.deepEqual((await b.claimable(['h'], Date.now(), now, 10)).map((t) => t.name), ['high', 'mid', 'low']);
+    }, timeoutMs);
+
+    it('with reserve: wakes one waiting worker per task that becomes pending, the longest waiting first, and skips one gone', async () => {
+      const [a, b] = fixture().stores;
+      if (!reserves(a) || !reserves(b)) return assert.equal(a.reserve ?? b.reserve, undefined); // watched and raced for instead
+      const woken = { a: 0, b: 0, c: 0 };
+      const stopA = await a.awaitWork('a/1', () => woken.a++);
+      const stopB = await b.awaitWork('b/1', () => woken.b++);
+      const stopC = await b.awaitWork('c/1', () => woken.c++);
+      try {
+        const now = Date.now();
+        // c waits first but is gone before any work comes; then a, then b.
+        assert.deepEqual((await b.reserve(['w'], 'c/1', 1, now, now, 1_000)).tasks, []);
+        await stopC();
+        assert.deepEqual((await a.reserve(['w'], 'a/1', 1, now, now, 1_000)).tasks, []);
+        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', 1, now, now, 1_000)).tasks, []);
+        await a.compareAndSet('w:1', { raw: null }, submit('w', '1'));
+        await eventually('a woken', () => woken.a === 1, eventTimeoutMs);
+        await a.compareAndSet('v:1', { raw: null }, submit('v', '1'));
+        await eventually('b woken (it waits for both types)', () => woken.b === 1, eventTimeoutMs);
+        assert.deepEqual(woken, { a: 1, b: 1, c: 0 });
+        // A worker given as many as it asked for waits no more; one given fewer waits again.
+        assert.deepEqual((await a.reserve(['w'], 'a/1', 1, Date.now(), now, 1_000)).tasks.map((t) => t.id), ['w:1']);
+        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', 2, Date.now(), now, 1_000)).tasks.map((t) => t.id), ['v:1']);
+        await a.compareAndSet('w:2', { raw: null }, submit('w', '2'));
+        await eventually('b woken again', () => woken.b === 2, eventTimeoutMs);
+        assert.deepEqual(woken, { a: 1, b: 2, c: 0 });
+      } finally {
+        await stopA();
+        await stopB();
+      }
+    }, timeoutMs);
+
     it('compares against the encoding of a task as a query found it, so a claim needs no read first', async () => {
       const [a, b] = fixture().stores;
       const task = submit('q', 'direct', 0, T0);
@@ -122,6 +207,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('signals tasks that become pending, by type, to every node', async () => {
       const [a, b] = fixture().stores;
+      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
       const heard: string[] = [];
       const told: Array<TaskRecord | undefined> = [];
       const stop = b.watch((type, id, written) => {
@@ -149,6 +235,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('tells a watch that asks for claims of every other node’s claim (instance and epoch), not its own, and not as pending work', async () => {
       const [a, b] = fixture().stores;
+      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
       const pending: string[] = [];
       const claims: string[] = [];
       const stop = b.watch((_type, id) => pending.push(id), ['fair'], { listener: (_type, id, claim) => claims.push(`${id} ${claim.instance} ${claim.epoch}`), except: 'b/1' });
@@ -177,6 +264,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
       const [a, b] = fixture().stores;
+      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
       const heard: string[] = [];
       const stopFirst = b.watch((type, id) => heard.push(id), ['wanted']);
       await b.listening();

@@ -22,6 +22,8 @@ export interface RedisClient {
   disconnect(reconnect?: boolean): void;
   /** Subscribes this connection to `channels` (the change feed's). */
   subscribe(...channels: string[]): Promise<unknown>;
+  /** Unsubscribes this connection from `channels`. */
+  unsubscribe(...channels: string[]): Promise<unknown>;
   /** Listens to a connection event (`message`, `ready`, `close`, `error`). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as ioredis's own (a Cluster's listeners take any[])
   on(event: string, listener: (...args: any[]) => void): unknown;

@@ -238,6 +238,16 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     return this.calls;
   }
 
+  /**
+   * Hears the messages on `{<prefix>}:<name>` (a task worker's wake-ups, see `RedisTaskStore.awaitWork`) on the feed's
+   * subscriber; resolves once subscribed. Returns what unsubscribes.
+   * @internal
+   */
+  onChannel(name: string, listener: () => void): Promise<() => Promise<void>> {
+    if (!this.feed) throw new StoreUnavailableError(`cannot hear ${name}: the Redis backend is not open`);
+    return this.feed.subscribe(`{${this.mapPrefix}}:${name}`, listener);
+  }
+
   /** {@inheritDoc StoreBackend.counters} */
   async counters(): Promise<Counters> {
     if (!this.client) throw new StoreUnavailableError('cannot count: the Redis backend is not open');

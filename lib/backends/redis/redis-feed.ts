@@ -44,6 +44,8 @@ export class RedisFeed {
   private check?: NodeJS.Timeout;
   private probes = 0;
   private probe?: { readonly id: string; readonly heard: () => void };
+  /** Channels of their own beside the changes' (see {@link subscribe}), and who hears each. */
+  private readonly channels = new Map<string, () => void>();
 
   constructor(private readonly context: RedisFeedContext) {
     this.watches = new FeedWatches();
@@ -58,6 +60,23 @@ export class RedisFeed {
       throw new StoreUnavailableError(`cannot watch ${name}: Redis SUBSCRIBE failed: ${(error as Error).message}`, { cause: error });
     }
     return this.watches.add(map, changes, exceptMark);
+  }
+
+  /**
+   * Calls `listener` with each message on `channel` too (a channel of one instance: a task worker's wake-ups), on the
+   * same subscriber; resolves once subscribed. Its messages are lost with the subscriber as the changes are, and the
+   * watches are told so. Returns what unsubscribes it.
+   */
+  async subscribe(channel: string, listener: () => void): Promise<() => Promise<void>> {
+    if (this.closed) throw new StoreUnavailableError(`cannot subscribe to ${channel}: the Redis backend is closed`);
+    await this.listening();
+    this.channels.set(channel, listener);
+    await this.sub!.subscribe(channel);
+    return async () => {
+      if (this.channels.get(channel) !== listener) return;
+      this.channels.delete(channel);
+      await this.sub?.unsubscribe(channel).catch(() => undefined);
+    };
   }
 
   /** Tells every watch that changes may have been missed (the backend found Redis lost data). */
@@ -86,7 +105,13 @@ export class RedisFeed {
     if (!this.sub) {
       const sub = this.context.subscriber();
       this.sub = sub;
-      sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => this.heard(message));
+      sub.on('messageBuffer', (channel: Buffer, message: Buffer) => {
+        if (this.channels.size > 0) {
+          const own = this.channels.get(channel.toString());
+          if (own) return own();
+        }
+        this.heard(message);
+      });
       sub.on('close', () => this.lost());
       sub.on('ready', () => void this.ready(sub));
       sub.on('error', () => undefined); // told by 'close'; ioredis reconnects
@@ -103,7 +128,7 @@ export class RedisFeed {
   private async ready(sub: RedisClient): Promise<void> {
     if (!this.wasLost || this.closed || sub !== this.sub) return;
     try {
-      await sub.subscribe(this.context.channel);
+      await sub.subscribe(this.context.channel, ...this.channels.keys());
     } catch {
       return; // dropped again: told by 'close'
     }

@@ -56,16 +56,21 @@ local function awaits_joins(v)
   local s = v.subgroups
   return type(s) == 'table' and type(s.submitted) == 'table' and #s.submitted > 0 and s.joinSubmittedAt == nil
 end
--- The index entries { zset, score, member } of task key stored as v; removing, a pending task's in both its sets.
+-- Whether pending task v waits (a retry backing off, a hand-back, a submit held by its group) at the server's now.
+local function waits(v, now)
+  return num(v.notBefore) and num(v.submittedAt) and v.notBefore > v.submittedAt and v.notBefore > now
+end
+-- The index entries { zset, score, member } of task key stored as v; removing, a pending task's in all its sets.
 local function entries(key, v, now, removing)
   local out = {}
   if not v or type(v.type) ~= 'string' or not num(v.priority) or not num(v.seq) then return out end
   local member = sortable(-v.priority) .. sortable(v.seq) .. key
   local ty = v.type
   if v.state == 'pending' then
-    local waits = num(v.notBefore) and num(v.submittedAt) and v.notBefore > v.submittedAt and v.notBefore > now
-    if removing or waits then out[#out + 1] = { T .. ':tw:' .. ty, num(v.notBefore) and v.notBefore or 0, member } end
-    if removing or not waits then out[#out + 1] = { T .. ':tp:' .. ty, 0, member } end
+    local later = waits(v, now)
+    if removing or later then out[#out + 1] = { T .. ':tw:' .. ty, num(v.notBefore) and v.notBefore or 0, member } end
+    if removing or not later then out[#out + 1] = { T .. ':tp:' .. ty, 0, member } end
+    if removing then out[#out + 1] = { T .. ':tx:' .. ty, 0, member } end
   elseif v.state == 'running' and type(v.claim) == 'table' and num(v.claim.expiresAt) then
     out[#out + 1] = { T .. ':tr:' .. ty, v.claim.expiresAt, member }
   end
@@ -95,23 +100,39 @@ local function values_of(members, limit)
   end
   return out
 end
--- Per type of ARGV[first..]: the waiting tasks due at now moved into claim order, then the first limit pending ones
--- and the claims that expired before lapsed; and the index entries read (moved, ranged over).
+-- Moves into claim order (T:tp:<ty>) the members of zset from whose score is at most upTo: waiting tasks now due,
+-- reservations run out. Answers how many it moved.
+local function promote(from, upTo, tp)
+  local due = redis.call('ZRANGEBYSCORE', from, '-inf', upTo, 'LIMIT', 0, MOST_PROMOTED)
+  if #due > 0 then
+    for _, m in ipairs(due) do redis.call('ZADD', tp, 0, m) end
+    redis.call('ZREM', from, unpack(due))
+  end
+  return #due
+end
+-- Per type of ARGV[first..]: the waiting tasks due at now and the reservations run out by the server's clock moved
+-- into claim order, then the first limit pending ones and the claims that expired before lapsed; and the index
+-- entries read (moved, ranged over).
 local function claimable_members(now, lapsed, limit, first)
-  local members, examined = {}, 0
+  local members, examined, server = {}, 0, now_ms()
   for i = first, #ARGV do
     local ty = ARGV[i]
-    local tw, tp = T .. ':tw:' .. ty, T .. ':tp:' .. ty
-    local due = redis.call('ZRANGEBYSCORE', tw, '-inf', now, 'LIMIT', 0, MOST_PROMOTED)
-    if #due > 0 then
-      for _, m in ipairs(due) do redis.call('ZADD', tp, 0, m) end
-      redis.call('ZREM', tw, unpack(due))
-      examined = examined + #due
-    end
+    local tp = T .. ':tp:' .. ty
+    examined = examined + promote(T .. ':tw:' .. ty, now, tp) + promote(T .. ':tx:' .. ty, server, tp)
     for _, m in ipairs(redis.call('ZRANGE', tp, 0, limit - 1)) do members[#members + 1] = m end
     for _, m in ipairs(redis.call('ZRANGEBYSCORE', T .. ':tr:' .. ty, '-inf', '(' .. lapsed, 'LIMIT', 0, MOST_LAPSED)) do members[#members + 1] = m end
   end
   return members, examined + #members
+end
+-- Tells one instance waiting for work of type ty (T:ti:<ty>, the longest waiting first) that some came, on its own
+-- channel; one no longer subscribed is dropped and the next told.
+local function wake(ty)
+  local ti = T .. ':ti:' .. ty
+  while true do
+    local waiting = redis.call('ZPOPMIN', ti)
+    if #waiting == 0 then return end
+    if redis.call('PUBLISH', T .. ':w:' .. waiting[1], ty) > 0 then return end
+  end
 end
 -- Per type of ARGV[first..]: the first limit uncounted tasks.
 local function uncounted_members(limit, first)
@@ -129,8 +150,8 @@ export const TASK_SCRIPTS = {
    * ARGV: then per write `mode, key, expected, next` → per write 1 if it landed, else 0. Modes: `c` creates (no
    * record there), `r` replaces and `d` removes (the record holds exactly `expected`), `a` writes nothing and lands
    * if there is no record, `p` stores and `x` removes whatever is there (values another writer stored). Each write
-   * lands or not on its own, keeps the indexes, and publishes a task that became pending or was claimed (a renewal,
-   * a completion or a removal is no news to anyone); the epoch is bumped once if any landed.
+   * lands or not on its own and keeps the indexes; a task that became pending and is due wakes one instance waiting
+   * for work of its type (`wake`), and nothing else is published; the epoch is bumped once if any landed.
    */
   write: script('gkTaskWrite', `${TASK_LIB}
 local now = now_ms()
@@ -152,11 +173,7 @@ for i = 5, #ARGV, 4 do
     end
     reindex(key, was, is, now)
     landed = true
-    if mode ~= 'd' and mode ~= 'x' then
-      local news = not is or is.state == 'pending'
-        or (is.state == 'running' and (not was or was.state ~= 'running' or was.epoch ~= is.epoch))
-      if news then tell(MAP, key, value) end
-    end
+    if is and is.state == 'pending' and type(is.type) == 'string' and not waits(is, now) then wake(is.type) end
   end
   out[#out + 1] = ok and 1 or 0
 end
@@ -172,6 +189,47 @@ return answer(out)`, true),
 local limit = tonumber(ARGV[7])
 local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 8)
 return answer({ values_of(members, limit), examined })`),
+  /**
+   * ARGV: now, lapsed before, count, hold ms, instance, types... → `{ { key, value, ... }, next due }`: what
+   * `claimable` answers with `count` as its limit, each pending task of it reserved for `hold ms` (moved from
+   * `T:tp:<type>` to `T:tx:<type>`, scored by when the hold ends on the server's clock: no other reserve or claim query
+   * answers it until then, or until it is written). With fewer than `count`, `instance` waits for work of every type
+   * (`T:ti:<type>`, scored by when it began to wait: the next task that becomes pending wakes it, see `wake`); with
+   * `count`, it waits no more. `next due`: when the first waiting task of the types comes due (`false`: none waits).
+   */
+  reserve: script('gkTaskReserve', `${TASK_LIB}
+local count, hold, instance = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local members = claimable_members(ARGV[5], ARGV[6], count, 10)
+table.sort(members)
+local server, out, taken = now_ms(), {}, 0
+for i = 1, #members do
+  if taken >= count then break end
+  local m = members[i]
+  local key = string.sub(m, 33)
+  local v = redis.call('HGET', TASKS, key)
+  if v then
+    out[#out + 1] = key; out[#out + 1] = v; taken = taken + 1
+    -- A pending one is in its type's claim order (a lapsed claim is in none): reserved there.
+    for j = 10, #ARGV do
+      if redis.call('ZREM', T .. ':tp:' .. ARGV[j], m) == 1 then
+        redis.call('ZADD', T .. ':tx:' .. ARGV[j], server + hold, m)
+        break
+      end
+    end
+  end
+end
+local next_due = false
+for i = 10, #ARGV do
+  local ti = T .. ':ti:' .. ARGV[i]
+  if taken < count then redis.call('ZADD', ti, server, instance) else redis.call('ZREM', ti, instance) end
+  local first = redis.call('ZRANGE', T .. ':tw:' .. ARGV[i], 0, 0, 'WITHSCORES')
+  if #first > 0 and (not next_due or tonumber(first[2]) < tonumber(next_due)) then next_due = first[2] end
+end
+return answer({ out, next_due })`),
+  /** ARGV: instance, types... → nothing: `instance` waits for work of those types no more (its worker stopped). */
+  unwait: script('gkTaskUnwait', `${TASK_LIB}
+for i = 6, #ARGV do redis.call('ZREM', T .. ':ti:' .. ARGV[i], ARGV[5]) end
+return answer(false)`),
   /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
   uncounted: script('gkTaskUncounted', `${TASK_LIB}
 local limit = tonumber(ARGV[5])

@@ -26,6 +26,8 @@ function pairs(flat: readonly string[] | null): StoredRecord[] {
 export interface RedisTaskCalls extends StoreBackend {
   /** The backend's calls, for the task scripts; throws while the backend is not open. */
   taskCalls(): RedisCalls;
+  /** Hears the messages on the prefix's channel `name` (see `RedisBackend.onChannel`). */
+  onChannel(name: string, listener: () => void): Promise<() => Promise<void>>;
 }
 
 /**
@@ -136,6 +138,23 @@ export class RedisTaskStore extends TaskRecordStore {
   /** The uncounted tasks of a script's answer. */
   private uncountedOf(found: string[], wanted: ReadonlySet<string>, limit: number): TaskRecord[] {
     return inClaimOrder(this.decodeAll(pairs(found)).filter((t) => t.uncounted && wanted.has(t.type)), limit);
+  }
+
+  /** {@inheritDoc TaskStore.reserve} */
+  async reserve(types: readonly string[], instance: string, count: number, now: number, lapsedBefore: number, holdMs: number, options: TaskCallOptions = {}): Promise<{ tasks: TaskRecord[]; nextDueAt: number | undefined }> {
+    if (types.length === 0 || count <= 0) return { tasks: [], nextDueAt: undefined };
+    const wanted = new Set(types);
+    const { calls, map } = this.target();
+    const args = [map, now, lapsedBefore, count, Math.ceil(holdMs), instance, ...wanted];
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    // Due by the server's clock, which the caller's may not have reached yet: its claim waits for it (see TaskPulls).
+    const tasks = inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => wanted.has(t.type) && (t.state === 'pending' || isClaimable(t, wanted, now, lapsedBefore))), count);
+    return { tasks, nextDueAt: result[1] ? Number(result[1]) : undefined };
+  }
+
+  /** {@inheritDoc TaskStore.awaitWork} (a channel of the instance's own: `{<prefix>}:w:<instance>`) */
+  awaitWork(instance: string, wake: () => void): Promise<() => Promise<void>> {
+    return this.redis.onChannel(`w:${instance}`, wake);
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */

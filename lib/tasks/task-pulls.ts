@@ -1,0 +1,202 @@
+import { ClaimAttempts } from './claim-attempts';
+import { earliestOf } from '../store/store-clock';
+import type { TaskRecord } from './task';
+import type { TaskActor } from './task-claim.rules';
+import type { Registration } from './task-handler';
+import type { TaskRuns } from './task-runs';
+import type { TaskFencing } from './task-fencing';
+import { STRAGGLERS_READ, type TaskGroups } from './task-groups';
+import type { TaskOutcomes } from './task-outcomes';
+import type { TaskStore } from './task-store';
+import { scanTasks } from './task-store.queries';
+import type { TaskWorkerOptions } from './task-worker.options';
+
+/**
+ * How long a reserved task is held for the node that reserved it, in ms: it claims the task by compare-and-set right
+ * away, so this only bounds how long a task waits when that node died in between.
+ */
+const HOLD_MS = 2_000;
+/** How long a node waits before it reserves again after a call failed, in ms. */
+const RETRY_MS = 100;
+
+/** A task store that hands work out one worker at a time (see `TaskStore.reserve`). */
+export type ReservingTaskStore = TaskStore & Required<Pick<TaskStore, 'reserve' | 'awaitWork'>>;
+
+/** Whether `store` hands work out one worker at a time. */
+export function reserves(store: TaskStore): store is ReservingTaskStore {
+  return store.reserve !== undefined && store.awaitWork !== undefined;
+}
+
+/**
+ * The claim loop of one node on a store that reserves (`TaskStore.reserve`): whenever it has free slots it asks the
+ * store for that many tasks, held for it alone, and claims each by compare-and-set; given fewer, it waits to be woken
+ * (the store wakes one waiting node per task that becomes pending) or for the first task backing off to come due. So a
+ * node hears of no task it does not take and no other node's claim, nodes never race for one task, and they share a
+ * burst as fast as each frees its slots: the cost per task stays the same with 1 node or 10.
+ *
+ * The scan (every `scanMs`) asks for claimable and uncounted tasks in one call (lapsed claims, a wake lost with the
+ * connection, stragglers to count into their groups), as {@link TaskClaims} does. Rounds never overlap: a kick
+ * during one asks for another after it.
+ */
+export class TaskPulls {
+  private filling?: Promise<void>;
+  private again = false;
+  private started = false;
+  private stopping = false;
+  /** The scan came round: the next round's call is the scan's, with the stragglers. */
+  private scanDue = false;
+  private readonly attempts: ClaimAttempts;
+  /** Claims under way, by task: each holds a slot until it settles. */
+  private readonly underway = new Map<string, Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  private woken?: Promise<() => Promise<void>>;
+
+  constructor(
+    private readonly store: ReservingTaskStore,
+    private readonly actor: TaskActor,
+    private readonly options: TaskWorkerOptions,
+    /** The worker's handlers by type: the types it claims, and how each runs. */
+    private readonly handlers: ReadonlyMap<string, Registration>,
+    private readonly runs: TaskRuns,
+    outcomes: TaskOutcomes,
+    private readonly groups: TaskGroups,
+    fencing: TaskFencing,
+  ) {
+    this.attempts = new ClaimAttempts(store, actor, options, outcomes, groups, fencing);
+  }
+
+  /** Starts claiming, now. */
+  start(): void {
+    this.started = true;
+    this.kick();
+  }
+
+  /** Stops claiming; resolves once the round under way ended and every claim under way settled (one that landed runs). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.filling;
+    await Promise.allSettled([...this.underway.values()]);
+    const woken = this.woken;
+    this.woken = undefined;
+    await woken?.then((stop) => stop()).catch(() => undefined);
+  }
+
+  /** The store said changes may have been missed (a wake among them): reserve again. */
+  heard(_task: TaskRecord | undefined): void {
+    this.kick();
+  }
+
+  /** Claims are not told on a store that reserves. */
+  heardClaim(): void {}
+
+  /** The scan came round: lapsed leases, a wake that was lost, and stragglers to count. */
+  scanned(): void {
+    this.scanDue = true;
+    this.kick();
+  }
+
+  /** A handler was registered: reserve for its type too. */
+  typesChanged(): void {
+    if (this.started) this.kick();
+  }
+
+  /** Reserves now, or right after the round under way. */
+  kick(): void {
+    if (!this.started || this.stopping) return;
+    if (this.filling) {
+      this.again = true;
+      return;
+    }
+    this.filling = this.fill()
+      .catch((error) => {
+        this.wakeAt(Date.now() + RETRY_MS);
+        this.options.onError?.(error, 'claim');
+      })
+      .finally(() => {
+        this.filling = undefined;
+        if (this.scanDue && !this.stopping) {
+          // No call this round (every slot is taken): the stragglers are looked for on their own.
+          this.scanDue = false;
+          void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
+        }
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Reserves as many tasks as there are free slots, and claims each, until the store has fewer than asked. */
+  private async fill(): Promise<void> {
+    const concurrency = this.options.concurrency ?? 4;
+    const types = [...this.handlers.keys()];
+    if (types.length === 0) return;
+    // Waits for work before it first reserves: a task that becomes pending after the reserve wakes it.
+    this.woken ??= this.store.awaitWork(this.actor.instance, () => this.kick());
+    await this.woken.catch((error) => {
+      this.woken = undefined;
+      throw error;
+    });
+    while (!this.stopping) {
+      const free = this.runs.freeSlots(concurrency) - this.underway.size;
+      if (free <= 0) return;
+      const at = this.now();
+      let found: TaskRecord[];
+      let nextDueAt: number | undefined;
+      if (this.scanDue) {
+        this.scanDue = false;
+        const scanned = await scanTasks(this.store, types, at, at - this.options.clockSkewMs, { claimable: free, uncounted: STRAGGLERS_READ });
+        void this.groups.countFound(scanned.uncounted).catch((error) => this.options.onError?.(error, 'group count'));
+        found = scanned.claimable;
+      } else {
+        ({ tasks: found, nextDueAt } = await this.store.reserve(types, this.actor.instance, free, at, at - this.options.clockSkewMs, HOLD_MS));
+      }
+      this.options.onHealthy?.();
+      for (const task of found) if (!this.runs.has(task.id) && !this.underway.has(task.id)) this.claimInBackground(task);
+      if (found.length < free) {
+        // Waiting to be woken; and the first task backing off wakes it when due (on the earliest the store's time can be).
+        if (nextDueAt !== undefined) this.wakeAt(Date.now() + Math.max(0, nextDueAt - this.now()));
+        return;
+      }
+    }
+  }
+
+  /** Claims `candidate` in the background; as it settles, the node reserves again. */
+  private claimInBackground(candidate: TaskRecord): void {
+    const claim: Promise<void> = this.claim(candidate)
+      .catch((error) => this.options.onError?.(error, 'claim'))
+      .finally(() => {
+        this.underway.delete(candidate.id);
+        this.kick();
+      });
+    this.underway.set(candidate.id, claim);
+  }
+
+  /**
+   * Claims `found` (see {@link ClaimAttempts}) and starts its run if the claim landed and vouches. A task the store
+   * found due by its clock may not be yet by the earliest this node's count of it can be: held for this node, it is
+   * claimed once it is (a few ms), not left to wait out its hold.
+   */
+  private async claim(found: TaskRecord): Promise<void> {
+    const early = found.state === 'pending' ? Math.min(found.notBefore - this.now(), HOLD_MS) : 0;
+    if (early > 0) await new Promise((resolve) => setTimeout(resolve, early + 1));
+    if (this.stopping) return;
+    const registration = this.handlers.get(found.type);
+    const landed = registration && (await this.attempts.claim(found, registration));
+    if (landed) this.runs.launch(landed.task, registration);
+  }
+
+  /** Kicks at `at` (epoch ms on this process's clock), in place of any kick set before. */
+  private wakeAt(at: number): void {
+    if (this.stopping) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
+  /** The time this node claims by: the earliest the store's time can be (see {@link TaskClaims}). */
+  private now(): number {
+    return earliestOf(this.options.clock);
+  }
+}
