@@ -8,7 +8,6 @@ import type { TaskFencing } from './task-fencing';
 import { STRAGGLERS_READ, type TaskGroups } from './task-groups';
 import type { TaskOutcomes } from './task-outcomes';
 import type { TaskStore } from './task-store';
-import { scanTasks } from './task-store.queries';
 import type { TaskWorkerOptions } from './task-worker.options';
 
 /**
@@ -34,9 +33,9 @@ export function reserves(store: TaskStore): store is ReservingTaskStore {
  * node hears of no task it does not take and no other node's claim, nodes never race for one task, and they share a
  * burst as fast as each frees its slots: the cost per task stays the same with 1 node or 10.
  *
- * The scan (every `scanMs`) asks for claimable and uncounted tasks in one call (lapsed claims, a wake lost with the
- * connection, stragglers to count into their groups), as {@link TaskClaims} does. Rounds never overlap: a kick
- * during one asks for another after it.
+ * The scan (every `scanMs`) reserves too, asking for the uncounted tasks in the same call (lapsed claims, a wake lost
+ * with the connection, stragglers to count into their groups), and so renews the node's wait for work. Rounds never
+ * overlap: a kick during one asks for another after it.
  */
 export class TaskPulls {
   private filling?: Promise<void>;
@@ -142,17 +141,14 @@ export class TaskPulls {
       const free = this.runs.freeSlots(concurrency) - this.underway.size;
       if (free <= 0) return;
       const at = this.now();
-      let found: TaskRecord[];
-      let nextDueAt: number | undefined;
-      if (this.scanDue) {
-        this.scanDue = false;
-        const scanned = await scanTasks(this.store, types, at, at - this.options.clockSkewMs, { claimable: free, uncounted: STRAGGLERS_READ });
-        void this.groups.countFound(scanned.uncounted).catch((error) => this.options.onError?.(error, 'group count'));
-        found = scanned.claimable;
-      } else {
-        ({ tasks: found, nextDueAt } = await this.store.reserve(types, this.actor.instance, free, at, at - this.options.clockSkewMs, HOLD_MS));
-      }
+      // The scan's call asks for the stragglers too, and renews this node's wait for work.
+      const scan = this.scanDue;
+      this.scanDue = false;
+      const { tasks: found, uncounted, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
+        count: free, now: at, lapsedBefore: at - this.options.clockSkewMs, holdMs: HOLD_MS, waitMs: this.waitMs(), uncounted: scan ? STRAGGLERS_READ : 0,
+      });
       this.options.onHealthy?.();
+      if (scan) void this.groups.countFound(uncounted).catch((error) => this.options.onError?.(error, 'group count'));
       for (const task of found) if (!this.runs.has(task.id) && !this.underway.has(task.id)) this.claimInBackground(task);
       if (found.length < free) {
         // Waiting to be woken; and the first task backing off wakes it when due (on the earliest the store's time can be).
@@ -193,6 +189,14 @@ export class TaskPulls {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.kick(), Math.max(0, at - Date.now()));
     this.timer.unref();
+  }
+
+  /**
+   * How long this node's wait for work lasts without a renewal: three scans (each renews it while the node waits), so
+   * a node that died is woken no more soon after.
+   */
+  private waitMs(): number {
+    return 3 * (this.options.scanMs ?? 5_000);
   }
 
   /** The time this node claims by: the earliest the store's time can be (see {@link TaskClaims}). */

@@ -81,12 +81,14 @@ export interface TaskStore {
   ): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }>;
   /**
    * Work handed out one worker at a time, where the store can (optional, with {@link TaskStore.awaitWork}): what
-   * {@link TaskStore.claimable} answers with `count` as its limit (pending tasks due by the store's clock, which
-   * `now` may not have reached yet: claim each once it has), each pending task of it held for `instance` for
-   * `holdMs` (no other reserve or claimable query answers it until the hold ends or the task is written: the worker
-   * claims it by compare-and-set meanwhile). With fewer than `count`, `instance` waits for work of `types`: the next
-   * task of one that becomes pending wakes it, and no other worker waiting as long; with `count`, it waits no more.
-   * `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none backs off).
+   * {@link TaskStore.claimable} answers with `ask.count` as its limit (pending tasks due by the store's clock, which
+   * `ask.now` may not have reached yet: claim each once it has), each pending task of it held for `instance` for
+   * `ask.holdMs` (no other reserve or claimable query answers it until the hold ends or the task is written: the
+   * worker claims it by compare-and-set meanwhile). With fewer than `ask.count`, `instance` waits for work of `types`
+   * for `ask.waitMs` (a later reserve renews it; a worker that died is woken no more once it passed): the next task of
+   * one that becomes pending wakes it, and no other worker waiting as long; with `ask.count`, it waits no more.
+   * `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none backs off). With
+   * `ask.uncounted`, also what {@link TaskStore.uncounted} answers with that limit (a worker's scan), in the same call.
    *
    * A store that reserves tells pending work and claims to no watch (see {@link TaskStore.watch}): every worker finds
    * its work by reserving, and nodes share a burst as fast as each frees its slots.
@@ -94,12 +96,16 @@ export interface TaskStore {
   reserve?(
     types: readonly string[],
     instance: string,
-    count: number,
-    now: number,
-    lapsedBefore: number,
-    holdMs: number,
+    ask: {
+      readonly count: number;
+      readonly now: number;
+      readonly lapsedBefore: number;
+      readonly holdMs: number;
+      readonly waitMs: number;
+      readonly uncounted?: number;
+    },
     options?: TaskCallOptions,
-  ): Promise<{ readonly tasks: TaskRecord[]; readonly nextDueAt: number | undefined }>;
+  ): Promise<{ readonly tasks: TaskRecord[]; readonly uncounted: TaskRecord[]; readonly nextDueAt: number | undefined }>;
   /**
    * Calls `wake` whenever work comes that `instance` waits for (see {@link TaskStore.reserve}); resolves once a wake
    * cannot be missed. A wake lost with the store's connection is told to the watches as missed changes. Returns what

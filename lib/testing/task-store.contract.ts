@@ -34,14 +34,14 @@ async function assertWatchHearsNothing(a: TaskStore, b: ReservingTaskStore, even
   const stopWaiting = await b.awaitWork('b/1', () => woken++);
   try {
     await b.listening();
-    assert.deepEqual((await b.reserve(['quiet'], 'b/1', 1, T0, T0, 60_000)).tasks, []);
+    assert.deepEqual((await b.reserve(['quiet'], 'b/1', { count: 1, now: T0, lapsedBefore: T0, holdMs: 60_000, waitMs: 60_000 })).tasks, []);
     const task = submit('quiet', 'x');
     await a.compareAndSet(task.id, { raw: null }, task);
     await eventually('the wake', () => woken > 0, eventTimeoutMs);
     const read = await a.read(task.id);
     const claim = decideClaim(read.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
     assert.equal(await a.compareAndSet(task.id, read, claim.outcome === 'claimed' ? claim.task : null), true);
-    assert.deepEqual((await b.reserve(['quiet'], 'b/1', 1, T0, T0, 60_000)).tasks, []);
+    assert.deepEqual((await b.reserve(['quiet'], 'b/1', { count: 1, now: T0, lapsedBefore: T0, holdMs: 60_000, waitMs: 60_000 })).tasks, []);
     assert.deepEqual(heard, []);
   } finally {
     stop();
@@ -131,14 +131,16 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       const [a, b] = fixture().stores;
       if (!reserves(a) || !reserves(b)) return assert.equal(a.reserve ?? b.reserve, undefined); // watched and raced for instead
       const tasks = [submit('h', 'low', 0, T0), submit('h', 'high', 5, T0), submit('h', 'mid', 2, T0), { ...submit('h', 'later'), notBefore: T0 + 60_000 }];
-      for (const t of tasks) await a.compareAndSet(t.id, { raw: null }, t);
+      const straggler: TaskRecord = { ...submit('h', 'ended'), state: 'done', finishedAt: T0, uncounted: true };
+      for (const t of [...tasks, straggler]) await a.compareAndSet(t.id, { raw: null }, t);
       const now = Date.now();
-      const first = await a.reserve(['h'], 'a/1', 2, now, now, 1_000);
+      const first = await a.reserve(['h'], 'a/1', { count: 2, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000, uncounted: 5 });
       assert.deepEqual(first.tasks.map((t) => t.name), ['high', 'mid']);
+      assert.deepEqual(first.uncounted.map((t) => t.name), ['ended']); // the scan's stragglers, in the same call
       assert.equal(first.nextDueAt, T0 + 60_000); // the task backing off
       assertEqual(first.tasks[0], tasks[1]);
       // Held for a/1: neither another reserve nor a claim query answers them.
-      assert.deepEqual((await b.reserve(['h'], 'b/1', 5, now, now, 1_000)).tasks.map((t) => t.name), ['low']);
+      assert.deepEqual((await b.reserve(['h'], 'b/1', { count: 5, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks.map((t) => t.name), ['low']);
       assert.deepEqual((await b.claimable(['h'], now, now, 10)).map((t) => t.name), []);
       // A reserved task written (claimed, then handed back) is in claim order again at once.
       const read = await a.read(tasks[2].id);
@@ -153,34 +155,37 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       assert.deepEqual((await b.claimable(['h'], Date.now(), now, 10)).map((t) => t.name), ['high', 'mid', 'low']);
     }, timeoutMs);
 
-    it('with reserve: wakes one waiting worker per task that becomes pending, the longest waiting first, and skips one gone', async () => {
+    it('with reserve: wakes one waiting worker per task that becomes pending, the longest waiting first, and skips one gone or whose wait ended', async () => {
       const [a, b] = fixture().stores;
       if (!reserves(a) || !reserves(b)) return assert.equal(a.reserve ?? b.reserve, undefined); // watched and raced for instead
-      const woken = { a: 0, b: 0, c: 0 };
+      const woken = { a: 0, b: 0, c: 0, d: 0 };
       const stopA = await a.awaitWork('a/1', () => woken.a++);
       const stopB = await b.awaitWork('b/1', () => woken.b++);
       const stopC = await b.awaitWork('c/1', () => woken.c++);
+      const stopD = await b.awaitWork('d/1', () => woken.d++);
       try {
         const now = Date.now();
-        // c waits first but is gone before any work comes; then a, then b.
-        assert.deepEqual((await b.reserve(['w'], 'c/1', 1, now, now, 1_000)).tasks, []);
+        // c waits first but is gone before any work comes; d's wait has ended (and it never renewed it); then a, then b.
+        assert.deepEqual((await b.reserve(['w'], 'c/1', { count: 1, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks, []);
         await stopC();
-        assert.deepEqual((await a.reserve(['w'], 'a/1', 1, now, now, 1_000)).tasks, []);
-        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', 1, now, now, 1_000)).tasks, []);
+        assert.deepEqual((await b.reserve(['w'], 'd/1', { count: 1, now, lapsedBefore: now, holdMs: 1_000, waitMs: 0 })).tasks, []);
+        assert.deepEqual((await a.reserve(['w'], 'a/1', { count: 1, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks, []);
+        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', { count: 1, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks, []);
         await a.compareAndSet('w:1', { raw: null }, submit('w', '1'));
         await eventually('a woken', () => woken.a === 1, eventTimeoutMs);
         await a.compareAndSet('v:1', { raw: null }, submit('v', '1'));
         await eventually('b woken (it waits for both types)', () => woken.b === 1, eventTimeoutMs);
-        assert.deepEqual(woken, { a: 1, b: 1, c: 0 });
+        assert.deepEqual(woken, { a: 1, b: 1, c: 0, d: 0 });
         // A worker given as many as it asked for waits no more; one given fewer waits again.
-        assert.deepEqual((await a.reserve(['w'], 'a/1', 1, Date.now(), now, 1_000)).tasks.map((t) => t.id), ['w:1']);
-        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', 2, Date.now(), now, 1_000)).tasks.map((t) => t.id), ['v:1']);
+        assert.deepEqual((await a.reserve(['w'], 'a/1', { count: 1, now: Date.now(), lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks.map((t) => t.id), ['w:1']);
+        assert.deepEqual((await b.reserve(['w', 'v'], 'b/1', { count: 2, now: Date.now(), lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks.map((t) => t.id), ['v:1']);
         await a.compareAndSet('w:2', { raw: null }, submit('w', '2'));
         await eventually('b woken again', () => woken.b === 2, eventTimeoutMs);
-        assert.deepEqual(woken, { a: 1, b: 2, c: 0 });
+        assert.deepEqual(woken, { a: 1, b: 2, c: 0, d: 0 });
       } finally {
         await stopA();
         await stopB();
+        await stopD();
       }
     }, timeoutMs);
 

@@ -115,7 +115,7 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
       const stopWaiting = await store.awaitWork('w/1', () => wakes++);
       try {
         const now = Date.now();
-        expect((await store.reserve(['pub'], 'w/1', 1, now, now, 60_000)).tasks).toEqual([]);
+        expect((await store.reserve(['pub'], 'w/1', { count: 1, now, lapsedBefore: now, holdMs: 60_000, waitMs: 60_000 })).tasks).toEqual([]);
         const task = pendingAt('pub', 'x', 0, now * 1000);
         expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
         await eventually('the wake of the pending task', () => wakes === 1, { timeoutMs: 5_000 });
@@ -129,7 +129,7 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
         expect(await store.compareAndSet(task.id, { raw: encodeTask(renewed.task) }, done)).toBe(true);
         expect(await store.compareAndSet(task.id, { raw: encodeTask(done) }, null)).toBe(true);
         // Waiting again: a task backing off wakes nobody yet; a last one, due, does (and everything before it was sent).
-        expect((await store.reserve(['pub'], 'w/1', 1, Date.now(), now, 60_000)).tasks).toEqual([]);
+        expect((await store.reserve(['pub'], 'w/1', { count: 1, now: Date.now(), lapsedBefore: now, holdMs: 60_000, waitMs: 60_000 })).tasks).toEqual([]);
         const later: TaskRecord = { ...pendingAt('pub', 'later', 0, now * 1000), notBefore: now + 60_000 };
         expect(await store.compareAndSet(later.id, { raw: null }, later)).toBe(true);
         const last = pendingAt('pub', 'last', 0, now * 1000);

@@ -124,14 +124,14 @@ local function claimable_members(now, lapsed, limit, first)
   end
   return members, examined + #members
 end
--- Tells one instance waiting for work of type ty (T:ti:<ty>, the longest waiting first) that some came, on its own
--- channel; one no longer subscribed is dropped and the next told.
-local function wake(ty)
+-- Tells one instance waiting for work of type ty (T:ti:<ty>, by when its wait ends: the longest waiting first) that
+-- some came, on its own channel; one whose wait ended, or no longer subscribed, is dropped and the next told.
+local function wake(ty, now)
   local ti = T .. ':ti:' .. ty
   while true do
     local waiting = redis.call('ZPOPMIN', ti)
     if #waiting == 0 then return end
-    if redis.call('PUBLISH', T .. ':w:' .. waiting[1], ty) > 0 then return end
+    if tonumber(waiting[2]) > now and redis.call('PUBLISH', T .. ':w:' .. waiting[1], ty) > 0 then return end
   end
 end
 -- Per type of ARGV[first..]: the first limit uncounted tasks.
@@ -173,7 +173,7 @@ for i = 5, #ARGV, 4 do
     end
     reindex(key, was, is, now)
     landed = true
-    if is and is.state == 'pending' and type(is.type) == 'string' and not waits(is, now) then wake(is.type) end
+    if is and is.state == 'pending' and type(is.type) == 'string' and not waits(is, now) then wake(is.type, now) end
   end
   out[#out + 1] = ok and 1 or 0
 end
@@ -190,16 +190,18 @@ local limit = tonumber(ARGV[7])
 local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 8)
 return answer({ values_of(members, limit), examined })`),
   /**
-   * ARGV: now, lapsed before, count, hold ms, instance, types... → `{ { key, value, ... }, next due }`: what
-   * `claimable` answers with `count` as its limit, each pending task of it reserved for `hold ms` (moved from
-   * `T:tp:<type>` to `T:tx:<type>`, scored by when the hold ends on the server's clock: no other reserve or claim query
-   * answers it until then, or until it is written). With fewer than `count`, `instance` waits for work of every type
-   * (`T:ti:<type>`, scored by when it began to wait: the next task that becomes pending wakes it, see `wake`); with
-   * `count`, it waits no more. `next due`: when the first waiting task of the types comes due (`false`: none waits).
+   * ARGV: now, lapsed before, count, hold ms, wait ms, uncounted limit, instance, types... → `{ { key, value, ... },
+   * next due, { key, value, ... } }`: what `claimable` answers with `count` as its limit, each pending task of it
+   * reserved for `hold ms` (moved from `T:tp:<type>` to `T:tx:<type>`, scored by when the hold ends on the server's
+   * clock: no other reserve or claim query answers it until then, or until it is written). With fewer than `count`,
+   * `instance` waits for work of every type for `wait ms` (`T:ti:<type>`, scored by when the wait ends: the next task
+   * that becomes pending wakes the one waiting longest, see `wake`); with `count`, it waits no more. `next due`: when
+   * the first waiting task of the types comes due (`false`: none waits). Then what `uncounted` answers with its limit
+   * (none with 0).
    */
   reserve: script('gkTaskReserve', `${TASK_LIB}
-local count, hold, instance = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local members = claimable_members(ARGV[5], ARGV[6], count, 10)
+local count, hold, wait, most, instance = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
+local members = claimable_members(ARGV[5], ARGV[6], count, 12)
 table.sort(members)
 local server, out, taken = now_ms(), {}, 0
 for i = 1, #members do
@@ -210,7 +212,7 @@ for i = 1, #members do
   if v then
     out[#out + 1] = key; out[#out + 1] = v; taken = taken + 1
     -- A pending one is in its type's claim order (a lapsed claim is in none): reserved there.
-    for j = 10, #ARGV do
+    for j = 12, #ARGV do
       if redis.call('ZREM', T .. ':tp:' .. ARGV[j], m) == 1 then
         redis.call('ZADD', T .. ':tx:' .. ARGV[j], server + hold, m)
         break
@@ -219,17 +221,15 @@ for i = 1, #members do
   end
 end
 local next_due = false
-for i = 10, #ARGV do
+for i = 12, #ARGV do
   local ti = T .. ':ti:' .. ARGV[i]
-  if taken < count then redis.call('ZADD', ti, server, instance) else redis.call('ZREM', ti, instance) end
+  if taken < count then redis.call('ZADD', ti, server + wait, instance) else redis.call('ZREM', ti, instance) end
   local first = redis.call('ZRANGE', T .. ':tw:' .. ARGV[i], 0, 0, 'WITHSCORES')
   if #first > 0 and (not next_due or tonumber(first[2]) < tonumber(next_due)) then next_due = first[2] end
 end
-return answer({ out, next_due })`),
-  /** ARGV: instance, types... → nothing: `instance` waits for work of those types no more (its worker stopped). */
-  unwait: script('gkTaskUnwait', `${TASK_LIB}
-for i = 6, #ARGV do redis.call('ZREM', T .. ':ti:' .. ARGV[i], ARGV[5]) end
-return answer(false)`),
+local uncounted = {}
+if most > 0 then uncounted = values_of(uncounted_members(most, 12), most) end
+return answer({ out, next_due, uncounted })`),
   /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
   uncounted: script('gkTaskUncounted', `${TASK_LIB}
 local limit = tonumber(ARGV[5])

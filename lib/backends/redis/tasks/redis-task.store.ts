@@ -141,15 +141,21 @@ export class RedisTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.reserve} */
-  async reserve(types: readonly string[], instance: string, count: number, now: number, lapsedBefore: number, holdMs: number, options: TaskCallOptions = {}): Promise<{ tasks: TaskRecord[]; nextDueAt: number | undefined }> {
-    if (types.length === 0 || count <= 0) return { tasks: [], nextDueAt: undefined };
+  async reserve(
+    types: readonly string[],
+    instance: string,
+    ask: { readonly count: number; readonly now: number; readonly lapsedBefore: number; readonly holdMs: number; readonly waitMs: number; readonly uncounted?: number },
+    options: TaskCallOptions = {},
+  ): Promise<{ tasks: TaskRecord[]; uncounted: TaskRecord[]; nextDueAt: number | undefined }> {
+    if (types.length === 0 || ask.count <= 0) return { tasks: [], uncounted: [], nextDueAt: undefined };
     const wanted = new Set(types);
     const { calls, map } = this.target();
-    const args = [map, now, lapsedBefore, count, Math.ceil(holdMs), instance, ...wanted];
-    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    const most = Math.max(0, ask.uncounted ?? 0);
+    const args = [map, ask.now, ask.lapsedBefore, ask.count, Math.ceil(ask.holdMs), Math.ceil(ask.waitMs), most, instance, ...wanted];
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null, string[]]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
     // Due by the server's clock, which the caller's may not have reached yet: its claim waits for it (see TaskPulls).
-    const tasks = inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => wanted.has(t.type) && (t.state === 'pending' || isClaimable(t, wanted, now, lapsedBefore))), count);
-    return { tasks, nextDueAt: result[1] ? Number(result[1]) : undefined };
+    const tasks = inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => wanted.has(t.type) && (t.state === 'pending' || isClaimable(t, wanted, ask.now, ask.lapsedBefore))), ask.count);
+    return { tasks, uncounted: this.uncountedOf(result[2], wanted, most), nextDueAt: result[1] ? Number(result[1]) : undefined };
   }
 
   /** {@inheritDoc TaskStore.awaitWork} (a channel of the instance's own: `{<prefix>}:w:<instance>`) */
