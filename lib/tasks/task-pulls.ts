@@ -17,6 +17,8 @@ import type { TaskWorkerOptions } from './task-worker.options';
 const HOLD_MS = 2_000;
 /** How long a node waits before it reserves again after a call failed, in ms. */
 const RETRY_MS = 100;
+/** How long a node waits before it reserves again when others held all it found, in ms. */
+const RACED_MS = 5;
 
 /** A task store that hands work out one worker at a time (see `TaskStore.reserve`). */
 export type ReservingTaskStore = TaskStore & Required<Pick<TaskStore, 'reserve' | 'awaitWork'>>;
@@ -44,10 +46,19 @@ export class TaskPulls {
   private stopping = false;
   /** The scan came round: the next round's call is the scan's, with the stragglers. */
   private scanDue = false;
+  /**
+   * The store holds this node as waiting for work (its last call found fewer tasks than it asked for): until it is
+   * woken, a slot that frees asks the store for nothing (work that comes wakes a waiting node).
+   */
+  private waiting = false;
+  /** Wakes so far: one that comes while a call is under way keeps the node from waiting on that call's answer. */
+  private wakes = 0;
   private readonly attempts: ClaimAttempts;
   /** Claims under way, by task: each holds a slot until it settles. */
   private readonly underway = new Map<string, Promise<void>>();
   private timer?: NodeJS.Timeout;
+  /** When {@link timer} kicks (epoch ms on this process's clock). */
+  private timerAt = 0;
   private woken?: Promise<() => Promise<void>>;
 
   constructor(
@@ -83,7 +94,7 @@ export class TaskPulls {
 
   /** The store said changes may have been missed (a wake among them): reserve again. */
   heard(_task: TaskRecord | undefined): void {
-    this.kick();
+    this.wake();
   }
 
   /** Claims are not told on a store that reserves. */
@@ -97,7 +108,14 @@ export class TaskPulls {
 
   /** A handler was registered: reserve for its type too. */
   typesChanged(): void {
-    if (this.started) this.kick();
+    if (this.started) this.wake();
+  }
+
+  /** Reserves now (or right after the round under way), waiting or not: work may have come. */
+  private wake(): void {
+    this.waiting = false;
+    this.wakes++;
+    this.kick();
   }
 
   /** Reserves now, or right after the round under way. */
@@ -129,30 +147,38 @@ export class TaskPulls {
   /** Reserves as many tasks as there are free slots, and claims each, until the store has fewer than asked. */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
-    const types = [...this.handlers.keys()];
-    if (types.length === 0) return;
+    if (this.handlers.size === 0) return;
     // Waits for work before it first reserves: a task that becomes pending after the reserve wakes it.
-    this.woken ??= this.store.awaitWork(this.actor.instance, () => this.kick());
+    this.woken ??= this.store.awaitWork(this.actor.instance, () => this.wake());
     await this.woken.catch((error) => {
       this.woken = undefined;
       throw error;
     });
     while (!this.stopping) {
       const free = this.runs.freeSlots(concurrency) - this.underway.size;
-      if (free <= 0) return;
+      if (free <= 0 || (this.waiting && !this.scanDue)) return;
       const at = this.now();
       // The scan's call asks for the stragglers too, and renews this node's wait for work.
       const scan = this.scanDue;
       this.scanDue = false;
-      const { tasks: found, uncounted, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
+      // Read before the types: a handler registered after this call's types were read wakes it again.
+      const wakes = this.wakes;
+      const types = [...this.handlers.keys()];
+      const { tasks: found, uncounted, waits, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
         count: free, now: at, lapsedBefore: at - this.options.clockSkewMs, holdMs: HOLD_MS, waitMs: this.waitMs(), uncounted: scan ? STRAGGLERS_READ : 0,
       });
       this.options.onHealthy?.();
       if (scan) void this.groups.countFound(uncounted).catch((error) => this.options.onError?.(error, 'group count'));
       for (const task of found) if (!this.runs.has(task.id) && !this.underway.has(task.id)) this.claimInBackground(task);
-      if (found.length < free) {
+      this.waiting = found.length < free && waits && this.wakes === wakes;
+      if (this.waiting) {
         // Waiting to be woken; and the first task backing off wakes it when due (on the earliest the store's time can be).
         if (nextDueAt !== undefined) this.wakeAt(Date.now() + Math.max(0, nextDueAt - this.now()));
+        return;
+      }
+      if (found.length === 0) {
+        // Others held everything it found first: more is there, asked for again in a moment rather than at once.
+        this.wakeAt(Date.now() + RACED_MS);
         return;
       }
     }
@@ -161,7 +187,11 @@ export class TaskPulls {
   /** Claims `candidate` in the background; as it settles, the node reserves again. */
   private claimInBackground(candidate: TaskRecord): void {
     const claim: Promise<void> = this.claim(candidate)
-      .catch((error) => this.options.onError?.(error, 'claim'))
+      .catch((error) => {
+        // Its claim may not have landed, and its hold keeps it from everyone else: asked for again once that ends.
+        this.wakeAt(Date.now() + HOLD_MS);
+        this.options.onError?.(error, 'claim');
+      })
       .finally(() => {
         this.underway.delete(candidate.id);
         this.kick();
@@ -183,11 +213,15 @@ export class TaskPulls {
     if (landed) this.runs.launch(landed.task, registration);
   }
 
-  /** Kicks at `at` (epoch ms on this process's clock), in place of any kick set before. */
+  /** Reserves at `at` (epoch ms on this process's clock), waiting or not, unless that is set for before then. */
   private wakeAt(at: number): void {
-    if (this.stopping) return;
+    if (this.stopping || (this.timer && this.timerAt <= at && this.timerAt >= Date.now())) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), Math.max(0, at - Date.now()));
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake();
+    }, Math.max(0, at - Date.now()));
     this.timer.unref();
   }
 

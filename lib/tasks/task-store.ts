@@ -87,7 +87,8 @@ export interface TaskStore {
    * worker claims it by compare-and-set meanwhile). With fewer than `ask.count`, `instance` waits for work of `types`
    * for `ask.waitMs` (a later reserve renews it; a worker that died is woken no more once it passed): the next task of
    * one that becomes pending wakes it, and no other worker waiting as long; with `ask.count`, it waits no more.
-   * `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none backs off). With
+   * `waits`: whether `instance` now waits (false when it got fewer only because other workers held what it found
+   * first: it asks again). `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none). With
    * `ask.uncounted`, also what {@link TaskStore.uncounted} answers with that limit (a worker's scan), in the same call.
    *
    * A store that reserves tells pending work and claims to no watch (see {@link TaskStore.watch}): every worker finds
@@ -105,7 +106,7 @@ export interface TaskStore {
       readonly uncounted?: number;
     },
     options?: TaskCallOptions,
-  ): Promise<{ readonly tasks: TaskRecord[]; readonly uncounted: TaskRecord[]; readonly nextDueAt: number | undefined }>;
+  ): Promise<{ readonly tasks: TaskRecord[]; readonly uncounted: TaskRecord[]; readonly waits: boolean; readonly nextDueAt: number | undefined }>;
   /**
    * Calls `wake` whenever work comes that `instance` waits for (see {@link TaskStore.reserve}); resolves once a wake
    * cannot be missed. A wake lost with the store's connection is told to the watches as missed changes. Returns what

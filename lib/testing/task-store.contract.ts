@@ -137,10 +137,13 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       const first = await a.reserve(['h'], 'a/1', { count: 2, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000, uncounted: 5 });
       assert.deepEqual(first.tasks.map((t) => t.name), ['high', 'mid']);
       assert.deepEqual(first.uncounted.map((t) => t.name), ['ended']); // the scan's stragglers, in the same call
+      assert.equal(first.waits, false); // given as many as it asked for
       assert.equal(first.nextDueAt, T0 + 60_000); // the task backing off
       assertEqual(first.tasks[0], tasks[1]);
       // Held for a/1: neither another reserve nor a claim query answers them.
-      assert.deepEqual((await b.reserve(['h'], 'b/1', { count: 5, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 })).tasks.map((t) => t.name), ['low']);
+      const second = await b.reserve(['h'], 'b/1', { count: 5, now, lapsedBefore: now, holdMs: 1_000, waitMs: 60_000 });
+      assert.deepEqual(second.tasks.map((t) => t.name), ['low']);
+      assert.equal(second.waits, true); // found fewer than it asked for
       assert.deepEqual((await b.claimable(['h'], now, now, 10)).map((t) => t.name), []);
       // A reserved task written (claimed, then handed back) is in claim order again at once.
       const read = await a.read(tasks[2].id);

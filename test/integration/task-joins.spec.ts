@@ -85,7 +85,12 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     const held = gate();
     // a's scan, which counts the cancelled tasks, comes only after the purge: b's, started then.
     const w = await nodes.worker('a', { scanMs: 600_000 });
+    // Task 1 fails once all three run: the other two are cancelled while they run.
+    const running = gate();
+    let started = 0;
     w.handle('t', async (n) => {
+      if (++started === 3) running.open();
+      await running.wait;
       if (n === 1) throw new Error('boom');
       await held.wait;
       return n;

@@ -7,6 +7,7 @@ import type { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes, type TestWorkerOptions } from '../support/task-nodes';
 import { LeaseLostError } from '../../lib/core/errors/lease-lost.error';
+import { reserves } from '../../lib/tasks/task-pulls';
 
 /**
  * Task workers (nodes in one process), each with a store of its own, through the same rules and store calls a
@@ -330,7 +331,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     expect((await task('job:bad'))!.state).toBe('invalid');
   });
 
-  it('claims a task an event brought without asking the store: two calls a task (claim, complete), no query', async () => {
+  it('claims a task an event brought without asking the store: at most two calls a task (claim, complete), no query; three where it reserves', async () => {
     const w = await worker('a', { scanMs: 600_000 });
     const ran: unknown[] = [];
     w.handle('job', async (data) => {
@@ -344,7 +345,9 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
     // Read through the submitter's store: the worker's counts the worker's calls only.
     await eventually('all done', async () => (await Promise.all([1, 2, 3, 4, 5].map((n) => stores[1].read(`job:e${n}`)))).every((r) => r.task?.state === 'done'));
     expect(ran.sort()).toEqual([1, 2, 3, 4, 5]);
-    expect(stores[0].operationCount() - before).toBe(10);
+    // At most two calls a task (writes asked for together may share one, as PostgreSQL's do); a store that hands work
+    // out one worker at a time is asked for each task first (the wake carries no task): at most three.
+    expect(stores[0].operationCount() - before).toBeLessThanOrEqual(reserves(stores[0]) ? 15 : 10);
   });
 
   it('a backlog larger than one query: tasks events bring never overtake older or higher ones the node has not read yet', async () => {

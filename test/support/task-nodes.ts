@@ -3,11 +3,17 @@ import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
+import { testPostgresUrl } from './test-postgres';
+import { testRedisUrl } from './test-redis';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { testClientConfig, uniquePrefix } from './test-cluster';
 
-/** A "cluster" of task stores: memory stores on one backend, or Hazelcast stores (a connection each) on one prefix. */
+/** A "cluster" of task stores: memory stores on one backend, or Hazelcast, PostgreSQL or Redis stores (a connection each) on one prefix. */
 export const TASK_STORES: Array<[string, () => () => TaskStore]> = [
   ['memory', () => {
     const backend = new MemoryBackend();
@@ -16,6 +22,15 @@ export const TASK_STORES: Array<[string, () => () => TaskStore]> = [
   ['a real Hazelcast member', () => {
     const mapPrefix = uniquePrefix('tasks');
     return () => new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
+  }],
+  // The stores that hand work out one worker at a time (TaskPulls), each node with a backend of its own.
+  ['a real PostgreSQL server', () => {
+    const mapPrefix = uniquePrefix('tasks');
+    return () => new PostgresTaskStore(new PostgresBackend({ connectionString: testPostgresUrl(), mapPrefix, callTimeoutMs: 5_000, onLostData: () => undefined }));
+  }],
+  ['a real Redis server', () => {
+    const mapPrefix = uniquePrefix('tasks');
+    return () => new RedisTaskStore(new RedisBackend({ url: testRedisUrl(), mapPrefix, callTimeoutMs: 5_000, onWarning: () => undefined, onLostData: () => undefined }));
   }],
 ];
 

@@ -146,8 +146,8 @@ export class RedisTaskStore extends TaskRecordStore {
     instance: string,
     ask: { readonly count: number; readonly now: number; readonly lapsedBefore: number; readonly holdMs: number; readonly waitMs: number; readonly uncounted?: number },
     options: TaskCallOptions = {},
-  ): Promise<{ tasks: TaskRecord[]; uncounted: TaskRecord[]; nextDueAt: number | undefined }> {
-    if (types.length === 0 || ask.count <= 0) return { tasks: [], uncounted: [], nextDueAt: undefined };
+  ): Promise<{ tasks: TaskRecord[]; uncounted: TaskRecord[]; waits: boolean; nextDueAt: number | undefined }> {
+    if (types.length === 0 || ask.count <= 0) return { tasks: [], uncounted: [], waits: false, nextDueAt: undefined };
     const wanted = new Set(types);
     const { calls, map } = this.target();
     const most = Math.max(0, ask.uncounted ?? 0);
@@ -155,7 +155,8 @@ export class RedisTaskStore extends TaskRecordStore {
     const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null, string[]]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
     // Due by the server's clock, which the caller's may not have reached yet: its claim waits for it (see TaskPulls).
     const tasks = inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => wanted.has(t.type) && (t.state === 'pending' || isClaimable(t, wanted, ask.now, ask.lapsedBefore))), ask.count);
-    return { tasks, uncounted: this.uncountedOf(result[2], wanted, most), nextDueAt: result[1] ? Number(result[1]) : undefined };
+    // The script takes what it finds: it waits whenever it found fewer than asked for.
+    return { tasks, uncounted: this.uncountedOf(result[2], wanted, most), waits: pairs(result[0]).length < ask.count, nextDueAt: result[1] ? Number(result[1]) : undefined };
   }
 
   /** {@inheritDoc TaskStore.awaitWork} (a channel of the instance's own: `{<prefix>}:w:<instance>`) */
