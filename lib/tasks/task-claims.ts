@@ -1,4 +1,5 @@
 import { ClaimAttempts } from './claim-attempts';
+import { ClaimRounds } from './claim-rounds';
 import { ClaimTurns } from './claim-turns';
 import { earliestOf } from '../store/store-clock';
 import { ReadyList } from './ready-list';
@@ -42,8 +43,7 @@ const REQUERY_AFTER_CLAIMS = READY_LIMIT / 8;
  * the node's turn.
  */
 export class TaskClaims {
-  private filling?: Promise<void>;
-  private again = false;
+  private readonly rounds: ClaimRounds;
   /**
    * Claimable tasks as a query found them and events told since, in claim order: claimed from the head, so a task
    * an event brought is claimed with no query at all (a stale entry only fails its compare-and-set). Queried again
@@ -56,17 +56,10 @@ export class TaskClaims {
   private landedSinceQuery = 0;
   /** The scan came round: query, at most every {@link READY_REFRESH_MS}. */
   private signalled = true;
-  /**
-   * The scan came round and its stragglers (see `TaskGroups`) are not looked for yet: the next query asks for them in
-   * the same call (`scanTasks`), or, when a round ends with no query (no free slot), a query of their own does.
-   */
-  private stragglersDue = false;
   /** Query at once: the list holds nothing it can vouch for, or a claim failed (its candidate left the list). */
   private refresh = true;
   /** Wakes the node when the first task it holds that is backing off becomes due. */
   private dueTimer?: NodeJS.Timeout;
-  private started = false;
-  private stopping = false;
   private readonly turns: ClaimTurns;
   private readonly attempts: ClaimAttempts;
   /** Claims under way, by task: each holds a slot until it settles. */
@@ -87,19 +80,19 @@ export class TaskClaims {
   ) {
     this.turns = new ClaimTurns(actor.instance, options.concurrency ?? 4, options.clockSkewMs);
     this.attempts = new ClaimAttempts(store, actor, options, outcomes, groups, fencing);
+    this.rounds = new ClaimRounds(() => this.fill(), (error) => this.options.onError?.(error, 'claim'), groups, () => [...this.handlers.keys()], options);
   }
 
   /** Starts claiming, now. */
   start(): void {
-    this.started = true;
-    this.kick();
+    this.rounds.start();
   }
 
   /** Stops claiming; resolves once the round under way ended and every claim under way settled (one that landed runs). */
   async stop(): Promise<void> {
-    this.stopping = true;
+    const stopping = this.rounds.stop();
     clearTimeout(this.dueTimer);
-    await this.filling;
+    await stopping;
     await Promise.allSettled([...this.underway.values()]);
   }
 
@@ -119,37 +112,19 @@ export class TaskClaims {
   /** The scan came round: lapsed leases, any signal that was lost, and stragglers to count into their groups. */
   scanned(): void {
     this.signalled = true;
-    this.stragglersDue = true;
+    this.rounds.scanned();
     this.kick();
   }
 
   /** A handler was registered: the list never asked for its type. */
   typesChanged(): void {
     this.ready.markIncomplete();
-    if (this.started) this.kick();
+    this.kick();
   }
 
   /** Claims now, or right after the round under way. */
   kick(): void {
-    if (!this.started || this.stopping) return;
-    if (this.filling) {
-      this.again = true;
-      return;
-    }
-    this.filling = this.fill()
-      .catch((error) => this.options.onError?.(error, 'claim'))
-      .finally(() => {
-        this.filling = undefined;
-        if (this.stragglersDue && !this.stopping) {
-          // No query this round (every slot is taken): the stragglers are looked for on their own.
-          this.stragglersDue = false;
-          void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
-        }
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.rounds.kick();
   }
 
   /**
@@ -161,7 +136,7 @@ export class TaskClaims {
    */
   private async fill(): Promise<void> {
     const concurrency = this.options.concurrency ?? 4;
-    while (!this.stopping && this.freeSlots(concurrency) > 0) {
+    while (!this.rounds.stopping && this.freeSlots(concurrency) > 0) {
       const now = this.now();
       if (this.lostStreak >= LOST_STREAK_SLOTS * concurrency) {
         // Claims kept failing: ask the store again, but not before the refresh window passed (claims still under way
@@ -186,9 +161,8 @@ export class TaskClaims {
           // a query asked as of before its submit would leave it out as not due yet, until the next scan.
           const at = this.now();
           const types = [...this.handlers.keys()];
-          if (this.stragglersDue) {
+          if (this.rounds.takeScan()) {
             // The scan: the stragglers come in the same call, and are counted beside the claims.
-            this.stragglersDue = false;
             const scanned = await scanTasks(this.store, types, at, at - this.options.clockSkewMs, { claimable: READY_LIMIT, uncounted: STRAGGLERS_READ });
             found = scanned.claimable;
             void this.groups.countFound(scanned.uncounted).catch((error) => this.options.onError?.(error, 'group count'));
@@ -202,12 +176,12 @@ export class TaskClaims {
         }
         this.options.onHealthy?.();
         this.ready.replace(found, READY_LIMIT, mark, now);
-        if (this.stopping) return;
+        if (this.rounds.stopping) return;
       }
       // As many claims as there are free slots (each is one compare-and-set), and no more than its turn allows.
       // Claims waiting unread on the socket are read before an immediate runs.
       const turn = await this.turns.turn(() => this.now(), () => new Promise((resolve) => setImmediate(resolve)), this.ready.headSubmittedAt());
-      if (this.stopping) return;
+      if (this.rounds.stopping) return;
       // The turn counts landed claims only: those under way come out of it, or each round would take it again.
       const room = Math.min(this.freeSlots(concurrency), turn - this.underway.size);
       if (room <= 0) {
@@ -276,7 +250,7 @@ export class TaskClaims {
 
   /** With nothing to claim now: wakes the node when a task it holds ends its backoff, or a held-off query is due. */
   private wakeLater(now: number): void {
-    if (this.stopping) return;
+    if (this.rounds.stopping) return;
     const due = [
       this.ready.nextDueAt(),
       this.signalled ? this.readyAt + READY_REFRESH_MS : undefined,

@@ -1,4 +1,5 @@
 import { ClaimAttempts } from './claim-attempts';
+import { ClaimRounds } from './claim-rounds';
 import { earliestOf } from '../store/store-clock';
 import type { TaskRecord } from './task';
 import type { TaskActor } from './task-claim.rules';
@@ -40,12 +41,7 @@ export function reserves(store: TaskStore): store is ReservingTaskStore {
  * overlap: a kick during one asks for another after it.
  */
 export class TaskPulls {
-  private filling?: Promise<void>;
-  private again = false;
-  private started = false;
-  private stopping = false;
-  /** The scan came round: the next round's call is the scan's, with the stragglers. */
-  private scanDue = false;
+  private readonly rounds: ClaimRounds;
   /**
    * The store holds this node as waiting for work (its last call found fewer tasks than it asked for): until it is
    * woken, a slot that frees asks the store for nothing (work that comes wakes a waiting node).
@@ -73,19 +69,22 @@ export class TaskPulls {
     fencing: TaskFencing,
   ) {
     this.attempts = new ClaimAttempts(store, actor, options, outcomes, groups, fencing);
+    this.rounds = new ClaimRounds(() => this.fill(), (error) => {
+      this.wakeAt(Date.now() + RETRY_MS);
+      this.options.onError?.(error, 'claim');
+    }, groups, () => [...this.handlers.keys()], options);
   }
 
   /** Starts claiming, now. */
   start(): void {
-    this.started = true;
-    this.kick();
+    this.rounds.start();
   }
 
   /** Stops claiming; resolves once the round under way ended and every claim under way settled (one that landed runs). */
   async stop(): Promise<void> {
-    this.stopping = true;
+    const stopping = this.rounds.stop();
     clearTimeout(this.timer);
-    await this.filling;
+    await stopping;
     await Promise.allSettled([...this.underway.values()]);
     const woken = this.woken;
     this.woken = undefined;
@@ -102,13 +101,13 @@ export class TaskPulls {
 
   /** The scan came round: lapsed leases, a wake that was lost, and stragglers to count. */
   scanned(): void {
-    this.scanDue = true;
+    this.rounds.scanned();
     this.kick();
   }
 
   /** A handler was registered: reserve for its type too. */
   typesChanged(): void {
-    if (this.started) this.wake();
+    this.wake();
   }
 
   /** Reserves now (or right after the round under way), waiting or not: work may have come. */
@@ -120,28 +119,7 @@ export class TaskPulls {
 
   /** Reserves now, or right after the round under way. */
   kick(): void {
-    if (!this.started || this.stopping) return;
-    if (this.filling) {
-      this.again = true;
-      return;
-    }
-    this.filling = this.fill()
-      .catch((error) => {
-        this.wakeAt(Date.now() + RETRY_MS);
-        this.options.onError?.(error, 'claim');
-      })
-      .finally(() => {
-        this.filling = undefined;
-        if (this.scanDue && !this.stopping) {
-          // No call this round (every slot is taken): the stragglers are looked for on their own.
-          this.scanDue = false;
-          void this.groups.countStragglers([...this.handlers.keys()]).catch((error) => this.options.onError?.(error, 'group count'));
-        }
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.rounds.kick();
   }
 
   /** Reserves as many tasks as there are free slots, and claims each, until the store has fewer than asked. */
@@ -154,13 +132,12 @@ export class TaskPulls {
       this.woken = undefined;
       throw error;
     });
-    while (!this.stopping) {
+    while (!this.rounds.stopping) {
       const free = this.runs.freeSlots(concurrency) - this.underway.size;
-      if (free <= 0 || (this.waiting && !this.scanDue)) return;
+      if (free <= 0 || (this.waiting && !this.rounds.scanPending)) return;
       const at = this.now();
       // The scan's call asks for the stragglers too, and renews this node's wait for work.
-      const scan = this.scanDue;
-      this.scanDue = false;
+      const scan = this.rounds.takeScan();
       // Read before the types: a handler registered after this call's types were read wakes it again.
       const wakes = this.wakes;
       const types = [...this.handlers.keys()];
@@ -207,7 +184,7 @@ export class TaskPulls {
   private async claim(found: TaskRecord): Promise<void> {
     const early = found.state === 'pending' ? Math.min(found.notBefore - this.now(), HOLD_MS) : 0;
     if (early > 0) await new Promise((resolve) => setTimeout(resolve, early + 1));
-    if (this.stopping) return;
+    if (this.rounds.stopping) return;
     const registration = this.handlers.get(found.type);
     const landed = registration && (await this.attempts.claim(found, registration));
     if (landed) this.runs.launch(landed.task, registration);
@@ -215,7 +192,7 @@ export class TaskPulls {
 
   /** Reserves at `at` (epoch ms on this process's clock), waiting or not, unless that is set for before then. */
   private wakeAt(at: number): void {
-    if (this.stopping || (this.timer && this.timerAt <= at && this.timerAt >= Date.now())) return;
+    if (this.rounds.stopping || (this.timer && this.timerAt <= at && this.timerAt >= Date.now())) return;
     clearTimeout(this.timer);
     this.timerAt = at;
     this.timer = setTimeout(() => {
