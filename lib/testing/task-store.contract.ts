@@ -6,7 +6,8 @@ import { decideClaim } from '../tasks/task-claim.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { scanTasks } from '../tasks/task-store.queries';
-import { reserves, type ReservingTaskStore } from '../tasks/task-pulls';
+import { reserves } from '../tasks/task-pulls';
+import { assertWatchHearsNothing } from './reserving-task-store.assertions';
 import { assertEqual } from './assertions';
 import { eventually } from './eventually';
 import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
@@ -21,33 +22,6 @@ export interface TaskStoreFixture {
 
 const T0 = Date.now();
 const submit = (type: string, name: string, priority = 0, now = T0): TaskRecord => decideSubmit(undefined, { type, name, priority, data: { name } }, now, 60_000).task;
-
-/**
- * On a store that reserves (`TaskStore.reserve`): a watch hears no pending work and no claim. Its worker waits for
- * work, a task is submitted and claimed, and once the wake has come (published after any news of the task, on the
- * same connection) the watch has heard nothing.
- */
-async function assertWatchHearsNothing(a: TaskStore, b: ReservingTaskStore, eventTimeoutMs: number): Promise<void> {
-  const heard: string[] = [];
-  const stop = b.watch((type, id) => heard.push(id), undefined, { listener: (_type, id) => heard.push(`claim ${id}`) });
-  let woken = 0;
-  const stopWaiting = await b.awaitWork('b/1', () => woken++);
-  try {
-    await b.listening();
-    assert.deepEqual((await b.reserve(['quiet'], 'b/1', { count: 1, now: T0, lapsedBefore: T0, holdMs: 60_000, waitMs: 60_000 })).tasks, []);
-    const task = submit('quiet', 'x');
-    await a.compareAndSet(task.id, { raw: null }, task);
-    await eventually('the wake', () => woken > 0, eventTimeoutMs);
-    const read = await a.read(task.id);
-    const claim = decideClaim(read.task!, { instance: 'a/1', acquirer: 'a' }, T0, 5_000);
-    assert.equal(await a.compareAndSet(task.id, read, claim.outcome === 'claimed' ? claim.task : null), true);
-    assert.deepEqual((await b.reserve(['quiet'], 'b/1', { count: 1, now: T0, lapsedBefore: T0, holdMs: 60_000, waitMs: 60_000 })).tasks, []);
-    assert.deepEqual(heard, []);
-  } finally {
-    stop();
-    await stopWaiting();
-  }
-}
 
 /**
  * What every task store must do, run against each implementation. {@link describeStoreContracts} runs it on the
@@ -215,7 +189,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('signals tasks that become pending, by type, to every node', async () => {
       const [a, b] = fixture().stores;
-      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
+      if (reserves(b)) return assertWatchHearsNothing(a, b, submit('quiet', 'x'), T0, eventTimeoutMs); // its workers reserve instead
       const heard: string[] = [];
       const told: Array<TaskRecord | undefined> = [];
       const stop = b.watch((type, id, written) => {
@@ -243,7 +217,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('tells a watch that asks for claims of every other node’s claim (instance and epoch), not its own, and not as pending work', async () => {
       const [a, b] = fixture().stores;
-      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
+      if (reserves(b)) return assertWatchHearsNothing(a, b, submit('quiet', 'x'), T0, eventTimeoutMs); // its workers reserve instead
       const pending: string[] = [];
       const claims: string[] = [];
       const stop = b.watch((_type, id) => pending.push(id), ['fair'], { listener: (_type, id, claim) => claims.push(`${id} ${claim.instance} ${claim.epoch}`), except: 'b/1' });
@@ -272,7 +246,7 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
 
     it('tells a watch only of the types it names, and a watch of a type added later once it is listening', async () => {
       const [a, b] = fixture().stores;
-      if (reserves(b)) return assertWatchHearsNothing(a, b, eventTimeoutMs); // its workers reserve instead
+      if (reserves(b)) return assertWatchHearsNothing(a, b, submit('quiet', 'x'), T0, eventTimeoutMs); // its workers reserve instead
       const heard: string[] = [];
       const stopFirst = b.watch((type, id) => heard.push(id), ['wanted']);
       await b.listening();

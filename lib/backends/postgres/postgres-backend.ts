@@ -191,9 +191,8 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
         return result.rows[0]?.value ?? null;
       },
       notify: async (payload) => {
-        // The feed's check of itself checks the database's incarnation too: a logical restore into the same server
-        // leaves the pool's connections open, so no new one would. It reads the database's clock as well, so the
-        // nodes' counts of it need no reading of their own (see StoreClock.offer).
+        // The feed's check of itself checks the database's incarnation (a logical restore into the same server leaves
+        // the pool's connections open) and reads its clock, for the nodes' counts of it (see StoreClock.offer).
         const sentAt = performance.now();
         const row = await this.checkIncarnation({ also: `pg_notify($1, $2), ${CLOCK_MS} AS store_ms, `, more: [this.channel(), payload] });
         this.clockReadings.tell(Number(row.store_ms), sentAt);

@@ -144,10 +144,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     client.on('ready', () => void eviction.check(client));
     const channel = `{${this.mapPrefix}}:changes`;
     this.feed = new RedisFeed({
-      subscriber: () => {
-        const sub = client.duplicate();
-        return sub;
-      },
+      subscriber: () => client.duplicate(),
       // From a script: so the check also finds what the scripts check first (see RedisCalls.probe). It reads the
       // server's clock as well, so the nodes' counts of it need no reading of their own (see StoreClock.offer).
       publish: async (payload) => {
