@@ -30,6 +30,7 @@ export class ClaimAttempts {
 
   /** Claims `found` under `registration`; the claim if it landed and its lease still vouches, else `undefined`. */
   async claim(found: TaskRecord, registration: Registration): Promise<LandedClaim | undefined> {
+    if (await this.groups.cancelIfStopped(found)) return undefined;
     const read: VersionedTask = { task: found, raw: encodeTask(found) };
     // Decided on the earliest the time can be (see `earliestOf`): another's claim is taken as lapsed only once it surely has.
     const decision = decideClaim(found, this.actor, earliestOf(this.options.clock), registration.leaseMs, this.options.clockSkewMs, registration.maxAttempts);

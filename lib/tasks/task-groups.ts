@@ -106,8 +106,7 @@ export class TaskGroups {
     if (!groupStoppedFast((await this.store.readGroup(groupId(task.type, task.group!.name))).group)) return;
     const waiting = (await this.store.query({ types: [task.type], group: task.group!.name })).filter((t) => !FINISHED_STATES.has(t.state)).map((t) => t.id);
     const numbered = numbers.map((number) => `${task.type}:${task.group!.name}:${number}`);
-    const why = `its group ${groupId(task.type, task.group!.name)} stopped at a failure (failGroupFast)`;
-    for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, why);
+    for (const other of new Set([...waiting, ...numbered])) await this.cancel(other, stoppedGroupReason(task));
   }
 
   /**
@@ -153,6 +152,18 @@ export class TaskGroups {
     });
   }
 
+  /**
+   * Whether `found`, about to be claimed, belongs to a fail-fast group that stopped already; if so it is cancelled
+   * where it waits, not run. The group's stop cancels the rest one by one after its join is created, and a slot freed
+   * meanwhile must not start one of them: only fail-fast groups pay this one read.
+   */
+  async cancelIfStopped(found: TaskRecord): Promise<boolean> {
+    if (!found.group?.failGroupFast) return false;
+    if (!groupStoppedFast((await this.store.readGroup(groupId(found.type, found.group.name))).group)) return false;
+    await this.cancel(found.id, stoppedGroupReason(found));
+    return true;
+  }
+
   /** Cancels a task of a group that stopped at a failure, unless it finished (`reason` goes on its attempt). */
   private async cancel(id: string, reason: string): Promise<void> {
     await readDecideWrite(`cancel task "${id}"`, taskSlot(this.store, id), (read) => {
@@ -160,4 +171,9 @@ export class TaskGroups {
       return next ? { result: undefined, write: next } : { result: undefined };
     });
   }
+}
+
+/** Why a task of a fail-fast group that stopped is cancelled (on its attempt, when it had one). */
+function stoppedGroupReason(task: TaskRecord): string {
+  return `its group ${groupId(task.type, task.group!.name)} stopped at a failure (failGroupFast)`;
 }

@@ -5,6 +5,7 @@ import { purgeExpired } from '../../lib/tasks/task-purge';
 import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
 import type { TaskStore } from '../../lib/tasks/task-store';
 import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task-id.rules';
+import { newGroupRecord } from '../../lib/tasks/task-group.rules';
 import { eventually } from '../support/eventually';
 import { TASK_STORES, taskNodes } from '../support/task-nodes';
 
@@ -345,6 +346,26 @@ describe.each(TASK_STORES)('group joins under operators’ actions, on %s', (_na
     expect((await store.readGroup('t:g')).group).toBeUndefined();
     await submitGroup((input) => w.submit(input as never), 2);
     await eventually('the second group’s join', () => joins.length === 2);
+  });
+
+  it('a task of a fail-fast group that stopped is cancelled where it is claimed, not run, before the stop reaches it', async () => {
+    const ran: number[] = [];
+    const w = await nodes.worker('a');
+    w.handle('t', async (n) => {
+      ran.push(n as number);
+      return n;
+    });
+    // The group stopped at task 1's failure on another node, which has not cancelled the rest yet.
+    for (const n of [2, 3]) await w.submit({ type: 't', group: { name: 'g', number: n, ...(n === 3 && { total: 3 }), failGroupFast: true }, data: n });
+    const store = nodes.stores[0];
+    const task = (await store.read('t:g:2')).task!;
+    const read = await store.readGroup('t:g');
+    const stopped = { ...newGroupRecord(task), finished: { 1: { state: 'failed' as const, error: 'boom' } }, joinSubmittedAt: Date.now() };
+    expect(await store.compareAndSetGroup('t:g', read, stopped)).toBe(true);
+    w.start();
+    await eventually('2 and 3 cancelled', async () => (await store.read('t:g:2')).task?.state === 'cancelled' && (await store.read('t:g:3')).task?.state === 'cancelled');
+    expect(ran).toEqual([]);
+    expect((await store.read('t:g:3')).task!.attempts).toEqual([]); // never claimed
   });
 
   it('a retry waits until its group counted every end: a stopped group’s cancelled tasks never stop the new round', async () => {
