@@ -126,8 +126,15 @@ describe.each(SERVER_KINDS)('$name server faults under running jobs', (kind) => 
     const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: OFTEN_MS / 5 });
     const lastOld = lastOf('long', before.token, history)!;
     const startsWhileFrozen = history.filter((e) => e.type === 'start' && e.at > frozen.at + 500 && e.at < resuming.at);
+    // What the holder knew: the lease its last effect ran under, and why its run stopped (a late end under an early
+    // lease is a stalled process, not a lease that vouched too long).
+    const ofOld = history.filter((e) => 'token' in e && e.token === before.token && e.semaphore === 'long');
+    const lastEffect = ofOld.filter((e) => e.type === 'effect').at(-1) as { at: number; validUntil?: number } | undefined;
+    const why = ofOld.find((e) => e.type === 'abort' || e.type === 'signal') as { reason?: string } | undefined;
     process.stdout.write(`${kind.name} frozen ${resuming.at - frozen.at} ms: the holder's run ended ${lastOld.at - frozen.at} ms after the freeze `
-      + `(permit ${LONG_MS} ms), ${startsWhileFrozen.length} starts while frozen; ${stats.runs} runs, ${violations.length} violations\n`);
+      + `(permit ${LONG_MS} ms; its last effect ${lastEffect ? lastEffect.at - frozen.at : '-'} ms after, under a lease valid until `
+      + `${lastEffect?.validUntil === undefined ? '-' : lastEffect.validUntil - frozen.at} ms after; stopped by: ${why?.reason ?? '-'}), `
+      + `${startsWhileFrozen.length} starts while frozen; ${stats.runs} runs, ${violations.length} violations\n`);
     expect(violations).toEqual([]);
     expect(lastOld.at - frozen.at).toBeLessThanOrEqual(LONG_MS + 1_000);
     // A run may begin on a grant that landed just before the freeze (within its start margin); none later.
