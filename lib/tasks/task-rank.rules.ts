@@ -45,9 +45,14 @@ function fromSortableHex(hex: string): number {
   return view.getFloat64(0);
 }
 
+/** A place in claim order without the type: 32 hex digits that sort as claim order does (see {@link rankAt}). */
+export function placeOf(point: RankPoint): string {
+  return sortableHex(-point.priority) + sortableHex(point.seq);
+}
+
 /** The rank of `type` at `point`. */
 export function rankAt(type: string, point: RankPoint): string {
-  return `${type}:${sortableHex(-point.priority)}${sortableHex(point.seq)}`;
+  return `${type}:${placeOf(point)}`;
 }
 
 /** A pending task's place in claim order (see {@link storedRankOf} for the rank it is stored with). */

@@ -208,6 +208,41 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
     });
   });
 
+  describe('the index lines', () => {
+    it('index a task written with its line as one planted without: through a claim, a finish and a removal, nothing is left behind', async () => {
+      const mapPrefix = fresh('ln');
+      const store = node(mapPrefix);
+      await store.connect();
+      const indexes = async () => (await keysOf(redis, mapPrefix)).filter((k) => /:t[pwrxuf](:|$)|:ix:/.test(k)).sort();
+      try {
+        const now = Date.now();
+        const planted = pendingAt('ln', 'planted', 2, now * 1000);
+        const lined = pendingAt('ln', 'lined', 1, now * 1000 + 1);
+        await store.writeRaw(planted.id, encodeTask(planted)); // no line: indexed from its value
+        expect(await store.compareAndSet(lined.id, { raw: null }, lined)).toBe(true);
+        expect(await redis.hkeys(`{${mapPrefix}}:ix:tasks`)).toEqual([lined.id]);
+        expect((await store.claimable(['ln'], now, now, 10)).map((t) => t.name)).toEqual(['planted', 'lined']);
+        // Each claimed: the planted one's entries come out by its value, the lined one's by its line.
+        const claimed = [planted, lined].map((t) => claimOf(t, 'a', now));
+        for (const [i, t] of [planted, lined].entries()) expect(await store.compareAndSet(t.id, { raw: encodeTask(t) }, claimed[i])).toBe(true);
+        expect(await redis.zcard(`{${mapPrefix}}:tp:ln`)).toBe(0);
+        expect(await redis.zcard(`{${mapPrefix}}:tr:ln`)).toBe(2);
+        expect(await redis.hlen(`{${mapPrefix}}:ix:tasks`)).toBe(2);
+        // The lined one planted over (its line goes), both finished, then removed: no entry, no line.
+        const done = claimed.map((t): TaskRecord => ({ ...t, state: 'done', finishedAt: now - 1 }));
+        await store.writeRaw(lined.id, encodeTask(done[1]));
+        expect(await redis.hkeys(`{${mapPrefix}}:ix:tasks`)).toEqual([planted.id]);
+        expect(await store.compareAndSet(planted.id, { raw: encodeTask(claimed[0]) }, done[0])).toBe(true);
+        expect((await store.finishedBefore(now, 10)).map((t) => t.name).sort()).toEqual(['lined', 'planted']);
+        expect(await store.compareAndSet(planted.id, { raw: encodeTask(done[0]) }, null)).toBe(true);
+        await store.writeRaw(lined.id, null);
+        expect(await indexes()).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describeTaskBacklogContract('redis native', async () => {
     const mapPrefix = fresh('b');
     const store = node(mapPrefix);

@@ -25,7 +25,8 @@
  *   key listed there and gone from the map was removed by another client; the next call of any node marks it lost
  *   and tells its removal (see the end of the prelude).
  * - `T:tp:<type>`, `T:tw:<type>`, `T:tr:<type>`, `T:tu:<type>`, `T:tf`: the indexes of the tasks map (`T:m:tasks`) that
- *   the task store's own scripts keep beside it (see `tasks/redis-task-scripts.ts`).
+ *   the task store's own scripts keep beside it, and `T:ix:tasks`, what each task is indexed by (see
+ *   `tasks/redis-task-scripts.ts`).
  * - Changes are published on `T:changes` as `w<bytes>:<map><bytes>:<key><value>`, or `r<bytes>:<map><bytes>:<key>` for
  *   a removal (see `tell`); `l` when a call found a loss of data.
  *

@@ -17,8 +17,12 @@ import { script } from '../redis-script-prelude';
  * - `T:tf` (sorted set by `finishedAt`, members the ids): finished tasks a purge may take: counted, and not a parent
  *   whose sub-groups' joins it still waits for (`awaitsJoins`).
  *
- * Each index is derived from the stored value alone (parsed with `cjson`), so a record another writer stored (the
- * previous format, a test's plant) is indexed by running the write script on it (`p`ut). A value that cannot be
+ * - `T:ix:<map>` (hash: key → line): what each task is indexed by, as its writer computed it from the task it encoded
+ *   (`taskIndexLine`): its place, state, times, marks and type, read with one pattern. A write neither decodes the
+ *   value it writes nor the one it replaces: the line that came with that one tells which entries to take out.
+ *
+ * A value written without a line (another writer's, the previous format, a test's plant: `p`ut) is indexed from the
+ * value itself, parsed with `cjson`, and so is one with none beside it when it is replaced. A value that cannot be
  * parsed is indexed nowhere (the record map's reads still report it).
  */
 
@@ -32,6 +36,7 @@ const TASK_LIB = `
 local MAP = ARGV[4]
 local MOST_PROMOTED, MOST_LAPSED = ${MOST_PROMOTED}, ${MOST_LAPSED}
 local TASKS = T .. ':m:' .. MAP
+local LINES = T .. ':ix:' .. MAP
 local FINISHED = { done = true, failed = true, invalid = true, cancelled = true }
 local HEX8 = '%02x%02x%02x%02x%02x%02x%02x%02x'
 local function num(x)
@@ -56,27 +61,45 @@ local function awaits_joins(v)
   local s = v.subgroups
   return type(s) == 'table' and type(s.submitted) == 'table' and #s.submitted > 0 and s.joinSubmittedAt == nil
 end
--- Whether pending task v waits (a retry backing off, a hand-back, a submit held by its group) at the server's now.
-local function waits(v, now)
-  return num(v.notBefore) and num(v.submittedAt) and v.notBefore > v.submittedAt and v.notBefore > now
+-- What a task is indexed by ({ place, state, type, notBefore, submittedAt, expiresAt, uncounted, finishedAt, awaits },
+-- the times nil when absent): from the line its writer sent (see taskIndexLine), else nil.
+local function from_line(line)
+  if not line or line == '' then return nil end
+  local place, state, nb, sub, exp, unc, fin, aw, ty = string.match(line, '^(%x+)|(%a*)|([^|]*)|([^|]*)|([^|]*)|([01])|([^|]*)|([01])|(.*)$')
+  if not place then return nil end
+  return { place = place, state = state, type = ty, notBefore = tonumber(nb), submittedAt = tonumber(sub), expiresAt = tonumber(exp),
+    uncounted = unc == '1', finishedAt = tonumber(fin), awaits = aw == '1' }
 end
--- The index entries { zset, score, member } of task key stored as v; removing, a pending task's in all its sets.
-local function entries(key, v, now, removing)
+-- The same from a stored value, parsed (a value written without a line), else nil.
+local function from_value(raw)
+  local v = decoded(raw)
+  if not v or type(v.type) ~= 'string' or not num(v.priority) or not num(v.seq) then return nil end
+  local claim = type(v.claim) == 'table' and num(v.claim.expiresAt) and v.claim.expiresAt or nil
+  return { place = sortable(-v.priority) .. sortable(v.seq), state = v.state, type = v.type,
+    notBefore = num(v.notBefore) and v.notBefore or nil, submittedAt = num(v.submittedAt) and v.submittedAt or nil, expiresAt = claim,
+    uncounted = v.uncounted == true, finishedAt = num(v.finishedAt) and v.finishedAt or nil, awaits = awaits_joins(v) }
+end
+-- Whether pending task f waits (a retry backing off, a hand-back, a submit held by its group) at the server's now.
+local function waits(f, now)
+  return f.notBefore ~= nil and f.submittedAt ~= nil and f.notBefore > f.submittedAt and f.notBefore > now
+end
+-- The index entries { zset, score, member } of task key indexed by f; removing, a pending task's in all its sets.
+local function entries(key, f, now, removing)
   local out = {}
-  if not v or type(v.type) ~= 'string' or not num(v.priority) or not num(v.seq) then return out end
-  local member = sortable(-v.priority) .. sortable(v.seq) .. key
-  local ty = v.type
-  if v.state == 'pending' then
-    local later = waits(v, now)
-    if removing or later then out[#out + 1] = { T .. ':tw:' .. ty, num(v.notBefore) and v.notBefore or 0, member } end
+  if not f then return out end
+  local member = f.place .. key
+  local ty = f.type
+  if f.state == 'pending' then
+    local later = waits(f, now)
+    if removing or later then out[#out + 1] = { T .. ':tw:' .. ty, f.notBefore or 0, member } end
     if removing or not later then out[#out + 1] = { T .. ':tp:' .. ty, 0, member } end
     if removing then out[#out + 1] = { T .. ':tx:' .. ty, 0, member } end
-  elseif v.state == 'running' and type(v.claim) == 'table' and num(v.claim.expiresAt) then
-    out[#out + 1] = { T .. ':tr:' .. ty, v.claim.expiresAt, member }
+  elseif f.state == 'running' and f.expiresAt then
+    out[#out + 1] = { T .. ':tr:' .. ty, f.expiresAt, member }
   end
-  if v.uncounted == true then out[#out + 1] = { T .. ':tu:' .. ty, 0, member } end
-  if FINISHED[v.state] and num(v.finishedAt) and v.uncounted ~= true and not awaits_joins(v) then
-    out[#out + 1] = { T .. ':tf', v.finishedAt, key }
+  if f.uncounted then out[#out + 1] = { T .. ':tu:' .. ty, 0, member } end
+  if FINISHED[f.state] and f.finishedAt and not f.uncounted and not f.awaits then
+    out[#out + 1] = { T .. ':tf', f.finishedAt, key }
   end
   return out
 end
@@ -147,33 +170,41 @@ end
 /** The task store's scripts. ARGV from 5 on, as listed per script. */
 export const TASK_SCRIPTS = {
   /**
-   * ARGV: then per write `mode, key, expected, next` → per write 1 if it landed, else 0. Modes: `c` creates (no
-   * record there), `r` replaces and `d` removes (the record holds exactly `expected`), `a` writes nothing and lands
-   * if there is no record, `p` stores and `x` removes whatever is there (values another writer stored). Each write
-   * lands or not on its own and keeps the indexes; a task that became pending and is due wakes one instance waiting
-   * for work of its type (`wake`), and nothing else is published; the epoch is bumped once if any landed.
+   * ARGV: then per write `mode, key, expected, next, line` → per write 1 if it landed, else 0. `line`: what `next` is
+   * indexed by (`taskIndexLine`), or '' to index it from its value. Modes: `c` creates (no record there), `r`
+   * replaces and `d` removes (the record holds exactly `expected`), `a` writes nothing and lands if there is no
+   * record, `p` stores and `x` removes whatever is there (values another writer stored). Each write lands or not on
+   * its own and keeps the indexes; a task that became pending and is due wakes one instance waiting for work of its
+   * type (`wake`), and nothing else is published; the epoch is bumped once if any landed.
    */
   write: script('gkTaskWrite', `${TASK_LIB}
 local now = now_ms()
 local out, landed = {}, false
-for i = 5, #ARGV, 4 do
-  local mode, key, expected, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for i = 5, #ARGV, 5 do
+  local mode, key, expected, value, line = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local old = redis.call('HGET', TASKS, key)
   local ok
   if mode == 'a' or mode == 'c' then ok = not old
   elseif mode == 'p' or mode == 'x' then ok = true
   else ok = old == expected end
   if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
-    local was, is = decoded(old), nil
+    local old_line = old and redis.call('HGET', LINES, key)
+    local was, is = old and (from_line(old_line) or from_value(old)), nil
     if mode == 'd' or mode == 'x' then
       redis.call('HDEL', TASKS, key)
+      if old_line then redis.call('HDEL', LINES, key) end
     else
       redis.call('HSET', TASKS, key, value)
-      is = decoded(value)
+      is = from_line(line)
+      if is then redis.call('HSET', LINES, key, line)
+      else
+        if old_line then redis.call('HDEL', LINES, key) end
+        is = from_value(value)
+      end
     end
     reindex(key, was, is, now)
     landed = true
-    if is and is.state == 'pending' and type(is.type) == 'string' and not waits(is, now) then wake(is.type, now) end
+    if is and is.state == 'pending' and not waits(is, now) then wake(is.type, now) end
   end
   out[#out + 1] = ok and 1 or 0
 end

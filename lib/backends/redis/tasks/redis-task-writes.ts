@@ -11,6 +11,8 @@ interface Write {
   readonly key: string;
   readonly expected: string;
   readonly next: string;
+  /** What the scripts index `next` by (`taskIndexLine`); '' to have the script read it from `next` itself. */
+  readonly line: string;
   readonly timeoutMs: number | undefined;
 }
 
@@ -31,15 +33,18 @@ export class RedisTaskWrites {
 
   constructor(private readonly target: () => RedisTaskTarget) {}
 
-  /** Writes as `mode` says, comparing with `expected` where it compares; true if it landed. */
-  write(mode: TaskWriteMode, key: string, expected: string | null, next: string | null, timeoutMs: number | undefined): Promise<boolean> {
-    return this.batches.write({ mode, key, expected: expected ?? '', next: next ?? '', timeoutMs });
+  /**
+   * Writes as `mode` says, comparing with `expected` where it compares; true if it landed. `line`: what `next` is
+   * indexed by (see `taskIndexLine`), '' for a value the script is to read itself (one another writer stored).
+   */
+  write(mode: TaskWriteMode, key: string, expected: string | null, next: string | null, line: string, timeoutMs: number | undefined): Promise<boolean> {
+    return this.batches.write({ mode, key, expected: expected ?? '', next: next ?? '', line, timeoutMs });
   }
 
   private async send(writes: readonly Write[], timeoutMs: number | undefined): Promise<boolean[]> {
     const { calls, map } = this.target();
     const args: string[] = [map];
-    for (const w of writes) args.push(w.mode, w.key, w.expected, w.next);
+    for (const w of writes) args.push(w.mode, w.key, w.expected, w.next, w.line);
     const what = writes.length === 1 ? `write task "${writes[0].key}"` : `write ${writes.length} tasks`;
     const { result } = await calls.run<number[]>(TASK_SCRIPTS.write, args, what, timeoutMs);
     return writes.map((_, i) => result[i] === 1);

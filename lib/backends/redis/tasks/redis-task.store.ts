@@ -10,6 +10,7 @@ import type { StoreBackend } from '../../../store/store-backend';
 import type { RedisCalls } from '../redis-calls';
 import { TASK_SCRIPTS } from './redis-task-scripts';
 import { RedisTaskWrites, type RedisTaskTarget, type TaskWriteMode } from './redis-task-writes';
+import { taskIndexLine } from './redis-task-index';
 
 /** `{ key, value, key, value, ... }` as records. */
 function pairs(flat: readonly string[] | null): StoredRecord[] {
@@ -90,7 +91,8 @@ export class RedisTaskStore extends TaskRecordStore {
    */
   override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
     const mode: TaskWriteMode = next === null ? (expected.raw === null ? 'a' : 'd') : expected.raw === null ? 'c' : 'r';
-    return this.observers.report('tasks', performance.now(), this.writes.write(mode, id, expected.raw, next && encodeTask(next), this.timeout(options).timeoutMs), false);
+    const write = this.writes.write(mode, id, expected.raw, next && encodeTask(next), next ? taskIndexLine(next) : '', this.timeout(options).timeoutMs);
+    return this.observers.report('tasks', performance.now(), write, false);
   }
 
   /**
@@ -98,7 +100,7 @@ export class RedisTaskStore extends TaskRecordStore {
    * published as a write of this store: for tests and tools that plant values this version did not write.
    */
   async writeRaw(id: string, raw: string | null, options: TaskCallOptions = {}): Promise<void> {
-    await this.writes.write(raw === null ? 'x' : 'p', id, null, raw, this.timeout(options).timeoutMs);
+    await this.writes.write(raw === null ? 'x' : 'p', id, null, raw, '', this.timeout(options).timeoutMs);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
