@@ -36,7 +36,7 @@ export interface BenchRow {
     | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
     | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
-    | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker'
+    | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres'
     | 'gatekeeper-redis' | 'gatekeeper-redis+aof';
   /**
    * The group a row was measured in, where its scenario and system alone do not say: `redis` for the rows of the redis

@@ -1,6 +1,6 @@
 /*
- * The two PostgreSQL task-queue baselines of the tasks-postgres rows, as both sides use them: pg-boss and
- * graphile-worker, each in a schema of its own on the bench's one server, with the settings the rows report (the
+ * The PostgreSQL task-queue baselines of the tasks-postgres rows, as both sides use them: pg-boss, graphile-worker
+ * and BullMQ on its PostgreSQL backend, each in a schema of its own on the bench's one server, with the settings the rows report (the
  * worker processes in bench/task-node.ts, the submitters in the bench process), and the `pg` query counter every
  * process of those rows uses for its round trips.
  *
@@ -17,7 +17,9 @@ export const PG_CONCURRENCY = 4;
 export const PG_BOSS_SCHEMA = 'pgboss_bench';
 /** graphile-worker's schema on the bench's server (its default). */
 export const GRAPHILE_SCHEMA = 'graphile_worker';
-/** The one queue (pg-boss) or task identifier (graphile-worker) of the rows. */
+/** BullMQ's schema on the bench's server (its PostgreSQL backend's namespace for every queue). */
+export const BULLMQ_PG_SCHEMA = 'bullmq_bench';
+/** The one queue (pg-boss, BullMQ) or task identifier (graphile-worker) of the rows. */
 export const NOOP_QUEUE = 'noop';
 
 /**
@@ -47,6 +49,12 @@ export function pgBossWorkOptions(): WorkOptions {
 export const graphileRunnerOptions = (url: string, concurrency = PG_CONCURRENCY): Pick<RunnerOptions, 'connectionString' | 'concurrency' | 'schema' | 'noHandleSignals'> => ({
   connectionString: url, concurrency, schema: GRAPHILE_SCHEMA, noHandleSignals: true,
 });
+
+/**
+ * BullMQ's PostgreSQL backend (`createPostgresBackend`, BullMQ 6): a pool of its own on `url` in
+ * {@link BULLMQ_PG_SCHEMA}; `migrate`: the submitter's, which creates the schema before any worker starts.
+ */
+export const bullmqPostgresConnection = (url: string, migrate = false) => ({ connectionString: url, schema: BULLMQ_PG_SCHEMA, migrate });
 
 /**
  * Counts every query this process's `pg` clients send from the first call on (each `Client#query`: a pool's query is

@@ -1,6 +1,7 @@
 /*
  * The tasks-postgres rows of npm run bench: tasks on PostgreSQL, ours (`gatekeeper-postgres`: the module with
- * `backend: 'postgres'`) against pg-boss and graphile-worker on the same server, each with a no-op handler, 4 tasks
+ * `backend: 'postgres'`) against pg-boss, graphile-worker and BullMQ's PostgreSQL backend (`bullmq-postgres`) on the
+ * same server, each with a no-op handler, 4 tasks
  * at once per worker process and 16 submits in flight from the bench process (as the Hazelcast and BullMQ rows):
  *   - throughput: BENCH_PG_TASKS (3,000) tasks from the first submit to the last completion, on 1 and on 3 worker
  *     processes, after an unmeasured warm-up burst of BENCH_PG_TASK_WARMUP (1,000) on the same processes;
@@ -14,14 +15,14 @@
  *     tasks (0 and 100,000 by default; a list, e.g. 10000,50000) plus 501 more, takes one, then 500 in a row; the
  *     slot's cycle (handler start to next start), the completion-to-next-start gap, and the bytes the worker
  *     process read per claim (/proc/<pid>/io rchar) over those 500.
- * Each row starts from empty schemas (all three dropped, then a CHECKPOINT) with a fresh submitter and fresh worker
+ * Each row starts from empty schemas (every system's dropped, then a CHECKPOINT) with a fresh submitter and fresh worker
  * processes. The settings of each system are in bench/pg-task-systems.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { bytesReadOf, cpuWindow } from './proc-cpu';
-import { countPgQueries, GRAPHILE_SCHEMA, NOOP_QUEUE, PG_BOSS_SCHEMA, PG_CONCURRENCY, pgBossOptions } from './pg-task-systems';
+import { BULLMQ_PG_SCHEMA, bullmqPostgresConnection, countPgQueries, GRAPHILE_SCHEMA, NOOP_QUEUE, PG_BOSS_SCHEMA, PG_CONCURRENCY, pgBossOptions } from './pg-task-systems';
 import { gatekeeperPostgresSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 
@@ -45,8 +46,8 @@ const PGBOSS_ONE_SLOT = process.env.BENCH_PG_BACKLOG_PGBOSS_WORK ?? '1x2';
 /** gatekeeper's schema on the server (the backend's default). */
 const GATEKEEPER_SCHEMA = 'gatekeeper';
 
-export type PgSystem = 'gatekeeper-postgres' | 'pg-boss' | 'graphile-worker';
-const ALL_SYSTEMS: PgSystem[] = ['gatekeeper-postgres', 'pg-boss', 'graphile-worker'];
+export type PgSystem = 'gatekeeper-postgres' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres';
+const ALL_SYSTEMS: PgSystem[] = ['gatekeeper-postgres', 'pg-boss', 'graphile-worker', 'bullmq-postgres'];
 /** BENCH_PG_SYSTEMS=pg-boss,... runs only some (diagnostics). */
 const SYSTEMS = process.env.BENCH_PG_SYSTEMS ? (process.env.BENCH_PG_SYSTEMS.split(',') as PgSystem[]) : ALL_SYSTEMS;
 
@@ -112,20 +113,44 @@ async function graphileSubmitter(url: string): Promise<PgSubmitter> {
   };
 }
 
+/**
+ * BullMQ's producer on its PostgreSQL backend: `Queue.add` of a job whose payload is the task's name, with a job id
+ * (idempotent, as the Redis rows' adds); `load` by `addBulk` in batches. It migrates the schema, before any worker starts.
+ */
+async function bullmqPostgresSubmitter(url: string): Promise<PgSubmitter> {
+  const { Queue, createPostgresBackend } = await import('bullmq');
+  const queue = new Queue(NOOP_QUEUE, { connection: bullmqPostgresConnection(url, true) }, createPostgresBackend);
+  queue.on('error', (error: Error) => process.stderr.write(`bullmq (postgres submitter): ${error.message}\n`));
+  await queue.waitUntilReady();
+  const add = (name: string) => ({ name: NOOP_QUEUE, data: { name }, opts: { jobId: `noop-${name}`, removeOnComplete: { count: 100_000 } } });
+  return {
+    submit: async (_type, name) => {
+      const job = add(name);
+      await queue.add(job.name, job.data, job.opts);
+    },
+    load: async (names) => {
+      for (let i = 0; i < names.length; i += BACKLOG_BATCH) await queue.addBulk(names.slice(i, i + BACKLOG_BATCH).map(add));
+    },
+    operations: async () => pgQueries.sent,
+    close: () => queue.close(),
+  };
+}
+
 async function openSubmitter(system: PgSystem, url: string, mapPrefix: string): Promise<PgSubmitter> {
   if (system === 'pg-boss') return pgBossSubmitter(url);
+  if (system === 'bullmq-postgres') return bullmqPostgresSubmitter(url);
   if (system === 'graphile-worker') return graphileSubmitter(url);
   const submitter = await gatekeeperPostgresSubmitter(url, mapPrefix);
   // Ours has one way in, the submit (many in flight share a statement).
   return { ...submitter, load: async (names) => void (await submitAll(submitter, 'noop', names, (name) => idOf(system, name), BACKLOG_IN_FLIGHT)) };
 }
 
-/** Empty schemas for the next row: all three systems' dropped, then a checkpoint, so no row pays for another's dirty pages. */
+/** Empty schemas for the next row: every system's dropped, then a checkpoint, so no row pays for another's dirty pages. */
 async function resetServer(url: string): Promise<void> {
   const client = new Client({ connectionString: url, application_name: 'bench reset' });
   await client.connect();
   try {
-    for (const schema of [GATEKEEPER_SCHEMA, PG_BOSS_SCHEMA, GRAPHILE_SCHEMA]) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    for (const schema of [GATEKEEPER_SCHEMA, PG_BOSS_SCHEMA, GRAPHILE_SCHEMA, BULLMQ_PG_SCHEMA]) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await client.query('CHECKPOINT');
   } finally {
     await client.end();

@@ -77,7 +77,7 @@ const storeOf = (system: BenchRow['system']): 'member' | 'redis' | 'postgres' =>
   system === 'redlock' || system === 'bullmq' || system === 'redis-raw' || REDIS_OURS.includes(system) ? 'redis' : POSTGRES_SYSTEMS.includes(system) ? 'postgres' : 'member';
 /** Ours on Redis (the redis group): its store is the bench's Redis. */
 const REDIS_OURS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-redis', 'gatekeeper-redis+aof'];
-const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'gatekeeper-postgres+history', 'advisory-lock', 'postgres-raw', 'pg-boss', 'graphile-worker'];
+const POSTGRES_SYSTEMS: ReadonlyArray<BenchRow['system']> = ['gatekeeper-postgres', 'gatekeeper-postgres+history', 'advisory-lock', 'postgres-raw', 'pg-boss', 'graphile-worker', 'bullmq-postgres'];
 
 /** CPU per unit of work over a window: the bench process (the nodes) as clients, the system's store as store. */
 export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: NonNullable<BenchRow['cpuMsPer']>['unit'], count: number): BenchRow['cpuMsPer'] {
@@ -430,7 +430,7 @@ function printPgTaskTable(): void {
 async function pgTasksBench(): Promise<void> {
   const server = await startBenchPostgres();
   try {
-    log(`tasks on PostgreSQL: gatekeeper-postgres, pg-boss and graphile-worker on one server; throughput (submit to completed, no-op handler) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, whole-system CPU, round trips, latency at a steady rate`);
+    log(`tasks on PostgreSQL: gatekeeper-postgres, pg-boss, graphile-worker and BullMQ's PostgreSQL backend on one server; throughput (submit to completed, no-op handler) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, whole-system CPU, round trips, latency at a steady rate`);
     if (server.serverPid === undefined) log('  the postmaster was not found: the CPU columns leave the server out');
     rows.push(...(await pgTaskRows(server.url, { ...procs, ...(server.serverPid !== undefined && { postgres: server.serverPid }) }, log)));
   } finally {

@@ -4,15 +4,16 @@
  * environment, handlers by `@TaskHandler` as an application has them) or `bullmq` (a BullMQ Worker on the bench's
  * Redis with the same concurrency; queue QUEUE, default `bench`). Both run the same two job types: `noop` (returns at once) and `hang` (never
  * returns; the detection row SIGKILLs its node). The tasks-postgres rows (bench/pg-tasks.ts) add
- * `gatekeeper-postgres` (the same module with GATEKEEPER_BACKEND=postgres on GATEKEEPER_PG_URL), `pg-boss` and
- * `graphile-worker` (on PG_URL, settings in bench/pg-task-systems.ts), `noop` only; those two print the task's id as
- * `noop-<name>`, the name being the job's payload. It prints:
+ * `gatekeeper-postgres` (the same module with GATEKEEPER_BACKEND=postgres on GATEKEEPER_PG_URL), `pg-boss`,
+ * `graphile-worker` and `bullmq-postgres` (BullMQ's PostgreSQL backend), on PG_URL with the settings in
+ * bench/pg-task-systems.ts, `noop` only; those three print the task's id as `noop-<name>`, the name being the job's
+ * payload. It prints:
  *   READY                  once it takes work
  *   S <id> <unix ms>       when a handler starts (fractional ms, from the process's high-resolution clock)
  *   C <id> <unix ms>       when a noop handler returns
  *   OPS <unix ms> <n> [q]  on SIGUSR2: its round trips so far: task store calls (gatekeeper) or Redis commands its
  *                          connections sent, a Lua script counting as one (BullMQ), or `pg` queries (pg-boss,
- *                          graphile-worker); q: `pg` queries, on the PostgreSQL systems (Redis commands sent, on
+ *                          graphile-worker, BullMQ on PostgreSQL); q: `pg` queries, on the PostgreSQL systems (Redis commands sent, on
  *                          gatekeeper with GATEKEEPER_BACKEND=redis: the redis group's `gatekeeper-redis`)
  * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile) and the
  * socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
@@ -29,7 +30,7 @@ import Redis from 'ioredis';
 import { GatekeeperModule, TaskHandler, type TaskContext, type TaskStore } from '../lib';
 import { GATEKEEPER_TASK_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
-import { countPgQueries, graphileRunnerOptions, NOOP_QUEUE, pgBossOptions, pgBossWorkOptions } from './pg-task-systems';
+import { bullmqPostgresConnection, countPgQueries, graphileRunnerOptions, NOOP_QUEUE, pgBossOptions, pgBossWorkOptions } from './pg-task-systems';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 /** Wall-clock ms with µs precision: claim gaps are fractions of a millisecond. */
@@ -129,6 +130,22 @@ async function pgBoss(): Promise<void> {
   process.on('SIGTERM', () => void boss.stop({ graceful: true, timeout: 2_000 }).finally(() => process.exit(0)));
 }
 
+/** A BullMQ Worker on its PostgreSQL backend on PG_URL: `noop` jobs, CONCURRENCY at once; the submitter's queue migrated the schema. */
+async function bullmqPostgres(): Promise<void> {
+  const pgQueries = countPgQueries();
+  const { createPostgresBackend } = await import('bullmq');
+  const worker = new Worker(NOOP_QUEUE, async (job) => {
+    const { name } = job.data as { name: string };
+    say(`S noop-${name} ${now()}`);
+    say(`C noop-${name} ${now()}`);
+    return null;
+  }, { connection: bullmqPostgresConnection(env('PG_URL')), concurrency, removeOnComplete: { count: 100_000 } }, createPostgresBackend);
+  worker.on('error', (error: Error) => process.stderr.write(`bullmq (postgres): ${error.message}\n`));
+  await worker.waitUntilReady();
+  process.on('SIGUSR2', () => say(`OPS ${Date.now()} ${pgQueries.sent} ${pgQueries.sent}`));
+  process.on('SIGTERM', () => void worker.close(true).then(() => process.exit(0)));
+}
+
 /** A graphile-worker runner on PG_URL: `noop` jobs, CONCURRENCY at once (4; bench/pg-task-systems.ts); the schema exists already (the submitter migrated it). */
 async function graphileWorker(): Promise<void> {
   const pgQueries = countPgQueries();
@@ -195,6 +212,7 @@ async function main(): Promise<void> {
   if (system === 'bullmq') await bullmq();
   else if (system === 'pg-boss') await pgBoss();
   else if (system === 'graphile-worker') await graphileWorker();
+  else if (system === 'bullmq-postgres') await bullmqPostgres();
   else await gatekeeper();
   if (process.env.PROFILE_DIR) await profileUntilStopped(process.env.PROFILE_DIR);
   say('READY');
