@@ -19,7 +19,10 @@ export interface TaskGroupPosition {
    * is finished once every number up to the total finished.
    */
   readonly total?: number;
-  /** One failure stops the rest of the group (they are cancelled) and triggers its join at once. */
+  /**
+   * One failure stops the rest of the group and triggers its join at once: tasks not started are cancelled (where they
+   * wait, or by the worker about to claim one), and tasks submitted later are cancelled on arrival.
+   */
   readonly failGroupFast?: boolean;
 }
 
