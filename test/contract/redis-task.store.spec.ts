@@ -5,6 +5,7 @@ import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store'
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
 import { compareReady, decideClaim, decideRenew } from '../../lib/tasks/task-claim.rules';
+import { placeOf } from '../../lib/tasks/task-rank.rules';
 import { describeRankedClaimsContract, describeTaskBacklogContract, describeTaskStoreContract } from '../../lib/testing';
 import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
 import { eventually } from '../support/eventually';
@@ -237,6 +238,31 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
         expect(await store.compareAndSet(planted.id, { raw: encodeTask(done[0]) }, null)).toBe(true);
         await store.writeRaw(lined.id, null);
         expect(await indexes()).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('trust no line left beside a value another write replaced without one: the value is read instead', async () => {
+      const mapPrefix = fresh('ls');
+      const store = node(mapPrefix);
+      await store.connect();
+      try {
+        const now = Date.now();
+        const task = pendingAt('ls', 'stale', 0, now * 1000);
+        expect(await store.compareAndSet(task.id, { raw: null }, task)).toBe(true);
+        // A write that keeps no lines (an older version's script) claims it: the value and the indexes change, the
+        // line beside it stays the pending one.
+        const claimed = claimOf(task, 'old', now);
+        const member = placeOf(task) + task.id;
+        await redis.hset(`{${mapPrefix}}:m:tasks`, task.id, encodeTask(claimed));
+        await redis.zrem(`{${mapPrefix}}:tp:ls`, member);
+        await redis.zadd(`{${mapPrefix}}:tr:ls`, claimed.claim!.expiresAt, member);
+        // This version finishes it: the running entry comes out by the value, not by the stale line.
+        const done: TaskRecord = { ...claimed, state: 'done', finishedAt: now - 1 };
+        expect(await store.compareAndSet(task.id, { raw: encodeTask(claimed) }, done)).toBe(true);
+        expect(await redis.zcard(`{${mapPrefix}}:tr:ls`)).toBe(0);
+        expect((await store.finishedBefore(now, 10)).map((t) => t.name)).toEqual(['stale']);
       } finally {
         await store.close();
       }

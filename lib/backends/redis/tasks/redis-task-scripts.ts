@@ -17,9 +17,10 @@ import { script } from '../redis-script-prelude';
  * - `T:tf` (sorted set by `finishedAt`, members the ids): finished tasks a purge may take: counted, and not a parent
  *   whose sub-groups' joins it still waits for (`awaitsJoins`).
  *
- * - `T:ix:<map>` (hash: key → line): what each task is indexed by, as its writer computed it from the task it encoded
- *   (`taskIndexLine`): its place, state, times, marks and type, read with one pattern. A write neither decodes the
- *   value it writes nor the one it replaces: the line that came with that one tells which entries to take out.
+ * - `T:ix:<map>` (hash: key → the value's length in bytes, `|`, its line): what each task is indexed by, as its writer
+ *   computed it from the task it encoded (`taskIndexLine`): its place, state, times, marks and type, read with one
+ *   pattern. A write neither decodes the value it writes nor the one it replaces: the line that came with that one
+ *   tells which entries to take out, unless its length is not the value's (a write that kept no line replaced it).
  *
  * A value written without a line (another writer's, the previous format, a test's plant: `p`ut) is indexed from the
  * value itself, parsed with `cjson`, and so is one with none beside it when it is replaced. A value that cannot be
@@ -69,6 +70,14 @@ local function from_line(line)
   if not place then return nil end
   return { place = place, state = state, type = ty, notBefore = tonumber(nb), submittedAt = tonumber(sub), expiresAt = tonumber(exp),
     uncounted = unc == '1', finishedAt = tonumber(fin), awaits = aw == '1' }
+end
+-- What the stored value raw is indexed by, from the line stored beside it ('<its bytes>|<line>'), else nil: a line
+-- stored for a value of another length was left by a write that did not keep lines (an older version's), not trusted.
+local function from_stored_line(stored, raw)
+  if not stored then return nil end
+  local bytes, line = string.match(stored, '^(%d+)|(.*)$')
+  if not bytes or tonumber(bytes) ~= #raw then return nil end
+  return from_line(line)
 end
 -- The same from a stored value, parsed (a value written without a line), else nil.
 local function from_value(raw)
@@ -189,14 +198,14 @@ for i = 5, #ARGV, 5 do
   else ok = old == expected end
   if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
     local old_line = old and redis.call('HGET', LINES, key)
-    local was, is = old and (from_line(old_line) or from_value(old)), nil
+    local was, is = old and (from_stored_line(old_line, old) or from_value(old)), nil
     if mode == 'd' or mode == 'x' then
       redis.call('HDEL', TASKS, key)
       if old_line then redis.call('HDEL', LINES, key) end
     else
       redis.call('HSET', TASKS, key, value)
       is = from_line(line)
-      if is then redis.call('HSET', LINES, key, line)
+      if is then redis.call('HSET', LINES, key, #value .. '|' .. line)
       else
         if old_line then redis.call('HDEL', LINES, key) end
         is = from_value(value)
