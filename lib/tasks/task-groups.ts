@@ -158,8 +158,7 @@ export class TaskGroups {
    * meanwhile must not start one of them: only fail-fast groups pay this one read.
    */
   async cancelIfStopped(found: TaskRecord): Promise<boolean> {
-    if (!found.group?.failGroupFast) return false;
-    if (!groupStoppedFast((await this.store.readGroup(groupId(found.type, found.group.name))).group)) return false;
+    if (!(await stoppedFast(this.store, found))) return false;
     await this.cancel(found.id, stoppedGroupReason(found));
     return true;
   }
@@ -171,6 +170,15 @@ export class TaskGroups {
       return next ? { result: undefined, write: next } : { result: undefined };
     });
   }
+}
+
+/**
+ * Whether `task`'s group asked to fail fast and stopped at a failure already: such a task is not run, at its submit or
+ * its claim. One read, only for groups that asked to fail fast.
+ */
+export async function stoppedFast(store: TaskStore, task: Pick<TaskRecord, 'type' | 'group'>): Promise<boolean> {
+  if (!task.group?.failGroupFast) return false;
+  return groupStoppedFast((await store.readGroup(groupId(task.type, task.group.name))).group);
 }
 
 /** Why a task of a fail-fast group that stopped is cancelled (on its attempt, when it had one). */

@@ -1,7 +1,7 @@
 import type { TaskRecord } from './task';
 import { decideCancel } from './task-outcome.rules';
-import { groupStoppedFast } from './task-group.rules';
-import { groupId, taskId } from './task-id.rules';
+import { stoppedFast } from './task-groups';
+import { taskId } from './task-id.rules';
 import type { TaskStore, VersionedTask } from './task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
@@ -30,8 +30,8 @@ export class TaskSubmits {
       const decision = decideSubmit(read.task, { ...input, seq: this.lastSeq }, now, retentionOf(this.options));
       if (decision.outcome === 'exists') return { result: { created: false, task: decision.task } };
       let task = decision.task;
-      // A task of a group that already stopped at a failure is not run (one read, only for groups that asked to fail fast).
-      if (input.group?.failGroupFast && groupStoppedFast((await this.store.readGroup(groupId(input.type, input.group.name))).group)) task = decideCancel(task, now) ?? task;
+      // A task of a group that already stopped at a failure is not run.
+      if (await stoppedFast(this.store, task)) task = decideCancel(task, now) ?? task;
       return { result: { created: true, task }, write: task };
     }, { known: absent });
   }
