@@ -14,7 +14,7 @@ import { announcement } from '../../lib/presence/presence.rules';
 import { CapturingLogger } from '../support/capturing-logger';
 import { cli, CLI_BIN } from '../support/cli-process';
 import { eventually } from '../support/eventually';
-import { freePort } from '../support/free-port';
+import { freePort, REFUSING_ADDRESS } from '../support/free-port';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 const TOKEN = 'cli-jobs-admin-token-0123456789';
@@ -137,7 +137,7 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     // The oldest live node, as presence shows it, with nothing listening at its address: the CLI must pass it over.
     ghost = new PresenceRecordStore(new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     await ghost.connect();
-    const dead = `http://127.0.0.1:${await freePort()}`;
+    const dead = REFUSING_ADDRESS;
     await ghost.announce(announcement({ instance: 'ghost/1', acquirer: 'ghost', group: 'production', startedAt: Date.now() - 60_000, version: '0.1.0', httpAddress: dead }, Date.now(), 120_000));
     // cli-a sets no address and takes its admin token from GATEKEEPER_ADMIN_TOKEN, as the quickstart does; cli-b sets no
     // address and listens on every interface (app.listen(port)); cli-c says it is behind a proxy (membership.httpAddress);

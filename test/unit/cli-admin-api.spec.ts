@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { askLiveNode, parseAdminApiOptions, type AdminCall } from '../../lib/cli/cli-admin-api';
 import { AdminApiError, CliUsageError, LiveNodeUnreachableError } from '../../lib/cli/cli-errors';
 import type { Presence } from '../../lib/presence/presence';
-import { freePort } from '../support/free-port';
+import { REFUSING_ADDRESS } from '../support/free-port';
 
 /** A local admin API stand-in that records what it was asked and answers as told (or never). */
 async function fakeNode(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string; asked: string[] }> {
@@ -62,7 +62,7 @@ describe("the CLI's calls to a live app's admin API", () => {
   it('asks the next node when one has no such job, or refuses the connection; all without the job is UNKNOWN_JOB', async () => {
     const lacking = await node(json(404, { statusCode: 404, reason: 'UNKNOWN_JOB', job: 'Billing.charge' }));
     const good = await node(json(200, { requestId: 'r1' }));
-    const dead = `http://127.0.0.1:${await freePort()}`;
+    const dead = REFUSING_ADDRESS;
     const nodes = [presence('dead', dead), presence('lacking', lacking.url), presence('good', good.url)];
     expect((await askLiveNode(nodes, runCall, options)).node.acquirer).toBe('good');
     expect(good.asked).toHaveLength(1);
