@@ -48,6 +48,7 @@ import { flushRedis, gatekeeperRedisNode, prepareRedisPrefix, redisUrlOf, setApp
 import { redisTaskRows } from './redis-tasks';
 import { redisFloorRows } from './floors';
 import { hazelcastIdleTarget, idleRows, postgresIdleTarget, redisIdleTarget } from './idle-cluster';
+import { writeDocTables } from './write-doc-tables';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -730,9 +731,20 @@ async function memberGroups(): Promise<void> {
   }
 }
 
+/** The commit the bench runs on, with `+` when the tree has changes (null outside a git checkout). */
+function commitOf(): string | null {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' });
+  if (head.status !== 0) return null;
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: __dirname, encoding: 'utf8' });
+  return `${head.stdout.trim()}${dirty.stdout.trim() ? '+' : ''}`;
+}
+
 /** Prints the tables and writes the JSON. */
 function report(started: number): void {
-  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, durationS: Math.round((Date.now() - started) / 1000) };
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, durationS: Math.round((Date.now() - started) / 1000),
+    startedAt: new Date(started).toISOString(), commit: commitOf(),
+  };
   const json = JSON.stringify({ machine, rows }, null, 2);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   let where: string;
@@ -742,6 +754,12 @@ function report(started: number): void {
     writeFileSync(join(dir, 'latest.json'), json);
     writeFileSync(join(dir, `${stamp}.json`), json);
     where = 'bench/results/latest.json';
+    // The page's tables come from this file; a table the run cannot fill is reported, the results stay written.
+    try {
+      log(`docs/benchmarks.md: ${writeDocTables().length} tables written from ${where}`);
+    } catch (error) {
+      log(`docs/benchmarks.md not written: ${(error as Error).message}`);
+    }
   } else {
     where = join(tmpdir(), `gatekeeper-bench-${only.join('-') || 'all'}${NO_BASELINES ? '-no-baselines' : ''}-${stamp}.json`);
     writeFileSync(where, json);

@@ -88,6 +88,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Guarantees and how it works', link: '/guarantees' },
           { text: 'Backends and the store contract', link: '/backends' },
           { text: 'Benchmarks', link: '/benchmarks' },
+          { text: 'Benchmark history', link: '/benchmark-history' },
           { text: 'Development', link: '/development' },
           { text: 'API reference', link: '/api/index.html', target: '_self' },
         ],
