@@ -22,7 +22,8 @@ import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
-import { checkIncarnation, ident, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { checkIncarnation, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { ident } from './postgres-sql';
 import { invalidOption } from '../../core/errors/input.errors';
 import { ClockReadings } from '../../store/clock-readings';
 

@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../../core/errors/store-unavailable.error
 import { withDeadline } from '../../core/with-deadline';
 import { FeedWatches } from '../../store/feed-watches';
 import type { MissedReason, RecordChanges, Unwatch } from '../../store/record-map';
-import { ident } from './postgres-schema';
+import { ident } from './postgres-sql';
 
 /** What the `records` trigger sends (see `postgres-schema.ts`). */
 interface Payload {

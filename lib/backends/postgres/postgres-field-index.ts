@@ -1,5 +1,5 @@
 import type { PostgresCalls } from './postgres-calls';
-import { ident } from './postgres-schema';
+import { ident } from './postgres-sql';
 import { invalidOption } from '../../core/errors/input.errors';
 
 /**

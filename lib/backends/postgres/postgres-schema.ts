@@ -1,7 +1,10 @@
 import type { PoolClient } from 'pg';
+import { ident, literal } from './postgres-sql';
+import { taskDocMigration } from './tasks/postgres-task-doc.migration';
+
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * The transaction-local setting by which a statement of the library says its `DELETE` is the library's own: the guard
@@ -36,7 +39,8 @@ const GUARDED = ['records', 'tasks', 'counters', 'lost_marks', 'incarnation', 'f
  * - `tasks` (migration 3): the tasks' records, with the columns of `records` (so the same statements write them) and
  *   the fields claims are found by taken from each value as generated columns, under partial indexes that hand out
  *   the first tasks in claim order however long the backlog. Its trigger tells only what a node acts on: a task that
- *   became pending, and a new claim (not a renewal, not a completion).
+ *   became pending, and a new claim (not a renewal, not a completion). From migration 5 on, a trigger keeps `doc`
+ *   (the value parsed once per write) and the fields are generated from it.
  * - Guard triggers (migration 4) on every table above refuse a `DELETE` or `TRUNCATE` that is not the library's own
  *   (see {@link REMOVING}): an absent record is never taken for one that never existed while a lease under it could
  *   still vouch, and a removal from outside leaves nothing to tell it by (the records saying a semaphore ever existed
@@ -179,6 +183,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
       // Its own drop of a restored state's leases, let through.
       checkIncarnationFunction(s, 'CREATE OR REPLACE', true),
     ],
+    // 5: each task's value parsed once per write, its fields generated from that.
+    taskDocMigration(s),
   ];
 }
 
@@ -224,11 +230,11 @@ ${removes ? `          PERFORM set_config('${REMOVING}', 'on', true);\n` : ''}  
 export class SchemaTooNewError extends Error {}
 
 /**
- * Brings `schema` to {@link SCHEMA_VERSION} on `client` (a connection of its own): in one transaction holding the
- * schema's advisory lock, so nodes starting together apply each migration once. Refuses a schema newer than this
- * build knows. Returns the version found before.
+ * Brings `schema` to {@link SCHEMA_VERSION} (or `upTo`: the tests of a migration start from the version before it) on
+ * `client` (a connection of its own): in one transaction holding the schema's advisory lock, so nodes starting together
+ * apply each migration once. Refuses a schema newer than this build knows. Returns the version found before.
  */
-export async function migrate(client: PoolClient, schema: string, channel: string): Promise<number> {
+export async function migrate(client: PoolClient, schema: string, channel: string, upTo = SCHEMA_VERSION): Promise<number> {
   const s = ident(schema);
   await client.query('BEGIN');
   try {
@@ -245,11 +251,11 @@ export async function migrate(client: PoolClient, schema: string, channel: strin
       );
     }
     const all = migrations(schema, channel);
-    for (let version = before + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = before + 1; version <= upTo; version++) {
       for (const statement of all[version - 1]) await client.query(statement);
     }
-    if (before < SCHEMA_VERSION) {
-      await client.query(`INSERT INTO ${s}.schema_version (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`, [SCHEMA_VERSION]);
+    if (before < upTo) {
+      await client.query(`INSERT INTO ${s}.schema_version (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`, [upTo]);
     }
     await client.query('COMMIT');
     return before;
@@ -286,13 +292,3 @@ export function checkIncarnation(quoted: string): string {
 
 /** The columns of {@link checkIncarnation}'s row (as `c`) that `PostgresIncarnation.observe` takes. */
 export const INCARNATION_COLUMNS = 'c.lost_at, c.forgotten, c.records_oid';
-
-/** A quoted SQL identifier. */
-export function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** A quoted SQL string literal. */
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}

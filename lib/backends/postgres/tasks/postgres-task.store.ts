@@ -119,7 +119,7 @@ export class PostgresTaskStore extends TaskRecordStore {
     // Finished, counted, and not a parent whose sub-groups' joins it still waits for (`awaitsJoins`).
     const sql =
       `SELECT key, value FROM ${t.table} WHERE map = $1 AND state = ANY($2::text[]) AND finished_at < $3 AND NOT uncounted ` +
-      `AND NOT (jsonb_array_length(coalesce((value::jsonb) -> 'subgroups' -> 'submitted', '[]')) > 0 AND (value::jsonb) -> 'subgroups' -> 'joinSubmittedAt' IS NULL) ` +
+      `AND NOT (jsonb_array_length(coalesce(doc -> 'subgroups' -> 'submitted', '[]')) > 0 AND doc -> 'subgroups' -> 'joinSubmittedAt' IS NULL) ` +
       `ORDER BY ${CLAIM_ORDER} LIMIT $4`;
     return this.found(sql, [t.stored, FINISHED, before, limit], 'find finished tasks', options, limit);
   }
