@@ -1,4 +1,5 @@
 import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
+import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
 import { hazelcast } from '../backends/hazelcast/hazelcast-client.load';
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
 import { PresenceRecordStore } from '../presence/presence-record.store';
@@ -133,7 +134,11 @@ export async function reachedStore(options: CliConnectionOptions): Promise<Reach
  * point it. The connection's own message says the same for an app (naming its options); the CLI says it once, in its
  * own terms. Anything else (a refused authentication, say) is news, so it is kept.
  */
-export function cannotReach(reached: ReachedStore, options: CliConnectionOptions, error: unknown): StoreUnavailableError {
+export function cannotReach(reached: ReachedStore, options: CliConnectionOptions, error: unknown): Error {
+  if (error instanceof SchemaTooNewError) {
+    // The server was reached: what it holds is a newer version's, so its hint about reaching the server would mislead.
+    return new SchemaTooNewError(`${error.message.replace(/: upgrade the library, .*$/, '')}: run the CLI of the version the apps run (npx nestjs-gatekeeper@<version>), or point --pg-schema (or GATEKEEPER_PG_SCHEMA) at another schema`);
+  }
   if (error instanceof ClusterNameRefusedError) {
     return new StoreUnavailableError(`${error.message}: give --cluster-name (or GATEKEEPER_HZ_CLUSTER_NAME) the name the members were started with`, { cause: error });
   }

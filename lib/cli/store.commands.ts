@@ -6,6 +6,7 @@ import type { NewStoreReport } from '../store/new-store-report';
 import { cannotReach, parseCliConnection, reachedStore, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import type { ReachedStore } from './cli-reached-store';
 import { asUsageError, CliUsageError, NothingDeclaredError } from './cli-errors';
+import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
 
 /** What `store init` printed, for people. */
 function initText(report: NewStoreReport): string {
@@ -39,7 +40,7 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
     try {
       return await work(reached);
     } catch (error) {
-      throw error instanceof StoreUnavailableError ? cannotReach(reached, connection, error) : error;
+      throw error instanceof StoreUnavailableError || error instanceof SchemaTooNewError ? cannotReach(reached, connection, error) : error;
     }
   };
   store

@@ -127,8 +127,11 @@ describe('nestjs-gatekeeper CLI on PostgreSQL (built binary, real server)', () =
     try {
       await admin.query(`UPDATE ${schema}.schema_version SET version = 99`);
       const refused = await run('--pg-schema', schema, 'store', 'migrate');
-      expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION})`);
+      expect(refused.code).toBe(1); // rejected: the server was reached
+      expect(refused.stderr).toContain(`schema "${schema}" is at version 99, newer than this version of nestjs-gatekeeper knows (${SCHEMA_VERSION}): run the CLI of the version the apps run`);
+      expect(refused.stderr).not.toContain('is the server running');
+      const listed = await run('--pg-schema', schema, 'list');
+      expect([listed.code, listed.stderr]).toEqual([1, expect.stringContaining('npx nestjs-gatekeeper@<version>')]);
     } finally {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import { ident, literal } from './postgres-sql';
 import { taskDocMigration } from './tasks/postgres-task-doc.migration';
 
@@ -227,7 +228,7 @@ ${removes ? `          PERFORM set_config('${REMOVING}', 'on', true);\n` : ''}  
 }
 
 /** Thrown when the database holds a schema a newer version of the library wrote. */
-export class SchemaTooNewError extends Error {}
+export class SchemaTooNewError extends GatekeeperError {}
 
 /**
  * Brings `schema` to {@link SCHEMA_VERSION} (or `upTo`: the tests of a migration start from the version before it) on
