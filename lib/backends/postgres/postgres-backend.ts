@@ -22,15 +22,13 @@ import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
-import { checkIncarnation, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
+import { checkIncarnation, DATABASE_NOW_MS, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 import { ident } from './postgres-sql';
 import { invalidOption } from '../../core/errors/input.errors';
 import { ClockReadings } from '../../store/clock-readings';
 
 /** How often expired records' rows are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
-/** The database's clock in a select list: epoch ms, rounded down. */
-const CLOCK_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 /** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
@@ -195,7 +193,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
         // The feed's check of itself checks the database's incarnation (a logical restore into the same server leaves
         // the pool's connections open) and reads its clock, for the nodes' counts of it (see StoreClock.offer).
         const sentAt = performance.now();
-        const row = await this.checkIncarnation({ also: `pg_notify($1, $2), ${CLOCK_MS} AS store_ms, `, more: [this.channel(), payload] });
+        const row = await this.checkIncarnation({ also: `pg_notify($1, $2), ${DATABASE_NOW_MS} AS store_ms, `, more: [this.channel(), payload] });
         this.clockReadings.tell(Number(row.store_ms), sentAt);
       },
       channel: this.channel(),
@@ -249,7 +247,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   /** The database's clock (`clock_timestamp()`), in epoch ms. */
   async now(): Promise<number> {
-    const result = await this.calls.query<{ now: string }>(`SELECT ${CLOCK_MS} AS now`, [], 'read the database clock');
+    const result = await this.calls.query<{ now: string }>(`SELECT ${DATABASE_NOW_MS} AS now`, [], 'read the database clock');
     return Number(result.rows[0].now);
   }
 

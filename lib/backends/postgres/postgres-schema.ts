@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import { ident, literal } from './postgres-sql';
-import { taskDocMigration } from './tasks/postgres-task-doc.migration';
+import { taskDocMigration, taskIndexes } from './tasks/postgres-task-doc.migration';
 
 
 /** The schema version this build of the library writes and reads. */
@@ -137,13 +137,7 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
         group_name text GENERATED ALWAYS AS ((value::jsonb) -> 'group' ->> 'name') STORED,
         PRIMARY KEY (map, key)
       )`,
-      // Claim order within a type: the first due tasks are the index's first rows.
-      `CREATE INDEX tasks_pending ON ${s}.tasks (map, type, priority DESC, seq, key COLLATE "C") WHERE state = 'pending'`,
-      `CREATE INDEX tasks_running ON ${s}.tasks (map, type, claim_expires) WHERE state = 'running'`,
-      `CREATE INDEX tasks_uncounted ON ${s}.tasks (map, type) WHERE uncounted`,
-      `CREATE INDEX tasks_finished ON ${s}.tasks (map, finished_at) WHERE state IN ('done', 'failed', 'invalid', 'cancelled')`,
-      `CREATE INDEX tasks_by_type ON ${s}.tasks (map, type, state)`,
-      `CREATE INDEX tasks_by_group ON ${s}.tasks (map, group_name) WHERE group_name IS NOT NULL`,
+      ...taskIndexes(s),
       `CREATE FUNCTION ${s}.tell_task() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE payload text;
         BEGIN

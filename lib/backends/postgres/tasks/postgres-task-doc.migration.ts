@@ -21,7 +21,7 @@ const FIELDS: ReadonlyArray<readonly [column: string, sql: string]> = [
  * Migration 5 of the schema `s` (quoted): a `BEFORE` trigger sets `doc` from `value` on every insert and update, whoever
  * writes (it fires under any `session_replication_role`); the existing rows get theirs by a rewrite of the column, which
  * fires no trigger (no `NOTIFY` for every pending task); the fields are generated from `doc` again, and their indexes
- * (dropped with the old columns) made anew, as migration 3 had them.
+ * (dropped with the old columns) made anew ({@link taskIndexes}).
  */
 export function taskDocMigration(s: string): string[] {
   return [
@@ -35,6 +35,16 @@ export function taskDocMigration(s: string): string[] {
     `ALTER TABLE ${s}.tasks ALTER COLUMN doc TYPE jsonb USING value::jsonb`,
     `ALTER TABLE ${s}.tasks ${FIELDS.map(([column]) => `DROP COLUMN ${column}`).join(', ')}`,
     `ALTER TABLE ${s}.tasks ${FIELDS.map(([column, sql]) => `ADD COLUMN ${column} ${sql}`).join(', ')}`,
+    ...taskIndexes(s),
+  ];
+}
+
+/**
+ * The indexes of the tasks table (schema `s`, quoted), as migration 3 created them and migration 5 makes them again
+ * after its columns: per state, claim order within a type, so the first due tasks are an index's first rows.
+ */
+export function taskIndexes(s: string): string[] {
+  return [
     `CREATE INDEX tasks_pending ON ${s}.tasks (map, type, priority DESC, seq, key COLLATE "C") WHERE state = 'pending'`,
     `CREATE INDEX tasks_running ON ${s}.tasks (map, type, claim_expires) WHERE state = 'running'`,
     `CREATE INDEX tasks_uncounted ON ${s}.tasks (map, type) WHERE uncounted`,
