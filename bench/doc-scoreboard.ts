@@ -3,7 +3,7 @@
  * baselines, with whether it holds. Computed from the results file like every other table of the page.
  */
 import type { BenchRow } from './bench-stats';
-import { list, num, ratio, RowFinder, type Table } from './doc-rows';
+import { list, num, ratio, RowFinder, SYSTEM_NAMES, type Table } from './doc-rows';
 
 /** One target: the figures it compares and whether every one of them holds. */
 interface Target {
@@ -13,6 +13,8 @@ interface Target {
   theirs: Array<number | null | undefined>;
   /** Whether ours against theirs holds, figure by figure. */
   holds: (ours: number, theirs: number) => boolean;
+  /** Said after the reference's figures. */
+  note?: string;
 }
 
 const atLeast = (ours: number, theirs: number) => ours >= theirs;
@@ -72,11 +74,15 @@ function targets(rows: RowFinder): Target[] {
       reference: 'raw `UPDATE … WHERE value = $2`', theirs: [pgFloor?.p50Ms], holds: atMost(1.3) },
     { target: 'Hazelcast: tasks/s at 3 workers, at least at 1', ours: [hzTasks[1]], reference: 'ours at 1 worker', theirs: [hzTasks[0]], holds: atLeast },
   ];
-  for (const [store, scenario, system, inRedis] of [['Hazelcast', 'tasks-throughput', 'gatekeeper', false], ['PostgreSQL', 'pg-tasks-throughput', 'gatekeeper-postgres', false],
-    ['Redis', 'redis-tasks-throughput', 'gatekeeper-redis', true]] as const) {
+  // Beside each, how the CPU per task of a baseline on the same store grew over the same worker counts.
+  for (const [store, scenario, system, inRedis, peer] of [['Hazelcast', 'tasks-throughput', 'gatekeeper', false, 'bullmq'], ['PostgreSQL', 'pg-tasks-throughput', 'gatekeeper-postgres', false, 'graphile-worker'],
+    ['Redis', 'redis-tasks-throughput', 'gatekeeper-redis', true, 'bullmq']] as const) {
     const { first, last } = flat(scenario, system, inRedis);
     if (!first || !last || first === last) continue;
-    result.push({ target: `${store}: CPU ms per task flat in workers, at ${last.nodes} at most 1.2× at ${first.nodes}`, ours: [cpu(last)], reference: `ours at ${first.nodes}`, theirs: [cpu(first)], holds: atMost(1.2) });
+    const peerAt = (nodes: number) => cpu(rows.one(scenario, peer, inRedis, { nodes }));
+    const [from, to] = [peerAt(first.nodes), peerAt(last.nodes)];
+    const note = from && to ? `; ${SYSTEM_NAMES[peer]} ${num(from)} → ${num(to)} (${ratio(to, from)}×)` : undefined;
+    result.push({ target: `${store}: CPU ms per task flat in workers, at ${last.nodes} at most 1.2× at ${first.nodes}`, ours: [cpu(last)], reference: `ours at ${first.nodes}`, theirs: [cpu(first)], holds: atMost(1.2), note });
   }
   for (const [store, system] of [['Hazelcast', 'gatekeeper'], ['PostgreSQL', 'gatekeeper-postgres'], ['Redis', 'gatekeeper-redis']] as const) {
     const calls = idle(system);
@@ -92,7 +98,7 @@ export function scoreboard(rows: RowFinder): Table {
     const measured = t.ours.every((v) => typeof v === 'number') && t.theirs.every((v) => typeof v === 'number');
     const holds = measured && t.ours.every((v, i) => t.holds(v as number, t.theirs[i] as number));
     const ratios = t.ours.map((v, i) => ratio(v, t.theirs[i]));
-    table.push([t.target, list(t.ours), t.reference === 'the target' ? list(t.theirs) : `${t.reference}: ${list(t.theirs)}`,
+    table.push([t.target, list(t.ours), (t.reference === 'the target' ? list(t.theirs) : `${t.reference}: ${list(t.theirs)}`) + (t.note ?? ''),
       ratios.map((r) => (r === null ? '–' : `${r}×`)).join(' / '), !measured ? 'not measured' : holds ? '**yes**' : 'no']);
   }
   return table;
