@@ -34,6 +34,10 @@ interface Pending {
   record: RunRecord;
   /** Changed since the last write that carried it. */
   dirty: boolean;
+  /** A write under way carries this very record: if it lands, the run is counted by it. */
+  writing?: boolean;
+  /** Let go while that write was under way: tallied as dropped only if the write does not land. */
+  letGo?: boolean;
 }
 
 /** Skipped-tick records live this long after their node's last write, and are written again well before. */
@@ -177,6 +181,7 @@ export class HistoryRecorder {
     // A cluster that cannot be written keeps at most `keep` ended runs waiting per job, the newest. The map is in
     // start order (a run's later records replace it in place), so the oldest ended runs are the first ones met:
     // no sort on a call's path, however many runs wait (@LeaderOnly methods can be called thousands of times a flush).
+    // A run a write under way carries is tallied only if that write fails: if it lands, the run is counted by it.
     if (runs.size > this.options.keep) {
       let over = runs.size - this.options.keep;
       for (const old of runs.values()) {
@@ -184,12 +189,18 @@ export class HistoryRecorder {
         if (old.record.outcome === 'running') continue;
         over--;
         runs.delete(old.record.id);
-        const dropped = this.dropped.get(record.job) ?? { counts: {} };
-        dropped.counts[old.record.outcome] = (dropped.counts[old.record.outcome] ?? 0) + 1;
-        if (FAILED_OUTCOMES.has(old.record.outcome)) dropped.lastFailure = old.record;
-        this.dropped.set(record.job, dropped);
+        if (old.writing) old.letGo = true;
+        else this.tallyDropped(old.record);
       }
     }
+  }
+
+  /** Counts an ended run let go unwritten, for the next write of its job. */
+  private tallyDropped(record: RunRecord): void {
+    const dropped = this.dropped.get(record.job) ?? { counts: {} };
+    dropped.counts[record.outcome] = (dropped.counts[record.outcome] ?? 0) + 1;
+    if (FAILED_OUTCOMES.has(record.outcome)) dropped.lastFailure = record;
+    this.dropped.set(record.job, dropped);
   }
 
   private async flushAll(): Promise<void> {
@@ -211,21 +222,30 @@ export class HistoryRecorder {
   /** Writes `job`'s news (and, with `check`, writes back its history if the store lost it, even with no news). */
   private async write(job: string, check = false): Promise<JobHistory | undefined> {
     const runs = this.pending.get(job);
-    const taken = [...(runs?.values() ?? [])].filter((p) => p.dirty).map((p) => p.record);
+    const carried = [...(runs?.values() ?? [])].filter((p) => p.dirty);
+    const taken = carried.map((p) => p.record);
     const missed = this.missedCounts.get(job);
     const dropped = this.dropped.get(job);
     if (taken.length === 0 && !missed && !dropped && !check) return this.writer.cached(job);
     this.missedCounts.delete(job);
     this.dropped.delete(job);
     const delta: HistoryDelta = { runs: taken, missed, dropped };
+    for (const p of carried) p.writing = true;
+    let landed = false;
     try {
-      const { history, landed } = await this.writer.write(job, delta, check);
+      const written = await this.writer.write(job, delta, check);
+      landed = written.landed;
       if (landed) this.settle(job, taken);
-      return history;
+      return written.history;
     } catch (error) {
       if (missed) this.missed(job, missed.count, missed.last);
       if (dropped) this.dropped.set(job, mergeDropped(dropped, this.dropped.get(job)));
       throw error;
+    } finally {
+      for (const p of carried) {
+        p.writing = false;
+        if (p.letGo && !landed) this.tallyDropped(p.record);
+      }
     }
   }
 

@@ -4,7 +4,7 @@ import { Cron } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -143,6 +143,15 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     const m = RUN_LINE.exec(line);
     return m && m[1] === job ? [{ node: m[2], tick: Number(m[5]) }] : [];
   });
+  /** `step`, failing with the sample's last lines about `about` (what its instances said meanwhile) added. */
+  const explained = async <T>(about: RegExp, step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      const lines = output.replace(ANSI, '').split('\n').filter((line) => about.test(line) || /exited|ERROR/.test(line)).slice(-25);
+      throw new Error(`${(error as Error).message}\nthe sample's last lines about ${about.source}:\n${lines.join('\n')}`);
+    }
+  };
   /** The admin API, with the token (what another operator, or the CLI, does meanwhile). */
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url.replace(/\/console$/, '')}${path}`, {
@@ -171,6 +180,8 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
       sample.kill('SIGTERM');
       await once(sample, 'exit');
     }
+    // What the three instances logged, beside the screenshots: what to read when a step here timed out.
+    writeFileSync(join(SHOTS, 'sample-output.log'), output.replace(ANSI, ''));
   });
 
   it('signs in, moves a job by editing its definition, pauses it, migrates and undoes, live', async () => {
@@ -389,10 +400,10 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     // The panel lists the node's jobs: billing's holder, its token counting down, and its last run once written.
     const row = 'tr[data-job="BillingJob.charge"]';
     await page.waitForSelector(row);
-    await page.waitForFunction((r) => {
+    await explained(/billing|Billing/, () => page.waitForFunction((r) => {
       const [holderCell, , , lastRun] = Array.from(document.querySelectorAll(`${r} td`));
       return /^app-\d+$/.test(holderCell?.textContent ?? '') && /^completed schedule, /.test(lastRun?.textContent ?? '');
-    }, { timeout: 30_000 }, row);
+    }, { timeout: 30_000 }, row));
     const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent ?? ''));
     expect(cells[0]).toMatch(/^app-\d+$/);
     expect(cells[1]).toMatch(/^\d+$/);
@@ -661,7 +672,8 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => document.querySelectorAll('#job-detail ol.next-runs li').length === 10);
     const instants = await page.$$eval('#job-detail ol.next-runs li', (items) => items.map((li) => li.textContent ?? ''));
     for (const instant of instants) expect(instant).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC-0[45]:00$/);
-    expect(await text('#job-detail dd[data-fact="Held by"]')).toMatch(/until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC-0[45]:00$/);
+    const heldBy = await text('#job-detail dd[data-fact="Held by"]');
+    await explained(/billing|Billing/, async () => expect(heldBy).toMatch(/until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC-0[45]:00$/));
     await page.select('#time-zone', 'utc');
     await page.waitForFunction((r) => / UTC \((in \d+ s|now)\)$/.test(document.querySelector(`${r} td.next-run`)?.textContent ?? ''), {}, row);
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#job-detail ol.next-runs li')).every((li) => / UTC$/.test(li.textContent ?? '')));
