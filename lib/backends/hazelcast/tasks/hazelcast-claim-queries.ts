@@ -35,7 +35,16 @@ export class HazelcastClaimQueries {
    * while it has fewer than `limit`.
    */
   async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions): Promise<TaskRecord[]> {
-    if (types.length === 0) return [];
+    return (await this.scan(types, now, lapsedBefore, { claimable: limit, uncounted: 0 }, options)).claimable;
+  }
+
+  /**
+   * {@link claimable}, and with `limits.uncounted` above 0 the uncounted tasks of `types` found by the same first call
+   * (one more alternative of its predicate, on the `uncounted` index).
+   */
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+    if (types.length === 0) return { claimable: [], uncounted: [] };
+    const limit = limits.claimable;
     const due = Predicates.lessEqual('notBefore', now);
     const ofTypes = typeIn(types);
     const source = this.rankedSource(now, options);
@@ -52,6 +61,7 @@ export class HazelcastClaimQueries {
       Predicates.and(Predicates.equal('state', 'pending'), Predicates.equal('rank', null), ofTypes, due),
       ...dues,
       ...firsts,
+      ...(limits.uncounted > 0 ? [Predicates.and(Predicates.equal('uncounted', true), ofTypes)] : []),
     );
     const counted = types.filter((type) => plans.get(type)!.countRest);
     const [read, ...rests] = await Promise.all([
@@ -61,13 +71,15 @@ export class HazelcastClaimQueries {
     const wanted = new Set(types);
     const other: TaskRecord[] = [];
     const bases = new Map<string, TaskRecord[]>(types.flatMap((type) => (plans.get(type)!.hi === undefined ? [] : [[type, []]])));
+    const uncounted: TaskRecord[] = [];
     for (const { task, ranked } of read) {
+      if (task.uncounted && wanted.has(task.type)) uncounted.push(task);
       if (!isClaimable(task, wanted, now, lapsedBefore)) continue; // a rank the previous version carried into another state
       ((ranked && task.state === 'pending' && bases.get(task.type)) || other).push(task);
     }
     const restOf = new Map(counted.map((type, i) => [type, rests[i]]));
     const found = await Promise.all(types.map((type) => this.windows.first(source, type, limit, { plan: plans.get(type)!, tasks: bases.get(type), rest: restOf.get(type) })));
-    return inClaimOrder([...other, ...found.flat()], limit);
+    return { claimable: inClaimOrder([...other, ...found.flat()], limit), uncounted: inClaimOrder(uncounted, limits.uncounted) };
   }
 
   /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */

@@ -128,6 +128,11 @@ export class HazelcastTaskStore implements TaskStore {
     return this.claims.claimable(types, now, lapsedBefore, limit, options);
   }
 
+  /** {@inheritDoc TaskStore.scan} (see {@link HazelcastClaimQueries.scan}) */
+  scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+    return this.claims.scan(types, now, lapsedBefore, limits, options);
+  }
+
   async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0) return [];
     const predicate = Predicates.and(Predicates.equal('uncounted', true), typeIn(types));
