@@ -14,7 +14,7 @@ export const PRESENCE_MAP = 'presence';
  * `put`, no compare-and-set) with a time-to-live of twice its validity, so the store cleans up after instances that
  * died; liveness itself is judged by each record's `expiresAt`, never by the TTL. Changes come from the map's feed;
  * the tracker re-reads at once when the feed says it may have lost some, and on a feed that can lose events without
- * telling (Hazelcast) every `resyncEveryMs` too.
+ * telling (a backend that does not say it tells every loss) every `resyncEveryMs` too.
  */
 export class PresenceRecordStore implements PresenceStore {
   private readonly hold: MapHold;
@@ -23,12 +23,13 @@ export class PresenceRecordStore implements PresenceStore {
   private readonly reader = new PresenceReader(() => this.events.corruptValue?.bind(this.events));
   private readonly watchers = new Set<(instance: string, presence: Presence | null) => void>();
   private readonly missedWatchers = new Set<(reason: MissedReason) => void>();
-  /** {@inheritDoc PresenceStore.resyncEveryMs} */
-  readonly resyncEveryMs: number | undefined;
-
-  constructor(backend: StoreBackend) {
+  constructor(private readonly backend: StoreBackend) {
     this.hold = new MapHold(backend, PRESENCE_MAP, 'presence');
-    this.resyncEveryMs = resyncEveryMs(backend);
+  }
+
+  /** {@inheritDoc PresenceStore.resyncEveryMs} */
+  get resyncEveryMs(): number | undefined {
+    return resyncEveryMs(this.backend);
   }
 
   /** {@inheritDoc PresenceStore.connect} */

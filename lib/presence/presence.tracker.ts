@@ -23,7 +23,7 @@ export interface PresenceTrackerOptions {
 /**
  * This instance's presence: announces it every `intervalMs` (one write) and follows the map's events, re-reading every
  * entry (one read of all) at start, at once when the feed says it may have lost some, at each renewal while the feed
- * is down, and every `resyncEveryMs` where the feed can lose events without telling (Hazelcast). So while its calls
+ * is down, and every `resyncEveryMs` where the feed can lose events without telling. So while its calls
  * succeed its view of who is live is as fresh as the feed's bound (a deaf PostgreSQL or Redis feed is found by its
  * check within two `listenCheckMs`) or that re-read ({@link ageMs} says how long ago the cluster last confirmed it;
  * while calls fail, entries still drop out at their expiry). An idle cluster on a telling feed thus costs one write per

@@ -22,12 +22,13 @@ export class ScheduleRecordStore implements ScheduleStore {
   private events: ScheduleStoreEvents = {};
   private readonly watchers = new Set<ScheduleWatcher>();
 
-  /** {@inheritDoc ScheduleStore.resyncEveryMs} */
-  readonly resyncEveryMs: number | undefined;
-
-  constructor(backend: StoreBackend) {
+  constructor(private readonly backend: StoreBackend) {
     this.hold = new MapHold(backend, SCHEDULE_MAP, 'schedule');
-    this.resyncEveryMs = resyncEveryMs(backend);
+  }
+
+  /** {@inheritDoc ScheduleStore.resyncEveryMs} */
+  get resyncEveryMs(): number | undefined {
+    return resyncEveryMs(this.backend);
   }
 
   /** {@inheritDoc ScheduleStore.connect} */

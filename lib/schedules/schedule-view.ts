@@ -52,8 +52,9 @@ const RETRY_MAX_MS = 5_000;
  * records, trusted by the one rule every view follows (`ViewTrust`): fed by the map's change feed, and listed again
  * whenever the feed says changes may have been missed (a disconnect and reconnect, a member lost, a cleared map, lost
  * data). Its staleness bound is the feed's: the time the backend takes to notice it may have lost events (see the
- * Guarantees page); where the feed tells every loss there is no timer of its own, and where it may lose events
- * without telling (Hazelcast) the store declares how often to list anyway (`resyncEveryMs`). A re-read that fails is tried again after 1 s,
+ * Guarantees page); where the feed tells every loss (every backend of this library) there is no timer of its own, and
+ * where it may lose events without telling the store declares how often to list anyway (`resyncEveryMs`). A re-read
+ * that fails is tried again after 1 s,
  * doubling to 5 s, until one works (or the feed says it is down: its reconnect re-reads). Revisions only grow, so a
  * late event or a listing older than what an event brought never takes the view back, and a listing begun before an
  * event never undoes it. Listeners hear each change once: added, changed (a new revision), removed.

@@ -41,6 +41,12 @@ export interface StoreBackend {
   memberCount(): number | undefined;
   /** Whether the backend is connected right now. */
   isConnected(): boolean;
+  /**
+   * Whether the change feed of this backend's maps tells every loss of events with `missed(reason)`, so that a view
+   * fed by it needs re-reading only when told. Optional: a backend without it, or answering `false`, is taken to lose
+   * events without telling, and its views re-read every 5 s as well. Read once the backend is open.
+   */
+  readonly feedTellsEveryLoss?: boolean;
   /** How many calls the backend made so far (round trips: the benchmarks and the tests of a quiet steady state). */
   operationCount(): number;
   /**

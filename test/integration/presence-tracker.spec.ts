@@ -15,7 +15,10 @@ const names = (ps: Presence[]) => ps.map((p) => p.acquirer);
  */
 class DeafStore extends PresenceRecordStore {
   deaf = false;
-  override readonly resyncEveryMs = timing.intervalMs;
+  resyncEvery: number | undefined = timing.intervalMs;
+  override get resyncEveryMs(): number | undefined {
+    return this.resyncEvery;
+  }
   override watch(listener: (instance: string, presence: Presence | null) => void): () => void {
     return super.watch((instance, presence) => !this.deaf && listener(instance, presence));
   }
@@ -113,7 +116,7 @@ describe('PresenceTracker (memory store, a clock moved by hand)', () => {
 
   it('on a feed that can lose events without telling, reads again at the renewal nearest each resync', async () => {
     const store = new DeafStore(backend);
-    Object.defineProperty(store, 'resyncEveryMs', { value: 5 * timing.intervalMs });
+    store.resyncEvery = 5 * timing.intervalMs;
     let reads = 0;
     const list = store.list.bind(store);
     store.list = (...args) => (reads++, list(...args));

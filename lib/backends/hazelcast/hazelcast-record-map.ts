@@ -4,6 +4,7 @@ import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { writtenByMark, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { HazelcastConnection } from './hazelcast-connection';
 import type { PartitionCanaries } from './hazelcast-partition-canaries';
+import type { MemberReconnections } from './member-reconnections';
 import type { StoreCalls } from './store-call';
 import { recordField } from '../../store/record-field';
 
@@ -20,6 +21,8 @@ export interface HazelcastRecordMapContext {
   readonly lostMarks: () => Promise<IMap<string, string>>;
   /** Where time is read (the time a record is marked lost). */
   readonly now: () => number;
+  /** The client's member reconnections, where it exposes them (see {@link MemberReconnections}). */
+  readonly reconnections: () => MemberReconnections | undefined;
 }
 
 /**
@@ -108,15 +111,45 @@ export class HazelcastRecordMap implements RecordMap {
   }
 
   async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
+    let ids = await this.listen(changes, options);
+    let stopped = false;
+    const stopAll = async (stop: readonly string[]) => {
+      await Promise.all(stop.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
+    };
+    // Events missed while disconnected are not replayed, and a member leaving may take some (and data) with it.
+    const unsubscribeState = this.context.connection.onState((state) => changes.missed(state === 'connected' ? 'reconnected' : 'disconnected'));
+    const client = this.context.connection.client;
+    const membership = client?.getCluster().addMembershipListener({ memberAdded: () => undefined, memberRemoved: () => changes.missed('member-left') });
+    // One member's connection reset and made again: what it sent meanwhile is lost, with no event of the client's.
+    const reconnections = this.context.reconnections();
+    const unwatchReconnections = reconnections?.watch(() => ids, () => {
+      if (stopped) return;
+      if (ids.every((id) => reconnections.listening(id))) return changes.missed('reconnected');
+      // The client dropped a listener whose registration failed on a live connection: listen again, then re-read.
+      const dropped = ids;
+      void this.listen(changes, options).then(async (again) => {
+        if (stopped) return stopAll(again);
+        ids = again;
+        await stopAll(dropped);
+        changes.missed('reconnected');
+      }, () => changes.missed('disconnected'));
+    });
+    return async () => {
+      stopped = true;
+      unsubscribeState();
+      unwatchReconnections?.();
+      if (membership) client?.getCluster().removeMembershipListener(membership);
+      await stopAll(ids);
+    };
+  }
+
+  /** Adds the entry listeners of one watch; returns their registration ids. */
+  private async listen(changes: RecordChanges, options: WatchOptions): Promise<string[]> {
     const heard = (key: string, stored: Stored | null | undefined) => changes.changed(key, stored === null || stored === undefined ? null : text(stored));
     const gone = (key: string) => changes.changed(key, null);
     const cleared = () => changes.missed('cleared');
     const own = !this.json ? options.exceptMark : undefined;
     const ids: string[] = [];
-    const stopAll = async () => {
-      await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
-      ids.length = 0;
-    };
     try {
       if (own !== undefined) {
         // Values on a listener that leaves out this node's own writes (their write ids carry its mark); removals on a
@@ -143,18 +176,10 @@ export class HazelcastRecordMap implements RecordMap {
         ), `listen to ${this.name}`, {}));
       }
     } catch (error) {
-      await stopAll();
+      await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
       throw error;
     }
-    // Events missed while disconnected are not replayed, and a member leaving may take some (and data) with it.
-    const unsubscribeState = this.context.connection.onState((state) => changes.missed(state === 'connected' ? 'reconnected' : 'disconnected'));
-    const client = this.context.connection.client;
-    const membership = client?.getCluster().addMembershipListener({ memberAdded: () => undefined, memberRemoved: () => changes.missed('member-left') });
-    return async () => {
-      unsubscribeState();
-      if (membership) client?.getCluster().removeMembershipListener(membership);
-      await stopAll();
-    };
+    return ids;
   }
 
   /**

@@ -28,6 +28,8 @@ export interface MemoryBackendOptions {
 export class MemoryBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'memory';
+  /** The memory store loses no event: its feed tells every loss (`StoreBackend.feedTellsEveryLoss`). */
+  readonly feedTellsEveryLoss = true;
   /** The data every node of this backend shares: tests plant values and lose data through it. */
   readonly records: MemoryRecords;
   private operations = 0;
@@ -81,6 +83,7 @@ export class MemoryBackend implements StoreBackend {
   memberCount(): number | undefined {
     return undefined;
   }
+
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {

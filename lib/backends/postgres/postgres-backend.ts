@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type * as Pg from 'pg';
-import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
@@ -24,7 +23,7 @@ import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
 import { checkIncarnation, DATABASE_NOW_MS, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
 import { ident } from './postgres-sql';
-import { invalidOption } from '../../core/errors/input.errors';
+import { checkPostgresOptions } from './postgres-backend.check';
 import { ClockReadings } from '../../store/clock-readings';
 
 /** How often expired records' rows are dropped, in ms. */
@@ -32,8 +31,6 @@ const SWEEP_EVERY_MS = 30_000;
 /** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
-/** A schema or prefix name the backend accepts: it ends up in SQL identifiers and the notification channel. */
-const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
 
 /**
  * The store contract on PostgreSQL (`pg`, an optional peer): record maps are rows of one `records` table, written
@@ -45,6 +42,8 @@ const NAME = /^[a-z_][a-z0-9_]{0,40}$/;
 export class PostgresBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'postgres';
+  /** The feed checks itself every `listenCheckMs` and tells every loss (`StoreBackend.feedTellsEveryLoss`). */
+  readonly feedTellsEveryLoss = true;
   /** The prefix of this backend's map and counter names. */
   readonly mapPrefix: string;
   /** The schema of the library's tables. */
@@ -65,14 +64,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   private readonly forgetting = new Set<string>();
 
   constructor(private readonly options: PostgresBackendOptions) {
-    if (!options.pool && options.connectionString === undefined && options.poolConfig === undefined) {
-      throw invalidOption('postgres', 'give pool, connectionString or poolConfig');
-    }
-    this.schema = options.schema ?? 'gatekeeper';
-    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
-    if (!NAME.test(this.schema)) throw invalidOption('postgres.schema', `must be lower-case letters, digits and _ (at most 41), got ${JSON.stringify(this.schema)}`);
-    const prefixProblem = nameProblem(this.mapPrefix);
-    if (prefixProblem !== undefined) throw invalidOption('postgres.mapPrefix', prefixProblem);
+    ({ schema: this.schema, mapPrefix: this.mapPrefix } = checkPostgresOptions(options));
     this.quoted = ident(this.schema);
     this.incarnation = new PostgresIncarnation({ lost: (lostAt, forgotten) => this.lostData(lostAt, forgotten) });
     this.calls = new PostgresCalls(() => this.requirePool(), options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, (client) => this.checkOn(client));
@@ -271,6 +263,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
   memberCount(): number | undefined {
     return undefined;
   }
+
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {

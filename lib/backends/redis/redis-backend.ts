@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { nameProblem } from '../../core/names';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
 import type { RecordMap, RecordMapSpec } from '../../store/record-map';
@@ -23,7 +22,7 @@ import type { ConnectTarget } from '../../store/connect-failure';
 import type { NewStoreReport } from '../../store/new-store-report';
 import { redisConnectTarget } from './redis-connect-target';
 import { withDeadline } from '../../core/with-deadline';
-import { invalidOption } from '../../core/errors/input.errors';
+import { checkRedisOptions } from './redis-backend.check';
 
 /** How often expired records are dropped, in ms. */
 const SWEEP_EVERY_MS = 30_000;
@@ -42,6 +41,8 @@ const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 export class RedisBackend implements StoreBackend, TaskStoreSource {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'redis';
+  /** The feed checks itself every `listenCheckMs` and tells every loss (`StoreBackend.feedTellsEveryLoss`). */
+  readonly feedTellsEveryLoss = true;
   /** The prefix (and hash tag) of the library's keys. */
   readonly mapPrefix: string;
   /** Unique to this instance: its feed's connection checks carry it. */
@@ -59,19 +60,9 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   private readonly forgetting = new Set<string>();
 
   constructor(private readonly options: RedisBackendOptions) {
-    if (!options.client && options.url === undefined && options.connection === undefined) {
-      throw invalidOption('redis', 'give client, url or connection');
-    }
-    this.mapPrefix = options.mapPrefix ?? 'gatekeeper';
-    const prefixProblem = nameProblem(this.mapPrefix) ?? (/[{}]/.test(this.mapPrefix) ? `must be without { or }, got ${JSON.stringify(this.mapPrefix)}` : undefined);
-    if (prefixProblem !== undefined) throw invalidOption('redis.mapPrefix', prefixProblem);
+    const { mapPrefix, minReplicas } = checkRedisOptions(options);
+    this.mapPrefix = mapPrefix;
     this.incarnation = new RedisIncarnation({ lost: (lostAt, found) => this.lostData(lostAt, found) });
-    const minReplicas = options.minReplicas ?? 0;
-    if (!Number.isInteger(minReplicas) || minReplicas < 0) throw invalidOption('redis.minReplicas', `must be a whole number of replicas, 0 or more, got ${JSON.stringify(options.minReplicas)}`);
-    if (minReplicas > 0 && (options.client as { isCluster?: boolean } | undefined)?.isCluster) {
-      // WAIT counts the replicas of the node it is sent to; a Cluster client sends it to any node.
-      throw invalidOption('redis.minReplicas', 'is not supported on a Redis Cluster client (WAIT would reach a node other than the one written); use 0');
-    }
     this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas);
   }
 
@@ -277,6 +268,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
   memberCount(): number | undefined {
     return undefined;
   }
+
 
   /** {@inheritDoc StoreBackend.isConnected} */
   isConnected(): boolean {

@@ -25,8 +25,8 @@ const POLL_MAX_MS = 200;
  * The run-now requests' declared staleness policy: how often the requester bumps its pending request, while it waits
  * and only then (an idle cluster writes nothing). Every node hears requests from the feed and reads them all again
  * when it says changes may have been missed; the bump is for what that cannot give: a node that declined a request
- * (another held the job's permit) tries it again once the holder is gone, and a feed that loses events without telling
- * (Hazelcast: see `resyncEveryMs`) repeats it.
+ * (another held the job's permit) tries it again once the holder is gone, and a node whose feed lost the event hears
+ * it again.
  */
 const NUDGE_MS = 1_000;
 
