@@ -76,4 +76,42 @@ describe("a Hazelcast change feed when one member's connection is reset", () => 
       await unwatch();
     }
   });
+
+  it("closes a member connection that went silent (no reset) within the module's heartbeat timeout, and then says so", async () => {
+    const { cluster, outside } = fault;
+    const mapPrefix = uniquePrefix('silent');
+    const proxy = cluster.proxy(0);
+    const me = { pid: process.pid };
+    const viewer = new HazelcastBackend({ clientConfig: cluster.clientConfig(), mapPrefix });
+    backends.push(viewer);
+    await viewer.open();
+    // The viewer client's member connections, as the client holds them (its own registry: the proxy, holding the
+    // bytes of a silent link, would not see it closed until heal).
+    const registry = (viewer.connection.client as unknown as { getConnectionManager(): { getConnectionRegistry(): { getConnections(): unknown[] } } })
+      .getConnectionManager().getConnectionRegistry();
+    expect(registry.getConnections()).toHaveLength(2);
+    const map = await viewer.map('views');
+    const told: number[] = [];
+    const unwatch = await map.watch({ changed: () => undefined, missed: () => told.push(Date.now()) });
+    const writer = new HazelcastBackend({ clientConfig: { ...cluster.clientConfig(), network: { clusterMembers: [cluster.addresses[1]], smartRouting: false } }, mapPrefix });
+    backends.push(writer);
+    await writer.open();
+    const key = keysOwnedBy(outside, cluster.addresses, 0, 'quiet-', 1)[0];
+    try {
+      // Silence, no reset: bytes held both ways (they would all flow again on heal, were the connection kept).
+      proxy.blackhole(me);
+      const silentAt = Date.now();
+      await (await writer.map('views')).put(key, 'while silent');
+      // The client gives up on the connection at its heartbeat timeout (15 s by the module's default; 60 s its own).
+      await eventually('the silent connection to be closed', () => registry.getConnections().length < 2, { timeoutMs: 30_000, intervalMs: 100 });
+      const closedMs = Date.now() - silentAt;
+      proxy.heal(me);
+      const toldAt = await eventually('the feed to say it may have missed events', () => told.find((at) => at > silentAt), { timeoutMs: 15_000, intervalMs: 20 });
+      expect((await map.get(key))?.value).toBe('while silent');
+      process.stdout.write(`silent loss: a member connection silent with no reset was closed ${closedMs} ms in (heartbeat timeout 15000 ms); healed then, the feed said so ${toldAt - silentAt - closedMs} ms after the close\n`);
+    } finally {
+      proxy.heal(me);
+      await unwatch();
+    }
+  });
 });

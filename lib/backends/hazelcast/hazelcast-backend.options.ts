@@ -14,7 +14,9 @@ export interface HazelcastBackendOptions {
    * `connectionStrategy.reconnectMode: 'ASYNC'` (calls fail fast while disconnected),
    * `connectionStrategy.connectionRetry.maxBackoffMillis: 5000` (a cluster that comes up is noticed within 5 s) and
    * `hazelcast.client.operation.fail.on.indeterminate.state` (a write whose backups did not confirm fails rather
-   * than passes, so it is settled by re-reading). `connectionStrategy.asyncStart` is always `true`: the
+   * than passes, so it is settled by re-reading) and `hazelcast.client.heartbeat.timeout: 15000` (a member connection
+   * silent that long is closed and made anew, and the change feeds re-read then: the client's default is 60 s; give a
+   * client you inject the same). `connectionStrategy.asyncStart` is always `true`: the
    * connection waits for the first connection itself, bounded by `connectTimeoutMs`.
    */
   clientConfig?: ClientConfig;

@@ -3,6 +3,13 @@ import { refusalTap } from './refusal-tap';
 
 /** The longest wait between connection attempts, unless the client config sets its own `maxBackoffMillis`. */
 const MAX_BACKOFF_MS = 5_000;
+/**
+ * How long a member connection may stay silent before the client closes it and connects again, unless the client
+ * config sets `hazelcast.client.heartbeat.timeout` (the client's own default is 60 s). A connection that goes silent
+ * with no reset (a route dropped, a firewall discarding) loses that member's events until it is closed; once it is
+ * made anew the feed says so (`MemberReconnections`). The client pings a quiet connection every 5 s: three pings.
+ */
+const HEARTBEAT_TIMEOUT_MS = 15_000;
 
 /**
  * What a Hazelcast connection is made from: the connection fields of `HazelcastBackendOptions` (documented there),
@@ -23,7 +30,7 @@ export function ownedClientConfig(options: HazelcastConnectionOptions, onLifecyc
   const retry = config.connectionStrategy?.connectionRetry;
   return {
     ...config,
-    properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, ...config.properties },
+    properties: { 'hazelcast.client.operation.fail.on.indeterminate.state': true, 'hazelcast.client.heartbeat.timeout': HEARTBEAT_TIMEOUT_MS, ...config.properties },
     connectionStrategy: {
       ...config.connectionStrategy,
       // The first connection is waited for (and bounded) by the connection, not inside newHazelcastClient.
