@@ -111,19 +111,16 @@ export class HazelcastRecordMap implements RecordMap {
   }
 
   async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
-    let ids = await this.listen(changes, options);
+    let ids: string[] | undefined;
     let stopped = false;
     const stopAll = async (stop: readonly string[]) => {
       await Promise.all(stop.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
     };
-    // Events missed while disconnected are not replayed, and a member leaving may take some (and data) with it.
-    const unsubscribeState = this.context.connection.onState((state) => changes.missed(state === 'connected' ? 'reconnected' : 'disconnected'));
-    const client = this.context.connection.client;
-    const membership = client?.getCluster().addMembershipListener({ memberAdded: () => undefined, memberRemoved: () => changes.missed('member-left') });
     // One member's connection reset and made again: what it sent meanwhile is lost, with no event of the client's.
+    // Watched before the listeners are added, so a connection made while they are is waited for too.
     const reconnections = this.context.reconnections();
     const unwatchReconnections = reconnections?.watch(() => ids, () => {
-      if (stopped) return;
+      if (stopped || !ids) return;
       if (ids.every((id) => reconnections.listening(id))) return changes.missed('reconnected');
       // The client dropped a listener whose registration failed on a live connection: listen again, then re-read.
       const dropped = ids;
@@ -134,12 +131,22 @@ export class HazelcastRecordMap implements RecordMap {
         changes.missed('reconnected');
       }, () => changes.missed('disconnected'));
     });
+    try {
+      ids = await this.listen(changes, options);
+    } catch (error) {
+      unwatchReconnections?.();
+      throw error;
+    }
+    // Events missed while disconnected are not replayed, and a member leaving may take some (and data) with it.
+    const unsubscribeState = this.context.connection.onState((state) => changes.missed(state === 'connected' ? 'reconnected' : 'disconnected'));
+    const client = this.context.connection.client;
+    const membership = client?.getCluster().addMembershipListener({ memberAdded: () => undefined, memberRemoved: () => changes.missed('member-left') });
     return async () => {
       stopped = true;
       unsubscribeState();
       unwatchReconnections?.();
       if (membership) client?.getCluster().removeMembershipListener(membership);
-      await stopAll(ids);
+      await stopAll(ids ?? []);
     };
   }
 

@@ -58,18 +58,21 @@ export class MemberReconnections {
 
   /**
    * Calls `heard` after each member connection the client adds, once every listener of `ids()` (their registration
-   * ids, read at each connection) is registered on it: from then on that member's events reach them. A listener the
+   * ids, read at each check; `undefined` while they are being added) is registered on it: from then on that member's
+   * events reach them. A listener the
    * client dropped (its registration failed) counts as settled: `heard` is called and the watch decides what to do.
    * Returns what stops it.
    */
-  watch(ids: () => readonly string[], heard: () => void): () => void {
+  watch(ids: () => readonly string[] | undefined, heard: () => void): () => void {
     const timers = new Set<NodeJS.Timeout>();
     let stopped = false;
     const added = (connection: MemberConnection) => {
       const until = Date.now() + REGISTERED_WAIT_MS;
       const check = () => {
         if (stopped) return;
-        const waiting = ids().some((id) => this.listeners.registrations.get(id)?.connectionRegistrations.has(connection) === false);
+        // Listeners still being added (`undefined`) are waited for too: a connection added meanwhile may get them late.
+        const current = ids();
+        const waiting = current === undefined || current.some((id) => this.listeners.registrations.get(id)?.connectionRegistrations.has(connection) === false);
         if (waiting && connection.isAlive() && Date.now() < until) {
           const timer = setTimeout(() => {
             timers.delete(timer);
