@@ -40,17 +40,25 @@ describe('the run history a node writes', () => {
   }
   const run = (r: HistoryRecorder, token: number) => r.finished(r.started({ job: 'j', trigger: 'schedule', instant: token * 1000, token }), 'completed', 1);
 
-  it('counts each run once when more than it keeps end while a write of them is under way', async () => {
+  /**
+   * Runs 1 and 2 end, a flush's write of them is held, five more end meanwhile (more wait than the node keeps, 5),
+   * then the write lands (or fails, with `fail`).
+   */
+  async function runsEndDuringAWrite(fail: boolean) {
     const { store, recorder: r } = await recorder(5);
     run(r, 1);
     run(r, 2);
     const held = store.hold();
     const first = r.flush();
     await held.reached;
-    // Five more runs end before the write carrying the first two lands: more wait than the node keeps.
     for (let token = 3; token <= 7; token++) run(r, token);
-    held.release();
+    held.release(fail);
     await first;
+    return { store, r };
+  }
+
+  it('counts each run once when more than it keeps end while a write of them is under way', async () => {
+    const { store, r } = await runsEndDuringAWrite(false);
     await r.flush();
     const history = (await store.read('j'))!.history;
     expect(history.counts).toEqual({ completed: 7 });
@@ -58,15 +66,7 @@ describe('the run history a node writes', () => {
   });
 
   it('counts runs let go unwritten once the store answers again, when the write under way failed', async () => {
-    const { store, recorder: r } = await recorder(5);
-    run(r, 1);
-    run(r, 2);
-    const held = store.hold();
-    const first = r.flush();
-    await held.reached;
-    for (let token = 3; token <= 7; token++) run(r, token);
-    held.release(true);
-    await first;
+    const { store, r } = await runsEndDuringAWrite(true);
     run(r, 8);
     run(r, 9);
     await r.flush();
