@@ -1,3 +1,4 @@
+import { Client } from 'hazelcast-client';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
@@ -119,6 +120,48 @@ describe("a Hazelcast change feed when one member's connection is reset", () => 
     } finally {
       proxy.heal(me);
       await unwatch();
+    }
+  });
+
+  it('says so every 5 s, with no call, while a member has no connection carrying its listeners (an injected client on one member)', async () => {
+    const { cluster, outside } = fault;
+    const mapPrefix = uniquePrefix('silent');
+    // An application's client that starts asynchronously and so stays on its first member for good.
+    const client = await Client.newHazelcastClient({
+      ...cluster.clientConfig(),
+      network: { clusterMembers: [cluster.addresses[0]] },
+      connectionStrategy: { asyncStart: true },
+      properties: { 'hazelcast.logging.level': 'OFF', 'hazelcast.client.heartbeat.timeout': 15_000 },
+    });
+    try {
+      await eventually('the client to connect', () => client.getLifecycleService().isRunning() && client.getCluster().getMembers().length === 2, { timeoutMs: 15_000 });
+      const viewer = new HazelcastBackend({ client, mapPrefix });
+      backends.push(viewer);
+      await viewer.open();
+      expect(viewer.feedTellsEveryLoss).toBe(true);
+      const registry = (client as unknown as { getConnectionManager(): { getConnectionRegistry(): { getConnections(): unknown[] } } }).getConnectionManager().getConnectionRegistry();
+      expect(registry.getConnections()).toHaveLength(1); // member 1 never connected: its events never come
+      const map = await viewer.map('views');
+      const heard: string[] = [];
+      const told: number[] = [];
+      const unwatch = await map.watch({ changed: (key) => heard.push(key), missed: () => told.push(Date.now()) });
+      const writer = new HazelcastBackend({ clientConfig: { ...cluster.clientConfig(), network: { clusterMembers: [cluster.addresses[1]], smartRouting: false } }, mapPrefix });
+      backends.push(writer);
+      await writer.open();
+      const key = keysOwnedBy(outside, cluster.addresses, 1, 'far-', 1)[0];
+      try {
+        const writtenAt = Date.now();
+        await (await writer.map('views')).put(key, 'on the far member');
+        const toldAt = await eventually('the feed to say it may have missed events', () => told.find((at) => at > writtenAt), { timeoutMs: 8_000, intervalMs: 20 });
+        expect((await map.get(key))?.value).toBe('on the far member');
+        expect(heard).not.toContain(key);
+        process.stdout.write(`silent loss: a member the client never connected to: the feed said so ${toldAt - writtenAt} ms after an edit there (check every 5000 ms, no call)\n`);
+      } finally {
+        await unwatch();
+      }
+    } finally {
+      await Promise.all(backends.splice(0).map((b) => b.close()));
+      await client.shutdown();
     }
   });
 });
