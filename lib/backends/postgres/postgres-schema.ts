@@ -3,7 +3,6 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import { ident, literal } from './postgres-sql';
 import { taskDocMigration, taskIndexes } from './tasks/postgres-task-doc.migration';
 
-
 /** The schema version this build of the library writes and reads. */
 export const SCHEMA_VERSION = 5;
 
