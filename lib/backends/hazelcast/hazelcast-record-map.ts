@@ -113,23 +113,25 @@ export class HazelcastRecordMap implements RecordMap {
   async watch(changes: RecordChanges, options: WatchOptions = {}): Promise<Unwatch> {
     let ids: string[] | undefined;
     let stopped = false;
-    const stopAll = async (stop: readonly string[]) => {
-      await Promise.all(stop.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
-    };
+    let relistening = false;
     // One member's connection reset and made again: what it sent meanwhile is lost, with no event of the client's.
     // Watched before the listeners are added, so a connection made while they are is waited for too.
     const reconnections = this.context.reconnections();
     const unwatchReconnections = reconnections?.watch(() => ids, () => {
-      if (stopped || !ids) return;
+      if (stopped || !ids || relistening) return;
       if (ids.every((id) => reconnections.listening(id))) return changes.missed('reconnected');
-      // The client dropped a listener whose registration failed on a live connection: listen again, then re-read.
+      // The client dropped a listener whose registration failed on a live connection: listen again (once at a
+      // time), then re-read.
       const dropped = ids;
+      relistening = true;
       void this.listen(changes, options).then(async (again) => {
-        if (stopped) return stopAll(again);
+        if (stopped) return this.unlisten(again);
         ids = again;
-        await stopAll(dropped);
+        await this.unlisten(dropped);
         changes.missed('reconnected');
-      }, () => changes.missed('disconnected'));
+      }, () => changes.missed('disconnected')).finally(() => {
+        relistening = false;
+      });
     });
     try {
       ids = await this.listen(changes, options);
@@ -146,8 +148,13 @@ export class HazelcastRecordMap implements RecordMap {
       unsubscribeState();
       unwatchReconnections?.();
       if (membership) client?.getCluster().removeMembershipListener(membership);
-      await stopAll(ids ?? []);
+      await this.unlisten(ids ?? []);
     };
+  }
+
+  /** Removes entry listeners by their registration ids (a listener already gone is no error). */
+  private async unlisten(ids: readonly string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
   }
 
   /** Adds the entry listeners of one watch; returns their registration ids. */
@@ -183,7 +190,7 @@ export class HazelcastRecordMap implements RecordMap {
         ), `listen to ${this.name}`, {}));
       }
     } catch (error) {
-      await Promise.all(ids.map((id) => this.map.removeEntryListener(id).catch(() => undefined)));
+      await this.unlisten(ids);
       throw error;
     }
     return ids;
