@@ -40,6 +40,32 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
     };
   }, { timeoutMs: 120_000 });
 
+  describe('a claim query on a table its statistics do not know yet', () => {
+    it('reads its batch, not the backlog, before the table was ever analyzed (a queue filled in its first minute)', async () => {
+      // A schema of its own, its table never analyzed: autovacuum, which would analyze it within a minute, off for it.
+      const own = `tasks_${randomUUID().slice(0, 8)}`;
+      const store = new PostgresTaskStore(new PostgresBackend({ connectionString: testPostgresUrl(), schema: own, mapPrefix: 'fresh', callTimeoutMs: 5_000, onLostData: () => undefined }));
+      const reads = planReads(store, pool);
+      await store.connect();
+      try {
+        await pool.query(`ALTER TABLE ${own}.tasks SET (autovacuum_enabled = false)`);
+        const tasks = Array.from({ length: 20_000 }, (_, i) => pendingAt('fresh', `t${i}`, 0, i + 1));
+        for (let i = 0; i < tasks.length; i += 1_000) {
+          const slice = tasks.slice(i, i + 1_000);
+          await pool.query(`INSERT INTO ${own}.tasks (map, key, value) SELECT 'fresh.tasks', k, v FROM unnest($1::text[], $2::text[]) AS x(k, v)`, [slice.map((t) => t.id), slice.map((t) => encodeTask(t))]);
+        }
+        expect(Number((await pool.query(`SELECT reltuples FROM pg_class WHERE oid = '${own}.tasks'::regclass`)).rows[0].reltuples)).toBe(-1); // never analyzed
+        const found = await store.claimable(['fresh'], Date.now(), Date.now(), 4);
+        expect(found.map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3']);
+        // The claim-order index's first rows: not every pending task of the type, read and sorted (20,000 here).
+        expect(await reads()).toBeLessThanOrEqual(4 + 10);
+      } finally {
+        await store.close();
+        await pool.query(`DROP SCHEMA IF EXISTS ${own} CASCADE`);
+      }
+    });
+  });
+
   describe('compare-and-sets asked for together', () => {
     it('go out in one statement, each landing or not on its own; a second write of one key waits for the next', async () => {
       const store = node(`w${randomUUID().slice(0, 8)}`);

@@ -2,9 +2,10 @@ import type { PoolClient } from 'pg';
 import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import { ident, literal } from './postgres-sql';
 import { taskDocMigration, taskIndexes } from './tasks/postgres-task-doc.migration';
+import { taskPlanMigration } from './tasks/postgres-task-plans.migration';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * The transaction-local setting by which a statement of the library says its `DELETE` is the library's own: the guard
@@ -40,7 +41,8 @@ const GUARDED = ['records', 'tasks', 'counters', 'lost_marks', 'incarnation', 'f
  *   the fields claims are found by taken from each value as generated columns, under partial indexes that hand out
  *   the first tasks in claim order however long the backlog. Its trigger tells only what a node acts on: a task that
  *   became pending, and a new claim (not a renewal, not a completion). From migration 5 on, a trigger keeps `doc`
- *   (the value parsed once per write) and the fields are generated from it.
+ *   (the value parsed once per write) and the fields are generated from it. Migration 6 drops the listing index
+ *   by type, which a claim query took instead of the claim-order index on a table its statistics did not know.
  * - Guard triggers (migration 4) on every table above refuse a `DELETE` or `TRUNCATE` that is not the library's own
  *   (see {@link REMOVING}): an absent record is never taken for one that never existed while a lease under it could
  *   still vouch, and a removal from outside leaves nothing to tell it by (the records saying a semaphore ever existed
@@ -179,6 +181,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
     ],
     // 5: each task's value parsed once per write, its fields generated from that.
     taskDocMigration(s),
+    // 6: no index a claim query could take instead of the claim-order ones, whatever the statistics say.
+    taskPlanMigration(s),
   ];
 }
 
