@@ -18,6 +18,31 @@ function statFields(pid: number): string[] | undefined {
   }
 }
 
+/**
+ * CPU ms each thread of this process has used so far, summed by thread name: `main` for the main thread, the rest by
+ * their names (V8's helper threads, the compiler's and the collector's, are `node`; libuv's pool, `libuv-worker`).
+ */
+export function threadCpuMs(): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = tid === String(process.pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S);
+    } catch {
+      // the thread ended
+    }
+  }
+  return byName;
+}
+
 /** CPU ms `pid` has used so far (user + system), or undefined when it is gone or /proc is missing. */
 export function cpuMsOf(pid: number): number | undefined {
   const fields = statFields(pid);

@@ -1,6 +1,6 @@
 /*
  * What a release-mode tick costs one node on Redis, ours beside redlock in the same process and on the same server
- * (issue 50 diagnostic, run by hand, not part of `npm run bench`):
+ * (a diagnostic run by hand, not part of `npm run bench`):
  *
  *   node -r ts-node/register/transpile-only bench/redis-release-profile.ts
  *   node --no-memory-reducer -r ts-node/register/transpile-only bench/redis-release-profile.ts
@@ -11,12 +11,13 @@
  * with PROFILE_HEAP=1, the bytes allocated per job (V8's sampling heap profiler, every object, collected or not). Then
  * the same jobs one at a time, back to back: the acquire's p50 and p99 and the CPU per job.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ControlledRedis } from '../test/support/redis-control';
 import { redlockNode, type BenchNode } from './bench-systems';
 import { percentile, round } from './bench-stats';
+import { threadCpuMs } from './proc-cpu';
 import { gatekeeperRedisNode, prepareRedisPrefix } from './redis-systems';
 
 const JOBS = Number(process.env.PROFILE_JOBS ?? 100);
@@ -33,16 +34,9 @@ const AT_LEAST_MS = Number(process.env.PROFILE_AT_LEAST_MS ?? TICK_MS - 200);
 function threadMs(): { main: number; helpers: number } {
   let main = 0;
   let helpers = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in ticks of 10 ms
-      if (tid === String(process.pid)) main += ms;
-      else helpers += ms;
-    } catch {
-      // the thread ended
-    }
+  for (const [name, ms] of threadCpuMs()) {
+    if (name === 'main') main += ms;
+    else helpers += ms;
   }
   return { main, helpers };
 }

@@ -3,7 +3,7 @@
  * in this process, M jobs, release with lockAtLeastFor 800 ms), with every store call of each node counted by kind
  * (compare-and-set won or lost, read) and the CPU of this process per node per tick.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
@@ -14,6 +14,7 @@ import { declareNewStore, HazelcastBackend } from '../lib';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
 import { gatekeeperNode } from './bench-systems';
+import { threadCpuMs } from './proc-cpu';
 
 const JOBS = Number(process.env.PROFILE_JOBS ?? 100);
 const TICKS = Number(process.env.PROFILE_TICKS ?? 10);
@@ -21,22 +22,8 @@ const TICKS = Number(process.env.PROFILE_TICKS ?? 10);
 const writes: { calls: number; bytes: number } = (globalThis as { __writes?: { calls: number; bytes: number } }).__writes ?? { calls: 0, bytes: 0 };
 const NODES = (process.env.PROFILE_NODES ?? '1,3,6').split(',').map(Number);
 
-/** CPU ticks (1/100 s) of each thread of this process by thread name: where the CPU goes besides the main thread (GC, JIT). */
-function threadTicks(): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const name = tid === String(process.pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
-    } catch {
-      // the thread ended
-    }
-  }
-  return byName;
-}
-const threadsSince = (before: Map<string, number>) => [...threadTicks()].map(([name, t]) => [name, (t - (before.get(name) ?? 0)) * 10] as const).filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${ms}`).join(', ');
+/** CPU ms of each thread of this process since `before` (see `threadCpuMs`). */
+const threadsSince = (before: Map<string, number>) => [...threadCpuMs()].map(([name, t]) => [name, t - (before.get(name) ?? 0)] as const).filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${ms}`).join(', ');
 
 /** PROFILE_CPU=<path prefix>: a V8 CPU profile of each measured window only (start-up and warm-up left out). */
 const profiler = {
@@ -87,13 +74,13 @@ async function main(): Promise<void> {
     }
     const keys = Array.from({ length: JOBS }, (_, i) => `r-${n}-${i}`);
     let cpu = process.cpuUsage();
-    let threads = threadTicks();
+    let threads = threadCpuMs();
     for (let tick = 0; tick < TICKS + 2; tick++) {
       if (tick === 2) {
         for (const k of Object.keys(counts) as Array<keyof typeof counts>) counts[k] = 0;
         writes.calls = writes.bytes = 0;
         cpu = process.cpuUsage();
-        threads = threadTicks();
+        threads = threadCpuMs();
         if (process.env.PROFILE_CPU) await profiler.start();
       }
       const next = Date.now() + 1000;

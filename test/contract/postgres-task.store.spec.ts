@@ -49,11 +49,7 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
       await store.connect();
       try {
         await pool.query(`ALTER TABLE ${own}.tasks SET (autovacuum_enabled = false)`);
-        const tasks = Array.from({ length: 20_000 }, (_, i) => pendingAt('fresh', `t${i}`, 0, i + 1));
-        for (let i = 0; i < tasks.length; i += 1_000) {
-          const slice = tasks.slice(i, i + 1_000);
-          await pool.query(`INSERT INTO ${own}.tasks (map, key, value) SELECT 'fresh.tasks', k, v FROM unnest($1::text[], $2::text[]) AS x(k, v)`, [slice.map((t) => t.id), slice.map((t) => encodeTask(t))]);
-        }
+        await plantTasks(pool, own, 'fresh.tasks', Array.from({ length: 20_000 }, (_, i) => pendingAt('fresh', `t${i}`, 0, i + 1)));
         expect(Number((await pool.query(`SELECT reltuples FROM pg_class WHERE oid = '${own}.tasks'::regclass`)).rows[0].reltuples)).toBe(-1); // never analyzed
         const found = await store.claimable(['fresh'], Date.now(), Date.now(), 4);
         expect(found.map((t) => t.name)).toEqual(['t0', 't1', 't2', 't3']);
@@ -137,10 +133,7 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
     return {
       store,
       async seed(tasks) {
-        for (let i = 0; i < tasks.length; i += 1_000) {
-          const slice = tasks.slice(i, i + 1_000);
-          await pool.query(`INSERT INTO ${schema}.tasks (map, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS x(k, v)`, [`${mapPrefix}.tasks`, slice.map((t) => t.id), slice.map((t) => encodeTask(t))]);
-        }
+        await plantTasks(pool, schema, `${mapPrefix}.tasks`, tasks);
         await pool.query(`ANALYZE ${schema}.tasks`);
       },
       // The batch, and the tasks backing off that the index steps over; never the backlog.
@@ -149,6 +142,14 @@ describe('PostgresTaskStore against the test run\'s PostgreSQL server', () => {
     };
   });
 });
+
+/** Writes `tasks` (all new) into the tasks table of `schema` under `map`, 1,000 rows a statement, past the store. */
+async function plantTasks(pool: Pool, schema: string, map: string, tasks: readonly TaskRecord[]): Promise<void> {
+  for (let i = 0; i < tasks.length; i += 1_000) {
+    const slice = tasks.slice(i, i + 1_000);
+    await pool.query(`INSERT INTO ${schema}.tasks (map, key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS x(k, v)`, [map, slice.map((t) => t.id), slice.map((t) => encodeTask(t))]);
+  }
+}
 
 /**
  * Rows the last claim query of `store` read from the table, from its plan: the statements of a `claimable` call are

@@ -42,10 +42,10 @@ function uncountedSql(table: string, limit: string): string {
  * that compares the exact stored text), with the fields claims are found by kept by the database itself as generated
  * columns. Each query is answered on an index and reads about what it returns, however long the backlog: the first
  * due tasks of each type in claim order (a partial index per state, one index scan per type, merged), lapsed claims
- * by their expiry, and the rest by state, type, group or finish time. New work and new claims come from the table's
- * trigger on the backend's one `LISTEN` connection, which tells a pending task or a new claim with its value, and
- * nothing of renewals or completions. Compare-and-sets asked for together go out in one statement. Groups' records
- * stay in a record map of the backend.
+ * by their expiry, and the rest by state, group or finish time (a listing of one type's tasks in every state reads
+ * the table). New work and new claims come from the table's trigger on the backend's one `LISTEN` connection, which
+ * tells a pending task or a new claim with its value, and nothing of renewals or completions. Compare-and-sets asked
+ * for together go out in one statement. Groups' records stay in a record map of the backend.
  */
 export class PostgresTaskStore extends TaskRecordStore {
   private table?: PostgresTaskTable;
