@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePorts } from './local-servers.mjs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -278,26 +278,6 @@ export async function waitForCluster({ clusterName, addresses, count, timeoutMs 
   { cause: lastError });
 }
 
-/**
- * Finds `n` distinct free TCP ports on 127.0.0.1. Holds them all open at once so
- * they differ; something else may still grab one before it is used.
- * @param {number} n
- * @returns {Promise<number[]>}
- */
-export async function freePorts(n) {
-  const servers = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      server.listen(0, HOST);
-      await once(server, 'listening');
-    }
-    return servers.map((s) => s.address().port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((res) => s.close(() => res()))));
-  }
-}
 
 // Last lines of a member log without Java stack frames, which crowd out the
 // "Caused by: ..." lines that explain a failed start.
@@ -508,3 +488,5 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     (err) => { console.error(err.message); process.exit(1); },
   );
 }
+
+export { freePorts };

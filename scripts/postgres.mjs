@@ -10,11 +10,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { chown, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePorts } from './local-servers.mjs';
 
 const HOST = '127.0.0.1';
 const USER = 'gatekeeper';
@@ -38,14 +38,6 @@ export function postgresFromEnv() {
   return url ? { url } : undefined;
 }
 
-async function freePort() {
-  const server = createServer();
-  await new Promise((done, fail) => server.once('error', fail).listen(0, HOST, done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
 /**
  * Starts a server in a new temporary folder and resolves once it accepts connections.
  * @param {{ port?: number, durable?: boolean, settings?: Record<string, string | number> }} [options] `durable: false`
@@ -66,7 +58,7 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
     const gid = execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim();
     await chown(dataDir, Number(ids), Number(gid));
   }
-  const serverPort = port ?? (await freePort());
+  const serverPort = port ?? (await freePorts(1))[0];
   run('initdb', ['-D', dataDir, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
   const options = {
     port: serverPort, listen_addresses: HOST, unix_socket_directories: dataDir, max_connections: 300, fsync: durable ? 'on' : 'off',
@@ -132,7 +124,7 @@ export async function startPostgres({ port, durable = false, settings = {} } = {
     },
     /** Starts a streaming replica of the server (`pg_basebackup`) on a port of its own, and resolves once it replays. */
     async startStandby() {
-      standbyPort = await freePort();
+      standbyPort = (await freePorts(1))[0];
       run('pg_basebackup', [...local, '-D', standbyDir, '-R', '-X', 'stream', '--no-sync']);
       run('pg_ctl', ['-D', standbyDir, '-o', argsFor({ ...options, port: standbyPort, unix_socket_directories: standbyDir }), '-l', join(spare, 'standby.log'), '-w', '-t', '60', 'start']);
     },

@@ -10,14 +10,15 @@
 // GATEKEEPER_REDIS_URL instead.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePorts, killOnExit } from './local-servers.mjs';
 
 const HOST = '127.0.0.1';
 const MISSING = 'redis-server not found on the PATH: install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or point GATEKEEPER_REDIS_URL at a server';
@@ -33,24 +34,6 @@ export function redisServerPath() {
 export function redisFromEnv() {
   const url = process.env.GATEKEEPER_REDIS_URL;
   return url ? { url } : undefined;
-}
-
-// Detached servers still running, killed if this process exits without stopping them (process.exit(), an uncaught
-// error), so none is left behind.
-const detachedServers = new Map(); // child process -> its folder
-process.on('exit', () => {
-  for (const [child, dir] of detachedServers) {
-    child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((done, fail) => server.once('error', fail).listen(0, HOST, done));
-  const { port } = server.address();
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 /** One inline PING on a new connection: whether the server answered `+PONG` (not `-LOADING`, still reading its AOF). */
@@ -86,7 +69,7 @@ function ping(port) {
 export async function startRedis({ port, appendonly = true, save = '', replicaOf, detached = false } = {}) {
   const bin = redisServerPath();
   const dir = await mkdtemp(join(tmpdir(), 'gatekeeper-redis-'));
-  const serverPort = port ?? (await freePort());
+  const serverPort = port ?? (await freePorts(1))[0];
   const logFile = join(dir, 'server.log');
   const configFile = join(dir, 'redis.conf');
   // A config file rather than arguments: CONFIG REWRITE (after REPLICAOF NO ONE, say) then lasts across a restart.
@@ -118,8 +101,7 @@ export async function startRedis({ port, appendonly = true, save = '', replicaOf
     const server = spawn(bin, [configFile], { cwd: dir, stdio: 'ignore', detached });
     child = server;
     if (detached) {
-      detachedServers.set(server, dir);
-      server.once('exit', () => detachedServers.delete(server));
+      killOnExit(server, dir);
     }
     const failed = new Promise((_, fail) => {
       server.once('error', (error) => fail(error.code === 'ENOENT' ? new Error(MISSING) : error));
