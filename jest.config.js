@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test', '<rootDir>/lib', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
-  moduleNameMapper: { '^nestjs-gatekeeper$': '<rootDir>/lib/index.ts', '^nestjs-gatekeeper/testing$': '<rootDir>/lib/testing.ts' },
+  moduleNameMapper: { '^nestjs-gatekeeper$': '<rootDir>/lib/index.ts', '^nestjs-gatekeeper/testing$': '<rootDir>/lib/testing.ts', '^nestjs-gatekeeper/fencing$': '<rootDir>/lib/fencing.ts' },
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],

@@ -55,6 +55,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Leader election', link: '/leader-election' },
           { text: 'Allocation', link: '/allocation' },
           { text: 'Distributed tasks', link: '/tasks' },
+          { text: 'Fenced writes', link: '/fenced-writes' },
         ],
       },
       {

@@ -17,6 +17,7 @@ import { addAllocationCommands } from './allocation.commands';
 import { addTaskCommands } from './task.commands';
 import { addJobCommands } from './job.commands';
 import { addScheduleCommands } from './schedule.commands';
+import { addFencingCommands } from './fencing.commands';
 import { addHazelcastCommands } from './hazelcast.commands';
 import { addSemaphoreCommands } from './semaphore.commands';
 import { addStoreCommands } from './store.commands';
@@ -130,6 +131,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addScheduleCommands(program, execute);
   addStoreCommands(program, () => storesNamed(program), (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`));
   addHazelcastCommands(program);
+  addFencingCommands(program, (text) => io.out(text));
   return program;
 }
 

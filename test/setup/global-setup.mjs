@@ -4,6 +4,7 @@ import { clusterFromEnv, startCluster } from '../../scripts/hazelcast.mjs';
 import { declareFreshCluster } from '../../scripts/fresh-cluster.mjs';
 import { postgresFromEnv, startPostgres } from '../../scripts/postgres.mjs';
 import { redisFromEnv, startRedis } from '../../scripts/redis.mjs';
+import { mariadbFromEnv, startMariadb } from '../../scripts/mariadb.mjs';
 import { buildConsole } from '../../scripts/build-console.mjs';
 import { createRequire } from 'node:module';
 
@@ -26,6 +27,12 @@ export default async function globalSetup() {
     const redis = await startRedis();
     globalThis.__GATEKEEPER_TEST_REDIS__ = redis;
     process.env.GATEKEEPER_REDIS_URL = redis.url;
+  }
+  // A MariaDB server for the fenced writes' MySQL tests, unless GATEKEEPER_MYSQL_URL names one (MySQL or MariaDB).
+  if (!mariadbFromEnv()) {
+    const mariadb = await startMariadb();
+    globalThis.__GATEKEEPER_TEST_MARIADB__ = mariadb;
+    process.env.GATEKEEPER_MYSQL_URL = mariadb.url;
   }
   if (clusterFromEnv()) return;
   const cluster = await startCluster({ members: 1, logDir: '.cache/test-logs' });

@@ -10,6 +10,7 @@ const ROOT = join(__dirname, '..', '..');
 const ENTRIES = [
   { config: 'api-extractor.json', report: 'nestjs-gatekeeper.api.md' },
   { config: 'api-extractor.testing.json', report: 'nestjs-gatekeeper-testing.api.md' },
+  { config: 'api-extractor.fencing.json', report: 'nestjs-gatekeeper-fencing.api.md' },
 ];
 
 /** The lines one report has and the other lacks, `-` for the checked-in one and `+` for the build's. */

@@ -29,7 +29,7 @@ describe('the published package', () => {
   it('packs the licence, changelog, readme, entry points, types and CLI, and nothing of the tests or tools', () => {
     const files = packedFiles();
     expect(files).toEqual(expect.arrayContaining([
-      'package.json', 'LICENSE', 'CHANGELOG.md', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/testing.d.ts',
+      'package.json', 'LICENSE', 'CHANGELOG.md', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/testing.d.ts', 'dist/fencing.js', 'dist/fencing.d.ts',
       'dist/cli/gatekeeper.cli.js', 'dist/console/console.html', 'dist/console/console.css', 'dist/console/console.client.js',
     ]));
     const outside = files.filter((f) => !f.startsWith('dist/') && !['package.json', 'LICENSE', 'CHANGELOG.md', 'README.md'].includes(f));

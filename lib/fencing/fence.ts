@@ -1,0 +1,76 @@
+import { FenceTableMissingError } from '../core/errors/fence-table-missing.error';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { StaleFencingTokenError } from '../core/errors/stale-fencing-token.error';
+import { nameProblem } from '../core/names';
+import type { FenceExecutor } from './fence-executor';
+import { DEFAULT_FENCE_TABLE, fenceStatements, isMissingTable } from './fence-sql';
+import { MAX_RESOURCE_LENGTH, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
+
+/** Options of {@link fence}. */
+export interface FenceOptions {
+  /** The fence table (created by your migration, see `fenceTableSql`), optionally `schema.table`. Default: `gatekeeper_fences`. */
+  readonly table?: string;
+}
+
+/**
+ * Fences a write: call it inside the transaction that is about to write to `resource`, before or after your own
+ * statements. It records, in the fence table of that database, the lease's token as the highest `resource` has
+ * accepted, in your transaction, so it commits with your writes or not at all. If a newer holder already wrote to
+ * `resource` (a higher token is recorded), it throws {@link StaleFencingTokenError} and your transaction must roll
+ * back: this holder lost its lease while it worked (it froze, was cut off, ran past its lease).
+ *
+ * Two holders racing: the second's call waits for the first's transaction to end (the fence row is locked until
+ * then, as any row your transaction writes), then is refused if its token is lower. So writes commit in token order.
+ * No lock is held outside your transaction, and never across a run.
+ *
+ * A lease that can tell it lapsed on this node (`assertValid()`) is asked first: it throws `LeaseLostError` before
+ * any statement. Checked before any statement too: `resource` is a name (at most 191 characters), the token a whole
+ * number from 1 up, `table` a table name; a bad one throws `InvalidInputError`. A missing table throws
+ * {@link FenceTableMissingError}, naming the command that prints its SQL.
+ *
+ * One resource, one lease: fence a resource with the tokens of one semaphore (or election, task, allocation
+ * resource). Tokens of different leases are not in one order, and two permits of a 2-permit semaphore held at once
+ * would refuse each other's writes.
+ *
+ * @param executor - Your transaction, through the adapter of your tool (`pgExecutor(client)`, `typeormExecutor(manager)`, ...).
+ * @param resource - What the write changes, as you name it: `invoices`, `invoice:42`, `shard-3`.
+ * @param lease - The lease the write is made under, or its token (see {@link FencingTokenSource}).
+ * @returns The token recorded.
+ *
+ * @example Inside a `@ClusterSingleton` run, with TypeORM:
+ * ```ts
+ * await this.dataSource.transaction(async (manager) => {
+ *   await fence(typeormExecutor(manager), 'invoices', currentPermit()!);
+ *   await manager.update(Invoice, { status: 'due' }, { status: 'charged' });
+ * });
+ * ```
+ */
+export async function fence(executor: FenceExecutor, resource: string, lease: FencingTokenSource, options: FenceOptions = {}): Promise<number> {
+  const nameIssue = nameProblem(resource, { max: MAX_RESOURCE_LENGTH });
+  if (nameIssue) throw invalidDefinition(undefined, 'resource', nameIssue, 'fence');
+  const table = options.table ?? DEFAULT_FENCE_TABLE;
+  const tableIssue = tableProblem(table);
+  if (tableIssue) throw invalidDefinition(undefined, 'table', tableIssue, 'fence');
+  const dialect = executor?.dialect;
+  if (dialect !== 'postgres' && dialect !== 'mysql') throw invalidDefinition(undefined, 'executor', `must be a FenceExecutor with a dialect of 'postgres' or 'mysql', got ${JSON.stringify(dialect) ?? String(dialect)}`, 'fence');
+  const found = tokenOf(lease, resource);
+  if ('problem' in found) throw invalidDefinition(undefined, 'lease', found.problem, 'fence');
+  found.check?.();
+  const { token } = found;
+  const sql = fenceStatements(dialect, table);
+  try {
+    const raised = await executor.query(sql.raise, [resource, token]);
+    if (dialect === 'postgres' && raised.length > 0) return token;
+    const [row] = await executor.query(sql.highest, [resource]);
+    const highest = Number(row?.token);
+    if (dialect === 'mysql' && highest <= token) return token;
+    const refused = new StaleFencingTokenError(resource, token, highest);
+    // A PostgreSQL transaction with a failed statement cannot commit: a caller that swallowed the error still writes nothing.
+    if (sql.fail) await executor.query(sql.fail, [refused.message]).catch(() => undefined);
+    throw refused;
+  } catch (error) {
+    if (error instanceof StaleFencingTokenError) throw error;
+    if (isMissingTable(error)) throw new FenceTableMissingError(table, dialect, { cause: error });
+    throw error;
+  }
+}

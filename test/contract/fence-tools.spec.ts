@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freshDatabase } from '../support/fresh-database';
+import { tsScriptArgs } from '../support/ts-script';
+
+const run = promisify(execFile);
+const SCRIPT = join(__dirname, '../fixtures/fence-tool.process.ts');
+
+const TOOLS: ReadonlyArray<readonly [tool: string, dialect: 'postgres' | 'mysql']> = [
+  ['pg', 'postgres'], ['typeorm', 'postgres'], ['knex', 'postgres'], ['kysely', 'postgres'], ['drizzle', 'postgres'], ['mikro-orm', 'postgres'],
+  ['mysql2', 'mysql'], ['typeorm', 'mysql'], ['knex', 'mysql'], ['kysely', 'mysql'], ['drizzle', 'mysql'], ['mikro-orm', 'mysql'],
+];
+
+/*
+ * fence() through each tool's executor, on the test run's real PostgreSQL and MariaDB, each tool with its real
+ * library in a process of its own (test/fixtures/fence-tool.process.ts): a fenced transaction commits with the user's
+ * write; a stale token is refused with StaleFencingTokenError and the user's writes in that transaction roll back;
+ * savepoints as each tool makes them; a missing fence table is one clear error.
+ */
+describe('fence() through each tool, on a real database', () => {
+  it.each(TOOLS)('%s on %s: commits with the write, refuses a stale token and rolls the transaction back, in savepoints too', async (tool, dialect) => {
+    const url = await freshDatabase(dialect, `fence_${tool.replace('-', '_')}_${randomUUID().slice(0, 8)}`);
+    const { stdout } = await run(process.execPath, tsScriptArgs(SCRIPT), { env: { ...process.env, TOOL: tool, DIALECT: dialect, DATABASE_URL: url }, timeout: 60_000 });
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(seen.accepted).toBe(5);
+    expect(seen.afterCommit).toEqual({ notes: ['first', 'same-token'], token: 5 });
+    expect(seen.refused).toMatchObject({ name: 'StaleFencingTokenError', resource: 'ledger', token: 4, newer: 5 });
+    expect(seen.afterRefusal).toEqual({ notes: ['first', 'same-token'], token: 5 });
+    expect(seen.nested).toMatchObject({ name: 'StaleFencingTokenError', token: 3, newer: 5 });
+    expect(seen.afterNested).toEqual({ notes: ['first', 'same-token', 'outer', 'inner-newer'], token: 6 });
+    expect(seen.missing.name).toBe('FenceTableMissingError');
+    expect(seen.missing.message).toContain(`npx nestjs-gatekeeper fencing sql --dialect ${dialect} --table no_such_fences`);
+  }, 90_000);
+});

@@ -1,0 +1,100 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPool as mysqlPool } from 'mysql2/promise';
+import { Pool } from 'pg';
+import { fenceTableSql } from '../../lib/fencing';
+import { newHistoryFile } from '../harness/fault-cluster';
+import { recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
+import { readHistory } from '../harness/history';
+import { startNodeProcess, type NodeProcess } from '../harness/node-process';
+import { storeTargetEnv, type StoreTarget } from '../harness/store-target';
+import { eventually } from '../support/eventually';
+import { freshDatabase } from '../support/fresh-database';
+import { uniquePrefix } from '../support/test-cluster';
+import { testPostgresUrl } from '../support/test-postgres';
+import { testRedisUrl } from '../support/test-redis';
+
+const SCRIPT = join(__dirname, '../fixtures/fenced-writer-app.ts');
+/** The permit's lease (fenced-writer-app.ts) and its skew allowance: how long a frozen holder's permit outlives the freeze at most. */
+const LEASE_MS = 2_000 + 200;
+
+type Dialect = 'postgres' | 'mysql';
+
+/** The rows of the ledger in commit order, as its database holds them. */
+async function ledgerRows(dialect: Dialect, url: string): Promise<Array<{ node: string; token: number }>> {
+  if (dialect === 'postgres') {
+    const pool = new Pool({ connectionString: url, max: 1 });
+    const { rows } = await pool.query('SELECT node, token FROM ledger ORDER BY id').finally(() => pool.end());
+    return rows.map((r) => ({ node: r.node, token: Number(r.token) }));
+  }
+  const pool = mysqlPool({ uri: url, connectionLimit: 1 });
+  const [rows] = await pool.query('SELECT node, token FROM ledger ORDER BY id').finally(() => pool.end());
+  return (rows as Array<{ node: string; token: number }>).map((r) => ({ node: r.node, token: Number(r.token) }));
+}
+
+const writes = (file: string) => readHistory(file) as unknown as FencedWriteEvent[];
+
+/**
+ * The classic scenario of fenced writes, with real processes: holder A checks its lease and is frozen (SIGSTOP)
+ * just before its write, past its lease; B is granted the permit and writes; A is thawed and writes with the token
+ * it checked (the local lease can no longer warn it: it checked before it froze). The resource's database must
+ * refuse A's write: its rows stay in token order. The control runs the same without the fence, and A's stale write
+ * lands. On PostgreSQL (permits on PostgreSQL) and on MariaDB through mysql2 (permits on Redis).
+ */
+describe.each([
+  ['postgres', { postgresUrl: testPostgresUrl() }],
+  ['mysql', { redisUrl: testRedisUrl() }],
+] as ReadonlyArray<[Dialect, StoreTarget]>)('a holder frozen before its write, on %s', (dialect, store) => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+
+  /** Runs the scenario, fenced or not; answers the history file and the database's URL. */
+  async function scenario(fenced: boolean): Promise<{ history: string; url: string; frozenMs: number }> {
+    const label = `fenced_${dialect}_${fenced ? 'on' : 'off'}`;
+    const history = newHistoryFile(label);
+    const name = `${label}_${Date.now().toString(36)}`;
+    const ledger = dialect === 'postgres' ? 'CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)' : 'CREATE TABLE ledger (id int AUTO_INCREMENT PRIMARY KEY, node varchar(50) NOT NULL, token bigint NOT NULL)';
+    const url = await freshDatabase(dialect, name, [ledger, fenceTableSql(dialect)]);
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, DATA_URL: url, FENCE: fenced ? '1' : '0', ...storeTargetEnv(store) };
+    const goA = `${history}.go-a`;
+    const goB = `${history}.go-b`;
+    writeFileSync(goB, '');
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: goA }, history);
+    nodes.push(a);
+    const checked = await eventually('node-a to check its lease', () => writes(history).find((e) => e.node === 'node-a' && e.phase === 'checked'), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    const frozenAt = Date.now();
+    const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
+    nodes.push(b);
+    const bWrote = await eventually('node-b to be granted and write', () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'committed'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
+    expect(bWrote.token).toBeGreaterThan(checked.token);
+    writeFileSync(goA, '');
+    a.resume();
+    const frozenMs = Date.now() - frozenAt;
+    await eventually('node-a to finish its write', () => writes(history).find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused')), { timeoutMs: 20_000, intervalMs: 20 });
+    recordResourceRows(history, 'ledger', await ledgerRows(dialect, url));
+    return { history, url, frozenMs };
+  }
+
+  it('fenced: the thawed holder\'s write is refused, and the resource stays in token order', async () => {
+    const { history, frozenMs } = await scenario(true);
+    const events = writes(history);
+    const a = events.find((e) => e.node === 'node-a' && e.phase !== 'checked')!;
+    const b = events.find((e) => e.node === 'node-b' && e.phase === 'committed')!;
+    expect(a).toMatchObject({ phase: 'refused', newer: b.token });
+    expect(staleWrites(readHistory(history))).toEqual([]);
+    const rows = (readHistory(history) as unknown as Array<{ type: string; rows?: unknown }>).find((e) => e.type === 'resource')!.rows;
+    expect(rows).toEqual([{ node: 'node-b', token: b.token }]);
+    process.stdout.write(`fenced writes on ${dialect}: node-a frozen ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
+  }, 90_000);
+
+  it('control, unfenced: the thawed holder\'s stale write lands after the newer holder\'s', async () => {
+    const { history } = await scenario(false);
+    const stale = staleWrites(readHistory(history));
+    expect(stale.length).toBeGreaterThan(0);
+    expect(stale[0]).toMatchObject({ resource: 'ledger', node: 'node-a' });
+    process.stdout.write(`fenced writes on ${dialect}, control without the fence: node-a's stale write landed after token ${stale[0].after}\n`);
+  }, 90_000);
+});

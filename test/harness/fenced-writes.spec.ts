@@ -1,0 +1,18 @@
+import { staleWrites, type FencedWriteEvent, type ResourceRowsEvent } from './fenced-writes';
+
+const write = (node: string, token: number, phase: FencedWriteEvent['phase'], at: number): FencedWriteEvent => ({ type: 'write', at, node, pid: 1, resource: 'ledger', token, phase });
+const rows = (...r: Array<[string, number]>): ResourceRowsEvent => ({ type: 'resource', at: 99, node: 'test', pid: 1, resource: 'ledger', rows: r.map(([node, token]) => ({ node, token })) });
+
+describe('staleWrites', () => {
+  it('finds none when every write is in token order, and a refused one is no write', () => {
+    expect(staleWrites([write('a', 3, 'checked', 1), write('b', 4, 'committed', 2), write('a', 3, 'refused', 3), rows(['b', 4])])).toEqual([]);
+    expect(staleWrites([write('a', 3, 'committed', 1), write('a', 3, 'committed', 2), write('b', 4, 'committed', 3), rows(['a', 3], ['a', 3], ['b', 4])])).toEqual([]);
+  });
+
+  it('finds a row of an older holder after a newer one, in the database\'s order and in the holders\'', () => {
+    expect(staleWrites([write('b', 4, 'committed', 2), write('a', 3, 'committed', 3), rows(['b', 4], ['a', 3])])).toEqual([
+      { resource: 'ledger', node: 'a', token: 3, after: 4 },
+      { resource: 'ledger', node: 'a', token: 3, after: 4 },
+    ]);
+  });
+});

@@ -1,0 +1,70 @@
+/*
+ * The fenced writes' part of a fault history: what each holder did with its write (checked its lease, then the
+ * write committed or was refused), and what the resource holds at the end (its rows in commit order), with the
+ * checker that reads only those. Pure but for the append.
+ */
+import { appendEvent, type HistoryEvent } from './history';
+
+/** A holder's write to a resource: its lease checked (`checked`), then `committed` or `refused` by the fence. */
+export interface FencedWriteEvent {
+  type: 'write';
+  at: number;
+  node: string;
+  pid: number;
+  resource: string;
+  token: number;
+  phase: 'checked' | 'committed' | 'refused';
+  /** refused: the newer token the resource had accepted. */
+  newer?: number;
+}
+
+/** The rows of a resource as its database holds them at the end, in commit order, each with its writer's token. */
+export interface ResourceRowsEvent {
+  type: 'resource';
+  at: number;
+  node: string;
+  pid: number;
+  resource: string;
+  rows: Array<{ node: string; token: number }>;
+}
+
+export function recordWrite(file: string, event: Omit<FencedWriteEvent, 'type' | 'at' | 'node' | 'pid'>, node: string): void {
+  appendEvent(file, { type: 'write', ...event } as never, node);
+}
+
+export function recordResourceRows(file: string, resource: string, rows: ResourceRowsEvent['rows']): void {
+  appendEvent(file, { type: 'resource', resource, rows } as never, 'test');
+}
+
+/** A write that landed although a newer holder had written before it. */
+export interface StaleWrite {
+  resource: string;
+  /** The row's writer and token, and the higher token committed before it. */
+  node: string;
+  token: number;
+  after: number;
+}
+
+/**
+ * The stale writes of a history: rows of a resource whose token is lower than a row committed before them (the
+ * database's own order), and committed writes told after a committed write with a higher token (the holders' order).
+ */
+export function staleWrites(events: ReadonlyArray<HistoryEvent | FencedWriteEvent | ResourceRowsEvent>): StaleWrite[] {
+  const stale: StaleWrite[] = [];
+  for (const e of events) {
+    if (e.type !== 'resource') continue;
+    let highest = 0;
+    for (const row of e.rows) {
+      if (row.token < highest) stale.push({ resource: e.resource, node: row.node, token: row.token, after: highest });
+      highest = Math.max(highest, row.token);
+    }
+  }
+  const highestTold = new Map<string, number>();
+  for (const e of events) {
+    if (e.type !== 'write' || e.phase !== 'committed') continue;
+    const before = highestTold.get(e.resource) ?? 0;
+    if (e.token < before) stale.push({ resource: e.resource, node: e.node, token: e.token, after: before });
+    highestTold.set(e.resource, Math.max(before, e.token));
+  }
+  return stale;
+}
