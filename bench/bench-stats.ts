@@ -34,10 +34,10 @@ export interface BenchRow {
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
     | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
-    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster';
+    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster' | 'fenced-write';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
     | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres'
-    | 'gatekeeper-redis' | 'gatekeeper-redis+aof';
+    | 'gatekeeper-redis' | 'gatekeeper-redis+aof' | 'fenced-transaction' | 'plain-transaction';
   /**
    * The group a row was measured in, where its scenario and system alone do not say: `redis` for the rows of the redis
    * group (ours on Redis beside redlock, BullMQ and the raw Redis floors, all measured again in that group).
@@ -45,6 +45,8 @@ export interface BenchRow {
   group?: 'redis';
   nodes: number;
   semaphores: number;
+  /** Fenced-write rows: the database (`nodes`: concurrent writers), and whether they share one resource or have one each. */
+  fencing?: { dialect: 'postgres' | 'mysql'; resources: 'one' | 'many' };
   runs: number;
   p50Ms: number | null;
   p99Ms: number | null;

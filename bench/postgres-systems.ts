@@ -2,10 +2,6 @@
  * The PostgreSQL side of the bench: a throwaway durable server (scripts/postgres.mjs, fsync and synchronous_commit
  * on), the gatekeeper on it, a plain advisory-lock baseline, and the raw compare-and-set floor.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { PostgresBackend } from '../lib/backends/postgres/postgres-backend';
 import { systemClock } from '../lib/core/clock';
@@ -14,6 +10,7 @@ import { HistoryRecordStore } from '../lib/schedules/history-record.store';
 import { percentile, round, timed, type BenchRow } from './bench-stats';
 import { engineNode, historyNode, type BenchNode } from './bench-systems';
 import { parentOf } from './proc-cpu';
+import { serverFromScript } from './script-server';
 
 /**
  * A PostgreSQL server of the bench's own, as a user runs one: durable (fsync, synchronous commits). `pid` is the
@@ -21,29 +18,13 @@ import { parentOf } from './proc-cpu';
  * found as the parent of a backend: the root of every server process, for the CPU columns.
  */
 export async function startBenchPostgres(): Promise<{ url: string; pid: number; serverPid: number | undefined; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [join(__dirname, '../scripts/postgres.mjs'), 'start'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = once(child, 'exit');
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /^PostgreSQL running: (\S+)/.exec(line);
-      if (match) resolve(match[1]);
-    });
-    void exited.then(([code]) => reject(new Error(`scripts/postgres.mjs start exited (code ${code}) before the server ran`)));
-  });
+  const { url, child, stop } = await serverFromScript('postgres.mjs', /^PostgreSQL running: (\S+)/);
   const client = new Client({ connectionString: url });
   await client.connect();
   const backend = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
   const serverPid = parentOf(backend);
   await client.end();
-  return {
-    url,
-    pid: child.pid!,
-    serverPid,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { url, pid: child.pid!, serverPid, stop };
 }
 
 /** Ours on PostgreSQL: the decorator's decisions on a PostgresBackend of its own (its pool, its LISTEN connection). */

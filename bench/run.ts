@@ -49,6 +49,7 @@ import { redisTaskRows } from './redis-tasks';
 import { redisFloorRows } from './floors';
 import { hazelcastIdleTarget, idleRows, postgresIdleTarget, redisIdleTarget } from './idle-cluster';
 import { writeDocTables } from './write-doc-tables';
+import { fencedWriteRows } from './fenced-writes';
 
 const TICK_MS = 1000;
 const LISTENING_NODE = join(__dirname, 'listening-node.ts');
@@ -89,9 +90,9 @@ export function cpuPerUnit(system: BenchRow['system'], cpu: WindowCpu, unit: Non
   return { unit, clients: round(clients / count, 4)!, store: round(store / count, 4)!, total: round((clients + store) / count, 4)! };
 }
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres', 'redis', 'idle'] as const;
+const GROUPS = ['decisions', 'cron', 'cron-history', 'schedules', 'overhead', 'leader', 'leader-failover', 'leader-steady', 'allocation', 'allocation-moves', 'allocation-steady', 'tasks', 'postgres', 'tasks-postgres', 'redis', 'idle', 'fencing'] as const;
 /** The groups that run on PostgreSQL only: a run of nothing else starts no member and no Redis. */
-const POSTGRES_GROUPS: ReadonlyArray<(typeof GROUPS)[number]> = ['postgres', 'tasks-postgres'];
+const POSTGRES_GROUPS: ReadonlyArray<(typeof GROUPS)[number]> = ['postgres', 'tasks-postgres', 'fencing'];
 const NO_BASELINES = process.argv.includes('--no-baselines');
 const only = [...process.argv.slice(2).filter((a) => a !== '--no-baselines'), ...(process.env.BENCH_ONLY ?? '').split(',')].map((g) => g.trim()).filter(Boolean);
 for (const group of only) if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`Unknown bench group "${group}" (known: ${GROUPS.join(', ')})`);
@@ -587,6 +588,7 @@ async function main(): Promise<void> {
     if (runs('tasks-postgres')) await pgTasksBench();
     if (runs('redis')) await redisGroup();
   }
+  if (runs('fencing')) rows.push(...(await fencedWriteRows(log)));
   report(started);
 }
 

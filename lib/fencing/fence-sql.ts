@@ -77,3 +77,18 @@ export function isMissingTable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether the permit with `fencingToken` of semaphore `key` in the record map `map` is held now by the database's
+ * clock (`clock_timestamp()`): in the library's own table of a PostgreSQL backend in this database (`schema`), a
+ * permit not released, not revoked, and not expired. Parameters: the map (`<mapPrefix>.semaphores`), the semaphore, the
+ * token. Answers one row, `held`, and `left_ms`: how long it has left (negative: how long ago it ran out).
+ */
+export function leaseHeldSql(schema: string): string {
+  return (
+    `SELECT bool_or(p.value ->> 'released' IS DISTINCT FROM 'true' AND p.value ->> 'revokedAt' IS NULL AND (p.value ->> 'expiresAt')::double precision > extract(epoch from clock_timestamp()) * 1000) AS held, ` +
+    `max((p.value ->> 'expiresAt')::double precision - extract(epoch from clock_timestamp()) * 1000) AS left_ms ` +
+    `FROM "${schema}".records r CROSS JOIN LATERAL jsonb_array_elements(r.value::jsonb -> 'permits') AS p(value) ` +
+    `WHERE r.map = $1 AND r.key = $2 AND (p.value ->> 'fencingToken')::bigint = $3::bigint`
+  );
+}

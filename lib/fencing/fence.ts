@@ -1,16 +1,29 @@
 import { FenceTableMissingError } from '../core/errors/fence-table-missing.error';
 import { invalidDefinition } from '../core/errors/input.errors';
+import { LeaseLostError } from '../core/errors/lease-lost.error';
 import { StaleFencingTokenError } from '../core/errors/stale-fencing-token.error';
 import { nameProblem } from '../core/names';
 import type { FenceExecutor } from './fence-executor';
-import { DEFAULT_FENCE_TABLE, fenceStatements, isMissingTable } from './fence-sql';
-import { MAX_RESOURCE_LENGTH, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
+import { DEFAULT_FENCE_TABLE, fenceStatements, isMissingTable, leaseHeldSql } from './fence-sql';
+import { MAX_RESOURCE_LENGTH, permitOf, schemaProblem, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
 
 /** Options of {@link fence}. */
 export interface FenceOptions {
   /** The fence table (created by your migration, see `fenceTableSql`), optionally `schema.table`. Default: `gatekeeper_fences`. */
   readonly table?: string;
+  /**
+   * Same-database mode (PostgreSQL): the permits live in this very database (`backend: 'postgres'` on it), so check,
+   * in the same transaction and on the database's clock, that the lease's permit is still held (not expired, released
+   * or revoked) before the fence is raised: a write cannot commit after its lease ran out, even before anyone else
+   * was granted. `true` for the backend's defaults, or its `schema` and `mapPrefix` as the module was given them. The
+   * lease must be a `PermitLease` or a `Permit`. A permit no longer held throws `LeaseLostError` and fails the
+   * transaction.
+   */
+  readonly checkLease?: true | { readonly schema?: string; readonly mapPrefix?: string };
 }
+
+/** The backend's defaults (PostgresBackendOptions' `schema` and `mapPrefix`). */
+const PERMITS_AT = { schema: 'gatekeeper', mapPrefix: 'gatekeeper' } as const;
 
 /**
  * Fences a write: call it inside the transaction that is about to write to `resource`, before or after your own
@@ -55,10 +68,12 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
   if (dialect !== 'postgres' && dialect !== 'mysql') throw invalidDefinition(undefined, 'executor', `must be a FenceExecutor with a dialect of 'postgres' or 'mysql', got ${JSON.stringify(dialect) ?? String(dialect)}`, 'fence');
   const found = tokenOf(lease, resource);
   if ('problem' in found) throw invalidDefinition(undefined, 'lease', found.problem, 'fence');
+  const held = options.checkLease === undefined ? undefined : leaseToCheck(lease, options.checkLease, dialect);
   found.check?.();
   const { token } = found;
   const sql = fenceStatements(dialect, table);
   try {
+    if (held) await checkHeld(executor, held, sql.fail);
     const raised = await executor.query(sql.raise, [resource, token]);
     if (dialect === 'postgres' && raised.length > 0) return token;
     const [row] = await executor.query(sql.highest, [resource]);
@@ -69,8 +84,41 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
     if (sql.fail) await executor.query(sql.fail, [refused.message]).catch(() => undefined);
     throw refused;
   } catch (error) {
-    if (error instanceof StaleFencingTokenError) throw error;
+    if (error instanceof StaleFencingTokenError || error instanceof LeaseLostError) throw error;
     if (isMissingTable(error)) throw new FenceTableMissingError(table, dialect, { cause: error });
     throw error;
   }
+}
+
+/** The permit a same-database check reads, and where: checked before any statement. */
+interface HeldCheck {
+  readonly schema: string;
+  readonly map: string;
+  readonly semaphore: string;
+  readonly token: number;
+}
+
+function leaseToCheck(lease: FencingTokenSource, given: NonNullable<FenceOptions['checkLease']>, dialect: FenceExecutor['dialect']): HeldCheck {
+  if (dialect !== 'postgres') throw invalidDefinition(undefined, 'checkLease', 'checks a permit kept in this PostgreSQL database: a MySQL database holds no permits', 'fence');
+  const at = { ...PERMITS_AT, ...(given === true ? {} : given) };
+  const schemaIssue = schemaProblem(at.schema);
+  if (schemaIssue) throw invalidDefinition(undefined, 'checkLease.schema', schemaIssue, 'fence');
+  const prefixIssue = nameProblem(at.mapPrefix);
+  if (prefixIssue) throw invalidDefinition(undefined, 'checkLease.mapPrefix', prefixIssue, 'fence');
+  const permit = permitOf(lease);
+  if ('problem' in permit) throw invalidDefinition(undefined, 'lease', permit.problem, 'fence');
+  return { schema: at.schema, map: `${at.mapPrefix}.semaphores`, semaphore: permit.semaphore, token: permit.fencingToken };
+}
+
+/** Throws LeaseLostError, the transaction failed, unless the permit is held now on the database's clock. */
+async function checkHeld(executor: FenceExecutor, check: HeldCheck, fail: string | undefined): Promise<void> {
+  const [row] = await executor.query(leaseHeldSql(check.schema), [check.map, check.semaphore, check.token]);
+  if (row?.held === true) return;
+  const left = row?.left_ms === null || row?.left_ms === undefined ? undefined : Number(row.left_ms);
+  const reason = left === undefined
+    ? `the database holds no permit of it with token ${check.token} (released, taken over or never granted)`
+    : left > 0 ? `its permit with token ${check.token} was released or revoked` : `its permit with token ${check.token} ran out ${Math.round(-left)} ms ago by the database's clock`;
+  const lost = new LeaseLostError('permit', check.semaphore, reason, `Permit of "${check.semaphore}" is lost: ${reason}; the fenced write was refused`);
+  if (fail) await executor.query(fail, [lost.message]).catch(() => undefined);
+  throw lost;
 }

@@ -17,9 +17,9 @@
  */
 export type FencingTokenSource =
   | number
-  | { readonly fencingToken: number }
+  | { readonly fencingToken: number; readonly semaphore?: string }
   | { readonly epoch: number; assertValid?(): void }
-  | { readonly permit: { readonly fencingToken: number }; assertValid(): void }
+  | { readonly permit: { readonly fencingToken: number; readonly semaphore?: string }; assertValid(): void }
   | { epochOf(resource: string): number | undefined; assertOwned(resource: string): void };
 
 /** A source's token for `resource`, or why it has none. */
@@ -58,6 +58,15 @@ function withCheck(found: TokenOf, check: (() => void) | undefined): TokenOf {
   return 'token' in found && check ? { token: found.token, check } : found;
 }
 
+/** The permit `source` is, or leases, for a check of the lease itself (`checkLease`), or why it has none. */
+export function permitOf(source: FencingTokenSource): { readonly semaphore: string; readonly fencingToken: number } | { readonly problem: string } {
+  const permit = typeof source === 'object' && source !== null ? ('permit' in source ? source.permit : source) : undefined;
+  if (permit && 'semaphore' in permit && typeof permit.semaphore === 'string' && 'fencingToken' in permit && typeof permit.fencingToken === 'number') {
+    return { semaphore: permit.semaphore, fencingToken: permit.fencingToken };
+  }
+  return { problem: 'checkLease checks a permit: pass the PermitLease or the Permit the write is made under' };
+}
+
 /** A table name `fence()` may put in its SQL: an identifier, optionally schema-qualified (`app.gatekeeper_fences`). */
 const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 
@@ -65,6 +74,12 @@ const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 export function tableProblem(table: unknown): string | undefined {
   if (typeof table === 'string' && TABLE.test(table)) return undefined;
   return `must be a table name (letters, digits and _, not starting with a digit, optionally schema.table), got ${JSON.stringify(table) ?? String(table)}`;
+}
+
+/** What is wrong with `schema` as the PostgreSQL schema of the library's tables, or undefined. */
+export function schemaProblem(schema: unknown): string | undefined {
+  if (typeof schema === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) return undefined;
+  return `must be a schema name (letters, digits and _, not starting with a digit), got ${JSON.stringify(schema) ?? String(schema)}`;
 }
 
 /** The most characters of a fenced resource's name: an index key of MySQL's (191 four-byte characters) holds it. */

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { createPool as mysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
 import { fenceTableSql } from '../../lib/fencing';
+import { leaseHeldSql } from '../../lib/fencing/fence-sql';
 import { newHistoryFile } from '../harness/fault-cluster';
-import { recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
+import { lateWrites, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
 import { readHistory } from '../harness/history';
 import { startNodeProcess, type NodeProcess } from '../harness/node-process';
 import { storeTargetEnv, type StoreTarget } from '../harness/store-target';
@@ -16,7 +17,8 @@ import { testRedisUrl } from '../support/test-redis';
 
 const SCRIPT = join(__dirname, '../fixtures/fenced-writer-app.ts');
 /** The permit's lease (fenced-writer-app.ts) and its skew allowance: how long a frozen holder's permit outlives the freeze at most. */
-const LEASE_MS = 2_000 + 200;
+const SKEW_MS = 200;
+const LEASE_MS = 2_000 + SKEW_MS;
 
 type Dialect = 'postgres' | 'mysql';
 
@@ -32,7 +34,7 @@ async function ledgerRows(dialect: Dialect, url: string): Promise<Array<{ node: 
   return (rows as Array<{ node: string; token: number }>).map((r) => ({ node: r.node, token: Number(r.token) }));
 }
 
-const writes = (file: string) => readHistory(file) as unknown as FencedWriteEvent[];
+const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEvent[]).filter((e) => e.type === 'write');
 
 /**
  * The classic scenario of fenced writes, with real processes: holder A checks its lease and is frozen (SIGSTOP)
@@ -97,4 +99,62 @@ describe.each([
     expect(stale[0]).toMatchObject({ resource: 'ledger', node: 'node-a' });
     process.stdout.write(`fenced writes on ${dialect}, control without the fence: node-a's stale write landed after token ${stale[0].after}\n`);
   }, 90_000);
+});
+
+/**
+ * Same-database mode: the permits live in the PostgreSQL database the write goes to. Holder A checks its lease and is
+ * frozen just before its write until its permit ran out by the database's clock, with nobody else granted; thawed,
+ * it writes. With `checkLease` the transaction is refused (the permit checked on the database's clock, in the same
+ * transaction); the control fences the token alone, which no newer holder raised, and the late write lands.
+ */
+describe('a holder frozen past its lease with nobody after it, permits in the same PostgreSQL database', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+
+  async function scenario(checkLease: boolean): Promise<{ history: string; lapsedAfterMs: number }> {
+    const label = `same_db_${checkLease ? 'on' : 'off'}`;
+    const history = newHistoryFile(label);
+    const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)', fenceTableSql('postgres')]);
+    const mapPrefix = uniquePrefix('same-db');
+    const go = `${history}.go-a`;
+    const a = await startNodeProcess(SCRIPT, 'node-a', {
+      HISTORY_FILE: history, MAP_PREFIX: mapPrefix, DATA_DIALECT: 'postgres', DATA_URL: url, FENCE: '1', CHECK_LEASE: checkLease ? '1' : '0', GO_FILE: go,
+      ...storeTargetEnv({ postgresUrl: url }),
+    }, history);
+    nodes.push(a);
+    const checked = await eventually('node-a to check its lease', () => writes(history).find((e) => e.phase === 'checked'), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    const frozenAt = Date.now();
+    // The permit's end, as the database tells it (the same check same-database mode makes), and the skew bound after
+    // it: until then the holder's keep-alive may still refresh the permit (nobody else may take it), and holds it again.
+    const pool = new Pool({ connectionString: url, max: 1 });
+    try {
+      await eventually('the permit to run out by the database\'s clock, past the skew bound', async () => {
+        const { rows } = await pool.query(leaseHeldSql('gatekeeper'), [`${mapPrefix}.semaphores`, 'ledger', checked.token]);
+        return rows[0].held !== true && (rows[0].left_ms === null || Number(rows[0].left_ms) < -SKEW_MS);
+      }, { timeoutMs: 4 * LEASE_MS, intervalMs: 50 });
+    } finally {
+      await pool.end();
+    }
+    recordLapsed(history, checked.token);
+    const lapsedAfterMs = Date.now() - frozenAt;
+    writeFileSync(go, '');
+    a.resume();
+    await eventually('node-a to finish its write', () => writes(history).find((e) => e.phase === 'committed' || e.phase === 'refused'), { timeoutMs: 20_000, intervalMs: 20 });
+    return { history, lapsedAfterMs };
+  }
+
+  it('with checkLease: the late write is refused on the database\'s clock', async () => {
+    const { history, lapsedAfterMs } = await scenario(true);
+    expect(writes(history).find((e) => e.phase !== 'checked')).toMatchObject({ phase: 'refused' });
+    expect(lateWrites(readHistory(history))).toEqual([]);
+    process.stdout.write(`same-database mode: the permit was past its end and the skew bound ${lapsedAfterMs} ms into node-a's freeze; its late write refused; late writes: 0\n`);
+  }, 60_000);
+
+  it('control, the fence alone: no newer holder raised it, and the late write lands', async () => {
+    const { history } = await scenario(false);
+    expect(lateWrites(readHistory(history)).length).toBe(1);
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { staleWrites, type FencedWriteEvent, type ResourceRowsEvent } from './fenced-writes';
+import { lateWrites, staleWrites, type FencedWriteEvent, type LeaseLapsedEvent, type ResourceRowsEvent } from './fenced-writes';
 
 const write = (node: string, token: number, phase: FencedWriteEvent['phase'], at: number): FencedWriteEvent => ({ type: 'write', at, node, pid: 1, resource: 'ledger', token, phase });
 const rows = (...r: Array<[string, number]>): ResourceRowsEvent => ({ type: 'resource', at: 99, node: 'test', pid: 1, resource: 'ledger', rows: r.map(([node, token]) => ({ node, token })) });
@@ -14,5 +14,13 @@ describe('staleWrites', () => {
       { resource: 'ledger', node: 'a', token: 3, after: 4 },
       { resource: 'ledger', node: 'a', token: 3, after: 4 },
     ]);
+  });
+});
+
+describe('lateWrites', () => {
+  const lapsed = (token: number, at: number): LeaseLapsedEvent => ({ type: 'lapsed', at, node: 'test', pid: 1, token });
+  it('finds a write committed with a token after its permit lapsed, and none before or refused', () => {
+    expect(lateWrites([write('a', 3, 'committed', 1), lapsed(3, 2), write('a', 3, 'refused', 3)])).toEqual([]);
+    expect(lateWrites([lapsed(3, 2), write('a', 3, 'committed', 3)])).toEqual([write('a', 3, 'committed', 3)]);
   });
 });

@@ -28,6 +28,30 @@ export interface ResourceRowsEvent {
   rows: Array<{ node: string; token: number }>;
 }
 
+/** The permit with `token` no longer held by the store's own account (read by the test from the store). */
+export interface LeaseLapsedEvent {
+  type: 'lapsed';
+  at: number;
+  node: string;
+  pid: number;
+  token: number;
+}
+
+export function recordLapsed(file: string, token: number): void {
+  appendEvent(file, { type: 'lapsed', token } as never, 'test');
+}
+
+/** Writes committed with a token after the store said that token's permit had lapsed. */
+export function lateWrites(events: ReadonlyArray<{ type: string }>): FencedWriteEvent[] {
+  const lapsed = new Set<number>();
+  const late: FencedWriteEvent[] = [];
+  for (const e of events as Array<FencedWriteEvent | LeaseLapsedEvent>) {
+    if (e.type === 'lapsed') lapsed.add(e.token);
+    else if (e.type === 'write' && e.phase === 'committed' && lapsed.has(e.token)) late.push(e);
+  }
+  return late;
+}
+
 export function recordWrite(file: string, event: Omit<FencedWriteEvent, 'type' | 'at' | 'node' | 'pid'>, node: string): void {
   appendEvent(file, { type: 'write', ...event } as never, node);
 }

@@ -5,7 +5,7 @@ import { tokenOf } from '../../lib/fencing/fencing-token.rules';
 /** An executor that records what it was asked to run and answers as a fence that accepts. */
 function recording(dialect: FenceExecutor['dialect'] = 'postgres'): FenceExecutor & { statements: string[] } {
   const statements: string[] = [];
-  return { dialect, statements, query: async (sql) => (statements.push(sql), [{ token: 1 }]) };
+  return { dialect, statements, query: async (sql) => (statements.push(sql), [{ token: 1, held: true }]) };
 }
 
 describe('fence() input', () => {
@@ -45,6 +45,29 @@ describe('fence() input', () => {
     await expect(fence(executor, 'shard-1', resources)).rejects.toBe(lost);
     await expect(fence(executor, 'shard-2', resources)).rejects.toThrow('Invalid fence.lease: this node does not own "shard-2" in that allocation');
     expect(executor.statements).toEqual([]);
+  });
+
+  it('same-database mode is refused before any statement on MySQL, for a lease that is no permit, and with a bad schema or prefix', async () => {
+    const permit = { semaphore: 'billing', fencingToken: 5 };
+    const cases: Array<[FenceExecutor & { statements: string[] }, unknown, object, string]> = [
+      [recording('mysql'), permit, { checkLease: true }, 'Invalid fence.checkLease: checks a permit kept in this PostgreSQL database'],
+      [recording(), 5, { checkLease: true }, 'Invalid fence.lease: checkLease checks a permit: pass the PermitLease or the Permit'],
+      [recording(), { epoch: 5 }, { checkLease: true }, 'Invalid fence.lease: checkLease checks a permit'],
+      [recording(), permit, { checkLease: { schema: 'gk"; DROP' } }, 'Invalid fence.checkLease.schema: must be a schema name'],
+      [recording(), permit, { checkLease: { mapPrefix: '' } }, 'Invalid fence.checkLease.mapPrefix: must be a non-empty string'],
+    ];
+    for (const [executor, lease, options, message] of cases) {
+      await expect(fence(executor, 'invoices', lease as never, options)).rejects.toThrow(message);
+      expect(executor.statements).toEqual([]);
+    }
+  });
+
+  it('same-database mode reads the permit first, from the backend\'s table of its map', async () => {
+    const executor = recording();
+    await fence(executor, 'invoices', { permit: { semaphore: 'billing', fencingToken: 5 }, assertValid: () => undefined }, { checkLease: { mapPrefix: 'app' } });
+    expect(executor.statements[0]).toContain('FROM "gatekeeper".records r');
+    expect(executor.statements[0]).toContain("(p.value ->> 'expiresAt')::double precision > extract(epoch from clock_timestamp()) * 1000");
+    expect(executor.statements[1]).toContain('INSERT INTO "gatekeeper_fences"');
   });
 
   it('a table name schema-qualified is quoted part by part', async () => {

@@ -1,0 +1,149 @@
+/*
+ * The fencing group of npm run bench: what fence() adds to the transaction it guards. The same transaction, with and
+ * without the fence, on the same server: `BEGIN`, [fence(resource, token)], one `UPDATE` of the writer's own row,
+ * `COMMIT`, each writer on a connection of its own, BENCH_FENCED_TXS (2,000) transactions per row after 200 unmeasured
+ * ones, plain and fenced alternating per row. On PostgreSQL (scripts/postgres.mjs) and on MariaDB through mysql2
+ * (scripts/mariadb.mjs), each a throwaway server of the bench's own:
+ *   - 1 writer, and 8 concurrent writers;
+ *   - 8 writers on one resource (one lease's transactions: all fence it with one token, so they take turns on its
+ *     fence row, as writes in token order must) and on many (each writer its own resource).
+ * p50/p99 of a whole transaction, and transactions per second. Target (the fenced p50 at most 1.3x the plain one)
+ * for one writer and for many resources; one resource shared by concurrent writers is a queue by design.
+ */
+import { createPool as mysqlPool, type Pool as MysqlPool } from 'mysql2/promise';
+import { Pool } from 'pg';
+import { fence, fenceTableSql, mysql2Executor, pgExecutor, type FenceExecutor } from '../lib/fencing';
+import { percentile, round, type BenchRow } from './bench-stats';
+import { startBenchPostgres } from './postgres-systems';
+import { serverFromScript } from './script-server';
+
+const TXS = Number(process.env.BENCH_FENCED_TXS ?? 2_000);
+const WARMUP = 200;
+const TOKEN = 7;
+
+type Dialect = 'postgres' | 'mysql';
+
+/** One writer's connection: a transaction that runs `body` between BEGIN and COMMIT. */
+interface Writer {
+  transaction(body: (executor: FenceExecutor, update: () => Promise<unknown>) => Promise<void>): Promise<void>;
+  release(): void;
+}
+
+interface Database {
+  writer(id: number): Promise<Writer>;
+  close(): Promise<void>;
+}
+
+async function postgresDatabase(url: string): Promise<Database> {
+  const pool = new Pool({ connectionString: url, max: 10 });
+  await pool.query('CREATE TABLE accounts (id int PRIMARY KEY, n bigint NOT NULL)');
+  await pool.query('INSERT INTO accounts SELECT g, 0 FROM generate_series(0, 15) g');
+  await pool.query(fenceTableSql('postgres'));
+  return {
+    async writer(id) {
+      const client = await pool.connect();
+      const executor = pgExecutor(client);
+      return {
+        async transaction(body) {
+          await client.query('BEGIN');
+          await body(executor, () => client.query('UPDATE accounts SET n = n + 1 WHERE id = $1', [id]));
+          await client.query('COMMIT');
+        },
+        release: () => client.release(),
+      };
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function mysqlDatabase(url: string): Promise<Database> {
+  const pool: MysqlPool = mysqlPool({ uri: url, connectionLimit: 10 });
+  await pool.query('CREATE TABLE accounts (id int PRIMARY KEY, n bigint NOT NULL) ENGINE=InnoDB');
+  await pool.query(`INSERT INTO accounts VALUES ${Array.from({ length: 16 }, (_, i) => `(${i}, 0)`).join(', ')}`);
+  await pool.query(fenceTableSql('mysql'));
+  return {
+    async writer(id) {
+      const connection = await pool.getConnection();
+      const executor = mysql2Executor(connection);
+      return {
+        async transaction(body) {
+          await connection.beginTransaction();
+          await body(executor, () => connection.query('UPDATE accounts SET n = n + 1 WHERE id = ?', [id]));
+          await connection.commit();
+        },
+        release: () => connection.release(),
+      };
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** `count` transactions over `writers` concurrent writers, fenced or not; each one's time in ms, and the wall time. */
+async function measure(db: Database, writers: number, resources: 'one' | 'many', fenced: boolean, count: number): Promise<{ samples: number[]; wallMs: number }> {
+  const all = await Promise.all(Array.from({ length: writers }, (_, i) => db.writer(i)));
+  const samples: number[] = [];
+  const started = performance.now();
+  try {
+    await Promise.all(all.map(async (writer, i) => {
+      const resource = resources === 'one' ? 'accounts' : `accounts-${i}`;
+      for (let n = 0; n < Math.ceil(count / writers); n++) {
+        const t0 = performance.now();
+        await writer.transaction(async (executor, update) => {
+          if (fenced) await fence(executor, resource, TOKEN);
+          await update();
+        });
+        samples.push(performance.now() - t0);
+      }
+    }));
+  } finally {
+    for (const writer of all) writer.release();
+  }
+  return { samples, wallMs: performance.now() - started };
+}
+
+function row(dialect: Dialect, writers: number, resources: 'one' | 'many', fenced: boolean, m: { samples: number[]; wallMs: number }): BenchRow {
+  return {
+    scenario: 'fenced-write', system: fenced ? 'fenced-transaction' : 'plain-transaction', nodes: writers, semaphores: resources === 'one' ? 1 : writers,
+    runs: m.samples.length, p50Ms: round(percentile(m.samples, 50)), p99Ms: round(percentile(m.samples, 99)),
+    opsPerSec: round(m.samples.length / (m.wallMs / 1000), 0), storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null,
+    fencing: { dialect, resources },
+  };
+}
+
+/** The rows of one dialect's server. */
+async function dialectRows(dialect: Dialect, url: string, log: (line: string) => void): Promise<BenchRow[]> {
+  const db = dialect === 'postgres' ? await postgresDatabase(url) : await mysqlDatabase(url);
+  const rows: BenchRow[] = [];
+  try {
+    for (const [writers, resources] of [[1, 'many'], [8, 'many'], [8, 'one']] as const) {
+      await measure(db, writers, resources, true, WARMUP);
+      await measure(db, writers, resources, false, WARMUP);
+      const fenced = row(dialect, writers, resources, true, await measure(db, writers, resources, true, TXS));
+      const plain = row(dialect, writers, resources, false, await measure(db, writers, resources, false, TXS));
+      rows.push(plain, fenced);
+      log(`  ${dialect}, ${writers} writer(s), ${resources === 'one' ? 'one resource' : 'a resource each'}: plain p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms, ${plain.opsPerSec}/s; fenced p50 ${fenced.p50Ms} ms (${round(fenced.p50Ms! / plain.p50Ms!, 2)}x), p99 ${fenced.p99Ms} ms, ${fenced.opsPerSec}/s`);
+    }
+  } finally {
+    await db.close();
+  }
+  return rows;
+}
+
+/** The fencing group: PostgreSQL, then MariaDB, each on a server of its own that runs alone. */
+export async function fencedWriteRows(log: (line: string) => void): Promise<BenchRow[]> {
+  log(`fencing: a fenced transaction against the same one without the fence (${TXS} transactions a row), on PostgreSQL and MariaDB`);
+  const rows: BenchRow[] = [];
+  const postgres = await startBenchPostgres();
+  try {
+    rows.push(...(await dialectRows('postgres', postgres.url, log)));
+  } finally {
+    await postgres.stop();
+  }
+  const mariadb = await serverFromScript('mariadb.mjs', /^MariaDB running: (\S+)/);
+  try {
+    rows.push(...(await dialectRows('mysql', mariadb.url, log)));
+  } finally {
+    await mariadb.stop();
+  }
+  return rows;
+}
