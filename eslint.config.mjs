@@ -186,14 +186,15 @@ export default tseslint.config(
     },
   },
   ...LAYERS.flatMap(capabilityRules),
-  // Fenced writes (lib/fencing) are the resource's side, in the user's database: they stand on core alone, and each
-  // executor loads its tool (an optional peer) only when called (executors/peer.ts), never by an import.
+  // Fenced writes (lib/fencing) are the resource's side, in the user's database: they stand on core (and the store
+  // contract, for the fences of HTTP routes), and each executor loads its tool (an optional peer) only when called
+  // (executors/peer.ts), never by an import.
   {
     files: ['lib/fencing/**/*.ts'],
     ignores: ['lib/fencing/**/*.rules.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [NEST, HAZELCAST, POSTGRES, BACKENDS, SHELL,
-        { group: rooms('store', ...CAPABILITIES), message: 'Fenced writes stand on core alone: they take any lease by its shape, not by importing a capability.' },
+        { group: rooms(...CAPABILITIES), message: 'Fenced writes take any lease by its shape, not by importing a capability.' },
         { group: ['mysql2', 'mysql2/*', 'typeorm', 'knex', 'kysely', 'drizzle-orm', 'drizzle-orm/*', '@prisma/*', '@mikro-orm/*'], message: 'An executor loads its tool when called (executors/peer.ts), never by an import: the tools are optional peers.' },
       ] }],
     },

@@ -16,6 +16,9 @@ export { GatekeeperError } from './core/errors/gatekeeper.error';
 export { StaleFencingTokenError } from './core/errors/stale-fencing-token.error';
 export { FenceTableMissingError } from './core/errors/fence-table-missing.error';
 
+// Fenced HTTP calls: the caller's side (the receiving route's `@Fenced` is in the root entry)
+export { FENCING_TOKEN_HEADER, fencedFetch, fencingHeaders } from './fencing/http/fencing-header';
+
 // One executor per tool: each needs only the object you already have in your transaction.
 export { pgExecutor, type PgQueryable } from './fencing/executors/pg.executor';
 export { mysql2Executor, type Mysql2Queryable } from './fencing/executors/mysql2.executor';

@@ -96,6 +96,9 @@ export { leaderJobName } from './core/leader-job-name';
 // Leased distributed tasks: TaskService and the task decorators
 export { TaskService } from './nest/tasks/task.service';
 export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/tasks/task-handler.decorator';
+
+// Fenced HTTP routes: the receiving side of `fencingHeaders` / `fencedFetch` (nestjs-gatekeeper/fencing)
+export { Fenced, FencingToken } from './nest/fencing/fenced.decorator';
 export type { TaskHandlerDecoratorOptions } from './tasks/task-handler.input';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TaskContext } from './tasks/task-handler';

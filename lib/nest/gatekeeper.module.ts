@@ -12,6 +12,8 @@ import { ElectionsRuntime } from './elections/elections.runtime';
 import type { LeaderRunLog } from '../elections/leader-run-log';
 import { AllocationRuntime } from './allocation/allocation.runtime';
 import { AllocationService } from './allocation/allocation.service';
+import { FencedGuard } from './fencing/fenced.decorator';
+import { HttpFences } from './fencing/http-fences';
 import { GATEKEEPER_BACKENDS, GATEKEEPER_CONNECTION, GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS, GATEKEEPER_OPTIONS, GATEKEEPER_RUN_REQUEST_STORE, GATEKEEPER_SCHEDULE_STORE, GATEKEEPER_PRESENCE_STORE, GATEKEEPER_STORE, GATEKEEPER_TASK_STORE } from './gatekeeper.constants';
 import { TasksRuntime } from './tasks/tasks.runtime';
 import { GatekeeperEvents } from './signals/gatekeeper-events';
@@ -97,8 +99,10 @@ const GATEKEEPER_ADMIN_EXTRA = Symbol('gatekeeper:admin_extra');
     GatekeeperHealthIndicator,
     GatekeeperMetrics,
     GatekeeperTracing,
+    HttpFences,
+    FencedGuard,
   ],
-  exports: [GatekeeperService, SemaphoreAdminService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
+  exports: [HttpFences, FencedGuard, GatekeeperService, SemaphoreAdminService, GatekeeperHealthIndicator, ClusterService, AllocationService, TaskService, ScheduleService, SchedulesRuntime, ClusterSingletonRunner, ElectionsRuntime, AllocationRuntime, TasksRuntime],
 })
 export class GatekeeperModule extends GatekeeperConfigurableModule {
   /**

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool as mysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
@@ -20,10 +20,13 @@ const SCRIPT = join(__dirname, '../fixtures/fenced-writer-app.ts');
 const SKEW_MS = 200;
 const LEASE_MS = 2_000 + SKEW_MS;
 
-type Dialect = 'postgres' | 'mysql';
+/** Where the resource is: a PostgreSQL or a MariaDB database, or a `@Fenced` route of another service (`http`). */
+type Dialect = 'postgres' | 'mysql' | 'http';
+const RECEIVER = join(__dirname, '../fixtures/fenced-receiver-app.ts');
 
-/** The rows of the ledger in commit order, as its database holds them. */
+/** The rows of the ledger in commit order, as its database holds them (the receiving service: its ledger file). */
 async function ledgerRows(dialect: Dialect, url: string): Promise<Array<{ node: string; token: number }>> {
+  if (dialect === 'http') return readFileSync(url, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { node: string; token: number });
   if (dialect === 'postgres') {
     const pool = new Pool({ connectionString: url, max: 1 });
     const { rows } = await pool.query('SELECT node, token FROM ledger ORDER BY id').finally(() => pool.end());
@@ -41,25 +44,43 @@ const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEve
  * just before its write, past its lease; B is granted the permit and writes; A is thawed and writes with the token
  * it checked (the local lease can no longer warn it: it checked before it froze). The resource's database must
  * refuse A's write: its rows stay in token order. The control runs the same without the fence, and A's stale write
- * lands. On PostgreSQL (permits on PostgreSQL) and on MariaDB through mysql2 (permits on Redis).
+ * lands. On PostgreSQL (permits on PostgreSQL), on MariaDB through mysql2 (permits on Redis), and over HTTP: the
+ * write a call to a `@Fenced` route of another Nest process, which keeps its fences on Redis (permits on PostgreSQL).
  */
 describe.each([
   ['postgres', { postgresUrl: testPostgresUrl() }],
   ['mysql', { redisUrl: testRedisUrl() }],
+  ['http', { postgresUrl: testPostgresUrl() }],
 ] as ReadonlyArray<[Dialect, StoreTarget]>)('a holder frozen before its write, on %s', (dialect, store) => {
   const nodes: NodeProcess[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
   });
 
-  /** Runs the scenario, fenced or not; answers the history file and the database's URL. */
+  /**
+   * The resource the holders write to: a fresh database with the ledger and the fence table, or a receiving service
+   * (its fences on Redis) with its ledger file; where the rows are read, and what the holders are told.
+   */
+  async function resource(label: string, history: string): Promise<{ url: string; env: NodeJS.ProcessEnv }> {
+    if (dialect === 'http') {
+      const ledger = `${history}.ledger`;
+      writeFileSync(ledger, '');
+      const receiver = await startNodeProcess(RECEIVER, 'receiver', { LEDGER_FILE: ledger, MAP_PREFIX: uniquePrefix('fences'), ...storeTargetEnv({ redisUrl: testRedisUrl() }) });
+      nodes.push(receiver);
+      const port = /PORT (\d+)/.exec(receiver.output())![1];
+      return { url: ledger, env: { RECEIVER_URL: `http://127.0.0.1:${port}/entries` } };
+    }
+    const table = dialect === 'postgres' ? 'CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)' : 'CREATE TABLE ledger (id int AUTO_INCREMENT PRIMARY KEY, node varchar(50) NOT NULL, token bigint NOT NULL)';
+    const url = await freshDatabase(dialect, `${label}_${Date.now().toString(36)}`, [table, fenceTableSql(dialect)]);
+    return { url, env: { DATA_URL: url } };
+  }
+
+  /** Runs the scenario, fenced or not; answers the history file and where the resource's rows are. */
   async function scenario(fenced: boolean): Promise<{ history: string; url: string; frozenMs: number }> {
     const label = `fenced_${dialect}_${fenced ? 'on' : 'off'}`;
     const history = newHistoryFile(label);
-    const name = `${label}_${Date.now().toString(36)}`;
-    const ledger = dialect === 'postgres' ? 'CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)' : 'CREATE TABLE ledger (id int AUTO_INCREMENT PRIMARY KEY, node varchar(50) NOT NULL, token bigint NOT NULL)';
-    const url = await freshDatabase(dialect, name, [ledger, fenceTableSql(dialect)]);
-    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, DATA_URL: url, FENCE: fenced ? '1' : '0', ...storeTargetEnv(store) };
+    const { url, env } = await resource(label, history);
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, FENCE: fenced ? '1' : '0', ...env, ...storeTargetEnv(store) };
     const goA = `${history}.go-a`;
     const goB = `${history}.go-b`;
     writeFileSync(goB, '');
