@@ -44,14 +44,18 @@ const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEve
  * just before its write, past its lease; B is granted the permit and writes; A is thawed and writes with the token
  * it checked (the local lease can no longer warn it: it checked before it froze). The resource's database must
  * refuse A's write: its rows stay in token order. The control runs the same without the fence, and A's stale write
- * lands. On PostgreSQL (permits on PostgreSQL), on MariaDB through mysql2 (permits on Redis), and over HTTP: the
- * write a call to a `@Fenced` route of another Nest process, which keeps its fences on Redis (permits on PostgreSQL).
+ * lands. Under a permit on PostgreSQL (permits on PostgreSQL), on MariaDB through mysql2 (permits on Redis), and over
+ * HTTP: the write a call to a `@Fenced` route of another Nest process, which keeps its fences on Redis (permits on
+ * PostgreSQL); and on PostgreSQL under an election's leadership (its epoch the token, on Redis) and under a task
+ * claim (its epoch, on PostgreSQL), whose holder is frozen until another node leads or has claimed the task again.
  */
 describe.each([
-  ['postgres', { postgresUrl: testPostgresUrl() }],
-  ['mysql', { redisUrl: testRedisUrl() }],
-  ['http', { postgresUrl: testPostgresUrl() }],
-] as ReadonlyArray<[Dialect, StoreTarget]>)('a holder frozen before its write, on %s', (dialect, store) => {
+  ['postgres', { postgresUrl: testPostgresUrl() }, 'permit'],
+  ['mysql', { redisUrl: testRedisUrl() }, 'permit'],
+  ['http', { postgresUrl: testPostgresUrl() }, 'permit'],
+  ['postgres', { redisUrl: testRedisUrl() }, 'leader'],
+  ['postgres', { postgresUrl: testPostgresUrl() }, 'task'],
+] as ReadonlyArray<[Dialect, StoreTarget, 'permit' | 'leader' | 'task']>)('a holder frozen before its write, on %s, under a %s', (dialect, store, kind) => {
   const nodes: NodeProcess[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
@@ -77,10 +81,10 @@ describe.each([
 
   /** Runs the scenario, fenced or not; answers the history file and where the resource's rows are. */
   async function scenario(fenced: boolean): Promise<{ history: string; url: string; frozenMs: number }> {
-    const label = `fenced_${dialect}_${fenced ? 'on' : 'off'}`;
+    const label = `fenced_${dialect}_${kind}_${fenced ? 'on' : 'off'}`;
     const history = newHistoryFile(label);
     const { url, env } = await resource(label, history);
-    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, FENCE: fenced ? '1' : '0', ...env, ...storeTargetEnv(store) };
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, LEASE_KIND: kind, FENCE: fenced ? '1' : '0', ...env, ...storeTargetEnv(store) };
     const goA = `${history}.go-a`;
     const goB = `${history}.go-b`;
     writeFileSync(goB, '');
@@ -91,7 +95,7 @@ describe.each([
     const frozenAt = Date.now();
     const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
     nodes.push(b);
-    const bWrote = await eventually('node-b to be granted and write', () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'committed'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
+    const bWrote = await eventually(`node-b to be granted the ${kind} and write`, () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'committed'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
     expect(bWrote.token).toBeGreaterThan(checked.token);
     writeFileSync(goA, '');
     a.resume();
@@ -110,7 +114,7 @@ describe.each([
     expect(staleWrites(readHistory(history))).toEqual([]);
     const rows = (readHistory(history) as unknown as Array<{ type: string; rows?: unknown }>).find((e) => e.type === 'resource')!.rows;
     expect(rows).toEqual([{ node: 'node-b', token: b.token }]);
-    process.stdout.write(`fenced writes on ${dialect}: node-a frozen ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
+    process.stdout.write(`fenced writes on ${dialect} under a ${kind}: node-a frozen ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
   }, 90_000);
 
   it('control, unfenced: the thawed holder\'s stale write lands after the newer holder\'s', async () => {
@@ -118,7 +122,7 @@ describe.each([
     const stale = staleWrites(readHistory(history));
     expect(stale.length).toBeGreaterThan(0);
     expect(stale[0]).toMatchObject({ resource: 'ledger', node: 'node-a' });
-    process.stdout.write(`fenced writes on ${dialect}, control without the fence: node-a's stale write landed after token ${stale[0].after}\n`);
+    process.stdout.write(`fenced writes on ${dialect} under a ${kind}, control without the fence: node-a's stale write landed after token ${stale[0].after}\n`);
   }, 90_000);
 });
 
