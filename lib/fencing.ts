@@ -23,6 +23,7 @@ export { FENCING_TOKEN_HEADER, fencedFetch, fencingHeaders } from './fencing/htt
 export { pgExecutor, type PgQueryable } from './fencing/executors/pg.executor';
 export { mysql2Executor, type Mysql2Queryable } from './fencing/executors/mysql2.executor';
 export { typeormExecutor, type TypeormQueryable } from './fencing/executors/typeorm.executor';
+export { prismaExecutor, type PrismaQueryable } from './fencing/executors/prisma.executor';
 export { drizzleExecutor, type DrizzleQueryable } from './fencing/executors/drizzle.executor';
 export { kyselyExecutor, type KyselyQueryable } from './fencing/executors/kysely.executor';
 export { knexExecutor, type KnexQueryable } from './fencing/executors/knex.executor';

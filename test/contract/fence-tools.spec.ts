@@ -9,8 +9,8 @@ const run = promisify(execFile);
 const SCRIPT = join(__dirname, '../fixtures/fence-tool.process.ts');
 
 const TOOLS: ReadonlyArray<readonly [tool: string, dialect: 'postgres' | 'mysql']> = [
-  ['pg', 'postgres'], ['typeorm', 'postgres'], ['knex', 'postgres'], ['kysely', 'postgres'], ['drizzle', 'postgres'], ['mikro-orm', 'postgres'],
-  ['mysql2', 'mysql'], ['typeorm', 'mysql'], ['knex', 'mysql'], ['kysely', 'mysql'], ['drizzle', 'mysql'], ['mikro-orm', 'mysql'],
+  ['pg', 'postgres'], ['typeorm', 'postgres'], ['knex', 'postgres'], ['kysely', 'postgres'], ['drizzle', 'postgres'], ['mikro-orm', 'postgres'], ['prisma', 'postgres'],
+  ['mysql2', 'mysql'], ['typeorm', 'mysql'], ['knex', 'mysql'], ['kysely', 'mysql'], ['drizzle', 'mysql'], ['mikro-orm', 'mysql'], ['prisma', 'mysql'],
 ];
 
 /*

@@ -1,5 +1,5 @@
 import { InvalidInputError, LeaseLostError } from '../../lib';
-import { fence, fenceTableSql, FenceTableMissingError, type FenceExecutor } from '../../lib/fencing';
+import { drizzleExecutor, fence, fenceTableSql, FenceTableMissingError, knexExecutor, kyselyExecutor, mikroOrmExecutor, mysql2Executor, pgExecutor, prismaExecutor, typeormExecutor, type FenceExecutor } from '../../lib/fencing';
 import { tokenOf } from '../../lib/fencing/fencing-token.rules';
 
 /** An executor that records what it was asked to run and answers as a fence that accepts. */
@@ -105,5 +105,22 @@ describe('the token of each lease', () => {
     expect(tokenOf({ epoch: 10, assertValid: check }, 'r')).toMatchObject({ token: 10 });
     expect(tokenOf({ epoch: 11 }, 'r')).toEqual({ token: 11 });
     expect(tokenOf({ epochOf: () => 12, assertOwned: check }, 'r')).toMatchObject({ token: 12 });
+  });
+});
+
+describe('the executors refuse what would run outside the transaction', () => {
+  const query = async () => ({ rows: [] });
+  it.each([
+    ['pgExecutor', () => pgExecutor({ query, totalCount: 0, idleCount: 0 } as never), 'got a Pool'],
+    ['mysql2Executor', () => mysql2Executor({ query, getConnection: () => undefined } as never), 'got a Pool'],
+    ['typeormExecutor', () => typeormExecutor({ query, connection: { options: { type: 'postgres' } } }), 'is in no transaction'],
+    ['typeormExecutor', () => typeormExecutor({ query, connection: { options: { type: 'sqlite' } } }), 'fences PostgreSQL, MySQL and MariaDB, got a data source of type "sqlite"'],
+    ['knexExecutor', () => knexExecutor({ raw: query, client: { dialect: 'postgresql' } }), 'outside a transaction'],
+    ['kyselyExecutor', () => kyselyExecutor({ executeQuery: query, isTransaction: false }), 'outside a transaction'],
+    ['drizzleExecutor', () => drizzleExecutor({ execute: query } as never), 'outside a transaction'],
+    ['prismaExecutor', () => prismaExecutor({ $queryRawUnsafe: query, $executeRawUnsafe: query, $connect: query } as never), 'got the PrismaClient itself'],
+    ['mikroOrmExecutor', () => mikroOrmExecutor({ execute: query, isInTransaction: () => false, getPlatform: () => ({}) }), 'is in no transaction'],
+  ])('%s: %s', (_name, make, message) => {
+    expect(make).toThrow(message);
   });
 });
