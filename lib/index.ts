@@ -45,7 +45,7 @@ export type { Clock } from './core/clock';
 
 // The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
 export type { TaskStoreSource } from './tasks/task-store-source';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup, SqlTransaction } from './tasks/task-store';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
 export {
@@ -99,6 +99,8 @@ export { TaskHandler, GroupFinishedHandler, InvalidTaskHandler } from './nest/ta
 
 // Fenced HTTP routes: the receiving side of `fencingHeaders` / `fencedFetch` (nestjs-gatekeeper/fencing)
 export { Fenced, FencingToken } from './nest/fencing/fenced.decorator';
+// The executor a task submitted in the application's transaction is given (see nestjs-gatekeeper/fencing)
+export type { FenceDialect, FenceExecutor } from './fencing/fence-executor';
 export type { TaskHandlerDecoratorOptions } from './tasks/task-handler.input';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
 export type { TaskContext } from './tasks/task-handler';

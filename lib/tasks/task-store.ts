@@ -80,6 +80,13 @@ export interface TaskStore {
     options?: TaskCallOptions,
   ): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }>;
   /**
+   * Writes a task inside the application's own database transaction (optional: the PostgreSQL store, when that
+   * database holds its table): `raw` under `id` if the stored text is still `expected` (`null`: no task there), in the
+   * caller's transaction, so it commits with the caller's rows or not at all. Answers whether it landed, and the text
+   * stored now when it did not.
+   */
+  writeInTransaction?(transaction: SqlTransaction, id: string, expected: string | null, raw: string): Promise<{ landed: boolean; current: string | null }>;
+  /**
    * Work handed out one worker at a time, where the store can (optional, with {@link TaskStore.awaitWork}): what
    * {@link TaskStore.claimable} answers with `ask.count` as its limit (pending tasks due by the store's clock, which
    * `ask.now` may not have reached yet: claim each once it has), each pending task of it held for `instance` for
@@ -159,3 +166,14 @@ export type TaskStoreEvents = NonNullable<Parameters<TaskStore['connect']>[0]>;
 export type TaskWatcher = Parameters<TaskStore['watch']>[0];
 /** What a watch hears of claims (see {@link TaskStore.watch}). */
 export type ClaimWatch = NonNullable<Parameters<TaskStore['watch']>[2]>;
+
+/**
+ * The application's own database transaction, as the library runs SQL in it: any executor of
+ * `nestjs-gatekeeper/fencing` (`pgExecutor(client)`, `typeormExecutor(manager)`, ...).
+ */
+export interface SqlTransaction {
+  /** The database's SQL: `postgres` or `mysql`. */
+  readonly dialect: string;
+  /** Runs `sql` with positional parameters on the transaction's connection; the rows it returned. */
+  query(sql: string, params: readonly unknown[]): Promise<ReadonlyArray<Record<string, unknown>>>;
+}

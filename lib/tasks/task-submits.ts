@@ -2,11 +2,17 @@ import type { TaskRecord } from './task';
 import { decideCancel } from './task-outcome.rules';
 import { stoppedFast } from './task-groups';
 import { taskId } from './task-id.rules';
-import type { TaskStore, VersionedTask } from './task-store';
+import type { SqlTransaction, TaskStore, VersionedTask } from './task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
-import { readDecideWrite } from '../store/read-decide-write';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import { readDecideWrite, type Decision } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
+import { decodeTask, encodeTask } from './task.codec';
+import { invalidDefinition } from '../core/errors/input.errors';
+
+/** What a submit answers: the task, and whether this submit created it (or found it). */
+type Submitted = { created: boolean; task: TaskRecord };
 
 /** Submits of one process: idempotent by id, in an order that only grows (see {@link TaskSubmits.submit}). */
 export class TaskSubmits {
@@ -19,20 +25,43 @@ export class TaskSubmits {
   ) {}
 
   /** A submit, and whether it created the task (or found it). */
-  async submit(input: SubmitInput): Promise<{ created: boolean; task: TaskRecord }> {
+  async submit(input: SubmitInput): Promise<Submitted> {
     const id = taskId(input); // bad input fails here, naming the field, before any call
     // A new id is created in one call (put-if-absent); only an id that exists is read and decided on.
     const absent: VersionedTask = { task: undefined, raw: null };
-    return readDecideWrite<VersionedTask, TaskRecord | null, { created: boolean; task: TaskRecord }>(`submit task "${id}"`, taskSlot(this.store, id), async (read) => {
-      const now = this.options.clock.now();
-      // Submit order, unique and increasing within this process even for many submits in one millisecond.
-      this.lastSeq = Math.max(now * 1000, this.lastSeq + 1);
-      const decision = decideSubmit(read.task, { ...input, seq: this.lastSeq }, now, retentionOf(this.options));
-      if (decision.outcome === 'exists') return { result: { created: false, task: decision.task } };
-      let task = decision.task;
-      // A task of a group that already stopped at a failure is not run.
-      if (await stoppedFast(this.store, task)) task = decideCancel(task, now) ?? task;
-      return { result: { created: true, task }, write: task };
-    }, { known: absent });
+    return readDecideWrite<VersionedTask, TaskRecord | null, Submitted>(`submit task "${id}"`, taskSlot(this.store, id), (read) => this.decide(read, input), { known: absent });
+  }
+
+  /**
+   * A submit inside the application's own database transaction (`transaction`): the task is written with the
+   * caller's rows, and exists only if their transaction commits. Decided as {@link TaskSubmits.submit} decides.
+   */
+  async submitIn(transaction: SqlTransaction, input: SubmitInput): Promise<Submitted> {
+    const id = taskId(input);
+    const write = this.store.writeInTransaction;
+    if (!write || transaction?.dialect !== 'postgres' || typeof transaction.query !== 'function') {
+      throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend, with a PostgreSQL executor (pgExecutor, typeormExecutor, prismaExecutor, ...) of the database that holds its tables');
+    }
+    let read: VersionedTask = { task: undefined, raw: null };
+    return retryOnConflict(`submit task "${id}" in a transaction`, async () => {
+      const decision = await this.decide(read, input);
+      if (decision.write === undefined || decision.write === null) return decision.result;
+      const { landed, current } = await write.call(this.store, transaction, id, read.raw, encodeTask(decision.write));
+      if (landed) return decision.result;
+      read = { task: current === null ? undefined : decodeTask(id, current), raw: current };
+      return CONFLICT;
+    });
+  }
+
+  private async decide(read: VersionedTask, input: SubmitInput): Promise<Decision<Submitted, TaskRecord | null>> {
+    const now = this.options.clock.now();
+    // Submit order, unique and increasing within this process even for many submits in one millisecond.
+    this.lastSeq = Math.max(now * 1000, this.lastSeq + 1);
+    const decision = decideSubmit(read.task, { ...input, seq: this.lastSeq }, now, retentionOf(this.options));
+    if (decision.outcome === 'exists') return { result: { created: false, task: decision.task } };
+    let task = decision.task;
+    // A task of a group that already stopped at a failure is not run.
+    if (await stoppedFast(this.store, task)) task = decideCancel(task, now) ?? task;
+    return { result: { created: true, task }, write: task };
   }
 }

@@ -11,6 +11,7 @@ import { purgeExpired } from './task-purge';
 import { TaskRuns } from './task-runs';
 import type { TaskStore } from './task-store';
 import type { SubmitInput } from './task-submit.rules';
+import type { SqlTransaction } from './task-store';
 import { TaskSubmits } from './task-submits';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
 
@@ -64,9 +65,12 @@ export class TaskWorker {
     this.register(joinTaskType(type), (data, context) => handler(data as GroupJoinData, context), options);
   }
 
-  /** Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead. */
-  async submit(input: SubmitInput): Promise<TaskRecord> {
-    return (await this.submits.submit(input)).task;
+  /**
+   * Submits a task; a task whose id exists (or finished within the retention window) is kept and returned instead.
+   * With `transaction`, inside the application's own database transaction (see `TaskSubmits.submitIn`).
+   */
+  async submit(input: SubmitInput, transaction?: SqlTransaction): Promise<TaskRecord> {
+    return (await (transaction === undefined ? this.submits.submit(input) : this.submits.submitIn(transaction, input))).task;
   }
 
   /** Starts claiming: now, on every signal of new work of its types, and every scan interval. */

@@ -5,6 +5,7 @@ import type { TaskRecord } from '../../tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import type { TaskPurgeOptions } from '../../tasks/task-admin.input';
 import type { TaskQuery } from '../../tasks/task-store';
+import type { FenceExecutor } from '../../fencing/fence-executor';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { TasksRuntime } from './tasks.runtime';
 import { invalidDefinition } from '../../core/errors/input.errors';
@@ -30,9 +31,21 @@ export class TaskService {
    * task whose id exists (pending, running, or finished within the retention window) is returned as it is and
    * nothing is submitted, so three nodes submitting one id make one task. `data` must be JSON. Higher `priority`
    * is claimed first, then submit order. Bad input throws naming the field, before anything is written.
+   *
+   * With `options.transaction` (PostgreSQL backend), the task is written inside your own database transaction, through
+   * an executor of `nestjs-gatekeeper/fencing` on the database the backend uses: it exists if and only if your
+   * transaction commits, with your rows (an outbox without the outbox). Workers hear of it once it commits.
+   *
+   * @example
+   * ```ts
+   * await dataSource.transaction(async (manager) => {
+   *   await manager.insert(Order, order);
+   *   await this.tasks.submit({ type: 'ship', name: order.id, data: { order: order.id } }, { transaction: typeormExecutor(manager) });
+   * });
+   * ```
    */
-  submit(input: SubmitInput): Promise<TaskRecord> {
-    return this.tasks.submit(input);
+  submit(input: SubmitInput, options: { readonly transaction?: FenceExecutor } = {}): Promise<TaskRecord> {
+    return this.tasks.submit(input, options.transaction);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { TaskContext } from '../../tasks/task-handler';
 import { TaskWorker } from '../../tasks/task-worker';
 import { TaskConnection } from '../../tasks/task-connection';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
+import type { SqlTransaction } from '../../tasks/task-store';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
 import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
@@ -84,10 +85,10 @@ export class TasksRuntime implements CapabilityRuntime {
     if (running.length > 0) this.logger.log(`Tasks: stopped; ${running.length} running at shutdown (finished or handed back): ${running.slice(0, 5).join(', ')}`);
   }
 
-  /** Submits a task (idempotent by id); connects on first use. */
-  async submit(input: SubmitInput): Promise<TaskRecord> {
+  /** Submits a task (idempotent by id), in the application's transaction when given one; connects on first use. */
+  async submit(input: SubmitInput, transaction?: SqlTransaction): Promise<TaskRecord> {
     if (this.phase === 'stopped') throw new ShuttingDownError(`Task ${input.type}`);
-    return (await this.connection.connected()).submit(input);
+    return (await this.connection.connected()).submit(input, transaction);
   }
 
   /**

@@ -1,10 +1,11 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
+import { invalidDefinition } from '../../../core/errors/input.errors';
 import type { RecordMap } from '../../../store/record-map';
 import { observedMap } from '../../../store/observed-record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
-import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
+import type { SqlTransaction, TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
 import { encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder } from '../../../tasks/task-store.queries';
 import type { PostgresTaskTable, PostgresTaskTables } from './postgres-task-table';
@@ -138,6 +139,29 @@ export class PostgresTaskStore extends TaskRecordStore {
   private async found(sql: string, values: unknown[], what: string, options: TaskCallOptions, limit?: number): Promise<TaskRecord[]> {
     const rows = await this.observers.report('tasks', performance.now(), this.tableOf().select<{ key: string; value: string }>(sql, values, what, this.timeout(options).timeoutMs));
     return inClaimOrder(this.decodeAll(rows), limit);
+  }
+
+  /**
+   * {@inheritDoc TaskStore.writeInTransaction}
+   *
+   * The caller's transaction must be on the database that holds the backend's schema: a task written there wakes the
+   * workers (the table's trigger) once it commits, as any write does.
+   */
+  async writeInTransaction(transaction: SqlTransaction, id: string, expected: string | null, raw: string): Promise<{ landed: boolean; current: string | null }> {
+    const { table, stored } = this.tableOf();
+    try {
+      const written = expected === null
+        ? await transaction.query(`INSERT INTO ${table} (map, key, value) VALUES ($1, $2, $3) ON CONFLICT (map, key) DO NOTHING RETURNING key`, [stored, id, raw])
+        : await transaction.query(`UPDATE ${table} SET value = $3 WHERE map = $1 AND key = $2 AND value = $4 RETURNING key`, [stored, id, raw, expected]);
+      if (written.length > 0) return { landed: true, current: raw };
+      const [row] = await transaction.query(`SELECT value FROM ${table} WHERE map = $1 AND key = $2`, [stored, id]);
+      return { landed: false, current: typeof row?.value === 'string' ? row.value : null };
+    } catch (error) {
+      if (/relation "[^"]*tasks" does not exist|42P01/.test(`${(error as { code?: string }).code ?? ''} ${(error as Error).message}`)) {
+        throw invalidDefinition(`<task ${id}>`, 'transaction', `its database holds no tasks table of this app (${table}): submit in a transaction of the database the PostgreSQL backend uses`);
+      }
+      throw error;
+    }
   }
 
   private tableOf(): PostgresTaskTable {

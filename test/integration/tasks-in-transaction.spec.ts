@@ -1,0 +1,101 @@
+import { Injectable, type INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { GatekeeperModule, InvalidInputError, TaskHandler, TaskService } from '../../lib';
+import { pgExecutor, typeormExecutor } from '../../lib/fencing';
+import { CapturingLogger } from '../support/capturing-logger';
+import { eventually } from '../support/eventually';
+import { testPostgresUrl } from '../support/test-postgres';
+import { uniquePrefix } from '../support/test-cluster';
+
+const shipped: string[] = [];
+
+@Injectable()
+class Shipping {
+  @TaskHandler('ship')
+  ship(data: { order: string }): void {
+    shipped.push(data.order);
+  }
+}
+
+/*
+ * Tasks submitted inside the application's own transaction, on the test run's PostgreSQL: the app's orders table and
+ * the library's tables in one database, written through pg and through TypeORM. A rolled-back transaction leaves no
+ * task; a committed one is claimed and run; before the commit no other connection sees it.
+ */
+describe('a task submitted in the application\'s transaction (PostgreSQL)', () => {
+  const pool = new Pool({ connectionString: testPostgresUrl(), max: 4 });
+  const orders = `orders_${randomUUID().slice(0, 8)}`;
+  let app: INestApplicationContext;
+  let tasks: TaskService;
+
+  beforeAll(async () => {
+    await pool.query(`CREATE TABLE ${orders} (id text PRIMARY KEY)`);
+    app = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('tx-tasks') }, identity: { acquirer: 'tx-node' }, tasks: { scanInterval: '500ms' } })],
+      providers: [Shipping],
+    }).setLogger(new CapturingLogger()).compile();
+    await (app as unknown as { init(): Promise<unknown> }).init();
+    tasks = app.get(TaskService);
+  });
+  afterAll(async () => {
+    await app.close();
+    await pool.query(`DROP TABLE ${orders}`);
+    await pool.end();
+  });
+
+  /** An order and its shipping task in one pg transaction, committed or rolled back. */
+  async function order(id: string, outcome: 'commit' | 'rollback', beforeEnd?: () => Promise<void>): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO ${orders} (id) VALUES ($1)`, [id]);
+      const task = await tasks.submit({ type: 'ship', name: id, data: { order: id } }, { transaction: pgExecutor(client) });
+      expect(task).toMatchObject({ id: `ship:${id}`, state: 'pending' });
+      await beforeEnd?.();
+      await client.query(outcome === 'commit' ? 'COMMIT' : 'ROLLBACK');
+    } finally {
+      client.release();
+    }
+  }
+
+  it('a rolled-back transaction leaves neither the order nor its task', async () => {
+    await order('o-1', 'rollback');
+    expect(await tasks.get('ship:o-1')).toBeUndefined();
+    expect((await pool.query(`SELECT id FROM ${orders} WHERE id = 'o-1'`)).rows).toEqual([]);
+  });
+
+  it('a committed one is claimed and run; until the commit, no other connection sees the task', async () => {
+    await order('o-2', 'commit', async () => {
+      expect(await tasks.get('ship:o-2')).toBeUndefined();
+    });
+    await eventually('the task to run', () => shipped.includes('o-2'), { timeoutMs: 10_000 });
+    await eventually('its outcome to be written', async () => (await tasks.get('ship:o-2'))?.state === 'done', { timeoutMs: 10_000 });
+  });
+
+  it('through TypeORM, and idempotent by id inside the transaction as outside', async () => {
+    const source = new DataSource({ type: 'postgres', url: testPostgresUrl(), entities: [] });
+    await source.initialize();
+    try {
+      await source.transaction(async (manager) => {
+        await manager.query(`INSERT INTO ${orders} (id) VALUES ($1)`, ['o-3']);
+        const first = await tasks.submit({ type: 'ship', name: 'o-3', data: { order: 'o-3' } }, { transaction: typeormExecutor(manager) });
+        const again = await tasks.submit({ type: 'ship', name: 'o-3', data: { order: 'other' } }, { transaction: typeormExecutor(manager) });
+        expect(again).toEqual(first);
+      });
+    } finally {
+      await source.destroy();
+    }
+    await eventually('the task to run once, with the first submit\'s data', () => shipped.includes('o-3'), { timeoutMs: 10_000 });
+    expect(shipped.filter((o) => o === 'other')).toEqual([]);
+  });
+
+  it('a transaction of another dialect is refused before any statement', async () => {
+    const statements: string[] = [];
+    const other = { dialect: 'mysql' as const, query: async (sql: string) => (statements.push(sql), []) };
+    await expect(tasks.submit({ type: 'ship', name: 'o-4' }, { transaction: other })).rejects.toThrow(InvalidInputError);
+    expect(statements).toEqual([]);
+  });
+});
