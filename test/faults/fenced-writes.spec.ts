@@ -6,7 +6,8 @@ import { fenceTableSql } from '../../lib/fencing';
 import { leaseHeldSql } from '../../lib/fencing/fence-sql';
 import { newHistoryFile } from '../harness/fault-cluster';
 import { lateWrites, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
-import { readHistory } from '../harness/history';
+import { readHistory, recordNemesis } from '../harness/history';
+import { TcpProxy } from '../harness/tcp-proxy';
 import { startNodeProcess, type NodeProcess } from '../harness/node-process';
 import { storeTargetEnv, type StoreTarget } from '../harness/store-target';
 import { eventually } from '../support/eventually';
@@ -37,6 +38,9 @@ async function ledgerRows(dialect: Dialect, url: string): Promise<Array<{ node: 
   return (rows as Array<{ node: string; token: number }>).map((r) => ({ node: r.node, token: Number(r.token) }));
 }
 
+/** `host` and `port` of a `redis://host:port` URL. */
+const addressOf = (url: string) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) });
+
 const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEvent[]).filter((e) => e.type === 'write');
 
 /**
@@ -48,17 +52,22 @@ const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEve
  * HTTP: the write a call to a `@Fenced` route of another Nest process, which keeps its fences on Redis (permits on
  * PostgreSQL); and on PostgreSQL under an election's leadership (its epoch the token, on Redis) and under a task
  * claim (its epoch, on PostgreSQL), whose holder is frozen until another node leads or has claimed the task again.
+ * And with A cut off from the permits' store (its Redis connections through a proxy that turns into a dead network)
+ * instead of frozen: it keeps running, and writes when told, as a holder that checked just before the cut would.
  */
 describe.each([
-  ['postgres', { postgresUrl: testPostgresUrl() }, 'permit'],
-  ['mysql', { redisUrl: testRedisUrl() }, 'permit'],
-  ['http', { postgresUrl: testPostgresUrl() }, 'permit'],
-  ['postgres', { redisUrl: testRedisUrl() }, 'leader'],
-  ['postgres', { postgresUrl: testPostgresUrl() }, 'task'],
-] as ReadonlyArray<[Dialect, StoreTarget, 'permit' | 'leader' | 'task']>)('a holder frozen before its write, on %s, under a %s', (dialect, store, kind) => {
+  { dialect: 'postgres', store: { postgresUrl: testPostgresUrl() }, kind: 'permit', fault: 'freeze' },
+  { dialect: 'mysql', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze' },
+  { dialect: 'http', store: { postgresUrl: testPostgresUrl() }, kind: 'permit', fault: 'freeze' },
+  { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'leader', fault: 'freeze' },
+  { dialect: 'postgres', store: { postgresUrl: testPostgresUrl() }, kind: 'task', fault: 'freeze' },
+  { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'partition' },
+] as ReadonlyArray<{ dialect: Dialect; store: StoreTarget; kind: 'permit' | 'leader' | 'task'; fault: 'freeze' | 'partition' }>)('a holder under a $kind, its fault $fault before its write, on $dialect', ({ dialect, store, kind, fault }) => {
   const nodes: NodeProcess[] = [];
+  const proxies: TcpProxy[] = [];
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+    await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
   });
 
   /**
@@ -88,24 +97,32 @@ describe.each([
     const goA = `${history}.go-a`;
     const goB = `${history}.go-b`;
     writeFileSync(goB, '');
-    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: goA }, history);
+    // Cut off rather than frozen: node-a reaches the permits' Redis through a proxy the test turns into a dead network.
+    const proxy = fault === 'partition' ? await TcpProxy.listen({ target: addressOf(testRedisUrl()) }) : undefined;
+    proxies.push(...(proxy ? [proxy] : []));
+    const aStore = proxy ? storeTargetEnv({ redisUrl: `redis://${proxy.address}` }) : {};
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, ...aStore, GO_FILE: goA }, history);
     nodes.push(a);
     const checked = await eventually('node-a to check its lease', () => writes(history).find((e) => e.node === 'node-a' && e.phase === 'checked'), { timeoutMs: 20_000, intervalMs: 20 });
-    a.freeze();
+    if (proxy) {
+      recordNemesis(history, 'blackhole', 'node-a');
+      proxy.blackhole();
+    } else a.freeze();
     const frozenAt = Date.now();
     const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
     nodes.push(b);
     const bWrote = await eventually(`node-b to be granted the ${kind} and write`, () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'committed'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
     expect(bWrote.token).toBeGreaterThan(checked.token);
     writeFileSync(goA, '');
-    a.resume();
+    if (!proxy) a.resume();
     const frozenMs = Date.now() - frozenAt;
     await eventually('node-a to finish its write', () => writes(history).find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused')), { timeoutMs: 20_000, intervalMs: 20 });
+    proxy?.heal(); // so that node-a stops as it would, its connections back
     recordResourceRows(history, 'ledger', await ledgerRows(dialect, url));
     return { history, url, frozenMs };
   }
 
-  it('fenced: the thawed holder\'s write is refused, and the resource stays in token order', async () => {
+  it('fenced: the late holder\'s write is refused, and the resource stays in token order', async () => {
     const { history, frozenMs } = await scenario(true);
     const events = writes(history);
     const a = events.find((e) => e.node === 'node-a' && e.phase !== 'checked')!;
@@ -114,10 +131,10 @@ describe.each([
     expect(staleWrites(readHistory(history))).toEqual([]);
     const rows = (readHistory(history) as unknown as Array<{ type: string; rows?: unknown }>).find((e) => e.type === 'resource')!.rows;
     expect(rows).toEqual([{ node: 'node-b', token: b.token }]);
-    process.stdout.write(`fenced writes on ${dialect} under a ${kind}: node-a frozen ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
+    process.stdout.write(`fenced writes on ${dialect} under a ${kind}: node-a ${fault === 'partition' ? 'cut off' : 'frozen'} ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
   }, 90_000);
 
-  it('control, unfenced: the thawed holder\'s stale write lands after the newer holder\'s', async () => {
+  it('control, unfenced: the late holder\'s stale write lands after the newer holder\'s', async () => {
     const { history } = await scenario(false);
     const stale = staleWrites(readHistory(history));
     expect(stale.length).toBeGreaterThan(0);
