@@ -1,7 +1,7 @@
 /*
  * The fencing group of npm run bench: what fence() adds to the transaction it guards. The same transaction, with and
  * without the fence, on the same server: `BEGIN`, [fence(resource, token)], one `UPDATE` of the writer's own row,
- * `COMMIT`, each writer on a connection of its own, BENCH_FENCED_TXS (2,000) transactions per row after 200 unmeasured
+ * `COMMIT`, each writer on a connection of its own, BENCH_FENCED_TXS (2,000) transactions per row after 1,000 unmeasured
  * ones, plain and fenced alternating per row. On PostgreSQL (scripts/postgres.mjs) and on MariaDB through mysql2
  * (scripts/mariadb.mjs), each a throwaway server of the bench's own:
  *   - 1 writer, and 8 concurrent writers;
@@ -18,7 +18,7 @@ import { startBenchPostgres } from './postgres-systems';
 import { serverFromScript } from './script-server';
 
 const TXS = Number(process.env.BENCH_FENCED_TXS ?? 2_000);
-const WARMUP = 200;
+const WARMUP = 1_000;
 const TOKEN = 7;
 
 type Dialect = 'postgres' | 'mysql';

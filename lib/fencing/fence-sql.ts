@@ -44,9 +44,11 @@ export function fenceTableSql(dialect: FenceDialect, table = DEFAULT_FENCE_TABLE
  *   holder writing again). PostgreSQL answers a row when it was recorded; MySQL answers none and `highest` tells.
  * - `highest`: the highest token the resource accepted, read as committed now (a locking read on MySQL, whose plain
  *   reads see the transaction's snapshot).
+ * - `shared`: the same under a shared lock of the row until the transaction ends: transactions of one holder (one
+ *   token) hold it together, and a newer holder's raise waits until they all ended.
  * - `fail` (PostgreSQL): a statement that fails, so the transaction can no longer commit (a `COMMIT` rolls it back).
  */
-export function fenceStatements(dialect: FenceDialect, table: string): { raise: string; highest: string; fail?: string } {
+export function fenceStatements(dialect: FenceDialect, table: string): { raise: string; highest: string; shared: string; fail?: string } {
   const t = quoted(dialect, table);
   if (dialect === 'postgres') {
     return {
@@ -54,6 +56,7 @@ export function fenceStatements(dialect: FenceDialect, table: string): { raise: 
         `INSERT INTO ${t} AS f (resource, token) VALUES ($1, $2) ` +
         `ON CONFLICT (resource) DO UPDATE SET token = EXCLUDED.token, fenced_at = now() WHERE f.token <= EXCLUDED.token RETURNING f.token`,
       highest: `SELECT token FROM ${t} WHERE resource = $1`,
+      shared: `SELECT token FROM ${t} WHERE resource = $1 FOR SHARE`,
       fail: `SELECT CAST($1::text AS integer)`,
     };
   }
@@ -63,6 +66,7 @@ export function fenceStatements(dialect: FenceDialect, table: string): { raise: 
       `INSERT INTO ${t} (resource, token) VALUES (?, ?) ` +
       `ON DUPLICATE KEY UPDATE fenced_at = IF(token <= VALUES(token), CURRENT_TIMESTAMP(3), fenced_at), token = GREATEST(token, VALUES(token))`,
     highest: `SELECT token FROM ${t} WHERE resource = ? FOR UPDATE`,
+    shared: `SELECT token FROM ${t} WHERE resource = ? LOCK IN SHARE MODE`,
   };
 }
 

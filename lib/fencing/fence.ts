@@ -22,6 +22,22 @@ export interface FenceOptions {
   readonly checkLease?: true | { readonly schema?: string; readonly mapPrefix?: string };
 }
 
+/**
+ * The token this process last raised each resource to (by dialect, table and resource), so its next transactions
+ * with that token read the fence under a shared lock instead of writing it: one holder's transactions then never wait
+ * for each other. At most {@link MOST_RAISED} resources, the oldest forgotten first (a forgotten one is raised again,
+ * which is as correct, only exclusive).
+ */
+const RAISED = new Map<string, number>();
+const MOST_RAISED = 4_096;
+
+function remember(key: string, token: number): number {
+  RAISED.delete(key);
+  RAISED.set(key, token);
+  if (RAISED.size > MOST_RAISED) RAISED.delete(RAISED.keys().next().value!);
+  return token;
+}
+
 /** The backend's defaults (PostgresBackendOptions' `schema` and `mapPrefix`). */
 const PERMITS_AT = { schema: 'gatekeeper', mapPrefix: 'gatekeeper' } as const;
 
@@ -34,7 +50,8 @@ const PERMITS_AT = { schema: 'gatekeeper', mapPrefix: 'gatekeeper' } as const;
  *
  * Two holders racing: the second's call waits for the first's transaction to end (the fence row is locked until
  * then, as any row your transaction writes), then is refused if its token is lower. So writes commit in token order.
- * No lock is held outside your transaction, and never across a run.
+ * Transactions of one holder (one token) do not wait for each other: once this process raised a resource to a token,
+ * its next fences with it take the row's lock shared. No lock is held outside your transaction, and never across a run.
  *
  * A lease that can tell it lapsed on this node (`assertValid()`) is asked first: it throws `LeaseLostError` before
  * any statement. Checked before any statement too: `resource` is a name (at most 191 characters), the token a whole
@@ -72,17 +89,30 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
   found.check?.();
   const { token } = found;
   const sql = fenceStatements(dialect, table);
-  try {
-    if (held) await checkHeld(executor, held, sql.fail);
-    const raised = await executor.query(sql.raise, [resource, token]);
-    if (dialect === 'postgres' && raised.length > 0) return token;
-    const [row] = await executor.query(sql.highest, [resource]);
-    const highest = Number(row?.token);
-    if (dialect === 'mysql' && highest <= token) return token;
+  const raisedKey = `${dialect}\u0000${table}\u0000${resource}`;
+  const refuse = async (highest: number): Promise<never> => {
     const refused = new StaleFencingTokenError(resource, token, highest);
     // A PostgreSQL transaction with a failed statement cannot commit: a caller that swallowed the error still writes nothing.
     if (sql.fail) await executor.query(sql.fail, [refused.message]).catch(() => undefined);
     throw refused;
+  };
+  try {
+    if (held) await checkHeld(executor, held, sql.fail);
+    if (RAISED.get(raisedKey) === token) {
+      // This process raised the resource to this token before: the row most likely holds it already. A shared lock
+      // reads it, so the holder's transactions run side by side, and a newer holder's raise waits for them all.
+      const [row] = await executor.query(sql.shared, [resource]);
+      const highest = row === undefined ? undefined : Number(row.token);
+      if (highest === token) return token;
+      if (highest !== undefined && highest > token) return await refuse(highest);
+      // Lower or absent: the transaction that raised it rolled back. Raised again, as the first time.
+    }
+    const raised = await executor.query(sql.raise, [resource, token]);
+    if (dialect === 'postgres' && raised.length > 0) return remember(raisedKey, token);
+    const [row] = await executor.query(sql.highest, [resource]);
+    const highest = Number(row?.token);
+    if (dialect === 'mysql' && highest <= token) return remember(raisedKey, token);
+    return await refuse(highest);
   } catch (error) {
     if (error instanceof StaleFencingTokenError || error instanceof LeaseLostError) throw error;
     if (isMissingTable(error)) throw new FenceTableMissingError(table, dialect, { cause: error });

@@ -134,6 +134,28 @@ describe.each([['postgres', postgres], ['mysql', mysql]] as const)('two holders 
     expect(await dialect.token('race-2')).toBe(8);
   });
 
+  it('transactions of one holder do not wait for each other; a newer holder waits for them all, then is accepted', async () => {
+    const first = await dialect.begin();
+    await fence(first.executor, 'race-4', 20);
+    await first.commit();
+    // This process raised race-4 to 20: its next transactions with 20 read the fence under a shared lock.
+    const [one, two] = [await dialect.begin(), await dialect.begin()];
+    expect(await fence(one.executor, 'race-4', 20)).toBe(20);
+    expect(await fence(two.executor, 'race-4', 20)).toBe(20);
+    const newer = await dialect.begin();
+    const waiting = fence(newer.executor, 'race-4', 21);
+    await eventually('the newer holder to wait for the older one\'s transactions', () => dialect.waitsForLock(newer.session), { timeoutMs: 10_000, intervalMs: dialect.pollMs });
+    await one.commit();
+    expect(await dialect.waitsForLock(newer.session)).toBe(true);
+    await two.commit();
+    await expect(waiting).resolves.toBe(21);
+    await newer.commit();
+    // And a transaction of the older holder after it is refused, through the shared read too.
+    const late = await dialect.begin();
+    await expect(fence(late.executor, 'race-4', 20)).rejects.toMatchObject({ name: 'StaleFencingTokenError', newer: 21 });
+    await late.rollback();
+  });
+
   it('a newer holder that rolls back leaves the older one accepted', async () => {
     const newer = await dialect.begin();
     const older = await dialect.begin();
