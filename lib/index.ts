@@ -45,7 +45,8 @@ export type { Clock } from './core/clock';
 
 // The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
 export type { TaskStoreSource } from './tasks/task-store-source';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup, SqlTransaction } from './tasks/task-store';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { SqlTransaction, TransactionRecords } from './store/sql-transaction';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
 export {

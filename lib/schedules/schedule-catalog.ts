@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { Deadline } from '../core/deadline';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
 import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
+import type { SqlTransaction } from '../store/sql-transaction';
 import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
 import { validateScheduleDefinition, validateScheduleId } from './schedule-definition.validator';
 import { isLive, type LiveScheduleRecord, type ScheduleRecord } from './schedule-record';
@@ -34,6 +35,11 @@ export interface ScheduleEditOptions {
    * the change is refused with {@link EditConflictError} when the schedule has moved on meanwhile.
    */
   readonly expectedRevision?: number;
+  /**
+   * Your own database transaction, through an executor of `nestjs-gatekeeper/fencing` (PostgreSQL backend, the
+   * database it uses): the change commits with your rows or not at all, and nodes hear of it once it commits.
+   */
+  readonly transaction?: SqlTransaction;
 }
 
 /** What a change did. */
@@ -74,7 +80,7 @@ export class ScheduleCatalog {
   upsert(input: ScheduleDefinitionInput, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     const definition = validateScheduleDefinition(input, { validateCron: this.options.validateCron });
     const expectedRevision = validateExpected(definition.id, options.expectedRevision);
-    return this.change(definition.id, (current, context) => decideUpsert(current, definition, { ...context, expectedRevision }));
+    return this.change(definition.id, (current, context) => decideUpsert(current, definition, { ...context, expectedRevision }), options.transaction);
   }
 
   /** Pauses a live schedule (it fires nowhere until resumed); `NotFoundError` when there is none. */
@@ -91,7 +97,7 @@ export class ScheduleCatalog {
   remove(id: string, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     const checked = validateScheduleId(id);
     const expectedRevision = validateExpected(checked, options.expectedRevision);
-    return this.change(checked, (current, context) => decideRemove(current, checked, { ...context, expectedRevision }));
+    return this.change(checked, (current, context) => decideRemove(current, checked, { ...context, expectedRevision }), options.transaction);
   }
 
   /** The live schedule of this id, read from the store, or `undefined`. */
@@ -106,14 +112,21 @@ export class ScheduleCatalog {
     return listed.map((v) => v.record).filter(isLive);
   }
 
+  /** The store's reads and writes in `transaction`, or why a change cannot be written there. */
+  private inTransaction(id: string, transaction: SqlTransaction): Pick<ScheduleStore, 'read' | 'compareAndSet'> {
+    if (!this.store.inTransaction) throw invalidSchedule(id, 'transaction', 'a runtime schedule is written in your transaction on the PostgreSQL backend only');
+    return this.store.inTransaction(transaction);
+  }
+
   private setPaused(id: string, paused: boolean, options: ScheduleEditOptions): Promise<ScheduleChangeResult> {
     const checked = validateScheduleId(id);
     const expectedRevision = validateExpected(checked, options.expectedRevision);
-    return this.change(checked, (current, context) => decidePaused(current, checked, paused, { ...context, expectedRevision }));
+    return this.change(checked, (current, context) => decidePaused(current, checked, paused, { ...context, expectedRevision }), options.transaction);
   }
 
-  /** The read-decide-write every change runs in. */
-  private async change(id: string, decide: (current: ScheduleRecord | undefined, context: ScheduleWriteContext) => ScheduleDecision): Promise<ScheduleChangeResult> {
+  /** The read-decide-write every change runs in (in the application's transaction when given one). */
+  private async change(id: string, decide: (current: ScheduleRecord | undefined, context: ScheduleWriteContext) => ScheduleDecision, transaction?: SqlTransaction): Promise<ScheduleChangeResult> {
+    const store = transaction === undefined ? this.store : this.inTransaction(id, transaction);
     const deadline = new Deadline(this.timeoutMs, `Schedule "${id}": change`);
     const writeId = randomUUID();
     const context = (): ScheduleWriteContext => ({ now: this.clock.now(), by: this.options.by, writeId, skewMs: this.options.skewMs });
@@ -121,7 +134,7 @@ export class ScheduleCatalog {
     const tried = new Map<number, ScheduleDecision>();
     let changed: Changed;
     try {
-      changed = await readDecideWrite<VersionedSchedule, ScheduleRecord, Changed>(`schedule "${id}"`, scheduleSlot(this.store, id), ({ record }) => {
+      changed = await readDecideWrite<VersionedSchedule, ScheduleRecord, Changed>(`schedule "${id}"`, scheduleSlot(store, id), ({ record }) => {
         // Our nonce in it: one of our attempts landed after all (the only one that can: each replaced what it read).
         const landed = record?.writeId === writeId ? tried.get(record.revision) : undefined;
         if (landed) return { result: { decision: landed, record, written: true } };
@@ -147,7 +160,7 @@ interface Changed {
 }
 
 /** A schedule's record as a slot of the one read-decide-write: a write read back landed when it holds its write id and revision. */
-function scheduleSlot(store: ScheduleStore, id: string): RecordSlot<VersionedSchedule, ScheduleRecord> {
+function scheduleSlot(store: Pick<ScheduleStore, 'read' | 'compareAndSet'>, id: string): RecordSlot<VersionedSchedule, ScheduleRecord> {
   return {
     read: (call) => store.read(id, call),
     write: (read, next, call) => store.compareAndSet(id, read, next, call),

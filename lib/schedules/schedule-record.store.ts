@@ -4,6 +4,8 @@ import type { MissedReason, RecordMap } from '../store/record-map';
 import { resyncEveryMs } from '../store/feed-staleness';
 import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
+import type { SqlTransaction, TransactionRecords } from '../store/sql-transaction';
+import { invalidDefinition } from '../core/errors/input.errors';
 import type { ScheduleRecord } from './schedule-record';
 import { decodeScheduleRecord, encodeScheduleRecord } from './schedule-record.codec';
 import type { ScheduleCallOptions, ScheduleListOptions, ScheduleStore, ScheduleStoreEvents, ScheduleWatcher, VersionedSchedule } from './schedule-store';
@@ -44,9 +46,8 @@ export class ScheduleRecordStore implements ScheduleStore {
   }
 
   /** {@inheritDoc ScheduleStore.read} */
-  async read(id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
-    const record = await this.require().get(id, options);
-    return record ? { raw: record.value, record: decodeScheduleRecord(id, record.value) } : { raw: null, record: undefined };
+  read(id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
+    return readSchedule(this.require(), id, options);
   }
 
   /** {@inheritDoc ScheduleStore.list} */
@@ -65,10 +66,15 @@ export class ScheduleRecordStore implements ScheduleStore {
   }
 
   /** {@inheritDoc ScheduleStore.compareAndSet} */
-  async compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
-    const map = this.require();
-    const raw = encodeScheduleRecord(next);
-    return expected.raw === null ? map.create(id, raw, options) : map.replace({ key: id, value: expected.raw }, raw, options);
+  compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
+    return writeSchedule(this.require(), id, expected, next, options);
+  }
+
+  /** {@inheritDoc ScheduleStore.inTransaction} */
+  inTransaction(transaction: SqlTransaction): Pick<ScheduleStore, 'read' | 'compareAndSet'> {
+    if (!this.backend.recordsIn) throw invalidDefinition(undefined, 'transaction', 'a runtime schedule is written in your transaction on the PostgreSQL backend only', 'schedule edit');
+    const records = this.backend.recordsIn(transaction, SCHEDULE_MAP);
+    return { read: (id) => readSchedule(records, id), compareAndSet: (id, expected, next) => writeSchedule(records, id, expected, next) };
   }
 
   /** {@inheritDoc ScheduleStore.watch} */
@@ -121,4 +127,19 @@ function guard(action: () => void): void {
   } catch {
     // The watcher's own business; the view reports its listeners' failures itself.
   }
+}
+
+/** The records a schedule is read from and written to: its map, or the same in the application's transaction. */
+type ScheduleRecords = Pick<TransactionRecords, 'get' | 'create' | 'replace'> | Pick<RecordMap, 'get' | 'create' | 'replace'>;
+
+/** One schedule's record as read from `records` (a tombstone too). */
+async function readSchedule(records: ScheduleRecords, id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
+  const record = await records.get(id, options);
+  return record ? { raw: record.value, record: decodeScheduleRecord(id, record.value) } : { raw: null, record: undefined };
+}
+
+/** `next` written over exactly `expected.raw` (`null`: created); whether it landed. */
+function writeSchedule(records: ScheduleRecords, id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
+  const raw = encodeScheduleRecord(next);
+  return expected.raw === null ? records.create(id, raw, options) : records.replace({ key: id, value: expected.raw }, raw, options);
 }

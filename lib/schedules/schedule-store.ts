@@ -1,3 +1,4 @@
+import type { SqlTransaction } from '../store/sql-transaction';
 import type { MissedReason } from '../store/record-map';
 import type { ScheduleRecord } from './schedule-record';
 
@@ -59,6 +60,11 @@ export interface ScheduleStore {
   list(options?: ScheduleListOptions): Promise<VersionedSchedule[]>;
   /** Writes `next` only if the stored value is still `expected.raw` (`null`: creates). Returns false on conflict. */
   compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options?: ScheduleCallOptions): Promise<boolean>;
+  /**
+   * Its reads and compare-and-sets inside the application's own database transaction (optional: a store whose
+   * backend can, the PostgreSQL one): a change written there commits with the application's rows or not at all.
+   */
+  inTransaction?(transaction: SqlTransaction): Pick<ScheduleStore, 'read' | 'compareAndSet'>;
   /** Hears changes of the map; returns the unsubscribe. Events may be lost. */
   watch(watcher: ScheduleWatcher): () => void;
   /**

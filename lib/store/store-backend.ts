@@ -1,3 +1,4 @@
+import type { SqlTransaction, TransactionRecords } from './sql-transaction';
 import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
 import type { NewStoreReport } from './new-store-report';
@@ -67,6 +68,12 @@ export interface StoreBackend {
    * see `declareNewStore`. Optional: a backend without it (memory) has no state that outlives its nodes.
    */
   declareNew?(): Promise<NewStoreReport>;
+  /**
+   * The record map `map`'s reads and compare-and-sets inside the application's own database transaction (optional:
+   * the PostgreSQL backend, for a transaction on its own database), so a write of the library commits with the
+   * application's rows or not at all. Throws `InvalidInputError` for a transaction it cannot write in.
+   */
+  recordsIn?(transaction: SqlTransaction, map: string): TransactionRecords;
 }
 
 /** The methods every {@link StoreBackend} has (the optional ones aside): what tells a backend from anything else. */

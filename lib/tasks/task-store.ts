@@ -1,3 +1,4 @@
+import type { SqlTransaction } from '../store/sql-transaction';
 import type { TaskClaim, TaskGroupRecord, TaskRecord, TaskState } from './task';
 
 /** A task as read, with the exact stored value a compare-and-set is checked against. */
@@ -167,13 +168,4 @@ export type TaskWatcher = Parameters<TaskStore['watch']>[0];
 /** What a watch hears of claims (see {@link TaskStore.watch}). */
 export type ClaimWatch = NonNullable<Parameters<TaskStore['watch']>[2]>;
 
-/**
- * The application's own database transaction, as the library runs SQL in it: any executor of
- * `nestjs-gatekeeper/fencing` (`pgExecutor(client)`, `typeormExecutor(manager)`, ...).
- */
-export interface SqlTransaction {
-  /** The database's SQL: `postgres` or `mysql`. */
-  readonly dialect: string;
-  /** Runs `sql` with positional parameters on the transaction's connection; the rows it returned. */
-  query(sql: string, params: readonly unknown[]): Promise<ReadonlyArray<Record<string, unknown>>>;
-}
+export type { SqlTransaction } from '../store/sql-transaction';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { SqlTransaction, TransactionRecords } from '../../store/sql-transaction';
 import type * as Pg from 'pg';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import type { Counters } from '../../store/counter';
@@ -18,7 +19,7 @@ import { newPool } from './postgres-pool';
 import type { ConnectTarget } from '../../store/connect-failure';
 import type { NewStoreReport } from '../../store/new-store-report';
 import { postgresConnectTarget } from './postgres-connect-target';
-import { PostgresRecordMap } from './postgres-record-map';
+import { PostgresRecordMap, transactionRecords } from './postgres-record-map';
 import { PostgresTaskStore } from './tasks/postgres-task.store';
 import type { PostgresTaskTable } from './tasks/postgres-task-table';
 import { checkIncarnation, DATABASE_NOW_MS, INCARNATION_COLUMNS, migrate, SCHEMA_VERSION, sweepExpired } from './postgres-schema';
@@ -214,6 +215,12 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     });
   }
 
+  /** {@inheritDoc StoreBackend.recordsIn} */
+  recordsIn(transaction: SqlTransaction, name: string): TransactionRecords {
+    if (!this.feed) throw new StoreUnavailableError(`cannot write the ${name} map: the PostgreSQL backend is not open`);
+    return transactionRecords(transaction, new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, false, { calls: this.calls, feed: this.feed, schema: this.quoted, incarnation: this.incarnation }));
+  }
+
   /**
    * The tasks' own table (migration 3), for the PostgreSQL task store: a record map of its rows, written by the same
    * statements as every map, and the store's own queries on it.
@@ -223,8 +230,10 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     const feed = this.feed;
     if (!feed) throw new StoreUnavailableError(`cannot open the ${name} table: the PostgreSQL backend is not open`);
     const stored = `${this.mapPrefix}.${name}`;
+    const map = new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', incarnation: this.incarnation });
     return {
-      map: new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', incarnation: this.incarnation }),
+      map,
+      inTransaction: (transaction) => transactionRecords(transaction, map),
       stored,
       table: `${this.quoted}.tasks`,
       select: async <R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number) => (await this.calls.query(sql, values, what, timeoutMs)).rows as R[],

@@ -1,6 +1,8 @@
 import type { QueryResult } from 'pg';
+import { invalidDefinition } from '../../core/errors/input.errors';
 import { recordField } from '../../store/record-field';
 import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import type { SqlTransaction, TransactionRecords } from '../../store/sql-transaction';
 import type { PostgresCalls } from './postgres-calls';
 import type { PostgresFeed } from './postgres-feed';
 import type { IncarnationAnswer, PostgresIncarnation } from './postgres-incarnation';
@@ -70,18 +72,41 @@ export class PostgresRecordMap implements RecordMap {
   }
 
   async create(key: string, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const sql =
-      `INSERT INTO ${this.table} AS r (map, key, value, doc, expires_at) VALUES ($1, $2, $3, $4::jsonb, ${expiresAt(5)}) ` +
-      `ON CONFLICT (map, key) DO UPDATE SET value = EXCLUDED.value, doc = EXCLUDED.doc, expires_at = EXCLUDED.expires_at ` +
-      `WHERE r.expires_at IS NOT NULL AND r.expires_at <= clock_timestamp()`;
-    return this.write(sql, [this.stored, key, value, this.doc(value), options.ttlMs ?? null], `create ${this.name} "${key}"`, options);
+    return this.write(this.createSql(), [this.stored, key, value, this.doc(value), options.ttlMs ?? null], `create ${this.name} "${key}"`, options);
   }
 
   async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const sql = `UPDATE ${this.table} SET value = $4, doc = $5::jsonb, expires_at = ${expiresAt(6)} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE} `
-      + `AND ($7::bigint IS NULL OR clock_timestamp() >= to_timestamp($7::bigint / 1000.0))`;
     const params = [this.stored, expected.key, expected.value, value, this.doc(value), options.ttlMs ?? null, options.notBefore ?? null];
-    return this.write(sql, params, `write ${this.name} "${expected.key}"`, options);
+    return this.write(this.replaceSql(), params, `write ${this.name} "${expected.key}"`, options);
+  }
+
+  /**
+   * Its reads and compare-and-sets inside the application's own transaction (`StoreBackend.recordsIn`): the same
+   * statements, on the transaction's connection; each write says whether it landed by the row it returns.
+   */
+  inTransaction(transaction: SqlTransaction): TransactionRecords {
+    return {
+      get: async (key) => {
+        const [row] = await transaction.query(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key]);
+        return row === undefined ? undefined : { key: String(row.key), value: String(row.value) };
+      },
+      create: async (key, value) => (await transaction.query(`${this.createSql()} RETURNING key`, [this.stored, key, value, this.doc(value), null])).length === 1,
+      replace: async (expected, value) =>
+        (await transaction.query(`${this.replaceSql()} RETURNING key`, [this.stored, expected.key, expected.value, value, this.doc(value), null, null])).length === 1,
+    };
+  }
+
+  /** Create: a row where there is none, or in an expired row's place. Parameters: map, key, value, doc, TTL ms. */
+  private createSql(): string {
+    return `INSERT INTO ${this.table} AS r (map, key, value, doc, expires_at) VALUES ($1, $2, $3, $4::jsonb, ${expiresAt(5)}) ` +
+      `ON CONFLICT (map, key) DO UPDATE SET value = EXCLUDED.value, doc = EXCLUDED.doc, expires_at = EXCLUDED.expires_at ` +
+      `WHERE r.expires_at IS NOT NULL AND r.expires_at <= clock_timestamp()`;
+  }
+
+  /** Replace against the exact value. Parameters: map, key, expected, value, doc, TTL ms, not before (epoch ms). */
+  private replaceSql(): string {
+    return `UPDATE ${this.table} SET value = $4, doc = $5::jsonb, expires_at = ${expiresAt(6)} WHERE map = $1 AND key = $2 AND value = $3 AND ${LIVE} `
+      + `AND ($7::bigint IS NULL OR clock_timestamp() >= to_timestamp($7::bigint / 1000.0))`;
   }
 
   async remove(expected: StoredRecord, options: RecordCallOptions = {}): Promise<boolean> {
@@ -168,4 +193,12 @@ export class PostgresRecordMap implements RecordMap {
   private doc(value: string): string | null {
     return this.json ? value : null;
   }
+}
+
+/** `map`'s statements in the application's transaction, once it is one they can run in (PostgreSQL's). */
+export function transactionRecords(transaction: SqlTransaction, map: PostgresRecordMap): TransactionRecords {
+  if (transaction?.dialect !== 'postgres' || typeof transaction.query !== 'function') {
+    throw invalidDefinition(undefined, 'transaction', `must be a PostgreSQL executor of the database the backend uses (pgExecutor, typeormExecutor, prismaExecutor, ...), got a dialect of ${JSON.stringify(transaction?.dialect)}`);
+  }
+  return map.inTransaction(transaction);
 }

@@ -49,6 +49,10 @@ export class ScheduleService {
    * nothing: `outcome: 'unchanged'`). Every node whose code has the `@ScheduleHandler` it names takes part, from
    * its next tick (within a second when events are lost). Its job name (history, describe, run now) is its id.
    * Throws `InvalidInputError` naming the field, or `EditConflictError` when `expectedRevision` is stale.
+   *
+   * With `options.transaction` (PostgreSQL backend), the change is written inside your own database transaction,
+   * through an executor of `nestjs-gatekeeper/fencing` on the database the backend uses: it commits with your rows
+   * (a tenant and its schedule) or not at all; `pause`, `resume` and `remove` take it too.
    */
   async upsert(input: ScheduleDefinitionInput, options?: ScheduleEditOptions): Promise<ScheduleChangeResult> {
     return (await this.runtimeSchedules.ready()).upsert(input, options);

@@ -1,4 +1,5 @@
 import type { RecordMap } from '../../../store/record-map';
+import type { SqlTransaction, TransactionRecords } from '../../../store/sql-transaction';
 import type { StoreBackend } from '../../../store/store-backend';
 
 /**
@@ -8,6 +9,8 @@ import type { StoreBackend } from '../../../store/store-backend';
 export interface PostgresTaskTable {
   /** The record map of the tasks' rows (`map` = {@link PostgresTaskTable.stored}). */
   readonly map: RecordMap;
+  /** The rows' reads and compare-and-sets in the application's transaction (see `StoreBackend.recordsIn`). */
+  inTransaction(transaction: SqlTransaction): TransactionRecords;
   /** The rows' `map` (`<prefix>.tasks`). */
   readonly stored: string;
   /** The quoted table (`"gatekeeper".tasks`). */

@@ -148,17 +148,13 @@ export class PostgresTaskStore extends TaskRecordStore {
    * workers (the table's trigger) once it commits, as any write does.
    */
   async writeInTransaction(transaction: SqlTransaction, id: string, expected: string | null, raw: string): Promise<{ landed: boolean; current: string | null }> {
-    const { table, stored } = this.tableOf();
+    const records = this.tableOf().inTransaction(transaction);
     try {
-      const written = expected === null
-        ? await transaction.query(`INSERT INTO ${table} (map, key, value) VALUES ($1, $2, $3) ON CONFLICT (map, key) DO NOTHING RETURNING key`, [stored, id, raw])
-        : await transaction.query(`UPDATE ${table} SET value = $3 WHERE map = $1 AND key = $2 AND value = $4 RETURNING key`, [stored, id, raw, expected]);
-      if (written.length > 0) return { landed: true, current: raw };
-      const [row] = await transaction.query(`SELECT value FROM ${table} WHERE map = $1 AND key = $2`, [stored, id]);
-      return { landed: false, current: typeof row?.value === 'string' ? row.value : null };
+      const landed = expected === null ? await records.create(id, raw) : await records.replace({ key: id, value: expected }, raw);
+      return landed ? { landed, current: raw } : { landed, current: (await records.get(id))?.value ?? null };
     } catch (error) {
       if (/relation "[^"]*tasks" does not exist|42P01/.test(`${(error as { code?: string }).code ?? ''} ${(error as Error).message}`)) {
-        throw invalidDefinition(`<task ${id}>`, 'transaction', `its database holds no tasks table of this app (${table}): submit in a transaction of the database the PostgreSQL backend uses`);
+        throw invalidDefinition(`<task ${id}>`, 'transaction', `its database holds no tasks table of this app (${this.tableOf().table}): submit in a transaction of the database the PostgreSQL backend uses`);
       }
       throw error;
     }

@@ -1,0 +1,25 @@
+import type { StoredRecord } from './record-map';
+
+/**
+ * The application's own database transaction, as the library runs SQL in it: any executor of
+ * `nestjs-gatekeeper/fencing` (`pgExecutor(client)`, `typeormExecutor(manager)`, ...).
+ */
+export interface SqlTransaction {
+  /** The database's SQL: `postgres` or `mysql`. */
+  readonly dialect: string;
+  /** Runs `sql` with positional parameters on the transaction's connection; the rows it returned. */
+  query(sql: string, params: readonly unknown[]): Promise<ReadonlyArray<Record<string, unknown>>>;
+}
+
+/**
+ * One record map's reads and compare-and-sets inside the application's transaction (`StoreBackend.recordsIn`): as
+ * the map's own, but on the transaction's connection, so they commit with the application's rows or not at all.
+ */
+export interface TransactionRecords {
+  /** The live record of `key`, as the transaction sees it. */
+  get(key: string): Promise<StoredRecord | undefined>;
+  /** Creates the record if there is no live one; whether it did. */
+  create(key: string, value: string): Promise<boolean>;
+  /** Replaces the record if it still holds exactly `expected`; whether it did. */
+  replace(expected: StoredRecord, value: string): Promise<boolean>;
+}
