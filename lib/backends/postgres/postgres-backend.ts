@@ -32,7 +32,6 @@ const SWEEP_EVERY_MS = 30_000;
 /** Deadline of a statement given none, and the server-side `statement_timeout` of a pool of the backend's own. */
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
-
 /**
  * The store contract on PostgreSQL (`pg`, an optional peer): record maps are rows of one `records` table, written
  * by single statements that compare the exact stored text; changes come from a trigger's `NOTIFY` on the schema's
@@ -217,24 +216,22 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
 
   /** {@inheritDoc StoreBackend.recordsIn} */
   recordsIn(transaction: SqlTransaction, name: string): TransactionRecords {
-    if (!this.feed) throw new StoreUnavailableError(`cannot write the ${name} map: the PostgreSQL backend is not open`);
-    return transactionRecords(transaction, new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, false, { calls: this.calls, feed: this.feed, schema: this.quoted, incarnation: this.incarnation }));
+    return transactionRecords(transaction, this.plainMap(name, 'records'));
   }
 
-  /**
-   * The tasks' own table (migration 3), for the PostgreSQL task store: a record map of its rows, written by the same
-   * statements as every map, and the store's own queries on it.
-   * @internal
-   */
+  /** The map `name` in `table`, with no index and no restore check (the tasks' rows; writes in a transaction). */
+  private plainMap(name: string, table: 'records' | 'tasks'): PostgresRecordMap {
+    if (!this.feed) throw new StoreUnavailableError(`cannot use the ${name} map: the PostgreSQL backend is not open`);
+    return new PostgresRecordMap(name, `${this.mapPrefix}.${name}`, false, { calls: this.calls, feed: this.feed, schema: this.quoted, table, incarnation: this.incarnation });
+  }
+
+  /** The tasks' own table (migration 3) for the task store: its rows as a map (every map's statements), its queries. @internal */
   taskTable(name: string): PostgresTaskTable {
-    const feed = this.feed;
-    if (!feed) throw new StoreUnavailableError(`cannot open the ${name} table: the PostgreSQL backend is not open`);
-    const stored = `${this.mapPrefix}.${name}`;
-    const map = new PostgresRecordMap(name, stored, false, { calls: this.calls, feed, schema: this.quoted, table: 'tasks', incarnation: this.incarnation });
+    const map = this.plainMap(name, 'tasks');
     return {
       map,
       inTransaction: (transaction) => transactionRecords(transaction, map),
-      stored,
+      stored: `${this.mapPrefix}.${name}`,
       table: `${this.quoted}.tasks`,
       select: async <R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number) => (await this.calls.query(sql, values, what, timeoutMs)).rows as R[],
     };
