@@ -4,6 +4,8 @@ import type { RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
 import { updateRecord } from '../store/read-decide-write';
 import type { StoreBackend } from '../store/store-backend';
+import type { SqlTransaction } from '../store/sql-transaction';
+import { invalidDefinition } from '../core/errors/input.errors';
 import type { JobRunOutcome } from './run-record';
 
 /*
@@ -100,6 +102,11 @@ export interface RunRequestStore {
   close(): Promise<void>;
   /** Writes a new request; false when its id is taken. */
   create(request: RunRequest, timeoutMs?: number): Promise<boolean>;
+  /**
+   * Writes a new request inside the application's own database transaction (optional: a store whose backend can,
+   * the PostgreSQL one); nodes hear of it once that commits.
+   */
+  createIn?(transaction: SqlTransaction, request: RunRequest): Promise<boolean>;
   read(id: string, timeoutMs?: number): Promise<StoredRequest | undefined>;
   /** Writes `next` if the request is still the text of `expected`. */
   compareAndSet(id: string, expected: StoredRequest, next: RunRequest, timeoutMs?: number): Promise<boolean>;
@@ -126,7 +133,7 @@ const REQUEST_TTL_MS = 60 * 60_000;
 export class RunRequestRecordStore implements RunRequestStore {
   private readonly hold: MapHold;
 
-  constructor(backend: StoreBackend) {
+  constructor(private readonly backend: StoreBackend) {
     this.hold = new MapHold(backend, RUN_REQUEST_MAP, 'run request');
   }
 
@@ -159,6 +166,11 @@ export class RunRequestRecordStore implements RunRequestStore {
 
   create(request: RunRequest, timeoutMs?: number): Promise<boolean> {
     return this.require().create(request.id, encodeRequest(request), { timeoutMs, ttlMs: REQUEST_TTL_MS });
+  }
+
+  createIn(transaction: SqlTransaction, request: RunRequest): Promise<boolean> {
+    if (!this.backend.recordsIn) throw invalidDefinition(undefined, 'transaction', 'a run is requested in your transaction on the PostgreSQL backend only', `run now of ${request.job}`);
+    return this.backend.recordsIn(transaction, RUN_REQUEST_MAP).create(request.id, encodeRequest(request), REQUEST_TTL_MS);
   }
 
   async read(id: string, timeoutMs?: number): Promise<StoredRequest | undefined> {

@@ -47,7 +47,7 @@ export class ScheduleRecordStore implements ScheduleStore {
 
   /** {@inheritDoc ScheduleStore.read} */
   read(id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
-    return readSchedule(this.require(), id, options);
+    return readSchedule(this.records(options), id);
   }
 
   /** {@inheritDoc ScheduleStore.list} */
@@ -67,7 +67,13 @@ export class ScheduleRecordStore implements ScheduleStore {
 
   /** {@inheritDoc ScheduleStore.compareAndSet} */
   compareAndSet(id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
-    return writeSchedule(this.require(), id, expected, next, options);
+    return writeSchedule(this.records(options), id, expected, next);
+  }
+
+  /** The map's reads and compare-and-sets with `options`, as the ones in a transaction are called. */
+  private records(options: ScheduleCallOptions): TransactionRecords {
+    const map = this.require();
+    return { get: (key) => map.get(key, options), create: (key, value) => map.create(key, value, options), replace: (expected, value) => map.replace(expected, value, options) };
   }
 
   /** {@inheritDoc ScheduleStore.inTransaction} */
@@ -129,17 +135,14 @@ function guard(action: () => void): void {
   }
 }
 
-/** The records a schedule is read from and written to: its map, or the same in the application's transaction. */
-type ScheduleRecords = Pick<TransactionRecords, 'get' | 'create' | 'replace'> | Pick<RecordMap, 'get' | 'create' | 'replace'>;
-
-/** One schedule's record as read from `records` (a tombstone too). */
-async function readSchedule(records: ScheduleRecords, id: string, options: ScheduleCallOptions = {}): Promise<VersionedSchedule> {
-  const record = await records.get(id, options);
+/** One schedule's record as read from `records` (its map, or the same in the application's transaction); a tombstone too. */
+async function readSchedule(records: TransactionRecords, id: string): Promise<VersionedSchedule> {
+  const record = await records.get(id);
   return record ? { raw: record.value, record: decodeScheduleRecord(id, record.value) } : { raw: null, record: undefined };
 }
 
 /** `next` written over exactly `expected.raw` (`null`: created); whether it landed. */
-function writeSchedule(records: ScheduleRecords, id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord, options: ScheduleCallOptions = {}): Promise<boolean> {
+function writeSchedule(records: TransactionRecords, id: string, expected: Pick<VersionedSchedule, 'raw'>, next: ScheduleRecord): Promise<boolean> {
   const raw = encodeScheduleRecord(next);
-  return expected.raw === null ? records.create(id, raw, options) : records.replace({ key: id, value: expected.raw }, raw, options);
+  return expected.raw === null ? records.create(id, raw) : records.replace({ key: id, value: expected.raw }, raw);
 }

@@ -18,8 +18,8 @@ export interface SqlTransaction {
 export interface TransactionRecords {
   /** The live record of `key`, as the transaction sees it. */
   get(key: string): Promise<StoredRecord | undefined>;
-  /** Creates the record if there is no live one; whether it did. */
-  create(key: string, value: string): Promise<boolean>;
+  /** Creates the record if there is no live one (gone `ttlMs` after, when given); whether it did. */
+  create(key: string, value: string, ttlMs?: number): Promise<boolean>;
   /** Replaces the record if it still holds exactly `expected`; whether it did. */
   replace(expected: StoredRecord, value: string): Promise<boolean>;
 }

@@ -2,7 +2,7 @@ import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
-import { GatekeeperModule, InvalidInputError, ScheduleHandler, ScheduleService } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, InvalidInputError, ScheduleHandler, ScheduleService } from '../../lib';
 import { pgExecutor } from '../../lib/fencing';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -10,6 +10,7 @@ import { testPostgresUrl } from '../support/test-postgres';
 import { uniquePrefix } from '../support/test-cluster';
 
 const ran: string[] = [];
+let invoiced = 0;
 
 @Injectable()
 class TenantReports {
@@ -17,23 +18,33 @@ class TenantReports {
   report(data: { tenant: string }): void {
     ran.push(data.tenant);
   }
+
+  /** A job with no schedule of its own here: it runs only when asked to run now. */
+  @ClusterSingleton('tx-invoicing', '20s')
+  invoice(): void {
+    invoiced++;
+  }
 }
 
 /*
  * Runtime schedules changed inside the application's own transaction, on the test run's PostgreSQL: a tenant's row
  * and its schedule in one transaction. Rolled back: no schedule; committed: stored, heard and run; a pause in the
- * same way; on the memory backend, refused before anything is written.
+ * same way; on the memory backend, refused before anything is written. And a run now requested in the transaction:
+ * none if it rolls back, one run once it commits.
  */
 describe('a runtime schedule changed in the application\'s transaction (PostgreSQL)', () => {
   const pool = new Pool({ connectionString: testPostgresUrl(), max: 4 });
   const tenants = `tenants_${randomUUID().slice(0, 8)}`;
+  const mapPrefix = uniquePrefix('tx-schedules');
+  /** The run requests stored, as the database holds them. */
+  const requests = async () => Number((await pool.query("SELECT count(*) AS n FROM gatekeeper.records WHERE map = $1", [`${mapPrefix}.job-requests`])).rows[0].n);
   let app: INestApplicationContext;
   let schedules: ScheduleService;
 
   beforeAll(async () => {
     await pool.query(`CREATE TABLE ${tenants} (id text PRIMARY KEY)`);
     app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('tx-schedules') }, identity: { acquirer: 'tx-node' } })],
+      imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix }, identity: { acquirer: 'tx-node' } })],
       providers: [TenantReports],
     }).setLogger(new CapturingLogger()).compile();
     await (app as unknown as { init(): Promise<unknown> }).init();
@@ -87,6 +98,23 @@ describe('a runtime schedule changed in the application\'s transaction (PostgreS
       expect(await schedules.pause('report-globex', { transaction: pgExecutor(client) })).toMatchObject({ outcome: 'updated' });
     });
     expect((await schedules.schedule('report-globex'))?.definition.paused).toBe(true);
+  });
+
+  it('a run requested in a transaction that rolls back never runs; committed, it runs once', async () => {
+    await inTransaction('rollback', async (client) => {
+      await tenant(client, 'initech');
+      expect(await schedules.runNow('TenantReports.invoice', { transaction: pgExecutor(client), timeout: '5s' })).toMatchObject({ job: 'TenantReports.invoice' });
+    });
+    // Nothing was requested: no request is stored, and the job has not run.
+    expect(await requests()).toBe(0);
+    expect(invoiced).toBe(0);
+    await inTransaction('commit', async (client) => {
+      await tenant(client, 'initech');
+      expect(await schedules.runNow('TenantReports.invoice', { transaction: pgExecutor(client), timeout: '5s' })).toMatchObject({ requestId: expect.any(String) });
+      expect(invoiced).toBe(0); // not before the commit
+    });
+    expect(await requests()).toBe(1);
+    await eventually('the requested run', () => invoiced === 1, { timeoutMs: 10_000 });
   });
 
   it('on the memory backend, refused before anything is written', async () => {

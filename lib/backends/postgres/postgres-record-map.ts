@@ -90,7 +90,7 @@ export class PostgresRecordMap implements RecordMap {
         const [row] = await transaction.query(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key]);
         return row === undefined ? undefined : { key: String(row.key), value: String(row.value) };
       },
-      create: async (key, value) => (await transaction.query(`${this.createSql()} RETURNING key`, [this.stored, key, value, this.doc(value), null])).length === 1,
+      create: async (key, value, ttlMs) => (await transaction.query(`${this.createSql()} RETURNING key`, [this.stored, key, value, this.doc(value), ttlMs ?? null])).length === 1,
       replace: async (expected, value) =>
         (await transaction.query(`${this.replaceSql()} RETURNING key`, [this.stored, expected.key, expected.value, value, this.doc(value), null, null])).length === 1,
     };

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parseDuration } from '../../core/duration';
+import type { SqlTransaction } from '../../store/sql-transaction';
+import type { RunNowRequested } from '../../schedules/run/run-now-requests';
 import type { KindGuardOptions } from '../../permits/semaphore-kind';
 import type { DurationInput } from '../../permits/semaphore-definition';
 import { JobAdmin } from '../../schedules/job-admin';
@@ -169,9 +171,20 @@ export class ScheduleService {
    * then withdrawn and never runs). With `wait`, resolves once the run ended too (at most that long after it
    * started), with its `outcome`: without one when the run was still going when the wait ran out.
    */
-  async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput } = {}): Promise<RunNowResult> {
+  runNow(job: string, options?: { timeout?: DurationInput; wait?: DurationInput }): Promise<RunNowResult>;
+  /**
+   * Requests a run of a job once, now, inside your own database transaction (PostgreSQL backend, through an executor
+   * of `nestjs-gatekeeper/fencing` on the database it uses): the request exists once your transaction commits, and the
+   * node that holds the job's permit starts it then, if it can within `timeout` of the request (default `'30s'`). It
+   * resolves with the request's id at once: nobody waits for the run (its history names the request). Refused as
+   * `runNow` refuses, before anything is written.
+   */
+  runNow(job: string, options: { transaction: SqlTransaction; timeout?: DurationInput }): Promise<RunNowRequested>;
+  async runNow(job: string, options: { timeout?: DurationInput; wait?: DurationInput; transaction?: SqlTransaction } = {}): Promise<RunNowResult | RunNowRequested> {
     validateJobName(job);
+    const timeoutMs = parseDuration(options.timeout ?? DEFAULT_RUN_NOW_TIMEOUT_MS, job, 'timeout');
+    if (options.transaction !== undefined) return this.runtime.pipeline.requests.requestIn(options.transaction, job, timeoutMs);
     const waitMs = options.wait === undefined ? undefined : parseDuration(options.wait, job, 'wait');
-    return this.runtime.pipeline.requests.request(job, parseDuration(options.timeout ?? DEFAULT_RUN_NOW_TIMEOUT_MS, job, 'timeout'), waitMs);
+    return this.runtime.pipeline.requests.request(job, timeoutMs, waitMs);
   }
 }

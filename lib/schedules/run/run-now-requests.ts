@@ -1,3 +1,5 @@
+import type { SqlTransaction } from '../../store/sql-transaction';
+import { invalidDefinition } from '../../core/errors/input.errors';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Deadline } from '../../core/deadline';
@@ -48,6 +50,16 @@ export interface RunNowParts {
  * a request runs at most once and never after its requester gave up. How the run ended is written into the request
  * by this class's run observer ({@link outcomes}).
  */
+/** A run requested in the application's transaction (`ScheduleService.runNow` with `transaction`). */
+export interface RunNowRequested {
+  /** The request's id, as the history's manual run will name it. */
+  readonly requestId: string;
+  /** The job's name. */
+  readonly job: string;
+  /** No node starts it after this (epoch ms). */
+  readonly expiresAt: number;
+}
+
 export class RunNowRequests {
   /** The run-now outcome's place in the run seam: a manual run's end is written into its request. */
   readonly outcomes: RunPipelineObserver = {
@@ -101,6 +113,22 @@ export class RunNowRequests {
     } finally {
       await store.remove(request.id).catch(() => undefined);
     }
+  }
+
+  /**
+   * Asks the cluster to run `job` once, in the application's own transaction: the request exists once that commits,
+   * and the node that holds the job's permit starts it then, if it can before `timeoutMs` from now. Nobody waits for
+   * it here: the request is gone an hour later, whether it ran or not.
+   */
+  async requestIn(transaction: SqlTransaction, job: string, timeoutMs: number): Promise<RunNowRequested> {
+    this.eligibility.requested(job);
+    const { view, store } = this.parts;
+    if (!store.createIn) throw invalidDefinition(undefined, 'transaction', 'a run is requested in your transaction on the PostgreSQL backend only', `run now of ${job}`);
+    await this.connect();
+    const now = view.clock.now();
+    const request: RunRequest = { id: randomUUID(), job, requestedAt: now, requestedBy: view.holder.acquirer, state: 'pending', nudge: 0, expiresAt: now + timeoutMs };
+    await store.createIn(transaction, request);
+    return { requestId: request.id, job, expiresAt: request.expiresAt };
   }
 
   /** Polls the request until the node that ran it wrote how the run ended, for at most `waitMs`. */
