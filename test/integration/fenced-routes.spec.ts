@@ -1,5 +1,7 @@
 import { Body, Controller, Post, type INestApplication } from '@nestjs/common';
+import { HttpService } from '@nestjs/axios';
 import { Test } from '@nestjs/testing';
+import { firstValueFrom } from 'rxjs';
 import { Fenced, FencingToken, GatekeeperModule } from '../../lib';
 import { FENCING_TOKEN_HEADER, fencedFetch, fencingHeaders } from '../../lib/fencing';
 import { CapturingLogger } from '../support/capturing-logger';
@@ -83,6 +85,15 @@ describe('@Fenced routes', () => {
     valid = false;
     await expect(call(urls[1], { method: 'POST' })).rejects.toThrow('lost');
     expect(accepted.at(-1)).toEqual({ token: 12, note: 'through fetch' });
+  });
+
+  it('@nestjs/axios\'s HttpService sends it with fencingHeaders(lease), and reads the 409\'s body', async () => {
+    const http = new HttpService();
+    const lease = { epoch: 30 };
+    const answer = await firstValueFrom(http.post(urls[0], { note: 'through axios' }, { headers: fencingHeaders(lease) }));
+    expect(answer.data).toEqual({ token: 30 });
+    const stale = await firstValueFrom(http.post(urls[1], { note: 'stale through axios' }, { headers: fencingHeaders({ epoch: 29 }) })).catch((error: { response?: { status: number; data: unknown } }) => error.response);
+    expect(stale).toMatchObject({ status: 409, data: { resource: 'ledger', token: 29, newer: 30 } });
   });
 
   it('refuses a resource that is no name when the decorator is applied', () => {
