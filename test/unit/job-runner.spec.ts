@@ -54,9 +54,11 @@ function setUp() {
     grantedAt: clock.now(), refreshedAt: clock.now(), expiresAt: clock.now() + MINUTE,
   });
   let stallMs = 0;
+  let vacantSince: number | undefined;
+  let knownSince: number | undefined;
   const answer = async (): Promise<AcquireResult> => (clock.advance(stallMs), denied
     ? { granted: false, semaphore: 'billing', reason: denied, message: 'set by the test' }
-    : { granted: true, outcome: 'granted', permit: permit() });
+    : { granted: true, outcome: 'granted', permit: permit(), ...(vacantSince !== undefined && { vacantSince }) });
   const engine = { tryAcquire: answer, refresh: answer, release: async () => 'released', newsAgainst: () => undefined, watch: () => () => undefined } as unknown as PermitEngine;
   const untraced = { span: <T>(_n: string, _a: object, work: (span: { set(): void }) => Promise<T>) => work({ set: () => undefined }) };
   const decisions = new PermitDecisions(engine, clock, 0, untraced, { note: () => undefined, releaseFailed: () => undefined });
@@ -70,7 +72,7 @@ function setUp() {
   let current: PermitLease | undefined;
   const runner = new JobRunner({
     // The lease is kept where the job's code reads it (the executor also puts it in async context).
-    permits: { run: (semaphore, work, options) => executor.run(semaphore, (lease, grant) => ((current = lease), work(lease, grant)), options) }, observers, history: { knownSince: async () => undefined }, clock, permitClock: clock, log, job: (name) => jobs.get(name),
+    permits: { run: (semaphore, work, options) => executor.run(semaphore, (lease, grant) => ((current = lease), work(lease, grant)), options) }, observers, history: { knownSince: async () => knownSince }, clock, permitClock: clock, log, job: (name) => jobs.get(name),
   });
   const job = (name: string, invoke: () => unknown, extra: Partial<ScheduledJob> = {}): ScheduledJob => {
     const made: ScheduledJob = { name, options: policy(), invoke, ...extra };
@@ -83,6 +85,10 @@ function setUp() {
     deny: (reason: DenyReason | undefined) => (denied = reason),
     /** Each decision takes this long (a stalled store). */
     stall: (ms: number) => (stallMs = ms),
+    /** A fresh grant says nobody could run the job since `at`. */
+    vacant: (at: number) => (vacantSince = at),
+    /** The history knows the jobs since `at`. */
+    known: (at: number) => (knownSince = at),
   };
 }
 
@@ -124,6 +130,29 @@ describe('JobRunner (lib/schedules/run, no Nest)', () => {
     deny(DenyReason.NO_PERMIT_AVAILABLE);
     await runner.run(billing, { kind: 'tick' });
     expect(heard).toContain('own denied Jobs.charge NO_PERMIT_AVAILABLE lost');
+  });
+
+  it('at start-up, catches up only instants before the timers were armed: one that came since is the timer\'s', async () => {
+    const { clock, runner, observers, heard, job, vacant, known } = setUp();
+    // Every minute; nobody could run it since minute 5; the node armed its timers at 9:59.9, and it is 10:00.5 when
+    // the catch-up is decided: minute 10 came after the arming, so its timer fires it, and the catch-up runs 9.
+    const calendar: JobCalendar = {
+      ...everyMinute(),
+      firesBetween: (from, before) => {
+        const instants = Array.from({ length: 20 }, (_, i) => i * MINUTE).filter((t) => t > from && t < before);
+        return { count: instants.length, last: instants.at(-1) };
+      },
+    };
+    const caughtUp: Array<number | undefined> = [];
+    observers.add({ started: (run) => void caughtUp.push(run.instant) });
+    const report = job('Jobs.report', () => undefined, { trigger: calendar, options: policy({ missedRuns: 'runOnce', catchUpWindowMs: 5 * MINUTE }) });
+    vacant(5 * MINUTE);
+    known(0);
+    clock.set(10 * MINUTE + 500);
+    runner.catchUpAtStart([report], 10 * MINUTE - 100);
+    for (let turn = 0; turn < 50 && !heard.some((line) => line.startsWith('own ended Jobs.report')); turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).toContain('own started Jobs.report catchUp');
+    expect(caughtUp).toEqual([9 * MINUTE]);
   });
 
   it('skips a tick at a time that is not a fire instant, and a second tick for an instant already run', async () => {

@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import type { JobStart } from '../../schedules/run/scheduled-job';
 import type { ResolvedClusterSingletonOptions } from './cluster-singleton.options';
 import type { RegisteredJob } from './job-registry';
@@ -9,12 +9,22 @@ import { SchedulesRuntime } from './schedules.runtime';
  * tick, and start-up's catch-up at bootstrap. Every decision is the `JobRunner`'s.
  */
 @Injectable()
-export class ClusterSingletonRunner implements OnApplicationBootstrap {
+export class ClusterSingletonRunner implements OnModuleInit, OnApplicationBootstrap {
+  /** Before any `@Cron` timer starts (`@nestjs/schedule` starts them at bootstrap, after every module's init). */
+  private armedAt?: number;
+
   constructor(private readonly schedules: SchedulesRuntime) {}
 
-  /** Jobs with `missedRuns: 'runOnce'` catch up as soon as this node can run them (see `JobRunner.catchUpAtStart`). */
+  onModuleInit(): void {
+    this.armedAt = this.schedules.pipeline.runner.now();
+  }
+
+  /**
+   * Jobs with `missedRuns: 'runOnce'` catch up as soon as this node can run them (see `JobRunner.catchUpAtStart`),
+   * instants up to the moment before the timers started: an instant a timer fires is never caught up too.
+   */
   onApplicationBootstrap(): void {
-    this.schedules.pipeline.runner.catchUpAtStart(this.schedules.jobs.all());
+    this.schedules.pipeline.runner.catchUpAtStart(this.schedules.jobs.all(), this.armedAt);
   }
 
   /**

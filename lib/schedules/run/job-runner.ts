@@ -70,12 +70,19 @@ export class JobRunner {
     this.missed = new MissedRuns(parts.history, parts.observers, parts.clock, parts.log, parts.permitClock);
   }
 
+  /** Now, on the clock the jobs' instants are on: what {@link JobRunner.catchUpAtStart} takes as the moment of arming. */
+  now(): number {
+    return this.parts.clock.now();
+  }
+
   /**
    * Jobs with `missedRuns: 'runOnce'` catch up as soon as this node can run them: each is decided once now (not
-   * at its next tick, which may be a day away), and runs only its newest missed instant, if one is due.
+   * at its next tick, which may be a day away), and runs only its newest missed instant before `armedAt`, if one is
+   * due. `armedAt` is taken before the schedules' timers start (default: now): an instant after it is the timers'
+   * to fire, and one the catch-up also ran would run twice.
    */
-  catchUpAtStart(jobs: readonly ScheduledJob[]): void {
-    const startedAt = this.parts.clock.now();
+  catchUpAtStart(jobs: readonly ScheduledJob[], armedAt = this.parts.clock.now()): void {
+    const startedAt = armedAt;
     this.missed.armed(startedAt);
     for (const job of jobs) {
       if (job.options.missedRuns !== 'runOnce') continue;
