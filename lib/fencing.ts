@@ -9,6 +9,7 @@
 
 export { fence, type FenceOptions } from './fencing/fence';
 export type { FenceDialect, FenceExecutor } from './fencing/fence-executor';
+export type { SqlTransaction } from './store/sql-transaction';
 export { DEFAULT_FENCE_TABLE, fenceTableSql } from './fencing/fence-sql';
 export type { FencingTokenSource } from './fencing/fencing-token.rules';
 // Its errors, and the base class of every error of the library (also in the root entry)

@@ -7,7 +7,10 @@ import type { StoredRecord } from './record-map';
 export interface SqlTransaction {
   /** The database's SQL: `postgres` or `mysql`. */
   readonly dialect: string;
-  /** Runs `sql` with positional parameters on the transaction's connection; the rows it returned. */
+  /**
+   * Runs `sql` with positional parameters on the transaction's connection; the rows it returned (none for a
+   * statement that returns none). It must not start, commit or end a transaction.
+   */
   query(sql: string, params: readonly unknown[]): Promise<ReadonlyArray<Record<string, unknown>>>;
 }
 

@@ -39,8 +39,9 @@ export class TaskSubmits {
   async submitIn(transaction: SqlTransaction, input: SubmitInput): Promise<Submitted> {
     const id = taskId(input);
     const write = this.store.writeInTransaction;
-    if (!write || transaction?.dialect !== 'postgres' || typeof transaction.query !== 'function') {
-      throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend, with a PostgreSQL executor (pgExecutor, typeormExecutor, prismaExecutor, ...) of the database that holds its tables');
+    // The backend's transaction records refuse another dialect, also before any statement.
+    if (!write) {
+      throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend only');
     }
     let read: VersionedTask = { task: undefined, raw: null };
     return retryOnConflict(`submit task "${id}" in a transaction`, async () => {
