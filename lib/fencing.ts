@@ -16,6 +16,7 @@ export type { FencingTokenSource } from './fencing/fencing-token.rules';
 export { GatekeeperError } from './core/errors/gatekeeper.error';
 export { StaleFencingTokenError } from './core/errors/stale-fencing-token.error';
 export { FenceTableMissingError } from './core/errors/fence-table-missing.error';
+export { FenceWaitTimeoutError } from './core/errors/fence-wait-timeout.error';
 
 // Fenced HTTP calls: the caller's side (the receiving route's `@Fenced` is in the root entry)
 export { FENCING_TOKEN_HEADER, fencedFetch, fencingHeaders } from './fencing/http/fencing-header';

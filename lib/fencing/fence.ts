@@ -1,10 +1,13 @@
+import { parseDuration, type DurationInput } from '../core/duration';
 import { FenceTableMissingError } from '../core/errors/fence-table-missing.error';
+import { FenceWaitTimeoutError } from '../core/errors/fence-wait-timeout.error';
+import type { InvalidInputError } from '../core/errors/invalid-input.error';
 import { invalidDefinition } from '../core/errors/input.errors';
 import { LeaseLostError } from '../core/errors/lease-lost.error';
 import { StaleFencingTokenError } from '../core/errors/stale-fencing-token.error';
 import { nameProblem } from '../core/names';
 import type { FenceExecutor } from './fence-executor';
-import { DEFAULT_FENCE_TABLE, fenceStatements, isMissingTable, leaseHeldSql } from './fence-sql';
+import { DEFAULT_FENCE_TABLE, fenceStatements, isLockWaitTimeout, isMissingTable, permitCheckSql } from './fence-sql';
 import { MAX_RESOURCE_LENGTH, permitOf, schemaProblem, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
 
 /** Options of {@link fence}. */
@@ -14,13 +17,38 @@ export interface FenceOptions {
   /**
    * Same-database mode (PostgreSQL): the permits live in this very database (`backend: 'postgres'` on it), so check,
    * in the same transaction and on the database's clock, that the lease's permit is still held (not expired, released
-   * or revoked) before the fence is raised: a write cannot commit after its lease ran out, even before anyone else
-   * was granted. `true` for the backend's defaults, or its `schema` and `mapPrefix` as the module was given them. The
-   * lease must be a `PermitLease` or a `Permit`. A permit no longer held throws `LeaseLostError` and fails the
-   * transaction.
+   * or revoked), when the fence runs and again at `COMMIT`: a write cannot commit after its lease ran out, even before
+   * anyone else was granted, wherever the holder froze. `true` for the backend's defaults, or its `schema` and
+   * `mapPrefix` as the module was given them. The lease must be a `PermitLease` or a `Permit`. A permit no longer held
+   * when the fence runs throws `LeaseLostError` and fails the transaction; one no longer held at `COMMIT` fails the
+   * `COMMIT` (SQLSTATE `GK001`, the message naming the semaphore, the token and why), which rolls the transaction back.
+   * The check at `COMMIT` is the fence table's deferred trigger (`fenceTableSql` creates it): a table without it throws
+   * `FenceTableMissingError`. The fence row is written every time in this mode, so one holder's transactions on a
+   * resource take turns.
    */
   readonly checkLease?: true | { readonly schema?: string; readonly mapPrefix?: string };
+  /**
+   * The bound on waiting for another holder's open transaction on the resource (milliseconds or `'10s'`; default
+   * 10 s): the fence waits at most 2 × `maxWait` for the fence row (whole seconds on MySQL/MariaDB), then throws
+   * `FenceWaitTimeoutError`, its transaction failed (PostgreSQL) or rolled back (MySQL/MariaDB). A newer holder behind
+   * an older one frozen between its fence and its `COMMIT` thus gets a clear error rather than a silent hang; with
+   * `maxIdle` (PostgreSQL) the frozen one fails instead.
+   */
+  readonly maxWait?: DurationInput;
+  /**
+   * PostgreSQL: once fenced, the server ends this transaction if it sits idle this long (its
+   * `idle_in_transaction_session_timeout`, for this transaction only). A holder frozen between its fence and its
+   * `COMMIT` then commits nothing and frees the fence row: a newer holder waits behind it at most `maxIdle`, and the
+   * older is the one that fails. Off unless given; keep it below `maxWait`. node-postgres tells an ended session as an
+   * `'error'` event of the client: `pgExecutor` listens on the client it is given, and TypeORM, Knex and Prisma on
+   * theirs; with Kysely, Drizzle or MikroORM on node-postgres, give the pool's clients a listener first
+   * (`pool.on('connect', (client) => client.on('error', log))`), or the event ends the process.
+   */
+  readonly maxIdle?: DurationInput;
 }
+
+/** The bound on a fence's waits unless told otherwise, in milliseconds (see {@link FenceOptions.maxWait}). */
+const DEFAULT_MAX_WAIT_MS = 10_000;
 
 /**
  * The token this process last raised each resource to (by dialect, table and resource), so its next transactions
@@ -83,40 +111,56 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
   if (tableIssue) throw invalidDefinition(undefined, 'table', tableIssue, 'fence');
   const dialect = executor?.dialect;
   if (dialect !== 'postgres' && dialect !== 'mysql') throw invalidDefinition(undefined, 'executor', `must be a FenceExecutor with a dialect of 'postgres' or 'mysql', got ${JSON.stringify(dialect) ?? String(dialect)}`, 'fence');
+  const maxWaitMs = options.maxWait === undefined ? DEFAULT_MAX_WAIT_MS : durationOf(options.maxWait, 'maxWait');
+  const maxIdleMs = options.maxIdle === undefined ? undefined : durationOf(options.maxIdle, 'maxIdle');
+  if (maxIdleMs !== undefined && dialect !== 'postgres') throw invalidDefinition(undefined, 'maxIdle', 'ends an idle transaction on PostgreSQL: MySQL and MariaDB have no setting for one transaction', 'fence');
   const found = tokenOf(lease, resource);
   if ('problem' in found) throw invalidDefinition(undefined, 'lease', found.problem, 'fence');
   const held = options.checkLease === undefined ? undefined : leaseToCheck(lease, options.checkLease, dialect);
   found.check?.();
   const { token } = found;
-  const sql = fenceStatements(dialect, table);
+  const sql = fenceStatements(dialect, table, Math.ceil((2 * maxWaitMs) / 1000));
+  // PostgreSQL's bounds: the fence's lock wait, and how long the transaction may then sit idle (a frozen holder's).
+  const bounds = [String(2 * maxWaitMs), maxIdleMs === undefined ? null : String(maxIdleMs)];
   const raisedKey = `${dialect}\u0000${table}\u0000${resource}`;
-  const refuse = async (highest: number): Promise<never> => {
-    const refused = new StaleFencingTokenError(resource, token, highest);
-    // A PostgreSQL transaction with a failed statement cannot commit: a caller that swallowed the error still writes nothing.
+  const giveUp = async (refused: Error): Promise<never> => {
+    // A PostgreSQL transaction with a failed statement cannot commit: a caller that swallowed the error still writes
+    // nothing. MySQL cannot fail a transaction: it is rolled back, and what follows it can write nothing.
     if (sql.fail) await executor.query(sql.fail, [refused.message]).catch(() => undefined);
+    for (const statement of sql.abandon ?? []) await executor.query(statement, []).catch(() => undefined);
     throw refused;
   };
   try {
-    if (held) await checkHeld(executor, held, sql.fail);
-    if (RAISED.get(raisedKey) === token) {
+    if (held) await checkHeld(executor, held, table);
+    // Same-database mode always writes the row: the write is what runs the permit's check again at COMMIT.
+    if (!held && RAISED.get(raisedKey) === token) {
       // This process raised the resource to this token before: the row most likely holds it already. A shared lock
       // reads it, so the holder's transactions run side by side, and a newer holder's raise waits for them all.
-      const [row] = await executor.query(sql.shared, [resource]);
-      const highest = row === undefined ? undefined : Number(row.token);
+      const [row] = await executor.query(sql.shared, dialect === 'postgres' ? [resource, ...bounds] : [resource]);
+      const highest = row?.token === undefined || row.token === null ? undefined : Number(row.token);
       if (highest === token) return token;
-      if (highest !== undefined && highest > token) return await refuse(highest);
+      if (highest !== undefined && highest > token) return await giveUp(new StaleFencingTokenError(resource, token, highest));
       // Lower or absent: the transaction that raised it rolled back. Raised again, as the first time.
     }
-    const raised = await executor.query(sql.raise, [resource, token]);
+    const raised = await executor.query(sql.raise, dialect === 'postgres' ? [resource, token, ...bounds] : [resource, token]);
     if (dialect === 'postgres' && raised.length > 0) return remember(raisedKey, token);
     const [row] = await executor.query(sql.highest, [resource]);
     const highest = Number(row?.token);
     if (dialect === 'mysql' && highest <= token) return remember(raisedKey, token);
-    return await refuse(highest);
+    return await giveUp(new StaleFencingTokenError(resource, token, highest));
   } catch (error) {
-    if (error instanceof StaleFencingTokenError || error instanceof LeaseLostError) throw error;
+    if (error instanceof StaleFencingTokenError || error instanceof LeaseLostError || error instanceof FenceTableMissingError) throw error;
     if (isMissingTable(error)) throw new FenceTableMissingError(table, dialect, { cause: error });
+    if (isLockWaitTimeout(error)) return await giveUp(new FenceWaitTimeoutError(resource, token, 2 * maxWaitMs, dialect, { cause: error }));
     throw error;
+  }
+}
+
+function durationOf(value: DurationInput, field: 'maxWait' | 'maxIdle'): number {
+  try {
+    return parseDuration(value, undefined, field);
+  } catch (error) {
+    throw invalidDefinition(undefined, field, (error as InvalidInputError).reason ?? String(error), 'fence');
   }
 }
 
@@ -140,15 +184,28 @@ function leaseToCheck(lease: FencingTokenSource, given: NonNullable<FenceOptions
   return { schema: at.schema, map: `${at.mapPrefix}.semaphores`, semaphore: permit.semaphore, token: permit.fencingToken };
 }
 
-/** Throws LeaseLostError, the transaction failed, unless the permit is held now on the database's clock. */
-async function checkHeld(executor: FenceExecutor, check: HeldCheck, fail: string | undefined): Promise<void> {
-  const [row] = await executor.query(leaseHeldSql(check.schema), [check.map, check.semaphore, check.token]);
-  if (row?.held === true) return;
-  const left = row?.left_ms === null || row?.left_ms === undefined ? undefined : Number(row.left_ms);
-  const reason = left === undefined
-    ? `the database holds no permit of it with token ${check.token} (released, taken over or never granted)`
-    : left > 0 ? `its permit with token ${check.token} was released or revoked` : `its permit with token ${check.token} ran out ${Math.round(-left)} ms ago by the database's clock`;
-  const lost = new LeaseLostError('permit', check.semaphore, reason, `Permit of "${check.semaphore}" is lost: ${reason}; the fenced write was refused`);
-  if (fail) await executor.query(fail, [lost.message]).catch(() => undefined);
-  throw lost;
+/**
+ * Throws LeaseLostError, the transaction failed, unless the permit is held now on the database's clock; registers the
+ * same check for the transaction's `COMMIT` (the fence table's deferred trigger runs it, so a holder frozen anywhere
+ * after this commits nothing once its permit is over). A fence table without that trigger is refused.
+ */
+async function checkHeld(executor: FenceExecutor, check: HeldCheck, table: string): Promise<void> {
+  const [row] = await executor.query(permitCheckSql(check.schema), [check.map, check.semaphore, check.token, quotedTable(table)]);
+  const reason = row?.reason === null || row?.reason === undefined ? undefined : String(row.reason);
+  if (reason !== undefined) {
+    const lost = new LeaseLostError('permit', check.semaphore, reason, `Permit of "${check.semaphore}" is lost: ${reason}; the fenced write was refused`);
+    await executor.query(FAIL, [lost.message]).catch(() => undefined);
+    throw lost;
+  }
+  if (row?.guarded !== true) {
+    const missing = new FenceTableMissingError(table, 'postgres', { commitCheck: true });
+    await executor.query(FAIL, [missing.message]).catch(() => undefined);
+    throw missing;
+  }
 }
+
+/** A PostgreSQL statement that fails with its one value as the message: the transaction can then no longer commit. */
+const FAIL = 'SELECT CAST($1::text AS integer)';
+
+/** `schema.table` quoted part by part, as `to_regclass` reads it. */
+const quotedTable = (table: string) => table.split('.').map((part) => `"${part}"`).join('.');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
 import { createPool, type PoolConnection } from 'mysql2/promise';
-import { fence, fenceTableSql, mysql2Executor, pgExecutor, StaleFencingTokenError, type FenceExecutor } from '../../lib/fencing';
+import { fence, fenceTableSql, FenceWaitTimeoutError, mysql2Executor, pgExecutor, StaleFencingTokenError, type FenceExecutor } from '../../lib/fencing';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
 import { testMysqlUrl } from '../support/test-mysql';
@@ -241,6 +241,111 @@ describe('a refusal swallowed by the caller, on PostgreSQL', () => {
     } finally {
       await pool.query(`DROP SCHEMA ${schema} CASCADE`);
       await pool.end();
+    }
+  });
+});
+
+/*
+ * No unbounded wait behind another holder's open transaction. A fence waits at most 2 × `maxWait`, then throws
+ * FenceWaitTimeoutError: its transaction failed on PostgreSQL, rolled back on MariaDB (whole seconds there). On
+ * PostgreSQL, with `maxIdle`, a fenced transaction that sits idle that long is ended by the server (a frozen
+ * holder's: it commits nothing, and the row is free for the newer one). The transaction's own `lock_timeout` is as it
+ * was after a fence.
+ */
+describe('bounded waits behind another holder', () => {
+  it('on PostgreSQL: an idle older holder\'s transaction is ended after maxIdle, and the newer one goes on', async () => {
+    const dialect = await postgres();
+    try {
+      const older = await dialect.begin();
+      await fence(older.executor, 'idle-older', 5, { maxIdle: 500 });
+      const newer = await dialect.begin();
+      const started = Date.now();
+      await expect(fence(newer.executor, 'idle-older', 6, { maxWait: 500 })).resolves.toBe(6);
+      const waited = Date.now() - started;
+      expect(waited).toBeLessThan(1_000);
+      await newer.commit();
+      // The older holder's session was ended by the server: its COMMIT lands nothing.
+      await expect(older.commit()).rejects.toThrow();
+      expect(await dialect.token('idle-older')).toBe(6);
+    } finally {
+      await dialect.close();
+    }
+  });
+
+  it('on PostgreSQL: behind an idle older holder without maxIdle, the newer gives up after 2 × maxWait, naming the resource', async () => {
+    const dialect = await postgres();
+    try {
+      const older = await dialect.begin();
+      await fence(older.executor, 'idle-kept', 5);
+      const newer = await dialect.begin();
+      const started = Date.now();
+      const gaveUp = await fence(newer.executor, 'idle-kept', 6, { maxWait: 300 }).catch((error: unknown) => error);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(590);
+      expect(gaveUp).toMatchObject({ name: 'FenceWaitTimeoutError', resource: 'idle-kept', token: 6, waitedMs: 600 });
+      await newer.rollback();
+      await older.commit();
+      expect(await dialect.token('idle-kept')).toBe(5);
+    } finally {
+      await dialect.close();
+    }
+  });
+
+  it('on PostgreSQL: behind a transaction still at work, the fence gives up after 2 × maxWait, naming the resource', async () => {
+    const dialect = await postgres();
+    try {
+      const older = await dialect.begin();
+      await fence(older.executor, 'busy-older', 5, { maxWait: 300, maxIdle: 300 });
+      const working = older.run('SELECT pg_sleep(2)');
+      const newer = await dialect.begin();
+      await newer.run("SET LOCAL lock_timeout = '7s'");
+      const started = Date.now();
+      const gaveUp = await fence(newer.executor, 'busy-older', 6, { maxWait: 300 }).catch((error: unknown) => error);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(590);
+      expect(gaveUp).toBeInstanceOf(FenceWaitTimeoutError);
+      expect(gaveUp).toMatchObject({ resource: 'busy-older', token: 6, waitedMs: 600 });
+      await working;
+      await newer.rollback();
+      await older.commit();
+      expect(await dialect.token('busy-older')).toBe(5);
+    } finally {
+      await dialect.close();
+    }
+  });
+
+  it('on PostgreSQL: the transaction\'s own lock_timeout is as it was after a fence, raised or shared', async () => {
+    const dialect = await postgres();
+    try {
+      for (let round = 0; round < 2; round++) {
+        const tx = await dialect.begin();
+        await tx.run("SET LOCAL lock_timeout = '7s'");
+        await fence(tx.executor, 'restored', 4);
+        const shown = (await tx.run('SHOW lock_timeout')) as { rows: Array<{ lock_timeout: string }> };
+        expect(shown.rows[0].lock_timeout).toBe('7s');
+        await tx.commit();
+      }
+    } finally {
+      await dialect.close();
+    }
+  });
+
+  it('on MariaDB: the fence gives up after 2 × maxWait, its transaction rolled back', async () => {
+    const dialect = await mysql();
+    try {
+      const older = await dialect.begin();
+      await fence(older.executor, 'busy-older', 5, { maxWait: 500 });
+      const newer = await dialect.begin();
+      await newer.run("INSERT INTO gatekeeper_fences (resource, token) VALUES ('newer-own-write', 1)");
+      const started = Date.now();
+      const gaveUp = await fence(newer.executor, 'busy-older', 6, { maxWait: 500 }).catch((error: unknown) => error);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(gaveUp).toBeInstanceOf(FenceWaitTimeoutError);
+      expect(gaveUp).toMatchObject({ resource: 'busy-older', token: 6 });
+      await newer.commit();
+      await older.commit();
+      expect(await dialect.token('busy-older')).toBe(5);
+      expect(await dialect.token('newer-own-write')).toBeNull();
+    } finally {
+      await dialect.close();
     }
   });
 });

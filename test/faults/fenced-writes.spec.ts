@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createPool as mysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
 import { fenceTableSql } from '../../lib/fencing';
-import { leaseHeldSql } from '../../lib/fencing/fence-sql';
+import { permitLossSql } from '../../lib/fencing/fence-sql';
 import { newHistoryFile } from '../harness/fault-cluster';
-import { lateWrites, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
+import { commitsAfterTakeover, lateWrites, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
 import { readHistory, recordNemesis } from '../harness/history';
 import { TcpProxy } from '../harness/tcp-proxy';
 import { startNodeProcess, type NodeProcess } from '../harness/node-process';
@@ -62,7 +63,10 @@ describe.each([
   { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'leader', fault: 'freeze' },
   { dialect: 'postgres', store: { postgresUrl: testPostgresUrl() }, kind: 'task', fault: 'freeze' },
   { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'partition' },
-] as ReadonlyArray<{ dialect: Dialect; store: StoreTarget; kind: 'permit' | 'leader' | 'task'; fault: 'freeze' | 'partition' }>)('a holder under a $kind, its fault $fault before its write, on $dialect', ({ dialect, store, kind, fault }) => {
+  // The holder catches the refusal and commits anyway: nothing of its transaction may land.
+  { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze', caught: true },
+  { dialect: 'mysql', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze', caught: true },
+] as ReadonlyArray<{ dialect: Dialect; store: StoreTarget; kind: 'permit' | 'leader' | 'task'; fault: 'freeze' | 'partition'; caught?: boolean }>)('a holder under a $kind, its fault $fault before its write, on $dialect (refusal caught: $caught)', ({ dialect, store, kind, fault, caught }) => {
   const nodes: NodeProcess[] = [];
   const proxies: TcpProxy[] = [];
   afterEach(async () => {
@@ -93,7 +97,7 @@ describe.each([
     const label = `fenced_${dialect}_${kind}_${fenced ? 'on' : 'off'}`;
     const history = newHistoryFile(label);
     const { url, env } = await resource(label, history);
-    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, LEASE_KIND: kind, FENCE: fenced ? '1' : '0', ...env, ...storeTargetEnv(store) };
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('fenced'), DATA_DIALECT: dialect, LEASE_KIND: kind, FENCE: fenced ? '1' : '0', CATCH: caught ? '1' : '0', ...env, ...storeTargetEnv(store) };
     const goA = `${history}.go-a`;
     const goB = `${history}.go-b`;
     writeFileSync(goB, '');
@@ -131,7 +135,8 @@ describe.each([
     expect(staleWrites(readHistory(history))).toEqual([]);
     const rows = (readHistory(history) as unknown as Array<{ type: string; rows?: unknown }>).find((e) => e.type === 'resource')!.rows;
     expect(rows).toEqual([{ node: 'node-b', token: b.token }]);
-    process.stdout.write(`fenced writes on ${dialect} under a ${kind}: node-a ${fault === 'partition' ? 'cut off' : 'frozen'} ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused; stale writes: 0\n`);
+    if (caught) expect(a).toMatchObject({ caught: true });
+    process.stdout.write(`fenced writes on ${dialect} under a ${kind}: node-a ${fault === 'partition' ? 'cut off' : 'frozen'} ${frozenMs} ms before its write (lease ${LEASE_MS} ms); node-b wrote with token ${b.token}; node-a's write with token ${a.token} refused${caught ? ', caught, and its transaction committed anyway: nothing of it landed' : ''}; stale writes: 0\n`);
   }, 90_000);
 
   it('control, unfenced: the late holder\'s stale write lands after the newer holder\'s', async () => {
@@ -144,10 +149,13 @@ describe.each([
 });
 
 /**
- * Same-database mode: the permits live in the PostgreSQL database the write goes to. Holder A checks its lease and is
- * frozen just before its write until its permit ran out by the database's clock, with nobody else granted; thawed,
- * it writes. With `checkLease` the transaction is refused (the permit checked on the database's clock, in the same
- * transaction); the control fences the token alone, which no newer holder raised, and the late write lands.
+ * Same-database mode: the permits live in the PostgreSQL database the write goes to. Holder A is frozen until its
+ * permit ran out by the database's clock, with nobody else granted; thawed, it goes on and commits. It is frozen at
+ * each point between its check and its commit: just before its write (after checking its lease), inside the fence
+ * (between same-database mode's check of the permit and the raise of the fence row), and after the fence, before its
+ * `COMMIT`. With `checkLease` the transaction is refused: by the fence's check (`LeaseLostError`) or by the fence
+ * table's check at `COMMIT` (SQLSTATE GK001). The control fences the token alone, which no newer holder raised, and
+ * the late write lands.
  */
 describe('a holder frozen past its lease with nobody after it, permits in the same PostgreSQL database', () => {
   const nodes: NodeProcess[] = [];
@@ -155,18 +163,20 @@ describe('a holder frozen past its lease with nobody after it, permits in the sa
     await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
   });
 
-  async function scenario(checkLease: boolean): Promise<{ history: string; lapsedAfterMs: number }> {
-    const label = `same_db_${checkLease ? 'on' : 'off'}`;
+  const PAUSED: Record<string, FencedWriteEvent['phase']> = { 'before-write': 'checked', 'inside-fence': 'fencing', 'after-fence': 'fenced' };
+
+  async function scenario(checkLease: boolean, pauseAt: 'before-write' | 'inside-fence' | 'after-fence'): Promise<{ history: string; lapsedAfterMs: number }> {
+    const label = `same_db_${checkLease ? 'on' : 'off'}_${pauseAt.replace('-', '_')}`;
     const history = newHistoryFile(label);
     const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)', fenceTableSql('postgres')]);
     const mapPrefix = uniquePrefix('same-db');
     const go = `${history}.go-a`;
     const a = await startNodeProcess(SCRIPT, 'node-a', {
-      HISTORY_FILE: history, MAP_PREFIX: mapPrefix, DATA_DIALECT: 'postgres', DATA_URL: url, FENCE: '1', CHECK_LEASE: checkLease ? '1' : '0', GO_FILE: go,
+      HISTORY_FILE: history, MAP_PREFIX: mapPrefix, DATA_DIALECT: 'postgres', DATA_URL: url, FENCE: '1', CHECK_LEASE: checkLease ? '1' : '0', GO_FILE: go, PAUSE_AT: pauseAt,
       ...storeTargetEnv({ postgresUrl: url }),
     }, history);
     nodes.push(a);
-    const checked = await eventually('node-a to check its lease', () => writes(history).find((e) => e.phase === 'checked'), { timeoutMs: 20_000, intervalMs: 20 });
+    const paused = await eventually(`node-a to pause at its ${PAUSED[pauseAt]} write`, () => writes(history).find((e) => e.phase === PAUSED[pauseAt]), { timeoutMs: 20_000, intervalMs: 20 });
     a.freeze();
     const frozenAt = Date.now();
     // The permit's end, as the database tells it (the same check same-database mode makes), and the skew bound after
@@ -174,13 +184,13 @@ describe('a holder frozen past its lease with nobody after it, permits in the sa
     const pool = new Pool({ connectionString: url, max: 1 });
     try {
       await eventually('the permit to run out by the database\'s clock, past the skew bound', async () => {
-        const { rows } = await pool.query(leaseHeldSql('gatekeeper'), [`${mapPrefix}.semaphores`, 'ledger', checked.token]);
-        return rows[0].held !== true && (rows[0].left_ms === null || Number(rows[0].left_ms) < -SKEW_MS);
+        const { rows } = await pool.query(permitLossSql('gatekeeper'), [`${mapPrefix}.semaphores`, 'ledger', paused.token]);
+        return rows[0].reason !== null && (rows[0].left_ms === null || Number(rows[0].left_ms) < -SKEW_MS);
       }, { timeoutMs: 4 * LEASE_MS, intervalMs: 50 });
     } finally {
       await pool.end();
     }
-    recordLapsed(history, checked.token);
+    recordLapsed(history, paused.token);
     const lapsedAfterMs = Date.now() - frozenAt;
     writeFileSync(go, '');
     a.resume();
@@ -188,15 +198,100 @@ describe('a holder frozen past its lease with nobody after it, permits in the sa
     return { history, lapsedAfterMs };
   }
 
-  it('with checkLease: the late write is refused on the database\'s clock', async () => {
-    const { history, lapsedAfterMs } = await scenario(true);
-    expect(writes(history).find((e) => e.phase !== 'checked')).toMatchObject({ phase: 'refused' });
+  it.each([
+    ['before-write', 'lease lost'],
+    ['inside-fence', 'lease lost at COMMIT'],
+    ['after-fence', 'lease lost at COMMIT'],
+  ] as const)('with checkLease, frozen %s: the late write is refused on the database\'s clock (%s)', async (pauseAt, cause) => {
+    const { history, lapsedAfterMs } = await scenario(true, pauseAt);
+    expect(writes(history).find((e) => e.phase === 'committed' || e.phase === 'refused')).toMatchObject({ phase: 'refused', cause });
     expect(lateWrites(readHistory(history))).toEqual([]);
-    process.stdout.write(`same-database mode: the permit was past its end and the skew bound ${lapsedAfterMs} ms into node-a's freeze; its late write refused; late writes: 0\n`);
+    process.stdout.write(`same-database mode, node-a frozen ${pauseAt}: the permit was past its end and the skew bound ${lapsedAfterMs} ms into the freeze; its late write refused (${cause}); late writes: 0\n`);
   }, 60_000);
 
-  it('control, the fence alone: no newer holder raised it, and the late write lands', async () => {
-    const { history } = await scenario(false);
+  it.each(['before-write', 'after-fence'] as const)('control, the fence alone, frozen %s: no newer holder raised it, and the late write lands', async (pauseAt) => {
+    const { history } = await scenario(false, pauseAt);
     expect(lateWrites(readHistory(history)).length).toBe(1);
   }, 60_000);
+});
+
+/**
+ * A newer holder behind an older one frozen between its fence and its `COMMIT`, on PostgreSQL (permits on Redis):
+ * A fences (`maxIdle` 3 s) and is frozen holding the fence row; B is granted once A's permit ran out and fences the
+ * same resource, which waits for A's transaction. The server ends A's transaction 3 s after its fence: B then goes on
+ * and commits, and A, thawed later, commits nothing. The checker reads only the history: no write committed by a
+ * holder after a newer one was granted, B's wait within its bound, the resource in token order. The control fences
+ * without `maxIdle` (the default): A, thawed while B waits (within B's `maxWait`), commits its older write after B was
+ * granted.
+ */
+describe('a newer holder behind an older one frozen between its fence and its COMMIT, on PostgreSQL', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+  const MAX_IDLE_MS = 3_000;
+  const MAX_WAIT_MS = 5_000;
+
+  /** `maxIdle`: A's transaction ended by the server; `checkLease`: same-database mode (permits in this database); `plain`: neither. */
+  async function scenario(mode: 'maxIdle' | 'checkLease' | 'plain'): Promise<{ history: string; frozenMs: number }> {
+    const label = `frozen_holder_${mode.toLowerCase()}`;
+    const history = newHistoryFile(label);
+    const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)', fenceTableSql('postgres')]);
+    const base = {
+      HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('frozen-holder'), DATA_DIALECT: 'postgres', DATA_URL: url, FENCE: '1', PAUSE_AT: 'after-fence',
+      MAX_WAIT: String(MAX_WAIT_MS), ...(mode === 'maxIdle' ? { MAX_IDLE: String(MAX_IDLE_MS) } : {}), CHECK_LEASE: mode === 'checkLease' ? '1' : '0',
+      ...storeTargetEnv(mode === 'checkLease' ? { postgresUrl: url } : { redisUrl: testRedisUrl() }),
+    };
+    const goB = `${history}.go-b`;
+    writeFileSync(goB, '');
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: `${history}.go-a` }, history);
+    nodes.push(a);
+    await eventually('node-a to fence', () => writes(history).find((e) => e.node === 'node-a' && e.phase === 'fenced'), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    const frozenAt = Date.now();
+    const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
+    nodes.push(b);
+    await eventually('node-b to be granted the permit', () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'checked'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
+    // A stays frozen 1.5 s more: past its idle bound (3 s after its fence, B granted 2.2 s after it at the earliest).
+    await sleep(1_500);
+    writeFileSync(`${history}.go-a`, '');
+    a.resume();
+    const frozenMs = Date.now() - frozenAt;
+    await eventually('both holders to finish', () => ['node-a', 'node-b'].every((node) => writes(history).some((e) => e.node === node && (e.phase === 'committed' || e.phase === 'refused'))), { timeoutMs: 20_000, intervalMs: 20 });
+    recordResourceRows(history, 'ledger', await ledgerRows('postgres', url));
+    return { history, frozenMs };
+  }
+
+  it('with maxIdle: the server ends the frozen holder\'s transaction, the newer one waits at most its bound and commits, the older commits nothing', async () => {
+    const { history, frozenMs } = await scenario('maxIdle');
+    const events = writes(history);
+    const a = events.find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
+    const bFenced = events.find((e) => e.node === 'node-b' && e.phase === 'fenced')!;
+    expect(a).toMatchObject({ phase: 'refused', cause: 'transaction ended by the server' });
+    expect(events.find((e) => e.node === 'node-b' && e.phase === 'committed')).toBeDefined();
+    expect(bFenced.waitedMs).toBeLessThan(MAX_IDLE_MS);
+    expect(commitsAfterTakeover(readHistory(history))).toEqual([]);
+    expect(staleWrites(readHistory(history))).toEqual([]);
+    process.stdout.write(`frozen older holder (maxIdle ${MAX_IDLE_MS} ms): node-a frozen ${frozenMs} ms after its fence; node-b's fence waited ${bFenced.waitedMs} ms, then committed; node-a's transaction ended by the server; commits after a takeover: 0\n`);
+  }, 90_000);
+
+  it('in same-database mode: the frozen holder, thawed while the newer waits, is refused at COMMIT, and the newer commits', async () => {
+    const { history, frozenMs } = await scenario('checkLease');
+    const events = writes(history);
+    const a = events.find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
+    const bFenced = events.find((e) => e.node === 'node-b' && e.phase === 'fenced')!;
+    expect(a).toMatchObject({ phase: 'refused', cause: 'lease lost at COMMIT' });
+    expect(events.find((e) => e.node === 'node-b' && e.phase === 'committed')).toBeDefined();
+    expect(commitsAfterTakeover(readHistory(history))).toEqual([]);
+    expect(staleWrites(readHistory(history))).toEqual([]);
+    process.stdout.write(`frozen older holder, same-database mode: node-a frozen ${frozenMs} ms after its fence; node-b's fence waited ${bFenced.waitedMs} ms for node-a's COMMIT, refused; commits after a takeover: 0\n`);
+  }, 90_000);
+
+  it('control, the fence alone without maxIdle: the older holder, thawed while the newer waits, commits after the newer was granted', async () => {
+    const { history } = await scenario('plain');
+    const late = commitsAfterTakeover(readHistory(history));
+    expect(late.length).toBe(1);
+    expect(late[0]).toMatchObject({ node: 'node-a' });
+    process.stdout.write(`frozen older holder, control without maxIdle: node-a committed token ${late[0].token} after node-b was granted\n`);
+  }, 90_000);
 });

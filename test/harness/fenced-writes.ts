@@ -5,7 +5,11 @@
  */
 import { appendEvent, type HistoryEvent } from './history';
 
-/** A holder's write to a resource: its lease checked (`checked`), then `committed` or `refused` by the fence. */
+/**
+ * A holder's write to a resource: its lease checked (`checked`), between the fence's statements (`fencing`), fenced
+ * (`fenced`, with how long the fence took), then `committed` or `refused` (by the fence, or its transaction failed at
+ * or before `COMMIT`: `cause` says which).
+ */
 export interface FencedWriteEvent {
   type: 'write';
   at: number;
@@ -13,9 +17,15 @@ export interface FencedWriteEvent {
   pid: number;
   resource: string;
   token: number;
-  phase: 'checked' | 'committed' | 'refused';
+  phase: 'checked' | 'fencing' | 'fenced' | 'committed' | 'refused';
   /** refused: the newer token the resource had accepted. */
   newer?: number;
+  /** refused: why (`stale`, `lease lost`, `lease lost at COMMIT`, `wait timeout`, `transaction ended by the server`). */
+  cause?: string;
+  /** fenced: how long the fence call took, in milliseconds (a wait behind another holder's transaction in it). */
+  waitedMs?: number;
+  /** refused: the holder caught the refusal and committed anyway. */
+  caught?: boolean;
 }
 
 /** The rows of a resource as its database holds them at the end, in commit order, each with its writer's token. */
@@ -39,6 +49,21 @@ export interface LeaseLapsedEvent {
 
 export function recordLapsed(file: string, token: number): void {
   appendEvent(file, { type: 'lapsed', token } as never, 'test');
+}
+
+/**
+ * Writes committed after a newer holder was granted: a `committed` write told after a `checked` write with a higher
+ * token (the newer holder checked its lease, so the older one's had been taken over by then).
+ */
+export function commitsAfterTakeover(events: ReadonlyArray<{ type: string }>): FencedWriteEvent[] {
+  const newest = new Map<string, number>();
+  const late: FencedWriteEvent[] = [];
+  for (const e of events as FencedWriteEvent[]) {
+    if (e.type !== 'write') continue;
+    if (e.phase === 'checked') newest.set(e.resource, Math.max(newest.get(e.resource) ?? 0, e.token));
+    else if (e.phase === 'committed' && e.token < (newest.get(e.resource) ?? 0)) late.push(e);
+  }
+  return late;
 }
 
 /** Writes committed with a token after the store said that token's permit had lapsed. */

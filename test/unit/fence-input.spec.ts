@@ -5,7 +5,7 @@ import { tokenOf } from '../../lib/fencing/fencing-token.rules';
 /** An executor that records what it was asked to run and answers as a fence that accepts. */
 function recording(dialect: FenceExecutor['dialect'] = 'postgres'): FenceExecutor & { statements: string[] } {
   const statements: string[] = [];
-  return { dialect, statements, query: async (sql) => (statements.push(sql), [{ token: 1, held: true }]) };
+  return { dialect, statements, query: async (sql) => (statements.push(sql), [{ token: 1, reason: null, guarded: true }]) };
 }
 
 describe('fence() input', () => {

@@ -9,7 +9,9 @@ export interface PgQueryable {
 
 /**
  * `fence()` on node-postgres (`pg`): pass the client your transaction runs on, the one you sent `BEGIN` on (from
- * `pool.connect()`), not the pool, whose `query` may run on another connection.
+ * `pool.connect()`), not the pool, whose `query` may run on another connection. It listens for the client's `'error'`
+ * event, which node-postgres emits on a checked-out client whose session the server ended (`maxIdle`): the error then
+ * fails the transaction's next statement instead of ending the process.
  *
  * @example
  * ```ts
@@ -30,5 +32,17 @@ export interface PgQueryable {
 export function pgExecutor(client: PgQueryable): FenceExecutor {
   if (!client || typeof client.query !== 'function') throw notATransaction('pgExecutor(client)', 'must be a pg client (from pool.connect()) that runs your transaction');
   if ('totalCount' in client && 'idleCount' in client) throw notATransaction('pgExecutor(client)', 'got a Pool: its query() may run on another connection than your transaction; pass the client from pool.connect() you sent BEGIN on');
+  listenForErrors(client);
   return { dialect: 'postgres', query: async (sql, params) => rowsOf(await client.query(sql, [...params])) };
+}
+
+/** The clients `pgExecutor` listens on, each once. */
+const LISTENED = new WeakSet<object>();
+
+function listenForErrors(client: PgQueryable): void {
+  const emitter = client as PgQueryable & { on?: (event: 'error', listener: () => void) => unknown };
+  if (typeof emitter.on !== 'function' || LISTENED.has(client)) return;
+  LISTENED.add(client);
+  // node-postgres marks the client broken before emitting: its next query rejects with the error.
+  emitter.on('error', () => undefined);
 }
