@@ -92,11 +92,21 @@ export function nameInput({ max = MAX_NAME_LENGTH, what = 'a non-empty string' }
     });
 }
 
+/** The schemas {@link nameProblem} words a bad name's reason with, by `max` and `what`: built once each. */
+const NAME_SCHEMAS = new Map<string, z.ZodType<string, string>>();
+
 /**
  * What is wrong with `value` as a name (the reason {@link nameInput} gives), or `undefined` for a good one: for
- * checks that throw an error of their own (a decorator's, a task id's).
+ * checks that throw an error of their own (a decorator's, a task id's). A good name is told by the rule itself, with
+ * no schema and nothing allocated (it runs on every submit and every fence); a bad one's reason comes from the schema.
  */
 export function nameProblem(value: unknown, options: NameInputOptions = {}): string | undefined {
-  const result = nameInput(options).safeParse(value);
+  const max = options.max ?? MAX_NAME_LENGTH;
+  // \S: anything but what trim() removes.
+  if (typeof value === 'string' && value.length <= max && /\S/.test(value) && nameCharacterProblem(value) === undefined) return undefined;
+  const key = `${max}\u0000${options.what ?? ''}`;
+  let schema = NAME_SCHEMAS.get(key);
+  if (!schema) NAME_SCHEMAS.set(key, (schema = nameInput(options)));
+  const result = schema.safeParse(value);
   return result.success ? undefined : result.error.issues[0].message;
 }

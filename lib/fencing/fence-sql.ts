@@ -81,6 +81,8 @@ export interface FenceStatements {
   readonly raise: string;
   readonly highest: string;
   readonly shared: string;
+  /** PostgreSQL: `shared` without waiting and without bounds to set (a row locked by another holder's raise is not read). */
+  readonly sharedNow?: string;
   /** PostgreSQL: fails the transaction (its one value the message). */
   readonly fail?: string;
   /** MySQL: ends the transaction and leaves one that can write nothing. */
@@ -113,6 +115,8 @@ const STATEMENTS = new Map<string, FenceStatements>();
  * - `shared`: the same under a shared lock of the row until the transaction ends: transactions of one holder (one
  *   token) hold it together, and a newer holder's raise waits until they all ended. PostgreSQL's values: resource,
  *   the lock wait and the idle bound; it answers one row, its token null when the resource has none.
+ * - `sharedNow` (PostgreSQL): the same, skipping a row another transaction holds exclusively rather than waiting for
+ *   it (one plain statement: no bound to set); no row then sends the fence on to `raise`, which waits, bounded.
  * - `fail` (PostgreSQL): a statement that fails, so the transaction can no longer commit (a `COMMIT` rolls it back).
  * - `abandon` (MySQL, which cannot fail a transaction): a `ROLLBACK`, then a read-only transaction in its place, so a
  *   caller that swallowed the error commits nothing and its further writes fail.
@@ -141,6 +145,7 @@ function pgStatements(t: string): FenceStatements {
       boundedPg(`$1::text AS resource, $2::text AS waits, $3::text AS idles`) +
       `, locked AS (SELECT f.token FROM bound b, ${t} f WHERE f.resource = b.resource FOR SHARE OF f) ` +
       `SELECT locked.token, set_config('lock_timeout', was.setting, true) AS restored FROM was LEFT JOIN locked ON true`,
+    sharedNow: `SELECT token FROM ${t} WHERE resource = $1 FOR SHARE SKIP LOCKED`,
     fail: `SELECT CAST($1::text AS integer)`,
   };
 }
