@@ -12,6 +12,7 @@ export type { FenceDialect, FenceExecutor } from './fencing/fence-executor';
 export type { SqlTransaction } from './store/sql-transaction';
 export { DEFAULT_FENCE_TABLE, fenceTableSql } from './fencing/fence-sql';
 export type { FencingTokenSource } from './fencing/fencing-token.rules';
+export type { DurationInput } from './core/duration';
 // Its errors, and the base class of every error of the library (also in the root entry)
 export { GatekeeperError } from './core/errors/gatekeeper.error';
 export { StaleFencingTokenError } from './core/errors/stale-fencing-token.error';

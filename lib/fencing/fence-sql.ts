@@ -83,10 +83,6 @@ export interface FenceStatements {
   readonly shared: string;
   /** PostgreSQL: `shared` without waiting and without bounds to set (a row locked by another holder's raise is not read). */
   readonly sharedNow?: string;
-  /** PostgreSQL: fails the transaction (its one value the message). */
-  readonly fail?: string;
-  /** MySQL: ends the transaction and leaves one that can write nothing. */
-  readonly abandon?: readonly string[];
 }
 
 /**
@@ -117,9 +113,6 @@ const STATEMENTS = new Map<string, FenceStatements>();
  *   the lock wait and the idle bound; it answers one row, its token null when the resource has none.
  * - `sharedNow` (PostgreSQL): the same, skipping a row another transaction holds exclusively rather than waiting for
  *   it (one plain statement: no bound to set); no row then sends the fence on to `raise`, which waits, bounded.
- * - `fail` (PostgreSQL): a statement that fails, so the transaction can no longer commit (a `COMMIT` rolls it back).
- * - `abandon` (MySQL, which cannot fail a transaction): a `ROLLBACK`, then a read-only transaction in its place, so a
- *   caller that swallowed the error commits nothing and its further writes fail.
  *
  * A wait past its bound fails the statement: PostgreSQL's `lock_timeout` (55P03), InnoDB's lock wait timeout (1205),
  * set for the statement alone (MariaDB's `SET STATEMENT`, MySQL's `SET_VAR` hint; each ignores the other's).
@@ -146,7 +139,6 @@ function pgStatements(t: string): FenceStatements {
       `, locked AS (SELECT f.token FROM bound b, ${t} f WHERE f.resource = b.resource FOR SHARE OF f) ` +
       `SELECT locked.token, set_config('lock_timeout', was.setting, true) AS restored FROM was LEFT JOIN locked ON true`,
     sharedNow: `SELECT token FROM ${t} WHERE resource = $1 FOR SHARE SKIP LOCKED`,
-    fail: `SELECT CAST($1::text AS integer)`,
   };
 }
 
@@ -162,7 +154,6 @@ function mysqlStatements(t: string, waitSeconds: number): FenceStatements {
       `ON DUPLICATE KEY UPDATE fenced_at = IF(token <= VALUES(token), CURRENT_TIMESTAMP(3), fenced_at), token = GREATEST(token, VALUES(token))`,
     highest: `SELECT token FROM ${t} WHERE resource = ? FOR UPDATE`,
     shared: `${bounded('SELECT')} token FROM ${t} WHERE resource = ? LOCK IN SHARE MODE`,
-    abandon: ['ROLLBACK', 'START TRANSACTION READ ONLY'],
   };
 }
 

@@ -7,6 +7,7 @@ import { LeaseLostError } from '../core/errors/lease-lost.error';
 import { StaleFencingTokenError } from '../core/errors/stale-fencing-token.error';
 import { nameProblem } from '../core/names';
 import type { FenceExecutor } from './fence-executor';
+import { failTransaction } from '../store/sql-transaction';
 import { DEFAULT_FENCE_TABLE, fenceStatements, isLockWaitTimeout, isMissingTable, permitCheckSql } from './fence-sql';
 import { MAX_RESOURCE_LENGTH, permitOf, schemaProblem, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
 
@@ -124,10 +125,8 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
   const bounds = [String(2 * maxWaitMs), maxIdleMs === undefined ? null : String(maxIdleMs)];
   const raisedKey = `${dialect}\u0000${table}\u0000${resource}`;
   const giveUp = async (refused: Error): Promise<never> => {
-    // A PostgreSQL transaction with a failed statement cannot commit: a caller that swallowed the error still writes
-    // nothing. MySQL cannot fail a transaction: it is rolled back, and what follows it can write nothing.
-    if (sql.fail) await executor.query(sql.fail, [refused.message]).catch(() => undefined);
-    for (const statement of sql.abandon ?? []) await executor.query(statement, []).catch(() => undefined);
+    // A caller that swallows the error still commits nothing (see failTransaction).
+    await failTransaction(executor, refused.message);
     throw refused;
   };
   try {
@@ -198,18 +197,15 @@ async function checkHeld(executor: FenceExecutor, check: HeldCheck, table: strin
   const reason = row?.reason === null || row?.reason === undefined ? undefined : String(row.reason);
   if (reason !== undefined) {
     const lost = new LeaseLostError('permit', check.semaphore, reason, `Permit of "${check.semaphore}" is lost: ${reason}; the fenced write was refused`);
-    await executor.query(FAIL, [lost.message]).catch(() => undefined);
+    await failTransaction(executor, lost.message);
     throw lost;
   }
   if (row?.guarded !== true) {
     const missing = new FenceTableMissingError(table, 'postgres', { commitCheck: true });
-    await executor.query(FAIL, [missing.message]).catch(() => undefined);
+    await failTransaction(executor, missing.message);
     throw missing;
   }
 }
-
-/** A PostgreSQL statement that fails with its one value as the message: the transaction can then no longer commit. */
-const FAIL = 'SELECT CAST($1::text AS integer)';
 
 /** `schema.table` quoted part by part, as `to_regclass` reads it. */
 const quotedTable = (table: string) => table.split('.').map((part) => `"${part}"`).join('.');

@@ -26,3 +26,16 @@ export interface TransactionRecords {
   /** Replaces the record if it still holds exactly `expected`; whether it did. */
   replace(expected: StoredRecord, value: string): Promise<boolean>;
 }
+
+/**
+ * Leaves the application's transaction unable to commit what it wrote, after a refusal the library throws: on
+ * PostgreSQL a statement that fails (the transaction is failed, a `COMMIT` rolls it back); on MySQL and MariaDB,
+ * which cannot fail a transaction, a `ROLLBACK` and a read-only transaction in its place (a `COMMIT` lands nothing, a
+ * write fails). So a caller that catches the refusal and commits anyway commits nothing. Never throws.
+ */
+export async function failTransaction(transaction: SqlTransaction, message: string): Promise<void> {
+  const statements: Array<[string, unknown[]]> = transaction.dialect === 'postgres'
+    ? [['SELECT CAST($1::text AS integer)', [message]]]
+    : [['ROLLBACK', []], ['START TRANSACTION READ ONLY', []]];
+  for (const [sql, params] of statements) await transaction.query(sql, params).catch(() => undefined);
+}

@@ -5,6 +5,10 @@ import type { TaskStore, VersionedTask } from './task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { readDecideWrite } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
+import { invalidDefinition } from '../core/errors/input.errors';
+import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
+import type { SqlTransaction } from '../store/sql-transaction';
+import { decodeTask, encodeTask } from './task.codec';
 
 /**
  * Writes of a claim (renew, finish, hand back), each only while the claim's epoch is still this node's, and the
@@ -43,6 +47,34 @@ export class TaskFencing {
       const decision = decide(read.task, this.clock.now());
       return decision.outcome === 'ok' ? { result: decision, write: decision.task } : { result: decision };
     }, { ...(known && { known }) });
+  }
+
+  /**
+   * {@link TaskFencing.fenced} inside the application's own transaction (the PostgreSQL store): the decision written
+   * with the caller's rows, so it commits with them or not at all, first against `known`, then against what the
+   * transaction finds there. Answers the decision and, when one was written, its text. A store that cannot write in a
+   * transaction throws `InvalidInputError` naming the field.
+   */
+  async fencedIn(
+    transaction: SqlTransaction,
+    id: string,
+    epoch: number,
+    decide: (task: TaskRecord, now: number) => FencedDecision,
+    known: VersionedTask,
+  ): Promise<{ decision: FencedDecision; raw?: string }> {
+    const write = this.store.writeInTransaction;
+    if (!write) throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is completed in your transaction on the PostgreSQL backend only', 'completeIn');
+    let read = known;
+    return retryOnConflict(`complete task "${id}" under claim ${epoch} in a transaction`, async () => {
+      if (!read.task) return { decision: { outcome: 'lease-lost', message: `task ${id} is gone` } };
+      const decision = decide(read.task, this.clock.now());
+      if (decision.outcome !== 'ok') return { decision };
+      const raw = encodeTask(decision.task);
+      const { landed, current } = await write.call(this.store, transaction, id, read.raw, raw);
+      if (landed) return { decision, raw };
+      read = { task: current === null ? undefined : decodeTask(id, current), raw: current };
+      return CONFLICT;
+    });
   }
 
   /** Reads a task after a call whose answer was lost, a few times over about two seconds; `undefined` if it cannot. */

@@ -3,6 +3,7 @@ import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
 import { DEFAULT_MAX_ATTEMPTS } from './task-claim.rules';
 import type { SubmitInput } from './task-submit.rules';
 import { invalidDefinition } from '../core/errors/input.errors';
+import type { SqlTransaction } from '../store/sql-transaction';
 
 /*
  * What a task handler is given and how it is run: the handler's contract, and a handler as the worker keeps it,
@@ -28,6 +29,24 @@ export interface TaskContext {
   renewLease(lease?: DurationInput): Promise<void>;
   /** Submits a sub-task: this task is its parent, and its group's join then triggers this task type's join. */
   submit(input: SubmitInput): Promise<TaskRecord>;
+  /**
+   * Completes the task (done, with `result`) inside your own database transaction, so the completion commits with
+   * the handler's writes or not at all (PostgreSQL backend: a transaction on the database that holds its tasks, through
+   * any executor of `nestjs-gatekeeper/fencing`). It is fenced by the claim's epoch: a handler whose claim was lost
+   * (frozen, cut off, taken over by another node) is refused with `LeaseLostError` and its transaction fails, so none
+   * of its writes commit, and the task runs again elsewhere; its effects land exactly once. Call it last in the
+   * transaction and return once the transaction committed: the run then ends as that completion says (the handler's
+   * return value is not used). If the transaction rolled back instead, the run counts as failed and is retried.
+   *
+   * @example
+   * ```ts
+   * await this.dataSource.transaction(async (manager) => {
+   *   await manager.insert(Charge, { invoice: data.invoice });
+   *   await context.completeIn(typeormExecutor(manager));
+   * });
+   * ```
+   */
+  completeIn(transaction: SqlTransaction, result?: unknown): Promise<void>;
 }
 
 /** Runs a task of one type; its return value is the result. */

@@ -8,6 +8,8 @@ import type { Registration } from './task-handler';
 import { decideFinish, type RunEnd, type TaskOutcome } from './task-outcome.rules';
 import type { VersionedTask } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
+import { failTransaction, type SqlTransaction } from '../store/sql-transaction';
+import { leaseExpired } from './errors/task.errors';
 
 /**
  * How a run's claim ends on this node: its outcome recorded (done, retried after its backoff, failed, invalid) with a
@@ -28,7 +30,39 @@ export class TaskOutcomes {
       this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: finished.message }); // the new holder's outcome stands
       return;
     }
-    const record = finished.task;
+    await this.recorded(finished.task, epoch, end);
+  }
+
+  /**
+   * Records the outcome inside the application's transaction (`completeIn`), fenced by the epoch: it commits with the
+   * caller's rows or not at all. A claim no longer this run's fails the transaction and throws `LeaseLostError`, so
+   * nothing of it commits. Answers what was written, for {@link TaskOutcomes.committed} once the handler returned.
+   */
+  async finishIn(transaction: SqlTransaction, task: TaskRecord, epoch: number, end: RunEnd, registration: Registration, known: VersionedTask): Promise<VersionedTask> {
+    const { decision, raw } = await this.fencing.fencedIn(transaction, task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, end, now, registration.backoff, registration.maxAttempts), known);
+    if (decision.outcome !== 'ok' || raw === undefined) {
+      const lost = leaseExpired(task.id, epoch, decision.outcome === 'ok' ? 'its completion was not written' : decision.message);
+      await failTransaction(transaction, lost.message);
+      throw lost;
+    }
+    return { task: decision.task, raw };
+  }
+
+  /**
+   * After a handler that completed its task in its own transaction returned: whether that transaction committed (the
+   * task holds this claim's end as written), and if so, what follows a finish (events, the group's progress).
+   */
+  async committed(written: VersionedTask, epoch: number, end: RunEnd): Promise<boolean> {
+    const now = await this.fencing.readBack(written.task!.id);
+    // Only this claim's own completion ends its attempt as done (a lapse or a takeover ends it otherwise).
+    const done = now?.task?.attempts.some((a) => a.epoch === epoch && a.outcome === 'done') === true;
+    if (!done) return false;
+    await this.recorded(now!.task!, epoch, end);
+    return true;
+  }
+
+  /** What follows a recorded outcome: its event, and the group's progress once final. */
+  private async recorded(record: TaskRecord, epoch: number, end: RunEnd): Promise<void> {
     const error = end.outcome.kind === 'done' ? '' : end.outcome.error;
     if (record.state === 'done') this.options.onEvent?.({ kind: 'completed', task: record, epoch });
     else if (record.state === 'pending') this.options.onEvent?.({ kind: 'retrying', task: record, epoch, error });

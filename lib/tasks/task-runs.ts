@@ -5,7 +5,8 @@ import { decideRenew, type TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
 import type { Registration, TaskContext } from './task-handler';
 import { groupId } from './task-id.rules';
-import type { TaskOutcome } from './task-outcome.rules';
+import type { RunEnd, TaskOutcome } from './task-outcome.rules';
+import { invalidDefinition } from '../core/errors/input.errors';
 import { outcomeOf, type TaskOutcomes } from './task-outcomes';
 import type { VersionedTask } from './task-store';
 import type { TaskSubmits } from './task-submits';
@@ -71,6 +72,8 @@ export class TaskRuns {
     // Why the run ended early, once it did. Its abort signal is made only when the handler asks for it: most handlers
     // never do, and an AbortController with its listener costs more than the rest of a short run's bookkeeping.
     let stopped: Error | undefined;
+    // What completeIn wrote in the handler's transaction, once it did: the run then ends as that says, if it committed.
+    let completedIn: { written: VersionedTask; end: RunEnd } | undefined;
     let controller: AbortController | undefined;
     let expiry: NodeJS.Timeout | undefined;
     const armExpiry = (expiresAt: number) => {
@@ -123,6 +126,12 @@ export class TaskRuns {
         known = { task: renewed.task, raw: encodeTask(renewed.task) };
         armExpiry(renewed.task.claim!.expiresAt);
       },
+      completeIn: async (transaction, result) => {
+        if (stopped) throw stopped;
+        if (completedIn) throw invalidDefinition(`<task ${task.id}>`, 'completeIn', 'was called already in this run', 'task');
+        const end: RunEnd = { outcome: { kind: 'done', result: result === undefined ? null : result }, subgroups: [...subgroups] };
+        completedIn = { written: await this.outcomes.finishIn(transaction, task, epoch, end, registration, known), end };
+      },
       submit: async (input) => {
         const { created, task: sub } = await this.submits.submit({ ...input, parent: input.parent ?? task.id, ...(input.parent === undefined && { parentRun: task.seq }) });
         // Groups of this run of the parent (any attempt, even one whose node died): not a group whose tasks were
@@ -145,6 +154,13 @@ export class TaskRuns {
       run.settled = true;
       this.wake(); // its slot is free while the outcome is written
       clearTimeout(expiry);
+      if (completedIn) {
+        // Completed in the handler's transaction: that is the outcome if it committed, whatever the lease says now.
+        if (await this.outcomes.committed(completedIn.written, epoch, completedIn.end)) return;
+        const read = await this.fencing.readBack(task.id);
+        if (read) known = read;
+        outcome = { kind: 'failed', error: `the transaction task ${task.id} was completed in did not commit${outcome.kind === 'done' ? '' : `: ${outcome.error}`}` };
+      }
       if (stopped instanceof LeaseLostError && stopped.kind === 'task') {
         this.options.onEvent?.({ kind: 'rejected', id: task.id, epoch, reason: stopped.message }); // another node may hold it
         return;

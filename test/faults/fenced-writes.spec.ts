@@ -56,7 +56,7 @@ const writes = (file: string) => (readHistory(file) as unknown as FencedWriteEve
  * And with A cut off from the permits' store (its Redis connections through a proxy that turns into a dead network)
  * instead of frozen: it keeps running, and writes when told, as a holder that checked just before the cut would.
  */
-describe.each([
+describe.each(([
   { dialect: 'postgres', store: { postgresUrl: testPostgresUrl() }, kind: 'permit', fault: 'freeze' },
   { dialect: 'mysql', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze' },
   { dialect: 'http', store: { postgresUrl: testPostgresUrl() }, kind: 'permit', fault: 'freeze' },
@@ -66,7 +66,7 @@ describe.each([
   // The holder catches the refusal and commits anyway: nothing of its transaction may land.
   { dialect: 'postgres', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze', caught: true },
   { dialect: 'mysql', store: { redisUrl: testRedisUrl() }, kind: 'permit', fault: 'freeze', caught: true },
-] as ReadonlyArray<{ dialect: Dialect; store: StoreTarget; kind: 'permit' | 'leader' | 'task'; fault: 'freeze' | 'partition'; caught?: boolean }>)('a holder under a $kind, its fault $fault before its write, on $dialect (refusal caught: $caught)', ({ dialect, store, kind, fault, caught }) => {
+] as ReadonlyArray<{ dialect: Dialect; store: StoreTarget; kind: 'permit' | 'leader' | 'task'; fault: 'freeze' | 'partition'; caught?: boolean }>).map((row) => ({ caught: false, ...row })))('a holder under a $kind, its fault $fault before its write, on $dialect (refusal caught: $caught)', ({ dialect, store, kind, fault, caught }) => {
   const nodes: NodeProcess[] = [];
   const proxies: TcpProxy[] = [];
   afterEach(async () => {
@@ -293,5 +293,76 @@ describe('a newer holder behind an older one frozen between its fence and its CO
     expect(late.length).toBe(1);
     expect(late[0]).toMatchObject({ node: 'node-a' });
     process.stdout.write(`frozen older holder, control without maxIdle: node-a committed token ${late[0].token} after node-b was granted\n`);
+  }, 90_000);
+});
+
+/**
+ * A task handler whose writes commit with its completion (`context.completeIn`, tasks and data in one PostgreSQL
+ * database): holder A claims the task, inserts its row in a transaction and is frozen there, before `completeIn`
+ * (its claim then lapses and B claims and runs the task) or after it, before its `COMMIT` (the task's row is locked
+ * by A's transaction: nobody can claim it meanwhile); A is thawed once B ran or after twice the lease. The checker
+ * reads the ledger: the task's effects landed exactly once. The control commits the handler's insert on its own and
+ * completes the task after the handler returns, A frozen in between: B runs it again, and its effects land twice.
+ */
+describe('a transactional task handler frozen after its writes, on PostgreSQL', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+
+  async function scenario(mode: 'complete-in' | 'own-commit', pauseAt: 'before-complete' | 'after-complete' | 'after-commit'): Promise<{ history: string; rows: Array<{ node: string; token: number }> }> {
+    const label = `tx_task_${mode.replace('-', '_')}_${pauseAt.replace('-', '_')}`;
+    const history = newHistoryFile(label);
+    const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)']);
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('tx-task'), DATA_DIALECT: 'postgres', DATA_URL: url, LEASE_KIND: 'task', TASK_MODE: mode, PAUSE_AT: pauseAt, ...storeTargetEnv({ postgresUrl: url }) };
+    const goB = `${history}.go-b`;
+    writeFileSync(goB, '');
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: `${history}.go-a` }, history);
+    nodes.push(a);
+    const phase = pauseAt === 'before-complete' ? 'fencing' : 'fenced';
+    await eventually(`node-a to pause at ${pauseAt}`, () => writes(history).find((e) => e.node === 'node-a' && e.phase === phase), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
+    nodes.push(b);
+    // B runs the task once A's claim lapsed; unless A's transaction holds the task's row (A completed in it): then
+    // nobody can claim the task while A is frozen, and the freeze is held for twice the lease, B not running it.
+    const bRan = () => writes(history).some((e) => e.node === 'node-b' && (e.phase === 'committed' || e.phase === 'refused'));
+    if (pauseAt === 'after-complete') {
+      await sleep(2 * LEASE_MS);
+      expect(bRan()).toBe(false);
+    } else {
+      await eventually('node-b to run the task', bRan, { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 50 });
+    }
+    writeFileSync(`${history}.go-a`, '');
+    a.resume();
+    await eventually('node-a to finish', () => writes(history).some((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused')) || pauseAt === 'after-commit', { timeoutMs: 20_000, intervalMs: 20 });
+    // Every run's end is told before the rows are read: the task done, once.
+    const pool = new Pool({ connectionString: url, max: 1 });
+    try {
+      await eventually('the task to be done', async () => {
+        const { rows } = await pool.query("SELECT value FROM gatekeeper.tasks WHERE value::jsonb ->> 'state' = 'done'");
+        return rows.length === 1;
+      }, { timeoutMs: 20_000, intervalMs: 50 });
+    } finally {
+      await pool.end();
+    }
+    const rows = await ledgerRows('postgres', url);
+    recordResourceRows(history, 'ledger', rows);
+    return { history, rows };
+  }
+
+  it.each(['before-complete', 'after-complete'] as const)('completed in its transaction, frozen %s: its effects land exactly once', async (pauseAt) => {
+    const { history, rows } = await scenario('complete-in', pauseAt);
+    expect(rows.length).toBe(1);
+    const a = writes(history).find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
+    if (pauseAt === 'before-complete') expect(a).toMatchObject({ phase: 'refused', cause: 'lease lost' });
+    else expect(a).toMatchObject({ phase: 'committed' });
+    process.stdout.write(`transactional task handler frozen ${pauseAt}: node-a's run ${a.phase}; the ledger holds ${rows.length} row (${rows.map((r) => r.node).join(', ')})\n`);
+  }, 90_000);
+
+  it('control, completed after the handler returns, frozen between its commit and its return: its effects land twice', async () => {
+    const { rows } = await scenario('own-commit', 'after-commit');
+    expect(rows.length).toBe(2);
+    process.stdout.write(`task handler committing on its own, frozen after its commit: the ledger holds ${rows.length} rows (${rows.map((r) => r.node).join(', ')})\n`);
   }, 90_000);
 });

@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { GatekeeperModule, InvalidInputError, TaskHandler, TaskService } from '../../lib';
+import { GatekeeperModule, InvalidInputError, TaskHandler, TaskService, type TaskContext } from '../../lib';
 import { pgExecutor, typeormExecutor } from '../../lib/fencing';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
@@ -11,12 +11,32 @@ import { testPostgresUrl } from '../support/test-postgres';
 import { uniquePrefix } from '../support/test-cluster';
 
 const shipped: string[] = [];
+/** The table the transactional handler writes to, and how many times it has run each order. */
+const CHARGES = `charges_${randomUUID().slice(0, 8)}`;
+const chargeRuns = new Map<string, number>();
+let chargePool: Pool | undefined;
 
 @Injectable()
 class Shipping {
   @TaskHandler('ship')
   ship(data: { order: string }): void {
     shipped.push(data.order);
+  }
+
+  /** Writes a charge and completes the task in one transaction; its first run rolls back when the order says so. */
+  @TaskHandler('charge', { backoff: { base: 10, factor: 1, max: 10 } })
+  async charge(data: { order: string; rollBackFirst?: boolean }, context: TaskContext): Promise<void> {
+    const run = (chargeRuns.get(data.order) ?? 0) + 1;
+    chargeRuns.set(data.order, run);
+    const client = await chargePool!.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO ${CHARGES} (id, run) VALUES ($1, $2)`, [data.order, run]);
+      await context.completeIn(pgExecutor(client), { charged: data.order });
+      await client.query(data.rollBackFirst && run === 1 ? 'ROLLBACK' : 'COMMIT');
+    } finally {
+      client.release();
+    }
   }
 }
 
@@ -33,6 +53,8 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
 
   beforeAll(async () => {
     await pool.query(`CREATE TABLE ${orders} (id text PRIMARY KEY)`);
+    await pool.query(`CREATE TABLE ${CHARGES} (id text PRIMARY KEY, run int NOT NULL)`);
+    chargePool = pool;
     app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('tx-tasks') }, identity: { acquirer: 'tx-node' }, tasks: { scanInterval: '500ms' } })],
       providers: [Shipping],
@@ -43,6 +65,7 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
   afterAll(async () => {
     await app.close();
     await pool.query(`DROP TABLE ${orders}`);
+    await pool.query(`DROP TABLE ${CHARGES}`);
     await pool.end();
   });
 
@@ -97,5 +120,21 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     const other = { dialect: 'mysql' as const, query: async (sql: string) => (statements.push(sql), []) };
     await expect(tasks.submit({ type: 'ship', name: 'o-4' }, { transaction: other })).rejects.toThrow(InvalidInputError);
     expect(statements).toEqual([]);
+  });
+  it('a handler completing its task in its own transaction: the completion and its writes commit together, once', async () => {
+    await tasks.submit({ type: 'charge', name: 'c-1', data: { order: 'c-1' } });
+    await eventually('the task to be done', async () => (await tasks.get('charge:c-1'))?.state === 'done', { timeoutMs: 10_000 });
+    expect(await tasks.get('charge:c-1')).toMatchObject({ result: { charged: 'c-1' } });
+    expect((await pool.query(`SELECT id, run FROM ${CHARGES} WHERE id = 'c-1'`)).rows).toEqual([{ id: 'c-1', run: 1 }]);
+    expect(chargeRuns.get('c-1')).toBe(1);
+  });
+
+  it('a handler whose transaction rolled back after completeIn: the run counts as failed, and the retry commits', async () => {
+    await tasks.submit({ type: 'charge', name: 'c-2', data: { order: 'c-2', rollBackFirst: true } });
+    await eventually('the task to be done', async () => (await tasks.get('charge:c-2'))?.state === 'done', { timeoutMs: 10_000 });
+    const task = await tasks.get('charge:c-2');
+    expect(task?.attempts.map((a) => a.outcome)).toEqual(['failed', 'done']);
+    expect(task?.attempts[0].error).toContain('did not commit');
+    expect((await pool.query(`SELECT id, run FROM ${CHARGES} WHERE id = 'c-2'`)).rows).toEqual([{ id: 'c-2', run: 2 }]);
   });
 });
