@@ -61,6 +61,8 @@ export function fenceTableSql(dialect: FenceDialect, table = DEFAULT_FENCE_TABLE
       `    CREATE CONSTRAINT TRIGGER ${COMMIT_CHECK} AFTER INSERT OR UPDATE ON ${t} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW`,
       `      WHEN (current_setting('${COMMIT_CHECKS}', true) > '') EXECUTE FUNCTION ${check}();`,
       `  END IF;`,
+      `  -- It fires whatever session_replication_role says.`,
+      `  ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${COMMIT_CHECK};`,
       `END $$;`,
       '',
     ].join('\n');
@@ -194,7 +196,9 @@ const PERMIT_ARGS = `SELECT $1::text AS map, $2::text AS key, $3::bigint AS toke
  * is not held now by the database's clock (`clock_timestamp()`), or null when it is: in the library's own table of a
  * PostgreSQL backend in this database (`schema`), a permit not released, not revoked, and not expired. Answers one row:
  * `reason`, `left_ms` (how long the permit has left; negative: how long ago it ran out; null: no such permit) and `key`.
- * By default its values are the map, the semaphore and the token.
+ * By default its values are the map, the semaphore and the token. The record is read under a key-share lock, which
+ * the library's updates do not wait for: under `REPEATABLE READ` or `SERIALIZABLE` a record changed since the
+ * transaction's snapshot then fails the statement (40001) rather than being judged as the snapshot has it.
  */
 export function permitLossSql(schema: string, args = PERMIT_ARGS): string {
   return (
@@ -205,8 +209,9 @@ export function permitLossSql(schema: string, args = PERMIT_ARGS): string {
     `FROM (${args}) a CROSS JOIN LATERAL (` +
     `SELECT bool_or(p.value ->> 'released' IS DISTINCT FROM 'true' AND p.value ->> 'revokedAt' IS NULL AND (p.value ->> 'expiresAt')::double precision > extract(epoch from clock_timestamp()) * 1000) AS held, ` +
     `max((p.value ->> 'expiresAt')::double precision - extract(epoch from clock_timestamp()) * 1000) AS left_ms ` +
-    `FROM "${schema}".records r CROSS JOIN LATERAL jsonb_array_elements(r.value::jsonb -> 'permits') AS p(value) ` +
-    `WHERE r.map = a.map AND r.key = a.key AND (p.value ->> 'fencingToken')::bigint = a.token) h`
+    `FROM (SELECT value FROM "${schema}".records WHERE map = a.map AND key = a.key FOR KEY SHARE) r ` +
+    `CROSS JOIN LATERAL jsonb_array_elements(r.value::jsonb -> 'permits') AS p(value) ` +
+    `WHERE (p.value ->> 'fencingToken')::bigint = a.token) h`
   );
 }
 
@@ -216,7 +221,7 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 /**
  * Same-database mode's check of one permit, at `fence()` and again at `COMMIT`, in one statement: why the permit is not
  * held now (`reason`, null when it is), whether the fence table has its commit check (`guarded`), and the permit's
- * check registered in the transaction for its `COMMIT` ({@link COMMIT_CHECKS}, by semaphore and token; the check is
+ * check registered in the transaction for its `COMMIT` ({@link COMMIT_CHECKS}, by map, semaphore and token; the check is
  * the same query with the values written in, answering the message the `COMMIT` fails with, or null). Values: the
  * map, the semaphore, the token, the fence table.
  */
@@ -224,9 +229,9 @@ export function permitCheckSql(schema: string): string {
   const atCommit = `SELECT 'Permit of "' || key || '" is lost at COMMIT: ' || reason || '; the fenced transaction was rolled back' FROM (${permitLossSql(schema, 'SELECT %L::text AS map, %L::text AS key, %s::bigint AS token')}) c`;
   return (
     `SELECT l.reason, l.left_ms, ` +
-    `EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(t.fence_table) AND tgname = '${COMMIT_CHECK}' AND tgenabled <> 'D') AS guarded, ` +
+    `EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(t.fence_table) AND tgname = '${COMMIT_CHECK}' AND tgenabled = 'A' AND tgdeferrable AND tginitdeferred) AS guarded, ` +
     `set_config('${COMMIT_CHECKS}', (coalesce(nullif(current_setting('${COMMIT_CHECKS}', true), ''), '{}')::jsonb || ` +
-    `jsonb_build_object(t.key || ' ' || t.token, format(${literal(atCommit)}, t.map, t.key, t.token)))::text, true) AS registered ` +
+    `jsonb_build_object(t.map || ' ' || t.key || ' ' || t.token, format(${literal(atCommit)}, t.map, t.key, t.token)))::text, true) AS registered ` +
     `FROM (SELECT $1::text AS map, $2::text AS key, $3::bigint AS token, $4::text AS fence_table) t ` +
     `CROSS JOIN LATERAL (${permitLossSql(schema, 'SELECT t.map, t.key, t.token')}) l`
   );

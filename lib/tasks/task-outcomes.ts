@@ -8,7 +8,7 @@ import type { Registration } from './task-handler';
 import { decideFinish, type RunEnd, type TaskOutcome } from './task-outcome.rules';
 import type { VersionedTask } from './task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
-import { failTransaction, type SqlTransaction } from '../store/sql-transaction';
+import type { SqlTransaction } from '../store/sql-transaction';
 import { leaseExpired } from './errors/task.errors';
 
 /**
@@ -35,16 +35,12 @@ export class TaskOutcomes {
 
   /**
    * Records the outcome inside the application's transaction (`completeIn`), fenced by the epoch: it commits with the
-   * caller's rows or not at all. A claim no longer this run's fails the transaction and throws `LeaseLostError`, so
-   * nothing of it commits. Answers what was written, for {@link TaskOutcomes.committed} once the handler returned.
+   * caller's rows or not at all. A claim no longer this run's throws `LeaseLostError` (the caller fails the
+   * transaction, so nothing of it commits). Answers what was written, for {@link TaskOutcomes.committed} once the handler returned.
    */
   async finishIn(transaction: SqlTransaction, task: TaskRecord, epoch: number, end: RunEnd, registration: Registration, known: VersionedTask): Promise<VersionedTask> {
     const { decision, raw } = await this.fencing.fencedIn(transaction, task.id, epoch, (current, now) => decideFinish(current, this.actor, epoch, end, now, registration.backoff, registration.maxAttempts), known);
-    if (decision.outcome !== 'ok' || raw === undefined) {
-      const lost = leaseExpired(task.id, epoch, decision.outcome === 'ok' ? 'its completion was not written' : decision.message);
-      await failTransaction(transaction, lost.message);
-      throw lost;
-    }
+    if (decision.outcome !== 'ok' || raw === undefined) throw leaseExpired(task.id, epoch, decision.outcome === 'ok' ? 'its completion was not written' : decision.message);
     return { task: decision.task, raw };
   }
 

@@ -7,6 +7,7 @@ import type { Registration, TaskContext } from './task-handler';
 import { groupId } from './task-id.rules';
 import type { RunEnd, TaskOutcome } from './task-outcome.rules';
 import { invalidDefinition } from '../core/errors/input.errors';
+import { failTransaction } from '../store/sql-transaction';
 import { outcomeOf, type TaskOutcomes } from './task-outcomes';
 import type { VersionedTask } from './task-store';
 import type { TaskSubmits } from './task-submits';
@@ -127,10 +128,16 @@ export class TaskRuns {
         armExpiry(renewed.task.claim!.expiresAt);
       },
       completeIn: async (transaction, result) => {
-        if (stopped) throw stopped;
-        if (completedIn) throw invalidDefinition(`<task ${task.id}>`, 'completeIn', 'was called already in this run', 'task');
         const end: RunEnd = { outcome: { kind: 'done', result: result === undefined ? null : result }, subgroups: [...subgroups] };
-        completedIn = { written: await this.outcomes.finishIn(transaction, task, epoch, end, registration, known), end };
+        try {
+          if (stopped) throw stopped;
+          if (completedIn) throw invalidDefinition(`<task ${task.id}>`, 'completeIn', 'was called already in this run', 'task');
+          completedIn = { written: await this.outcomes.finishIn(transaction, task, epoch, end, registration, known), end };
+        } catch (error) {
+          // Whatever refused the completion, the transaction must not commit the handler's writes without it.
+          await failTransaction(transaction, error instanceof Error ? error.message : String(error));
+          throw error;
+        }
       },
       submit: async (input) => {
         const { created, task: sub } = await this.submits.submit({ ...input, parent: input.parent ?? task.id, ...(input.parent === undefined && { parentRun: task.seq }) });

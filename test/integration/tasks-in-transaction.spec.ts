@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { GatekeeperModule, InvalidInputError, TaskHandler, TaskService, type TaskContext } from '../../lib';
-import { pgExecutor, typeormExecutor } from '../../lib/fencing';
+import knex, { type Knex } from 'knex';
+import { knexExecutor, pgExecutor, typeormExecutor } from '../../lib/fencing';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -15,12 +16,22 @@ const shipped: string[] = [];
 const CHARGES = `charges_${randomUUID().slice(0, 8)}`;
 const chargeRuns = new Map<string, number>();
 let chargePool: Pool | undefined;
+let knexDb: Knex | undefined;
 
 @Injectable()
 class Shipping {
   @TaskHandler('ship')
   ship(data: { order: string }): void {
     shipped.push(data.order);
+  }
+
+  /** The same through Knex, which binds values by position: a submit and a completion in its transactions. */
+  @TaskHandler('charge-knex')
+  async chargeThroughKnex(data: { order: string }, context: TaskContext): Promise<void> {
+    await knexDb!.transaction(async (trx) => {
+      await trx.raw(`INSERT INTO ${CHARGES} (id, run) VALUES (?, 1)`, [data.order]);
+      await context.completeIn(knexExecutor(trx), { charged: data.order });
+    });
   }
 
   /** Writes a charge and completes the task in one transaction; its first run rolls back when the order says so. */
@@ -55,6 +66,7 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await pool.query(`CREATE TABLE ${orders} (id text PRIMARY KEY)`);
     await pool.query(`CREATE TABLE ${CHARGES} (id text PRIMARY KEY, run int NOT NULL)`);
     chargePool = pool;
+    knexDb = knex({ client: 'pg', connection: testPostgresUrl(), pool: { min: 0, max: 2 } });
     app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('tx-tasks') }, identity: { acquirer: 'tx-node' }, tasks: { scanInterval: '500ms' } })],
       providers: [Shipping],
@@ -66,6 +78,7 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await app.close();
     await pool.query(`DROP TABLE ${orders}`);
     await pool.query(`DROP TABLE ${CHARGES}`);
+    await knexDb?.destroy();
     await pool.end();
   });
 
@@ -136,5 +149,13 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     expect(task?.attempts.map((a) => a.outcome)).toEqual(['failed', 'done']);
     expect(task?.attempts[0].error).toContain('did not commit');
     expect((await pool.query(`SELECT id, run FROM ${CHARGES} WHERE id = 'c-2'`)).rows).toEqual([{ id: 'c-2', run: 2 }]);
+  });
+  it('through Knex (values bound by position): a submit in its transaction, and a handler completing in one', async () => {
+    await knexDb!.transaction(async (trx) => {
+      await tasks.submit({ type: 'charge-knex', name: 'k-1', data: { order: 'k-1' } }, { transaction: knexExecutor(trx) });
+    });
+    await eventually('the task to be done', async () => (await tasks.get('charge-knex:k-1'))?.state === 'done', { timeoutMs: 10_000 });
+    expect(await tasks.get('charge-knex:k-1')).toMatchObject({ result: { charged: 'k-1' } });
+    expect((await pool.query(`SELECT id FROM ${CHARGES} WHERE id = 'k-1'`)).rows).toEqual([{ id: 'k-1' }]);
   });
 });

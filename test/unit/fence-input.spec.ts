@@ -65,7 +65,7 @@ describe('fence() input', () => {
   it('same-database mode reads the permit first, from the backend\'s table of its map', async () => {
     const executor = recording();
     await fence(executor, 'invoices', { permit: { semaphore: 'billing', fencingToken: 5 }, assertValid: () => undefined }, { checkLease: { mapPrefix: 'app' } });
-    expect(executor.statements[0]).toContain('FROM "gatekeeper".records r');
+    expect(executor.statements[0]).toContain('FROM "gatekeeper".records WHERE map = a.map AND key = a.key FOR KEY SHARE');
     expect(executor.statements[0]).toContain("(p.value ->> 'expiresAt')::double precision > extract(epoch from clock_timestamp()) * 1000");
     expect(executor.statements[1]).toContain('INSERT INTO "gatekeeper_fences"');
   });

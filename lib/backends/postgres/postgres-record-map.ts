@@ -90,10 +90,31 @@ export class PostgresRecordMap implements RecordMap {
         const [row] = await transaction.query(`SELECT key, value FROM ${this.table} WHERE map = $1 AND key = $2 AND ${LIVE}`, [this.stored, key]);
         return row === undefined ? undefined : { key: String(row.key), value: String(row.value) };
       },
-      create: async (key, value, ttlMs) => (await transaction.query(`${this.createSql()} RETURNING key`, [this.stored, key, value, this.doc(value), ttlMs ?? null])).length === 1,
-      replace: async (expected, value) =>
-        (await transaction.query(`${this.replaceSql()} RETURNING key`, [this.stored, expected.key, expected.value, value, this.doc(value), null, null])).length === 1,
+      create: async (key, value, ttlMs) => (await transaction.query(this.createInTransactionSql(), [this.stored, key, value, this.doc(value), ttlMs ?? null])).length === 1,
+      replace: async (expected, value) => (await transaction.query(this.replaceInTransactionSql(), [this.stored, expected.key, expected.value, value, this.doc(value)])).length === 1,
     };
+  }
+
+  /**
+   * {@link createSql} for the application's transaction, its values each bound once and in order (tools such as Knex
+   * and MikroORM bind `?` by position). Values: map, key, value, doc, TTL ms.
+   */
+  private createInTransactionSql(): string {
+    return `WITH a AS (SELECT $1::text AS map, $2::text AS key, $3::text AS value, $4::jsonb AS doc, $5::bigint AS ttl) ` +
+      `INSERT INTO ${this.table} AS r (map, key, value, doc, expires_at) ` +
+      `SELECT a.map, a.key, a.value, a.doc, CASE WHEN a.ttl IS NULL THEN NULL ELSE clock_timestamp() + a.ttl * interval '1 millisecond' END FROM a ` +
+      `ON CONFLICT (map, key) DO UPDATE SET value = EXCLUDED.value, doc = EXCLUDED.doc, expires_at = EXCLUDED.expires_at ` +
+      `WHERE r.expires_at IS NOT NULL AND r.expires_at <= clock_timestamp() RETURNING r.key`;
+  }
+
+  /**
+   * Replace against the exact value, in the application's transaction, its values each bound once and in order: map,
+   * key, expected, value, doc (no TTL, no not-before).
+   */
+  private replaceInTransactionSql(): string {
+    return `WITH a AS (SELECT $1::text AS map, $2::text AS key, $3::text AS expected, $4::text AS value, $5::jsonb AS doc) ` +
+      `UPDATE ${this.table} r SET value = a.value, doc = a.doc, expires_at = NULL FROM a ` +
+      `WHERE r.map = a.map AND r.key = a.key AND r.value = a.expected AND (r.expires_at IS NULL OR r.expires_at > clock_timestamp()) RETURNING r.key`;
   }
 
   /** Create: a row where there is none, or in an expired row's place. Parameters: map, key, value, doc, TTL ms. */

@@ -22,6 +22,9 @@ export interface PrismaQueryable {
  * });
  * ```
  */
+/** A statement that answers rows: a `SELECT` or `WITH` (after any leading comments), or one with `RETURNING`. */
+const ANSWERS_ROWS = /^\s*(?:\/\*[\s\S]*?\*\/\s*)*(?:select|with)\b|\breturning\b/i;
+
 export function prismaExecutor(tx: PrismaQueryable, dialect: FenceDialect = 'postgres'): FenceExecutor {
   const what = 'prismaExecutor(tx)';
   if (!tx || typeof tx.$queryRawUnsafe !== 'function') throw notATransaction(what, 'must be the client of an interactive Prisma transaction (the tx of prisma.$transaction(async (tx) => ...))');
@@ -32,6 +35,6 @@ export function prismaExecutor(tx: PrismaQueryable, dialect: FenceDialect = 'pos
   return {
     dialect,
     // Statements that return rows through $queryRawUnsafe, the rest through $executeRawUnsafe (MySQL's upsert).
-    query: async (sql, params) => (/^\s*select\b|\breturning\b/i.test(sql) ? rowsOf(await tx.$queryRawUnsafe(sql, ...params)) : (await tx.$executeRawUnsafe(sql, ...params), [])),
+    query: async (sql, params) => (ANSWERS_ROWS.test(sql) ? rowsOf(await tx.$queryRawUnsafe(sql, ...params)) : (await tx.$executeRawUnsafe(sql, ...params), [])),
   };
 }
