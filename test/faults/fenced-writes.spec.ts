@@ -366,3 +366,59 @@ describe('a transactional task handler frozen after its writes, on PostgreSQL', 
     process.stdout.write(`task handler committing on its own, frozen after its commit: the ledger holds ${rows.length} rows (${rows.map((r) => r.node).join(', ')})\n`);
   }, 90_000);
 });
+
+/**
+ * A newer holder behind an older one frozen between its fence and its `COMMIT`, on MariaDB (permits on Redis), where
+ * no server setting ends an idle transaction: A fences (`maxWait` 1 s) and is frozen holding the fence row; B is
+ * granted once A's permit ran out and fences the same resource. B gives up with `FenceWaitTimeoutError` within its
+ * bound (2 × `maxWait`, 2 s), its transaction rolled back: a clear error, no hang. A, thawed, commits its older write,
+ * in token order: on MySQL and MariaDB the takeover is not seen by the fence (the documented limit). The control gives
+ * B a `maxWait` of 30 s: at the same deadline it is still waiting.
+ */
+describe('a newer holder behind an older one frozen between its fence and its COMMIT, on MariaDB', () => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+  const BOUND_MS = 2 * 1_000;
+
+  async function scenario(maxWaitMs: number): Promise<{ history: string; bFinishedInTime: boolean; bWaitedMs?: number }> {
+    const label = `mysql_frozen_holder_${maxWaitMs}`;
+    const history = newHistoryFile(label);
+    const url = await freshDatabase('mysql', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id int AUTO_INCREMENT PRIMARY KEY, node varchar(50) NOT NULL, token bigint NOT NULL)', fenceTableSql('mysql')]);
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('mysql-frozen'), DATA_DIALECT: 'mysql', DATA_URL: url, FENCE: '1', PAUSE_AT: 'after-fence', MAX_WAIT: String(maxWaitMs), ...storeTargetEnv({ redisUrl: testRedisUrl() }) };
+    const goB = `${history}.go-b`;
+    writeFileSync(goB, '');
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: `${history}.go-a` }, history);
+    nodes.push(a);
+    await eventually('node-a to fence', () => writes(history).find((e) => e.node === 'node-a' && e.phase === 'fenced'), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
+    nodes.push(b);
+    await eventually('node-b to be granted the permit', () => writes(history).find((e) => e.node === 'node-b' && e.phase === 'checked'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
+    const bEnd = () => writes(history).find((e) => e.node === 'node-b' && (e.phase === 'committed' || e.phase === 'refused'));
+    // B's bound and 3 s of slack for a loaded machine.
+    const bFinishedInTime = await eventually('node-b to finish its fence', () => bEnd() !== undefined, { timeoutMs: BOUND_MS + 3_000, intervalMs: 20 }).then(() => true, () => false);
+    writeFileSync(`${history}.go-a`, '');
+    a.resume();
+    await eventually('both holders to finish', () => ['node-a', 'node-b'].every((node) => writes(history).some((e) => e.node === node && (e.phase === 'committed' || e.phase === 'refused'))), { timeoutMs: 60_000, intervalMs: 20 });
+    recordResourceRows(history, 'ledger', await ledgerRows('mysql', url));
+    return { history, bFinishedInTime, bWaitedMs: bEnd()?.waitedMs };
+  }
+
+  it('bounded: the newer holder gives up within 2 × maxWait with FenceWaitTimeoutError; the older commits in token order', async () => {
+    const { history, bFinishedInTime, bWaitedMs } = await scenario(1_000);
+    expect(bFinishedInTime).toBe(true);
+    const events = writes(history);
+    expect(events.find((e) => e.node === 'node-b' && e.phase === 'refused')).toMatchObject({ cause: 'wait timeout' });
+    expect(bWaitedMs).toBeLessThan(BOUND_MS + 1_000);
+    expect(events.find((e) => e.node === 'node-a' && e.phase === 'committed')).toBeDefined();
+    expect(staleWrites(readHistory(history))).toEqual([]);
+    process.stdout.write(`frozen older holder on MariaDB (maxWait 1000 ms): node-b gave up after ${bWaitedMs} ms (FenceWaitTimeoutError, rolled back); node-a, thawed, committed its older write in token order: ${commitsAfterTakeover(readHistory(history)).length} commit after the takeover (the documented limit)\n`);
+  }, 90_000);
+
+  it('control, maxWait 30 s: at the same deadline the newer holder is still waiting', async () => {
+    const { bFinishedInTime } = await scenario(30_000);
+    expect(bFinishedInTime).toBe(false);
+  }, 120_000);
+});
