@@ -105,7 +105,7 @@ export { Fenced, FencingToken } from './nest/fencing/fenced.decorator';
 export type { FenceDialect, FenceExecutor } from './fencing/fence-executor';
 export type { TaskHandlerDecoratorOptions } from './tasks/task-handler.input';
 export { OncePerTrigger } from './nest/tasks/once-per-trigger.decorator';
-export type { TaskContext } from './tasks/task-handler';
+export type { CompleteInOptions, TaskContext } from './tasks/task-handler';
 export type {
   AttemptOutcome, GroupEnd, GroupJoinData, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord,
   TaskIdentity, TaskRecord, TaskState,

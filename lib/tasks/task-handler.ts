@@ -37,6 +37,9 @@ export interface TaskContext {
    * of its writes commit, and the task runs again elsewhere; its effects land exactly once. Call it last in the
    * transaction and return once the transaction committed: the run then ends as that completion says (the handler's
    * return value is not used). If the transaction rolled back instead, the run counts as failed and is retried.
+   * Until the transaction ends, the task's row is held by it and nobody claims the task: with `maxIdle`, the server
+   * ends the transaction if it then sits idle that long (a handler frozen before its `COMMIT` commits nothing, and the
+   * task runs again elsewhere; see `maxIdle` of `fence()` for the `'error'` event node-postgres emits then).
    *
    * @example
    * ```ts
@@ -46,7 +49,16 @@ export interface TaskContext {
    * });
    * ```
    */
-  completeIn(transaction: SqlTransaction, result?: unknown): Promise<void>;
+  completeIn(transaction: SqlTransaction, result?: unknown, options?: CompleteInOptions): Promise<void>;
+}
+
+/** Options of {@link TaskContext.completeIn}. */
+export interface CompleteInOptions {
+  /**
+   * Once the completion is written, the server ends the transaction if it sits idle this long (ms or `'5s'`;
+   * PostgreSQL's `idle_in_transaction_session_timeout`, for this transaction only). Off unless given.
+   */
+  readonly maxIdle?: DurationInput;
 }
 
 /** Runs a task of one type; its return value is the result. */

@@ -127,12 +127,14 @@ export class TaskRuns {
         known = { task: renewed.task, raw: encodeTask(renewed.task) };
         armExpiry(renewed.task.claim!.expiresAt);
       },
-      completeIn: async (transaction, result) => {
+      completeIn: async (transaction, result, options = {}) => {
         const end: RunEnd = { outcome: { kind: 'done', result: result === undefined ? null : result }, subgroups: [...subgroups] };
         try {
           if (stopped) throw stopped;
           if (completedIn) throw invalidDefinition(`<task ${task.id}>`, 'completeIn', 'was called already in this run', 'task');
+          const maxIdleMs = options.maxIdle === undefined ? undefined : parseDuration(options.maxIdle, `task ${task.id}`, 'completeIn maxIdle');
           completedIn = { written: await this.outcomes.finishIn(transaction, task, epoch, end, registration, known), end };
+          if (maxIdleMs !== undefined) await transaction.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(maxIdleMs)]);
         } catch (error) {
           // Whatever refused the completion, the transaction must not commit the handler's writes without it.
           await failTransaction(transaction, error instanceof Error ? error.message : String(error));

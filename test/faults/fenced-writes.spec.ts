@@ -310,11 +310,11 @@ describe('a transactional task handler frozen after its writes, on PostgreSQL', 
     await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
   });
 
-  async function scenario(mode: 'complete-in' | 'own-commit', pauseAt: 'before-complete' | 'after-complete' | 'after-commit'): Promise<{ history: string; rows: Array<{ node: string; token: number }> }> {
-    const label = `tx_task_${mode.replace('-', '_')}_${pauseAt.replace('-', '_')}`;
+  async function scenario(mode: 'complete-in' | 'own-commit', pauseAt: 'before-complete' | 'after-complete' | 'after-commit', maxIdleMs?: number): Promise<{ history: string; rows: Array<{ node: string; token: number }> }> {
+    const label = `tx_task_${mode.replace('-', '_')}_${pauseAt.replace('-', '_')}${maxIdleMs === undefined ? '' : '_idle'}`;
     const history = newHistoryFile(label);
     const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)']);
-    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('tx-task'), DATA_DIALECT: 'postgres', DATA_URL: url, LEASE_KIND: 'task', TASK_MODE: mode, PAUSE_AT: pauseAt, ...storeTargetEnv({ postgresUrl: url }) };
+    const base = { HISTORY_FILE: history, MAP_PREFIX: uniquePrefix('tx-task'), DATA_DIALECT: 'postgres', DATA_URL: url, LEASE_KIND: 'task', TASK_MODE: mode, PAUSE_AT: pauseAt, ...(maxIdleMs === undefined ? {} : { MAX_IDLE: String(maxIdleMs) }), ...storeTargetEnv({ postgresUrl: url }) };
     const goB = `${history}.go-b`;
     writeFileSync(goB, '');
     const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: `${history}.go-a` }, history);
@@ -327,7 +327,7 @@ describe('a transactional task handler frozen after its writes, on PostgreSQL', 
     // B runs the task once A's claim lapsed; unless A's transaction holds the task's row (A completed in it): then
     // nobody can claim the task while A is frozen, and the freeze is held for twice the lease, B not running it.
     const bRan = () => writes(history).some((e) => e.node === 'node-b' && (e.phase === 'committed' || e.phase === 'refused'));
-    if (pauseAt === 'after-complete') {
+    if (pauseAt === 'after-complete' && maxIdleMs === undefined) {
       await sleep(2 * LEASE_MS);
       expect(bRan()).toBe(false);
     } else {
@@ -358,6 +358,14 @@ describe('a transactional task handler frozen after its writes, on PostgreSQL', 
     if (pauseAt === 'before-complete') expect(a).toMatchObject({ phase: 'refused', cause: 'lease lost' });
     else expect(a).toMatchObject({ phase: 'committed' });
     process.stdout.write(`transactional task handler frozen ${pauseAt}: node-a's run ${a.phase}; the ledger holds ${rows.length} row (${rows.map((r) => r.node).join(', ')})\n`);
+  }, 90_000);
+
+  it('completed in its transaction with maxIdle, frozen after completeIn: the server ends it, another node runs the task, once', async () => {
+    const { history, rows } = await scenario('complete-in', 'after-complete', 1_500);
+    expect(rows).toEqual([expect.objectContaining({ node: 'node-b' })]);
+    const a = writes(history).find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
+    expect(a).toMatchObject({ phase: 'refused', cause: 'transaction ended by the server' });
+    process.stdout.write(`transactional task handler frozen after completeIn, maxIdle 1500 ms: node-a's transaction ended by the server; node-b ran the task; the ledger holds ${rows.length} row (${rows.map((r) => r.node).join(', ')})\n`);
   }, 90_000);
 
   it('control, completed after the handler returns, frozen between its commit and its return: its effects land twice', async () => {

@@ -9,6 +9,9 @@ export interface PrismaQueryable {
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<unknown>;
 }
 
+/** A statement that answers rows: a `SELECT` or `WITH` (after any leading comments), or one with `RETURNING`. */
+const ANSWERS_ROWS = /^\s*(?:\/\*[\s\S]*?\*\/\s*)*(?:select|with)\b|\breturning\b/i;
+
 /**
  * `fence()` on Prisma: pass the client of an interactive transaction (`prisma.$transaction(async (tx) => ...)`), and
  * the dialect of its database (`postgres`, the default, or `mysql` for MySQL and MariaDB). The fence table is a
@@ -22,9 +25,6 @@ export interface PrismaQueryable {
  * });
  * ```
  */
-/** A statement that answers rows: a `SELECT` or `WITH` (after any leading comments), or one with `RETURNING`. */
-const ANSWERS_ROWS = /^\s*(?:\/\*[\s\S]*?\*\/\s*)*(?:select|with)\b|\breturning\b/i;
-
 export function prismaExecutor(tx: PrismaQueryable, dialect: FenceDialect = 'postgres'): FenceExecutor {
   const what = 'prismaExecutor(tx)';
   if (!tx || typeof tx.$queryRawUnsafe !== 'function') throw notATransaction(what, 'must be the client of an interactive Prisma transaction (the tx of prisma.$transaction(async (tx) => ...))');
