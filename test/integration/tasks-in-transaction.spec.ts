@@ -17,6 +17,7 @@ const CHARGES = `charges_${randomUUID().slice(0, 8)}`;
 const chargeRuns = new Map<string, number>();
 let chargePool: Pool | undefined;
 let knexDb: Knex | undefined;
+let typeormSource: DataSource | undefined;
 
 @Injectable()
 class Shipping {
@@ -31,6 +32,15 @@ class Shipping {
     await knexDb!.transaction(async (trx) => {
       await trx.raw(`INSERT INTO ${CHARGES} (id, run) VALUES (?, 1)`, [data.order]);
       await context.completeIn(knexExecutor(trx), { charged: data.order });
+    });
+  }
+
+  /** The same through TypeORM's transaction, as the Tasks page shows it. */
+  @TaskHandler('charge-typeorm')
+  async chargeThroughTypeorm(data: { order: string }, context: TaskContext): Promise<void> {
+    await typeormSource!.transaction(async (manager) => {
+      await manager.query(`INSERT INTO ${CHARGES} (id, run) VALUES ($1, 1)`, [data.order]);
+      await context.completeIn(typeormExecutor(manager), { charged: data.order });
     });
   }
 
@@ -67,6 +77,7 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await pool.query(`CREATE TABLE ${CHARGES} (id text PRIMARY KEY, run int NOT NULL)`);
     chargePool = pool;
     knexDb = knex({ client: 'pg', connection: testPostgresUrl(), pool: { min: 0, max: 2 } });
+    typeormSource = await new DataSource({ type: 'postgres', url: testPostgresUrl(), entities: [], poolSize: 2 }).initialize();
     app = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ backend: 'postgres', postgres: { mapPrefix: uniquePrefix('tx-tasks') }, identity: { acquirer: 'tx-node' }, tasks: { scanInterval: '500ms' } })],
       providers: [Shipping],
@@ -79,6 +90,7 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await pool.query(`DROP TABLE ${orders}`);
     await pool.query(`DROP TABLE ${CHARGES}`);
     await knexDb?.destroy();
+    await typeormSource?.destroy();
     await pool.end();
   });
 
@@ -157,5 +169,11 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await eventually('the task to be done', async () => (await tasks.get('charge-knex:k-1'))?.state === 'done', { timeoutMs: 10_000 });
     expect(await tasks.get('charge-knex:k-1')).toMatchObject({ result: { charged: 'k-1' } });
     expect((await pool.query(`SELECT id FROM ${CHARGES} WHERE id = 'k-1'`)).rows).toEqual([{ id: 'k-1' }]);
+  });
+  it('through TypeORM: a handler completing its task in its transaction', async () => {
+    await tasks.submit({ type: 'charge-typeorm', name: 't-1', data: { order: 't-1' } });
+    await eventually('the task to be done', async () => (await tasks.get('charge-typeorm:t-1'))?.state === 'done', { timeoutMs: 10_000 });
+    expect(await tasks.get('charge-typeorm:t-1')).toMatchObject({ result: { charged: 't-1' } });
+    expect((await pool.query(`SELECT id FROM ${CHARGES} WHERE id = 't-1'`)).rows).toEqual([{ id: 't-1' }]);
   });
 });

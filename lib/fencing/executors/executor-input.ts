@@ -15,9 +15,14 @@ export function dialectNamed(name: unknown): FenceDialect | undefined {
   return undefined;
 }
 
-/** The rows of a tool's answer: an array of rows, `{ rows }`, or mysql2's `[rows, fields]` (a write's header: none). */
+/**
+ * The rows of a tool's answer: an array of rows, `{ rows }`, mysql2's `[rows, fields]` (a write's header: none), or
+ * TypeORM's `[rows, count]` for a PostgreSQL `UPDATE` or `DELETE` (its `RETURNING` rows).
+ */
 export function rowsOf(answer: unknown): ReadonlyArray<Record<string, unknown>> {
   if (Array.isArray(answer)) {
+    // TypeORM on PostgreSQL: an UPDATE's or DELETE's rows and how many it changed (a row is never an array).
+    if (answer.length === 2 && Array.isArray(answer[0]) && typeof answer[1] === 'number') return answer[0] as Array<Record<string, unknown>>;
     // mysql2: [rows | ResultSetHeader, fields]
     if (answer.length === 2 && (Array.isArray(answer[0]) || isHeader(answer[0])) && (answer[1] === undefined || Array.isArray(answer[1]))) {
       return Array.isArray(answer[0]) ? answer[0] : [];
