@@ -4,7 +4,7 @@ import type { FenceDialect } from './fence-executor';
 export const DEFAULT_FENCE_TABLE = 'gatekeeper_fences';
 
 /** `table` quoted as the dialect quotes identifiers (each part of `schema.table`); it was checked to be one. */
-function quoted(dialect: FenceDialect, table: string): string {
+export function quoted(dialect: FenceDialect, table: string): string {
   const q = dialect === 'postgres' ? '"' : '`';
   return table.split('.').map((part) => `${q}${part}${q}`).join('.');
 }

@@ -8,7 +8,7 @@ import { StaleFencingTokenError } from '../core/errors/stale-fencing-token.error
 import { nameProblem } from '../core/names';
 import type { FenceExecutor } from './fence-executor';
 import { failTransaction } from '../store/sql-transaction';
-import { DEFAULT_FENCE_TABLE, fenceStatements, isLockWaitTimeout, isMissingTable, permitCheckSql } from './fence-sql';
+import { DEFAULT_FENCE_TABLE, fenceStatements, isLockWaitTimeout, isMissingTable, permitCheckSql, quoted } from './fence-sql';
 import { MAX_RESOURCE_LENGTH, permitOf, schemaProblem, tableProblem, tokenOf, type FencingTokenSource } from './fencing-token.rules';
 
 /** Options of {@link fence}. */
@@ -193,7 +193,7 @@ function leaseToCheck(lease: FencingTokenSource, given: NonNullable<FenceOptions
  * after this commits nothing once its permit is over). A fence table without that trigger is refused.
  */
 async function checkHeld(executor: FenceExecutor, check: HeldCheck, table: string): Promise<void> {
-  const [row] = await executor.query(permitCheckSql(check.schema), [check.map, check.semaphore, check.token, quotedTable(table)]);
+  const [row] = await executor.query(permitCheckSql(check.schema), [check.map, check.semaphore, check.token, quoted('postgres', table)]);
   const reason = row?.reason === null || row?.reason === undefined ? undefined : String(row.reason);
   if (reason !== undefined) {
     const lost = new LeaseLostError('permit', check.semaphore, reason, `Permit of "${check.semaphore}" is lost: ${reason}; the fenced write was refused`);
@@ -206,6 +206,3 @@ async function checkHeld(executor: FenceExecutor, check: HeldCheck, table: strin
     throw missing;
   }
 }
-
-/** `schema.table` quoted part by part, as `to_regclass` reads it. */
-const quotedTable = (table: string) => table.split('.').map((part) => `"${part}"`).join('.');

@@ -262,28 +262,29 @@ describe('a newer holder behind an older one frozen between its fence and its CO
     return { history, frozenMs };
   }
 
-  it('with maxIdle: the server ends the frozen holder\'s transaction, the newer one waits at most its bound and commits, the older commits nothing', async () => {
-    const { history, frozenMs } = await scenario('maxIdle');
+  /**
+   * The checker's verdict on a run where the older holder must fail: its write refused for `cause`, the newer one's
+   * committed, no commit after a takeover, the resource in token order. Answers the newer holder's `fenced` event.
+   */
+  function olderRefusedNewerCommitted(history: string, cause: string): FencedWriteEvent {
     const events = writes(history);
-    const a = events.find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
-    const bFenced = events.find((e) => e.node === 'node-b' && e.phase === 'fenced')!;
-    expect(a).toMatchObject({ phase: 'refused', cause: 'transaction ended by the server' });
+    expect(events.find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))).toMatchObject({ phase: 'refused', cause });
     expect(events.find((e) => e.node === 'node-b' && e.phase === 'committed')).toBeDefined();
-    expect(bFenced.waitedMs).toBeLessThan(MAX_IDLE_MS);
     expect(commitsAfterTakeover(readHistory(history))).toEqual([]);
     expect(staleWrites(readHistory(history))).toEqual([]);
+    return events.find((e) => e.node === 'node-b' && e.phase === 'fenced')!;
+  }
+
+  it('with maxIdle: the server ends the frozen holder\'s transaction, the newer one waits at most its bound and commits, the older commits nothing', async () => {
+    const { history, frozenMs } = await scenario('maxIdle');
+    const bFenced = olderRefusedNewerCommitted(history, 'transaction ended by the server');
+    expect(bFenced.waitedMs).toBeLessThan(MAX_IDLE_MS);
     process.stdout.write(`frozen older holder (maxIdle ${MAX_IDLE_MS} ms): node-a frozen ${frozenMs} ms after its fence; node-b's fence waited ${bFenced.waitedMs} ms, then committed; node-a's transaction ended by the server; commits after a takeover: 0\n`);
   }, 90_000);
 
   it('in same-database mode: the frozen holder, thawed while the newer waits, is refused at COMMIT, and the newer commits', async () => {
     const { history, frozenMs } = await scenario('checkLease');
-    const events = writes(history);
-    const a = events.find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))!;
-    const bFenced = events.find((e) => e.node === 'node-b' && e.phase === 'fenced')!;
-    expect(a).toMatchObject({ phase: 'refused', cause: 'lease lost at COMMIT' });
-    expect(events.find((e) => e.node === 'node-b' && e.phase === 'committed')).toBeDefined();
-    expect(commitsAfterTakeover(readHistory(history))).toEqual([]);
-    expect(staleWrites(readHistory(history))).toEqual([]);
+    const bFenced = olderRefusedNewerCommitted(history, 'lease lost at COMMIT');
     process.stdout.write(`frozen older holder, same-database mode: node-a frozen ${frozenMs} ms after its fence; node-b's fence waited ${bFenced.waitedMs} ms for node-a's COMMIT, refused; commits after a takeover: 0\n`);
   }, 90_000);
 
