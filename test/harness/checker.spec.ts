@@ -165,6 +165,18 @@ describe('checkHistory', () => {
     it('allows one run per permit and tick', () => {
       expect(kinds(twice, { permits: 2 })).toEqual([]);
     });
+
+    // A direct call (no cron instant): node-b's call fired with the tick at 700 but was held up past half the
+    // 200 ms period (a store restart), so node-a had run the slot and released. On time, the same repeat is reported.
+    const repeat = (startAt: number) => history(
+      run({ node: 'a', token: 1, at: 705, tick: 3, endAt: 715 }),
+      run({ node: 'b', token: 2, at: startAt, tick: 3, endAt: startAt + 10 }),
+    ).map((e) => (e.type === 'start' ? { ...e, firedAt: 700, periodMs: 200 } : e));
+
+    it('does not count a repeat decided more than half a period after its tick fired', () => {
+      expect(kinds(repeat(993))).toEqual([]);
+      expect(kinds(repeat(790))).toEqual(['duplicate-tick']);
+    });
   });
 
   describe('close-starts', () => {

@@ -35,6 +35,14 @@ export interface StartEvent extends RunStamped {
    * permits, grants and starts of different holders can interleave, so token order is checked in grant order.
    */
   grantedAt?: number;
+  /**
+   * For a tick the workload's own timer fired and handed straight to the decorated method: when it fired (real
+   * time) and its period. The library knows a tick's instant only on its cron path, where a decision that lands more
+   * than half a period after the instant is dropped (`LATE_DECISION`); a direct call has no instant, so a call held
+   * up that long (by a store restart, say) runs, and may run a slot another node ran and released.
+   */
+  firedAt?: number;
+  periodMs?: number;
 }
 
 /** A side effect, made right after `lease.assertValid()` passed. */

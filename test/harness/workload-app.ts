@@ -38,7 +38,7 @@ function jobProvider(job: WorkloadJob, index: number): Type {
       if (!lease) throw new Error(`${name}: no lease inside a @ClusterSingleton run`);
       const base = { semaphore: job.semaphore, job: name, token: lease.permit.fencingToken };
       record({
-        ...base, type: 'start', tick: Math.floor(firedAt / job.intervalMs), validUntil: lease.validUntil - offsetMs, valid: lease.isValid(),
+        ...base, type: 'start', tick: Math.floor(firedAt / job.intervalMs), firedAt, periodMs: job.intervalMs, validUntil: lease.validUntil - offsetMs, valid: lease.isValid(),
         grantedAt: lease.permit.grantedAt - offsetMs,
       });
       const onSignal = () => record({ ...base, type: 'signal', reason: reasonOf(lease.signal.reason) });
