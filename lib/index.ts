@@ -81,6 +81,7 @@ export type { AllocationPlan, RebalanceReason } from './allocation/allocation';
 
 // Schedules: the run history of every @ClusterSingleton job, describe
 export { ScheduleService } from './nest/schedules/schedule.service';
+export type { CompleteRunInOptions } from './nest/schedules/run-in-transaction';
 export type { CurrentRun } from './schedules/run/run-context';
 export type { ObservedRun, RunObserver } from './schedules/run/run-observer';
 export { ScheduleHandler } from './nest/schedules/schedule-handler.decorator';

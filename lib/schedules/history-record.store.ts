@@ -1,5 +1,7 @@
+import { invalidDefinition } from '../core/errors/input.errors';
 import type { RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
+import type { TransactionRecords, SqlTransaction } from '../store/sql-transaction';
 import type { StoreBackend } from '../store/store-backend';
 import type { JobHistory, NodeTicks } from './job-history';
 import { decodeHistory, decodeTicks, encodeHistory, encodeTicks } from './job-history.codec';
@@ -19,7 +21,7 @@ export class HistoryRecordStore implements HistoryStore {
   private readonly ticks: MapHold;
   private operations = 0;
 
-  constructor(backend: StoreBackend) {
+  constructor(private readonly backend: StoreBackend) {
     this.jobs = new MapHold(backend, HISTORY_MAPS.jobs, 'history');
     this.ticks = new MapHold(backend, HISTORY_MAPS.ticks, 'history');
   }
@@ -42,8 +44,7 @@ export class HistoryRecordStore implements HistoryStore {
 
   /** {@inheritDoc HistoryStore.read} */
   async read(job: string, timeoutMs?: number): Promise<StoredHistory | undefined> {
-    const record = await this.require(this.jobs).get(job, { timeoutMs });
-    return record && { raw: record.value, history: decodeHistory(job, record.value) };
+    return readHistory(this.records(timeoutMs), job);
   }
 
   /** {@inheritDoc HistoryStore.readMany} */
@@ -55,10 +56,24 @@ export class HistoryRecordStore implements HistoryStore {
 
   /** {@inheritDoc HistoryStore.write} */
   async write(job: string, expected: StoredHistory | undefined, next: JobHistory, timeoutMs?: number): Promise<StoredHistory | undefined> {
-    const jobs = this.require(this.jobs);
-    const raw = encodeHistory(next);
-    const written = expected === undefined ? await jobs.create(job, raw, { timeoutMs }) : await jobs.replace({ key: job, value: expected.raw }, raw, { timeoutMs });
-    return written ? { raw, history: next } : undefined;
+    return writeHistory(this.records(timeoutMs), job, expected, next);
+  }
+
+  /** {@inheritDoc HistoryStore.inTransaction} */
+  inTransaction(transaction: SqlTransaction): Pick<HistoryStore, 'read' | 'write'> {
+    if (!this.backend.recordsIn) throw invalidDefinition(undefined, 'transaction', "a run is recorded in your transaction when the run history is on PostgreSQL (backends: { history: 'postgres' })", 'completeRunIn');
+    const records = this.backend.recordsIn(transaction, HISTORY_MAPS.jobs);
+    return { read: (job) => readHistory(records, job), write: (job, expected, next) => writeHistory(records, job, expected, next) };
+  }
+
+  /** The job map's reads and compare-and-sets with a deadline, as the ones in a transaction are called (one call counted each). */
+  private records(timeoutMs: number | undefined): TransactionRecords {
+    const options = { timeoutMs };
+    return {
+      get: (key) => this.require(this.jobs).get(key, options),
+      create: (key, value) => this.require(this.jobs).create(key, value, options),
+      replace: (expected, value) => this.require(this.jobs).replace(expected, value, options),
+    };
   }
 
   /** {@inheritDoc HistoryStore.remove} */
@@ -102,4 +117,17 @@ export class HistoryRecordStore implements HistoryStore {
     this.operations++;
     return map;
   }
+}
+
+/** A job's history as `records` hold it. */
+async function readHistory(records: Pick<TransactionRecords, 'get'>, job: string): Promise<StoredHistory | undefined> {
+  const record = await records.get(job);
+  return record && { raw: record.value, history: decodeHistory(job, record.value) };
+}
+
+/** Writes `next` over `expected` (created when absent) by compare-and-set on the exact text; the stored result, or `undefined` when another write came first. */
+async function writeHistory(records: TransactionRecords, job: string, expected: StoredHistory | undefined, next: JobHistory): Promise<StoredHistory | undefined> {
+  const raw = encodeHistory(next);
+  const written = expected === undefined ? await records.create(job, raw) : await records.replace({ key: job, value: expected.raw }, raw);
+  return written ? { raw, history: next } : undefined;
 }

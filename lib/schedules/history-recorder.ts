@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock';
 import type { HistoryDelta, JobHistory } from './job-history';
 import type { HistoryStore } from './history-store';
 import { HistoryWriter } from './history-writer';
+import { mergeHistory } from './job-history.rules';
 import { FAILED_OUTCOMES, runFailure, type JobRunOutcome, type RunRecord } from './run-record';
 import type { ObservedRun } from './run/run-observer';
 import type { RunPipelineObserver } from './run/run-observers';
@@ -39,6 +40,9 @@ interface Pending {
   /** Let go while that write was under way: tallied as dropped only if the write does not land. */
   letGo?: boolean;
 }
+
+/** Compare-and-sets a run's record in the application's transaction tries before it gives up (another node's flush came first each time). */
+const ATTEMPTS_IN_TRANSACTION = 5;
 
 /** Skipped-tick records live this long after their node's last write, and are written again well before. */
 const TICKS_TTL_MS = 24 * 60 * 60_000;
@@ -82,6 +86,11 @@ export class HistoryRecorder {
   /** Set at stop: the last flush writes everything, skipped ticks included. */
   private final = false;
   private readonly since: number;
+  /**
+   * Runs recorded `completed` inside the application's transaction ({@link completeIn}), by id, until their end is
+   * written: if that transaction did not commit, a run that returned did not complete.
+   */
+  private readonly completedIn = new Set<string>();
   /** Runs started here so far: part of each run's id. */
   private sequence = 0;
   private timer?: NodeJS.Timeout;
@@ -127,6 +136,26 @@ export class HistoryRecorder {
     const record: RunRecord = { ...run, outcome, durationMs, error: failure?.error, ...(failure?.stack !== undefined && { stack: failure.stack }) };
     this.put(record);
     return record;
+  }
+
+  /**
+   * Records `run` (going on here) as completed through `store`, the history's reads and writes in the application's
+   * transaction: the record commits with the transaction's rows or not at all. Once the run ends, its end is written as
+   * usual; a run that returned although that transaction did not commit is written `failed`, saying so.
+   */
+  async completeIn(store: Pick<HistoryStore, 'read' | 'write'>, run: ObservedRun): Promise<void> {
+    const record = this.records.get(run);
+    if (!record) throw new Error(`${run.job}: no run of it is going on here to record`);
+    const now = this.options.clock.now();
+    const completed: RunRecord = { ...record, outcome: 'completed', durationMs: Math.max(0, now - record.startedAt) };
+    for (let attempt = 0; attempt < ATTEMPTS_IN_TRANSACTION; attempt++) {
+      const current = await store.read(record.job);
+      if (await store.write(record.job, current, mergeHistory(current?.history, { runs: [completed] }, this.options.keep, now))) {
+        this.completedIn.add(record.id);
+        return;
+      }
+    }
+    throw new Error(`the history of "${record.job}" changed under each of ${ATTEMPTS_IN_TRANSACTION} writes in the transaction`);
   }
 
   /** Notes a tick of `job` this node skipped, and why (a deny reason code, `OVERLAP`, ...). */
@@ -233,7 +262,7 @@ export class HistoryRecorder {
     for (const p of carried) p.writing = true;
     let landed = false;
     try {
-      const written = await this.writer.write(job, delta, check);
+      const written = await this.writer.write(job, this.completedIn.size === 0 ? delta : (current) => this.settledIn(current, delta), check);
       landed = written.landed;
       if (landed) this.settle(job, taken);
       return written.history;
@@ -249,6 +278,18 @@ export class HistoryRecorder {
     }
   }
 
+  /**
+   * `delta` against the history as read (`current`): a run completed in a transaction of the application whose
+   * record is not there ended is one whose transaction did not commit. If it returned, it is written `failed`.
+   */
+  private settledIn(current: JobHistory | undefined, delta: HistoryDelta): HistoryDelta {
+    const ended = new Set(current?.runs.filter((r) => r.outcome !== 'running').map((r) => r.id));
+    const runs = delta.runs.map((record) => (record.outcome === 'completed' && this.completedIn.has(record.id) && !ended.has(record.id)
+      ? { ...record, outcome: 'failed' as const, error: 'the transaction the run was completed in (completeRunIn) did not commit' }
+      : record));
+    return { ...delta, runs };
+  }
+
   /** What a write carried is told: ended runs are forgotten, running ones wait (clean) for their end. */
   private settle(job: string, written: readonly RunRecord[]): void {
     const runs = this.pending.get(job);
@@ -257,7 +298,10 @@ export class HistoryRecorder {
       const now = runs.get(record.id);
       if (now?.record !== record) continue; // it moved on while the write was under way: still to tell
       if (record.outcome === 'running') now.dirty = false;
-      else runs.delete(record.id);
+      else {
+        runs.delete(record.id);
+        this.completedIn.delete(record.id);
+      }
     }
     if (runs.size === 0) this.pending.delete(job);
   }

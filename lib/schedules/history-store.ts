@@ -1,3 +1,4 @@
+import type { SqlTransaction } from '../store/sql-transaction';
 import type { JobHistory, NodeTicks } from './job-history';
 
 /** A job's history as read, with the exact stored text a compare-and-set must name. */
@@ -43,4 +44,10 @@ export interface HistoryStore {
    * read. Optional: a store without it is taken never to lose data.
    */
   lostSince?(job: string, timeoutMs?: number): Promise<number | undefined>;
+  /**
+   * The same reads and compare-and-sets inside the application's own database transaction, so a history write
+   * commits with the application's rows or not at all. Makes no call; throws `InvalidInputError` naming `transaction`
+   * when the store cannot write in one (only the PostgreSQL backend can). Optional: without it, the same error.
+   */
+  inTransaction?(transaction: SqlTransaction): Pick<HistoryStore, 'read' | 'write'>;
 }

@@ -58,11 +58,12 @@ export class HistoryWriter {
   }
 
   /**
-   * Merges `delta` into `job`'s stored history (and, with `check`, writes back its history if the store lost it, even
+   * Merges `delta` (or the delta `deltaOf` makes of the history as read) into `job`'s stored history (and, with `check`, writes back its history if the store lost it, even
    * with no news). Throws when every attempt lost or the store failed; the caller keeps its news for the next flush.
    */
-  async write(job: string, delta: HistoryDelta, check: boolean): Promise<HistoryWrite> {
-    const news = delta.runs.length > 0 || delta.missed !== undefined || delta.dropped !== undefined;
+  async write(job: string, deltaOf: HistoryDelta | ((current: JobHistory | undefined) => HistoryDelta), check: boolean): Promise<HistoryWrite> {
+    const first = typeof deltaOf === 'function' ? deltaOf(undefined) : deltaOf;
+    const news = first.runs.length > 0 || first.missed !== undefined || first.dropped !== undefined;
     const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
     try {
       const { history, lostAt } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number }>(`the history of "${job}"`, slot, async (expected) => {
@@ -75,6 +76,7 @@ export class HistoryWriter {
         const base = lostAt === undefined ? expected?.history : restoreHistory(held!, expected?.history, this.options.keep, now);
         if (lostAt === undefined && behind && expected === null) this.held.delete(job); // removed (a schedule's end), not lost
         if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
+        const delta = typeof deltaOf === 'function' ? deltaOf(base) : deltaOf;
         return { result: { ...(lostAt !== undefined && { lostAt }) }, write: { ...mergeHistory(base, delta, this.options.keep, now), job } };
       }, {
         attempts: ATTEMPTS,

@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { fenceTableSql } from '../../lib/fencing';
 import { permitLossSql } from '../../lib/fencing/fence-sql';
 import { newHistoryFile } from '../harness/fault-cluster';
-import { commitsAfterTakeover, lateWrites, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent } from '../harness/fenced-writes';
+import { commitsAfterTakeover, historyAndRowsDisagree, lateWrites, recordJobRuns, recordLapsed, recordResourceRows, staleWrites, type FencedWriteEvent, type JobRunsEvent } from '../harness/fenced-writes';
 import { readHistory, recordNemesis } from '../harness/history';
 import { TcpProxy } from '../harness/tcp-proxy';
 import { startNodeProcess, type NodeProcess } from '../harness/node-process';
@@ -430,4 +430,91 @@ describe('a newer holder behind an older one frozen between its fence and its CO
     const { bFinishedInTime } = await scenario(30_000);
     expect(bFinishedInTime).toBe(false);
   }, 120_000);
+});
+
+/**
+ * A `@ClusterSingleton` run whose writes and history record commit together (`ScheduleService.completeRunIn`; permits,
+ * history and data in one PostgreSQL database). A runs the job, inserts its row and records the run in its
+ * transaction, and is frozen before its `COMMIT` past its lease; B is granted and runs the job; A, thawed, is refused
+ * at `COMMIT` (the permit checked again there). Or A is frozen right after its `COMMIT` and killed (SIGKILL): its
+ * history says what committed. The checker reads the ledger and the job's history as the store holds it: every row's
+ * run is `completed`, and every completed run has its row; no write committed after a newer holder was granted. The
+ * controls commit the insert alone, the run told to the history after the method returns: a holder frozen before its
+ * `COMMIT` lands its write after the newer holder was granted, and one killed after its `COMMIT` leaves a row whose run
+ * the history never heard ended.
+ */
+describe('a @ClusterSingleton run completed in its transaction, frozen before or after its COMMIT, on PostgreSQL', () => {
+  const JOB = 'LedgerWriter.ledgerJob';
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate().catch(() => undefined)));
+  });
+
+  async function scenario(mode: 'complete-in' | 'own-commit', pauseAt: 'after-complete' | 'after-commit'): Promise<{ history: string; events: ReturnType<typeof readHistory> }> {
+    const label = `tx_job_${mode.replace('-', '_')}_${pauseAt.replace('-', '_')}`;
+    const history = newHistoryFile(label);
+    const url = await freshDatabase('postgres', `${label}_${Date.now().toString(36)}`, ['CREATE TABLE ledger (id serial PRIMARY KEY, node text NOT NULL, token bigint NOT NULL)', fenceTableSql('postgres')]);
+    const mapPrefix = uniquePrefix('tx-job');
+    const base = { HISTORY_FILE: history, MAP_PREFIX: mapPrefix, DATA_DIALECT: 'postgres', DATA_URL: url, LEASE_KIND: 'job', JOB_MODE: mode, PAUSE_AT: pauseAt, ...storeTargetEnv({ postgresUrl: url }) };
+    const a = await startNodeProcess(SCRIPT, 'node-a', { ...base, GO_FILE: `${history}.go-a` }, history);
+    nodes.push(a);
+    await eventually(`node-a to pause ${pauseAt}`, () => writes(history).find((e) => e.node === 'node-a' && e.phase === 'fenced'), { timeoutMs: 20_000, intervalMs: 20 });
+    a.freeze();
+    recordNemesis(history, `freeze node-a ${pauseAt}`);
+    if (pauseAt === 'after-commit') {
+      // Dead right after its COMMIT, before the method returned: nothing but the transaction told the history.
+      await a.kill();
+      recordNemesis(history, 'kill node-a');
+    } else {
+      const goB = `${history}.go-b`;
+      writeFileSync(goB, '');
+      const b = await startNodeProcess(SCRIPT, 'node-b', { ...base, GO_FILE: goB }, history);
+      nodes.push(b);
+      // B's run begins once A's permit ran out. Completed in its transaction, B's fence then waits behind A's open
+      // one (the fence row, A's history record): A is thawed while it waits, as a GC pause would end.
+      await eventually('node-b to be granted the job once node-a\'s permit ran out', () => writes(history).some((e) => e.node === 'node-b' && e.phase === 'checked'), { timeoutMs: 4 * LEASE_MS + 10_000, intervalMs: 20 });
+      writeFileSync(`${history}.go-a`, '');
+      a.resume();
+      recordNemesis(history, 'thaw node-a');
+      const ended = (node: string) => writes(history).some((e) => e.node === node && (e.phase === 'committed' || e.phase === 'refused'));
+      await eventually('node-a and node-b to finish their runs', () => ended('node-a') && ended('node-b'), { timeoutMs: 20_000, intervalMs: 20 });
+      // Every node tells what it knows of its runs (a node's history is written at its stop).
+      await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+    }
+    recordResourceRows(history, 'ledger', await ledgerRows('postgres', url));
+    const pool = new Pool({ connectionString: url, max: 1 });
+    try {
+      const { rows } = await pool.query('SELECT value FROM gatekeeper.records WHERE map = $1 AND key = $2', [`${mapPrefix}.job-runs`, JOB]);
+      const runs = rows.length === 0 ? [] : (JSON.parse(rows[0].value as string) as { runs: Array<{ token: number; outcome: string }> }).runs;
+      recordJobRuns(history, JOB, runs.map(({ token, outcome }) => ({ token, outcome })));
+    } finally {
+      await pool.end();
+    }
+    return { history, events: readHistory(history) };
+  }
+
+  it('completed in its transaction, frozen before its COMMIT past its lease: refused at COMMIT; the history and the rows agree', async () => {
+    const { history, events } = await scenario('complete-in', 'after-complete');
+    expect(writes(history).find((e) => e.node === 'node-a' && (e.phase === 'committed' || e.phase === 'refused'))).toMatchObject({ phase: 'refused', cause: 'lease lost at COMMIT' });
+    expect(commitsAfterTakeover(events)).toEqual([]);
+    expect(historyAndRowsDisagree(events)).toEqual([]);
+    const b = writes(history).find((e) => e.node === 'node-b' && e.phase === 'committed')!;
+    process.stdout.write(`@ClusterSingleton run completed in its transaction, frozen before COMMIT past its lease: node-a refused at COMMIT (lease lost), node-b's run committed (token ${b.token}); history and rows agree\n`);
+  }, 90_000);
+
+  it('control, committing on its own, frozen before its COMMIT past its lease: its write lands after the newer holder was granted', async () => {
+    const { events } = await scenario('own-commit', 'after-complete');
+    expect(commitsAfterTakeover(events).length).toBe(1);
+  }, 90_000);
+
+  it('completed in its transaction, killed right after its COMMIT: the history says completed, as the rows do', async () => {
+    const { events } = await scenario('complete-in', 'after-commit');
+    expect(historyAndRowsDisagree(events)).toEqual([]);
+    expect((events as unknown as JobRunsEvent[]).find((e) => e.type === 'job-runs')!.runs).toEqual([expect.objectContaining({ outcome: 'completed' })]);
+  }, 90_000);
+
+  it('control, committing on its own, killed right after its COMMIT: its row landed, the history never heard its run ended', async () => {
+    const { events } = await scenario('own-commit', 'after-commit');
+    expect(historyAndRowsDisagree(events)).toHaveLength(1);
+  }, 90_000);
 });

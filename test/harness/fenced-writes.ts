@@ -117,3 +117,33 @@ export function staleWrites(events: ReadonlyArray<HistoryEvent | FencedWriteEven
   }
   return stale;
 }
+
+/** A job's runs as its history holds them in the store at the end (read by the test), each with its token and outcome. */
+export interface JobRunsEvent {
+  type: 'job-runs';
+  at: number;
+  node: string;
+  pid: number;
+  job: string;
+  runs: Array<{ token: number; outcome: string }>;
+}
+
+export function recordJobRuns(file: string, job: string, runs: JobRunsEvent['runs']): void {
+  appendEvent(file, { type: 'job-runs', job, runs } as never, 'test');
+}
+
+/**
+ * Where a job's history and what its runs wrote disagree: a row of the resource whose run (by token) the history does
+ * not have `completed`, and a run the history has `completed` whose row is not there. Reads the last `resource` and
+ * `job-runs` events of the history.
+ */
+export function historyAndRowsDisagree(events: ReadonlyArray<{ type: string }>): string[] {
+  const rows = (events as ResourceRowsEvent[]).filter((e) => e.type === 'resource').at(-1)?.rows ?? [];
+  const runs = (events as JobRunsEvent[]).filter((e) => e.type === 'job-runs').at(-1)?.runs ?? [];
+  const completed = new Set(runs.filter((r) => r.outcome === 'completed').map((r) => r.token));
+  const written = new Set(rows.map((r) => r.token));
+  return [
+    ...rows.filter((r) => !completed.has(r.token)).map((r) => `${r.node}'s row (token ${r.token}) landed, its run is ${runs.find((run) => run.token === r.token)?.outcome ?? 'not in the history'}`),
+    ...[...completed].filter((token) => !written.has(token)).map((token) => `the run with token ${token} is completed in the history, its row is not there`),
+  ];
+}

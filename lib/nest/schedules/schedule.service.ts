@@ -15,6 +15,7 @@ import type { LiveScheduleRecord } from '../../schedules/schedule-record';
 import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
+import { completeRunIn, type CompleteRunInOptions, type RunInTransactionParts } from './run-in-transaction';
 import { RuntimeSchedules } from './runtime-schedules';
 import { SchedulesRuntime } from './schedules.runtime';
 
@@ -33,6 +34,7 @@ import { SchedulesRuntime } from './schedules.runtime';
 @Injectable()
 export class ScheduleService {
   private readonly admin: JobAdmin;
+  private readonly inTransaction: RunInTransactionParts;
 
   /** @internal Nest injects the service; applications never construct it. */
   constructor(
@@ -43,6 +45,12 @@ export class ScheduleService {
   ) {
     const { clock, storeTimeoutMs, schedules: { keep }, holder: { instance } } = options;
     this.admin = new JobAdmin(runtime, permits, runtimeSchedules, { keep, clock, instance, storeTimeoutMs });
+    // The permits are in the history's database when one 'postgres' backend holds both.
+    const { backends, postgres } = options;
+    const permitsAt = backends.permits === 'postgres' && backends.history === 'postgres'
+      ? { ...(postgres.schema !== undefined && { schema: postgres.schema }), ...(postgres.mapPrefix !== undefined && { mapPrefix: postgres.mapPrefix }) }
+      : undefined;
+    this.inTransaction = { recorder: runtime.recorder, history: runtime.store, ...(permitsAt && { permitsAt }) };
   }
 
   /**
@@ -91,6 +99,40 @@ export class ScheduleService {
    */
   currentRun(): CurrentRun | undefined {
     return runContext.getStore();
+  }
+
+  /**
+   * Inside a `@ClusterSingleton` run, in the transaction that makes the run's writes: records the run as `completed`
+   * in the job's history in that transaction, fenced by the run's permit, so the record and the writes commit together
+   * or not at all. The run history must be on PostgreSQL (`backends: { history: 'postgres' }`), the transaction on its
+   * database, and the fence table there (`npx nestjs-gatekeeper fencing sql`).
+   *
+   * The fence (`fence()` on `options.resource`, default the job's semaphore) refuses a holder whose permit was taken
+   * over, and the writes of successive holders commit in token order. When the permits are in the same database (the
+   * module's `'postgres'` backend holds permits and history), the permit is checked on the database's clock now and
+   * again at `COMMIT`: a run frozen anywhere before its `COMMIT` past its lease commits nothing (`COMMIT` fails with
+   * SQLSTATE `GK001`).
+   *
+   * What the history then says: `completed` exactly when the transaction committed, even if the node dies right after
+   * its `COMMIT`. A run that returns although the transaction rolled back is written `failed`, saying so. Call it once,
+   * in the run's last transaction: what the run does after that transaction commits is not recorded. Throws
+   * `InvalidInputError` outside a run or with the history elsewhere, before any statement; a refusal
+   * (`StaleFencingTokenError`, `LeaseLostError`, `FenceWaitTimeoutError`) leaves the transaction unable to commit.
+   *
+   * @example With TypeORM:
+   * ```ts
+   * @Cron('0 * * * *')
+   * @ClusterSingleton('billing')
+   * async bill() {
+   *   await this.dataSource.transaction(async (manager) => {
+   *     await manager.update(Invoice, { status: 'due' }, { status: 'charged' });
+   *     await this.schedules.completeRunIn(typeormExecutor(manager));
+   *   });
+   * }
+   * ```
+   */
+  completeRunIn(transaction: SqlTransaction, options?: CompleteRunInOptions): Promise<void> {
+    return completeRunIn(this.inTransaction, transaction, options);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { PermitLease } from '../../permits/permit-lease';
 import { intervalTick, LATE_DECISION, lateDecision, type TickTiming } from '../late-tick.rules';
 import type { JobRunOutcome } from '../run-record';
 import { type JobKnownSince, MissedRuns } from './missed-runs';
-import { runContext } from './run-context';
+import { runContext, runsInContext } from './run-context';
 import { RunGate } from './run-gate';
 import type { RunLog } from './run-log';
 import type { ObservedRun } from './run-observer';
@@ -193,6 +193,7 @@ export class JobRunner {
     const took = () => Math.round(performance.now() - started);
     try {
       const current = { job: run.job, trigger: run.trigger, instant: run.instant, token: run.token, request: run.request };
+      runsInContext.set(current, { run, lease });
       const value = await observers.around(run, async () => runContext.run(current, call.body));
       observers.ended(run, { outcome: 'completed', durationMs: took() });
       return value;

@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { PermitLease } from '../../permits/permit-lease';
 import type { RunTrigger } from '../run-record';
+import type { ObservedRun } from './run-observer';
 
 /** The run of a `@ClusterSingleton` job going on, as `ScheduleService.currentRun()` answers inside it. */
 export interface CurrentRun {
@@ -20,3 +22,9 @@ export interface CurrentRun {
 
 /** Carries the current run into the job's code. */
 export const runContext = new AsyncLocalStorage<CurrentRun>();
+
+/**
+ * What the library keeps of each run in context beyond what the job sees: the run as its observers (the history) know
+ * it, and the lease it runs on. Keyed by the context's own object, so it goes with the run.
+ */
+export const runsInContext = new WeakMap<CurrentRun, { readonly run: ObservedRun; readonly lease: PermitLease }>();
