@@ -42,7 +42,10 @@ export function encodeTask(task: TaskRecord): string {
 
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeTask(key: string, raw: string): TaskRecord {
-  return decodeTaskObject(key, parseJsonObject(key, raw));
+  const task = decodeTaskObject(key, parseJsonObject(key, raw));
+  // The text it was read from is its stored form exactly: what a compare-and-set against it sends back.
+  encoded.set(task, raw);
+  return task;
 }
 
 /**

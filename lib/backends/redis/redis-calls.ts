@@ -24,6 +24,10 @@ export interface ScriptAnswer<R> extends IncarnationAnswer {
  */
 export class RedisCalls {
   private count = 0;
+  /** Calls sent so far: with {@link mark}, each call's own id (see {@link send}). */
+  private sent = 0;
+  /** This process's mark, so that call ids are unique across processes. */
+  private readonly mark = randomUUID();
   private unreachable = false;
   private readonly defined = new WeakSet<RedisClient>();
   /** Scripts not in `SCRIPTS` (a native store's own) defined so far, per client, by name. */
@@ -66,7 +70,8 @@ export class RedisCalls {
       this.define(client);
       const script = typeof name === 'string' ? SCRIPTS[name] : this.defineExtra(client, name);
       const command = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[script.name];
-      const argv = [this.tag, ...this.incarnation.argv(), randomUUID(), ...args];
+      // The call's own id: the incarnation a store found empty takes (ARGV[3]); unique per call, made without a UUID each time.
+      const argv = [this.tag, ...this.incarnation.argv(), `${this.mark}.${(this.sent++).toString(36)}`, ...args];
       sent = command.apply(client, argv).then((raw) => this.decode<R>(raw, what));
     } catch (error) {
       throw this.failure(error, what);
