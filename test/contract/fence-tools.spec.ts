@@ -18,7 +18,8 @@ const TOOLS: ReadonlyArray<readonly [tool: string, dialect: 'postgres' | 'mysql'
  * library in a process of its own (test/fixtures/fence-tool.process.ts): a fenced transaction commits with the user's
  * write; a stale token is refused with StaleFencingTokenError and the user's writes in that transaction roll back,
  * also when the caller catches the refusal and commits; savepoints as each tool makes them (on MySQL a refusal in one
- * rolls back the whole transaction); a missing fence table is one clear error.
+ * rolls back the whole transaction); a missing fence table is one clear error. On PostgreSQL, the library's own writes
+ * in the tool's transaction too (what a task's `completeIn` and a run's `completeRunIn` write through).
  */
 describe('fence() through each tool, on a real database', () => {
   it.each(TOOLS)('%s on %s: commits with the write, refuses a stale token and rolls the transaction back, caught or not, in savepoints too', async (tool, dialect) => {
@@ -47,6 +48,14 @@ describe('fence() through each tool, on a real database', () => {
       expect(seen.nested).not.toBeNull();
       expect(seen.nestedOuter).not.toBeNull();
       expect(seen.afterNested).toEqual({ notes: ['first', 'same-token', 'newer'], token: 6 });
+    }
+    if (dialect === 'postgres') {
+      // The library's writes in the tool's transaction (a completion, a run's record, a submit): they bind each value
+      // once and in order, land or not by their compare, commit with it and roll back with it.
+      expect(seen.records).toEqual({
+        created: true, read: 'one', replaced: true, stale: false, beforeCommit: null, committed: 'two',
+        rolledBack: 'roll back', afterRollback: ['two', null],
+      });
     }
     expect(seen.missing.name).toBe('FenceTableMissingError');
     expect(seen.missing.message).toContain(`npx nestjs-gatekeeper fencing sql --dialect ${dialect} --table no_such_fences`);
