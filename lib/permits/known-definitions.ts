@@ -3,6 +3,7 @@ import type { Log } from '../core/log';
 import { fullMatch } from '../core/pattern';
 import type { HeldTick } from './definition.validator';
 import type { Holder, NodeIdentity } from './permit';
+import { definitionDrift } from './definition-drift.rules';
 import { admittedBy, livePermits } from './permit.rules';
 import type { PermitStore } from './permit-store';
 import { permitMessages as messages } from './permits.messages';
@@ -93,7 +94,8 @@ export class KnownDefinitions {
     this.unwatch = this.store.watch((name, entry) => this.remember(name, entry));
     for (const { name, entry } of this.store.known()) this.remember(name, entry);
     for (const definition of this.options.definitions) {
-      await edits.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
+      const wrote = await edits.define(definition, { overwrite: this.options.definitionsPolicy === 'overwrite', graceDurationMs: this.knownDurationMs(definition.name) });
+      if (!wrote && this.options.definitionsPolicy === 'keep') await this.tellDrift(definition, edits);
     }
     for (const { name } of this.options.definitions) this.used.add(name);
     const notRunnable = new Set<string>();
@@ -131,6 +133,17 @@ export class KnownDefinitions {
         }
       }
     }
+  }
+
+  /**
+   * The module's definition of a semaphore the store kept (`definitionsPolicy: 'keep'`): said once at start, at warn,
+   * when the two differ, with both values, the policy and the command that applies the module's. Nothing is changed.
+   */
+  private async tellDrift(definition: SemaphoreDefinition, edits: SemaphoreEdits): Promise<void> {
+    const stored = this.store.peek(definition.name)?.entry?.definition ?? (await edits.current(definition.name).catch(() => undefined));
+    if (!stored) return;
+    const drift = definitionDrift(definition, stored);
+    if (drift.length > 0) this.parts.log.warn(messages.moduleDefinitionNotApplied(definition.name, drift, stored.pausedFrom !== undefined, this.parts.backend));
   }
 
   /**

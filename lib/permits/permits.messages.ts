@@ -1,8 +1,16 @@
 import { formatDuration } from '../core/duration';
 import type { Holder, Permit } from './permit';
+import type { DefinitionDrift } from './definition-drift.rules';
 import { formatStateLine } from './state-dump.format';
 
 /** The stores a recovery wait names, by backend kind. */
+/** `text` as one word of a POSIX shell command line: as it is when plain, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w.:@%+=,/-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** The CLI's `set` option of each setting a definition has. */
+const CLI_OPTIONS: Readonly<Record<DefinitionDrift['field'], string>> = { permits: '--permits', duration: '--duration', groupPattern: '--group-pattern', acquirerPattern: '--acquirer-pattern' };
 const STORE_NAMES: Readonly<Record<string, string>> = { redis: 'Redis store', postgres: 'PostgreSQL database', memory: 'in-memory store' };
 
 /** How a line starts that names the permits' store: the cluster, the database, the server (`undefined`: a store of the user's). */
@@ -47,6 +55,15 @@ export const permitMessages = {
     `not @ClusterSingleton's ${formatDuration(codeMs)}: a definition that exists wins over the decorator (a live edit, ` +
     'the module\'s definitions, or the version that defined it first). Change it with the console, the admin API or ' +
     `\`nestjs-gatekeeper set ${name} --duration <duration>\`, or give it in the module's definitions with definitionsPolicy: 'overwrite'`,
+  moduleDefinitionNotApplied: (name: string, drift: readonly DefinitionDrift[], paused: boolean, backend?: string) => {
+    const shown = (d: DefinitionDrift, side: 'code' | 'stored') => (d.field === 'duration' ? formatDuration(Number(d[side])) : d.field === 'permits' ? String(d[side]) : JSON.stringify(d[side]));
+    const options = drift.map((d) => `${CLI_OPTIONS[d.field]} ${d.field === 'duration' ? formatDuration(Number(d.code)) : d.field === 'permits' ? d.code : shellWord(String(d.code))}`);
+    const cli = `npx nestjs-gatekeeper${backend === 'postgres' || backend === 'redis' ? ` --backend ${backend}` : ''} set ${shellWord(name)} ${options.join(' ')}`;
+    return `Semaphore "${name}" in the module's definitions differs from the one the cluster keeps, which stays in force ` +
+      `(definitionsPolicy: 'keep'): ${drift.map((d) => `${d.field} ${shown(d, 'code')} in the module, ${shown(d, 'stored')} in the cluster`).join('; ')}` +
+      `${paused ? ' (it is paused there; a resume restores the permits shown)' : ''}. Apply the module's with the console, the admin API or \`${cli}\`, ` +
+      "or set definitionsPolicy: 'overwrite' (the module's definitions then replace the stored ones at every start, live edits included)";
+  },
   sharedDurationInForce: (name: string, where: string, first: string, codeMs: number, storedMs: number) =>
     `${where} runs with the duration semaphore "${name}" was defined with by ${first}, ${formatDuration(storedMs)}, not ` +
     `its own @ClusterSingleton's ${formatDuration(codeMs)}: methods that share a semaphore share its duration. Give them ` +

@@ -2,7 +2,7 @@ import { Injectable, SetMetadata, type Type } from '@nestjs/common';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry, Timeout } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { SCHEDULER_TYPE } from '@nestjs/schedule/dist/schedule.constants';
-import { ClusterSingleton, GatekeeperModule } from '../../lib';
+import { ClusterSingleton, GatekeeperModule, SemaphoreAdminService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { MemoryBackend } from '../../lib/testing';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -143,7 +143,7 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
     weekly(): void {}
   }
 
-  async function start(backend: MemoryBackend, extra: { definitions?: Array<{ name: string; duration: string }> } = {}, providers: Type[] = [Reports]) {
+  async function start(backend: MemoryBackend, extra: { definitions?: Array<{ name: string; duration: string }>; definitionsPolicy?: 'keep' | 'overwrite' } = {}, providers: Type[] = [Reports]) {
     const logger = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({ backend: 'memory', backends: { permits: backend }, membership: false, ...extra })],
@@ -152,7 +152,7 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
     const app = moduleRef.createNestApplication({ logger });
     await app.init();
     // At warn: the job's lease is not the one its decorator asks for.
-    return { app, said: () => logger.entries.filter((e) => e.level === 'warn' && /runs with the duration semaphore/.test(e.message)).map((e) => e.message) };
+    return { app, logger, said: () => logger.entries.filter((e) => e.level === 'warn' && /runs with the duration semaphore/.test(e.message)).map((e) => e.message) };
   }
 
   it('warns when two methods on one semaphore ask for different durations, naming the one in force and its method', async () => {
@@ -164,6 +164,42 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
       ]);
     } finally {
       await node.app.close();
+    }
+  });
+
+  const warnedBy = (logger: CapturingLogger) => logger.entries.filter((e) => e.level === 'warn' && /module's definitions differs/.test(e.message));
+
+  it('says once at start-up when a module definition differs from the stored one it keeps, with both values, the policy and the command', async () => {
+    const backend = new MemoryBackend();
+    const first = await start(backend, { definitions: [{ name: 'billing', duration: '1m' }] }, []);
+    const logger = new CapturingLogger();
+    const moduleRef = await Test.createTestingModule({
+      imports: [GatekeeperModule.forRoot({ backend: 'memory', backends: { permits: backend }, membership: false, definitions: [{ name: 'billing', duration: '5m', permits: 2, groupPattern: 'eu-.*' }] })],
+    }).setLogger(logger).compile();
+    const changed = moduleRef.createNestApplication({ logger });
+    await changed.init();
+    // The warning changes nothing: the stored definition stays in force.
+    const kept = await changed.get(SemaphoreAdminService).readDefinition('billing');
+    const agreeing = await start(backend, { definitions: [{ name: 'billing', duration: '1m' }] }, []);
+    const overwriting = await start(backend, { definitions: [{ name: 'billing', duration: '2m' }], definitionsPolicy: 'overwrite' }, []);
+    try {
+      const warned = logger.entries.filter((e) => e.level === 'warn' && /module's definitions differs/.test(e.message)).map((e) => e.message);
+      expect(warned).toEqual([
+        'Semaphore "billing" in the module\'s definitions differs from the one the cluster keeps, which stays in force (definitionsPolicy: \'keep\'): '
+        + 'permits 2 in the module, 1 in the cluster; duration 5m in the module, 1m in the cluster; groupPattern "eu-.*" in the module, ".*" in the cluster. '
+        + 'Apply the module\'s with the console, the admin API or `npx nestjs-gatekeeper set billing --permits 2 --duration 5m --group-pattern \'eu-.*\'`, '
+        + 'or set definitionsPolicy: \'overwrite\' (the module\'s definitions then replace the stored ones at every start, live edits included)',
+      ]);
+      expect(kept).toMatchObject({ permits: 1, durationMs: 60_000, groupPattern: '.*' });
+      // The node that agrees says nothing; 'overwrite' applies its own and says nothing.
+      expect(warnedBy(agreeing.logger)).toEqual([]);
+      expect(warnedBy(overwriting.logger)).toEqual([]);
+      expect(await overwriting.app.get(SemaphoreAdminService).readDefinition('billing')).toMatchObject({ durationMs: 120_000 });
+    } finally {
+      await overwriting.app.close();
+      await agreeing.app.close();
+      await changed.close();
+      await first.app.close();
     }
   });
 
