@@ -22,7 +22,7 @@ function site(config: ConfigService): string {
         identity: { group: site(config), acquirer: config.getOrThrow<string>('POD_NAME') },
         definitionsPolicy: 'keep',
         autoDefine: false,
-        definitions: [{ name: 'billing', duration: '2m', groupPattern: 'production' }],
+        definitions: [{ name: 'billing', duration: '1m', groupPattern: 'production' }],
       }),
     }),
   ],

@@ -16,7 +16,7 @@ export class InvoiceJobs {
    * its late transaction is refused by the fence (StaleFencingTokenError) and rolls back: nothing is charged twice.
    */
   @Cron('0 * * * * *')
-  @ClusterSingleton('billing', '30s')
+  @ClusterSingleton('invoice-charges', '30s')
   async chargeDueInvoices(): Promise<void> {
     const lease = this.gatekeeper.currentLease()!;
     await this.dataSource.transaction(async (manager) => {

@@ -4,8 +4,10 @@ import { AppModule } from './app.module';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AppModule);
-  // On SIGTERM/SIGINT: finish or stop running jobs, then release this node's permits at once (not at expiry).
-  app.enableShutdownHooks();
+  // On SIGTERM/SIGINT: finish or stop running jobs, then release this node's permits at once (not at expiry). Only
+  // these two: with none named, Nest also traps SIGSEGV and SIGBUS, and a process that crashed in native code then
+  // spins instead of dying (its transactions held open).
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen(process.env.PORT ?? 3000);
 }
 bootstrap().catch((error: unknown) => {
