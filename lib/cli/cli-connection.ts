@@ -1,5 +1,7 @@
 import { ClusterNameRefusedError } from '../backends/hazelcast/errors/cluster-name-refused.error';
 import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
+import { postgresUrlProblem } from '../backends/postgres/postgres-backend.check';
+import { redisUrlProblem } from '../backends/redis/redis-backend.check';
 import { hazelcast } from '../backends/hazelcast/hazelcast-client.load';
 import type { Client } from '../backends/hazelcast/hazelcast-client.types';
 import { PresenceRecordStore } from '../presence/presence-record.store';
@@ -227,6 +229,10 @@ export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresN
   if (backend === 'redis' && !redisUrl) {
     throw new CliUsageError('invalid --redis-url: --backend redis needs a URL (redis://user:password@host:6379/0), or GATEKEEPER_REDIS_URL', 'redisUrl');
   }
+  const pgUrlIssue = postgresUrl === undefined ? undefined : postgresUrlProblem(postgresUrl);
+  if (pgUrlIssue !== undefined) throw new CliUsageError(`invalid --pg-url (or GATEKEEPER_PG_URL): ${pgUrlIssue}`, 'pgUrl');
+  const redisUrlIssue = redisUrl === undefined ? undefined : redisUrlProblem(redisUrl);
+  if (redisUrlIssue !== undefined) throw new CliUsageError(`invalid --redis-url (or GATEKEEPER_REDIS_URL): ${redisUrlIssue}`, 'redisUrl');
   const members = (raw.members ?? '').split(',').map((m) => m.trim()).filter(Boolean);
   if (members.length === 0) throw new CliUsageError(`invalid --members: no member address given (host:port,...)`, 'members');
   for (const member of members) {

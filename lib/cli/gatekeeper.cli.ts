@@ -157,5 +157,12 @@ export async function main(argv: string[], io: CliOutput = { out: (t) => process
 }
 
 if (require.main === module) {
+  // A reader that stopped reading (`nestjs-gatekeeper --help | head`) ends the output, not with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(EXIT.ok);
+    });
+  }
   void main(process.argv).then((code) => process.exit(code));
 }

@@ -19,6 +19,8 @@ export interface ServerBackendKind<O extends object> {
   readonly urlVariable: string;
   /** The option's fields that name a connection (any one does), in the order an error lists them. */
   readonly connectionFields: ReadonlyArray<keyof O & string>;
+  /** Why a URL from {@link urlVariable} cannot be the server's, or `undefined` (the backend's own check of its URL). */
+  urlProblem(url: string): string | undefined;
   /** The options with `url` (from {@link urlVariable}) as their connection. */
   withUrl(options: O, url: string): O;
   /** The backend, its reports (lost data, warnings) sent to `reports` unless the options say where they go. */
@@ -43,6 +45,8 @@ export function serverBackend<O extends object>(kind: ServerBackendKind<O>, give
     throw invalidOption(kind.option, `a capability is on '${kind.option}' but no connection is given: `
       + `set ${fields.slice(0, -1).join(', ')} or ${fields[fields.length - 1]}, or ${kind.urlVariable}`);
   }
+  const urlIssue = url ? kind.urlProblem(url) : undefined;
+  if (urlIssue !== undefined) throw invalidOption(kind.urlVariable, urlIssue);
   const backend = kind.create(url ? kind.withUrl(given, url) : given, reports);
   const target = backend.describe?.();
   return { backend, target: target && url ? { ...target, source: kind.urlVariable } : target };

@@ -126,4 +126,23 @@ describe('module options: the backend of each capability', () => {
     expect(await target({ backend: 'memory' }, {})).toBeUndefined();
     await expect(target({ backend: 'redis' }, {})).rejects.toThrow("a capability is on 'redis' but no connection is given: set redis.url, redis.connection or redis.client, or GATEKEEPER_REDIS_URL");
   });
+
+  it('refuses a mistyped URL before anything connects, naming where it came from and showing it without its password', async () => {
+    const made = (options: Parameters<typeof resolveGatekeeperOptions>[0], env: NodeJS.ProcessEnv) => () => createBackends(resolveGatekeeperOptions(options), env);
+    // Typos node-postgres and ioredis would read as a host called `base` and a socket on a host called `redis`.
+    expect(made({ backend: 'postgres' }, { GATEKEEPER_PG_URL: 'postgress//app:secret@db:5432/app' })).toThrow(
+      expect.objectContaining({ field: 'GATEKEEPER_PG_URL', message: expect.stringContaining('must be a URL such as postgres://user:password@host:5432/database (or a socket folder starting with /), got "postgress//app:***@db:5432/app"') }),
+    );
+    expect(made({ backend: 'postgres', postgres: { connectionString: 'postgress://app:secret@db/app' } }, {})).toThrow(
+      expect.objectContaining({ field: 'postgres.connectionString', message: expect.stringContaining('got "postgress://app:***@db/app"') }),
+    );
+    expect(made({ backend: 'redis' }, { GATEKEEPER_REDIS_URL: 'redis//:secret@cache:6379' })).toThrow(
+      expect.objectContaining({ field: 'GATEKEEPER_REDIS_URL', message: expect.stringContaining('must be a URL such as redis://user:password@host:6379/0 (rediss:// for TLS, or a socket path starting with /), got "redis//:***@cache:6379"') }),
+    );
+    expect(made({ backend: 'redis', redis: { url: 'http://cache:6379' } }, {})).toThrow(expect.objectContaining({ field: 'redis.url' }));
+    expect(made({ backend: 'redis', redis: { url: 'rediss://cache:6380' } }, {})).not.toThrow();
+    expect(made({ backend: 'redis', redis: { url: 'cache:6379' } }, {})).not.toThrow();
+    expect(made({ backend: 'postgres', postgres: { connectionString: '/var/run/postgresql app' } }, {})).not.toThrow();
+    expect(made({ backend: 'postgres', postgres: { connectionString: 'postgresql://db/app' } }, {})).not.toThrow();
+  });
 });

@@ -1,4 +1,5 @@
 import { ENV } from '../../core/env-vars';
+import { postgresUrlProblem } from './postgres-backend.check';
 import type { ServerBackendKind } from '../../store/server-backend';
 import { PostgresBackend } from './postgres-backend';
 import type { PostgresBackendOptions } from './postgres-backend.options';
@@ -12,6 +13,7 @@ export const POSTGRES_BACKEND: ServerBackendKind<PostgresBackendOptions> = {
   option: 'postgres',
   urlVariable: ENV.pgUrl,
   connectionFields: ['connectionString', 'poolConfig', 'pool'],
+  urlProblem: postgresUrlProblem,
   withUrl: (options, connectionString) => ({ ...options, connectionString }),
   create: (options, reports) => new PostgresBackend({ onLostData: (report) => reports.error(describeLostData(report)), ...options }),
 };

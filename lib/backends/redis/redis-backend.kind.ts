@@ -1,4 +1,5 @@
 import { ENV } from '../../core/env-vars';
+import { redisUrlProblem } from './redis-backend.check';
 import type { ServerBackendKind } from '../../store/server-backend';
 import { RedisBackend } from './redis-backend';
 import { describeRedisLostData } from './redis-incarnation';
@@ -13,6 +14,7 @@ export const REDIS_BACKEND: ServerBackendKind<RedisBackendOptions> = {
   option: 'redis',
   urlVariable: ENV.redisUrl,
   connectionFields: ['url', 'connection', 'client'],
+  urlProblem: redisUrlProblem,
   withUrl: (options, url) => ({ ...options, url }),
   create: (options, reports) => new RedisBackend({
     onLostData: (report) => reports.error(describeRedisLostData(report)),
