@@ -3,6 +3,12 @@
 // header and kept in this browser.
 import { serverNow } from './console.api';
 
+/**
+ * A fencing token as people read it: its digits in threes, a thin space between (where a narrow cell may wrap),
+ * `1 795 827 936 504 000`. The attribute `title` of its cell keeps it whole for copying (`tokenCell`).
+ */
+export const token = (value: number | string): string => String(value).replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
+
 /** Time left: `expired`, `12 s`, `3 min 5 s`. */
 export const seconds = (ms: number): string => (ms <= 0 ? 'expired' : ms < 60000 ? `${Math.ceil(ms / 1000)} s` : `${Math.floor(ms / 60000)} min ${Math.ceil((ms % 60000) / 1000)} s`);
 

@@ -3,7 +3,7 @@
 import { api, messageOf } from './console.api';
 import type { JobDescription, RunRecord } from './console-api.types';
 import { $, el, nodes, type Child } from './console.dom';
-import { duration, times, took } from './console.format';
+import { duration, times, token, took } from './console.format';
 
 /** The job whose details are shown, and its last answer. */
 let selected: string | undefined;
@@ -83,7 +83,7 @@ function renderDetail(): void {
   const facts: Array<[string, Child]> = [
     ['Semaphore', `${d.semaphore} (${d.mode} mode)${d.paused ? ', paused' : ''}`],
     ['Definition', def ? `permits ${def.permits}, duration ${duration(def.durationMs)}, group ${def.groupPattern}, acquirer ${def.acquirerPattern}` : 'none in this node\'s view'],
-    ['Held by', d.holders.length ? d.holders.map((h) => `${h.node} (${h.group}), token ${h.token}, until ${times.at(h.expiresAt)}`).join('; ') : 'nobody'],
+    ['Held by', d.holders.length ? d.holders.map((h) => `${h.node} (${h.group}), token ${token(h.token)}, until ${times.at(h.expiresAt)}`).join('; ') : 'nobody'],
     ['Schedule', d.cron ? `${d.cron} (zone ${d.timeZone || 'the app\'s'})` : 'no cron expression'],
     ['Runs', byReason(d.counts)],
     ['Missed instants', d.missed.count ? `${d.missed.count}, newest ${times.at(d.missed.last)}` : '0'],
@@ -106,7 +106,7 @@ function renderDetail(): void {
 function runRow(r: RunRecord): HTMLTableRowElement {
   return el('tr', { 'data-trigger': r.trigger, 'data-run': r.id },
     el('td', { 'data-label': 'Trigger' }, r.trigger), el('td', { 'data-label': 'Instant' }, r.instant === undefined ? '' : times.clock(r.instant)),
-    el('td', { 'data-label': 'Node' }, r.node), el('td', { 'data-label': 'Token', class: 'token' }, r.token),
+    el('td', { 'data-label': 'Node' }, r.node), el('td', { 'data-label': 'Token', class: 'token', title: String(r.token) }, token(r.token)),
     el('td', { 'data-label': 'Started' }, times.clock(r.startedAt)), el('td', { 'data-label': 'Took' }, took(r.durationMs)), el('td', { 'data-label': 'Outcome' }, outcome(r)),
     el('td', { class: 'wrap full', ...(r.error && { 'data-label': 'Error' }) }, r.error || '', stack(r)));
 }

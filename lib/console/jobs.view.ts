@@ -4,7 +4,7 @@
 import { api, messageOf, reasonOf, serverNow } from './console.api';
 import type { JobPauseResult, JobSummary } from './console-api.types';
 import { $, el, filterRows, KeptRows, syncRows, wholeRow } from './console.dom';
-import { ago, seconds, times, until } from './console.format';
+import { ago, seconds, times, token, until } from './console.format';
 import { detailRow, jobPath, outcome, redrawDetail, reveal, select, selectedJob, show } from './job-detail.view';
 import { askToRun, wireRunNow } from './run-now.dialog';
 import { focusSchedule } from './schedules.view';
@@ -33,10 +33,10 @@ function buildRow(j: JobSummary): HTMLTableRowElement {
   return el('tr', { 'data-job': j.job, 'data-search': searchText(j), class: open ? 'selected' : undefined },
     el('th', { scope: 'row' }, j.job, ' ', j.paused ? el('span', { class: 'badge paused' }, 'paused') : null),
     el('td', { class: 'holders' }, j.holders.length ? j.holders.map((h) => h.node).join(', ') : 'nobody'),
-    el('td', { class: 'token' }, holder ? holder.token : ''),
+    el('td', holder ? { class: 'token', title: String(holder.token) } : { class: 'token' }, holder ? token(holder.token) : ''),
     el('td', holder ? { 'data-expires': holder.expiresAt } : {}, holder ? seconds(holder.expiresAt - serverNow()) : ''),
     el('td', { class: 'last-run' }, last ? [outcome(last), ` ${last.trigger}, `, agoSpan(last.startedAt)] : 'never'),
-    el('td', { class: 'next-run' }, j.nextRun === undefined ? (j.cron ? '-' : 'no cron') : [el('span', { class: 'when' }, times.clock(j.nextRun)), ' (', untilSpan(j.nextRun), ')']),
+    el('td', { class: 'next-run' }, j.nextRun === undefined ? (j.cron ? '-' : 'no cron') : [el('span', { class: 'when' }, times.clock(j.nextRun)), ' ', el('span', { class: 'when' }, '(', untilSpan(j.nextRun), ')')]),
     el('td', { class: 'actions' },
       el('button', { type: 'button', class: 'secondary', 'aria-label': `Details of ${j.job}`, 'aria-expanded': open ? 'true' : 'false', 'aria-controls': 'job-detail-row', onclick: () => toggle(j.job) }, open ? 'Hide details' : 'Details'),
       el('button', { type: 'button', 'aria-label': `Run ${j.job} now`, onclick: () => askToRun(j) }, 'Run now'),

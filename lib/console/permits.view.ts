@@ -2,7 +2,7 @@
 import { serverNow } from './console.api';
 import type { PermitsView } from './console-api.types';
 import { $, el, fillRows, wholeRow } from './console.dom';
-import { seconds } from './console.format';
+import { seconds, token } from './console.format';
 import { isJob } from './definitions.view';
 
 /** The jobs' semaphores with live permits; `undefined` until a read answered (the table says "not read yet"). */
@@ -17,7 +17,7 @@ export function setPermits(semaphores: readonly PermitsView[]): void {
 export function renderPermits(): void {
   const now = serverNow();
   const rows = (permits ?? []).flatMap((s) => s.permits.map((p) => el('tr', {},
-    el('th', { scope: 'row' }, s.name), el('td', {}, p.acquirer), el('td', {}, p.group), el('td', { class: 'wrap' }, p.instance), el('td', {}, p.fencingToken),
+    el('th', { scope: 'row' }, s.name), el('td', {}, p.acquirer), el('td', {}, p.group), el('td', { class: 'wrap' }, p.instance), el('td', { class: 'token', title: String(p.fencingToken) }, token(p.fencingToken)),
     el('td', { 'data-expires': p.expiresAt }, seconds(p.expiresAt - now)))));
   fillRows($('permits-rows'), rows.length ? rows : [wholeRow(6, permits ? 'No live permit.' : 'Not read yet.')]);
 }

@@ -3,7 +3,7 @@
 import { api, messageOf, reasonOf } from './console.api';
 import type { JobSummary, RunNowResult } from './console-api.types';
 import { $ } from './console.dom';
-import { times, took } from './console.format';
+import { times, token, took } from './console.format';
 import { jobPath, selectedJob, show, stack } from './job-detail.view';
 
 const dialog = $<HTMLDialogElement>('run-dialog');
@@ -61,7 +61,7 @@ function closeDialog(): void {
 
 /** The run's outcome, as the dialog and the panel's status line say it. */
 function outcomeText(job: string, r: RunNowResult, waited: string): string {
-  const where = `on ${r.node} under token ${r.token}`;
+  const where = `on ${r.node} under token ${token(r.token)}`;
   if (r.outcome === undefined) return `Run now of ${job}: started ${where} at ${times.at(r.startedAt)}, still running after ${waited}; its outcome will show in its history.`;
   const how = r.outcome === 'completed' ? `completed in ${took(r.durationMs)}` : `${r.outcome} after ${took(r.durationMs)}`;
   const error = r.error ? `: ${r.error}` : '';

@@ -24,8 +24,10 @@ const TOKEN = 'sample-admin-token-change-me';
 const CHROMIUM = process.env.GATEKEEPER_CHROMIUM ?? '/usr/bin/chromium';
 /** Where screenshots go: CONSOLE_SCREENSHOTS=docs refreshes the ones the operating page shows. */
 const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(ROOT, process.env.CONSOLE_SCREENSHOTS) : join(tmpdir(), 'gatekeeper-console-shots');
+/** Where a width's screenshot goes: the docs show the phone's and the desktop's; the laptops' are for a person to look at. */
+const shotsOf = (width: string) => (width === 'phone' || width === 'desktop' ? SHOTS : join(tmpdir(), 'gatekeeper-console-shots'));
 const nowTick = () => Math.floor(Date.now() / 1000);
-const WIDTHS = [{ name: 'phone', width: 390, height: 844 }, { name: 'desktop', width: 1440, height: 900 }] as const;
+const WIDTHS = [{ name: 'phone', width: 390, height: 844 }, { name: 'laptop', width: 1100, height: 800 }, { name: 'laptop-wide', width: 1280, height: 800 }, { name: 'desktop', width: 1440, height: 900 }] as const;
 
 /** Signs `page` in with `token` if it asks for it (a page of the same browser shares the session cookie). */
 async function signIn(page: Page, token = TOKEN): Promise<void> {
@@ -164,6 +166,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
   beforeAll(async () => {
     expect(existsSync(CHROMIUM)).toBe(true); // .ci/run installs Debian's chromium
     mkdirSync(SHOTS, { recursive: true });
+    mkdirSync(shotsOf('laptop'), { recursive: true });
     ports = [await freePort(), await freePort(), await freePort()];
     sample = spawn(process.execPath, [join(ROOT, 'scripts/sample.mjs'), '--ports', ports.join(',')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     sample.stdout?.on('data', (c) => (output += String(c)));
@@ -297,7 +300,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
   });
 
-  it("at 390 and 1440 px: every action on screen and on top with no sideways scrolling, headings below the sticky bar, a job's details right under its row", async () => {
+  it("at 390, 1100, 1280 and 1440 px: every action on screen and on top with no sideways scrolling, headings below the sticky bar, a job's details right under its row", async () => {
     const page: Page = await browser!.newPage();
     await page.setViewport({ width: 1440, height: 900 });
     await page.goto(url);
@@ -329,7 +332,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
       const jumps = await headingsAfterJumps(page);
       expect({ width, hidden: jumps.filter((j) => !j.visible) }).toEqual({ width, hidden: [] });
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: join(SHOTS, name === 'desktop' ? 'console-desktop.png' : 'console-phone.png'), fullPage: name === 'desktop' });
+      await page.screenshot({ path: join(shotsOf(name), `console-${name}.png`), fullPage: name === 'desktop' });
 
       // Jobs first; the runtime schedule paused in one place, its own row under Schedules (not its semaphore's row
       // under Definitions, nor its job's row); each filter's hint whole in its field.
@@ -406,7 +409,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     }, { timeout: 30_000 }, row));
     const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent ?? ''));
     expect(cells[0]).toMatch(/^app-\d+$/);
-    expect(cells[1]).toMatch(/^\d+$/);
+    // The token in threes (a thin space between), whole in the cell's title for copying.
+    expect(cells[1]).toMatch(/^\d{1,3}(\u2009\d{3})+$/);
+    expect(await page.$eval(`${row} td.token`, (td) => td.getAttribute('title'))).toBe(cells[1].replace(/\u2009/g, ''));
     expect(cells[4]).toMatch(/ \((in [12] s|now)\)$/); // the next tick, at most 2 s away
     const holder = cells[0];
 
@@ -439,11 +444,11 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.click('#run-confirm');
     await page.waitForFunction(() => document.getElementById('run-outcome')!.dataset.outcome === 'completed', { timeout: 50_000 });
     const outcome = await text('#run-outcome');
-    expect(outcome).toMatch(/^Run now of BillingJob\.charge: completed in \d+(\.\d)? m?s on app-\d+ under token \d+ \(started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d, request [\w-]+\)\.$/);
+    expect(outcome).toMatch(/^Run now of BillingJob\.charge: completed in \d+(\.\d)? m?s on app-\d+ under token [\d\u2009]+ \(started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d, request [\w-]+\)\.$/);
     expect(await text('#run-dialog-title')).toBe('Run now of BillingJob.charge: completed');
     expect(await text('#run-now-result')).toBe(outcome);
     expect(manualRuns()).toBeGreaterThan(before);
-    const started = /on (\S+) under token (\d+)/.exec(outcome)!;
+    const started = /on (\S+) under token ([\d\u2009]+)/.exec(outcome)!;
     expect(started[1]).toBe(holder);
     await page.click('#run-cancel'); // now "Close"
     await page.waitForSelector('#run-dialog:not([open])');
@@ -586,7 +591,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForSelector('#run-dialog[open]');
     await page.click('#run-confirm');
     await page.waitForFunction(() => document.getElementById('run-outcome')!.dataset.outcome === 'failed', { timeout: 50_000 });
-    expect(await page.$eval('#run-outcome', (p) => p.firstChild?.textContent ?? '')).toMatch(/^Run now of report-initech: failed after \S+ m?s on app-\d+ under token \d+ \(started .+\): the report of initech failed: its ledger is locked\.$/);
+    expect(await page.$eval('#run-outcome', (p) => p.firstChild?.textContent ?? '')).toMatch(/^Run now of report-initech: failed after \S+ m?s on app-\d+ under token [\d\u2009]+ \(started .+\): the report of initech failed: its ledger is locked\.$/);
     // The run-now answer carries the stack: folded in the dialog, where it failed without opening the details.
     expect(await page.$eval('#run-outcome details.stack pre', (pre) => pre.textContent ?? '')).toMatch(/^Error: the report of initech failed: its ledger is locked\n {4}at TenantReports\.report \(/);
     await page.click('#run-details');
@@ -791,6 +796,7 @@ describe('the web console when the store cannot be reached (headless Chromium, m
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    mkdirSync(shotsOf('laptop'), { recursive: true });
     const moduleRef = await Test.createTestingModule({
       imports: [GatekeeperModule.forRoot({
         backend, membership: false, identity: { group: 'production', acquirer: 'ledger-1' },
@@ -838,7 +844,7 @@ describe('the web console when the store cannot be reached (headless Chromium, m
       for (const { name, width, height } of WIDTHS) {
         await page.setViewport({ width, height });
         await page.$eval('#jobs', (section) => section.scrollIntoView());
-        await page.screenshot({ path: join(SHOTS, name === 'desktop' ? 'console-outage.png' : 'console-outage-phone.png') });
+        await page.screenshot({ path: join(shotsOf(name), name === 'desktop' ? 'console-outage.png' : `console-outage-${name}.png`) });
         const controls = await checkControls(page);
         expect({ width, problems: controls.problems }).toEqual({ width, problems: [] });
       }
@@ -877,7 +883,7 @@ describe('the web console when the store cannot be reached (headless Chromium, m
     await page.waitForFunction(() => document.getElementById('run-outcome')!.dataset.outcome === 'asking');
     expect(await page.$eval('#run-outcome', (p) => p.textContent)).toBe('Asking the cluster to run LedgerJobs.rebuild, then waiting up to 5 s for how it ends…');
     await page.waitForFunction(() => document.getElementById('run-outcome')!.dataset.outcome === 'running', { timeout: 40_000 });
-    expect(await page.$eval('#run-outcome', (p) => p.textContent)).toMatch(/^Run now of LedgerJobs\.rebuild: started on ledger-1 under token \d+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d, still running after 5 s; its outcome will show in its history\.$/);
+    expect(await page.$eval('#run-outcome', (p) => p.textContent)).toMatch(/^Run now of LedgerJobs\.rebuild: started on ledger-1 under token [\d\u2009]+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d, still running after 5 s; its outcome will show in its history\.$/);
     expect(await page.$eval('#run-dialog-title', (h) => h.textContent)).toBe('Run now of LedgerJobs.rebuild: still running');
     // The dialog fits the phone, its buttons on screen.
     const buttons = await page.$$eval('#run-dialog button:not([hidden])', (all) => all.map((b) => {
