@@ -73,6 +73,25 @@ describe('against the test run\'s Redis server', () => {
     }
   });
 
+  it('says a call it could not send because the connection is down in plain words, not ioredis\'s', async () => {
+    const server = await ControlledRedis.start();
+    const backend = new RedisBackend({ url: server.url, mapPrefix: `down-${randomUUID().slice(0, 8)}`, onWarning: () => undefined });
+    try {
+      await backend.declareFresh();
+      await backend.open();
+      const map = await backend.map('things');
+      await server.kill();
+      const said = await eventually('a call refused while the connection is down', async () => {
+        const error = await map.get('one').then(() => undefined, (e: Error) => e);
+        return error && !/ECONNREFUSED|ECONNRESET|Connection is closed/.test(error.message) ? error : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 50 });
+      expect(said).toMatchObject({ name: 'StoreUnavailableError', message: expect.stringMatching(/^Redis call failed \(read things "one"\): not connected to Redis \(the connection is down; reconnecting\), not sent$/) });
+    } finally {
+      await backend.close().catch(() => undefined);
+      await server.stop().catch(() => undefined);
+    }
+  });
+
   describe('a Redis that keeps nothing on disk', () => {
     it('is told once at open; one with its AOF is not', async () => {
       const bare = await ControlledRedis.start({ appendonly: false });

@@ -163,6 +163,15 @@ export class RedisCalls {
     if (!answered && !NOT_SENT.test(message)) {
       return new StoreTimeoutError(`Redis call failed (${what}), its outcome unknown: ${message}`, { cause: error });
     }
-    return new StoreUnavailableError(`Redis call failed (${what}): ${message}`, { cause: error });
+    return new StoreUnavailableError(`Redis call failed (${what}): ${plainly(message)}`, { cause: error });
   }
+}
+
+/**
+ * What ioredis says of a call it did not send, in the words of an operator: it refuses to queue a call while
+ * disconnected (`Stream isn't writeable and enableOfflineQueue options is false`), which means the connection to Redis
+ * is down and being made again. Anything else as it was said.
+ */
+function plainly(message: string): string {
+  return /enableOfflineQueue|Stream isn't writeable/i.test(message) ? 'not connected to Redis (the connection is down; reconnecting), not sent' : message;
 }
