@@ -49,6 +49,17 @@ export class FeedWatches {
     }
   }
 
+  /** Tells the watches of `map` that `key` was written, by some of its fields (see `RecordChanges.fields`). */
+  tellFields(map: string, key: string, fields: Readonly<Record<string, unknown>>): void {
+    for (const watch of [...(this.watches.get(map) ?? [])]) {
+      try {
+        watch.changes.fields?.(key, fields);
+      } catch {
+        // A watcher's failure is its own.
+      }
+    }
+  }
+
   /** Tells the watches of `map` that changes may have been missed. */
   tellMap(map: string, reason: MissedReason): void {
     for (const watch of [...(this.watches.get(map) ?? [])]) {

@@ -62,6 +62,12 @@ export interface RecordChanges {
    * `'lost-data'` (the store lost data: a restart, a restore from an older backup, a failover that missed writes).
    */
   missed(reason: 'disconnected' | 'reconnected' | 'member-left' | 'cleared' | 'lost-data'): void;
+  /**
+   * A record was written, and the feed told some of its fields (`fields`) instead of its value: a backend that tells a
+   * routine change of a large record by what its watchers act on (PostgreSQL's tasks table tells a new claim so). A
+   * watcher that needs the value reads it. Optional: a watcher without it hears nothing of such changes.
+   */
+  fields?(key: string, fields: Readonly<Record<string, unknown>>): void;
 }
 
 /** Why a change feed says changes may have been missed (see {@link RecordChanges.missed}). */

@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import type { RecordCallOptions, RecordMap, StoredRecord, Unwatch } from '../store/record-map';
 import { openObservedMap } from '../store/observed-record-map';
 import type { StoreBackend } from '../store/store-backend';
-import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
+import { FINISHED_STATES, type TaskClaim, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { TaskWatches } from './task-watches';
@@ -203,6 +203,17 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /**
+   * A change told by its fields (a store that tells a new claim by the claim alone, see `RecordChanges.fields`): a claim
+   * is told to the watches that hear claims, as a claimed task's change is; anything else is no news.
+   */
+  private heardFields(key: string, fields: Readonly<Record<string, unknown>>): void {
+    const type = key.slice(0, Math.max(0, key.indexOf(':')));
+    const claim = fields.claim as TaskClaim | undefined;
+    if (!this.watches.wants(type) || !claim || typeof claim.instance !== 'string' || !Number.isFinite(claim.epoch)) return;
+    this.watches.tellClaim(type, key, claim);
+  }
+
+  /**
    * The feed may have lost changes: every watcher is told of work it could not read (no task), which makes a worker
    * ask the store again at its next claim instead of waiting for its scan, as every view re-reads on a missed change.
    */
@@ -219,7 +230,7 @@ export class TaskRecordStore implements TaskStore {
     const map = this.tasks;
     const wanted = map !== undefined && this.watches.size > 0;
     if (wanted && !this.unwatchFeed) {
-      this.unwatchFeed = await map.watch({ changed: (key, value) => this.heard(key, value), missed: () => this.missed() });
+      this.unwatchFeed = await map.watch({ changed: (key, value) => this.heard(key, value), missed: () => this.missed(), fields: (key, fields) => this.heardFields(key, fields) });
     } else if (!wanted && this.unwatchFeed) {
       const stop = this.unwatchFeed;
       this.unwatchFeed = undefined;

@@ -1,4 +1,4 @@
-import type { TaskRecord } from './task';
+import type { TaskClaim, TaskRecord } from './task';
 import type { ClaimWatch, TaskWatcher } from './task-store';
 
 /** One watch: its listener, the types it wants (`undefined`: every type), and what it hears of claims. */
@@ -72,11 +72,26 @@ export class TaskWatches {
    * not be read) is pending work.
    */
   tell(type: string, id: string, task: TaskRecord | undefined): void {
+    if (task?.state === 'running') {
+      if (task.claim) this.tellClaim(type, id, task.claim);
+      return;
+    }
     for (const watch of [...this.watches]) {
       if (watch.types && !watch.types.has(type)) continue;
       try {
-        if (task?.state !== 'running') watch.listener(type, id, task);
-        else if (task.claim && watch.claims && task.claim.instance !== watch.claims.except) watch.claims.listener(type, id, task.claim);
+        watch.listener(type, id, task);
+      } catch {
+        // The watcher's own business.
+      }
+    }
+  }
+
+  /** A task of `type` was claimed (`claim`): told to the watches that hear claims, not to the instance that made it. */
+  tellClaim(type: string, id: string, claim: TaskClaim): void {
+    for (const watch of [...this.watches]) {
+      if (watch.types && !watch.types.has(type)) continue;
+      try {
+        if (watch.claims && claim.instance !== watch.claims.except) watch.claims.listener(type, id, claim);
       } catch {
         // The watcher's own business.
       }

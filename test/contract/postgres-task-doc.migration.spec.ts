@@ -67,10 +67,12 @@ describe('PostgreSQL: the tasks table parses each value once (migration 5)', () 
     // A write of anyone's updates the fields; the first notification after the migration is that write's own.
     const claimed = { ...TASKS.pending, state: 'running', claim: { epoch: 13, expiresAt: 1_764_000_010_000, node: 'n-2' } };
     await admin.query(`UPDATE ${schema}.tasks SET value = $1 WHERE key = 'pending'`, [JSON.stringify(claimed)]);
-    const told = () => heard.map((payload) => JSON.parse(payload) as { k: string; v?: string });
-    await eventually('the claim\'s notification', () => told().some((n) => n.v && JSON.parse(n.v).claim?.epoch === 13));
+    const told = () => heard.map((payload) => JSON.parse(payload) as { k: string; v?: string; f?: { claim?: { epoch?: number } } });
+    await eventually('the claim\'s notification', () => told().some((n) => n.f?.claim?.epoch === 13));
     // Notifications come in commit order: any the migration sent would be before this one.
     expect(told().map((n) => n.k)).toEqual([...told().slice(0, 3).map((n) => n.k), 'pending']);
+    // Migration 7: a claim is told by the claim alone, not the task's value.
+    expect(told().at(-1)).toEqual({ m: 'app.tasks', k: 'pending', f: { claim: { epoch: 13, expiresAt: 1_764_000_010_000, node: 'n-2' } } });
     expect((await fields()).find((row) => row.key === 'pending')).toMatchObject({ state: 'running', claim_epoch: 13, claim_expires: 1_764_000_010_000, doc_matches: true });
 
     // Under session_replication_role = replica (a logical replica's apply, a restore) too.

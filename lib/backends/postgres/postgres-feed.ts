@@ -14,6 +14,8 @@ interface Payload {
   readonly v?: string;
   /** The value was too large to send: read it. */
   readonly r?: true;
+  /** Some fields of the written value instead of the value (a task's new claim: `{ claim }`). */
+  readonly f?: Readonly<Record<string, unknown>>;
   /** The table was truncated. */
   readonly c?: true;
   /** A feed's check of itself (see `checkConnection`). */
@@ -203,10 +205,16 @@ export class PostgresFeed {
     }
     const { m: map, k: key } = payload;
     if (typeof map !== 'string' || typeof key !== 'string' || !this.watches.has(map)) return;
+    const fields = payload.f !== null && typeof payload.f === 'object' ? payload.f : undefined;
     if (payload.r || this.queued > 0) {
+      // After the reads under way, in order.
       this.queued++;
       this.queue = (this.queue ?? Promise.resolve()).then(async () => {
         try {
+          if (fields) {
+            this.watches.tellFields(map, key, fields);
+            return;
+          }
           const value = payload.r ? await this.context.read(map, key).catch(() => undefined) : payload.v ?? null;
           // A read that failed loses this change: the watches are told so, and to read again (the feed still listens).
           if (value === undefined) {
@@ -221,7 +229,8 @@ export class PostgresFeed {
       });
       return;
     }
-    this.watches.tell(map, key, payload.v ?? null);
+    if (fields) this.watches.tellFields(map, key, fields);
+    else this.watches.tell(map, key, payload.v ?? null);
   }
 }
 

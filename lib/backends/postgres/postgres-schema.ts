@@ -3,9 +3,10 @@ import { GatekeeperError } from '../../core/errors/gatekeeper.error';
 import { ident, literal } from './postgres-sql';
 import { taskDocMigration, taskIndexes } from './tasks/postgres-task-doc.migration';
 import { taskPlanMigration } from './tasks/postgres-task-plans.migration';
+import { taskClaimsMigration } from './tasks/postgres-task-claims.migration';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * The transaction-local setting by which a statement of the library says its `DELETE` is the library's own: the guard
@@ -183,6 +184,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
     taskDocMigration(s),
     // 6: no index a claim query could take instead of the claim-order ones, whatever the statistics say.
     taskPlanMigration(s),
+    // 7: a new claim told by the claim alone, not the task's whole value.
+    taskClaimsMigration(s, literal(channel)),
   ];
 }
 
