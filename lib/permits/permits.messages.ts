@@ -62,7 +62,8 @@ export const permitMessages = {
     return `Semaphore "${name}" in the module's definitions differs from the one the cluster keeps, which stays in force ` +
       `(definitionsPolicy: 'keep'): ${drift.map((d) => `${d.field} ${shown(d, 'code')} in the module, ${shown(d, 'stored')} in the cluster`).join('; ')}` +
       `${paused ? ' (it is paused there; a resume restores the permits shown)' : ''}. Apply the module's with the console, the admin API or \`${cli}\`, ` +
-      "or set definitionsPolicy: 'overwrite' (the module's definitions then replace the stored ones at every start, live edits included)";
+      "or set definitionsPolicy: 'overwrite' (the module's definitions then replace the stored ones at every start, live edits included); " +
+      "if the cluster's is the one meant (a live edit), give the module the same values";
   },
   sharedDurationInForce: (name: string, where: string, first: string, codeMs: number, storedMs: number) =>
     `${where} runs with the duration semaphore "${name}" was defined with by ${first}, ${formatDuration(storedMs)}, not ` +

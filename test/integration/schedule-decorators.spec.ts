@@ -188,7 +188,8 @@ describe('a decorator\'s duration against the definition in the cluster', () => 
         'Semaphore "billing" in the module\'s definitions differs from the one the cluster keeps, which stays in force (definitionsPolicy: \'keep\'): '
         + 'permits 2 in the module, 1 in the cluster; duration 5m in the module, 1m in the cluster; groupPattern "eu-.*" in the module, ".*" in the cluster. '
         + 'Apply the module\'s with the console, the admin API or `npx nestjs-gatekeeper set billing --permits 2 --duration 5m --group-pattern \'eu-.*\'`, '
-        + 'or set definitionsPolicy: \'overwrite\' (the module\'s definitions then replace the stored ones at every start, live edits included)',
+        + 'or set definitionsPolicy: \'overwrite\' (the module\'s definitions then replace the stored ones at every start, live edits included); '
+        + 'if the cluster\'s is the one meant (a live edit), give the module the same values',
       ]);
       expect(kept).toMatchObject({ permits: 1, durationMs: 60_000, groupPattern: '.*' });
       // The node that agrees says nothing; 'overwrite' applies its own and says nothing.
