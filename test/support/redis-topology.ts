@@ -11,27 +11,36 @@ import { freePort } from './free-port';
 class RedisProcess {
   private constructor(readonly port: number, private readonly child: ChildProcess, private readonly dir: string) {}
 
-  /** Starts `redis-server` with `args` (a config file first, if any, written from `config`) and waits for PING. */
+  /**
+   * Starts `redis-server` with `args` (a config file first, if any, written from `config`) and waits for PING. A free
+   * port can be taken by another process of the run before the server binds it (and a cluster node binds its bus port,
+   * the port + 10000, too): a server that exits before it answers is started again on another port, up to three times.
+   */
   static async start(args: (port: number, dir: string) => string[], config?: (port: number, dir: string) => string): Promise<RedisProcess> {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'gatekeeper-redis-topology-'));
-    const file = join(dir, 'redis.conf');
-    if (config) writeFileSync(file, config(port, dir));
-    const child = spawn('redis-server', [...(config ? [file] : []), ...args(port, dir)], { stdio: 'ignore' });
-    const started = new RedisProcess(port, child, dir);
-    await eventually(`redis-server on port ${port} to answer`, async () => {
-      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        return (await client.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        client.disconnect();
-      }
-    }, { timeoutMs: 10_000, intervalMs: 50 });
-    return started;
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'gatekeeper-redis-topology-'));
+      const file = join(dir, 'redis.conf');
+      if (config) writeFileSync(file, config(port, dir));
+      const child = spawn('redis-server', [...(config ? [file] : []), ...args(port, dir)], { stdio: 'ignore' });
+      const started = new RedisProcess(port, child, dir);
+      const outcome = await eventually(`redis-server on port ${port} to answer`, async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return 'exited' as const;
+        const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          return (await client.ping()) === 'PONG' ? ('answered' as const) : undefined;
+        } catch {
+          return undefined;
+        } finally {
+          client.disconnect();
+        }
+      }, { timeoutMs: 10_000, intervalMs: 50 });
+      if (outcome === 'answered') return started;
+      await started.stop();
+      if (attempt === 3) throw new Error(`redis-server exited before it answered, on three ports in turn (the last ${port}, code ${child.exitCode})`);
+    }
   }
 
   async stop(): Promise<void> {
