@@ -58,10 +58,17 @@ export class TestRedisCluster {
   private constructor(private readonly nodes: RedisProcess[]) {}
 
   static async start(masters = 3): Promise<TestRedisCluster> {
-    const nodes = await Promise.all(Array.from({ length: masters }, () => RedisProcess.start((port, dir) => [
+    const started = await Promise.allSettled(Array.from({ length: masters }, () => RedisProcess.start((port, dir) => [
       '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'),
       '--dir', dir, '--save', '', '--appendonly', 'no',
     ])));
+    const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      // The nodes that did start are not left running past the test.
+      await Promise.all(nodes.map((n) => n.stop()));
+      throw failed.reason;
+    }
     const cluster = new TestRedisCluster(nodes);
     try {
       execFileSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
