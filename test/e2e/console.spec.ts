@@ -530,6 +530,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     const created = (await admin('GET', '/schedules/report-initech')).body;
     expect(created.definition).toMatchObject({ cron: '0 0 4 * * *', timeZone: 'America/New_York', handler: 'tenant-report', data: { tenant: 'initech', fail: true }, durationMs: 15_000, paused: false });
     await page.waitForFunction((r, rev) => document.querySelector(`${r} td.revision`)?.textContent === rev, {}, initech, String(created.revision));
+    // Until this node has armed the new schedule (it hears it from the store), its handler cell says it does not run
+    // it here: a poll or two later it does.
+    await page.waitForFunction((r) => document.querySelector(`${r} td.handler`)?.textContent === 'tenant-report', { timeout: 10_000 }, initech);
     expect(await page.$$eval(`${initech} td`, (tds) => tds.slice(0, 3).map((td) => td.textContent))).toEqual(['0 0 4 * * *', 'America/New_York', 'tenant-report']);
 
     // Creating it again is refused: it must not exist yet (expectedRevision 0), and the editor says it does.
