@@ -51,12 +51,17 @@ export class ClaimAttempts {
       if (!landed) throw error;
     }
     if (!landed) return undefined;
-    // The answer may come back late (a pause, a slow link): a claim whose lease no longer vouches by this node's clock
-    // may be another node's already, so it is never run; it is handed back, fenced by its epoch (a no-op if taken).
-    if (decision.task.claim!.expiresAt - this.options.clockSkewMs <= this.options.clock.now()) {
-      await this.outcomes.handBack(found.id, decision.claim.epoch, { task: decision.task, raw: encodeTask(decision.task) }).catch((error) => this.options.onError?.(error, `hand back ${found.id}`));
-      return undefined;
-    }
-    return decision;
+    return (await this.vouches(decision.task)) ? decision : undefined;
+  }
+
+  /**
+   * Whether `claimed` (a claim of this node that landed) may run: the answer may come back late (a pause, a slow
+   * link), and a claim whose lease no longer vouches by this node's clock may be another node's already, so it is
+   * never run; it is handed back, fenced by its epoch (a no-op if taken).
+   */
+  async vouches(claimed: TaskRecord): Promise<boolean> {
+    if (claimed.claim!.expiresAt - this.options.clockSkewMs > this.options.clock.now()) return true;
+    await this.outcomes.handBack(claimed.id, claimed.claim!.epoch, { task: claimed, raw: encodeTask(claimed) }).catch((error) => this.options.onError?.(error, `hand back ${claimed.id}`));
+    return false;
   }
 }

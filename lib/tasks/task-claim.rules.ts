@@ -1,5 +1,6 @@
 import { FINISHED_STATES, type TaskAttempt, type TaskClaim, type TaskRecord } from './task';
 import { withCounting } from './task-group.rules';
+import type { ReserveClaim } from './task-store';
 
 /*
  * Claims and the leases they hold (seed 004), pure: everything they need is passed in. `skewMs` is the bound on clock
@@ -49,11 +50,27 @@ export function decideClaim(task: TaskRecord, actor: TaskActor, now: number, lea
     const { claim: _claim, ...rest } = task;
     return { outcome: 'exhausted', task: withCounting({ ...rest, state: 'failed', finishedAt: now, attempts }) };
   }
-  const epoch = Math.max(task.epoch + 1, Math.floor(now + skewMs) * 1000);
+  const epoch = Math.max(task.epoch + 1, epochFloor(now, skewMs));
   const claim: TaskClaim = { instance: actor.instance, acquirer: actor.acquirer, epoch, claimedAt: now, expiresAt: now + leaseMs };
   const attempt: TaskAttempt = { attempt: attempts.length + 1, epoch, instance: actor.instance, acquirer: actor.acquirer, startedAt: now };
   const { heldUntil: _h, ...claimable } = task;
   return { outcome: 'claimed', claim, task: { ...claimable, state: 'running', epoch, claim, attempts: [...attempts, attempt] } };
+}
+
+/** The least epoch a claim made at `now` takes: the clock in µs plus the skew bound, so epochs grow even across a purge. */
+function epochFloor(now: number, skewMs: number): number {
+  return Math.floor(now + skewMs) * 1000;
+}
+
+/**
+ * The terms on which a store that claims natively claims a task never claimed (see `TaskStore.reserve`): exactly
+ * what {@link decideClaim} gives such a task at `now` (epoch 0 below the floor), per type with its lease; `again`:
+ * the epoch of the node's last such call, when its answer was lost.
+ */
+export function claimTerms(actor: TaskActor, now: number, leaseMs: ReadonlyMap<string, number>, skewMs = 0, again?: number): ReserveClaim {
+  const expiresAt = new Map<string, number>();
+  for (const [type, lease] of leaseMs) expiresAt.set(type, now + lease);
+  return { acquirer: actor.acquirer, claimedAt: now, epoch: Math.max(1, epochFloor(now, skewMs)), expiresAt, ...(again !== undefined && { again }) };
 }
 
 /** The outcome of a fenced write (renew, finish): done, or the claim is no longer this one. */

@@ -2,7 +2,7 @@ import { ClaimAttempts } from './claim-attempts';
 import { ClaimRounds } from './claim-rounds';
 import { earliestOf } from '../store/store-clock';
 import type { TaskRecord } from './task';
-import type { TaskActor } from './task-claim.rules';
+import { claimTerms, type TaskActor } from './task-claim.rules';
 import type { Registration } from './task-handler';
 import type { TaskRuns } from './task-runs';
 import type { TaskFencing } from './task-fencing';
@@ -56,6 +56,9 @@ export class TaskPulls {
   /** When {@link timer} kicks (epoch ms on this process's clock). */
   private timerAt = 0;
   private woken?: Promise<() => Promise<void>>;
+  private leaseCache?: Map<string, number>;
+  /** The epoch of this node's last reserve, while its answer is lost (it may have claimed). */
+  private unanswered?: number;
 
   constructor(
     private readonly store: ReservingTaskStore,
@@ -107,6 +110,7 @@ export class TaskPulls {
 
   /** A handler was registered: reserve for its type too. */
   typesChanged(): void {
+    this.leaseCache = undefined;
     this.wake();
   }
 
@@ -141,19 +145,28 @@ export class TaskPulls {
       // Read before the types: a handler registered after this call's types were read wakes it again.
       const wakes = this.wakes;
       const types = [...this.handlers.keys()];
-      const { tasks: found, uncounted, waits, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
-        count: free, now: at, lapsedBefore: at - this.options.clockSkewMs, holdMs: HOLD_MS, waitMs: this.waitMs(), uncounted: scan ? STRAGGLERS_READ : 0,
+      const claim = claimTerms(this.actor, at, this.leases(), this.options.clockSkewMs, this.unanswered);
+      const { tasks: found, claimed, uncounted, waits, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
+        count: free, now: at, lapsedBefore: at - this.options.clockSkewMs, holdMs: HOLD_MS, waitMs: this.waitMs(), uncounted: scan ? STRAGGLERS_READ : 0, claim,
+      }).catch((error: unknown) => {
+        // It may have claimed: the next call asks for what it claimed again, rather than leave it to lapse.
+        this.unanswered = claim.epoch;
+        throw error;
       });
+      this.unanswered = undefined;
       this.options.onHealthy?.();
       if (scan) void this.groups.countFound(uncounted).catch((error) => this.options.onError?.(error, 'group count'));
+      // One answered again (see `ReserveClaim.again`) may be running here already: a claim is run once.
+      for (const task of claimed) if (!this.runs.has(task.id) && !this.underway.has(task.id)) this.launchInBackground(task);
       for (const task of found) if (!this.runs.has(task.id) && !this.underway.has(task.id)) this.claimInBackground(task);
-      this.waiting = found.length < free && waits && this.wakes === wakes;
+      const given = found.length + claimed.length;
+      this.waiting = given < free && waits && this.wakes === wakes;
       if (this.waiting) {
         // Waiting to be woken; and the first task backing off wakes it when due (on the earliest the store's time can be).
         if (nextDueAt !== undefined) this.wakeAt(Date.now() + Math.max(0, nextDueAt - this.now()));
         return;
       }
-      if (found.length === 0) {
+      if (given === 0) {
         // Others held everything it found first: more is there, asked for again in a moment rather than at once.
         this.wakeAt(Date.now() + RACED_MS);
         return;
@@ -161,9 +174,30 @@ export class TaskPulls {
     }
   }
 
+  /** The lease of each type this node claims, as its handler registered it (made again when a handler is registered). */
+  private leases(): ReadonlyMap<string, number> {
+    if (!this.leaseCache) this.leaseCache = new Map([...this.handlers].map(([type, r]) => [type, r.leaseMs]));
+    return this.leaseCache;
+  }
+
+  /** Runs `claimed` (claimed by the store for this node in its reserve) once it is known to vouch, holding a slot meanwhile. */
+  private launchInBackground(claimed: TaskRecord): void {
+    this.settle(claimed, this.launch(claimed));
+  }
+
+  private async launch(claimed: TaskRecord): Promise<void> {
+    const registration = this.handlers.get(claimed.type);
+    if (registration && (await this.attempts.vouches(claimed))) this.runs.launch(claimed, registration);
+  }
+
   /** Claims `candidate` in the background; as it settles, the node reserves again. */
   private claimInBackground(candidate: TaskRecord): void {
-    const claim: Promise<void> = this.claim(candidate)
+    this.settle(candidate, this.claim(candidate));
+  }
+
+  /** Holds a slot for `candidate` until `work` settles; then the node reserves again. */
+  private settle(candidate: TaskRecord, work: Promise<void>): void {
+    const claim: Promise<void> = work
       .catch((error) => {
         // Its claim may not have landed, and its hold keeps it from everyone else: asked for again once that ends.
         this.wakeAt(Date.now() + HOLD_MS);

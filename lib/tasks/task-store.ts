@@ -99,6 +99,12 @@ export interface TaskStore {
    * first: it asks again). `nextDueAt`: when the first task of `types` backing off comes due (`undefined`: none). With
    * `ask.uncounted`, also what {@link TaskStore.uncounted} answers with that limit (a worker's scan), in the same call.
    *
+   * With `ask.claim`, the store may also claim, in the same call, what it answers (`claimed`: each running under a
+   * claim of `instance` on those terms, exactly as `decideClaim` makes it): a store does so for tasks that were never
+   * claimed and are due at `claimedAt`, and answers the others in `tasks` as without it. `claimed` counts
+   * toward `ask.count`. A call whose answer is lost may have claimed: the next call names it (`claim.again`), or its
+   * tasks lapse as those of a worker that died.
+   *
    * A store that reserves tells pending work and claims to no watch (see {@link TaskStore.watch}): every worker finds
    * its work by reserving, and nodes share a burst as fast as each frees its slots.
    */
@@ -112,9 +118,34 @@ export interface TaskStore {
       readonly holdMs: number;
       readonly waitMs: number;
       readonly uncounted?: number;
+      /**
+       * How the store claims what it answers, where it can: the terms `decideClaim` gives a task never claimed (see
+       * `claimTerms`).
+       */
+      readonly claim?: {
+        /** The claiming node's acquirer name. */
+        readonly acquirer: string;
+        /** When the claim is made (the claim's `claimedAt`, its attempt's `startedAt`). */
+        readonly claimedAt: number;
+        /** The claim's epoch (a task never claimed has epoch 0 below it). */
+        readonly epoch: number;
+        /** When the claim expires, per type reserved (a type without one is not claimed). */
+        readonly expiresAt: ReadonlyMap<string, number>;
+        /**
+         * The epoch of this instance's last reserve that claimed, when its answer was lost: what it claimed and still
+         * holds under that claim is answered again in `claimed`, first (a store keeps it for `holdMs`).
+         */
+        readonly again?: number;
+      };
     },
     options?: TaskCallOptions,
-  ): Promise<{ readonly tasks: TaskRecord[]; readonly uncounted: TaskRecord[]; readonly waits: boolean; readonly nextDueAt: number | undefined }>;
+  ): Promise<{
+    readonly tasks: TaskRecord[];
+    readonly claimed: TaskRecord[];
+    readonly uncounted: TaskRecord[];
+    readonly waits: boolean;
+    readonly nextDueAt: number | undefined;
+  }>;
   /**
    * Calls `wake` whenever work comes that `instance` waits for (see {@link TaskStore.reserve}); resolves once a wake
    * cannot be missed. A wake lost with the store's connection is told to the watches as missed changes. Returns what
@@ -163,6 +194,8 @@ export interface TaskStore {
 
 /** What a task store reports to its owner (see {@link TaskStore.connect}). */
 export type TaskStoreEvents = NonNullable<Parameters<TaskStore['connect']>[0]>;
+/** How a reserve claims what it answers (see {@link TaskStore.reserve}). */
+export type ReserveClaim = NonNullable<Parameters<NonNullable<TaskStore['reserve']>>[2]['claim']>;
 /** Told of a task that became pending (see {@link TaskStore.watch}). */
 export type TaskWatcher = Parameters<TaskStore['watch']>[0];
 /** What a watch hears of claims (see {@link TaskStore.watch}). */

@@ -30,12 +30,21 @@ const storedForm = new WeakMap<TaskRecord, Record<string, unknown>>();
  */
 const encoded = new WeakMap<TaskRecord, string>();
 
+/**
+ * How the encoding of a task submitted afresh and never claimed begins: `v`, `state`, `epoch` and `attempts`, in this
+ * order, before any field a caller chose. A store that claims natively (the Redis store's reserve script) recognises
+ * such a task by this text alone and writes its claim by splicing, never re-encoding what the caller gave.
+ */
+export const CLAIM_HEAD = `{"v":${FORMAT},"state":"pending","epoch":0,"attempts":[],`;
+
 /** Encodes a task: as it was stored if it is one this process decoded, else afresh (with its rank while pending). */
 export function encodeTask(task: TaskRecord): string {
   let text = encoded.get(task);
   if (text !== undefined) return text;
   const stored = storedForm.get(task);
-  text = stored ? JSON.stringify(stored) : JSON.stringify(task.state === 'pending' ? { v: FORMAT, ...task, rank: storedRankOf(task) } : { v: FORMAT, ...task });
+  // What a claim changes first, in this order (`CLAIM_HEAD`), so a store may claim a fresh task without parsing it.
+  const head = { v: FORMAT, state: task.state, epoch: task.epoch, attempts: task.attempts };
+  text = stored ? JSON.stringify(stored) : JSON.stringify(task.state === 'pending' ? { ...head, ...task, rank: storedRankOf(task) } : { ...head, ...task });
   encoded.set(task, text);
   return text;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { TaskRecord } from '../tasks/task';
 import type { TaskStore } from '../tasks/task-store';
 import { encodeTask } from '../tasks/task.codec';
-import { decideClaim } from '../tasks/task-claim.rules';
+import { claimTerms, decideClaim } from '../tasks/task-claim.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { scanTasks } from '../tasks/task-store.queries';
@@ -130,6 +130,42 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       // Once the holds end, those never written are answered again.
       await eventually('the holds to end', async () => (await b.claimable(['h'], Date.now(), now, 10)).length === 3, eventTimeoutMs);
       assert.deepEqual((await b.claimable(['h'], Date.now(), now, 10)).map((t) => t.name), ['high', 'mid', 'low']);
+    }, timeoutMs);
+
+    it('with reserve and a claim: claims what it answers exactly as decideClaim would, or answers it to claim by compare-and-set', async () => {
+      const [a, b] = fixture().stores;
+      if (!reserves(a) || !reserves(b)) return assert.equal(a.reserve ?? b.reserve, undefined); // watched and raced for instead
+      const now = Date.now();
+      const fresh = submit('k', 'fresh', 3, T0);
+      const odd = { ...submit('k', 'odd "/\\ \u00e9', 2, T0), data: { list: [], big: 1795833299544123.5, nested: { state: 'pending' } } };
+      const retry: TaskRecord = { ...submit('k', 'retry', 1, T0), epoch: 7, attempts: [{ attempt: 1, epoch: 7, instance: 'x/1', acquirer: 'x', startedAt: T0, endedAt: T0, outcome: 'retry', error: 'boom' }] };
+      const failFast: TaskRecord = { ...submit('k', 'ff', 0, T0), group: { name: 'g', number: 1, failGroupFast: true } };
+      for (const t of [fresh, odd, retry, failFast]) await a.compareAndSet(t.id, { raw: null }, t);
+      const actor = { instance: 'b/1', acquirer: 'b' };
+      const leases = new Map([['k', 30_000]]);
+      const got = await b.reserve(['k'], actor.instance, { count: 10, now, lapsedBefore: now, holdMs: 60_000, waitMs: 60_000, claim: claimTerms(actor, now, leases, 500) });
+      // Every task is answered once, claimed or to claim; whatever the store claimed is what decideClaim makes of it.
+      assert.deepEqual([...got.claimed, ...got.tasks].map((t) => t.name).sort(), ['ff', 'fresh', 'odd "/\\ \u00e9', 'retry']);
+      assert.equal(got.waits, true);
+      for (const claimed of got.claimed) {
+        const before = [fresh, odd, retry, failFast].find((t) => t.id === claimed.id)!;
+        const decided = decideClaim(before, actor, now, 30_000, 500);
+        assert.equal(decided.outcome, 'claimed');
+        assertEqual(claimed, decided.outcome === 'claimed' ? decided.task : undefined);
+        // Stored as answered: a write that compares with it lands.
+        const read = await a.read(claimed.id);
+        assertEqual(read.task, claimed);
+        assert.equal(read.raw, encodeTask(claimed));
+      }
+      // A task already claimed or reserved is answered to no one else.
+      const again = await a.reserve(['k'], 'a/1', { count: 10, now, lapsedBefore: now, holdMs: 60_000, waitMs: 60_000, claim: claimTerms({ instance: 'a/1', acquirer: 'a' }, now, leases, 500) });
+      assert.deepEqual([...again.claimed, ...again.tasks], []);
+      // Running under the claim: found as lapsed once it expired, and finished by a compare-and-set against it.
+      for (const claimed of got.claimed) {
+        const expiresAt = claimed.claim!.expiresAt;
+        assert.ok((await a.claimable(['k'], expiresAt + 1, expiresAt + 1, 10)).some((t) => t.id === claimed.id), `${claimed.name} found lapsed`);
+        assert.equal(await a.compareAndSet(claimed.id, { raw: encodeTask(claimed) }, { ...claimed, state: 'done', finishedAt: now }), true);
+      }
     }, timeoutMs);
 
     it('with reserve: wakes one waiting worker per task that becomes pending, the longest waiting first, and skips one gone or whose wait ended', async () => {

@@ -4,7 +4,7 @@ import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
 import type { TaskRecord } from '../../lib/tasks/task';
 import { encodeTask } from '../../lib/tasks/task.codec';
-import { compareReady, decideClaim, decideRenew } from '../../lib/tasks/task-claim.rules';
+import { claimTerms, compareReady, decideClaim, decideRenew } from '../../lib/tasks/task-claim.rules';
 import { placeOf } from '../../lib/tasks/task-rank.rules';
 import { describeRankedClaimsContract, describeTaskBacklogContract, describeTaskStoreContract } from '../../lib/testing';
 import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
@@ -24,8 +24,8 @@ async function keysOf(redis: Redis, prefix: string): Promise<string[]> {
 }
 
 /** A claim of `task` by `instance` at `now`, as a node decides it. */
-function claimOf(task: TaskRecord, instance: string, now: number, leaseMs = 60_000): TaskRecord {
-  const decision = decideClaim(task, { instance, acquirer: instance }, now, leaseMs);
+function claimOf(task: TaskRecord, instance: string, now: number, leaseMs = 60_000, acquirer = instance, skewMs = 0): TaskRecord {
+  const decision = decideClaim(task, { instance, acquirer }, now, leaseMs, skewMs);
   if (decision.outcome !== 'claimed') throw new Error(`${task.id} not claimable: ${decision.outcome}`);
   return decision.task;
 }
@@ -203,6 +203,36 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
         expect(await Promise.all(tasks.map((t) => store.compareAndSet(t.id, { raw: null }, t)))).toEqual(tasks.map(() => true));
         const members = await redis.zrange(`{${mapPrefix}}:tp:ix`, 0, -1);
         expect(members).toEqual([...tasks].sort(compareReady).map((t) => sortable(-t.priority) + sortable(t.seq) + t.id));
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('claims made by the reserve script', () => {
+    it('claims a task never claimed in the reserve call itself (one call), and leaves a retry, a fail-fast group\'s task and one not yet due to a compare-and-set', async () => {
+      const mapPrefix = fresh('nc');
+      const store = node(mapPrefix);
+      await store.connect();
+      try {
+        const now = Date.now();
+        const fresh1 = pendingAt('nc', 'fresh', 0, now * 1000);
+        const retry: TaskRecord = { ...pendingAt('nc', 'retry', 0, now * 1000 + 1), epoch: 9, attempts: [{ attempt: 1, epoch: 9, instance: 'x', acquirer: 'x', startedAt: 1, endedAt: 2, outcome: 'retry' }] };
+        const failFast: TaskRecord = { ...pendingAt('nc', 'ff', 0, now * 1000 + 2), group: { name: 'g', number: 1, failGroupFast: true } };
+        const early: TaskRecord = { ...pendingAt('nc', 'early', 0, now * 1000 + 3), notBefore: now - 50 };
+        for (const t of [fresh1, retry, failFast, early]) expect(await store.compareAndSet(t.id, { raw: null }, t)).toBe(true);
+        const actor = { instance: 'n/1', acquirer: 'n' };
+        const calls = store.operationCount();
+        // `early` is due by the server's clock but not by the claimant's, 100 ms behind: held, not claimed.
+        const at = now - 100;
+        const got = await store.reserve(['nc'], actor.instance, { count: 10, now: at, lapsedBefore: at, holdMs: 60_000, waitMs: 60_000, claim: claimTerms(actor, at, new Map([['nc', 20_000]]), 500) });
+        expect(store.operationCount() - calls).toBe(1);
+        expect(got.claimed.map((t) => t.name)).toEqual(['fresh']);
+        expect(got.tasks.map((t) => t.name).sort()).toEqual(['early', 'ff', 'retry']);
+        expect(got.claimed[0]).toEqual(claimOf(fresh1, 'n/1', at, 20_000, 'n', 500));
+        // Indexed as running until its claim's expiry, as a claim by compare-and-set is.
+        expect(await redis.zscore(`{${mapPrefix}}:tr:nc`, placeOf(fresh1) + fresh1.id)).toBe(String(at + 20_000));
+        expect(await redis.zrange(`{${mapPrefix}}:tp:nc`, 0, -1)).toEqual([]);
       } finally {
         await store.close();
       }

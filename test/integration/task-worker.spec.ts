@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
+import type { TaskStore } from '../../lib/tasks/task-store';
 import { InvalidTaskError } from '../../lib/tasks/errors/invalid-task.error';
 import { RetryLaterError } from '../../lib/tasks/errors/retry-later.error';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
@@ -144,6 +145,19 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       }
       return landed;
     };
+    // A store that claims in its reserve: that answer comes late instead.
+    const reserve = (store as unknown as TaskStore).reserve?.bind(store);
+    if (reserve) {
+      (store as unknown as TaskStore).reserve = async (...args) => {
+        const got = await reserve(...args);
+        if (!slowed && got.claimed.length > 0) {
+          slowed = true;
+          await sleep(LATE_LEASE_MS + 500);
+          setImmediate(() => (answered = true));
+        }
+        return got;
+      };
+    }
     const b = await worker('b');
     for (const [w, node] of [[a, 'a'], [b, 'b']] as const) {
       w.handle('job', async (_data, context) => {
@@ -362,6 +376,15 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       if (next?.state === 'running') claimed.push(id);
       return write(id, expected, next, options);
     };
+    // A store that claims in its reserve: what it claimed there, in the order it answered.
+    const reserve = store.reserve?.bind(store);
+    if (reserve) {
+      store.reserve = async (...args) => {
+        const got = await reserve(...args);
+        claimed.push(...got.claimed.map((t) => t.id));
+        return got;
+      };
+    }
     const w = await nodes.worker('a', { scanMs: 600_000, concurrency: 2 }, store); // no scan: only the claim path refills its list
     const order: number[] = [];
     w.handle('job', async (data) => {
@@ -420,6 +443,19 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
       if (next?.state === 'running') await sleep(200); // the round's other claim is slow
       return write(id, expected, next, options);
     };
+    // A store that claims in its reserve: the answer of a reserve that claimed is lost, though its claims landed; the
+    // next reserve asks for them again (they would otherwise wait out their lease, longer than this test allows).
+    const reserve = store.reserve?.bind(store);
+    if (reserve) {
+      store.reserve = async (...args) => {
+        const got = await reserve(...args);
+        if (got.claimed.length > 0 && !lost) {
+          lost = true;
+          throw new Error('the answer was lost');
+        }
+        return got;
+      };
+    }
     let handling = 0;
     let most = 0;
     const errors: string[] = [];

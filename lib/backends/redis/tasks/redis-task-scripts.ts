@@ -1,3 +1,4 @@
+import { CLAIM_HEAD } from '../../../tasks/task.codec';
 import { script } from '../redis-script-prelude';
 
 /*
@@ -142,13 +143,18 @@ local function promote(from, upTo, tp)
   end
   return #due
 end
--- Per type of ARGV[first..]: the waiting tasks due at now and the reservations run out by the server's clock moved
--- into claim order, then the first limit pending ones and the claims that expired before lapsed; and the index
--- entries read (moved, ranged over).
-local function claimable_members(now, lapsed, limit, first)
+-- ARGV[first..last] (last: the end of ARGV without it), as a list: a script's types.
+local function args(first, last)
+  local out = {}
+  for i = first, last or #ARGV do out[#out + 1] = ARGV[i] end
+  return out
+end
+-- Per type of types: the waiting tasks due at now and the reservations run out by the server's clock moved into
+-- claim order, then the first limit pending ones and the claims that expired before lapsed; and the index entries
+-- read (moved, ranged over).
+local function claimable_members(now, lapsed, limit, types)
   local members, examined, server = {}, 0, now_ms()
-  for i = first, #ARGV do
-    local ty = ARGV[i]
+  for _, ty in ipairs(types) do
     local tp = T .. ':tp:' .. ty
     examined = examined + promote(T .. ':tw:' .. ty, now, tp) + promote(T .. ':tx:' .. ty, server, tp)
     for _, m in ipairs(redis.call('ZRANGE', tp, 0, limit - 1)) do members[#members + 1] = m end
@@ -166,11 +172,11 @@ local function wake(ty, now)
     if tonumber(waiting[2]) > now and redis.call('PUBLISH', T .. ':w:' .. waiting[1], ty) > 0 then return end
   end
 end
--- Per type of ARGV[first..]: the first limit uncounted tasks.
-local function uncounted_members(limit, first)
+-- Per type of types: the first limit uncounted tasks.
+local function uncounted_members(limit, types)
   local members = {}
-  for i = first, #ARGV do
-    for _, m in ipairs(redis.call('ZRANGE', T .. ':tu:' .. ARGV[i], 0, limit - 1)) do members[#members + 1] = m end
+  for _, ty in ipairs(types) do
+    for _, m in ipairs(redis.call('ZRANGE', T .. ':tu:' .. ty, 0, limit - 1)) do members[#members + 1] = m end
   end
   return members
 end
@@ -227,61 +233,122 @@ return answer(out)`, true),
    */
   claimable: script('gkTaskClaimable', `${TASK_LIB}
 local limit = tonumber(ARGV[7])
-local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 8)
+local members, examined = claimable_members(ARGV[5], ARGV[6], limit, args(8))
 return answer({ values_of(members, limit), examined })`),
   /**
-   * ARGV: now, lapsed before, count, hold ms, wait ms, uncounted limit, instance, types... → `{ { key, value, ... },
-   * next due, { key, value, ... } }`: what `claimable` answers with `count` as its limit, each pending task of it
-   * reserved for `hold ms` (moved from `T:tp:<type>` to `T:tx:<type>`, scored by when the hold ends on the server's
-   * clock: no other reserve or claim query answers it until then, or until it is written). With fewer than `count`,
-   * `instance` waits for work of every type for `wait ms` (`T:ti:<type>`, scored by when the wait ends: the next task
-   * that becomes pending wakes the one waiting longest, see `wake`); with `count`, it waits no more. `next due`: when
-   * the first waiting task of the types comes due (`false`: none waits). Then what `uncounted` answers with its limit
-   * (none with 0).
+   * ARGV: now, lapsed before, count, hold ms, wait ms, uncounted limit, instance, n (the number of types), the n
+   * types, then the claim (see `ReserveClaim`): '' to hold only, or `1`, the instance and the acquirer each as JSON
+   * text, `claimed at`, `epoch`, the epoch of an earlier call whose answer was lost ('' if none) and per type the
+   * claim's `expires at` ('': not claimed) (the numbers as JSON text, spliced in as they are) → `{ { key,
+   * value, ... }, next due, { key, value, ... }, { key, value, ... } }`: what `claimable` answers with `count` as its
+   * limit. With a claim, each pending task of it that was never claimed (its text begins with `CLAIM_HEAD`: submitted
+   * afresh, no attempt, epoch 0), is due at `claimed at` (on the caller's clock), waits for no cancelled run (`heldUntil`) and is in no group
+   * that fails fast, is claimed here, as `decideClaim` claims it, and answered in the fourth list; the others are
+   * answered in the first, each pending one reserved for `hold ms` (moved from `T:tp:<type>` to `T:tx:<type>`, scored
+   * by when the hold ends on the server's clock: no other reserve or claim query answers it until then, or until it
+   * is written) for the caller to claim by compare-and-set. What the lost call claimed and still holds under its claim
+   * comes first in the fourth list (`T:rc:<instance>` keeps the keys the instance's last claiming call claimed, for
+   * `hold ms`). With fewer than `count` in both, `instance` waits for work
+   * of every type for `wait ms` (`T:ti:<type>`, scored by when the wait ends: the next task that becomes pending wakes
+   * the one waiting longest, see `wake`); with `count`, it waits no more. `next due`: when the first waiting task of the
+   * types comes due (`false`: none waits). Third, what `uncounted` answers with its limit (none with 0).
    */
   reserve: script('gkTaskReserve', `${TASK_LIB}
 local count, hold, wait, most, instance = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
-local members = claimable_members(ARGV[5], ARGV[6], count, 12)
+local n = tonumber(ARGV[12])
+local types = args(13, 12 + n)
+local claiming = ARGV[13 + n] == '1'
+local who, by, at, at_ms, claim_epoch, again, expires = ARGV[14 + n], ARGV[15 + n], ARGV[16 + n], tonumber(ARGV[16 + n]), ARGV[17 + n], ARGV[18 + n], {}
+if claiming then for i = 1, n do if ARGV[18 + n + i] ~= '' then expires[types[i]] = ARGV[18 + n + i] end end end
+-- What the instance's last call that claimed claimed ('<epoch>' then a key per line), kept for as long as a hold lasts.
+local CLAIMED = T .. ':rc:' .. instance
+local RUNNING = '{"v":1,"state":"running",'
+local HEAD = ${JSON.stringify(CLAIM_HEAD)}
+-- The claimed text of a task never claimed (raw begins with HEAD), as decideClaim writes it, and its index line; nil
+-- when it is not such a task, not due at the claim's time, or waits for something a claim by compare-and-set decides.
+local function claimed(raw, line, ty)
+  if string.sub(raw, 1, #HEAD) ~= HEAD or string.find(raw, '"heldUntil":', #HEAD, true) or string.find(raw, '"failGroupFast":true', #HEAD, true) then return nil end
+  local place, nb, sub, rest = string.match(line or '', '^(%x+)|pending|([^|]*)|([^|]*)|[^|]*|(.*)$')
+  if not place or tonumber(nb) == nil or tonumber(nb) > at_ms then return nil end
+  local exp = expires[ty]
+  local attempt = '{"attempt":1,"epoch":' .. claim_epoch .. ',"instance":' .. who .. ',"acquirer":' .. by .. ',"startedAt":' .. at .. '}'
+  local claim = '{"instance":' .. who .. ',"acquirer":' .. by .. ',"epoch":' .. claim_epoch .. ',"claimedAt":' .. at .. ',"expiresAt":' .. exp .. '}'
+  local text = '{"v":1,"state":"running","epoch":' .. claim_epoch .. ',"attempts":[' .. attempt .. '],'
+    .. string.sub(raw, #HEAD + 1, -2) .. ',"claim":' .. claim .. '}'
+  return text, place .. '|running|' .. nb .. '|' .. sub .. '|' .. exp .. '|' .. rest
+end
+local server, out, taken, won, won_keys = now_ms(), {}, 0, {}, {}
+-- The answer of the call that claimed under epoch again was lost: what it claimed and is still held under its claim
+-- is answered again (a call on this connection runs after any earlier one, so that call has run by now or never will).
+if claiming and again ~= '' then
+  local last = redis.call('GET', CLAIMED)
+  if last and string.sub(last, 1, #again + 1) == again .. '\\n' then
+    local mark = '"claim":{"instance":' .. who .. ',"acquirer":' .. by .. ',"epoch":' .. again .. ','
+    for key in string.gmatch(string.sub(last, #again + 2), '[^\\n]+') do
+      local v = redis.call('HGET', TASKS, key)
+      if v and string.sub(v, 1, #RUNNING) == RUNNING and string.find(v, mark, #RUNNING, true) then
+        won[#won + 1] = key; won[#won + 1] = v; taken = taken + 1
+      end
+    end
+  end
+end
+local members = claimable_members(ARGV[5], ARGV[6], count - taken, types)
 table.sort(members)
-local server, out, taken = now_ms(), {}, 0
 for i = 1, #members do
   if taken >= count then break end
   local m = members[i]
   local key = string.sub(m, 33)
   local v = redis.call('HGET', TASKS, key)
   if v then
-    out[#out + 1] = key; out[#out + 1] = v; taken = taken + 1
-    -- A pending one is in its type's claim order (a lapsed claim is in none): reserved there.
-    for j = 12, #ARGV do
-      if redis.call('ZREM', T .. ':tp:' .. ARGV[j], m) == 1 then
-        redis.call('ZADD', T .. ':tx:' .. ARGV[j], server + hold, m)
-        break
+    taken = taken + 1
+    local stored = claiming and redis.call('HGET', LINES, key)
+    local f = stored and from_stored_line(stored, v)
+    local text, line = nil, nil
+    if f and f.state == 'pending' and expires[f.type] then text, line = claimed(v, string.match(stored, '^%d+|(.*)$'), f.type) end
+    if text then
+      redis.call('HSET', TASKS, key, text)
+      redis.call('HSET', LINES, key, #text .. '|' .. line)
+      reindex(key, f, from_line(line), server)
+      won[#won + 1] = key; won[#won + 1] = text; won_keys[#won_keys + 1] = key
+    else
+      out[#out + 1] = key; out[#out + 1] = v
+      -- A pending one is in its type's claim order (a lapsed claim is in none): reserved there.
+      for _, ty in ipairs(types) do
+        if redis.call('ZREM', T .. ':tp:' .. ty, m) == 1 then
+          redis.call('ZADD', T .. ':tx:' .. ty, server + hold, m)
+          break
+        end
       end
     end
   end
 end
+if #won_keys > 0 then
+  bump()
+  redis.call('SET', CLAIMED, claim_epoch .. '\\n' .. table.concat(won_keys, '\\n'), 'PX', hold)
+end
 local next_due = false
-for i = 12, #ARGV do
-  local ti = T .. ':ti:' .. ARGV[i]
+for _, ty in ipairs(types) do
+  local ti = T .. ':ti:' .. ty
   if taken < count then redis.call('ZADD', ti, server + wait, instance) else redis.call('ZREM', ti, instance) end
-  local first = redis.call('ZRANGE', T .. ':tw:' .. ARGV[i], 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', T .. ':tw:' .. ty, 0, 0, 'WITHSCORES')
   if #first > 0 and (not next_due or tonumber(first[2]) < tonumber(next_due)) then next_due = first[2] end
 end
 local uncounted = {}
-if most > 0 then uncounted = values_of(uncounted_members(most, 12), most) end
-return answer({ out, next_due, uncounted })`),
+if most > 0 then uncounted = values_of(uncounted_members(most, types), most) end
+return answer({ out, next_due, uncounted, won })`),
   /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
   uncounted: script('gkTaskUncounted', `${TASK_LIB}
 local limit = tonumber(ARGV[5])
-return answer(values_of(uncounted_members(limit, 6), limit))`),
+return answer(values_of(uncounted_members(limit, args(6)), limit))`),
   /**
    * ARGV: now, lapsed before, limit, uncounted limit, types... → `{ claimable, examined, uncounted }`: what
    * `claimable` and `uncounted` answer, in one call (a worker's periodic scan).
    */
   scan: script('gkTaskScan', `${TASK_LIB}
 local limit, most = tonumber(ARGV[7]), tonumber(ARGV[8])
-local members, examined = claimable_members(ARGV[5], ARGV[6], limit, 9)
-return answer({ values_of(members, limit), examined, values_of(uncounted_members(most, 9), most) })`),
+local types = args(9)
+local members, examined = claimable_members(ARGV[5], ARGV[6], limit, types)
+return answer({ values_of(members, limit), examined, values_of(uncounted_members(most, types), most) })`),
   /** ARGV: before, limit → `{ key, value, ... }`: up to `limit` purgeable tasks finished before `before`, earliest first. */
   finishedBefore: script('gkTaskFinishedBefore', `${TASK_LIB}
 local out = {}

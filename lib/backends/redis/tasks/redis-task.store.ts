@@ -3,7 +3,7 @@ import type { RecordMap, StoredRecord } from '../../../store/record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import type { TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
-import type { TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
+import type { ReserveClaim, TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
 import { encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
 import type { StoreBackend } from '../../../store/store-backend';
@@ -11,6 +11,16 @@ import type { RedisCalls } from '../redis-calls';
 import { TASK_SCRIPTS } from './redis-task-scripts';
 import { RedisTaskWrites, type RedisTaskTarget, type TaskWriteMode } from './redis-task-writes';
 import { taskIndexLine } from './redis-task-index';
+
+/**
+ * The reserve script's claim arguments (see `TASK_SCRIPTS.reserve`): the numbers as JSON text, so the script splices
+ * in exactly what `decideClaim` writes; '' for a type it does not claim.
+ */
+function claimArgs(claim: ReserveClaim, instance: string, types: readonly string[]): string[] {
+  const expiry = (type: string) => claim.expiresAt.get(type);
+  return ['1', JSON.stringify(instance), JSON.stringify(claim.acquirer), JSON.stringify(claim.claimedAt), JSON.stringify(claim.epoch),
+    claim.again === undefined ? '' : JSON.stringify(claim.again), ...types.map((type) => (Number.isFinite(expiry(type)) ? JSON.stringify(expiry(type)) : ''))];
+}
 
 /** `{ key, value, key, value, ... }` as records. */
 function pairs(flat: readonly string[] | null): StoredRecord[] {
@@ -146,19 +156,27 @@ export class RedisTaskStore extends TaskRecordStore {
   async reserve(
     types: readonly string[],
     instance: string,
-    ask: { readonly count: number; readonly now: number; readonly lapsedBefore: number; readonly holdMs: number; readonly waitMs: number; readonly uncounted?: number },
+    ask: {
+      readonly count: number; readonly now: number; readonly lapsedBefore: number; readonly holdMs: number; readonly waitMs: number;
+      readonly uncounted?: number; readonly claim?: ReserveClaim;
+    },
     options: TaskCallOptions = {},
-  ): Promise<{ tasks: TaskRecord[]; uncounted: TaskRecord[]; waits: boolean; nextDueAt: number | undefined }> {
-    if (types.length === 0 || ask.count <= 0) return { tasks: [], uncounted: [], waits: false, nextDueAt: undefined };
-    const wanted = new Set(types);
+  ): Promise<{ tasks: TaskRecord[]; claimed: TaskRecord[]; uncounted: TaskRecord[]; waits: boolean; nextDueAt: number | undefined }> {
+    if (types.length === 0 || ask.count <= 0) return { tasks: [], claimed: [], uncounted: [], waits: false, nextDueAt: undefined };
+    const wanted = [...new Set(types)];
     const { calls, map } = this.target();
     const most = Math.max(0, ask.uncounted ?? 0);
-    const args = [map, ask.now, ask.lapsedBefore, ask.count, Math.ceil(ask.holdMs), Math.ceil(ask.waitMs), most, instance, ...wanted];
-    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null, string[]]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    const args: Array<string | number> = [map, ask.now, ask.lapsedBefore, ask.count, Math.ceil(ask.holdMs), Math.ceil(ask.waitMs), most, instance, wanted.length, ...wanted];
+    if (ask.claim) args.push(...claimArgs(ask.claim, instance, wanted));
+    else args.push('');
+    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null, string[], string[]]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    const set = new Set(wanted);
+    const held = pairs(result[0]);
+    const won = pairs(result[3]);
     // Due by the server's clock, which the caller's may not have reached yet: its claim waits for it (see TaskPulls).
-    const tasks = inClaimOrder(this.decodeAll(pairs(result[0])).filter((t) => wanted.has(t.type) && (t.state === 'pending' || isClaimable(t, wanted, ask.now, ask.lapsedBefore))), ask.count);
+    const tasks = inClaimOrder(this.decodeAll(held).filter((t) => set.has(t.type) && (t.state === 'pending' || isClaimable(t, set, ask.now, ask.lapsedBefore))), ask.count);
     // The script takes what it finds: it waits whenever it found fewer than asked for.
-    return { tasks, uncounted: this.uncountedOf(result[2], wanted, most), waits: pairs(result[0]).length < ask.count, nextDueAt: result[1] ? Number(result[1]) : undefined };
+    return { tasks, claimed: this.decodeAll(won), uncounted: this.uncountedOf(result[2], set, most), waits: held.length + won.length < ask.count, nextDueAt: result[1] ? Number(result[1]) : undefined };
   }
 
   /** {@inheritDoc TaskStore.awaitWork} (a channel of the instance's own: `{<prefix>}:w:<instance>`) */
