@@ -14,12 +14,14 @@
  *     submitter, a Lua script counting as one, ours' subscriber checks included);
  *   - redis-tasks-latency: 200 tasks at a steady 20/s, submit to handler start, on the same processes;
  *   - redis-tasks-burst: on 3 nodes, BENCH_BURST_TASKS (3,000) more in one burst, each node's share.
+ * BENCH_REDIS_DELAY_MS (diagnostics) runs them all through a proxy that delays each way (bench/delay-proxy.ts).
  * Every row starts from an empty Redis (FLUSHALL; ours then declares its fresh prefix new before its workers start)
  * with a fresh submitter and fresh worker processes; node counts are interleaved across systems. One more row of ours
  * runs on 1 node with the server's append-only file on (`gatekeeper-redis+aof`, appendfsync everysec).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisBackend } from '../lib/backends/redis/redis-backend';
+import { delayProxy } from './delay-proxy';
 import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
 import { cpuWindow } from './proc-cpu';
 import { countBenchRedisCommands, flushRedis, redisInfo as withRedisInfo, redisUrlOf, setAppendOnly } from './redis-systems';
@@ -33,6 +35,11 @@ const LATENCY_TASKS = 200;
 const LATENCY_RATE_PER_S = 20;
 /** BENCH_REDIS_AOF=0 leaves out the row of ours with the append-only file on. */
 const WITH_AOF = process.env.BENCH_REDIS_AOF !== '0';
+/**
+ * BENCH_REDIS_DELAY_MS (diagnostics only, not in the committed results): every client reaches Redis through a proxy
+ * that holds each chunk this long each way (about 1 ms at least: Node's timers), as a Redis across a network would.
+ */
+const DELAY_MS = Number(process.env.BENCH_REDIS_DELAY_MS ?? 0);
 /** Tasks at once per worker process: 4, as every other tasks row (BENCH_REDIS_CONCURRENCY: diagnostics only). */
 const CONCURRENCY = process.env.BENCH_REDIS_CONCURRENCY ?? '4';
 
@@ -166,10 +173,14 @@ async function measure(system: RedisTaskSystem, nodeCount: number, port: number,
  * Every tasks row of the redis group on the bench's Redis at `port` (`procs.redis`: its pid, the store of the CPU
  * columns). `baselines`: BullMQ beside ours (false with --no-baselines).
  */
-export async function redisTaskRows(port: number, procs: BenchProcesses, baselines: boolean, log: (line: string) => void): Promise<BenchRow[]> {
+export async function redisTaskRows(server: number, procs: BenchProcesses, baselines: boolean, log: (line: string) => void): Promise<BenchRow[]> {
   const counter = countBenchRedisCommands();
   benchCommands = counter;
   const rows: BenchRow[] = [];
+  // Diagnostics only: every client of these rows reaches Redis through a proxy that delays each way.
+  const proxy = DELAY_MS > 0 ? await delayProxy(server, DELAY_MS) : undefined;
+  if (proxy) log(`  (BENCH_REDIS_DELAY_MS=${DELAY_MS}: every connection of these rows is delayed about ${Math.max(1, DELAY_MS)} ms each way)`);
+  const port = proxy?.port ?? server;
   try {
     const systems: RedisTaskSystem[] = baselines ? ['gatekeeper-redis', 'bullmq'] : ['gatekeeper-redis'];
     // Each node count in turn for every system, so a slow spell of the shared machine is less likely to hit one system only.
@@ -185,6 +196,7 @@ export async function redisTaskRows(port: number, procs: BenchProcesses, baselin
   } finally {
     counter.stop();
     benchCommands = { sent: 0 };
+    await proxy?.close();
   }
   return rows;
 }
