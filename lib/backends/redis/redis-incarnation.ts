@@ -61,7 +61,7 @@ const CAUSES: Readonly<Record<RedisLossCause, string>> = {
     + 'promoted to primary, which may have missed the last writes',
   reloaded: 'restarted: it runs as another process (run_id) under a new replication id, with the state read back from its '
     + 'append-only file or snapshot (or another server started on a copy of them), which may have missed the writes after '
-    + 'the last fsync',
+    + 'the last fsync (a clean SHUTDOWN loses none, but nothing Redis shows tells it from a crash)',
   replaced: 'holds state written under another replication id, by a server it neither replicated nor is known to be (a '
     + 'restart, a failover or a copy of the files; which one cannot be told), which may have had more writes',
 };
