@@ -1,4 +1,3 @@
-import { CLAIM_HEAD } from '../../../tasks/task.codec';
 import { script } from '../redis-script-prelude';
 
 /*
@@ -237,33 +236,37 @@ local members, examined = claimable_members(ARGV[5], ARGV[6], limit, args(8))
 return answer({ values_of(members, limit), examined })`),
   /**
    * ARGV: now, lapsed before, count, hold ms, wait ms, uncounted limit, instance, n (the number of types), the n
-   * types, then the claim (see `ReserveClaim`): '' to hold only, or `1`, the instance and the acquirer each as JSON
-   * text, `claimed at`, `epoch`, the epoch of an earlier call whose answer was lost ('' if none) and per type the
-   * claim's `expires at` ('': not claimed) (the numbers as JSON text, spliced in as they are) → `{ { key,
-   * value, ... }, next due, { key, value, ... }, { key, value, ... } }`: what `claimable` answers with `count` as its
-   * limit. With a claim, each pending task of it that was never claimed (its text begins with `CLAIM_HEAD`: submitted
-   * afresh, no attempt, epoch 0), is due at `claimed at` (on the caller's clock), waits for no cancelled run (`heldUntil`) and is in no group
-   * that fails fast, is claimed here, as `decideClaim` claims it, and answered in the fourth list; the others are
-   * answered in the first, each pending one reserved for `hold ms` (moved from `T:tp:<type>` to `T:tx:<type>`, scored
-   * by when the hold ends on the server's clock: no other reserve or claim query answers it until then, or until it
-   * is written) for the caller to claim by compare-and-set. What the lost call claimed and still holds under its claim
-   * comes first in the fourth list (`T:rc:<instance>` keeps the keys the instance's last claiming call claimed, for
-   * `hold ms`). With fewer than `count` in both, `instance` waits for work
-   * of every type for `wait ms` (`T:ti:<type>`, scored by when the wait ends: the next task that becomes pending wakes
-   * the one waiting longest, see `wake`); with `count`, it waits no more. `next due`: when the first waiting task of the
-   * types comes due (`false`: none waits). Third, what `uncounted` answers with its limit (none with 0).
+   * types, then the claim (see `ReserveClaim`): '' to hold only; else the text a task never claimed begins with (the
+   * codec's `CLAIM_HEAD`), the instance and the acquirer each as JSON text, `claimed at`, `epoch`, the epoch of an
+   * earlier call whose answer was lost ('' if none) and per type the claim's `expires at` ('': not claimed), the
+   * numbers as JSON text, spliced in as they are → `{ { key, value, ... }, next due, { key, value, ... }, { key,
+   * value, ... } }`: what `claimable` answers with `count` as its limit.
+   *
+   * With a claim, each pending task of it that was never claimed (its text begins with that head: submitted afresh,
+   * no attempt, epoch 0), is due at `claimed at` (on the caller's clock), waits for no cancelled run (`heldUntil`) and
+   * is in no group that fails fast, is claimed here, as `decideClaim` claims it, and answered in the fourth list. The
+   * others are answered in the first, each pending one reserved for `hold ms` (moved from `T:tp:<type>` to
+   * `T:tx:<type>`, scored by when the hold ends on the server's clock: no other reserve or claim query answers it until
+   * then, or until it is written) for the caller to claim by compare-and-set. What a lost call claimed and still holds
+   * under its claim comes first in the fourth list (`T:rc:<instance>` keeps the keys the instance's last claiming call
+   * claimed, for `hold ms`).
+   *
+   * With fewer than `count` in both, `instance` waits for work of every type for `wait ms` (`T:ti:<type>`, scored by
+   * when the wait ends: the next task that becomes pending wakes the one waiting longest, see `wake`); with `count`,
+   * it waits no more. `next due`: when the first waiting task of the types comes due (`false`: none waits). Third,
+   * what `uncounted` answers with its limit (none with 0).
    */
   reserve: script('gkTaskReserve', `${TASK_LIB}
 local count, hold, wait, most, instance = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 local n = tonumber(ARGV[12])
 local types = args(13, 12 + n)
-local claiming = ARGV[13 + n] == '1'
+local HEAD = ARGV[13 + n]
+local claiming = HEAD ~= ''
 local who, by, at, at_ms, claim_epoch, again, expires = ARGV[14 + n], ARGV[15 + n], ARGV[16 + n], tonumber(ARGV[16 + n]), ARGV[17 + n], ARGV[18 + n], {}
 if claiming then for i = 1, n do if ARGV[18 + n + i] ~= '' then expires[types[i]] = ARGV[18 + n + i] end end end
 -- What the instance's last call that claimed claimed ('<epoch>' then a key per line), kept for as long as a hold lasts.
 local CLAIMED = T .. ':rc:' .. instance
 local RUNNING = '{"v":1,"state":"running",'
-local HEAD = ${JSON.stringify(CLAIM_HEAD)}
 -- The claimed text of a task never claimed (raw begins with HEAD), as decideClaim writes it, and its index line; nil
 -- when it is not such a task, not due at the claim's time, or waits for something a claim by compare-and-set decides.
 local function claimed(raw, line, ty)

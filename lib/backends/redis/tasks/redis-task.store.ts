@@ -4,7 +4,7 @@ import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call
 import type { TaskRecord } from '../../../tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
 import type { ReserveClaim, TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
-import { encodeTask } from '../../../tasks/task.codec';
+import { CLAIM_HEAD, encodeTask } from '../../../tasks/task.codec';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
 import type { StoreBackend } from '../../../store/store-backend';
 import type { RedisCalls } from '../redis-calls';
@@ -13,12 +13,12 @@ import { RedisTaskWrites, type RedisTaskTarget, type TaskWriteMode } from './red
 import { taskIndexLine } from './redis-task-index';
 
 /**
- * The reserve script's claim arguments (see `TASK_SCRIPTS.reserve`): the numbers as JSON text, so the script splices
- * in exactly what `decideClaim` writes; '' for a type it does not claim.
+ * The reserve script's claim arguments (see `TASK_SCRIPTS.reserve`): the head of a task never claimed, then the
+ * numbers as JSON text, so the script splices in exactly what `decideClaim` writes; '' for a type it does not claim.
  */
 function claimArgs(claim: ReserveClaim, instance: string, types: readonly string[]): string[] {
   const expiry = (type: string) => claim.expiresAt.get(type);
-  return ['1', JSON.stringify(instance), JSON.stringify(claim.acquirer), JSON.stringify(claim.claimedAt), JSON.stringify(claim.epoch),
+  return [CLAIM_HEAD, JSON.stringify(instance), JSON.stringify(claim.acquirer), JSON.stringify(claim.claimedAt), JSON.stringify(claim.epoch),
     claim.again === undefined ? '' : JSON.stringify(claim.again), ...types.map((type) => (Number.isFinite(expiry(type)) ? JSON.stringify(expiry(type)) : ''))];
 }
 
