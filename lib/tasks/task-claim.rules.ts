@@ -64,13 +64,15 @@ function epochFloor(now: number, skewMs: number): number {
 
 /**
  * The terms on which a store that claims natively claims a task never claimed (see `TaskStore.reserve`): exactly
- * what {@link decideClaim} gives such a task at `now` (epoch 0 below the floor), per type with its lease; `again`:
- * the epoch of the node's last such call, when its answer was lost.
+ * what {@link decideClaim} gives such a task at `now` (epoch 0 below the floor), per type with its lease. `calls`:
+ * the epoch of the node's last such call (`last`: this one's is above it, so each call is named by its epoch even
+ * within one millisecond) and of one whose answer was lost (`again`).
  */
-export function claimTerms(actor: TaskActor, now: number, leaseMs: ReadonlyMap<string, number>, skewMs = 0, again?: number): ReserveClaim {
+export function claimTerms(actor: TaskActor, now: number, leaseMs: ReadonlyMap<string, number>, skewMs = 0, calls: { readonly last?: number; readonly again?: number } = {}): ReserveClaim {
   const expiresAt = new Map<string, number>();
   for (const [type, lease] of leaseMs) expiresAt.set(type, now + lease);
-  return { acquirer: actor.acquirer, claimedAt: now, epoch: Math.max(1, epochFloor(now, skewMs)), expiresAt, ...(again !== undefined && { again }) };
+  const epoch = Math.max(1, epochFloor(now, skewMs), (calls.last ?? 0) + 1);
+  return { acquirer: actor.acquirer, claimedAt: now, epoch, expiresAt, ...(calls.again !== undefined && { again: calls.again }) };
 }
 
 /** The outcome of a fenced write (renew, finish): done, or the claim is no longer this one. */

@@ -59,6 +59,11 @@ export class TaskPulls {
   private leaseCache?: Map<string, number>;
   /** The epoch of this node's last reserve, while its answer is lost (it may have claimed). */
   private unanswered?: number;
+  /**
+   * The epoch of this node's last reserve: the next one's is above it, so a lost call named by its epoch is that call
+   * alone, never an earlier one of the same millisecond whose tasks already ran here.
+   */
+  private lastEpoch?: number;
 
   constructor(
     private readonly store: ReservingTaskStore,
@@ -145,7 +150,8 @@ export class TaskPulls {
       // Read before the types: a handler registered after this call's types were read wakes it again.
       const wakes = this.wakes;
       const types = [...this.handlers.keys()];
-      const claim = claimTerms(this.actor, at, this.leases(), this.options.clockSkewMs, this.unanswered);
+      const claim = claimTerms(this.actor, at, this.leases(), this.options.clockSkewMs, { last: this.lastEpoch, again: this.unanswered });
+      this.lastEpoch = claim.epoch;
       const { tasks: found, claimed, uncounted, waits, nextDueAt } = await this.store.reserve(types, this.actor.instance, {
         count: free, now: at, lapsedBefore: at - this.options.clockSkewMs, holdMs: HOLD_MS, waitMs: this.waitMs(), uncounted: scan ? STRAGGLERS_READ : 0, claim,
       }).catch((error: unknown) => {

@@ -127,7 +127,10 @@ export interface TaskStore {
         readonly acquirer: string;
         /** When the claim is made (the claim's `claimedAt`, its attempt's `startedAt`). */
         readonly claimedAt: number;
-        /** The claim's epoch (a task never claimed has epoch 0 below it). */
+        /**
+         * The claim's epoch: at least what `decideClaim` gives at `claimedAt`, and unique to this call among the
+         * instance's calls (`again` names a call by it).
+         */
         readonly epoch: number;
         /** When the claim expires, per type reserved (a type without one is not claimed). */
         readonly expiresAt: ReadonlyMap<string, number>;

@@ -1,5 +1,5 @@
 import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
-import { compareReady, decideClaim, decideRenew, type TaskActor } from '../../lib/tasks/task-claim.rules';
+import { claimTerms, compareReady, decideClaim, decideRenew, type TaskActor } from '../../lib/tasks/task-claim.rules';
 import { counted, decideGroupProgress, decideParentJoin, decideReopen, joinTask, recordSubgroupJoin } from '../../lib/tasks/task-group.rules';
 import { joinTaskId, taskId } from '../../lib/tasks/task-id.rules';
 import { backoffDelay, decideCancel, decideFinish, decideRetry, isPurgeable } from '../../lib/tasks/task-outcome.rules';
@@ -265,5 +265,17 @@ describe('task rules (seed 004)', () => {
     expect(isPurgeable(done, T0 + 1_000, 1_000)).toBe(true);
     expect(isPurgeable(done, T0, 1_000, true)).toBe(true);
     expect(isPurgeable({ ...done, uncounted: true }, T0 + 10 ** 9, 1_000, true)).toBe(false);
+  });
+  it('claim terms for a store that claims natively: decideClaim\'s for a task never claimed, one epoch per call even within a millisecond', () => {
+    const actor: TaskActor = { instance: 'n/1', acquirer: 'n' };
+    const fresh = decideSubmit(undefined, { type: 'job', name: 'x', data: null }, T0, 60_000).task;
+    const first = claimTerms(actor, T0, new Map([['job', 5_000]]), 500);
+    const decided = decideClaim(fresh, actor, T0, 5_000, 500);
+    expect(decided.outcome === 'claimed' && decided.claim).toEqual({ instance: 'n/1', acquirer: 'n', epoch: first.epoch, claimedAt: T0, expiresAt: first.expiresAt.get('job') });
+    // The next call in the same millisecond is named by an epoch of its own, so naming a lost call never names this one.
+    const second = claimTerms(actor, T0, new Map([['job', 5_000]]), 500, { last: first.epoch, again: first.epoch });
+    expect(second.epoch).toBe(first.epoch + 1);
+    expect(second.again).toBe(first.epoch);
+    expect(claimTerms(actor, T0 + 1, new Map(), 500, { last: first.epoch }).epoch).toBe((T0 + 501) * 1000);
   });
 });
