@@ -15,8 +15,8 @@
  *                          connections sent, a Lua script counting as one (BullMQ), or `pg` queries (pg-boss,
  *                          graphile-worker, BullMQ on PostgreSQL); q: `pg` queries, on the PostgreSQL systems (Redis commands sent, on
  *                          gatekeeper with GATEKEEPER_BACKEND=redis: the redis group's `gatekeeper-redis`)
- * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile) and the
- * socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
+ * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile; with
+ * PROFILE_HEAP=1 a sampling profile of every allocation instead, <system>-<pid>.heapprofile) and the socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
@@ -200,6 +200,15 @@ async function profileUntilStopped(dir: string): Promise<void> {
   process.prependOnceListener('SIGTERM', () => writeFileSync(join(dir, `${env('SYSTEM')}-${process.pid}.counts.json`), JSON.stringify(counts)));
   const session = new Session();
   session.connect();
+  if (process.env.PROFILE_HEAP === '1') {
+    // Every allocation sampled, the ones collected since too: where a node's garbage comes from.
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    process.prependOnceListener('SIGTERM', () => {
+      void session.post('HeapProfiler.stopSampling').then(({ profile }) => writeFileSync(join(dir, `${env('SYSTEM')}-${process.pid}.heapprofile`), JSON.stringify(profile)));
+    });
+    return;
+  }
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
   process.prependOnceListener('SIGTERM', () => {

@@ -1,6 +1,6 @@
 import type { RecordSlot } from '../store/read-decide-write';
 import type { TaskGroupRecord, TaskRecord } from './task';
-import { encodeGroup, encodeTask } from './task.codec';
+import { encodeGroup, encodeTask, finishEnds } from './task.codec';
 import type { TaskStore, VersionedGroup, VersionedTask } from './task-store';
 
 /**
@@ -11,7 +11,12 @@ import type { TaskStore, VersionedGroup, VersionedTask } from './task-store';
 export function taskSlot(store: TaskStore, id: string, readBack?: RecordSlot<VersionedTask, TaskRecord | null>['readBack']): RecordSlot<VersionedTask, TaskRecord | null> {
   return {
     read: (call) => store.read(id, call),
-    write: (read, next, call) => store.compareAndSet(id, read, next, call),
+    write: (read, next, call) => {
+      // A finish sends its ends where the store takes them (see `finishEnds`): the same write, a third of the bytes.
+      const ends = store.replaceEnds && finishEnds(read, next);
+      return ends ? store.replaceEnds!(id, ends.expected, ends.next, next!, call) : store.compareAndSet(id, read, next, call);
+    },
+    // A finish written by its ends holds the text `finishEnds` made its encoding.
     holds: (back, next) => back.raw === (next && encodeTask(next)),
     ...(readBack && { readBack }),
   };

@@ -88,6 +88,14 @@ export interface TaskStore {
    */
   writeInTransaction?(transaction: SqlTransaction, id: string, expected: string | null, raw: string): Promise<{ landed: boolean; current: string | null }>;
   /**
+   * A compare-and-set on the ends of the stored text (optional; the store's `compareAndSet` batching applies): if the
+   * task's text begins with `expected.head` and ends with `expected.tail` (apart), it becomes `next.head`, what lay
+   * between, then `next.tail`, which decodes to `task`; true if it landed. Writers use it only where the ends prove
+   * what a whole-text compare would (`finishEnds`: a run's finish), so a write sends its ends, not the whole task
+   * twice.
+   */
+  replaceEnds?(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options?: TaskCallOptions): Promise<boolean>;
+  /**
    * Work handed out one worker at a time, where the store can (optional, with {@link TaskStore.awaitWork}): what
    * {@link TaskStore.claimable} answers with `ask.count` as its limit (pending tasks due by the store's clock, which
    * `ask.now` may not have reached yet: claim each once it has), each pending task of it held for `instance` for

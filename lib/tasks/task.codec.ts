@@ -49,6 +49,49 @@ export function encodeTask(task: TaskRecord): string {
   return text;
 }
 
+/** The two ends of a task's stored text, around what a write keeps as it is (see `TaskStore.replaceEnds`). */
+export interface TextEnds {
+  readonly head: string;
+  readonly tail: string;
+}
+
+/** The fields a finish changes (or adds, or drops): every other one of the finished task is the very one read. */
+const FINISH_CHANGES = new Set(['state', 'attempts', 'claim', 'result', 'finishedAt']);
+
+/**
+ * A run's finish as `done`, written by its ends (see `TaskStore.replaceEnds`): `next` is `read.task` done, with every
+ * other field the very value read (as `decideFinish` makes it, for a task in no group). The read text begins with the
+ * state, epoch and attempts (`CLAIM_HEAD`'s order) and ends with the claim; the finished text begins with the same
+ * fields done and ends with the result and the finish time, and what lies between (the caller's data, the task's
+ * place) stays as stored, never encoded again. The ends name the claim whole (its epoch, unique to it, and its expiry,
+ * which each renewal moves), so they hold exactly while the claim is the one this run holds, as a whole-text compare
+ * would; and no other writer changes a running task's other fields. Answers the ends to compare and to write, and
+ * makes the finished text `next`'s encoding; `undefined` when the finish is not such a one (then compare the whole).
+ */
+export function finishEnds(read: { readonly task: TaskRecord | undefined; readonly raw: string | null }, next: TaskRecord | null): { expected: TextEnds; next: TextEnds } | undefined {
+  const task = read.task;
+  const raw = read.raw;
+  if (!next || !task || raw === null || task.state !== 'running' || next.state !== 'done' || !task.claim || next.claim !== undefined) return undefined;
+  if (task.result !== undefined || task.finishedAt !== undefined || !Number.isFinite(next.finishedAt)) return undefined;
+  const fields = next as unknown as Record<string, unknown>;
+  const before = task as unknown as Record<string, unknown>;
+  let kept = 0;
+  for (const key in fields) {
+    if (FINISH_CHANGES.has(key)) continue;
+    if (fields[key] !== before[key]) return undefined;
+    kept++;
+  }
+  for (const key in before) if (!FINISH_CHANGES.has(key)) kept--;
+  const result = JSON.stringify(next.result);
+  if (kept !== 0 || result === undefined) return undefined;
+  const head = `{"v":${FORMAT},"state":"running","epoch":${task.epoch},"attempts":${JSON.stringify(task.attempts)},`;
+  const tail = `,"claim":${JSON.stringify(task.claim)}}`;
+  if (raw.length <= head.length + tail.length || !raw.startsWith(head) || !raw.endsWith(tail)) return undefined;
+  const ends = { head: `{"v":${FORMAT},"state":"done","epoch":${task.epoch},"attempts":${JSON.stringify(next.attempts)},`, tail: `,"result":${result},"finishedAt":${JSON.stringify(next.finishedAt)}}` };
+  encoded.set(next, ends.head + raw.slice(head.length, raw.length - tail.length) + ends.tail);
+  return { expected: { head, tail }, next: ends };
+}
+
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeTask(key: string, raw: string): TaskRecord {
   const task = decodeTaskObject(key, parseJsonObject(key, raw));

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import type { TaskRecord } from '../tasks/task';
 import type { TaskStore } from '../tasks/task-store';
-import { encodeTask } from '../tasks/task.codec';
-import { claimTerms, decideClaim } from '../tasks/task-claim.rules';
+import { encodeTask, finishEnds } from '../tasks/task.codec';
+import { claimTerms, decideClaim, decideRenew } from '../tasks/task-claim.rules';
+import { decideFinish } from '../tasks/task-outcome.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
 import { scanTasks } from '../tasks/task-store.queries';
@@ -166,6 +167,47 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
         assert.ok((await a.claimable(['k'], expiresAt + 1, expiresAt + 1, 10)).some((t) => t.id === claimed.id), `${claimed.name} found lapsed`);
         assert.equal(await a.compareAndSet(claimed.id, { raw: encodeTask(claimed) }, { ...claimed, state: 'done', finishedAt: now }), true);
       }
+    }, timeoutMs);
+
+    it('with replaceEnds: writes a finish by its ends while the claim is the one read, keeping what lies between, and refuses it after any change at either end', async () => {
+      const [a, b] = fixture().stores;
+      if (!a.replaceEnds || !b.replaceEnds) return assert.equal(a.replaceEnds ?? b.replaceEnds, undefined); // finishes compare the whole text
+      const actor = { instance: 'b/1', acquirer: 'b' };
+      const now = Date.now();
+      // A caller's data with the characters JSON escapes, a newline among them.
+      const pending = { ...submit('k', 'ends "/\\ \u00e9'), data: { text: 'line one\nline two', list: [], big: 1795833299544123.5 } };
+      const claimed = decideClaim(pending, actor, now, 30_000);
+      assert.equal(claimed.outcome, 'claimed');
+      const running = claimed.outcome === 'claimed' ? claimed.task : pending;
+      await a.compareAndSet(running.id, { raw: null }, running);
+      const read = await b.read(running.id);
+      const done = decideFinish(read.task!, actor, running.epoch, { kind: 'done', result: { ok: 'yes\n' } }, now + 5, { baseMs: 1, factor: 1, maxMs: 1 });
+      assert.equal(done.outcome, 'ok');
+      const finished = done.outcome === 'ok' ? done.task : running;
+      const ends = finishEnds(read, finished)!;
+      assert.ok(ends, 'a plain finish is written by its ends');
+      // Renewed since it was read: the tail (the claim's expiry) no longer matches, and nothing is written.
+      const renewed = decideRenew(read.task!, actor, running.epoch, now + 1, 60_000);
+      assert.equal(renewed.outcome, 'ok');
+      if (renewed.outcome !== 'ok') return;
+      assert.equal(await a.compareAndSet(running.id, read, renewed.task), true);
+      assert.equal(await b.replaceEnds(running.id, ends.expected, ends.next, finished), false);
+      assertEqual((await a.read(running.id)).task, renewed.task);
+      // Against the renewed text: lands, and reads back as the finish decided, stored as its encoding.
+      const fresh = await b.read(running.id);
+      const again = decideFinish(fresh.task!, actor, running.epoch, { kind: 'done', result: { ok: 'yes\n' } }, now + 5, { baseMs: 1, factor: 1, maxMs: 1 });
+      const next = again.outcome === 'ok' ? again.task : running;
+      const endsNow = finishEnds(fresh, next)!;
+      assert.equal(await b.replaceEnds(running.id, endsNow.expected, endsNow.next, next), true);
+      const after = await a.read(running.id);
+      assertEqual(after.task, next);
+      assert.equal(after.raw, encodeTask(next));
+      // Finished: the same ends match no more, and a task that is not there is not written.
+      assert.equal(await a.replaceEnds(running.id, endsNow.expected, endsNow.next, next), false);
+      assert.equal(await a.replaceEnds('k:absent', endsNow.expected, endsNow.next, next), false);
+      assert.equal((await a.read('k:absent')).raw, null);
+      // Written as a compare-and-set is: found finished, not claimable.
+      assert.deepEqual(await a.claimable(['k'], now + 120_000, now + 120_000, 10), []);
     }, timeoutMs);
 
     it('with reserve: wakes one waiting worker per task that becomes pending, the longest waiting first, and skips one gone or whose wait ended', async () => {

@@ -186,8 +186,11 @@ export const TASK_SCRIPTS = {
   /**
    * ARGV: then per write `mode, key, expected, next, line` → per write 1 if it landed, else 0. `line`: what `next` is
    * indexed by (`taskIndexLine`), or '' to index it from its value. Modes: `c` creates (no record there), `r`
-   * replaces and `d` removes (the record holds exactly `expected`), `a` writes nothing and lands if there is no
-   * record, `p` stores and `x` removes whatever is there (values another writer stored). Each write lands or not on
+   * replaces and `d` removes (the record holds exactly `expected`), `e` replaces the ends (`expected` and `next` are
+   * each a head and a tail joined by a newline, which JSON text never holds raw: the record begins and ends with
+   * `expected`'s, apart, and becomes `next`'s head, what lay between, then its tail: `TaskStore.replaceEnds`), `a`
+   * writes nothing and lands if there is no record, `p` stores and `x` removes whatever is there (values another
+   * writer stored). Each write lands or not on
    * its own and keeps the indexes; a task that became pending and is due wakes one instance waiting for work of its
    * type (`wake`), and nothing else is published; the epoch is bumped once if any landed.
    */
@@ -200,6 +203,14 @@ for i = 5, #ARGV, 5 do
   local ok
   if mode == 'a' or mode == 'c' then ok = not old
   elseif mode == 'p' or mode == 'x' then ok = true
+  elseif mode == 'e' then
+    local cut = string.find(expected, '\\n', 1, true)
+    local head, tail = string.sub(expected, 1, cut - 1), string.sub(expected, cut + 1)
+    ok = old and #old > #head + #tail and string.sub(old, 1, #head) == head and string.sub(old, #old - #tail + 1) == tail
+    if ok then
+      local at = string.find(value, '\\n', 1, true)
+      value = string.sub(value, 1, at - 1) .. string.sub(old, #head + 1, #old - #tail) .. string.sub(value, at + 1)
+    end
   else ok = old == expected end
   if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
     local old_line = old and redis.call('HGET', LINES, key)

@@ -2,8 +2,8 @@ import { TurnBatches } from '../../../store/turn-batches';
 import type { RedisCalls } from '../redis-calls';
 import { TASK_SCRIPTS } from './redis-task-scripts';
 
-/** What a write does (see `TASK_SCRIPTS.write`): create, replace, remove, check absent, put, delete. */
-export type TaskWriteMode = 'c' | 'r' | 'd' | 'a' | 'p' | 'x';
+/** What a write does (see `TASK_SCRIPTS.write`): create, replace, remove, replace the ends, check absent, put, delete. */
+export type TaskWriteMode = 'c' | 'r' | 'd' | 'e' | 'a' | 'p' | 'x';
 
 /** One compare-and-set of a task. */
 interface Write {

@@ -105,6 +105,12 @@ export class RedisTaskStore extends TaskRecordStore {
     return this.observers.report('tasks', performance.now(), write, false);
   }
 
+  /** {@inheritDoc TaskStore.replaceEnds} (batched with the compare-and-sets of its turn) */
+  replaceEnds(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options: TaskCallOptions = {}): Promise<boolean> {
+    const write = this.writes.write('e', id, `${expected.head}\n${expected.tail}`, `${next.head}\n${next.tail}`, taskIndexLine(task), this.timeout(options).timeoutMs);
+    return this.observers.report('tasks', performance.now(), write, false);
+  }
+
   /**
    * Stores `raw` under the task id `id` as it is, past the codec and any compare (`null`: removes it), indexed and
    * published as a write of this store: for tests and tools that plant values this version did not write.
