@@ -8,7 +8,7 @@ import { eventually } from './eventually';
 import { freePort } from './free-port';
 
 /** One `redis-server` process of a test's own (a cluster node or a Sentinel), in a folder of its own. */
-class RedisProcess {
+export class RedisProcess {
   private constructor(readonly port: number, private readonly child: ChildProcess, private readonly dir: string) {}
 
   /**

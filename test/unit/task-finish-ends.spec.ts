@@ -61,8 +61,8 @@ describe('finishEnds: a finish written by the ends of its text', () => {
   it('gives none when the stored text is not in the order it splices: the claim not last, or other attempts than read', () => {
     const read = running();
     const next = finished(read, { kind: 'done' });
-    const { claim, ...rest } = read.task;
-    const reordered = JSON.stringify({ v: 1, state: 'running', epoch: read.task.epoch, attempts: read.task.attempts, claim, ...rest });
+    const { state, epoch, attempts, claim, ...rest } = read.task;
+    const reordered = JSON.stringify({ v: 1, state, epoch, attempts, claim, ...rest });
     expect(finishEnds({ task: read.task, raw: reordered }, next)).toBeUndefined();
     expect(finishEnds({ task: read.task, raw: read.raw.replace('"attempt":1', '"attempt":2') }, next)).toBeUndefined();
   });

@@ -3,6 +3,7 @@ import { CorruptStateError } from '../../core/errors/corrupt-state.error';
 import { StoreTimeoutError } from '../../core/errors/store-timeout.error';
 import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
 import { withDeadline } from '../../core/with-deadline';
+import { storeAnswered } from '../../store/unknown-outcome';
 import type { RedisClient, RedisLossCause } from './redis-backend.options';
 import type { IncarnationAnswer, RedisIncarnation } from './redis-incarnation';
 import { luaOf, type Script } from './redis-script-prelude';
@@ -163,7 +164,9 @@ export class RedisCalls {
     if (!answered && !NOT_SENT.test(message)) {
       return new StoreTimeoutError(`Redis call failed (${what}), its outcome unknown: ${message}`, { cause: error });
     }
-    return new StoreUnavailableError(`Redis call failed (${what}): ${plainly(message)}`, { cause: error });
+    const failure = new StoreUnavailableError(`Redis call failed (${what}): ${plainly(message)}`, { cause: error });
+    // Redis's own answer (OOM, READONLY, a script's error): known, never settled by reading back.
+    return answered ? storeAnswered(failure) : failure;
   }
 }
 
