@@ -5,7 +5,7 @@ import type { TaskStore, VersionedTask } from './task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { readDecideWrite } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { SqlTransaction } from '../store/sql-transaction';
 import { decodeTask, encodeTask } from './task.codec';
@@ -63,7 +63,7 @@ export class TaskFencing {
     known: VersionedTask,
   ): Promise<{ decision: FencedDecision; raw?: string }> {
     const write = this.store.writeInTransaction;
-    if (!write) throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is completed in your transaction on the PostgreSQL backend only', 'completeIn');
+    if (!write) throw invalidTaskInput(id, 'transaction', 'a task is completed in your transaction on the PostgreSQL backend only');
     let read = known;
     return retryOnConflict(`complete task "${id}" under claim ${epoch} in a transaction`, async () => {
       if (!read.task) return { decision: { outcome: 'lease-lost', message: `task ${id} is gone` } };

@@ -2,7 +2,7 @@ import type { DurationInput } from '../permits/semaphore-definition';
 import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
 import { DEFAULT_MAX_ATTEMPTS } from './task-claim.rules';
 import type { SubmitInput } from './task-submit.rules';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 import type { SqlTransaction } from '../store/sql-transaction';
 
 /*
@@ -91,7 +91,7 @@ export function registration(type: string, run: Registration['run'], options: Ta
   const leaseMs = options.leaseMs ?? 30_000;
   if (leaseMs <= clockSkewMs) {
     // Such a claim would never vouch for its run on this node's clock: it would be handed back as soon as it landed.
-    throw invalidDefinition(`<task ${type}>`, 'lease', `must be longer than the clock-skew bound (${clockSkewMs} ms), got ${leaseMs} ms`);
+    throw invalidTaskInput(type, 'lease', `must be longer than the clock-skew bound (${clockSkewMs} ms), got ${leaseMs} ms`);
   }
   return { run, leaseMs, maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, backoff: options.backoff ?? DEFAULT_BACKOFF };
 }

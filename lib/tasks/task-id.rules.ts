@@ -1,6 +1,6 @@
 import { MAX_NAME_LENGTH, nameProblem, shownName } from '../core/names';
 import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIdentity, type TaskRecord } from './task';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 
 /*
  * Task ids, pure (seed 004): what a task, a group's record and a join are called, and what a join joins (`joinOf`).
@@ -24,25 +24,25 @@ export function taskIdPartProblem(value: unknown): string | undefined {
 /** The id of a task: `<type>:<name>` or `<type>:<group>:<number>`. Throws naming the bad part. */
 export function taskId(identity: TaskIdentity): string {
   const { type, name, group } = identity;
-  const owner = `<task ${typeof type === 'string' ? shownName(type) : String(type)}>`;
+  const owner = typeof type === 'string' ? shownName(type) : String(type);
   const check = (field: string, value: unknown) => {
     const problem = taskIdPartProblem(value);
-    if (problem !== undefined) throw invalidDefinition(owner, field, problem);
+    if (problem !== undefined) throw invalidTaskInput(owner, field, problem);
   };
   check('type', type);
-  if ((name === undefined) === (group === undefined)) throw invalidDefinition(owner, 'name', 'give either a name (a single task) or a group position');
+  if ((name === undefined) === (group === undefined)) throw invalidTaskInput(owner, 'name', 'give either a name (a single task) or a group position');
   if (name !== undefined) {
     // A name may hold ':' (a trigger time): the type, before the first ':', never does.
     const problem = nameProblem(name, { max: MAX_TASK_NAME_LENGTH });
-    if (problem !== undefined) throw invalidDefinition(owner, 'name', problem);
+    if (problem !== undefined) throw invalidTaskInput(owner, 'name', problem);
     return `${type}:${name}`;
   }
   check('group.name', group!.name);
   if (!Number.isSafeInteger(group!.number) || group!.number < 1) {
-    throw invalidDefinition(owner, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
+    throw invalidTaskInput(owner, 'group.number', `must be a whole number, 1 or more, got ${JSON.stringify(group!.number)}`);
   }
   if (group!.total !== undefined && (!Number.isSafeInteger(group!.total) || group!.total < group!.number)) {
-    throw invalidDefinition(owner, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
+    throw invalidTaskInput(owner, 'group.total', `must be a whole number, at least the task's number (${group!.number}), got ${JSON.stringify(group!.total)}`);
   }
   return `${type}:${group!.name}:${group!.number}`;
 }

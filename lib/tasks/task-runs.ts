@@ -6,7 +6,7 @@ import type { TaskFencing } from './task-fencing';
 import type { Registration, TaskContext } from './task-handler';
 import { groupId } from './task-id.rules';
 import type { RunEnd, TaskOutcome } from './task-outcome.rules';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 import { failTransaction } from '../store/sql-transaction';
 import { outcomeOf, type TaskOutcomes } from './task-outcomes';
 import type { VersionedTask } from './task-store';
@@ -131,7 +131,7 @@ export class TaskRuns {
         const end: RunEnd = { outcome: { kind: 'done', result: result === undefined ? null : result }, subgroups: [...subgroups] };
         try {
           if (stopped) throw stopped;
-          if (completedIn) throw invalidDefinition(`<task ${task.id}>`, 'completeIn', 'was called already in this run', 'task');
+          if (completedIn) throw invalidTaskInput(task.id, 'completeIn', 'was called already in this run');
           const maxIdleMs = options.maxIdle === undefined ? undefined : parseDuration(options.maxIdle, `task ${task.id}`, 'completeIn maxIdle');
           completedIn = { written: await this.outcomes.finishIn(transaction, task, epoch, end, registration, known), end };
           if (maxIdleMs !== undefined) await transaction.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(maxIdleMs)]);

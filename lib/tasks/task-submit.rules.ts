@@ -1,7 +1,7 @@
 import { FINISHED_STATES, type TaskIdentity, type TaskRecord } from './task';
 import { awaitsJoins } from './task-group.rules';
 import { taskId } from './task-id.rules';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 
 /*
  * Submits (seed 004), pure: a task's id is idempotent, so a submit of an id that exists, or finished within the
@@ -40,16 +40,16 @@ export type SubmitDecision = { readonly outcome: 'created'; readonly task: TaskR
 export function decideSubmit(existing: TaskRecord | undefined, input: SubmitInput, now: number, retentionMs: number): SubmitDecision {
   const id = taskId(input);
   if (input.rerunFinished !== undefined && typeof input.rerunFinished !== 'boolean') {
-    throw invalidDefinition(`<task ${id}>`, 'rerunFinished', `must be true or false, got ${JSON.stringify(input.rerunFinished)}`);
+    throw invalidTaskInput(id, 'rerunFinished', `must be true or false, got ${JSON.stringify(input.rerunFinished)}`);
   }
-  if (input.rerunFinished && input.group) throw invalidDefinition(`<task ${id}>`, 'rerunFinished', 'is not for grouped tasks (a group joins once)');
+  if (input.rerunFinished && input.group) throw invalidTaskInput(id, 'rerunFinished', 'is not for grouped tasks (a group joins once)');
   const remembered = (existing?.finishedAt ?? now) + retentionMs > now && !input.rerunFinished;
   if (existing && (!FINISHED_STATES.has(existing.state) || remembered || existing.uncounted || awaitsJoins(existing))) return { outcome: 'exists', task: existing };
   const priority = input.priority ?? 0;
-  if (!Number.isSafeInteger(priority)) throw invalidDefinition(`<task ${id}>`, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
+  if (!Number.isSafeInteger(priority)) throw invalidTaskInput(id, 'priority', `must be a whole number, got ${JSON.stringify(priority)}`);
   const { maxAttempts } = input;
   if (maxAttempts !== undefined && (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1)) {
-    throw invalidDefinition(`<task ${id}>`, 'maxAttempts', `must be a whole number, 1 or more, got ${JSON.stringify(maxAttempts)}`);
+    throw invalidTaskInput(id, 'maxAttempts', `must be a whole number, 1 or more, got ${JSON.stringify(maxAttempts)}`);
   }
   const task: TaskRecord = {
     id,

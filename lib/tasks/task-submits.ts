@@ -9,7 +9,7 @@ import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import { readDecideWrite, type Decision } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
 import { decodeTask, encodeTask } from './task.codec';
-import { invalidDefinition } from '../core/errors/input.errors';
+import { invalidTaskInput } from '../core/errors/input.errors';
 
 /** What a submit answers: the task, and whether this submit created it (or found it). */
 type Submitted = { created: boolean; task: TaskRecord };
@@ -41,7 +41,7 @@ export class TaskSubmits {
     const write = this.store.writeInTransaction;
     // The backend's transaction records refuse another dialect, also before any statement.
     if (!write) {
-      throw invalidDefinition(`<task ${id}>`, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend only');
+      throw invalidTaskInput(id, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend only');
     }
     let read: VersionedTask = { task: undefined, raw: null };
     return retryOnConflict(`submit task "${id}" in a transaction`, async () => {

@@ -483,7 +483,7 @@ describe.each(TASK_STORES)('TaskWorker (seed 004) on %s', (_name, cluster) => {
 
   it('refuses a lease no longer than the clock-skew bound, naming the type and the field', async () => {
     const w = await worker('a', { clockSkewMs: 500 });
-    expect(() => w.handle('quick', async () => undefined, { leaseMs: 500 })).toThrow(/<task quick>.*lease.*clock-skew bound \(500 ms\), got 500 ms/);
+    expect(() => w.handle('quick', async () => undefined, { leaseMs: 500 })).toThrow(/Task "quick": invalid lease: .*clock-skew bound \(500 ms\), got 500 ms/);
   });
 
   it('a handler that looks at its signal only after its lease ran out finds it aborted; one that never looks gives up its task all the same', async () => {

@@ -12,6 +12,14 @@ export function invalidDefinition(semaphore: string | undefined, field: string, 
   return new InvalidInputError(`Invalid ${scope ? `${scope}.` : ''}${field}: ${reason}`, { of: scope ?? 'input', field, reason });
 }
 
+/**
+ * A bad field of a task's input (a submit, a handler's registration, a run's call): `task` its id, or its type where
+ * no id is made yet. Reads `Task "mail:welcome-42": invalid priority: ...`.
+ */
+export function invalidTaskInput(task: string, field: string, reason: string): InvalidInputError {
+  return new InvalidInputError(`Task "${task}": invalid ${field}: ${reason}`, { of: `Task "${task}"`, field, reason, kind: 'task', id: task });
+}
+
 /** What a module option's error belongs to (its `of`). */
 export const MODULE_OPTIONS = 'GatekeeperModule options';
 

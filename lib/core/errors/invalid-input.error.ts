@@ -8,14 +8,14 @@ import { GatekeeperError } from './gatekeeper.error';
  * this error printed as its one line (no stack): the mistake is fixed from the message alone.
  */
 export class InvalidInputError extends GatekeeperError {
-  /** What the value belongs to, as the message names it: `GatekeeperModule options`, `@TaskHandler('export') on ExportJobs.run`, `Semaphore "billing"`, `Schedule "nightly"`, `Job "Billing.charge"`, `Task query`, `migration`. */
+  /** What the value belongs to, as the message names it: `GatekeeperModule options`, `@TaskHandler('export') on ExportJobs.run`, `Semaphore "billing"`, `Schedule "nightly"`, `Task "mail:welcome-42"`, `Job "Billing.charge"`, `Task query`, `migration`. */
   readonly of: string;
   /** The field that is wrong as the caller wrote it (`identity.group`, `permits`, `backoff.max`); `undefined` when the whole input is (a decorator on something that is not a method). */
   readonly field: string | undefined;
   /** What is wrong with it. */
   readonly reason: string;
   /** The kind of the named thing the input is about, when it is about one. */
-  readonly kind: 'semaphore' | 'schedule' | 'job' | undefined;
+  readonly kind: 'semaphore' | 'schedule' | 'job' | 'task' | undefined;
   /** That thing's name (`'<unnamed>'` when the name itself is what is missing). */
   readonly id: string | undefined;
 
@@ -26,7 +26,7 @@ export class InvalidInputError extends GatekeeperError {
       readonly of: string;
       readonly field: string | undefined;
       readonly reason: string;
-      readonly kind?: 'semaphore' | 'schedule' | 'job';
+      readonly kind?: 'semaphore' | 'schedule' | 'job' | 'task';
       readonly id?: string;
       /** Print as its one line, not a stack (see the class). */
       readonly oneLine?: boolean;

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
-import { invalidDefinition } from '../../../core/errors/input.errors';
+import { invalidTaskInput } from '../../../core/errors/input.errors';
 import type { RecordMap } from '../../../store/record-map';
 import { observedMap } from '../../../store/observed-record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
@@ -154,7 +154,7 @@ export class PostgresTaskStore extends TaskRecordStore {
       return landed ? { landed, current: raw } : { landed, current: (await records.get(id))?.value ?? null };
     } catch (error) {
       if (/relation "[^"]*tasks" does not exist|42P01/.test(`${(error as { code?: string }).code ?? ''} ${(error as Error).message}`)) {
-        throw invalidDefinition(`<task ${id}>`, 'transaction', `its database holds no tasks table of this app (${this.tableOf().table}): submit in a transaction of the database the PostgreSQL backend uses`);
+        throw invalidTaskInput(id, 'transaction', `its database holds no tasks table of this app (${this.tableOf().table}): submit in a transaction of the database the PostgreSQL backend uses`);
       }
       throw error;
     }
