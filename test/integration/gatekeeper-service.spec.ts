@@ -98,8 +98,11 @@ describe('GatekeeperService on a real member', () => {
     expect(result.ran && seen).toEqual([result.ran && result.permit.fencingToken, result.ran && result.permit.fencingToken]);
     expect(a.gatekeeper.currentPermit()).toBeUndefined();
     expect(await b.gatekeeper.tryAcquire('short')).toMatchObject({ granted: true });
+    // Not run while the other node holds it: denied as held, or (a loaded machine, the 300 ms permit's short call
+    // deadline) as a call that did not answer in time, which fails closed too.
     const denied = await a.gatekeeper.withPermit('short', () => 'never');
-    expect(denied).toMatchObject({ ran: false, denied: { reason: DenyReason.NO_PERMIT_AVAILABLE } });
+    expect(denied.ran).toBe(false);
+    expect([DenyReason.NO_PERMIT_AVAILABLE, DenyReason.STORE_TIMEOUT]).toContain(!denied.ran && denied.denied.reason);
   });
 
   it('fires the lease signal when a live edit takes the permit away mid-run', async () => {
