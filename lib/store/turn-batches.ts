@@ -10,6 +10,13 @@ interface Waiting<W> {
   reject(error: unknown): void;
 }
 
+/** A call of another kind that takes the turn's writes along (see {@link TurnBatches.alongside}). */
+interface Rider<W> {
+  readonly call: (writes: readonly W[], timeoutMs: number | undefined) => Promise<{ readonly landed: readonly boolean[] }>;
+  resolve(answer: unknown): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Writes asked for in one turn of the event loop, sent together (a node's claims for its free slots, the completions
  * of handlers that ended together, a burst of submits): one round trip for all of them where the store can take
@@ -20,9 +27,12 @@ interface Waiting<W> {
  *   every writer its own outcome;
  * - a call that fails fails each of its writes with its error (a lost answer: each outcome unknown, as for a single
  *   write), and a call's deadline is the shortest of its writes'.
+ * - a call of another kind asked for in the same turn (a node's next reserve, see {@link TurnBatches.alongside}) takes
+ *   the first of those calls' writes along: a node's completions and its next claim in one round trip.
  */
 export class TurnBatches<W extends BatchedWrite> {
   private queued: Array<Waiting<W>> = [];
+  private riders: Array<Rider<W>> = [];
   private scheduled = false;
 
   /**
@@ -38,6 +48,18 @@ export class TurnBatches<W extends BatchedWrite> {
   write(write: W): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.queued.push({ write, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Sends `call` once this turn's writes are in, with the first of its batches (none if no write was asked for):
+   * `call` sends them in its own round trip and answers whether each landed beside its own answer, which this
+   * resolves with. If it fails, so does each write it took, with its error.
+   */
+  alongside<A extends { readonly landed: readonly boolean[] }>(call: (writes: readonly W[], timeoutMs: number | undefined) => Promise<A>): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
+      this.riders.push({ call, resolve: resolve as (answer: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -63,16 +85,37 @@ export class TurnBatches<W extends BatchedWrite> {
     }
     this.queued = later;
     if (later.length > 0) this.schedule();
-    for (let i = 0; i < now.length; i += this.most) void this.call(now.slice(i, i + this.most));
+    const riders = this.riders;
+    this.riders = [];
+    const batches: Array<Array<Waiting<W>>> = [];
+    for (let i = 0; i < now.length; i += this.most) batches.push(now.slice(i, i + this.most));
+    riders.forEach((rider, i) => void this.ride(rider, batches[i] ?? []));
+    for (const batch of batches.slice(riders.length)) void this.call(batch);
   }
 
   private async call(batch: Array<Waiting<W>>): Promise<void> {
-    const deadlines = batch.map((w) => w.write.timeoutMs).filter((ms): ms is number => ms !== undefined);
     try {
-      const landed = await this.send(batch.map((w) => w.write), deadlines.length > 0 ? Math.min(...deadlines) : undefined);
+      const landed = await this.send(batch.map((w) => w.write), deadlineOf(batch));
       batch.forEach((waiting, i) => waiting.resolve(landed[i] === true));
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
     }
   }
+
+  private async ride(rider: Rider<W>, batch: Array<Waiting<W>>): Promise<void> {
+    try {
+      const answer = await rider.call(batch.map((w) => w.write), deadlineOf(batch));
+      batch.forEach((waiting, i) => waiting.resolve(answer.landed[i] === true));
+      rider.resolve(answer);
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error);
+      rider.reject(error);
+    }
+  }
+}
+
+/** A batch's deadline: the shortest of its writes' (none: the store's own). */
+function deadlineOf<W extends BatchedWrite>(batch: ReadonlyArray<Waiting<W>>): number | undefined {
+  const deadlines = batch.map((w) => w.write.timeoutMs).filter((ms): ms is number => ms !== undefined);
+  return deadlines.length > 0 ? Math.min(...deadlines) : undefined;
 }

@@ -239,6 +239,38 @@ describe('RedisTaskStore against the test run\'s Redis server', () => {
     });
   });
 
+  describe('writes that ride along with a reserve', () => {
+    it('a completion asked for in the reserve\'s turn goes in the reserve call itself, applied first: the finish and the next claim in one round trip', async () => {
+      const mapPrefix = fresh('ra');
+      const store = node(mapPrefix);
+      await store.connect();
+      try {
+        const now = Date.now();
+        const first = pendingAt('ra', 'first', 0, now * 1000);
+        const second = pendingAt('ra', 'second', 0, now * 1000 + 1);
+        for (const t of [first, second]) expect(await store.compareAndSet(t.id, { raw: null }, t)).toBe(true);
+        const actor = { instance: 'n/1', acquirer: 'n' };
+        const ask = (at: number, count: number) => ({ count, now: at, lapsedBefore: at, holdMs: 60_000, waitMs: 60_000, claim: claimTerms(actor, at, new Map([['ra', 20_000]]), 500) });
+        const got = await store.reserve(['ra'], actor.instance, ask(now, 1));
+        expect(got.claimed.map((t) => t.name)).toEqual(['first']);
+        const running = got.claimed[0];
+        const done: TaskRecord = { ...running, state: 'done', finishedAt: now + 1 };
+        const calls = store.operationCount();
+        // Asked for in one turn: the finish, and the reserve for the slot it frees.
+        const finished = store.compareAndSet(running.id, { raw: encodeTask(running) }, done);
+        const stale = store.compareAndSet(second.id, { raw: 'not what is stored' }, { ...second, priority: 5 });
+        const next = store.reserve(['ra'], actor.instance, ask(now + 2, 1));
+        await expect(finished).resolves.toBe(true);
+        await expect(stale).resolves.toBe(false);
+        expect((await next).claimed.map((t) => t.name)).toEqual(['second']);
+        expect(store.operationCount() - calls).toBe(1);
+        expect((await store.read(running.id)).raw).toBe(encodeTask(done));
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('the index lines', () => {
     it('index a task written with its line as one planted without: through a claim, a finish and a removal, nothing is left behind', async () => {
       const mapPrefix = fresh('ln');

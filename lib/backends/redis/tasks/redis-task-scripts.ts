@@ -171,6 +171,48 @@ local function wake(ty, now)
     if tonumber(waiting[2]) > now and redis.call('PUBLISH', T .. ':w:' .. waiting[1], ty) > 0 then return end
   end
 end
+-- Applies count writes from ARGV[first] on, 5 ARGV each (see the write script: mode, key, expected, next, line) at
+-- the server's now: per write 1 if it landed, else 0, and whether any landed (the caller bumps the epoch once).
+local function apply_writes(first, count, now)
+  local out, landed = {}, false
+  for i = first, first + 5 * (count - 1), 5 do
+    local mode, key, expected, value, line = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    local old = redis.call('HGET', TASKS, key)
+    local ok
+    if mode == 'a' or mode == 'c' then ok = not old
+    elseif mode == 'p' or mode == 'x' then ok = true
+    elseif mode == 'e' then
+      local cut = string.find(expected, '\\n', 1, true)
+      local head, tail = string.sub(expected, 1, cut - 1), string.sub(expected, cut + 1)
+      ok = old and #old > #head + #tail and string.sub(old, 1, #head) == head and string.sub(old, #old - #tail + 1) == tail
+      if ok then
+        local at = string.find(value, '\\n', 1, true)
+        value = string.sub(value, 1, at - 1) .. string.sub(old, #head + 1, #old - #tail) .. string.sub(value, at + 1)
+      end
+    else ok = old == expected end
+    if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
+      local old_line = old and redis.call('HGET', LINES, key)
+      local was, is = old and (from_stored_line(old_line, old) or from_value(old)), nil
+      if mode == 'd' or mode == 'x' then
+        redis.call('HDEL', TASKS, key)
+        if old_line then redis.call('HDEL', LINES, key) end
+      else
+        redis.call('HSET', TASKS, key, value)
+        is = from_line(line)
+        if is then redis.call('HSET', LINES, key, #value .. '|' .. line)
+        else
+          if old_line then redis.call('HDEL', LINES, key) end
+          is = from_value(value)
+        end
+      end
+      reindex(key, was, is, now)
+      landed = true
+      if is and is.state == 'pending' and not waits(is, now) then wake(is.type, now) end
+    end
+    out[#out + 1] = ok and 1 or 0
+  end
+  return out, landed
+end
 -- Per type of types: the first limit uncounted tasks.
 local function uncounted_members(limit, types)
   local members = {}
@@ -195,44 +237,7 @@ export const TASK_SCRIPTS = {
    * type (`wake`), and nothing else is published; the epoch is bumped once if any landed.
    */
   write: script('gkTaskWrite', `${TASK_LIB}
-local now = now_ms()
-local out, landed = {}, false
-for i = 5, #ARGV, 5 do
-  local mode, key, expected, value, line = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  local old = redis.call('HGET', TASKS, key)
-  local ok
-  if mode == 'a' or mode == 'c' then ok = not old
-  elseif mode == 'p' or mode == 'x' then ok = true
-  elseif mode == 'e' then
-    local cut = string.find(expected, '\\n', 1, true)
-    local head, tail = string.sub(expected, 1, cut - 1), string.sub(expected, cut + 1)
-    ok = old and #old > #head + #tail and string.sub(old, 1, #head) == head and string.sub(old, #old - #tail + 1) == tail
-    if ok then
-      local at = string.find(value, '\\n', 1, true)
-      value = string.sub(value, 1, at - 1) .. string.sub(old, #head + 1, #old - #tail) .. string.sub(value, at + 1)
-    end
-  else ok = old == expected end
-  if ok and mode ~= 'a' and (old or (mode ~= 'x' and mode ~= 'd')) then
-    local old_line = old and redis.call('HGET', LINES, key)
-    local was, is = old and (from_stored_line(old_line, old) or from_value(old)), nil
-    if mode == 'd' or mode == 'x' then
-      redis.call('HDEL', TASKS, key)
-      if old_line then redis.call('HDEL', LINES, key) end
-    else
-      redis.call('HSET', TASKS, key, value)
-      is = from_line(line)
-      if is then redis.call('HSET', LINES, key, #value .. '|' .. line)
-      else
-        if old_line then redis.call('HDEL', LINES, key) end
-        is = from_value(value)
-      end
-    end
-    reindex(key, was, is, now)
-    landed = true
-    if is and is.state == 'pending' and not waits(is, now) then wake(is.type, now) end
-  end
-  out[#out + 1] = ok and 1 or 0
-end
+local out, landed = apply_writes(5, (#ARGV - 4) / 5, now_ms())
 if landed then bump() end
 return answer(out)`, true),
   /**
@@ -250,8 +255,10 @@ return answer({ values_of(members, limit), examined })`),
    * types, then the claim (see `ReserveClaim`): '' to hold only; else the text a task never claimed begins with (the
    * codec's `CLAIM_HEAD`), the instance and the acquirer each as JSON text, `claimed at`, `epoch`, the epoch of an
    * earlier call whose answer was lost ('' if none) and per type the claim's `expires at` ('': not claimed), the
-   * numbers as JSON text, spliced in as they are → `{ { key, value, ... }, next due, { key, value, ... }, { key,
-   * value, ... } }`: what `claimable` answers with `count` as its limit.
+   * numbers as JSON text, spliced in as they are; then the number of writes that ride along and 5 ARGV each, as
+   * `write` takes them, applied first (a node's completions and its next claims in one call) → `{ { key, value, ...
+   * }, next due, { key, value, ... }, { key, value, ... }, landed }`: what `claimable` answers with `count` as its
+   * limit; `landed`, per write that rode along, 1 if it landed.
    *
    * With a claim, each pending task of it that was never claimed (its text begins with that head: submitted afresh,
    * no attempt, epoch 0), is due at `claimed at` (on the caller's clock), waits for no cancelled run (`heldUntil`) and
@@ -275,6 +282,10 @@ local HEAD = ARGV[13 + n]
 local claiming = HEAD ~= ''
 local who, by, at, at_ms, claim_epoch, again, expires = ARGV[14 + n], ARGV[15 + n], ARGV[16 + n], tonumber(ARGV[16 + n]), ARGV[17 + n], ARGV[18 + n], {}
 if claiming then for i = 1, n do if ARGV[18 + n + i] ~= '' then expires[types[i]] = ARGV[18 + n + i] end end end
+-- The writes that ride along (a node's completions, asked for in the same turn), applied first: after the claim's
+-- arguments, their count, then 5 ARGV each as the write script takes them.
+local ride = claiming and (19 + 2 * n) or (14 + n)
+local wrote, wrote_any = apply_writes(ride + 1, tonumber(ARGV[ride] or '0'), now_ms())
 -- What the instance's last call that claimed claimed ('<epoch>' then a key per line), kept for as long as a hold lasts.
 local CLAIMED = T .. ':rc:' .. instance
 local RUNNING = '{"v":1,"state":"running",'
@@ -336,10 +347,8 @@ for i = 1, #members do
     end
   end
 end
-if #won_keys > 0 then
-  bump()
-  redis.call('SET', CLAIMED, claim_epoch .. '\\n' .. table.concat(won_keys, '\\n'), 'PX', hold)
-end
+if #won_keys > 0 or wrote_any then bump() end
+if #won_keys > 0 then redis.call('SET', CLAIMED, claim_epoch .. '\\n' .. table.concat(won_keys, '\\n'), 'PX', hold) end
 local next_due = false
 for _, ty in ipairs(types) do
   local ti = T .. ':ti:' .. ty
@@ -349,7 +358,7 @@ for _, ty in ipairs(types) do
 end
 local uncounted = {}
 if most > 0 then uncounted = values_of(uncounted_members(most, types), most) end
-return answer({ out, next_due, uncounted, won })`),
+return answer({ out, next_due, uncounted, won, wrote })`),
   /** ARGV: limit, types... → `{ key, value, ... }`: the first `limit` uncounted tasks of `types` in claim order. */
   uncounted: script('gkTaskUncounted', `${TASK_LIB}
 local limit = tonumber(ARGV[5])

@@ -41,12 +41,27 @@ export class RedisTaskWrites {
     return this.batches.write({ mode, key, expected: expected ?? '', next: next ?? '', line, timeoutMs });
   }
 
+  /**
+   * Sends `call` once this turn's writes are in, with them (see `TurnBatches.alongside`): `call` gets their ARGV (the
+   * count, then 5 each, as `TASK_SCRIPTS.write` takes them) and their deadline, and answers its own answer with
+   * whether each landed.
+   */
+  alongside<A extends { readonly landed: readonly boolean[] }>(call: (args: string[], count: number, timeoutMs: number | undefined) => Promise<A>): Promise<A> {
+    return this.batches.alongside((writes, timeoutMs) => call([String(writes.length), ...argsOf(writes)], writes.length, timeoutMs));
+  }
+
   private async send(writes: readonly Write[], timeoutMs: number | undefined): Promise<boolean[]> {
     const { calls, map } = this.target();
-    const args: string[] = [map];
-    for (const w of writes) args.push(w.mode, w.key, w.expected, w.next, w.line);
+    const args: string[] = [map, ...argsOf(writes)];
     const what = writes.length === 1 ? `write task "${writes[0].key}"` : `write ${writes.length} tasks`;
     const { result } = await calls.run<number[]>(TASK_SCRIPTS.write, args, what, timeoutMs);
     return writes.map((_, i) => result[i] === 1);
   }
+}
+
+/** The writes' ARGV, 5 each, as `TASK_SCRIPTS.write` takes them. */
+function argsOf(writes: readonly Write[]): string[] {
+  const args: string[] = [];
+  for (const w of writes) args.push(w.mode, w.key, w.expected, w.next, w.line);
+  return args;
 }

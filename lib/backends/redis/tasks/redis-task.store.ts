@@ -175,7 +175,14 @@ export class RedisTaskStore extends TaskRecordStore {
     const args: Array<string | number> = [map, ask.now, ask.lapsedBefore, ask.count, Math.ceil(ask.holdMs), Math.ceil(ask.waitMs), most, instance, wanted.length, ...wanted];
     if (ask.claim) args.push(...claimArgs(ask.claim, instance, wanted));
     else args.push('');
-    const { result } = await this.observers.report('tasks', performance.now(), calls.run<[string[], string | null, string[], string[]]>(TASK_SCRIPTS.reserve, args, `reserve tasks of ${types.join(', ')}`, this.timeout(options).timeoutMs));
+    // Sent once the turn's writes are in, with them (a node's completions and its next claims: one round trip).
+    const own = this.timeout(options).timeoutMs;
+    const reserved = this.writes.alongside(async (writes, count, timeoutMs) => {
+      const deadline = own === undefined ? timeoutMs : timeoutMs === undefined ? own : Math.min(own, timeoutMs);
+      const answer = await calls.run<[string[], string | null, string[], string[], number[]]>(TASK_SCRIPTS.reserve, [...args, ...writes], `reserve tasks of ${types.join(', ')}${count > 0 ? ` and write ${count}` : ''}`, deadline);
+      return { answer, landed: Array.from({ length: count }, (_, i) => answer.result[4][i] === 1) };
+    });
+    const { result } = (await this.observers.report('tasks', performance.now(), reserved)).answer;
     const set = new Set(wanted);
     const held = pairs(result[0]);
     const won = pairs(result[3]);
