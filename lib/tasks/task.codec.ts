@@ -43,8 +43,14 @@ export function encodeTask(task: TaskRecord): string {
   if (text !== undefined) return text;
   const stored = storedForm.get(task);
   // What a claim changes first, in this order (`CLAIM_HEAD`), so a store may claim a fresh task without parsing it.
-  const head = { v: FORMAT, state: task.state, epoch: task.epoch, attempts: task.attempts };
-  text = stored ? JSON.stringify(stored) : JSON.stringify(task.state === 'pending' ? { ...head, ...task, rank: storedRankOf(task) } : { ...head, ...task });
+  // Assigned onto the head (which keeps its keys' places): spreading both into a new object costs V8 about four
+  // times as much.
+  if (stored) text = JSON.stringify(stored);
+  else {
+    const fields: Record<string, unknown> = Object.assign({ v: FORMAT, state: task.state, epoch: task.epoch, attempts: task.attempts } as Record<string, unknown>, task);
+    if (task.state === 'pending') fields.rank = storedRankOf(task);
+    text = JSON.stringify(fields);
+  }
   encoded.set(task, text);
   return text;
 }
