@@ -100,8 +100,9 @@ export function finishEnds(read: { readonly task: TaskRecord | undefined; readon
 
 /** Decodes a task, throwing {@link CorruptStateError} naming `key` for anything this library did not write. */
 export function decodeTask(key: string, raw: string): TaskRecord {
-  const task = decodeTaskObject(key, parseJsonObject(key, raw));
-  // The text it was read from is its stored form exactly: what a compare-and-set against it sends back.
+  const task = checkedTask(key, parseJsonObject(key, raw));
+  // The text it was read from is its stored form exactly: what a compare-and-set against it sends back (so its
+  // parsed object need not be kept as well: one entry per task decoded, not two).
   encoded.set(task, raw);
   return task;
 }
@@ -111,6 +112,13 @@ export function decodeTask(key: string, raw: string): TaskRecord {
  * field by field, never turned back into text and parsed again.
  */
 export function decodeTaskObject(key: string, value: Record<string, unknown>): TaskRecord {
+  const task = checkedTask(key, value);
+  storedForm.set(task, value);
+  return task;
+}
+
+/** The task `value` holds, checked field by field (see {@link decodeTask}). */
+function checkedTask(key: string, value: Record<string, unknown>): TaskRecord {
   if (value.v !== FORMAT) throw new CorruptStateError(key, `unknown format ${JSON.stringify(value.v)}`);
   const ints = ['priority', 'seq', 'submittedAt', 'notBefore', 'epoch'].every((f) => Number.isFinite(value[f]));
   if (value.maxAttempts !== undefined && !Number.isSafeInteger(value.maxAttempts)) throw new CorruptStateError(key, 'maxAttempts is not a whole number');
@@ -118,9 +126,7 @@ export function decodeTaskObject(key: string, value: Record<string, unknown>): T
     throw new CorruptStateError(key, 'not a task record (id, type, state, priority, seq, notBefore, maxAttempts, epoch, attempts)');
   }
   const { v: _v, rank: _rank, ...fields } = value;
-  const task = fields as unknown as TaskRecord;
-  storedForm.set(task, value);
-  return task;
+  return fields as unknown as TaskRecord;
 }
 
 /** Encodes a group's record. */
