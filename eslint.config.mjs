@@ -7,10 +7,12 @@ import globals from 'globals';
 // implements it); core, store <- presence, permits <- elections <- allocation <- tasks; schedules beside them on permits
 // and presence <- nest, cli. Only lib/nest imports Nest; only lib/backends/hazelcast imports hazelcast-client, even for
 // types (lib/nest and lib/cli name them through its hazelcast-client.types); a capability stands on the contract and never imports a
-// backend; a backend's native path of a capability (lib/backends/<name>/<capability>/) imports that capability only;
+// backend; a backend imports no capability (its task stores stand on lib/store/tasks, the contract's part for tasks;
+// Hazelcast's declaration of a new cluster, in lib/backends/hazelcast/permits, takes the permits' entries);
 // only lib/backends/postgres imports pg; *.rules.ts files are pure. ESLint keeps only the last options a file matches for a rule, so every
 // block below lists all the patterns its files need rather than adding to an earlier block.
-const rooms = (...names) => names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]);
+// The store contract's own part for tasks (lib/store/tasks) is not the tasks capability: every group of rooms lets it through.
+const rooms = (...names) => [...names.flatMap((name) => [`**/${name}/*`, `**/${name}/**`]), ...(names.includes('tasks') ? ['!**/store/tasks/*'] : [])];
 const NEST = { group: ['@nestjs/*'], message: 'Only lib/nest imports Nest (DESIGN.md layout).' };
 const HAZELCAST = { group: ['hazelcast-client'], message: 'Only lib/backends/hazelcast talks to Hazelcast (DESIGN.md, Backends).' };
 const POSTGRES = { group: ['pg', 'pg-*'], message: 'Only lib/backends/postgres talks to PostgreSQL (DESIGN.md, Backends).' };
@@ -91,20 +93,6 @@ function capabilityRules({ room, never, why }) {
   ];
 }
 
-/** A backend's native path of one capability (lib/backends/<name>/<room>/): it implements that capability's store only. */
-function nativePathRules(room) {
-  const others = CAPABILITIES.filter((c) => c !== room);
-  return {
-    files: [`lib/backends/*/${room}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        NEST,
-        { group: [...rooms(...others), '**/nest/*', '**/nest/**', '**/cli/*'], message: `lib/backends/<name>/${room} is that backend's native path of ${room}: it imports no other capability.` },
-      ] }],
-    },
-  };
-}
-
 export default tseslint.config(
   // The docs site's build output, cache and generated API reference (npm run docs:build) are not sources.
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'bench/results/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'docs/public/api/**', 'temp/**'] },
@@ -155,18 +143,28 @@ export default tseslint.config(
     },
   },
   {
+    // A backend implements the store contract (lib/store, its task stores lib/store/tasks): it imports no capability,
+    // so a capability's store is written once over the contract, and a third party's backend needs nothing else.
+    // The one exception: Hazelcast's declaration of a new cluster (lib/backends/hazelcast/permits) reads and rewrites
+    // the semaphores' entries, so it takes the permits' entry format and rules.
     files: ['lib/backends/**/*.ts'],
-    ignores: CAPABILITIES.map((room) => `lib/backends/*/${room}/**`),
+    ignores: ['lib/backends/hazelcast/permits/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         NEST,
-        // A backend offers its own native paths (a TaskStoreSource): it may import its ./tasks folder and the task
-        // store's interfaces, and Hazelcast its declaration of a new cluster (StoreBackend.declareNew), no other capability.
-        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!./permits/hazelcast-new-cluster', '!../../tasks/task-store-source', '!../../tasks/task-store', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract for the capabilities; it imports none of them (its native paths live in lib/backends/<name>/<capability>/, which it may offer).' },
+        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!./permits/hazelcast-new-cluster', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract (lib/store); it imports no capability.' },
       ] }],
     },
   },
-  ...CAPABILITIES.map(nativePathRules),
+  {
+    files: ['lib/backends/hazelcast/permits/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        NEST,
+        { group: [...rooms(...CAPABILITIES.filter((c) => c !== 'permits')), '**/nest/*', '**/nest/**', '**/cli/*'], message: "Hazelcast's declaration of a new cluster takes the permits' entries only." },
+      ] }],
+    },
+  },
   {
     // Only the Hazelcast backend talks to Hazelcast, only the PostgreSQL backend to PostgreSQL: native paths too.
     files: ['lib/backends/**/*.ts'],

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, HazelcastJsonValue, type ClientConfig } from 'hazelcast-client';
-import { encodeTask } from '../lib/tasks/task.codec';
+import { encodeTask } from '../lib/store/tasks/task.codec';
 import { decideSubmit } from '../lib/tasks/task-submit.rules';
 import { declareNewStore, HazelcastBackend } from '../lib';
 import { freePort } from '../test/support/free-port';

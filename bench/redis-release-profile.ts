@@ -8,7 +8,7 @@
  * The bench's `cron-release` workload at one node (M jobs a tick, ticks a second apart, each job granted then released
  * with lockAtLeastFor 800 ms), measured per system in alternating windows: the process's CPU per tick, the part spent
  * inside the tick, and how it splits between the main thread and V8's helper threads (concurrent marking, compilers);
- * with PROFILE_HEAP=1, the bytes allocated per job (V8's sampling heap profiler, every object, collected or not). Then
+ * with PROFILE_HEAP=1 (or PROFILE_HEAP_FILE=<path prefix>, which also writes the profiles), the bytes allocated per job (V8's sampling heap profiler, every object, collected or not). Then
  * the same jobs one at a time, back to back: the acquire's p50 and p99 and the CPU per job.
  */
 import { writeFileSync } from 'node:fs';
@@ -24,7 +24,9 @@ const JOBS = Number(process.env.PROFILE_JOBS ?? 100);
 const TICKS = Number(process.env.PROFILE_TICKS ?? 10);
 const WARMUP = Number(process.env.PROFILE_WARMUP ?? 10);
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 2);
-const HEAP = process.env.PROFILE_HEAP === '1';
+const HEAP = process.env.PROFILE_HEAP === '1' || process.env.PROFILE_HEAP_FILE !== undefined;
+/** PROFILE_HEAP_FILE=<path prefix>: also the sampling heap profile of each system's first measured window (Chrome's `.heapprofile`). */
+const HEAP_FILE = process.env.PROFILE_HEAP_FILE;
 /** PROFILE_CPU=<path prefix>: a V8 CPU profile (sampled every 100 µs) of each system's first measured window. */
 const CPU_PROFILE = process.env.PROFILE_CPU;
 const TICK_MS = 1_000;
@@ -47,11 +49,12 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
 };
 
 /** Bytes allocated while `work` runs (every object, whether collected or not), by V8's sampling heap profiler. */
-async function allocated(session: Session, work: () => Promise<void>): Promise<number> {
+async function allocated(session: Session, work: () => Promise<void>, file?: string): Promise<number> {
   await session.post('HeapProfiler.enable');
   await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
   await work();
   const { profile } = await session.post('HeapProfiler.stopSampling');
+  if (file !== undefined) writeFileSync(file, JSON.stringify(profile));
   let bytes = 0;
   const walk = (node: typeof profile.head): void => {
     bytes += node.selfSize;
@@ -130,7 +133,7 @@ async function main(): Promise<void> {
         }
         const measured = await window(system.node, system.names, TICKS);
         if (profiled) writeFileSync(`${CPU_PROFILE}-${system.name}.cpuprofile`, JSON.stringify((await session.post('Profiler.stop')).profile));
-        const bytes = HEAP ? await allocated(session, async () => void (await window(system.node, system.names, 2))) / (2 * JOBS) : undefined;
+        const bytes = HEAP ? await allocated(session, async () => void (await window(system.node, system.names, 2)), HEAP_FILE !== undefined && round_ < 2 ? `${HEAP_FILE}-${system.name}.heapprofile` : undefined) / (2 * JOBS) : undefined;
         console.log([
           system.name.padEnd(16), String(round(measured.cpu, 2)).padStart(11), String(round(measured.inTick, 2)).padStart(11), String(round(measured.main, 1)).padStart(11),
           String(round(measured.helpers, 1)).padStart(14), String(measured.granted).padStart(12), bytes === undefined ? '               -' : String(round(bytes / 1024, 1)).padStart(16),

@@ -11,7 +11,7 @@ import { PostgresBackend } from '../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../lib/backends/postgres/tasks/postgres-task.store';
 import { RedisBackend } from '../lib/backends/redis/redis-backend';
 import { RedisTaskStore } from '../lib/backends/redis/tasks/redis-task.store';
-import type { TaskStore } from '../lib/tasks/task-store';
+import type { TaskStore } from '../lib/store/tasks/task-store';
 import { systemClock } from '../lib/core/clock';
 import { TaskWorker } from '../lib/tasks/task-worker';
 import type { CpuParts } from './proc-cpu';

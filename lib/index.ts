@@ -44,8 +44,8 @@ export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
 
 // The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
-export type { TaskStoreSource } from './tasks/task-store-source';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStoreSource } from './store/tasks/task-store-source';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
 export type { SqlTransaction, TransactionRecords } from './store/sql-transaction';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton
@@ -110,7 +110,7 @@ export type { CompleteInOptions, TaskContext } from './tasks/task-handler';
 export type {
   AttemptOutcome, GroupEnd, GroupJoinData, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord,
   TaskIdentity, TaskRecord, TaskState,
-} from './tasks/task';
+} from './store/tasks/task';
 export type { SubmitInput } from './tasks/task-submit.rules';
 export type { TaskGroupStatus, TaskStateCounts } from './tasks/task-admin';
 export type { TaskPurgeOptions } from './tasks/task-admin.input';

@@ -29,8 +29,8 @@ export {
   type StoredRecord, type WatchOptions,
 } from './store/record-map';
 export type { Counters } from './store/counter';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './tasks/task-store';
+export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
 export type { SqlTransaction, TransactionRecords } from './store/sql-transaction';
 export type {
   AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskRecord, TaskState,
-} from './tasks/task';
+} from './store/tasks/task';

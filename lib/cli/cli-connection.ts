@@ -10,7 +10,7 @@ import { livePresences } from '../presence/presence.rules';
 import type { PermitRecordStore } from '../permits/permit-record.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 import { serverStores } from './cli-server-stores';
-import type { TaskStore } from '../tasks/task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock, type Clock } from '../core/clock';
 import { ENV } from '../core/env-vars';

@@ -1,7 +1,7 @@
 import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import type { PermitRecordStore } from '../permits/permit-record.store';
 import type { StoreBackend } from '../store/store-backend';
-import type { TaskStore } from '../tasks/task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 
 /** How the CLI reaches the cluster (flags, else environment, else a local default), validated. */
 export interface CliConnectionOptions {

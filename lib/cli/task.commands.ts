@@ -1,6 +1,6 @@
 import { refuseUnknownSubcommands } from './unknown-subcommand';
 import type { Command } from 'commander';
-import type { TaskRecord, TaskState } from '../tasks/task';
+import type { TaskRecord, TaskState } from '../store/tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, validateTaskGroup, validateTaskId } from '../tasks/task-admin.input';
 import type { Action, Execute } from './cli-command';

@@ -12,7 +12,7 @@ import type { JobDescription, JobPauseResult, RunNowResult } from '../schedules/
 import type { RunRecord } from '../schedules/run-record';
 import type { ScheduleDefinition } from '../schedules/schedule-definition';
 import type { ScheduleOverview } from '../schedules/schedule-overview';
-import type { TaskRecord } from '../tasks/task';
+import type { TaskRecord } from '../store/tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
 
 export type {

@@ -1,13 +1,13 @@
 import { earliestOf } from '../store/store-clock';
 import { isUnknownOutcome } from '../store/unknown-outcome';
-import type { TaskRecord } from './task';
-import { encodeTask } from './task.codec';
+import type { TaskRecord } from '../store/tasks/task';
+import { encodeTask } from '../store/tasks/task.codec';
 import { decideClaim, type ClaimDecision, type TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
 import type { TaskGroups } from './task-groups';
 import type { Registration } from './task-handler';
 import type { TaskOutcomes } from './task-outcomes';
-import type { TaskStore, VersionedTask } from './task-store';
+import type { TaskStore, VersionedTask } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 
 /** A claim that landed and still vouches: the task as claimed, to run now. */

@@ -1,5 +1,5 @@
 import { ClaimShares } from './claim-shares';
-import type { TaskClaim } from './task';
+import type { TaskClaim } from '../store/tasks/task';
 
 /**
  * How long the others must have claimed nothing before a node past its share of the recent claims claims one batch

@@ -1,5 +1,5 @@
-import type { TaskRecord } from './task';
-import { compareReady } from './task-claim.rules';
+import type { TaskRecord } from '../store/tasks/task';
+import { compareReady } from '../store/tasks/task-store.rules';
 
 /**
  * The claimable tasks one node knows of, in claim order (highest priority first, then submit order): filled by a

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { durationInput, omittable, WHOLE_NUMBER_TEXT } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
 import { nameInput } from '../core/names';
-import { FINISHED_STATES, type TaskState } from './task';
+import { FINISHED_STATES, type TaskState } from '../store/tasks/task';
 import { MAX_TASK_NAME_LENGTH, taskIdPartProblem } from './task-id.rules';
-import type { TaskQuery } from './task-store';
+import type { TaskQuery } from '../store/tasks/task-store';
 import { invalidTaskQuery } from './errors/task.errors';
 
 /*

@@ -1,8 +1,8 @@
 import type { Clock } from '../core/clock';
-import { FINISHED_STATES, type TaskRecord, type TaskState } from './task';
+import { FINISHED_STATES, type TaskRecord, type TaskState } from '../store/tasks/task';
 import { TaskActionRefusedError } from './errors/task-action-refused.error';
 import { removeFinished } from './task-purge';
-import type { TaskQuery, TaskStore } from './task-store';
+import type { TaskQuery, TaskStore } from '../store/tasks/task-store';
 import { decideReopen } from './task-group.rules';
 import { groupId, groupJoinOf, joinTaskId } from './task-id.rules';
 import { validateTaskGroup, validateTaskId, validateTaskQueryNames, type TaskPurgeOptions } from './task-admin.input';

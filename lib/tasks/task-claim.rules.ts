@@ -1,6 +1,6 @@
-import { FINISHED_STATES, type TaskAttempt, type TaskClaim, type TaskRecord } from './task';
+import { FINISHED_STATES, type TaskAttempt, type TaskClaim, type TaskRecord } from '../store/tasks/task';
 import { withCounting } from './task-group.rules';
-import type { ReserveClaim } from './task-store';
+import type { ReserveClaim } from '../store/tasks/task-store';
 
 /*
  * Claims and the leases they hold (seed 004), pure: everything they need is passed in. `skewMs` is the bound on clock
@@ -16,11 +16,6 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export interface TaskActor {
   readonly instance: string;
   readonly acquirer: string;
-}
-
-/** Claim order: higher priority first, then submit order, then id. */
-export function compareReady(a: Pick<TaskRecord, 'priority' | 'seq' | 'id'>, b: Pick<TaskRecord, 'priority' | 'seq' | 'id'>): number {
-  return b.priority - a.priority || a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** Why a task cannot be claimed now. */

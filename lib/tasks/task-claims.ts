@@ -3,15 +3,15 @@ import { ClaimRounds } from './claim-rounds';
 import { ClaimTurns } from './claim-turns';
 import { earliestOf } from '../store/store-clock';
 import { ReadyList } from './ready-list';
-import type { TaskClaim, TaskRecord } from './task';
+import type { TaskClaim, TaskRecord } from '../store/tasks/task';
 import type { TaskActor } from './task-claim.rules';
 import type { Registration } from './task-handler';
 import type { TaskRuns } from './task-runs';
 import type { TaskFencing } from './task-fencing';
 import { STRAGGLERS_READ, type TaskGroups } from './task-groups';
-import { scanTasks } from './task-store.queries';
+import { scanTasks } from '../store/tasks/task-store.queries';
 import type { TaskOutcomes } from './task-outcomes';
-import type { TaskStore } from './task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 
 /** How often, at most, a signal without its task (or the scan) makes a node query again. */

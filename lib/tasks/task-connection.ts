@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TaskStore } from './task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { TaskWorker } from './task-worker';
 
 /** What a {@link TaskConnection} needs besides its store. */

@@ -1,4 +1,4 @@
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 
 /**
  * What happened to a task on this node, as it happened: a claim, and how each run ended. `completed`, `retrying`,

@@ -1,14 +1,14 @@
 import type { Clock } from '../core/clock';
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 import type { FencedDecision, TaskActor } from './task-claim.rules';
-import type { TaskStore, VersionedTask } from './task-store';
+import type { TaskStore, VersionedTask } from '../store/tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { readDecideWrite } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
 import { invalidTaskInput } from '../core/errors/input.errors';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { SqlTransaction } from '../store/sql-transaction';
-import { decodeTask, encodeTask } from './task.codec';
+import { decodeTask, encodeTask } from '../store/tasks/task.codec';
 
 /**
  * Writes of a claim (renew, finish, hand back), each only while the claim's epoch is still this node's, and the

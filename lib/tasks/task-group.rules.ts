@@ -1,4 +1,4 @@
-import { FINISHED_STATES, GROUP_FINISHED, type GroupEnd, type GroupJoinData, type TaskGroupRecord, type TaskRecord } from './task';
+import { FINISHED_STATES, GROUP_FINISHED, type GroupEnd, type GroupJoinData, type TaskGroupRecord, type TaskRecord } from '../store/tasks/task';
 import { groupId, groupJoinOf, joinIdOf, joinTaskType, parentJoinOf } from './task-id.rules';
 
 /*
@@ -32,14 +32,6 @@ export function joinTask(join: GroupJoinData, joinOf: string, parent: string | u
       ...(existing?.heldUntil !== undefined && existing.heldUntil > now && { heldUntil: existing.heldUntil }),
     },
   };
-}
-
-/**
- * Whether a finished parent still waits for the joins of sub-groups it submitted (its own join not submitted yet):
- * such a task is kept (not purged, and a submit of its id does not replace it), or its join would be lost.
- */
-export function awaitsJoins(task: TaskRecord): boolean {
-  return (task.subgroups?.submitted?.length ?? 0) > 0 && task.subgroups!.joinSubmittedAt === undefined;
 }
 
 /** What a group's record becomes when one of its tasks finished, and whether that write must submit the join. */

@@ -1,9 +1,9 @@
-import { FINISHED_STATES, type GroupJoinData, type TaskRecord } from './task';
-import { compareReady } from './task-claim.rules';
+import { FINISHED_STATES, type GroupJoinData, type TaskRecord } from '../store/tasks/task';
+import { compareReady } from '../store/tasks/task-store.rules';
 import { counted, decideGroupProgress, decideParentJoin, groupEnd, groupStoppedFast, joinTask, newGroupRecord, recordSubgroupJoin } from './task-group.rules';
 import { groupId, joinedType, joinIdOf } from './task-id.rules';
 import { decideCancel } from './task-outcome.rules';
-import type { TaskStore } from './task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 import { CONFLICT } from '../store/compare-and-set';
 import { readDecideWrite } from '../store/read-decide-write';

@@ -1,6 +1,6 @@
 import { parseDuration } from '../core/duration';
 import type { DurationInput } from '../permits/semaphore-definition';
-import type { BackoffPolicy } from './task';
+import type { BackoffPolicy } from '../store/tasks/task';
 import type { TaskHandlerOptions } from './task-handler';
 
 /** How a type's tasks run (`@TaskHandler`, `@GroupFinishedHandler`, `@OncePerTrigger`). */

@@ -1,5 +1,5 @@
 import type { DurationInput } from '../permits/semaphore-definition';
-import type { BackoffPolicy, GroupJoinData, TaskRecord } from './task';
+import type { BackoffPolicy, GroupJoinData, TaskRecord } from '../store/tasks/task';
 import { DEFAULT_MAX_ATTEMPTS } from './task-claim.rules';
 import type { SubmitInput } from './task-submit.rules';
 import { invalidTaskInput } from '../core/errors/input.errors';

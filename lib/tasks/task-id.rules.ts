@@ -1,5 +1,5 @@
 import { MAX_NAME_LENGTH, nameProblem, shownName } from '../core/names';
-import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIdentity, type TaskRecord } from './task';
+import { GROUP_FINISHED, type GroupJoinData, type TaskGroupRecord, type TaskIdentity, type TaskRecord } from '../store/tasks/task';
 import { invalidTaskInput } from '../core/errors/input.errors';
 
 /*

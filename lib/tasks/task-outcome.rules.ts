@@ -1,6 +1,7 @@
-import { FINISHED_STATES, type BackoffPolicy, type TaskRecord } from './task';
+import { FINISHED_STATES, type BackoffPolicy, type TaskRecord } from '../store/tasks/task';
 import { DEFAULT_MAX_ATTEMPTS, endAttempt, fence, type FencedDecision, type TaskActor } from './task-claim.rules';
-import { awaitsJoins, withCounting } from './task-group.rules';
+import { withCounting } from './task-group.rules';
+import { awaitsJoins } from '../store/tasks/task-store.rules';
 
 /*
  * How a claimed task's run ends (seed 004), pure: finished, retried after its backoff, failed, invalid or cancelled,

@@ -1,12 +1,12 @@
 import { InvalidTaskError } from './errors/invalid-task.error';
 import { RetryLaterError } from './errors/retry-later.error';
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 import type { TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
 import type { TaskGroups } from './task-groups';
 import type { Registration } from './task-handler';
 import { decideFinish, type RunEnd, type TaskOutcome } from './task-outcome.rules';
-import type { VersionedTask } from './task-store';
+import type { VersionedTask } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 import type { SqlTransaction } from '../store/sql-transaction';
 import { leaseExpired } from './errors/task.errors';

@@ -1,14 +1,14 @@
 import { ClaimAttempts } from './claim-attempts';
 import { ClaimRounds } from './claim-rounds';
 import { earliestOf } from '../store/store-clock';
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 import { claimTerms, type TaskActor } from './task-claim.rules';
 import type { Registration } from './task-handler';
 import type { TaskRuns } from './task-runs';
 import type { TaskFencing } from './task-fencing';
 import { STRAGGLERS_READ, type TaskGroups } from './task-groups';
 import type { TaskOutcomes } from './task-outcomes';
-import type { TaskStore } from './task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 
 /**

@@ -1,7 +1,7 @@
 /* Removing finished tasks: every node's slow purge of those past the retention window, and an operator's purge. */
 
-import type { TaskGroupRecord, TaskRecord } from './task';
-import type { TaskStore } from './task-store';
+import type { TaskGroupRecord, TaskRecord } from '../store/tasks/task';
+import type { TaskStore } from '../store/tasks/task-store';
 import { groupId, groupJoinOf, isParentJoin, joinedType, parentJoinOf } from './task-id.rules';
 import { isPurgeable } from './task-outcome.rules';
 

@@ -1,6 +1,6 @@
 import { parseDuration } from '../core/duration';
-import type { TaskRecord } from './task';
-import { encodeTask } from './task.codec';
+import type { TaskRecord } from '../store/tasks/task';
+import { encodeTask } from '../store/tasks/task.codec';
 import { decideRenew, type TaskActor } from './task-claim.rules';
 import type { TaskFencing } from './task-fencing';
 import type { Registration, TaskContext } from './task-handler';
@@ -9,7 +9,7 @@ import type { RunEnd, TaskOutcome } from './task-outcome.rules';
 import { invalidTaskInput } from '../core/errors/input.errors';
 import { failTransaction } from '../store/sql-transaction';
 import { outcomeOf, type TaskOutcomes } from './task-outcomes';
-import type { VersionedTask } from './task-store';
+import type { VersionedTask } from '../store/tasks/task-store';
 import type { TaskSubmits } from './task-submits';
 import type { TaskWorkerOptions } from './task-worker.options';
 import { LeaseLostError } from '../core/errors/lease-lost.error';

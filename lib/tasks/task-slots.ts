@@ -1,7 +1,7 @@
 import type { RecordSlot } from '../store/read-decide-write';
-import type { TaskGroupRecord, TaskRecord } from './task';
-import { encodeGroup, encodeTask, finishEnds } from './task.codec';
-import type { TaskStore, VersionedGroup, VersionedTask } from './task-store';
+import type { TaskGroupRecord, TaskRecord } from '../store/tasks/task';
+import { encodeGroup, encodeTask, finishEnds } from '../store/tasks/task.codec';
+import type { TaskStore, VersionedGroup, VersionedTask } from '../store/tasks/task-store';
 
 /**
  * A task's record as a slot of the one read-decide-write (`readDecideWrite`): `null` removes it. A write whose answer

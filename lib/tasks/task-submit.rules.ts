@@ -1,5 +1,5 @@
-import { FINISHED_STATES, type TaskIdentity, type TaskRecord } from './task';
-import { awaitsJoins } from './task-group.rules';
+import { FINISHED_STATES, type TaskIdentity, type TaskRecord } from '../store/tasks/task';
+import { awaitsJoins } from '../store/tasks/task-store.rules';
 import { taskId } from './task-id.rules';
 import { invalidTaskInput } from '../core/errors/input.errors';
 

@@ -1,14 +1,14 @@
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 import { decideCancel } from './task-outcome.rules';
 import { stoppedFast } from './task-groups';
 import { taskId } from './task-id.rules';
-import type { SqlTransaction, TaskStore, VersionedTask } from './task-store';
+import type { SqlTransaction, TaskStore, VersionedTask } from '../store/tasks/task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
 import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import { readDecideWrite, type Decision } from '../store/read-decide-write';
 import { taskSlot } from './task-slots';
-import { decodeTask, encodeTask } from './task.codec';
+import { decodeTask, encodeTask } from '../store/tasks/task.codec';
 import { invalidTaskInput } from '../core/errors/input.errors';
 
 /** What a submit answers: the task, and whether this submit created it (or found it). */

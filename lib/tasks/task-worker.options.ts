@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock';
-import type { TaskRecord } from './task';
+import type { TaskRecord } from '../store/tasks/task';
 import type { TaskEvent } from './task-events';
 
 /** Timing and hooks of a {@link TaskWorker}. */

@@ -1,4 +1,4 @@
-import type { GroupJoinData, TaskRecord } from './task';
+import type { GroupJoinData, TaskRecord } from '../store/tasks/task';
 import type { TaskActor } from './task-claim.rules';
 import { TaskClaims } from './task-claims';
 import { reserves, TaskPulls } from './task-pulls';
@@ -9,9 +9,9 @@ import { joinTaskType } from './task-id.rules';
 import { TaskOutcomes } from './task-outcomes';
 import { purgeExpired } from './task-purge';
 import { TaskRuns } from './task-runs';
-import type { TaskStore } from './task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { SubmitInput } from './task-submit.rules';
-import type { SqlTransaction } from './task-store';
+import type { SqlTransaction } from '../store/tasks/task-store';
 import { TaskSubmits } from './task-submits';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
 

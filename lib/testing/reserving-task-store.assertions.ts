@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { TaskRecord } from '../tasks/task';
+import type { TaskRecord } from '../store/tasks/task';
 import { decideClaim } from '../tasks/task-claim.rules';
 import type { ReservingTaskStore } from '../tasks/task-pulls';
-import type { TaskStore } from '../tasks/task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import { eventually } from './eventually';
 
 /**

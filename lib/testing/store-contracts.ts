@@ -2,7 +2,7 @@ import { PermitRecordStore, SEMAPHORE_MAP } from '../permits/permit-record.store
 import { PRESENCE_MAP, PresenceRecordStore } from '../presence/presence-record.store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { SCHEDULE_MAP, ScheduleRecordStore } from '../schedules/schedule-record.store';
-import { TASK_INDEXES, TASK_MAP, TaskRecordStore } from '../tasks/task-record.store';
+import { TASK_INDEXES, TASK_MAP, TaskRecordStore } from '../store/tasks/task-record.store';
 import type { RecordMapSpec } from '../store/record-map';
 import type { StoreBackend } from '../store/store-backend';
 import { describeBackendContract, type BackendContractFixture } from './backend-contract';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { TaskRecord } from '../tasks/task';
-import type { TaskStore } from '../tasks/task-store';
-import { encodeTask } from '../tasks/task.codec';
-import { compareReady } from '../tasks/task-claim.rules';
+import type { TaskRecord } from '../store/tasks/task';
+import type { TaskStore } from '../store/tasks/task-store';
+import { encodeTask } from '../store/tasks/task.codec';
+import { compareReady } from '../store/tasks/task-store.rules';
 import { claimAll, pendingAt } from './task-store-ranks.contract';
 import { testApi, type ContractOptions } from './test-api';
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import type { TaskRecord } from '../tasks/task';
-import type { TaskStore } from '../tasks/task-store';
-import { encodeTask } from '../tasks/task.codec';
-import { compareReady, decideClaim } from '../tasks/task-claim.rules';
+import type { TaskRecord } from '../store/tasks/task';
+import type { TaskStore } from '../store/tasks/task-store';
+import { encodeTask } from '../store/tasks/task.codec';
+import { decideClaim } from '../tasks/task-claim.rules';
+import { compareReady } from '../store/tasks/task-store.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
-import { rankOf } from '../tasks/task-rank.rules';
+import { rankOf } from '../store/tasks/task-rank.rules';
 import { fixtureEachTest, testApi, type ContractOptions } from './test-api';
 
 /**

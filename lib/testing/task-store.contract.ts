@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import type { TaskRecord } from '../tasks/task';
-import type { TaskStore } from '../tasks/task-store';
-import { encodeTask, finishEnds } from '../tasks/task.codec';
+import type { TaskRecord } from '../store/tasks/task';
+import type { TaskStore } from '../store/tasks/task-store';
+import { encodeTask, finishEnds } from '../store/tasks/task.codec';
 import { claimTerms, decideClaim, decideRenew } from '../tasks/task-claim.rules';
 import { decideFinish } from '../tasks/task-outcome.rules';
 import { decideGroupProgress } from '../tasks/task-group.rules';
 import { decideSubmit } from '../tasks/task-submit.rules';
-import { scanTasks } from '../tasks/task-store.queries';
+import { scanTasks } from '../store/tasks/task-store.queries';
 import { reserves } from '../tasks/task-pulls';
 import { assertWatchHearsNothing } from './reserving-task-store.assertions';
 import { assertEqual } from './assertions';

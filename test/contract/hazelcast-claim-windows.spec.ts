@@ -1,10 +1,10 @@
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import type { TaskRecord } from '../../lib/tasks/task';
-import type { TaskStore } from '../../lib/tasks/task-store';
-import { encodeTask } from '../../lib/tasks/task.codec';
+import type { TaskRecord } from '../../lib/store/tasks/task';
+import type { TaskStore } from '../../lib/store/tasks/task-store';
+import { encodeTask } from '../../lib/store/tasks/task.codec';
 import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { pendingAt } from '../../lib/testing/task-store-ranks.contract';

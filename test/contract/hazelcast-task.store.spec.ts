@@ -2,7 +2,7 @@ import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
-import { encodeTask } from '../../lib/tasks/task.codec';
+import { encodeTask } from '../../lib/store/tasks/task.codec';
 import { decideClaim } from '../../lib/tasks/task-claim.rules';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';

@@ -1,9 +1,10 @@
 import { Aggregators, HazelcastJsonValue, Predicates, type IMap, type Predicate } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
-import type { TaskRecord } from '../../lib/tasks/task';
-import { encodeTask } from '../../lib/tasks/task.codec';
-import { compareReady, decideClaim } from '../../lib/tasks/task-claim.rules';
+import type { TaskRecord } from '../../lib/store/tasks/task';
+import { encodeTask } from '../../lib/store/tasks/task.codec';
+import { decideClaim } from '../../lib/tasks/task-claim.rules';
+import { compareReady } from '../../lib/store/tasks/task-store.rules';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { pendingAt } from '../../lib/testing/task-store-ranks.contract';
 

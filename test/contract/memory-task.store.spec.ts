@@ -1,4 +1,4 @@
-import { TASK_MAP, TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TASK_MAP, TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { eventually } from '../support/eventually';

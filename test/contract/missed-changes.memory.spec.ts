@@ -1,4 +1,4 @@
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { RunRequestRecordStore, type RunRequest } from '../../lib/schedules/run-request.store';
 import { eventually } from '../support/eventually';

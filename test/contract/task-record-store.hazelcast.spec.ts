@@ -1,7 +1,7 @@
 import { HazelcastJsonValue } from 'hazelcast-client';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { TASK_GROUP_MAP, TASK_MAP, TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TASK_GROUP_MAP, TASK_MAP, TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { testClientConfig, uniquePrefix, useRawClient } from '../support/test-cluster';
 import { describeRankedClaimsContract, describeTaskStoreContract } from '../../lib/testing';
 

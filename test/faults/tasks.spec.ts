@@ -4,7 +4,7 @@ import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-conn
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { systemClock } from '../../lib/core/clock';
 import { TaskWorker } from '../../lib/tasks/task-worker';
-import type { TaskStore } from '../../lib/tasks/task-store';
+import type { TaskStore } from '../../lib/store/tasks/task-store';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
 import { testPostgresUrl } from '../support/test-postgres';

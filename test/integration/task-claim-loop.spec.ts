@@ -1,7 +1,7 @@
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import type { TaskRecord } from '../../lib/tasks/task';
-import type { TaskCallOptions, VersionedTask } from '../../lib/tasks/task-store';
+import type { TaskRecord } from '../../lib/store/tasks/task';
+import type { TaskCallOptions, VersionedTask } from '../../lib/store/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { ClaimTurns } from '../../lib/tasks/claim-turns';
 import { TaskWorker } from '../../lib/tasks/task-worker';

@@ -1,6 +1,6 @@
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
-import type { TaskWatcher } from '../../lib/tasks/task-store';
+import type { TaskWatcher } from '../../lib/store/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { eventually } from '../support/eventually';

@@ -1,9 +1,9 @@
 import { systemClock } from '../../lib/core/clock';
-import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
+import type { GroupJoinData, TaskRecord } from '../../lib/store/tasks/task';
 import { TaskAdmin } from '../../lib/tasks/task-admin';
 import { purgeExpired } from '../../lib/tasks/task-purge';
 import { TaskActionRefusedError } from '../../lib/tasks/errors/task-action-refused.error';
-import type { TaskStore } from '../../lib/tasks/task-store';
+import type { TaskStore } from '../../lib/store/tasks/task-store';
 import { joinTaskId, parentJoinTaskId } from '../../lib/tasks/task-id.rules';
 import { newGroupRecord } from '../../lib/tasks/task-group.rules';
 import { eventually } from '../support/eventually';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { GroupJoinData, TaskRecord } from '../../lib/tasks/task';
-import type { TaskStore } from '../../lib/tasks/task-store';
+import type { GroupJoinData, TaskRecord } from '../../lib/store/tasks/task';
+import type { TaskStore } from '../../lib/store/tasks/task-store';
 import { InvalidTaskError } from '../../lib/tasks/errors/invalid-task.error';
 import { RetryLaterError } from '../../lib/tasks/errors/retry-later.error';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';

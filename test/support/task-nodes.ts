@@ -1,4 +1,4 @@
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { systemClock } from '../../lib/core/clock';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
@@ -9,7 +9,7 @@ import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store';
 import { testPostgresUrl } from './test-postgres';
 import { testRedisUrl } from './test-redis';
-import type { TaskStore } from '../../lib/tasks/task-store';
+import type { TaskStore } from '../../lib/store/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';
 import { testClientConfig, uniquePrefix } from './test-cluster';
 

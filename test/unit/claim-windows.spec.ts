@@ -1,7 +1,7 @@
-import { ClaimWindows, type RankedSource } from '../../lib/tasks/claim-windows';
-import type { TaskRecord } from '../../lib/tasks/task';
-import { compareReady } from '../../lib/tasks/task-claim.rules';
-import { rankCeiling, rankFloor, rankOf } from '../../lib/tasks/task-rank.rules';
+import { ClaimWindows, type RankedSource } from '../../lib/store/tasks/claim-windows';
+import type { TaskRecord } from '../../lib/store/tasks/task';
+import { compareReady } from '../../lib/store/tasks/task-store.rules';
+import { rankCeiling, rankFloor, rankOf } from '../../lib/store/tasks/task-rank.rules';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 
 /**

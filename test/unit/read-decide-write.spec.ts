@@ -13,11 +13,11 @@ import type { ScheduleCallOptions, VersionedSchedule } from '../../lib/schedules
 import type { JobHistory } from '../../lib/schedules/job-history';
 import type { RecordMap, RecordWriteOptions, StoredRecord } from '../../lib/store/record-map';
 import { updateRecord } from '../../lib/store/read-decide-write';
-import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
+import type { TaskGroupRecord, TaskRecord } from '../../lib/store/tasks/task';
 import { TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskGroups } from '../../lib/tasks/task-groups';
-import { TaskRecordStore } from '../../lib/tasks/task-record.store';
-import type { TaskCallOptions, VersionedGroup, VersionedTask } from '../../lib/tasks/task-store';
+import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
+import type { TaskCallOptions, VersionedGroup, VersionedTask } from '../../lib/store/tasks/task-store';
 import { TaskSubmits } from '../../lib/tasks/task-submits';
 
 /** How the next write fails: it lands and its answer is lost (`landed`), or it fails before it lands (`lost`). */

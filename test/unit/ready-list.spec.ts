@@ -1,6 +1,6 @@
 import { ReadyList } from '../../lib/tasks/ready-list';
 import { rendezvous } from '../../lib/tasks/claim-turns';
-import type { TaskRecord } from '../../lib/tasks/task';
+import type { TaskRecord } from '../../lib/store/tasks/task';
 
 const NOW = 1_000_000;
 

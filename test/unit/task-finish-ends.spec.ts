@@ -1,8 +1,8 @@
-import type { TaskRecord } from '../../lib/tasks/task';
+import type { TaskRecord } from '../../lib/store/tasks/task';
 import { decideClaim, type TaskActor } from '../../lib/tasks/task-claim.rules';
 import { decideFinish } from '../../lib/tasks/task-outcome.rules';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
-import { decodeTask, encodeTask, finishEnds } from '../../lib/tasks/task.codec';
+import { decodeTask, encodeTask, finishEnds } from '../../lib/store/tasks/task.codec';
 
 const T0 = 1_700_000_000_000;
 const BACKOFF = { baseMs: 1_000, factor: 2, maxMs: 30_000 };

@@ -1,5 +1,5 @@
-import { compareReady } from '../../lib/tasks/task-claim.rules';
-import { dueCeiling, isClaimOrderRank, pointOf, rankAt, rankCeiling, rankFloor, rankOf, storedRankOf } from '../../lib/tasks/task-rank.rules';
+import { compareReady } from '../../lib/store/tasks/task-store.rules';
+import { dueCeiling, isClaimOrderRank, pointOf, rankAt, rankCeiling, rankFloor, rankOf, storedRankOf } from '../../lib/store/tasks/task-rank.rules';
 
 describe('task ranks', () => {
   const priorities = [-Number.MAX_SAFE_INTEGER, -1_000, -1, 0, -0, 1, 2, 255, 256, 1_000_000, Number.MAX_SAFE_INTEGER];

@@ -1,5 +1,6 @@
-import type { TaskGroupRecord, TaskRecord } from '../../lib/tasks/task';
-import { claimTerms, compareReady, decideClaim, decideRenew, type TaskActor } from '../../lib/tasks/task-claim.rules';
+import type { TaskGroupRecord, TaskRecord } from '../../lib/store/tasks/task';
+import { claimTerms, decideClaim, decideRenew, type TaskActor } from '../../lib/tasks/task-claim.rules';
+import { compareReady } from '../../lib/store/tasks/task-store.rules';
 import { counted, decideGroupProgress, decideParentJoin, decideReopen, joinTask, recordSubgroupJoin } from '../../lib/tasks/task-group.rules';
 import { joinTaskId, taskId } from '../../lib/tasks/task-id.rules';
 import { backoffDelay, decideCancel, decideFinish, decideRetry, isPurgeable } from '../../lib/tasks/task-outcome.rules';

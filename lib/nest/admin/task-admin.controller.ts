@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { onlyKeys } from '../../core/input-fields';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { SchemaPipe } from './schema.pipe';
-import type { TaskRecord } from '../../tasks/task';
+import type { TaskRecord } from '../../store/tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import { parseTaskList, parseTaskPurge, type TaskPurgeInput } from '../../tasks/task-admin.input';
 import { TaskService } from '../tasks/task.service';

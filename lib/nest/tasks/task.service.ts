@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { TaskEvent } from '../../tasks/task-events';
-import type { TaskRecord } from '../../tasks/task';
+import type { TaskRecord } from '../../store/tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../../tasks/task-admin';
 import type { TaskPurgeOptions } from '../../tasks/task-admin.input';
-import type { TaskQuery } from '../../tasks/task-store';
+import type { TaskQuery } from '../../store/tasks/task-store';
 import type { FenceExecutor } from '../../fencing/fence-executor';
 import type { SubmitInput } from '../../tasks/task-submit.rules';
 import { TasksRuntime } from './tasks.runtime';

@@ -1,10 +1,10 @@
 import type { HazelcastJsonValue, IMap, Predicate } from 'hazelcast-client';
 import { Aggregators, Predicates } from '../hazelcast-client.load';
-import type { TaskRecord } from '../../../tasks/task';
-import type { TaskCallOptions } from '../../../tasks/task-store';
-import { inClaimOrder, isClaimable } from '../../../tasks/task-store.queries';
-import { ClaimWindows, type RankedSource } from '../../../tasks/claim-windows';
-import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from '../../../tasks/task-rank.rules';
+import type { TaskRecord } from '../../../store/tasks/task';
+import type { TaskCallOptions } from '../../../store/tasks/task-store';
+import { inClaimOrder, isClaimable } from '../../../store/tasks/task-store.queries';
+import { ClaimWindows, type RankedSource } from '../../../store/tasks/claim-windows';
+import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from '../../../store/tasks/task-rank.rules';
 import { decodeStoredTasks, type CorruptValueReport } from './hazelcast-task-values';
 
 /** What the claim queries need of their store: the task map, its calls, and where unreadable values are reported. */

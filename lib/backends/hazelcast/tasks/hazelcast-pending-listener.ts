@@ -1,8 +1,8 @@
 import type { HazelcastJsonValue, IMap } from 'hazelcast-client';
 import { Predicates } from '../hazelcast-client.load';
-import type { TaskRecord } from '../../../tasks/task';
-import type { ClaimWatch, TaskWatcher } from '../../../tasks/task-store';
-import { TaskWatches } from '../../../tasks/task-watches';
+import type { TaskRecord } from '../../../store/tasks/task';
+import type { ClaimWatch, TaskWatcher } from '../../../store/tasks/task-store';
+import { TaskWatches } from '../../../store/tasks/task-watches';
 
 /** A store call with its deadline and failure mapping (the store's own). */
 type Call = <T>(operation: () => Promise<T>, what: string) => Promise<T>;

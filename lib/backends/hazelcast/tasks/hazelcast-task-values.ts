@@ -1,8 +1,8 @@
 import { HazelcastJsonValue } from '../hazelcast-client.load';
 import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../../../core/json-object';
-import type { TaskRecord } from '../../../tasks/task';
-import { decodeTaskObject } from '../../../tasks/task.codec';
+import type { TaskRecord } from '../../../store/tasks/task';
+import { decodeTaskObject } from '../../../store/tasks/task.codec';
 
 /** Told of a stored value that cannot be read: its key (or `'?'`) and why. */
 export type CorruptValueReport = (key: string, message: string) => void;

@@ -5,11 +5,11 @@ import { StoreUnavailableError } from '../../../core/errors/store-unavailable.er
 import type { HazelcastConnection } from '../hazelcast-connection';
 import type { StoreCallObservers } from '../../../store/store-call-observers';
 import { StoreCalls } from '../store-call';
-import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from '../../../tasks/task';
-import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from '../../../tasks/task.codec';
-import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from '../../../tasks/task-store';
+import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from '../../../store/tasks/task';
+import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from '../../../store/tasks/task.codec';
+import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from '../../../store/tasks/task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
-import { inClaimOrder, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
+import { inClaimOrder, isFinishedBefore, matchesQuery } from '../../../store/tasks/task-store.queries';
 import { HazelcastClaimQueries, typeIn } from './hazelcast-claim-queries';
 import { decodeStoredTasks, objectOf } from './hazelcast-task-values';
 

@@ -3,11 +3,11 @@ import { invalidTaskInput } from '../../../core/errors/input.errors';
 import type { RecordMap } from '../../../store/record-map';
 import { observedMap } from '../../../store/observed-record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
-import { FINISHED_STATES, type TaskRecord } from '../../../tasks/task';
-import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
-import type { SqlTransaction, TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
-import { encodeTask } from '../../../tasks/task.codec';
-import { inClaimOrder } from '../../../tasks/task-store.queries';
+import { FINISHED_STATES, type TaskRecord } from '../../../store/tasks/task';
+import { TASK_MAP, TaskRecordStore } from '../../../store/tasks/task-record.store';
+import type { SqlTransaction, TaskCallOptions, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
+import { encodeTask } from '../../../store/tasks/task.codec';
+import { inClaimOrder } from '../../../store/tasks/task-store.queries';
 import type { PostgresTaskTable, PostgresTaskTables } from './postgres-task-table';
 import { PostgresTaskWrites } from './postgres-task-writes';
 

@@ -1,6 +1,6 @@
-import type { TaskRecord } from '../../../tasks/task';
-import { awaitsJoins } from '../../../tasks/task-group.rules';
-import { placeOf } from '../../../tasks/task-rank.rules';
+import type { TaskRecord } from '../../../store/tasks/task';
+import { awaitsJoins } from '../../../store/tasks/task-store.rules';
+import { placeOf } from '../../../store/tasks/task-rank.rules';
 
 /** A number as the index line writes it: '' when absent (or not finite, which no index takes). */
 const field = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? String(n) : '');

@@ -1,11 +1,11 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import type { RecordMap, StoredRecord } from '../../../store/record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
-import type { TaskRecord } from '../../../tasks/task';
-import { TASK_MAP, TaskRecordStore } from '../../../tasks/task-record.store';
-import type { ReserveClaim, TaskCallOptions, TaskQuery, VersionedTask } from '../../../tasks/task-store';
-import { CLAIM_HEAD, encodeTask } from '../../../tasks/task.codec';
-import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../tasks/task-store.queries';
+import type { TaskRecord } from '../../../store/tasks/task';
+import { TASK_MAP, TaskRecordStore } from '../../../store/tasks/task-record.store';
+import type { ReserveClaim, TaskCallOptions, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
+import { CLAIM_HEAD, encodeTask } from '../../../store/tasks/task.codec';
+import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../store/tasks/task-store.queries';
 import type { StoreBackend } from '../../../store/store-backend';
 import type { RedisCalls } from '../redis-calls';
 import { TASK_SCRIPTS } from './redis-task-scripts';

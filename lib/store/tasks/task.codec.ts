@@ -1,5 +1,5 @@
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { parseJsonObject } from '../core/json-object';
+import { CorruptStateError } from '../../core/errors/corrupt-state.error';
+import { parseJsonObject } from '../../core/json-object';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { storedRankOf } from './task-rank.rules';
 

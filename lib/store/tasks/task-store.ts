@@ -1,4 +1,4 @@
-import type { SqlTransaction } from '../store/sql-transaction';
+import type { SqlTransaction } from '../sql-transaction';
 import type { TaskClaim, TaskGroupRecord, TaskRecord, TaskState } from './task';
 
 /** A task as read, with the exact stored value a compare-and-set is checked against. */
@@ -212,4 +212,4 @@ export type TaskWatcher = Parameters<TaskStore['watch']>[0];
 /** What a watch hears of claims (see {@link TaskStore.watch}). */
 export type ClaimWatch = NonNullable<Parameters<TaskStore['watch']>[2]>;
 
-export type { SqlTransaction } from '../store/sql-transaction';
+export type { SqlTransaction } from '../sql-transaction';

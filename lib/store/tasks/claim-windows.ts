@@ -1,5 +1,5 @@
 import type { TaskRecord } from './task';
-import { compareReady } from './task-claim.rules';
+import { compareReady } from './task-store.rules';
 import { pointOf, rankAt, rankCeiling, rankFloor, rankOf } from './task-rank.rules';
 
 /**

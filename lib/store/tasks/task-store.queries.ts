@@ -1,7 +1,7 @@
 import { FINISHED_STATES, type TaskRecord } from './task';
 import type { TaskQuery, TaskStore } from './task-store';
-import { compareReady } from './task-claim.rules';
-import { awaitsJoins } from './task-group.rules';
+import { compareReady } from './task-store.rules';
+import { awaitsJoins } from './task-store.rules';
 
 /** Whether `task` can be claimed at `now` by a node handling `types` (see `TaskStore.claimable`). */
 export function isClaimable(task: TaskRecord, types: ReadonlySet<string>, now: number, lapsedBefore: number): boolean {

@@ -1,8 +1,8 @@
-import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import type { RecordCallOptions, RecordMap, StoredRecord, Unwatch } from '../store/record-map';
-import { openObservedMap } from '../store/observed-record-map';
-import type { StoreBackend } from '../store/store-backend';
+import { CorruptStateError } from '../../core/errors/corrupt-state.error';
+import { StoreUnavailableError } from '../../core/errors/store-unavailable.error';
+import type { RecordCallOptions, RecordMap, StoredRecord, Unwatch } from '../record-map';
+import { openObservedMap } from '../observed-record-map';
+import type { StoreBackend } from '../store-backend';
 import { FINISHED_STATES, type TaskClaim, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
 import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';

@@ -1,4 +1,4 @@
-import type { StoreBackend } from '../store/store-backend';
+import type { StoreBackend } from '../store-backend';
 import type { TaskStore } from './task-store';
 
 /**
