@@ -9,8 +9,9 @@ import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
 import type { PermitRecordStore } from '../permits/permit-record.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
+import { liveLayout, optionsFor, otherNamedKinds, storeKey, type LiveLayout } from './cli-layout';
+import type { CapabilityState } from '../core/capability-state';
 import { serverStores } from './cli-server-stores';
-import type { TaskStore } from '../store/tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { systemClock, type Clock } from '../core/clock';
 import { ENV } from '../core/env-vars';
@@ -24,21 +25,26 @@ import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 export type { CliConnectionOptions } from './cli-reached-store';
 
-/** What the CLI works with: the permit store, and who is here (presence) on the same connection. */
+/** What the CLI works with: the permit store, and who is here (presence), each on the store the live nodes keep it on. */
 export interface CliStores {
   /** The permit store, connected. */
   store: PermitRecordStore;
   /** Where permits read time: the store's clock where it has one (as the apps' permits do), else this machine's. */
   clock: Clock;
+  /**
+   * Where the live nodes keep each capability's state, as they announce it (`undefined`: no live node says, as
+   * with membership off or an older version; the CLI then works on the store it was pointed at).
+   */
+  layout?: LiveLayout;
   /** The live app instances, or `undefined` when none announces itself (membership off everywhere, or unreadable). */
   liveInstances(): Promise<ReadonlyArray<{ acquirer: string; group: string }> | undefined>;
   /** The live app instances as they announce themselves, oldest first; `undefined` when presence cannot be read. */
   presences(): Promise<Presence[] | undefined>;
-  /** The operators' tools over distributed tasks, on the same connection (connected on first use). */
+  /** The operators' tools over distributed tasks, on the tasks' store (connected on first use). */
   tasks(): Promise<TaskAdmin>;
-  /** The jobs' run history as the nodes wrote it to the cluster, on the same connection (connected on first use). */
+  /** The jobs' run history as the nodes wrote it, on the history's store (connected on first use). */
   history(): Promise<HistoryRecordStore>;
-  /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), on the same connection (connected on first use). */
+  /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), connected on first use. */
   schedules(): Promise<ScheduleRecordStore>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole); Hazelcast only. */
   client(): Client;
@@ -46,80 +52,121 @@ export interface CliStores {
   close(): Promise<void>;
 }
 
-/** Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. */
+/**
+ * Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. Each capability is
+ * worked on where the live nodes say they keep it (their presences name the store of each), so with split stores a
+ * command goes to the store its capability lives on, whichever one the CLI was pointed at; a store the options do
+ * not name is refused ({@link StoreNotGivenError}) rather than an edit made where no node reads.
+ */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
-  const reached = await reachedStore(options);
-  const { store, backend } = reached;
-  const presence = new PresenceRecordStore(backend);
-  // Permits are timed by the store's clock where it has one: the CLI's edits and listings read it as the apps do.
-  const clock = new StoreClock(systemClock);
-  followStoreClock(clock, backend);
-  try {
-    await store.connect({ clock });
-    await clock.sync();
-  } catch (error) {
-    throw cannotReach(reached, options, error);
-  }
-  let presenceOpen = false;
-  let taskStore: TaskStore | undefined;
-  let taskAdmin: Promise<TaskAdmin> | undefined;
-  let historyStore: HistoryRecordStore | undefined;
-  let history: Promise<HistoryRecordStore> | undefined;
-  let scheduleStore: ScheduleRecordStore | undefined;
-  let schedules: Promise<ScheduleRecordStore> | undefined;
-  const presences = async (): Promise<Presence[] | undefined> => {
+  const primary = await reachedStore(options);
+  const reachedByKey = new Map<string, ReachedStore>([[storeKey(options), primary]]);
+  const closers: Array<() => Promise<void>> = [];
+  /** The presence store on each store the CLI reads presences from, opened once (the Hazelcast connection is kept). */
+  const presenceStores = new Map<ReachedStore, Promise<PresenceRecordStore>>();
+  const presenceOn = (reached: ReachedStore): Promise<PresenceRecordStore> => {
+    let opened = presenceStores.get(reached);
+    if (!opened) {
+      const presence = new PresenceRecordStore(reached.backend);
+      opened = presence.connect().then(() => {
+        closers.push(() => presence.close());
+        return presence;
+      });
+      opened.catch(() => presenceStores.delete(reached));
+      presenceStores.set(reached, opened);
+    }
+    return opened;
+  };
+  const livePresencesOn = async (reached: ReachedStore): Promise<Presence[] | undefined> => {
     try {
-      if (!presenceOpen) await presence.connect();
-      presenceOpen = true;
-      return livePresences(await presence.list({ timeoutMs: options.connectTimeout }), Date.now(), 0);
+      return livePresences(await (await presenceOn(reached)).list({ timeoutMs: options.connectTimeout }), Date.now(), 0);
     } catch {
       return undefined;
     }
   };
+  // Where the live nodes keep each capability, from their presences: on the store the CLI was pointed at, else on
+  // the other stores its options name (presence may live on another store than permits).
+  let layout = liveLayout((await livePresencesOn(primary)) ?? []);
+  for (const kind of layout ? [] : otherNamedKinds(options)) {
+    const other = { ...options, backend: kind };
+    const there = await reachedStore(other);
+    layout = liveLayout((await livePresencesOn(there)) ?? []);
+    if (layout) {
+      reachedByKey.set(storeKey(other), there);
+      break;
+    }
+  }
+  /** Each capability's store: as the live nodes lay them out, else the one the CLI was pointed at. */
+  const reachedFor = async (capability: CapabilityState): Promise<ReachedStore> => {
+    if (!layout) return primary;
+    const wanted = optionsFor(capability, layout, options);
+    const key = storeKey(wanted);
+    let reached = reachedByKey.get(key);
+    if (!reached) reachedByKey.set(key, (reached = await reachedStore(wanted)));
+    return reached;
+  };
+  const permits = await reachedFor('permits');
+  const { store } = permits;
+  // Permits are timed by the store's clock where it has one: the CLI's edits and listings read it as the apps do.
+  const clock = new StoreClock(systemClock);
+  followStoreClock(clock, permits.backend);
+  try {
+    await store.connect({ clock });
+    await clock.sync();
+  } catch (error) {
+    throw cannotReach(permits, options, error);
+  }
+  /** Opens a capability's store once, on first use; a failure is thrown to each caller and tried again next time. */
+  const once = <T>(open: () => Promise<T>): (() => Promise<T>) => {
+    let opened: Promise<T> | undefined;
+    return () => {
+      opened ??= open().catch((error: unknown) => {
+        opened = undefined;
+        throw error;
+      });
+      return opened;
+    };
+  };
+  const presences = async (): Promise<Presence[] | undefined> => livePresencesOn(await reachedFor('presence'));
+  const tasks = once(async () => {
+    const taskStore = (await reachedFor('tasks')).tasks();
+    await taskStore.connect();
+    closers.push(() => taskStore.close());
+    // Retention matters only to purges of the app's own schedule; an operator's purge names its age.
+    return new TaskAdmin(taskStore, clock, { retentionMs: 24 * 3_600_000 });
+  });
+  const history = once(async () => {
+    const historyStore = new HistoryRecordStore((await reachedFor('history')).backend);
+    await historyStore.connect();
+    closers.push(() => historyStore.close());
+    return historyStore;
+  });
+  const schedules = once(async () => {
+    const scheduleStore = new ScheduleRecordStore((await reachedFor('schedules')).backend);
+    await scheduleStore.connect();
+    closers.push(() => scheduleStore.close());
+    return scheduleStore;
+  });
   return {
     store,
     clock,
+    ...(layout !== undefined && { layout }),
     presences,
     async liveInstances() {
       const live = await presences();
       return live && live.length > 0 ? live : undefined;
     },
     client() {
-      const client = reached.connection?.client;
-      if (!reached.connection) throw new CliUsageError('this command works on a Hazelcast cluster only (--backend hazelcast)', 'backend');
+      const client = permits.connection?.client;
+      if (!permits.connection) throw new CliUsageError('this command works on a Hazelcast cluster only (--backend hazelcast)', 'backend');
       if (!client) throw new StoreUnavailableError('the connection to the cluster is closed');
       return client;
     },
-    tasks() {
-      taskAdmin ??= (async () => {
-        taskStore = reached.tasks();
-        await taskStore.connect();
-        // Retention matters only to purges of the app's own schedule; an operator's purge names its age.
-        return new TaskAdmin(taskStore, clock, { retentionMs: 24 * 3_600_000 });
-      })();
-      return taskAdmin;
-    },
-    history() {
-      history ??= (async () => {
-        historyStore = new HistoryRecordStore(backend);
-        await historyStore.connect();
-        return historyStore;
-      })();
-      return history;
-    },
-    schedules() {
-      schedules ??= (async () => {
-        scheduleStore = new ScheduleRecordStore(backend);
-        await scheduleStore.connect();
-        return scheduleStore;
-      })();
-      return schedules;
-    },
+    tasks,
+    history,
+    schedules,
     async close() {
-      if (scheduleStore) await scheduleStore.close().catch(() => undefined);
-      if (historyStore) await historyStore.close().catch(() => undefined);
-      if (presenceOpen) await presence.close().catch(() => undefined);
-      if (taskStore) await taskStore.close().catch(() => undefined);
+      for (const close of closers.reverse()) await close().catch(() => undefined);
       await store.close();
     },
   };

@@ -21,6 +21,7 @@ export const EXIT = {
 
 /** The CLI option or argument each validated field comes from, to name what the user typed. */
 const OPTION_OF: Readonly<Record<string, string>> = {
+  backend: '--backend',
   members: '--members',
   clusterName: '--cluster-name',
   mapPrefix: '--map-prefix',
@@ -59,6 +60,24 @@ export class CliUsageError extends Error {
   ) {
     super(message);
     this.name = 'CliUsageError';
+  }
+}
+
+/**
+ * The live nodes keep a capability's state on a store this command was not pointed at, in their own memory, or on
+ * two stores at once (a move under way): the CLI changes nothing there rather than edit a store no node reads. Known
+ * only once the live nodes were read, so a rejection (exit 1).
+ */
+export class StoreNotGivenError extends GatekeeperError {
+  /** The option that names the store, for `--json`. */
+  readonly field = 'backend';
+
+  constructor(
+    /** The capability whose store is missing: `permits`, `presence`, `schedules`, `history` or `tasks`. */
+    readonly capability: string,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

@@ -3,6 +3,7 @@ import { DEFAULT_ELECTION } from '../elections/election';
 import { readElection, resignLeader, validateElectionName } from '../elections/election-admin';
 import { clusterOverview } from '../elections/election-status';
 import type { Execute } from './cli-command';
+import { describeLayout, layoutJson } from './cli-layout';
 import { leaderText, resignText, statusText } from './cli-cluster-format';
 
 /**
@@ -11,13 +12,14 @@ import { leaderText, resignText, statusText } from './cli-cluster-format';
  * by its epoch, so it works whichever node runs the election's work.
  */
 export function addClusterCommands(program: Command, execute: Execute): void {
-  program.command('status').description('show the live app instances (presence) and every election with its leader, epoch and lease left').action(() =>
+  program.command('status').description('show where the live app instances keep each capability, the instances (presence) and every election with its leader, epoch and lease left').action(() =>
     execute(() => async (admin, stores) => {
       const [semaphores, participants] = await Promise.all([admin.permits(), stores.presences()]);
       const overview = clusterOverview({ participants: participants ?? [], viewAgeMs: participants ? 0 : undefined, semaphores }, stores.clock.now());
+      const layout = stores.layout;
       return {
-        json: overview,
-        text: statusText(overview),
+        json: layout ? { ...overview, stores: layoutJson(layout) } : overview,
+        text: layout ? `Stores, as ${layout.nodes === 1 ? 'the live node says' : `the ${layout.nodes} live nodes say`}:\n${describeLayout(layout).map((line) => `  ${line}`).join('\n')}\n\n${statusText(overview)}` : statusText(overview),
         warnings: participants ? [] : ['presence could not be read: the participants are not known'],
       };
     }),

@@ -22,8 +22,11 @@ import { RunRequestRecordStore, type RunRequestStore } from '../schedules/run-re
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import type { ScheduleStore } from '../schedules/schedule-store';
 import { GATEKEEPER_LOGGER_CONTEXT } from './gatekeeper.constants';
+import { layoutOf } from './store-layout';
+import type { StoreLayout } from '../presence/store-place';
 import type { ResolvedGatekeeperOptions } from './options/gatekeeper.options';
-import { CAPABILITY_STATES, usesHazelcast, type BackendChoice, type CapabilityState } from './options/backend-choice.options';
+import { CAPABILITY_STATES, type CapabilityState } from '../core/capability-state';
+import { usesHazelcast, type BackendChoice } from './options/backend-choice.options';
 
 /**
  * The module's backends: one per capability's state, the same instance wherever the options name the same backend
@@ -40,6 +43,8 @@ export interface ModuleBackends {
    * it and names it (see {@link StoreBackend.describe}); else `undefined`.
    */
   readonly target?: ConnectTarget;
+  /** Where each capability keeps its state, as this node announces it in its presence (see `Presence.stores`). */
+  readonly layout: StoreLayout;
 }
 
 /**
@@ -68,7 +73,7 @@ export function createBackends(options: ResolvedGatekeeperOptions, env: NodeJS.P
   // Leases are timed by their store's clock where it has one (PostgreSQL, Redis): see StoreClock.
   followStoreClock(options.permitClock, of.permits);
   if (!options.taskClock.isAttached()) followStoreClock(options.taskClock, of.tasks);
-  return { connection, of, target: pick(options.backends.permits).target };
+  return { connection, of, target: pick(options.backends.permits).target, layout: layoutOf(of) };
 }
 
 /**

@@ -70,8 +70,11 @@ export class KnownDefinitions {
   private readonly autoDefined = new Map<string, SemaphoreDefinition>();
   /** The shortest held tick of this node's jobs per semaphore (told by the schedules, through the permits runtime). */
   heldTicks?: (semaphore: string) => HeldTick | undefined;
-  /** The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options). */
-  private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number }>();
+  /**
+   * The newest definition seen per name, with the revision it was seen at (an operator's live edit beats the options)
+   * and, when the entry was a rebuilt one, since when the loss it was rebuilt after counts (`rebuilt.lostSince`).
+   */
+  private readonly remembered = new Map<string, { definition: SemaphoreDefinition | null; revision: number; rebuiltAfter?: number }>();
   /** The longest duration ever seen per name: the recovery wait must outlast any permit of the lost entry. */
   private readonly longest = new Map<string, number>();
   private readonly clashes = new Set<string>();
@@ -234,9 +237,12 @@ export class KnownDefinitions {
     if (entry.definition) this.longest.set(name, Math.max(this.longest.get(name) ?? 0, entry.definition.durationMs));
     const rebuilt = entry.rebuilt && entry.graceUntil !== undefined && entry.graceUntil > this.options.permitClock.now() ? entry.rebuilt : undefined;
     if (rebuilt) {
-      // Rebuilt by a node that may have known less than this one: bring in a longer wait or a newer definition.
+      // Rebuilt by a node that may have known less than this one: bring in a longer wait or a newer definition. Only
+      // what this node saw before the rebuild is knowledge the rebuild may have lacked: a definition it saw on the
+      // rebuilt entry itself (its own auto-define, an operator's edit) is already the entry's history, and bringing
+      // it back would undo every later edit (an operator's pause) until the wait is over.
       const longestMs = this.longest.get(name) ?? 0;
-      const knowsNewer = mine !== undefined && mine.revision > rebuilt.fromRevision;
+      const knowsNewer = mine !== undefined && mine.rebuiltAfter !== rebuilt.lostSince && mine.revision > rebuilt.fromRevision;
       if (knowsNewer || rebuilt.lostSince + longestMs + 2 * this.options.clockSkewMs > entry.graceUntil!) {
         const known = knowsNewer ? mine : { definition: entry.definition, revision: rebuilt.fromRevision };
         void this.edits?.converge(name, { ...known, longestMs }).catch((error) => this.parts.log.warn(messages.recoveryFailed(name, error)));
@@ -244,7 +250,7 @@ export class KnownDefinitions {
       if (knowsNewer) return;
     }
     this.tellShorterThanTick(name, mine?.definition ?? undefined, entry.definition ?? undefined);
-    this.remembered.set(name, { definition: entry.definition, revision: entry.revision });
+    this.remembered.set(name, { definition: entry.definition, revision: entry.revision, ...(rebuilt && { rebuiltAfter: rebuilt.lostSince }) });
     const { acquirer, instance } = this.options.holder;
     for (const permit of livePermits(entry.permits, this.options.permitClock.now())) {
       if (permit.acquirer !== acquirer || permit.instance === instance || this.clashes.has(permit.instance)) continue;

@@ -1,12 +1,16 @@
 import type { Presence } from './presence';
+import { canonicalLayout, storeLayoutProblem, type StoreLayout } from './store-place';
 
 /** Format of a stored presence value; a reader refuses formats it does not know. */
 const FORMAT = 1;
 
 /** The stored form of a presence: canonical JSON with its format number. */
 export function encodePresence(presence: Presence): string {
-  const { instance, acquirer, group, startedAt, version, httpAddress, refreshedAt, expiresAt } = presence;
-  return JSON.stringify({ v: FORMAT, instance, acquirer, group, startedAt, version, ...(httpAddress !== undefined && { httpAddress }), refreshedAt, expiresAt });
+  const { instance, acquirer, group, startedAt, version, httpAddress, stores, refreshedAt, expiresAt } = presence;
+  return JSON.stringify({
+    v: FORMAT, instance, acquirer, group, startedAt, version, ...(httpAddress !== undefined && { httpAddress }),
+    ...(stores !== undefined && { stores: canonicalLayout(stores) }), refreshedAt, expiresAt,
+  });
 }
 
 /** Reads a stored presence; returns why it cannot, instead of throwing, so one bad value never hides the others. */
@@ -27,10 +31,13 @@ export function decodePresence(key: string, raw: string): Presence | { unreadabl
   }
   if (value.instance !== key) return { unreadable: `instance "${String(value.instance)}" is not its key "${key}"` };
   if (value.httpAddress !== undefined && typeof value.httpAddress !== 'string') return { unreadable: 'httpAddress is not a string' };
+  const layoutIssue = value.stores === undefined ? undefined : storeLayoutProblem(value.stores);
+  if (layoutIssue !== undefined) return { unreadable: `stores: ${layoutIssue}` };
   return {
     instance: value.instance as string, acquirer: value.acquirer as string, group: value.group as string,
     startedAt: value.startedAt as number, version: value.version as string,
     ...(value.httpAddress !== undefined && { httpAddress: value.httpAddress as string }),
+    ...(value.stores !== undefined && { stores: canonicalLayout(value.stores as StoreLayout) }),
     refreshedAt: value.refreshedAt as number, expiresAt: value.expiresAt as number,
   };
 }

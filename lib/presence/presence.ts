@@ -15,6 +15,20 @@ export interface Presence {
    * its app listens on, once it does. Missing for an app that does not listen (or runs an older version).
    */
   readonly httpAddress?: string;
+  /**
+   * Where each of its capabilities keeps its state (its module's `backend` and `backends`), so an operator's tool can
+   * send each command to the right store. Missing for an older version.
+   */
+  readonly stores?: Readonly<Record<'permits' | 'presence' | 'schedules' | 'history' | 'tasks', {
+    /** The backend's kind: `postgres`, `redis`, `hazelcast`, `memory`, or a backend of the application's own. */
+    readonly kind: string;
+    /** The server's address as the node reaches it, without a password (PostgreSQL, Redis). */
+    readonly address?: string;
+    /** The schema of the library's tables (PostgreSQL). */
+    readonly schema?: string;
+    /** The map prefix (every backend of the library's). */
+    readonly prefix?: string;
+  }>>;
   /** When it last announced itself (epoch ms, its own clock). */
   readonly refreshedAt: number;
   /** Until when the announcement holds unless renewed (epoch ms, its own clock). */

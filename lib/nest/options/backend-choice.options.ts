@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CAPABILITY_STATES, type CapabilityState } from '../../core/capability-state';
 import { withReason } from '../../core/input-schema';
 import { isStoreBackend, STORE_BACKEND_METHODS, type StoreBackend } from '../../store/store-backend';
 import { optionKeys, parseOption } from './option-schema';
@@ -14,11 +15,6 @@ export type BackendChoice = 'hazelcast' | 'memory' | 'postgres' | 'redis' | Stor
 /** The backends a {@link BackendChoice} names: every one the `backend` and `backends` options take by name. */
 export const BACKEND_NAMES = ['hazelcast', 'memory', 'postgres', 'redis'] as const satisfies ReadonlyArray<Extract<BackendChoice, string>>;
 
-/** One capability's state, which can be put on a backend of its own (see {@link CapabilityBackends}). */
-export type CapabilityState = 'permits' | 'presence' | 'schedules' | 'history' | 'tasks';
-
-/** Every {@link CapabilityState}. */
-export const CAPABILITY_STATES: readonly CapabilityState[] = ['permits', 'presence', 'schedules', 'history', 'tasks'];
 
 /**
  * A backend per capability, over the module's `backend`: for example permits on Hazelcast for the fastest decisions

@@ -9,7 +9,8 @@ import type { PresenceStore } from '../../presence/presence-store';
 import type { PresenceTracker } from '../../presence/presence.tracker';
 import { advertisedHttpAddress, type ListeningAddress } from '../../presence/http-address.rules';
 import type { CapabilityRuntime } from '../capability.runtime';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_PRESENCE_STORE } from '../gatekeeper.constants';
+import type { ModuleBackends } from '../gatekeeper-stores.factory';
 import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { moduleRoutePrefix } from '../route-prefix';
 
@@ -33,6 +34,7 @@ export class PresenceRuntime implements CapabilityRuntime {
     @Optional() private readonly http?: HttpAdapterHost,
     @Optional() private readonly appConfig?: ApplicationConfig,
     @Optional() private readonly modules?: ModulesContainer,
+    @Optional() @Inject(GATEKEEPER_BACKENDS) backends?: ModuleBackends,
   ) {
     const membership = options.membership;
     if (!membership || !store) return;
@@ -40,6 +42,8 @@ export class PresenceRuntime implements CapabilityRuntime {
     const self = {
       instance: holder.instance, acquirer: holder.acquirer, group: holder.group, startedAt: options.clock.now(), version: libraryVersion(),
       ...(membership.httpAddress !== undefined && { httpAddress: membership.httpAddress }),
+      // Where each capability keeps its state: the CLI sends each command to the store that holds it.
+      ...(backends !== undefined && { stores: backends.layout }),
     };
     this.membership = new Membership(store, self, options.clock, {
       intervalMs: membership.intervalMs,

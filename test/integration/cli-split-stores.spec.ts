@@ -1,0 +1,93 @@
+import { Injectable } from '@nestjs/common';
+import { existsSync } from 'node:fs';
+import { ClusterSingleton } from '../../lib';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { systemClock } from '../../lib/core/clock';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { cli, CLI_BIN } from '../support/cli-process';
+import { eventually } from '../support/eventually';
+import { testPostgresUrl } from '../support/test-postgres';
+import { testRedisUrl } from '../support/test-redis';
+import { uniquePrefix } from '../support/test-cluster';
+
+@Injectable()
+class BillingJobs {
+  @ClusterSingleton('billing', '1m')
+  async charge(): Promise<void> {}
+}
+
+/**
+ * A team moved its permits to Redis and kept the rest on PostgreSQL (`backend: 'postgres', backends: { permits:
+ * 'redis' }`). The live node announces where each capability keeps its state; the CLI (the built binary) reads that
+ * and sends each command to the store its capability lives on, whichever store it was pointed at, and refuses rather
+ * than edit the old store when it was not given the new one.
+ */
+describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)', () => {
+  const pgUrl = testPostgresUrl();
+  const redisUrl = testRedisUrl();
+  const prefix = uniquePrefix('split');
+  const both = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, GATEKEEPER_HZ_MEMBERS: undefined };
+  const pgOnly = { ...both, GATEKEEPER_REDIS_URL: undefined };
+  const run = (env: NodeJS.ProcessEnv, ...args: string[]) => cli(['--map-prefix', prefix, '--connect-timeout', '10s', ...args], env);
+  let node: TestNode | undefined;
+  let oldPermits: PermitRecordStore | undefined;
+
+  /** The definition of billing the old store (PostgreSQL's permits, which no node reads any more) still keeps. */
+  const oldBilling = async () => (await oldPermits!.list()).find((stored) => stored.name === 'billing')?.entry.definition;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
+    // Before the move: billing defined on PostgreSQL, as the team's nodes left it there.
+    const seeded = await run(pgOnly, '--backend', 'postgres', 'set', 'billing', '--duration', '1m', '--permits', '1');
+    expect([seeded.code, seeded.stderr]).toEqual([0, '']);
+    oldPermits = new PermitRecordStore(new PostgresBackend({ connectionString: pgUrl, mapPrefix: prefix }));
+    await oldPermits.connect({ clock: systemClock });
+    node = await startNode({
+      identity: { acquirer: 'split-1' },
+      backend: 'postgres',
+      backends: { permits: 'redis' },
+      postgres: { connectionString: pgUrl, mapPrefix: prefix },
+      redis: { url: redisUrl, mapPrefix: prefix },
+      providers: [BillingJobs],
+    });
+    await eventually('billing defined on Redis by the node', () => node!.semaphores.getDefinition('billing'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await node?.close();
+    await oldPermits?.close();
+  });
+
+  it('pauses billing on Redis when pointed at PostgreSQL, where the node announces it keeps permits', async () => {
+    const paused = await run(both, '--backend', 'postgres', '--json', 'pause', 'billing');
+    expect([paused.code, paused.stderr]).toEqual([0, '']);
+    expect((await node!.semaphores.readDefinition('billing')).permits).toBe(0);
+    await eventually('the node sees billing paused', () => node!.semaphores.getDefinition('billing')?.permits === 0);
+    expect((await oldBilling())?.permits).toBe(1);
+    const resumed = await run(both, '--backend', 'postgres', '--json', 'resume', 'billing');
+    expect([resumed.code, resumed.stderr]).toEqual([0, '']);
+    await eventually('the node sees billing resumed', () => node!.semaphores.getDefinition('billing')?.permits === 1);
+  }, 60_000);
+
+  it('refuses, naming the store and --redis-url, when only PostgreSQL is named, and changes nothing there', async () => {
+    const refused = await run(pgOnly, '--backend', 'postgres', 'pause', 'billing');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`the live nodes keep permits on Redis at ${redisUrl}`);
+    expect(refused.stderr).toContain(`prefix ${prefix}`);
+    expect(refused.stderr).toContain('--redis-url (or GATEKEEPER_REDIS_URL)');
+    expect(refused.stdout).toBe('');
+    expect((await oldBilling())?.permits).toBe(1);
+    expect(node!.semaphores.getDefinition('billing')?.permits).toBe(1);
+  }, 60_000);
+
+  it('finds the live nodes on PostgreSQL when pointed at Redis, and status says which store holds what', async () => {
+    const status = await run(both, '--backend', 'redis', 'status');
+    expect([status.code, status.stderr]).toEqual([0, '']);
+    expect(status.stdout).toContain(`permits: Redis at ${redisUrl}`);
+    expect(status.stdout).toMatch(new RegExp(`presence, schedules, history, tasks: PostgreSQL at \\S+ \\(schema gatekeeper, prefix ${prefix}\\)`));
+    expect(status.stdout).toContain('split-1');
+    const json = await run(both, '--backend', 'redis', '--json', 'status');
+    expect(JSON.parse(json.stdout).stores).toMatchObject({ places: { permits: { kind: 'redis', prefix }, tasks: { kind: 'postgres', schema: 'gatekeeper', prefix } }, nodes: 1 });
+  }, 60_000);
+});
