@@ -1,7 +1,8 @@
 import type { Clock } from '../core/clock';
 import type { HistoryDelta, JobHistory } from './job-history';
 import type { HistoryStore } from './history-store';
-import { HistoryWriter } from './history-writer';
+import { HistorySlot, HistoryWriter } from './history-writer';
+import { readDecideWrite } from '../store/read-decide-write';
 import { mergeHistory } from './job-history.rules';
 import { FAILED_OUTCOMES, runFailure, type JobRunOutcome, type RunRecord } from './run-record';
 import type { ObservedRun } from './run/run-observer';
@@ -148,14 +149,11 @@ export class HistoryRecorder {
     if (!record) throw new Error(`${run.job}: no run of it is going on here to record`);
     const now = this.options.clock.now();
     const completed: RunRecord = { ...record, outcome: 'completed', durationMs: Math.max(0, now - record.startedAt) };
-    for (let attempt = 0; attempt < ATTEMPTS_IN_TRANSACTION; attempt++) {
-      const current = await store.read(record.job);
-      if (await store.write(record.job, current, mergeHistory(current?.history, { runs: [completed] }, this.options.keep, now))) {
-        this.completedIn.add(record.id);
-        return;
-      }
-    }
-    throw new Error(`the history of "${record.job}" changed under each of ${ATTEMPTS_IN_TRANSACTION} writes in the transaction`);
+    const slot = new HistorySlot(store, record.job, this.options.callTimeoutMs);
+    await readDecideWrite(`the history of "${record.job}" in the transaction`, slot, (current) => (
+      { result: undefined, write: mergeHistory(current?.history, { runs: [completed] }, this.options.keep, now) }
+    ), { attempts: ATTEMPTS_IN_TRANSACTION });
+    this.completedIn.add(record.id);
   }
 
   /** Notes a tick of `job` this node skipped, and why (a deny reason code, `OVERLAP`, ...). */

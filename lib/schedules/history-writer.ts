@@ -133,12 +133,13 @@ export class HistoryWriter {
  * call has the recorder's call deadline. A write whose answer was lost landed when the history read back is exactly
  * the text written (it carries this node's runs). {@link HistorySlot.landed} keeps what the write that landed stored.
  */
-class HistorySlot implements RecordSlot<StoredHistory | null, JobHistory> {
+export class HistorySlot implements RecordSlot<StoredHistory | null, JobHistory> {
   /** The history as the last write that landed stored it (from its answer, or from the read that settled it). */
   landed?: StoredHistory;
 
   constructor(
-    private readonly store: HistoryStore,
+    /** The history store, or the one in the application's transaction. */
+    private readonly store: Pick<HistoryStore, 'read' | 'write'>,
     private readonly job: string,
     private readonly timeoutMs: number,
   ) {}

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock';
 import { Deadline } from '../core/deadline';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
-import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
+import { readDecideWrite } from '../store/read-decide-write';
+import { scheduleSlot } from './schedule-slot';
 import type { SqlTransaction } from '../store/sql-transaction';
 import type { CronValidator, ScheduleDefinitionInput } from './schedule-definition';
 import { validateScheduleDefinition, validateScheduleId } from './schedule-definition.validator';
@@ -157,15 +158,6 @@ interface Changed {
   readonly decision: ScheduleDecision;
   readonly record: ScheduleRecord | undefined;
   readonly written: boolean;
-}
-
-/** A schedule's record as a slot of the one read-decide-write: a write read back landed when it holds its write id and revision. */
-function scheduleSlot(store: Pick<ScheduleStore, 'read' | 'compareAndSet'>, id: string): RecordSlot<VersionedSchedule, ScheduleRecord> {
-  return {
-    read: (call) => store.read(id, call),
-    write: (read, next, call) => store.compareAndSet(id, read, next, call),
-    holds: ({ record }, next) => record?.writeId === next.writeId && record.revision === next.revision,
-  };
 }
 
 function result(id: string, outcome: ScheduleOutcome, revision: number, record: ScheduleRecord | undefined): ScheduleChangeResult {

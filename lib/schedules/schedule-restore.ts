@@ -1,5 +1,9 @@
 import { isLive, type ScheduleRecord } from './schedule-record';
-import type { ScheduleStore } from './schedule-store';
+import type { ScheduleStore, VersionedSchedule } from './schedule-store';
+import { scheduleSlot } from './schedule-slot';
+import { Deadline } from '../core/deadline';
+import { WriteConflictError } from '../core/errors/write-conflict.error';
+import { readDecideWrite } from '../store/read-decide-write';
 
 /** What one restore found and did. */
 export interface ScheduleRestoreReport {
@@ -50,14 +54,19 @@ export async function restoreSchedules(store: ScheduleStore, vanished: readonly 
   return { lostSince, restored, alreadyBack, deletedOutside, failed };
 }
 
-/** One record written back unless the store has it at that revision or newer. */
+/**
+ * One record written back unless the store has it at that revision or newer, in the one read-decide-write (a lost
+ * answer settled by reading the record back); `busy` when it changed under every attempt.
+ */
 async function writeBack(store: ScheduleStore, held: ScheduleRecord, timeoutMs: number): Promise<'restored' | 'back' | 'busy'> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const read = await store.read(held.id, { timeoutMs });
-    if (read.record && read.record.revision >= held.revision) return 'back';
-    if (await store.compareAndSet(held.id, read, held, { timeoutMs })) return 'restored';
+  try {
+    return await readDecideWrite<VersionedSchedule, ScheduleRecord, 'restored' | 'back'>(`restore schedule "${held.id}"`, scheduleSlot(store, held.id), ({ record }) => (
+      record && record.revision >= held.revision ? { result: 'back' } : { result: 'restored', write: held }
+    ), { attempts: ATTEMPTS, deadline: new Deadline(ATTEMPTS * 2 * timeoutMs, `Schedule "${held.id}": restore`) });
+  } catch (error) {
+    if (error instanceof WriteConflictError) return 'busy';
+    throw error;
   }
-  return 'busy';
 }
 
 /** The one line a node logs for a restore that wrote something back or could not: `undefined` when there is nothing to say. */

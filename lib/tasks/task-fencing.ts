@@ -4,11 +4,10 @@ import type { FencedDecision, TaskActor } from './task-claim.rules';
 import type { TaskStore, VersionedTask } from '../store/tasks/task-store';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { readDecideWrite } from '../store/read-decide-write';
-import { taskSlot } from './task-slots';
+import { taskSlot, transactionTaskSlot } from './task-slots';
 import { invalidTaskInput } from '../core/errors/input.errors';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import type { SqlTransaction } from '../store/sql-transaction';
-import { decodeTask, encodeTask } from '../store/tasks/task.codec';
+import { encodeTask } from '../store/tasks/task.codec';
 
 /**
  * Writes of a claim (renew, finish, hand back), each only while the claim's epoch is still this node's, and the
@@ -64,17 +63,14 @@ export class TaskFencing {
   ): Promise<{ decision: FencedDecision; raw?: string }> {
     const write = this.store.writeInTransaction;
     if (!write) throw invalidTaskInput(id, 'transaction', 'a task is completed in your transaction on the PostgreSQL backend only');
-    let read = known;
-    return retryOnConflict(`complete task "${id}" under claim ${epoch} in a transaction`, async () => {
-      if (!read.task) return { decision: { outcome: 'lease-lost', message: `task ${id} is gone` } };
+    const { slot, options } = transactionTaskSlot(this.store, write, transaction, id, known);
+    return readDecideWrite<VersionedTask, string, { decision: FencedDecision; raw?: string }>(`complete task "${id}" under claim ${epoch} in a transaction`, slot, (read) => {
+      if (!read.task) return { result: { decision: { outcome: 'lease-lost', message: `task ${id} is gone` } } };
       const decision = decide(read.task, this.clock.now());
-      if (decision.outcome !== 'ok') return { decision };
+      if (decision.outcome !== 'ok') return { result: { decision } };
       const raw = encodeTask(decision.task);
-      const { landed, current } = await write.call(this.store, transaction, id, read.raw, raw);
-      if (landed) return { decision, raw };
-      read = { task: current === null ? undefined : decodeTask(id, current), raw: current };
-      return CONFLICT;
-    });
+      return { result: { decision, raw }, write: raw };
+    }, options);
   }
 
   /** Reads a task after a call whose answer was lost, a few times over about two seconds; `undefined` if it cannot. */

@@ -1,6 +1,7 @@
-import type { RecordSlot } from '../store/read-decide-write';
+import type { ReadDecideWriteOptions, RecordSlot } from '../store/read-decide-write';
+import type { SqlTransaction } from '../store/sql-transaction';
 import type { TaskGroupRecord, TaskRecord } from '../store/tasks/task';
-import { encodeGroup, encodeTask, finishEnds } from '../store/tasks/task.codec';
+import { decodeTask, encodeGroup, encodeTask, finishEnds } from '../store/tasks/task.codec';
 import type { TaskStore, VersionedGroup, VersionedTask } from '../store/tasks/task-store';
 
 /**
@@ -28,5 +29,33 @@ export function groupSlot(store: TaskStore, id: string): RecordSlot<VersionedGro
     read: (call) => store.readGroup(id, call),
     write: (read, next, call) => store.compareAndSetGroup(id, read, next, call),
     holds: (back, next) => back.raw === (next && encodeGroup(next)),
+  };
+}
+
+/**
+ * A task's record written in the application's transaction (the store's `writeInTransaction`), as a slot of the one
+ * read-decide-write, with what the loop starts from and learns: it decides first on `known`, and a write that lost
+ * its race answers what the transaction found instead, which the next attempt decides on (no read outside the
+ * transaction). Writes the encoded text (`next`), once per attempt. A failed write fails the loop: the
+ * transaction's own outcome settles it.
+ */
+export function transactionTaskSlot(
+  store: TaskStore,
+  write: NonNullable<TaskStore['writeInTransaction']>,
+  transaction: SqlTransaction,
+  id: string,
+  known: VersionedTask,
+): { slot: RecordSlot<VersionedTask, string>; options: ReadDecideWriteOptions<VersionedTask> } {
+  let found: VersionedTask | undefined;
+  return {
+    slot: {
+      read: (call) => store.read(id, call),
+      write: async (read, raw) => {
+        const { landed, current } = await write.call(store, transaction, id, read.raw, raw);
+        found = landed ? undefined : { task: current === null ? undefined : decodeTask(id, current), raw: current };
+        return landed;
+      },
+    },
+    options: { known, learned: () => found },
   };
 }

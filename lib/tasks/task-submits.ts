@@ -5,10 +5,9 @@ import { taskId } from './task-id.rules';
 import type { SqlTransaction, TaskStore, VersionedTask } from '../store/tasks/task-store';
 import { decideSubmit, type SubmitInput } from './task-submit.rules';
 import { retentionOf, type TaskWorkerOptions } from './task-worker.options';
-import { CONFLICT, retryOnConflict } from '../store/compare-and-set';
 import { readDecideWrite, type Decision } from '../store/read-decide-write';
-import { taskSlot } from './task-slots';
-import { decodeTask, encodeTask } from '../store/tasks/task.codec';
+import { taskSlot, transactionTaskSlot } from './task-slots';
+import { encodeTask } from '../store/tasks/task.codec';
 import { invalidTaskInput } from '../core/errors/input.errors';
 
 /** What a submit answers: the task, and whether this submit created it (or found it). */
@@ -43,15 +42,11 @@ export class TaskSubmits {
     if (!write) {
       throw invalidTaskInput(id, 'transaction', 'a task is submitted in your transaction on the PostgreSQL backend only');
     }
-    let read: VersionedTask = { task: undefined, raw: null };
-    return retryOnConflict(`submit task "${id}" in a transaction`, async () => {
+    const { slot, options } = transactionTaskSlot(this.store, write, transaction, id, { task: undefined, raw: null });
+    return readDecideWrite<VersionedTask, string, Submitted>(`submit task "${id}" in a transaction`, slot, async (read) => {
       const decision = await this.decide(read, input);
-      if (decision.write === undefined || decision.write === null) return decision.result;
-      const { landed, current } = await write.call(this.store, transaction, id, read.raw, encodeTask(decision.write));
-      if (landed) return decision.result;
-      read = { task: current === null ? undefined : decodeTask(id, current), raw: current };
-      return CONFLICT;
-    });
+      return decision.write === undefined || decision.write === null ? { result: decision.result } : { result: decision.result, write: encodeTask(decision.write) };
+    }, options);
   }
 
   private async decide(read: VersionedTask, input: SubmitInput): Promise<Decision<Submitted, TaskRecord | null>> {
