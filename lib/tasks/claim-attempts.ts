@@ -1,5 +1,7 @@
 import { earliestOf } from '../store/store-clock';
-import { isUnknownOutcome } from '../store/unknown-outcome';
+import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
+import { WriteConflictError } from '../core/errors/write-conflict.error';
+import { readDecideWrite } from '../store/read-decide-write';
 import type { TaskRecord } from '../store/tasks/task';
 import { encodeTask } from '../store/tasks/task.codec';
 import { decideClaim, type ClaimDecision, type TaskActor } from './task-claim.rules';
@@ -7,6 +9,7 @@ import type { TaskFencing } from './task-fencing';
 import type { TaskGroups } from './task-groups';
 import type { Registration } from './task-handler';
 import type { TaskOutcomes } from './task-outcomes';
+import { taskSlot } from './task-slots';
 import type { TaskStore, VersionedTask } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 
@@ -15,8 +18,8 @@ export type LandedClaim = Extract<ClaimDecision, { outcome: 'claimed' }>;
 
 /**
  * One claim of one task, against the task as the claim loop found it: decided, then compare-and-set in one round
- * trip (a task changed since simply fails the compare). Settles a lost answer by reading the task back, and hands
- * back a claim whose answer came too late to vouch. A task out of attempts is marked so on the way.
+ * trip (a task changed since simply fails the compare), in the one read-decide-write, which settles a lost answer by
+ * reading the task back. Hands back a claim whose answer came too late to vouch. A task out of attempts is marked so on the way.
  */
 export class ClaimAttempts {
   constructor(
@@ -39,17 +42,15 @@ export class ClaimAttempts {
       return undefined;
     }
     if (decision.outcome !== 'claimed') return undefined;
-    let landed: boolean;
-    try {
-      landed = await this.store.compareAndSet(found.id, read, decision.task);
-    } catch (error) {
-      // The answer was lost: the claim may have landed. If the task is held under this claim, run it now rather than
-      // leave it to lapse (and use up an attempt). Only an unknown outcome is settled (the one rule of lib/store).
-      if (!isUnknownOutcome(error)) throw error;
-      const again = await this.fencing.readBack(found.id);
-      landed = again?.task?.claim?.epoch === decision.claim.epoch && again.task.claim.instance === this.actor.instance;
-      if (!landed) throw error;
-    }
+    // One compare-and-set (a task changed since simply fails it), in the one read-decide-write: an answer that was
+    // lost is settled by reading the task back, and a claim found there (its epoch is this claim's alone) runs now
+    // rather than lapse and use up an attempt.
+    const slot = taskSlot(this.store, found.id, async () => (await this.fencing.readBack(found.id)) ?? Promise.reject(new StoreUnavailableError(`task ${found.id} could not be read back`)));
+    const landed = await readDecideWrite(`claim task "${found.id}"`, slot, () => ({ result: true, write: decision.task }), { known: read, attempts: 1 })
+      .catch((error: unknown) => {
+        if (error instanceof WriteConflictError) return false;
+        throw error;
+      });
     if (!landed) return undefined;
     return (await this.vouches(decision.task)) ? decision : undefined;
   }
