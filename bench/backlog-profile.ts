@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Client, HazelcastJsonValue, type ClientConfig } from 'hazelcast-client';
 import { encodeTask } from '../lib/store/tasks/task.codec';
 import { decideSubmit } from '../lib/tasks/task-submit.rules';
-import { declareNewStore, HazelcastBackend } from '../lib';
+import { HazelcastBackend } from '../lib';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
 import { round } from './bench-stats';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const member = await startMemberProcess(await freePort(), `backlog-profile-${process.pid}`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
-  await declareNewStore(new HazelcastBackend({ client: declarer }));
+  await new HazelcastBackend({ client: declarer }).declareNew();
   await declarer.shutdown();
   const memberPids = descendantsOf(process.pid).filter((pid) => commandOf(pid) === 'java');
   const jfr = process.env.PROFILE_JFR === '1' ? join(tmpdir(), `backlog-${process.pid}.jfr`) : undefined;

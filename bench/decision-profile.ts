@@ -13,7 +13,7 @@ import { decodeEntry, encodeEntry } from '../lib/permits/semaphore-entry.codec';
 import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
-import { declareNewStore, HazelcastBackend } from '../lib';
+import { HazelcastBackend } from '../lib';
 import { startApp } from '../test/support/app-process';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const member = await startMemberProcess(await freePort(), `profile-${process.pid}`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
-  await declareNewStore(new HazelcastBackend({ client: declarer }));
+  await new HazelcastBackend({ client: declarer }).declareNew();
   const prefix = `p-${Date.now()}`;
   const total = BLOCK * ROUNDS;
   const admin = await gatekeeperNode('admin', config, prefix, false);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { Client as PgClient } from 'pg';
-import { declareNewStore, PostgresBackend, RedisBackend } from '../lib';
+import { PostgresBackend, RedisBackend } from '../lib';
 import { startApp, type AppProcess } from '../test/support/app-process';
 import { eventually } from '../test/support/eventually';
 import { round, type BenchRow } from './bench-stats';
@@ -117,7 +117,7 @@ export function postgresIdleTarget(url: string): IdleTarget {
     system: 'gatekeeper-postgres',
     env: { GATEKEEPER_BACKEND: 'postgres', GATEKEEPER_PG_URL: url },
     serverUnit: 'transactions',
-    declare: (prefix) => declareNewStore(new PostgresBackend({ connectionString: url, mapPrefix: prefix })).then(() => undefined),
+    declare: (prefix) => new PostgresBackend({ connectionString: url, mapPrefix: prefix }).declareNew().then(() => undefined),
     serverCount: async () => {
       const client = new PgClient({ connectionString: url });
       await client.connect();
@@ -138,7 +138,7 @@ export function redisIdleTarget(url: string): IdleTarget {
     system: 'gatekeeper-redis',
     env: { GATEKEEPER_BACKEND: 'redis', GATEKEEPER_REDIS_URL: url },
     serverUnit: 'commands',
-    declare: (prefix) => declareNewStore(new RedisBackend({ url, mapPrefix: prefix })).then(() => undefined),
+    declare: (prefix) => new RedisBackend({ url, mapPrefix: prefix }).declareNew().then(() => undefined),
     serverCount: async () => {
       const redis = new Redis(url, { lazyConnect: true });
       await redis.connect();

@@ -10,7 +10,7 @@ import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
-import { declareNewStore, HazelcastBackend } from '../lib';
+import { HazelcastBackend } from '../lib';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
 import { gatekeeperNode } from './bench-systems';
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   // measurable effect on this workload: tried).
   if (process.env.PROFILE_METRICS === '0') config.metrics = { enabled: false };
   const declarer = await Client.newHazelcastClient(config);
-  await declareNewStore(new HazelcastBackend({ client: declarer }));
+  await new HazelcastBackend({ client: declarer }).declareNew();
   await declarer.shutdown();
   const prefix = `rp-${Date.now()}`;
   const admin = await gatekeeperNode('admin', config, prefix, false);

@@ -24,7 +24,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { ClusterSingleton, declareNewStore, GatekeeperModule, HazelcastBackend, LeaderOnly } from '../lib';
+import { ClusterSingleton, GatekeeperModule, HazelcastBackend, LeaderOnly } from '../lib';
 import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS } from '../lib/nest/gatekeeper.constants';
 import type { HistoryStore } from '../lib/schedules/history-store';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
@@ -635,7 +635,7 @@ async function memberGroups(): Promise<void> {
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
-  await declareNewStore(new HazelcastBackend({ client: declarer }));
+  await new HazelcastBackend({ client: declarer }).declareNew();
   await declarer.shutdown();
   try {
     const prefix = `bench-${Date.now()}`;

@@ -23,8 +23,7 @@ export type { BackendChoice, CapabilityBackends } from './nest/options/backend-c
 // The store contract a backend implements (`backend`, `backends`; the suite it passes is in nestjs-gatekeeper/testing)
 export type { StoreBackend } from './store/store-backend';
 export type { ConnectTarget } from './store/connect-failure';
-// Declaring a store that never held the library's state new (what `nestjs-gatekeeper store init` runs)
-export { declareNewStore } from './store/new-store';
+// What declaring a store new did (StoreBackend.declareNew: what `nestjs-gatekeeper store init` runs)
 export type { NewStoreReport } from './store/new-store-report';
 // The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
 export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
@@ -43,9 +42,8 @@ export type { ElectionInput, Leader } from './elections/election';
 export type { AllocationInput } from './allocation/allocation';
 export type { Clock } from './core/clock';
 
-// The task store a backend may offer of its own (a TaskStoreSource), and what it keeps
-export type { TaskStoreSource } from './store/tasks/task-store-source';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
+// The task store a backend may offer of its own (StoreBackend.taskStore), and what it keeps
+export type { TaskStore, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
 export type { SqlTransaction, TransactionRecords } from './store/sql-transaction';
 
 // Permits: GatekeeperService, SemaphoreAdminService and @ClusterSingleton

@@ -11,7 +11,7 @@ export { MemoryBackend, type MemoryBackendOptions } from './backends/memory/memo
 export { MemoryRecords, type MemoryWatcher } from './backends/memory/memory-records';
 export { ManualClock, type Clock } from './core/clock';
 
-// The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (a TaskStoreSource)
+// The suites a backend passes: describeStoreContracts runs them all; a backend's own task store (StoreBackend.taskStore)
 // passes the task store's suites
 export { describeStoreContracts } from './testing/store-contracts';
 export { describeBackendContract, type BackendContractFixture } from './testing/backend-contract';
@@ -29,7 +29,7 @@ export {
   type StoredRecord, type WatchOptions,
 } from './store/record-map';
 export type { Counters } from './store/counter';
-export type { TaskStore, TaskCallOptions, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
+export type { TaskStore, TaskQuery, VersionedTask, VersionedGroup } from './store/tasks/task-store';
 export type { SqlTransaction, TransactionRecords } from './store/sql-transaction';
 export type {
   AttemptOutcome, GroupEnd, SubgroupProgress, TaskAttempt, TaskClaim, TaskGroupPosition, TaskGroupRecord, TaskRecord, TaskState,

@@ -1,16 +1,16 @@
-import type { Counters, RecordMap, RecordMapSpec, StoreBackend, TaskStore, TaskStoreSource } from 'nestjs-gatekeeper';
+import type { Counters, RecordMap, RecordMapSpec, StoreBackend, TaskStore } from 'nestjs-gatekeeper';
 
 /**
  * A backend of your own: here one that counts the maps each capability opens and hands every call to another backend
  * (yours would talk to its store). The whole seam is `StoreBackend` (its `node` is optional); a faster path for tasks
- * is offered beside it as a `TaskStoreSource`, only passed on here.
+ * is its optional `taskStore()`, only passed on here.
  */
 export class TracedBackend implements StoreBackend {
   readonly kind = 'traced';
   /** How many times each map was opened. */
   readonly opened = new Map<string, number>();
 
-  constructor(private readonly inner: StoreBackend & Partial<TaskStoreSource>) {}
+  constructor(private readonly inner: StoreBackend) {}
 
   open(): Promise<void> {
     return this.inner.open();

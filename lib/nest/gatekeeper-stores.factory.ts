@@ -91,7 +91,7 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
 }
 
 /**
- * Builds the task store: the one the tasks' backend offers of its own (a `TaskStoreSource`), else the task store
+ * Builds the task store: the one the tasks' backend offers of its own (`StoreBackend.taskStore`), else the task store
  * of the contract on the tasks' backend.
  */
 export function createTaskStore(backends: ModuleBackends): TaskStore {

@@ -1,4 +1,4 @@
-/** What declaring a store new did (see `declareNewStore`). */
+/** What declaring a store new did (see `StoreBackend.declareNew`). */
 export interface NewStoreReport {
   /** The store, in words: `Hazelcast cluster "dev"`, `PostgreSQL schema "gatekeeper"`, `Redis prefix "gatekeeper"`. */
   readonly store: string;

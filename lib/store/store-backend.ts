@@ -3,6 +3,7 @@ import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
 import type { NewStoreReport } from './new-store-report';
 import type { RecordMap, RecordMapSpec } from './record-map';
+import type { TaskStore } from './tasks/task-store';
 
 /**
  * One store every capability keeps its state in: the backend contract. A backend implements these primitives once
@@ -12,8 +13,8 @@ import type { RecordMap, RecordMapSpec } from './record-map';
  *
  * A backend instance is one node's connection: share one between the capabilities of a process, never between
  * processes. `nestjs-gatekeeper/testing`'s `describeStoreContracts` is the suite every backend passes: the primitives,
- * and every capability store built on them. A backend with a faster path for tasks offers it beside the contract, as a
- * `TaskStoreSource` (its `taskStore()` member).
+ * and every capability store built on them. A backend with a faster path for tasks offers it beside the contract,
+ * as its {@link StoreBackend.taskStore}.
  */
 export interface StoreBackend {
   /** What the backend is, for logs and errors (`'hazelcast'`, `'memory'`, `'postgres'`). */
@@ -64,10 +65,24 @@ export interface StoreBackend {
    */
   describe?(): ConnectTarget;
   /**
-   * Declares the store new, before (or just after) its first node, so its first grants need no recovery wait:
-   * see `declareNewStore`. Optional: a backend without it (memory) has no state that outlives its nodes.
+   * Declares a store that never held the library's state new, before (or just after) its first node, so its first
+   * grants need no recovery wait (a store found without the library's state looks exactly like one that lost it, and
+   * is otherwise waited out): on Hazelcast, the cluster's partitions (refused with `ClusterNotNewError`, writing
+   * nothing, when it shows an earlier life); on PostgreSQL, the schema, created now (a schema that existed is in
+   * use); on Redis, the map prefix (refused once a node used it). Only for whoever knows nothing was ever granted
+   * there: on a store that held permits, it would cut the wait that keeps two holders apart. Needs no open backend.
+   * What `nestjs-gatekeeper store init` runs. Optional: a backend without it (memory) has no state that outlives its
+   * nodes.
    */
   declareNew?(): Promise<NewStoreReport>;
+  /**
+   * A faster path for tasks: a task store of the backend's own (PostgreSQL: a table with claims found on its indexes,
+   * `FOR UPDATE SKIP LOCKED`; Redis: sorted sets kept by its write scripts; Hazelcast: member-side claim queries and
+   * a filtered listener). Optional: without it the module keeps tasks in records of this backend (the contract's own
+   * task store). Called once per module whose tasks are on this backend; what it returns must pass
+   * `describeTaskStoreContract` (from `nestjs-gatekeeper/testing`) and keep its calls to this backend's deadline.
+   */
+  taskStore?(): TaskStore;
   /**
    * The record map `map`'s reads and compare-and-sets inside the application's own database transaction (optional:
    * the PostgreSQL backend, for a transaction on its own database), so a write of the library commits with the

@@ -1,7 +1,8 @@
+import type { RecordCallOptions } from '../../lib/store/record-map';
 import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import type { TaskRecord } from '../../lib/store/tasks/task';
-import type { TaskCallOptions, VersionedTask } from '../../lib/store/tasks/task-store';
+import type { VersionedTask } from '../../lib/store/tasks/task-store';
 import { decideSubmit } from '../../lib/tasks/task-submit.rules';
 import { ClaimTurns } from '../../lib/tasks/claim-turns';
 import { TaskWorker } from '../../lib/tasks/task-worker';
@@ -60,7 +61,7 @@ class OneSlowClaimStore extends TaskRecordStore {
   private gate!: () => void;
   private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
 
-  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: RecordCallOptions): Promise<boolean> {
     if (this.held === undefined && next?.state === 'running') {
       this.held = id;
       const landed = await super.compareAndSet(id, expected, next, options);
@@ -108,7 +109,7 @@ class FailingClaimsStore extends TaskRecordStore {
     super(backend);
   }
 
-  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: RecordCallOptions): Promise<boolean> {
     if (next?.state !== 'running') return super.compareAndSet(id, expected, next, options);
     this.claims++;
     if (this.how === 'throw') throw new Error('the cluster refused the write');
@@ -146,7 +147,7 @@ class HeldClaimsStore extends TaskRecordStore {
   private gate!: () => void;
   private readonly open = new Promise<void>((resolve) => (this.gate = resolve));
 
-  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: RecordCallOptions): Promise<boolean> {
     if (next?.state !== 'running') return super.compareAndSet(id, expected, next, options);
     this.asked++;
     await this.open;

@@ -1,11 +1,11 @@
 import type { ClientConfig } from 'hazelcast-client';
-import { declareNewStore, HazelcastBackend } from '../../lib';
+import { HazelcastBackend } from '../../lib';
 
 /**
  * Declares a cluster the test has just started itself as brand new (no recovery wait before its first grants), as
  * `nestjs-gatekeeper store init` does.
  */
 export async function declareFresh(config: ClientConfig): Promise<void> {
-  const report = await declareNewStore(new HazelcastBackend({ clientConfig: config }));
+  const report = await new HazelcastBackend({ clientConfig: config }).declareNew();
   if (!report.declared) throw new Error(`${report.store} was not declared new`);
 }

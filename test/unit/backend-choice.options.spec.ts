@@ -1,9 +1,9 @@
+import type { StoreBackend } from '../../lib/store/store-backend';
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { resolveGatekeeperOptions } from '../../lib/nest/options/gatekeeper-options.resolver';
 import { createBackends, createTaskStore } from '../../lib/nest/gatekeeper-stores.factory';
 import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
-import type { TaskStoreSource } from '../../lib/store/tasks/task-store-source';
 import { writeIdsOf } from '../../lib/store/write-ids';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
@@ -90,7 +90,7 @@ describe('module options: the backend of each capability', () => {
     expect(createBackends(resolveGatekeeperOptions({ backend: node })).of.tasks).toBe(node);
   });
 
-  it("takes the tasks' store from their backend when it offers one (a TaskStoreSource), else builds it over the contract", async () => {
+  it("takes the tasks' store from their backend when it offers one (StoreBackend.taskStore), else builds it over the contract", async () => {
     const offered = new TaskRecordStore(new MemoryBackend());
     const own = Object.assign(new MemoryBackend().node(), { taskStore: () => offered });
     expect(createTaskStore(createBackends(resolveGatekeeperOptions({ backend: own })))).toBe(offered);
@@ -103,7 +103,7 @@ describe('module options: the backend of each capability', () => {
     expect(new PostgresBackend({ connectionString: 'postgres://h/db' }).taskStore()).toBeInstanceOf(PostgresTaskStore);
     expect(new RedisBackend({ url: 'redis://h' }).taskStore()).toBeInstanceOf(RedisTaskStore);
     expect(new HazelcastBackend({}).taskStore()).toBeInstanceOf(HazelcastTaskStore);
-    expect((new MemoryBackend() as Partial<TaskStoreSource>).taskStore).toBeUndefined();
+    expect((new MemoryBackend() as StoreBackend).taskStore).toBeUndefined();
   });
 
   it('refuses an unknown key one level down, in postgres and redis, naming it and the known ones', () => {

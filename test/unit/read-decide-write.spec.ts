@@ -1,3 +1,4 @@
+import type { RecordCallOptions } from '../../lib/store/record-map';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { systemClock } from '../../lib/core/clock';
 import { QuorumLostError } from '../../lib/core/errors/quorum-lost.error';
@@ -17,7 +18,7 @@ import type { TaskGroupRecord, TaskRecord } from '../../lib/store/tasks/task';
 import { TaskAdmin } from '../../lib/tasks/task-admin';
 import { TaskGroups } from '../../lib/tasks/task-groups';
 import { TaskRecordStore } from '../../lib/store/tasks/task-record.store';
-import type { TaskCallOptions, VersionedGroup, VersionedTask } from '../../lib/store/tasks/task-store';
+import type { VersionedGroup, VersionedTask } from '../../lib/store/tasks/task-store';
 import { TaskSubmits } from '../../lib/tasks/task-submits';
 
 /** How the next write fails: it lands and its answer is lost (`landed`), or it fails before it lands (`lost`). */
@@ -99,13 +100,13 @@ class LosingTaskStore extends TaskRecordStore {
   /** Group writes (replaces) still to lose. */
   losingGroups = 0;
 
-  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean> {
+  override async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: RecordCallOptions): Promise<boolean> {
     const landed = await super.compareAndSet(id, expected, next, options);
     if (landed && expected.raw !== null && this.losingTasks > 0 && this.losingTasks--) throw answerLost().error;
     return landed;
   }
 
-  override async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options?: TaskCallOptions): Promise<boolean> {
+  override async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options?: RecordCallOptions): Promise<boolean> {
     const landed = await super.compareAndSetGroup(id, expected, next, options);
     if (landed && expected.raw !== null && this.losingGroups > 0 && this.losingGroups--) throw answerLost().error;
     return landed;

@@ -8,7 +8,6 @@ import { writeIdsOf } from '../../store/write-ids';
 import { storeCallsOf } from '../../store/store-call-observers';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../store/tasks/task-store';
-import type { TaskStoreSource } from '../../store/tasks/task-store-source';
 import { HazelcastConnection } from './hazelcast-connection';
 import { MemberReconnections } from './member-reconnections';
 import type { HazelcastBackendOptions } from './hazelcast-backend.options';
@@ -28,7 +27,7 @@ export type { HazelcastBackendOptions } from './hazelcast-backend.options';
  * advanced by compare-and-set, and the partition canaries tell a lost record from one never written. No CP
  * Subsystem (not in open-source members since 5.5) and no code on the members.
  */
-export class HazelcastBackend implements StoreBackend, TaskStoreSource {
+export class HazelcastBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'hazelcast';
   /** @internal The connection the backend opens (its own, or the module's). */
@@ -117,7 +116,7 @@ export class HazelcastBackend implements StoreBackend, TaskStoreSource {
     return this.countersOf;
   }
 
-  /** Declares the whole cluster new, every map prefix on it (see `declareNewStore`), and lifts the waits nodes set meanwhile. */
+  /** Declares the whole cluster new, every map prefix on it (see `StoreBackend.declareNew`), and lifts the waits nodes set meanwhile. */
   async declareNew(): Promise<NewStoreReport> {
     await this.open();
     try {
@@ -155,7 +154,7 @@ export class HazelcastBackend implements StoreBackend, TaskStoreSource {
     return this.calls.count();
   }
 
-  /** {@inheritDoc TaskStoreSource.taskStore} */
+  /** {@inheritDoc StoreBackend.taskStore} */
   taskStore(): TaskStore {
     return new HazelcastTaskStore({
       connection: this.connection, mapPrefix: this.mapPrefix, callTimeoutMs: this.options.callTimeoutMs, observers: storeCallsOf(this),

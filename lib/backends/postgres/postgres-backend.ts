@@ -8,7 +8,6 @@ import { SharedOpen } from '../../store/shared-open';
 import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../store/tasks/task-store';
-import type { TaskStoreSource } from '../../store/tasks/task-store-source';
 import { PostgresCalls } from './postgres-calls';
 import { ensureFieldIndex } from './postgres-field-index';
 import { PostgresCounters } from './postgres-counters';
@@ -39,7 +38,7 @@ const DEFAULT_CALL_TIMEOUT_MS = 10_000;
  * counters are rows advanced in one statement; TTLs and the store's clock are the database's
  * (`clock_timestamp()`). The schema is created and migrated at the first open, under an advisory lock.
  */
-export class PostgresBackend implements StoreBackend, TaskStoreSource {
+export class PostgresBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'postgres';
   /** The feed checks itself every `listenCheckMs` and tells every loss (`StoreBackend.feedTellsEveryLoss`). */
@@ -254,7 +253,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     return this.clockReadings.add(listener);
   }
 
-  /** Declares the schema new (see `declareNewStore`): it is when this call creates it (see `migrate`). */
+  /** Declares the schema new (see `StoreBackend.declareNew`): it is when this call creates it (see `migrate`). */
   async declareNew(): Promise<NewStoreReport> {
     const { schema, from } = await this.migrate();
     return { store: `PostgreSQL schema "${schema}"`, declared: from === 0, alreadyNew: false, waitsLifted: [] };
@@ -281,7 +280,7 @@ export class PostgresBackend implements StoreBackend, TaskStoreSource {
     return this.calls.operations();
   }
 
-  /** {@inheritDoc TaskStoreSource.taskStore} */
+  /** {@inheritDoc StoreBackend.taskStore} */
   taskStore(): TaskStore {
     return new PostgresTaskStore(this);
   }

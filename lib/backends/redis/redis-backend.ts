@@ -6,7 +6,6 @@ import { SharedOpen } from '../../store/shared-open';
 import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../store/tasks/task-store';
-import type { TaskStoreSource } from '../../store/tasks/task-store-source';
 import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
 import { ClockReadings } from '../../store/clock-readings';
@@ -38,7 +37,7 @@ const DEFAULT_CALL_TIMEOUT_MS = 10_000;
  * came back (a restart, a promoted replica) without writes this node saw, is a loss of data, found by the next call
  * of any node that knew more. Every key is under one hash tag (`{<prefix>}`): one Redis Cluster slot.
  */
-export class RedisBackend implements StoreBackend, TaskStoreSource {
+export class RedisBackend implements StoreBackend {
   /** {@inheritDoc StoreBackend.kind} */
   readonly kind = 'redis';
   /** The feed checks itself every `listenCheckMs` and tells every loss (`StoreBackend.feedTellsEveryLoss`). */
@@ -254,7 +253,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     return this.clockReadings.add(listener);
   }
 
-  /** Declares the map prefix new (see `declareNewStore`), as {@link RedisBackend.declareFresh} does. */
+  /** Declares the map prefix new (see `StoreBackend.declareNew`), as {@link RedisBackend.declareFresh} does. */
   async declareNew(): Promise<NewStoreReport> {
     return { store: `Redis prefix "${this.mapPrefix}"`, declared: await this.declareFresh(), alreadyNew: false, waitsLifted: [] };
   }
@@ -280,7 +279,7 @@ export class RedisBackend implements StoreBackend, TaskStoreSource {
     return this.calls.operations();
   }
 
-  /** {@inheritDoc TaskStoreSource.taskStore} */
+  /** {@inheritDoc StoreBackend.taskStore} */
   taskStore(): TaskStore {
     return new RedisTaskStore(this);
   }

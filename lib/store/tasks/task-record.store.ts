@@ -5,7 +5,7 @@ import { openObservedMap } from '../observed-record-map';
 import type { StoreBackend } from '../store-backend';
 import { FINISHED_STATES, type TaskClaim, type TaskGroupRecord, type TaskRecord, type TaskState } from './task';
 import { decodeGroup, decodeTask, encodeGroup, encodeTask } from './task.codec';
-import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
+import type { ClaimWatch, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from './task-store';
 import { TaskWatches } from './task-watches';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from './task-store.queries';
 
@@ -84,29 +84,29 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** {@inheritDoc TaskStore.read} */
-  async read(id: string, options: TaskCallOptions = {}): Promise<VersionedTask> {
+  async read(id: string, options: RecordCallOptions = {}): Promise<VersionedTask> {
     const record = await this.taskMap().get(id, this.timeout(options));
     return record ? { raw: record.value, task: decodeTask(id, record.value) } : { raw: null, task: undefined };
   }
 
   /** {@inheritDoc TaskStore.compareAndSet} */
-  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     return this.write(this.taskMap(), id, expected.raw, next && encodeTask(next), options);
   }
 
   /** {@inheritDoc TaskStore.readGroup} */
-  async readGroup(id: string, options: TaskCallOptions = {}): Promise<VersionedGroup> {
+  async readGroup(id: string, options: RecordCallOptions = {}): Promise<VersionedGroup> {
     const record = await this.groupMap().get(id, this.timeout(options));
     return record ? { raw: record.value, group: decodeGroup(id, record.value) } : { raw: null, group: undefined };
   }
 
   /** {@inheritDoc TaskStore.compareAndSetGroup} */
-  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     return this.write(this.groupMap(), id, expected.raw, next && encodeGroup(next), options);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
-  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const wanted = new Set(types);
     const found = await this.inStates(['pending', 'running'], options);
@@ -114,20 +114,20 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** {@inheritDoc TaskStore.uncounted} */
-  async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async uncounted(types: readonly string[], limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const found = this.decodeAll(await this.taskMap().findBy('uncounted', true, this.timeout(options)));
     return inClaimOrder(found.filter((t) => t.uncounted && types.includes(t.type)), limit);
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */
-  async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async finishedBefore(before: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     const found = await this.inStates([...FINISHED_STATES], options);
     return inClaimOrder(found.filter((t) => isFinishedBefore(t, before)), limit);
   }
 
   /** {@inheritDoc TaskStore.query} */
-  async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async query(query: TaskQuery, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     let found: TaskRecord[];
     if (query.states) found = await this.inStates(query.states, options);
     else if (query.types) found = await this.findEach('type', query.types, options);
@@ -155,7 +155,7 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** A compare-and-set of one record: creates when `expected` is null, removes when `next` is null. */
-  private async write(map: RecordMap, key: string, expected: string | null, next: string | null, options: TaskCallOptions): Promise<boolean> {
+  private async write(map: RecordMap, key: string, expected: string | null, next: string | null, options: RecordCallOptions): Promise<boolean> {
     const call = this.timeout(options);
     if (next !== null) return expected === null ? map.create(key, next, call) : map.replace({ key, value: expected }, next, call);
     // Removing what was expected absent: it holds only if it is absent still.
@@ -163,12 +163,12 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** The readable tasks in any of `states`, one query per state. */
-  private inStates(states: readonly TaskState[], options: TaskCallOptions): Promise<TaskRecord[]> {
+  private inStates(states: readonly TaskState[], options: RecordCallOptions): Promise<TaskRecord[]> {
     return this.findEach('state', states, options);
   }
 
   /** The readable tasks whose `field` is any of `values`: one query per value, side by side, each with the deadline. */
-  private async findEach(field: string, values: readonly string[], options: TaskCallOptions): Promise<TaskRecord[]> {
+  private async findEach(field: string, values: readonly string[], options: RecordCallOptions): Promise<TaskRecord[]> {
     const map = this.taskMap();
     const call = this.timeout(options);
     const found = await Promise.all([...new Set(values)].map((value) => map.findBy(field, value, call)));
@@ -239,7 +239,7 @@ export class TaskRecordStore implements TaskStore {
   }
 
   /** A call's deadline: the caller's, else the store's. */
-  protected timeout(options: TaskCallOptions): RecordCallOptions {
+  protected timeout(options: RecordCallOptions): RecordCallOptions {
     return options.timeoutMs === undefined && this.callTimeoutMs !== undefined ? { timeoutMs: this.callTimeoutMs } : { timeoutMs: options.timeoutMs };
   }
 

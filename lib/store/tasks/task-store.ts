@@ -1,3 +1,4 @@
+import type { RecordCallOptions } from '../record-map';
 import type { SqlTransaction } from '../sql-transaction';
 import type { TaskClaim, TaskGroupRecord, TaskRecord, TaskState } from './task';
 
@@ -15,12 +16,6 @@ export interface VersionedGroup {
   readonly group: TaskGroupRecord | undefined;
   /** The stored value (`null` if absent). Opaque to callers. */
   readonly raw: string | null;
-}
-
-/** Options of one task-store call. */
-export interface TaskCallOptions {
-  /** Give up after this many ms; the call's outcome is then unknown. */
-  timeoutMs?: number;
 }
 
 /** A listing's filter (operators' tools). */
@@ -50,24 +45,24 @@ export interface TaskStore {
   /** Disconnects; releases only what the store itself opened. */
   close(): Promise<void>;
   /** Reads one task. */
-  read(id: string, options?: TaskCallOptions): Promise<VersionedTask>;
+  read(id: string, options?: RecordCallOptions): Promise<VersionedTask>;
   /**
    * Writes `next` (or removes the task, with `null`) only if the stored value is still `expected.raw` (`null`:
    * creates). Returns false on conflict.
    */
-  compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: TaskCallOptions): Promise<boolean>;
+  compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options?: RecordCallOptions): Promise<boolean>;
   /** Reads one group's record. */
-  readGroup(id: string, options?: TaskCallOptions): Promise<VersionedGroup>;
+  readGroup(id: string, options?: RecordCallOptions): Promise<VersionedGroup>;
   /** Compare-and-set of a group's record, as for tasks. */
-  compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options?: TaskCallOptions): Promise<boolean>;
+  compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options?: RecordCallOptions): Promise<boolean>;
   /**
    * Tasks of `types` that can be claimed at `now`: pending with their backoff over, or running with a claim that
    * expired before `lapsedBefore` (the caller subtracts the skew bound). Highest priority first, then submit order;
    * at most `limit`.
    */
-  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options?: RecordCallOptions): Promise<TaskRecord[]>;
   /** Finished grouped tasks of `types` that their group has not counted yet (see `TaskRecord.uncounted`), at most `limit`. */
-  uncounted(types: readonly string[], limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  uncounted(types: readonly string[], limit: number, options?: RecordCallOptions): Promise<TaskRecord[]>;
   /**
    * What a worker's periodic scan asks, in one call: {@link TaskStore.claimable} and {@link TaskStore.uncounted} with
    * their own limits (`limits.claimable`, `limits.uncounted`), answered as those two would be. Optional: a store
@@ -78,7 +73,7 @@ export interface TaskStore {
     now: number,
     lapsedBefore: number,
     limits: { readonly claimable: number; readonly uncounted: number },
-    options?: TaskCallOptions,
+    options?: RecordCallOptions,
   ): Promise<{ readonly claimable: TaskRecord[]; readonly uncounted: TaskRecord[] }>;
   /**
    * Writes a task inside the application's own database transaction (optional: the PostgreSQL store, when that
@@ -94,7 +89,7 @@ export interface TaskStore {
    * what a whole-text compare would (`finishEnds`: a run's finish), so a write sends its ends, not the whole task
    * twice.
    */
-  replaceEnds?(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options?: TaskCallOptions): Promise<boolean>;
+  replaceEnds?(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options?: RecordCallOptions): Promise<boolean>;
   /**
    * Work handed out one worker at a time, where the store can (optional, with {@link TaskStore.awaitWork}): what
    * {@link TaskStore.claimable} answers with `ask.count` as its limit (pending tasks due by the store's clock, which
@@ -149,7 +144,7 @@ export interface TaskStore {
         readonly again?: number;
       };
     },
-    options?: TaskCallOptions,
+    options?: RecordCallOptions,
   ): Promise<{
     readonly tasks: TaskRecord[];
     readonly claimed: TaskRecord[];
@@ -167,9 +162,9 @@ export interface TaskStore {
    * Finished tasks (done, failed, invalid, cancelled) that finished before `before` and that no group or parent still
    * waits to hear of, at most `limit`: what a purge removes.
    */
-  finishedBefore(before: number, limit: number, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  finishedBefore(before: number, limit: number, options?: RecordCallOptions): Promise<TaskRecord[]>;
   /** Tasks matching `query` (every task when it is empty), in claim order. */
-  query(query: TaskQuery, options?: TaskCallOptions): Promise<TaskRecord[]>;
+  query(query: TaskQuery, options?: RecordCallOptions): Promise<TaskRecord[]>;
   /**
    * Hears a task become pending (submitted, retried, handed back): its type, id, and the task as written (absent when
    * it could not be read: ask the store), for `types` only (every type without it). Work of other types is not sent

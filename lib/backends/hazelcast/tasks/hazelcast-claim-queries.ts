@@ -1,7 +1,7 @@
+import type { RecordCallOptions } from '../../../store/record-map';
 import type { HazelcastJsonValue, IMap, Predicate } from 'hazelcast-client';
 import { Aggregators, Predicates } from '../hazelcast-client.load';
 import type { TaskRecord } from '../../../store/tasks/task';
-import type { TaskCallOptions } from '../../../store/tasks/task-store';
 import { inClaimOrder, isClaimable } from '../../../store/tasks/task-store.queries';
 import { ClaimWindows, type RankedSource } from '../../../store/tasks/claim-windows';
 import { dueCeiling, isClaimOrderRank, rankCeiling, rankFloor, waitFloor } from '../../../store/tasks/task-rank.rules';
@@ -11,7 +11,7 @@ import { decodeStoredTasks, type CorruptValueReport } from './hazelcast-task-val
 export interface ClaimQueryContext {
   map(): IMap<string, HazelcastJsonValue>;
   /** One cluster call, with the store's deadline and error mapping. */
-  call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T>;
+  call<T>(operation: () => Promise<T>, what: string, options: RecordCallOptions): Promise<T>;
   corrupt: CorruptValueReport;
 }
 
@@ -34,7 +34,7 @@ export class HazelcastClaimQueries {
    * the window of each type that was idle or unknown; then each type's search goes on from there ({@link ClaimWindows})
    * while it has fewer than `limit`.
    */
-  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions): Promise<TaskRecord[]> {
+  async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: RecordCallOptions): Promise<TaskRecord[]> {
     return (await this.scan(types, now, lapsedBefore, { claimable: limit, uncounted: 0 }, options)).claimable;
   }
 
@@ -42,7 +42,7 @@ export class HazelcastClaimQueries {
    * {@link claimable}, and with `limits.uncounted` above 0 the uncounted tasks of `types` found by the same first call
    * (one more alternative of its predicate, on the `uncounted` index).
    */
-  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: RecordCallOptions): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
     if (types.length === 0) return { claimable: [], uncounted: [] };
     const limit = limits.claimable;
     const due = Predicates.lessEqual('notBefore', now);
@@ -83,7 +83,7 @@ export class HazelcastClaimQueries {
   }
 
   /** The range questions of {@link ClaimWindows}, about tasks due at `now`. */
-  private rankedSource(now: number, options: TaskCallOptions): RankedSource {
+  private rankedSource(now: number, options: RecordCallOptions): RankedSource {
     const due = Predicates.lessEqual('notBefore', now);
     // The index alone answers a range; `due` makes the members read each task's JSON, so counts leave it out (a task
     // backing off counts, which only makes a window a little smaller).
@@ -103,7 +103,7 @@ export class HazelcastClaimQueries {
   }
 
   /** The tasks a query finds, each with whether it was stored with a place in claim order (the windows' tasks). */
-  private async readTasks(predicate: Predicate, what: string, options: TaskCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
+  private async readTasks(predicate: Predicate, what: string, options: RecordCallOptions): Promise<Array<{ task: TaskRecord; ranked: boolean }>> {
     const values = (await this.store.call(() => this.store.map().valuesWithPredicate(predicate), what, options)).toArray();
     this.claimReads?.push(values.length);
     return decodeStoredTasks(values, this.store.corrupt).map(({ task, stored }) => ({ task, ranked: isClaimOrderRank(task.type, stored.rank) }));

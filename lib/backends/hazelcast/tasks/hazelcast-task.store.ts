@@ -1,3 +1,4 @@
+import type { RecordCallOptions } from '../../../store/record-map';
 import type { IMap, Predicate } from 'hazelcast-client';
 import { HazelcastJsonValue, Predicates } from '../hazelcast-client.load';
 import { CorruptStateError } from '../../../core/errors/corrupt-state.error';
@@ -7,7 +8,7 @@ import type { StoreCallObservers } from '../../../store/store-call-observers';
 import { StoreCalls } from '../store-call';
 import { FINISHED_STATES, type TaskGroupRecord, type TaskRecord } from '../../../store/tasks/task';
 import { decodeGroup, decodeTaskObject, encodeGroup, encodeTask } from '../../../store/tasks/task.codec';
-import type { ClaimWatch, TaskCallOptions, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from '../../../store/tasks/task-store';
+import type { ClaimWatch, TaskQuery, TaskStore, TaskStoreEvents, TaskWatcher, VersionedGroup, VersionedTask } from '../../../store/tasks/task-store';
 import { HazelcastPendingListener } from './hazelcast-pending-listener';
 import { inClaimOrder, isFinishedBefore, matchesQuery } from '../../../store/tasks/task-store.queries';
 import { HazelcastClaimQueries, typeIn } from './hazelcast-claim-queries';
@@ -89,14 +90,14 @@ export class HazelcastTaskStore implements TaskStore {
     await this.options.connection.close();
   }
 
-  async read(id: string, options: TaskCallOptions = {}): Promise<VersionedTask> {
+  async read(id: string, options: RecordCallOptions = {}): Promise<VersionedTask> {
     const value = await this.call(() => this.taskMap().get(id), `read task ${id}`, options);
     if (value === null || value === undefined) return { raw: null, task: undefined };
     const stored = objectOf(id, value);
     return { raw: JSON.stringify(stored), task: decodeTaskObject(id, stored) };
   }
 
-  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  async compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     const map = this.taskMap();
     if (next === null) {
       if (expected.raw === null) return true;
@@ -107,12 +108,12 @@ export class HazelcastTaskStore implements TaskStore {
     return this.call(() => map.replaceIfSame(id, new HazelcastJsonValue(expected.raw!), value), `write task ${id}`, options);
   }
 
-  async readGroup(id: string, options: TaskCallOptions = {}): Promise<VersionedGroup> {
+  async readGroup(id: string, options: RecordCallOptions = {}): Promise<VersionedGroup> {
     const raw = (await this.call(() => this.groupMap().get(id), `read task group ${id}`, options)) ?? null;
     return { raw, group: raw === null ? undefined : decodeGroup(id, raw) };
   }
 
-  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  async compareAndSetGroup(id: string, expected: Pick<VersionedGroup, 'raw'>, next: TaskGroupRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     const map = this.groupMap();
     if (next === null) {
       if (expected.raw === null) return true;
@@ -124,29 +125,29 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   /** See {@link HazelcastClaimQueries.claimable}. */
-  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     return this.claims.claimable(types, now, lapsedBefore, limit, options);
   }
 
   /** {@inheritDoc TaskStore.scan} (see {@link HazelcastClaimQueries.scan}) */
-  scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+  scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: RecordCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
     return this.claims.scan(types, now, lapsedBefore, limits, options);
   }
 
-  async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async uncounted(types: readonly string[], limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0) return [];
     const predicate = Predicates.and(Predicates.equal('uncounted', true), typeIn(types));
     const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find uncounted tasks', options);
     return inClaimOrder(this.decodeAll(values.toArray()), limit);
   }
 
-  async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async finishedBefore(before: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     const predicate = stateIn([...FINISHED_STATES], Predicates.lessThan('finishedAt', before));
     const values = await this.call(() => this.taskMap().valuesWithPredicate(predicate), 'find finished tasks', options);
     return inClaimOrder(this.decodeAll(values.toArray()).filter((t) => isFinishedBefore(t, before)), limit);
   }
 
-  async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  async query(query: TaskQuery, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     const parts = [
       ...(query.types ? [Predicates.inPredicate('type', ...query.types)] : []),
       ...(query.states ? [stateIn(query.states)] : []),
@@ -195,7 +196,7 @@ export class HazelcastTaskStore implements TaskStore {
   }
 
   /** One cluster call, through the home of every store call (deadline, failures mapped to the library's errors). */
-  private call<T>(operation: () => Promise<T>, what: string, options: TaskCallOptions): Promise<T> {
+  private call<T>(operation: () => Promise<T>, what: string, options: RecordCallOptions): Promise<T> {
     return this.calls.run(operation, what, options.timeoutMs);
   }
 }

@@ -1,3 +1,4 @@
+import type { RecordCallOptions } from '../../../store/record-map';
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
 import { invalidTaskInput } from '../../../core/errors/input.errors';
 import type { RecordMap } from '../../../store/record-map';
@@ -5,7 +6,7 @@ import { observedMap } from '../../../store/observed-record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import { FINISHED_STATES, type TaskRecord } from '../../../store/tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../store/tasks/task-record.store';
-import type { SqlTransaction, TaskCallOptions, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
+import type { SqlTransaction, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
 import { encodeTask } from '../../../store/tasks/task.codec';
 import { inClaimOrder } from '../../../store/tasks/task-store.queries';
 import type { PostgresTaskTable, PostgresTaskTables } from './postgres-task-table';
@@ -81,27 +82,27 @@ export class PostgresTaskStore extends TaskRecordStore {
    *
    * Creates and replaces asked for in one turn of the event loop share a statement ({@link PostgresTaskWrites}).
    */
-  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     if (next === null) return super.compareAndSet(id, expected, next, options);
     return this.observers.report('tasks', performance.now(), this.writes.write(id, expected.raw, encodeTask(next), this.timeout(options).timeoutMs), false);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
-  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const t = this.tableOf();
     return this.found(claimableSql(t.table), [t.stored, [...new Set(types)], now, lapsedBefore, limit], `find claimable tasks of ${types.join(', ')}`, options, limit);
   }
 
   /** {@inheritDoc TaskStore.uncounted} */
-  override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async uncounted(types: readonly string[], limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const t = this.tableOf();
     return this.found(uncountedSql(t.table, '$3'), [t.stored, [...new Set(types)], limit], 'find uncounted tasks', options, limit);
   }
 
   /** {@inheritDoc TaskStore.scan} (types and limits are never empty: see `scanTasks`) */
-  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: RecordCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
     const t = this.tableOf();
     // Both queries in one statement, each row tagged with the one that found it.
     const sql = `(SELECT true AS claimable, key, value FROM (${claimableSql(t.table)}) c) UNION ALL (SELECT false, key, value FROM (${uncountedSql(t.table, '$6')}) u)`;
@@ -114,7 +115,7 @@ export class PostgresTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */
-  override async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async finishedBefore(before: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (limit <= 0) return [];
     const t = this.tableOf();
     // Finished, counted, and not a parent whose sub-groups' joins it still waits for (`awaitsJoins`).
@@ -126,7 +127,7 @@ export class PostgresTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.query} */
-  override async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async query(query: TaskQuery, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     const t = this.tableOf();
     const sql =
       `SELECT key, value FROM ${t.table} WHERE map = $1 AND ($2::text[] IS NULL OR type = ANY($2::text[])) ` +
@@ -136,7 +137,7 @@ export class PostgresTaskStore extends TaskRecordStore {
   }
 
   /** The readable tasks a query found, in claim order (the database's order, settled as `compareReady` does). */
-  private async found(sql: string, values: unknown[], what: string, options: TaskCallOptions, limit?: number): Promise<TaskRecord[]> {
+  private async found(sql: string, values: unknown[], what: string, options: RecordCallOptions, limit?: number): Promise<TaskRecord[]> {
     const rows = await this.observers.report('tasks', performance.now(), this.tableOf().select<{ key: string; value: string }>(sql, values, what, this.timeout(options).timeoutMs));
     return inClaimOrder(this.decodeAll(rows), limit);
   }

@@ -1,9 +1,9 @@
 import { StoreUnavailableError } from '../../../core/errors/store-unavailable.error';
-import type { RecordMap, StoredRecord } from '../../../store/record-map';
+import type { RecordCallOptions, RecordMap, StoredRecord } from '../../../store/record-map';
 import { storeCallsOf, type StoreCallObservers } from '../../../store/store-call-observers';
 import type { TaskRecord } from '../../../store/tasks/task';
 import { TASK_MAP, TaskRecordStore } from '../../../store/tasks/task-record.store';
-import type { ReserveClaim, TaskCallOptions, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
+import type { ReserveClaim, TaskQuery, VersionedTask } from '../../../store/tasks/task-store';
 import { CLAIM_HEAD, encodeTask } from '../../../store/tasks/task.codec';
 import { inClaimOrder, isClaimable, isFinishedBefore, matchesQuery } from '../../../store/tasks/task-store.queries';
 import type { StoreBackend } from '../../../store/store-backend';
@@ -99,14 +99,14 @@ export class RedisTaskStore extends TaskRecordStore {
    *
    * Compare-and-sets asked for in one turn of the event loop share a script call ({@link RedisTaskWrites}).
    */
-  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: TaskCallOptions = {}): Promise<boolean> {
+  override compareAndSet(id: string, expected: Pick<VersionedTask, 'raw'>, next: TaskRecord | null, options: RecordCallOptions = {}): Promise<boolean> {
     const mode: TaskWriteMode = next === null ? (expected.raw === null ? 'a' : 'd') : expected.raw === null ? 'c' : 'r';
     const write = this.writes.write(mode, id, expected.raw, next && encodeTask(next), next ? taskIndexLine(next) : '', this.timeout(options).timeoutMs);
     return this.observers.report('tasks', performance.now(), write, false);
   }
 
   /** {@inheritDoc TaskStore.replaceEnds} (batched with the compare-and-sets of its turn) */
-  replaceEnds(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options: TaskCallOptions = {}): Promise<boolean> {
+  replaceEnds(id: string, expected: { readonly head: string; readonly tail: string }, next: { readonly head: string; readonly tail: string }, task: TaskRecord, options: RecordCallOptions = {}): Promise<boolean> {
     const write = this.writes.write('e', id, `${expected.head}\n${expected.tail}`, `${next.head}\n${next.tail}`, taskIndexLine(task), this.timeout(options).timeoutMs);
     return this.observers.report('tasks', performance.now(), write, false);
   }
@@ -115,12 +115,12 @@ export class RedisTaskStore extends TaskRecordStore {
    * Stores `raw` under the task id `id` as it is, past the codec and any compare (`null`: removes it), indexed and
    * published as a write of this store: for tests and tools that plant values this version did not write.
    */
-  async writeRaw(id: string, raw: string | null, options: TaskCallOptions = {}): Promise<void> {
+  async writeRaw(id: string, raw: string | null, options: RecordCallOptions = {}): Promise<void> {
     await this.writes.write(raw === null ? 'x' : 'p', id, null, raw, '', this.timeout(options).timeoutMs);
   }
 
   /** {@inheritDoc TaskStore.claimable} */
-  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async claimable(types: readonly string[], now: number, lapsedBefore: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const wanted = new Set(types);
     const { calls, map } = this.target();
@@ -130,7 +130,7 @@ export class RedisTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.uncounted} */
-  override async uncounted(types: readonly string[], limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async uncounted(types: readonly string[], limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (types.length === 0 || limit <= 0) return [];
     const { calls, map } = this.target();
     const wanted = new Set(types);
@@ -139,7 +139,7 @@ export class RedisTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.scan} (types and limits are never empty: see `scanTasks`) */
-  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: TaskCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
+  async scan(types: readonly string[], now: number, lapsedBefore: number, limits: { readonly claimable: number; readonly uncounted: number }, options: RecordCallOptions = {}): Promise<{ claimable: TaskRecord[]; uncounted: TaskRecord[] }> {
     const wanted = new Set(types);
     const { calls, map } = this.target();
     const args = [map, now, lapsedBefore, limits.claimable, limits.uncounted, ...wanted];
@@ -166,7 +166,7 @@ export class RedisTaskStore extends TaskRecordStore {
       readonly count: number; readonly now: number; readonly lapsedBefore: number; readonly holdMs: number; readonly waitMs: number;
       readonly uncounted?: number; readonly claim?: ReserveClaim;
     },
-    options: TaskCallOptions = {},
+    options: RecordCallOptions = {},
   ): Promise<{ tasks: TaskRecord[]; claimed: TaskRecord[]; uncounted: TaskRecord[]; waits: boolean; nextDueAt: number | undefined }> {
     if (types.length === 0 || ask.count <= 0) return { tasks: [], claimed: [], uncounted: [], waits: false, nextDueAt: undefined };
     const wanted = [...new Set(types)];
@@ -198,7 +198,7 @@ export class RedisTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.finishedBefore} */
-  override async finishedBefore(before: number, limit: number, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async finishedBefore(before: number, limit: number, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     if (limit <= 0) return [];
     const { calls, map } = this.target();
     const { result } = await this.observers.report('tasks', performance.now(), calls.run<string[]>(TASK_SCRIPTS.finishedBefore, [map, before, limit], 'find finished tasks', this.timeout(options).timeoutMs));
@@ -206,7 +206,7 @@ export class RedisTaskStore extends TaskRecordStore {
   }
 
   /** {@inheritDoc TaskStore.query} */
-  override async query(query: TaskQuery, options: TaskCallOptions = {}): Promise<TaskRecord[]> {
+  override async query(query: TaskQuery, options: RecordCallOptions = {}): Promise<TaskRecord[]> {
     // An operator's listing: the whole map once, filtered here.
     const records = await this.mapOf().list(this.timeout(options));
     return inClaimOrder(this.decodeAll(records).filter((t) => matchesQuery(t, query)));
