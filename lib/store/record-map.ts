@@ -125,7 +125,11 @@ export interface RecordMap {
 
   /** Creates the record if there is none; false when one exists. */
   create(key: string, value: string, options?: RecordWriteOptions): Promise<boolean>;
-  /** Replaces `expected` by `value` only if the stored text is still exactly `expected.value`; false otherwise. */
+  /**
+   * Replaces `expected` by `value` only if the stored text is still exactly `expected.value`; false otherwise. A
+   * backend may tell that by the write id a value opens with ({@link leadingWriteId}): writers never give two texts
+   * one write id.
+   */
   replace(expected: StoredRecord, value: string, options?: RecordWriteOptions): Promise<boolean>;
   /** Removes `expected` only if the stored text is still exactly `expected.value`; false otherwise. */
   remove(expected: StoredRecord, options?: RecordCallOptions): Promise<boolean>;
@@ -171,4 +175,18 @@ export type Unwatch = Awaited<ReturnType<RecordMap['watch']>>;
  */
 export function writtenByMark(mark: string): string {
   return `"writeId":"${mark}.`;
+}
+
+/** The opening every value with a leading write id has, its write id captured (see {@link leadingWriteId}). */
+const LEADING_WRITE_ID = /^\{"v":\d+,"revision":\d+,"writeId":"([A-Za-z0-9._:-]+)"/;
+
+/**
+ * The write id of a value that opens with it (`{"v":<n>,"revision":<n>,"writeId":"<id>",`: a semaphore's entry), or
+ * `undefined`. A write id is one write's alone (see `writeIdsOf`), and a value is only ever replaced as a whole, so two
+ * such values with the same write id are the same text: a backend may compare a record against the id instead of
+ * the whole text (Redis sends it rather than the text). Ids of other characters than letters, digits and `._:-` are
+ * not taken, so the store's side can read the stored one with the same pattern.
+ */
+export function leadingWriteId(value: string): string | undefined {
+  return LEADING_WRITE_ID.exec(value)?.[1];
 }

@@ -83,6 +83,23 @@ export function describeBackendContract(name: string, setup: () => Promise<Backe
       assert.equal(await ma.replace({ key: 'k', value: '{"n":2}' }, '{"n":4}'), false, 'a replace of an absent record must lose');
     }, timeoutMs);
 
+    it('replaces a value that opens with its write id only while it is that very value', async () => {
+      const [ma, mb] = await maps();
+      const entry = (revision: number, writeId: string, body: string) => `{"v":2,"revision":${revision},"writeId":"${writeId}",${body}}`;
+      const first = entry(7, 'w-1.a', '"n":1');
+      await ma.create('k', first);
+      const read = (await mb.get('k'))!;
+      assert.equal(await ma.replace(read, entry(8, 'w-1.b', '"n":2')), true);
+      // The same revision and body under another write id is another value: a replace against the first must lose.
+      assert.equal(await mb.replace({ key: 'k', value: entry(8, 'w-1.a', '"n":2') }, entry(9, 'w-2.a', '"n":3')), false, 'a stale write id must lose');
+      assert.equal(await mb.replace(read, entry(9, 'w-2.b', '"n":3')), false, 'a replace against a value overwritten since must lose');
+      assert.equal(await mb.replace({ key: 'k', value: entry(8, 'w-1.b', '"n":2') }, entry(9, 'w-2.c', '"n":3')), true);
+      assert.equal((await ma.get('k'))?.value, entry(9, 'w-2.c', '"n":3'));
+      await ma.create('plain', '{"writeId":"w-3.a","n":1}');
+      assert.equal(await ma.replace({ key: 'plain', value: '{"writeId":"w-3.a","n":0}' }, '{"n":2}'), false, 'a value not opening with its write id is compared whole');
+      assert.equal(await ma.replace({ key: 'absent', value: first }, entry(9, 'w-4.a', '"n":1')), false, 'a replace of an absent record must lose');
+    }, timeoutMs);
+
     it('with a clock of its own, replaces with notBefore only once that clock reached it', async () => {
       const [ma] = await maps();
       await ma.create('k', 'one');

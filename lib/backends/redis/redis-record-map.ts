@@ -1,5 +1,5 @@
 import { recordField } from '../../store/record-field';
-import type { RecordCallOptions, RecordChanges, RecordMap, RecordWriteOptions, StoredRecord, Unwatch, WatchOptions } from '../../store/record-map';
+import { leadingWriteId, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordWriteOptions, type StoredRecord, type Unwatch, type WatchOptions } from '../../store/record-map';
 import type { RedisCalls, ScriptAnswer } from './redis-calls';
 import type { RedisFeed } from './redis-feed';
 
@@ -56,7 +56,10 @@ export class RedisRecordMap implements RecordMap {
   }
 
   async replace(expected: StoredRecord, value: string, options: RecordWriteOptions = {}): Promise<boolean> {
-    const args = [this.stored, expected.key, expected.value, value, options.ttlMs ?? '', options.notBefore ?? ''];
+    // A value that opens with its write id is compared by that id: the same answer as the whole text, which is then
+    // not sent a second time (see leadingWriteId).
+    const id = leadingWriteId(expected.value);
+    const args = [this.stored, expected.key, id ?? expected.value, value, options.ttlMs ?? '', options.notBefore ?? '', id === undefined ? '' : 'id'];
     return this.write('replace', args, `write ${this.name} "${expected.key}"`, options);
   }
 

@@ -47,12 +47,20 @@ if redis.call('HEXISTS', T .. ':m:' .. map, key) == 1 and live(map, key, now) th
 write(map, key, value, ttl, now)
 return answer(1)`, true),
   /**
-   * ARGV: map, key, expected, value, ttl ms or '', not before (epoch ms) or '' → 1 if the live record held exactly
-   * `expected` and the server's clock reached `not before`, and it was replaced.
+   * ARGV: map, key, expected, value, ttl ms or '', not before (epoch ms) or '', `id` or '' → 1 if the live record held
+   * exactly `expected` and the server's clock reached `not before`, and it was replaced. With `id`, `expected` is the
+   * write id a value opens with (see `leadingWriteId`): held exactly when the stored value opens with that id.
    */
   replace: script('gkReplace', `
 local map, key, expected, value, ttl, notBefore, now = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], now_ms()
-if redis.call('HGET', T .. ':m:' .. map, key) ~= expected or not live(map, key, now) then return answer(0) end
+local stored = redis.call('HGET', T .. ':m:' .. map, key)
+local held
+if ARGV[10] == 'id' then
+  held = stored and string.match(stored, '^{"v":%d+,"revision":%d+,"writeId":"([%w._:-]+)"') == expected
+else
+  held = stored == expected
+end
+if not held or not live(map, key, now) then return answer(0) end
 if notBefore ~= '' and now < tonumber(notBefore) then return answer(0) end
 redis.call('HSET', T .. ':m:' .. map, key, value)
 expiry(map, key, ttl, now)
