@@ -14,7 +14,6 @@ import { serverBackend, type ServerBackend } from '../store/server-backend';
 import type { StoreBackend } from '../store/store-backend';
 import { followStoreClock } from '../store/store-clock';
 import { TaskRecordStore } from '../store/tasks/task-record.store';
-import { ownTaskStore } from '../store/tasks/task-store-source';
 import type { TaskStore } from '../store/tasks/task-store';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import type { HistoryStore } from '../schedules/history-store';
@@ -96,7 +95,7 @@ export function createPresenceStore(options: ResolvedGatekeeperOptions, backends
  */
 export function createTaskStore(backends: ModuleBackends): TaskStore {
   const backend = backends.of.tasks;
-  return ownTaskStore(backend) ?? new TaskRecordStore(backend);
+  return backend.taskStore?.() ?? new TaskRecordStore(backend);
 }
 
 /** Builds the run history store on the history's backend. */

@@ -325,7 +325,7 @@ describe('nestjs-gatekeeper CLI (built binary, real member)', () => {
       const leader = leading()!;
       const [text, asJson] = await Promise.all([runHere('status'), runHere('--json', 'status')]);
       expect([text.code, asJson.code, asJson.stderr]).toEqual([0, 0, '']);
-      expect(text.stdout).toMatch(/^Stores, as the 2 live nodes say:\n  permits, presence, schedules, history, tasks: Hazelcast \(prefix [^)\n]+\)\n\nparticipants: 2 live \(read just now\)\nACQUIRER\s+GROUP\s+INSTANCE\s+AGE\s+VERSION\s+LEADS\n/);
+      expect(text.stdout).toMatch(/^Stores, as the 2 live nodes say:\n {2}permits, presence, schedules, history, tasks: Hazelcast \(prefix [^)\n]+\)\n\nparticipants: 2 live \(read just now\)\nACQUIRER\s+GROUP\s+INSTANCE\s+AGE\s+VERSION\s+LEADS\n/);
       for (const node of nodes) {
         const { acquirer, group } = node.gatekeeper.identity;
         const instance = node.get(ClusterService).instanceId;
