@@ -127,7 +127,7 @@ export interface RecordMap {
   create(key: string, value: string, options?: RecordWriteOptions): Promise<boolean>;
   /**
    * Replaces `expected` by `value` only if the stored text is still exactly `expected.value`; false otherwise. A
-   * backend may tell that by the write id a value opens with ({@link leadingWriteId}): writers never give two texts
+   * backend may tell that by the write id a value opens with (`leadingWriteId`): writers never give two texts
    * one write id.
    */
   replace(expected: StoredRecord, value: string, options?: RecordWriteOptions): Promise<boolean>;
