@@ -96,11 +96,6 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       break;
     }
   }
-  // The options named several stores and no --backend: only the live nodes' layout can say which holds what.
-  if (!layout && options.ambiguous !== undefined) {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    throw new CliUsageError(options.ambiguous, 'backend');
-  }
   /** Each capability's store: as the live nodes lay them out, else the one the CLI was pointed at. */
   const reachedFor = async (capability: CapabilityState): Promise<ReachedStore> => {
     if (!layout) return primary;
@@ -241,37 +236,26 @@ export interface StoresNamed {
 
 type Backend = 'hazelcast' | 'postgres' | 'redis';
 
-/** The store {@link chooseBackend} picked, and, when the options named several, why it could not tell which. */
-export interface ChosenBackend {
-  readonly backend: Backend;
-  /** Several stores named at one level: the refusal to give unless the live nodes say where each capability lives. */
-  readonly ambiguous?: string;
-}
-
 /**
  * The store the CLI works on when `--backend` (`GATEKEEPER_BACKEND`) is not given: the one the command line names
  * (`--members`/`--cluster-name`, `--pg-url`, `--redis-url`), else the one the app's environment variables name
  * (`GATEKEEPER_HZ_MEMBERS`/`GATEKEEPER_HZ_CLUSTER_NAME`, `GATEKEEPER_PG_URL`, `GATEKEEPER_REDIS_URL`), so the CLI finds
- * an app's store from the variables the app itself reads. None: Hazelcast on its defaults. Two at one level (an app
- * on split stores): the first, with the refusal naming `--backend` for when no live node says where each capability
- * lives.
+ * an app's store from the variables the app itself reads. None: Hazelcast on its defaults. Two at one level: refused,
+ * naming `--backend`.
  */
-export function chooseBackend(named: StoresNamed): ChosenBackend {
+export function chooseBackend(named: StoresNamed): Backend {
   const all = ['hazelcast', 'postgres', 'redis'] as const;
   for (const [level, sources] of [
     [named.flags, { hazelcast: '--members', postgres: '--pg-url', redis: '--redis-url' }],
     [named.env, { hazelcast: ENV.hzMembers, postgres: ENV.pgUrl, redis: ENV.redisUrl }],
   ] as const) {
     const given = all.filter((b) => level?.[b]);
-    if (given.length === 1) return { backend: given[0] };
+    if (given.length === 1) return given[0];
     if (given.length > 1) {
-      return {
-        backend: given[0],
-        ambiguous: `invalid --backend: not given, ${given.map((b) => sources[b]).join(' and ')} name ${given.length} stores, and no live node says where it keeps what: say which with --backend ${given.join('|')} (or GATEKEEPER_BACKEND)`,
-      };
+      throw new CliUsageError(`invalid --backend: not given, and ${given.map((b) => sources[b]).join(' and ')} name ${given.length} stores: say which with --backend ${given.join('|')} (or GATEKEEPER_BACKEND)`, 'backend');
     }
   }
-  return { backend: 'hazelcast' };
+  return 'hazelcast';
 }
 
 const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
@@ -282,8 +266,7 @@ const MEMBER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+)(?::(\d{1,5}))?$/;
  * (`5000`, `500ms`, `1s`, `1m`, as in the library).
  */
 export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresNamed): CliConnectionOptions {
-  const chosen: ChosenBackend = raw.backend !== undefined ? { backend: raw.backend as Backend } : chooseBackend(named ?? { flags: { hazelcast: false, postgres: Boolean(raw.pgUrl?.trim()), redis: Boolean(raw.redisUrl?.trim()) } });
-  const backend: string = chosen.backend;
+  const backend = raw.backend ?? chooseBackend(named ?? { flags: { hazelcast: false, postgres: Boolean(raw.pgUrl?.trim()), redis: Boolean(raw.redisUrl?.trim()) } });
   if (backend !== 'hazelcast' && backend !== 'postgres' && backend !== 'redis') throw new CliUsageError(`invalid --backend: '${backend}' is not hazelcast, postgres or redis`, 'backend');
   const postgresUrl = raw.pgUrl?.trim() || undefined;
   if (backend === 'postgres' && !postgresUrl) {
@@ -315,5 +298,5 @@ export function parseCliConnection(raw: RawCliConnectionOptions, named?: StoresN
   } catch (error) {
     throw new CliUsageError(`invalid --connect-timeout: ${(error as InvalidInputError).reason}`, 'connectTimeout');
   }
-  return { backend, ...(chosen.ambiguous !== undefined && { ambiguous: chosen.ambiguous }), ...(postgresUrl && { postgresUrl, postgresSchema: raw.pgSchema ?? 'gatekeeper' }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
+  return { backend, ...(postgresUrl && { postgresUrl, postgresSchema: raw.pgSchema ?? 'gatekeeper' }), ...(redisUrl && { redisUrl }), members, clusterName: raw.clusterName as string, mapPrefix: raw.mapPrefix as string, connectTimeout };
 }

@@ -21,11 +21,6 @@ export interface CliConnectionOptions {
   mapPrefix: string;
   /** Give up connecting after this many ms. */
   connectTimeout: number;
-  /**
-   * Set when the options named several stores and no `--backend`: the refusal to give unless the live nodes say
-   * where they keep each capability (`backend` is then only where the CLI looks first).
-   */
-  ambiguous?: string;
 }
 
 /** The stores' backend and how to say it cannot be reached, per store. */

@@ -70,14 +70,6 @@ describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)',
     await eventually('the node sees billing resumed', () => node!.semaphores.getDefinition('billing')?.permits === 1);
   }, 60_000);
 
-  it('needs no --backend with the app\'s two variables: the live nodes say which store holds what', async () => {
-    const listed = await run(both, '--json', 'list');
-    expect([listed.code, listed.stderr]).toEqual([0, '']);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'billing', permits: 1 })]);
-    const tasks = await run(both, '--json', 'tasks', 'list');
-    expect([tasks.code, tasks.stderr]).toEqual([0, '']);
-  }, 60_000);
-
   it('refuses, naming the store and --redis-url, when only PostgreSQL is named, and changes nothing there', async () => {
     const refused = await run(pgOnly, '--backend', 'postgres', 'pause', 'billing');
     expect(refused.code).toBe(1);
