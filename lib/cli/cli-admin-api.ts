@@ -161,8 +161,9 @@ function candidates(presences: readonly Presence[] | undefined, wanted: string |
   if (reachable.length === 0) {
     if (named.length === 0) {
       throw new LiveNodeUnreachableError(
-        'no live node announces itself in this cluster (no app running, membership: false in its module options, or another ' +
-          'cluster or --map-prefix than the app\'s)',
+        'no live node announces itself in this cluster (no app running, membership: false in its module options, presence kept ' +
+          'on another store than this one: point --backend at the store of the app\'s backends.presence, or another cluster or ' +
+          '--map-prefix than the app\'s)',
       );
     }
     throw new LiveNodeUnreachableError(

@@ -30,7 +30,7 @@ export function participantTable(participants: readonly ParticipantStatus[]): st
         ['ACQUIRER', 'GROUP', 'INSTANCE', 'AGE', 'VERSION', 'LEADS'],
         participants.map((p) => [p.acquirer, p.group, p.instance, formatAge(p.ageMs), p.version, p.leads.join(',')]),
       )
-    : 'no live instance announces itself (membership off everywhere, or none running)';
+    : 'no live instance announces itself (membership off everywhere, none running, or presence kept on another store: point --backend at it)';
 }
 
 /** The elections as a table: ELECTION, LEADER, GROUP, EPOCH, LEASE LEFT (and why nobody leads, in LEADER). */

@@ -9,7 +9,7 @@ import type { Presence } from '../presence/presence';
 import { livePresences } from '../presence/presence.rules';
 import type { PermitRecordStore } from '../permits/permit-record.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
-import { liveLayout, optionsFor, otherNamedKinds, storeKey, type LiveLayout } from './cli-layout';
+import { liveLayout, optionsFor, storeKey, type LiveLayout } from './cli-layout';
 import type { CapabilityState } from '../core/capability-state';
 import { serverStores } from './cli-server-stores';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
@@ -54,8 +54,8 @@ export interface CliStores {
 
 /**
  * Connects the stores the way the CLI needs: quiet, and giving up after `connectTimeout` ms. Each capability is
- * worked on where the live nodes say they keep it (their presences name the store of each), so with split stores a
- * command goes to the store its capability lives on, whichever one the CLI was pointed at; a store the options do
+ * worked on where the live nodes say they keep it (their presences, on the store the CLI was pointed at, name the
+ * store of each), so with split stores a command goes to the store its capability lives on; a store the options do
  * not name is refused ({@link StoreNotGivenError}) rather than an edit made where no node reads.
  */
 export async function connectCliStore(options: CliConnectionOptions): Promise<CliStores> {
@@ -84,18 +84,10 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       return undefined;
     }
   };
-  // Where the live nodes keep each capability, from their presences: on the store the CLI was pointed at, else on
-  // the other stores its options name (presence may live on another store than permits).
-  let layout = liveLayout((await livePresencesOn(primary)) ?? []);
-  for (const kind of layout ? [] : otherNamedKinds(options)) {
-    const other = { ...options, backend: kind };
-    const there = await reachedStore(other);
-    layout = liveLayout((await livePresencesOn(there)) ?? []);
-    if (layout) {
-      reachedByKey.set(storeKey(other), there);
-      break;
-    }
-  }
+  // Where the live nodes keep each capability, from their presences on the store the CLI was pointed at. Other stores
+  // the options name are not looked at: opening a store the app does not use would make it look used (a PostgreSQL
+  // schema created, a Redis prefix marked lost), and `store init` would then refuse it.
+  const layout = liveLayout((await livePresencesOn(primary)) ?? []);
   /** Each capability's store: as the live nodes lay them out, else the one the CLI was pointed at. */
   const reachedFor = async (capability: CapabilityState): Promise<ReachedStore> => {
     if (!layout) return primary;

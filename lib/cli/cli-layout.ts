@@ -52,11 +52,6 @@ export function namesKind(options: CliConnectionOptions, kind: string): kind is 
   return false;
 }
 
-/** The other stores the options name, besides the one the CLI was pointed at (where presence may live instead). */
-export function otherNamedKinds(options: CliConnectionOptions): Kind[] {
-  return (['postgres', 'redis'] as const).filter((kind) => kind !== options.backend && namesKind(options, kind));
-}
-
 /**
  * The connection options that reach `capability`'s store as the live nodes announce it: its kind, with the URL the
  * options give for that kind and the scope (schema, map prefix) the nodes use. Throws {@link StoreNotGivenError}
