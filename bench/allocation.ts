@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import { allocationSemaphore } from '../lib/allocation/allocation';
 import { allocationStatus } from '../lib/allocation/allocation-status';
-import { HazelcastPermitStore } from '../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../lib/cli/hazelcast-permit.store';
 import { systemClock } from '../lib/core/clock';
 import type { AllocationStatus } from '../lib';
 import { startApp, type AppProcess } from '../test/support/app-process';

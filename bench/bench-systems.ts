@@ -1,7 +1,7 @@
 import { Redlock } from '@sesamecare-oss/redlock';
 import { Client, type ClientConfig, type IMap } from 'hazelcast-client';
 import Redis from 'ioredis';
-import { HazelcastPermitStore } from '../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../lib/cli/hazelcast-permit.store';
 import { PermitEngine } from '../lib/permits/permit.engine';
 import type { PermitStore } from '../lib/permits/permit-store';
 import { systemClock } from '../lib/core/clock';

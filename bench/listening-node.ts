@@ -6,7 +6,7 @@
  * Prints READY once listening; SIGTERM closes it.
  */
 import { systemClock } from '../lib/core/clock';
-import { HazelcastPermitStore } from '../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../lib/cli/hazelcast-permit.store';
 import { env } from '../test/fixtures/fixture-process';
 
 async function main(): Promise<void> {

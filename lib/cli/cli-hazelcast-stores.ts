@@ -1,6 +1,6 @@
 import { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
 import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
-import { HazelcastPermitStore } from '../backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from './hazelcast-permit.store';
 import { HazelcastTaskStore } from '../backends/hazelcast/tasks/hazelcast-task.store';
 import type { CliConnectionOptions, ReachedStore } from './cli-reached-store';
 

@@ -1,6 +1,6 @@
 import { systemClock } from '../../lib/core/clock';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../../lib/core/clock';
 import { StoreTimeoutError } from '../../lib/core/errors/store-timeout.error';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { encodeEntry } from '../../lib/permits/semaphore-entry.codec';

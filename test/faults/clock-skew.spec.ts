@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { PermitLease, type Clock, type Permit } from '../../lib';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';

@@ -1,4 +1,4 @@
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { systemClock } from '../../lib/core/clock';
 import {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { ClusterService, type Leader } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { PresenceRecordStore } from '../../lib/presence/presence-record.store';
 import { PermitEngine } from '../../lib/permits/permit.engine';

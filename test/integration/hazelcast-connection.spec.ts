@@ -1,6 +1,6 @@
 import { Client } from 'hazelcast-client';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { systemClock } from '../../lib/core/clock';
 import { recordNewClients } from '../support/client-spy';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';

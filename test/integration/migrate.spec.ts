@@ -4,7 +4,7 @@ import { validateDefinition } from '../../lib/permits/definition.validator';
 import { PermitEngine } from '../../lib/permits/permit.engine';
 import { systemClock } from '../../lib/core/clock';
 import type { PermitStore } from '../../lib/permits/permit-store';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { MemoryBackend } from '../../lib/backends/memory/memory-backend';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
 import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';

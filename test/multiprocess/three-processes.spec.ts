@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HazelcastPermitStore } from '../../lib/backends/hazelcast/permits/hazelcast-permit.store';
+import { HazelcastPermitStore } from '../../lib/cli/hazelcast-permit.store';
 import { systemClock } from '../../lib/core/clock';
 import { readLedger, startApp, type AppProcess } from '../support/app-process';
 import { eventually } from '../support/eventually';

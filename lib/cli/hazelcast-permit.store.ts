@@ -1,7 +1,7 @@
-import type { Client, ClientConfig } from 'hazelcast-client';
-import { HazelcastBackend } from '../hazelcast-backend';
-import type { HazelcastConnection } from '../hazelcast-connection';
-import { PermitRecordStore } from '../../../permits/permit-record.store';
+import type { Client, ClientConfig } from '../backends/hazelcast/hazelcast-client.types';
+import { HazelcastBackend } from '../backends/hazelcast/hazelcast-backend';
+import type { HazelcastConnection } from '../backends/hazelcast/hazelcast-connection';
+import { PermitRecordStore } from '../permits/permit-record.store';
 
 /** How the Hazelcast store reaches the cluster. */
 export interface HazelcastStoreOptions {
@@ -34,7 +34,8 @@ export interface HazelcastStoreOptions {
 /**
  * The permit store on a Hazelcast cluster: the permit store of the store contract ({@link PermitRecordStore}) on a
  * Hazelcast backend of its own (IMap `<prefix>.semaphores`, entry listeners that leave out this node's own values,
- * partition canaries for lost entries), made from Hazelcast options.
+ * partition canaries for lost entries), made from Hazelcast options: what the CLI opens on a cluster. It lives with
+ * the CLI rather than the backend, which imports no capability.
  */
 export class HazelcastPermitStore extends PermitRecordStore {
   private readonly hazelcast: HazelcastBackend;
