@@ -1,5 +1,4 @@
 import { earliestOf } from '../store/store-clock';
-import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
 import { readDecideWrite } from '../store/read-decide-write';
 import type { TaskRecord } from '../store/tasks/task';
@@ -9,7 +8,6 @@ import type { TaskFencing } from './task-fencing';
 import type { TaskGroups } from './task-groups';
 import type { Registration } from './task-handler';
 import type { TaskOutcomes } from './task-outcomes';
-import { taskSlot } from './task-slots';
 import type { TaskStore, VersionedTask } from '../store/tasks/task-store';
 import type { TaskWorkerOptions } from './task-worker.options';
 
@@ -45,8 +43,7 @@ export class ClaimAttempts {
     // One compare-and-set (a task changed since simply fails it), in the one read-decide-write: an answer that was
     // lost is settled by reading the task back, and a claim found there (its epoch is this claim's alone) runs now
     // rather than lapse and use up an attempt.
-    const slot = taskSlot(this.store, found.id, async () => (await this.fencing.readBack(found.id)) ?? Promise.reject(new StoreUnavailableError(`task ${found.id} could not be read back`)));
-    const landed = await readDecideWrite(`claim task "${found.id}"`, slot, () => ({ result: true, write: decision.task }), { known: read, attempts: 1 })
+    const landed = await readDecideWrite(`claim task "${found.id}"`, this.fencing.settledSlot(found.id), () => ({ result: true, write: decision.task }), { known: read, attempts: 1 })
       .catch((error: unknown) => {
         if (error instanceof WriteConflictError) return false;
         throw error;

@@ -33,11 +33,7 @@ export class TaskFencing {
     known?: VersionedTask,
     checkClaim = false,
   ): Promise<FencedDecision> {
-    const slot = taskSlot(this.store, id, async () => {
-      const back = await this.readBack(id);
-      if (!back) throw new StoreUnavailableError(`task ${id} could not be read back`);
-      return back;
-    });
+    const slot = this.settledSlot(id);
     return readDecideWrite<VersionedTask, TaskRecord | null, FencedDecision>(`write task "${id}" under claim ${epoch}`, slot, (read) => {
       if (!read.task) return { result: { outcome: 'lease-lost', message: `task ${id} is gone` } };
       if (checkClaim && (read.task.claim?.epoch !== epoch || read.task.claim.instance !== this.actor.instance)) {
@@ -71,6 +67,18 @@ export class TaskFencing {
       const raw = encodeTask(decision.task);
       return { result: { decision, raw }, write: raw };
     }, options);
+  }
+
+  /**
+   * The task's slot of the one read-decide-write, a lost answer settled by {@link TaskFencing.readBack} (a read that
+   * still fails leaves the write's outcome unknown, and its error is thrown).
+   */
+  settledSlot(id: string): ReturnType<typeof taskSlot> {
+    return taskSlot(this.store, id, async () => {
+      const back = await this.readBack(id);
+      if (!back) throw new StoreUnavailableError(`task ${id} could not be read back`);
+      return back;
+    });
   }
 
   /** Reads a task after a call whose answer was lost, a few times over about two seconds; `undefined` if it cannot. */
