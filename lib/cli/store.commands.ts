@@ -7,6 +7,9 @@ import { cannotReach, parseCliConnection, reachedStore, type RawCliConnectionOpt
 import type { ReachedStore } from './cli-reached-store';
 import { asUsageError, CliUsageError, NothingDeclaredError } from './cli-errors';
 import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
+import { parseDuration } from '../core/duration';
+import { InvalidInputError } from '../core/errors/invalid-input.error';
+import { movedCapabilities, moveStores, storeMoveText } from './store-move';
 
 /** What `store init` printed, for people. */
 function initText(report: NewStoreReport): string {
@@ -62,6 +65,50 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
         print(report, initText(report));
       }),
     );
+  store
+    .command('move <capabilities...>')
+    .summary('move permits, schedules and history to another store under running nodes')
+    .description(
+      'move what the nodes keep (permits, schedules, history, or all) from one store to another under running nodes, never with ' +
+        'two holders: first run it as it is (prepare: copies everything to the new store, where nothing is granted yet), then ' +
+        'start the nodes with the new store, then run it with --finish (marks the old store as left, so it grants nothing more, ' +
+        'waits until its last permit lapsed, copies again and lets the new store grant). Both stores are named by their usual ' +
+        'options (--pg-url, --redis-url, --members); tasks do not move (drain them first)',
+    )
+    .requiredOption('--from <backend>', 'the store the nodes use now: hazelcast, postgres or redis')
+    .requiredOption('--to <backend>', 'the store they move to: hazelcast, postgres or redis')
+    .option('--finish', 'the second step, once the nodes run on the new store')
+    .option('--max-clock-skew <duration>', "the nodes' maxClockSkew (waited out beyond the last permit)", '500ms')
+    .action((capabilities: string[], o: { from: string; to: string; finish?: boolean; maxClockSkew: string }) =>
+      moveCommand(capabilities, o),
+    );
+  const moveCommand = async (given: string[], o: { from: string; to: string; finish?: boolean; maxClockSkew: string }): Promise<void> => {
+    let fromOptions: ReturnType<typeof parseCliConnection>;
+    let toOptions: ReturnType<typeof parseCliConnection>;
+    let capabilities: ReturnType<typeof movedCapabilities>;
+    let skewMs: number;
+    try {
+      capabilities = movedCapabilities(given);
+      if (o.from === o.to) throw new CliUsageError(`store move: --from and --to both name ${o.from}: a move goes between two kinds of store`, 'to');
+      fromOptions = parseCliConnection({ ...program.opts<RawCliConnectionOptions>(), backend: o.from });
+      toOptions = parseCliConnection({ ...program.opts<RawCliConnectionOptions>(), backend: o.to });
+      try {
+        skewMs = parseDuration(o.maxClockSkew, '<cli>', 'maxClockSkew', { allowZero: true });
+      } catch (error) {
+        throw new CliUsageError(`invalid --max-clock-skew: ${(error as InvalidInputError).reason}`, 'maxClockSkew');
+      }
+    } catch (error) {
+      throw asUsageError(error);
+    }
+    const from = await reachedStore(fromOptions);
+    const to = await reachedStore(toOptions);
+    const report = await moveStores(from, to, capabilities, o.finish ? 'finish' : 'prepare', { skewMs, timeoutMs: fromOptions.connectTimeout }, (until, holders) => {
+      process.stderr.write(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
+    }).catch((error: unknown) => {
+      throw error instanceof StoreUnavailableError ? cannotReach(from, fromOptions, error) : error;
+    });
+    print(report, storeMoveText(report));
+  };
   store
     .command('migrate')
     .description(

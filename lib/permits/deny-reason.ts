@@ -11,6 +11,8 @@
  * - `PERMIT_REVOKED`: an operator force-released or reset this holder's permit.
  * - `RECOVERING`: the semaphore's data was rebuilt after it may have been lost; nothing is granted until every
  *   permit of the lost state has lapsed.
+ * - `MOVING`: the semaphore's state is moving between stores (`nestjs-gatekeeper store move`): nothing is granted on
+ *   the store it moves to until the store it comes from has no live permit, nor on the store it left.
  * - `IN_USE`: this process already runs work under the semaphore's permit (a permit has one user at a time).
  * - `CONTENTION`: compare-and-set kept losing to concurrent writers; try on the next tick.
  * - `STORE_UNAVAILABLE`: the cluster could not be reached (fail closed).
@@ -30,6 +32,7 @@ export const DenyReason = {
   PERMIT_LOST: 'PERMIT_LOST',
   PERMIT_REVOKED: 'PERMIT_REVOKED',
   RECOVERING: 'RECOVERING',
+  MOVING: 'MOVING',
   IN_USE: 'IN_USE',
   CONTENTION: 'CONTENTION',
   STORE_UNAVAILABLE: 'STORE_UNAVAILABLE',

@@ -2,7 +2,7 @@ import { DenyReason } from './deny-reason';
 import type { DenyDecision, NextPermits, PermitDecision, ReleaseDecision, RevokeDecision } from './decision';
 import { fullMatch } from '../core/pattern';
 import type { Holder, NodeIdentity, Permit } from './permit';
-import { seedRevision, type SemaphoreEntry } from './semaphore-entry';
+import { seedRevision, type SemaphoreEntry, type SemaphoreMove } from './semaphore-entry';
 import type { SemaphoreDefinition } from './semaphore-definition';
 import { vacantSince, vacatedAfter } from './vacancy.rules';
 
@@ -152,6 +152,7 @@ function admit(entry: SemaphoreEntry | undefined, holder: Holder, now: number, s
   if (!fullMatch(def.acquirerPattern, holder.acquirer)) {
     return withdraw(DenyReason.ACQUIRER_MISMATCH, `acquirer "${holder.acquirer}" does not match /${def.acquirerPattern}/`);
   }
+  if (entry.move) return withdraw(DenyReason.MOVING, movingMessage(def.name, entry.move));
   if (def.permits === 0) return withdraw(DenyReason.PAUSED, `"${def.name}" is paused (permits: 0)`);
   if (own?.revokedAt !== undefined) {
     return withdraw(DenyReason.PERMIT_REVOKED, `permit ${own.fencingToken} of "${def.name}" was revoked by an operator`);
@@ -163,6 +164,13 @@ function admit(entry: SemaphoreEntry | undefined, holder: Holder, now: number, s
     );
   }
   return { def, entry, live, own };
+}
+
+/** Why nothing is granted on an entry that is part of a move between stores. */
+function movingMessage(name: string, move: SemaphoreMove): string {
+  return move.state === 'arriving'
+    ? `"${name}" is moving here from the ${move.from} store: nothing is granted before \`nestjs-gatekeeper store move --finish\` finds no live permit left there`
+    : `"${name}" moved to the ${move.to} store on ${new Date(move.at).toISOString()}: nothing is granted here any more (nodes must use the ${move.to} store)`;
 }
 
 function refreshed(def: SemaphoreDefinition, entry: SemaphoreEntry, live: Permit[], own: Permit, now: number): PermitDecision {

@@ -1,3 +1,4 @@
+import { SemaphoreMoveRefusedError } from './errors/semaphore-move.error';
 import { Deadline } from '../core/deadline';
 import { EditConflictError } from '../core/errors/edit-conflict.error';
 import type { Clock } from '../core/clock';
@@ -39,14 +40,20 @@ export class SemaphoreEdits {
    * entry (none, or one that may have been lost) seeds its revision above anything seen and, where its partition
    * lost data recently, sets the recovery wait. With `rebuild` (a node putting back what it expects to exist, not an
    * operator's edit), an entry a restore of the store dropped comes back with the definition it had, when this node
-   * remembers none: an operator's pause or edit before the backup is not undone by a node's options. Returns whether
-   * anything was written.
+   * remembers none: an operator's pause or edit before the backup is not undone by a node's options. An operator's
+   * edit (not `byNode`) of a semaphore that moved to another store is refused ({@link SemaphoreMoveRefusedError}).
+   * Returns whether anything was written.
    */
-  edit(name: string, change: DefinitionChange, graceDurationMs?: number, { rebuild = false }: { rebuild?: boolean } = {}): Promise<boolean> {
+  edit(name: string, change: DefinitionChange, graceDurationMs?: number, { rebuild = false, byNode = false }: { rebuild?: boolean; byNode?: boolean } = {}): Promise<boolean> {
     return this.loop(name, (read) => {
       const current = read.entry?.definition ?? undefined;
       const next = change(current);
       if (next === undefined || (next === null && !read.entry)) return { result: false };
+      // An operator's edit of a semaphore that moved to another store would change what no node reads any more.
+      const move = read.entry?.move;
+      if (move?.state === 'left' && !byNode) {
+        throw new SemaphoreMoveRefusedError(`Semaphore "${name}": no live node uses this store for permits: it moved to the ${move.to} store on ${new Date(move.at).toISOString()}; edit it there (--backend ${move.to})`);
+      }
       if (read.entry) return { result: true, write: { ...read.entry, revision: read.entry.revision + 1, definition: next } };
       const dropped = rebuild && next !== null && this.store.remembered(name) === undefined ? read.restored?.definition : undefined;
       return { result: true, write: this.created(name, dropped ?? next, read, graceDurationMs) };
@@ -70,7 +77,7 @@ export class SemaphoreEdits {
       if (!current) return definition;
       return overwrite ? carryMigrationMemory(current, definition, this.clock.now()) : undefined;
     };
-    return this.edit(definition.name, change, graceDurationMs, { rebuild: !overwrite });
+    return this.edit(definition.name, change, graceDurationMs, { rebuild: !overwrite, byNode: true });
   }
 
   /** Revokes the live permit with fencing token `token` (or every one); returns whether one was revoked. */

@@ -2,7 +2,7 @@ import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../core/json-object';
 import { validateDefinition } from './definition.validator';
 import type { Permit } from './permit';
-import type { SemaphoreEntry } from './semaphore-entry';
+import type { SemaphoreEntry, SemaphoreMove } from './semaphore-entry';
 import type { GroupMigrationMemory, SemaphoreDefinition } from './semaphore-definition';
 
 /*
@@ -45,6 +45,7 @@ export function encodeEntry(entry: SemaphoreEntry): string {
       resources: p.resources ? sortedResources(p.resources) : undefined,
     })),
     annex: entry.annex,
+    move: entry.move && (entry.move.state === 'arriving' ? { state: 'arriving', from: entry.move.from, at: entry.move.at } : { state: 'left', to: entry.move.to, at: entry.move.at }),
   });
 }
 
@@ -82,7 +83,7 @@ export function writeIdOf(writer: string, n: number): string {
 export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
   const value = parseJsonObject(key, raw);
   if (value.v !== FORMAT && value.v !== FORMAT_WITH_RESOURCES) throw new CorruptStateError(key, `unknown format version ${JSON.stringify(value.v)}`);
-  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, vacatedAt, annex } = value;
+  const { revision, lastToken, writeId, permits, definition, graceUntil, rebuilt, vacatedAt, annex, move } = value;
   if (!isInt(revision) || !isInt(lastToken) || typeof writeId !== 'string' || !Array.isArray(permits)) {
     throw new CorruptStateError(key, 'missing or mistyped revision, lastToken, writeId or permits');
   }
@@ -93,6 +94,7 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
     throw new CorruptStateError(key, 'rebuilt is malformed');
   }
   if (annex !== undefined && !isPlainObject(annex)) throw new CorruptStateError(key, 'annex is not an object');
+  if (move !== undefined && !isMove(move)) throw new CorruptStateError(key, 'move is malformed');
   const entry: SemaphoreEntry = {
     revision,
     writeId,
@@ -106,6 +108,7 @@ export function decodeEntry(key: string, raw: unknown): SemaphoreEntry {
     ...(from !== undefined && { rebuilt: { lostSince: from.lostSince as number, fromRevision: from.fromRevision as number } }),
     ...(vacatedAt !== undefined && { vacatedAt }),
     ...(annex !== undefined && { annex: annex as Record<string, unknown> }),
+    ...(move !== undefined && { move: move as SemaphoreMove }),
   };
 }
 
@@ -217,6 +220,12 @@ function decodePermit(key: string, index: number, raw: unknown): Permit {
     ...(p.released ? { released: true } : {}),
     ...(p.resources !== undefined ? { resources: p.resources as Record<string, number> } : {}),
   };
+}
+
+/** A move as `encodeEntry` writes it: its state, the other store (its kind) and when. */
+function isMove(value: unknown): boolean {
+  if (!isPlainObject(value) || !isInt(value.at)) return false;
+  return (value.state === 'arriving' && typeof value.from === 'string') || (value.state === 'left' && typeof value.to === 'string');
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

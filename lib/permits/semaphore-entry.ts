@@ -44,7 +44,18 @@ export interface SemaphoreEntry {
    * the permits. The permit rules never read it; it is lost with the entry like everything else.
    */
   readonly annex?: Readonly<Record<string, unknown>>;
+  /**
+   * The semaphore is moving between stores (`nestjs-gatekeeper store move`): nothing is granted or refreshed on this
+   * entry. `arriving`: copied onto the store the deployment moves to, held until the store it comes from has no live
+   * permit; `left`: on the store it moved away from, for good. Edits keep it; only the move writes or clears it.
+   */
+  readonly move?: SemaphoreMove;
 }
+
+/** Where a semaphore's entry stands in a move between stores (see {@link SemaphoreEntry.move}). */
+export type SemaphoreMove =
+  | { readonly state: 'arriving'; readonly from: string; readonly at: number }
+  | { readonly state: 'left'; readonly to: string; readonly at: number };
 
 /** Revisions (and so fencing tokens) of a new entry start at the clock in microseconds. */
 export const REVISION_PER_MS = 1000;

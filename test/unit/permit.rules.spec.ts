@@ -26,6 +26,16 @@ function granted(d: PermitDecision) {
 }
 
 describe('decideAcquire', () => {
+  it('grants nothing on an entry moving between stores, and withdraws its holder\'s permit there at its refresh', () => {
+    const arriving: SemaphoreEntry = { ...empty, move: { state: 'arriving', from: 'postgres', at: T0 } };
+    expect(decideAcquire(arriving, node('a'), T0)).toMatchObject({ outcome: 'denied', reason: DenyReason.MOVING, message: expect.stringContaining('moving here from the postgres store') });
+    const held = apply(empty, granted(decideAcquire(empty, node('a'), T0)));
+    const left: SemaphoreEntry = { ...held, move: { state: 'left', to: 'redis', at: T0 + 1 } };
+    const refresh = decideRefresh(left, node('a'), held.permits[0].fencingToken, T0 + 2);
+    expect(refresh).toMatchObject({ outcome: 'denied', reason: DenyReason.MOVING, withdrawn: { acquirer: 'a' }, message: expect.stringContaining('moved to the redis store') });
+    expect(decideAcquire(left, node('b'), T0 + 20_000)).toMatchObject({ reason: DenyReason.MOVING });
+  });
+
   it('denies an unknown or removed semaphore', () => {
     expect(decideAcquire(undefined, node('a'), T0)).toMatchObject({ outcome: 'denied', reason: DenyReason.UNKNOWN_SEMAPHORE });
     expect(decideAcquire({ ...empty, definition: null }, node('a'), T0)).toMatchObject({ reason: DenyReason.UNKNOWN_SEMAPHORE });

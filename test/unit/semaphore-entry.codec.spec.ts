@@ -26,6 +26,16 @@ describe('semaphore entry codec', () => {
     expect(decodeEntry('s', encodeEntry(other))).toEqual(other);
   });
 
+  it('round-trips a move between stores, arriving or left, and refuses a malformed one', () => {
+    for (const move of [{ state: 'arriving', from: 'postgres', at: 1_700_000_000_000 }, { state: 'left', to: 'redis', at: 1_700_000_000_001 }] as const) {
+      const entry: SemaphoreEntry = { revision: 5, writeId: 'w', definition: null, lastToken: 4, permits: [], move };
+      expect(decodeEntry('billing', encodeEntry(entry))).toEqual(entry);
+      expect(encodeEntry(decodeEntry('billing', encodeEntry(entry)))).toBe(encodeEntry(entry));
+    }
+    const raw = JSON.parse(encodeEntry({ revision: 5, writeId: 'w', definition: null, lastToken: 4, permits: [] }));
+    expect(() => decodeEntry('billing', JSON.stringify({ ...raw, move: { state: 'left', at: 1 } }))).toThrow(/billing.*move is malformed/);
+  });
+
   it('round-trips when a removal was remembered (vacatedAt), still as format 2', () => {
     const vacated: SemaphoreEntry = { ...entry, vacatedAt: 1_700_000_000_123 };
     const raw = encodeEntry(vacated);

@@ -1,0 +1,146 @@
+import { existsSync } from 'node:fs';
+import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
+import { RedisBackend } from '../../lib/backends/redis/redis-backend';
+import { systemClock } from '../../lib/core/clock';
+import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
+import { HISTORY_MAPS, HistoryRecordStore } from '../../lib/schedules/history-record.store';
+import { emptyHistory } from '../../lib/schedules/job-history';
+import { checkHistory, newHistoryFile, readHistory, recordNemesis, startWorkloadNode, type NodeProcess, type StartEvent, type WorkloadJob } from '../harness';
+import { cli, CLI_BIN } from '../support/cli-process';
+import { eventually } from '../support/eventually';
+import { testPostgresUrl } from '../support/test-postgres';
+import { testRedisUrl } from '../support/test-redis';
+import { uniquePrefix } from '../support/test-cluster';
+
+const SKEW_MS = 200;
+/** A long run in hold mode: its holder on the old store keeps refreshing until the move marks the store as left. */
+const LONG_MS = 4_000;
+const LONG: WorkloadJob = { semaphore: 'long', duration: LONG_MS, intervalMs: 250, runMs: 60_000, effectEveryMs: 50 };
+/** Short runs in release mode, several a second: every one of them on one store or the other, never both. */
+const OFTEN: WorkloadJob = { semaphore: 'often', duration: 2_000, intervalMs: 200, runMs: 10, effectEveryMs: 5, mode: 'release', lockAtLeastFor: '150ms' };
+
+/**
+ * A running deployment moved from PostgreSQL to Redis with `nestjs-gatekeeper store move` (the built CLI), as a rolling
+ * deploy does it: node-a keeps running on PostgreSQL while node-b starts on Redis; jobs run through the move. The
+ * checker reads only the history both processes wrote: never two holders, tokens never back across the two stores,
+ * and what the operator set on the old store (a paused definition of its own, the run history) is on the new one.
+ * The control starts the same two nodes without the move, and the checker must see them overlap.
+ */
+describe('moving a running deployment from PostgreSQL to Redis (store move)', () => {
+  const pgUrl = testPostgresUrl();
+  const redisUrl = testRedisUrl();
+  const nodes: NodeProcess[] = [];
+  const closing: Array<() => Promise<void>> = [];
+  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, GATEKEEPER_HZ_MEMBERS: undefined };
+
+  beforeAll(() => {
+    if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
+  });
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    await Promise.all(closing.splice(0).map((close) => close()));
+  });
+
+  /** Two nodes' settings on a fresh prefix of both stores (Redis's declared new, so its first grants need no wait). */
+  async function scene(label: string) {
+    const historyFile = newHistoryFile(`move-${label}`);
+    const mapPrefix = uniquePrefix(`move-${label}`);
+    if (!(await new RedisBackend({ url: redisUrl, mapPrefix }).declareFresh())) throw new Error(`prefix ${mapPrefix} was not new`);
+    const settings = { historyFile, mapPrefix, maxClockSkew: `${SKEW_MS}ms`, jobs: [LONG, OFTEN] };
+    const starts = (semaphore: string, node?: string) =>
+      readHistory(historyFile).filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore && (node === undefined || e.node === node));
+    const start = async (name: string, on: 'postgres' | 'redis') => {
+      const node = await startWorkloadNode({ ...settings, name, cluster: on === 'postgres' ? { postgresUrl: pgUrl } : { redisUrl } });
+      nodes.push(node);
+      return node;
+    };
+    const move = (...args: string[]) => cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', 'store', 'move', 'all', '--from', 'postgres', '--to', 'redis', '--max-clock-skew', `${SKEW_MS}ms`, ...args], env);
+    return { historyFile, mapPrefix, starts, start, move };
+  }
+
+  /** An admin on one store's permits, as an operator's tool would be. */
+  async function adminOn(backend: PostgresBackend | RedisBackend): Promise<{ admin: SemaphoreAdmin; store: PermitRecordStore }> {
+    const store = new PermitRecordStore(backend);
+    await store.connect({ clock: systemClock });
+    closing.push(() => store.close());
+    return { admin: new SemaphoreAdmin(store, systemClock), store };
+  }
+
+  /** The run history a store keeps: its records' keys, by map. */
+  async function historyKeys(backend: PostgresBackend | RedisBackend): Promise<string[]> {
+    await backend.open();
+    try {
+      const keys = async (map: string) => (await (await backend.map(map)).list()).map((r) => `${map}/${r.key}`);
+      return [...(await keys(HISTORY_MAPS.jobs)), ...(await keys(HISTORY_MAPS.ticks))].sort();
+    } finally {
+      await backend.close();
+    }
+  }
+
+  it('prepare, start the new nodes, finish: one holder throughout, tokens above the old store\'s, the operator\'s edits there after', async () => {
+    const { historyFile, mapPrefix, starts, start, move } = await scene('move');
+    await start('node-a', 'postgres');
+    await eventually('node-a to run both jobs on PostgreSQL', () => starts('long').length > 0 && starts('often').length >= 5, { timeoutMs: 30_000 });
+    // What an operator set on the old store: a definition of its own, paused.
+    const old = await adminOn(new PostgresBackend({ connectionString: pgUrl, mapPrefix }));
+    await old.admin.put({ name: 'reports', duration: '7s', permits: 2 });
+    await old.admin.pause('reports');
+    // And the run history the old nodes kept of a job.
+    const oldHistory = new HistoryRecordStore(new PostgresBackend({ connectionString: pgUrl, mapPrefix }));
+    await oldHistory.connect();
+    closing.push(() => oldHistory.close());
+    await oldHistory.write('Reports.nightly', undefined, { ...emptyHistory('Reports.nightly'), revision: 1, counts: { completed: 3 }, missed: { count: 1, last: Date.now() - 60_000 }, updatedAt: Date.now() });
+
+    recordNemesis(historyFile, 'store move: prepare');
+    const prepared = await move();
+    expect([prepared.code, prepared.stderr]).toEqual([0, '']);
+    expect(prepared.stdout).toContain('held there');
+    await start('node-b', 'redis');
+    // node-b is up and held: node-a keeps running every job meanwhile.
+    const held = starts('often', 'node-a').length;
+    await eventually('node-a to keep running while node-b waits', () => starts('often', 'node-a').length >= held + 5, { timeoutMs: 20_000 });
+    expect(starts('long', 'node-b').concat(starts('often', 'node-b'))).toEqual([]);
+
+    const finishing = recordNemesis(historyFile, 'store move: finish');
+    const finished = await move('--finish');
+    const done = recordNemesis(historyFile, 'store move: finished');
+    expect([finished.code, finished.stdout]).toEqual([0, expect.stringContaining('marked as left')]);
+    await eventually('node-b to run both jobs on Redis', () => starts('long', 'node-b').length > 0 && starts('often', 'node-b').length >= 5, { timeoutMs: 30_000 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+
+    const history = readHistory(historyFile);
+    const { violations, stats } = checkHistory(history, { permits: 1, startMarginMs: 400 });
+    const lastOld = Math.max(...starts('often', 'node-a').map((e) => e.token), ...starts('long', 'node-a').map((e) => e.token));
+    const firstNew = Math.min(...starts('often', 'node-b').map((e) => e.token), ...starts('long', 'node-b').map((e) => e.token));
+    const newBefore = [...starts('long', 'node-b'), ...starts('often', 'node-b')].filter((e) => e.at < finishing.at);
+    process.stdout.write(`store move: finish took ${done.at - finishing.at} ms (permit ${LONG_MS} ms); node-b's first run ${Math.min(...starts('often', 'node-b').map((e) => e.at)) - done.at} ms after; `
+      + `tokens ${lastOld} (last on PostgreSQL) → ${firstNew} (first on Redis); ${stats.runs} runs, ${violations.length} violations\n`);
+    expect(violations).toEqual([]);
+    expect(newBefore).toEqual([]);
+    expect(firstNew).toBeGreaterThan(lastOld);
+
+    // What the operator set is on Redis, and the old store refuses edits.
+    const moved = await adminOn(new RedisBackend({ url: redisUrl, mapPrefix }));
+    expect(await moved.admin.get('reports')).toMatchObject({ permits: 0, pausedFrom: 2, durationMs: 7_000 });
+    const oldRuns = await historyKeys(new PostgresBackend({ connectionString: pgUrl, mapPrefix }));
+    expect(oldRuns).toContain(`${HISTORY_MAPS.jobs}/Reports.nightly`);
+    expect(await historyKeys(new RedisBackend({ url: redisUrl, mapPrefix }))).toEqual(expect.arrayContaining(oldRuns));
+    const refused = await cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', '--backend', 'postgres', 'resume', 'reports'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('no live node uses this store for permits: it moved to the redis store');
+    expect((await old.admin.get('reports')).permits).toBe(0);
+  }, 120_000);
+
+  it('control: the same two nodes without the move overlap (the checker sees two holders across the stores)', async () => {
+    const { historyFile, starts, start } = await scene('control');
+    await start('node-a', 'postgres');
+    await eventually('node-a to run on PostgreSQL', () => starts('long', 'node-a').length > 0, { timeoutMs: 30_000 });
+    await start('node-b', 'redis');
+    const effects = (node: string) => readHistory(historyFile).filter((e) => e.type === 'effect' && 'semaphore' in e && e.semaphore === 'long' && e.node === node).length;
+    await eventually('node-b to run on Redis too', () => starts('long', 'node-b').length > 0 && effects('node-b') >= 5, { timeoutMs: 30_000 });
+    await Promise.all(nodes.splice(0).map((n) => n.kill()));
+    const { violations } = checkHistory(readHistory(historyFile), { permits: 1 });
+    expect(violations.some((v) => v.kind === 'overlap')).toBe(true);
+  }, 90_000);
+});
