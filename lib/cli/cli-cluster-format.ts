@@ -1,3 +1,4 @@
+import type { StoreMoveMark } from '../store/store-moves';
 import type { ResignResult } from '../elections/election-admin';
 import type { ClusterOverview, ElectionStatus, ParticipantStatus } from '../elections/election-status';
 import { formatDuration } from '../core/duration';
@@ -80,4 +81,13 @@ export function resignText(r: ResignResult): string {
     `${r.leader.acquirer} (instance ${r.leader.instance}) resigned "${r.election}" at epoch ${r.epoch}: it is told, stops its leader work ` +
     `and lets go; another node takes over with a higher epoch (see: ${CLI_NAME} leader ${r.election})`
   );
+}
+
+/** What the store the CLI was pointed at says of moves between stores (`store move`), one line each; '' for none. */
+export function movesText(moves: readonly StoreMoveMark[]): string {
+  if (moves.length === 0) return '';
+  const lines = moves.map((m) => m.state === 'left'
+    ? `  ${m.capability}: moved to the ${m.other} store on ${new Date(m.at).toISOString()}; edits of it here are refused`
+    : `  ${m.capability}: arriving from the ${m.other} store since ${new Date(m.at).toISOString()}; held until \`store move --finish\``);
+  return `This store, in a move between stores:\n${lines.join('\n')}\n\n`;
 }

@@ -22,6 +22,7 @@ import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
+import { readMoveMarks, type StoreMoveMark } from '../store/store-moves';
 
 export type { CliConnectionOptions } from './cli-reached-store';
 
@@ -46,6 +47,8 @@ export interface CliStores {
   history(): Promise<HistoryRecordStore>;
   /** The runtime schedules' store (the catalog the apps' `ScheduleService` writes), connected on first use. */
   schedules(): Promise<ScheduleRecordStore>;
+  /** What the store the CLI was pointed at says of moves between stores (`store move`): capabilities that left it or are arriving. */
+  moves(): Promise<StoreMoveMark[]>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole); Hazelcast only. */
   client(): Client;
   /** Disconnects every store. */
@@ -157,6 +160,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     tasks,
     history,
     schedules,
+    moves: () => readMoveMarks(primary.backend, { timeoutMs: options.connectTimeout }),
     async close() {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       await store.close();

@@ -4,7 +4,7 @@ import { readElection, resignLeader, validateElectionName } from '../elections/e
 import { clusterOverview } from '../elections/election-status';
 import type { Execute } from './cli-command';
 import { describeLayout, layoutJson } from './cli-layout';
-import { leaderText, resignText, statusText } from './cli-cluster-format';
+import { leaderText, movesText, resignText, statusText } from './cli-cluster-format';
 
 /**
  * Adds the cluster commands: `status` (live instances and every election), `leader [election]` and
@@ -14,12 +14,13 @@ import { leaderText, resignText, statusText } from './cli-cluster-format';
 export function addClusterCommands(program: Command, execute: Execute): void {
   program.command('status').description('show where the live app instances keep each capability, the instances (presence) and every election with its leader, epoch and lease left').action(() =>
     execute(() => async (admin, stores) => {
-      const [semaphores, participants] = await Promise.all([admin.permits(), stores.presences()]);
+      const [semaphores, participants, moves] = await Promise.all([admin.permits(), stores.presences(), stores.moves()]);
       const overview = clusterOverview({ participants: participants ?? [], viewAgeMs: participants ? 0 : undefined, semaphores }, stores.clock.now());
       const layout = stores.layout;
+      const layoutText = layout ? `Stores, as ${layout.nodes === 1 ? 'the live node says' : `the ${layout.nodes} live nodes say`}:\n${describeLayout(layout).map((line) => `  ${line}`).join('\n')}\n\n` : '';
       return {
-        json: layout ? { ...overview, stores: layoutJson(layout) } : overview,
-        text: layout ? `Stores, as ${layout.nodes === 1 ? 'the live node says' : `the ${layout.nodes} live nodes say`}:\n${describeLayout(layout).map((line) => `  ${line}`).join('\n')}\n\n${statusText(overview)}` : statusText(overview),
+        json: { ...overview, ...(layout && { stores: layoutJson(layout) }), ...(moves.length > 0 && { moves }) },
+        text: `${movesText(moves)}${layoutText}${statusText(overview)}`,
         warnings: participants ? [] : ['presence could not be read: the participants are not known'],
       };
     }),

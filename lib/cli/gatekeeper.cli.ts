@@ -129,7 +129,7 @@ export function buildProgram(io: CliOutput, { json = false }: { json?: boolean }
   addTaskCommands(program, execute);
   addJobCommands(program, execute);
   addScheduleCommands(program, execute);
-  addStoreCommands(program, () => storesNamed(program), (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`));
+  addStoreCommands(program, () => storesNamed(program), (result, text) => io.out(`${json ? JSON.stringify(result, null, 2) : text}\n`), (text) => io.err(text));
   addHazelcastCommands(program);
   addFencingCommands(program, (text) => io.out(text));
   return program;

@@ -28,7 +28,7 @@ function initText(report: NewStoreReport): string {
  * other commands choose it (`--backend`, or the one the options and environment name), without connecting its stores
  * first: opening them would make a new store look used.
  */
-export function addStoreCommands(program: Command, named: () => StoresNamed, print: (json: unknown, text: string) => void): void {
+export function addStoreCommands(program: Command, named: () => StoresNamed, print: (json: unknown, text: string) => void, warn: (text: string) => void): void {
   const store = program.command('store').description('the store as a whole: declare a new one, migrate its schema');
   /** The backend the options name, checked before anything is contacted; a failed connection said as the CLI says it. */
   const run = async <T>(work: (reached: ReachedStore) => Promise<T>): Promise<T> => {
@@ -103,7 +103,7 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
     const from = await reachedStore(fromOptions);
     const to = await reachedStore(toOptions);
     const report = await moveStores(from, to, capabilities, o.finish ? 'finish' : 'prepare', { skewMs, timeoutMs: fromOptions.connectTimeout }, (until, holders) => {
-      process.stderr.write(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
+      warn(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
     }).catch((error: unknown) => {
       throw error instanceof StoreUnavailableError ? cannotReach(from, fromOptions, error) : error;
     });
