@@ -114,6 +114,8 @@ describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis
     const done = recordNemesis(historyFile, 'store move: finished');
     expect([finished.code, finished.stdout]).toEqual([0, expect.stringContaining('marked as left')]);
     await eventually(`node-b to run the long job on ${to}`, () => starts('long', 'node-b').length > 0, { timeoutMs: 30_000 });
+    // The history the old store had when the move finished (node-a, thawed, writes more there: left behind, as documented).
+    const oldRuns = await historyKeys(backendOf(from));
     nodeA.resume();
     const ended = (e: ReturnType<typeof readHistory>[number]) => e.node === 'node-a' && 'token' in e && e.token === oldLong.token && (e.type === 'end' || e.type === 'abort');
     await eventually('the thawed old holder to end its run', () => readHistory(historyFile).some(ended), { timeoutMs: 2 * LONG_MS });
@@ -134,7 +136,6 @@ describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis
     // What the operator set is on Redis, and the old store refuses edits.
     const moved = await adminOn(backendOf(to));
     expect(await moved.admin.get('reports')).toMatchObject({ permits: 0, pausedFrom: 2, durationMs: 7_000 });
-    const oldRuns = await historyKeys(backendOf(from));
     expect(oldRuns).toContain(`${HISTORY_MAPS.jobs}/Reports.nightly`);
     expect(await historyKeys(backendOf(to))).toEqual(expect.arrayContaining(oldRuns));
     const refused = await cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', '--backend', from, 'resume', 'reports'], env);
