@@ -100,14 +100,28 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
     } catch (error) {
       throw asUsageError(error);
     }
-    const from = await reachedStore(fromOptions);
-    const to = await reachedStore(toOptions);
-    const report = await moveStores(from, to, capabilities, o.finish ? 'finish' : 'prepare', { skewMs, timeoutMs: fromOptions.connectTimeout }, (until, holders) => {
-      warn(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
-    }).catch((error: unknown) => {
-      throw error instanceof StoreUnavailableError ? cannotReach(from, fromOptions, error) : error;
+    // Each store reached first, so a failure names the one that failed, as every command says it.
+    const reach = async (options: ReturnType<typeof parseCliConnection>) => {
+      const reached = await reachedStore(options);
+      await reached.backend.open().catch((error: unknown) => {
+        throw error instanceof StoreUnavailableError || error instanceof SchemaTooNewError ? cannotReach(reached, options, error) : error;
+      });
+      return reached;
+    };
+    const from = await reach(fromOptions);
+    const to = await reach(toOptions).catch(async (error: unknown) => {
+      await from.backend.close().catch(() => undefined);
+      throw error;
     });
-    print(report, storeMoveText(report));
+    try {
+      const report = await moveStores(from, to, capabilities, o.finish ? 'finish' : 'prepare', { skewMs, timeoutMs: fromOptions.connectTimeout }, (until, holders) => {
+        warn(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
+      });
+      print(report, storeMoveText(report));
+    } finally {
+      await from.backend.close().catch(() => undefined);
+      await to.backend.close().catch(() => undefined);
+    }
   };
   store
     .command('migrate')

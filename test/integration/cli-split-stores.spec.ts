@@ -95,4 +95,13 @@ describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)',
     expect([elsewhere.code, elsewhere.stderr]).toEqual([0, '']);
     expect(elsewhere.stdout).toContain('presence kept on another store: point --backend at it');
   }, 60_000);
+
+  it('store move names the store it cannot reach (exit 3), and copies nothing', async () => {
+    const unreachable = { ...both, GATEKEEPER_REDIS_URL: 'redis://127.0.0.1:1' };
+    const refused = await run(unreachable, 'store', 'move', 'permits', '--from', 'postgres', '--to', 'redis');
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('cannot reach Redis at redis://127.0.0.1:1');
+    expect(refused.stdout).toBe('');
+    expect((await oldBilling())?.permits).toBe(1);
+  }, 60_000);
 });
