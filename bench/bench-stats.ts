@@ -37,7 +37,7 @@ export interface BenchRow {
     | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster' | 'fenced-write';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
     | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres'
-    | 'gatekeeper-redis' | 'gatekeeper-redis+aof' | 'fenced-transaction' | 'plain-transaction';
+    | 'gatekeeper-redis' | 'gatekeeper-redis+aof' | 'fenced-transaction' | 'plain-transaction' | 'one-more-statement';
   /**
    * The group a row was measured in, where its scenario and system alone do not say: `redis` for the rows of the redis
    * group (ours on Redis beside redlock, BullMQ and the raw Redis floors, all measured again in that group).

@@ -57,5 +57,5 @@ export const SYSTEM_NAMES: Record<BenchRow['system'], string> = {
   'gatekeeper-postgres+history': 'gatekeeper, run history on', 'gatekeeper-redis': 'gatekeeper', 'gatekeeper-redis+aof': 'gatekeeper, append-only file on',
   'pessimistic-lock': 'pessimistic lock (map lock)', redlock: 'redlock', 'bare-cron': 'bare `@Cron` method', 'dalloc-style': 'dalloc-style',
   bullmq: 'BullMQ', 'hazelcast-raw': 'raw Hazelcast calls', 'redis-raw': 'raw Redis calls', 'advisory-lock': 'advisory lock',
-  'postgres-raw': 'raw PostgreSQL statements', 'pg-boss': 'pg-boss', 'graphile-worker': 'graphile-worker', 'bullmq-postgres': 'BullMQ (PostgreSQL backend)', 'fenced-transaction': 'fenced transaction', 'plain-transaction': 'the same transaction, no fence',
+  'postgres-raw': 'raw PostgreSQL statements', 'pg-boss': 'pg-boss', 'graphile-worker': 'graphile-worker', 'bullmq-postgres': 'BullMQ (PostgreSQL backend)', 'fenced-transaction': 'fenced transaction', 'plain-transaction': 'the same transaction, no fence', 'one-more-statement': 'the same transaction with one `SELECT 1` more',
 };

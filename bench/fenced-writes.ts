@@ -3,12 +3,14 @@
  * without the fence, on the same server: `BEGIN`, [fence(resource, token)], one `UPDATE` of the writer's own row,
  * `COMMIT`, each writer on a connection of its own, BENCH_FENCED_TXS (2,000) transactions per row after 3,000 unmeasured
  * ones, measured in halves in the order fenced, plain, plain, fenced. On PostgreSQL (scripts/postgres.mjs) and on MariaDB through mysql2
- * (scripts/mariadb.mjs), each a throwaway server of the bench's own:
+ * (scripts/mariadb.mjs --durable), each a throwaway server of the bench's own:
  *   - 1 writer, and 8 concurrent writers;
  *   - 8 writers on one resource (one lease's transactions: all fence it with one token, so they take turns on its
  *     fence row, as writes in token order must) and on many (each writer its own resource).
  * p50/p99 of a whole transaction, and transactions per second. Target (the fenced p50 at most 1.3x the plain one)
- * for one writer and for many resources; one resource shared by concurrent writers is a queue by design.
+ * for one writer and for many resources; one resource shared by concurrent writers is a queue by design. Beside them,
+ * the floor of any fence that is a statement of its own: the plain transaction with one `SELECT 1` more.
+ * Both servers are durable, as a user runs one: every COMMIT is flushed to disk.
  */
 import { createPool as mysqlPool, type Pool as MysqlPool } from 'mysql2/promise';
 import { Pool } from 'pg';
@@ -23,6 +25,9 @@ const WARMUP = 3_000;
 const TOKEN = 7;
 
 type Dialect = 'postgres' | 'mysql';
+
+/** What a row's transactions run between BEGIN and the UPDATE: the fence, nothing, or one more statement. */
+type Kind = 'fenced' | 'plain' | 'floor';
 
 /** One writer's connection: a transaction that runs `body` between BEGIN and COMMIT. */
 interface Writer {
@@ -79,8 +84,8 @@ async function mysqlDatabase(url: string): Promise<Database> {
   };
 }
 
-/** `count` transactions over `writers` concurrent writers, fenced or not; each one's time in ms, and the wall time. */
-async function measure(db: Database, writers: number, resources: 'one' | 'many', fenced: boolean, count: number): Promise<{ samples: number[]; wallMs: number }> {
+/** `count` transactions of a kind over `writers` concurrent writers; each one's time in ms, and the wall time. */
+async function measure(db: Database, writers: number, resources: 'one' | 'many', kind: Kind, count: number): Promise<{ samples: number[]; wallMs: number }> {
   const all = await Promise.all(Array.from({ length: writers }, (_, i) => db.writer(i)));
   const samples: number[] = [];
   const started = performance.now();
@@ -90,7 +95,8 @@ async function measure(db: Database, writers: number, resources: 'one' | 'many',
       for (let n = 0; n < Math.ceil(count / writers); n++) {
         const t0 = performance.now();
         await writer.transaction(async (executor, update) => {
-          if (fenced) await fence(executor, resource, TOKEN);
+          if (kind === 'fenced') await fence(executor, resource, TOKEN);
+          else if (kind === 'floor') await executor.query('SELECT 1', []);
           await update();
         });
         samples.push(performance.now() - t0);
@@ -102,33 +108,36 @@ async function measure(db: Database, writers: number, resources: 'one' | 'many',
   return { samples, wallMs: performance.now() - started };
 }
 
-function row(dialect: Dialect, writers: number, resources: 'one' | 'many', fenced: boolean, m: { samples: number[]; wallMs: number }): BenchRow {
+const SYSTEMS = { fenced: 'fenced-transaction', plain: 'plain-transaction', floor: 'one-more-statement' } as const;
+
+function row(dialect: Dialect, writers: number, resources: 'one' | 'many', kind: Kind, m: { samples: number[]; wallMs: number }): BenchRow {
   return {
-    scenario: 'fenced-write', system: fenced ? 'fenced-transaction' : 'plain-transaction', nodes: writers, semaphores: resources === 'one' ? 1 : writers,
+    scenario: 'fenced-write', system: SYSTEMS[kind], nodes: writers, semaphores: resources === 'one' ? 1 : writers,
     runs: m.samples.length, p50Ms: round(percentile(m.samples, 50)), p99Ms: round(percentile(m.samples, 99)),
     opsPerSec: round(m.samples.length / (m.wallMs / 1000), 0), storeOpsPerTick: null, roundTripsPerDecision: null, exactlyOncePct: null,
     fencing: { dialect, resources },
   };
 }
 
-/** The rows of one dialect's server (a row's fenced and plain figures from the same halves, see dialectRows). */
+type Measured = { samples: number[]; wallMs: number };
+const KINDS = ['fenced', 'plain', 'floor'] as const;
+
+/** The rows of one dialect's server (a row's figures of each kind from the same halves, see dialectRows). */
 async function dialectRows(dialect: Dialect, url: string, log: (line: string) => void): Promise<BenchRow[]> {
   const db = dialect === 'postgres' ? await postgresDatabase(url) : await mysqlDatabase(url);
   const rows: BenchRow[] = [];
   try {
     for (const [writers, resources] of [[1, 'many'], [8, 'many'], [8, 'one']] as const) {
-      await measure(db, writers, resources, true, WARMUP);
-      await measure(db, writers, resources, false, WARMUP);
-      // Half each, fenced-plain-plain-fenced: whatever the server or the process does early in a row (a vacuum of
-      // the new tables, the JIT) falls on both alike.
-      const halves = [true, false, false, true];
-      const measured = { true: [] as Array<{ samples: number[]; wallMs: number }>, false: [] as Array<{ samples: number[]; wallMs: number }> };
-      for (const fenced of halves) measured[`${fenced}`].push(await measure(db, writers, resources, fenced, TXS / 2));
-      const merged = (parts: Array<{ samples: number[]; wallMs: number }>) => ({ samples: parts.flatMap((p) => p.samples), wallMs: parts.reduce((sum, p) => sum + p.wallMs, 0) });
-      const fenced = row(dialect, writers, resources, true, merged(measured.true));
-      const plain = row(dialect, writers, resources, false, merged(measured.false));
-      rows.push(plain, fenced);
-      log(`  ${dialect}, ${writers} writer(s), ${resources === 'one' ? 'one resource' : 'a resource each'}: plain p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms, ${plain.opsPerSec}/s; fenced p50 ${fenced.p50Ms} ms (${round(fenced.p50Ms! / plain.p50Ms!, 2)}x), p99 ${fenced.p99Ms} ms, ${fenced.opsPerSec}/s`);
+      for (const kind of KINDS) await measure(db, writers, resources, kind, WARMUP);
+      // Half each, in the order fenced, plain, floor, floor, plain, fenced: whatever the server or the process does
+      // early in a row (a vacuum of the new tables, the JIT) falls on all alike.
+      const measured = { fenced: [] as Measured[], plain: [] as Measured[], floor: [] as Measured[] };
+      for (const kind of [...KINDS, ...[...KINDS].reverse()]) measured[kind].push(await measure(db, writers, resources, kind, TXS / 2));
+      const merged = (parts: Measured[]) => ({ samples: parts.flatMap((p) => p.samples), wallMs: parts.reduce((sum, p) => sum + p.wallMs, 0) });
+      const [fenced, plain, floor] = KINDS.map((kind) => row(dialect, writers, resources, kind, merged(measured[kind])));
+      rows.push(plain, fenced, floor);
+      const ratio = (r: BenchRow) => round(r.p50Ms! / plain.p50Ms!, 2);
+      log(`  ${dialect}, ${writers} writer(s), ${resources === 'one' ? 'one resource' : 'a resource each'}: plain p50 ${plain.p50Ms} ms, p99 ${plain.p99Ms} ms, ${plain.opsPerSec}/s; fenced p50 ${fenced.p50Ms} ms (${ratio(fenced)}x), p99 ${fenced.p99Ms} ms, ${fenced.opsPerSec}/s; one more SELECT 1: p50 ${floor.p50Ms} ms (${ratio(floor)}x)`);
     }
   } finally {
     await db.close();
@@ -146,7 +155,7 @@ export async function fencedWriteRows(log: (line: string) => void): Promise<Benc
   } finally {
     await postgres.stop();
   }
-  const mariadb = await serverFromScript('mariadb.mjs', /^MariaDB running: (\S+)/);
+  const mariadb = await serverFromScript('mariadb.mjs', /^MariaDB running: (\S+)/, ['--durable']);
   try {
     rows.push(...(await dialectRows('mysql', mariadb.url, log)));
   } finally {

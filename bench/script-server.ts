@@ -5,11 +5,11 @@ import { createInterface } from 'node:readline';
 
 /**
  * A throwaway server run by one of the project's scripts (`scripts/postgres.mjs start`, `scripts/mariadb.mjs start`)
- * as a child of the bench: its URL once the script prints `banner` with it, and a stop that ends the script (which
+ * as a child of the bench, with `args` after `start`: its URL once the script prints `banner` with it, and a stop that ends the script (which
  * stops the server and deletes its data).
  */
-export async function serverFromScript(script: string, banner: RegExp): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [join(__dirname, '../scripts', script), 'start'], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function serverFromScript(script: string, banner: RegExp, args: readonly string[] = []): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [join(__dirname, '../scripts', script), 'start', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {

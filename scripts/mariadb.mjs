@@ -4,7 +4,9 @@
 // made by mariadb-install-db in a temporary folder, on a free port, with no passwords (grant tables skipped: the
 // server listens on 127.0.0.1 only and holds nothing but test data). The folder goes when the server stops.
 //
-//   node scripts/mariadb.mjs start [--port 3306]     prints the URL, stops on Ctrl-C
+//   node scripts/mariadb.mjs start [--port 3306] [--durable]     prints the URL, stops on Ctrl-C
+//
+// --durable runs it as a user runs one: every COMMIT flushed to disk (InnoDB's default); the tests' server skips that.
 //
 // Anything that needs a server should try mariadbFromEnv() first, so it can be pointed at an existing one (MySQL or
 // MariaDB) with GATEKEEPER_MYSQL_URL instead.
@@ -51,10 +53,12 @@ function accepts(port) {
 /**
  * Starts a server in a new temporary folder, makes the database `gatekeeper`, and resolves once it accepts
  * connections.
- * @param {{ port?: number }} [options]
+ * @param {{ port?: number, durable?: boolean }} [options] `durable: true` flushes InnoDB's log at every COMMIT, as
+ *   the server's default and a user's server do; without it (the tests') a crash of the machine may lose the last
+ *   transactions, a crash of the process none.
  * @returns {Promise<{ url: string, port: number, dir: string, pid: () => number | undefined, stop: () => Promise<void> }>}
  */
-export async function startMariadb({ port } = {}) {
+export async function startMariadb({ port, durable = false } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'gatekeeper-mariadb-'));
   const data = join(dir, 'data');
   const serverPort = port ?? (await freePorts(1))[0];
@@ -65,7 +69,7 @@ export async function startMariadb({ port } = {}) {
     '--no-defaults', `--datadir=${data}`, `--port=${serverPort}`, `--bind-address=${HOST}`, `--socket=${join(dir, 'mariadb.sock')}`,
     `--pid-file=${join(dir, 'mariadb.pid')}`, `--log-error=${join(dir, 'server.log')}`, '--skip-grant-tables', '--skip-log-bin',
     // A test server: nothing needs to survive a crash of the machine.
-    '--innodb-flush-log-at-trx-commit=0', '--innodb-buffer-pool-size=64M', '--max-connections=300', ...user,
+    `--innodb-flush-log-at-trx-commit=${durable ? 1 : 0}`, '--innodb-buffer-pool-size=64M', '--max-connections=300', ...user,
   ], { stdio: 'ignore' });
   killOnExit(child, dir);
   const deadline = Date.now() + 60_000;
@@ -90,12 +94,12 @@ export async function startMariadb({ port } = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' } } });
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { port: { type: 'string' }, durable: { type: 'boolean' } } });
   if (positionals[0] !== 'start') {
-    process.stderr.write('usage: node scripts/mariadb.mjs start [--port 3306]\n');
+    process.stderr.write('usage: node scripts/mariadb.mjs start [--port 3306] [--durable]\n');
     process.exit(2);
   }
-  const server = await startMariadb({ port: values.port ? Number(values.port) : undefined });
+  const server = await startMariadb({ port: values.port ? Number(values.port) : undefined, durable: values.durable === true });
   process.stdout.write(`MariaDB running: ${server.url}\n(Ctrl-C stops it and deletes its data)\n`);
   const stop = () => void server.stop().finally(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -1,4 +1,5 @@
 import type { FenceDialect } from './fence-executor';
+import { preparable } from './prepared-statements';
 
 /** The fence table's name unless told otherwise. */
 export const DEFAULT_FENCE_TABLE = 'gatekeeper_fences';
@@ -129,7 +130,7 @@ export function fenceStatements(dialect: FenceDialect, table: string, waitSecond
 }
 
 function pgStatements(t: string): FenceStatements {
-  return {
+  const statements: FenceStatements = {
     raise:
       boundedPg(`$1::text AS resource, $2::bigint AS token, $3::text AS waits, $4::text AS idles`) +
       `INSERT INTO ${t} AS f (resource, token) SELECT resource, token FROM bound ` +
@@ -142,6 +143,8 @@ function pgStatements(t: string): FenceStatements {
       `SELECT locked.token, set_config('lock_timeout', was.setting, true) AS restored FROM was LEFT JOIN locked ON true`,
     sharedNow: `SELECT token FROM ${t} WHERE resource = $1 FOR SHARE SKIP LOCKED`,
   };
+  for (const sql of Object.values(statements)) preparable(sql);
+  return statements;
 }
 
 function mysqlStatements(t: string, waitSeconds: number): FenceStatements {
@@ -226,6 +229,18 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
  * map, the semaphore, the token, the fence table.
  */
 export function permitCheckSql(schema: string): string {
+  let sql = PERMIT_CHECKS.get(schema);
+  if (sql === undefined) {
+    sql = preparable(permitCheckText(schema));
+    PERMIT_CHECKS.set(schema, sql);
+  }
+  return sql;
+}
+
+/** {@link permitCheckSql} by schema, each made once. */
+const PERMIT_CHECKS = new Map<string, string>();
+
+function permitCheckText(schema: string): string {
   const atCommit = `SELECT 'Permit of "' || key || '" is lost at COMMIT: ' || reason || '; the fenced transaction was rolled back' FROM (${permitLossSql(schema, 'SELECT %L::text AS map, %L::text AS key, %s::bigint AS token')}) c`;
   return (
     `SELECT l.reason, l.left_ms, ` +

@@ -349,3 +349,62 @@ describe('bounded waits behind another holder', () => {
     }
   });
 });
+
+/*
+ * pgExecutor runs the fence's own statements as named prepared statements of the connection. A server connection
+ * that does not know one the client prepared (what a pooler without prepared statements does to a client) fails the
+ * transaction with a message that names the way out; `{ prepare: false }` prepares nothing.
+ */
+describe('the fence\'s prepared statements, on PostgreSQL', () => {
+  let pool: Pool;
+  let schema: string;
+  beforeAll(async () => {
+    pool = new Pool({ connectionString: testPostgresUrl(), max: 2 });
+    schema = `fence_${randomUUID().slice(0, 8)}`;
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    await pool.query(fenceTableSql('postgres', `${schema}.gatekeeper_fences`));
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+    await pool.end();
+  });
+
+  const prepared = async (client: PoolClient) =>
+    (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'gatekeeper\\_fence\\_%' ORDER BY name")).rows.map((r) => r.name);
+
+  it('are parsed once per connection and run by name; a server connection that lost them fails the transaction, naming prepare: false', async () => {
+    const client = await pool.connect();
+    try {
+      const table = { table: `${schema}.gatekeeper_fences` };
+      for (let i = 0; i < 3; i++) {
+        await client.query('BEGIN');
+        await fence(pgExecutor(client), 'prepared', 4, table);
+        await client.query('COMMIT');
+      }
+      // The first fence raised (one statement), the next two read shared (another): two named statements, each once.
+      expect(await prepared(client)).toHaveLength(2);
+      // As a pooler's other server connection: it never saw them, while node-postgres believes it did.
+      await client.query('DEALLOCATE ALL');
+      await client.query('BEGIN');
+      const refused = fence(pgExecutor(client), 'prepared', 5, table);
+      await expect(refused).rejects.toThrow(/pgExecutor\(client, options\)\.prepare.*does not know it.*\{ prepare: false \}.*wrote nothing/);
+      await client.query('ROLLBACK');
+      expect((await pool.query(`SELECT token FROM ${schema}.gatekeeper_fences WHERE resource = 'prepared'`)).rows[0].token).toBe('4');
+    } finally {
+      client.release(true);
+    }
+  });
+
+  it('are not prepared with { prepare: false }, and a bad prepare is named', async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fence(pgExecutor(client, { prepare: false }), 'unprepared', 4, { table: `${schema}.gatekeeper_fences` });
+      await client.query('COMMIT');
+      expect(await prepared(client)).toEqual([]);
+      expect(() => pgExecutor(client, { prepare: 'yes' as unknown as boolean })).toThrow(/pgExecutor\(client, options\)\.prepare.*must be true or false, got "yes"/);
+    } finally {
+      client.release(true);
+    }
+  });
+});
