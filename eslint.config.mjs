@@ -145,23 +145,13 @@ export default tseslint.config(
   {
     // A backend implements the store contract (lib/store, its task stores lib/store/tasks): it imports no capability,
     // so a capability's store is written once over the contract, and a third party's backend needs nothing else.
-    // The one exception: Hazelcast's declaration of a new cluster (lib/backends/hazelcast/permits/hazelcast-new-cluster)
-    // reads and rewrites the semaphores' entries, so it takes the permits' entry format and rules.
+    // What a capability must tell a backend (how to judge its records when a store is declared new) comes through
+    // the contract (lib/store/new-store-rules).
     files: ['lib/backends/**/*.ts'],
-    ignores: ['lib/backends/hazelcast/permits/hazelcast-new-cluster.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         NEST,
-        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '!./permits/hazelcast-new-cluster', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract (lib/store); it imports no capability.' },
-      ] }],
-    },
-  },
-  {
-    files: ['lib/backends/hazelcast/permits/hazelcast-new-cluster.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [
-        NEST,
-        { group: [...rooms(...CAPABILITIES.filter((c) => c !== 'permits')), '**/nest/*', '**/nest/**', '**/cli/*'], message: "Hazelcast's declaration of a new cluster takes the permits' entries only." },
+        { group: [...rooms(...CAPABILITIES), '!./tasks/*', '**/nest/*', '**/nest/**', '**/cli/*'], message: 'A backend implements the store contract (lib/store); it imports no capability.' },
       ] }],
     },
   },

@@ -15,6 +15,7 @@ import { Client, HazelcastJsonValue, type ClientConfig } from 'hazelcast-client'
 import { encodeTask } from '../lib/store/tasks/task.codec';
 import { decideSubmit } from '../lib/tasks/task-submit.rules';
 import { HazelcastBackend } from '../lib';
+import { declareNewStore } from '../lib/permits/new-store';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
 import { round } from './bench-stats';
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const member = await startMemberProcess(await freePort(), `backlog-profile-${process.pid}`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
-  await new HazelcastBackend({ client: declarer }).declareNew();
+  await declareNewStore(new HazelcastBackend({ client: declarer }));
   await declarer.shutdown();
   const memberPids = descendantsOf(process.pid).filter((pid) => commandOf(pid) === 'java');
   const jfr = process.env.PROFILE_JFR === '1' ? join(tmpdir(), `backlog-${process.pid}.jfr`) : undefined;

@@ -14,6 +14,7 @@ import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
 import { HazelcastBackend } from '../lib';
+import { declareNewStore } from '../lib/permits/new-store';
 import { startApp } from '../test/support/app-process';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
   const member = await startMemberProcess(await freePort(), `profile-${process.pid}`);
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   const declarer = await Client.newHazelcastClient(config);
-  await new HazelcastBackend({ client: declarer }).declareNew();
+  await declareNewStore(new HazelcastBackend({ client: declarer }));
   const prefix = `p-${Date.now()}`;
   const total = BLOCK * ROUNDS;
   const admin = await gatekeeperNode('admin', config, prefix, false);

@@ -11,6 +11,7 @@ import { systemClock } from '../lib/core/clock';
 import { validateDefinition } from '../lib/permits/definition.validator';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
 import { HazelcastBackend } from '../lib';
+import { declareNewStore } from '../lib/permits/new-store';
 import { freePort } from '../test/support/free-port';
 import { startMemberProcess } from '../test/support/member-process';
 import { gatekeeperNode } from './bench-systems';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   // measurable effect on this workload: tried).
   if (process.env.PROFILE_METRICS === '0') config.metrics = { enabled: false };
   const declarer = await Client.newHazelcastClient(config);
-  await new HazelcastBackend({ client: declarer }).declareNew();
+  await declareNewStore(new HazelcastBackend({ client: declarer }));
   await declarer.shutdown();
   const prefix = `rp-${Date.now()}`;
   const admin = await gatekeeperNode('admin', config, prefix, false);

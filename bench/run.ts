@@ -25,6 +25,7 @@ import { Test } from '@nestjs/testing';
 import { Client, type ClientConfig } from 'hazelcast-client';
 import Redis from 'ioredis';
 import { ClusterSingleton, GatekeeperModule, HazelcastBackend, LeaderOnly } from '../lib';
+import { declareNewStore } from '../lib/permits/new-store';
 import { GATEKEEPER_HISTORY_STORE, GATEKEEPER_LEADER_RUNS } from '../lib/nest/gatekeeper.constants';
 import type { HistoryStore } from '../lib/schedules/history-store';
 import { SemaphoreAdmin } from '../lib/permits/semaphore-admin';
@@ -635,7 +636,7 @@ async function memberGroups(): Promise<void> {
   const config: ClientConfig = { clusterName: member.clusterName, network: { clusterMembers: member.addresses }, properties: { 'hazelcast.logging.level': 'OFF' } };
   // The bench started this member itself: nothing was ever granted on it, so no recovery wait is due.
   const declarer = await Client.newHazelcastClient(config);
-  await new HazelcastBackend({ client: declarer }).declareNew();
+  await declareNewStore(new HazelcastBackend({ client: declarer }));
   await declarer.shutdown();
   try {
     const prefix = `bench-${Date.now()}`;

@@ -25,6 +25,7 @@ export type { StoreBackend } from './store/store-backend';
 export type { ConnectTarget } from './store/connect-failure';
 // What declaring a store new did (StoreBackend.declareNew: what `nestjs-gatekeeper store init` runs)
 export type { NewStoreReport } from './store/new-store-report';
+export type { NewStoreRules } from './store/new-store-rules';
 // The Hazelcast backend (`hazelcast-client`, an optional peer, loaded only when a HazelcastBackend is used).
 export { HazelcastBackend, type HazelcastBackendOptions } from './backends/hazelcast/hazelcast-backend';
 // The PostgreSQL backend (`pg`, an optional peer, loaded only when a PostgresBackend opens).

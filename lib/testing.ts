@@ -24,6 +24,7 @@ export type { ContractOptions, TestApi } from './testing/test-api';
 export type { StoreBackend } from './store/store-backend';
 export type { ConnectTarget } from './store/connect-failure';
 export type { NewStoreReport } from './store/new-store-report';
+export type { NewStoreRules } from './store/new-store-rules';
 export {
   writtenByMark, type MissedReason, type RecordCallOptions, type RecordChanges, type RecordMap, type RecordMapSpec, type RecordWriteOptions,
   type StoredRecord, type WatchOptions,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { declareNewStore } from '../store/new-store';
+import { declareNewStore } from '../permits/new-store';
 import { CliUsageError } from './cli-errors';
 import { CLI_NAME } from './cli-format';
 import { jarSourceFromEnv, LocalMemberError, memberJar, portIsFree, startLocalMember } from './local-member';

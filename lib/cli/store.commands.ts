@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { PostgresBackend } from '../backends/postgres/postgres-backend';
 import { StoreUnavailableError } from '../core/errors/store-unavailable.error';
-import { declareNewStore } from '../store/new-store';
+import { declareNewStore } from '../permits/new-store';
 import type { NewStoreReport } from '../store/new-store-report';
 import { cannotReach, parseCliConnection, reachedStore, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import type { ReachedStore } from './cli-reached-store';

@@ -1,24 +1,14 @@
-import { formatDuration } from '../core/duration';
+import type { EarlierLife } from '../core/errors/cluster-not-new.error';
 import type { SemaphoreEntry } from './semaphore-entry';
 
 /**
- * Declaring a cluster new (`nestjs-gatekeeper store init`): the pure part. A brand-new cluster and one that
- * restarted and lost its data look the same from inside (open-source members keep nothing across a restart), so
- * the library makes every first grant wait out the permits a lost state could have handed out. An operator who
- * knows the cluster is new may lift that wait, but only while nothing in the cluster shows it had an earlier
- * life: these rules read what the cluster holds and say whether it does.
+ * Declaring a store new (`nestjs-gatekeeper store init`), the semaphores' part, pure. A brand-new Hazelcast cluster
+ * and one that restarted and lost its data look the same from inside (open-source members keep nothing across a
+ * restart), so the library makes every first grant wait out the permits a lost state could have handed out. An
+ * operator who knows the cluster is new may lift that wait, but only while nothing in it shows an earlier life:
+ * these rules read the semaphores' entries and notes and say whether they do (the partitions' canaries are the
+ * Hazelcast backend's own: `hazelcast-canary.rules.ts`).
  */
-
-/** One sign that the cluster held gatekeeper state before, which a declaration must not erase. */
-export interface EarlierLife {
-  /** The semaphore (`map/name`) or `canaries`. */
-  readonly where: string;
-  /** What was found, in words. */
-  readonly reason: string;
-}
-
-/** How far apart the partitions' canaries may have been first written and still count as one first start. */
-export const CANARY_SPREAD_MS = 5 * 60_000;
 
 /**
  * The signs of an earlier life in one semaphore entry: a permit was ever granted under it (its last token), or
@@ -57,47 +47,6 @@ export function noteEvidence(where: string, notedAt: number | undefined, entry: 
     return { where, reason: 'the cluster noted an entry of it before the loss this one was rebuilt after' };
   }
   return undefined;
-}
-
-/** A partition's canary as the rules read it. */
-export interface CanaryReading {
-  readonly createdAt: number;
-  readonly fresh: boolean;
-}
-
-/**
- * The signs of an earlier life in the partitions' canaries. They are all written at a cluster's first start (one
- * node's connect, or a declaration), and only a partition that lost its data gets a canary later: so non-fresh
- * canaries first written far apart, or one first written after the cluster was declared new, mean partitions lost
- * their data while the cluster held gatekeeper state. (A non-fresh canary older than the fresh ones is what an
- * interrupted declaration leaves, and no sign.)
- */
-export function canaryEvidence(canaries: readonly CanaryReading[]): EarlierLife[] {
-  const evidence: EarlierLife[] = [];
-  const stale = canaries.filter((c) => !c.fresh).map((c) => c.createdAt);
-  const declared = canaries.filter((c) => c.fresh).map((c) => c.createdAt);
-  if (stale.length >= 2) {
-    const oldest = Math.min(...stale);
-    const newest = Math.max(...stale);
-    if (newest - oldest > CANARY_SPREAD_MS) {
-      evidence.push({
-        where: 'canaries',
-        reason: `the partitions were first seen ${formatDuration(newest - oldest)} apart (${new Date(oldest).toISOString()} to ` +
-          `${new Date(newest).toISOString()}): some lost their data (or an entry vanished) after the cluster held gatekeeper state`,
-      });
-    }
-  }
-  if (declared.length > 0 && stale.length > 0) {
-    const newestDeclared = Math.max(...declared);
-    const later = stale.filter((t) => t > newestDeclared).length;
-    if (later > 0) {
-      evidence.push({
-        where: 'canaries',
-        reason: `${later} partition(s) lost their data after the cluster was declared new (${new Date(newestDeclared).toISOString()})`,
-      });
-    }
-  }
-  return evidence;
 }
 
 /**

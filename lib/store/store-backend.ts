@@ -2,6 +2,7 @@ import type { SqlTransaction, TransactionRecords } from './sql-transaction';
 import type { Counters } from './counter';
 import type { ConnectTarget } from './connect-failure';
 import type { NewStoreReport } from './new-store-report';
+import type { NewStoreRules } from './new-store-rules';
 import type { RecordMap, RecordMapSpec } from './record-map';
 import type { TaskStore } from './tasks/task-store';
 
@@ -71,10 +72,11 @@ export interface StoreBackend {
    * nothing, when it shows an earlier life); on PostgreSQL, the schema, created now (a schema that existed is in
    * use); on Redis, the map prefix (refused once a node used it). Only for whoever knows nothing was ever granted
    * there: on a store that held permits, it would cut the wait that keeps two holders apart. Needs no open backend.
-   * What `nestjs-gatekeeper store init` runs. Optional: a backend without it (memory) has no state that outlives its
-   * nodes.
+   * What `nestjs-gatekeeper store init` runs (`declareNewStore`, which gives it the capabilities' `rules`: the
+   * records that wait out a recovery, and how to judge them; a backend that keeps no such wait of its own may ignore
+   * them). Optional: a backend without it (memory) has no state that outlives its nodes.
    */
-  declareNew?(): Promise<NewStoreReport>;
+  declareNew?(rules: readonly NewStoreRules[]): Promise<NewStoreReport>;
   /**
    * A faster path for tasks: a task store of the backend's own (PostgreSQL: a table with claims found on its indexes,
    * `FOR UPDATE SKIP LOCKED`; Redis: sorted sets kept by its write scripts; Hazelcast: member-side claim queries and

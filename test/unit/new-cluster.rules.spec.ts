@@ -1,4 +1,5 @@
-import { CANARY_SPREAD_MS, canaryEvidence, earlierLifeOf, NOTE_MARGIN_MS, noteEvidence, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
+import { CANARY_SPREAD_MS, canaryEvidence } from '../../lib/backends/hazelcast/hazelcast-canary.rules';
+import { earlierLifeOf, NOTE_MARGIN_MS, noteEvidence, withoutRecoveryWait } from '../../lib/permits/new-cluster.rules';
 import type { SemaphoreEntry } from '../../lib/permits/semaphore-entry';
 
 const definition = { name: 'billing', permits: 1, durationMs: 600_000, groupPattern: '.*', acquirerPattern: '.*' };

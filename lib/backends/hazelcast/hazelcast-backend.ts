@@ -16,7 +16,8 @@ import { CANARY_MAP, PartitionCanaries } from './hazelcast-partition-canaries';
 import { HazelcastRecordMap } from './hazelcast-record-map';
 import { StoreCalls } from './store-call';
 import { HazelcastTaskStore } from './tasks/hazelcast-task.store';
-import { declareNewCluster } from './permits/hazelcast-new-cluster';
+import { declareNewCluster } from './hazelcast-new-cluster';
+import type { NewStoreRules } from '../../store/new-store-rules';
 import type { NewStoreReport } from '../../store/new-store-report';
 
 export type { HazelcastBackendOptions } from './hazelcast-backend.options';
@@ -116,12 +117,15 @@ export class HazelcastBackend implements StoreBackend {
     return this.countersOf;
   }
 
-  /** Declares the whole cluster new, every map prefix on it (see `StoreBackend.declareNew`), and lifts the waits nodes set meanwhile. */
-  async declareNew(): Promise<NewStoreReport> {
+  /**
+   * Declares the whole cluster new, every map prefix on it (see `StoreBackend.declareNew`), and lifts the waits nodes
+   * set meanwhile on the records `rules` judge.
+   */
+  async declareNew(rules: readonly NewStoreRules[]): Promise<NewStoreReport> {
     await this.open();
     try {
       const client = this.requireClient();
-      const { canariesMarked, waitsLifted } = await declareNewCluster(client, this.options.clock ?? systemClock);
+      const { canariesMarked, waitsLifted } = await declareNewCluster(client, this.options.clock ?? systemClock, rules);
       const lifted = waitsLifted.map(({ map, semaphore }) => ({ map, semaphore }));
       return { store: `Hazelcast cluster "${client.getConfig().clusterName}"`, declared: true, alreadyNew: canariesMarked === 0, waitsLifted: lifted };
     } finally {

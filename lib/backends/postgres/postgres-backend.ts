@@ -16,6 +16,7 @@ import type { PostgresBackendOptions } from './postgres-backend.options';
 import { describeLostData, PostgresIncarnation, type IncarnationAnswer } from './postgres-incarnation';
 import { newPool } from './postgres-pool';
 import type { ConnectTarget } from '../../store/connect-failure';
+import type { NewStoreRules } from '../../store/new-store-rules';
 import type { NewStoreReport } from '../../store/new-store-report';
 import { postgresConnectTarget } from './postgres-connect-target';
 import { PostgresRecordMap, transactionRecords } from './postgres-record-map';
@@ -254,7 +255,7 @@ export class PostgresBackend implements StoreBackend {
   }
 
   /** Declares the schema new (see `StoreBackend.declareNew`): it is when this call creates it (see `migrate`). */
-  async declareNew(): Promise<NewStoreReport> {
+  async declareNew(_rules: readonly NewStoreRules[] = []): Promise<NewStoreReport> {
     const { schema, from } = await this.migrate();
     return { store: `PostgreSQL schema "${schema}"`, declared: from === 0, alreadyNew: false, waitsLifted: [] };
   }

@@ -18,6 +18,7 @@ import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-script-prelude';
 import type { ConnectTarget } from '../../store/connect-failure';
+import type { NewStoreRules } from '../../store/new-store-rules';
 import type { NewStoreReport } from '../../store/new-store-report';
 import { redisConnectTarget } from './redis-connect-target';
 import { withDeadline } from '../../core/with-deadline';
@@ -254,7 +255,7 @@ export class RedisBackend implements StoreBackend {
   }
 
   /** Declares the map prefix new (see `StoreBackend.declareNew`), as {@link RedisBackend.declareFresh} does. */
-  async declareNew(): Promise<NewStoreReport> {
+  async declareNew(_rules: readonly NewStoreRules[] = []): Promise<NewStoreReport> {
     return { store: `Redis prefix "${this.mapPrefix}"`, declared: await this.declareFresh(), alreadyNew: false, waitsLifted: [] };
   }
 

@@ -1,5 +1,12 @@
-import { GatekeeperError } from '../../core/errors/gatekeeper.error';
-import type { EarlierLife } from '../new-cluster.rules';
+import { GatekeeperError } from './gatekeeper.error';
+
+/** One sign that a store held gatekeeper state before, which a declaration that it is new must not erase. */
+export interface EarlierLife {
+  /** Where it was found: a semaphore (`semaphore "billing" (map gatekeeper.semaphores)`), or `canaries`. */
+  readonly where: string;
+  /** What was found, in words. */
+  readonly reason: string;
+}
 
 /**
  * `store init` refused: the cluster holds gatekeeper state from an earlier life (permits were granted, or a node
