@@ -143,6 +143,9 @@ export class RunNotCompletedError extends GatekeeperError {
  */
 export class NothingDeclaredError extends GatekeeperError {}
 
+/** `store move tasks --finish` left tasks on the old store that a live node works there: exit 1, run it again once they stopped. */
+export class MoveUnfinishedError extends GatekeeperError {}
+
 /**
  * `jobs forget` found the job alive (a live node has it), or could not ask every live node: exit 1, nothing removed.
  */

@@ -2,6 +2,7 @@ import type { CapabilityState } from '../core/capability-state';
 import { followStoreClock, StoreClock } from '../store/store-clock';
 import { systemClock } from '../core/clock';
 import { PermitMove, type PermitMoveReport } from '../permits/permit-move';
+import { TaskMove, type TaskMoveReport } from '../tasks/task-move';
 import { HISTORY_MAPS } from '../schedules/history-record.store';
 import { SCHEDULE_MAP } from '../schedules/schedule-record.store';
 import { copyRecords, type RecordCopyReport } from '../store/record-copy';
@@ -10,7 +11,7 @@ import type { ReachedStore } from './cli-reached-store';
 import { CliUsageError } from './cli-errors';
 
 /** What `store move` can move: the capabilities whose state outlives the nodes. */
-export const MOVABLE: readonly CapabilityState[] = ['permits', 'schedules', 'history'];
+export const MOVABLE: readonly CapabilityState[] = ['permits', 'schedules', 'history', 'tasks'];
 
 /** The record maps of the capabilities a move copies as they are stored. */
 const RECORD_MAPS: Partial<Record<CapabilityState, readonly string[]>> = {
@@ -21,13 +22,10 @@ const RECORD_MAPS: Partial<Record<CapabilityState, readonly string[]>> = {
 /** The capabilities `store move` was given (`all`: every movable one), checked before any store is reached. */
 export function movedCapabilities(given: readonly string[]): CapabilityState[] {
   const names = given.includes('all') ? [...MOVABLE] : given;
-  if (names.length === 0) throw new CliUsageError('store move: name what moves: permits, schedules, history, or all', 'capability');
+  if (names.length === 0) throw new CliUsageError('store move: name what moves: permits, schedules, history, tasks, or all', 'capability');
   for (const name of names) {
     if (name === 'presence') throw new CliUsageError('store move: presence does not move: each node announces itself on the store its options name', 'capability');
-    if (name === 'tasks') {
-      throw new CliUsageError('store move: tasks do not move in this version: let the old store\'s workers finish what they claimed and what is queued (`tasks list`), then start the nodes on the new store', 'capability');
-    }
-    if (!MOVABLE.includes(name as CapabilityState)) throw new CliUsageError(`store move: '${name}' is not permits, schedules, history or all`, 'capability');
+    if (!MOVABLE.includes(name as CapabilityState)) throw new CliUsageError(`store move: '${name}' is not permits, schedules, history, tasks or all`, 'capability');
   }
   return [...new Set(names as CapabilityState[])];
 }
@@ -38,6 +36,7 @@ export interface StoreMoveReport {
   readonly from: string;
   readonly to: string;
   readonly permits?: PermitMoveReport;
+  readonly tasks?: TaskMoveReport;
   readonly records?: readonly RecordCopyReport[];
 }
 
@@ -45,7 +44,7 @@ export interface StoreMoveReport {
  * One step of a move from the store `from` to the store `to` (both reached, neither opened yet): `prepare` copies
  * what moves and holds the permits on `to`; `finish` marks `from` as left, waits out its permits, copies again and
  * lifts the holds (see {@link PermitMove}). Schedules and history are copied at both steps (the second brings what the
- * old nodes wrote meanwhile). Each store then says what it is in the move (`store-moves`, shown by `status`).
+ * old nodes wrote meanwhile); tasks move at `finish` (see {@link TaskMove}). Each store then says what it is in the move (`store-moves`, shown by `status`).
  */
 export async function moveStores(
   from: ReachedStore,
@@ -58,6 +57,7 @@ export async function moveStores(
   await from.backend.open();
   await to.backend.open();
   const clocks: StoreClock[] = [];
+  const closers: Array<() => Promise<void>> = [];
   try {
     const report: { -readonly [K in keyof StoreMoveReport]: StoreMoveReport[K] } = { step, from: from.backend.kind, to: to.backend.kind };
     if (capabilities.includes('permits')) {
@@ -73,6 +73,16 @@ export async function moveStores(
       const move = new PermitMove(await side(from), await side(to), { skewMs: bounds.skewMs, editTimeoutMs: bounds.timeoutMs }, onWait);
       report.permits = step === 'prepare' ? await move.prepare() : await move.finish();
     }
+    // Tasks move at finish only: until then each store's nodes work their own.
+    if (capabilities.includes('tasks') && step === 'finish') {
+      const side = async (reached: ReachedStore) => {
+        const tasks = reached.tasks();
+        await tasks.connect();
+        closers.push(() => tasks.close());
+        return { tasks, backend: reached.backend };
+      };
+      report.tasks = await new TaskMove(await side(from), await side(to), bounds).finish();
+    }
     const maps = capabilities.flatMap((c) => RECORD_MAPS[c] ?? []);
     if (maps.length > 0) report.records = await copyRecords(from.backend, to.backend, maps, { timeoutMs: bounds.timeoutMs });
     const at = Date.now();
@@ -83,6 +93,7 @@ export async function moveStores(
     return report;
   } finally {
     for (const clock of clocks) clock.stop();
+    for (const close of closers) await close().catch(() => undefined);
     await from.store.close().catch(() => undefined);
     await to.store.close().catch(() => undefined);
     await from.backend.close().catch(() => undefined);
@@ -99,6 +110,13 @@ export function storeMoveText(report: StoreMoveReport): string {
     lines.push(report.step === 'prepare'
       ? `Permits: copied to ${to}, held there (nothing is granted on ${to} until finish): ${names}.`
       : `Permits: ${from} marked as left (nothing is granted there any more); waited ${(report.permits.waitedMs / 1000).toFixed(1)} s for its last permit to lapse; granted on ${to} from now on: ${names}.`);
+  }
+  if (report.tasks) {
+    const { moved, alreadyThere, left } = report.tasks;
+    const counts = Object.entries(moved).map(([state, n]) => `${n} ${state}`).join(', ') || 'none';
+    lines.push(`Tasks: moved to ${to} (${counts}) and taken off ${from}; a running one moved with its claim, and is taken over once that lapses.`);
+    if (alreadyThere.length > 0) lines.push(`Tasks ${to} had already (same id), kept there and taken off ${from}: ${alreadyThere.join(', ')}.`);
+    if (left.length > 0) lines.push(`Tasks still on ${from}, where a live node claimed, renewed, finished or submitted them while this ran: ${left.join(', ')}. Stop the old nodes and run this again.`);
   }
   for (const r of report.records ?? []) lines.push(`${r.map}: ${r.created} created, ${r.replaced} replaced, ${r.same} already there, on ${to}.`);
   lines.push(report.step === 'prepare'

@@ -5,7 +5,7 @@ import { declareNewStore } from '../permits/new-store';
 import type { NewStoreReport } from '../store/new-store-report';
 import { cannotReach, parseCliConnection, reachedStore, type RawCliConnectionOptions, type StoresNamed } from './cli-connection';
 import type { ReachedStore } from './cli-reached-store';
-import { asUsageError, CliUsageError, NothingDeclaredError } from './cli-errors';
+import { asUsageError, CliUsageError, MoveUnfinishedError, NothingDeclaredError } from './cli-errors';
 import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
 import { parseDuration } from '../core/duration';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
@@ -67,13 +67,14 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
     );
   store
     .command('move <capabilities...>')
-    .summary('move permits, schedules and history to another store under running nodes')
+    .summary('move permits, schedules, history and tasks to another store under running nodes')
     .description(
-      'move what the nodes keep (permits, schedules, history, or all) from one store to another under running nodes, never with ' +
-        'two holders: first run it as it is (prepare: copies everything to the new store, where nothing is granted yet), then ' +
-        'start the nodes with the new store, then run it with --finish (marks the old store as left, so it grants nothing more, ' +
-        'waits until its last permit lapsed, copies again and lets the new store grant). Both stores are named by their usual ' +
-        'options (--pg-url, --redis-url, --members); tasks do not move (drain them first)',
+      'move what the nodes keep (permits, schedules, history, tasks, or all) from one store to another under running nodes, ' +
+        'never with two holders: first run it as it is (prepare: copies everything to the new store, where nothing is granted ' +
+        'yet), then start the nodes with the new store and stop the old ones, then run it with --finish (marks the old store ' +
+        'as left, so it grants nothing more, waits until its last permit lapsed, copies again, moves the tasks and lets the ' +
+        'new store grant; exit 1 when a live node still works tasks on the old store). Both ' +
+        'stores are named by their usual options (--pg-url, --redis-url, --members)',
     )
     .requiredOption('--from <backend>', 'the store the nodes use now: hazelcast, postgres or redis')
     .requiredOption('--to <backend>', 'the store they move to: hazelcast, postgres or redis')
@@ -118,6 +119,8 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
         warn(`waiting until ${new Date(until).toISOString()} for the last permits on ${o.from} to lapse (${holders.join(', ')})\n`);
       });
       print(report, storeMoveText(report));
+      const left = report.tasks?.left.length ?? 0;
+      if (left > 0) throw new MoveUnfinishedError(`store move: ${left} task(s) are still on ${o.from}, worked there by a live node: stop the old nodes, then run store move tasks --finish again`);
     } finally {
       await from.backend.close().catch(() => undefined);
       await to.backend.close().catch(() => undefined);

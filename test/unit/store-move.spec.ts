@@ -3,8 +3,8 @@ import { movedCapabilities } from '../../lib/cli/store-move';
 import { movesText } from '../../lib/cli/cli-cluster-format';
 
 describe('store move: what it is given', () => {
-  it('moves permits, schedules and history, or all three', () => {
-    expect(movedCapabilities(['all'])).toEqual(['permits', 'schedules', 'history']);
+  it('moves permits, schedules, history and tasks, or all four', () => {
+    expect(movedCapabilities(['all'])).toEqual(['permits', 'schedules', 'history', 'tasks']);
     expect(movedCapabilities(['history', 'permits', 'permits'])).toEqual(['history', 'permits']);
   });
 
@@ -17,8 +17,7 @@ describe('store move: what it is given', () => {
       }
       throw new Error('not refused');
     };
-    expect(refusal(['tasks'])).toMatchObject({ constructor: CliUsageError, field: 'capability', message: expect.stringContaining('tasks do not move') });
-    expect(refusal(['presence'])).toMatchObject({ field: 'capability', message: expect.stringContaining('presence does not move') });
+    expect(refusal(['presence'])).toMatchObject({ constructor: CliUsageError, field: 'capability', message: expect.stringContaining('presence does not move') });
     expect(refusal(['permit'])).toMatchObject({ field: 'capability', message: expect.stringContaining("'permit' is not permits") });
     expect(refusal([])).toMatchObject({ field: 'capability' });
   });
