@@ -86,8 +86,9 @@ export function resignText(r: ResignResult): string {
 /** What the store the CLI was pointed at says of moves between stores (`store move`), one line each; '' for none. */
 export function movesText(moves: readonly StoreMoveMark[]): string {
   if (moves.length === 0) return '';
+  // Permits refuse an edit aimed at a left store (SemaphoreEdits); the other capabilities' edits are only told where to go.
   const lines = moves.map((m) => m.state === 'left'
-    ? `  ${m.capability}: moved to the ${m.other} store on ${new Date(m.at).toISOString()}; edits of it here are refused`
+    ? `  ${m.capability}: moved to the ${m.other} store on ${new Date(m.at).toISOString()}; ${m.capability === 'permits' ? 'edits of it here are refused' : `the nodes use it there: edit it there (--backend ${m.other})`}`
     : `  ${m.capability}: arriving from the ${m.other} store since ${new Date(m.at).toISOString()}; held until \`store move --finish\``);
   return `This store, in a move between stores:\n${lines.join('\n')}\n\n`;
 }
