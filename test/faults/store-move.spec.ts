@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import { systemClock } from '../../lib/core/clock';
@@ -11,7 +13,7 @@ import { cli, CLI_BIN } from '../support/cli-process';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
 import { testRedisUrl } from '../support/test-redis';
-import { uniquePrefix } from '../support/test-cluster';
+import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 const SKEW_MS = 200;
 /** A long run in hold mode: its holder on the old store keeps refreshing until the move marks the store as left. */
@@ -21,20 +23,25 @@ const LONG: WorkloadJob = { semaphore: 'long', duration: LONG_MS, intervalMs: 25
 const OFTEN: WorkloadJob = { semaphore: 'often', duration: 2_000, intervalMs: 200, runMs: 10, effectEveryMs: 5, mode: 'release', lockAtLeastFor: '150ms' };
 
 /**
- * A running deployment moved from PostgreSQL to Redis, and from Redis to PostgreSQL, with `nestjs-gatekeeper store move` (the built CLI), as a rolling
+ * A running deployment moved from PostgreSQL to Redis, from Redis to PostgreSQL and from Hazelcast to Redis, with `nestjs-gatekeeper store move` (the built CLI), as a rolling
  * deploy does it: node-a keeps running on the old store while node-b starts on the new one; jobs run through the move. The
  * checker reads only the history both processes wrote: never two holders, tokens never back across the two stores,
  * and what the operator set on the old store (a paused definition of its own, the run history) is on the new one.
  * The control starts the same two nodes without the move, and the checker must see them overlap.
  */
-type Kind = 'postgres' | 'redis';
+type Kind = 'postgres' | 'redis' | 'hazelcast';
 
-describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis' as Kind, to: 'postgres' as Kind }])('moving a running deployment from $from to $to (store move)', ({ from, to }) => {
+describe.each([
+  { from: 'postgres' as Kind, to: 'redis' as Kind },
+  { from: 'redis' as Kind, to: 'postgres' as Kind },
+  { from: 'hazelcast' as Kind, to: 'redis' as Kind },
+])('moving a running deployment from $from to $to (store move)', ({ from, to }) => {
   const pgUrl = testPostgresUrl();
   const redisUrl = testRedisUrl();
   const nodes: NodeProcess[] = [];
   const closing: Array<() => Promise<void>> = [];
-  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, GATEKEEPER_HZ_MEMBERS: undefined };
+  // The shared member only where the move involves Hazelcast (the CLI reaches it by the environment the tests set).
+  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, ...(from !== 'hazelcast' && to !== 'hazelcast' && { GATEKEEPER_HZ_MEMBERS: undefined }) };
 
   beforeAll(() => {
     if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
@@ -53,17 +60,18 @@ describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis
     const starts = (semaphore: string, node?: string) =>
       readHistory(historyFile).filter((e): e is StartEvent => e.type === 'start' && e.semaphore === semaphore && (node === undefined || e.node === node));
     const start = async (name: string, on: Kind) => {
-      const node = await startWorkloadNode({ ...settings, name, cluster: on === 'postgres' ? { postgresUrl: pgUrl } : { redisUrl } });
+      const node = await startWorkloadNode({ ...settings, name, cluster: on === 'postgres' ? { postgresUrl: pgUrl } : on === 'redis' ? { redisUrl } : testCluster() });
       nodes.push(node);
       return node;
     };
     const move = (...args: string[]) => cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', 'store', 'move', 'all', '--from', from, '--to', to, '--max-clock-skew', `${SKEW_MS}ms`, ...args], env);
-    const backendOf = (kind: Kind) => (kind === 'postgres' ? new PostgresBackend({ connectionString: pgUrl, mapPrefix }) : new RedisBackend({ url: redisUrl, mapPrefix }));
+    const backendOf = (kind: Kind) => (kind === 'postgres' ? new PostgresBackend({ connectionString: pgUrl, mapPrefix })
+      : kind === 'redis' ? new RedisBackend({ url: redisUrl, mapPrefix }) : new HazelcastBackend({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix }));
     return { historyFile, mapPrefix, starts, start, move, backendOf };
   }
 
   /** An admin on one store's permits, as an operator's tool would be. */
-  async function adminOn(backend: PostgresBackend | RedisBackend): Promise<{ admin: SemaphoreAdmin; store: PermitRecordStore }> {
+  async function adminOn(backend: PostgresBackend | RedisBackend | HazelcastBackend): Promise<{ admin: SemaphoreAdmin; store: PermitRecordStore }> {
     const store = new PermitRecordStore(backend);
     await store.connect({ clock: systemClock });
     closing.push(() => store.close());
@@ -71,7 +79,7 @@ describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis
   }
 
   /** The run history a store keeps: its records' keys, by map. */
-  async function historyKeys(backend: PostgresBackend | RedisBackend): Promise<string[]> {
+  async function historyKeys(backend: PostgresBackend | RedisBackend | HazelcastBackend): Promise<string[]> {
     await backend.open();
     try {
       const keys = async (map: string) => (await (await backend.map(map)).list()).map((r) => `${map}/${r.key}`);

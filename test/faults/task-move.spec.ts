@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
+import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { PostgresTaskStore } from '../../lib/backends/postgres/tasks/postgres-task.store';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
@@ -11,7 +13,7 @@ import { cli, CLI_BIN } from '../support/cli-process';
 import { eventually } from '../support/eventually';
 import { testPostgresUrl } from '../support/test-postgres';
 import { testRedisUrl } from '../support/test-redis';
-import { uniquePrefix } from '../support/test-cluster';
+import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 /** Long enough that the move (the CLI's start included) ends well inside the frozen node's lease. */
 const LEASE_MS = 5_000;
@@ -20,25 +22,30 @@ const SKEW_MS = 100;
 const TASKS = 10;
 const WORK_MS = 800;
 
-type Kind = 'postgres' | 'redis';
+type Kind = 'postgres' | 'redis' | 'hazelcast';
 
 const notes = (history: HistoryEvent[], kind: TaskNoteEvent['kind'], id?: string): TaskNoteEvent[] =>
   history.filter((e): e is TaskNoteEvent => e.type === 'task' && e.kind === kind && (id === undefined || e.id === id));
 const startsOf = (history: HistoryEvent[], id: string) => history.filter((e) => e.type === 'start' && e.semaphore === `task/${id}`);
 
 /*
- * Tasks moved from one store to another under real processes with `nestjs-gatekeeper store move tasks --finish` (the
+ * Tasks moved from one store to another (PostgreSQL and Redis both ways, Hazelcast to PostgreSQL) under real processes with `nestjs-gatekeeper store move tasks --finish` (the
  * built CLI), the old node frozen (SIGSTOP) while it runs two of them: every task completes once, on the new store,
  * and the checker, reading only the history the processes wrote, finds no two valid runs of a task at once. The
  * control copies the tasks the way a hand-made migration would (onto the new store, left on the old one, claims
  * dropped) and must see tasks completed twice.
  */
-describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis' as Kind, to: 'postgres' as Kind }])('moving tasks from $from to $to (store move tasks --finish)', ({ from, to }) => {
+describe.each([
+  { from: 'postgres' as Kind, to: 'redis' as Kind },
+  { from: 'redis' as Kind, to: 'postgres' as Kind },
+  { from: 'hazelcast' as Kind, to: 'postgres' as Kind },
+])('moving tasks from $from to $to (store move tasks --finish)', ({ from, to }) => {
   const pgUrl = testPostgresUrl();
   const redisUrl = testRedisUrl();
   const nodes: NodeProcess[] = [];
   const closing: Array<() => Promise<void>> = [];
-  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, GATEKEEPER_HZ_MEMBERS: undefined };
+  // The shared member only where the move involves Hazelcast (the CLI reaches it by the environment the tests set).
+  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, ...(from !== 'hazelcast' && to !== 'hazelcast' && { GATEKEEPER_HZ_MEMBERS: undefined }) };
 
   beforeAll(() => {
     if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
@@ -54,13 +61,15 @@ describe.each([{ from: 'postgres' as Kind, to: 'redis' as Kind }, { from: 'redis
     const mapPrefix = uniquePrefix(`task-move-${label}`);
     if (!(await new RedisBackend({ url: redisUrl, mapPrefix }).declareFresh())) throw new Error(`prefix ${mapPrefix} was not new`);
     const storeOn = async (kind: Kind): Promise<TaskStore> => {
-      const store = kind === 'postgres' ? new PostgresTaskStore(new PostgresBackend({ connectionString: pgUrl, mapPrefix })) : new RedisTaskStore(new RedisBackend({ url: redisUrl, mapPrefix }));
+      const store = kind === 'postgres' ? new PostgresTaskStore(new PostgresBackend({ connectionString: pgUrl, mapPrefix }))
+        : kind === 'redis' ? new RedisTaskStore(new RedisBackend({ url: redisUrl, mapPrefix }))
+          : new HazelcastTaskStore({ connection: new HazelcastConnection({ clientConfig: testClientConfig() }), mapPrefix });
       await store.connect();
       closing.push(() => store.close());
       return store;
     };
     const start = async (name: string, on: Kind) => {
-      const node = await startTaskNode({ name, historyFile, mapPrefix, cluster: on === 'postgres' ? { postgresUrl: pgUrl } : { redisUrl }, leaseMs: LEASE_MS, maxClockSkewMs: SKEW_MS, concurrency: 2, scanMs: 500 });
+      const node = await startTaskNode({ name, historyFile, mapPrefix, cluster: on === 'postgres' ? { postgresUrl: pgUrl } : on === 'redis' ? { redisUrl } : testCluster(), leaseMs: LEASE_MS, maxClockSkewMs: SKEW_MS, concurrency: 2, scanMs: 500 });
       nodes.push(node);
       return node;
     };
