@@ -143,6 +143,9 @@ export class RunNotCompletedError extends GatekeeperError {
  */
 export class NothingDeclaredError extends GatekeeperError {}
 
+/** `store move` was given one store under two names (a record written on the one is read on the other): exit 1, nothing moved. */
+export class SameStoreError extends GatekeeperError {}
+
 /** `store move tasks --finish` left tasks on the old store that a live node works there: exit 1, run it again once they stopped. */
 export class MoveUnfinishedError extends GatekeeperError {}
 

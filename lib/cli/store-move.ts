@@ -6,9 +6,9 @@ import { TaskMove, type TaskMoveReport } from '../tasks/task-move';
 import { HISTORY_MAPS } from '../schedules/history-record.store';
 import { SCHEDULE_MAP } from '../schedules/schedule-record.store';
 import { copyRecords, type RecordCopyReport } from '../store/record-copy';
-import { writeMoveMark } from '../store/store-moves';
+import { sameStore, writeMoveMark } from '../store/store-moves';
 import type { ReachedStore } from './cli-reached-store';
-import { CliUsageError } from './cli-errors';
+import { CliUsageError, SameStoreError } from './cli-errors';
 
 /** What `store move` can move: the capabilities whose state outlives the nodes. */
 export const MOVABLE: readonly CapabilityState[] = ['permits', 'schedules', 'history', 'tasks'];
@@ -59,6 +59,9 @@ export async function moveStores(
   const clocks: StoreClock[] = [];
   const closers: Array<() => Promise<void>> = [];
   try {
+    if (await sameStore(from.backend, to.backend, { timeoutMs: bounds.timeoutMs })) {
+      throw new SameStoreError(`store move: --from and --to reach one and the same ${from.backend.kind} store (what is written on the one is read on the other): nothing moved`);
+    }
     const report: { -readonly [K in keyof StoreMoveReport]: StoreMoveReport[K] } = { step, from: from.backend.kind, to: to.backend.kind };
     if (capabilities.includes('permits')) {
       const side = async (reached: ReachedStore) => {

@@ -10,6 +10,21 @@ import { SchemaTooNewError } from '../backends/postgres/postgres-schema';
 import { parseDuration } from '../core/duration';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
 import { movedCapabilities, moveStores, storeMoveText } from './store-move';
+import { storeKey } from './cli-layout';
+
+/** `store move`'s own options. */
+interface MoveOptions {
+  from: string;
+  to: string;
+  finish?: boolean;
+  maxClockSkew: string;
+  toPgUrl?: string;
+  toPgSchema?: string;
+  toRedisUrl?: string;
+  toMembers?: string;
+  toClusterName?: string;
+  toMapPrefix?: string;
+}
 
 /** What `store init` printed, for people. */
 function initText(report: NewStoreReport): string {
@@ -74,25 +89,38 @@ export function addStoreCommands(program: Command, named: () => StoresNamed, pri
         'yet), then start the nodes with the new store and stop the old ones, then run it with --finish (marks the old store ' +
         'as left, so it grants nothing more, waits until its last permit lapsed, copies again, moves the tasks and lets the ' +
         'new store grant; exit 1 when a live node still works tasks on the old store). Both ' +
-        'stores are named by their usual options (--pg-url, --redis-url, --members)',
+        'stores are named by their usual options (--pg-url, --redis-url, --members); a move between two stores of one kind ' +
+        '(another Redis server, another schema or prefix) names the new one with the --to-* options',
     )
     .requiredOption('--from <backend>', 'the store the nodes use now: hazelcast, postgres or redis')
     .requiredOption('--to <backend>', 'the store they move to: hazelcast, postgres or redis')
     .option('--finish', 'the second step, once the nodes run on the new store')
     .option('--max-clock-skew <duration>', "the nodes' maxClockSkew (waited out beyond the last permit)", '500ms')
-    .action((capabilities: string[], o: { from: string; to: string; finish?: boolean; maxClockSkew: string }) =>
-      moveCommand(capabilities, o),
-    );
-  const moveCommand = async (given: string[], o: { from: string; to: string; finish?: boolean; maxClockSkew: string }): Promise<void> => {
+    .option('--to-pg-url <url>', 'the new store\'s PostgreSQL connection string, where it is not --pg-url')
+    .option('--to-pg-schema <name>', 'the new store\'s schema, where it is not --pg-schema')
+    .option('--to-redis-url <url>', 'the new store\'s Redis URL, where it is not --redis-url')
+    .option('--to-members <addresses>', 'the new cluster\'s members, where they are not --members')
+    .option('--to-cluster-name <name>', 'the new cluster\'s name, where it is not --cluster-name')
+    .option('--to-map-prefix <prefix>', 'the new store\'s map prefix, where it is not --map-prefix')
+    .action((capabilities: string[], o: MoveOptions) => moveCommand(capabilities, o));
+  const moveCommand = async (given: string[], o: MoveOptions): Promise<void> => {
     let fromOptions: ReturnType<typeof parseCliConnection>;
     let toOptions: ReturnType<typeof parseCliConnection>;
     let capabilities: ReturnType<typeof movedCapabilities>;
     let skewMs: number;
     try {
       capabilities = movedCapabilities(given);
-      if (o.from === o.to) throw new CliUsageError(`store move: --from and --to both name ${o.from}: a move goes between two kinds of store`, 'to');
       fromOptions = parseCliConnection({ ...program.opts<RawCliConnectionOptions>(), backend: o.from });
-      toOptions = parseCliConnection({ ...program.opts<RawCliConnectionOptions>(), backend: o.to });
+      const toGiven: RawCliConnectionOptions = {
+        ...program.opts<RawCliConnectionOptions>(), backend: o.to,
+        ...(o.toPgUrl !== undefined && { pgUrl: o.toPgUrl }), ...(o.toPgSchema !== undefined && { pgSchema: o.toPgSchema }),
+        ...(o.toRedisUrl !== undefined && { redisUrl: o.toRedisUrl }), ...(o.toMembers !== undefined && { members: o.toMembers }),
+        ...(o.toClusterName !== undefined && { clusterName: o.toClusterName }), ...(o.toMapPrefix !== undefined && { mapPrefix: o.toMapPrefix }),
+      };
+      toOptions = parseCliConnection(toGiven);
+      if (storeKey(fromOptions) === storeKey(toOptions)) {
+        throw new CliUsageError(`store move: --from and --to name the same ${o.from} store: name the new one with the --to-* options (--to-redis-url, --to-pg-url, --to-pg-schema, --to-members, --to-cluster-name, --to-map-prefix)`, 'to');
+      }
       try {
         skewMs = parseDuration(o.maxClockSkew, '<cli>', 'maxClockSkew', { allowZero: true });
       } catch (error) {

@@ -49,9 +49,7 @@ export class PermitMove {
     private readonly bounds: PermitMoveBounds,
     /** Told as `finish` starts to wait: until when (the old store's clock) and which semaphores still had a permit. */
     private readonly onWait: (until: number, holders: readonly string[]) => void = () => undefined,
-  ) {
-    if (from.kind === to.kind) throw new SemaphoreMoveRefusedError(`permits: the store moved from and the store moved to are both ${from.kind}: a move goes between two kinds of store`);
-  }
+  ) {}
 
   /** Copies every semaphore onto the store moved to, held there; refused for one the nodes there hold already. */
   async prepare(): Promise<PermitMoveReport> {

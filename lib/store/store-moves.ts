@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CapabilityState } from '../core/capability-state';
 import { parseJsonObject } from '../core/json-object';
 import type { RecordCallOptions } from './record-map';
@@ -47,5 +48,28 @@ export async function writeMoveMark(backend: StoreBackend, capability: Capabilit
     else await map.put(capability, JSON.stringify({ state: mark.state, other: mark.other, at: mark.at }), options);
   } finally {
     await hold.close();
+  }
+}
+
+/**
+ * Whether `a` and `b` (both open) are one store under two names (one server reached by two URLs, say): a record
+ * written on `a` is read back on `b`. A move from a store onto itself would hold and then mark as left every
+ * semaphore it has. The record is removed again.
+ */
+export async function sameStore(a: StoreBackend, b: StoreBackend, options: RecordCallOptions = {}): Promise<boolean> {
+  const key = `probe:${randomUUID()}`;
+  const onA = new MapHold(a, STORE_MOVES_MAP, 'store');
+  const onB = new MapHold(b, STORE_MOVES_MAP, 'store');
+  try {
+    const written = await onA.open();
+    await written.put(key, '{}', options);
+    try {
+      return (await (await onB.open()).get(key, options)) !== undefined;
+    } finally {
+      await written.delete(key, options);
+    }
+  } finally {
+    await onA.close();
+    await onB.close();
   }
 }

@@ -104,4 +104,22 @@ describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)',
     expect(refused.stdout).toBe('');
     expect((await oldBilling())?.permits).toBe(1);
   }, 60_000);
+
+  it('store move between two stores of one kind: another prefix is a move; one store under two names is refused', async () => {
+    const other = uniquePrefix('split-to');
+    const same = await run(both, 'store', 'move', 'permits', '--from', 'postgres', '--to', 'postgres');
+    expect([same.code, same.stderr]).toEqual([2, expect.stringContaining('--from and --to name the same postgres store: name the new one with the --to-* options')]);
+    // The same server under another spelling of its URL: found by a record written on the one and read on the other.
+    const aliased = await run(both, 'store', 'move', 'permits', '--from', 'redis', '--to', 'redis', '--to-redis-url', redisUrl.replace('127.0.0.1', 'localhost'));
+    expect([aliased.code, aliased.stderr]).toEqual([1, expect.stringContaining('--from and --to reach one and the same redis store')]);
+    const moved = await run(both, 'store', 'move', 'permits', '--from', 'postgres', '--to', 'postgres', '--to-map-prefix', other);
+    expect([moved.code, moved.stdout]).toEqual([0, expect.stringContaining('Permits: copied to postgres, held there')]);
+    const arrived = new PermitRecordStore(new PostgresBackend({ connectionString: pgUrl, mapPrefix: other }));
+    await arrived.connect({ clock: systemClock });
+    try {
+      expect((await arrived.list()).find((stored) => stored.name === 'billing')?.entry.move).toMatchObject({ state: 'arriving', from: 'postgres' });
+    } finally {
+      await arrived.close();
+    }
+  }, 60_000);
 });
