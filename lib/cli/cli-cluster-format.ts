@@ -86,9 +86,10 @@ export function resignText(r: ResignResult): string {
 /** What the store the CLI was pointed at says of moves between stores (`store move`), one line each; '' for none. */
 export function movesText(moves: readonly StoreMoveMark[]): string {
   if (moves.length === 0) return '';
-  // Permits refuse an edit aimed at a left store (SemaphoreEdits); the other capabilities' edits are only told where to go.
+  // Permits, schedules and tasks refuse an operator's edit aimed at a left store (SemaphoreEdits, CliStores.editing).
+  const refused = new Set(['permits', 'schedules', 'tasks']);
   const lines = moves.map((m) => m.state === 'left'
-    ? `  ${m.capability}: moved to the ${m.other} store on ${new Date(m.at).toISOString()}; ${m.capability === 'permits' ? 'edits of it here are refused' : `the nodes use it there: edit it there (--backend ${m.other})`}`
+    ? `  ${m.capability}: moved to the ${m.other} store on ${new Date(m.at).toISOString()}; ${refused.has(m.capability) ? 'edits of it here are refused' : `the nodes write it there (--backend ${m.other})`}`
     : `  ${m.capability}: arriving from the ${m.other} store since ${new Date(m.at).toISOString()}; held until \`store move --finish\``);
   return `This store, in a move between stores:\n${lines.join('\n')}\n\n`;
 }

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { ENV } from '../core/env-vars';
 import { followStoreClock, StoreClock } from '../store/store-clock';
 import { formatDuration, parseDuration } from '../core/duration';
-import { CliUsageError } from './cli-errors';
+import { CliUsageError, MovedAwayError } from './cli-errors';
 import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
@@ -49,6 +49,11 @@ export interface CliStores {
   schedules(): Promise<ScheduleRecordStore>;
   /** What the store the CLI was pointed at says of moves between stores (`store move`): capabilities that left it or are arriving. */
   moves(): Promise<StoreMoveMark[]>;
+  /**
+   * Refuses an operator's edit of `capability` on a store it moved away from (`store move --finish` marked it left):
+   * no live node reads it there. Resolves when the edit may go ahead.
+   */
+  editing(capability: 'schedules' | 'tasks'): Promise<void>;
   /** The connected Hazelcast client the stores share (for what works on the cluster as a whole); Hazelcast only. */
   client(): Client;
   /** Disconnects every store. */
@@ -161,6 +166,13 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
     history,
     schedules,
     moves: () => readMoveMarks(primary.backend, { timeoutMs: options.connectTimeout }),
+    async editing(capability) {
+      const marks = await readMoveMarks((await reachedFor(capability)).backend, { timeoutMs: options.connectTimeout });
+      const left = marks.find((m) => m.capability === capability && m.state === 'left');
+      if (left) {
+        throw new MovedAwayError(`no live node uses this store for ${capability}: it moved to the ${left.other} store on ${new Date(left.at).toISOString()}; edit it there (--backend ${left.other})`);
+      }
+    },
     async close() {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       await store.close();

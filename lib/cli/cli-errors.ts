@@ -143,6 +143,9 @@ export class RunNotCompletedError extends GatekeeperError {
  */
 export class NothingDeclaredError extends GatekeeperError {}
 
+/** An edit aimed at a store its capability moved away from (`store move --finish`): exit 1, nothing changed. */
+export class MovedAwayError extends GatekeeperError {}
+
 /** `store move` was given one store under two names (a record written on the one is read on the other): exit 1, nothing moved. */
 export class SameStoreError extends GatekeeperError {}
 

@@ -171,6 +171,7 @@ export function addScheduleCommands(program: Command, execute: Execute): void {
 /** A change through the catalog, printed. */
 function change(run: (catalog: ScheduleCatalog) => ReturnType<ScheduleCatalog['pause']>, action: 'upsert' | 'pause' | 'resume' | 'remove'): Action {
   return async (_admin, stores) => {
+    await stores.editing('schedules');
     const result = await run(await catalogOf(stores));
     return { json: result, text: changeText(result, action) };
   };

@@ -72,6 +72,7 @@ export function addTaskCommands(program: Command, execute: Execute): void {
     run(() => {
       checked(() => validateTaskId(id));
       return async (_admin, stores) => {
+        await stores.editing('tasks');
         const task = await (await stores.tasks()).retry(id);
         return { json: task, text: `task ${task.id} is pending again (up to ${task.maxAttempts ?? '?'} attempts in all)` };
       };
@@ -82,6 +83,7 @@ export function addTaskCommands(program: Command, execute: Execute): void {
     run(() => {
       checked(() => validateTaskId(id));
       return async (_admin, stores) => {
+        await stores.editing('tasks');
         const task = await (await stores.tasks()).cancel(id);
         return { json: task, text: `task ${task.id} is cancelled` };
       };
@@ -98,6 +100,7 @@ export function addTaskCommands(program: Command, execute: Execute): void {
       run(() => {
         const options = checked(() => parseTaskPurge({ types: o.type, states: o.state, olderThan: o.olderThan }));
         return async (_admin, stores) => {
+          await stores.editing('tasks');
           const purged = await (await stores.tasks()).purge(options);
           return { json: { purged }, text: `purged ${purged} finished task(s)` };
         };

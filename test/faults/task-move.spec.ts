@@ -96,6 +96,9 @@ describe.each([
     expect([moved.code, moved.stderr]).toEqual([0, '']);
     expect(moved.stdout).toContain(`Tasks: moved to ${to}`);
     expect(await old.query({})).toEqual([]);
+    // An operator's task action aimed at the old store is refused: no live node works tasks there any more.
+    const refused = await cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', '--backend', from, 'tasks', 'cancel', ids[ids.length - 1]], env);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`no live node uses this store for tasks: it moved to the ${to} store`)]);
     await eventually('every task completed', () => ids.every((id) => notes(readHistory(historyFile), 'completed', id).length > 0), { timeoutMs: 60_000 });
     // Thawed, node-a cannot renew or finish what it ran: the tasks left its store.
     nodeA.resume();

@@ -201,7 +201,8 @@ export const isRunEvent = (e: HistoryEvent): e is RunEvent =>
  * moment reads its history in that time), or real time with HISTORY_REAL_TIME set, in a process whose wall clock
  * shift-clock.cjs moves to play a machine whose clock is off (which keeps the real one for this).
  */
-function eventTime(): number {
+/** Now, as the history stamps events (real time where `HISTORY_REAL_TIME` asks for it). */
+export function eventTime(): number {
   const real = process.env.HISTORY_REAL_TIME ? (globalThis as { __realDateNow?: () => number }).__realDateNow : undefined;
   return real?.() ?? Date.now();
 }

@@ -29,7 +29,7 @@ import {
   type GroupJoinData, type SubmitInput, type TaskContext, type TaskRecord,
 } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
-import { appendEvent, type RunEvent, type TaskNoteEvent, type Unstamped } from './history';
+import { appendEvent, eventTime, type RunEvent, type TaskNoteEvent, type Unstamped } from './history';
 import { nodeBasicsEnv, startNodeProcess, type NodeBasics, type NodeProcess } from './node-process';
 
 /** Settings of one task node. */
@@ -99,7 +99,14 @@ function main(): void {
       run({ ...base(task), type: 'abort', reason: (error instanceof LeaseLostError && error.kind === 'task') ? `lease expired: ${error.message}` : String(error) });
       throw error;
     }
-    run({ ...base(task), type: 'effect', valid: true, validUntil: vouchedUntil(task) });
+    // Made only while the claim still vouches, judged at its own stamp: a process paused (SIGSTOP) between its
+    // renewal and here acts no more once thawed, as a handler that checks before it acts.
+    const at = eventTime();
+    if (at >= vouchedUntil(task)) {
+      run({ ...base(task), at, type: 'abort', reason: 'the claim lapsed between its renewal and the effect (the process was paused)' });
+      throw new Error('the claim lapsed before the effect');
+    }
+    run({ ...base(task), at, type: 'effect', valid: true, validUntil: vouchedUntil(task) });
   };
 
   @Injectable()
@@ -127,7 +134,8 @@ function main(): void {
     async work(data: { ms: number }, task: TaskContext): Promise<string> {
       started(task);
       for (let done = 0; done < data.ms; done += stepMs) await step(task);
-      run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
+      const at = eventTime();
+      run({ ...base(task), at, type: 'end', outcome: 'done', valid: !task.signal.aborted && at < vouchedUntil(task) });
       return `${data.ms} ms of work by ${nodeName}`;
     }
 
@@ -142,7 +150,8 @@ function main(): void {
           data: { batch: i, ...(i === data.failAt && { fail: true }), ...(data.gate !== undefined && { gate: data.gate }) },
         });
       }
-      run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
+      const at = eventTime();
+      run({ ...base(task), at, type: 'end', outcome: 'done', valid: !task.signal.aborted && at < vouchedUntil(task) });
       return `split into ${data.batches}`;
     }
 
@@ -155,7 +164,8 @@ function main(): void {
         throw new InvalidTaskError(`batch ${data.batch} has no records`);
       }
       while (data.gate !== undefined && !existsSync(data.gate)) await step(task);
-      run({ ...base(task), type: 'end', outcome: 'done', valid: !task.signal.aborted });
+      const at = eventTime();
+      run({ ...base(task), at, type: 'end', outcome: 'done', valid: !task.signal.aborted && at < vouchedUntil(task) });
       return data.batch;
     }
 

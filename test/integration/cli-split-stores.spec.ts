@@ -4,6 +4,7 @@ import { ClusterSingleton } from '../../lib';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
 import { systemClock } from '../../lib/core/clock';
 import { PermitRecordStore } from '../../lib/permits/permit-record.store';
+import { writeMoveMark } from '../../lib/store/store-moves';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { cli, CLI_BIN } from '../support/cli-process';
 import { eventually } from '../support/eventually';
@@ -103,6 +104,24 @@ describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)',
     expect(refused.stderr).toContain('cannot reach Redis at redis://127.0.0.1:1');
     expect(refused.stdout).toBe('');
     expect((await oldBilling())?.permits).toBe(1);
+  }, 60_000);
+
+  it('an edit of schedules or tasks aimed at a store they moved away from is refused, naming where they went; reads still work', async () => {
+    const left = uniquePrefix('split-left');
+    const backend = new PostgresBackend({ connectionString: pgUrl, mapPrefix: left });
+    await backend.open();
+    try {
+      for (const capability of ['schedules', 'tasks'] as const) await writeMoveMark(backend, capability, { state: 'left', other: 'redis', at: Date.UTC(2026, 10, 28, 12) });
+    } finally {
+      await backend.close();
+    }
+    const onLeft = (...args: string[]) => cli(['--map-prefix', left, '--connect-timeout', '10s', '--backend', 'postgres', ...args], pgOnly);
+    const pause = await onLeft('schedules', 'pause', 'nightly-export');
+    expect([pause.code, pause.stderr]).toEqual([1, expect.stringContaining('no live node uses this store for schedules: it moved to the redis store on 2026-11-28T12:00:00.000Z; edit it there (--backend redis)')]);
+    const purge = await onLeft('tasks', 'purge');
+    expect([purge.code, purge.stderr]).toEqual([1, expect.stringContaining('no live node uses this store for tasks: it moved to the redis store')]);
+    const list = await onLeft('tasks', 'list');
+    expect(list.code).toBe(0);
   }, 60_000);
 
   it('store move between two stores of one kind: another prefix is a move; one store under two names is refused', async () => {

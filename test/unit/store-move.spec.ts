@@ -28,8 +28,10 @@ describe('store move: what it is given', () => {
       { capability: 'permits', state: 'left', other: 'redis', at: Date.UTC(2026, 10, 28, 12) },
       { capability: 'history', state: 'arriving', other: 'postgres', at: Date.UTC(2026, 10, 28, 12) },
       { capability: 'tasks', state: 'left', other: 'redis', at: Date.UTC(2026, 10, 28, 12) },
+      { capability: 'history', state: 'left', other: 'redis', at: Date.UTC(2026, 10, 28, 12) },
     ]);
-    expect(text).toContain('tasks: moved to the redis store on 2026-11-28T12:00:00.000Z; the nodes use it there: edit it there (--backend redis)');
+    expect(text).toContain('history: moved to the redis store on 2026-11-28T12:00:00.000Z; the nodes write it there (--backend redis)');
+    expect(text).toContain('tasks: moved to the redis store on 2026-11-28T12:00:00.000Z; edits of it here are refused');
     expect(text).toContain('permits: moved to the redis store on 2026-11-28T12:00:00.000Z; edits of it here are refused');
     expect(text).toContain('history: arriving from the postgres store since 2026-11-28T12:00:00.000Z');
   });
