@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
@@ -8,11 +7,10 @@ import { PermitRecordStore } from '../../lib/permits/permit-record.store';
 import { SemaphoreAdmin } from '../../lib/permits/semaphore-admin';
 import { HISTORY_MAPS, HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { emptyHistory } from '../../lib/schedules/job-history';
-import { checkHistory, newHistoryFile, readHistory, recordNemesis, startWorkloadNode, type NodeProcess, type StartEvent, type WorkloadJob } from '../harness';
-import { cli, CLI_BIN } from '../support/cli-process';
+import { checkHistory, newHistoryFile, readHistory, recordNemesis, startWorkloadNode, type StartEvent, type WorkloadJob } from '../harness';
+import { cli } from '../support/cli-process';
+import { useMoveTest, type MoveKind } from '../support/move-test';
 import { eventually } from '../support/eventually';
-import { testPostgresUrl } from '../support/test-postgres';
-import { testRedisUrl } from '../support/test-redis';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 const SKEW_MS = 200;
@@ -29,27 +27,14 @@ const OFTEN: WorkloadJob = { semaphore: 'often', duration: 2_000, intervalMs: 20
  * and what the operator set on the old store (a paused definition of its own, the run history) is on the new one.
  * The control starts the same two nodes without the move, and the checker must see them overlap.
  */
-type Kind = 'postgres' | 'redis' | 'hazelcast';
+type Kind = MoveKind;
 
 describe.each([
   { from: 'postgres' as Kind, to: 'redis' as Kind },
   { from: 'redis' as Kind, to: 'postgres' as Kind },
   { from: 'hazelcast' as Kind, to: 'redis' as Kind },
 ])('moving a running deployment from $from to $to (store move)', ({ from, to }) => {
-  const pgUrl = testPostgresUrl();
-  const redisUrl = testRedisUrl();
-  const nodes: NodeProcess[] = [];
-  const closing: Array<() => Promise<void>> = [];
-  // The shared member only where the move involves Hazelcast (the CLI reaches it by the environment the tests set).
-  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, ...(from !== 'hazelcast' && to !== 'hazelcast' && { GATEKEEPER_HZ_MEMBERS: undefined }) };
-
-  beforeAll(() => {
-    if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
-  });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.kill()));
-    await Promise.all(closing.splice(0).map((close) => close()));
-  });
+  const { pgUrl, redisUrl, nodes, closing, env } = useMoveTest(from, to);
 
   /** Two nodes' settings on a fresh prefix of both stores (Redis's declared new, so its first grants need no wait). */
   async function scene(label: string) {

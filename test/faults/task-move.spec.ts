@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HazelcastTaskStore } from '../../lib/backends/hazelcast/tasks/hazelcast-task.store';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
@@ -8,11 +7,10 @@ import { RedisTaskStore } from '../../lib/backends/redis/tasks/redis-task.store'
 import { systemClock } from '../../lib/core/clock';
 import type { TaskStore } from '../../lib/store/tasks/task-store';
 import { TaskWorker } from '../../lib/tasks/task-worker';
-import { checkHistory, newHistoryFile, readHistory, recordNemesis, startTaskNode, type HistoryEvent, type NodeProcess, type TaskNoteEvent } from '../harness';
-import { cli, CLI_BIN } from '../support/cli-process';
+import { checkHistory, newHistoryFile, readHistory, recordNemesis, startTaskNode, type HistoryEvent, type TaskNoteEvent } from '../harness';
+import { cli } from '../support/cli-process';
+import { useMoveTest, type MoveKind } from '../support/move-test';
 import { eventually } from '../support/eventually';
-import { testPostgresUrl } from '../support/test-postgres';
-import { testRedisUrl } from '../support/test-redis';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 
 /** Long enough that the move (the CLI's start included) ends well inside the frozen node's lease. */
@@ -22,7 +20,7 @@ const SKEW_MS = 100;
 const TASKS = 10;
 const WORK_MS = 800;
 
-type Kind = 'postgres' | 'redis' | 'hazelcast';
+type Kind = MoveKind;
 
 const notes = (history: HistoryEvent[], kind: TaskNoteEvent['kind'], id?: string): TaskNoteEvent[] =>
   history.filter((e): e is TaskNoteEvent => e.type === 'task' && e.kind === kind && (id === undefined || e.id === id));
@@ -40,20 +38,7 @@ describe.each([
   { from: 'redis' as Kind, to: 'postgres' as Kind },
   { from: 'hazelcast' as Kind, to: 'postgres' as Kind },
 ])('moving tasks from $from to $to (store move tasks --finish)', ({ from, to }) => {
-  const pgUrl = testPostgresUrl();
-  const redisUrl = testRedisUrl();
-  const nodes: NodeProcess[] = [];
-  const closing: Array<() => Promise<void>> = [];
-  // The shared member only where the move involves Hazelcast (the CLI reaches it by the environment the tests set).
-  const env = { GATEKEEPER_BACKEND: undefined, GATEKEEPER_PG_URL: pgUrl, GATEKEEPER_REDIS_URL: redisUrl, ...(from !== 'hazelcast' && to !== 'hazelcast' && { GATEKEEPER_HZ_MEMBERS: undefined }) };
-
-  beforeAll(() => {
-    if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run npm run build first (npm test does)`);
-  });
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.kill()));
-    await Promise.all(closing.splice(0).map((close) => close()));
-  });
+  const { pgUrl, redisUrl, nodes, closing, env } = useMoveTest(from, to);
 
   /** A fresh prefix on both stores (Redis's declared new), a task store on each, and node starters. */
   async function scene(label: string) {
