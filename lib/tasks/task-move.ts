@@ -70,9 +70,9 @@ export class TaskMove {
         else if (outcome === 'already') alreadyThere.push(task.id);
         else left.push(task.id);
       }
-      // What a live node submitted meanwhile is on the old store too.
-      const handled = new Set([...left, ...found.map((t) => t.id)]);
-      for (const task of await this.from.tasks.query({}, options)) if (!handled.has(task.id)) left.push(task.id);
+      // Whatever is on the old store now stayed or came since: a live node changed, submitted or submitted again it.
+      const named = new Set(left);
+      for (const task of await this.from.tasks.query({}, options)) if (!named.has(task.id)) left.push(task.id);
       return { moved, alreadyThere, left };
     } finally {
       await journalHold.close();
