@@ -118,12 +118,17 @@ export function storeMoveText(report: StoreMoveReport): string {
     const { moved, alreadyThere, left } = report.tasks;
     const counts = Object.entries(moved).map(([state, n]) => `${n} ${state}`).join(', ') || 'none';
     lines.push(`Tasks: moved to ${to} (${counts}) and taken off ${from}; a running one moved with its claim, and is taken over once that lapses.`);
-    if (alreadyThere.length > 0) lines.push(`Tasks ${to} had already (same id), kept there and taken off ${from}: ${alreadyThere.join(', ')}.`);
-    if (left.length > 0) lines.push(`Tasks still on ${from}, where a live node claimed, renewed, finished or submitted them while this ran: ${left.join(', ')}. Stop the old nodes and run this again.`);
+    if (alreadyThere.length > 0) lines.push(`Tasks ${to} had already (same id), kept there and taken off ${from}: ${idsText(alreadyThere)}.`);
+    if (left.length > 0) lines.push(`Tasks still on ${from}, where a live node claimed, renewed, finished or submitted them while this ran: ${idsText(left)}. Stop the old nodes and run this again.`);
   }
   for (const r of report.records ?? []) lines.push(`${r.map}: ${r.created} created, ${r.replaced} replaced, ${r.same} already there, on ${to}.`);
   lines.push(report.step === 'prepare'
     ? `Next: start the nodes with the ${to} store, then run this command again with --finish.`
     : `Done: the ${from} store says it was left for ${to}; edits aimed at it are refused.`);
   return lines.join('\n');
+}
+
+/** Task ids for people: the first 20, then how many more (`--json` has them all). */
+function idsText(ids: readonly string[]): string {
+  return ids.length <= 20 ? ids.join(', ') : `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more (--json lists them all)`;
 }

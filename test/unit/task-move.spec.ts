@@ -41,6 +41,19 @@ describe('TaskMove', () => {
     }
   });
 
+  it('moves a backlog of 100 tasks several at once, every one of them once', async () => {
+    const { old, arrived, submit, move, ids, close } = await stores();
+    try {
+      const names = Array.from({ length: 100 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+      for (const name of names) await submit(old, name, { name });
+      expect(await move()).toEqual({ moved: { pending: 100 }, alreadyThere: [], left: [] });
+      expect(await ids(old)).toEqual([]);
+      expect(await ids(arrived)).toEqual(names.map((name) => `work:${name}`));
+    } finally {
+      await close();
+    }
+  });
+
   it('leaves on the old store, named, a task a live node changed after the move read it, and one submitted meanwhile', async () => {
     const { old, arrived, submit, move, ids, close } = await stores();
     try {
