@@ -100,9 +100,19 @@ export class TaskMove {
     return created ? 'moved' : 'already';
   }
 
-  /** Creates `task` on the new store: false when a task of its id is there already (left as it is). */
+  /**
+   * Creates `task` on the new store: false when a task of its id is there already. That one is left as it is, unless
+   * it is still pending there while `task` was running under a claim (the same id submitted on both stores during
+   * the deploy): then `task` replaces it, claim and all, so the new store's nodes wait for that claim to lapse rather
+   * than run the task beside the node that may still hold it.
+   */
   private async arrive(task: TaskRecord, options: RecordCallOptions): Promise<boolean> {
-    return this.to.tasks.compareAndSet(task.id, { raw: null }, task, options);
+    if (await this.to.tasks.compareAndSet(task.id, { raw: null }, task, options)) return true;
+    if (task.state === 'running' && task.claim) {
+      const there = await this.to.tasks.read(task.id, options);
+      if (there.task?.state === 'pending') await this.to.tasks.compareAndSet(task.id, there, task, options);
+    }
+    return false;
   }
 
   /**

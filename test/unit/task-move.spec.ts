@@ -41,6 +41,22 @@ describe('TaskMove', () => {
     }
   });
 
+  it('a task running under a claim on the old store replaces the same id still pending on the new one, claim and all', async () => {
+    const { old, arrived, submit, move, close } = await stores();
+    try {
+      await submit(old, 'tick', { from: 'old' });
+      await submit(arrived, 'tick', { from: 'new' });
+      const read = await old.read('work:tick');
+      const claim = { instance: 'old/1', acquirer: 'old', epoch: 7, claimedAt: Date.now(), expiresAt: Date.now() + 60_000 };
+      expect(await old.compareAndSet('work:tick', read, { ...read.task!, state: 'running', epoch: 7, claim })).toBe(true);
+      expect(await move()).toEqual({ moved: {}, alreadyThere: ['work:tick'], left: [] });
+      // The new store's nodes now wait for the old node's claim, as its own store would have had them do.
+      expect((await arrived.read('work:tick')).task).toMatchObject({ state: 'running', claim, data: { from: 'old' } });
+    } finally {
+      await close();
+    }
+  });
+
   it('moves a backlog of 100 tasks several at once, every one of them once', async () => {
     const { old, arrived, submit, move, ids, close } = await stores();
     try {
