@@ -37,6 +37,8 @@ export interface StoreMoveReport {
   readonly to: string;
   readonly permits?: PermitMoveReport;
   readonly tasks?: TaskMoveReport;
+  /** `prepare` with tasks: the new store's nodes claim nothing until `finish` (see `TaskMoveHold`). */
+  readonly tasksHeld?: boolean;
   readonly records?: readonly RecordCopyReport[];
 }
 
@@ -76,7 +78,9 @@ export async function moveStores(
       const move = new PermitMove(await side(from), await side(to), { skewMs: bounds.skewMs, editTimeoutMs: bounds.timeoutMs }, onWait);
       report.permits = step === 'prepare' ? await move.prepare() : await move.finish();
     }
-    // Tasks move at finish only: until then each store's nodes work their own.
+    // Tasks move at finish only: until then the old nodes work the old store's, and the new store's are held
+    // (its arriving mark, written below, is what its nodes wait on: TaskMoveHold).
+    if (capabilities.includes('tasks') && step === 'prepare') report.tasksHeld = true;
     if (capabilities.includes('tasks') && step === 'finish') {
       const side = async (reached: ReachedStore) => {
         const tasks = reached.tasks();
@@ -114,6 +118,7 @@ export function storeMoveText(report: StoreMoveReport): string {
       ? `Permits: copied to ${to}, held there (nothing is granted on ${to} until finish): ${names}.`
       : `Permits: ${from} marked as left (nothing is granted there any more); waited ${(report.permits.waitedMs / 1000).toFixed(1)} s for its last permit to lapse; granted on ${to} from now on: ${names}.`);
   }
+  if (report.step === 'prepare' && report.tasks === undefined && report.tasksHeld) lines.push(`Tasks: held on ${to} (its nodes submit but claim nothing until finish); they move at finish.`);
   if (report.tasks) {
     const { moved, alreadyThere, left } = report.tasks;
     const counts = Object.entries(moved).map(([state, n]) => `${n} ${state}`).join(', ') || 'none';

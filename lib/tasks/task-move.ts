@@ -1,7 +1,7 @@
 import type { RecordCallOptions, RecordMap } from '../store/record-map';
 import { MapHold } from '../store/map-hold';
 import type { StoreBackend } from '../store/store-backend';
-import type { TaskRecord, TaskState } from '../store/tasks/task';
+import { FINISHED_STATES, type TaskRecord, type TaskState } from '../store/tasks/task';
 import { decodeTask } from '../store/tasks/task.codec';
 import type { TaskStore } from '../store/tasks/task-store';
 import { groupId } from './task-id.rules';
@@ -101,14 +101,15 @@ export class TaskMove {
   }
 
   /**
-   * Creates `task` on the new store: false when a task of its id is there already. That one is left as it is, unless
-   * it is still pending there while `task` was running under a claim (the same id submitted on both stores during
-   * the deploy): then `task` replaces it, claim and all, so the new store's nodes wait for that claim to lapse rather
-   * than run the task beside the node that may still hold it.
+   * Creates `task` on the new store: false when a task of its id is there already (the same id submitted on both
+   * stores during the deploy: a trigger, a fixed id). That one is left as it is, unless it is still pending there
+   * (held: `TaskMoveHold`) while `task` ran or runs: then `task` replaces it, as one store would have kept the one
+   * task, so the id does not run again once it ran on the old store, and the new store's nodes wait for a claim the
+   * old node may still hold rather than run it beside that node.
    */
   private async arrive(task: TaskRecord, options: RecordCallOptions): Promise<boolean> {
     if (await this.to.tasks.compareAndSet(task.id, { raw: null }, task, options)) return true;
-    if (task.state === 'running' && task.claim) {
+    if ((task.state === 'running' && task.claim) || FINISHED_STATES.has(task.state)) {
       const there = await this.to.tasks.read(task.id, options);
       if (there.task?.state === 'pending') await this.to.tasks.compareAndSet(task.id, there, task, options);
     }

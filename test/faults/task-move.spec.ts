@@ -62,7 +62,8 @@ describe.each([
     const worker = new TaskWorker(old, { instance: 'test/1', acquirer: 'test' }, { clock: systemClock, clockSkewMs: SKEW_MS });
     const ids: string[] = [];
     for (let i = 1; i <= TASKS; i++) ids.push((await worker.submit({ type: 'work', name: `m${i}`, data: { ms: WORK_MS } })).id);
-    return { historyFile, mapPrefix, old, newStore: () => storeOn(to), start, ids };
+    const submitOn = async (store: TaskStore, name: string) => (await new TaskWorker(store, { instance: 'test/2', acquirer: 'test' }, { clock: systemClock, clockSkewMs: SKEW_MS }).submit({ type: 'work', name, data: { ms: WORK_MS } })).id;
+    return { historyFile, mapPrefix, old, newStore: () => storeOn(to), start, ids, submitOn };
   }
 
   it('the old node frozen mid-run: every task completes once on the new store, no two valid runs of a task at once', async () => {
@@ -109,6 +110,34 @@ describe.each([
       expect(newStart).toBeDefined();
       expect(newStart!.at).toBeGreaterThanOrEqual(oldValidUntil);
     }
+  }, 120_000);
+
+  it('prepared, the new store claims nothing until finish; an id submitted on both stores runs once', async () => {
+    const { historyFile, mapPrefix, old, newStore, start, ids, submitOn } = await scene(`hold-${from}-${to}`);
+    const move = (...args: string[]) => cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', 'store', 'move', 'tasks', '--from', from, '--to', to, ...args], env);
+    const nodeA = await start('node-a', from);
+    const prepared = await move();
+    expect([prepared.code, prepared.stderr]).toEqual([0, '']);
+    await start('node-b', to);
+    const target = await newStore();
+    // A fixed id (as a trigger's) submitted on both stores, and a task of the new store's own.
+    const both = await submitOn(old, 'both');
+    await submitOn(target, 'both');
+    const own = await submitOn(target, 'own');
+    await eventually('node-a to finish the old store\'s tasks', () => [...ids, both].every((id) => notes(readHistory(historyFile), 'completed', id).length > 0), { timeoutMs: 60_000 });
+    await nodeA.terminate();
+    expect(readHistory(historyFile).filter((e) => e.type === 'start' && e.node === 'node-b')).toEqual([]);
+    const finishing = recordNemesis(historyFile, 'store move tasks --finish');
+    const finished = await move('--finish');
+    expect([finished.code, finished.stderr]).toEqual([0, '']);
+    await eventually('node-b to run the new store\'s own task', () => notes(readHistory(historyFile), 'completed', own).length > 0, { timeoutMs: 30_000 });
+    const history = readHistory(historyFile);
+    const firstB = Math.min(...history.filter((e) => e.type === 'start' && e.node === 'node-b').map((e) => e.at));
+    process.stdout.write(`task move hold ${from} → ${to}: node-b's first start ${firstB - finishing.at} ms after finish began; '${both}' runs: ${startsOf(history, both).length}\n`);
+    expect(firstB).toBeGreaterThanOrEqual(finishing.at);
+    expect(startsOf(history, both).map((e) => e.node)).toEqual(['node-a']);
+    expect((await target.read(both)).task?.state).toBe('done');
+    expect(checkHistory(history, { permits: 1 }).violations).toEqual([]);
   }, 120_000);
 
   it('control: tasks copied by hand (left on the old store, claims dropped) are completed twice', async () => {

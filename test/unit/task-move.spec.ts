@@ -41,7 +41,7 @@ describe('TaskMove', () => {
     }
   });
 
-  it('a task running under a claim on the old store replaces the same id still pending on the new one, claim and all', async () => {
+  it('a task running under a claim, or finished, on the old store replaces the same id still pending on the new one', async () => {
     const { old, arrived, submit, move, close } = await stores();
     try {
       await submit(old, 'tick', { from: 'old' });
@@ -52,6 +52,13 @@ describe('TaskMove', () => {
       expect(await move()).toEqual({ moved: {}, alreadyThere: ['work:tick'], left: [] });
       // The new store's nodes now wait for the old node's claim, as its own store would have had them do.
       expect((await arrived.read('work:tick')).task).toMatchObject({ state: 'running', claim, data: { from: 'old' } });
+      // One finished on the old store replaces a pending copy too: it does not run again.
+      await submit(old, 'once', { from: 'old' });
+      await submit(arrived, 'once', { from: 'new' });
+      const once = await old.read('work:once');
+      expect(await old.compareAndSet('work:once', once, { ...once.task!, state: 'done', result: 1, finishedAt: Date.now() })).toBe(true);
+      expect((await move()).alreadyThere).toEqual(['work:once']);
+      expect((await arrived.read('work:once')).task).toMatchObject({ state: 'done', data: { from: 'old' } });
     } finally {
       await close();
     }

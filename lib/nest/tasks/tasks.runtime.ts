@@ -12,7 +12,9 @@ import type { SubmitInput } from '../../tasks/task-submit.rules';
 import type { SqlTransaction } from '../../store/tasks/task-store';
 import { CronTrigger } from '../schedule-metadata/cron-trigger';
 import { OutageNotice } from '../signals/outage-notice';
-import { GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
+import { GATEKEEPER_BACKENDS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_TASK_STORE, TASK_HANDLER_METADATA } from '../gatekeeper.constants';
+import type { ModuleBackends } from '../gatekeeper-stores.factory';
+import { TaskMoveHold } from '../../tasks/task-move-hold';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer, type DecoratedMethod } from '../gatekeeper.explorer';
 import type { TaskHandlerRegistration } from './task-handler.decorator';
@@ -36,6 +38,8 @@ export class TasksRuntime implements CapabilityRuntime {
   private readonly connection: TaskConnection;
   private onInvalid?: (task: TaskRecord, error: string) => unknown;
   private phase: 'idle' | 'started' | 'stopped' = 'idle';
+  /** Claims wait while tasks move onto this store (see TaskMoveHold). */
+  private hold?: TaskMoveHold;
   private readonly admin: TaskAdmin;
   private readonly events$ = new Subject<TaskEvent>();
 
@@ -45,6 +49,7 @@ export class TasksRuntime implements CapabilityRuntime {
     private readonly explorer: GatekeeperExplorer,
     private readonly lifecycleEvents: GatekeeperEvents,
     private readonly tracing: GatekeeperTracing,
+    @Inject(GATEKEEPER_BACKENDS) private readonly backends: ModuleBackends,
   ) {
     this.admin = new TaskAdmin(store, options.taskClock, { retentionMs: options.tasks.retentionMs, clockSkewMs: options.clockSkewMs });
     this.connection = new TaskConnection(store, {
@@ -67,9 +72,17 @@ export class TasksRuntime implements CapabilityRuntime {
     this.phase = 'started';
     if (!worker) return;
     for (const method of methods) this.register(worker, method);
-    worker.start();
     const types = methods.flatMap(({ metadata: r }) => (r.kind === 'invalid' ? [] : [`${r.type}${r.kind === 'group-finished' ? ' (joins)' : ''}`]));
-    this.logger.log(`Tasks: running ${types.join(', ')} (concurrency ${this.options.tasks.concurrency}, scan every ${this.options.tasks.scanMs} ms)`);
+    // Claiming waits while tasks are moving onto this store (`store move`): the old store's nodes still run theirs.
+    this.hold = new TaskMoveHold(this.backends.of.tasks, this.options.tasks.scanMs, {
+      held: (mark) => this.logger.warn(`Tasks: held, claiming nothing: tasks are moving onto this store from the ${mark.other} store (store move, since ${new Date(mark.at).toISOString()}); claiming starts once \`store move --finish\` ran`),
+      failed: (error) => this.logger.warn(`Tasks: held, claiming nothing: could not read whether tasks are moving onto this store (${(error as Error).message}); reading again`),
+    });
+    this.hold.whenReleased(() => {
+      if (this.phase !== 'started') return;
+      worker.start();
+      this.logger.log(`Tasks: running ${types.join(', ')} (concurrency ${this.options.tasks.concurrency}, scan every ${this.options.tasks.scanMs} ms)`);
+    });
   }
 
   /** Drains with the module's `shutdownTimeout` (when no drain came first); idempotent. */
@@ -81,6 +94,7 @@ export class TasksRuntime implements CapabilityRuntime {
   async drain(drainMs: number): Promise<void> {
     if (this.phase === 'stopped') return;
     this.phase = 'stopped';
+    this.hold?.stop();
     const running = await this.connection.stop(drainMs);
     if (running.length > 0) this.logger.log(`Tasks: stopped; ${running.length} running at shutdown (finished or handed back): ${running.slice(0, 5).join(', ')}`);
   }
