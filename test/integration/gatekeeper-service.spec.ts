@@ -15,6 +15,8 @@ describe('GatekeeperService on a real member', () => {
     const definitions = [
       { name: 'manual', duration: '2s' },
       { name: 'short', duration: 300 },
+      // withPermit's keep-alive: long enough that a loaded machine's pause of a few hundred ms misses no refresh.
+      { name: 'kept', duration: 1_000 },
     ];
     // A 300 ms permit needs a clock-skew bound well below it (the default 500 ms would leave no valid lease).
     a = await startNode({ identity: { acquirer: 'node-a' }, mapPrefix, definitions, maxClockSkew: 30 });
@@ -79,16 +81,16 @@ describe('GatekeeperService on a real member', () => {
 
   it('withPermit runs under the permit, exposes it in async context, keeps it alive and releases it', async () => {
     const seen: Array<number | undefined> = [];
-    const result = await a.gatekeeper.withPermit('short', async (lease) => {
+    const result = await a.gatekeeper.withPermit('kept', async (lease) => {
       seen.push(a.gatekeeper.currentPermit()?.fencingToken);
-      await sleep(700); // more than twice the 300 ms permit: only keep-alive keeps it
+      await sleep(2_200); // more than twice the 1 s permit: only keep-alive keeps it
       seen.push(a.gatekeeper.currentPermit()?.fencingToken);
       expect(lease.isValid()).toBe(true);
       expect(() => lease.assertValid()).not.toThrow();
-      // The other node's first answer that came within its call's deadline: with a 300 ms permit the deadlines are
-      // short, and a loaded machine can time one out (a fail-closed denial that says nothing of who holds it).
+      // The other node's first answer that came within its call's deadline: a loaded machine can time one out (a
+      // fail-closed denial that says nothing of who holds it).
       const answer = await eventually('an answer from the other node in time', async () => {
-        const other = await b.gatekeeper.tryAcquire('short');
+        const other = await b.gatekeeper.tryAcquire('kept');
         return other.granted || other.reason !== DenyReason.STORE_TIMEOUT ? other : undefined;
       }, { timeoutMs: 2_000 });
       expect(answer).toMatchObject({ granted: false, reason: DenyReason.NO_PERMIT_AVAILABLE });
@@ -97,10 +99,11 @@ describe('GatekeeperService on a real member', () => {
     expect(result).toMatchObject({ ran: true, value: 'done' });
     expect(result.ran && seen).toEqual([result.ran && result.permit.fencingToken, result.ran && result.permit.fencingToken]);
     expect(a.gatekeeper.currentPermit()).toBeUndefined();
-    expect(await b.gatekeeper.tryAcquire('short')).toMatchObject({ granted: true });
-    // Not run while the other node holds it: denied as held, or (a loaded machine, the 300 ms permit's short call
-    // deadline) as a call that did not answer in time, which fails closed too.
-    const denied = await a.gatekeeper.withPermit('short', () => 'never');
+    // Released: the other node takes it at once.
+    expect(await b.gatekeeper.tryAcquire('kept')).toMatchObject({ granted: true });
+    // Not run while the other node holds it: denied as held, or (a loaded machine) as a call that did not answer in
+    // time, which fails closed too.
+    const denied = await a.gatekeeper.withPermit('kept', () => 'never');
     expect(denied.ran).toBe(false);
     expect([DenyReason.NO_PERMIT_AVAILABLE, DenyReason.STORE_TIMEOUT]).toContain(!denied.ran && denied.denied.reason);
   });
