@@ -22,7 +22,7 @@ import { TaskAdmin } from '../tasks/task-admin';
 import { HistoryRecordStore } from '../schedules/history-record.store';
 import { ScheduleRecordStore } from '../schedules/schedule-record.store';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
-import { readMoveMarks, type StoreMoveMark } from '../store/store-moves';
+import { movedAwayReason, readMoveMarks, type StoreMoveMark } from '../store/store-moves';
 
 export type { CliConnectionOptions } from './cli-reached-store';
 
@@ -170,7 +170,7 @@ export async function connectCliStore(options: CliConnectionOptions): Promise<Cl
       const marks = await readMoveMarks((await reachedFor(capability)).backend, { timeoutMs: options.connectTimeout });
       const left = marks.find((m) => m.capability === capability && m.state === 'left');
       if (left) {
-        throw new MovedAwayError(`no live node uses this store for ${capability}: it moved to the ${left.other} store on ${new Date(left.at).toISOString()}; edit it there (--backend ${left.other})`);
+        throw new MovedAwayError(movedAwayReason(capability, left.other, left.at));
       }
     },
     async close() {

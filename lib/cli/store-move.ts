@@ -118,12 +118,12 @@ export function storeMoveText(report: StoreMoveReport): string {
       ? `Permits: copied to ${to}, held there (nothing is granted on ${to} until finish): ${names}.`
       : `Permits: ${from} marked as left (nothing is granted there any more); waited ${(report.permits.waitedMs / 1000).toFixed(1)} s for its last permit to lapse; granted on ${to} from now on: ${names}.`);
   }
-  if (report.step === 'prepare' && report.tasks === undefined && report.tasksHeld) lines.push(`Tasks: held on ${to} (its nodes submit but claim nothing until finish); they move at finish.`);
+  if (report.tasksHeld) lines.push(`Tasks: held on ${to} (its nodes submit but claim nothing until finish); they move at finish.`);
   if (report.tasks) {
     const { moved, alreadyThere, left } = report.tasks;
     const counts = Object.entries(moved).map(([state, n]) => `${n} ${state}`).join(', ') || 'none';
     lines.push(`Tasks: moved to ${to} (${counts}) and taken off ${from}; a running one moved with its claim, and is taken over once that lapses.`);
-    if (alreadyThere.length > 0) lines.push(`Tasks ${to} had already (same id), kept there and taken off ${from}: ${idsText(alreadyThere)}.`);
+    if (alreadyThere.length > 0) lines.push(`Tasks ${to} had already (same id), taken off ${from}; the copy on ${to} kept unless it was still pending there: ${idsText(alreadyThere)}.`);
     if (left.length > 0) lines.push(`Tasks still on ${from}, where a live node claimed, renewed, finished or submitted them while this ran: ${idsText(left)}. Stop the old nodes and run this again.`);
   }
   for (const r of report.records ?? []) lines.push(`${r.map}: ${r.created} created, ${r.replaced} replaced, ${r.same} already there, on ${to}.`);

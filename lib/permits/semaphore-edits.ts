@@ -1,3 +1,4 @@
+import { movedAwayReason } from '../store/store-moves';
 import { SemaphoreMoveRefusedError } from './errors/semaphore-move.error';
 import { Deadline } from '../core/deadline';
 import { EditConflictError } from '../core/errors/edit-conflict.error';
@@ -52,7 +53,7 @@ export class SemaphoreEdits {
       // An operator's edit of a semaphore that moved to another store would change what no node reads any more.
       const move = read.entry?.move;
       if (move?.state === 'left' && !byNode) {
-        throw new SemaphoreMoveRefusedError(`Semaphore "${name}": no live node uses this store for permits: it moved to the ${move.to} store on ${new Date(move.at).toISOString()}; edit it there (--backend ${move.to})`);
+        throw new SemaphoreMoveRefusedError(`Semaphore "${name}": ${movedAwayReason('permits', move.to, move.at)}`);
       }
       if (read.entry) return { result: true, write: { ...read.entry, revision: read.entry.revision + 1, definition: next } };
       const dropped = rebuild && next !== null && this.store.remembered(name) === undefined ? read.restored?.definition : undefined;

@@ -73,3 +73,8 @@ export async function sameStore(a: StoreBackend, b: StoreBackend, options: Recor
     await onB.close();
   }
 }
+
+/** Why an operator's edit of `capability` aimed at a store it moved away from is refused (the CLI's, a semaphore's). */
+export function movedAwayReason(capability: CapabilityState, other: string, at: number): string {
+  return `no live node uses this store for ${capability}: it moved to the ${other} store on ${new Date(at).toISOString()}; edit it there (--backend ${other})`;
+}
