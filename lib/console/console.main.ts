@@ -18,12 +18,16 @@ import { renderTasks } from './tasks.view';
 
 /** When the page last read everything (server time): what "updated 3 s ago" counts from. */
 let lastUpdate = 0;
+/** The number of the last refresh begun, and of the newest one drawn: an older answer never draws over a newer one. */
+let begun = 0;
+let drawn = 0;
 
 /**
  * Reads everything again. A call that fails leaves its table as it was (the Jobs and Schedules panels say so
  * themselves); one that finds the store unreachable (503) or gets no answer at all puts up the banner.
  */
 async function refresh(): Promise<void> {
+  const mine = ++begun;
   const failures: unknown[] = [];
   const read = <T>(path: string, fallback?: T): Promise<T | undefined> => api<T>('GET', path).catch((error: unknown) => {
     failures.push(error);
@@ -41,6 +45,9 @@ async function refresh(): Promise<void> {
     refreshSchedules(),
   ]);
   if ($('main').hidden) return; // signed out meanwhile
+  // A poll begun before an edit and answered after the edit's own refresh holds the values from before it.
+  if (mine < drawn) return;
+  drawn = mine;
   for (const failure of [jobsFailure, schedulesFailure]) if (failure) failures.push(failure);
   if (definitions) renderDefinitions(definitions);
   if (semaphores) setPermits(semaphores);

@@ -1,5 +1,6 @@
 // The Definitions section: the jobs' semaphore definitions with inline edits, Pause and Resume. A row the operator
-// is editing is not drawn again by the polls until it is saved.
+// is editing is not drawn again by the polls until it is saved, and Save sends only the fields edited in it: a row
+// drawn a poll before another change (a migration, another operator) never writes its older values back.
 import { api } from './console.api';
 import type { DefinitionView, SemaphoreDefinition } from './console-api.types';
 import { $, el, labelCells } from './console.dom';
@@ -11,28 +12,38 @@ const body = $<HTMLTableSectionElement>('definitions-rows');
 const dirty = new Set<string>();
 const path = (name: string): string => `/definitions/${encodeURIComponent(name)}`;
 
+type Field = 'permits' | 'duration' | 'groupPattern' | 'acquirerPattern';
+
 function buildRow(d: DefinitionView): HTMLTableRowElement {
-  const input = (field: string, value: string | number, label: string, type = 'text') => el('input', {
+  /** What the row was drawn with: Save compares against it. */
+  const drawn: Record<Field, string> = {
+    permits: String(d.permits), duration: duration(d.durationMs), groupPattern: d.groupPattern, acquirerPattern: d.acquirerPattern,
+  };
+  const input = (field: Field, value: string, label: string, type = 'text') => el('input', {
     type, name: field, value, 'aria-label': `${label} of ${d.name}`, oninput: () => dirty.add(d.name), ...(type === 'number' && { min: 0, step: 1 }),
   });
   const paused = d.permits === 0;
   return el('tr', { 'data-name': d.name },
     el('th', { scope: 'row' }, d.name, ' ', paused ? el('span', { class: 'badge paused' }, 'paused') : null),
     // data-label: on a phone the rows are cards (console.css) and each cell shows its column's name.
-    el('td', { 'data-label': 'Permits' }, input('permits', d.permits, 'Permits', 'number')),
-    el('td', { 'data-label': 'Duration' }, input('duration', duration(d.durationMs), 'Duration')),
-    el('td', { 'data-label': 'Group pattern' }, input('groupPattern', d.groupPattern, 'Group pattern')),
-    el('td', { 'data-label': 'Acquirer pattern' }, input('acquirerPattern', d.acquirerPattern, 'Acquirer pattern')),
+    el('td', { 'data-label': 'Permits' }, input('permits', drawn.permits, 'Permits', 'number')),
+    el('td', { 'data-label': 'Duration' }, input('duration', drawn.duration, 'Duration')),
+    el('td', { 'data-label': 'Group pattern' }, input('groupPattern', drawn.groupPattern, 'Group pattern')),
+    el('td', { 'data-label': 'Acquirer pattern' }, input('acquirerPattern', drawn.acquirerPattern, 'Acquirer pattern')),
     el('td', { class: 'actions' },
-      el('button', { type: 'button', onclick: (e) => save(d.name, (e.target as HTMLElement).closest('tr') as HTMLTableRowElement) }, 'Save'),
+      el('button', { type: 'button', onclick: (e) => save(d.name, drawn, (e.target as HTMLElement).closest('tr') as HTMLTableRowElement) }, 'Save'),
       paused
         ? el('button', { type: 'button', class: 'secondary', onclick: () => act(`resume ${d.name}`, () => api('POST', `${path(d.name)}/resume`, {})) }, 'Resume')
         : el('button', { type: 'button', class: 'danger', onclick: () => act(`pause ${d.name}`, () => api('POST', `${path(d.name)}/pause`)) }, 'Pause')));
 }
 
-function save(name: string, row: HTMLTableRowElement): Promise<void> {
-  const value = (field: string): string => (row.querySelector(`input[name="${field}"]`) as HTMLInputElement).value;
-  const patch = { permits: Number(value('permits')), duration: value('duration'), groupPattern: value('groupPattern'), acquirerPattern: value('acquirerPattern') };
+/** Sends the fields of `row` that differ from what it was drawn with (`drawn`). */
+function save(name: string, drawn: Readonly<Record<Field, string>>, row: HTMLTableRowElement): Promise<void> {
+  const patch: Partial<Record<Field, string | number>> = {};
+  for (const field of Object.keys(drawn) as Field[]) {
+    const value = (row.querySelector(`input[name="${field}"]`) as HTMLInputElement).value;
+    if (value !== drawn[field]) patch[field] = field === 'permits' ? Number(value) : value;
+  }
   return act(`save ${name}`, async () => {
     await api<SemaphoreDefinition>('PATCH', path(name), patch);
     dirty.delete(name);

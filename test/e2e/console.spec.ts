@@ -298,6 +298,18 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForSelector('tr[data-name="billing"] .badge.paused');
     await tap('tr[data-name="billing"] button.secondary'); // resume, the same way
     await page.waitForFunction(() => !document.querySelector('tr[data-name="billing"] .badge.paused'));
+
+    // Save sends only what was edited in the row: a change made elsewhere meanwhile (another operator, the CLI, a
+    // migration answered after the row was drawn) is not written back with the row's older value.
+    const acquirer = 'tr[data-name="billing"] input[name="acquirerPattern"]';
+    await page.$eval(acquirer, (input) => ((input as HTMLInputElement).value = ''));
+    await page.type(acquirer, '.*');
+    expect((await admin('PATCH', '/definitions/billing', { groupPattern: 'production|dr-site|staging' })).status).toBe(200);
+    await page.$eval('#status', (status) => (status.textContent = ''));
+    await clickInRow('tr[data-name="billing"] button:not(.danger):not(.secondary)');
+    await page.waitForFunction(() => document.getElementById('status')!.textContent === 'save billing: done');
+    expect((await admin('GET', '/definitions/billing')).body).toMatchObject({ groupPattern: 'production|dr-site|staging', acquirerPattern: '.*' });
+    expect((await admin('PATCH', '/definitions/billing', { groupPattern: 'production|dr-site' })).status).toBe(200);
   });
 
   it("at 390, 1100, 1280 and 1440 px: every action on screen and on top with no sideways scrolling, headings below the sticky bar, a job's details right under its row", async () => {
