@@ -84,8 +84,8 @@ export interface FenceStatements {
   readonly raise: string;
   readonly highest: string;
   readonly shared: string;
-  /** PostgreSQL: `shared` without waiting and without bounds to set (a row locked by another holder's raise is not read). */
-  readonly sharedNow?: string;
+  /** `shared` without waiting, so with no bound to set: a row another holder's raise locked is not read. */
+  readonly sharedNow: string;
 }
 
 /**
@@ -114,8 +114,10 @@ const STATEMENTS = new Map<string, FenceStatements>();
  * - `shared`: the same under a shared lock of the row until the transaction ends: transactions of one holder (one
  *   token) hold it together, and a newer holder's raise waits until they all ended. PostgreSQL's values: resource,
  *   the lock wait and the idle bound; it answers one row, its token null when the resource has none.
- * - `sharedNow` (PostgreSQL): the same, skipping a row another transaction holds exclusively rather than waiting for
- *   it (one plain statement: no bound to set); no row then sends the fence on to `raise`, which waits, bounded.
+ * - `sharedNow`: the same, skipping a row another transaction holds exclusively rather than waiting for it (no
+ *   bound to set, so one plain statement: on MariaDB from 10.6, whose SKIP LOCKED it is; MySQL 8, whose SKIP LOCKED
+ *   needs another syntax, waits as in `shared`, bounded by its hint); no row then sends the fence on to `raise`,
+ *   which waits, bounded.
  *
  * A wait past its bound fails the statement: PostgreSQL's `lock_timeout` (55P03), InnoDB's lock wait timeout (1205),
  * set for the statement alone (MariaDB's `SET STATEMENT`, MySQL's `SET_VAR` hint; each ignores the other's).
@@ -159,6 +161,10 @@ function mysqlStatements(t: string, waitSeconds: number): FenceStatements {
       `ON DUPLICATE KEY UPDATE fenced_at = IF(token <= VALUES(token), CURRENT_TIMESTAMP(3), fenced_at), token = GREATEST(token, VALUES(token))`,
     highest: `SELECT token FROM ${t} WHERE resource = ? FOR UPDATE`,
     shared: `${bounded('SELECT')} token FROM ${t} WHERE resource = ? LOCK IN SHARE MODE`,
+    // MariaDB's SET STATEMENT costs about as much as the lock; skipping a locked row, it has nothing to bound.
+    sharedNow:
+      `SELECT${waitSeconds > 0 ? ` /*+ SET_VAR(innodb_lock_wait_timeout=${waitSeconds}) */` : ''} token FROM ${t} WHERE resource = ? ` +
+      `LOCK IN SHARE MODE /*M!100600 SKIP LOCKED */`,
   };
 }
 

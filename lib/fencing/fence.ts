@@ -134,10 +134,10 @@ export async function fence(executor: FenceExecutor, resource: string, lease: Fe
     // Same-database mode always writes the row: the write is what runs the permit's check again at COMMIT.
     if (!held && RAISED.get(raisedKey) === token) {
       // This process raised the resource to this token before: the row most likely holds it already. A shared lock
-      // reads it, so the holder's transactions run side by side, and a newer holder's raise waits for them all. On
-      // PostgreSQL without an idle bound to set, a plain statement that skips a row another holder's raise locked
-      // (the raise below then waits for it, bounded).
-      const [row] = sql.sharedNow !== undefined && maxIdleMs === undefined
+      // reads it, so the holder's transactions run side by side, and a newer holder's raise waits for them all.
+      // Without an idle bound to set (PostgreSQL's maxIdle), a plain statement that skips a row another holder's
+      // raise locked (the raise below then waits for it, bounded).
+      const [row] = maxIdleMs === undefined
         ? await executor.query(sql.sharedNow, [resource])
         : await executor.query(sql.shared, dialect === 'postgres' ? [resource, ...bounds] : [resource]);
       const highest = row?.token === undefined || row.token === null ? undefined : Number(row.token);

@@ -156,6 +156,31 @@ describe.each([['postgres', postgres], ['mysql', mysql]] as const)('two holders 
     await late.rollback();
   });
 
+  it("an older holder's next transaction meets a newer holder's raise: waits for it, then is accepted if it rolled back, refused if it committed", async () => {
+    const first = await dialect.begin();
+    await fence(first.executor, 'race-5', 30);
+    await first.commit();
+    // This process raised race-5 to 30: its next fences with 30 take the shared read, which meets the lock of the
+    // newer holder's raise (in another process: its statement, which leaves this process's memory of 30 as it was).
+    for (const [newerToken, ends] of [[31, 'rollback'], [32, 'commit']] as const) {
+      const newer = await dialect.begin();
+      await newer.run(`UPDATE gatekeeper_fences SET token = ${newerToken} WHERE resource = 'race-5'`);
+      const older = await dialect.begin();
+      const waiting = fence(older.executor, 'race-5', 30).catch((error: unknown) => error);
+      await eventually('the older holder to wait for the newer one\'s raise', () => dialect.waitsForLock(older.session), { timeoutMs: 10_000, intervalMs: dialect.pollMs });
+      await newer[ends]();
+      if (ends === 'rollback') {
+        await expect(waiting).resolves.toBe(30);
+        await older.commit();
+        expect(await dialect.token('race-5')).toBe(30);
+      } else {
+        expect(await waiting).toMatchObject({ name: 'StaleFencingTokenError', token: 30, newer: 32 });
+        await older.rollback();
+        expect(await dialect.token('race-5')).toBe(32);
+      }
+    }
+  });
+
   it('a newer holder that rolls back leaves the older one accepted', async () => {
     const newer = await dialect.begin();
     const older = await dialect.begin();
