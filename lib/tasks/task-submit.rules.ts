@@ -1,3 +1,4 @@
+import { InvalidInputError } from '../core/errors/invalid-input.error';
 import { FINISHED_STATES, type TaskIdentity, type TaskRecord } from '../store/tasks/task';
 import { awaitsJoins } from '../store/tasks/task-store.rules';
 import { taskId } from './task-id.rules';
@@ -28,6 +29,26 @@ export interface SubmitInput extends TaskIdentity {
    * submit while it is pending or running is still ignored. Not for grouped tasks (a group joins once).
    */
   readonly rerunFinished?: boolean;
+}
+
+/**
+ * Checks the inputs of a bulk submit (`submitMany`) with `check`, one input's rules, before any is submitted: inputs
+ * that are not an array, an entry that is not an object, or one that `check` refuses, throw `InvalidInputError`
+ * naming its place (`inputs[3]`) and the field.
+ */
+export function checkInputs(inputs: unknown, check: (input: SubmitInput) => void): asserts inputs is readonly SubmitInput[] {
+  const refuse = (field: string, reason: string) => new InvalidInputError(`submitMany: invalid ${field}: ${reason}`, { of: 'submitMany', field, reason });
+  if (!Array.isArray(inputs)) throw refuse('inputs', `must be an array of submits, got ${inputs === null ? 'null' : typeof inputs}`);
+  inputs.forEach((input: unknown, i) => {
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) throw refuse(`inputs[${i}]`, `must be a submit ({ type, name or group, data, ... }), got ${JSON.stringify(input) ?? String(input)}`);
+    try {
+      check(input as SubmitInput);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      const field = `inputs[${i}]${error.field === undefined ? '' : `.${error.field}`}`;
+      throw new InvalidInputError(`submitMany: ${field}: ${error.message}`, { of: error.of, field, reason: error.reason, ...(error.kind && { kind: error.kind }), ...(error.id !== undefined && { id: error.id }) });
+    }
+  });
 }
 
 /** The outcome of a submit: a new record to create, or the existing task, kept. */

@@ -32,6 +32,14 @@ export class TaskSubmits {
   }
 
   /**
+   * Checks `input` as {@link TaskSubmits.submit} would, with no store call: throws `InvalidInputError` naming the
+   * task and the field.
+   */
+  check(input: SubmitInput): void {
+    decideSubmit(undefined, input, this.options.clock.now(), retentionOf(this.options));
+  }
+
+  /**
    * A submit inside the application's own database transaction (`transaction`): the task is written with the
    * caller's rows, and exists only if their transaction commits. Decided as {@link TaskSubmits.submit} decides.
    */

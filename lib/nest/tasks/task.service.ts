@@ -49,6 +49,22 @@ export class TaskService {
   }
 
   /**
+   * Submits many tasks at once and returns them in the order given, each as {@link TaskService.submit} would (an id
+   * that exists is returned as it is). Every input is checked first: a bad one throws `InvalidInputError` naming its
+   * place and the field (`inputs[3].priority`), and nothing is submitted. The submits go out together (on Redis, up
+   * to 256 in one script call), or one after another inside `options.transaction`. A store that fails partway leaves
+   * the earlier tasks submitted: their ids make a retry of the whole list safe.
+   *
+   * @example
+   * ```ts
+   * await this.tasks.submitMany(invoices.map((invoice) => ({ type: 'send-invoice', name: invoice.id, data: { invoice: invoice.id } })));
+   * ```
+   */
+  submitMany(inputs: readonly SubmitInput[], options: { readonly transaction?: FenceExecutor } = {}): Promise<TaskRecord[]> {
+    return this.tasks.submitMany(inputs, options.transaction);
+  }
+
+  /**
    * Submits the task of one trigger of a schedule: its name is the trigger's instant (`2026-11-23T01:00:00.000Z`),
    * so every node that fires the trigger names the same task, and one of them runs it. Pass the scheduled instant,
    * not the moment the tick ran (`@OncePerTrigger` works it out from the `@Cron` expression for you).

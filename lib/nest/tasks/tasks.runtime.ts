@@ -105,6 +105,12 @@ export class TasksRuntime implements CapabilityRuntime {
     return (await this.connection.connected()).submit(input, transaction);
   }
 
+  /** Submits tasks in bulk (see `TaskWorker.submitMany`), in the application's transaction when given one. */
+  async submitMany(inputs: readonly SubmitInput[], transaction?: SqlTransaction): Promise<TaskRecord[]> {
+    if (this.phase === 'stopped') throw new ShuttingDownError('Tasks');
+    return (await this.connection.connected()).submitMany(inputs, transaction);
+  }
+
   /**
    * The submit of a `@OncePerTrigger` tick: the task named by the scheduled instant the tick is for (the latest at
    * now); nothing for a tick the cron package fired at an instant that is not a fire instant (a daylight-saving shift).
