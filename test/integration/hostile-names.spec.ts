@@ -2,11 +2,10 @@ import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { Client as PgClient } from 'pg';
-import { GatekeeperModule, GatekeeperService, RedisBackend, ScheduleHandler, TaskService } from '../../lib';
+import { GatekeeperModule, GatekeeperService, ScheduleHandler, TaskService } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
-import { testClientConfig, uniquePrefix } from '../support/test-cluster';
-import { testPostgresUrl } from '../support/test-postgres';
-import { testRedisUrl } from '../support/test-redis';
+import { declareTestPrefix, testBackendOptions, type TestBackend } from '../support/test-backends';
+import { uniquePrefix } from '../support/test-cluster';
 
 // The client's map proxy, where every Hazelcast map operation starts (its typings export nothing of it).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -14,7 +13,6 @@ const { MapProxy } = require('hazelcast-client/lib/proxy/MapProxy') as { MapProx
 
 const TOKEN = 'hostile-names-token-0123456789';
 
-type Backend = 'hazelcast' | 'postgres' | 'redis';
 
 /** Names no backend may be handed: each refused with 400 before any store call, the problem named. */
 const REFUSED: ReadonlyArray<readonly [string, string, RegExp]> = [
@@ -134,24 +132,13 @@ class HostileNamesWork {
   report(): void {}
 }
 
-function backendOptions(backend: Backend, mapPrefix: string) {
-  switch (backend) {
-    case 'hazelcast':
-      return { hazelcast: { clientConfig: testClientConfig(), mapPrefix } };
-    case 'postgres':
-      return { backend: 'postgres' as const, postgres: { connectionString: testPostgresUrl(), mapPrefix } };
-    case 'redis':
-      return { backend: 'redis' as const, redis: { url: testRedisUrl(), mapPrefix } };
-  }
-}
-
 /**
  * Issue 47: a name with a NUL byte reached PostgreSQL and came back as a 503 (the store "down"). Names are checked by
  * one rule before any store call, on every backend: a control character, a lone surrogate or a name too long is a
  * 400 naming the field and the problem, and no client call carries it; names that only look dangerous (quotes, SQL
  * and Lua fragments, any script, emoji) are names, stored and read back as given.
  */
-describe.each<Backend>(['hazelcast', 'postgres', 'redis'])('hostile names through the admin API on %s', (backend) => {
+describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('hostile names through the admin API on %s', (backend) => {
   let app: INestApplication;
   let base: string;
   let spied: ReturnType<typeof recordClientCalls>;
@@ -169,12 +156,11 @@ describe.each<Backend>(['hazelcast', 'postgres', 'redis'])('hostile names throug
 
   beforeAll(async () => {
     const mapPrefix = uniquePrefix(`hostile-${backend}`);
-    // A new Redis prefix is a store that may have lost its data until declared new (no permit before a recovery wait).
-    if (backend === 'redis') await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh();
+    await declareTestPrefix(backend, mapPrefix);
     const moduleRef = await Test.createTestingModule({
       imports: [
         GatekeeperModule.forRoot({
-          ...backendOptions(backend, mapPrefix),
+          ...testBackendOptions(backend, mapPrefix),
           identity: { acquirer: `hostile-${backend}`, group: 'production' },
           definitions: [{ name: 'billing', duration: '30s' }],
           elections: ['leader'],

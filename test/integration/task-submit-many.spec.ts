@@ -1,39 +1,24 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { GatekeeperModule, InvalidInputError, RedisBackend, TaskService, type SubmitInput } from '../../lib';
+import { GatekeeperModule, InvalidInputError, TaskService, type SubmitInput } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
-import { testClientConfig, uniquePrefix } from '../support/test-cluster';
-import { testPostgresUrl } from '../support/test-postgres';
-import { testRedisUrl } from '../support/test-redis';
-
-type Backend = 'hazelcast' | 'postgres' | 'redis';
-
-function backendOptions(backend: Backend, mapPrefix: string) {
-  switch (backend) {
-    case 'hazelcast':
-      return { hazelcast: { clientConfig: testClientConfig(), mapPrefix } };
-    case 'postgres':
-      return { backend: 'postgres' as const, postgres: { connectionString: testPostgresUrl(), mapPrefix } };
-    case 'redis':
-      return { backend: 'redis' as const, redis: { url: testRedisUrl(), mapPrefix } };
-  }
-}
+import { declareTestPrefix, testBackendOptions, type TestBackend } from '../support/test-backends';
+import { uniquePrefix } from '../support/test-cluster';
 
 /**
  * `TaskService.submitMany` on each backend's real server: every input checked before anything is submitted (a bad
  * one named by its place and field), the tasks answered in the order given, an id that exists kept as it is, and on
  * Redis the submits sent together (a few script calls for hundreds of tasks, not one each).
  */
-describe.each<Backend>(['hazelcast', 'postgres', 'redis'])('submitMany on %s', (backend) => {
+describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('submitMany on %s', (backend) => {
   let app: TestingModule;
   let tasks: TaskService;
 
   beforeAll(async () => {
     const mapPrefix = uniquePrefix(`submit-many-${backend}`);
-    // A new Redis prefix is a store that may have lost its data until declared new.
-    if (backend === 'redis') await new RedisBackend({ url: testRedisUrl(), mapPrefix }).declareFresh();
+    await declareTestPrefix(backend, mapPrefix);
     app = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'submitter' }, membership: false, ...backendOptions(backend, mapPrefix) })],
+      imports: [GatekeeperModule.forRoot({ identity: { acquirer: 'submitter' }, membership: false, ...testBackendOptions(backend, mapPrefix) })],
     })
       .setLogger(new CapturingLogger())
       .compile();
