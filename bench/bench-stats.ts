@@ -126,6 +126,13 @@ export interface BenchRow {
    * process (submitter, harness) out.
    */
   cpuMsPer?: { unit: 'task' | 'decision' | 'job tick' | 'call' | 'claim'; clients: number; store: number; total: number } | null;
+  /**
+   * KB allocated on V8's heap per unit of work over the window, every object whether collected or kept
+   * (bench/heap-allocations.ts): on the tasks throughput and burst rows per task, `clients` the worker processes
+   * together and `bench` the bench process (the submitter and the harness); on the cron rows per node and job tick,
+   * `clients` the bench process, which runs the nodes.
+   */
+  heapKBPer?: { unit: 'task' | 'job tick'; clients: number; bench?: number } | null;
   /** Tasks throughput and burst rows: tasks each worker process started, in node order. */
   shares?: number[];
   /** Tasks burst rows: the largest share, % of the burst. */

@@ -44,7 +44,7 @@ function floors(rows: RowFinder): Table {
 const NODES = [1, 3, 6];
 
 function cron(rows: RowFinder): Table {
-  const table = [['store', 'system', 'hold: round trips per job tick, 1 / 3 / 6 nodes', 'release: the same', 'hold: CPU ms per node per tick of 100 jobs', 'release: the same', 'ticks run exactly once']];
+  const table = [['store', 'system', 'hold: round trips per job tick, 1 / 3 / 6 nodes', 'release: the same', 'hold: CPU ms per node per tick of 100 jobs', 'release: the same', 'release: KB allocated per node and job tick, 100 jobs', 'ticks run exactly once']];
   for (const [store, system, redis] of LOCK_SYSTEMS) {
     const of = (scenario: 'cron-hold' | 'cron-release', nodes: number, semaphores: number) => rows.one(scenario, system, redis, { nodes, semaphores, runs: runsOf(rows, scenario, system, redis) });
     if (!of('cron-hold', 1, 1)) continue;
@@ -53,7 +53,7 @@ function cron(rows: RowFinder): Table {
     table.push([store, SYSTEM_NAMES[system],
       list(NODES.map((n) => of('cron-hold', n, 1)?.storeOpsPerTick)), list(NODES.map((n) => of('cron-release', n, 1)?.storeOpsPerTick)),
       list(NODES.map((n) => of('cron-hold', n, 100)?.cpuMsPerTickPerNode)), list(NODES.map((n) => of('cron-release', n, 100)?.cpuMsPerTickPerNode)),
-      `${num(once)} % of ${all.length} rows`]);
+      list(NODES.map((n) => of('cron-release', n, 100)?.heapKBPer?.clients)), `${num(once)} % of ${all.length} rows`]);
   }
   return table;
 }
@@ -118,17 +118,17 @@ const storeLabel = (store: Store, system: BenchRow['system']) => (store === 'Haz
 function tasks(rows: RowFinder): Table {
   const counts = workerCounts(rows);
   const by = counts.join(' / ');
-  const table = [['store', 'system', `tasks/s, ${by} workers`, `CPU ms per task, whole system, ${by}`, `of it the store's, ${by}`, `round trips per task, ${by}`]];
+  const table = [['store', 'system', `tasks/s, ${by} workers`, `CPU ms per task, whole system, ${by}`, `of it the store's, ${by}`, `round trips per task, ${by}`, `KB allocated per task by the workers, ${by}`]];
   for (const { store, throughput, redis, systems } of TASK_STORES) {
     for (const system of systems) {
       const at = counts.map((nodes) => rows.one(throughput, system, redis, { nodes }));
       if (at.every((r) => !r)) continue;
       table.push([storeLabel(store, system), SYSTEM_NAMES[system], list(at.map((r) => r?.tasksPerSec)), list(at.map((r) => r?.cpuMsPer?.total)),
-        list(at.map((r) => r?.cpuMsPer?.store)), list(at.map((r) => r?.roundTripsPerTask))]);
+        list(at.map((r) => r?.cpuMsPer?.store)), list(at.map((r) => r?.roundTripsPerTask)), list(at.map((r) => r?.heapKBPer?.clients))]);
     }
   }
   const floor = rows.one('floor-task-lifecycle', 'hazelcast-raw');
-  if (floor) table.push(['Hazelcast', `${SYSTEM_NAMES['hazelcast-raw']} (the floor: ${floor.nodes} clients in one process)`, num(floor.tasksPerSec), num(floor.cpuMsPer?.total), num(floor.cpuMsPer?.store), num(floor.roundTripsPerTask)]);
+  if (floor) table.push(['Hazelcast', `${SYSTEM_NAMES['hazelcast-raw']} (the floor: ${floor.nodes} clients in one process)`, num(floor.tasksPerSec), num(floor.cpuMsPer?.total), num(floor.cpuMsPer?.store), num(floor.roundTripsPerTask), num(floor.heapKBPer?.clients)]);
   return table;
 }
 

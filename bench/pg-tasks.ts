@@ -21,6 +21,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
+import { heapKBPer, heapNow } from './heap-allocations';
 import { bytesReadOf, cpuWindow } from './proc-cpu';
 import { BULLMQ_PG_SCHEMA, bullmqPostgresConnection, countPgQueries, GRAPHILE_SCHEMA, NOOP_QUEUE, PG_BOSS_SCHEMA, PG_CONCURRENCY, pgBossOptions } from './pg-task-systems';
 import { gatekeeperPostgresSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
@@ -160,6 +161,7 @@ async function resetServer(url: string): Promise<void> {
 /** A burst of `names` from the one submitter until every task completed: elapsed s, round trips, queries, CPU, per-task submit-to-start latency and each node's share. */
 async function burst(system: PgSystem, nodes: WorkerNode[], submitter: Submitter, names: string[], procs: BenchProcesses) {
   const before = await counts(submitter, nodes);
+  const heapBefore = heapNow(nodes);
   const cpu = cpuWindow({ ...procs, workers: nodes.map((n) => n.pid) });
   const started = preciseNow();
   const submitted = await submitAll(submitter, 'noop', names, (name) => idOf(system, name));
@@ -168,9 +170,10 @@ async function burst(system: PgSystem, nodes: WorkerNode[], submitter: Submitter
   const used = cpu.stop();
   const lastDone = Math.max(...ids.map((id) => timeOf(nodes, 'completed', id)));
   const after = await counts(submitter, nodes);
+  const heap = heapKBPer('task', heapBefore, heapNow(nodes), names.length);
   const latency = ids.map((id) => timeOf(nodes, 'started', id) - submitted.get(id)!);
   const shares = nodes.map((node) => ids.filter((id) => node.started.has(id)).length);
-  return { elapsedS: (lastDone - started) / 1000, trips: after.trips - before.trips, queries: after.queries - before.queries, cpu: used, latency, shares };
+  return { elapsedS: (lastDone - started) / 1000, trips: after.trips - before.trips, queries: after.queries - before.queries, cpu: used, heap, latency, shares };
 }
 
 /** One system's rows on `nodeCount` fresh worker processes: throughput (and on 1 node, the steady latency). */
@@ -197,10 +200,10 @@ async function measure(system: PgSystem, nodeCount: number, url: string, procs: 
       const roundTripsPerTask = round(done.trips / PG_TASKS, 2);
       const pgQueriesPerTask = round(done.queries / PG_TASKS, 2);
       log(`  ${system} ${nodeCount} node(s): ${PG_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${roundTripsPerTask} round trips (${pgQueriesPerTask} pg queries) per task, `
-        + `per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms PostgreSQL = ${cpuMsPer.total} ms` : 'n/a'} (bench process ${done.cpu.bench} ms)`);
+        + `per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms PostgreSQL = ${cpuMsPer.total} ms` : 'n/a'} (bench process ${done.cpu.bench} ms); heap per task ${done.heap ? `${done.heap.clients} KB workers, ${done.heap.bench} KB bench process` : 'n/a'}`);
       const rows: BenchRow[] = [{
         ...base, scenario: 'pg-tasks-throughput', runs: PG_TASKS, p50Ms: round(percentile(done.latency, 50)), p99Ms: round(percentile(done.latency, 99)),
-        tasksPerSec, roundTripsPerTask, pgQueriesPerTask, processCpuMs: done.cpu, cpuMsPer, shares: done.shares,
+        tasksPerSec, roundTripsPerTask, pgQueriesPerTask, processCpuMs: done.cpu, cpuMsPer, heapKBPer: done.heap, shares: done.shares,
       }];
       if (nodeCount === 1) {
         const steady = Array.from({ length: LATENCY_TASKS }, (_, i) => `${run}-l${i}`);

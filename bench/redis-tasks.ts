@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisBackend } from '../lib/backends/redis/redis-backend';
 import { delayProxy } from './delay-proxy';
 import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
+import { heapKBPer, heapNow } from './heap-allocations';
 import { cpuWindow } from './proc-cpu';
 import { countBenchRedisCommands, flushRedis, redisInfo as withRedisInfo, redisUrlOf, setAppendOnly } from './redis-systems';
 import { gatekeeperRedisSubmitter, openSubmitter, submitAll, type BenchProcesses, type Submitter } from './task-submitters';
@@ -68,6 +69,7 @@ async function counts(system: RedisTaskSystem, submitter: Submitter, nodes: Work
 /** A burst of `names` until every task completed: elapsed s, round trips, commands, CPU, submit-to-start latency and each node's share. */
 async function burst(system: RedisTaskSystem, nodes: WorkerNode[], submitter: Submitter, names: string[], procs: BenchProcesses) {
   const before = await counts(system, submitter, nodes);
+  const heapBefore = heapNow(nodes);
   const cpu = cpuWindow({ ...procs, workers: nodes.map((n) => n.pid) });
   const started = preciseNow();
   const submitted = await submitAll(submitter, 'noop', names, (name) => idOf(system, name));
@@ -76,9 +78,10 @@ async function burst(system: RedisTaskSystem, nodes: WorkerNode[], submitter: Su
   const used = cpu.stop();
   const lastDone = Math.max(...ids.map((id) => timeOf(nodes, 'completed', id)));
   const after = await counts(system, submitter, nodes);
+  const heap = heapKBPer('task', heapBefore, heapNow(nodes), names.length);
   const latency = ids.map((id) => timeOf(nodes, 'started', id) - submitted.get(id)!);
   const shares = nodes.map((node) => ids.filter((id) => node.started.has(id)).length);
-  return { elapsedS: (lastDone - started) / 1000, trips: after.trips - before.trips, commands: after.commands - before.commands, cpu: used, latency, shares };
+  return { elapsedS: (lastDone - started) / 1000, trips: after.trips - before.trips, commands: after.commands - before.commands, cpu: used, heap, latency, shares };
 }
 
 /** Redis's own count of calls and µs spent in each command so far (INFO commandstats). */
@@ -132,11 +135,11 @@ async function measure(system: RedisTaskSystem, nodeCount: number, port: number,
       const roundTripsPerTask = round(done.trips / TASKS, 2);
       const redisCommandsPerTask = round(done.commands / TASKS, 2);
       log(`  ${system} ${nodeCount} node(s): ${TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${roundTripsPerTask} round trips (${redisCommandsPerTask} Redis commands) per task, `
-        + `per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms Redis = ${cpuMsPer.total} ms` : 'n/a'} (bench process ${done.cpu.bench} ms); `
+        + `per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms Redis = ${cpuMsPer.total} ms` : 'n/a'} (bench process ${done.cpu.bench} ms); heap per task ${done.heap ? `${done.heap.clients} KB workers, ${done.heap.bench} KB bench process` : 'n/a'}; `
         + `Redis's own time by command (INFO commandstats), per task: ${describeStats(statsBefore, statsAfter, TASKS)}`);
       const rows: BenchRow[] = [{
         ...base, scenario: 'redis-tasks-throughput', runs: TASKS, p50Ms: round(percentile(done.latency, 50)), p99Ms: round(percentile(done.latency, 99)),
-        tasksPerSec, roundTripsPerTask, redisCommandsPerTask, processCpuMs: done.cpu, cpuMsPer, shares: done.shares,
+        tasksPerSec, roundTripsPerTask, redisCommandsPerTask, processCpuMs: done.cpu, cpuMsPer, heapKBPer: done.heap, shares: done.shares,
       }];
 
       const steady = Array.from({ length: LATENCY_TASKS }, (_, i) => `${run}-l${i}`);
@@ -157,7 +160,7 @@ async function measure(system: RedisTaskSystem, nodeCount: number, port: number,
         log(`  ${system} burst of ${BURST_TASKS} on 3 nodes: per node ${b.shares.join('/')} (largest share ${maxSharePct} %), ${round(BURST_TASKS / b.elapsedS, 0)}/s`);
         rows.push({
           ...base, scenario: 'redis-tasks-burst', runs: BURST_TASKS, p50Ms: round(percentile(b.latency, 50)), p99Ms: round(percentile(b.latency, 99)), tasksPerSec: round(BURST_TASKS / b.elapsedS, 0),
-          roundTripsPerTask: round(b.trips / BURST_TASKS, 2), redisCommandsPerTask: round(b.commands / BURST_TASKS, 2), processCpuMs: b.cpu, cpuMsPer: cpuPerTask(b.cpu, BURST_TASKS), shares: b.shares, maxSharePct,
+          roundTripsPerTask: round(b.trips / BURST_TASKS, 2), redisCommandsPerTask: round(b.commands / BURST_TASKS, 2), processCpuMs: b.cpu, cpuMsPer: cpuPerTask(b.cpu, BURST_TASKS), heapKBPer: b.heap, shares: b.shares, maxSharePct,
         });
       }
       return rows;

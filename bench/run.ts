@@ -41,6 +41,7 @@ import { leaderFailover, leaderSteady } from './leader';
 import { allocationMoves, allocationSteady } from './allocation';
 import { taskRows } from './tasks';
 import type { BenchProcesses } from './task-submitters';
+import { heapAllocations } from './heap-allocations';
 import { commandOf, cpuWindow, descendantsOf, type WindowCpu } from './proc-cpu';
 import { floorRows, listenedFloorRow } from './floors';
 import { advisoryLockNode, gatekeeperPostgresHistoryNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
@@ -176,6 +177,7 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
   let tripsStart = 0;
   let cpuStart = process.cpuUsage();
   let window = cpuWindow(procs);
+  let heap = heapAllocations();
   for (let tick = 0; tick < ticks + WARMUP_TICKS; tick++) {
     const next = Date.now() + TICK_MS;
     const measured = tick >= WARMUP_TICKS;
@@ -183,6 +185,7 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
       tripsStart = allTrips();
       cpuStart = process.cpuUsage();
       window = cpuWindow(procs);
+      heap = heapAllocations();
     }
     await Promise.all(members.flatMap((m) => keys.map(async (key) => {
       if (!(await m.acquire(key, mode === 'hold' ? 10_000 : 5_000))) return;
@@ -192,6 +195,7 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
     await sleep(Math.max(0, next - Date.now()));
   }
   const trips = allTrips() - tripsStart;
+  const allocated = heap.bytes();
   const used = process.cpuUsage(cpuStart);
   const processCpuMs = window.stop();
   const cpu = (used.user + used.system) / 1000;
@@ -206,6 +210,8 @@ async function cron(system: BenchRow['system'], mode: 'hold' | 'release', nodes:
     cpuMsPerTickPerNode: round(cpu / (ticks * nodes), 3),
     processCpuMs,
     cpuMsPer: cpuPerUnit(system, processCpuMs, 'job tick', jobTicks),
+    // The nodes run in this process: what it allocated, per node and job tick.
+    heapKBPer: { unit: 'job tick', clients: round(allocated / 1024 / (jobTicks * nodes), 1)! },
   });
   log(`  ${system} ${mode} ${nodes}x${semaphores}: ${round(trips / jobTicks, 3)} store ops per job tick, exactly once ${round((100 * once) / jobTicks, 2)}%`);
   await Promise.all(members.map((m) => m.close()));

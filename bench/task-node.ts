@@ -15,6 +15,7 @@
  *                          connections sent, a Lua script counting as one (BullMQ), or `pg` queries (pg-boss,
  *                          graphile-worker, BullMQ on PostgreSQL); q: `pg` queries, on the PostgreSQL systems (Redis commands sent, on
  *                          gatekeeper with GATEKEEPER_BACKEND=redis: the redis group's `gatekeeper-redis`)
+ *   HEAP <bytes>           on SIGUSR2, just before OPS: the bytes it allocated on V8's heap so far (heap-allocations.ts)
  * PROFILE_DIR=<dir> (diagnostics): from READY to SIGTERM, a V8 CPU profile (<system>-<pid>.cpuprofile; with
  * PROFILE_HEAP=1 a sampling profile of every allocation instead, <system>-<pid>.heapprofile) and the socket writes to the store, their bytes and the tasks started (<system>-<pid>.counts.json), written there.
  */
@@ -30,6 +31,7 @@ import Redis from 'ioredis';
 import { GatekeeperModule, TaskHandler, type TaskContext, type TaskStore } from '../lib';
 import { GATEKEEPER_TASK_STORE } from '../lib/nest/gatekeeper.constants';
 import { env, gatekeeperOptionsFromEnv } from '../test/fixtures/fixture-process';
+import { heapAllocations } from './heap-allocations';
 import { bullmqPostgresConnection, countPgQueries, graphileRunnerOptions, NOOP_QUEUE, pgBossOptions, pgBossWorkOptions } from './pg-task-systems';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -218,6 +220,9 @@ async function profileUntilStopped(dir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const system = env('SYSTEM');
+  // Before every system's OPS line (listeners run in order): the bytes it allocated so far, read beside its round trips.
+  const heap = heapAllocations();
+  process.on('SIGUSR2', () => say(`HEAP ${heap.bytes()}`));
   if (system === 'bullmq') await bullmq();
   else if (system === 'pg-boss') await pgBoss();
   else if (system === 'graphile-worker') await graphileWorker();

@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { percentile, round, type BenchRow, TASK_WORKER_COUNTS } from './bench-stats';
+import { heapKBPer, heapNow } from './heap-allocations';
 import { cpuWindow, type WindowCpu } from './proc-cpu';
 import { allSeen, preciseNow, startNodes, stopNodes, waitFor, type WorkerNode } from './worker-node';
 import { backlogRows } from './task-backlog';
@@ -44,6 +45,7 @@ export function cpuPerTask(system: System, cpu: WindowCpu, tasks: number): Bench
 /** A burst of `names` from the one submitter until every task completed: elapsed s, round trips, CPU, per-task submit-to-start latency and each node's share. */
 async function burst(system: System, nodes: WorkerNode[], submitter: Submitter, names: string[], idOf: (name: string) => string, procs: BenchProcesses) {
   const opsBefore = (await submitter.operations()) + (await nodeOps(nodes));
+  const heapBefore = heapNow(nodes);
   const cpu = cpuWindow({ ...procs, workers: nodes.map((n) => n.pid) });
   const started = preciseNow();
   const submitted = await submitAll(submitter, 'noop', names, idOf);
@@ -52,9 +54,10 @@ async function burst(system: System, nodes: WorkerNode[], submitter: Submitter, 
   const used = cpu.stop();
   const lastDone = Math.max(...ids.map((id) => timeOf(nodes, 'completed', id)));
   const trips = (await submitter.operations()) + (await nodeOps(nodes)) - opsBefore;
+  const heap = heapKBPer('task', heapBefore, heapNow(nodes), names.length);
   const latency = ids.map((id) => timeOf(nodes, 'started', id) - submitted.get(id)!);
   const shares = nodes.map((node) => ids.filter((id) => node.started.has(id)).length);
-  return { elapsedS: (lastDone - started) / 1000, trips, cpu: used, latency, shares };
+  return { elapsedS: (lastDone - started) / 1000, trips, cpu: used, heap, latency, shares };
 }
 
 /**
@@ -73,7 +76,7 @@ async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv
     const done = await burst(system, nodes, submitter, names, idOf, procs);
     const tasksPerSec = round(THROUGHPUT_TASKS / done.elapsedS, 0);
     const cpuMsPer = cpuPerTask(system, done.cpu, THROUGHPUT_TASKS);
-    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${round(done.trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms ${system === 'gatekeeper' ? 'member' : 'Redis'}` : 'n/a'} (bench process ${done.cpu.bench} ms)`);
+    log(`  ${system} ${nodeCount} node(s): ${THROUGHPUT_TASKS} tasks in ${round(done.elapsedS, 2)} s = ${tasksPerSec}/s, ${round(done.trips / THROUGHPUT_TASKS, 2)} store calls per task, per node ${done.shares.join('/')}, CPU per task ${cpuMsPer ? `${cpuMsPer.clients} ms workers + ${cpuMsPer.store} ms ${system === 'gatekeeper' ? 'member' : 'Redis'}` : 'n/a'} (bench process ${done.cpu.bench} ms); heap per task ${done.heap ? `${done.heap.clients} KB workers, ${done.heap.bench} KB bench process` : 'n/a'}`);
 
     const steady = Array.from({ length: LATENCY_TASKS }, (_, i) => `${run}-l${i}`);
     const steadyAt = new Map<string, number>();
@@ -94,7 +97,7 @@ async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv
     const idlePerNode = round(idleOps / nodeCount / (IDLE_WINDOW_MS / 1000), 2);
     log(`  ${system} ${nodeCount} node(s): idle ${idlePerNode} store calls per node per second, CPU ${idleUsed.workers} ms workers over ${idleUsed.windowMs} ms`);
     const rows: BenchRow[] = [
-      { ...base, scenario: 'tasks-throughput', runs: THROUGHPUT_TASKS, p50Ms: round(percentile(done.latency, 50)), p99Ms: round(percentile(done.latency, 99)), tasksPerSec, roundTripsPerTask: round(done.trips / THROUGHPUT_TASKS, 2), idleOpsPerSecPerNode: idlePerNode, processCpuMs: done.cpu, cpuMsPer, shares: done.shares },
+      { ...base, scenario: 'tasks-throughput', runs: THROUGHPUT_TASKS, p50Ms: round(percentile(done.latency, 50)), p99Ms: round(percentile(done.latency, 99)), tasksPerSec, roundTripsPerTask: round(done.trips / THROUGHPUT_TASKS, 2), idleOpsPerSecPerNode: idlePerNode, processCpuMs: done.cpu, cpuMsPer, heapKBPer: done.heap, shares: done.shares },
       { ...base, scenario: 'tasks-latency', runs: LATENCY_TASKS, p50Ms: round(percentile(latency, 50)), p99Ms: round(percentile(latency, 99)), tasksPerSec: LATENCY_RATE_PER_S },
     ];
     if (nodeCount === 3) {
@@ -102,7 +105,7 @@ async function measure(system: System, nodeCount: number, env: NodeJS.ProcessEnv
       const b = await burst(system, nodes, submitter, burstNames, idOf, procs);
       const maxSharePct = round((100 * Math.max(...b.shares)) / BURST_TASKS, 1);
       log(`  ${system} burst of ${BURST_TASKS} on 3 nodes: per node ${b.shares.join('/')} (largest share ${maxSharePct} %), ${round(BURST_TASKS / b.elapsedS, 0)}/s`);
-      rows.push({ ...base, scenario: 'tasks-burst', runs: BURST_TASKS, p50Ms: round(percentile(b.latency, 50)), p99Ms: round(percentile(b.latency, 99)), tasksPerSec: round(BURST_TASKS / b.elapsedS, 0), roundTripsPerTask: round(b.trips / BURST_TASKS, 2), processCpuMs: b.cpu, cpuMsPer: cpuPerTask(system, b.cpu, BURST_TASKS), shares: b.shares, maxSharePct });
+      rows.push({ ...base, scenario: 'tasks-burst', runs: BURST_TASKS, p50Ms: round(percentile(b.latency, 50)), p99Ms: round(percentile(b.latency, 99)), tasksPerSec: round(BURST_TASKS / b.elapsedS, 0), roundTripsPerTask: round(b.trips / BURST_TASKS, 2), processCpuMs: b.cpu, cpuMsPer: cpuPerTask(system, b.cpu, BURST_TASKS), heapKBPer: b.heap, shares: b.shares, maxSharePct });
     }
     return rows;
   } finally {

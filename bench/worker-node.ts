@@ -20,6 +20,8 @@ export class WorkerNode {
   private readonly ops: number[] = [];
   /** The `pg` query counts the PostgreSQL systems report beside their round trips, in report order. */
   private readonly queries: number[] = [];
+  /** The heap bytes allocated, per `operations()` report (`HEAP` lines). */
+  private readonly heap: number[] = [];
   private readonly listeners = new Set<() => void>();
   private rest = '';
   private ready = false;
@@ -69,6 +71,11 @@ export class WorkerNode {
     return this.ops.at(-1)!;
   }
 
+  /** The bytes the process had allocated on V8's heap at the last `operations()` report (NaN before one). */
+  lastHeapBytes(): number {
+    return this.heap.at(-1) ?? NaN;
+  }
+
   /** The `pg` queries the last `operations()` report gave (NaN when the process reports none). */
   lastQueries(): number {
     return this.queries.at(-1) ?? NaN;
@@ -87,6 +94,7 @@ export class WorkerNode {
       const [kind, a, b, c] = line.split(' ');
       if (kind === 'S') this.started.set(a, Number(b));
       else if (kind === 'C') this.completed.set(a, Number(b));
+      else if (kind === 'HEAP') this.heap.push(Number(a));
       else if (kind === 'OPS') {
         this.ops.push(Number(b));
         this.queries.push(c === undefined ? NaN : Number(c));
