@@ -44,6 +44,12 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('submitMany on %s
     expect(await tasks.list({ types: ['mail'] })).toEqual([]);
   });
 
+  it('makes one task of an id given twice in one call, and answers it for both', async () => {
+    const [first, second] = await tasks.submitMany([{ type: 'twice', name: 'same', data: 1 }, { type: 'twice', name: 'same', data: 2 }]);
+    expect(second).toEqual(first);
+    expect(await tasks.list({ types: ['twice'] })).toEqual([first]);
+  });
+
   it('submits hundreds in the order given, keeps an id that exists, and on Redis sends them together', async () => {
     const existing = await tasks.submit({ type: 'bulk', name: 'n-7', data: { first: true } });
     const inputs: SubmitInput[] = Array.from({ length: 600 }, (_, i) => ({ type: 'bulk', name: `n-${i}`, data: { i } }));
