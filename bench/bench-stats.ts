@@ -34,7 +34,7 @@ export interface BenchRow {
     | 'tasks-throughput' | 'tasks-latency' | 'tasks-detection' | 'tasks-burst' | 'tasks-backlog' | 'schedules-steady' | 'run-now'
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
     | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
-    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'idle-cluster' | 'fenced-write';
+    | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'redis-submit' | 'redis-submit-bulk' | 'idle-cluster' | 'fenced-write';
   system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
     | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres'
     | 'gatekeeper-redis' | 'gatekeeper-redis+aof' | 'fenced-transaction' | 'plain-transaction' | 'one-more-statement';
@@ -130,7 +130,8 @@ export interface BenchRow {
    * KB allocated on V8's heap per unit of work over the window, every object whether collected or kept
    * (bench/heap-allocations.ts): on the tasks throughput and burst rows per task, `clients` the worker processes
    * together and `bench` the bench process (the submitter and the harness); on the cron rows per node and job tick,
-   * `clients` the bench process, which runs the nodes.
+   * `clients` the bench process, which runs the nodes; on the submit rows per task, `clients` the submitter (the
+   * bench process, alone).
    */
   heapKBPer?: { unit: 'task' | 'job tick'; clients: number; bench?: number } | null;
   /** Tasks throughput and burst rows: tasks each worker process started, in node order. */

@@ -47,6 +47,7 @@ import { floorRows, listenedFloorRow } from './floors';
 import { advisoryLockNode, gatekeeperPostgresHistoryNode, gatekeeperPostgresNode, postgresFloorRows, startBenchPostgres } from './postgres-systems';
 import { pgTaskRows } from './pg-tasks';
 import { flushRedis, gatekeeperRedisNode, prepareRedisPrefix, redisUrlOf, setAppendOnly } from './redis-systems';
+import { redisSubmitRows } from './redis-submits';
 import { redisTaskRows } from './redis-tasks';
 import { redisFloorRows } from './floors';
 import { hazelcastIdleTarget, idleRows, postgresIdleTarget, redisIdleTarget } from './idle-cluster';
@@ -544,6 +545,7 @@ async function redisGroup(given?: Awaited<ReturnType<typeof startRedis>>): Promi
     }
     log(`Redis: tasks: gatekeeper-redis${baselines ? ' and BullMQ' : ''} on one Redis; throughput (submit to completed, no-op handler) on ${TASK_WORKER_COUNTS.join(', ')} worker processes, whole-system CPU, round trips, latency at a steady rate, burst shares`);
     rows.push(...(await redisTaskRows(server.port, procs, baselines, log)));
+    rows.push(...(await redisSubmitRows(server.port, procs, baselines, log)));
   } finally {
     procs = before;
     for (const row of rows.slice(from)) row.group = 'redis';
