@@ -123,6 +123,25 @@ describe('a task submitted in the application\'s transaction (PostgreSQL)', () =
     await eventually('its outcome to be written', async () => (await tasks.get('ship:o-2'))?.state === 'done', { timeoutMs: 10_000 });
   });
 
+  it('submitMany in the transaction: all of them roll back with it, or commit with it and run', async () => {
+    for (const outcome of ['ROLLBACK', 'COMMIT'] as const) {
+      const ids = ['m-1', 'm-2', 'm-3'].map((id) => `${id}-${outcome}`);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const submitted = await tasks.submitMany(ids.map((id) => ({ type: 'ship', name: id, data: { order: id } })), { transaction: pgExecutor(client) });
+        expect(submitted.map((t) => t.id)).toEqual(ids.map((id) => `ship:${id}`));
+        // Until the transaction ends, no other connection sees them.
+        for (const id of ids) expect(await tasks.get(`ship:${id}`)).toBeUndefined();
+        await client.query(outcome);
+      } finally {
+        client.release();
+      }
+      if (outcome === 'ROLLBACK') for (const id of ids) expect(await tasks.get(`ship:${id}`)).toBeUndefined();
+      else await eventually('the three to run', () => ids.every((id) => shipped.includes(id)), { timeoutMs: 10_000 });
+    }
+  });
+
   it('through TypeORM, and idempotent by id inside the transaction as outside', async () => {
     const source = new DataSource({ type: 'postgres', url: testPostgresUrl(), entities: [] });
     await source.initialize();
