@@ -174,8 +174,9 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       if (!a.replaceEnds || !b.replaceEnds) return assert.equal(a.replaceEnds ?? b.replaceEnds, undefined); // finishes compare the whole text
       const actor = { instance: 'b/1', acquirer: 'b' };
       const now = Date.now();
-      // A caller's data with the characters JSON escapes, a newline among them.
-      const pending = { ...submit('k', 'ends "/\\ \u00e9'), data: { text: 'line one\nline two', list: [], big: 1795833299544123.5 } };
+      // A caller's data with the characters JSON escapes, a newline among them, and characters a store may count
+      // otherwise than JavaScript does (two bytes in UTF-8; one character of two UTF-16 units).
+      const pending = { ...submit('k', 'ends "/\\ \u00e9'), data: { text: 'line one\nline two \u{1F600}', list: [], big: 1795833299544123.5 } };
       const claimed = decideClaim(pending, actor, now, 30_000);
       assert.equal(claimed.outcome, 'claimed');
       const running = claimed.outcome === 'claimed' ? claimed.task : pending;
@@ -198,6 +199,12 @@ export function describeTaskStoreContract(name: string, setup: () => Promise<Tas
       const again = decideFinish(fresh.task!, actor, running.epoch, { kind: 'done', result: { ok: 'yes\n' } }, now + 5, { baseMs: 1, factor: 1, maxMs: 1 });
       const next = again.outcome === 'ok' ? again.task : running;
       const endsNow = finishEnds(fresh, next)!;
+      // The same claim (the tail) with another head (its attempt's start moved): nothing is written.
+      const moved = { ...fresh.task!, attempts: fresh.task!.attempts.map((at) => ({ ...at, startedAt: at.startedAt + 1 })) };
+      assert.equal(await a.compareAndSet(running.id, fresh, moved), true);
+      assert.equal(await b.replaceEnds(running.id, endsNow.expected, endsNow.next, next), false);
+      assertEqual((await a.read(running.id)).task, moved);
+      assert.equal(await a.compareAndSet(running.id, { raw: encodeTask(moved) }, fresh.task!), true);
       assert.equal(await b.replaceEnds(running.id, endsNow.expected, endsNow.next, next), true);
       const after = await a.read(running.id);
       assertEqual(after.task, next);
