@@ -54,6 +54,7 @@ export {
 export { SemaphoreAdminService } from './nest/permits/semaphore-admin.service';
 export { ClusterSingleton, type ClusterSingletonDecorator } from './nest/schedules/cluster-singleton.decorator';
 export type { ClusterSingletonOptions } from './nest/schedules/cluster-singleton.options';
+export type { CheckInOptions } from './schedules/check-in';
 export type { AcquireResult } from './permits/acquire-result';
 export type { DecideOptions } from './permits/permit-engine.options';
 export { DenyReason } from './permits/deny-reason';

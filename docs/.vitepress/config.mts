@@ -64,6 +64,7 @@ const config: UserConfig<DefaultTheme.Config> = {
           { text: 'Run history and describe', link: '/job-history' },
           { text: 'Run now', link: '/run-now' },
           { text: 'Missed runs', link: '/missed-runs' },
+          { text: 'Check-ins with your monitor', link: '/check-ins' },
           { text: 'Overlapping runs', link: '/overlap' },
           { text: 'Schedules defined at runtime', link: '/runtime-schedules' },
           { text: 'Time zones and daylight saving', link: '/time-zones' },

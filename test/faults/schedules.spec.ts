@@ -11,6 +11,7 @@ import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent, type StoreTarget } from '../harness';
 import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../harness/schedule-node';
+import { CheckInMonitor } from '../support/check-in-monitor';
 import { eventually } from '../support/eventually';
 import { testClientConfig, testCluster, uniquePrefix } from '../support/test-cluster';
 import { testPostgresUrl } from '../support/test-postgres';
@@ -137,9 +138,13 @@ const CATCH_UP_WINDOW_S = 8;
 
 describe.each(STORES)('missed runs across a full outage, with real processes on $on', ({ on, target, backend, fresh }) => {
   const nodes: NodeProcess[] = [];
+  /** Where every node's runs check in (`checkIn`), the two outages under paths of their own. */
+  const monitor = new CheckInMonitor();
+  beforeAll(() => monitor.start());
   afterEach(async () => {
     await Promise.all(nodes.splice(0).map((n) => n.terminate()));
   });
+  afterAll(() => monitor.stop());
 
   /** Three nodes run a job every 2 s; all are SIGKILLed; three fire instants pass after the permit lapsed; `restart` start again. */
   async function outage(missedRuns: 'skip' | 'runOnce', restart: number) {
@@ -152,7 +157,10 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
       // (the default window, one gap, rightly lets a tick a gap later run instead).
       job: {
         semaphore: 'sched-missed', cron: '*/2 * * * * *', duration: '2s', runMs: 100,
-        options: missedRuns === 'runOnce' ? { missedRuns, catchUpWindow: `${CATCH_UP_WINDOW_S}s` } : { missedRuns },
+        options: {
+          ...(missedRuns === 'runOnce' ? { missedRuns, catchUpWindow: `${CATCH_UP_WINDOW_S}s` } : { missedRuns }),
+          checkIn: Object.fromEntries(['start', 'success', 'failure'].map((kind) => [kind, `http://127.0.0.1:${monitor.port}/${missedRuns}/${kind}/{run}`])) as { success: string },
+        },
         definitions: [{ name: 'sched-missed', duration: '2s' }], flushInterval: '300ms',
       },
     });
@@ -171,6 +179,22 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
     await eventually('ticks after the restart', () => starts(historyFile).filter((e) => e.at > restartedAt && e.trigger === 'schedule').length >= 2, { timeoutMs: 30_000, intervalMs: 100 });
     const after = starts(historyFile).filter((e) => e.at > restartedAt);
     expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
+    // Check-ins, from the history and what the monitor heard: each run's start and end once, by its run id; and one
+    // failure for the instants nobody ran, from the node that took the permit after the outage, with no start.
+    const pings = (kind: string) => monitor.heard.filter((h) => h.path.startsWith(`/${missedRuns}/${kind}/`)).map((h) => ({ rid: h.path.split('/')[3], at: h.at }));
+    await eventually('the runs after the restart checked in', () => pings('success').filter((p) => p.at > restartedAt).length >= after.length, { timeoutMs: 10_000, intervalMs: 100 });
+    const [started, succeeded, failed] = [pings('start'), pings('success'), pings('failure')];
+    for (const list of [started, [...succeeded, ...failed]]) expect(new Set(list.map((p) => p.rid)).size).toBe(list.length);
+    const startedIds = new Set(started.map((p) => p.rid));
+    expect(succeeded.filter((p) => !startedIds.has(p.rid))).toEqual([]);
+    // As many starts as runs: none lost (at least the runs counted before), none doubled (each one a run in the history,
+    // which the nodes, ticking on, record within moments of the check-in).
+    const startedAfter = started.filter((p) => p.at > restartedAt).length;
+    expect(startedAfter).toBeGreaterThanOrEqual(after.length);
+    await eventually('a run in the history for every start check-in', () => starts(historyFile).filter((e) => e.at > restartedAt).length >= startedAfter, { timeoutMs: 5_000, intervalMs: 50 });
+    const missedAlerts = failed.filter((p) => !startedIds.has(p.rid));
+    expect(missedAlerts).toHaveLength(1);
+    expect(missedAlerts[0].at).toBeGreaterThan(restartedAt);
     return { historyFile, mapPrefix, lastBefore, after };
   }
 

@@ -4,6 +4,7 @@ import type { DurationInput } from '../../permits/semaphore-definition';
 import { resolveJobPolicy, type JobPolicy } from '../../schedules/job-policy';
 import type { DecoratedSemaphore } from '../permits/permits.startup';
 import { invalidDefinition } from '../../core/errors/input.errors';
+import { resolveCheckIn, type CheckIn, type CheckInOptions } from '../../schedules/check-in';
 
 /** Options of `@ClusterSingleton({...})`. */
 export interface ClusterSingletonOptions {
@@ -50,6 +51,19 @@ export interface ClusterSingletonOptions {
   missedRuns?: 'skip' | 'runOnce';
   /** With `missedRuns: 'runOnce'`: how old the newest missed instant may be to still run. Default: the shortest time between two fire instants. */
   catchUpWindow?: DurationInput;
+  /**
+   * Check in with the monitor you already use (Healthchecks.io, Cronitor, or URLs of your own): each scheduled run's
+   * start, success and failure, once per run from the node that ran it, and a failure for instants nobody ran. See
+   * {@link CheckInOptions}. A monitor that is down never affects the job.
+   *
+   * @example
+   * ```ts
+   * @Cron('0 2 * * *')
+   * @ClusterSingleton({ semaphore: 'nightly-report', duration: '10m', checkIn: { healthchecks: 'https://hc-ping.com/your-uuid' } })
+   * async nightlyReport(): Promise<void> {}
+   * ```
+   */
+  checkIn?: CheckInOptions;
 }
 
 /**
@@ -64,6 +78,8 @@ export interface ResolvedClusterSingletonOptions extends JobPolicy, DecoratedSem
    * (`DUPLICATE_TICK`). Off for decorated methods, which an application may also call itself.
    */
   readonly oncePerInstant?: boolean;
+  /** Where its scheduled runs check in. */
+  readonly checkIn?: CheckIn;
 }
 
 /** Validates decorator options when the class is loaded, naming the semaphore and the field. */
@@ -80,5 +96,6 @@ export function resolveClusterSingletonOptions(
     semaphore,
     durationMs: options.duration === undefined ? undefined : parseDuration(options.duration, semaphore, 'duration'),
     ...resolveJobPolicy(options, fail),
+    ...(options.checkIn !== undefined && { checkIn: resolveCheckIn(options.checkIn, fail) }),
   };
 }

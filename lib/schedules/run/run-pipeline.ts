@@ -1,6 +1,7 @@
 import type { PermitExecutor } from '../../permits/permit-executor';
 import { UnheldSemaphoreMonitor, type UnheldSemaphoreView } from '../../permits/unheld-semaphore.monitor';
 import type { RunRequestStore } from '../run-request.store';
+import { CheckIns } from './check-ins';
 import { JobRunner } from './job-runner';
 import type { JobKnownSince } from './missed-runs';
 import type { RunLog } from './run-log';
@@ -29,7 +30,7 @@ export interface RunPipelineParts {
 
 /**
  * The run pipeline: one {@link JobRunner} every tick, run now and catch-up goes through, its ordered observers
- * (history, run-now outcome, the module's signals, log, then the users'), and run-now requests that reach the
+ * (history, run-now outcome, the module's signals, check-ins, log, then the users'), and run-now requests that reach the
  * runner directly.
  */
 export class RunPipeline {
@@ -45,7 +46,8 @@ export class RunPipeline {
     });
     this.requests = new RunNowRequests({ store: requestStore, runner: this.runner, storeTimeoutMs, log, view });
     const monitor = new UnheldSemaphoreMonitor(unheld, log, () => view.permitClock.now());
-    own.push(recorder.observer, this.requests.outcomes, ...signals, new RunLogObserver(log, monitor));
+    const checkIns = new CheckIns((name) => view.jobs.get(name)?.options.checkIn, log);
+    own.push(recorder.observer, this.requests.outcomes, ...signals, checkIns, new RunLogObserver(log, monitor));
   }
 
   /** Adds a user's run observer, after every one before it; returns what removes it. */

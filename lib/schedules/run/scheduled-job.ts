@@ -1,3 +1,4 @@
+import type { CheckIn } from '../check-in';
 import type { JobPolicy } from '../job-policy';
 
 /**
@@ -24,6 +25,8 @@ export interface JobRunPolicy extends JobPolicy {
   readonly semaphore: string;
   /** Each scheduled instant runs at most once here (a second tick for it is `DUPLICATE_TICK`). */
   readonly oncePerInstant?: boolean;
+  /** Where its runs check in (a decorated job's `checkIn`). */
+  readonly checkIn?: CheckIn;
 }
 
 /** A job of this node, as the runner runs it: a decorated method or a runtime schedule. */
