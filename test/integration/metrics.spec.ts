@@ -1,4 +1,5 @@
-import { Injectable, type INestApplicationContext, type Type } from '@nestjs/common';
+import { Injectable, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
+import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
@@ -17,6 +18,17 @@ class ReportJob {
 
   @ClusterSingleton('report', '5s')
   async run(): Promise<void> {
+    this.runs++;
+  }
+}
+
+@Injectable()
+class EverySecond {
+  runs = 0;
+
+  @Cron('* * * * * *')
+  @ClusterSingleton('metrics-every-second', '5s')
+  async tick(): Promise<void> {
     this.runs++;
   }
 }
@@ -51,9 +63,9 @@ describe('metrics (prom-client, real member)', () => {
     await Promise.all(contexts.splice(0).map((c) => c.close()));
   });
 
-  async function start(options: GatekeeperModuleOptions, providers: Type[] = []): Promise<INestApplicationContext> {
+  async function start(options: GatekeeperModuleOptions, providers: Type[] = [], imports: DynamicModule[] = []): Promise<INestApplicationContext> {
     const moduleRef = await Test.createTestingModule({
-      imports: [GatekeeperModule.forRoot({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('metrics') }, membership: false, ...options })],
+      imports: [...imports, GatekeeperModule.forRoot({ hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('metrics') }, membership: false, ...options })],
       providers,
     }).setLogger(new CapturingLogger()).compile();
     const app = moduleRef.createNestApplication({ logger: false });
@@ -61,6 +73,23 @@ describe('metrics (prom-client, real member)', () => {
     await app.init();
     return app;
   }
+
+  it('times how late each scheduled tick started after its instant, and says when a job last completed', async () => {
+    const registry = new Registry();
+    const app = await start({ identity: { acquirer: 'cron-node' }, metrics: { registry } }, [EverySecond], [ScheduleModule.forRoot()]);
+    const labels = { node: 'cron-node', semaphore: 'metrics-every-second', job: 'EverySecond.tick' };
+    const text = await eventually('two ticks timed', async () => {
+      const metrics = await registry.metrics();
+      return (sample(metrics, 'gatekeeper_job_start_lateness_seconds_count', labels) ?? 0) >= 2 ? metrics : undefined;
+    }, { timeoutMs: 15_000 });
+    const count = sample(text, 'gatekeeper_job_start_lateness_seconds_count', labels)!;
+    // Seconds, not milliseconds: a tick on an idle node starts well within a second of its instant.
+    expect(sample(text, 'gatekeeper_job_start_lateness_seconds_sum', labels)! / count).toBeLessThan(1);
+    expect(sample(text, 'gatekeeper_job_start_lateness_seconds_bucket', { ...labels, le: '30' })).toBe(count);
+    const lastSuccess = sample(text, 'gatekeeper_job_last_success_timestamp_seconds', labels)!;
+    expect(Math.abs(lastSuccess - Date.now() / 1000)).toBeLessThan(10);
+    expect(app.get(EverySecond).runs).toBeGreaterThanOrEqual(2);
+  });
 
   it('counts decisions, runs, held permits, leadership, tasks, lease losses and store calls', async () => {
     const registry = new Registry();

@@ -20,6 +20,8 @@ interface MetricsSource {
   heldPermits(): Map<string, number>;
   /** When a job last finished here (epoch ms), by semaphore and job. */
   readonly lastRuns: Map<string, { semaphore: string; job: string; at: number }>;
+  /** When a job last completed here (epoch ms), by semaphore and job. */
+  readonly lastSuccesses: Map<string, { semaphore: string; job: string; at: number }>;
   readonly leading: Map<string, boolean>;
   readonly owned: Map<string, Set<string>>;
   /** Task counts by type and state (cached), or `undefined` when this node has no tasks connected. */
@@ -36,6 +38,7 @@ interface Instruments {
   readonly leaseLosses: PromClient.Counter<'node' | 'kind'>;
   readonly skipped: PromClient.Counter<'node' | 'semaphore' | 'job' | 'reason'>;
   readonly missed: PromClient.Counter<'node' | 'semaphore' | 'job'>;
+  readonly lateness: PromClient.Histogram<'node' | 'semaphore' | 'job'>;
   readonly storeCalls: PromClient.Histogram<'node' | 'store' | 'outcome'>;
   readonly sources: Set<MetricsSource>;
 }
@@ -111,8 +114,13 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
 
   private onEvent(event: GatekeeperEvent, node: string, source: MetricsSource, instruments: Instruments): void {
     switch (event.name) {
+      case 'gatekeeper.job.started':
+        // A scheduled tick's start, against the instant it is for (catch-ups are late by design; runs now have none).
+        if (event.trigger === 'schedule' && event.instant !== undefined) instruments.lateness.observe({ node, semaphore: event.semaphore, job: event.job }, Math.max(0, event.at - event.instant) / 1000);
+        break;
       case 'gatekeeper.job.finished':
       case 'gatekeeper.job.failed':
+        if (event.name === 'gatekeeper.job.finished') source.lastSuccesses.set(`${event.semaphore}\u0000${event.job}`, { semaphore: event.semaphore, job: event.job, at: event.at });
         instruments.runs.observe({ node, semaphore: event.semaphore, job: event.job, outcome: event.name === 'gatekeeper.job.finished' ? 'finished' : event.outcome === 'replaced' ? 'replaced' : 'failed' }, event.durationMs / 1000);
         source.lastRuns.set(`${event.semaphore}\u0000${event.job}`, { semaphore: event.semaphore, job: event.job, at: event.at });
         break;
@@ -167,6 +175,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
         return held;
       },
       lastRuns: new Map(),
+      lastSuccesses: new Map(),
       leading: new Map([...this.options.elections.keys()].map((name) => [name, false])),
       owned: new Map(),
       // One listing of every task at most every taskCountsInterval: the first scrape waits for it, later ones do not.
@@ -220,6 +229,10 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
     missed: new prom.Counter({
       name: name('job_instants_missed_total'), help: 'Scheduled instants of a job that passed while nobody could run it, as counted here', labelNames: ['node', 'semaphore', 'job'], registers,
     }),
+    lateness: new prom.Histogram({
+      name: name('job_start_lateness_seconds'), help: 'How long after its scheduled instant a tick of a job started here', labelNames: ['node', 'semaphore', 'job'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
+    }),
     storeCalls: new prom.Histogram({
       name: name('store_call_duration_seconds'), help: 'Calls to the store (round trips) by capability, how long they took and how they ended', labelNames: ['node', 'store', 'outcome'], buckets: [...settings.callBuckets], registers,
     }),
@@ -239,6 +252,15 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
       this.reset();
       await each((source) => {
         for (const { semaphore, job, at } of source.lastRuns.values()) this.set({ node: source.node, semaphore, job }, (source.now() - at) / 1000);
+      });
+    },
+  });
+  new prom.Gauge({
+    name: name('job_last_success_timestamp_seconds'), help: 'When a job last completed here (Unix seconds; max over nodes: when it last completed anywhere)', labelNames: ['node', 'semaphore', 'job'], registers,
+    async collect() {
+      this.reset();
+      await each((source) => {
+        for (const { semaphore, job, at } of source.lastSuccesses.values()) this.set({ node: source.node, semaphore, job }, at / 1000);
       });
     },
   });
