@@ -30,4 +30,11 @@ export class HealthController {
   jobs() {
     return this.health.check([() => this.gatekeeper.jobs()]);
   }
+
+  /** For alerts on one job: down when the nightly report has not completed within 26 hours anywhere (a paused job stays up). */
+  @Get('nightly-report')
+  @HealthCheck()
+  nightlyReport() {
+    return this.health.check([() => this.gatekeeper.job('ReportJobs.nightly', { within: '26h' })]);
+  }
 }

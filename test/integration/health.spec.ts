@@ -2,7 +2,8 @@ import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { HealthController } from '../../examples/health.controller';
-import { ClusterSingleton, GatekeeperModule, type GatekeeperModuleOptions } from '../../lib';
+import { ReportJobs } from '../../examples/report.jobs';
+import { ClusterSingleton, GatekeeperHealthIndicator, GatekeeperModule, InvalidInputError, ScheduleService, type GatekeeperModuleOptions } from '../../lib';
 import { CapturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { testClientConfig, uniquePrefix } from '../support/test-cluster';
@@ -95,5 +96,72 @@ describe('GatekeeperHealthIndicator with @nestjs/terminus (real member)', () => 
     const ready = await get('ready');
     expect(ready.status).toBe(200);
     expect(ready.body.details.gatekeeper).toEqual({ status: 'up', phase: 'ready', connected: true, runsNowhere: [], paused: [] });
+  });
+});
+
+@Injectable()
+class FlakyJob {
+  @ClusterSingleton('health-flaky', '5s')
+  async run(): Promise<void> {
+    throw new Error('the bank said no');
+  }
+}
+
+/** One job's health from the cluster's history, through the guide's route (`/health/nightly-report`) and the indicator. */
+describe('GatekeeperHealthIndicator.job (real member)', () => {
+  let app: INestApplication;
+  let get: () => Promise<{ status: number; body: { details: Record<string, Record<string, unknown>> } }>;
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [TerminusModule.forRoot({ logger: false }), GatekeeperModule.forRoot({ membership: false, hazelcast: { clientConfig: testClientConfig(), mapPrefix: uniquePrefix('job-health') } })],
+      controllers: [HealthController],
+      providers: [ReportJobs, FlakyJob],
+    }).setLogger(new CapturingLogger()).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    get = async () => {
+      const response = await fetch(`${base}/health/nightly-report`);
+      return { status: response.status, body: (await response.json()) as { details: Record<string, Record<string, unknown>> } };
+    };
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('is down until the job completed a run, then up with when', async () => {
+    const before = await get();
+    expect(before.status).toBe(503);
+    expect(before.body.details['gatekeeper-job']).toMatchObject({ status: 'down', job: 'ReportJobs.nightly', paused: false, failuresSince: 0, message: 'no completed run of ReportJobs.nightly in its history' });
+    const started = Date.now();
+    await app.get(ReportJobs).nightly();
+    const after = await get();
+    expect(after.status).toBe(200);
+    expect(after.body.details['gatekeeper-job']).toMatchObject({ status: 'up', job: 'ReportJobs.nightly', failuresSince: 0 });
+    expect(after.body.details['gatekeeper-job'].lastSuccessAt).toBeGreaterThanOrEqual(started);
+  });
+
+  it('is down once its last success is older than within, says what failed since, and is up while paused', async () => {
+    const health = app.get(GatekeeperHealthIndicator);
+    await app.get(ReportJobs).nightly();
+    const completedAt = Date.now();
+    const stale = await eventually('the success older than 50 ms', async () => {
+      const answer = await health.job('ReportJobs.nightly', { within: '50ms' });
+      return Date.now() - completedAt > 50 && answer['gatekeeper-job'].status === 'down' ? answer : undefined;
+    });
+    expect(stale['gatekeeper-job'].message).toMatch(/^ReportJobs\.nightly last completed \d+ s ago \(.+\), more than 0\.05 s$/);
+    await expect(app.get(FlakyJob).run()).rejects.toThrow('the bank said no');
+    await expect(app.get(FlakyJob).run()).rejects.toThrow('the bank said no');
+    const flaky = (await health.job('FlakyJob.run', { within: '1h', key: 'flaky' })).flaky;
+    expect(flaky).toMatchObject({ status: 'down', failuresSince: 2, lastFailure: { outcome: 'failed', error: 'the bank said no' } });
+    expect(flaky.message).toBe('no completed run of FlakyJob.run in its history; 2 run(s) since ended otherwise, the newest failed: the bank said no');
+    await app.get(ScheduleService).pauseJob('ReportJobs.nightly');
+    expect((await health.job('ReportJobs.nightly', { within: '50ms' }))['gatekeeper-job']).toMatchObject({ status: 'up', paused: true });
+  });
+
+  it('refuses a bad within before reading anything, naming the job and the field', async () => {
+    const health = app.get(GatekeeperHealthIndicator);
+    await expect(health.job('ReportJobs.nightly', { within: 'soon' })).rejects.toThrow(InvalidInputError);
+    await expect(health.job('ReportJobs.nightly', { within: 'soon' })).rejects.toThrow(/^Job "ReportJobs\.nightly": invalid within: /);
   });
 });
