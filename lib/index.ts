@@ -136,6 +136,7 @@ export { InvalidTaskError } from './tasks/errors/invalid-task.error';
 export { TaskActionRefusedError } from './tasks/errors/task-action-refused.error';
 
 // Health and events
-export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult, type JobHealthDetails } from './nest/readouts/gatekeeper-health.indicator';
+export { GatekeeperHealthIndicator, type GatekeeperHealthDetails, type GatekeeperHealthResult } from './nest/readouts/gatekeeper-health.indicator';
+export type { JobHealthDetails } from './schedules/job-health.rules';
 export type { GatekeeperEvent } from './nest/signals/gatekeeper-events';
 export type { GatekeeperPhase } from './permits/permit-decisions';

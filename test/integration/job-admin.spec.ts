@@ -133,6 +133,24 @@ describe('admin API: jobs (memory store)', () => {
     expect(await node.call('GET', '/jobs/Nobody.knows/history')).toMatchObject({ status: 404, body: { job: 'Nobody.knows' } });
   });
 
+  it('answers a job\'s health from its history: up after a success, down with what failed since; 400 naming within', async () => {
+    await node.jobs.charge();
+    const up = await node.call('GET', '/jobs/BillingJobs.charge/health?within=1h');
+    expect(up).toMatchObject({ status: 200, body: { status: 'up', job: 'BillingJobs.charge', paused: false, failuresSince: 0, lastSuccessAt: expect.any(Number) } });
+    node.jobs.failNext = true;
+    await node.jobs.charge().catch(() => undefined);
+    const down = await eventually('the success older than 5 ms', async () => {
+      const answer = await node.call('GET', '/jobs/BillingJobs.charge/health?within=5ms');
+      return answer.body.status === 'down' ? answer : undefined;
+    });
+    expect(down).toMatchObject({ status: 200, body: { status: 'down', failuresSince: 1, lastFailure: { outcome: 'failed', error: 'the payment provider answered 502' } } });
+    expect(down.body.message).toMatch(/^BillingJobs\.charge last completed \d+ s ago .*; 1 run\(s\) since ended otherwise, the newest failed: the payment provider answered 502$/);
+    for (const within of ['', '?within=soon', '?within=0']) {
+      expect(await node.call('GET', `/jobs/BillingJobs.charge/health${within}`)).toMatchObject({ status: 400, body: { job: 'BillingJobs.charge', field: 'within' } });
+    }
+    expect(await node.call('GET', '/jobs/Nobody.knows/health?within=1h')).toMatchObject({ status: 404, body: { job: 'Nobody.knows' } });
+  });
+
   it('runs a job now (200 with where and under which token), marked manual in the history', async () => {
     const before = node.jobs.runs;
     const started = await node.call('POST', '/jobs/BillingJobs.charge/run');

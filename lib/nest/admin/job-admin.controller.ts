@@ -1,7 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards, UseFilters, type CanActivate, type Type } from '@nestjs/common';
+import { GATEKEEPER_OPTIONS } from '../gatekeeper.constants';
+import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { parseHistoryLimit, parseJobForce, parseRunNowBody } from '../../schedules/job-request.input';
 import { summarizeJob, type JobSummary } from '../../schedules/job-summary';
+import { judgeJob, jobHealthWithin, type JobHealthDetails } from '../../schedules/job-health.rules';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../../schedules/job-view';
 import { RuntimeSchedules } from '../schedules/runtime-schedules';
 import { ScheduleService } from '../schedules/schedule.service';
@@ -22,6 +25,7 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
       private readonly schedules: ScheduleService,
       private readonly runtimeSchedules: RuntimeSchedules,
       private readonly runtime: SchedulesRuntime,
+      @Inject(GATEKEEPER_OPTIONS) private readonly options: ResolvedGatekeeperOptions,
     ) {}
 
     /** This node's jobs: semaphore, holders, paused, last run (with its outcome), next run; `schedule: true` on a runtime schedule's. */
@@ -41,6 +45,17 @@ export function createJobAdminController(path: string, guard: Type<CanActivate>)
     @Get('jobs/:job/history')
     history(@Param('job') job: string, @Query('limit') limit?: unknown): Promise<JobHistoryView> {
       return this.schedules.history(job, { limit: parseHistoryLimit(job, limit) });
+    }
+
+    /**
+     * The job's health from the cluster's history (`?within=26h`, required): `up` while it completed a run within it
+     * anywhere, or while paused; `down` with when it last completed and what failed since. 200 either way (the
+     * answer says which); 400 naming `within`; 404 for a job this node does not have.
+     */
+    @Get('jobs/:job/health')
+    async health(@Param('job') job: string, @Query('within') within?: unknown): Promise<JobHealthDetails & { readonly status: 'up' | 'down' }> {
+      const withinMs = jobHealthWithin(job, within ?? null);
+      return judgeJob(await this.schedules.describe(job), withinMs, this.options.clock.now());
     }
 
     /**

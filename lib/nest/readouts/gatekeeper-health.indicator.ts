@@ -7,9 +7,8 @@ import { PresenceRuntime } from '../presence/presence.runtime';
 import type { GatekeeperPhase } from '../../permits/permit-decisions';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { ScheduleService } from '../schedules/schedule.service';
-import { parseDuration, type DurationInput } from '../../core/duration';
-import { InvalidInputError } from '../../core/errors/invalid-input.error';
-import type { RunRecord } from '../../schedules/run-record';
+import type { DurationInput } from '../../core/duration';
+import { judgeJob, jobHealthWithin, type JobHealthDetails } from '../../schedules/job-health.rules';
 
 /** What the gatekeeper knows of its own health on this node. */
 export interface GatekeeperHealthDetails {
@@ -30,22 +29,6 @@ export interface GatekeeperHealthDetails {
   readonly runsNowhere: readonly string[];
   /** Semaphores this node uses that are paused (no permits): they run nowhere on purpose. */
   readonly paused: readonly string[];
-  /** Why the check is down, when it is. */
-  readonly message?: string;
-}
-
-/** What the cluster's history says of one job's health (see {@link GatekeeperHealthIndicator.job}). */
-export interface JobHealthDetails {
-  /** The job's name, as `ScheduleService.jobs()` gives it. */
-  readonly job: string;
-  /** Paused on purpose (its semaphore's permits at 0): up, however long since it last completed. */
-  readonly paused: boolean;
-  /** When its newest completed run ended (epoch ms), among the runs the history keeps; absent if none did. */
-  readonly lastSuccessAt?: number;
-  /** Runs that ended other than completed since the newest that completed (all the kept ones if none did). */
-  readonly failuresSince: number;
-  /** The newest of those, with what it threw. */
-  readonly lastFailure?: { readonly at: number; readonly outcome: string; readonly error?: string };
   /** Why the check is down, when it is. */
   readonly message?: string;
 }
@@ -131,35 +114,9 @@ export class GatekeeperHealthIndicator {
    * ```
    */
   async job<const Key extends string = 'gatekeeper-job'>(job: string, options: { readonly within: DurationInput; readonly key?: Key }): Promise<Record<Key, JobHealthDetails & { readonly status: 'up' | 'down' }>> {
-    let withinMs: number;
-    try {
-      withinMs = parseDuration(options?.within, undefined, 'within');
-    } catch (error) {
-      if (error instanceof InvalidInputError) throw new InvalidInputError(`Job "${job}": invalid within: ${error.reason}`, { of: `Job "${job}"`, field: 'within', reason: error.reason, kind: 'job', id: job });
-      throw error;
-    }
-    const described = await this.schedules.describe(job);
-    const ended = described.runs.filter((run) => run.outcome !== 'running');
-    const newestSuccess = ended.findIndex((run) => run.outcome === 'completed');
-    const failures = newestSuccess < 0 ? ended : ended.slice(0, newestSuccess);
-    const endOf = (run: RunRecord) => run.startedAt + (run.durationMs ?? 0);
-    const lastSuccessAt = newestSuccess < 0 ? undefined : endOf(ended[newestSuccess]);
-    const failure = failures[0];
-    const details: JobHealthDetails = {
-      job,
-      paused: described.paused,
-      ...(lastSuccessAt !== undefined && { lastSuccessAt }),
-      failuresSince: failures.length,
-      ...(failure && { lastFailure: { at: endOf(failure), outcome: failure.outcome, ...(failure.error !== undefined && { error: failure.error }) } }),
-    };
-    const now = this.options.clock.now();
-    const fresh = lastSuccessAt !== undefined && now - lastSuccessAt <= withinMs;
-    const since = failure ? `; ${failures.length} run(s) since ended otherwise, the newest ${failure.outcome}${failure.error ? `: ${failure.error}` : ''}` : '';
-    const down = described.paused || fresh ? undefined
-      : lastSuccessAt === undefined ? `no completed run of ${job} in its history${since}`
-        : `${job} last completed ${Math.round((now - lastSuccessAt) / 1000)} s ago (${new Date(lastSuccessAt).toISOString()}), more than ${withinMs / 1000} s${since}`;
-    const key = options.key ?? ('gatekeeper-job' as Key);
-    return { [key]: down === undefined ? { status: 'up' as const, ...details } : { status: 'down' as const, ...details, message: down } } as Record<Key, JobHealthDetails & { readonly status: 'up' | 'down' }>;
+    const withinMs = jobHealthWithin(job, options?.within);
+    const judged = judgeJob(await this.schedules.describe(job), withinMs, this.options.clock.now());
+    return { [options.key ?? 'gatekeeper-job']: judged } as Record<Key, JobHealthDetails & { readonly status: 'up' | 'down' }>;
   }
 }
 
