@@ -17,6 +17,8 @@ export const EXIT = {
   unreachable: 3,
   /** `jobs run --wait`: the run started but did not complete (it failed, was stopped), or was still running when the wait ran out. */
   runNotCompleted: 4,
+  /** `jobs health`: the job is down (it has not completed a run within `--within`, and is not paused). */
+  jobDown: 5,
 } as const;
 
 /** The CLI option or argument each validated field comes from, to name what the user typed. */
@@ -28,6 +30,7 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   connectTimeout: '--connect-timeout',
   permits: '--permits',
   duration: '--duration',
+  within: '--within',
   groupPattern: '--group-pattern',
   acquirerPattern: '--acquirer-pattern',
   fromGroup: '--from-group',
@@ -157,6 +160,17 @@ export class MoveUnfinishedError extends GatekeeperError {}
  */
 export class JobNotGoneError extends GatekeeperError {}
 
+/** `jobs health`: the job is down: exit 5. */
+export class JobDownError extends GatekeeperError {
+  constructor(
+    message: string,
+    /** The job asked about. */
+    readonly job: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The cluster keeps no run history of a job and no node counted a skipped tick of it: exit 1. */
 export class NoJobHistoryError extends GatekeeperError {
   constructor(
@@ -195,6 +209,9 @@ export function describeError(error: unknown): { exitCode: number; text: string;
     exitCode = EXIT.runNotCompleted;
     code = 'RUN_NOT_COMPLETED';
     Object.assign(details, { outcome: error.outcome, node: error.node, token: error.token });
+  } else if (error instanceof JobDownError) {
+    exitCode = EXIT.jobDown;
+    code = 'JOB_DOWN';
   } else if (error instanceof StoreUnavailableError || error instanceof LiveNodeUnreachableError) {
     exitCode = EXIT.unreachable;
     code = 'UNREACHABLE';

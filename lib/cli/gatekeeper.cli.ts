@@ -50,6 +50,7 @@ const EXIT_HELP = [
   [EXIT.usage, 'usage: the command line is wrong; found before connecting, nothing was contacted'],
   [EXIT.unreachable, 'the cluster could not be reached (for jobs describe and run: nor a live app), or a call to it timed out'],
   [EXIT.runNotCompleted, 'jobs run --wait: the run started but did not complete (failed, stopped), or was still running when the wait ran out'],
+  [EXIT.jobDown, 'jobs health: the job has not completed a run within --within anywhere (and is not paused)'],
 ] as const;
 
 function helpFooter(): string {

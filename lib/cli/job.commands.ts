@@ -4,11 +4,12 @@ import { parseDuration } from '../core/duration';
 import { ENV } from '../core/env-vars';
 import { emptyHistory } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
+import { jobHealthWithin, type JobHealthDetails } from '../schedules/job-health.rules';
 import { parseHistoryLimit, parseRunNowTimeout, validateJobName } from '../schedules/job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import { askEveryLiveNode, askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
-import { CliUsageError, JobNotGoneError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
+import { CliUsageError, JobDownError, JobNotGoneError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
 import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText } from './cli-job-format';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
 
@@ -151,6 +152,26 @@ export function addJobCommands(program: Command, execute: Execute): void {
           const timeoutMs = 10_000;
           const answer = await askLiveNode<JobDescription>(await stores.presences(), { method: 'GET', route: `jobs/${encodeURIComponent(job)}`, timeoutMs, job }, api);
           return { json: answer.body, text: describeText(answer.body, `${answer.node.acquirer} at ${answer.node.url}`) };
+        };
+      }),
+    );
+
+  asksLiveApp(jobs.command('health <job>'))
+    .description("a job's health from the cluster's history: up while it completed a run within --within anywhere (or is paused), else down with when it last completed and what failed since")
+    .requiredOption('--within <duration>', 'how recent its last completed run must be (26h, 90m)')
+    .addHelpText('after', `\n${LIVE_NOTE} Exit 5 when it is down, for a cron monitor's script.`)
+    .action((job: string, o: RawAdminApiOptions & { within: string }) =>
+      execute(() => {
+        checkJob(job);
+        checked(() => jobHealthWithin(job, o.within));
+        const api = parseAdminApiOptions(o, 'jobs health');
+        return async (_admin, stores) => {
+          const route = `jobs/${encodeURIComponent(job)}/health?within=${encodeURIComponent(o.within)}`;
+          const answer = await askLiveNode<JobHealthDetails & { status: 'up' | 'down' }>(await stores.presences(), { method: 'GET', route, timeoutMs: 10_000, job }, api);
+          const health = answer.body;
+          if (health.status === 'down') throw new JobDownError(`${health.message ?? `${job} is down`} (answered by ${answer.node.acquirer})`, job);
+          const last = health.paused ? 'paused' : `last completed ${new Date(health.lastSuccessAt!).toISOString()}`;
+          return { json: health, text: `${job}: up (${last}${health.failuresSince > 0 ? `; ${health.failuresSince} run(s) since ended otherwise` : ''}; answered by ${answer.node.acquirer})` };
         };
       }),
     );

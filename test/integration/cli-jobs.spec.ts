@@ -225,6 +225,20 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect(JSON.parse(nowhere.stderr)).toEqual({ error: expect.objectContaining({ code: 'REJECTED', job: 'Nobody.knows', reason: 'UNKNOWN_JOB', status: 404, message: expect.stringContaining('asked cli-a, cli-b, cli-c; not reached: ghost') }) });
   });
 
+  it('answers a job\'s health from a live node: exit 0 when up, 5 when down, 2 for a bad --within', async () => {
+    await apps[0].get(BillingJobs).charge();
+    const up = await run(['jobs', 'health', 'BillingJobs.charge', '--within', '1h']);
+    expect([up.code, up.stderr]).toEqual([0, '']);
+    expect(up.stdout).toMatch(/^BillingJobs\.charge: up \(last completed \d{4}-\d\d-\d\dT[\d:.]+Z; answered by cli-a\)\n$/);
+    const down = await run(['--json', 'jobs', 'health', 'BillingJobs.charge', '--within', '1ms']);
+    expect(down.code).toBe(5);
+    expect(JSON.parse(down.stderr)).toEqual({ error: expect.objectContaining({ code: 'JOB_DOWN', job: 'BillingJobs.charge', message: expect.stringMatching(/^BillingJobs\.charge last completed \d+ s ago .*more than 0\.001 s/) }) });
+    const bad = await run(['--json', 'jobs', 'health', 'BillingJobs.charge', '--within', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stderr)).toEqual({ error: expect.objectContaining({ code: 'USAGE', field: 'within', option: '--within' }) });
+    expect((await run(['jobs', 'health', 'BillingJobs.charge'])).code).toBe(2);
+  });
+
   it('reaches nodes that set no membership.httpAddress: each advertises where its app listens; an explicit one wins', async () => {
     const status = await json('status');
     const advertised = Object.fromEntries(status.participants.map((p: { acquirer: string; httpAddress?: string }) => [p.acquirer, p.httpAddress ?? null]));
