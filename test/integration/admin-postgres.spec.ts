@@ -210,6 +210,8 @@ describe('admin HTTP API on PostgreSQL: every documented operation', () => {
       return body.runs[0]?.outcome === 'completed' ? body : undefined;
     });
     expect(history.runs[0]).toMatchObject({ trigger: 'manual', node: NODE, request: started.requestId, token: started.token });
+    // Its health from that history: a run completed within the hour.
+    expect((await op('GET', '/jobs/PgWork.nightly/health?within=1h')).body).toMatchObject({ status: 'up', job: 'PgWork.nightly', failuresSince: 0, lastSuccessAt: expect.any(Number) });
     // Paused by its name: its semaphore, the count kept in PostgreSQL; the listing says so until the resume.
     expect((await op('POST', '/jobs/PgWork.nightly/pause')).body).toEqual({ job: 'PgWork.nightly', paused: true, by: 'semaphore', semaphore: 'pg-nightly', permits: 0, alsoAffected: [] });
     expect(await app.get(SemaphoreAdminService).readDefinition('pg-nightly')).toMatchObject({ permits: 0, pausedFrom: 1 });
