@@ -233,6 +233,7 @@ export class PostgresBackend implements StoreBackend {
       inTransaction: (transaction) => transactionRecords(transaction, map),
       stored: `${this.mapPrefix}.${name}`,
       table: `${this.quoted}.tasks`,
+      schema: this.quoted,
       select: async <R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number) => (await this.calls.query(sql, values, what, timeoutMs)).rows as R[],
     };
   }

@@ -4,9 +4,10 @@ import { ident, literal } from './postgres-sql';
 import { taskDocMigration, taskIndexes } from './tasks/postgres-task-doc.migration';
 import { taskPlanMigration } from './tasks/postgres-task-plans.migration';
 import { taskClaimsMigration } from './tasks/postgres-task-claims.migration';
+import { taskWritesMigration } from './tasks/postgres-task-writes.migration';
 
 /** The schema version this build of the library writes and reads. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * The transaction-local setting by which a statement of the library says its `DELETE` is the library's own: the guard
@@ -44,6 +45,7 @@ const GUARDED = ['records', 'tasks', 'counters', 'lost_marks', 'incarnation', 'f
  *   became pending, and a new claim (not a renewal, not a completion). From migration 5 on, a trigger keeps `doc`
  *   (the value parsed once per write) and the fields are generated from it. Migration 6 drops the listing index
  *   by type, which a claim query took instead of the claim-order index on a table its statistics did not know.
+ *   Migration 8 adds `create_tasks` and `replace_tasks`, the task store's batched writes with their plans kept.
  * - Guard triggers (migration 4) on every table above refuse a `DELETE` or `TRUNCATE` that is not the library's own
  *   (see {@link REMOVING}): an absent record is never taken for one that never existed while a lease under it could
  *   still vouch, and a removal from outside leaves nothing to tell it by (the records saying a semaphore ever existed
@@ -186,6 +188,8 @@ function migrations(schema: string, channel: string): ReadonlyArray<readonly str
     taskPlanMigration(s),
     // 7: a new claim told by the claim alone, not the task's whole value.
     taskClaimsMigration(s, literal(channel)),
+    // 8: the batched compare-and-sets of tasks as functions, their plans made once per connection.
+    taskWritesMigration(s),
   ];
 }
 

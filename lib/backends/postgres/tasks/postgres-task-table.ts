@@ -15,6 +15,8 @@ export interface PostgresTaskTable {
   readonly stored: string;
   /** The quoted table (`"gatekeeper".tasks`). */
   readonly table: string;
+  /** The quoted schema (`"gatekeeper"`), whose functions the store calls. */
+  readonly schema: string;
   /** Runs one of the store's queries, with the backend's deadline and failure mapping; its rows. */
   select<R extends object>(sql: string, values: unknown[], what: string, timeoutMs?: number): Promise<R[]>;
 }

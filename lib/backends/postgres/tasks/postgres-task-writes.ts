@@ -12,10 +12,10 @@ interface Write {
 
 /**
  * The task store's compare-and-sets on PostgreSQL, several in one statement: the writes asked for in one turn of the
- * event loop ({@link TurnBatches}) go out as one `UPDATE … FROM unnest(…)` for the replaces and one `INSERT … SELECT …
- * ON CONFLICT DO NOTHING` for the creates, each comparing every row with the exact text its writer read, as a single
- * write does. One statement is one round trip and one commit for all of them (on a durable server, one WAL flush
- * instead of one each).
+ * event loop ({@link TurnBatches}) go out as one call of the schema's `replace_tasks` for the replaces and one of
+ * `create_tasks` for the creates (migration 8: a loop of one-row statements whose plans are made once per connection),
+ * each comparing every row with the exact text its writer read, as a single write does. One statement is one round
+ * trip and one commit for all of them (on a durable server, one WAL flush instead of one each).
  *
  * A replace takes its rows with `FOR UPDATE SKIP LOCKED`: a row another node's write holds (its claim of the same task,
  * in flight) counts as changed at once, as it will be if that write lands, instead of waiting for its commit. Nodes
@@ -38,13 +38,10 @@ export class PostgresTaskWrites {
   /** One statement of one kind; whether each write landed. */
   private async statement(kind: 'create' | 'replace', writes: readonly Write[], timeoutMs: number | undefined): Promise<boolean[]> {
     const table = this.table();
+    // The schema's functions (migration 8): one-row statements on the primary key, their plans made once per connection.
     const sql = kind === 'create'
-      ? `INSERT INTO ${table.table} (map, key, value) SELECT $1, w.key, w.next FROM unnest($2::text[], $3::text[]) AS w(key, next) `
-        + 'ON CONFLICT (map, key) DO NOTHING RETURNING key'
-      : `WITH w AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS w(key, expected, next)), `
-        + `free AS (SELECT t.key FROM ${table.table} t JOIN w ON t.key = w.key WHERE t.map = $1 AND t.value = w.expected FOR UPDATE OF t SKIP LOCKED) `
-        + `UPDATE ${table.table} t SET value = w.next FROM w JOIN free ON free.key = w.key `
-        + 'WHERE t.map = $1 AND t.key = w.key AND t.value = w.expected RETURNING t.key';
+      ? `SELECT k AS key FROM ${table.schema}.create_tasks($1, $2, $3) k`
+      : `SELECT k AS key FROM ${table.schema}.replace_tasks($1, $2, $3, $4) k`;
     const values = kind === 'create'
       ? [table.stored, writes.map((w) => w.key), writes.map((w) => w.next)]
       : [table.stored, writes.map((w) => w.key), writes.map((w) => w.expected), writes.map((w) => w.next)];
