@@ -63,7 +63,7 @@ export class RedisBackend implements StoreBackend {
     const { mapPrefix, minReplicas } = checkRedisOptions(options);
     this.mapPrefix = mapPrefix;
     this.incarnation = new RedisIncarnation({ lost: (lostAt, found) => this.lostData(lostAt, found) });
-    this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas);
+    this.calls = new RedisCalls(() => this.requireClient(), `{${this.mapPrefix}}`, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, this.incarnation, minReplicas, redisConnectTarget(options).address);
   }
 
   /** Connects (the client, unless given), checks the store and starts the change feed; later callers share it. */

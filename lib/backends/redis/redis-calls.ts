@@ -42,6 +42,8 @@ export class RedisCalls {
     private readonly incarnation: RedisIncarnation,
     /** Replicas a write must reach (`WAIT`) before it counts as done; 0: none. */
     private readonly minReplicas = 0,
+    /** The server's address without its password, as failures name it (`127.0.0.1:6379`). */
+    private readonly address = 'its address',
   ) {}
 
   /**
@@ -164,17 +166,22 @@ export class RedisCalls {
     if (!answered && !NOT_SENT.test(message)) {
       return new StoreTimeoutError(`Redis call failed (${what}), its outcome unknown: ${message}`, { cause: error });
     }
-    const failure = new StoreUnavailableError(`Redis call failed (${what}): ${plainly(message)}`, { cause: error });
+    const failure = new StoreUnavailableError(`Redis call failed (${what}): ${answered ? message : plainly(message, this.address)}`, { cause: error });
     // Redis's own answer (OOM, READONLY, a script's error): known, never settled by reading back.
     return answered ? storeAnswered(failure) : failure;
   }
 }
 
 /**
- * What ioredis says of a call it did not send, in the words of an operator: it refuses to queue a call while
- * disconnected (`Stream isn't writeable and enableOfflineQueue options is false`), which means the connection to Redis
- * is down and being made again. Anything else as it was said.
+ * What ioredis says of a call it did not send, in the words of an operator and naming the server: it refuses to queue
+ * a call while disconnected (`Stream isn't writeable and enableOfflineQueue options is false`, `Connection is closed`),
+ * which means the connection to Redis is down and being made again; a refused connection or an unknown host as such.
+ * Anything else as it was said, with the address.
  */
-function plainly(message: string): string {
-  return /enableOfflineQueue|Stream isn't writeable/i.test(message) ? 'not connected to Redis (the connection is down; reconnecting), not sent' : message;
+function plainly(message: string, address: string): string {
+  if (/enableOfflineQueue|Stream isn't writeable|Connection is closed|not connected/i.test(message)) return `not connected to Redis at ${address} (the connection is down; reconnecting), not sent`;
+  const code = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.exec(message)?.[1];
+  if (code === 'ECONNREFUSED') return `Redis at ${address} refused the connection (ECONNREFUSED), not sent`;
+  if (code !== undefined) return `Redis at ${address} cannot be reached (${code}), not sent`;
+  return `${message} (Redis at ${address})`;
 }
