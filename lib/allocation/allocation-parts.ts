@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock';
 import { parseDuration } from '../core/duration';
 import { nameProblem } from '../core/names';
 import { claimDedicated, ensureDefined } from '../permits/dedicated-semaphore';
-import type { PermitDecisions } from '../permits/permit-decisions';
+import type { PermitClaim, PermitDecisions } from '../permits/permit-decisions';
 import type { Holder } from '../permits/permit';
 import type { PermitStore } from '../permits/permit-store';
 import type { SemaphoreAdmin } from '../permits/semaphore-admin';
@@ -44,7 +44,7 @@ export interface AllocationPartsOptions {
 interface Part {
   readonly participant: AllocationParticipant;
   /** The claim on the allocation's semaphore in this process (so no other use of it here can release it). */
-  readonly claim: symbol;
+  readonly claim: PermitClaim;
 }
 
 /**

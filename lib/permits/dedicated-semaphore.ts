@@ -1,4 +1,4 @@
-import type { PermitDecisions } from './permit-decisions';
+import type { PermitClaim, PermitDecisions } from './permit-decisions';
 import type { SemaphoreAdmin } from './semaphore-admin';
 import type { SemaphoreDefinition } from './semaphore-definition';
 import { invalidOption } from '../core/errors/input.errors';
@@ -40,8 +40,8 @@ export async function ensureDefined({ kind, name, semaphore }: DedicatedSemaphor
  * Takes the dedicated semaphore's permit for its one user in this process (so no other use of it here can release
  * it); throws naming the election or allocation when other work here uses it.
  */
-export function claimDedicated(local: Pick<PermitDecisions, 'claim'>, { kind, name, semaphore }: DedicatedSemaphore): symbol {
-  const claim = local.claim(semaphore);
+export function claimDedicated(local: Pick<PermitDecisions, 'claim'>, { kind, name, semaphore }: DedicatedSemaphore): PermitClaim {
+  const claim = local.claim(semaphore, `${kind} "${name}"`);
   if (!claim) throw invalidOption(`${kind} "${name}"`, `its semaphore "${semaphore}" is in use by other work in this process`, semaphore);
   return claim;
 }

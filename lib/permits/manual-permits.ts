@@ -6,9 +6,8 @@ import { validateSemaphoreName } from './definition.validator';
 import { PermitNotHeldError } from './errors/permit-not-held.error';
 import { WaitTimeoutError } from './errors/wait-timeout.error';
 import type { Permit } from './permit';
-import type { PermitDecisions } from './permit-decisions';
+import type { PermitClaim, PermitDecisions } from './permit-decisions';
 import type { DecideOptions } from './permit-engine.options';
-import { inUse } from './permit-executor';
 
 /**
  * Permits taken by hand (`GatekeeperService.tryAcquire`, `acquire`, `release`), on this process's decisions: a permit
@@ -17,7 +16,7 @@ import { inUse } from './permit-executor';
  */
 export class ManualPermits {
   /** Claims taken by {@link acquire}, given back by {@link release}. */
-  private readonly claims = new Map<string, symbol>();
+  private readonly claims = new Map<string, PermitClaim>();
 
   constructor(
     private readonly decisions: PermitDecisions,
@@ -29,7 +28,7 @@ export class ManualPermits {
   async tryAcquire(semaphore: string, options: DecideOptions = {}): Promise<AcquireResult> {
     validateSemaphoreName(semaphore);
     if (this.decisions.phase !== 'ready') return this.decisions.notReady(semaphore);
-    if (this.decisions.isClaimed(semaphore)) return inUse(semaphore);
+    if (this.decisions.isClaimed(semaphore)) return this.decisions.inUse(semaphore);
     return this.decisions.decide(semaphore, options);
   }
 
@@ -45,8 +44,8 @@ export class ManualPermits {
       : parseDuration(pollInterval, semaphore, 'pollInterval');
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
-      const key = this.decisions.claim(semaphore);
-      const result = key ? await this.decisions.decide(semaphore, {}) : inUse(semaphore);
+      const key = this.decisions.claim(semaphore, 'acquire()');
+      const result = key ? await this.decisions.decide(semaphore, {}) : this.decisions.inUse(semaphore);
       if (result.granted) {
         this.claims.set(claimKey(result.permit), key!);
         return result.permit;

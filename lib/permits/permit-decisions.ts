@@ -35,12 +35,24 @@ export interface DecisionNotes {
  * decisions and runs in flight (shutdown waits for them before it releases anything, so a grant landing late is
  * never run after its release).
  */
+/** One user's hold on a semaphore's permit in this process (see {@link PermitDecisions.claim}). */
+export interface PermitClaim {
+  /** Who holds it: a job's name, `withPermit`, an election. */
+  readonly by: string;
+}
+
+/** The denial while other work in this process (`by`, when known) uses the semaphore's permit. */
+export function inUse(semaphore: string, by?: string): PermitDenied {
+  const user = by === undefined ? 'another run in this process' : `${by}, in this process,`;
+  return { granted: false, semaphore, reason: DenyReason.IN_USE, message: `${user} uses the permit` };
+}
+
 export class PermitDecisions {
   phase: GatekeeperPhase = 'starting';
   /** Leases of work running now. */
   readonly leases = new Set<PermitLease>();
   private readonly listeners = new Set<(result: AcquireResult) => void>();
-  private readonly users = new Map<string, symbol>();
+  private readonly users = new Map<string, PermitClaim>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly runs = new Set<Promise<unknown>>();
 
@@ -96,22 +108,30 @@ export class PermitDecisions {
     return () => this.listeners.delete(listener);
   }
 
-  /** Takes the semaphore's permit for one user; `undefined` when another user of this process has it. */
-  claim(semaphore: string): symbol | undefined {
+  /**
+   * Takes the semaphore's permit for one user, `by` (a job's name, `withPermit`, an election), as log lines name it;
+   * `undefined` when another user of this process has it.
+   */
+  claim(semaphore: string, by: string): PermitClaim | undefined {
     if (this.users.has(semaphore)) return undefined;
-    const key = Symbol(semaphore);
+    const key: PermitClaim = { by };
     this.users.set(semaphore, key);
     return key;
   }
 
   /** Gives the claim back (only the claimer can). */
-  unclaim(semaphore: string, key: symbol): void {
+  unclaim(semaphore: string, key: PermitClaim): void {
     if (this.users.get(semaphore) === key) this.users.delete(semaphore);
   }
 
   /** Whether a user of this process has the semaphore's permit. */
   isClaimed(semaphore: string): boolean {
     return this.users.has(semaphore);
+  }
+
+  /** The denial while another user of this process has the semaphore's permit, naming that user. */
+  inUse(semaphore: string): PermitDenied {
+    return inUse(semaphore, this.users.get(semaphore)?.by);
   }
 
   /** Tracks running work until it settles. */

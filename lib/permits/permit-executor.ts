@@ -14,6 +14,8 @@ export interface RunOptions {
   maxRunTimeMs?: number;
   /** Release after the run, keeping the permit until this many ms after its grant (release mode, withPermit). */
   releaseAfter?: { lockAtLeastForMs: number };
+  /** Who runs, as an `IN_USE` denial of other work names it (a job's name; default `withPermit`). */
+  user?: string;
 }
 
 /**
@@ -46,8 +48,8 @@ export class PermitExecutor {
     const parts = this.decisions;
     const { engine } = parts;
     if (!parts.accepting()) return { ran: false, denied: parts.notReady(semaphore) };
-    const key = parts.claim(semaphore);
-    if (!key) return { ran: false, denied: inUse(semaphore) };
+    const key = parts.claim(semaphore, options.user ?? 'withPermit');
+    if (!key) return { ran: false, denied: parts.inUse(semaphore) };
     let lease: PermitLease | undefined;
     try {
       const result = await parts.decide(semaphore, { local: options.local });
@@ -80,11 +82,6 @@ export class PermitExecutor {
       parts.unclaim(semaphore, key);
     }
   }
-}
-
-/** The denial while other work in this process uses the semaphore's permit. */
-export function inUse(semaphore: string): PermitDenied {
-  return { granted: false, semaphore, reason: DenyReason.IN_USE, message: 'another run in this process uses the permit' };
 }
 
 /**

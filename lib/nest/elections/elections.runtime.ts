@@ -8,6 +8,7 @@ import { claimDedicated, ensureDefined } from '../../permits/dedicated-semaphore
 import { LeaderCandidate, candidatePermitsOf, type CandidatePermits } from '../../elections/leader-candidate';
 import type { LeaderLease } from '../../elections/leader-lease';
 import type { PermitStore } from '../../permits/permit-store';
+import type { PermitClaim } from '../../permits/permit-decisions';
 import type { CapabilityRuntime } from '../capability.runtime';
 import { GatekeeperExplorer } from '../gatekeeper.explorer';
 import { GATEKEEPER_LEADER_RUNS, GATEKEEPER_LOGGER_CONTEXT, GATEKEEPER_OPTIONS, GATEKEEPER_STORE, LEADER_ONLY_METADATA } from '../gatekeeper.constants';
@@ -27,7 +28,7 @@ export type { LeaderWork } from '../../elections/leader-work';
 interface Standing {
   readonly candidate: LeaderCandidate;
   /** The claim on the election's semaphore in this process (so no other use of it here can release it). */
-  readonly claim: symbol;
+  readonly claim: PermitClaim;
 }
 
 /**

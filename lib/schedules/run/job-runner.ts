@@ -111,6 +111,7 @@ export class JobRunner {
       // Local answers: a non-holder denies and a holder keeps its permit without a round trip until a refresh is due.
       const outcome = await this.parts.permits.run(options.semaphore, (lease, grant) => this.invoke(call, lease, grant), {
         local: true,
+        user: where,
         keepAlive: options.keepAlive,
         maxRunTimeMs: options.maxRunTimeMs,
         releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,

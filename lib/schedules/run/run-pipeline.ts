@@ -47,7 +47,7 @@ export class RunPipeline {
     this.requests = new RunNowRequests({ store: requestStore, runner: this.runner, storeTimeoutMs, log, view });
     const monitor = new UnheldSemaphoreMonitor(unheld, log, () => view.permitClock.now());
     const checkIns = new CheckIns((name) => view.jobs.get(name)?.options.checkIn, log);
-    own.push(recorder.observer, this.requests.outcomes, ...signals, checkIns, new RunLogObserver(log, monitor));
+    own.push(recorder.observer, this.requests.outcomes, ...signals, checkIns, new RunLogObserver(log, monitor, (semaphore) => unheld.definition(semaphore)));
   }
 
   /** Adds a user's run observer, after every one before it; returns what removes it. */

@@ -20,4 +20,9 @@ export const runMessages = {
   granted: (where: string, permit: Permit) =>
     `${where} now runs on this node (semaphore "${permit.semaphore}", fencing token ${permit.fencingToken}, until ${new Date(permit.expiresAt).toISOString()})`,
   skipped: (where: string, denied: PermitDenied) => `${where} skipped: ${denied.reason} (${denied.message})`,
+  /** A tick denied `IN_USE`: said once per job at the default level, since it is the setup, not a passing state. */
+  inUse: (where: string, denied: PermitDenied, permits: number | undefined) =>
+    `${where} skipped: ${denied.message} (${denied.reason}). Work that shares semaphore "${denied.semaphore}" shares its permit` +
+    `${permits === 1 ? `, and while this node holds its only permit no node runs ${where}` : ''}. Give ${where} a semaphore of its own. ` +
+    `Said once; every tick skipped so is counted in the history and in job_ticks_skipped_total (reason ${denied.reason})`,
 };
