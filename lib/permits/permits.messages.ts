@@ -37,7 +37,7 @@ export const permitMessages = {
         'cannot be told from a brand-new one, so no permit is granted before every permit the lost data could hold has ' +
         'lapsed. If this cluster is brand new (it never held gatekeeper data), run once: npx nestjs-gatekeeper store init'
       : `"${semaphore}" waits until ${until}: the ${STORE_NAMES[backend ?? ''] ?? 'store'} may have lost its data (RECOVERING; ` +
-        'the ERROR logged when a node found the loss says why), so no permit is granted before every permit the lost data ' +
+        'the line logged when a node found it says why: an ERROR for a loss, a WARN for a restart that kept what that node saw), so no permit is granted before every permit the lost data ' +
         'could hold has lapsed. This is the library\'s own recovery wait: jobs on it are held back until then, and nothing ' +
         'needs doing' + (backend === 'redis' ? ' (a new deployment is declared new before its first node starts: npx nestjs-gatekeeper --backend redis store init)' : ''),
   recovered: (name: string, backend?: string) =>

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisBackend } from '../../lib/backends/redis/redis-backend';
 import type { RedisLostData } from '../../lib/backends/redis/redis-backend.options';
+import { describeRedisLostData, isRestartWithoutKnownLoss } from '../../lib/backends/redis/redis-incarnation';
 import { StoreUnavailableError } from '../../lib/core/errors/store-unavailable.error';
 import { describeStoreContracts } from '../../lib/testing';
 import { eventually } from '../support/eventually';
@@ -192,6 +193,9 @@ describe('against the test run\'s Redis server', () => {
         expect(await mb.lostValue!('billing')).toBe('free@1');
         expect(missed).toContain('lost-data');
         expect(reports.map((r) => r.forgotten)).toEqual([['semaphores billing']]);
+        // b had seen writes the store came back without: a true loss, told as one (never as a restart that kept them).
+        expect(reports.map((r) => [r.cause, r.keptEveryWriteSeen, isRestartWithoutKnownLoss(r)])).toEqual([['behind', false, false]]);
+        expect(describeRedisLostData(reports[0])).toContain('may be lost');
         // A map that is not a lease is kept as it came back.
         expect((await other.get('nightly'))?.value).toBe('kept@1');
         const after = await cb.next('token');

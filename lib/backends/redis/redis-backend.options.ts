@@ -104,6 +104,13 @@ export interface RedisLostData {
   readonly lostAt: number;
   /** The records dropped as leases that may be stale (`<map> <key>`), by the node whose call found the loss. */
   readonly forgotten: readonly string[];
+  /**
+   * Whether the store came back with every write the node that found the loss had seen (its write count at least the
+   * highest that node saw, and it had seen some). With `cause: 'reloaded'` it is a restart that lost nothing this node
+   * knew of (a clean `SHUTDOWN` with the append-only file on), told as a warning; the recovery wait is the same, since
+   * writes other nodes saw later cannot be checked from here.
+   */
+  readonly keptEveryWriteSeen: boolean;
 }
 
 /** Why a {@link RedisBackend} counts what it found as a loss of writes (see {@link RedisLostData.cause}). */

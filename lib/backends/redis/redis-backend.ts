@@ -6,14 +6,14 @@ import { SharedOpen } from '../../store/shared-open';
 import { tellReport } from '../../store/backend-report';
 import type { StoreBackend } from '../../store/store-backend';
 import type { TaskStore } from '../../store/tasks/task-store';
-import type { RedisBackendOptions, RedisClient, RedisLossCause, RedisLostData } from './redis-backend.options';
+import type { RedisBackendOptions, RedisClient, RedisLostData } from './redis-backend.options';
 import { RedisCalls } from './redis-calls';
 import { ClockReadings } from '../../store/clock-readings';
 import { newClient } from './redis-client';
 import { RedisCounters } from './redis-counters';
 import { RedisEvictionCheck } from './redis-eviction';
 import { RedisFeed } from './redis-feed';
-import { describeRedisLostData, RedisIncarnation } from './redis-incarnation';
+import { describeRedisLostData, isRestartWithoutKnownLoss, RedisIncarnation, type FoundLoss } from './redis-incarnation';
 import { RedisRecordMap } from './redis-record-map';
 import { RedisTaskStore } from './tasks/redis-task.store';
 import { DECLARE_FRESH } from './redis-script-prelude';
@@ -195,11 +195,11 @@ export class RedisBackend implements StoreBackend {
   }
 
   /** The store lost writes since `lostAt`: every view reads again, and the node that dropped records says which. */
-  private lostData(lostAt: number, found: { readonly why: RedisLossCause; readonly forgotten: readonly string[] } | undefined): void {
+  private lostData(lostAt: number, found: FoundLoss | undefined): void {
     this.feed?.missed('lost-data');
     if (found === undefined) return;
-    const report: RedisLostData = { prefix: this.mapPrefix, cause: found.why, lostAt, forgotten: found.forgotten };
-    tellReport(this.options.onLostData, report, 'error', describeRedisLostData);
+    const report: RedisLostData = { prefix: this.mapPrefix, cause: found.why, lostAt, forgotten: found.forgotten, keptEveryWriteSeen: found.keptEveryWriteSeen };
+    tellReport(this.options.onLostData, report, isRestartWithoutKnownLoss(report) ? 'warn' : 'error', describeRedisLostData);
   }
 
   /** {@inheritDoc StoreBackend.map} */
