@@ -27,7 +27,10 @@ const SHOTS = process.env.CONSOLE_SCREENSHOTS ? join(ROOT, process.env.CONSOLE_S
 /** Where a width's screenshot goes: the docs show the phone's and the desktop's; the laptops' are for a person to look at. */
 const shotsOf = (width: string) => (width === 'phone' || width === 'desktop' ? SHOTS : join(tmpdir(), 'gatekeeper-console-shots'));
 const nowTick = () => Math.floor(Date.now() / 1000);
-const WIDTHS = [{ name: 'phone', width: 390, height: 844 }, { name: 'laptop', width: 1100, height: 800 }, { name: 'laptop-wide', width: 1280, height: 800 }, { name: 'desktop', width: 1440, height: 900 }] as const;
+const WIDTHS = [
+  { name: 'phone-small', width: 360, height: 740 }, { name: 'phone', width: 390, height: 844 }, { name: 'laptop', width: 1100, height: 800 },
+  { name: 'laptop-wide', width: 1280, height: 800 }, { name: 'desktop', width: 1440, height: 900 }, { name: 'desktop-wide', width: 1920, height: 1080 },
+] as const;
 
 /** Signs `page` in with `token` if it asks for it (a page of the same browser shares the session cookie). */
 async function signIn(page: Page, token = TOKEN): Promise<void> {
@@ -312,7 +315,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect((await admin('PATCH', '/definitions/billing', { groupPattern: 'production|dr-site' })).status).toBe(200);
   });
 
-  it("at 390, 1100, 1280 and 1440 px: every action on screen and on top with no sideways scrolling, headings below the sticky bar, a job's details right under its row", async () => {
+  it("at 360, 390, 1100, 1280, 1440 and 1920 px: every action on screen and on top with no sideways scrolling, headings below the sticky bar, a job's details right under its row", async () => {
     const page: Page = await browser!.newPage();
     await page.setViewport({ width: 1440, height: 900 });
     await page.goto(url);
