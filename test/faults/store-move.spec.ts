@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { PostgresBackend } from '../../lib/backends/postgres/postgres-backend';
@@ -24,7 +27,8 @@ const OFTEN: WorkloadJob = { semaphore: 'often', duration: 2_000, intervalMs: 20
  * A running deployment moved from PostgreSQL to Redis, from Redis to PostgreSQL and from Hazelcast to Redis, with `nestjs-gatekeeper store move` (the built CLI), as a rolling
  * deploy does it: node-a keeps running on the old store while node-b starts on the new one; jobs run through the move. The
  * checker reads only the history both processes wrote: never two holders, tokens never back across the two stores,
- * and what the operator set on the old store (a paused definition of its own, the run history) is on the new one.
+ * and what the operator set on the old store (a paused definition of its own, a paused runtime schedule, the run
+ * history) is on the new one.
  * The control starts the same two nodes without the move, and the checker must see them overlap.
  */
 type Kind = MoveKind;
@@ -88,6 +92,13 @@ describe.each([
     closing.push(() => oldHistory.close());
     await oldHistory.write('Reports.nightly', undefined, { ...emptyHistory('Reports.nightly'), revision: 1, counts: { completed: 3 }, missed: { count: 1, last: Date.now() - 60_000 }, updatedAt: Date.now() });
 
+    // And a runtime schedule an operator added there through the CLI, then paused.
+    const onStore = (kind: Kind, ...args: string[]) => cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', '--backend', kind, ...args], env);
+    const definition = join(tmpdir(), `${mapPrefix}-schedule.json`);
+    writeFileSync(definition, JSON.stringify({ id: 'nightly-export', cron: '0 0 3 * * *', timeZone: 'Europe/Paris', handler: 'export', data: { bucket: 'b1' }, duration: '30s' }));
+    expect((await onStore(from, 'schedules', 'upsert', '--file', definition)).code).toBe(0);
+    expect((await onStore(from, 'schedules', 'pause', 'nightly-export')).code).toBe(0);
+
     recordNemesis(historyFile, 'store move: prepare');
     const prepared = await move();
     expect([prepared.code, prepared.stderr]).toEqual([0, '']);
@@ -131,6 +142,11 @@ describe.each([
     expect(await moved.admin.get('reports')).toMatchObject({ permits: 0, pausedFrom: 2, durationMs: 7_000 });
     expect(oldRuns).toContain(`${HISTORY_MAPS.jobs}/Reports.nightly`);
     expect(await historyKeys(backendOf(to))).toEqual(expect.arrayContaining(oldRuns));
+    const schedule = await onStore(to, '--json', 'schedules', 'show', 'nightly-export');
+    expect([schedule.code, schedule.stderr]).toEqual([0, '']);
+    expect(JSON.parse(schedule.stdout)).toMatchObject({
+      id: 'nightly-export', definition: { cron: '0 0 3 * * *', timeZone: 'Europe/Paris', handler: 'export', data: { bucket: 'b1' }, durationMs: 30_000, paused: true },
+    });
     const refused = await cli(['--map-prefix', mapPrefix, '--connect-timeout', '10s', '--backend', from, 'resume', 'reports'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`no live node uses this store for permits: it moved to the ${to} store`);
