@@ -97,6 +97,18 @@ describe('the CLI with split stores (permits on Redis, the rest on PostgreSQL)',
     expect(elsewhere.stdout).toContain('presence kept on another store: point --backend at it');
   }, 60_000);
 
+  it('jobs describe finds the live node through the store of its presence, and pointed at Redis says where to look', async () => {
+    const withToken = { ...both, GATEKEEPER_ADMIN_TOKEN: 'x'.repeat(32) };
+    // Pointed at PostgreSQL (presence): split-1 is found; this test's node does not listen, so the CLI says that.
+    const found = await run(withToken, '--backend', 'postgres', 'jobs', 'describe', 'BillingJobs.charge');
+    expect(found.code).toBe(3);
+    expect(found.stderr).toContain('(live: split-1, none with an address)');
+    // Pointed at Redis (permits only): no presence there, and the CLI names the likely reason, not just "none".
+    const elsewhere = await run(withToken, '--backend', 'redis', 'jobs', 'describe', 'BillingJobs.charge');
+    expect(elsewhere.code).toBe(3);
+    expect(elsewhere.stderr).toContain("presence kept on another store than this one: point --backend at the store of the app's backends.presence");
+  }, 60_000);
+
   it('store move names the store it cannot reach (exit 3), and copies nothing', async () => {
     const unreachable = { ...both, GATEKEEPER_REDIS_URL: 'redis://127.0.0.1:1' };
     const refused = await run(unreachable, 'store', 'move', 'permits', '--from', 'postgres', '--to', 'redis');

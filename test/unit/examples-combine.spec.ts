@@ -24,6 +24,17 @@ describe('the examples combine', () => {
     expect([...users].filter(([, where]) => where.length > 1)).toEqual([]);
   });
 
+  it('takes a permit by hand (withPermit, acquire, tryAcquire) on a semaphore no job and no other file uses', () => {
+    const jobs = new Set(sources.flatMap(({ text }) => [...text.matchAll(/@ClusterSingleton\(\s*(?:'([^']+)'|\{\s*semaphore:\s*'([^']+)')/g)].map((m) => m[1] ?? m[2])));
+    const byHand = new Map<string, string[]>();
+    // The apps' code, not an example's own test of a store (which takes billing's permit to show the store works).
+    for (const { file, text } of sources.filter((s) => !/spec/.test(s.file))) {
+      for (const m of text.matchAll(/(?:withPermit|tryAcquire|\.acquire)\(\s*'([^']+)'/g)) byHand.set(m[1], [...(byHand.get(m[1]) ?? []), file]);
+    }
+    expect([...byHand.keys()].sort()).toEqual(['migration', 'reindex']);
+    expect([...byHand].filter(([name, where]) => jobs.has(name) || new Set(where).size > 1)).toEqual([]);
+  });
+
   it('gives a semaphore the same duration in every module definition of it', () => {
     const durations = new Map<string, Set<string>>();
     for (const { text } of sources) {
