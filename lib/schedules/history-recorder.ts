@@ -3,7 +3,7 @@ import type { HistoryDelta, JobHistory } from './job-history';
 import type { HistoryStore } from './history-store';
 import { HistorySlot, HistoryWriter } from './history-writer';
 import { readDecideWrite } from '../store/read-decide-write';
-import { mergeHistory } from './job-history.rules';
+import { mergeHistory, type HealthChange } from './job-history.rules';
 import { FAILED_OUTCOMES, runFailure, type JobRunOutcome, type RunRecord } from './run-record';
 import type { ObservedRun } from './run/run-observer';
 import type { RunPipelineObserver } from './run/run-observers';
@@ -29,6 +29,10 @@ export interface HistoryRecorderOptions {
    * this node did not hold is lost with the data.
    */
   readonly onLost?: (lost: { readonly lostSince: number; readonly restored: readonly string[] }) => void;
+  /** A job's thresholds for failing and recovered (`health`), or `undefined` for one this node does not judge. */
+  readonly health?: (job: string) => { readonly failureThreshold: number; readonly recoveryThreshold: number } | undefined;
+  /** Told when a write of this node's turned a job failing or recovered: once for the cluster. */
+  readonly onHealth?: (change: HealthChange) => void;
 }
 
 /** A run this node has to tell the cluster about. */
@@ -260,8 +264,9 @@ export class HistoryRecorder {
     for (const p of carried) p.writing = true;
     let landed = false;
     try {
-      const written = await this.writer.write(job, this.completedIn.size === 0 ? delta : (current) => this.settledIn(current, delta), check);
+      const written = await this.writer.write(job, this.completedIn.size === 0 ? delta : (current) => this.settledIn(current, delta), check, this.options.health?.(job));
       landed = written.landed;
+      if (written.change) this.options.onHealth?.(written.change);
       if (landed) this.settle(job, taken);
       return written.history;
     } catch (error) {

@@ -1,7 +1,7 @@
 import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { encodeHistory } from './job-history.codec';
-import { madeAnew, mergeHistory, restoreHistory } from './job-history.rules';
+import { judgeHealth, madeAnew, mergeHistory, restoreHistory, type HealthChange } from './job-history.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
 
 /**
@@ -17,6 +17,8 @@ const ATTEMPTS = 5;
 export interface HistoryWrite {
   readonly history: JobHistory | undefined;
   readonly landed: boolean;
+  /** The job's health turned with this write: it landed, so no other node's write says so. */
+  readonly change?: HealthChange;
 }
 
 /**
@@ -61,12 +63,17 @@ export class HistoryWriter {
    * Merges `delta` (or the delta `deltaOf` makes of the history as read) into `job`'s stored history (and, with `check`, writes back its history if the store lost it, even
    * with no news). Throws when every attempt lost or the store failed; the caller keeps its news for the next flush.
    */
-  async write(job: string, deltaOf: HistoryDelta | ((current: JobHistory | undefined) => HistoryDelta), check: boolean): Promise<HistoryWrite> {
+  async write(
+    job: string,
+    deltaOf: HistoryDelta | ((current: JobHistory | undefined) => HistoryDelta),
+    check: boolean,
+    health?: { readonly failureThreshold: number; readonly recoveryThreshold: number },
+  ): Promise<HistoryWrite> {
     const first = typeof deltaOf === 'function' ? deltaOf(undefined) : deltaOf;
     const news = first.runs.length > 0 || first.missed !== undefined || first.dropped !== undefined;
     const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
     try {
-      const { history, lostAt } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number }>(`the history of "${job}"`, slot, async (expected) => {
+      const { history, lostAt, change } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number; change?: HealthChange }>(`the history of "${job}"`, slot, async (expected) => {
         // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
         const held = this.held.get(job);
         const cached = expected !== null && expected === this.stored.get(job);
@@ -77,7 +84,9 @@ export class HistoryWriter {
         if (lostAt === undefined && behind && expected === null) this.held.delete(job); // removed (a schedule's end), not lost
         if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
         const delta = typeof deltaOf === 'function' ? deltaOf(base) : deltaOf;
-        return { result: { ...(lostAt !== undefined && { lostAt }) }, write: { ...mergeHistory(base, delta, this.options.keep, now), job } };
+        const merged: JobHistory = { ...mergeHistory(base, delta, this.options.keep, now), job };
+        const judged = health ? judgeHealth(merged, health, this.options.keep) : { history: merged };
+        return { result: { ...(lostAt !== undefined && { lostAt }), ...(judged.change && { change: judged.change }) }, write: judged.history };
       }, {
         attempts: ATTEMPTS,
         ...(this.stored.has(job) && { known: this.stored.get(job) }),
@@ -95,7 +104,7 @@ export class HistoryWriter {
         this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
         this.lost.restored.add(job);
       }
-      return { history: written.history, landed: true };
+      return { history: written.history, landed: true, ...(change && { change }) };
     } catch (error) {
       this.stored.delete(job);
       throw error;

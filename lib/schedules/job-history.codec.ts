@@ -22,6 +22,7 @@ export function encodeHistory(history: JobHistory): string {
     missed: { count: history.missed.count, last: history.missed.last },
     updatedAt: history.updatedAt,
     createdAt: history.createdAt,
+    failingSince: history.failingSince,
   });
 }
 
@@ -41,6 +42,7 @@ export function decodeHistory(key: string, raw: string): JobHistory {
     missed: { count: value.missed.count, last: optionalNumber(value.missed.last) },
     updatedAt: typeof value.updatedAt === 'number' ? value.updatedAt : 0,
     ...(typeof value.createdAt === 'number' && { createdAt: value.createdAt }),
+    ...(typeof value.failingSince === 'number' && { failingSince: value.failingSince }),
   };
 }
 

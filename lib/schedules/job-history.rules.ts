@@ -76,6 +76,38 @@ export function skippedTicks(job: string, nodes: readonly NodeTicks[]): Record<s
   return total;
 }
 
+/** A job's health turned, as the write of its history that turned it says (see {@link judgeHealth}). */
+export type HealthChange =
+  | { readonly kind: 'failing'; readonly job: string; readonly failures: number; readonly lastError?: string; readonly since: number }
+  | { readonly kind: 'recovered'; readonly job: string; readonly successes: number; readonly failingSince: number };
+
+/**
+ * Judges a job's health on the history a write is about to store (`next`, merged from `base`): its ended runs in
+ * start order, newest first, as the cluster knows them. It becomes failing once its newest `failureThreshold` ended
+ * runs all failed, and recovered once a failing job's newest `recoveryThreshold` all completed (each at most the runs
+ * kept: a threshold above `keep` is met at `keep`). Runs are judged by when they started, whichever node tells them
+ * first, so a late flush of an older run cannot turn it. Returns the history to write and the change it makes, which
+ * the one write that lands it reports: once for the cluster.
+ */
+export function judgeHealth(next: JobHistory, thresholds: { readonly failureThreshold: number; readonly recoveryThreshold: number }, keep: number): { history: JobHistory; change?: HealthChange } {
+  const ended = next.runs.filter((run) => run.outcome !== 'running' && run.outcome !== 'replaced');
+  const streak = (ok: boolean) => {
+    let n = 0;
+    while (n < ended.length && (ended[n].outcome === 'completed') === ok && (ok || FAILED_OUTCOMES.has(ended[n].outcome))) n++;
+    return n;
+  };
+  if (next.failingSince === undefined) {
+    const failures = streak(false);
+    if (failures < Math.min(thresholds.failureThreshold, keep)) return { history: next };
+    const since = ended[failures - 1].startedAt;
+    return { history: { ...next, failingSince: since }, change: { kind: 'failing', job: next.job, failures, since, ...(ended[0].error !== undefined && { lastError: ended[0].error }) } };
+  }
+  const successes = streak(true);
+  if (successes < Math.min(thresholds.recoveryThreshold, keep)) return { history: next };
+  const { failingSince, ...rest } = next;
+  return { history: rest, change: { kind: 'recovered', job: next.job, successes, failingSince } };
+}
+
 function newestFirst(a: RunRecord, b: RunRecord): number {
   return b.startedAt - a.startedAt || b.token - a.token;
 }

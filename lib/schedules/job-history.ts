@@ -26,6 +26,11 @@ export interface JobHistory {
   /** When it was last written (the writer's clock). */
   readonly updatedAt: number;
   /**
+   * Set while the job is failing: since when (its first failed run of the streak that made it so). Written by the one
+   * write that made it failing, cleared by the one that made it recover (see `judgeHealth`).
+   */
+  readonly failingSince?: number;
+  /**
    * When this record was first written (the writer's clock), carried by every write after it: a record found with a
    * later one than a node last wrote was made anew, after the store lost the older (see `HistoryStore.lostSince`).
    * Absent from records written before it existed.

@@ -20,7 +20,25 @@ export interface JobPolicyInput {
   replaceWait?: DurationInput;
   missedRuns?: MissedRunPolicy;
   catchUpWindow?: DurationInput;
+  health?: {
+    grace?: DurationInput;
+    failureThreshold?: number;
+    recoveryThreshold?: number;
+  };
 }
+
+/** When a job's runs are said to be late, failing, or recovered (see `ClusterSingletonOptions.health`). */
+export interface JobHealthPolicy {
+  /** A scheduled run that starts later than this after its instant is late; `undefined`: never said. */
+  readonly graceMs: number | undefined;
+  /** Failed runs in a row, cluster-wide, that make the job failing. */
+  readonly failureThreshold: number;
+  /** Completed runs in a row that make a failing job recovered. */
+  readonly recoveryThreshold: number;
+}
+
+/** Health as a job has it when its options say nothing: no grace, one failure to fail, one success to recover. */
+export const DEFAULT_JOB_HEALTH: JobHealthPolicy = { graceMs: undefined, failureThreshold: 1, recoveryThreshold: 1 };
 
 /** A job's policy, validated, every default filled in. */
 export interface JobPolicy {
@@ -35,6 +53,7 @@ export interface JobPolicy {
   readonly missedRuns: MissedRunPolicy;
   /** `undefined`: the shortest gap of the job's cron expression. */
   readonly catchUpWindowMs: number | undefined;
+  readonly health: JobHealthPolicy;
 }
 
 /** The default wait of `overlap: 'replace'`, in ms. */
@@ -47,7 +66,7 @@ export const DEFAULT_REPLACE_WAIT_MS = 30_000;
  */
 export function resolveJobPolicy(
   input: JobPolicyInput,
-  fail: (field: keyof JobPolicyInput, reason: string) => never,
+  fail: (field: keyof JobPolicyInput | `health.${string}`, reason: string) => never,
   defaults: { readonly catchUpWindowMs?: number } = {},
 ): JobPolicy {
   const duration = (field: keyof JobPolicyInput, value: DurationInput, allowZero = false): number => {
@@ -75,7 +94,32 @@ export function resolveJobPolicy(
     replaceWaitMs: input.replaceWait === undefined ? DEFAULT_REPLACE_WAIT_MS : duration('replaceWait', input.replaceWait),
     missedRuns,
     catchUpWindowMs: input.catchUpWindow === undefined ? (missedRuns === 'runOnce' ? defaults.catchUpWindowMs : undefined) : duration('catchUpWindow', input.catchUpWindow),
+    health: input.health === undefined ? DEFAULT_JOB_HEALTH : resolveHealth(input.health, fail),
   };
+}
+
+/** The `health` option: an object of known keys, a duration and two whole counts of at least 1. */
+function resolveHealth(input: unknown, fail: (field: `health.${string}` | 'health', reason: string) => never): JobHealthPolicy {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail('health', `must be an object, got ${JSON.stringify(input)}`);
+  const known = ['grace', 'failureThreshold', 'recoveryThreshold'];
+  const unknown = Object.keys(input).filter((key) => !known.includes(key));
+  if (unknown.length > 0) fail(`health.${unknown[0]}`, `is not an option (health takes ${known.join(', ')})`);
+  const { grace, failureThreshold, recoveryThreshold } = input as NonNullable<JobPolicyInput['health']>;
+  const count = (field: 'failureThreshold' | 'recoveryThreshold', value: unknown): number => {
+    if (value === undefined) return 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1_000) return fail(`health.${field}`, `must be a whole number from 1 to 1000, got ${JSON.stringify(value)}`);
+    return value;
+  };
+  let graceMs: number | undefined;
+  if (grace !== undefined) {
+    try {
+      graceMs = parseDuration(grace, undefined, 'health.grace', { allowZero: true });
+    } catch (error) {
+      if (error instanceof InvalidInputError) return fail('health.grace', error.reason);
+      throw error;
+    }
+  }
+  return { graceMs, failureThreshold: count('failureThreshold', failureThreshold), recoveryThreshold: count('recoveryThreshold', recoveryThreshold) };
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fail: (reason: string) => never): T {

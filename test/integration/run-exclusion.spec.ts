@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ClusterSingleton, DenyReason, GatekeeperService, type PermitLease } from '../../lib';
+import { ClusterSingleton, DenyReason, GatekeeperService, type GatekeeperEvent, type PermitLease } from '../../lib';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { recordNewClients } from '../support/client-spy';
 import { eventually } from '../support/eventually';
@@ -74,6 +74,8 @@ describe('runs under a permit', () => {
     const mapPrefix = uniquePrefix('hung');
     const a = await start('node-a', mapPrefix, { maxClockSkew: '100ms' });
     const b = await start('node-b', mapPrefix, { maxClockSkew: '100ms' });
+    const overran: GatekeeperEvent[] = [];
+    const heard = a.gatekeeper.events.subscribe((event) => event.name === 'gatekeeper.job.overran' && overran.push(event));
     const startedAt = Date.now();
     const running = a.get(HungJob).run();
     await eventually('node-a to run', () => runs.length === 1);
@@ -89,6 +91,10 @@ describe('runs under a permit', () => {
     expect(taken - startedAt).toBeGreaterThanOrEqual(1_500);
     expect(taken - startedAt).toBeLessThan(4_000);
     await running;
+    heard.unsubscribe();
+    // The run went past its maxRunTime: said once, by the node that ran it, with how long it ran in all.
+    expect(overran).toEqual([expect.objectContaining({ name: 'gatekeeper.job.overran', node: 'node-a', job: 'HungJob.run', semaphore: 'hung', maxRunTimeMs: 1_500, durationMs: expect.any(Number) })]);
+    expect((overran[0] as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(1_500);
     await Promise.all(bRuns);
     process.stdout.write(`maxRunTime 1.5 s, permit 1 s: another node took over ${taken - startedAt} ms after the hung run began\n`);
   });

@@ -12,6 +12,7 @@ import { DUPLICATE_TICK, NOT_A_FIRE_INSTANT, OVERLAP } from '../../lib/schedules
 import type { RunLog } from '../../lib/schedules/run/run-log';
 import { RunObservers, type RunPipelineObserver } from '../../lib/schedules/run/run-observers';
 import type { JobCalendar, JobRunPolicy, ScheduledJob } from '../../lib/schedules/run/scheduled-job';
+import { DEFAULT_JOB_HEALTH } from '../../lib/schedules/job-policy';
 
 const MINUTE = 60_000;
 
@@ -27,7 +28,7 @@ function everyMinute(holes: number[] = []): JobCalendar {
 
 const policy = (extra: Partial<JobRunPolicy> = {}): JobRunPolicy => ({
   semaphore: 'billing', mode: 'hold', lockAtLeastForMs: 0, keepAlive: false, maxRunTimeMs: undefined, overlap: 'skip',
-  replaceWaitMs: 5_000, missedRuns: 'skip', catchUpWindowMs: undefined, oncePerInstant: true, ...extra,
+  replaceWaitMs: 5_000, missedRuns: 'skip', catchUpWindowMs: undefined, oncePerInstant: true, health: DEFAULT_JOB_HEALTH, ...extra,
 });
 
 /** Everything an observer hears, as one line per call. */
@@ -38,6 +39,7 @@ function recording(into: string[], name: string): RunPipelineObserver {
     started: (run) => into.push(`${name} started ${run.job} ${run.trigger}${run.request ? ` ${run.request}` : ''}`),
     ended: (run, end) => into.push(`${name} ended ${run.job} ${end.outcome}`),
     skipped: (skip) => into.push(`${name} skipped ${skip.job} ${skip.reason}`),
+    late: (job, run, lateByMs) => into.push(`${name} late ${job.name} ${run.instant} ${lateByMs}`),
   };
 }
 
@@ -112,6 +114,18 @@ describe('JobRunner (lib/schedules/run, no Nest)', () => {
     expect(heard).toContain('user started Jobs.charge schedule');
     expect(heard).toContain('user ended Jobs.charge completed');
     expect(lines).toContainEqual(expect.stringMatching(/^warn a run observer failed at started .*observer broke/));
+  });
+
+  it('says a scheduled run that starts past its grace is late, once, with how late; within it, or with no grace, nothing', async () => {
+    const { runner, heard, job, clock } = setUp();
+    const graced = (graceMs: number | undefined) => policy({ health: { ...DEFAULT_JOB_HEALTH, graceMs } });
+    // The clock is 1 s past the minute: the tick's instant is that minute.
+    await runner.run(job('Jobs.strict', () => undefined, { trigger: everyMinute(), options: graced(500) }), { kind: 'tick' });
+    await runner.run(job('Jobs.lenient', () => undefined, { trigger: everyMinute(), options: graced(5_000) }), { kind: 'tick' });
+    await runner.run(job('Jobs.none', () => undefined, { trigger: everyMinute(), options: graced(undefined) }), { kind: 'tick' });
+    // A run now is not scheduled: never late.
+    await runner.run(job('Jobs.manual', () => undefined, { trigger: everyMinute(), options: graced(0) }), { kind: 'manual', manual: { request: 'r1', claim: async () => true } });
+    expect(heard.filter((line) => line.includes(' late '))).toEqual([`own late Jobs.strict ${10 * MINUTE} ${clock.now() - 10 * MINUTE}`]);
   });
 
   it('ends a failing run as failed, rejects with its error, and tells a denial as a skip with its reason', async () => {

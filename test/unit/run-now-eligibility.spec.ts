@@ -4,6 +4,7 @@ import type { SemaphoreDefinition } from '../../lib/permits/semaphore-definition
 import { RunNowEligibility, type RunNowView } from '../../lib/schedules/run/run-now-requests';
 import type { ScheduledJob } from '../../lib/schedules/run/scheduled-job';
 import type { RunRequest } from '../../lib/schedules/run-request.store';
+import { DEFAULT_JOB_HEALTH } from '../../lib/schedules/job-policy';
 
 /** Run-now eligibility, decided in one place: what the requester refuses at once, and which node tries a request. */
 describe('RunNowEligibility', () => {
@@ -11,7 +12,7 @@ describe('RunNowEligibility', () => {
   const holder = { group: 'production', acquirer: 'app-1', instance: 'i-1' };
   const job: ScheduledJob = {
     name: 'Jobs.charge', invoke: () => undefined,
-    options: { semaphore: 'billing', mode: 'hold', lockAtLeastForMs: 0, keepAlive: false, maxRunTimeMs: undefined, overlap: 'skip', replaceWaitMs: 0, missedRuns: 'skip', catchUpWindowMs: undefined },
+    options: { semaphore: 'billing', mode: 'hold', lockAtLeastForMs: 0, keepAlive: false, maxRunTimeMs: undefined, overlap: 'skip', replaceWaitMs: 0, missedRuns: 'skip', catchUpWindowMs: undefined, health: DEFAULT_JOB_HEALTH },
   };
   const permit = (instance: string, extra: Partial<Permit> = {}): Permit => ({
     semaphore: 'billing', group: 'production', acquirer: instance, instance, fencingToken: 3, grantedAt: clock.now(), refreshedAt: clock.now(), expiresAt: clock.now() + 60_000, ...extra,

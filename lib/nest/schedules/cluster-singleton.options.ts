@@ -64,6 +64,25 @@ export interface ClusterSingletonOptions {
    * ```
    */
   checkIn?: CheckInOptions;
+  /**
+   * When the job is said to be late, failing or recovered, as a cron monitor's knobs (Healthchecks.io's grace,
+   * Sentry Crons' failure and recovery thresholds), each said once for the cluster as an event:
+   * - `grace`: a scheduled run that starts later than this after its instant is late (`gatekeeper.job.late`, from
+   *   the node that ran it). Default: never said.
+   * - `failureThreshold`: failed runs in a row, on any nodes, that make the job failing (`gatekeeper.job.failing`).
+   *   Default `1`.
+   * - `recoveryThreshold`: completed runs in a row that make a failing job recovered (`gatekeeper.job.recovered`).
+   *   Default `1`.
+   *
+   * Failing and recovered are decided where the run history is merged, by the one node whose write of it makes the
+   * change: they come with the history's flush (`schedules.history.flushInterval`), not at the run's end. A run past
+   * `maxRunTime` is `gatekeeper.job.overran`.
+   */
+  health?: {
+    grace?: DurationInput;
+    failureThreshold?: number;
+    recoveryThreshold?: number;
+  };
 }
 
 /**

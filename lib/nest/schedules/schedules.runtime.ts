@@ -60,6 +60,16 @@ export class SchedulesRuntime implements CapabilityRuntime {
       clock: options.clock,
       onFlushFailed: (error) => this.flushFailed(error),
       onFlushed: () => this.outage.succeeded(),
+      health: (job) => jobs.get(job)?.options.health,
+      onHealth: (change) => {
+        if (change.kind === 'failing') {
+          this.logger.warn(`${change.job} is failing: ${change.failures} run(s) in a row failed, on any node, since ${new Date(change.since).toISOString()}${change.lastError === undefined ? '' : ` (the last: ${change.lastError})`}`);
+          events.emit({ name: 'gatekeeper.job.failing', job: change.job, failures: change.failures, since: change.since, ...(change.lastError !== undefined && { lastError: change.lastError }) });
+        } else {
+          this.logger.log(`${change.job} recovered: ${change.successes} run(s) in a row completed; it was failing since ${new Date(change.failingSince).toISOString()}`);
+          events.emit({ name: 'gatekeeper.job.recovered', job: change.job, successes: change.successes, failingSince: change.failingSince });
+        }
+      },
       onLost: ({ lostSince, restored }) => this.logger.error(
         `Run history: the store lost data (since ${new Date(lostSince).toISOString()}). Written back from this node's memory: the history of ${restored.join(', ')}. ` +
         'The history of jobs no running node held is lost; put it on a durable store (backends: { history: \'postgres\' } or \'redis\' with persistence) to keep it through a full restart.',

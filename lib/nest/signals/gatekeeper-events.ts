@@ -40,6 +40,17 @@ export type GatekeeperEvent = {
   | { readonly name: 'gatekeeper.job.skipped'; readonly semaphore: string; readonly job: string; readonly reason: string }
   /** Scheduled instants of a job passed while nobody could run it (`count` of them, the newest `last`). */
   | { readonly name: 'gatekeeper.job.missed'; readonly semaphore: string; readonly job: string; readonly count: number; readonly last: number }
+  /** A scheduled run started more than its job's `health.grace` after its `instant` (said by the node that ran it). */
+  | { readonly name: 'gatekeeper.job.late'; readonly semaphore: string; readonly job: string; readonly token: number; readonly instant: number; readonly lateByMs: number; readonly graceMs: number }
+  /** A run went past its job's `maxRunTime` and was told to stop at its signal; `durationMs` is how long it ran in all. */
+  | { readonly name: 'gatekeeper.job.overran'; readonly semaphore: string; readonly job: string; readonly token: number; readonly durationMs: number; readonly maxRunTimeMs: number }
+  /**
+   * A job's runs failed `failures` times in a row, on any nodes, reaching its `health.failureThreshold`: said once for
+   * the cluster, by the node whose write of the run history made it so; `lastError` is the newest failure's.
+   */
+  | { readonly name: 'gatekeeper.job.failing'; readonly job: string; readonly failures: number; readonly lastError?: string; readonly since: number }
+  /** A failing job completed `successes` runs in a row (its `health.recoveryThreshold`): said once, as `failing` is. */
+  | { readonly name: 'gatekeeper.job.recovered'; readonly job: string; readonly successes: number; readonly failingSince: number }
   | { readonly name: 'gatekeeper.leader.elected'; readonly election: string; readonly epoch: number }
   | { readonly name: 'gatekeeper.leader.lost'; readonly election: string; readonly epoch: number; readonly reason: string }
   | { readonly name: 'gatekeeper.resource.assigned'; readonly allocation: string; readonly resources: readonly string[] }
@@ -161,6 +172,14 @@ export class GatekeeperEvents implements OnApplicationBootstrap, RunPipelineObse
 
   missed(job: ScheduledJob, count: number, last: number): void {
     this.emit({ name: 'gatekeeper.job.missed', semaphore: job.options.semaphore, job: job.name, count, last });
+  }
+
+  late(job: ScheduledJob, run: ObservedRun, lateByMs: number): void {
+    this.emit({ name: 'gatekeeper.job.late', semaphore: run.semaphore, job: run.job, token: run.token, instant: run.instant!, lateByMs, graceMs: job.options.health.graceMs! });
+  }
+
+  overran(job: ScheduledJob, run: ObservedRun, durationMs: number): void {
+    this.emit({ name: 'gatekeeper.job.overran', semaphore: run.semaphore, job: run.job, token: run.token, durationMs, maxRunTimeMs: job.options.maxRunTimeMs! });
   }
 
   private toEmitter(event: GatekeeperEvent): void {

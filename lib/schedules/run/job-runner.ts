@@ -190,6 +190,11 @@ export class JobRunner {
     const run: ObservedRun = { job: job.name, semaphore: job.options.semaphore, token: lease.permit.fencingToken, ...what };
     const running = this.gate.begin(job.name, lease, what.trigger === 'manual' ? undefined : what.instant);
     observers.started(run);
+    const { graceMs } = job.options.health;
+    if (graceMs !== undefined && what.trigger === 'schedule' && what.instant !== undefined) {
+      const lateByMs = this.parts.clock.now() - what.instant;
+      if (lateByMs > graceMs) observers.tell('late', job, run, lateByMs);
+    }
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
     try {
@@ -211,6 +216,7 @@ export class JobRunner {
       return STOPPED;
     } finally {
       this.gate.end(job.name);
+      if (lease.reachedMaxRunTime) observers.tell('overran', job, run, took());
     }
   }
 }

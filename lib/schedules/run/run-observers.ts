@@ -17,6 +17,10 @@ export interface RunPipelineObserver extends RunObserver {
   ranUnder?(job: ScheduledJob, permit: Permit, newlyHeld: boolean): void;
   /** `count` fire instants of the job passed while nobody could run it, the newest `last`. */
   missed?(job: ScheduledJob, count: number, last: number): void;
+  /** A scheduled run started `lateByMs` after its instant, more than its job's `health.grace`. */
+  late?(job: ScheduledJob, run: ObservedRun, lateByMs: number): void;
+  /** A run went past its job's `maxRunTime` (its signal fired); it ended after `durationMs`, however it ended. */
+  overran?(job: ScheduledJob, run: ObservedRun, durationMs: number): void;
   /** Wraps the run's call of the job (tracing's span, the job's async context): must call `work` once. */
   around?<T>(run: ObservedRun, work: () => Promise<T>): Promise<T>;
 }
