@@ -72,8 +72,20 @@ export interface SignalEvent extends RunStamped {
 /** The run is over; `valid` is `lease.isValid()` at that moment. */
 export interface EndEvent extends RunStamped {
   type: 'end';
-  outcome: 'done' | 'aborted';
+  /** `failed`: the run threw (on purpose, in a scene about failing jobs). */
+  outcome: 'done' | 'aborted' | 'failed';
   valid: boolean;
+}
+
+/**
+ * What a node heard said about a job's health (`gatekeeper.job.failing` or `gatekeeper.job.recovered`), or, in a
+ * control, what a naive per-replica monitor on that node would have said. Not a run event.
+ */
+export interface AlertEvent extends Stamped {
+  type: 'alert';
+  kind: 'failing' | 'recovered';
+  job: string;
+  detail?: unknown;
 }
 
 /** An operator edit: `at` is when the call returned, `startedAt` when it was made. */
@@ -156,7 +168,7 @@ export interface TaskNoteEvent extends Stamped {
 }
 
 export type RunEvent = StartEvent | EffectEvent | AbortEvent | SignalEvent | EndEvent;
-export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent | AllocationReportEvent | TaskNoteEvent;
+export type HistoryEvent = RunEvent | EditEvent | NemesisEvent | ReportEvent | AllocationReportEvent | TaskNoteEvent | AlertEvent;
 
 /** An event as written, before the writer stamps it (distributes over the union, so `type` picks the fields). */
 export type Unstamped<E extends HistoryEvent = HistoryEvent> = E extends unknown ? Omit<E, 'at' | 'node' | 'pid'> & Partial<Stamped> : never;

@@ -19,7 +19,7 @@ export interface Run {
   /** When validity was lost: the first `abort` or `signal`, if any. */
   lostAt?: number;
   /** `done`/`aborted` from its `end` event, `unfinished` if it has none (killed, or still running). */
-  outcome: 'done' | 'aborted' | 'unfinished';
+  outcome: 'done' | 'aborted' | 'failed' | 'unfinished';
   /**
    * When the run claimed a valid lease: from its start to its last point still known valid (a valid start, an
    * effect, a valid end) before validity was lost. Undefined if it never claimed one.

@@ -5,6 +5,7 @@
  * carries the run's trigger and scheduled instant (`tick`: the instant in seconds; -1 for a manual run).
  */
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
@@ -28,6 +29,10 @@ class ScheduleJobs {
     const run = this.schedules.currentRun()!;
     const base = { semaphore: settings.semaphore, job: run.trigger === 'manual' ? 'manual' : 'tick', token: lease.permit.fencingToken };
     record({ ...base, type: 'start', tick: run.instant === undefined ? -1 : Math.round(run.instant / 1000), validUntil: lease.validUntil, valid: lease.isValid(), trigger: run.trigger, instant: run.instant });
+    if (settings.failWhile && existsSync(settings.failWhile)) {
+      record({ ...base, type: 'end', outcome: 'failed', valid: lease.isValid() });
+      throw new Error('the ledger is locked');
+    }
     for (let done = 0; done < settings.runMs; done += 100) {
       await sleep(100);
       if (!lease.isValid()) {
@@ -49,6 +54,33 @@ Object.defineProperty(ScheduleJobs.prototype, 'tick', descriptor);
  * write's outcome and revision as an `edit` event; it runs them with its handler, recording each run's start.
  * With env RUNTIME_SCHEDULES (`[{ id, cron, timeZone }]`), it upserts those schedules at start-up, run the same way.
  */
+/**
+ * With `alerts`, records what this node hears of the job's health (see `ScheduleNodeSettings.job.alerts`): the
+ * library's once-for-the-cluster events, or a naive per-replica monitor's, for a control.
+ */
+@Injectable()
+class HealthAlerts implements OnApplicationBootstrap {
+  constructor(private readonly gatekeeper: GatekeeperService) {}
+
+  onApplicationBootstrap(): void {
+    const alert = (kind: 'failing' | 'recovered', job: string, detail: unknown) => appendEvent(historyFile, { type: 'alert', kind, job, detail }, nodeName);
+    if (settings.alerts === 'library') {
+      this.gatekeeper.events.subscribe((event) => {
+        if (event.name === 'gatekeeper.job.failing') alert('failing', event.job, { failures: event.failures, since: event.since });
+        if (event.name === 'gatekeeper.job.recovered') alert('recovered', event.job, { successes: event.successes });
+      });
+    } else if (settings.alerts === 'naive') {
+      let failing = false;
+      this.gatekeeper.events.subscribe((event) => {
+        if (event.name === 'gatekeeper.job.failed' && !failing) alert('failing', event.job, { naive: true });
+        if (event.name === 'gatekeeper.job.finished' && failing) alert('recovered', event.job, { naive: true });
+        if (event.name === 'gatekeeper.job.failed') failing = true;
+        if (event.name === 'gatekeeper.job.finished') failing = false;
+      });
+    }
+  }
+}
+
 @Injectable()
 class RuntimeScheduleNode implements OnApplicationBootstrap {
   constructor(private readonly gatekeeper: GatekeeperService, private readonly schedules: ScheduleService) {}
@@ -86,7 +118,7 @@ class RuntimeScheduleNode implements OnApplicationBootstrap {
       schedules: { history: { flushInterval: settings.flushInterval ?? '500ms', ...(settings.keep && { keep: settings.keep }) } },
     })),
   ],
-  providers: [ScheduleJobs, RuntimeScheduleNode],
+  providers: [ScheduleJobs, RuntimeScheduleNode, HealthAlerts],
 })
 class ScheduleNodeModule {}
 

@@ -17,6 +17,14 @@ export interface ScheduleNodeSettings extends NodeBasics {
     flushInterval?: string;
     /** Runs kept per job in the history. */
     keep?: number;
+    /** While this file exists, a run records its start, then ends `failed` and throws. */
+    failWhile?: string;
+    /**
+     * Record what the node hears of the job's health as `alert` events: `'library'`, the module's own
+     * `gatekeeper.job.failing` and `recovered`; `'naive'` (a control), what a monitor on each replica would say:
+     * failing at this node's own first failure after a success, recovered at its first success after a failure.
+     */
+    alerts?: 'library' | 'naive';
   };
   /** More environment (a clock-shifting preload). */
   env?: NodeJS.ProcessEnv;
