@@ -46,10 +46,16 @@ export function historyText(view: JobHistoryView): string {
     '',
     `runs since the history began: ${countsText(view.counts)}`,
     `missed instants: ${missed}`,
+    `health: ${healthText(view.failingSince)}`,
     `skipped ticks (live nodes): ${skippedText(view.skipped)}`,
     `last failure: ${view.lastFailure ? runText(view.lastFailure) : 'none'}`,
     ...stackLines(view.lastFailure?.stack),
   ].join('\n');
+}
+
+/** A job's health as its history says it: failing since when, or not failing. */
+function healthText(failingSince: number | undefined): string {
+  return failingSince === undefined ? 'not failing' : `failing since ${instant(failingSince)}`;
 }
 
 /** A failure's stack under its line, indented (none when the run kept none). */
@@ -74,6 +80,7 @@ export function describeText(d: JobDescription, answeredBy: string, now = Date.n
     `schedule: ${schedule}`,
     ...(d.nextRuns.length > 0 || d.nextRunsNote ? [`next runs: ${d.nextRuns.map(instant).join(', ')}${d.nextRunsNote ? ` (${d.nextRunsNote})` : ''}`] : []),
     `last run: ${d.lastRun ? runText(d.lastRun) : 'none'}`,
+    `health: ${healthText(d.failingSince)}`,
     `last failure: ${d.lastFailure ? runText(d.lastFailure) : 'none'}`,
     ...stackLines(d.lastFailure?.stack),
     `runs: ${countsText(d.counts)}; missed instants: ${d.missed.count}; skipped ticks: ${skippedText(d.skipped)}`,

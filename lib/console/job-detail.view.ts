@@ -87,6 +87,7 @@ function renderDetail(): void {
     ['Schedule', d.cron ? `${d.cron} (zone ${d.timeZone || 'the app\'s'})` : 'no cron expression'],
     ['Runs', byReason(d.counts)],
     ['Missed instants', d.missed.count ? `${d.missed.count}, newest ${times.at(d.missed.last)}` : '0'],
+    ['Health', d.failingSince === undefined ? 'not failing' : `failing since ${times.at(d.failingSince)}`],
     ['Skipped ticks', byReason(d.skipped)],
     ['Last failure', failure ? [`${times.at(failure.startedAt)} on ${failure.node}: ${failure.outcome}${failure.error ? `: ${failure.error}` : ''}`, stack(failure, 'Its stack')] : 'none'],
   ];

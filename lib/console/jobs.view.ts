@@ -23,7 +23,7 @@ const untilSpan = (ms: number): HTMLElement => el('span', { 'data-until': ms }, 
 function searchText(j: JobSummary): string {
   const last = j.lastRun;
   return [j.job, j.semaphore, j.mode, j.paused ? 'paused' : 'active', j.holders.length ? `held ${j.holders.map((h) => h.node).join(' ')}` : 'nobody unheld',
-    last ? `${last.outcome} ${last.trigger}` : 'never', j.lastFailure ? 'has-failed' : '', j.cron || 'no-cron', j.timeZone || ''].join(' ');
+    last ? `${last.outcome} ${last.trigger}` : 'never', j.lastFailure ? 'has-failed' : '', j.failingSince === undefined ? '' : 'failing', j.cron || 'no-cron', j.timeZone || ''].join(' ');
 }
 
 function buildRow(j: JobSummary): HTMLTableRowElement {
@@ -31,7 +31,8 @@ function buildRow(j: JobSummary): HTMLTableRowElement {
   const last = j.lastRun;
   const open = selectedJob() === j.job;
   return el('tr', { 'data-job': j.job, 'data-search': searchText(j), class: open ? 'selected' : undefined },
-    el('th', { scope: 'row' }, j.job, ' ', j.paused ? el('span', { class: 'badge paused' }, 'paused') : null),
+    el('th', { scope: 'row' }, j.job, ' ', j.paused ? el('span', { class: 'badge paused' }, 'paused') : null,
+      j.failingSince === undefined ? null : [' ', el('span', { class: 'badge failing', title: `failing since ${times.at(j.failingSince)}` }, 'failing')]),
     el('td', { class: 'holders' }, j.holders.length ? j.holders.map((h) => h.node).join(', ') : 'nobody'),
     el('td', holder ? { class: 'token', title: String(holder.token) } : { class: 'token' }, holder ? token(holder.token) : ''),
     el('td', holder ? { 'data-expires': holder.expiresAt } : {}, holder ? seconds(holder.expiresAt - serverNow()) : ''),

@@ -95,6 +95,7 @@ export class JobAdmin {
       lastFailure: shown.lastFailure,
       counts: shown.counts,
       missed: shown.missed,
+      ...(shown.failingSince !== undefined && { failingSince: shown.failingSince }),
       skipped,
     };
   }

@@ -15,6 +15,8 @@ export interface JobHealthDetails {
   readonly failuresSince: number;
   /** The newest of those, with what it threw. */
   readonly lastFailure?: { readonly at: number; readonly outcome: string; readonly error?: string };
+  /** Set while the job is failing by its `health` thresholds: since when (see `JobHistoryView.failingSince`). */
+  readonly failingSince?: number;
   /** Why the check is down, when it is. */
   readonly message?: string;
 }
@@ -31,10 +33,10 @@ export function jobHealthWithin(job: string, within: unknown): number {
 
 /**
  * One job's health from what the cluster's history says of it (`described`), at `now`: up while it completed a run
- * within `withinMs`, or while it is paused; down otherwise, with when it last completed and what ended otherwise since.
- * The one rule of the health check, the admin API and the CLI.
+ * within `withinMs` and is not failing by its `health` thresholds, or while it is paused; down otherwise, with when it
+ * last completed and what ended otherwise since. The one rule of the health check, the admin API and the CLI.
  */
-export function judgeJob(described: Pick<JobDescription, 'job' | 'runs' | 'paused'>, withinMs: number, now: number): JobHealthDetails & { readonly status: 'up' | 'down' } {
+export function judgeJob(described: Pick<JobDescription, 'job' | 'runs' | 'paused' | 'failingSince'>, withinMs: number, now: number): JobHealthDetails & { readonly status: 'up' | 'down' } {
   const { job } = described;
   const ended = described.runs.filter((run) => run.outcome !== 'running');
   const newestSuccess = ended.findIndex((run) => run.outcome === 'completed');
@@ -48,10 +50,13 @@ export function judgeJob(described: Pick<JobDescription, 'job' | 'runs' | 'pause
     ...(lastSuccessAt !== undefined && { lastSuccessAt }),
     failuresSince: failures.length,
     ...(failure && { lastFailure: { at: endOf(failure), outcome: failure.outcome, ...(failure.error !== undefined && { error: failure.error }) } }),
+    ...(described.failingSince !== undefined && { failingSince: described.failingSince }),
   };
   const fresh = lastSuccessAt !== undefined && now - lastSuccessAt <= withinMs;
   const since = failure ? `; ${failures.length} run(s) since ended otherwise, the newest ${failure.outcome}${failure.error ? `: ${failure.error}` : ''}` : '';
-  const down = described.paused || fresh ? undefined
+  const down = described.paused ? undefined
+    : described.failingSince !== undefined ? `${job} is failing since ${new Date(described.failingSince).toISOString()} (its health.failureThreshold of failed runs in a row)${since}`
+    : fresh ? undefined
     : lastSuccessAt === undefined ? `no completed run of ${job} in its history${since}`
       : `${job} last completed ${Math.round((now - lastSuccessAt) / 1000)} s ago (${new Date(lastSuccessAt).toISOString()}), more than ${withinMs / 1000} s${since}`;
   return down === undefined ? { status: 'up', ...details } : { status: 'down', ...details, message: down };

@@ -28,6 +28,8 @@ export interface JobSummary {
   readonly counts: RunCounts;
   /** Scheduled instants nobody could run, and the newest of them. */
   readonly missed: JobDescription['missed'];
+  /** Set while the job is failing: since when (see `JobHistoryView.failingSince`). */
+  readonly failingSince?: number;
   /** Set on a runtime schedule's job (named by its id): it is paused, resumed and edited as that schedule. */
   readonly schedule?: true;
 }
@@ -47,5 +49,6 @@ export function summarizeJob(d: JobDescription): JobSummary {
     lastFailure: d.lastFailure,
     counts: d.counts,
     missed: d.missed,
+    ...(d.failingSince !== undefined && { failingSince: d.failingSince }),
   };
 }

@@ -13,6 +13,11 @@ export interface JobHistoryView {
   /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
   readonly missed: { readonly count: number; readonly last?: number };
   /**
+   * Set while the job is failing (its `health.failureThreshold` failed runs in a row, on any nodes): since when, the
+   * start of the streak's first failure. Cleared when it recovers (`health.recoveryThreshold` completed runs in a row).
+   */
+  readonly failingSince?: number;
+  /**
    * Ticks skipped, summed over the live nodes' counts (since each started), by reason: a deny reason code
    * (`NO_PERMIT_AVAILABLE`: another node holds it; `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP`
    * (the previous run was still going); for a `@LeaderOnly` method, `NOT_LEADER` (another node leads) or

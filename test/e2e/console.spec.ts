@@ -627,6 +627,10 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(stack.text.length).toBeLessThanOrEqual(2_000);
     expect(await text('#job-runs tr[data-trigger="manual"] td.full')).toContain('the report of initech failed: its ledger is locked');
     expect(await text('#job-detail dd[data-fact="Last failure"]')).toContain('failed: the report of initech failed: its ledger is locked');
+    // With the default health (a failure in a row makes it failing), its row says so, once the history has it.
+    await page.waitForSelector(`${job} th .badge.failing`, { timeout: 30_000 });
+    expect(await page.$eval(`${job} th .badge.failing`, (b) => b.getAttribute('title') ?? '')).toMatch(/^failing since \d{4}-\d{2}-\d{2} /);
+    await page.waitForFunction(() => document.querySelector('#job-detail dd[data-fact="Health"]')?.textContent?.startsWith('failing since '), { timeout: 10_000 });
     // Opened, it stays open across the 2 s polls.
     await sleep(2_500);
     expect(await page.$eval('#job-runs tr[data-trigger="manual"] details.stack', (d) => (d as HTMLDetailsElement).open)).toBe(true);

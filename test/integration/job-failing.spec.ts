@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClusterSingleton, InvalidInputError, ScheduleService, type GatekeeperEvent } from '../../lib';
 import { resolveClusterSingletonOptions } from '../../lib/nest/schedules/cluster-singleton.options';
+import { judgeJob } from '../../lib/schedules/job-health.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { eventually } from '../support/eventually';
 import { declareTestPrefix, testBackendOptions, type TestBackend } from '../support/test-backends';
@@ -69,6 +70,11 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('a job failing an
     await settle();
     expect(heard).toEqual([expect.objectContaining({ name: 'gatekeeper.job.failing', job: 'LedgerJobs.close', failures: 2, lastError: 'the ledger is locked' })]);
     const failing = heard[0] as { since: number };
+    // The history says so to every reader, and the job's health check is down while it is, whatever its last success.
+    expect((await history(a)).failingSince).toBe(failing.since);
+    expect((await a.get(ScheduleService).describe('LedgerJobs.close')).failingSince).toBe(failing.since);
+    const judged = judgeJob(await b.get(ScheduleService).describe('LedgerJobs.close'), 24 * 3_600_000, Date.now());
+    expect(judged).toMatchObject({ status: 'down', failingSince: failing.since, message: expect.stringContaining('LedgerJobs.close is failing since') });
 
     await runOn(b, false);
     await eventually('the first success in the history', async () => (await history(a)).counts.completed === 1, { timeoutMs: 10_000 });
@@ -81,6 +87,8 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('a job failing an
       expect.objectContaining({ name: 'gatekeeper.job.failing' }),
       expect.objectContaining({ name: 'gatekeeper.job.recovered', job: 'LedgerJobs.close', successes: 2, failingSince: failing.since }),
     ]);
+    expect((await history(b)).failingSince).toBeUndefined();
+    expect(judgeJob(await a.get(ScheduleService).describe('LedgerJobs.close'), 24 * 3_600_000, Date.now()).status).toBe('up');
     // Both nodes heard of each from the one that decided it: said on one node each time, never on both.
     expect(nodes.flatMap((n) => n.logger.entries.filter((e) => e.message.startsWith('LedgerJobs.close is failing'))).length).toBe(1);
   }, 60_000);
