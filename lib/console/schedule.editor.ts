@@ -24,7 +24,7 @@ export function sayScheduleResult(message: string, ok: boolean, reason = ''): vo
   result.textContent = message;
 }
 
-const TEXT_FIELDS = ['id', 'cron', 'timeZone', 'handler', 'duration', 'semaphore', 'groupPattern', 'acquirerPattern', 'catchUpWindow', 'replaceWait'] as const;
+const TEXT_FIELDS = ['id', 'cron', 'timeZone', 'handler', 'duration', 'semaphore', 'groupPattern', 'acquirerPattern', 'catchUpWindow', 'replaceWait', 'grace', 'failureThreshold', 'recoveryThreshold'] as const;
 const field = (name: string): HTMLInputElement => form.elements.namedItem(name) as HTMLInputElement;
 const text = (name: string): string => field(name).value.trim();
 
@@ -52,8 +52,11 @@ function fill(d: Partial<ScheduleDefinition> = {}): void {
   field('catchUpWindow').value = d.catchUpWindowMs === undefined ? '' : duration(d.catchUpWindowMs);
   field('overlap').value = d.overlap || 'skip';
   field('replaceWait').value = d.replaceWaitMs === undefined ? '' : duration(d.replaceWaitMs);
+  field('grace').value = d.health?.graceMs === undefined ? '' : duration(d.health.graceMs);
+  field('failureThreshold').value = d.health ? String(d.health.failureThreshold) : '';
+  field('recoveryThreshold').value = d.health ? String(d.health.recoveryThreshold) : '';
   // Options set away from their defaults are shown, not hidden under "More options".
-  more.open = Boolean(d.missedRuns === 'runOnce' || d.overlap === 'replace'
+  more.open = Boolean(d.missedRuns === 'runOnce' || d.overlap === 'replace' || d.health
     || (d.groupPattern && d.groupPattern !== '.*') || (d.acquirerPattern && d.acquirerPattern !== '.*') || (d.semaphore && d.id && d.semaphore !== `schedule:${d.id}`));
 }
 
@@ -115,6 +118,11 @@ function read(): { id: string; body: Record<string, unknown> } | undefined {
   if (body.missedRuns === 'runOnce' && text('catchUpWindow')) body.catchUpWindow = text('catchUpWindow');
   body.overlap = field('overlap').value;
   if (body.overlap === 'replace' && text('replaceWait')) body.replaceWait = text('replaceWait');
+  // Health: sent when any of its fields is set, so that Save keeps what the schedule had (the form shows it whole).
+  const health: Record<string, unknown> = {};
+  if (text('grace')) health.grace = text('grace');
+  for (const name of ['failureThreshold', 'recoveryThreshold']) if (text(name)) health[name] = Number(text(name));
+  if (Object.keys(health).length > 0) body.health = health;
   return { id: text('id'), body };
 }
 
@@ -135,7 +143,7 @@ async function save(): Promise<void> {
     const answer = (problem instanceof ApiError && problem.body) || {};
     if (answer.reason === 'REVISION_CONFLICT') conflict(id, expected, answer.actualRevision);
     else if (answer.reason === 'WRITE_CONFLICT') error.textContent = `Not saved: other writers changed ${id} at the same moment every time; save again.`;
-    else if (problem instanceof ApiError && problem.status === 400 && answer.field) invalid(answer.field, `Not saved: ${answer.message}`);
+    else if (problem instanceof ApiError && problem.status === 400 && answer.field) invalid(answer.field.replace(/^health\./, ''), `Not saved: ${answer.message}`);
     else error.textContent = `Not saved: ${messageOf(problem)}`;
   } finally {
     button.disabled = false;

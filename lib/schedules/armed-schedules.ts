@@ -5,6 +5,7 @@ import type { RunLog } from './run/run-log';
 import type { JobCalendar, JobRunPolicy, ScheduledJob } from './run/scheduled-job';
 import { ScheduleCatalog } from './schedule-catalog';
 import type { ScheduleDefinition } from './schedule-definition';
+import { healthInput } from './schedule-definition.validator';
 import type { LiveScheduleRecord, ScheduleRecord } from './schedule-record';
 import { describeRestore, restoreSchedules } from './schedule-restore';
 import type { ScheduleStore } from './schedule-store';
@@ -219,7 +220,8 @@ export class ArmedSchedules {
 /** The `@ClusterSingleton` options a runtime schedule's ticks run with: its policy, by the decorators' one rule. */
 function permitOptions(definition: ScheduleDefinition): ArmedJob['options'] {
   const { overlap, replaceWaitMs, missedRuns, catchUpWindowMs } = definition;
-  const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs }, (field, reason) => {
+  const health = definition.health && healthInput(definition.health);
+  const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs, health }, (field, reason) => {
     throw invalidSchedule(definition.id, field, reason); // validated when written: not seen
   });
   return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true };

@@ -53,6 +53,12 @@ export interface ScheduleDefinitionInput {
   overlap?: OverlapPolicy;
   /** With `overlap: 'replace'`: how long to wait for the running run to end. Default `'30s'`. */
   replaceWait?: DurationInput;
+  /**
+   * When its runs are said to be late, failing or recovered, as a `@ClusterSingleton`'s `health` option: `grace` for a
+   * late start, `failureThreshold` failed runs in a row to be failing (default 1), `recoveryThreshold` completed runs
+   * in a row to recover (default 1).
+   */
+  health?: { grace?: DurationInput; failureThreshold?: number; recoveryThreshold?: number };
 }
 
 /** A validated schedule definition, as stored in the cluster: every default filled in, durations in ms. */
@@ -87,6 +93,8 @@ export interface ScheduleDefinition {
   readonly overlap: OverlapPolicy;
   /** Set with `overlap: 'replace'` only. */
   readonly replaceWaitMs?: number;
+  /** Set when its `health` was given: the grace of a late start (if any), and both thresholds. */
+  readonly health?: { readonly graceMs?: number; readonly failureThreshold: number; readonly recoveryThreshold: number };
 }
 
 /** The default semaphore of a schedule is this followed by its id. */

@@ -22,7 +22,7 @@ const MAX_HANDLER_LENGTH = MAX_NAME_LENGTH;
 /** Every field of a schedule, as the error for any other key lists them. */
 const SCHEDULE_FIELDS = [
   'id', 'cron', 'timeZone', 'handler', 'data', 'paused', 'semaphore', 'permits', 'duration', 'groupPattern', 'acquirerPattern',
-  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait',
+  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait', 'health',
 ] as const;
 
 const notBlank = (text: string) => text.trim() !== '';
@@ -132,8 +132,9 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
   if (cronError !== undefined) fail('cron', `'${cron}' in ${timeZone}: ${cronError}`);
   const { handler, paused, permits } = parseInput(RUNS, input, error);
   // The policy a decorator has too, by the same rule; a schedule sets these four (it always holds its permit).
-  const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait } = input;
-  const policy = resolveJobPolicy({ missedRuns, catchUpWindow, overlap: overlapInput, replaceWait }, fail, { catchUpWindowMs: DEFAULT_CATCH_UP_WINDOW_MS });
+  const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait, health } = input;
+  const policy = resolveJobPolicy({ missedRuns, catchUpWindow, overlap: overlapInput, replaceWait, health }, fail, { catchUpWindowMs: DEFAULT_CATCH_UP_WINDOW_MS });
+  const { graceMs, failureThreshold, recoveryThreshold } = policy.health;
   const { overlap } = policy;
   const data = canonicalData(id, input.data);
   const { semaphore = `${SCHEDULE_SEMAPHORE_PREFIX}${id}`, duration: durationMs, groupPattern, acquirerPattern } = parseInput(PERMIT, input, error);
@@ -153,6 +154,7 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
     ...(policy.missedRuns === 'runOnce' && { catchUpWindowMs: policy.catchUpWindowMs }),
     overlap,
     ...(overlap === 'replace' && { replaceWaitMs: policy.replaceWaitMs }),
+    ...(health !== undefined && { health: { ...(graceMs !== undefined && { graceMs }), failureThreshold, recoveryThreshold } }),
   };
 }
 
@@ -174,7 +176,14 @@ export function toScheduleInput(definition: ScheduleDefinition): ScheduleDefinit
     ...(definition.catchUpWindowMs !== undefined && { catchUpWindow: definition.catchUpWindowMs }),
     overlap: definition.overlap,
     ...(definition.replaceWaitMs !== undefined && { replaceWait: definition.replaceWaitMs }),
+    ...(definition.health !== undefined && { health: healthInput(definition.health) }),
   };
+}
+
+/** A stored schedule's `health` in the input form (its grace in ms). */
+export function healthInput(health: NonNullable<ScheduleDefinition['health']>): NonNullable<ScheduleDefinitionInput['health']> {
+  const { graceMs, failureThreshold, recoveryThreshold } = health;
+  return { ...(graceMs !== undefined && { grace: graceMs }), failureThreshold, recoveryThreshold };
 }
 
 function checkCron(validateCron: CronValidator | undefined, cron: string, timeZone: string): string | undefined {

@@ -1,7 +1,7 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
 import { parseJsonObject } from '../core/json-object';
 import type { ScheduleDefinition } from './schedule-definition';
-import { validateScheduleDefinition } from './schedule-definition.validator';
+import { healthInput, validateScheduleDefinition } from './schedule-definition.validator';
 import type { ScheduleRecord } from './schedule-record';
 
 /*
@@ -59,6 +59,7 @@ function definitionFields(d: ScheduleDefinition): Record<string, unknown> {
     catchUpWindowMs: d.catchUpWindowMs,
     overlap: d.overlap,
     replaceWaitMs: d.replaceWaitMs,
+    health: d.health && { graceMs: d.health.graceMs, failureThreshold: d.health.failureThreshold, recoveryThreshold: d.health.recoveryThreshold },
   };
 }
 
@@ -87,6 +88,7 @@ function decodeDefinition(key: string, raw: unknown): ScheduleDefinition {
       ...(d.catchUpWindowMs !== undefined && { catchUpWindow: d.catchUpWindowMs as number }),
       overlap: d.overlap as ScheduleDefinition['overlap'],
       ...(d.replaceWaitMs !== undefined && { replaceWait: d.replaceWaitMs as number }),
+      ...(d.health !== undefined && { health: healthInput(d.health as NonNullable<ScheduleDefinition['health']>) }),
     });
   } catch (error) {
     throw new CorruptStateError(key, (error as Error).message);

@@ -539,11 +539,14 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await page.waitForFunction(() => document.getElementById('schedule-form-error')!.textContent!.startsWith('Not saved: '));
     expect(await page.$eval('#schedule-form [name="cron"]', (t) => t.getAttribute('aria-invalid'))).toBe('true');
     await fill('cron', '0 0 4 * * *');
+    // Its health, under More options: two successes in a row to recover (failing after one failure, the default).
+    await page.$eval('#schedule-form details.more', (d) => ((d as HTMLDetailsElement).open = true));
+    await fill('recoveryThreshold', '2');
     await click('#schedule-save');
     await page.waitForFunction(() => /^report-initech: created, revision \d+\.$/.test(document.getElementById('schedule-result')!.textContent!));
     expect(await page.$('#schedule-form:not([hidden])')).toBeNull();
     const created = (await admin('GET', '/schedules/report-initech')).body;
-    expect(created.definition).toMatchObject({ cron: '0 0 4 * * *', timeZone: 'America/New_York', handler: 'tenant-report', data: { tenant: 'initech', fail: true }, durationMs: 15_000, paused: false });
+    expect(created.definition).toMatchObject({ cron: '0 0 4 * * *', timeZone: 'America/New_York', handler: 'tenant-report', data: { tenant: 'initech', fail: true }, durationMs: 15_000, paused: false, health: { failureThreshold: 1, recoveryThreshold: 2 } });
     await page.waitForFunction((r, rev) => document.querySelector(`${r} td.revision`)?.textContent === rev, {}, initech, String(created.revision));
     // Until this node has armed the new schedule (it hears it from the store), its handler cell says it does not run
     // it here: a poll or two later it does.
@@ -573,7 +576,8 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     await fill('cron', '0 30 4 * * *');
     await click('#schedule-save');
     await page.waitForFunction((rev) => document.getElementById('schedule-result')!.textContent === `report-initech: updated, revision ${rev}.`, {}, created.revision + 1);
-    expect((await admin('GET', '/schedules/report-initech')).body).toMatchObject({ revision: created.revision + 1, definition: { cron: '0 30 4 * * *', data: { tenant: 'initech', fail: true } } });
+    // The form's edit keeps the health it did not touch (the form shows it whole, and sends it back).
+    expect((await admin('GET', '/schedules/report-initech')).body).toMatchObject({ revision: created.revision + 1, definition: { cron: '0 30 4 * * *', data: { tenant: 'initech', fail: true }, health: { failureThreshold: 1, recoveryThreshold: 2 } } });
     await page.waitForFunction((r) => document.querySelector(`${r} td.cron`)?.textContent === '0 30 4 * * *', {}, initech);
 
     // Edited meanwhile by someone else: the save is refused, said plainly, and the other edit stands; Reload shows the

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ClusterSingleton, InvalidInputError, ScheduleService, type GatekeeperEvent } from '../../lib';
+import { ClusterSingleton, InvalidInputError, ScheduleHandler, ScheduleService, type GatekeeperEvent } from '../../lib';
 import { resolveClusterSingletonOptions } from '../../lib/nest/schedules/cluster-singleton.options';
 import { judgeJob } from '../../lib/schedules/job-health.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
@@ -10,6 +10,15 @@ import { uniquePrefix } from '../support/test-cluster';
 
 /** What the test makes the next run do. */
 const plan = { fail: true };
+
+/** A runtime schedule's handler that fails while the plan says so. */
+@Injectable()
+class LedgerHandlers {
+  @ScheduleHandler('ledger-close')
+  close(): void {
+    if (plan.fail) throw new Error('the ledger is locked');
+  }
+}
 
 @Injectable()
 class LedgerJobs {
@@ -33,7 +42,7 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('a job failing an
     await declareTestPrefix(backend, mapPrefix);
     for (const acquirer of ['app-1', 'app-2']) {
       const node = await startNode({
-        ...testBackendOptions(backend, mapPrefix), mapPrefix, identity: { acquirer }, providers: [LedgerJobs], membership: false,
+        ...testBackendOptions(backend, mapPrefix), mapPrefix, identity: { acquirer }, providers: [LedgerJobs, LedgerHandlers], membership: false,
         schedules: { history: { flushInterval: '100ms' } },
       });
       node.gatekeeper.events.subscribe((event) => {
@@ -91,6 +100,20 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('a job failing an
     expect(judgeJob(await a.get(ScheduleService).describe('LedgerJobs.close'), 24 * 3_600_000, Date.now()).status).toBe('up');
     // Both nodes heard of each from the one that decided it: said on one node each time, never on both.
     expect(nodes.flatMap((n) => n.logger.entries.filter((e) => e.message.startsWith('LedgerJobs.close is failing'))).length).toBe(1);
+  }, 60_000);
+
+  it('a runtime schedule takes the same health: failing once at its threshold, from its own runs', async () => {
+    const [a, b] = nodes;
+    const before = heard.length;
+    await a.get(ScheduleService).upsert({ id: 'ledger-nightly', cron: '0 0 2 * * *', handler: 'ledger-close', duration: '30s', health: { failureThreshold: 2 } });
+    expect((await b.get(ScheduleService).schedule('ledger-nightly'))?.definition.health).toEqual({ failureThreshold: 2, recoveryThreshold: 1 });
+    plan.fail = true;
+    await eventually('the schedule armed on the node', async () => (await a.get(ScheduleService).runNow('ledger-nightly', { wait: '10s' })).outcome === 'failed', { timeoutMs: 20_000, intervalMs: 200 });
+    await settle();
+    expect(heard.slice(before)).toEqual([]);
+    expect((await b.get(ScheduleService).runNow('ledger-nightly', { wait: '10s' })).outcome).toBe('failed');
+    await eventually('the failing event', () => heard.length === before + 1, { timeoutMs: 10_000 });
+    expect(heard.slice(before)).toEqual([expect.objectContaining({ name: 'gatekeeper.job.failing', job: 'ledger-nightly', failures: 2 })]);
   }, 60_000);
 });
 

@@ -29,6 +29,17 @@ describe('validateScheduleDefinition', () => {
     expect(validateScheduleDefinition({ ...base, missedRuns: 'runOnce', catchUpWindow: '10m' }).catchUpWindowMs).toBe(600_000);
   });
 
+  it('keeps health only when given, its thresholds filled in; refuses a bad one naming the schedule and the field; round-trips it', () => {
+    expect(validateScheduleDefinition(base)).not.toHaveProperty('health');
+    const d = validateScheduleDefinition({ ...base, health: { grace: '5m', failureThreshold: 3 } });
+    expect(d.health).toEqual({ graceMs: 300_000, failureThreshold: 3, recoveryThreshold: 1 });
+    expect(validateScheduleDefinition({ ...base, health: {} }).health).toEqual({ failureThreshold: 1, recoveryThreshold: 1 });
+    expect(validateScheduleDefinition(toScheduleInput(d))).toEqual(d);
+    expect(() => validateScheduleDefinition({ ...base, health: { failureThreshold: 0 } })).toThrow(/Schedule "tenant-7-report".*health\.failureThreshold.*whole number from 1 to 1000/);
+    expect(() => validateScheduleDefinition({ ...base, health: { grace: 'later' } })).toThrow(/health\.grace/);
+    expect(() => validateScheduleDefinition({ ...base, health: { lateAfter: '5m' } as never })).toThrow(/health\.lateAfter.*is not an option/);
+  });
+
   it('writes the cron expression with single spaces, and 6-field expressions (seconds first) are accepted', () => {
     expect(validateScheduleDefinition({ ...base, cron: '  0   3 * *\t* ' }).cron).toBe('0 3 * * *');
     expect(validateScheduleDefinition({ ...base, cron: '*/10 * * * * *' }).cron).toBe('*/10 * * * * *');

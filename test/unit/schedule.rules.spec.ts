@@ -88,6 +88,14 @@ describe('schedule record codec', () => {
     expect(decodeScheduleRecord('r', tombstone).definition).toBeNull();
   });
 
+  it('carries a schedule\'s health through the bytes, and leaves a record without it as it was', () => {
+    const withHealth = record({ definition: validateScheduleDefinition({ id: 'r', cron: '0 * * * *', handler: 'h', duration: '1m', health: { grace: '30s', failureThreshold: 2 } }) });
+    const raw = encodeScheduleRecord(withHealth);
+    expect(raw).toContain('"health":{"graceMs":30000,"failureThreshold":2,"recoveryThreshold":1}');
+    expect(decodeScheduleRecord('r', raw)).toEqual(withHealth);
+    expect(encodeScheduleRecord(record())).not.toContain('health');
+  });
+
   it.each([
     ['not JSON', '{', /not JSON/],
     ['another format', JSON.stringify({ v: 9 }), /unknown schedule format version 9/],
