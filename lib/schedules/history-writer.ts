@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { encodeHistory } from './job-history.codec';
@@ -32,6 +33,11 @@ export class HistoryWriter {
   /** The history of each job this node last wrote, kept through conflicts: what it writes back if the store lost it. */
   private readonly held = new Map<string, JobHistory>();
   private heldCheckedAt = 0;
+  /**
+   * Health turns this node's writes made whose answer never came (the write may have landed): said once a later read
+   * shows the record carrying the turn, forgotten once it shows another.
+   */
+  private readonly unanswered = new Map<string, HealthChange & { readonly turnId: string }>();
   /** What was found lost and written back since {@link takeLost} last asked. */
   private lost = { lostSince: -Infinity, restored: new Set<string>() };
 
@@ -72,9 +78,19 @@ export class HistoryWriter {
     const first = typeof deltaOf === 'function' ? deltaOf(undefined) : deltaOf;
     const news = first.runs.length > 0 || first.missed !== undefined || first.dropped !== undefined;
     const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
+    /** The turn the last decision's write would make, if it makes one: kept if its answer never comes. */
+    let attempted: (HealthChange & { readonly turnId: string }) | undefined;
+    /** An earlier write's turn that a read now shows landed: said with this write's outcome. */
+    let landedEarlier: HealthChange | undefined;
+    const earlier = this.unanswered.get(job);
     try {
       const { history, lostAt, change } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number; change?: HealthChange }>(`the history of "${job}"`, slot, async (expected) => {
         // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
+        if (earlier && expected !== null) {
+          // Did the write whose answer never came land? Its turn on the record says so; any other turn, it did not.
+          this.unanswered.delete(job);
+          if (expected.history.turn?.id === earlier.turnId) landedEarlier = earlier;
+        }
         const held = this.held.get(job);
         const cached = expected !== null && expected === this.stored.get(job);
         const behind = held !== undefined && !cached && madeAnew(expected?.history, held);
@@ -85,7 +101,9 @@ export class HistoryWriter {
         if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
         const delta = typeof deltaOf === 'function' ? deltaOf(base) : deltaOf;
         const merged: JobHistory = { ...mergeHistory(base, delta, this.options.keep, now), job };
-        const judged = health ? judgeHealth(merged, health, this.options.keep) : { history: merged };
+        const turn = { id: randomUUID(), at: now };
+        const judged = health ? judgeHealth(merged, health, this.options.keep, turn) : { history: merged };
+        attempted = judged.change && { ...judged.change, turnId: turn.id };
         return { result: { ...(lostAt !== undefined && { lostAt }), ...(judged.change && { change: judged.change }) }, write: judged.history };
       }, {
         attempts: ATTEMPTS,
@@ -97,16 +115,20 @@ export class HistoryWriter {
         },
       });
       const written = slot.landed;
-      if (!written) return { history, landed: false };
+      const told = change ?? landedEarlier;
+      if (!written) return { history, landed: false, ...(landedEarlier && { change: landedEarlier }) };
       this.stored.set(job, written);
       this.held.set(job, written.history);
       if (lostAt !== undefined) {
         this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
         this.lost.restored.add(job);
       }
-      return { history: written.history, landed: true, ...(change && { change }) };
+      return { history: written.history, landed: true, ...(told && { change: told }) };
     } catch (error) {
       this.stored.delete(job);
+      // This write may have landed with its turn: the next read of the record tells (and says it then, once).
+      if (attempted) this.unanswered.set(job, attempted);
+      else if (landedEarlier) this.unanswered.set(job, landedEarlier as HealthChange & { readonly turnId: string });
       throw error;
     }
   }

@@ -23,6 +23,7 @@ export function encodeHistory(history: JobHistory): string {
     updatedAt: history.updatedAt,
     createdAt: history.createdAt,
     failingSince: history.failingSince,
+    turn: history.turn && { id: history.turn.id, at: history.turn.at },
   });
 }
 
@@ -43,7 +44,13 @@ export function decodeHistory(key: string, raw: string): JobHistory {
     updatedAt: typeof value.updatedAt === 'number' ? value.updatedAt : 0,
     ...(typeof value.createdAt === 'number' && { createdAt: value.createdAt }),
     ...(typeof value.failingSince === 'number' && { failingSince: value.failingSince }),
+    ...(isTurn(value.turn) && { turn: { id: value.turn.id, at: value.turn.at } }),
   };
+}
+
+function isTurn(value: unknown): value is NonNullable<JobHistory['turn']> {
+  const turn = value as JobHistory['turn'];
+  return typeof turn === 'object' && turn !== null && typeof turn.id === 'string' && typeof turn.at === 'number';
 }
 
 export function encodeTicks(ticks: NodeTicks): string {

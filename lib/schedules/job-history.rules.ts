@@ -38,9 +38,14 @@ export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelt
 export function restoreHistory(held: JobHistory, current: JobHistory | undefined, keep: number, now: number): JobHistory {
   if (!current) return { ...held, revision: held.revision + 1, updatedAt: now };
   const since = { runs: current.runs, missed: current.missed.count > 0 ? { count: current.missed.count, last: current.missed.last ?? 0 } : undefined };
-  const merged = mergeHistory(held, since, keep, now);
+  const { failingSince: _failing, turn: _turn, ...merged } = mergeHistory(held, since, keep, now);
+  // The job's health as the later of the two judgements left it: a turn said since the loss is not said again.
+  const judged = (current.turn?.at ?? -Infinity) > (held.turn?.at ?? -Infinity) ? current : held;
   // The older record's birth: nodes that held it see it as theirs, and one that made the newer builds on it.
-  return { ...merged, revision: Math.max(held.revision, current.revision) + 1, ...(held.createdAt !== undefined && { createdAt: held.createdAt }) };
+  return {
+    ...merged, revision: Math.max(held.revision, current.revision) + 1, ...(held.createdAt !== undefined && { createdAt: held.createdAt }),
+    ...(judged.failingSince !== undefined && { failingSince: judged.failingSince }), ...(judged.turn !== undefined && { turn: judged.turn }),
+  };
 }
 
 /**
@@ -49,7 +54,14 @@ export function restoreHistory(held: JobHistory, current: JobHistory | undefined
  */
 export function madeAnew(stored: JobHistory | undefined, held: JobHistory): boolean {
   if (stored === undefined) return true;
-  if (stored.createdAt !== undefined && held.createdAt !== undefined) return stored.createdAt > held.createdAt;
+  if (stored.createdAt !== undefined && held.createdAt !== undefined) {
+    if (stored.createdAt !== held.createdAt) return stored.createdAt > held.createdAt;
+    // The same record without an ended run this node wrote that it would still keep: it came back from a loss without
+    // this node's last writes (another node wrote back an older copy of it). Every later write carries the runs it read.
+    const kept = new Set(stored.runs.map((run) => run.id));
+    const oldest = stored.runs.reduce((min, run) => Math.min(min, run.startedAt), Infinity);
+    return held.runs.some((run) => run.outcome !== 'running' && !kept.has(run.id) && (stored.runs.length === 0 || run.startedAt >= oldest));
+  }
   return stored.revision <= held.revision;
 }
 
@@ -89,8 +101,15 @@ export type HealthChange =
  * first, so a late flush of an older run cannot turn it. Returns the history to write and the change it makes, which
  * the one write that lands it reports: once for the cluster.
  */
-export function judgeHealth(next: JobHistory, thresholds: { readonly failureThreshold: number; readonly recoveryThreshold: number }, keep: number): { history: JobHistory; change?: HealthChange } {
+export function judgeHealth(
+  next: JobHistory,
+  thresholds: { readonly failureThreshold: number; readonly recoveryThreshold: number },
+  keep: number,
+  turn: { readonly id: string; readonly at: number },
+): { history: JobHistory; change?: HealthChange } {
   const ended = next.runs.filter((run) => run.outcome !== 'running' && run.outcome !== 'replaced');
+  // A threshold above what is kept is met at what is kept, less the kept runs that have not ended (never 0).
+  const reachable = (threshold: number) => Math.max(1, Math.min(threshold, next.runs.length >= keep ? ended.length : threshold));
   const streak = (ok: boolean) => {
     let n = 0;
     while (n < ended.length && (ended[n].outcome === 'completed') === ok && (ok || FAILED_OUTCOMES.has(ended[n].outcome))) n++;
@@ -98,14 +117,14 @@ export function judgeHealth(next: JobHistory, thresholds: { readonly failureThre
   };
   if (next.failingSince === undefined) {
     const failures = streak(false);
-    if (failures < Math.min(thresholds.failureThreshold, keep)) return { history: next };
+    if (failures === 0 || failures < reachable(thresholds.failureThreshold)) return { history: next };
     const since = ended[failures - 1].startedAt;
-    return { history: { ...next, failingSince: since }, change: { kind: 'failing', job: next.job, failures, since, ...(ended[0].error !== undefined && { lastError: ended[0].error }) } };
+    return { history: { ...next, failingSince: since, turn }, change: { kind: 'failing', job: next.job, failures, since, ...(ended[0].error !== undefined && { lastError: ended[0].error }) } };
   }
   const successes = streak(true);
-  if (successes < Math.min(thresholds.recoveryThreshold, keep)) return { history: next };
+  if (successes === 0 || successes < reachable(thresholds.recoveryThreshold)) return { history: next };
   const { failingSince, ...rest } = next;
-  return { history: rest, change: { kind: 'recovered', job: next.job, successes, failingSince } };
+  return { history: { ...rest, turn }, change: { kind: 'recovered', job: next.job, successes, failingSince } };
 }
 
 function newestFirst(a: RunRecord, b: RunRecord): number {

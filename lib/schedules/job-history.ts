@@ -31,6 +31,12 @@ export interface JobHistory {
    */
   readonly failingSince?: number;
   /**
+   * The last turn of the job's health (failing or recovered): a unique id and when it was decided. The write that
+   * turned it carries it, so a node whose answer was lost can tell later that its write landed and say the turn then,
+   * and a store that came back from a loss keeps the later of two judgements.
+   */
+  readonly turn?: { readonly id: string; readonly at: number };
+  /**
    * When this record was first written (the writer's clock), carried by every write after it: a record found with a
    * later one than a node last wrote was made anew, after the store lost the older (see `HistoryStore.lostSince`).
    * Absent from records written before it existed.

@@ -37,7 +37,7 @@ export interface JobHealthPolicy {
   readonly recoveryThreshold: number;
 }
 
-/** Health as a job has it when its options say nothing: no grace, one failure to fail, one success to recover. */
+/** Health as a job has it when its `health` option is given empty: no grace, one failure to fail, one success to recover. */
 export const DEFAULT_JOB_HEALTH: JobHealthPolicy = { graceMs: undefined, failureThreshold: 1, recoveryThreshold: 1 };
 
 /** A job's policy, validated, every default filled in. */
@@ -53,7 +53,8 @@ export interface JobPolicy {
   readonly missedRuns: MissedRunPolicy;
   /** `undefined`: the shortest gap of the job's cron expression. */
   readonly catchUpWindowMs: number | undefined;
-  readonly health: JobHealthPolicy;
+  /** `undefined`: not judged (no late, failing or recovered), as before the option existed. */
+  readonly health: JobHealthPolicy | undefined;
 }
 
 /** The default wait of `overlap: 'replace'`, in ms. */
@@ -94,7 +95,7 @@ export function resolveJobPolicy(
     replaceWaitMs: input.replaceWait === undefined ? DEFAULT_REPLACE_WAIT_MS : duration('replaceWait', input.replaceWait),
     missedRuns,
     catchUpWindowMs: input.catchUpWindow === undefined ? (missedRuns === 'runOnce' ? defaults.catchUpWindowMs : undefined) : duration('catchUpWindow', input.catchUpWindow),
-    health: input.health === undefined ? DEFAULT_JOB_HEALTH : resolveHealth(input.health, fail),
+    health: input.health === undefined ? undefined : resolveHealth(input.health, fail),
   };
 }
 

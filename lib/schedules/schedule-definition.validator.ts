@@ -5,7 +5,7 @@ import { LEADER_JOB_PREFIX } from '../core/leader-job-name';
 import { MAX_NAME_LENGTH, nameInput, shownName } from '../core/names';
 import { ELECTION_SEMAPHORE_PREFIX, SEMAPHORE_NAME } from '../permits/definition.validator';
 import { canonicalData } from './schedule-data';
-import { resolveJobPolicy } from './job-policy';
+import { resolveJobPolicy, type JobHealthPolicy } from './job-policy';
 import {
   DEFAULT_CATCH_UP_WINDOW_MS,
   MAX_SCHEDULE_ID_LENGTH,
@@ -134,7 +134,6 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
   // The policy a decorator has too, by the same rule; a schedule sets these four (it always holds its permit).
   const { missedRuns, catchUpWindow, overlap: overlapInput, replaceWait, health } = input;
   const policy = resolveJobPolicy({ missedRuns, catchUpWindow, overlap: overlapInput, replaceWait, health }, fail, { catchUpWindowMs: DEFAULT_CATCH_UP_WINDOW_MS });
-  const { graceMs, failureThreshold, recoveryThreshold } = policy.health;
   const { overlap } = policy;
   const data = canonicalData(id, input.data);
   const { semaphore = `${SCHEDULE_SEMAPHORE_PREFIX}${id}`, duration: durationMs, groupPattern, acquirerPattern } = parseInput(PERMIT, input, error);
@@ -154,7 +153,7 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
     ...(policy.missedRuns === 'runOnce' && { catchUpWindowMs: policy.catchUpWindowMs }),
     overlap,
     ...(overlap === 'replace' && { replaceWaitMs: policy.replaceWaitMs }),
-    ...(health !== undefined && { health: { ...(graceMs !== undefined && { graceMs }), failureThreshold, recoveryThreshold } }),
+    ...(policy.health !== undefined && { health: storedHealth(policy.health) }),
   };
 }
 
@@ -178,6 +177,11 @@ export function toScheduleInput(definition: ScheduleDefinition): ScheduleDefinit
     ...(definition.replaceWaitMs !== undefined && { replaceWait: definition.replaceWaitMs }),
     ...(definition.health !== undefined && { health: healthInput(definition.health) }),
   };
+}
+
+/** A schedule's health as it is stored: its grace only when it has one. */
+function storedHealth({ graceMs, failureThreshold, recoveryThreshold }: JobHealthPolicy): NonNullable<ScheduleDefinition['health']> {
+  return { ...(graceMs !== undefined && { graceMs }), failureThreshold, recoveryThreshold };
 }
 
 /** A stored schedule's `health` in the input form (its grace in ms). */

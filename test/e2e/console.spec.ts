@@ -583,7 +583,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     // Edited meanwhile by someone else: the save is refused, said plainly, and the other edit stands; Reload shows the
     // current version, and the change made again on it is saved.
     await click(`${initech} button[aria-label="Edit report-initech"]`);
-    const meanwhile = await admin('PUT', '/schedules/report-initech', { cron: '0 30 4 * * *', timeZone: 'America/New_York', handler: 'tenant-report', data: { tenant: 'initech', fail: true, by: 'someone else' }, duration: '15s' });
+    const meanwhile = await admin('PUT', '/schedules/report-initech', { cron: '0 30 4 * * *', timeZone: 'America/New_York', handler: 'tenant-report', data: { tenant: 'initech', fail: true, by: 'someone else' }, duration: '15s', health: { recoveryThreshold: 2 } });
     expect(meanwhile.body).toMatchObject({ outcome: 'updated', revision: created.revision + 2 });
     await fill('cron', '0 45 4 * * *');
     await click('#schedule-save');
@@ -631,7 +631,7 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(stack.text.length).toBeLessThanOrEqual(2_000);
     expect(await text('#job-runs tr[data-trigger="manual"] td.full')).toContain('the report of initech failed: its ledger is locked');
     expect(await text('#job-detail dd[data-fact="Last failure"]')).toContain('failed: the report of initech failed: its ledger is locked');
-    // With the default health (a failure in a row makes it failing), its row says so, once the history has it.
+    // Its health (one failure in a row makes it failing, the default threshold), and its row says so once the history has it.
     await page.waitForSelector(`${job} th .badge.failing`, { timeout: 30_000 });
     expect(await page.$eval(`${job} th .badge.failing`, (b) => b.getAttribute('title') ?? '')).toMatch(/^failing since \d{4}-\d{2}-\d{2} /);
     await page.waitForFunction(() => document.querySelector('#job-detail dd[data-fact="Health"]')?.textContent?.startsWith('failing since '), { timeout: 10_000 });

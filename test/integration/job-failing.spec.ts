@@ -27,6 +27,15 @@ class LedgerJobs {
   async close(): Promise<void> {
     if (plan.fail) throw new Error('the ledger is locked');
   }
+
+  /** No `health` option: never judged, as before the option existed. */
+  @ClusterSingleton({ semaphore: 'ledger-audit', duration: '30s', mode: 'release' })
+  async audit(): Promise<void> {
+    this.audits++;
+    throw new Error('the audit trail is gone');
+  }
+
+  audits = 0;
 }
 
 /**
@@ -100,6 +109,21 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('a job failing an
     expect(judgeJob(await a.get(ScheduleService).describe('LedgerJobs.close'), 24 * 3_600_000, Date.now()).status).toBe('up');
     // Both nodes heard of each from the one that decided it: said on one node each time, never on both.
     expect(nodes.flatMap((n) => n.logger.entries.filter((e) => e.message.startsWith('LedgerJobs.close is failing'))).length).toBe(1);
+  }, 60_000);
+
+  it('a job without the health option is never judged: no event, no failingSince, its health check as before', async () => {
+    const [a, b] = nodes;
+    const before = heard.length;
+    for (const node of [a, b, a]) {
+      const jobs = node.get(LedgerJobs);
+      const ran = jobs.audits;
+      // A tick the other node's permit still covers in this node's view is skipped: tick again until it runs here.
+      await eventually('a run of audit on this node', async () => (await jobs.audit().catch(() => undefined), jobs.audits > ran), { timeoutMs: 10_000, intervalMs: 100 });
+    }
+    await eventually('the three failures in the history', async () => (await a.get(ScheduleService).history('LedgerJobs.audit')).counts.failed === 3, { timeoutMs: 10_000 });
+    await settle();
+    expect(heard.slice(before)).toEqual([]);
+    expect(await b.get(ScheduleService).history('LedgerJobs.audit')).not.toHaveProperty('failingSince');
   }, 60_000);
 
   it('a runtime schedule takes the same health: failing once at its threshold, from its own runs', async () => {

@@ -12,7 +12,7 @@ const KEEP = 20;
 
 /** `runs` merged into `history`, then judged, as a write of the history does. */
 function write(history: JobHistory | undefined, ...runs: RunRecord[]) {
-  return judgeHealth({ ...mergeHistory(history, { runs }, KEEP, 1_000), job: 'Jobs.close' }, thresholds, KEEP);
+  return judgeHealth({ ...mergeHistory(history, { runs }, KEEP, 1_000), job: 'Jobs.close' }, thresholds, KEEP, { id: `turn-${runs.at(-1)?.startedAt}`, at: 1_000 });
 }
 
 describe('judgeHealth: failing and recovered, from the runs in start order', () => {
@@ -22,6 +22,7 @@ describe('judgeHealth: failing and recovered, from the runs in start order', () 
     const second = write(first.history, run(200, 'failed', 'app-2'));
     expect(second.change).toEqual({ kind: 'failing', job: 'Jobs.close', failures: 2, since: 100, lastError: 'boom at 200' });
     expect(second.history.failingSince).toBe(100);
+    expect(second.history.turn).toEqual({ id: 'turn-200', at: 1_000 });
     expect(write(second.history, run(300, 'failed')).change).toBeUndefined();
     const ok = write(second.history, run(400, 'completed'));
     expect(ok.change).toBeUndefined();
@@ -40,8 +41,11 @@ describe('judgeHealth: failing and recovered, from the runs in start order', () 
 
   it('leaves running and replaced runs out of a streak, and meets a threshold above what is kept at what is kept', () => {
     expect(write(undefined, run(100, 'failed'), run(150, 'replaced'), run(200, 'failed'), run(250, 'running')).change).toMatchObject({ kind: 'failing', failures: 2 });
-    const big = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 2);
+    const big = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 2, { id: 't', at: 1 });
     expect(big.change).toMatchObject({ kind: 'failing', failures: 2 });
+    // Kept runs that have not ended do not keep a threshold above what is kept from being met.
+    const busy = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(300, 'running'), run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 3, { id: 't', at: 1 });
+    expect(busy.change).toMatchObject({ kind: 'failing', failures: 2 });
   });
 
   it('keeps failingSince through the codec, and a history without it reads as before', () => {

@@ -67,8 +67,9 @@ export interface ClusterSingletonOptions {
   /**
    * When the job is said to be late, failing or recovered, as a cron monitor's knobs (Healthchecks.io's grace,
    * Sentry Crons' failure and recovery thresholds), each said once for the cluster as an event:
-   * - `grace`: a scheduled run that starts later than this after its instant is late (`gatekeeper.job.late`, from
-   *   the node that ran it). Default: never said.
+   * - `grace`: a `@Cron` (or runtime schedule) run that starts later than this after its instant is late
+   *   (`gatekeeper.job.late`, from the node that ran it). Default: never said. Keep it under half the period: a tick
+   *   decided later than that is not run at all (`LATE_DECISION`), and is not late but skipped.
    * - `failureThreshold`: failed runs in a row, on any nodes, that make the job failing (`gatekeeper.job.failing`).
    *   Default `1`.
    * - `recoveryThreshold`: completed runs in a row that make a failing job recovered (`gatekeeper.job.recovered`).
@@ -76,7 +77,8 @@ export interface ClusterSingletonOptions {
    *
    * Failing and recovered are decided where the run history is merged, by the one node whose write of it makes the
    * change: they come with the history's flush (`schedules.history.flushInterval`), not at the run's end. A run past
-   * `maxRunTime` is `gatekeeper.job.overran`.
+   * `maxRunTime` is `gatekeeper.job.overran`. Without this option a job is not judged (no events, no `failingSince`,
+   * its health check as before); `health: {}` judges it with the defaults.
    */
   health?: {
     grace?: DurationInput;

@@ -175,7 +175,7 @@ export class GatekeeperEvents implements OnApplicationBootstrap, RunPipelineObse
   }
 
   late(job: ScheduledJob, run: ObservedRun, lateByMs: number): void {
-    this.emit({ name: 'gatekeeper.job.late', semaphore: run.semaphore, job: run.job, token: run.token, instant: run.instant!, lateByMs, graceMs: job.options.health.graceMs! });
+    this.emit({ name: 'gatekeeper.job.late', semaphore: run.semaphore, job: run.job, token: run.token, instant: run.instant!, lateByMs, graceMs: job.options.health!.graceMs! });
   }
 
   overran(job: ScheduledJob, run: ObservedRun, durationMs: number): void {

@@ -190,13 +190,15 @@ export class JobRunner {
     const run: ObservedRun = { job: job.name, semaphore: job.options.semaphore, token: lease.permit.fencingToken, ...what };
     const running = this.gate.begin(job.name, lease, what.trigger === 'manual' ? undefined : what.instant);
     observers.started(run);
-    const { graceMs } = job.options.health;
+    const graceMs = job.options.health?.graceMs;
     if (graceMs !== undefined && what.trigger === 'schedule' && what.instant !== undefined) {
       const lateByMs = this.parts.clock.now() - what.instant;
       if (lateByMs > graceMs) observers.tell('late', job, run, lateByMs);
     }
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
+    // A catch-up and its tick's own run share one lease: only the run that was going when maxRunTime came overran.
+    const overranBefore = lease.reachedMaxRunTime;
     try {
       const current = { job: run.job, trigger: run.trigger, instant: run.instant, token: run.token, request: run.request };
       runsInContext.set(current, { run, lease });
@@ -216,7 +218,7 @@ export class JobRunner {
       return STOPPED;
     } finally {
       this.gate.end(job.name);
-      if (lease.reachedMaxRunTime) observers.tell('overran', job, run, took());
+      if (lease.reachedMaxRunTime && !overranBefore) observers.tell('overran', job, run, took());
     }
   }
 }
