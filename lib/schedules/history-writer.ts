@@ -81,7 +81,7 @@ export class HistoryWriter {
     /** The turn the last decision's write would make, if it makes one: kept if its answer never comes. */
     let attempted: (HealthChange & { readonly turnId: string }) | undefined;
     /** An earlier write's turn that a read now shows landed: said with this write's outcome. */
-    let landedEarlier: HealthChange | undefined;
+    let landedEarlier: (HealthChange & { readonly turnId: string }) | undefined;
     const earlier = this.unanswered.get(job);
     try {
       const { history, lostAt, change } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number; change?: HealthChange }>(`the history of "${job}"`, slot, async (expected) => {
@@ -101,9 +101,8 @@ export class HistoryWriter {
         if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
         const delta = typeof deltaOf === 'function' ? deltaOf(base) : deltaOf;
         const merged: JobHistory = { ...mergeHistory(base, delta, this.options.keep, now), job };
-        const turn = { id: randomUUID(), at: now };
-        const judged = health ? judgeHealth(merged, health, this.options.keep, turn) : { history: merged };
-        attempted = judged.change && { ...judged.change, turnId: turn.id };
+        const judged = health ? judgeHealth(merged, health, this.options.keep, () => ({ id: randomUUID(), at: now })) : { history: merged };
+        attempted = judged.change && { ...judged.change, turnId: judged.history.turn!.id };
         return { result: { ...(lostAt !== undefined && { lostAt }), ...(judged.change && { change: judged.change }) }, write: judged.history };
       }, {
         attempts: ATTEMPTS,
@@ -128,7 +127,7 @@ export class HistoryWriter {
       this.stored.delete(job);
       // This write may have landed with its turn: the next read of the record tells (and says it then, once).
       if (attempted) this.unanswered.set(job, attempted);
-      else if (landedEarlier) this.unanswered.set(job, landedEarlier as HealthChange & { readonly turnId: string });
+      else if (landedEarlier) this.unanswered.set(job, landedEarlier);
       throw error;
     }
   }

@@ -105,7 +105,8 @@ export function judgeHealth(
   next: JobHistory,
   thresholds: { readonly failureThreshold: number; readonly recoveryThreshold: number },
   keep: number,
-  turn: { readonly id: string; readonly at: number },
+  /** The turn a change is stored with (made only when the job turns). */
+  turn: () => { readonly id: string; readonly at: number },
 ): { history: JobHistory; change?: HealthChange } {
   const ended = next.runs.filter((run) => run.outcome !== 'running' && run.outcome !== 'replaced');
   // A threshold above what is kept is met at what is kept, less the kept runs that have not ended (never 0).
@@ -119,12 +120,12 @@ export function judgeHealth(
     const failures = streak(false);
     if (failures === 0 || failures < reachable(thresholds.failureThreshold)) return { history: next };
     const since = ended[failures - 1].startedAt;
-    return { history: { ...next, failingSince: since, turn }, change: { kind: 'failing', job: next.job, failures, since, ...(ended[0].error !== undefined && { lastError: ended[0].error }) } };
+    return { history: { ...next, failingSince: since, turn: turn() }, change: { kind: 'failing', job: next.job, failures, since, ...(ended[0].error !== undefined && { lastError: ended[0].error }) } };
   }
   const successes = streak(true);
   if (successes === 0 || successes < reachable(thresholds.recoveryThreshold)) return { history: next };
   const { failingSince, ...rest } = next;
-  return { history: { ...rest, turn }, change: { kind: 'recovered', job: next.job, successes, failingSince } };
+  return { history: { ...rest, turn: turn() }, change: { kind: 'recovered', job: next.job, successes, failingSince } };
 }
 
 function newestFirst(a: RunRecord, b: RunRecord): number {

@@ -12,7 +12,7 @@ const KEEP = 20;
 
 /** `runs` merged into `history`, then judged, as a write of the history does. */
 function write(history: JobHistory | undefined, ...runs: RunRecord[]) {
-  return judgeHealth({ ...mergeHistory(history, { runs }, KEEP, 1_000), job: 'Jobs.close' }, thresholds, KEEP, { id: `turn-${runs.at(-1)?.startedAt}`, at: 1_000 });
+  return judgeHealth({ ...mergeHistory(history, { runs }, KEEP, 1_000), job: 'Jobs.close' }, thresholds, KEEP, () => ({ id: `turn-${runs.at(-1)?.startedAt}`, at: 1_000 }));
 }
 
 describe('judgeHealth: failing and recovered, from the runs in start order', () => {
@@ -41,10 +41,10 @@ describe('judgeHealth: failing and recovered, from the runs in start order', () 
 
   it('leaves running and replaced runs out of a streak, and meets a threshold above what is kept at what is kept', () => {
     expect(write(undefined, run(100, 'failed'), run(150, 'replaced'), run(200, 'failed'), run(250, 'running')).change).toMatchObject({ kind: 'failing', failures: 2 });
-    const big = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 2, { id: 't', at: 1 });
+    const big = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 2, () => ({ id: 't', at: 1 }));
     expect(big.change).toMatchObject({ kind: 'failing', failures: 2 });
     // Kept runs that have not ended do not keep a threshold above what is kept from being met.
-    const busy = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(300, 'running'), run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 3, { id: 't', at: 1 });
+    const busy = judgeHealth({ ...emptyHistory('Jobs.close'), runs: [run(300, 'running'), run(200, 'failed'), run(100, 'failed')] }, { failureThreshold: 50, recoveryThreshold: 1 }, 3, () => ({ id: 't', at: 1 }));
     expect(busy.change).toMatchObject({ kind: 'failing', failures: 2 });
   });
 
