@@ -91,6 +91,8 @@ export type { ScheduleChangeResult, ScheduleEditOptions } from './schedules/sche
 export type { ScheduleOutcome } from './schedules/schedule.rules';
 export type { SchedulesOptions } from './nest/options/schedules.options';
 export type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from './schedules/job-view';
+export type { SlotEntry } from './schedules/slot-ledger';
+export type { SlotVerdict } from './schedules/job-history';
 export type { RunNowRequested } from './schedules/run/run-now-requests';
 export { RunNowRefusedError } from './schedules/errors/run-now-refused.error';
 export type { RunRecord, RunTrigger, JobRunOutcome } from './schedules/run-record';

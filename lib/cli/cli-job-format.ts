@@ -4,6 +4,7 @@ import type { NodeTicks } from '../schedules/job-history';
 import { readableHistory } from '../schedules/job-history.rules';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import type { RunRecord } from '../schedules/run-record';
+import type { SlotEntry } from '../schedules/slot-ledger';
 import { formatAge } from './cli-cluster-format';
 import { CLI_NAME } from './cli-format';
 import { renderTable } from './cli-table';
@@ -50,6 +51,21 @@ export function historyText(view: JobHistoryView): string {
     `skipped ticks (live nodes): ${skippedText(view.skipped)}`,
     `last failure: ${view.lastFailure ? runText(view.lastFailure) : 'none'}`,
     ...stackLines(view.lastFailure?.stack),
+  ].join('\n');
+}
+
+/** `jobs slots` for people: one row per instant that ran, per run now, and per range of instants that did not run. */
+export function slotsText(job: string, slots: readonly SlotEntry[]): string {
+  if (slots.length === 0) return `${job}: no slots in its ledger yet`;
+  return [
+    `${job}: ${slots.length} row(s) of its slot ledger, newest first`,
+    renderTable(
+      ['INSTANT', 'VERDICT', 'NODE', 'STARTED', 'TOOK', 'OUTCOME', 'ERROR'],
+      slots.map((s) => [
+        s.last === undefined ? instant(s.instant) : `${instant(s.instant)} .. ${instant(s.last)} (${s.count})`,
+        s.verdict, s.node, s.startedAt === undefined ? '-' : instant(s.startedAt), s.durationMs === undefined ? '-' : formatAge(s.durationMs), s.outcome ?? '-', s.error ?? '',
+      ]),
+    ),
   ].join('\n');
 }
 

@@ -10,7 +10,8 @@ import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } fro
 import { askEveryLiveNode, askLiveNode, parseAdminApiOptions, type RawAdminApiOptions } from './cli-admin-api';
 import type { Execute } from './cli-command';
 import { CliUsageError, JobDownError, JobNotGoneError, NoJobHistoryError, RunNotCompletedError } from './cli-errors';
-import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText } from './cli-job-format';
+import { describeText, historyText, jobListText, listedJobs, pauseText, runNowText, slotsText } from './cli-job-format';
+import { slotLedger } from '../schedules/slot-ledger';
 import { InvalidInputError } from '../core/errors/invalid-input.error';
 
 /** Slack on top of a run now's own timeout before the CLI stops waiting for the app's answer. */
@@ -108,9 +109,29 @@ export function addJobCommands(program: Command, execute: Execute): void {
             lastFailure: shown.lastFailure,
             counts: shown.counts,
             missed: shown.missed,
+            slots: slotLedger(shown, limit),
             skipped: skippedTicks(job, ticks),
           };
           return { json: view, text: historyText(view) };
+        };
+      }),
+    );
+
+  jobs
+    .command('slots <job>')
+    .description("a job's slot ledger, newest first: each scheduled instant that ran (node, start, duration, outcome), each run now, and the instants that did not run with why (missed, paused, overlap, noEligibleNode)")
+    .option('--limit <n>', 'at most this many rows (default: every row kept)')
+    .addHelpText('after', `\n${CLUSTER_NOTE}`)
+    .action((job: string, o: { limit?: string }) =>
+      execute(() => {
+        checkJob(job);
+        const limit = checked(() => parseHistoryLimit(job, o.limit));
+        return async (_admin, stores) => {
+          const store = await stores.history();
+          const stored = await store.read(job);
+          if (!stored) throw new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
+          const slots = slotLedger(readableHistory(stored.history), limit);
+          return { json: { job, slots }, text: slotsText(job, slots) };
         };
       }),
     );

@@ -65,6 +65,16 @@ export class UnheldSemaphoreMonitor {
     );
   }
 
+  /**
+   * Since when `semaphore` has had no holder anywhere, once this node warned of it (longer than its duration) and
+   * while it is not paused: its instants run nowhere. `undefined` otherwise.
+   */
+  runsNowhere(semaphore: string): number | undefined {
+    const state = this.unheld.get(semaphore);
+    if (!state?.warned || this.view.definition(semaphore)?.permits === 0) return undefined;
+    return state.since;
+  }
+
   /** A tick of `where` ran here. */
   ran(semaphore: string, holder: Permit): void {
     this.held(semaphore, [holder]);

@@ -1,9 +1,12 @@
 import type { Clock } from '../core/clock';
-import type { HistoryDelta, JobHistory } from './job-history';
+import type { HistoryDelta, JobHistory, SlotRange, SlotVerdict } from './job-history';
 import type { HistoryStore } from './history-store';
 import { HistorySlot, HistoryWriter } from './history-writer';
 import { readDecideWrite } from '../store/read-decide-write';
 import { mergeHistory, type HealthChange } from './job-history.rules';
+import type { HistoryJudge } from './history-writer';
+import { mergeSlots, type SlotNews } from './slot-ledger.rules';
+import type { ScheduledJob } from './run/scheduled-job';
 import { FAILED_OUTCOMES, runFailure, type JobRunOutcome, type RunRecord } from './run-record';
 import type { ObservedRun } from './run/run-observer';
 import type { RunPipelineObserver } from './run/run-observers';
@@ -29,10 +32,15 @@ export interface HistoryRecorderOptions {
    * this node did not hold is lost with the data.
    */
   readonly onLost?: (lost: { readonly lostSince: number; readonly restored: readonly string[] }) => void;
-  /** A job's thresholds for failing and recovered (`health`), or `undefined` for one this node does not judge. */
-  readonly health?: (job: string) => { readonly failureThreshold: number; readonly recoveryThreshold: number } | undefined;
+  /**
+   * How this node judges a job it has: its thresholds for failing and recovered (`health`, for a job that has them) and
+   * its calendar (the slot ledger, for a cron job); `undefined` for a job this node does not have.
+   */
+  readonly judge?: (job: string) => Pick<HistoryJudge, 'health' | 'calendar'> | undefined;
   /** Told when a write of this node's turned a job failing or recovered: once for the cluster. */
   readonly onHealth?: (change: HealthChange) => void;
+  /** Told what a write of this node's slot ledger judged (missed slots, no eligible node): once for the cluster. */
+  readonly onSlots?: (job: string, news: SlotNews) => void;
 }
 
 /** A run this node has to tell the cluster about. */
@@ -76,12 +84,17 @@ export class HistoryRecorder {
       this.finished(record, end.outcome, end.durationMs, end.error);
     },
     skipped: (skip) => this.skippedTick(skip.job, skip.reason),
-    missed: (job, count, last) => this.missed(job.name, count, last),
+    slot: (job, verdict, instant, since) => this.noteSlot(job, verdict, instant, since),
   };
   /** The record of each run going on here, by its observed run. */
   private readonly records = new WeakMap<ObservedRun, RunRecord>();
   private readonly pending = new Map<string, Map<string, Pending>>();
-  private readonly missedCounts = new Map<string, { count: number; last: number }>();
+  /** Instants this node saw skipped per job (its notes for the slot ledger), as ranges, until a write carries them. */
+  private readonly notes = new Map<string, SlotRange[]>();
+  /** Jobs whose notes are news of their own (overlap, no eligible node): written at the next flush. Paused ones wait for a write. */
+  private readonly noted = new Set<string>();
+  /** Jobs with instants of a vacancy to judge, and from when (they settled): written then, news or not. */
+  private readonly judgeAt = new Map<string, number>();
   /** Ended runs let go unwritten per job (more than `keep` waited): still counted at the next write. */
   private readonly dropped = new Map<string, { counts: Record<string, number>; lastFailure?: RunRecord }>();
   private readonly writer: HistoryWriter;
@@ -167,10 +180,23 @@ export class HistoryRecorder {
     this.ticksDirty = true;
   }
 
-  /** Notes `count` scheduled instants of `job` that passed while nobody could run it, the newest `last`. */
-  missed(job: string, count: number, last: number): void {
-    const before = this.missedCounts.get(job);
-    this.missedCounts.set(job, { count: (before?.count ?? 0) + count, last: Math.max(before?.last ?? last, last) });
+  /**
+   * Notes that a scheduled `instant` of `job` did not run here for `verdict` (and, with `since`, none after `since`
+   * did): the slot ledger's note. A paused instant waits for the job's next write; the others are news of their own.
+   */
+  noteSlot(job: ScheduledJob, verdict: SlotVerdict, instant: number, since?: number): void {
+    const calendar = job.trigger;
+    if (!calendar) return;
+    const { node } = this.options.identity;
+    const first = since === undefined ? instant : Math.min(instant, calendar.next(since - 1, 1)[0] ?? instant);
+    const ranges = this.notes.get(job.name) ?? [];
+    this.notes.set(job.name, mergeSlots(ranges, [{ verdict, first, last: instant, count: calendar.firesBetween(first - 1, instant + 1).count, node }], calendar));
+    if (verdict !== 'paused') this.noted.add(job.name);
+  }
+
+  /** Instants of `job` up to `last` passed in a vacancy: judged by a write once they settle (see `JobKnownSince.vacant`). */
+  vacant(job: string, last: number): void {
+    this.judgeAt.set(job, Math.max(this.judgeAt.get(job) ?? -Infinity, last + this.settleMs));
   }
 
   /**
@@ -236,7 +262,9 @@ export class HistoryRecorder {
 
   private async flushAll(): Promise<void> {
     const jobs = new Set([...this.pending].filter(([, runs]) => [...runs.values()].some((p) => p.dirty)).map(([job]) => job));
-    for (const job of [...this.missedCounts.keys(), ...this.dropped.keys()]) jobs.add(job);
+    for (const job of [...this.noted, ...this.dropped.keys()]) jobs.add(job);
+    const now = this.options.clock.now();
+    for (const [job, at] of this.judgeAt) if (at <= now || this.final) jobs.add(job);
     let failed = false;
     const failure = (error: unknown) => {
       failed = true;
@@ -255,22 +283,29 @@ export class HistoryRecorder {
     const runs = this.pending.get(job);
     const carried = [...(runs?.values() ?? [])].filter((p) => p.dirty);
     const taken = carried.map((p) => p.record);
-    const missed = this.missedCounts.get(job);
+    const slots = this.notes.get(job);
     const dropped = this.dropped.get(job);
-    if (taken.length === 0 && !missed && !dropped && !check) return this.writer.cached(job);
-    this.missedCounts.delete(job);
+    const dueAt = this.judgeAt.get(job);
+    const due = dueAt !== undefined && dueAt <= this.options.clock.now();
+    if (taken.length === 0 && !this.noted.has(job) && !dropped && !check && !due) return this.writer.cached(job);
+    if (due) this.judgeAt.delete(job);
+    this.notes.delete(job);
+    this.noted.delete(job);
     this.dropped.delete(job);
-    const delta: HistoryDelta = { runs: taken, missed, dropped };
+    const delta: HistoryDelta = { runs: taken, ...(slots && { slots }), dropped };
     for (const p of carried) p.writing = true;
     let landed = false;
     try {
-      const written = await this.writer.write(job, this.completedIn.size === 0 ? delta : (current) => this.settledIn(current, delta), check, this.options.health?.(job));
+      const judge = this.options.judge?.(job);
+      const written = await this.writer.write(job, this.completedIn.size === 0 ? delta : (current) => this.settledIn(current, delta), check, judge && { ...judge, settleMs: this.settleMs, node: this.options.identity.node, due });
       landed = written.landed;
       if (written.change) this.options.onHealth?.(written.change);
+      if (written.news) this.options.onSlots?.(job, written.news);
       if (landed) this.settle(job, taken);
       return written.history;
     } catch (error) {
-      if (missed) this.missed(job, missed.count, missed.last);
+      if (due) this.judgeAt.set(job, Math.max(this.judgeAt.get(job) ?? -Infinity, dueAt));
+      if (slots) this.takeBack(job, slots);
       if (dropped) this.dropped.set(job, mergeDropped(dropped, this.dropped.get(job)));
       throw error;
     } finally {
@@ -291,6 +326,22 @@ export class HistoryRecorder {
       ? { ...record, outcome: 'failed' as const, error: 'the transaction the run was completed in (completeRunIn) did not commit' }
       : record));
     return { ...delta, runs };
+  }
+
+  /** Notes a write carried that did not land: kept for the next (with any noted meanwhile). */
+  private takeBack(job: string, slots: readonly SlotRange[]): void {
+    const calendar = this.options.judge?.(job)?.calendar;
+    const now = this.notes.get(job) ?? [];
+    this.notes.set(job, calendar ? mergeSlots(now, slots, calendar) : [...now, ...slots]);
+    if (slots.some((range) => range.verdict !== 'paused')) this.noted.add(job);
+  }
+
+  /**
+   * How long after an instant its verdict waits (ms): a run that started for it is written by then, unless its node
+   * died or the store could not be written (two flushes and two call deadlines, the first flush's write retried).
+   */
+  private get settleMs(): number {
+    return 2 * this.options.flushIntervalMs + 2 * this.options.callTimeoutMs;
   }
 
   /** What a write carried is told: ended runs are forgotten, running ones wait (clean) for their end. */

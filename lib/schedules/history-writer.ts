@@ -3,6 +3,7 @@ import { readDecideWrite, type RecordSlot } from '../store/read-decide-write';
 import type { HistoryDelta, JobHistory } from './job-history';
 import { encodeHistory } from './job-history.codec';
 import { judgeHealth, madeAnew, mergeHistory, restoreHistory, type HealthChange } from './job-history.rules';
+import { judgeSlots, type SlotCalendar, type SlotNews } from './slot-ledger.rules';
 import type { HistoryStore, StoredHistory } from './history-store';
 
 /**
@@ -20,24 +21,39 @@ export interface HistoryWrite {
   readonly landed: boolean;
   /** The job's health turned with this write: it landed, so no other node's write says so. */
   readonly change?: HealthChange;
+  /** What this write's slot ledger judged (missed slots, a job with no eligible node): said by this write alone. */
+  readonly news?: SlotNews;
 }
 
-/**
- * The store side of this node's run history: one job's news merged into its stored history by compare-and-set (the
- * entry last written is remembered, so an uncontended write is one round trip), and the histories this node last
- * wrote kept, so that a store that lost them (`HistoryStore.lostSince`) gets them back from here. What to write and
- * when is the {@link HistoryRecorder}'s.
- */
+/** How a write judges the job: its health thresholds and its calendar (the slot ledger), when this node has them. */
+export interface HistoryJudge {
+  readonly health?: { readonly failureThreshold: number; readonly recoveryThreshold: number };
+  readonly calendar?: SlotCalendar;
+  /** Instants before `now - settleMs` are settled: a run that started for one was written by then. */
+  readonly settleMs: number;
+  /** This node's acquirer name, as the ledger's verdicts name their judge. */
+  readonly node: string;
+  /** Instants of a vacancy settled: write if the ledger judges anything, even with no news. */
+  readonly due?: boolean;
+}
+
+/** What a write says for the cluster, and the id it stores in `said`: kept when its answer never comes. */
+interface Said {
+  readonly id: string;
+  readonly change?: HealthChange;
+  readonly news?: SlotNews;
+}
+
 export class HistoryWriter {
   private readonly stored = new Map<string, StoredHistory>();
   /** The history of each job this node last wrote, kept through conflicts: what it writes back if the store lost it. */
   private readonly held = new Map<string, JobHistory>();
   private heldCheckedAt = 0;
   /**
-   * Health turns this node's writes made whose answer never came (the write may have landed): said once a later read
-   * shows the record carrying the turn, forgotten once it shows another.
+   * What this node's writes said (health turns, slot news) whose answer never came (the write may have landed): said
+   * once a later read shows the record carrying its id in `said`, forgotten once it shows another.
    */
-  private readonly unanswered = new Map<string, HealthChange & { readonly turnId: string }>();
+  private readonly unanswered = new Map<string, Said>();
   /** What was found lost and written back since {@link takeLost} last asked. */
   private lost = { lostSince: -Infinity, restored: new Set<string>() };
 
@@ -73,23 +89,23 @@ export class HistoryWriter {
     job: string,
     deltaOf: HistoryDelta | ((current: JobHistory | undefined) => HistoryDelta),
     check: boolean,
-    health?: { readonly failureThreshold: number; readonly recoveryThreshold: number },
+    judge?: HistoryJudge,
   ): Promise<HistoryWrite> {
     const first = typeof deltaOf === 'function' ? deltaOf(undefined) : deltaOf;
-    const news = first.runs.length > 0 || first.missed !== undefined || first.dropped !== undefined;
+    const news = first.runs.length > 0 || (first.slots?.length ?? 0) > 0 || first.dropped !== undefined;
     const slot = new HistorySlot(this.store, job, this.options.callTimeoutMs);
-    /** The turn the last decision's write would make, if it makes one: kept if its answer never comes. */
-    let attempted: (HealthChange & { readonly turnId: string }) | undefined;
-    /** An earlier write's turn that a read now shows landed: said with this write's outcome. */
-    let landedEarlier: (HealthChange & { readonly turnId: string }) | undefined;
+    /** What the last decision's write would say, if anything: kept if its answer never comes. */
+    let attempted: Said | undefined;
+    /** What an earlier write said that a read now shows landed: said with this write's outcome. */
+    let landedEarlier: Said | undefined;
     const earlier = this.unanswered.get(job);
     try {
-      const { history, lostAt, change } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number; change?: HealthChange }>(`the history of "${job}"`, slot, async (expected) => {
+      const { history, lostAt, said } = await readDecideWrite<StoredHistory | null, JobHistory, { history?: JobHistory; lostAt?: number; said?: Said }>(`the history of "${job}"`, slot, async (expected) => {
         // The store has it older than this node last wrote it (or not at all): lost with the store's data, or removed.
         if (earlier && expected !== null) {
-          // Did the write whose answer never came land? Its turn on the record says so; any other turn, it did not.
+          // Did the write whose answer never came land? Its id on the record says so; any other, it did not.
           this.unanswered.delete(job);
-          if (expected.history.turn?.id === earlier.turnId) landedEarlier = earlier;
+          if (expected.history.said === earlier.id) landedEarlier = earlier;
         }
         const held = this.held.get(job);
         const cached = expected !== null && expected === this.stored.get(job);
@@ -101,9 +117,15 @@ export class HistoryWriter {
         if (check && lostAt === undefined && !news) return { result: { history: expected?.history } };
         const delta = typeof deltaOf === 'function' ? deltaOf(base) : deltaOf;
         const merged: JobHistory = { ...mergeHistory(base, delta, this.options.keep, now), job };
-        const judged = health ? judgeHealth(merged, health, this.options.keep, () => ({ id: randomUUID(), at: now })) : { history: merged };
-        attempted = judged.change && { ...judged.change, turnId: judged.history.turn!.id };
-        return { result: { ...(lostAt !== undefined && { lostAt }), ...(judged.change && { change: judged.change }) }, write: judged.history };
+        const id = randomUUID();
+        const ledger = judge?.calendar
+          ? judgeSlots(base, merged, delta.slots ?? [], judge.calendar, now - judge.settleMs, judge.node)
+          : { history: merged, news: {} };
+        if (!news && !check && lostAt === undefined && ledger.history.judgedThrough === base?.judgedThrough) return { result: { history: expected?.history } };
+        const judged = judge?.health ? judgeHealth(ledger.history, judge.health, this.options.keep, () => ({ id, at: now })) : { history: ledger.history };
+        const saying = judged.change !== undefined || Object.keys(ledger.news).length > 0;
+        attempted = saying ? { id, ...(judged.change && { change: judged.change }), ...(Object.keys(ledger.news).length > 0 && { news: ledger.news }) } : undefined;
+        return { result: { ...(lostAt !== undefined && { lostAt }), ...(attempted && { said: attempted }) }, write: saying ? { ...judged.history, said: id } : judged.history };
       }, {
         attempts: ATTEMPTS,
         ...(this.stored.has(job) && { known: this.stored.get(job) }),
@@ -114,18 +136,17 @@ export class HistoryWriter {
         },
       });
       const written = slot.landed;
-      const told = change ?? landedEarlier;
-      if (!written) return { history, landed: false, ...(landedEarlier && { change: landedEarlier }) };
+      if (!written) return { history, landed: false, ...told(landedEarlier) };
       this.stored.set(job, written);
       this.held.set(job, written.history);
       if (lostAt !== undefined) {
         this.lost.lostSince = Math.max(this.lost.lostSince, lostAt);
         this.lost.restored.add(job);
       }
-      return { history: written.history, landed: true, ...(told && { change: told }) };
+      return { history: written.history, landed: true, ...told(said, landedEarlier) };
     } catch (error) {
       this.stored.delete(job);
-      // This write may have landed with its turn: the next read of the record tells (and says it then, once).
+      // This write may have landed with what it said: the next read of the record tells (and says it then, once).
       if (attempted) this.unanswered.set(job, attempted);
       else if (landedEarlier) this.unanswered.set(job, landedEarlier);
       throw error;
@@ -156,6 +177,22 @@ export class HistoryWriter {
     this.lost = { lostSince: -Infinity, restored: new Set() };
     return restored.size > 0 ? { lostSince, restored: [...restored].sort() } : undefined;
   }
+}
+
+/** What a write tells its caller it said: its own, and an earlier one's that a read showed landed (both, merged). */
+function told(...said: (Said | undefined)[]): Pick<HistoryWrite, 'change' | 'news'> {
+  let change: HealthChange | undefined;
+  let missed: SlotNews['missed'];
+  let noEligibleNode: SlotNews['noEligibleNode'];
+  for (const one of said) {
+    if (!one) continue;
+    change ??= one.change;
+    const m = one.news?.missed;
+    if (m) missed = missed ? { instants: [...missed.instants, ...m.instants], count: missed.count + m.count } : m;
+    noEligibleNode ??= one.news?.noEligibleNode;
+  }
+  const news: SlotNews = { ...(missed && { missed }), ...(noEligibleNode && { noEligibleNode }) };
+  return { ...(change && { change }), ...(Object.keys(news).length > 0 && { news }) };
 }
 
 /**

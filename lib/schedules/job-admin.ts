@@ -7,6 +7,7 @@ import type { KindGuardOptions } from '../permits/semaphore-kind';
 import type { HistoryRecorder } from './history-recorder';
 import type { HistoryStore } from './history-store';
 import { emptyHistory, type JobHistory } from './job-history';
+import { slotLedger } from './slot-ledger';
 import { mergeHistory, readableHistory, skippedTicks } from './job-history.rules';
 import { validateJobName } from './job-request.input';
 import type { JobDescription, JobHistoryView, JobPauseResult } from './job-view';
@@ -95,6 +96,7 @@ export class JobAdmin {
       lastFailure: shown.lastFailure,
       counts: shown.counts,
       missed: shown.missed,
+      slots: slotLedger(shown, options.limit),
       ...(shown.failingSince !== undefined && { failingSince: shown.failingSince }),
       skipped,
     };

@@ -1,5 +1,5 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import type { JobHistory, NodeTicks, RunCounts } from './job-history';
+import type { JobHistory, NodeTicks, RunCounts, SlotRange, SlotVerdict } from './job-history';
 import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
 
 /*
@@ -9,6 +9,7 @@ import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
  */
 
 const TRIGGERS: ReadonlySet<string> = new Set<RunTrigger>(['schedule', 'manual', 'catchUp', 'call']);
+const VERDICTS: ReadonlySet<string> = new Set<SlotVerdict>(['missed', 'paused', 'overlap', 'noEligibleNode']);
 const OUTCOMES: ReadonlySet<string> = new Set<JobRunOutcome>(['running', 'completed', 'failed', 'aborted', 'stopped', 'replaced']);
 
 export function encodeHistory(history: JobHistory): string {
@@ -24,6 +25,10 @@ export function encodeHistory(history: JobHistory): string {
     createdAt: history.createdAt,
     failingSince: history.failingSince,
     turn: history.turn && { id: history.turn.id, at: history.turn.at },
+    slots: history.slots?.map((r) => ({ verdict: r.verdict, first: r.first, last: r.last, count: r.count, node: r.node })),
+    judgedThrough: history.judgedThrough,
+    ranAhead: history.ranAhead,
+    said: history.said,
   });
 }
 
@@ -45,7 +50,19 @@ export function decodeHistory(key: string, raw: string): JobHistory {
     ...(typeof value.createdAt === 'number' && { createdAt: value.createdAt }),
     ...(typeof value.failingSince === 'number' && { failingSince: value.failingSince }),
     ...(isTurn(value.turn) && { turn: { id: value.turn.id, at: value.turn.at } }),
+    ...(Array.isArray(value.slots) && { slots: value.slots.map((range) => decodeSlot(key, range)) }),
+    ...(typeof value.judgedThrough === 'number' && { judgedThrough: value.judgedThrough }),
+    ...(Array.isArray(value.ranAhead) && { ranAhead: value.ranAhead.filter((at): at is number => typeof at === 'number') }),
+    ...(typeof value.said === 'string' && { said: value.said }),
   };
+}
+
+function decodeSlot(key: string, value: unknown): SlotRange {
+  const range = value as Partial<SlotRange> | null;
+  const ok = range !== null && typeof range === 'object' && VERDICTS.has(String(range.verdict)) && typeof range.first === 'number'
+    && typeof range.last === 'number' && typeof range.count === 'number' && typeof range.node === 'string';
+  if (!ok) throw new CorruptStateError(key, `job history: a slot range does not read as one (${JSON.stringify(value)?.slice(0, 120)})`);
+  return { verdict: range.verdict!, first: range.first!, last: range.last!, count: range.count!, node: range.node! };
 }
 
 function isTurn(value: unknown): value is NonNullable<JobHistory['turn']> {

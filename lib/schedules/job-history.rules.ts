@@ -24,11 +24,8 @@ export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelt
     if (FAILED_OUTCOMES.has(run.outcome) && (!lastFailure || run.startedAt >= lastFailure.startedAt)) lastFailure = run;
   }
   const runs = [...byId.values()].sort(newestFirst).slice(0, keep);
-  const missed = delta.missed
-    ? { count: base.missed.count + delta.missed.count, last: Math.max(base.missed.last ?? delta.missed.last, delta.missed.last) }
-    : base.missed;
   const createdAt = current ? current.createdAt : now;
-  return { ...base, job: base.job || delta.runs[0]?.job || '', revision: base.revision + 1, runs, lastInstant, lastFailure, counts, missed, updatedAt: now, ...(createdAt !== undefined && { createdAt }) };
+  return { ...base, job: base.job || delta.runs[0]?.job || '', revision: base.revision + 1, runs, lastInstant, lastFailure, counts, updatedAt: now, ...(createdAt !== undefined && { createdAt }) };
 }
 
 /**
@@ -37,13 +34,17 @@ export function mergeHistory(current: JobHistory | undefined, delta: HistoryDelt
  */
 export function restoreHistory(held: JobHistory, current: JobHistory | undefined, keep: number, now: number): JobHistory {
   if (!current) return { ...held, revision: held.revision + 1, updatedAt: now };
-  const since = { runs: current.runs, missed: current.missed.count > 0 ? { count: current.missed.count, last: current.missed.last ?? 0 } : undefined };
-  const { failingSince: _failing, turn: _turn, ...merged } = mergeHistory(held, since, keep, now);
+  const { failingSince: _failing, turn: _turn, ...merged } = mergeHistory(held, { runs: current.runs }, keep, now);
   // The job's health as the later of the two judgements left it: a turn said since the loss is not said again.
   const judged = (current.turn?.at ?? -Infinity) > (held.turn?.at ?? -Infinity) ? current : held;
   // The older record's birth: nodes that held it see it as theirs, and one that made the newer builds on it.
+  // The slot ledger as the further judged of the two, with the other's verdicts kept.
+  const ledger = (current.judgedThrough ?? -Infinity) > (held.judgedThrough ?? -Infinity) ? current : held;
+  const other = ledger === current ? held : current;
+  const slots = [...(ledger.slots ?? []), ...(other.slots ?? []).filter((range) => !(ledger.slots ?? []).some((kept) => kept.verdict === range.verdict && kept.first <= range.first && range.last <= kept.last))];
   return {
     ...merged, revision: Math.max(held.revision, current.revision) + 1, ...(held.createdAt !== undefined && { createdAt: held.createdAt }),
+    missed: ledger.missed, ...(ledger.judgedThrough !== undefined && { judgedThrough: ledger.judgedThrough, slots, ranAhead: [...new Set([...(ledger.ranAhead ?? []), ...(other.ranAhead ?? [])])].sort((a, b) => a - b) }),
     ...(judged.failingSince !== undefined && { failingSince: judged.failingSince }), ...(judged.turn !== undefined && { turn: judged.turn }),
   };
 }

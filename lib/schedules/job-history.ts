@@ -21,7 +21,7 @@ export interface JobHistory {
   readonly lastFailure?: RunRecord;
   /** Runs by how they ended. */
   readonly counts: RunCounts;
-  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
+  /** Scheduled instants the slot ledger judged missed, and the newest of them. */
   readonly missed: { readonly count: number; readonly last?: number };
   /** When it was last written (the writer's clock). */
   readonly updatedAt: number;
@@ -42,16 +42,58 @@ export interface JobHistory {
    * Absent from records written before it existed.
    */
   readonly createdAt?: number;
+  /**
+   * The slot ledger's verdicts on scheduled instants that did not run (missed, paused, skipped by the overlap policy,
+   * no eligible node), as ranges of consecutive instants with one verdict, newest first, at most `SLOTS_KEPT`. The
+   * instants that ran are the runs themselves (each names its `instant`). See `judgeSlots`.
+   */
+  readonly slots?: readonly SlotRange[];
+  /**
+   * Every fire instant up to this one (epoch ms) has its verdict: a run, or a range of {@link slots}. Judged later
+   * instants are those of {@link ranAhead} and the newer ranges.
+   */
+  readonly judgedThrough?: number;
+  /** Instants after {@link judgedThrough} that a run started for: remembered until judged (the runs may be trimmed first). */
+  readonly ranAhead?: readonly number[];
+  /**
+   * The id of the last write that said something for the cluster (a health turn, missed slots, a job with no eligible
+   * node): a node whose answer was lost tells from it later that its write landed, and says it then.
+   */
+  readonly said?: string;
 }
 
-/** What one node adds to a job's history in one write: runs (new, or further along) and missed instants. */
+/**
+ * Why a scheduled instant did not run, as the slot ledger says it:
+ * - `missed`: nothing ran it and nothing said why (the cluster was down, the store unreachable, the node that held
+ *   the permit died before it ran or said so);
+ * - `paused`: the job or its semaphore was paused;
+ * - `overlap`: the node holding it skipped it, its previous run still going (`overlap: 'skip'`);
+ * - `noEligibleNode`: live nodes ticked it, but none may take the permit (no live node is admitted by the
+ *   semaphore's `groupPattern` and `acquirerPattern`).
+ */
+export type SlotVerdict = 'missed' | 'paused' | 'overlap' | 'noEligibleNode';
+
+/** Consecutive fire instants of a job with one verdict (see {@link SlotVerdict}). */
+export interface SlotRange {
+  readonly verdict: SlotVerdict;
+  /** The oldest instant (epoch ms). */
+  readonly first: number;
+  /** The newest instant (epoch ms). */
+  readonly last: number;
+  /** How many fire instants, `first` and `last` included. */
+  readonly count: number;
+  /** The acquirer name of the node that noted the first of them (a skip), or judged them (missed). */
+  readonly node: string;
+}
+
+/** What one node adds to a job's history in one write: runs (new, or further along) and slots it saw skipped. */
 export interface HistoryDelta {
   /** Runs new to the history, or further along than it has them. */
   readonly runs: readonly RunRecord[];
   /** Ended runs the writer let go unwritten (more than `keep` waited while the cluster could not be written): counted, not listed. */
   readonly dropped?: { readonly counts: RunCounts; readonly lastFailure?: RunRecord };
-  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
-  readonly missed?: { readonly count: number; readonly last: number };
+  /** Instants this node saw skipped (paused, overlap, no eligible node): its notes for the slot ledger. */
+  readonly slots?: readonly SlotRange[];
 }
 
 /** Ticks a node skipped per job since it started, by reason (a deny reason code, or `OVERLAP`, `DST_REPEAT`). */

@@ -1,4 +1,5 @@
 import type { JobRunOutcome, RunRecord } from './run-record';
+import type { SlotEntry } from './slot-ledger';
 
 /** A job's run history as `ScheduleService.history` answers it. */
 export interface JobHistoryView {
@@ -10,8 +11,15 @@ export interface JobHistoryView {
   readonly lastFailure?: RunRecord;
   /** Runs by how they ended, since the history began (an outcome no run ended with is left out). */
   readonly counts: Readonly<Partial<Record<Exclude<JobRunOutcome, 'running' | 'unknown'>, number>>>;
-  /** Scheduled instants that passed while nobody could run the job, and the newest of them. */
+  /** Scheduled instants the slot ledger judged missed (no node ran them, nothing said why), and the newest of them. */
   readonly missed: { readonly count: number; readonly last?: number };
+  /**
+   * The slot ledger, newest first: each scheduled instant that ran (with its run), each run now, and the instants
+   * that did not run, as ranges with one verdict each (`missed`, `paused`, `overlap`, `noEligibleNode`). An instant
+   * gets its verdict once it has settled (two history flushes and two store deadlines after it), judged once for the
+   * cluster.
+   */
+  readonly slots: readonly SlotEntry[];
   /**
    * Set while the job is failing (its `health.failureThreshold` failed runs in a row, on any nodes): since when, the
    * start of the streak's first failure. Cleared when it recovers (`health.recoveryThreshold` completed runs in a row).

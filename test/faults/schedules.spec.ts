@@ -9,7 +9,7 @@ import type { StoreBackend } from '../../lib/store/store-backend';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
-import { checkHistory, newHistoryFile, readHistory, type NodeProcess, type StartEvent, type StoreTarget } from '../harness';
+import { checkHistory, checkMissed, newHistoryFile, readHistory, type NodeProcess, type StartEvent, type StoreTarget } from '../harness';
 import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../harness/schedule-node';
 import { CheckInMonitor } from '../support/check-in-monitor';
 import { eventually } from '../support/eventually';
@@ -161,7 +161,7 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
           ...(missedRuns === 'runOnce' ? { missedRuns, catchUpWindow: `${CATCH_UP_WINDOW_S}s` } : { missedRuns }),
           checkIn: Object.fromEntries(['start', 'success', 'failure'].map((kind) => [kind, `http://127.0.0.1:${monitor.port}/${missedRuns}/${kind}/{run}`])) as { success: string },
         },
-        definitions: [{ name: 'sched-missed', duration: '2s' }], flushInterval: '300ms',
+        definitions: [{ name: 'sched-missed', duration: '2s' }], flushInterval: '300ms', alerts: 'library',
       },
     });
     const names = ['app-1', 'app-2', 'app-3'];
@@ -169,6 +169,7 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
     nodes.push(...first);
     await eventually('a few ticks', () => starts(historyFile).filter((e) => e.trigger === 'schedule').length >= 2, { timeoutMs: 20_000, intervalMs: 100 });
     await Promise.all(first.map((n) => n.kill()));
+    const killedAt = new Map(first.map((n) => [n.pid, Date.now()]));
     for (const killed of first) nodes.splice(nodes.indexOf(killed), 1);
     const lastBefore = Math.max(...starts(historyFile).map((e) => e.tick));
     // The permit (2 s) lapses, then three more fire instants pass with nobody up.
@@ -192,9 +193,30 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
     const startedAfter = started.filter((p) => p.at > restartedAt).length;
     expect(startedAfter).toBeGreaterThanOrEqual(after.length);
     await eventually('a run in the history for every start check-in', () => starts(historyFile).filter((e) => e.at > restartedAt).length >= startedAfter, { timeoutMs: 5_000, intervalMs: 50 });
-    const missedAlerts = failed.filter((p) => !startedIds.has(p.rid));
-    expect(missedAlerts).toHaveLength(1);
-    expect(missedAlerts[0].at).toBeGreaterThan(restartedAt);
+    // The slot ledger: every instant of the outage that nothing ran is said missed once for the cluster (an event
+    // and a failure check-in each), after the restart, by whichever node's write judged it; none that ran is.
+    const outageFirst = lastBefore + 2; // the next instant after the last run
+    const outageLast = Math.min(...after.map((e) => e.tick)) - 2; // the instant before the first run after the restart
+    const expected = Array.from({ length: Math.max(0, (outageLast - outageFirst) / 2 + 1) }, (_, i) => (outageFirst + 2 * i) * 1000)
+      .filter((at) => !after.some((e) => e.tick * 1000 === at));
+    expect(expected.length).toBeGreaterThanOrEqual(missedRuns === 'skip' ? 3 : 2);
+    // A run whose node was SIGKILLed before it wrote its record (a flush, 300 ms) left none: it may be said missed.
+    const killed = { at: killedAt, recordMs: 600 };
+    const missed = await eventually('every missed instant said', () => {
+      const check = checkMissed(readHistory(historyFile), SCHEDULE_JOB, killed);
+      return expected.every((at) => check.instants.includes(at)) ? check : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200 });
+    expect(missed.violations).toEqual([]);
+    // Nothing else said missed: the instants after the restart ran (the last one before the kill may have lost its record).
+    expect(missed.instants.filter((at) => !expected.includes(at) && at !== lastBefore * 1000)).toEqual([]);
+    const alerts = readHistory(historyFile).filter((e) => e.type === 'alert' && e.kind === 'missed');
+    for (const alert of alerts) expect(alert.at).toBeGreaterThan(restartedAt);
+    const missedPings = await eventually('a failure check-in per missed instant', () => {
+      const heard = pings('failure').filter((p) => !startedIds.has(p.rid));
+      return heard.length >= missed.instants.length ? heard : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    expect(missedPings).toHaveLength(missed.instants.length);
+    process.stdout.write(`missed slots on ${on} (${missedRuns}): ${expected.length} instant(s) said missed once each, by ${[...new Set(alerts.map((a) => a.node))].join(', ')}\n`);
     return { historyFile, mapPrefix, lastBefore, after };
   }
 
@@ -221,6 +243,7 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
         return stored && stored.history.missed.count >= 3 ? stored.history : undefined;
       }, { timeoutMs: 10_000, intervalMs: 200 });
       expect(history.missed.last).toBeDefined();
+      expect(history.slots?.filter((range) => range.verdict === 'missed').reduce((sum, range) => sum + range.count, 0)).toBe(history.missed.count);
     } finally {
       await store.close();
     }

@@ -83,7 +83,8 @@ export interface EndEvent extends RunStamped {
  */
 export interface AlertEvent extends Stamped {
   type: 'alert';
-  kind: 'failing' | 'recovered';
+  /** A health turn (`failing`, `recovered`), a slot judged missed (`detail.instant`), or a job no live node may run. */
+  kind: 'failing' | 'recovered' | 'missed' | 'unrunnable';
   job: string;
   detail?: unknown;
 }

@@ -45,7 +45,7 @@ export { keysOwnedBy, ownerIndex, partitionTableReady, partitionTableStable } fr
 export { within, type Within } from './deadline';
 export { ProbeClient } from './probe-client';
 export { startNodeProcess, startWorkloadNode, type NodeProcess } from './node-process';
-export { checkAlerts, type AlertCheck } from './alerts';
+export { checkAlerts, checkMissed, type AlertCheck, type MissedCheck } from './alerts';
 export { workloadEnv, type WorkloadJob, type WorkloadSettings } from './workload';
 export { leaderEnv, startLeaderNode, type LeaderNodeSettings } from './leader-app';
 export { allocationEnv, resourceNames, startAllocationNode, type AllocationNodeSettings } from './allocation-app';

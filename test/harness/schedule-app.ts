@@ -11,7 +11,7 @@ import { Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common'
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { ClusterSingleton, GatekeeperModule, GatekeeperService, ScheduleHandler, ScheduleService, type ClusterSingletonOptions } from '../../lib';
 import { bootFixture, env, gatekeeperOptionsFromEnv, stopWhenOrphaned } from '../fixtures/fixture-process';
-import { appendEvent, type RunEvent, type Unstamped } from './history';
+import { appendEvent, type AlertEvent, type RunEvent, type Unstamped } from './history';
 import type { ScheduleNodeSettings } from './schedule-node';
 
 const nodeName = env('NODE_NAME');
@@ -63,11 +63,13 @@ class HealthAlerts implements OnApplicationBootstrap {
   constructor(private readonly gatekeeper: GatekeeperService) {}
 
   onApplicationBootstrap(): void {
-    const alert = (kind: 'failing' | 'recovered', job: string, detail: unknown) => appendEvent(historyFile, { type: 'alert', kind, job, detail }, nodeName);
+    const alert = (kind: AlertEvent['kind'], job: string, detail: unknown) => appendEvent(historyFile, { type: 'alert', kind, job, detail }, nodeName);
     if (settings.alerts === 'library') {
       this.gatekeeper.events.subscribe((event) => {
         if (event.name === 'gatekeeper.job.failing') alert('failing', event.job, { failures: event.failures, since: event.since });
         if (event.name === 'gatekeeper.job.recovered') alert('recovered', event.job, { successes: event.successes });
+        if (event.name === 'gatekeeper.job.missed') alert('missed', event.job, { instant: event.instant });
+        if (event.name === 'gatekeeper.job.unrunnable') alert('unrunnable', event.job, { since: event.since });
       });
     } else if (settings.alerts === 'naive') {
       let failing = false;

@@ -42,7 +42,7 @@ const run = (node: string, startedAt: number, outcome: JobRunOutcome): RunRecord
   id: `${node}:${startedAt}`, job: 'j', trigger: 'schedule', node, instance: node, token: startedAt, startedAt, durationMs: 1, outcome,
   ...(outcome === 'failed' && { error: 'boom' }),
 });
-const ONE = { failureThreshold: 1, recoveryThreshold: 1 };
+const ONE = { health: { failureThreshold: 1, recoveryThreshold: 1 }, settleMs: 0, node: 'n' };
 
 describe('HistoryWriter: a job\'s health turns, each said once, under a lost answer and a store loss', () => {
   it('says the turn of a write whose answer was lost once a later read shows it landed; no other node says it', async () => {

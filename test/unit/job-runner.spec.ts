@@ -74,7 +74,7 @@ function setUp() {
   let current: PermitLease | undefined;
   const runner = new JobRunner({
     // The lease is kept where the job's code reads it (the executor also puts it in async context).
-    permits: { run: (semaphore, work, options) => executor.run(semaphore, (lease, grant) => ((current = lease), work(lease, grant)), options) }, observers, history: { knownSince: async () => knownSince }, clock, permitClock: clock, log, job: (name) => jobs.get(name),
+    permits: { run: (semaphore, work, options) => executor.run(semaphore, (lease, grant) => ((current = lease), work(lease, grant)), options) }, observers, history: { knownSince: async () => knownSince, vacant: () => undefined }, clock, permitClock: clock, log, job: (name) => jobs.get(name),
   });
   const job = (name: string, invoke: () => unknown, extra: Partial<ScheduledJob> = {}): ScheduledJob => {
     const made: ScheduledJob = { name, options: policy(), invoke, ...extra };

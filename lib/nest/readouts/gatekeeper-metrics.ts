@@ -131,7 +131,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
         instruments.skipped.inc({ node, semaphore: event.semaphore, job: event.job, reason: event.reason });
         break;
       case 'gatekeeper.job.missed':
-        instruments.missed.inc({ node, semaphore: event.semaphore, job: event.job }, event.count);
+        instruments.missed.inc({ node, semaphore: event.semaphore, job: event.job });
         break;
       case 'gatekeeper.leader.elected':
         source.leading.set(event.election, true);
@@ -227,7 +227,7 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
       name: name('job_ticks_skipped_total'), help: 'Ticks of @ClusterSingleton jobs that did not run here, by reason (a deny reason, or OVERLAP)', labelNames: ['node', 'semaphore', 'job', 'reason'], registers,
     }),
     missed: new prom.Counter({
-      name: name('job_instants_missed_total'), help: 'Scheduled instants of a job that passed while nobody could run it, as counted here', labelNames: ['node', 'semaphore', 'job'], registers,
+      name: name('job_instants_missed_total'), help: 'Scheduled instants of a job that ran on no node, judged missed by this node (summed over nodes: the cluster\'s count)', labelNames: ['node', 'semaphore', 'job'], registers,
     }),
     lateness: new prom.Histogram({
       name: name('job_start_lateness_seconds'), help: 'How long after its scheduled instant a tick of a job started here', labelNames: ['node', 'semaphore', 'job'],

@@ -60,7 +60,23 @@ export class SchedulesRuntime implements CapabilityRuntime {
       clock: options.clock,
       onFlushFailed: (error) => this.flushFailed(error),
       onFlushed: () => this.outage.succeeded(),
-      health: (job) => jobs.get(job)?.options.health,
+      judge: (job) => {
+        const found = jobs.get(job);
+        return found && { health: found.options.health, calendar: found.trigger };
+      },
+      onSlots: (job, news) => {
+        if (news.missed) {
+          const { instants, count } = news.missed;
+          const named = instants.map((at) => new Date(at).toISOString()).join(', ');
+          this.logger.warn(`${job}: ${count} scheduled run(s) did not run on any node and nothing said why (missed): ${named}${count > instants.length ? ` and ${count - instants.length} more` : ''}`);
+          this.pipeline.missed(job, instants);
+        }
+        if (news.noEligibleNode) {
+          const semaphore = jobs.get(job)?.options.semaphore;
+          this.logger.warn(`${job}: no live node may run it since ${new Date(news.noEligibleNode.since).toISOString()} (no live node is admitted by the patterns of its semaphore${semaphore === undefined ? '' : ` "${semaphore}"`}); its scheduled runs are skipped`);
+          events.emit({ name: 'gatekeeper.job.unrunnable', job, ...(semaphore !== undefined && { semaphore }), since: news.noEligibleNode.since });
+        }
+      },
       onHealth: (change) => {
         if (change.kind === 'failing') {
           this.logger.warn(`${change.job} is failing: ${change.failures} run(s) in a row failed, on any node, since ${new Date(change.since).toISOString()}${change.lastError === undefined ? '' : ` (the last: ${change.lastError})`}`);

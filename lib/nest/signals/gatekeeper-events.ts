@@ -38,8 +38,18 @@ export type GatekeeperEvent = {
    * `PAUSED`, `RECOVERING`, `STORE_UNAVAILABLE`, ...) or `OVERLAP` (the previous run was still going).
    */
   | { readonly name: 'gatekeeper.job.skipped'; readonly semaphore: string; readonly job: string; readonly reason: string }
-  /** Scheduled instants of a job passed while nobody could run it (`count` of them, the newest `last`). */
-  | { readonly name: 'gatekeeper.job.missed'; readonly semaphore: string; readonly job: string; readonly count: number; readonly last: number }
+  /**
+   * A scheduled instant of a job ran on no node, and nothing said why (the cluster was down, the store unreachable, the
+   * node holding it died): judged by the slot ledger once for the cluster, by the node whose write of the run history
+   * judged it, one event per instant (at most 100 per write).
+   */
+  | { readonly name: 'gatekeeper.job.missed'; readonly semaphore: string; readonly job: string; readonly instant: number }
+  /**
+   * No live node may run a job: its semaphore has had no holder for longer than its duration and no live node is
+   * admitted by its patterns, since `since`. Said once per streak for the cluster; its instants are noted
+   * `noEligibleNode` in the slot ledger, not missed.
+   */
+  | { readonly name: 'gatekeeper.job.unrunnable'; readonly semaphore?: string; readonly job: string; readonly since: number }
   /** A scheduled run started more than its job's `health.grace` after its `instant` (said by the node that ran it). */
   | { readonly name: 'gatekeeper.job.late'; readonly semaphore: string; readonly job: string; readonly token: number; readonly instant: number; readonly lateByMs: number; readonly graceMs: number }
   /** A run went past its job's `maxRunTime` and was told to stop at its signal; `durationMs` is how long it ran in all. */
@@ -170,8 +180,8 @@ export class GatekeeperEvents implements OnApplicationBootstrap, RunPipelineObse
     this.emit({ name: 'gatekeeper.job.skipped', semaphore: skip.semaphore, job: skip.job, reason: skip.reason });
   }
 
-  missed(job: ScheduledJob, count: number, last: number): void {
-    this.emit({ name: 'gatekeeper.job.missed', semaphore: job.options.semaphore, job: job.name, count, last });
+  missed(job: ScheduledJob, instant: number): void {
+    this.emit({ name: 'gatekeeper.job.missed', semaphore: job.options.semaphore, job: job.name, instant });
   }
 
   late(job: ScheduledJob, run: ObservedRun, lateByMs: number): void {

@@ -7,8 +7,8 @@ import type { ScheduledJob } from './scheduled-job';
 
 /**
  * A job's check-ins with its monitor (the job option `checkIn`), sent from the node that ran each scheduled run: its
- * start, then its success or failure (the same run id in both), and a failure for the instants the library found
- * nobody ran (`missed`, told once for the cluster by the node that took the permit next). A run now is no scheduled
+ * start, then its success or failure (the same run id in both), and a failure for each instant the slot ledger
+ * judged missed (told once for the cluster, by the node whose write judged it). A run now is no scheduled
  * run: it checks in nothing. Each check-in is sent in the background, after the run's start was (or gave up), and
  * waits at most the job's `timeoutMs`: nothing the monitor does reaches the job. Failures are logged once per streak
  * per job.
@@ -42,6 +42,7 @@ export class CheckIns implements RunPipelineObserver {
   }
 
   missed(job: ScheduledJob): void {
+    // One failure per missed instant: the node whose write judged it says it, so once for the cluster.
     const checkIn = this.of(job.name);
     if (checkIn?.failure !== undefined) void this.send(job.name, checkIn.failure, randomUUID(), checkIn.timeoutMs);
   }

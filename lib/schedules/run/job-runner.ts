@@ -5,7 +5,8 @@ import { intervalTick, LATE_DECISION, lateDecision, type TickTiming } from '../l
 import type { JobRunOutcome } from '../run-record';
 import { type JobKnownSince, MissedRuns } from './missed-runs';
 import { runContext, runsInContext } from './run-context';
-import { RunGate } from './run-gate';
+import { OVERLAP, RunGate } from './run-gate';
+import { DenyReason, TRANSIENT_DENIALS } from '../../permits/deny-reason';
 import type { RunLog } from './run-log';
 import type { ObservedRun } from './run-observer';
 import type { RunObservers } from './run-observers';
@@ -39,6 +40,11 @@ export interface JobRunnerParts {
   readonly log: RunLog;
   /** This node's job of a name, for the catch-up (a runtime schedule's job may have been replaced meanwhile). */
   job(name: string): ScheduledJob | undefined;
+  /**
+   * Since when a semaphore has had no holder on any node although it is not paused (no live node may take it), once
+   * that has lasted longer than its duration; `undefined` otherwise. A tick denied meanwhile is noted `noEligibleNode`.
+   */
+  runsNowhere?(semaphore: string): number | undefined;
 }
 
 /** A call on its way: what it runs and what it is for. */
@@ -67,7 +73,7 @@ export class JobRunner {
 
   constructor(private readonly parts: JobRunnerParts) {
     this.gate = new RunGate(parts.log);
-    this.missed = new MissedRuns(parts.history, parts.observers, parts.clock, parts.log, parts.permitClock);
+    this.missed = new MissedRuns(parts.history, parts.clock, parts.log, parts.permitClock);
   }
 
   /** Now, on the clock the jobs' instants are on: what {@link JobRunner.catchUpAtStart} takes as the moment of arming. */
@@ -96,10 +102,19 @@ export class JobRunner {
    */
   async run(job: ScheduledJob, start: JobStart, body: () => unknown = job.invoke): Promise<unknown> {
     const { options, name: where } = job;
+    const { observers } = this.parts;
     const calledAt = this.parts.clock.now();
+    if (job.paused && start.kind === 'tick') {
+      // A paused runtime schedule still ticks, so that its instants are noted paused rather than judged missed.
+      const instant = job.trigger?.instantFor(calledAt);
+      observers.skipped(job, DenyReason.PAUSED, instant);
+      if (instant !== undefined) observers.tell('slot', job, 'paused', instant);
+      return undefined;
+    }
     const entry = await this.gate.enter(job, start, calledAt);
     if (!entry.pass) {
-      if (entry.reason !== undefined) this.parts.observers.skipped(job, entry.reason);
+      if (entry.reason !== undefined) observers.skipped(job, entry.reason, entry.instant);
+      if (entry.reason === OVERLAP && entry.instant !== undefined) observers.tell('slot', job, 'overlap', entry.instant);
       return undefined;
     }
     try {
@@ -117,8 +132,9 @@ export class JobRunner {
         releaseAfter: options.mode === 'release' ? { lockAtLeastForMs: options.lockAtLeastForMs } : undefined,
       });
       if (!outcome.ran) {
-        this.parts.observers.tell('permitDenied', job, outcome.denied, this.holding.delete(where));
-        this.parts.observers.skipped(job, outcome.denied.reason);
+        observers.tell('permitDenied', job, outcome.denied, this.holding.delete(where));
+        observers.skipped(job, outcome.denied.reason, instant);
+        if (start.kind === 'tick' && instant !== undefined) this.noteDenied(job, outcome.denied.reason, instant);
         this.tokens.delete(where);
         return undefined;
       }
@@ -135,6 +151,14 @@ export class JobRunner {
     } finally {
       entry.leave();
     }
+  }
+
+  /** A tick denied its permit: noted for the slot ledger when it says why the instant runs nowhere. */
+  private noteDenied(job: ScheduledJob, reason: string, instant: number): void {
+    if (reason === DenyReason.PAUSED) return this.parts.observers.tell('slot', job, 'paused', instant);
+    if (TRANSIENT_DENIALS.has(reason as DenyReason)) return;
+    const since = this.parts.runsNowhere?.(job.options.semaphore);
+    if (since !== undefined) this.parts.observers.tell('slot', job, 'noEligibleNode', instant, since);
   }
 
   /**
@@ -172,7 +196,7 @@ export class JobRunner {
       const late = timing && lateDecision(timing, decidedAt);
       if (late) {
         log.log(runMessages.lateDecision(job.name, timing.instant, late));
-        observers.skipped(job, LATE_DECISION);
+        observers.skipped(job, LATE_DECISION, instant);
         return LATE;
       }
     }

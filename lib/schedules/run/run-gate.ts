@@ -31,7 +31,7 @@ export interface RunningHere {
  */
 export type GateEntry =
   | { readonly pass: true; readonly instant: number | undefined; leave(): void }
-  | { readonly pass: false; readonly reason?: string };
+  | { readonly pass: false; readonly reason?: string; readonly instant?: number };
 
 /**
  * This node's own rules for a job's calls, decided before the permit: a timer tick at an instant that is not a fire
@@ -66,7 +66,7 @@ export class RunGate {
     if (options.oncePerInstant && instant !== undefined && instant <= (this.lastInstant.get(where) ?? -Infinity)) {
       // Each instant runs at most once here, whatever fires the tick twice (a timer early by its rounding, a schedule
       // re-armed by an edit): a second tick for an instant this node started is not a new tick.
-      return { pass: false, reason: DUPLICATE_TICK };
+      return { pass: false, reason: DUPLICATE_TICK, instant };
     }
     const manual = start.kind === 'manual';
     const busy = this.active.get(where);
@@ -75,12 +75,12 @@ export class RunGate {
       // A manual run waits for the call going on here (it is not a tick to drop), and a tick waits for a manual run
       // or start-up's catch-up rather than being dropped for it.
       await Promise.race([busy.done, sleep(MANUAL_WAIT_MS, undefined, { ref: false })]);
-      if (this.active.has(where)) return manual ? { pass: false } : { pass: false, reason: OVERLAP };
+      if (this.active.has(where)) return manual ? { pass: false } : { pass: false, reason: OVERLAP, instant };
     } else if (busy && !(await this.replaced(job, busy.done))) {
       // A tick that overlaps the previous one (still deciding or running) must not start a second copy here,
       // and is dropped rather than queued, so ticks held up by a stall never run in a burst.
       this.log.verbose(runMessages.overlap(where));
-      return { pass: false, reason: OVERLAP };
+      return { pass: false, reason: OVERLAP, instant };
     }
     let over!: () => void;
     this.active.set(where, { tick: start.kind === 'tick', done: new Promise<void>((resolve) => (over = resolve)) });

@@ -54,6 +54,8 @@ export interface RunObserver {
      * reason of this node's: `OVERLAP`, `DUPLICATE_TICK`, `NOT_A_FIRE_INSTANT`, `LATE_DECISION`.
      */
     readonly reason: string;
+    /** The scheduled instant the tick was for, when it names one (a cron tick). */
+    readonly instant?: number;
   }): void;
 }
 

@@ -3,6 +3,7 @@ import type { Permit } from '../../permits/permit';
 import type { RunLog } from './run-log';
 import type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './run-observer';
 import type { ScheduledJob } from './scheduled-job';
+import type { SlotVerdict } from '../job-history';
 
 /**
  * What the library's own observers hear besides a user's: the permit decisions of the run path, the instants nobody
@@ -15,8 +16,13 @@ export interface RunPipelineObserver extends RunObserver {
   permitDenied?(job: ScheduledJob, denied: PermitDenied, lost: boolean): void;
   /** A call ran (or caught up) under `permit`; `newlyHeld` when a hold-mode job now runs here and did not before. */
   ranUnder?(job: ScheduledJob, permit: Permit, newlyHeld: boolean): void;
-  /** `count` fire instants of the job passed while nobody could run it, the newest `last`. */
-  missed?(job: ScheduledJob, count: number, last: number): void;
+  /**
+   * A scheduled `instant` of the job did not run here for `verdict`, a slot ledger's note (with `since`: nor any
+   * instant since then); `missed` is never noted, only judged.
+   */
+  slot?(job: ScheduledJob, verdict: Exclude<SlotVerdict, 'missed'>, instant: number, since?: number): void;
+  /** The slot ledger judged `instant` of the job missed, with this node's write: once for the cluster. */
+  missed?(job: ScheduledJob, instant: number): void;
   /** A scheduled run started `lateByMs` after its instant, more than its job's `health.grace`. */
   late?(job: ScheduledJob, run: ObservedRun, lateByMs: number): void;
   /** A run went past its job's `maxRunTime` (its signal fired); it ended after `durationMs`, however it ended. */
@@ -79,9 +85,9 @@ export class RunObservers {
     this.tell('ended', run, end);
   }
 
-  /** Tells every observer that a tick of `job` did not run here. */
-  skipped(job: ScheduledJob, reason: string): void {
-    const skip: ObservedSkip = { job: job.name, semaphore: job.options.semaphore, reason };
+  /** Tells every observer that a tick of `job` (for `instant`, when it names one) did not run here. */
+  skipped(job: ScheduledJob, reason: string, instant: number | undefined): void {
+    const skip: ObservedSkip = { job: job.name, semaphore: job.options.semaphore, reason, ...(instant !== undefined && { instant }) };
     this.tell('skipped', skip);
   }
 }

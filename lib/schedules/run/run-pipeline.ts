@@ -37,17 +37,26 @@ export class RunPipeline {
   readonly runner: JobRunner;
   readonly requests: RunNowRequests;
   private readonly observers: RunObservers;
+  private readonly jobs: RunNowView['jobs'];
 
   constructor({ recorder, requestStore, permits, view, unheld, signals, storeTimeoutMs, log }: RunPipelineParts) {
     const own: RunPipelineObserver[] = [];
     this.observers = new RunObservers(own, log);
+    this.jobs = view.jobs;
+    const monitor = new UnheldSemaphoreMonitor(unheld, log, () => view.permitClock.now());
     this.runner = new JobRunner({
       permits, observers: this.observers, history: recorder, clock: view.clock, permitClock: view.permitClock, log, job: (name) => view.jobs.get(name),
+      runsNowhere: (semaphore) => monitor.runsNowhere(semaphore),
     });
     this.requests = new RunNowRequests({ store: requestStore, runner: this.runner, storeTimeoutMs, log, view });
-    const monitor = new UnheldSemaphoreMonitor(unheld, log, () => view.permitClock.now());
     const checkIns = new CheckIns((name) => view.jobs.get(name)?.options.checkIn, log);
     own.push(recorder.observer, this.requests.outcomes, ...signals, checkIns, new RunLogObserver(log, monitor, (semaphore) => unheld.definition(semaphore)));
+  }
+
+  /** Tells the observers (events, check-ins) the instants of `job` the slot ledger judged missed with this node's write. */
+  missed(job: string, instants: readonly number[]): void {
+    const scheduled = this.jobs.get(job);
+    if (scheduled) for (const instant of instants) this.observers.tell('missed', scheduled, instant);
   }
 
   /** Adds a user's run observer, after every one before it; returns what removes it. */
