@@ -174,7 +174,9 @@ export class ArmedSchedules {
     const armed: Armed = { record };
     this.armed.set(definition.id, armed);
     void this.defineSemaphore(definition);
-    if (!definition.paused) this.schedule(armed, trigger, () => this.parts.tick(job));
+    // A paused schedule ticks too: each tick is noted `paused` in the slot ledger (and runs nothing), so the instants
+    // of a pause are never judged missed.
+    this.schedule(armed, trigger, () => this.parts.tick(job));
   }
 
   private disarm(id: string): void {
