@@ -119,8 +119,16 @@ export function checkDurationOverTick(
  * 90 s was meant). Start-up only warns of such a duration in the module's options; an edit is refused naming the field.
  */
 export function checkDurationOverSkew(definition: SemaphoreDefinition, skewMs: number, { force = false }: { force?: boolean } = {}): void {
-  if (force || skewMs <= 0 || definition.durationMs > 2 * skewMs) return;
-  throw invalidDefinition(definition.name, 'duration',
-    `${formatDuration(definition.durationMs)} is not more than twice maxClockSkew (${formatDuration(skewMs)}): a running job's lease could vouch `
-    + "for its permit only briefly or not at all. Give a longer one (a bare number is milliseconds: '90s' is 90 seconds), or force it");
+  const problem = force ? undefined : durationOverSkewProblem(definition.durationMs, skewMs);
+  if (problem) throw invalidDefinition(definition.name, 'duration', problem);
+}
+
+/**
+ * Why a permit duration of `durationMs` is too short for the clock-skew bound `skewMs` (not more than twice it), or
+ * `undefined`: the one rule for a semaphore's duration and a runtime schedule's, which defines its semaphore.
+ */
+export function durationOverSkewProblem(durationMs: number, skewMs: number): string | undefined {
+  if (skewMs <= 0 || durationMs > 2 * skewMs) return undefined;
+  return `${formatDuration(durationMs)} is not more than twice maxClockSkew (${formatDuration(skewMs)}): a running job's lease could vouch `
+    + "for its permit only briefly or not at all. Give a longer one (a bare number is milliseconds: '90s' is 90 seconds), or force it";
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../core/clock';
+import { durationOverSkewProblem } from '../permits/definition.validator';
 import { Deadline } from '../core/deadline';
 import { WriteConflictError } from '../core/errors/write-conflict.error';
 import { readDecideWrite } from '../store/read-decide-write';
@@ -80,6 +81,9 @@ export class ScheduleCatalog {
   /** Creates the schedule or replaces its definition (validated first: an {@link InvalidInputError} names the field). */
   upsert(input: ScheduleDefinitionInput, options: ScheduleEditOptions = {}): Promise<ScheduleChangeResult> {
     const definition = validateScheduleDefinition(input, { validateCron: this.options.validateCron });
+    // Its semaphore is defined with this duration on every node: refused here, before the write, rather than there.
+    const tooShort = durationOverSkewProblem(definition.durationMs, this.options.skewMs ?? 0);
+    if (tooShort) throw invalidSchedule(definition.id, 'duration', tooShort.replace(', or force it', ''));
     const expectedRevision = validateExpected(definition.id, options.expectedRevision);
     return this.change(definition.id, (current, context) => decideUpsert(current, definition, { ...context, expectedRevision }), options.transaction);
   }
