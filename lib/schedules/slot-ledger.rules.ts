@@ -55,7 +55,7 @@ export function judgeSlots(
   if (through === undefined) return { history: next, news: {} };
   const missed: number[] = [];
   let missedCount = 0;
-  const fires = through < settledBefore ? calendar.next(through, JUDGED_ONE_BY_ONE + 1).filter((at) => at < settledBefore) : [];
+  const fires = settledFires(calendar, through, settledBefore);
   if (fires.length > JUDGED_ONE_BY_ONE) {
     // A long gap (a cluster down for days): one range, counted, the runs in it left to the history's own record.
     const gap = calendar.firesBetween(through, settledBefore);
@@ -94,6 +94,18 @@ export function judgeSlots(
   };
 }
 
+/** The fire instants after `through` and before `settledBefore`, one by one, at most one more than are judged so. */
+function settledFires(calendar: SlotCalendar, through: number, settledBefore: number): number[] {
+  const fires: number[] = [];
+  for (let at = through; fires.length <= JUDGED_ONE_BY_ONE;) {
+    const [next] = calendar.next(at, 1);
+    if (next === undefined || next >= settledBefore) break;
+    fires.push(next);
+    at = next;
+  }
+  return fires;
+}
+
 /**
  * Where a job's ledger begins, for a history that has none: just before its first instant this write knows of (an
  * older history: its newest started instant). A job new to the cluster is judged from its first run or note.
@@ -121,10 +133,22 @@ function addRange(slots: SlotRange[], range: SlotRange, calendar: SlotCalendar):
     if (other.verdict !== joined.verdict || !touches(other, joined, calendar)) continue;
     const first = Math.min(other.first, joined.first);
     const last = Math.max(other.last, joined.last);
-    joined = { verdict: joined.verdict, first, last, count: calendar.firesBetween(first - 1, last + 1).count, node: other.first <= joined.first ? other.node : joined.node };
+    joined = { verdict: joined.verdict, first, last, count: joinedCount(other, joined, calendar), node: other.first <= joined.first ? other.node : joined.node };
     slots.splice(i, 1);
   }
   slots.push(joined);
+}
+
+/**
+ * How many instants two touching ranges of one verdict cover together, counting the calendar only where they overlap
+ * in part (a node's next tick extends its range by one; another node's notes mostly lie within it).
+ */
+function joinedCount(a: SlotRange, b: SlotRange, calendar: SlotCalendar): number {
+  if (a.first <= b.first && b.last <= a.last) return a.count;
+  if (b.first <= a.first && a.last <= b.last) return b.count;
+  const from = Math.max(a.first, b.first);
+  const to = Math.min(a.last, b.last);
+  return a.count + b.count - (from <= to ? calendar.firesBetween(from - 1, to + 1).count : 0);
 }
 
 /** Whether two ranges share an instant or one's last is the fire just before the other's first. */
