@@ -35,7 +35,7 @@ export interface BenchRow {
     | 'floor-get' | 'floor-set' | 'floor-cas' | 'floor-cas-listened' | 'floor-set-throughput' | 'floor-task-lifecycle'
     | 'pg-tasks-throughput' | 'pg-tasks-latency' | 'pg-tasks-backlog'
     | 'redis-tasks-throughput' | 'redis-tasks-latency' | 'redis-tasks-burst' | 'redis-submit' | 'redis-submit-bulk' | 'idle-cluster' | 'fenced-write';
-  system: 'gatekeeper' | 'gatekeeper+history' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
+  system: 'gatekeeper' | 'gatekeeper+history' | 'gatekeeper+ledger' | 'pessimistic-lock' | 'redlock' | 'bare-cron' | 'dalloc-style' | 'bullmq' | 'hazelcast-raw' | 'redis-raw'
     | 'gatekeeper-postgres' | 'gatekeeper-postgres+history' | 'advisory-lock' | 'postgres-raw' | 'pg-boss' | 'graphile-worker' | 'bullmq-postgres'
     | 'gatekeeper-redis' | 'gatekeeper-redis+aof' | 'fenced-transaction' | 'plain-transaction' | 'one-more-statement';
   /**

@@ -8,6 +8,7 @@ import { systemClock } from '../lib/core/clock';
 import { HazelcastConnection } from '../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecorder } from '../lib/schedules/history-recorder';
 import { HistoryRecordStore } from '../lib/schedules/history-record.store';
+import { CronTrigger } from '../lib/nest/schedule-metadata/cron-trigger';
 import { HazelcastBackend } from '../lib/backends/hazelcast/hazelcast-backend';
 import type { Permit } from '../lib';
 
@@ -55,22 +56,28 @@ export function engineNode(name: string, store: PermitStore, local: boolean): Be
  * Ours with the run history on: every run a node makes is noted and written in batches (`HistoryRecorder`, every
  * 10 s as the module's default), its calls counted with the permits'. What history adds to a held tick.
  */
-export async function gatekeeperHistoryNode(name: string, config: ClientConfig, mapPrefix: string): Promise<BenchNode> {
+export async function gatekeeperHistoryNode(name: string, config: ClientConfig, mapPrefix: string, ledger = false): Promise<BenchNode> {
   const connection = new HazelcastConnection({ clientConfig: config });
   const store = new HazelcastPermitStore({ connection, mapPrefix });
   await store.connect({ clock: systemClock });
   const history = new HistoryRecordStore(new HazelcastBackend({ connection, mapPrefix }));
   await history.connect();
-  return historyNode(name, store, history);
+  return historyNode(name, store, history, ledger);
 }
 
+/** The bench's ticks as a cron job's: every second, its instants judged by the slot ledger when it is on. */
+const EVERY_SECOND = CronTrigger.fromExpression('* * * * * *', 'UTC') as CronTrigger;
+
 /**
- * A node of ours that records its runs: a decorator's held tick with the run history on, on whatever stores it is
+ * A node of ours that records its runs (and, with `ledger`, judges its instants in the slot ledger): a decorator's held tick with the run history on, on whatever stores it is
  * given (connected), both closed with the node. Every backend's history row is this node.
  */
-export function historyNode(name: string, store: PermitStore & { operationCount(): number; close(): Promise<void> }, history: HistoryRecordStore): BenchNode {
+export function historyNode(name: string, store: PermitStore & { operationCount(): number; close(): Promise<void> }, history: HistoryRecordStore, ledger = false): BenchNode {
   const instance = `${name}/${process.pid}`;
-  const recorder = new HistoryRecorder(history, { keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock });
+  const recorder = new HistoryRecorder(history, {
+    keep: 20, flushIntervalMs: 10_000, callTimeoutMs: 5_000, identity: { instance, node: name }, clock: systemClock,
+    ...(ledger && { judge: () => ({ calendar: EVERY_SECOND }) }),
+  });
   recorder.start();
   const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance }, systemClock, { clockSkewMs: 100 });
   return {

@@ -53,7 +53,7 @@ export class RowFinder {
 
 /** Display names of the systems, as the page calls them. */
 export const SYSTEM_NAMES: Record<BenchRow['system'], string> = {
-  gatekeeper: 'gatekeeper', 'gatekeeper+history': 'gatekeeper, run history on', 'gatekeeper-postgres': 'gatekeeper',
+  gatekeeper: 'gatekeeper', 'gatekeeper+history': 'gatekeeper, run history on', 'gatekeeper+ledger': 'gatekeeper, run history and slot ledger on', 'gatekeeper-postgres': 'gatekeeper',
   'gatekeeper-postgres+history': 'gatekeeper, run history on', 'gatekeeper-redis': 'gatekeeper', 'gatekeeper-redis+aof': 'gatekeeper, append-only file on',
   'pessimistic-lock': 'pessimistic lock (map lock)', redlock: 'redlock', 'bare-cron': 'bare `@Cron` method', 'dalloc-style': 'dalloc-style',
   bullmq: 'BullMQ', 'hazelcast-raw': 'raw Hazelcast calls', 'redis-raw': 'raw Redis calls', 'advisory-lock': 'advisory lock',

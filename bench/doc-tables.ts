@@ -65,11 +65,13 @@ function runsOf(rows: RowFinder, scenario: BenchRow['scenario'], system: BenchRo
 }
 
 function history(rows: RowFinder): Table {
-  const table = [['store', 'nodes × jobs', 'round trips per job tick: without → with history', 'CPU ms per node per tick: without → with']];
-  for (const [store, without, withHistory] of [['Hazelcast', 'gatekeeper', 'gatekeeper+history'], ['PostgreSQL', 'gatekeeper-postgres', 'gatekeeper-postgres+history']] as const) {
+  const table = [['store', 'nodes × jobs', 'round trips per job tick: without → with history (→ with its slot ledger)', 'CPU ms per node per tick: without → with (→ with its slot ledger)']];
+  for (const [store, without, withHistory, withLedger] of [['Hazelcast', 'gatekeeper', 'gatekeeper+history', 'gatekeeper+ledger'], ['PostgreSQL', 'gatekeeper-postgres', 'gatekeeper-postgres+history', undefined]] as const) {
     for (const on of rows.all('cron-hold', withHistory)) {
       const off = rows.one('cron-hold', without, false, { nodes: on.nodes, semaphores: on.semaphores, runs: on.runs }) ?? rows.one('cron-hold', without, false, { nodes: on.nodes, semaphores: on.semaphores });
-      table.push([store, `${on.nodes} × ${on.semaphores}`, `${num(off?.storeOpsPerTick)} → ${num(on.storeOpsPerTick)}`, `${num(off?.cpuMsPerTickPerNode)} → ${num(on.cpuMsPerTickPerNode)}`]);
+      const ledger = withLedger && rows.one('cron-hold', withLedger, false, { nodes: on.nodes, semaphores: on.semaphores });
+      const then = (value: number | null | undefined) => (ledger ? ` → ${num(value ?? undefined)}` : '');
+      table.push([store, `${on.nodes} × ${on.semaphores}`, `${num(off?.storeOpsPerTick)} → ${num(on.storeOpsPerTick)}${then(ledger?.storeOpsPerTick)}`, `${num(off?.cpuMsPerTickPerNode)} → ${num(on.cpuMsPerTickPerNode)}${then(ledger?.cpuMsPerTickPerNode)}`]);
     }
   }
   return table;

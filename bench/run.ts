@@ -652,7 +652,7 @@ async function memberGroups(): Promise<void> {
     if (runs('decisions') || runs('cron') || runs('cron-history')) {
       const admin = await gatekeeperNode('admin', config, prefix, false);
       const names = [HELD_NAME, ...FREE_NAMES, ...WARM_NAMES, ...(runs('decisions') ? [...FLOOR_NAMES, ...FLOOR_WARM_NAMES] : []),
-        ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
+        ...[1, 100].flatMap((m) => [1, 3, 6].flatMap((n) => ['hold', 'release', 'hold-g', 'hold-h', 'hold-l'].flatMap((mode) => Array.from({ length: m }, (_, i) => `c-${mode}-${n}-${m}-job-${i}`))))];
       const definitions = new SemaphoreAdmin(admin.store, systemClock);
       for (const name of names) await definitions.define(validateDefinition({ name, duration: name.startsWith('c-hold') ? '10s' : '5s' }));
       await admin.close();
@@ -694,6 +694,8 @@ async function memberGroups(): Promise<void> {
         for (const nodes of [1, 3, 6]) {
           await cron('gatekeeper', 'hold', nodes, semaphores, (n) => gatekeeperNode(n, config, prefix), `c-hold-g-${nodes}-${semaphores}`, HISTORY_TICKS);
           await cron('gatekeeper+history', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix), `c-hold-h-${nodes}-${semaphores}`, HISTORY_TICKS);
+          // The same, each job's instants judged by the slot ledger in its history's writes (issue 66's cost row).
+          await cron('gatekeeper+ledger', 'hold', nodes, semaphores, (n) => gatekeeperHistoryNode(n, config, prefix, true), `c-hold-l-${nodes}-${semaphores}`, HISTORY_TICKS);
         }
       }
     }

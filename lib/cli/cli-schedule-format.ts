@@ -82,6 +82,7 @@ export function scheduleText(s: ShownSchedule, now = Date.now()): string {
     `permit: semaphore ${d.semaphore}, permits ${d.permits}, duration ${formatDuration(d.durationMs)}, group ${d.groupPattern}, acquirer ${d.acquirerPattern}`,
     `missed runs: ${d.missedRuns}${d.catchUpWindowMs === undefined ? '' : ` (catch-up window ${formatDuration(d.catchUpWindowMs)})`}; overlap: ${d.overlap}${d.replaceWaitMs === undefined ? '' : ` (wait ${formatDuration(d.replaceWaitMs)})`}`,
     ...(d.health ? [`health: ${d.health.graceMs === undefined ? 'no grace' : `late after ${formatDuration(d.health.graceMs)}`}; failing after ${d.health.failureThreshold} failed run(s) in a row, recovered after ${d.health.recoveryThreshold} completed`] : []),
+    ...(d.checkIn ? [`check-ins: ${[d.checkIn.start && `start ${d.checkIn.start}`, `success ${d.checkIn.success}`, d.checkIn.failure && `failure ${d.checkIn.failure}`].filter(Boolean).join(', ')} (wait ${formatDuration(d.checkIn.timeoutMs)})`] : []),
     `next runs: ${d.paused ? 'none while paused' : s.nextRunsNote ? `${s.nextRuns.map(instant).join(', ')} (${s.nextRunsNote})` : s.nextRuns.length > 0 ? s.nextRuns.map(instant).join(', ') : 'unknown here (the cron package cannot be loaded)'}`,
     `last run: ${last ? `${instant(last.startedAt)} (${last.trigger}) on ${last.node}, token ${last.token}: ${last.outcome}${last.error ? `: ${last.error}` : ''}` : 'none'}`,
     takersText(s),

@@ -10,13 +10,14 @@ import type { SemaphoreStatus } from '../permits/semaphore-status';
 import type { JobSummary } from '../schedules/job-summary';
 import type { JobDescription, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import type { RunRecord } from '../schedules/run-record';
+import type { SlotEntry } from '../schedules/slot-ledger';
 import type { ScheduleDefinition } from '../schedules/schedule-definition';
 import type { ScheduleOverview } from '../schedules/schedule-overview';
 import type { TaskRecord } from '../store/tasks/task';
 import type { TaskGroupStatus, TaskStateCounts } from '../tasks/task-admin';
 
 export type {
-  AllocationStatus, ClusterOverview, JobDescription, JobPauseResult, JobSummary, RunNowResult, RunRecord, ScheduleDefinition,
+  AllocationStatus, ClusterOverview, JobDescription, JobPauseResult, JobSummary, RunNowResult, RunRecord, ScheduleDefinition, SlotEntry,
   ScheduleOverview, SemaphoreDefinition, TaskGroupStatus, TaskRecord, TaskStateCounts,
 };
 

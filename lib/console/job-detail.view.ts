@@ -1,7 +1,7 @@
 // The Jobs panel's details: one job's description and run history, in a row right under the job's own row (failures
 // with their stack, folded until opened and kept open across polls).
 import { api, messageOf } from './console.api';
-import type { JobDescription, RunRecord } from './console-api.types';
+import type { JobDescription, RunRecord, SlotEntry } from './console-api.types';
 import { $, el, nodes, type Child } from './console.dom';
 import { duration, times, token, took } from './console.format';
 
@@ -95,6 +95,7 @@ function renderDetail(): void {
   detailBox.dataset.job = d.job;
   detailBox.replaceChildren(...nodes([
     el('dl', { class: 'facts', 'aria-label': `Details of ${d.job}` }, facts.flatMap(([name, value]) => [el('dt', {}, name), el('dd', { 'data-fact': name }, value)])),
+    slotStrip(d.job, d.slots),
     d.nextRuns.length || d.nextRunsNote
       ? el('div', {}, el('h4', {}, 'Next runs'), el('ol', { class: 'next-runs' }, d.nextRuns.map((t) => el('li', {}, times.at(t)))), d.nextRunsNote ? el('p', { class: 'note' }, d.nextRunsNote) : null)
       : null,
@@ -102,6 +103,30 @@ function renderDetail(): void {
       el('caption', {}, `History: ${d.runs.length} run(s) kept, newest first`),
       el('thead', {}, el('tr', {}, ['Trigger', 'Instant', 'Node', 'Token', 'Started', 'Took', 'Outcome', 'Error'].map((h) => el('th', { scope: 'col' }, h)))),
       el('tbody', { id: 'job-runs' }, d.runs.length ? d.runs.map(runRow) : [el('tr', {}, el('td', { colspan: 8 }, 'No run kept yet.'))]))]));
+}
+
+/** How many of the newest slots the strip shows. */
+const STRIP_SLOTS = 40;
+
+/**
+ * The job's recent slots, oldest to newest, one mark each (a range of instants with one verdict is one mark with its
+ * count): what ran, failed, was missed or skipped, and why, in the mark's title and its accessible name.
+ */
+function slotStrip(job: string, slots: readonly SlotEntry[] | undefined): HTMLElement | null {
+  if (!slots || slots.length === 0) return null;
+  const shown = slots.slice(0, STRIP_SLOTS).reverse();
+  const marks = shown.map((s) => {
+    const failed = s.outcome !== undefined && s.outcome !== 'completed' && s.outcome !== 'running';
+    const when = s.last === undefined ? times.at(s.instant) : `${times.at(s.instant)} to ${times.at(s.last)} (${s.count} instants)`;
+    const what = s.outcome === undefined ? s.verdict : `${s.verdict}, ${s.outcome}${s.error ? `: ${s.error}` : ''}`;
+    const label = `${when}: ${what}, ${s.node}`;
+    return el('li', { class: `slot ${s.verdict}${failed ? ' failed' : ''}`, 'data-verdict': s.verdict, title: label, 'aria-label': label }, s.count > 1 ? `${s.count}` : '');
+  });
+  const missed = slots.filter((s) => s.verdict === 'missed').reduce((n, s) => n + s.count, 0);
+  return el('div', { class: 'slots' },
+    el('h4', {}, `Slots: the newest ${shown.length}${missed ? `, ${missed} instant(s) missed among them` : ''}`),
+    el('ol', { class: 'slot-strip', 'aria-label': `Recent slots of ${job}, oldest first` }, marks),
+    el('p', { class: 'note slot-legend' }, 'ran, failed, caught up, run now; missed (nothing ran it, nothing said why); paused, overlap, no eligible node (skipped on purpose)'));
 }
 
 function runRow(r: RunRecord): HTMLTableRowElement {

@@ -226,5 +226,5 @@ function permitOptions(definition: ScheduleDefinition): ArmedJob['options'] {
   const policy = resolveJobPolicy({ overlap, replaceWait: replaceWaitMs, missedRuns, catchUpWindow: catchUpWindowMs, health }, (field, reason) => {
     throw invalidSchedule(definition.id, field, reason); // validated when written: not seen
   });
-  return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true };
+  return { semaphore: definition.semaphore, durationMs: definition.durationMs, ...policy, oncePerInstant: true, ...(definition.checkIn && { checkIn: definition.checkIn }) };
 }

@@ -68,6 +68,12 @@ export function resolveCheckIn(input: unknown, fail: (field: string, reason: str
   };
 }
 
+/** A resolved check-in in the input form (its own three URLs, the wait in ms): what resolves to it again. */
+export function checkInInput(checkIn: CheckIn): CheckInOptions {
+  const { start, success, failure, timeoutMs } = checkIn;
+  return { ...(start !== undefined && { start }), success, ...(failure !== undefined && { failure }), timeout: timeoutMs };
+}
+
 /** `value` as an http(s) URL (a `{run}` in it allowed), or `fail` naming `field`. */
 function checkedUrl(value: unknown, field: string, fail: (field: string, reason: string) => never): string {
   if (typeof value !== 'string' || value === '') return fail(field, `must be an http(s) URL, got ${JSON.stringify(value)}`);

@@ -208,6 +208,11 @@ export class HistoryRecorder {
     return this.writer.knownSince(job);
   }
 
+  /** The history of `job` as this node last wrote or read it, if it has one (no store call). */
+  cached(job: string): JobHistory | undefined {
+    return this.writer.cached(job);
+  }
+
   /** This node's skipped-tick counts per job (what the next flush writes). */
   skippedHere(): Readonly<Record<string, Readonly<Record<string, number>>>> {
     return this.skipped;

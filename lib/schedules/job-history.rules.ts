@@ -109,14 +109,10 @@ export function judgeHealth(
   /** The turn a change is stored with (made only when the job turns). */
   turn: () => { readonly id: string; readonly at: number },
 ): { history: JobHistory; change?: HealthChange } {
-  const ended = next.runs.filter((run) => run.outcome !== 'running' && run.outcome !== 'replaced');
+  const ended = endedRuns(next);
   // A threshold above what is kept is met at what is kept, less the kept runs that have not ended (never 0).
   const reachable = (threshold: number) => Math.max(1, Math.min(threshold, next.runs.length >= keep ? ended.length : threshold));
-  const streak = (ok: boolean) => {
-    let n = 0;
-    while (n < ended.length && (ended[n].outcome === 'completed') === ok && (ok || FAILED_OUTCOMES.has(ended[n].outcome))) n++;
-    return n;
-  };
+  const streak = (ok: boolean) => streakOf(ended, ok);
   if (next.failingSince === undefined) {
     const failures = streak(false);
     if (failures === 0 || failures < reachable(thresholds.failureThreshold)) return { history: next };
@@ -127,6 +123,23 @@ export function judgeHealth(
   if (successes === 0 || successes < reachable(thresholds.recoveryThreshold)) return { history: next };
   const { failingSince, ...rest } = next;
   return { history: { ...rest, turn: turn() }, change: { kind: 'recovered', job: next.job, successes, failingSince } };
+}
+
+/** A history's ended runs as its health is judged on them: newest first by start, a replaced run not counted. */
+function endedRuns(history: JobHistory): RunRecord[] {
+  return history.runs.filter((run) => run.outcome !== 'running' && run.outcome !== 'replaced');
+}
+
+/** How many of `ended` (newest first) in a row completed (`ok`) or failed. */
+function streakOf(ended: readonly RunRecord[], ok: boolean): number {
+  let n = 0;
+  while (n < ended.length && (ended[n].outcome === 'completed') === ok && (ok || FAILED_OUTCOMES.has(ended[n].outcome))) n++;
+  return n;
+}
+
+/** The job's newest ended runs that failed in a row, on any node (0 after a completed one): what `failing` counts. */
+export function consecutiveFailures(history: JobHistory): number {
+  return streakOf(endedRuns(history), false);
 }
 
 function newestFirst(a: RunRecord, b: RunRecord): number {

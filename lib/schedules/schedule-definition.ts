@@ -1,3 +1,4 @@
+import type { CheckIn, CheckInOptions } from './check-in';
 import type { DurationInput } from '../core/duration';
 import { MAX_SEMAPHORE_NAME_LENGTH } from '../permits/semaphore-definition';
 import type { MissedRunPolicy, OverlapPolicy } from './job-policy';
@@ -59,6 +60,11 @@ export interface ScheduleDefinitionInput {
    * in a row to recover (default 1).
    */
   health?: { grace?: DurationInput; failureThreshold?: number; recoveryThreshold?: number };
+  /**
+   * Where its runs check in with the monitor a team already has, as a `@ClusterSingleton`'s `checkIn` option: the
+   * start, success and failure of each scheduled run, and a failure for each instant judged missed, once each.
+   */
+  checkIn?: CheckInOptions;
 }
 
 /** A validated schedule definition, as stored in the cluster: every default filled in, durations in ms. */
@@ -95,6 +101,8 @@ export interface ScheduleDefinition {
   readonly replaceWaitMs?: number;
   /** Set when its `health` was given: the grace of a late start (if any), and both thresholds. */
   readonly health?: { readonly graceMs?: number; readonly failureThreshold: number; readonly recoveryThreshold: number };
+  /** Set when its `checkIn` was given: the URL templates and the wait of each check-in. */
+  readonly checkIn?: CheckIn;
 }
 
 /** The default semaphore of a schedule is this followed by its id. */

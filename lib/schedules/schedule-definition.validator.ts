@@ -1,3 +1,4 @@
+import { checkInInput, resolveCheckIn } from './check-in';
 import { z } from 'zod';
 import { absentAs, durationInput, onlyKeys, regexInput } from '../core/input-fields';
 import { parseInput, withReason, type InputErrorFactory } from '../core/input-schema';
@@ -22,7 +23,7 @@ const MAX_HANDLER_LENGTH = MAX_NAME_LENGTH;
 /** Every field of a schedule, as the error for any other key lists them. */
 const SCHEDULE_FIELDS = [
   'id', 'cron', 'timeZone', 'handler', 'data', 'paused', 'semaphore', 'permits', 'duration', 'groupPattern', 'acquirerPattern',
-  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait', 'health',
+  'missedRuns', 'catchUpWindow', 'overlap', 'replaceWait', 'health', 'checkIn',
 ] as const;
 
 const notBlank = (text: string) => text.trim() !== '';
@@ -154,6 +155,7 @@ export function validateScheduleDefinition(input: ScheduleDefinitionInput, { val
     overlap,
     ...(overlap === 'replace' && { replaceWaitMs: policy.replaceWaitMs }),
     ...(policy.health !== undefined && { health: storedHealth(policy.health) }),
+    ...(input.checkIn !== undefined && { checkIn: resolveCheckIn(input.checkIn, fail) }),
   };
 }
 
@@ -176,6 +178,7 @@ export function toScheduleInput(definition: ScheduleDefinition): ScheduleDefinit
     overlap: definition.overlap,
     ...(definition.replaceWaitMs !== undefined && { replaceWait: definition.replaceWaitMs }),
     ...(definition.health !== undefined && { health: healthInput(definition.health) }),
+    ...(definition.checkIn !== undefined && { checkIn: checkInInput(definition.checkIn) }),
   };
 }
 

@@ -3,6 +3,7 @@ import { parseJsonObject } from '../core/json-object';
 import type { ScheduleDefinition } from './schedule-definition';
 import { healthInput, validateScheduleDefinition } from './schedule-definition.validator';
 import type { ScheduleRecord } from './schedule-record';
+import { checkInInput, type CheckIn } from './check-in';
 
 /*
  * One canonical JSON encoding of a schedule record. Hazelcast's compare-and-set compares serialized bytes, so the
@@ -60,6 +61,7 @@ function definitionFields(d: ScheduleDefinition): Record<string, unknown> {
     overlap: d.overlap,
     replaceWaitMs: d.replaceWaitMs,
     health: d.health && { graceMs: d.health.graceMs, failureThreshold: d.health.failureThreshold, recoveryThreshold: d.health.recoveryThreshold },
+    checkIn: d.checkIn && { start: d.checkIn.start, success: d.checkIn.success, failure: d.checkIn.failure, timeoutMs: d.checkIn.timeoutMs },
   };
 }
 
@@ -89,6 +91,7 @@ function decodeDefinition(key: string, raw: unknown): ScheduleDefinition {
       overlap: d.overlap as ScheduleDefinition['overlap'],
       ...(d.replaceWaitMs !== undefined && { replaceWait: d.replaceWaitMs as number }),
       ...(d.health !== undefined && { health: healthInput(d.health as NonNullable<ScheduleDefinition['health']>) }),
+      ...(d.checkIn !== undefined && { checkIn: checkInInput(d.checkIn as CheckIn) }),
     });
   } catch (error) {
     throw new CorruptStateError(key, (error as Error).message);

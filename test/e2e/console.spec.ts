@@ -441,6 +441,9 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
     expect(await page.$$eval('#job-detail ol.next-runs li', (items) => items.length)).toBe(10);
     expect(await text('#job-detail dd[data-fact="Runs"]')).toMatch(/^completed \d+/);
     expect(await page.$$eval('#job-runs tr[data-trigger="schedule"]', (rows) => rows.length)).toBeGreaterThan(0);
+    // The slot strip: the newest slots, oldest first, each mark named by its instant, verdict and node.
+    expect(await page.$$eval('#job-detail ol.slot-strip li[data-verdict="ran"]', (marks) => marks.length)).toBeGreaterThan(0);
+    expect(await page.$eval('#job-detail ol.slot-strip li:last-child', (li) => li.getAttribute('aria-label'))).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d: ran, (completed|running), app-\d+$/);
 
     // Run now asks first, naming the job and where it runs: cancelled, nothing is asked of the cluster.
     const manualRuns = () => runs('billing').length;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClusterSingleton, InvalidInputError, ScheduleService } from '../../lib';
+import { ClusterSingleton, InvalidInputError, ScheduleHandler, ScheduleService } from '../../lib';
 import { resolveClusterSingletonOptions } from '../../lib/nest/schedules/cluster-singleton.options';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
 import { CheckInMonitor as Monitor } from '../support/check-in-monitor';
@@ -31,6 +31,17 @@ function checkedJobs(hcUrl: string, ownUrl: string) {
   return CheckedJobs;
 }
 
+/** A runtime schedule's handler. */
+@Injectable()
+class RuntimeHandlers {
+  runs = 0;
+
+  @ScheduleHandler('checked-runtime')
+  run(): void {
+    this.runs++;
+  }
+}
+
 /**
  * Check-ins (`@ClusterSingleton({ checkIn })`) reach a real HTTP monitor on a local port from the node that ran each
  * scheduled run: the start, then the success or the failure, paired by the run's id; a monitor that refuses, hangs or
@@ -44,7 +55,7 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('check-ins on %s'
     CheckedJobs = checkedJobs(`http://127.0.0.1:${monitor.port}/ping/job-uuid`, `http://127.0.0.1:${monitor.port}/own`);
     const mapPrefix = uniquePrefix(`check-ins-${backend}`);
     await declareTestPrefix(backend, mapPrefix);
-    node = await startNode({ ...testBackendOptions(backend, mapPrefix), mapPrefix, identity: { acquirer: 'app-1' }, providers: [CheckedJobs] });
+    node = await startNode({ ...testBackendOptions(backend, mapPrefix), mapPrefix, identity: { acquirer: 'app-1' }, providers: [CheckedJobs, RuntimeHandlers] });
   });
   afterAll(async () => {
     await node?.close();
@@ -87,6 +98,22 @@ describe.each<TestBackend>(['hazelcast', 'postgres', 'redis'])('check-ins on %s'
     const rids = new Set(monitor.heard.slice(before).map((h) => h.query.get('rid')));
     expect([...rids]).toEqual([success!.query.get('rid')]);
     expect(rids.size).toBe(1);
+  });
+
+  it("checks in a runtime schedule's runs the same way (its definition's checkIn), once each", async () => {
+    const schedules = node.get(ScheduleService);
+    await schedules.upsert({ id: 'checked-rt', cron: '* * * * * *', handler: 'checked-runtime', duration: '3s', checkIn: { start: `http://127.0.0.1:${monitor.port}/rt/start/{run}`, success: `http://127.0.0.1:${monitor.port}/rt/done/{run}` } });
+    try {
+      const done = await eventually('two runs checked in', () => {
+        const heard = monitor.heard.filter((h) => h.path.startsWith('/rt/done/'));
+        return heard.length >= 2 ? heard : undefined;
+      }, { timeoutMs: 15_000, intervalMs: 100 });
+      const ids = done.map((h) => h.path.split('/')[3]);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const id of ids) expect(monitor.heard.filter((h) => h.path === `/rt/start/${id}`)).toHaveLength(1);
+    } finally {
+      await schedules.remove('checked-rt');
+    }
   });
 
   it('runs the job unchanged while the monitor refuses or hangs, says so once, and says when it answers again', async () => {

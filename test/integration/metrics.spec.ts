@@ -34,6 +34,16 @@ class EverySecond {
 }
 
 @Injectable()
+class FlakyJob {
+  fail = true;
+
+  @ClusterSingleton('metrics-flaky', '5s')
+  async run(): Promise<void> {
+    if (this.fail) throw new Error('the ledger is locked');
+  }
+}
+
+@Injectable()
 class Exports {
   @TaskHandler('export')
   export(): string {
@@ -89,6 +99,18 @@ describe('metrics (prom-client, real member)', () => {
     const lastSuccess = sample(text, 'gatekeeper_job_last_success_timestamp_seconds', labels)!;
     expect(Math.abs(lastSuccess - Date.now() / 1000)).toBeLessThan(10);
     expect(app.get(EverySecond).runs).toBeGreaterThanOrEqual(2);
+  });
+
+  it('says how many runs of a job failed in a row on any node, from the run history, and 0 once one completed', async () => {
+    const registry = new Registry();
+    const app = await start({ identity: { acquirer: 'flaky-node' }, metrics: { registry }, schedules: { history: { flushInterval: '100ms' } } }, [FlakyJob]);
+    const labels = { node: 'flaky-node', semaphore: 'metrics-flaky', job: 'FlakyJob.run' };
+    const job = app.get(FlakyJob);
+    for (let i = 0; i < 2; i++) await expect(job.run()).rejects.toThrow('the ledger is locked');
+    await eventually('two failures in a row', async () => sample(await registry.metrics(), 'gatekeeper_job_consecutive_failures', labels) === 2, { timeoutMs: 10_000 });
+    job.fail = false;
+    await job.run();
+    await eventually('none once a run completed', async () => sample(await registry.metrics(), 'gatekeeper_job_consecutive_failures', labels) === 0, { timeoutMs: 10_000 });
   });
 
   it('counts decisions, runs, held permits, leadership, tasks, lease losses and store calls', async () => {

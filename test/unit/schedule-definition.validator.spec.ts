@@ -1,3 +1,4 @@
+import { decodeScheduleRecord, encodeScheduleRecord } from '../../lib/schedules/schedule-record.codec';
 import { MAX_SCHEDULE_DATA_BYTES, type ScheduleDefinitionInput } from '../../lib/schedules/schedule-definition';
 import { toScheduleInput, validateScheduleDefinition } from '../../lib/schedules/schedule-definition.validator';
 import { InvalidInputError } from '../../lib/core/errors/invalid-input.error';
@@ -38,6 +39,17 @@ describe('validateScheduleDefinition', () => {
     expect(() => validateScheduleDefinition({ ...base, health: { failureThreshold: 0 } })).toThrow(/Schedule "tenant-7-report".*health\.failureThreshold.*whole number from 1 to 1000/);
     expect(() => validateScheduleDefinition({ ...base, health: { grace: 'later' } })).toThrow(/health\.grace/);
     expect(() => validateScheduleDefinition({ ...base, health: { lateAfter: '5m' } as never })).toThrow(/health\.lateAfter.*is not an option/);
+  });
+
+  it('keeps checkIn only when given, resolved to its URLs; refuses a bad one naming the field; round-trips it, through the store\'s codec too', () => {
+    expect(validateScheduleDefinition(base)).not.toHaveProperty('checkIn');
+    const d = validateScheduleDefinition({ ...base, checkIn: { healthchecks: 'https://hc-ping.com/abc', timeout: '3s' } });
+    expect(d.checkIn).toEqual({ start: 'https://hc-ping.com/abc/start?rid={run}', success: 'https://hc-ping.com/abc?rid={run}', failure: 'https://hc-ping.com/abc/fail?rid={run}', timeoutMs: 3_000 });
+    expect(validateScheduleDefinition(toScheduleInput(d))).toEqual(d);
+    const record = { id: d.id, revision: 1, updatedAt: 1, updatedBy: 'a', writeId: 'w', definition: d };
+    expect(decodeScheduleRecord(d.id, encodeScheduleRecord(record as never)).definition).toEqual(d);
+    expect(() => validateScheduleDefinition({ ...base, checkIn: { success: 'ftp://monitor/x' } })).toThrow(/Schedule "tenant-7-report".*checkIn\.success.*http\(s\) URL/);
+    expect(() => validateScheduleDefinition({ ...base, checkIn: { healthchecks: 'https://hc-ping.com/abc', failure: 'https://x' } as never })).toThrow(/checkIn\.failure/);
   });
 
   it('writes the cron expression with single spaces, and 6-field expressions (seconds first) are accepted', () => {

@@ -11,6 +11,8 @@ import type { ResolvedGatekeeperOptions } from '../options/gatekeeper.options';
 import type { ResolvedMetricsOptions } from '../options/metrics.options';
 import { PermitsRuntime } from '../permits/permits.runtime';
 import { TasksRuntime } from '../tasks/tasks.runtime';
+import { SchedulesRuntime } from '../schedules/schedules.runtime';
+import { consecutiveFailures } from '../../schedules/job-history.rules';
 import { invalidOption } from '../../core/errors/input.errors';
 
 /** What one module (a node) reports; gauges ask every node registered in the process. */
@@ -24,6 +26,8 @@ interface MetricsSource {
   readonly lastSuccesses: Map<string, { semaphore: string; job: string; at: number }>;
   readonly leading: Map<string, boolean>;
   readonly owned: Map<string, Set<string>>;
+  /** Each job's failed runs in a row on any node, as the history this node last wrote or read has them. */
+  failureStreaks(): Array<{ semaphore: string; job: string; failures: number }>;
   /** Task counts by type and state (cached), or `undefined` when this node has no tasks connected. */
   taskCounts(): Promise<Record<string, Record<string, number>> | undefined>;
   now(): number;
@@ -65,6 +69,7 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
     private readonly runtime: PermitsRuntime,
     private readonly events: GatekeeperEvents,
     private readonly tasks: TasksRuntime,
+    private readonly schedules: SchedulesRuntime,
     @Optional() @Inject(GATEKEEPER_BACKENDS) private readonly backends?: ModuleBackends,
   ) {}
 
@@ -178,6 +183,10 @@ export class GatekeeperMetrics implements OnModuleInit, OnModuleDestroy {
       lastSuccesses: new Map(),
       leading: new Map([...this.options.elections.keys()].map((name) => [name, false])),
       owned: new Map(),
+      failureStreaks: () => this.schedules.jobs.all().flatMap((job) => {
+        const history = this.schedules.recorder.cached(job.name);
+        return history ? [{ semaphore: job.options.semaphore, job: job.name, failures: consecutiveFailures(history) }] : [];
+      }),
       // One listing of every task at most every taskCountsInterval: the first scrape waits for it, later ones do not.
       taskCounts: async () => {
         if (!counts) await read();
@@ -261,6 +270,17 @@ function instrumentsFor(prom: typeof PromClient, settings: ResolvedMetricsOption
       this.reset();
       await each((source) => {
         for (const { semaphore, job, at } of source.lastSuccesses.values()) this.set({ node: source.node, semaphore, job }, at / 1000);
+      });
+    },
+  });
+  new prom.Gauge({
+    name: name('job_consecutive_failures'),
+    help: 'Failed runs of a job in a row, newest first, on any node, as the run history this node last wrote or read has them (0 after a completed run; aggregate with max)',
+    labelNames: ['node', 'semaphore', 'job'], registers,
+    async collect() {
+      this.reset();
+      await each((source) => {
+        for (const { semaphore, job, failures } of source.failureStreaks()) this.set({ node: source.node, semaphore, job }, failures);
       });
     },
   });
