@@ -65,7 +65,10 @@ function runsOf(rows: RowFinder, scenario: BenchRow['scenario'], system: BenchRo
 }
 
 function history(rows: RowFinder): Table {
-  const table = [['store', 'nodes × jobs', 'round trips per job tick: without → with history (→ with its slot ledger)', 'CPU ms per node per tick: without → with (→ with its slot ledger)']];
+  // The slot ledger's column only once a run measured it (issue 66's rows).
+  const ledgered = rows.all('cron-hold', 'gatekeeper+ledger').length > 0;
+  const also = ledgered ? ' (→ with its slot ledger)' : '';
+  const table = [['store', 'nodes × jobs', `round trips per job tick: without → with history${also}`, `CPU ms per node per tick: without → with${also}`]];
   for (const [store, without, withHistory, withLedger] of [['Hazelcast', 'gatekeeper', 'gatekeeper+history', 'gatekeeper+ledger'], ['PostgreSQL', 'gatekeeper-postgres', 'gatekeeper-postgres+history', undefined]] as const) {
     for (const on of rows.all('cron-hold', withHistory)) {
       const off = rows.one('cron-hold', without, false, { nodes: on.nodes, semaphores: on.semaphores, runs: on.runs }) ?? rows.one('cron-hold', without, false, { nodes: on.nodes, semaphores: on.semaphores });

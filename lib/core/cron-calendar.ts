@@ -55,6 +55,12 @@ export class CronCalendar {
   private readonly hours: ReadonlySet<number> | undefined;
   /** Whether the hour field is fixed: each wall-clock time fires once, not on each of its instants. */
   readonly fixedHour: boolean;
+  /**
+   * A step (ms) every fire instant is a whole number of steps from every other, whatever the zone does: two fire
+   * instants exactly one step apart have none between them. `undefined` when no such step of at most 30 minutes is
+   * known (see {@link gridStepMs}).
+   */
+  readonly gridMs: number | undefined;
 
   constructor(
     private readonly cronTime: CronSteps,
@@ -65,6 +71,7 @@ export class CronCalendar {
     this.minutes = valuesOf(minute);
     this.hours = valuesOf(hour);
     this.fixedHour = this.hours !== undefined;
+    this.gridMs = gridStepMs(this.seconds, this.minutes);
   }
 
   /** The first fire instant after `from`, or `undefined` when none is within the package's horizon. */
@@ -148,6 +155,26 @@ function valuesOf(field: string | undefined): ReadonlySet<number> | undefined {
 
 function has(values: ReadonlySet<number> | undefined, value: number): boolean {
   return values === undefined || values.has(value);
+}
+
+/**
+ * The grid the fire instants lie on, from the second and minute fields alone: the greatest step that divides the
+ * distance between any two of the hour's wall-clock offsets (minute * 60 + second, cyclic over the hour). Days, hours
+ * and a zone's daylight saving only leave out or shift whole hours (or half hours), and a zone's offset is a whole
+ * minute, so every fire instant in absolute time is on the same grid when the step divides 30 minutes: otherwise
+ * `undefined`.
+ */
+function gridStepMs(seconds: ReadonlySet<number> | undefined, minutes: ReadonlySet<number> | undefined): number | undefined {
+  const secondValues = seconds ? [...seconds].sort((a, b) => a - b) : Array.from({ length: 60 }, (_, i) => i);
+  const minuteValues = minutes ? [...minutes].sort((a, b) => a - b) : Array.from({ length: 60 }, (_, i) => i);
+  const offsets = minuteValues.flatMap((m) => secondValues.map((s) => m * 60 + s));
+  let step = 3600;
+  for (let i = 0; i < offsets.length; i++) step = gcd(step, (i + 1 < offsets.length ? offsets[i + 1] : offsets[0] + 3600) - offsets[i]);
+  return 1800 % step === 0 ? step * 1000 : undefined;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
 }
 
 /**

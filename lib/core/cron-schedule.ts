@@ -29,6 +29,11 @@ export class CronSchedule {
     return this.gapMs;
   }
 
+  /** A step every fire instant is a whole number of from every other (see `CronCalendar.gridMs`), if one is known. */
+  get gridMs(): number | undefined {
+    return this.calendar.gridMs;
+  }
+
   /** The time zone it fires in (`UTC+05:30` for a `utcOffset`); `undefined`: the process's zone. */
   get timeZone(): string | undefined {
     return this.zone;

@@ -27,6 +27,7 @@ export function encodeHistory(history: JobHistory): string {
     turn: history.turn && { id: history.turn.id, at: history.turn.at },
     slots: history.slots?.map((r) => ({ verdict: r.verdict, first: r.first, last: r.last, count: r.count, node: r.node })),
     judgedThrough: history.judgedThrough,
+    schedule: history.schedule,
     ranAhead: history.ranAhead,
     said: history.said,
   });
@@ -52,6 +53,7 @@ export function decodeHistory(key: string, raw: string): JobHistory {
     ...(isTurn(value.turn) && { turn: { id: value.turn.id, at: value.turn.at } }),
     ...(Array.isArray(value.slots) && { slots: value.slots.map((range) => decodeSlot(key, range)) }),
     ...(typeof value.judgedThrough === 'number' && { judgedThrough: value.judgedThrough }),
+    ...(typeof value.schedule === 'string' && { schedule: value.schedule }),
     ...(Array.isArray(value.ranAhead) && { ranAhead: value.ranAhead.filter((at): at is number => typeof at === 'number') }),
     ...(typeof value.said === 'string' && { said: value.said }),
   };

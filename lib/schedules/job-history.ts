@@ -53,6 +53,11 @@ export interface JobHistory {
    * instants are those of {@link ranAhead} and the newer ranges.
    */
   readonly judgedThrough?: number;
+  /**
+   * The schedule the ledger was last judged by (cron expression and zone): a write by a node with another (the
+   * schedule was edited, or deployed anew) judges only instants after it, never the old schedule's by the new one.
+   */
+  readonly schedule?: string;
   /** Instants after {@link judgedThrough} that a run started for: remembered until judged (the runs may be trimmed first). */
   readonly ranAhead?: readonly number[];
   /**

@@ -22,10 +22,15 @@ const AHEAD_AT_MOST = 1_000;
 
 /** A job's fire instants, as the ledger reads them. */
 export interface SlotCalendar {
+  /** The cron expression and its zone: a history judged by another is not judged by this one before now. */
+  readonly expression?: string;
+  readonly timeZone?: string;
   /** The next `count` fire instants after `from`. */
   next(from: number, count: number): number[];
   /** The fire instants strictly between `after` and `before`: how many (up to `cap`) and the newest. */
   firesBetween(after: number, before: number, cap?: number): { count: number; last?: number };
+  /** A step every fire instant is a whole number of from every other: a run one step after a fire is the next fire. */
+  readonly gridMs?: number;
 }
 
 /** What a write of the ledger says for the cluster. */
@@ -53,9 +58,15 @@ export function judgeSlots(
   for (const run of next.runs) if (run.instant !== undefined && run.trigger !== 'manual') ran.add(run.instant);
   let through = next.judgedThrough ?? startOfLedger(base, next, notes);
   if (through === undefined) return { history: next, news: {} };
+  const schedule = calendar.expression === undefined ? undefined : `${calendar.expression} ${calendar.timeZone ?? ''}`.trim();
+  if (schedule !== undefined && next.schedule !== undefined && next.schedule !== schedule) {
+    // Its schedule changed (an edit, a deploy): the instants not judged yet may have been the old schedule's, which
+    // this node cannot name. Judged from here on by the new one.
+    through = Math.max(through, settledBefore - 1);
+  }
   const missed: number[] = [];
   let missedCount = 0;
-  const fires = settledFires(calendar, through, settledBefore);
+  const fires = settledFires(calendar, through, settledBefore, ran);
   if (fires.length > JUDGED_ONE_BY_ONE) {
     // A long gap (a cluster down for days): one range, counted, the runs in it left to the history's own record.
     const gap = calendar.firesBetween(through, settledBefore);
@@ -73,12 +84,14 @@ export function judgeSlots(
       if (missed.length > NAMED_AT_MOST) missed.shift();
     }
   }
-  through = Math.max(through, settledBefore - 1);
-  const ahead = [...ran].filter((at) => at > through).sort((a, b) => a - b).slice(-AHEAD_AT_MOST);
+  // Through the last fire judged (a fire, so the next write can step from it on the grid), or up to the settled.
+  through = fires.length > 0 && fires.length <= JUDGED_ONE_BY_ONE ? Math.max(through, fires.at(-1)!) : Math.max(through, settledBefore - 1);
+  const ahead = [...ran].filter((at) => at >= through).sort((a, b) => a - b).slice(-AHEAD_AT_MOST);
   const kept = slots.sort((a, b) => b.last - a.last).slice(0, SLOTS_KEPT);
   const lastMissed = missed.at(-1);
   const history: JobHistory = {
     ...next,
+    ...(schedule !== undefined && { schedule }),
     slots: kept,
     judgedThrough: through,
     ranAhead: ahead,
@@ -94,14 +107,33 @@ export function judgeSlots(
   };
 }
 
-/** The fire instants after `through` and before `settledBefore`, one by one, at most one more than are judged so. */
-function settledFires(calendar: SlotCalendar, through: number, settledBefore: number): number[] {
+/**
+ * The fire instants after `through` and before `settledBefore`, at most one more than are judged one by one. Where
+ * `through` is a fire and the calendar has a grid, a run one step after a fire names the next fire with no cron
+ * calculation (the usual case: every instant ran); the rest are listed by the calendar, a few at a time.
+ */
+function settledFires(calendar: SlotCalendar, through: number, settledBefore: number, ran: ReadonlySet<number>): number[] {
   const fires: number[] = [];
-  for (let at = through; fires.length <= JUDGED_ONE_BY_ONE;) {
-    const [next] = calendar.next(at, 1);
-    if (next === undefined || next >= settledBefore) break;
-    fires.push(next);
-    at = next;
+  const grid = calendar.gridMs;
+  let at = through;
+  while (fires.length <= JUDGED_ONE_BY_ONE) {
+    // From a fire, the next is at least a step later: none is settled when that step is not.
+    const onFire = grid !== undefined && (fires.length > 0 || ran.has(at));
+    if (onFire && at + grid >= settledBefore) break;
+    if (onFire && ran.has(at + grid)) {
+      fires.push((at += grid));
+      continue;
+    }
+    const batch = calendar.next(at, 8);
+    let more = batch.length === 8;
+    for (const next of batch) {
+      if (next >= settledBefore || fires.length > JUDGED_ONE_BY_ONE) {
+        more = false;
+        break;
+      }
+      fires.push((at = next));
+    }
+    if (!more) break;
   }
   return fires;
 }

@@ -72,3 +72,27 @@ describe('CronTrigger: expressions that fire rarely, within the cron package\'s 
     expect(trigger.instantFor(next[0] + 5_000)).toBe(next[0]);
   });
 });
+
+describe('CronTrigger: the grid its fire instants lie on (what the slot ledger steps by)', () => {
+  const grid = (expression: string, zone = 'UTC') => (CronTrigger.fromExpression(expression, zone) as CronTrigger).gridMs;
+
+  it('is the step of the second and minute fields, when it divides half an hour', () => {
+    expect(grid('* * * * * *')).toBe(1_000);
+    expect(grid('*/10 * * * * *')).toBe(10_000);
+    expect(grid('5,35 * * * * *')).toBe(30_000);
+    expect(grid('0 * * * * *')).toBe(60_000);
+    expect(grid('0 */5 9-17 * * 1-5', 'Europe/Berlin')).toBe(300_000);
+    expect(grid('0 7,22 * * * *')).toBe(900_000);
+    // An hour or more: a zone that shifts by half an hour (Lord Howe) would move it, so none is claimed.
+    expect(grid('0 0 * * * *')).toBeUndefined();
+    expect(grid('0 30 2 * * *', 'Europe/Berlin')).toBeUndefined();
+  });
+
+  it('holds across a daylight-saving shift: every fire instant of a day of it is a whole number of steps apart', () => {
+    for (const [expression, zone, from] of [['0 */5 * * * *', 'Europe/Berlin', Date.UTC(2026, 9, 24, 22)], ['*/10 * * * * *', 'Australia/Lord_Howe', Date.UTC(2026, 3, 4, 14, 30)]] as const) {
+      const trigger = CronTrigger.fromExpression(expression, zone) as CronTrigger;
+      const fires = trigger.next(from, 400);
+      for (const at of fires) expect((at - fires[0]) % trigger.gridMs!).toBe(0);
+    }
+  });
+});

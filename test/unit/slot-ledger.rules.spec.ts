@@ -24,7 +24,7 @@ describe('the slot ledger (judgeSlots)', () => {
     const first = history({ runs: [run(10)] });
     const a = judgeSlots(undefined, first, [], every10, 15, 'a');
     expect(a.news).toEqual({});
-    expect(a.history.judgedThrough).toBe(14);
+    expect(a.history.judgedThrough).toBe(10); // the last fire judged
     // Instants 20..50 pass with nothing; 60 ran. Settled before 65: 20, 30, 40, 50 missed.
     const b = judgeSlots(a.history, { ...a.history, runs: [run(60), run(10)] }, [], every10, 65, 'b');
     expect(b.news).toEqual({ missed: { instants: [20, 30, 40, 50], count: 4 } });
@@ -46,7 +46,7 @@ describe('the slot ledger (judgeSlots)', () => {
 
   it('remembers runs ahead of the judged instants after they are trimmed from the runs kept', () => {
     const a = judgeSlots(undefined, history({ runs: [run(10), run(20), run(30)] }), [], every10, 15, 'a');
-    expect(a.history.ranAhead).toEqual([20, 30]);
+    expect(a.history.ranAhead).toEqual([10, 20, 30]);
     const b = judgeSlots(a.history, { ...a.history, runs: [run(40)] }, [], every10, 45, 'b');
     expect(b.news).toEqual({});
   });
@@ -79,4 +79,31 @@ describe('the slot ledger (judgeSlots)', () => {
     }
     expect(h.slots!.length).toBe(SLOTS_KEPT);
   });
+
+  it('does not judge the instants of an old schedule by a new one: after an edit, only from the edit on', () => {
+    const hourly = { ...every10, expression: '0 * * * *', timeZone: 'UTC' };
+    const minutely = { ...every10, expression: '* * * * *', timeZone: 'UTC' };
+    const a = judgeSlots(undefined, history({ runs: [run(10)] }), [], hourly, 15, 'a');
+    expect(a.history.schedule).toBe('0 * * * * UTC');
+    // The new schedule fires at 20..50 by its own reckoning; nothing ran them under the old one: not judged missed.
+    const b = judgeSlots(a.history, { ...a.history, runs: [run(60), run(10)] }, [], minutely, 55, 'b');
+    expect(b.news).toEqual({});
+    expect(b.history.schedule).toBe('* * * * * UTC');
+    // From then on it judges by the new one.
+    const c = judgeSlots(b.history, b.history, [], minutely, 85, 'c');
+    expect(c.news).toEqual({ missed: { instants: [70, 80], count: 2 } });
+  });
+
+  it('steps through instants that ran on the calendar\'s grid with no cron calculation, and still finds a gap', () => {
+    let calculations = 0;
+    const grid: SlotCalendar = { ...every10, gridMs: 10, next: (from, count) => (calculations++, every10.next(from, count)) };
+    const a = judgeSlots(undefined, history({ runs: [run(10)] }), [], grid, 15, 'a');
+    const before = calculations;
+    const b = judgeSlots(a.history, { ...a.history, runs: [run(20), run(30), run(40), run(10)] }, [], grid, 45, 'b');
+    expect(b.news).toEqual({});
+    expect(calculations - before).toBe(0);
+    const c = judgeSlots(b.history, { ...b.history, runs: [run(60), run(40)] }, [], grid, 65, 'c');
+    expect(c.news).toEqual({ missed: { instants: [50], count: 1 } });
+  });
 });
+

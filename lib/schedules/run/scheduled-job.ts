@@ -12,6 +12,8 @@ export interface JobCalendar {
   readonly timeZone: string | undefined;
   /** The shortest time between two fire instants (ms). */
   readonly shortestGapMs: number;
+  /** A step every fire instant is a whole number of from every other (ms): two fires one step apart have none between. */
+  readonly gridMs?: number;
   /** The scheduled instant a call at `now` is for; `undefined` for a timer tick at an instant that is not a fire instant. */
   instantFor(now: number): number | undefined;
   /** The next `count` fire instants after `from`. */
