@@ -79,6 +79,7 @@ export function historyNode(name: string, store: PermitStore & { operationCount(
     ...(ledger && { judge: () => ({ calendar: EVERY_SECOND }) }),
   });
   recorder.start();
+  const instants = new Map<string, number>();
   const engine = new PermitEngine(store, { acquirer: name, group: 'bench', instance }, systemClock, { clockSkewMs: 100 });
   return {
     async acquire(key) {
@@ -87,7 +88,11 @@ export function historyNode(name: string, store: PermitStore & { operationCount(
         recorder.skippedTick(key, result.reason);
         return false;
       }
-      const run = recorder.started({ job: key, trigger: 'schedule', instant: Math.floor(Date.now() / 1000) * 1000, token: result.permit.fencingToken });
+      // Each tick is the job's next instant, a second after the one before, as a cron job's every-second ticks are
+      // (named from the clock, a tick that drifts across a second would leave one instant unticked: missed).
+      const instant = (instants.get(key) ?? Math.floor(Date.now() / 1000) * 1000 - 1000) + 1000;
+      instants.set(key, instant);
+      const run = recorder.started({ job: key, trigger: 'schedule', instant, token: result.permit.fencingToken });
       recorder.finished(run, 'completed', 0);
       return true;
     },

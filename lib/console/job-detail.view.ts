@@ -105,6 +105,12 @@ function renderDetail(): void {
       el('tbody', { id: 'job-runs' }, d.runs.length ? d.runs.map(runRow) : [el('tr', {}, el('td', { colspan: 8 }, 'No run kept yet.'))]))]));
 }
 
+/** The strip's marks, as its legend names them. */
+const SLOT_LEGEND: ReadonlyArray<readonly [string, string]> = [
+  ['ran', 'ran'], ['ran failed', 'failed'], ['caughtUp', 'caught up'], ['runNow', 'run now'], ['missed', 'missed (nothing ran it, nothing said why)'],
+  ['paused', 'paused'], ['overlap', 'skipped: overlap'], ['noEligibleNode', 'no eligible node'],
+];
+
 /** How many of the newest slots the strip shows. */
 const STRIP_SLOTS = 40;
 
@@ -126,7 +132,7 @@ function slotStrip(job: string, slots: readonly SlotEntry[] | undefined): HTMLEl
   return el('div', { class: 'slots' },
     el('h4', {}, `Slots: the newest ${shown.length}${missed ? `, ${missed} instant(s) missed among them` : ''}`),
     el('ol', { class: 'slot-strip', 'aria-label': `Recent slots of ${job}, oldest first` }, marks),
-    el('p', { class: 'note slot-legend' }, 'ran, failed, caught up, run now; missed (nothing ran it, nothing said why); paused, overlap, no eligible node (skipped on purpose)'));
+    el('ul', { class: 'slot-legend', 'aria-label': 'What the marks mean' }, SLOT_LEGEND.map(([kind, text]) => el('li', {}, el('span', { class: `slot ${kind}`, 'aria-hidden': 'true' }), text))));
 }
 
 function runRow(r: RunRecord): HTMLTableRowElement {

@@ -389,6 +389,11 @@ describe('the web console (headless Chromium, three-instance sample)', () => {
       expect({ width, ...placed }).toEqual({ width, under: true, rowTop: true, detailOnScreen: true });
       const withDetails = await checkControls(page);
       expect({ width, problems: withDetails.problems }).toEqual({ width, problems: [] });
+      // The slot strip wraps within the details at every width (a person looks at the phone's).
+      await page.waitForSelector('#job-detail ol.slot-strip li');
+      const strip = await page.$eval('#job-detail .slots', (box) => ({ right: box.getBoundingClientRect().right, page: document.documentElement.clientWidth }));
+      expect({ width, fits: strip.right <= strip.page }).toEqual({ width, fits: true });
+      if (name === 'phone') await (await page.$('#job-detail .slots'))!.screenshot({ path: join(tmpdir(), 'gatekeeper-console-shots', 'console-phone-slots.png') });
       // The details add to the row, not repeat it: no second title with the job's name, one Hide (the row's own).
       const repeated = await page.evaluate((job) => {
         const shown = (e: Element) => e.getClientRects().length > 0;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClusterSingleton, ScheduleService } from '../../lib';
+import { ClusterSingleton, ScheduleService, SemaphoreAdminService } from '../../lib';
 import { HazelcastConnection } from '../../lib/backends/hazelcast/hazelcast-connection';
 import { HistoryRecordStore } from '../../lib/schedules/history-record.store';
 import { HazelcastBackend } from '../../lib/backends/hazelcast/hazelcast-backend';
@@ -9,6 +9,7 @@ import type { StoreBackend } from '../../lib/store/store-backend';
 import { ScheduleRecordStore } from '../../lib/schedules/schedule-record.store';
 import { readableHistory } from '../../lib/schedules/job-history.rules';
 import { startNode, type TestNode } from '../fixtures/gatekeeper-node.fixture';
+import { Operator } from '../harness/operator';
 import { checkHistory, checkMissed, newHistoryFile, readHistory, type NodeProcess, type StartEvent, type StoreTarget } from '../harness';
 import { SCHEDULE_JOB, startScheduleNode, type ScheduleNodeSettings } from '../harness/schedule-node';
 import { CheckInMonitor } from '../support/check-in-monitor';
@@ -248,6 +249,135 @@ describe.each(STORES)('missed runs across a full outage, with real processes on 
       await store.close();
     }
     process.stdout.write(`missed runs on ${on}: runOnce ran 1 catch-up for ${new Date(catchUp.tick * 1000).toISOString()}, ${Math.round(catchUp.at - catchUp.tick * 1000)} ms after that instant; skip ran 0 and counted the missed instants\n`);
+  });
+});
+
+/**
+ * The slot ledger when the node that found an outage dies before it says so: every node SIGKILLed across three
+ * instants; one restarts, takes the permit (it knows the vacancy), runs one tick and is SIGKILLed before its history
+ * is ever written (its flush interval is an hour); another starts. Each instant nobody ran is said missed once, by
+ * the node left, none by the one killed.
+ */
+describe.each(STORES)('missed slots judged once when the deciding node dies, with real processes on $on', ({ on, target, backend, fresh }) => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+  });
+
+  it('says each instant nobody ran once, from the node left, after the node that found the vacancy was SIGKILLed', async () => {
+    const historyFile = newHistoryFile('ledger-kill');
+    const mapPrefix = uniquePrefix('ledger-kill');
+    await fresh(mapPrefix);
+    const settings = (name: string, flushInterval: string): ScheduleNodeSettings => ({
+      name, historyFile, mapPrefix, cluster: target(),
+      job: {
+        semaphore: 'sched-ledger', cron: '*/2 * * * * *', duration: '2s', runMs: 100, options: { mode: 'release' },
+        definitions: [{ name: 'sched-ledger', duration: '2s' }], flushInterval, alerts: 'library',
+      },
+    });
+    const store = new HistoryRecordStore(backend(mapPrefix));
+    await store.connect();
+    try {
+      // The ledger begins: a node runs a few ticks and writes them.
+      const first = await startScheduleNode(settings('app-0', '300ms'));
+      nodes.push(first);
+      await eventually('the ledger begun', async () => (await store.read(SCHEDULE_JOB))?.history.judgedThrough !== undefined, { timeoutMs: 30_000, intervalMs: 200 });
+      await first.kill();
+      const killedAt = new Map([[first.pid, Date.now()]]);
+      nodes.splice(nodes.indexOf(first), 1);
+      const lastBefore = Math.max(...starts(historyFile).map((e) => e.tick));
+      await eventually('three fire instants to pass', () => Date.now() > (lastBefore + 2 + 3 * 2) * 1000, { timeoutMs: 15_000, intervalMs: 100 });
+      // The deciding node: it takes the permit after the vacancy, runs one tick, and dies before any write.
+      const decider = await startScheduleNode(settings('app-1', '1h'));
+      nodes.push(decider);
+      const firstAfter = await eventually("the deciding node's run", () => starts(historyFile).find((e) => e.node === 'app-1'), { timeoutMs: 30_000, intervalMs: 50 });
+      await decider.kill();
+      killedAt.set(decider.pid, Date.now());
+      nodes.splice(nodes.indexOf(decider), 1);
+      const left = await startScheduleNode(settings('app-2', '300ms'));
+      nodes.push(left);
+      // The instants of the outage: after the last run before it, before the deciding node's run.
+      const expected: number[] = [];
+      for (let tick = lastBefore + 2; tick < firstAfter.tick; tick += 2) expected.push(tick * 1000);
+      expect(expected.length).toBeGreaterThanOrEqual(3);
+      // A run whose node was SIGKILLed before its record was written may be said missed: it left no trace.
+      const killed = { at: killedAt, recordMs: 2_000 };
+      const check = await eventually('every instant of the outage said', () => {
+        const found = checkMissed(readHistory(historyFile), SCHEDULE_JOB, killed);
+        return expected.every((at) => found.instants.includes(at)) ? found : undefined;
+      }, { timeoutMs: 40_000, intervalMs: 200 });
+      expect(check.violations).toEqual([]);
+      const alerts = readHistory(historyFile).filter((e) => e.type === 'alert' && e.kind === 'missed');
+      expect([...new Set(alerts.map((a) => a.node))]).toEqual(['app-2']);
+      process.stdout.write(`missed slots on ${on}, deciding node killed: ${expected.length} outage instant(s) said once each by app-2 (${check.instants.length} in all), 0 by the killed node\n`);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/**
+ * A skip on purpose is not a miss, with real processes: a paused job's instants are noted paused and alert nothing,
+ * and a job whose semaphore no live node may take is said unrunnable once for the cluster, its instants never missed.
+ */
+describe.each(STORES)('skips on purpose in the slot ledger, with real processes on $on', ({ on, target, backend, module, fresh }) => {
+  const nodes: NodeProcess[] = [];
+  let operatorNode: TestNode | undefined;
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+    await operatorNode?.close();
+    operatorNode = undefined;
+  });
+
+  async function cluster(name: string, definition: { name: string; duration: string; acquirerPattern?: string }) {
+    const historyFile = newHistoryFile(name);
+    const mapPrefix = uniquePrefix(name);
+    await fresh(mapPrefix);
+    const settings = (node: string): ScheduleNodeSettings => ({
+      name: node, historyFile, mapPrefix, cluster: target(),
+      job: { semaphore: definition.name, cron: '*/2 * * * * *', duration: definition.duration, runMs: 100, definitions: [definition], flushInterval: '300ms', alerts: 'library' },
+    });
+    nodes.push(...(await Promise.all(['app-1', 'app-2'].map((node) => startScheduleNode(settings(node))))));
+    const store = new HistoryRecordStore(backend(mapPrefix));
+    await store.connect();
+    const verdicts = async (verdict: string) => ((await store.read(SCHEDULE_JOB))?.history.slots ?? []).filter((r) => r.verdict === verdict).reduce((n, r) => n + r.count, 0);
+    const alerts = (kind: string) => readHistory(historyFile).filter((e) => e.type === 'alert' && e.kind === kind);
+    return { historyFile, mapPrefix, store, verdicts, alerts };
+  }
+
+  it('notes a pause as paused: no missed alert for its instants, before or after the resume', async () => {
+    const { historyFile, mapPrefix, store, verdicts, alerts } = await cluster('ledger-pause', { name: 'sched-paused', duration: '2s' });
+    try {
+      await eventually('two runs', () => starts(historyFile).length >= 2, { timeoutMs: 30_000, intervalMs: 100 });
+      operatorNode = await startNode({ ...module(mapPrefix), identity: { acquirer: 'operator', group: 'default' }, mapPrefix });
+      const operator = new Operator(historyFile, operatorNode.get(SemaphoreAdminService));
+      expect((await operator.edit('pause', 'sched-paused')).ok).toBe(true);
+      const pausedAt = Date.now();
+      await eventually('three instants paused', () => Date.now() > pausedAt + 6_500, { timeoutMs: 10_000, intervalMs: 100 });
+      expect((await operator.edit('resume', 'sched-paused')).ok).toBe(true);
+      const resumedAt = Date.now();
+      await eventually('the pause in the ledger', async () => (await verdicts('paused')) >= 3, { timeoutMs: 30_000, intervalMs: 200 });
+      // Every instant of the pause settled and judged (settle: two flushes and two 5 s store deadlines).
+      await eventually('the instants after the resume judged', async () => ((await store.read(SCHEDULE_JOB))?.history.judgedThrough ?? 0) > resumedAt, { timeoutMs: 40_000, intervalMs: 200 });
+      expect(alerts('missed')).toEqual([]);
+      expect(checkMissed(readHistory(historyFile), SCHEDULE_JOB).violations).toEqual([]);
+      process.stdout.write(`paused on ${on}: ${await verdicts('paused')} instant(s) noted paused, 0 said missed\n`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('says once for the cluster that no live node may run a job, and none of its instants missed', async () => {
+    const { store, verdicts, alerts } = await cluster('ledger-nobody', { name: 'sched-nobody', duration: '2s', acquirerPattern: 'nobody' });
+    try {
+      await eventually('unrunnable said', () => alerts('unrunnable').length > 0, { timeoutMs: 30_000, intervalMs: 100 });
+      await eventually('four instants noted', async () => (await verdicts('noEligibleNode')) >= 4, { timeoutMs: 30_000, intervalMs: 200 });
+      expect(alerts('unrunnable')).toHaveLength(1);
+      expect(alerts('missed')).toEqual([]);
+      process.stdout.write(`no eligible node on ${on}: said once by ${alerts('unrunnable')[0].node} for 2 nodes, ${await verdicts('noEligibleNode')} instant(s) noted, 0 missed\n`);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gaps, summarize } from './bounds';
 import { checkHistory } from './checker';
+import { checkMissed } from './alerts';
 import { appendEvent, readHistory, type EditEvent, type HistoryEvent, type RunEvent, type SignalEvent } from './history';
 
 interface RunSpec {
@@ -230,6 +231,26 @@ describe('checkHistory', () => {
     const found = gaps(events, (e): e is EditEvent => e.type === 'edit', (e, edit): e is SignalEvent => e.type === 'signal' && e.semaphore === edit.semaphore);
     expect(found.map((g) => g.ms)).toEqual([50, undefined]);
     expect(summarize(found)).toEqual({ count: 2, missing: 1, maxMs: 50, medianMs: 50 });
+  });
+});
+
+describe('checkMissed (the controls of the missed-slot fault tests)', () => {
+  const alert = (node: string, at: number, instant: number): HistoryEvent => ({ type: 'alert', kind: 'missed', job: 'Jobs.tick', node, pid: 1, at, detail: { instant } });
+  // Ticks named in seconds: a run for tick 4 ran instant 4000.
+  const ran = run({ node: 'a', token: 1, at: 4000, tick: 4, endAt: 4100 });
+
+  it('finds nothing when each instant nobody ran is said once', () => {
+    expect(checkMissed([...ran, alert('b', 9000, 6000), alert('c', 9100, 8000)], 'Jobs.tick')).toEqual({ instants: [6000, 8000], violations: [] });
+  });
+
+  it('finds an instant said twice (once per replica, as a naive monitor would)', () => {
+    expect(checkMissed([alert('b', 9000, 6000), alert('c', 9100, 6000)], 'Jobs.tick').violations).toEqual([expect.stringContaining('said missed twice: by b and by c')]);
+  });
+
+  it('finds an instant said missed that a run started for, unless its process was killed before it could write', () => {
+    expect(checkMissed([...ran, alert('b', 9000, 4000)], 'Jobs.tick').violations).toEqual([expect.stringContaining('but a run started for it')]);
+    const killed = { at: new Map([[ran[0].pid, 4200]]), recordMs: 500 };
+    expect(checkMissed([...ran, alert('b', 9000, 4000)], 'Jobs.tick', killed).violations).toEqual([]);
   });
 });
 

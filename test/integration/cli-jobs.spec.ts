@@ -188,6 +188,21 @@ describe('nestjs-gatekeeper jobs (built binary, real member, live apps)', () => 
     expect(table.stdout).toContain('health: not failing');
   });
 
+  it("shows a job's slot ledger from the cluster alone: the instants that ran, newest first, with their node and outcome", async () => {
+    const ledger = await json('jobs', 'slots', 'BillingJobs.charge');
+    expect(ledger.job).toBe('BillingJobs.charge');
+    expect(ledger.slots.map((s: { verdict: string; node: string; outcome: string }) => [s.verdict, s.node, s.outcome])).toEqual([
+      ['ran', 'cli-a', 'completed'], ['ran', 'cli-a', 'failed'], ['ran', 'cli-a', 'completed'],
+    ]);
+    expect((await json('jobs', 'slots', 'BillingJobs.charge', '--limit', '1')).slots).toEqual([ledger.slots[0]]);
+    const table = await run(['jobs', 'slots', 'BillingJobs.charge']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^BillingJobs\.charge: 3 row\(s\) of its slot ledger, newest first\nINSTANT\s+VERDICT\s+NODE\s+STARTED\s+TOOK\s+OUTCOME\s+ERROR\n/);
+    expect(table.stdout).toMatch(/\S+:15:00\.000Z\s+ran\s+cli-a\s+\S+Z\s+\S+\s+failed\s+card declined\n/);
+    const missing = await run(['--json', 'jobs', 'slots', 'Nobody.knows']);
+    expect(missing.code).toBe(1);
+  });
+
   it('lists the jobs the cluster knows, with their last run', async () => {
     const listed = await json('jobs', 'list');
     expect(listed).toEqual([expect.objectContaining({ job: 'BillingJobs.charge', counts: { completed: 2, failed: 1 }, lastRun: expect.objectContaining({ node: 'cli-a', outcome: 'completed' }) })]);
