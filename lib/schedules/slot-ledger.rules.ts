@@ -114,6 +114,8 @@ export function judgeSlots(
  */
 function settledFires(calendar: SlotCalendar, through: number, settledBefore: number, ran: ReadonlySet<number>): number[] {
   const fires: number[] = [];
+  // The next fire is after `through`: none is settled unless something after it is (a new job's first writes).
+  if (through + 1 >= settledBefore) return fires;
   const grid = calendar.gridMs;
   let at = through;
   while (fires.length <= JUDGED_ONE_BY_ONE) {

@@ -115,3 +115,37 @@ describe.each(STORES)('a failing job across a SIGKILLed replica, with real proce
     expect(check.violations.join('\n')).toMatch(/a turn said twice|before 3 failed runs/);
   }, 90_000);
 });
+
+/**
+ * A run past its maximum run time, with real processes on each store: two replicas run a job every 2 s whose runs
+ * take 1.5 s, with `maxRunTime: '600ms'`. Each run is told to stop at its signal (it stops, `aborted` in the
+ * history) and said overran once, by the node that ran it; no other node says it.
+ */
+describe.each(STORES)('a run past its maximum run time, with real processes on $on', ({ on, target, fresh }) => {
+  const nodes: NodeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+  });
+
+  it('says each run that went past maxRunTime overran once, from the node that ran it', async () => {
+    const historyFile = newHistoryFile('overran');
+    const mapPrefix = uniquePrefix('overran');
+    await fresh(mapPrefix);
+    const settings = (name: string): ScheduleNodeSettings => ({
+      name, historyFile, mapPrefix, cluster: target(),
+      job: {
+        semaphore: 'sched-overran', cron: '*/2 * * * * *', duration: '4s', runMs: 1_500, options: { maxRunTime: '600ms' },
+        definitions: [{ name: 'sched-overran', duration: '4s' }], flushInterval: '300ms', alerts: 'library',
+      },
+    });
+    nodes.push(...(await Promise.all(['app-1', 'app-2'].map((name) => startScheduleNode(settings(name))))));
+    await eventually('three runs stopped', () => ends(historyFile, 'aborted').length >= 3, { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(nodes.splice(0).map((n) => n.terminate()));
+    const overran = alerts(historyFile).filter((a) => (a as { kind?: string }).kind === 'overran');
+    // One per stopped run, by its own node (a node's run ended, then it said so), none for a run that did not overrun.
+    for (const node of ['app-1', 'app-2']) expect({ node, said: overran.filter((a) => a.node === node).length }).toEqual({ node, said: ends(historyFile, 'aborted', node).length });
+    expect(ends(historyFile, 'done')).toEqual([]);
+    expect(checkHistory(readHistory(historyFile), { permits: 1 }).violations).toEqual([]);
+    process.stdout.write(`overran on ${on}: ${overran.length} run(s) stopped at 600 ms and said overran once each, by ${[...new Set(overran.map((a) => a.node))].join(', ')}\n`);
+  });
+});

@@ -83,8 +83,11 @@ export interface EndEvent extends RunStamped {
  */
 export interface AlertEvent extends Stamped {
   type: 'alert';
-  /** A health turn (`failing`, `recovered`), a slot judged missed (`detail.instant`), or a job no live node may run. */
-  kind: 'failing' | 'recovered' | 'missed' | 'unrunnable';
+  /**
+   * A health turn (`failing`, `recovered`), a slot judged missed (`detail.instant`), a job no live node may run, or
+   * a run past its `maxRunTime` (`detail.durationMs`).
+   */
+  kind: 'failing' | 'recovered' | 'missed' | 'unrunnable' | 'overran';
   job: string;
   detail?: unknown;
 }

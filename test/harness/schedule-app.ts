@@ -70,6 +70,7 @@ class HealthAlerts implements OnApplicationBootstrap {
         if (event.name === 'gatekeeper.job.recovered') alert('recovered', event.job, { successes: event.successes });
         if (event.name === 'gatekeeper.job.missed') alert('missed', event.job, { instant: event.instant });
         if (event.name === 'gatekeeper.job.unrunnable') alert('unrunnable', event.job, { since: event.since });
+        if (event.name === 'gatekeeper.job.overran') alert('overran', event.job, { durationMs: event.durationMs, maxRunTimeMs: event.maxRunTimeMs });
       });
     } else if (settings.alerts === 'naive') {
       let failing = false;
