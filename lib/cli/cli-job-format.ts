@@ -4,7 +4,7 @@ import type { NodeTicks } from '../schedules/job-history';
 import { readableHistory } from '../schedules/job-history.rules';
 import type { JobDescription, JobHistoryView, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import type { RunRecord } from '../schedules/run-record';
-import type { SlotEntry } from '../schedules/slot-ledger';
+import type { SlotEntry } from '../schedules/job-view';
 import { formatAge } from './cli-cluster-format';
 import { CLI_NAME } from './cli-format';
 import { renderTable } from './cli-table';

@@ -10,7 +10,7 @@ import type { SemaphoreStatus } from '../permits/semaphore-status';
 import type { JobSummary } from '../schedules/job-summary';
 import type { JobDescription, JobPauseResult, RunNowResult } from '../schedules/job-view';
 import type { RunRecord } from '../schedules/run-record';
-import type { SlotEntry } from '../schedules/slot-ledger';
+import type { SlotEntry } from '../schedules/job-view';
 import type { ScheduleDefinition } from '../schedules/schedule-definition';
 import type { ScheduleOverview } from '../schedules/schedule-overview';
 import type { TaskRecord } from '../store/tasks/task';

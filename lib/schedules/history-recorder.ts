@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock';
-import type { HistoryDelta, JobHistory, SlotRange, SlotVerdict } from './job-history';
+import type { HistoryDelta, JobHistory, SlotRange } from './job-history';
+import type { SlotVerdict } from './job-view';
 import type { HistoryStore } from './history-store';
 import { HistorySlot, HistoryWriter } from './history-writer';
 import { readDecideWrite } from '../store/read-decide-write';

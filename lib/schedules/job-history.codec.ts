@@ -1,5 +1,6 @@
 import { CorruptStateError } from '../core/errors/corrupt-state.error';
-import type { JobHistory, NodeTicks, RunCounts, SlotRange, SlotVerdict } from './job-history';
+import type { JobHistory, NodeTicks, RunCounts, SlotRange } from './job-history';
+import type { SlotVerdict } from './job-view';
 import type { JobRunOutcome, RunRecord, RunTrigger } from './run-record';
 
 /*

@@ -1,4 +1,4 @@
-import type { JobHistoryView } from './job-view';
+import type { JobHistoryView, SlotVerdict } from './job-view';
 import type { RunRecord } from './run-record';
 
 /** Runs by how they ended, since the history began (see {@link JobHistoryView.counts}). */
@@ -66,17 +66,6 @@ export interface JobHistory {
    */
   readonly said?: string;
 }
-
-/**
- * Why a scheduled instant did not run, as the slot ledger says it:
- * - `missed`: nothing ran it and nothing said why (the cluster was down, the store unreachable, the node that held
- *   the permit died before it ran or said so);
- * - `paused`: the job or its semaphore was paused;
- * - `overlap`: the node holding it skipped it, its previous run still going (`overlap: 'skip'`);
- * - `noEligibleNode`: live nodes ticked it, but none may take the permit (no live node is admitted by the
- *   semaphore's `groupPattern` and `acquirerPattern`).
- */
-export type SlotVerdict = 'missed' | 'paused' | 'overlap' | 'noEligibleNode';
 
 /** Consecutive fire instants of a job with one verdict (see {@link SlotVerdict}). */
 export interface SlotRange {

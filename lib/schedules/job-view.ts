@@ -1,5 +1,4 @@
 import type { JobRunOutcome, RunRecord } from './run-record';
-import type { SlotEntry } from './slot-ledger';
 
 /** A job's run history as `ScheduleService.history` answers it. */
 export interface JobHistoryView {
@@ -108,4 +107,43 @@ export interface JobPauseResult {
    * that only other nodes run is not known here. Empty with `by: 'schedule'`: a schedule pauses alone.
    */
   readonly alsoAffected: readonly string[];
+}
+
+/**
+ * Why a scheduled instant did not run, as the slot ledger says it:
+ * - `missed`: nothing ran it and nothing said why (the cluster was down, the store unreachable, the node that held
+ *   the permit died before it ran or said so);
+ * - `paused`: the job or its semaphore was paused;
+ * - `overlap`: the node holding it skipped it, its previous run still going (`overlap: 'skip'`);
+ * - `noEligibleNode`: live nodes ticked it, but none may take the permit (no live node is admitted by the
+ *   semaphore's `groupPattern` and `acquirerPattern`).
+ */
+export type SlotVerdict = 'missed' | 'paused' | 'overlap' | 'noEligibleNode';
+
+/**
+ * One row of a job's slot ledger (`JobHistoryView.slots`): a scheduled instant that ran (its run), a run now, or
+ * consecutive instants that did not run with one verdict (see {@link SlotVerdict}).
+ */
+export interface SlotEntry {
+  /**
+   * `ran` (by its schedule), `caughtUp` (an instant missed, run later by `missedRuns: 'runOnce'`), `runNow` (an
+   * operator's run, no instant of the schedule), or why it did not run.
+   */
+  readonly verdict: 'ran' | 'caughtUp' | 'runNow' | SlotVerdict;
+  /** The scheduled instant (epoch ms); for a run now, when it started. For a range, its oldest instant. */
+  readonly instant: number;
+  /** For a range of instants with one verdict: its newest instant. */
+  readonly last?: number;
+  /** How many instants the row stands for: 1, or a range's count (both ends included). */
+  readonly count: number;
+  /** The node that ran it, noted the skip, or judged it missed. */
+  readonly node: string;
+  /** For a run: when it started (the running node's clock). */
+  readonly startedAt?: number;
+  /** For a run that ended: how long it ran (ms). */
+  readonly durationMs?: number;
+  /** For a run: how it ended, or `running`. */
+  readonly outcome?: JobRunOutcome;
+  /** For a failed run: its error's message. */
+  readonly error?: string;
 }

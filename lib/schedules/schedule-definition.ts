@@ -1,4 +1,4 @@
-import type { CheckIn, CheckInOptions } from './check-in';
+import type { CheckInOptions } from './check-in';
 import type { DurationInput } from '../core/duration';
 import { MAX_SEMAPHORE_NAME_LENGTH } from '../permits/semaphore-definition';
 import type { MissedRunPolicy, OverlapPolicy } from './job-policy';
@@ -101,8 +101,8 @@ export interface ScheduleDefinition {
   readonly replaceWaitMs?: number;
   /** Set when its `health` was given: the grace of a late start (if any), and both thresholds. */
   readonly health?: { readonly graceMs?: number; readonly failureThreshold: number; readonly recoveryThreshold: number };
-  /** Set when its `checkIn` was given: the URL templates and the wait of each check-in. */
-  readonly checkIn?: CheckIn;
+  /** Set when its `checkIn` was given: the URL templates (`{run}` the run's id) and the wait of each check-in, in ms. */
+  readonly checkIn?: { readonly start?: string; readonly success: string; readonly failure?: string; readonly timeoutMs: number };
 }
 
 /** The default semaphore of a schedule is this followed by its id. */

@@ -1,4 +1,5 @@
-import type { JobHistory, SlotRange, SlotVerdict } from './job-history';
+import type { JobHistory, SlotRange } from './job-history';
+import type { SlotVerdict } from './job-view';
 
 /*
  * The slot ledger: a verdict for every scheduled instant of a job, judged once for the cluster inside the compare-and-

@@ -1,33 +1,5 @@
-import type { JobHistory, SlotVerdict } from './job-history';
-import type { JobRunOutcome } from './run-record';
-
-/**
- * One row of a job's slot ledger (`JobHistoryView.slots`): a scheduled instant that ran (its run), a run now, or
- * consecutive instants that did not run with one verdict (see {@link SlotVerdict}).
- */
-export interface SlotEntry {
-  /**
-   * `ran` (by its schedule), `caughtUp` (an instant missed, run later by `missedRuns: 'runOnce'`), `runNow` (an
-   * operator's run, no instant of the schedule), or why it did not run.
-   */
-  readonly verdict: 'ran' | 'caughtUp' | 'runNow' | SlotVerdict;
-  /** The scheduled instant (epoch ms); for a run now, when it started. For a range, its oldest instant. */
-  readonly instant: number;
-  /** For a range of instants with one verdict: its newest instant. */
-  readonly last?: number;
-  /** How many instants the row stands for: 1, or a range's count (both ends included). */
-  readonly count: number;
-  /** The node that ran it, noted the skip, or judged it missed. */
-  readonly node: string;
-  /** For a run: when it started (the running node's clock). */
-  readonly startedAt?: number;
-  /** For a run that ended: how long it ran (ms). */
-  readonly durationMs?: number;
-  /** For a run: how it ended, or `running`. */
-  readonly outcome?: JobRunOutcome;
-  /** For a failed run: its error's message. */
-  readonly error?: string;
-}
+import type { JobHistory } from './job-history';
+import type { SlotEntry } from './job-view';
 
 /**
  * A job's slot ledger as people read it, newest first: its runs (each names its instant) and the ranges of instants

@@ -3,7 +3,7 @@ import type { Permit } from '../../permits/permit';
 import type { RunLog } from './run-log';
 import type { ObservedRun, ObservedRunEnd, ObservedSkip, RunObserver } from './run-observer';
 import type { ScheduledJob } from './scheduled-job';
-import type { SlotVerdict } from '../job-history';
+import type { SlotVerdict } from '../job-view';
 
 /**
  * What the library's own observers hear besides a user's: the permit decisions of the run path, the instants nobody
