@@ -1,8 +1,9 @@
+import type { HistoryRecordStore } from '../schedules/history-record.store';
 import { refuseUnknownSubcommands } from './unknown-subcommand';
 import { Option, type Command } from 'commander';
 import { parseDuration } from '../core/duration';
 import { ENV } from '../core/env-vars';
-import { emptyHistory } from '../schedules/job-history';
+import { emptyHistory, type NodeTicks } from '../schedules/job-history';
 import { readableHistory, skippedTicks } from '../schedules/job-history.rules';
 import { jobHealthWithin, type JobHealthDetails } from '../schedules/job-health.rules';
 import { parseHistoryLimit, parseRunNowTimeout, validateJobName } from '../schedules/job-request.input';
@@ -87,54 +88,30 @@ export function addJobCommands(program: Command, execute: Execute): void {
       }),
     );
 
-  jobs
-    .command('history <job>')
-    .description("a job's runs, newest first (trigger, scheduled instant, node, token, start, duration, outcome, error), its missed instants and skipped ticks by reason")
-    .option('--limit <n>', 'at most this many runs (default: every run kept)')
-    .addHelpText('after', `\n${CLUSTER_NOTE}`)
-    .action((job: string, o: { limit?: string }) =>
-      execute(() => {
-        checkJob(job);
-        const limit = checked(() => parseHistoryLimit(job, o.limit));
-        return async (_admin, stores) => {
-          const store = await stores.history();
-          const [stored, ticks] = await Promise.all([store.read(job), store.readTicks()]);
-          if (!stored && !ticks.some((t) => t.skipped[job] !== undefined)) {
-            throw new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
-          }
-          const shown = readableHistory(stored?.history ?? emptyHistory(job));
-          const view: JobHistoryView = {
-            job,
-            runs: limit === undefined ? shown.runs : shown.runs.slice(0, limit),
-            lastFailure: shown.lastFailure,
-            counts: shown.counts,
-            missed: shown.missed,
-            slots: slotLedger(shown, limit),
-            skipped: skippedTicks(job, ticks),
-          };
-          return { json: view, text: historyText(view) };
-        };
-      }),
-    );
+  readsHistory(jobs, execute, 'history', "a job's runs, newest first (trigger, scheduled instant, node, token, start, duration, outcome, error), its missed instants and skipped ticks by reason", 'runs',
+    async (job, limit, store) => {
+      const [stored, ticks] = await Promise.all([store.read(job), store.readTicks()]);
+      if (!stored && !ticks.some((t: NodeTicks) => t.skipped[job] !== undefined)) throw await noHistory(job, store);
+      const shown = readableHistory(stored?.history ?? emptyHistory(job));
+      const view: JobHistoryView = {
+        job,
+        runs: limit === undefined ? shown.runs : shown.runs.slice(0, limit),
+        lastFailure: shown.lastFailure,
+        counts: shown.counts,
+        missed: shown.missed,
+        slots: slotLedger(shown, limit),
+        skipped: skippedTicks(job, ticks),
+      };
+      return { json: view, text: historyText(view) };
+    });
 
-  jobs
-    .command('slots <job>')
-    .description("a job's slot ledger, newest first: each scheduled instant that ran (node, start, duration, outcome), each run now, and the instants that did not run with why (missed, paused, overlap, noEligibleNode)")
-    .option('--limit <n>', 'at most this many rows (default: every row kept)')
-    .addHelpText('after', `\n${CLUSTER_NOTE}`)
-    .action((job: string, o: { limit?: string }) =>
-      execute(() => {
-        checkJob(job);
-        const limit = checked(() => parseHistoryLimit(job, o.limit));
-        return async (_admin, stores) => {
-          const store = await stores.history();
-          const stored = await store.read(job);
-          if (!stored) throw new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
-          const slots = slotLedger(readableHistory(stored.history), limit);
-          return { json: { job, slots }, text: slotsText(job, slots) };
-        };
-      }),
-    );
+  readsHistory(jobs, execute, 'slots', "a job's slot ledger, newest first: each scheduled instant that ran (node, start, duration, outcome), each run now, and the instants that did not run with why (missed, paused, overlap, noEligibleNode)", 'rows',
+    async (job, limit, store) => {
+      const stored = await store.read(job);
+      if (!stored) throw await noHistory(job, store);
+      const slots = slotLedger(readableHistory(stored.history), limit);
+      return { json: { job, slots }, text: slotsText(job, slots) };
+    });
 
   callsAdminApi(jobs.command('forget <job>'))
     .description("drop the run history of a job whose code is gone, so it leaves jobs list: refused while a live node has the job")
@@ -248,4 +225,35 @@ export function addJobCommands(program: Command, execute: Execute): void {
         }),
       );
   }
+}
+
+/**
+ * Adds `jobs <name> <job> [--limit n]`: a reading of one job's run history from the cluster alone (no app needed),
+ * its job name checked and its limit parsed before any store call.
+ */
+function readsHistory(
+  jobs: Command,
+  execute: Execute,
+  name: string,
+  description: string,
+  unit: string,
+  answer: (job: string, limit: number | undefined, store: HistoryRecordStore) => Promise<{ json: unknown; text: string }>,
+): void {
+  jobs
+    .command(`${name} <job>`)
+    .description(description)
+    .option('--limit <n>', `at most this many ${unit} (default: every one kept)`)
+    .addHelpText('after', `\n${CLUSTER_NOTE}`)
+    .action((job: string, o: { limit?: string }) =>
+      execute(() => {
+        checkJob(job);
+        const limit = checked(() => parseHistoryLimit(job, o.limit));
+        return async (_admin, stores) => answer(job, limit, await stores.history());
+      }),
+    );
+}
+
+/** A job with no history here, naming the jobs that have one. */
+async function noHistory(job: string, store: HistoryRecordStore): Promise<NoJobHistoryError> {
+  return new NoJobHistoryError(job, (await store.list()).map((h) => h.history.job).sort());
 }
