@@ -108,9 +108,11 @@ describe('steady-state cost on a real member', () => {
     }
     const takeoverAt = Date.now();
     // Earliest allowed: expiry plus the skew bound. It happened then, with at most two round trips: the view
-    // outlived its age bound (one duration with no write from the holder), so one read, then the grant.
+    // outlived its age bound (one duration with no write from the holder), so one read, then the grant. The delay
+    // is bounded by the lease, not by a figure a loaded machine can miss: a takeover that waited for anything more
+    // (the view's next refresh, another duration) would come a whole duration (1 s) late.
     expect(takeoverAt).toBeGreaterThanOrEqual(granted.permit.expiresAt + 100);
-    expect(takeoverAt - (granted.permit.expiresAt + 100)).toBeLessThan(200);
+    expect(takeoverAt - (granted.permit.expiresAt + 100)).toBeLessThan(1_000);
     expect(b.operationCount() - beforeB).toBeLessThanOrEqual(2);
   });
 });
