@@ -94,6 +94,8 @@ export class HistoryRecorder {
   private readonly notes = new Map<string, SlotRange[]>();
   /** Jobs whose notes are news of their own (overlap, no eligible node): written at the next flush. Paused ones wait for a write. */
   private readonly noted = new Set<string>();
+  /** The start of each job's streak of `noEligibleNode` already noted from its start. */
+  private readonly backdated = new Map<string, number>();
   /** Jobs with instants of a vacancy to judge, and from when (they settled): written then, news or not. */
   private readonly judgeAt = new Map<string, number>();
   /** Ended runs let go unwritten per job (more than `keep` waited): still counted at the next write. */
@@ -189,6 +191,10 @@ export class HistoryRecorder {
     const calendar = job.trigger;
     if (!calendar) return;
     const { node } = this.options.identity;
+    // A streak is back-dated to its start once: later ticks of it extend the range by one (counting the calendar from
+    // `since` at every tick would walk the whole streak, hours of instants, each time).
+    if (since !== undefined && this.backdated.get(job.name) === since) since = undefined;
+    else if (since !== undefined) this.backdated.set(job.name, since);
     const first = since === undefined ? instant : Math.min(instant, calendar.next(since - 1, 1)[0] ?? instant);
     const ranges = this.notes.get(job.name) ?? [];
     this.notes.set(job.name, mergeSlots(ranges, [{ verdict, first, last: instant, count: calendar.firesBetween(first - 1, instant + 1).count, node }], calendar));
